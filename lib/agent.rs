@@ -1,0 +1,442 @@
+//! Agent files: `<config>/agents/<name>.toml`, loaded, validated, listed and
+//! scaffolded exactly as the Go `axe` did, so existing files keep working.
+//!
+//! Unknown keys are ignored (Go's TOML decoder ignored them too), so agent
+//! files written for newer Go releases still load.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer};
+
+use crate::dirs;
+use crate::error::{Error, Result};
+
+/// A parsed agent file. Integers are `i64` so that negative values reach
+/// validation and get Go's message instead of a parser error.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct AgentConfig {
+    pub name: String,
+    pub description: String,
+    pub model: String,
+    pub system_prompt: String,
+    pub skill: String,
+    pub files: Vec<String>,
+    pub workdir: String,
+    pub sub_agents: Vec<String>,
+    pub sub_agents_config: SubAgentsConfig,
+    pub memory: MemoryConfig,
+    pub params: ParamsConfig,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct SubAgentsConfig {
+    pub max_depth: i64,
+    /// Absent means true; kept optional so `agents show` can tell.
+    pub parallel: Option<bool>,
+    pub timeout: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct MemoryConfig {
+    pub enabled: bool,
+    pub path: String,
+    pub last_n: i64,
+    pub max_entries: i64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ParamsConfig {
+    /// Accepts `1` as well as `1.0`: TOML users rarely think about the dot.
+    #[serde(deserialize_with = "number")]
+    pub temperature: f64,
+    pub max_tokens: i64,
+}
+
+fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Num {
+        Int(i64),
+        Float(f64),
+    }
+    Ok(match Num::deserialize(d)? {
+        Num::Int(i) => i as f64,
+        Num::Float(f) => f,
+    })
+}
+
+impl MemoryConfig {
+    /// The trim target of `axe gc` (M7 3.11): `last_n` when positive, else
+    /// `max_entries` when positive, else none.
+    pub fn trim_target(&self) -> Option<u64> {
+        [self.last_n, self.max_entries]
+            .into_iter()
+            .find(|&n| n > 0)
+            .map(|n| n as u64)
+    }
+}
+
+/// Checks a parsed agent in the Go order; the first failure wins.
+pub fn validate(cfg: &AgentConfig) -> Result<()> {
+    let fail = |m: &str| Err(Error::AgentInvalid(m.to_owned()));
+    if cfg.name.trim().is_empty() {
+        return fail("agent config missing required field: name");
+    }
+    if cfg.model.trim().is_empty() {
+        return fail("agent config missing required field: model");
+    }
+    let sub = &cfg.sub_agents_config;
+    if sub.max_depth < 0 {
+        return fail("sub_agents_config.max_depth must be non-negative");
+    }
+    if sub.max_depth > 5 {
+        return fail("sub_agents_config.max_depth cannot exceed 5");
+    }
+    if sub.timeout < 0 {
+        return fail("sub_agents_config.timeout must be non-negative");
+    }
+    if cfg.memory.last_n < 0 {
+        return fail("memory.last_n must be non-negative");
+    }
+    if cfg.memory.max_entries < 0 {
+        return fail("memory.max_entries must be non-negative");
+    }
+    Ok(())
+}
+
+/// Rejects names that could reach outside the agents or memory directory.
+/// The Go `axe` took names as given; `../x` would have read
+/// `<config>/x.toml` and written `<data>/x.md`.
+pub fn check_name(name: &str) -> Result<()> {
+    if name.trim().is_empty() {
+        return Err(Error::InvalidAgentName(
+            "agent name must not be empty".to_owned(),
+        ));
+    }
+    if name == "." || name == ".." || name.contains(['/', '\\', '\0']) {
+        return Err(Error::InvalidAgentName(format!(
+            "agent name \"{name}\" must not contain path separators or be \".\" or \"..\""
+        )));
+    }
+    Ok(())
+}
+
+/// `<config>/agents`.
+pub fn agents_dir() -> Result<PathBuf> {
+    Ok(dirs::config_dir()?.join("agents"))
+}
+
+/// The file an agent name stands for; the name is checked first.
+pub fn file_path(name: &str) -> Result<PathBuf> {
+    check_name(name)?;
+    Ok(agents_dir()?.join(format!("{name}.toml")))
+}
+
+/// Loads and validates the agent `name`.
+pub fn load(name: &str) -> Result<AgentConfig> {
+    read_agent_file(&file_path(name)?, name)?.ok_or_else(|| Error::AgentNotFound(name.to_owned()))
+}
+
+/// Reads, parses and validates one agent file; `None` when it does not exist.
+fn read_agent_file(path: &Path, name: &str) -> Result<Option<AgentConfig>> {
+    let parse_err = |message: String| Error::AgentParse {
+        name: name.to_owned(),
+        message,
+    };
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(parse_err(format!(
+                "open {}: {}",
+                path.display(),
+                crate::error::describe_io(&e)
+            )));
+        }
+    };
+    let cfg = parse(&text).map_err(parse_err)?;
+    validate(&cfg)?;
+    Ok(Some(cfg))
+}
+
+/// Parses agent TOML; the error is one line with its position.
+pub fn parse(text: &str) -> Result<AgentConfig, String> {
+    toml::from_str(text).map_err(|e| one_line_toml_error(text, &e))
+}
+
+/// The toml crate's errors are multi-line with a source excerpt; a tool's
+/// error is one line, so keep the position and the message.
+fn one_line_toml_error(text: &str, err: &toml::de::Error) -> String {
+    let message = err.message().trim().replace('\n', " ");
+    match err.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
+}
+
+/// Every agent that loads, as `(file stem, config)`, in file-name order.
+/// Files that fail to load are skipped, as in Go; a missing agents
+/// directory is an empty list.
+pub fn list() -> Result<Vec<(String, AgentConfig)>> {
+    let dir = agents_dir()?;
+    let entries = match fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(Error::Config(format!(
+                "open {}: {}",
+                dir.display(),
+                crate::error::describe_io(&e)
+            )));
+        }
+    };
+    let mut stems: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            Some(name.strip_suffix(".toml")?.to_owned())
+        })
+        .filter(|stem| check_name(stem).is_ok())
+        .collect();
+    stems.sort();
+    Ok(stems
+        .into_iter()
+        .filter_map(|stem| {
+            let cfg = read_agent_file(&dir.join(format!("{stem}.toml")), &stem).ok()??;
+            Some((stem, cfg))
+        })
+        .collect())
+}
+
+/// The template `agents init` writes: every field, the optional ones
+/// commented out, in the Go `axe`'s words.
+pub fn scaffold(name: &str) -> String {
+    format!(
+        r#"name = {}
+description = ""
+
+# Full provider/model per models.dev
+model = "provider/model-name"
+
+# Agent persona (optional)
+# system_prompt = ""
+
+# Default skill (optional, can be overridden with --skill flag)
+# skill = ""
+
+# Context files - glob patterns resolved from workdir or cwd (optional)
+# files = []
+
+# Working directory (optional)
+# workdir = ""
+
+# Sub-agents this agent can invoke (optional)
+# sub_agents = []
+
+# [sub_agents_config]
+# max_depth = 3
+# parallel = true
+# timeout = 120
+
+# [memory]
+# enabled = false
+# path = ""
+# last_n = 10
+# max_entries = 100
+
+# [params]
+# temperature = 0.3
+# max_tokens = 4096
+"#,
+        toml_string(name)
+    )
+}
+
+/// A TOML basic string. Go pasted the name between quotes unescaped; a
+/// name with a quote then made a file that did not parse.
+fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid() -> AgentConfig {
+        AgentConfig {
+            name: "a".into(),
+            model: "anthropic/claude".into(),
+            ..Default::default()
+        }
+    }
+
+    fn invalid_message(cfg: &AgentConfig) -> String {
+        validate(cfg).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn load_memory_config_all_fields() {
+        let cfg = parse(
+            "name = \"a\"\nmodel = \"x/y\"\n[memory]\nenabled = true\npath = \"/tmp/mem.md\"\nlast_n = 5\nmax_entries = 50\n",
+        )
+        .unwrap();
+        assert_eq!(
+            cfg.memory,
+            MemoryConfig {
+                enabled: true,
+                path: "/tmp/mem.md".into(),
+                last_n: 5,
+                max_entries: 50
+            }
+        );
+    }
+
+    #[test]
+    fn load_memory_config_defaults() {
+        let cfg = parse("name = \"a\"\nmodel = \"x/y\"\n").unwrap();
+        assert_eq!(cfg.memory, MemoryConfig::default());
+        assert!(!cfg.memory.enabled);
+        assert_eq!(cfg.memory.path, "");
+        assert_eq!((cfg.memory.last_n, cfg.memory.max_entries), (0, 0));
+    }
+
+    #[test]
+    fn validate_memory_last_n_negative() {
+        let mut cfg = valid();
+        cfg.memory.last_n = -1;
+        assert_eq!(invalid_message(&cfg), "memory.last_n must be non-negative");
+    }
+
+    #[test]
+    fn validate_memory_max_entries_negative() {
+        let mut cfg = valid();
+        cfg.memory.max_entries = -1;
+        assert_eq!(
+            invalid_message(&cfg),
+            "memory.max_entries must be non-negative"
+        );
+    }
+
+    #[test]
+    fn validate_memory_zero_values_are_fine() {
+        let cfg = valid();
+        assert_eq!((cfg.memory.last_n, cfg.memory.max_entries), (0, 0));
+        validate(&cfg).unwrap();
+    }
+
+    #[test]
+    fn validate_order_first_failure_wins() {
+        let mut cfg = AgentConfig::default();
+        cfg.memory.last_n = -1;
+        assert_eq!(
+            invalid_message(&cfg),
+            "agent config missing required field: name"
+        );
+        cfg.name = "  ".into();
+        assert_eq!(
+            invalid_message(&cfg),
+            "agent config missing required field: name"
+        );
+        cfg.name = "a".into();
+        assert_eq!(
+            invalid_message(&cfg),
+            "agent config missing required field: model"
+        );
+        cfg.model = "m/x".into();
+        cfg.sub_agents_config.max_depth = -1;
+        assert_eq!(
+            invalid_message(&cfg),
+            "sub_agents_config.max_depth must be non-negative"
+        );
+        cfg.sub_agents_config.max_depth = 6;
+        assert_eq!(
+            invalid_message(&cfg),
+            "sub_agents_config.max_depth cannot exceed 5"
+        );
+        cfg.sub_agents_config.max_depth = 5;
+        cfg.sub_agents_config.timeout = -1;
+        assert_eq!(
+            invalid_message(&cfg),
+            "sub_agents_config.timeout must be non-negative"
+        );
+        cfg.sub_agents_config.timeout = 0;
+        assert_eq!(invalid_message(&cfg), "memory.last_n must be non-negative");
+    }
+
+    #[test]
+    fn scaffold_includes_memory_fields() {
+        let s = scaffold("x");
+        assert!(s.contains("# last_n = 10"));
+        assert!(s.contains("# max_entries = 100"));
+        assert!(s.contains("# [memory]\n# enabled = false\n# path = \"\"\n"));
+    }
+
+    #[test]
+    fn scaffold_parses_and_names_the_agent() {
+        let cfg = parse(&scaffold("we\"ird")).unwrap();
+        assert_eq!(cfg.name, "we\"ird");
+        assert_eq!(cfg.model, "provider/model-name");
+    }
+
+    #[test]
+    fn names_that_escape_are_rejected() {
+        for bad in ["", " ", ".", "..", "../x", "a/b", "a\\b", "a\0b"] {
+            assert!(check_name(bad).is_err(), "{bad:?} accepted");
+        }
+        for good in ["reviewer", "pr-reviewer", "a.b", "..hidden", "v1..2"] {
+            check_name(good).unwrap();
+        }
+    }
+
+    #[test]
+    fn parse_errors_are_one_line_with_position() {
+        let err = parse("name = \"a\"\nmodel = 5\n").unwrap_err();
+        assert!(!err.contains('\n'), "{err}");
+        assert!(err.starts_with("line 2, column 9: "), "{err}");
+    }
+
+    #[test]
+    fn unknown_keys_are_ignored_and_integer_temperature_accepted() {
+        let cfg =
+            parse("name = \"a\"\nmodel = \"m/x\"\ntools = [\"x\"]\n[params]\ntemperature = 1\n")
+                .unwrap();
+        assert_eq!(cfg.params.temperature, 1.0);
+    }
+
+    #[test]
+    fn trim_target_prefers_last_n() {
+        let m = |last_n, max_entries| MemoryConfig {
+            last_n,
+            max_entries,
+            ..Default::default()
+        };
+        assert_eq!(m(5, 100).trim_target(), Some(5));
+        assert_eq!(m(5, 0).trim_target(), Some(5));
+        assert_eq!(m(0, 100).trim_target(), Some(100));
+        assert_eq!(m(0, 0).trim_target(), None);
+        assert_eq!(m(10, 5).trim_target(), Some(10));
+    }
+}

@@ -1,0 +1,143 @@
+//! The one error type of the toolkit and its mapping to exit codes.
+//!
+//! Every fallible operation in the library returns [`Error`]; the runner in
+//! [`crate::cli`] prints it as one line on stderr and exits with
+//! [`Error::exit_code`]. The codes are the Go `axe`'s: 1 agent error,
+//! 2 config error, 3 API error.
+
+use std::fmt;
+use std::io;
+use std::path::Path;
+
+/// What went wrong, with enough detail for a one-line message.
+#[derive(Debug)]
+pub enum Error {
+    /// The command line was wrong: unknown flag, missing value, bad number.
+    Usage(String),
+    /// An agent name that could reach outside its directory.
+    InvalidAgentName(String),
+    /// No `<config>/agents/<name>.toml`.
+    AgentNotFound(String),
+    /// The agent file exists but is not valid TOML of the right shape.
+    AgentParse { name: String, message: String },
+    /// The agent file parsed but failed validation (the message is Go's).
+    AgentInvalid(String),
+    /// The config or data directory could not be determined, or a config
+    /// file could not be read.
+    Config(String),
+    /// A memory file could not be read or written; the message names the
+    /// operation and the path.
+    Memory(String),
+    /// Writing our own output failed. A closed pipe is not reported.
+    Output(io::Error),
+}
+
+impl Error {
+    /// The process exit code for this error: the one place where errors
+    /// meet exit codes.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Usage(_) | Error::Memory(_) | Error::Output(_) => 1,
+            Error::InvalidAgentName(_)
+            | Error::AgentNotFound(_)
+            | Error::AgentParse { .. }
+            | Error::AgentInvalid(_)
+            | Error::Config(_) => 2,
+        }
+    }
+
+    /// True when the error is our reader going away (`axe-mem-load x | head`),
+    /// which ends the command quietly and successfully, as in ripgrep.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Output(e) if e.kind() == io::ErrorKind::BrokenPipe)
+    }
+
+    /// A memory I/O error in Go's `<context>: <op> <path>: <reason>` shape.
+    pub fn memory(context: &str, op: &str, path: &Path, err: &io::Error) -> Error {
+        let prefix = if context.is_empty() {
+            String::new()
+        } else {
+            format!("{context}: ")
+        };
+        Error::Memory(format!(
+            "{prefix}{op} {}: {}",
+            path.display(),
+            describe_io(err)
+        ))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Usage(m)
+            | Error::AgentInvalid(m)
+            | Error::Config(m)
+            | Error::Memory(m)
+            | Error::InvalidAgentName(m) => f.write_str(m),
+            Error::AgentNotFound(name) => write!(f, "agent config not found: {name}"),
+            Error::AgentParse { name, message } => {
+                write!(f, "failed to parse agent config \"{name}\": {message}")
+            }
+            Error::Output(e) => write!(f, "failed to write output: {}", describe_io(e)),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<io::Error> for Error {
+    /// Bare I/O errors inside the command runners come from writing output;
+    /// file operations build their own [`Error::Memory`] with the path.
+    fn from(e: io::Error) -> Self {
+        Error::Output(e)
+    }
+}
+
+/// The reason of an I/O error the way Go prints it: `permission denied`,
+/// not `Permission denied (os error 13)`, so messages match the Go `axe`.
+pub fn describe_io(err: &io::Error) -> String {
+    let text = err.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(i) if err.raw_os_error().is_some() => &text[..i],
+        _ => &text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_follow_the_go_scheme() {
+        assert_eq!(Error::Usage("x".into()).exit_code(), 1);
+        assert_eq!(Error::Memory("x".into()).exit_code(), 1);
+        assert_eq!(Error::AgentNotFound("x".into()).exit_code(), 2);
+        assert_eq!(Error::AgentInvalid("x".into()).exit_code(), 2);
+        assert_eq!(Error::Config("x".into()).exit_code(), 2);
+    }
+
+    #[test]
+    fn io_reasons_read_like_go() {
+        let e = io::Error::from_raw_os_error(13);
+        assert_eq!(describe_io(&e), "permission denied");
+        let e = io::Error::from_raw_os_error(2);
+        assert_eq!(describe_io(&e), "no such file or directory");
+        let e = io::Error::other("Custom thing (os error 5)");
+        assert_eq!(describe_io(&e), "custom thing (os error 5)");
+    }
+
+    #[test]
+    fn broken_pipe_is_recognised_only_on_output() {
+        let e = Error::Output(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert!(e.is_broken_pipe());
+        assert!(!Error::Memory("broken pipe".into()).is_broken_pipe());
+    }
+}

@@ -1,0 +1,13 @@
+//! axe: run LLM agents from the shell and give them memory.
+//!
+//! The library behind the `axe-*` executables. Each executable is a thin
+//! file in `bins/` that hands its [`cli::Command`] to [`cli::main`]; all
+//! behaviour lives here so the small tools, `axe-run` and `axe-gc` share
+//! one implementation of every operation.
+
+pub mod agent;
+pub mod dirs;
+pub mod error;
+pub mod memory;
+
+pub use error::{Error, Result};

@@ -1,0 +1,59 @@
+//! Opening a log under an advisory lock (`flock`), and making sure the file
+//! locked is still the one at the path.
+//!
+//! A trim replaces the log by renaming a new file over it while holding the
+//! exclusive lock on the old one. A writer that opened the old file before
+//! the rename and then waited for the lock would append to a file nobody
+//! will read again, so after every lock we compare the open file with what
+//! the path names now and start over when they differ. This keeps the lock
+//! on the log itself: no lock files next to users' logs.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::Path;
+
+/// Shared for reading, exclusive for changing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Shared,
+    Exclusive,
+}
+
+/// Opens `path` with `options` and locks it. `Ok(None)` when the file does
+/// not exist (only possible without `create`).
+pub fn open_locked(path: &Path, options: &OpenOptions, mode: Mode) -> io::Result<Option<File>> {
+    loop {
+        let file = match options.open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        match mode {
+            Mode::Shared => file.lock_shared()?,
+            Mode::Exclusive => file.lock()?,
+        }
+        if still_at(&file, path)? {
+            return Ok(Some(file));
+        }
+    }
+}
+
+/// Whether `file` is the file `path` names now.
+#[cfg(unix)]
+fn still_at(file: &File, path: &Path) -> io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let open = file.metadata()?;
+    match std::fs::metadata(path) {
+        Ok(now) => Ok(open.dev() == now.dev() && open.ino() == now.ino()),
+        // Renamed away or deleted since we opened it: open again.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Windows cannot rename over an open file, so a locked file is never
+/// replaced under us there.
+#[cfg(not(unix))]
+fn still_at(_file: &File, _path: &Path) -> io::Result<bool> {
+    Ok(true)
+}

@@ -1,0 +1,370 @@
+//! The operations on a run log: append, read the last entries, count, trim.
+//!
+//! Concurrency rules, which go beyond the Go `axe` (M6 5.1, M7 5.1):
+//! - an append writes its whole entry with one `write` under the exclusive
+//!   lock, and undoes a partial write, so entries never interleave or tear;
+//! - a trim holds the exclusive lock from its read to its rename, so an
+//!   append waits for it and then lands in the new file;
+//! - readers take the shared lock only long enough to note the file's
+//!   length, then read up to it without the lock: bytes before that length
+//!   never change (appends add after it, a trim writes a new file), so a
+//!   slow reader such as `axe-mem-load x | less` never blocks a run.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use atomicwrites::{AllowOverwrite, AtomicFile};
+use time::OffsetDateTime;
+
+use super::entry::{self, Formatted, Record};
+use super::lock::{Mode, open_locked};
+use super::scan;
+use crate::error::{Error, Result};
+
+/// What an append wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    pub timestamp: String,
+    pub bytes: u64,
+    pub truncated: bool,
+}
+
+/// Appends one entry, creating the file (0644) and its directories (0755)
+/// when missing. `at` is the entry's time: callers pass the clock.
+pub fn append(path: &Path, task: &[u8], result: &[u8], at: OffsetDateTime) -> Result<Appended> {
+    let Formatted {
+        timestamp,
+        bytes,
+        truncated,
+    } = entry::format(at, task, result);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        create_dirs(dir)
+            .map_err(|e| Error::memory("failed to create memory directory", "mkdir", dir, &e))?;
+    }
+    let mut options = OpenOptions::new();
+    options.append(true).create(true);
+    set_mode(&mut options, 0o644);
+    let file = open_locked(path, &options, Mode::Exclusive)
+        .map_err(|e| Error::memory("failed to open memory file", "open", path, &e))?
+        .expect("create(true) never reports a missing file");
+    write_whole(&file, &bytes)
+        .map_err(|e| Error::memory("failed to write memory entry", "write", path, &e))?;
+    Ok(Appended {
+        timestamp,
+        bytes: bytes.len() as u64,
+        truncated,
+    })
+}
+
+/// Writes `bytes` at the end of the locked `file`, or nothing at all: if
+/// the disk fills or a size limit hits halfway, the file is cut back to
+/// where it was.
+fn write_whole(mut file: &File, bytes: &[u8]) -> io::Result<()> {
+    let before = file.metadata()?.len();
+    let result = match file.write(bytes) {
+        // The normal case: one write, so even a reader that ignores the
+        // lock never sees half an entry.
+        Ok(n) if n == bytes.len() => Ok(()),
+        Ok(n) => file.write_all(&bytes[n..]),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = result {
+        // Best effort: the original error is the one worth reporting.
+        let _ = file.set_len(before);
+        return Err(e);
+    }
+    Ok(())
+}
+
+fn create_dirs(dir: &Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o755);
+    builder.create(dir)
+}
+
+fn set_mode(options: &mut OpenOptions, mode: u32) {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(options, mode);
+    #[cfg(not(unix))]
+    let _ = (options, mode);
+}
+
+/// A consistent view of the end of a log: the last entries as they were
+/// when it was taken, whatever is appended or trimmed meanwhile.
+pub struct Tail {
+    path: PathBuf,
+    reader: Option<io::Take<File>>,
+    len: u64,
+}
+
+impl Tail {
+    /// How many bytes the view holds.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copies the view to `out`; read errors name the log, write errors
+    /// are [`Error::Output`] so a closed pipe can end the command quietly.
+    pub fn copy_to(mut self, out: &mut dyn Write) -> Result<()> {
+        let Some(reader) = self.reader.as_mut() else {
+            return Ok(());
+        };
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => return Ok(()),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::memory("", "read", &self.path, &e)),
+            };
+            out.write_all(&buf[..n])?;
+        }
+    }
+
+    /// The whole view in memory, as Go's `LoadEntries` returned it.
+    pub fn into_bytes(self) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.len as usize);
+        self.copy_to(&mut out)?;
+        Ok(out)
+    }
+
+    /// The entries of the view one at a time, for `--json`. Text before the
+    /// first header (possible with `last_n = 0`) is not an entry and is
+    /// skipped. Memory use is one entry, not the log.
+    pub fn records(self) -> Records {
+        Records {
+            path: self.path,
+            reader: self.reader.map(|r| BufReader::with_capacity(64 * 1024, r)),
+            current: Vec::new(),
+            line: Vec::new(),
+        }
+    }
+}
+
+/// Iterator over the entries of a [`Tail`].
+pub struct Records {
+    path: PathBuf,
+    reader: Option<BufReader<io::Take<File>>>,
+    current: Vec<u8>,
+    line: Vec<u8>,
+}
+
+impl Iterator for Records {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let reader = self.reader.as_mut()?;
+            self.line.clear();
+            match reader.read_until(b'\n', &mut self.line) {
+                Ok(0) => {
+                    self.reader = None;
+                    return finish(&mut self.current);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.reader = None;
+                    return Some(Err(Error::memory("", "read", &self.path, &e)));
+                }
+            }
+            if self.line.starts_with(entry::HEADER) {
+                let done = finish(&mut self.current);
+                self.current.extend_from_slice(&self.line);
+                if done.is_some() {
+                    return done;
+                }
+            } else if !self.current.is_empty() {
+                self.current.extend_from_slice(&self.line);
+            }
+        }
+    }
+}
+
+/// The entry collected so far, if any, parsed; leaves `current` empty.
+fn finish(current: &mut Vec<u8>) -> Option<Result<Record>> {
+    if current.is_empty() {
+        return None;
+    }
+    let record = entry::parse(current);
+    current.clear();
+    Some(Ok(record))
+}
+
+/// Opens `path` for reading and notes its length under the shared lock.
+/// `None` when the file does not exist.
+fn snapshot(path: &Path) -> Result<Option<(File, u64)>> {
+    let read_err = |op: &str, e: io::Error| Error::memory("", op, path, &e);
+    let Some(file) = open_locked(path, OpenOptions::new().read(true), Mode::Shared)
+        .map_err(|e| read_err("open", e))?
+    else {
+        return Ok(None);
+    };
+    let meta = file.metadata().map_err(|e| read_err("stat", e))?;
+    if meta.is_dir() {
+        return Err(read_err("read", io::Error::from_raw_os_error(21)));
+    }
+    file.unlock().map_err(|e| read_err("unlock", e))?;
+    Ok(Some((file, meta.len())))
+}
+
+/// The last `last_n` entries of the log at `path`; `0` means the whole file,
+/// including any text before the first entry (M6 3.5). A missing file is an
+/// empty view. Reads from the end: the cost follows what is returned.
+pub fn tail(path: &Path, last_n: u64) -> Result<Tail> {
+    let empty = || Tail {
+        path: path.to_owned(),
+        reader: None,
+        len: 0,
+    };
+    let Some((mut file, len)) = snapshot(path)? else {
+        return Ok(empty());
+    };
+    let start = if last_n == 0 {
+        0
+    } else {
+        let heads = scan::last_headers(&file, len, clamp(last_n))
+            .map_err(|e| Error::memory("", "read", path, &e))?;
+        match heads.last() {
+            Some(&first) => first,
+            None => return Ok(empty()),
+        }
+    };
+    file.seek(SeekFrom::Start(start))
+        .map_err(|e| Error::memory("", "seek", path, &e))?;
+    Ok(Tail {
+        path: path.to_owned(),
+        reader: Some(file.take(len - start)),
+        len: len - start,
+    })
+}
+
+/// Go's `LoadEntries`: the last `last_n` entries (0 = all) as bytes.
+pub fn load(path: &Path, last_n: u64) -> Result<Vec<u8>> {
+    tail(path, last_n)?.into_bytes()
+}
+
+/// The size of a log and how many entries it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    pub entries: u64,
+    pub bytes: u64,
+}
+
+/// Counts the entries (lines starting with `## `) of the log at `path`;
+/// a missing file has none.
+pub fn count(path: &Path) -> Result<Counted> {
+    let Some((file, len)) = snapshot(path)? else {
+        return Ok(Counted {
+            entries: 0,
+            bytes: 0,
+        });
+    };
+    let entries =
+        scan::count_headers(file.take(len)).map_err(|e| Error::memory("", "read", path, &e))?;
+    Ok(Counted {
+        entries,
+        bytes: len,
+    })
+}
+
+/// What a trim did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trim {
+    /// Nothing to remove: the log holds `entries`, no more than asked to keep
+    /// (or `keep` was 0, which keeps everything).
+    Within { entries: u64 },
+    /// The log now holds its last `kept` entries. `removed` is the number of
+    /// entries dropped when counting was asked for; `removed_bytes` always.
+    Trimmed {
+        kept: u64,
+        removed: Option<u64>,
+        removed_bytes: u64,
+    },
+}
+
+/// Keeps the last `keep` entries of the log at `path` and drops the rest,
+/// along with any text before the first entry (M7 3.1). `keep == 0` keeps
+/// everything.
+///
+/// The new file is written next to the old one, synced and renamed over it
+/// (with the old file's permissions), all under the exclusive lock, so
+/// the log is whole at every instant and no concurrent append is lost.
+/// Only the kept part is read, unless `count_removed` asks for the number of
+/// entries dropped; that count is taken after the lock is released.
+pub fn trim(path: &Path, keep: u64, count_removed: bool) -> Result<Trim> {
+    if keep == 0 {
+        return Ok(Trim::Within {
+            entries: count(path)?.entries,
+        });
+    }
+    let fail = |op: &str, e: io::Error| Error::memory("failed to trim memory file", op, path, &e);
+    let Some(mut file) = open_locked(path, OpenOptions::new().read(true), Mode::Exclusive)
+        .map_err(|e| fail("open", e))?
+    else {
+        return Ok(Trim::Within { entries: 0 });
+    };
+    let meta = file.metadata().map_err(|e| fail("stat", e))?;
+    let len = meta.len();
+    let heads = scan::last_headers(&file, len, clamp(keep).saturating_add(1))
+        .map_err(|e| fail("read", e))?;
+    if heads.len() as u64 <= keep {
+        return Ok(Trim::Within {
+            entries: heads.len() as u64,
+        });
+    }
+    let start = heads[heads.len() - 2];
+
+    // Replace the file a symlink points to, not the symlink.
+    let target = fs::canonicalize(path).map_err(|e| fail("resolve", e))?;
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    let permissions = meta.permissions();
+    #[cfg(unix)]
+    set_mode(
+        &mut options,
+        std::os::unix::fs::PermissionsExt::mode(&permissions) & 0o7777,
+    );
+    AtomicFile::new(&target, AllowOverwrite)
+        .write_with_options(
+            |tmp| -> io::Result<()> {
+                // Set again: the mode given at creation is masked by umask.
+                tmp.set_permissions(permissions.clone())?;
+                let mut old = &file;
+                old.seek(SeekFrom::Start(start))?;
+                let copied = io::copy(&mut old.take(len - start), tmp)?;
+                if copied != len - start {
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                }
+                Ok(())
+            },
+            options,
+        )
+        .map_err(|e| fail("replace", e.into()))?;
+    file.unlock().map_err(|e| fail("unlock", e))?;
+
+    let removed = if count_removed {
+        // The old file is ours alone now; its first `start` bytes are the
+        // entries that were dropped.
+        file.seek(SeekFrom::Start(0)).map_err(|e| fail("seek", e))?;
+        Some(scan::count_headers((&file).take(start)).map_err(|e| fail("read", e))?)
+    } else {
+        None
+    };
+    Ok(Trim::Trimmed {
+        kept: keep,
+        removed,
+        removed_bytes: start,
+    })
+}
+
+/// Entry counts beyond `usize` cannot exist in memory anyway.
+fn clamp(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
