@@ -28,6 +28,8 @@ pub enum Error {
     /// A memory file could not be read or written; the message names the
     /// operation and the path.
     Memory(String),
+    /// Reading our own input (stdin) failed.
+    Input(String),
     /// Writing our own output failed. A closed pipe is not reported.
     Output(io::Error),
 }
@@ -37,7 +39,7 @@ impl Error {
     /// meet exit codes.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Usage(_) | Error::Memory(_) | Error::Output(_) => 1,
+            Error::Usage(_) | Error::Memory(_) | Error::Input(_) | Error::Output(_) => 1,
             Error::InvalidAgentName(_)
             | Error::AgentNotFound(_)
             | Error::AgentParse { .. }
@@ -74,6 +76,7 @@ impl fmt::Display for Error {
             | Error::AgentInvalid(m)
             | Error::Config(m)
             | Error::Memory(m)
+            | Error::Input(m)
             | Error::InvalidAgentName(m) => f.write_str(m),
             Error::AgentNotFound(name) => write!(f, "agent config not found: {name}"),
             Error::AgentParse { name, message } => {

@@ -6,6 +6,8 @@
 //! one implementation of every operation.
 
 pub mod agent;
+pub mod cli;
+pub mod commands;
 pub mod dirs;
 pub mod error;
 pub mod memory;

@@ -1,0 +1,64 @@
+//! The shared runner of every executable: parse, run, print, exit.
+//!
+//! stdout carries results only. A failure is one line on stderr (the bare
+//! message, as the Go `axe` printed it) or, with `--json`, one JSON object
+//! `{"error": ..., "exit_code": ...}` there, and the process exits with the
+//! error's code. A closed stdout (`| head`) ends the command quietly with 0.
+
+mod help;
+mod parse;
+mod spec;
+
+use std::ffi::OsString;
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+pub use help::{flag_spelling, help, version};
+pub use parse::{Matches, Parsed, edit_distance, parse};
+pub use spec::{Arg, Command, Complete, Flag, HELP, VERSION};
+
+use crate::error::{Error, Result};
+
+/// The whole life of one executable. `bins/*.rs` call only this.
+pub fn main(command: &'static Command) -> ExitCode {
+    let words: Vec<OsString> = std::env::args_os().skip(1).collect();
+    // Known before parsing, so even a usage error can be reported as JSON.
+    let json = words.iter().any(|w| w == "--json");
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let result = run(command, words, &mut out).and_then(|()| out.flush().map_err(Error::Output));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            report(&e, json);
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn run(command: &'static Command, words: Vec<OsString>, out: &mut dyn Write) -> Result<()> {
+    match parse(command, words)? {
+        Parsed::Help => out.write_all(help(command).as_bytes())?,
+        Parsed::Version => out.write_all(version(command).as_bytes())?,
+        Parsed::Run(m) => (command.run)(&m, out)?,
+    }
+    Ok(())
+}
+
+fn report(e: &Error, json: bool) {
+    let line = if json {
+        serde_json::json!({ "error": e.to_string(), "exit_code": e.exit_code() }).to_string()
+    } else {
+        e.to_string()
+    };
+    // Nothing sensible is left to do if stderr is gone too.
+    let _ = writeln!(io::stderr().lock(), "{line}");
+}
+
+/// Serializes `value` as one line of JSON on `out`.
+pub fn write_json(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<()> {
+    serde_json::to_writer(&mut *out, value).map_err(|e| Error::Output(e.into()))?;
+    out.write_all(b"\n")?;
+    Ok(())
+}

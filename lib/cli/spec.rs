@@ -1,0 +1,120 @@
+//! Commands and flags as data.
+//!
+//! Each executable is one [`Command`] value: its name, words, positional
+//! arguments and a table of [`Flag`]s. The parser, `--help`, and (later) the
+//! man pages and shell completions are all generated from that table, so
+//! they cannot disagree.
+
+use std::io::Write;
+
+use super::Matches;
+use crate::error::Result;
+
+/// One executable.
+pub struct Command {
+    /// The executable's name, e.g. `axe-mem-load`.
+    pub name: &'static str,
+    /// One line: what it does.
+    pub about: &'static str,
+    /// Usage lines after the name, e.g. `[OPTIONS] <AGENT>`.
+    pub usage: &'static [&'static str],
+    /// Positional arguments, in order; all optional to the parser, the
+    /// command checks what it needs.
+    pub args: &'static [Arg],
+    /// Options, without `--help` and `--version`, which every command has.
+    pub flags: &'static [Flag],
+    /// Paragraphs for `--help` and the man page, after the options.
+    pub description: &'static str,
+    /// Does the work; writes its result to the given stdout.
+    pub run: fn(&Matches, &mut dyn Write) -> Result<()>,
+}
+
+/// A positional argument.
+pub struct Arg {
+    /// Shown as `<NAME>`.
+    pub name: &'static str,
+    pub help: &'static str,
+    pub complete: Complete,
+}
+
+/// An option.
+pub struct Flag {
+    /// Without the dashes.
+    pub long: &'static str,
+    pub short: Option<char>,
+    /// The value's name for a flag that takes one (`--last <N>`); `None`
+    /// for a switch.
+    pub value: Option<&'static str>,
+    /// One line for `--help`.
+    pub help: &'static str,
+    pub complete: Complete,
+}
+
+/// What a value completes to in a shell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Complete {
+    Nothing,
+    /// Names of agent files in the agents directory.
+    Agent,
+    File,
+    Dir,
+    /// `provider/` prefixes.
+    Model,
+}
+
+/// `-h`/`--help`, which every command has.
+pub const HELP: Flag = Flag {
+    long: "help",
+    short: Some('h'),
+    value: None,
+    help: "Print help",
+    complete: Complete::Nothing,
+};
+
+/// `-V`/`--version`, which every command has.
+pub const VERSION: Flag = Flag {
+    long: "version",
+    short: Some('V'),
+    value: None,
+    help: "Print version",
+    complete: Complete::Nothing,
+};
+
+impl Command {
+    /// The command's flags followed by `--help` and `--version`.
+    pub fn all_flags(&self) -> impl Iterator<Item = &Flag> {
+        self.flags.iter().chain([&HELP, &VERSION])
+    }
+
+    /// The flag named `--long`, if the command has it.
+    pub fn flag(&self, long: &str) -> Option<&Flag> {
+        self.all_flags().find(|f| f.long == long)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::commands::ALL;
+    use std::collections::HashSet;
+
+    #[test]
+    fn flag_tables_are_consistent() {
+        for cmd in ALL {
+            let mut longs = HashSet::new();
+            let mut shorts = HashSet::new();
+            for f in cmd.all_flags() {
+                assert!(longs.insert(f.long), "{}: --{} twice", cmd.name, f.long);
+                if let Some(s) = f.short {
+                    assert!(shorts.insert(s), "{}: -{s} twice", cmd.name);
+                }
+                assert!(!f.help.is_empty() && !f.help.contains('\n'));
+                assert!(!f.help.ends_with('.'), "{}: --{}", cmd.name, f.long);
+                if let Some(v) = f.value {
+                    assert_eq!(v, v.to_uppercase(), "value names are upper case");
+                }
+            }
+            assert!(cmd.name.starts_with("axe"));
+            assert!(!cmd.about.is_empty() && !cmd.usage.is_empty());
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! `axe-mem-append`: add an entry to an agent's run log.
+
+use std::io::{self, IsTerminal, Read, Write};
+
+use serde::Serialize;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::target::{self, AGENT, Base, FILE};
+use crate::cli::{Command, Complete, Flag, Matches};
+use crate::error::{Error, Result};
+use crate::memory;
+
+pub const COMMAND: Command = Command {
+    name: "axe-mem-append",
+    about: "Append an entry to an agent's memory log",
+    usage: &[
+        "[OPTIONS] --task <TEXT> <AGENT>",
+        "[OPTIONS] --task <TEXT> --file <PATH>",
+    ],
+    args: &[AGENT],
+    flags: &[
+        Flag {
+            long: "task",
+            short: None,
+            value: Some("TEXT"),
+            help: "What the agent was asked (required; newlines become spaces)",
+            complete: Complete::Nothing,
+        },
+        Flag {
+            long: "result",
+            short: None,
+            value: Some("TEXT"),
+            help: "What it answered [default: standard input, when it is not a terminal]",
+            complete: Complete::Nothing,
+        },
+        Flag {
+            long: "timestamp",
+            short: None,
+            value: Some("TIME"),
+            help: "Date the entry at this RFC 3339 time instead of now",
+            complete: Complete::Nothing,
+        },
+        FILE,
+        Flag {
+            long: "json",
+            short: None,
+            value: None,
+            help: "Print {agent, path, timestamp, bytes, truncated} as JSON",
+            complete: Complete::Nothing,
+        },
+    ],
+    description: "\
+Writes the entry axe-run writes after a successful run:
+
+  ## <UTC time>
+  **Task:** <task>
+  **Result:** <result>
+
+An empty task or result is stored as (none); a result longer than 1000
+characters is cut and ends in \"...\". The result is stored exactly as given,
+so `echo` adds a trailing newline where `printf %s` does not. Result lines
+starting with \"## \" get one leading space, which renders the same in
+markdown but does not start a new entry.
+
+The entry is written in one piece under an exclusive lock, so runs and
+trims working on the same log at the same time never tear or lose it.
+Prints nothing unless --json is given.",
+    run,
+};
+
+#[derive(Serialize)]
+struct Json {
+    #[serde(flatten)]
+    base: Base,
+    timestamp: String,
+    bytes: u64,
+    truncated: bool,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let target = target::resolve(m)?;
+    let task = m
+        .value("task")
+        .ok_or_else(|| Error::Usage("missing required flag --task".to_owned()))?;
+    let at = match m.string("timestamp")? {
+        Some(t) => OffsetDateTime::parse(t, &Rfc3339).map_err(|_| {
+            Error::Usage(format!(
+                "error parsing flag --timestamp: \"{t}\" is not an RFC 3339 time such as 2026-02-28T15:04:05Z"
+            ))
+        })?,
+        None => OffsetDateTime::now_utc(),
+    };
+    let result = match m.value("result") {
+        Some(r) => r.as_encoded_bytes().to_vec(),
+        None if io::stdin().is_terminal() => Vec::new(),
+        None => read_result(io::stdin().lock())?,
+    };
+    let appended = memory::append(&target.path, task.as_encoded_bytes(), &result, at)?;
+    if m.flag("json") {
+        return crate::cli::write_json(
+            out,
+            &Json {
+                base: target.base(),
+                timestamp: appended.timestamp,
+                bytes: appended.bytes,
+                truncated: appended.truncated,
+            },
+        );
+    }
+    Ok(())
+}
+
+/// Reads a result from `input`, keeping only as much as the stored entry
+/// can hold, but reading to the end so the writer of a pipe never sees it
+/// closed early.
+fn read_result(input: impl Read) -> Result<Vec<u8>> {
+    // Four bytes per character at most, plus one character to tell "longer".
+    let keep = (memory::RESULT_LIMIT as u64 + 1) * 4;
+    let mut input = input;
+    let mut result = Vec::new();
+    let fail = |e: io::Error| {
+        Error::Input(format!(
+            "failed to read standard input: {}",
+            crate::error::describe_io(&e)
+        ))
+    };
+    (&mut input)
+        .take(keep)
+        .read_to_end(&mut result)
+        .map_err(fail)?;
+    io::copy(&mut input, &mut io::sink()).map_err(fail)?;
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_input_is_read_to_the_end_but_kept_short() {
+        let input = "€".repeat(100_000);
+        let mut reader = io::Cursor::new(input.as_bytes());
+        let kept = read_result(&mut reader).unwrap();
+        assert_eq!(reader.position() as usize, input.len());
+        assert!(kept.len() <= 4004);
+        assert!(memory_cut(&kept), "still longer than the limit");
+    }
+
+    fn memory_cut(bytes: &[u8]) -> bool {
+        String::from_utf8_lossy(bytes).chars().count() > memory::RESULT_LIMIT
+    }
+}

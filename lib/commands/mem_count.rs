@@ -1,0 +1,56 @@
+//! `axe-mem-count`: how many entries an agent's run log holds.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::target::{self, AGENT, Base, FILE, USAGE};
+use crate::cli::{Command, Complete, Flag, Matches};
+use crate::error::Result;
+use crate::memory;
+
+pub const COMMAND: Command = Command {
+    name: "axe-mem-count",
+    about: "Count the entries in an agent's memory log",
+    usage: USAGE,
+    args: &[AGENT],
+    flags: &[
+        FILE,
+        Flag {
+            long: "json",
+            short: None,
+            value: None,
+            help: "Print {agent, path, entries, bytes} as JSON",
+            complete: Complete::Nothing,
+        },
+    ],
+    description: "\
+An entry is a line that starts with \"## \". A missing log has 0 entries.
+The count streams the file in constant memory.",
+    run,
+};
+
+#[derive(Serialize)]
+struct Json {
+    #[serde(flatten)]
+    base: Base,
+    entries: u64,
+    bytes: u64,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let target = target::resolve(m)?;
+    let counted = memory::count(&target.path)?;
+    if m.flag("json") {
+        return crate::cli::write_json(
+            out,
+            &Json {
+                base: target.base(),
+                entries: counted.entries,
+                bytes: counted.bytes,
+            },
+        );
+    }
+    writeln!(out, "{}", counted.entries)?;
+    Ok(())
+}

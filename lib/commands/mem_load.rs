@@ -1,0 +1,63 @@
+//! `axe-mem-load`: the last entries of an agent's run log.
+
+use std::io::Write;
+
+use super::target::{self, AGENT, FILE, USAGE};
+use crate::cli::{Command, Complete, Flag, Matches};
+use crate::error::Result;
+use crate::memory;
+
+pub const COMMAND: Command = Command {
+    name: "axe-mem-load",
+    about: "Print the last entries of an agent's memory log",
+    usage: USAGE,
+    args: &[AGENT],
+    flags: &[
+        Flag {
+            long: "last",
+            short: Some('n'),
+            value: Some("N"),
+            help: "Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]",
+            complete: Complete::Nothing,
+        },
+        FILE,
+        Flag {
+            long: "json",
+            short: None,
+            value: None,
+            help: "Print a JSON array of {timestamp, task, result}",
+            complete: Complete::Nothing,
+        },
+    ],
+    description: "\
+Prints the entries exactly as stored, which is what axe-run puts under
+\"## Memory\" in the system prompt. With --last 0 the whole file is printed,
+text before the first entry included. A missing log prints nothing.
+
+The log is read from the end, so --last 10 costs the same on a log of ten
+entries and of a million.",
+    run,
+};
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let target = target::resolve(m)?;
+    let last = match m.number::<u64>("last")? {
+        Some(n) => n,
+        // Validation guarantees the agent's value is not negative.
+        None => target.memory.as_ref().map_or(0, |mem| mem.last_n as u64),
+    };
+    let tail = memory::tail(&target.path, last)?;
+    if !m.flag("json") {
+        return tail.copy_to(out);
+    }
+    // Streamed: one entry in memory at a time, however long the array.
+    out.write_all(b"[")?;
+    for (i, record) in tail.records().enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *out, &record?).map_err(|e| crate::Error::Output(e.into()))?;
+    }
+    out.write_all(b"]\n")?;
+    Ok(())
+}

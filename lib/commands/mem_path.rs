@@ -1,0 +1,55 @@
+//! `axe-mem-path`: which file holds an agent's run log.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::target::{self, AGENT, Base, FILE, USAGE};
+use crate::cli::{Command, Complete, Flag, Matches};
+use crate::error::Result;
+
+pub const COMMAND: Command = Command {
+    name: "axe-mem-path",
+    about: "Print the file that holds an agent's memory log",
+    usage: USAGE,
+    args: &[AGENT],
+    flags: &[
+        FILE,
+        Flag {
+            long: "json",
+            short: None,
+            value: None,
+            help: "Print {agent, path, exists} as JSON",
+            complete: Complete::Nothing,
+        },
+    ],
+    description: "\
+The path is the agent's memory.path when its file sets one, else
+$XDG_DATA_HOME/axe/memory/<AGENT>.md (default ~/.local/share/axe/memory):
+the file axe-run reads and appends to. The file need not exist yet.",
+    run,
+};
+
+#[derive(Serialize)]
+struct Json {
+    #[serde(flatten)]
+    base: Base,
+    exists: bool,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let target = target::resolve(m)?;
+    if m.flag("json") {
+        let exists = target.path.exists();
+        return crate::cli::write_json(
+            out,
+            &Json {
+                base: target.base(),
+                exists,
+            },
+        );
+    }
+    out.write_all(target.path.as_os_str().as_encoded_bytes())?;
+    out.write_all(b"\n")?;
+    Ok(())
+}

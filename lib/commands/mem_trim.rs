@@ -1,0 +1,144 @@
+//! `axe-mem-trim`: keep only the last entries of an agent's run log.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::target::{self, AGENT, Base, FILE, USAGE};
+use crate::cli::{Command, Complete, Flag, Matches};
+use crate::error::{Error, Result};
+use crate::memory::{self, Trim};
+
+pub const COMMAND: Command = Command {
+    name: "axe-mem-trim",
+    about: "Keep only the last entries of an agent's memory log",
+    usage: USAGE,
+    args: &[AGENT],
+    flags: &[
+        Flag {
+            long: "keep",
+            short: None,
+            value: Some("N"),
+            help: "Keep the last N entries; 0 keeps all [default: the agent's last_n, else its max_entries]",
+            complete: Complete::Nothing,
+        },
+        Flag {
+            long: "count",
+            short: None,
+            value: None,
+            help: "Also count the entries removed (reads the removed part of the file)",
+            complete: Complete::Nothing,
+        },
+        FILE,
+        Flag {
+            long: "json",
+            short: None,
+            value: None,
+            help: "Print {agent, path, keep, trimmed, kept, removed, removed_bytes} as JSON",
+            complete: Complete::Nothing,
+        },
+    ],
+    description: "\
+Drops every entry but the last N, and any text before the first entry, the
+way axe-gc trims (M7). Without --keep, N is the agent's memory.last_n when
+positive, else its memory.max_entries; when both are 0 nothing is trimmed.
+
+The kept entries are written to a new file in the same directory, synced,
+and renamed over the log with the log's permissions, all under the lock
+that appends take: an interrupted trim leaves the old log whole, and an
+append that arrives during a trim lands in the new log.
+
+Only the kept part is read, so trimming a 1 GB log to 10 entries is as
+quick as trimming a small one. Counting the removed entries reads the rest
+too, so it is asked for with --count; without it \"removed\" is null in
+the JSON and the message gives the bytes removed.",
+    run,
+};
+
+#[derive(Serialize)]
+struct Json {
+    #[serde(flatten)]
+    base: Base,
+    keep: u64,
+    trimmed: bool,
+    kept: u64,
+    removed: Option<u64>,
+    removed_bytes: u64,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let target = target::resolve(m)?;
+    let keep = match m.number::<i64>("keep")? {
+        Some(n) if n < 0 => return Err(Error::Usage("--keep must be non-negative".to_owned())),
+        Some(n) => Some(n as u64),
+        None => match &target.memory {
+            Some(mem) => mem.trim_target(),
+            None => {
+                return Err(Error::Usage("--keep is required with --file".to_owned()));
+            }
+        },
+    };
+    let outcome = memory::trim(&target.path, keep.unwrap_or(0), m.flag("count"))?;
+    if m.flag("json") {
+        let json = match outcome {
+            Trim::Within { entries } => Json {
+                base: target.base(),
+                keep: keep.unwrap_or(0),
+                trimmed: false,
+                kept: entries,
+                removed: Some(0),
+                removed_bytes: 0,
+            },
+            Trim::Trimmed {
+                kept,
+                removed,
+                removed_bytes,
+            } => Json {
+                base: target.base(),
+                keep: kept,
+                trimmed: true,
+                kept,
+                removed,
+                removed_bytes,
+            },
+        };
+        return crate::cli::write_json(out, &json);
+    }
+    match (keep, outcome) {
+        (None, _) => writeln!(
+            out,
+            "No trim target configured (last_n and max_entries are both 0). Skipping trim."
+        )?,
+        (Some(0), Trim::Within { entries }) => writeln!(
+            out,
+            "No trimming needed: --keep 0 keeps all {entries} entries."
+        )?,
+        (Some(keep), Trim::Within { entries }) => writeln!(
+            out,
+            "No trimming needed: {entries} entries within limit ({keep})."
+        )?,
+        (
+            _,
+            Trim::Trimmed {
+                kept,
+                removed: Some(removed),
+                ..
+            },
+        ) => writeln!(
+            out,
+            "Trimmed: {removed} entries removed, {kept} entries kept."
+        )?,
+        (
+            _,
+            Trim::Trimmed {
+                kept,
+                removed: None,
+                removed_bytes,
+            },
+        ) => writeln!(
+            out,
+            "Trimmed: {removed_bytes} bytes removed, {kept} entries kept."
+        )?,
+    }
+    Ok(())
+}

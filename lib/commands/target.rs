@@ -1,0 +1,86 @@
+//! `AGENT` or `--file PATH`: which log a memory command works on.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::agent::{self, MemoryConfig};
+use crate::cli::{Arg, Complete, Flag, Matches};
+use crate::error::{Error, Result};
+use crate::memory;
+
+pub const AGENT: Arg = Arg {
+    name: "AGENT",
+    help: "The agent whose memory log to use (its file in the agents directory must exist)",
+    complete: Complete::Agent,
+};
+
+pub const FILE: Flag = Flag {
+    long: "file",
+    short: None,
+    value: Some("PATH"),
+    help: "Work on the log at PATH instead of an agent's",
+    complete: Complete::File,
+};
+
+/// The usage lines every memory command shares.
+pub const USAGE: &[&str] = &["[OPTIONS] <AGENT>", "[OPTIONS] --file <PATH>"];
+
+/// A resolved log.
+pub struct Target {
+    /// The agent name, unless `--file` was used.
+    pub agent: Option<String>,
+    /// The agent's `[memory]` settings, unless `--file` was used.
+    pub memory: Option<MemoryConfig>,
+    pub path: PathBuf,
+}
+
+/// The fields every memory command's JSON starts with.
+#[derive(Serialize)]
+pub struct Base {
+    pub agent: Option<String>,
+    pub path: String,
+}
+
+impl Target {
+    pub fn base(&self) -> Base {
+        Base {
+            agent: self.agent.clone(),
+            path: self.path.to_string_lossy().into_owned(),
+        }
+    }
+}
+
+/// Reads `AGENT` or `--file`. An agent must have an agent file, as for
+/// `axe-run`: a typo in a name is an error, never a new, empty log.
+pub fn resolve(m: &Matches) -> Result<Target> {
+    let file = m.value("file");
+    match (m.args().first(), file) {
+        (Some(_), Some(_)) => Err(Error::Usage(
+            "cannot specify both --file and an agent name".to_owned(),
+        )),
+        (None, None) => Err(Error::Usage(
+            "agent name is required (or use --file)".to_owned(),
+        )),
+        (None, Some(path)) => Ok(Target {
+            agent: None,
+            memory: None,
+            path: PathBuf::from(path),
+        }),
+        (Some(name), None) => {
+            let name = name.to_str().ok_or_else(|| {
+                Error::InvalidAgentName(format!(
+                    "agent name \"{}\" is not valid UTF-8",
+                    name.to_string_lossy()
+                ))
+            })?;
+            let cfg = agent::load(name)?;
+            let path = memory::file_path(name, &cfg.memory.path)?;
+            Ok(Target {
+                agent: Some(name.to_owned()),
+                memory: Some(cfg.memory),
+                path,
+            })
+        }
+    }
+}
