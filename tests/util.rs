@@ -1,0 +1,140 @@
+//! What every integration test needs: its own HOME and XDG directories, agent
+//! files, logs, and the executables to run against them.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+/// A private world for one test: `home/`, `config/axe/agents/`,
+/// `data/axe/memory/`, all inside one temp dir.
+pub struct Env {
+    dir: TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        // Traversable by the unprivileged user of `unprivileged()`.
+        set_mode(dir.path(), 0o755);
+        fs::create_dir_all(dir.path().join("home")).unwrap();
+        Env { dir }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn config_dir(&self) -> PathBuf {
+        self.root().join("config")
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.root().join("data")
+    }
+
+    /// An executable of this package, run inside this world.
+    pub fn cmd(&self, bin: &str) -> Command {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin(bin));
+        self.prepare(&mut cmd);
+        cmd
+    }
+
+    /// Like [`Env::cmd`], but as user `nobody` when the tests run as root,
+    /// so that file permissions apply (root ignores them).
+    pub fn unprivileged(&self, bin: &str) -> Command {
+        let path = assert_cmd::cargo::cargo_bin(bin);
+        let mut cmd = if is_root() {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(path);
+            c
+        } else {
+            Command::new(path)
+        };
+        self.prepare(&mut cmd);
+        cmd
+    }
+
+    fn prepare(&self, cmd: &mut Command) {
+        cmd.current_dir(self.root())
+            .env("HOME", self.root().join("home"))
+            .env("XDG_CONFIG_HOME", self.config_dir())
+            .env("XDG_DATA_HOME", self.data_dir());
+    }
+
+    /// Writes `<config>/axe/agents/<name>.toml`.
+    pub fn agent(&self, name: &str, toml: &str) -> PathBuf {
+        let dir = self.config_dir().join("axe/agents");
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{name}.toml"));
+        fs::write(&path, toml).unwrap();
+        path
+    }
+
+    /// An agent with memory enabled and `extra` lines in its `[memory]`.
+    pub fn memory_agent(&self, name: &str, extra: &str) -> PathBuf {
+        self.agent(
+            name,
+            &format!(
+                "name = \"{name}\"\nmodel = \"anthropic/claude-3\"\n\n[memory]\nenabled = true\n{extra}\n"
+            ),
+        )
+    }
+
+    /// Where the default log of `agent` lives.
+    pub fn log_path(&self, agent: &str) -> PathBuf {
+        self.data_dir().join(format!("axe/memory/{agent}.md"))
+    }
+
+    /// Writes `content` at `path`, creating directories.
+    pub fn write(&self, path: &Path, content: impl AsRef<[u8]>) {
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, content).unwrap();
+    }
+}
+
+/// `n` entries with distinct timestamps one minute apart, as the Go `axe`
+/// wrote them.
+pub fn entries(n: usize) -> String {
+    (0..n).map(entry).collect()
+}
+
+pub fn entry(i: usize) -> String {
+    format!(
+        "## 2026-01-01T{:02}:{:02}:00Z\n**Task:** task {i}\n**Result:** result {i}\n\n",
+        i / 60 % 24,
+        i % 60
+    )
+}
+
+pub fn read(path: &Path) -> String {
+    String::from_utf8(fs::read(path).unwrap()).unwrap()
+}
+
+pub fn header_count(s: &str) -> usize {
+    s.lines().filter(|l| l.starts_with("## ")).count()
+}
+
+pub fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+pub fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false)
+}
+
+/// stdout of a finished command as text.
+pub fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
