@@ -6,4 +6,5 @@ mod mem_count;
 mod mem_load;
 mod mem_path;
 mod mem_trim;
+mod stress;
 mod util;
