@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::io::{self, Read};
 
-use memchr::memmem::{Finder, FinderRev};
+use memchr::memmem::FinderRev;
 
 /// A newline followed by [`super::entry::HEADER`].
 const NEEDLE: &[u8] = b"\n## ";
@@ -22,8 +22,11 @@ const FORWARD_BLOCK: usize = 256 * 1024;
 const BACKWARD_BLOCK: usize = 64 * 1024;
 
 /// How many lines of `reader` start with `## `.
+///
+/// This is `axe-mem-count`'s whole cost, so it searches for the one rare
+/// byte `#` (a single-byte SIMD search, faster than the four-byte needle
+/// whose newline and space are common) and looks at its neighbours.
 pub fn count_headers(mut reader: impl Read) -> io::Result<u64> {
-    let finder = Finder::new(NEEDLE);
     let mut buf = vec![0u8; FORWARD_BLOCK + OVERLAP];
     // The virtual newline before the first byte.
     buf[0] = b'\n';
@@ -36,11 +39,17 @@ pub fn count_headers(mut reader: impl Read) -> io::Result<u64> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        let filled = kept + n;
-        // A match needs at least one byte that was not in the carried-over
-        // tail (the tail is shorter than the needle), so none is counted twice.
-        count += finder.find_iter(&buf[..filled]).count() as u64;
-        kept = OVERLAP.min(filled);
+        let hay = &buf[..kept + n];
+        // A `#` whose match would run past the end is counted in the next
+        // round, when it is among the carried-over bytes; one at index 0 of
+        // those was already looked at, so nothing is counted twice.
+        count += memchr::memchr_iter(b'#', hay)
+            .filter(|&i| {
+                i >= 1 && i + 2 < hay.len() && hay[i - 1] == b'\n' && &hay[i + 1..i + 3] == b"# "
+            })
+            .count() as u64;
+        kept = OVERLAP.min(hay.len());
+        let filled = hay.len();
         buf.copy_within(filled - kept..filled, 0);
     }
 }

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Benchmarks of the axe executables, timed as whole processes.
+
+Each case is run as a process, the way a shell runs it: the time is from
+spawn to exit (wall clock), which is what hyperfine measures. Peak memory
+is measured in separate runs under GNU time (`/usr/bin/time -f %M`): a
+process spawned straight from Python would report Python's own peak, since
+Linux carries the high-water mark across exec, while time forks a fresh
+child from its own small image. Logs are generated once into
+bench/data/ (git-ignored) and are in the page cache while measured.
+
+    bench/run               # build, then every case; writes bench/RESULTS.md
+    bench/run --quick       # 1 MB log only, few runs, bars not enforced:
+                            # checks that the harness works (CI runs it)
+"""
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = ROOT / "target" / "release"
+DATA = ROOT / "bench" / "data"
+RESULTS = ROOT / "bench" / "RESULTS.md"
+
+GNU_TIME = "/usr/bin/time"  # Debian package `time`
+
+SIZES = {"1 MB": 1 << 20, "100 MB": 100 << 20, "1 GB": 1 << 30}
+
+
+def generate(path: Path, size: int) -> None:
+    """A log of realistic entries: tasks and multi-line results of varied
+    length, some with markdown headings escaped as axe stores them."""
+    if path.exists() and path.stat().st_size >= size:
+        return
+    rng = random.Random(42)
+    parts, total, i = [], 0, 0
+    # Build 1 MB of distinct entries, then repeat it: the content's shape is
+    # what matters to the tools, not the uniqueness of megabyte 700.
+    while total < min(size, 1 << 20):
+        task = f"task {i}: " + "review the pull request and list problems " * rng.randint(1, 6)
+        lines = [
+            f"line {j} of the answer " + "x" * rng.randint(10, 120)
+            for j in range(rng.randint(1, 9))
+        ]
+        if i % 7 == 0:
+            lines.insert(1, " ## Findings")
+        entry = (
+            f"## 2026-{1 + i // 40000 % 12:02}-{1 + i // 1440 % 28:02}T"
+            f"{i // 60 % 24:02}:{i % 60:02}:00Z\n**Task:** {task}\n"
+            f"**Result:** {chr(10).join(lines)}\n\n"
+        )
+        parts.append(entry)
+        total += len(entry)
+        i += 1
+    chunk = "".join(parts).encode()
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        written = 0
+        while written < size:
+            f.write(chunk)
+            written += len(chunk)
+    tmp.rename(path)
+
+
+def run_once(cmd, prepare=None, cleanup=None):
+    """Wall time (s) of one run of `cmd`, output discarded. `prepare` and
+    `cleanup` run before and after it, untimed."""
+    if prepare:
+        prepare()
+    devnull_in = os.open(os.devnull, os.O_RDONLY)
+    start = time.perf_counter()
+    pid = os.posix_spawn(
+        cmd[0],
+        cmd,
+        os.environ,
+        file_actions=[
+            (os.POSIX_SPAWN_DUP2, devnull_in, 0),
+            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        ],
+    )
+    _, status = os.waitpid(pid, 0)
+    elapsed = time.perf_counter() - start
+    os.close(devnull_in)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {' '.join(map(str, cmd))}")
+    if cleanup:
+        cleanup()
+    return elapsed
+
+
+def peak_rss(cmd, prepare=None, cleanup=None):
+    """Peak resident set (KiB) of one run of `cmd`, from GNU time."""
+    if prepare:
+        prepare()
+    out = subprocess.run(
+        [GNU_TIME, "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True, check=True,
+    )
+    if cleanup:
+        cleanup()
+    return int(out.stderr.strip().splitlines()[-1])
+
+
+def measure(cmd, runs, warmup=2, **kw):
+    for _ in range(warmup):
+        run_once(cmd, **kw)
+    times = [run_once(cmd, **kw) for _ in range(runs)]
+    return {
+        "median": statistics.median(times),
+        "min": min(times),
+        "rss": max(peak_rss(cmd, **kw) for _ in range(3)),
+    }
+
+
+def which(name):
+    path = shutil.which(name)
+    if not path:
+        sys.exit(f"{name} not found")
+    return path
+
+
+def ms(s):
+    return f"{s * 1000:.2f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="1 MB only, few runs")
+    args = ap.parse_args()
+
+    if not os.access(GNU_TIME, os.X_OK):
+        sys.exit("GNU time is needed for peak memory: apt-get install time")
+    DATA.mkdir(parents=True, exist_ok=True)
+    sizes = {"1 MB": SIZES["1 MB"]} if args.quick else SIZES
+    runs = (lambda size: 3) if args.quick else (lambda size: 5 if size >= 1 << 30 else 15)
+    tool = lambda name: str(BIN / name)
+    rows, checks = [], []
+
+    logs = {}
+    for label, size in sizes.items():
+        path = DATA / f"log-{label.replace(' ', '')}.md"
+        generate(path, size)
+        logs[label] = path
+
+    work = DATA / "work.md"
+    held = DATA / "work.held"
+
+    def restore(path, hold):
+        """A fresh copy of `path` to trim, synced so that no run pays for
+        writing back the previous copy. With `hold`, a second hard link keeps
+        the copy alive after the trim renames over it."""
+        for p in (work, held):
+            if p.exists():
+                p.unlink()
+        shutil.copyfile(path, work)
+        os.sync()
+        if hold:
+            os.link(work, held)
+
+    def release():
+        if held.exists():
+            held.unlink()
+
+    results = {}
+    for label, path in logs.items():
+        n = runs(path.stat().st_size)
+        entries = subprocess.run(
+            [tool("axe-mem-count"), "--file", str(path)], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        tail = [which("tail"), "-n", "60", str(path)]
+        trim = [tool("axe-mem-trim"), "--file", str(work), "--keep", "10"]
+        cases = [
+            ("axe-mem-load --last 10", [tool("axe-mem-load"), "--file", str(path), "--last", "10"], {},
+             "tail -n 60", tail, {}),
+            # The trim proper: reading the tail, writing, syncing, renaming.
+            ("axe-mem-trim --keep 10", trim,
+             {"prepare": lambda p=path: restore(p, True), "cleanup": release},
+             "tail -n 60", tail, {}),
+            # The same, plus the filesystem freeing the replaced file when the
+            # trim closes it: the cost of `rm` on that file, shown beside it.
+            ("axe-mem-trim --keep 10, old file freed", trim,
+             {"prepare": lambda p=path: restore(p, False)},
+             "rm", [which("rm"), str(work)], {"prepare": lambda p=path: restore(p, False)}),
+            ("axe-mem-count", [tool("axe-mem-count"), "--file", str(path)], {},
+             "wc -l", [which("wc"), "-l", str(path)], {}),
+        ]
+        for name, cmd, kw, base_name, base_cmd, base_kw in cases:
+            r = measure(cmd, n, **kw)
+            b = measure(base_cmd, n, **base_kw)
+            results[(name, label)] = (r, b)
+            rows.append((name, f"{label} ({entries} entries)", r, base_name, b))
+
+    # An append: one process start plus one locked write.
+    append_log = DATA / "append.md"
+    if append_log.exists():
+        append_log.unlink()
+    r = measure(
+        [tool("axe-mem-append"), "--file", str(append_log), "--task", "bench", "--result", "x" * 300],
+        10 if args.quick else 200,
+    )
+    b = measure([which("true")], 10 if args.quick else 200)
+    rows.append(("axe-mem-append", "(new entry)", r, "true", b))
+    checks.append(("append median <= 2 ms", r["median"] <= 0.002, f"{ms(r['median'])} ms"))
+
+    if "1 GB" in logs:
+        for name in ("axe-mem-load --last 10", "axe-mem-trim --keep 10"):
+            small, big = results[(name, "1 MB")][0], results[(name, "1 GB")][0]
+            t = big["median"] / small["median"]
+            m = big["rss"] / small["rss"]
+            what = f"{name}: 1 GB time within 2x of 1 MB"
+            if "trim" in name:
+                what += " (old file's deallocation not timed: see the 'old file freed' rows)"
+            checks.append((what, t <= 2, f"{t:.2f}x"))
+            checks.append((f"{name}: 1 GB peak memory within 2x of 1 MB", m <= 2, f"{m:.2f}x"))
+        count, wc = results[("axe-mem-count", "1 GB")]
+        speed = wc["median"] / count["median"]
+        checks.append(("axe-mem-count on 1 GB >= 70% of wc -l's speed", speed >= 0.7, f"{speed:.0%}"))
+        small = results[("axe-mem-count", "1 MB")][0]["rss"]
+        checks.append(("axe-mem-count memory constant (1 GB vs 1 MB)", count["rss"] <= small * 1.2,
+                       f"{count['rss']} KiB vs {small} KiB"))
+
+    lines = [
+        "| case | log | median ms | min ms | peak RSS KiB | baseline | baseline median ms | baseline RSS KiB |",
+        "|---|---|---:|---:|---:|---|---:|---:|",
+    ]
+    for name, log, r, bname, b in rows:
+        lines.append(
+            f"| `{name}` | {log} | {ms(r['median'])} | {ms(r['min'])} | {r['rss']} | "
+            f"`{bname}` | {ms(b['median'])} | {b['rss']} |"
+        )
+    lines += ["", "| bar | met | measured |", "|---|---|---|"]
+    for what, ok, value in checks:
+        lines.append(f"| {what} | {'yes' if ok else 'NO'} | {value} |")
+    table = "\n".join(lines)
+    print(table)
+
+    if not args.quick:
+        machine = f"{os.cpu_count()} cores, {os.uname().sysname} {os.uname().release}"
+        RESULTS.write_text(
+            "# Benchmark results\n\n"
+            f"Made by `bench/run` on {time.strftime('%Y-%m-%d')}, {machine}; warm page cache, "
+            "whole-process wall time (spawn to exit); peak RSS from GNU time in separate runs. "
+            "Baselines run on the same file in the same way.\n\n"
+            "Two rows per size for the trim: `axe-mem-trim --keep 10` is the trim itself (read the "
+            "tail, write and sync the new file, rename, sync the directory); for it the harness keeps "
+            "a second hard link to the log, so the trim's close is not the last reference to the "
+            "replaced file. The row `old file freed` is the same trim without that link: it also "
+            "pays for the filesystem freeing the removed bytes at that close, which is what `rm` of "
+            "the same file costs, shown beside it.\n\n" + table + "\n"
+        )
+    # Too few runs in quick mode to judge a bar: it only checks the harness.
+    if not args.quick and not all(ok for _, ok, _ in checks):
+        sys.exit("a bar was missed")
+
+
+if __name__ == "__main__":
+    main()
