@@ -189,8 +189,12 @@ fn one_line_toml_error(text: &str, err: &toml::de::Error) -> String {
 /// Files that fail to load are skipped, as in Go; a missing agents
 /// directory is an empty list.
 pub fn list() -> Result<Vec<(String, AgentConfig)>> {
-    let dir = agents_dir()?;
-    let entries = match fs::read_dir(&dir) {
+    list_in(&agents_dir()?)
+}
+
+/// [`list`] for the agent files in `dir`.
+pub fn list_in(dir: &Path) -> Result<Vec<(String, AgentConfig)>> {
+    let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
@@ -424,6 +428,31 @@ mod tests {
             parse("name = \"a\"\nmodel = \"m/x\"\ntools = [\"x\"]\n[params]\ntemperature = 1\n")
                 .unwrap();
         assert_eq!(cfg.params.temperature, 1.0);
+    }
+
+    #[test]
+    fn list_skips_what_does_not_load_and_sorts_by_file_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| fs::write(dir.path().join(name), text).unwrap();
+        write("b.toml", "name = \"bee\"\nmodel = \"a/b\"\n");
+        write("a.toml", "name = \"zed\"\nmodel = \"a/b\"\n[memory]\nenabled = true\n");
+        write("broken.toml", "name = ");
+        write("invalid.toml", "name = \"x\"\n");
+        write("notes.txt", "name = \"n\"\nmodel = \"a/b\"\n");
+        fs::create_dir(dir.path().join("dir.toml")).unwrap();
+        let listed = list_in(dir.path()).unwrap();
+        let names: Vec<(&str, &str)> = listed
+            .iter()
+            .map(|(stem, cfg)| (stem.as_str(), cfg.name.as_str()))
+            .collect();
+        assert_eq!(names, [("a", "zed"), ("b", "bee")]);
+        assert!(listed[0].1.memory.enabled);
+    }
+
+    #[test]
+    fn list_of_a_missing_directory_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(list_in(&dir.path().join("agents")).unwrap().is_empty());
     }
 
     #[test]
