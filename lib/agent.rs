@@ -435,7 +435,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let write = |name: &str, text: &str| fs::write(dir.path().join(name), text).unwrap();
         write("b.toml", "name = \"bee\"\nmodel = \"a/b\"\n");
-        write("a.toml", "name = \"zed\"\nmodel = \"a/b\"\n[memory]\nenabled = true\n");
+        write(
+            "a.toml",
+            "name = \"zed\"\nmodel = \"a/b\"\n[memory]\nenabled = true\n",
+        );
         write("broken.toml", "name = ");
         write("invalid.toml", "name = \"x\"\n");
         write("notes.txt", "name = \"n\"\nmodel = \"a/b\"\n");

@@ -63,22 +63,42 @@ pub enum Complete {
 }
 
 /// `-h`/`--help`, which every command has.
-pub const HELP: Flag = Flag {
-    long: "help",
-    short: Some('h'),
-    value: None,
-    help: "Print help",
-    complete: Complete::Nothing,
-};
+pub const HELP: Flag = Flag::switch("help", "Print help").short('h');
 
 /// `-V`/`--version`, which every command has.
-pub const VERSION: Flag = Flag {
-    long: "version",
-    short: Some('V'),
-    value: None,
-    help: "Print version",
-    complete: Complete::Nothing,
-};
+pub const VERSION: Flag = Flag::switch("version", "Print version").short('V');
+
+impl Flag {
+    /// A switch: `--long`.
+    pub const fn switch(long: &'static str, help: &'static str) -> Flag {
+        Flag {
+            long,
+            short: None,
+            value: None,
+            help,
+            complete: Complete::Nothing,
+        }
+    }
+
+    /// A flag with a value: `--long <VALUE>`.
+    pub const fn with_value(long: &'static str, value: &'static str, help: &'static str) -> Flag {
+        Flag {
+            value: Some(value),
+            ..Flag::switch(long, help)
+        }
+    }
+
+    pub const fn short(self, short: char) -> Flag {
+        Flag {
+            short: Some(short),
+            ..self
+        }
+    }
+
+    pub const fn completes(self, complete: Complete) -> Flag {
+        Flag { complete, ..self }
+    }
+}
 
 impl Command {
     /// The command's flags followed by `--help` and `--version`.

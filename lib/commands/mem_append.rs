@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::target::{self, AGENT, Base, FILE};
-use crate::cli::{Command, Complete, Flag, Matches};
+use crate::cli::{Command, Flag, Matches};
 use crate::error::{Error, Result};
 use crate::memory;
 
@@ -20,35 +20,26 @@ pub const COMMAND: Command = Command {
     ],
     args: &[AGENT],
     flags: &[
-        Flag {
-            long: "task",
-            short: None,
-            value: Some("TEXT"),
-            help: "What the agent was asked (required; newlines become spaces)",
-            complete: Complete::Nothing,
-        },
-        Flag {
-            long: "result",
-            short: None,
-            value: Some("TEXT"),
-            help: "What it answered [default: standard input, when it is not a terminal]",
-            complete: Complete::Nothing,
-        },
-        Flag {
-            long: "timestamp",
-            short: None,
-            value: Some("TIME"),
-            help: "Date the entry at this RFC 3339 time instead of now",
-            complete: Complete::Nothing,
-        },
+        Flag::with_value(
+            "task",
+            "TEXT",
+            "What the agent was asked (required; newlines become spaces)",
+        ),
+        Flag::with_value(
+            "result",
+            "TEXT",
+            "What it answered [default: standard input, when it is not a terminal]",
+        ),
+        Flag::with_value(
+            "timestamp",
+            "TIME",
+            "Date the entry at this RFC 3339 time instead of now",
+        ),
         FILE,
-        Flag {
-            long: "json",
-            short: None,
-            value: None,
-            help: "Print {agent, path, timestamp, bytes, truncated} as JSON",
-            complete: Complete::Nothing,
-        },
+        Flag::switch(
+            "json",
+            "Print {agent, path, timestamp, bytes, truncated} as JSON",
+        ),
     ],
     description: "\
 Writes the entry axe-run writes after a successful run:

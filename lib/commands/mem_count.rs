@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::target::{self, AGENT, Base, FILE, USAGE};
-use crate::cli::{Command, Complete, Flag, Matches};
+use crate::cli::{Command, Flag, Matches};
 use crate::error::Result;
 use crate::memory;
 
@@ -16,13 +16,7 @@ pub const COMMAND: Command = Command {
     args: &[AGENT],
     flags: &[
         FILE,
-        Flag {
-            long: "json",
-            short: None,
-            value: None,
-            help: "Print {agent, path, entries, bytes} as JSON",
-            complete: Complete::Nothing,
-        },
+        Flag::switch("json", "Print {agent, path, entries, bytes} as JSON"),
     ],
     description: "\
 An entry is a line that starts with \"## \". A missing log has 0 entries.

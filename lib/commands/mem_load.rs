@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use super::target::{self, AGENT, FILE, USAGE};
-use crate::cli::{Command, Complete, Flag, Matches};
+use crate::cli::{Command, Flag, Matches};
 use crate::error::Result;
 use crate::memory;
 
@@ -13,21 +13,9 @@ pub const COMMAND: Command = Command {
     usage: USAGE,
     args: &[AGENT],
     flags: &[
-        Flag {
-            long: "last",
-            short: Some('n'),
-            value: Some("N"),
-            help: "Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]",
-            complete: Complete::Nothing,
-        },
+        Flag::with_value("last", "N", "Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]").short('n'),
         FILE,
-        Flag {
-            long: "json",
-            short: None,
-            value: None,
-            help: "Print a JSON array of {timestamp, task, result}",
-            complete: Complete::Nothing,
-        },
+        Flag::switch("json", "Print a JSON array of {timestamp, task, result}"),
     ],
     description: "\
 Prints the entries exactly as stored, which is what axe-run puts under

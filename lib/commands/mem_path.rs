@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::target::{self, AGENT, Base, FILE, USAGE};
-use crate::cli::{Command, Complete, Flag, Matches};
+use crate::cli::{Command, Flag, Matches};
 use crate::error::Result;
 
 pub const COMMAND: Command = Command {
@@ -15,13 +15,7 @@ pub const COMMAND: Command = Command {
     args: &[AGENT],
     flags: &[
         FILE,
-        Flag {
-            long: "json",
-            short: None,
-            value: None,
-            help: "Print {agent, path, exists} as JSON",
-            complete: Complete::Nothing,
-        },
+        Flag::switch("json", "Print {agent, path, exists} as JSON"),
     ],
     description: "\
 The path is the agent's memory.path when its file sets one, else

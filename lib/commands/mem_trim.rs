@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::target::{self, AGENT, Base, FILE, USAGE};
-use crate::cli::{Command, Complete, Flag, Matches};
+use crate::cli::{Command, Flag, Matches};
 use crate::error::{Error, Result};
 use crate::memory::{self, Trim};
 
@@ -15,28 +15,20 @@ pub const COMMAND: Command = Command {
     usage: USAGE,
     args: &[AGENT],
     flags: &[
-        Flag {
-            long: "keep",
-            short: None,
-            value: Some("N"),
-            help: "Keep the last N entries; 0 keeps all [default: the agent's last_n, else its max_entries]",
-            complete: Complete::Nothing,
-        },
-        Flag {
-            long: "count",
-            short: None,
-            value: None,
-            help: "Also count the entries removed (reads the removed part of the file)",
-            complete: Complete::Nothing,
-        },
+        Flag::with_value(
+            "keep",
+            "N",
+            "Keep the last N entries; 0 keeps all [default: the agent's last_n, else its max_entries]",
+        ),
+        Flag::switch(
+            "count",
+            "Also count the entries removed (reads the removed part of the file)",
+        ),
         FILE,
-        Flag {
-            long: "json",
-            short: None,
-            value: None,
-            help: "Print {agent, path, keep, trimmed, kept, removed, removed_bytes} as JSON",
-            complete: Complete::Nothing,
-        },
+        Flag::switch(
+            "json",
+            "Print {agent, path, keep, trimmed, kept, removed, removed_bytes} as JSON",
+        ),
     ],
     description: "\
 Drops every entry but the last N, and any text before the first entry, the

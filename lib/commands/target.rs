@@ -15,13 +15,12 @@ pub const AGENT: Arg = Arg {
     complete: Complete::Agent,
 };
 
-pub const FILE: Flag = Flag {
-    long: "file",
-    short: None,
-    value: Some("PATH"),
-    help: "Work on the log at PATH instead of an agent's",
-    complete: Complete::File,
-};
+pub const FILE: Flag = Flag::with_value(
+    "file",
+    "PATH",
+    "Work on the log at PATH instead of an agent's",
+)
+.completes(Complete::File);
 
 /// The usage lines every memory command shares.
 pub const USAGE: &[&str] = &["[OPTIONS] <AGENT>", "[OPTIONS] --file <PATH>"];

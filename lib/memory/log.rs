@@ -101,15 +101,6 @@ pub struct Tail {
 }
 
 impl Tail {
-    /// How many bytes the view holds.
-    pub fn len(&self) -> u64 {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Copies the view to `out`; read errors name the log, write errors
     /// are [`Error::Output`] so a closed pipe can end the command quietly.
     pub fn copy_to(mut self, out: &mut dyn Write) -> Result<()> {
@@ -208,7 +199,7 @@ fn snapshot(path: &Path) -> Result<Option<(File, u64)>> {
     };
     let meta = file.metadata().map_err(|e| read_err("stat", e))?;
     if meta.is_dir() {
-        return Err(read_err("read", io::Error::from_raw_os_error(21)));
+        return Err(read_err("read", io::ErrorKind::IsADirectory.into()));
     }
     file.unlock().map_err(|e| read_err("unlock", e))?;
     Ok(Some((file, meta.len())))
