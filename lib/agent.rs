@@ -172,7 +172,7 @@ pub fn parse(text: &str) -> Result<AgentConfig, String> {
 
 /// The toml crate's errors are multi-line with a source excerpt; a tool's
 /// error is one line, so keep the position and the message.
-fn one_line_toml_error(text: &str, err: &toml::de::Error) -> String {
+pub(crate) fn one_line_toml_error(text: &str, err: &toml::de::Error) -> String {
     let message = err.message().trim().replace('\n', " ");
     match err.span() {
         Some(span) => {

@@ -28,8 +28,23 @@ pub enum Error {
     /// A memory file could not be read or written; the message names the
     /// operation and the path.
     Memory(String),
-    /// Reading our own input (stdin) failed.
+    /// Our input could not be read or made no sense: stdin, a `--request`
+    /// file.
     Input(String),
+    /// A provider call failed; shown as `<category>: <message>` like Go's
+    /// `ProviderError`.
+    Api {
+        category: crate::llm::Category,
+        message: String,
+    },
+    /// A model string that is not `provider/model-name`; the message is Go's.
+    BadModel(String),
+    /// A provider axe does not speak.
+    UnknownProvider(String),
+    /// No API key for a provider that needs one.
+    MissingKey { provider: String, env: String },
+    /// A provider's `api_key_cmd` failed.
+    KeyCommand(String),
     /// Writing our own output failed. A closed pipe is not reported.
     Output(io::Error),
 }
@@ -39,7 +54,14 @@ impl Error {
     /// meet exit codes.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Usage(_) | Error::Memory(_) | Error::Input(_) | Error::Output(_) => 1,
+            Error::Usage(_)
+            | Error::Memory(_)
+            | Error::Input(_)
+            | Error::Output(_)
+            | Error::BadModel(_)
+            | Error::UnknownProvider(_) => 1,
+            Error::Api { category, .. } => category.exit_code(),
+            Error::MissingKey { .. } | Error::KeyCommand(_) => 3,
             Error::InvalidAgentName(_)
             | Error::AgentNotFound(_)
             | Error::AgentParse { .. }
@@ -77,7 +99,18 @@ impl fmt::Display for Error {
             | Error::Config(m)
             | Error::Memory(m)
             | Error::Input(m)
+            | Error::BadModel(m)
+            | Error::KeyCommand(m)
             | Error::InvalidAgentName(m) => f.write_str(m),
+            Error::Api { category, message } => write!(f, "{category}: {message}"),
+            Error::UnknownProvider(p) => write!(
+                f,
+                "unsupported provider \"{p}\": supported providers are anthropic, openai, ollama"
+            ),
+            Error::MissingKey { provider, env } => write!(
+                f,
+                "API key for provider \"{provider}\" is not configured (set {env} or add to config.toml)"
+            ),
             Error::AgentNotFound(name) => write!(f, "agent config not found: {name}"),
             Error::AgentParse { name, message } => {
                 write!(f, "failed to parse agent config \"{name}\": {message}")

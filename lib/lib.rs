@@ -8,8 +8,10 @@
 pub mod agent;
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod dirs;
 pub mod error;
+pub mod llm;
 pub mod memory;
 
 pub use error::{Error, Result};

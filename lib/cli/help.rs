@@ -33,7 +33,7 @@ pub fn help(command: &Command) -> String {
             .max()
             .unwrap_or(0);
         for arg in command.args {
-            let name = format!("<{}>", arg.name);
+            let name = format!("<{}>{}", arg.name, if arg.many { "..." } else { "" });
             out.push_str(&format!("  {name:width$}  {}\n", arg.help));
         }
     }

@@ -42,7 +42,8 @@ pub fn parse(command: &'static Command, words: Vec<OsString>) -> Result<Parsed> 
                 .flag(name)
                 .ok_or_else(|| unrecognized(command, name))?,
             Arg::Value(v) => {
-                if m.args.len() == command.args.len() {
+                let variadic = command.args.last().is_some_and(|a| a.many);
+                if m.args.len() >= command.args.len() && !variadic {
                     return Err(Error::Usage(format!(
                         "unexpected argument \"{}\"",
                         v.to_string_lossy()

@@ -35,6 +35,8 @@ pub struct Arg {
     pub name: &'static str,
     pub help: &'static str,
     pub complete: Complete,
+    /// Takes every remaining word (`PROMPT...`); only the last may.
+    pub many: bool,
 }
 
 /// An option.

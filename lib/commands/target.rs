@@ -13,6 +13,7 @@ pub const AGENT: Arg = Arg {
     name: "AGENT",
     help: "The agent whose memory log to use (its file in the agents directory must exist)",
     complete: Complete::Agent,
+    many: false,
 };
 
 pub const FILE: Flag = Flag::with_value(

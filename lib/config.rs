@@ -1,0 +1,229 @@
+//! The global `config.toml`: per-provider API keys and base URLs.
+//!
+//! Resolution is the Go `axe`'s: an API key comes from the provider's
+//! environment variable, then `api_key` in the file, and (new here) then
+//! the output of `api_key_cmd`, for password managers; a base URL comes from
+//! `AXE_<PROVIDER>_BASE_URL`, then `base_url`, then the provider's default.
+//! A missing file is an empty config.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::process::{Command, Stdio};
+
+use serde::Deserialize;
+
+use crate::dirs;
+use crate::error::{Error, Result};
+use crate::llm::Provider;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    pub providers: BTreeMap<String, ProviderConfig>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct ProviderConfig {
+    pub api_key: String,
+    pub base_url: String,
+    /// A shell command whose standard output is the key.
+    pub api_key_cmd: String,
+}
+
+/// Reads `<config>/config.toml`; a missing file is an empty config.
+pub fn load() -> Result<Config> {
+    let path = dirs::config_dir()?.join("config.toml");
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Config::default()),
+        Err(e) => {
+            return Err(Error::Config(format!(
+                "failed to read config file {}: {}",
+                path.display(),
+                crate::error::describe_io(&e)
+            )));
+        }
+    };
+    parse(&text)
+}
+
+pub fn parse(text: &str) -> Result<Config> {
+    toml::from_str(text).map_err(|e| {
+        Error::Config(format!(
+            "failed to parse config.toml: {}",
+            crate::agent::one_line_toml_error(text, &e)
+        ))
+    })
+}
+
+impl Config {
+    fn section(&self, provider: Provider) -> ProviderConfig {
+        self.providers
+            .get(provider.name())
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The base URL for `provider`, without a trailing slash.
+    pub fn base_url(&self, provider: Provider, env: &dyn Fn(&str) -> Option<String>) -> String {
+        let var = format!("AXE_{}_BASE_URL", provider.name().to_uppercase());
+        let url = env(&var)
+            .filter(|v| !v.is_empty())
+            .or_else(|| Some(self.section(provider).base_url).filter(|v| !v.is_empty()))
+            .unwrap_or_else(|| provider.default_base_url().to_owned());
+        url.trim_end_matches('/').to_owned()
+    }
+
+    /// The API key for `provider`: env, `api_key`, `api_key_cmd`, in that
+    /// order. Ollama needs none and gets none. A provider that needs a key
+    /// and has none is an error (exit 3) before any request is made.
+    pub fn api_key(
+        &self,
+        provider: Provider,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<String> {
+        if !provider.needs_key() {
+            return Ok(String::new());
+        }
+        if let Some(key) = env(provider.key_env()).filter(|k| !k.is_empty()) {
+            return Ok(key);
+        }
+        let section = self.section(provider);
+        if !section.api_key.is_empty() {
+            return Ok(section.api_key);
+        }
+        if !section.api_key_cmd.trim().is_empty() {
+            return run_key_command(provider, &section.api_key_cmd);
+        }
+        Err(Error::MissingKey {
+            provider: provider.name().to_owned(),
+            env: provider.key_env().to_owned(),
+        })
+    }
+}
+
+/// Runs `api_key_cmd` with `sh -c`; its standard output, less surrounding
+/// white space, is the key. Its standard error passes through to ours, so a
+/// password manager can still ask for a passphrase.
+fn run_key_command(provider: Provider, command: &str) -> Result<String> {
+    let fail = |why: String| {
+        Error::KeyCommand(format!(
+            "api_key_cmd for provider \"{}\" failed: {why}",
+            provider.name()
+        ))
+    };
+    let output = Command::new("sh")
+        .args(["-c", command])
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| fail(crate::error::describe_io(&e)))?;
+    if !output.status.success() {
+        return Err(fail(output.status.to_string()));
+    }
+    let key = String::from_utf8(output.stdout).map_err(|_| fail("output is not UTF-8".into()))?;
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(fail("it printed nothing".into()));
+    }
+    Ok(key.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn key_order_is_env_file_command() {
+        let cfg =
+            parse("[providers.openai]\napi_key = \"from-file\"\napi_key_cmd = \"echo from-cmd\"\n")
+                .unwrap();
+        let with_env = env(&[("OPENAI_API_KEY", "from-env")]);
+        assert_eq!(
+            cfg.api_key(Provider::OpenAi, &with_env).unwrap(),
+            "from-env"
+        );
+        assert_eq!(
+            cfg.api_key(Provider::OpenAi, &env(&[])).unwrap(),
+            "from-file"
+        );
+        let cmd_only =
+            parse("[providers.openai]\napi_key_cmd = \"printf '  from-cmd\\\\n'\"\n").unwrap();
+        assert_eq!(
+            cmd_only.api_key(Provider::OpenAi, &env(&[])).unwrap(),
+            "from-cmd"
+        );
+    }
+
+    #[test]
+    fn missing_key_and_failing_command() {
+        let err = Config::default()
+            .api_key(Provider::Anthropic, &env(&[]))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "API key for provider \"anthropic\" is not configured (set ANTHROPIC_API_KEY or add to config.toml)"
+        );
+        assert_eq!(err.exit_code(), 3);
+        let cfg = parse("[providers.anthropic]\napi_key_cmd = \"exit 4\"\n").unwrap();
+        let err = cfg.api_key(Provider::Anthropic, &env(&[])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "api_key_cmd for provider \"anthropic\" failed: exit status: 4"
+        );
+        assert_eq!(err.exit_code(), 3);
+        let cfg = parse("[providers.anthropic]\napi_key_cmd = \"true\"\n").unwrap();
+        let err = cfg.api_key(Provider::Anthropic, &env(&[])).unwrap_err();
+        assert!(err.to_string().ends_with("it printed nothing"));
+    }
+
+    #[test]
+    fn ollama_needs_no_key() {
+        assert_eq!(
+            Config::default()
+                .api_key(Provider::Ollama, &env(&[]))
+                .unwrap(),
+            ""
+        );
+    }
+
+    #[test]
+    fn base_url_order_and_trailing_slash() {
+        let cfg = parse("[providers.ollama]\nbase_url = \"http://box:11434/\"\n").unwrap();
+        assert_eq!(
+            cfg.base_url(Provider::Ollama, &env(&[])),
+            "http://box:11434"
+        );
+        let e = env(&[("AXE_OLLAMA_BASE_URL", "http://env:1")]);
+        assert_eq!(cfg.base_url(Provider::Ollama, &e), "http://env:1");
+        assert_eq!(
+            Config::default().base_url(Provider::Anthropic, &env(&[])),
+            "https://api.anthropic.com"
+        );
+        assert_eq!(
+            Config::default().base_url(Provider::OpenAi, &env(&[])),
+            "https://api.openai.com"
+        );
+    }
+
+    #[test]
+    fn bad_toml_is_a_config_error() {
+        let err = parse("[providers.openai\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("failed to parse config.toml: line 1")
+        );
+        assert_eq!(err.exit_code(), 2);
+    }
+}

@@ -1,0 +1,239 @@
+//! One HTTP POST with a deadline, and what can go wrong with it.
+//!
+//! Failures stay raw here ([`Failure`]) so the retry loop can tell a 429
+//! from a 400 and a dropped connection from a timeout; only at the end are
+//! they turned into the `<category>: <message>` error of the provider.
+
+use std::io::{self, Read};
+use std::time::{Duration, Instant};
+
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc2822;
+
+use super::{Category, Endpoint, Provider, anthropic, api_error, ollama, openai};
+use crate::error::Error;
+
+/// A failed attempt.
+#[derive(Debug)]
+pub enum Failure {
+    /// The server answered with a status outside 2xx (redirects included:
+    /// they are not followed).
+    Status {
+        status: u16,
+        reason: String,
+        body: Vec<u8>,
+        retry_after: Option<Duration>,
+    },
+    /// The deadline passed.
+    Timeout,
+    /// No connection, or it broke: worth another try.
+    Dropped { url: String, err: io::Error },
+    /// The reply came but made no sense, or anything else not worth
+    /// retrying.
+    Api(Category, String),
+    /// Writing streamed text to our own output failed.
+    Output(io::Error),
+}
+
+impl Failure {
+    pub fn into_error(self, endpoint: &Endpoint, timeout: Duration) -> Error {
+        match self {
+            Failure::Status {
+                status,
+                reason,
+                body,
+                ..
+            } => {
+                let (category, message) = match endpoint.provider {
+                    Provider::Anthropic => {
+                        (anthropic::category(status), anthropic::error_message(&body))
+                    }
+                    Provider::OpenAi => (openai::category(status), openai::error_message(&body)),
+                    Provider::Ollama => (ollama::category(status), ollama::error_message(&body)),
+                };
+                api_error(
+                    category,
+                    message.unwrap_or_else(|| status_text(status, &reason)),
+                )
+            }
+            Failure::Timeout => api_error(
+                Category::Timeout,
+                format!("no complete reply within {}s", timeout.as_secs_f64()),
+            ),
+            Failure::Dropped { err, .. }
+                if endpoint.provider == Provider::Ollama
+                    && err.kind() == io::ErrorKind::ConnectionRefused =>
+            {
+                api_error(
+                    Category::Server,
+                    format!(
+                        "connection refused: is Ollama running? (expected at {})",
+                        endpoint.base_url
+                    ),
+                )
+            }
+            Failure::Dropped { url, err } => api_error(
+                Category::Server,
+                format!("Post \"{url}\": {}", crate::error::describe_io(&err)),
+            ),
+            Failure::Api(category, message) => api_error(category, message),
+            Failure::Output(e) => Error::Output(e),
+        }
+    }
+}
+
+/// Go's `http.StatusText` for the statuses providers send, else what the
+/// server said.
+fn status_text(status: u16, reason: &str) -> String {
+    let text = match status {
+        301 => "Moved Permanently",
+        302 => "Found",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        413 => "Request Entity Too Large",
+        422 => "Unprocessable Entity",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ if !reason.trim().is_empty() => reason.trim(),
+        _ => return format!("HTTP {status}"),
+    };
+    text.to_owned()
+}
+
+/// POSTs `body` as JSON; an answer outside 2xx is read whole and returned
+/// as [`Failure::Status`].
+pub fn post(
+    url: &str,
+    headers: &[(&'static str, String)],
+    body: &[u8],
+    deadline: Instant,
+) -> Result<minreq::ResponseLazy, Failure> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(Failure::Timeout);
+    }
+    // minreq counts whole seconds from now; round up and let our own
+    // deadline checks do the rest.
+    let seconds = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+    let mut request = minreq::post(url)
+        .with_header("content-type", "application/json")
+        .with_body(body.to_vec())
+        .with_timeout(seconds)
+        .with_follow_redirects(false);
+    for (name, value) in headers {
+        request = request.with_header(*name, value.as_str());
+    }
+    let response = request.send_lazy().map_err(|e| classify(url, e))?;
+    if (200..300).contains(&response.status_code) {
+        return Ok(response);
+    }
+    let status = response.status_code;
+    let reason = response.reason_phrase.clone();
+    let retry_after = response
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
+        .and_then(|(_, v)| parse_retry_after(v, OffsetDateTime::now_utc()));
+    // The body only improves the message; a broken one leaves the status.
+    let body = read_all(response).unwrap_or_default();
+    Err(Failure::Status {
+        status,
+        reason,
+        body,
+        retry_after,
+    })
+}
+
+/// Reads a whole body.
+pub fn read_all(mut response: minreq::ResponseLazy) -> Result<Vec<u8>, Failure> {
+    let mut body = Vec::new();
+    response
+        .read_to_end(&mut body)
+        .map_err(|e| io_failure("", e))?;
+    Ok(body)
+}
+
+fn classify(url: &str, err: minreq::Error) -> Failure {
+    match err {
+        minreq::Error::IoError(e) => io_failure(url, e),
+        other => Failure::Api(Category::Server, format!("Post \"{url}\": {other}")),
+    }
+}
+
+/// A read or connect error: a timeout, or a dropped connection.
+pub fn io_failure(url: &str, err: io::Error) -> Failure {
+    match err.kind() {
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => Failure::Timeout,
+        _ => Failure::Dropped {
+            url: url.to_owned(),
+            err,
+        },
+    }
+}
+
+/// `Retry-After` as delay-seconds or an HTTP date.
+pub fn parse_retry_after(value: &str, now: OffsetDateTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = OffsetDateTime::parse(value, &Rfc2822).ok()?;
+    Some(Duration::try_from(at - now).unwrap_or(Duration::ZERO))
+}
+
+/// 0.5 s, 1 s, 2 s, ... up to 30 s, give or take a quarter so that clients
+/// that failed together do not retry together.
+pub fn backoff(attempt: u32) -> Duration {
+    let base = Duration::from_millis(500).saturating_mul(1 << attempt.min(6));
+    let base = base.min(Duration::from_secs(30));
+    // Jitter from the clock: no random number crate for this.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let factor = 0.75 + f64::from(nanos % 1000) / 2000.0;
+    base.mul_f64(factor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_seconds_and_dates() {
+        let now = OffsetDateTime::parse("Wed, 21 Oct 2015 07:28:00 GMT", &Rfc2822).unwrap();
+        assert_eq!(parse_retry_after("3", now), Some(Duration::from_secs(3)));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:05 GMT", now),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon", now), None);
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let b0 = backoff(0);
+        assert!(b0 >= Duration::from_millis(375) && b0 <= Duration::from_millis(625));
+        let b3 = backoff(3);
+        assert!(b3 >= Duration::from_secs(3) && b3 <= Duration::from_secs(5));
+        assert!(backoff(20) <= Duration::from_millis(37_500));
+    }
+
+    #[test]
+    fn status_texts_are_gos() {
+        assert_eq!(status_text(503, "whatever"), "Service Unavailable");
+        assert_eq!(status_text(529, "Overloaded"), "Overloaded");
+        assert_eq!(status_text(599, ""), "HTTP 599");
+    }
+}

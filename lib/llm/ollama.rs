@@ -1,0 +1,158 @@
+//! Ollama's chat API: `POST <base>/api/chat`, no key.
+
+use serde_json::{Map, Value, json};
+
+use super::http::Failure;
+use super::stream::{Lines, TextSink, json as parse_chunk};
+use super::{Category, Conversation, Reply, Role, ToolCall};
+
+pub fn request(base: &str) -> (String, Vec<(&'static str, String)>) {
+    (format!("{base}/api/chat"), Vec::new())
+}
+
+pub fn body(model: &str, c: &Conversation, stream: bool) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), messages(c));
+    body.insert("stream".into(), json!(stream));
+    let mut options = Map::new();
+    if c.temperature != 0.0 {
+        options.insert("temperature".into(), json!(c.temperature));
+    }
+    if c.max_tokens != 0 {
+        options.insert("num_predict".into(), json!(c.max_tokens));
+    }
+    if !options.is_empty() {
+        body.insert("options".into(), Value::Object(options));
+    }
+    if !c.tools.is_empty() {
+        body.insert("tools".into(), super::openai::tools(c));
+    }
+    Value::Object(body)
+}
+
+fn messages(c: &Conversation) -> Value {
+    let mut out = Vec::new();
+    if !c.system.is_empty() {
+        out.push(json!({"role": "system", "content": c.system}));
+    }
+    for m in &c.messages {
+        match m.role {
+            // Ollama has no call ids: results follow in the order of the calls.
+            Role::Tool => {
+                for r in &m.tool_results {
+                    out.push(json!({"role": "tool", "content": r.content}));
+                }
+            }
+            Role::Assistant if !m.tool_calls.is_empty() => {
+                let calls: Vec<Value> = m
+                    .tool_calls
+                    .iter()
+                    .map(|call| json!({"function": {"name": call.name, "arguments": call.arguments}}))
+                    .collect();
+                out.push(json!({"role": "assistant", "content": m.content, "tool_calls": calls}));
+            }
+            Role::Assistant => out.push(json!({"role": "assistant", "content": m.content})),
+            Role::User => out.push(json!({"role": "user", "content": m.content})),
+        }
+    }
+    json!(out)
+}
+
+pub fn category(status: u16) -> Category {
+    match status {
+        400 | 404 => Category::BadRequest,
+        _ => Category::Server,
+    }
+}
+
+/// `{"error": "..."}`.
+pub fn error_message(body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let m = v.get("error")?.as_str()?;
+    (!m.is_empty()).then(|| m.to_owned())
+}
+
+/// The client numbers Ollama's id-less tool calls `ollama_0`, `ollama_1`, ...
+fn tool_calls(message: &Value, first: usize) -> Vec<ToolCall> {
+    message["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, c)| ToolCall {
+            id: format!("ollama_{}", first + i),
+            name: c["function"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            arguments: c["function"]["arguments"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        })
+        .collect()
+}
+
+fn finish(mut reply: Reply, last: &Value) -> Result<Reply, Failure> {
+    reply.model = last["model"].as_str().unwrap_or(&reply.model).to_owned();
+    reply.stop_reason = last["done_reason"].as_str().unwrap_or_default().to_owned();
+    reply.input_tokens = last["prompt_eval_count"].as_u64().unwrap_or(0);
+    reply.output_tokens = last["eval_count"].as_u64().unwrap_or(0);
+    if reply.content.is_empty() && reply.tool_calls.is_empty() {
+        return Err(Failure::Api(
+            Category::Server,
+            "response contains no content".into(),
+        ));
+    }
+    Ok(reply)
+}
+
+pub fn parse_reply(bytes: &[u8]) -> Result<Reply, Failure> {
+    let v: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Failure::Api(Category::Server, format!("failed to parse response: {e}")))?;
+    let reply = Reply {
+        content: v["message"]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        tool_calls: tool_calls(&v["message"], 0),
+        ..Reply::default()
+    };
+    finish(reply, &v)
+}
+
+/// A stream is one JSON object per line; the last has `"done": true` and
+/// the counts.
+pub fn read_stream(body: impl std::io::Read, out: &mut TextSink) -> Result<Reply, Failure> {
+    let mut lines = Lines::new(body);
+    let mut reply = Reply::default();
+    let mut last = Value::Null;
+    while let Some(line) = lines.next()? {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let chunk = parse_chunk(&line)?;
+        if let Some(error) = chunk["error"].as_str() {
+            return Err(Failure::Api(Category::Server, error.to_owned()));
+        }
+        if let Some(text) = chunk["message"]["content"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+        {
+            reply.content.push_str(text);
+            out.push(text)?;
+        }
+        let calls = tool_calls(&chunk["message"], reply.tool_calls.len());
+        reply.tool_calls.extend(calls);
+        if let Some(model) = chunk["model"].as_str() {
+            reply.model = model.to_owned();
+        }
+        let done = chunk["done"].as_bool().unwrap_or(false);
+        last = chunk;
+        if done {
+            break;
+        }
+    }
+    finish(reply, &last)
+}

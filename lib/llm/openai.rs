@@ -1,0 +1,209 @@
+//! OpenAI's Chat Completions API, and every server that copies it:
+//! `POST <base>/v1/chat/completions`.
+
+use serde_json::{Map, Value, json};
+
+use super::http::Failure;
+use super::stream::{PendingCalls, Sse, TextSink, json as parse_chunk};
+use super::{Category, Conversation, Reply, Role, ToolCall};
+
+pub fn request(base: &str, key: &str) -> (String, Vec<(&'static str, String)>) {
+    (
+        format!("{base}/v1/chat/completions"),
+        vec![("authorization", format!("Bearer {key}"))],
+    )
+}
+
+pub fn body(model: &str, c: &Conversation, stream: bool) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), messages(c));
+    if c.temperature != 0.0 {
+        body.insert("temperature".into(), json!(c.temperature));
+    }
+    if c.max_tokens != 0 {
+        body.insert("max_tokens".into(), json!(c.max_tokens));
+    }
+    if !c.tools.is_empty() {
+        body.insert("tools".into(), tools(c));
+    }
+    if stream {
+        body.insert("stream".into(), json!(true));
+        // Token counts come in a last chunk only when asked for.
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    Value::Object(body)
+}
+
+/// `{"type": "function", "function": {name, description, parameters}}`,
+/// which Ollama takes too.
+pub fn tools(c: &Conversation) -> Value {
+    let tools: Vec<Value> = c
+        .tools
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}})
+        })
+        .collect();
+    json!(tools)
+}
+
+fn messages(c: &Conversation) -> Value {
+    let mut out = Vec::new();
+    if !c.system.is_empty() {
+        out.push(json!({"role": "system", "content": c.system}));
+    }
+    for m in &c.messages {
+        match m.role {
+            Role::Tool => {
+                for r in &m.tool_results {
+                    out.push(
+                        json!({"role": "tool", "tool_call_id": r.call_id, "content": r.content}),
+                    );
+                }
+            }
+            Role::Assistant if !m.tool_calls.is_empty() => {
+                let calls: Vec<Value> = m
+                    .tool_calls
+                    .iter()
+                    .map(|call| {
+                        json!({
+                            "id": call.id,
+                            "type": "function",
+                            "function": {
+                                "name": call.name,
+                                "arguments": Value::Object(call.arguments.clone()).to_string(),
+                            },
+                        })
+                    })
+                    .collect();
+                // "" rather than Go's null: llama.cpp's server answers null
+                // with a 500, and the hosted API takes both.
+                out.push(json!({"role": "assistant", "content": m.content, "tool_calls": calls}));
+            }
+            Role::Assistant => out.push(json!({"role": "assistant", "content": m.content})),
+            Role::User => out.push(json!({"role": "user", "content": m.content})),
+        }
+    }
+    json!(out)
+}
+
+pub fn category(status: u16) -> Category {
+    match status {
+        401 | 403 => Category::Auth,
+        400 | 404 => Category::BadRequest,
+        429 => Category::RateLimit,
+        _ => Category::Server,
+    }
+}
+
+/// `{"error": {"message": ...}}`.
+pub fn error_message(body: &[u8]) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let m = v.get("error")?.get("message")?.as_str()?;
+    (!m.is_empty()).then(|| m.to_owned())
+}
+
+fn no_choices() -> Failure {
+    Failure::Api(Category::Server, "response contains no choices".into())
+}
+
+/// Tool call arguments arrive as a JSON string; ones that do not parse as
+/// an object become `{}`, as in Go.
+fn arguments(json: &str) -> Map<String, Value> {
+    serde_json::from_str(json).unwrap_or_default()
+}
+
+pub fn parse_reply(bytes: &[u8]) -> Result<Reply, Failure> {
+    let v: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Failure::Api(Category::Server, format!("failed to parse response: {e}")))?;
+    let Some(choice) = v["choices"].as_array().and_then(|c| c.first()) else {
+        return Err(no_choices());
+    };
+    let message = &choice["message"];
+    let tool_calls = message["tool_calls"]
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| ToolCall {
+                    id: c["id"].as_str().unwrap_or_default().to_owned(),
+                    name: c["function"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    arguments: arguments(c["function"]["arguments"].as_str().unwrap_or("{}")),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Reply {
+        model: v["model"].as_str().unwrap_or_default().to_owned(),
+        content: message["content"].as_str().unwrap_or_default().to_owned(),
+        input_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
+        output_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+        stop_reason: choice["finish_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        tool_calls,
+    })
+}
+
+pub fn read_stream(body: impl std::io::Read, out: &mut TextSink) -> Result<Reply, Failure> {
+    let mut sse = Sse::new(body);
+    let mut reply = Reply::default();
+    let mut calls = PendingCalls::default();
+    let mut choices = false;
+    while let Some(event) = sse.next()? {
+        if event.data == "[DONE]" {
+            break;
+        }
+        let chunk = parse_chunk(&event.data)?;
+        if let Some(error) = chunk.get("error") {
+            return Err(Failure::Api(
+                Category::Server,
+                error["message"]
+                    .as_str()
+                    .unwrap_or("stream error")
+                    .to_owned(),
+            ));
+        }
+        if let Some(model) = chunk["model"].as_str().filter(|m| !m.is_empty()) {
+            reply.model = model.to_owned();
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            reply.input_tokens = usage["prompt_tokens"]
+                .as_u64()
+                .unwrap_or(reply.input_tokens);
+            reply.output_tokens = usage["completion_tokens"]
+                .as_u64()
+                .unwrap_or(reply.output_tokens);
+        }
+        let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) else {
+            continue;
+        };
+        choices = true;
+        let delta = &choice["delta"];
+        if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+            reply.content.push_str(text);
+            out.push(text)?;
+        }
+        for call in delta["tool_calls"].as_array().into_iter().flatten() {
+            calls.add(
+                call["index"].as_u64().unwrap_or(0),
+                call["id"].as_str(),
+                call["function"]["name"].as_str(),
+                call["function"]["arguments"].as_str().unwrap_or_default(),
+            );
+        }
+        if let Some(reason) = choice["finish_reason"].as_str() {
+            reply.stop_reason = reason.to_owned();
+        }
+    }
+    if !choices {
+        return Err(no_choices());
+    }
+    reply.tool_calls = calls.finish();
+    Ok(reply)
+}

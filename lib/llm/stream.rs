@@ -1,0 +1,314 @@
+//! Reading streamed replies (server-sent events, JSON lines) and keeping
+//! the API key out of everything shown.
+
+use std::io::{self, BufRead, BufReader};
+
+use serde_json::Value;
+
+use super::http::{Failure, io_failure};
+use super::{Reply, ToolCall};
+use crate::error::Error;
+
+/// One server-sent event.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Event {
+    pub event: String,
+    pub data: String,
+}
+
+/// Server-sent events from a response body.
+pub struct Sse<R> {
+    lines: Lines<R>,
+}
+
+impl<R: io::Read> Sse<R> {
+    pub fn new(body: R) -> Self {
+        Sse {
+            lines: Lines::new(body),
+        }
+    }
+
+    /// The next event with data; `None` at the end of the body.
+    pub fn next(&mut self) -> Result<Option<Event>, Failure> {
+        let mut event = Event::default();
+        let mut has_data = false;
+        while let Some(line) = self.lines.next()? {
+            if line.is_empty() {
+                if has_data {
+                    return Ok(Some(event));
+                }
+                event = Event::default();
+                continue;
+            }
+            let (field, value) = match line.split_once(':') {
+                Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+                None => (line.as_str(), ""),
+            };
+            match field {
+                "event" => event.event = value.to_owned(),
+                "data" => {
+                    if has_data {
+                        event.data.push('\n');
+                    }
+                    event.data.push_str(value);
+                    has_data = true;
+                }
+                // Comments (": ping"), ids and retry hints.
+                _ => {}
+            }
+        }
+        Ok(has_data.then_some(event))
+    }
+}
+
+/// Lines of a body without their line endings.
+pub struct Lines<R> {
+    reader: BufReader<R>,
+    buf: Vec<u8>,
+}
+
+impl<R: io::Read> Lines<R> {
+    pub fn new(body: R) -> Self {
+        Lines {
+            reader: BufReader::new(body),
+            buf: Vec::new(),
+        }
+    }
+
+    pub fn next(&mut self) -> Result<Option<String>, Failure> {
+        self.buf.clear();
+        let n = self
+            .reader
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| io_failure("", e))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        let line = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        Ok(Some(String::from_utf8_lossy(line).into_owned()))
+    }
+}
+
+/// Parses one streamed JSON document.
+pub fn json(data: &str) -> Result<Value, Failure> {
+    serde_json::from_str(data).map_err(|e| {
+        Failure::Api(
+            super::Category::Server,
+            format!("failed to parse streaming chunk: {e}"),
+        )
+    })
+}
+
+/// Tool calls being assembled from pieces, in the order they started.
+#[derive(Default)]
+pub struct PendingCalls {
+    calls: Vec<(u64, String, String, String)>,
+}
+
+impl PendingCalls {
+    /// Starts or continues the call with stream index `index`.
+    pub fn add(&mut self, index: u64, id: Option<&str>, name: Option<&str>, json: &str) {
+        let pos = match self.calls.iter().position(|c| c.0 == index) {
+            Some(p) => p,
+            None => {
+                self.calls
+                    .push((index, String::new(), String::new(), String::new()));
+                self.calls.len() - 1
+            }
+        };
+        let call = &mut self.calls[pos];
+        if let Some(id) = id.filter(|s| !s.is_empty()) {
+            call.1 = id.to_owned();
+        }
+        if let Some(name) = name.filter(|s| !s.is_empty()) {
+            call.2 = name.to_owned();
+        }
+        call.3.push_str(json);
+    }
+
+    /// The finished calls; arguments that are not a JSON object become `{}`,
+    /// as in Go.
+    pub fn finish(self) -> Vec<ToolCall> {
+        self.calls
+            .into_iter()
+            .map(|(_, id, name, json)| ToolCall {
+                id,
+                name,
+                arguments: serde_json::from_str(&json).unwrap_or_default(),
+            })
+            .collect()
+    }
+}
+
+const REDACTED: &str = "[REDACTED]";
+
+/// Replaces the API key wherever a server might have echoed it.
+pub struct Redactor {
+    key: String,
+}
+
+impl Redactor {
+    pub fn new(key: &str) -> Self {
+        Redactor {
+            key: key.to_owned(),
+        }
+    }
+
+    pub fn text(&self, s: &str) -> String {
+        if self.key.is_empty() || !s.contains(&self.key) {
+            return s.to_owned();
+        }
+        s.replace(&self.key, REDACTED)
+    }
+
+    fn value(&self, v: &mut Value) {
+        match v {
+            Value::String(s) => *s = self.text(s),
+            Value::Array(items) => items.iter_mut().for_each(|i| self.value(i)),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (k, mut item) in entries {
+                    self.value(&mut item);
+                    map.insert(self.text(&k), item);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn reply(&self, mut reply: Reply) -> Reply {
+        reply.model = self.text(&reply.model);
+        reply.content = self.text(&reply.content);
+        reply.stop_reason = self.text(&reply.stop_reason);
+        for call in &mut reply.tool_calls {
+            call.id = self.text(&call.id);
+            call.name = self.text(&call.name);
+            let mut args = Value::Object(std::mem::take(&mut call.arguments));
+            self.value(&mut args);
+            if let Value::Object(map) = args {
+                call.arguments = map;
+            }
+        }
+        reply
+    }
+
+    pub fn error(&self, err: Error) -> Error {
+        match err {
+            Error::Api { category, message } => Error::Api {
+                category,
+                message: self.text(&message),
+            },
+            other => other,
+        }
+    }
+
+    /// A sink for streamed text that never lets the key through, even when
+    /// it arrives split over several pieces.
+    pub fn stream<'a>(&'a self, out: &'a mut dyn FnMut(&str) -> io::Result<()>) -> TextSink<'a> {
+        TextSink {
+            key: &self.key,
+            pending: String::new(),
+            out,
+        }
+    }
+}
+
+/// Streamed text on its way out; see [`Redactor::stream`].
+pub struct TextSink<'a> {
+    key: &'a str,
+    pending: String,
+    out: &'a mut dyn FnMut(&str) -> io::Result<()>,
+}
+
+impl TextSink<'_> {
+    pub fn push(&mut self, text: &str) -> Result<(), Failure> {
+        if self.key.is_empty() {
+            return (self.out)(text).map_err(Failure::Output);
+        }
+        self.pending.push_str(text);
+        if self.pending.contains(self.key) {
+            self.pending = self.pending.replace(self.key, REDACTED);
+        }
+        // Hold back the longest tail that could be the start of the key.
+        let hold = (1..self.key.len().min(self.pending.len() + 1))
+            .rev()
+            .find(|&n| {
+                self.pending.is_char_boundary(self.pending.len() - n)
+                    && self
+                        .key
+                        .starts_with(&self.pending[self.pending.len() - n..])
+            })
+            .unwrap_or(0);
+        let ready = self.pending.len() - hold;
+        if ready > 0 {
+            let rest = self.pending.split_off(ready);
+            (self.out)(&self.pending).map_err(Failure::Output)?;
+            self.pending = rest;
+        }
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let rest = std::mem::take(&mut self.pending);
+        (self.out)(&rest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_events() {
+        let body =
+            "event: a\ndata: {\"x\":1}\n\n: comment\n\ndata: one\ndata: two\r\n\r\ndata:[DONE]";
+        let mut sse = Sse::new(body.as_bytes());
+        let e = sse.next().unwrap().unwrap();
+        assert_eq!((e.event.as_str(), e.data.as_str()), ("a", "{\"x\":1}"));
+        assert_eq!(sse.next().unwrap().unwrap().data, "one\ntwo");
+        assert_eq!(sse.next().unwrap().unwrap().data, "[DONE]");
+        assert!(sse.next().unwrap().is_none());
+    }
+
+    fn streamed(key: &str, pieces: &[&str]) -> (String, Vec<String>) {
+        let redactor = Redactor::new(key);
+        let mut seen = Vec::new();
+        let mut out = |t: &str| {
+            seen.push(t.to_owned());
+            Ok(())
+        };
+        let mut sink = redactor.stream(&mut out);
+        for p in pieces {
+            sink.push(p).unwrap();
+        }
+        sink.finish().unwrap();
+        (seen.concat(), seen)
+    }
+
+    #[test]
+    fn key_split_across_pieces_never_escapes() {
+        let (all, pieces) = streamed("sk-SECRET", &["your key is sk-", "SEC", "RET, ok", " sk"]);
+        assert_eq!(all, "your key is [REDACTED], ok sk");
+        assert!(pieces.iter().all(|p| !p.contains("SEC")));
+        let (all, _) = streamed("", &["plain ", "text"]);
+        assert_eq!(all, "plain text");
+        let (all, _) = streamed("aaa", &["aa", "aa", "é"]);
+        assert_eq!(all, "[REDACTED]aé");
+    }
+
+    #[test]
+    fn pending_calls_keep_start_order() {
+        let mut calls = PendingCalls::default();
+        calls.add(1, Some("b"), Some("two"), "{\"x\":");
+        calls.add(0, Some("a"), Some("one"), "{}");
+        calls.add(1, None, None, "2}");
+        let done = calls.finish();
+        assert_eq!(done[0].id, "b");
+        assert_eq!(done[0].arguments["x"], 2);
+        assert_eq!(done[1].name, "one");
+    }
+}
