@@ -1,10 +1,12 @@
 //! Integration tests: the real executables, in temp dirs of their own.
 
 mod common;
+mod llm;
 mod mem_append;
 mod mem_count;
 mod mem_load;
 mod mem_path;
 mod mem_trim;
+mod server;
 mod stress;
 mod util;

@@ -36,7 +36,13 @@ impl Env {
 
     /// An executable of this package, run inside this world.
     pub fn cmd(&self, bin: &str) -> Command {
-        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin(bin));
+        Command::from_std(self.std_cmd(bin))
+    }
+
+    /// [`Env::cmd`] as a plain `std::process::Command`, for tests that
+    /// spawn and talk to the process themselves.
+    pub fn std_cmd(&self, bin: &str) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin(bin));
         self.prepare(&mut cmd);
         cmd
     }
@@ -46,18 +52,28 @@ impl Env {
     pub fn unprivileged(&self, bin: &str) -> Command {
         let path = assert_cmd::cargo::cargo_bin(bin);
         let mut cmd = if is_root() {
-            let mut c = Command::new("setpriv");
+            let mut c = std::process::Command::new("setpriv");
             c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
                 .arg(path);
             c
         } else {
-            Command::new(path)
+            std::process::Command::new(path)
         };
         self.prepare(&mut cmd);
-        cmd
+        Command::from_std(cmd)
     }
 
-    fn prepare(&self, cmd: &mut Command) {
+    fn prepare(&self, cmd: &mut std::process::Command) {
+        // Nothing from the developer's own setup may reach a test.
+        for var in [
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "AXE_ANTHROPIC_BASE_URL",
+            "AXE_OPENAI_BASE_URL",
+            "AXE_OLLAMA_BASE_URL",
+        ] {
+            cmd.env_remove(var);
+        }
         cmd.current_dir(self.root())
             .env("HOME", self.root().join("home"))
             .env("XDG_CONFIG_HOME", self.config_dir())

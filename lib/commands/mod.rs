@@ -1,5 +1,6 @@
 //! The executables' commands, one module each, plus what they share.
 
+pub mod llm;
 pub mod mem_append;
 pub mod mem_count;
 pub mod mem_load;
@@ -16,4 +17,5 @@ pub const ALL: &[&Command] = &[
     &mem_load::COMMAND,
     &mem_count::COMMAND,
     &mem_trim::COMMAND,
+    &llm::COMMAND,
 ];

@@ -1,0 +1,281 @@
+//! `axe-llm`: one call to a model, from the shell.
+
+use std::fs;
+use std::io::{self, IsTerminal, Read, Write};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::cli::{Arg, Command, Complete, Flag, Matches};
+use crate::config;
+use crate::error::{Error, Result};
+use crate::llm::{self, CallOptions, Conversation, Endpoint, Message, Reply, ToolCall};
+
+pub const COMMAND: Command = Command {
+    name: "axe-llm",
+    about: "Send a prompt to a model and print its answer",
+    usage: &[
+        "-m <PROVIDER/MODEL> [OPTIONS] [PROMPT]...",
+        "[OPTIONS] --request <FILE>",
+    ],
+    args: &[Arg {
+        name: "PROMPT",
+        help: "The user message, as words joined by spaces [default: standard input]",
+        complete: Complete::Nothing,
+        many: true,
+    }],
+    flags: &[
+        Flag::with_value(
+            "model",
+            "PROVIDER/MODEL",
+            "The model, e.g. anthropic/claude-sonnet-4-20250514, openai/gpt-4o, ollama/llama3",
+        )
+        .short('m')
+        .completes(Complete::Model),
+        Flag::with_value("system", "TEXT", "The system prompt").short('s'),
+        Flag::with_value("system-file", "PATH", "Read the system prompt from PATH")
+            .completes(Complete::File),
+        Flag::with_value(
+            "temperature",
+            "T",
+            "Sampling temperature; 0 is not sent [default: 0]",
+        ),
+        Flag::with_value(
+            "max-tokens",
+            "N",
+            "Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]",
+        ),
+        Flag::with_value(
+            "timeout",
+            "SECONDS",
+            "Give up after this long, retries included [default: 120]",
+        ),
+        Flag::with_value(
+            "retries",
+            "N",
+            "Retry 429, 529, 5xx and dropped connections N times [default: 0]",
+        ),
+        Flag::switch("stream", "Print the answer as it arrives"),
+        Flag::with_value(
+            "request",
+            "FILE",
+            "Send the conversation in FILE (- for standard input), tools and all",
+        )
+        .completes(Complete::File),
+        Flag::switch(
+            "json",
+            "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms} as JSON",
+        ),
+    ],
+    description: "\
+Prints the answer exactly, with no newline added, and nothing else.
+
+Keys and servers come from the environment, then config.toml:
+ANTHROPIC_API_KEY / OPENAI_API_KEY, or api_key or api_key_cmd under
+[providers.<name>]; AXE_<PROVIDER>_BASE_URL or base_url for another server
+(any OpenAI-compatible one works as openai). Ollama needs no key.
+
+With --request, the conversation comes from a JSON file (see the README):
+system prompt, messages with tool calls and tool results, tool definitions
+and parameters; --json then includes the reply's tool_calls, so a script
+can run a tool loop. Flags given with --request override its fields.
+
+Exit codes: 1 bad arguments or a request the provider rejected (400/404),
+2 config error, 3 API error (auth, rate limit, server, timeout, no key).",
+    run,
+};
+
+/// The `--json` document.
+#[derive(Serialize)]
+struct Json<'a> {
+    model: &'a str,
+    content: &'a str,
+    input_tokens: u64,
+    output_tokens: u64,
+    stop_reason: &'a str,
+    duration_ms: u128,
+    /// Only with `--request`, where tools can be offered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_calls: Option<&'a [ToolCall]>,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let temperature = m.number::<f64>("temperature")?;
+    let max_tokens = m.number::<u64>("max-tokens")?;
+    let timeout = m.number::<f64>("timeout")?.unwrap_or(120.0);
+    if !(timeout > 0.0 && timeout.is_finite()) {
+        return Err(Error::Usage(
+            "--timeout must be a positive number of seconds".into(),
+        ));
+    }
+    let retries = m.number::<u32>("retries")?.unwrap_or(0);
+    let stream = m.flag("stream");
+    let json = m.flag("json");
+
+    let from_request = m.value("request").is_some();
+    let mut conversation = match m.string("request")? {
+        Some(source) => {
+            if !m.args().is_empty() {
+                return Err(Error::Usage(
+                    "cannot combine --request with a PROMPT".into(),
+                ));
+            }
+            read_request(source)?
+        }
+        None => Conversation {
+            messages: vec![Message::user(prompt(m)?)],
+            ..Conversation::default()
+        },
+    };
+    if let Some(system) = system_prompt(m)? {
+        conversation.system = system;
+    }
+    if let Some(t) = temperature {
+        conversation.temperature = t;
+    }
+    if let Some(n) = max_tokens {
+        conversation.max_tokens = n;
+    }
+    let model = match m.string("model")? {
+        Some(model) => model.to_owned(),
+        None => conversation
+            .model
+            .clone()
+            .ok_or_else(|| Error::Usage("missing required flag --model".into()))?,
+    };
+
+    let (provider, name) = llm::parse_model(&model)?;
+    let config = config::load()?;
+    let env = |k: &str| std::env::var(k).ok();
+    let endpoint = Endpoint {
+        provider,
+        base_url: config.base_url(provider, &env),
+        api_key: config.api_key(provider, &env)?,
+    };
+    let options = CallOptions {
+        timeout: Duration::from_secs_f64(timeout),
+        retries,
+        stream,
+    };
+
+    let started = Instant::now();
+    let reply = {
+        let mut show = |text: &str| -> io::Result<()> {
+            // With --json the one document comes at the end instead.
+            if !json {
+                out.write_all(text.as_bytes())?;
+                out.flush()?;
+            }
+            Ok(())
+        };
+        llm::complete(&endpoint, &name, &conversation, &options, &mut show)?
+    };
+    let duration_ms = started.elapsed().as_millis();
+    print_reply(out, &reply, json, stream, from_request, duration_ms)
+}
+
+fn print_reply(
+    out: &mut dyn Write,
+    reply: &Reply,
+    json: bool,
+    streamed: bool,
+    from_request: bool,
+    duration_ms: u128,
+) -> Result<()> {
+    if json {
+        return crate::cli::write_json(
+            out,
+            &Json {
+                model: &reply.model,
+                content: &reply.content,
+                input_tokens: reply.input_tokens,
+                output_tokens: reply.output_tokens,
+                stop_reason: &reply.stop_reason,
+                duration_ms,
+                tool_calls: from_request.then_some(reply.tool_calls.as_slice()),
+            },
+        );
+    }
+    if !streamed {
+        out.write_all(reply.content.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// PROMPT's words, else standard input when it is not a terminal.
+fn prompt(m: &Matches) -> Result<String> {
+    let text = if !m.args().is_empty() {
+        m.args()
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else if io::stdin().is_terminal() {
+        String::new()
+    } else {
+        read_stdin()?
+    };
+    if text.trim().is_empty() {
+        return Err(Error::Usage(
+            "no prompt: give PROMPT or pipe it on standard input".into(),
+        ));
+    }
+    Ok(text)
+}
+
+fn read_stdin() -> Result<String> {
+    let mut bytes = Vec::new();
+    io::stdin().lock().read_to_end(&mut bytes).map_err(|e| {
+        Error::Input(format!(
+            "failed to read standard input: {}",
+            crate::error::describe_io(&e)
+        ))
+    })?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// `-s TEXT` or `--system-file PATH`; an unreadable file is a config error,
+/// like a missing skill file for `axe-run`.
+fn system_prompt(m: &Matches) -> Result<Option<String>> {
+    match (m.string("system")?, m.value("system-file")) {
+        (Some(_), Some(_)) => Err(Error::Usage(
+            "cannot use both --system and --system-file".into(),
+        )),
+        (Some(text), None) => Ok(Some(text.to_owned())),
+        (None, Some(path)) => match fs::read(path) {
+            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
+                "system file not found: {}",
+                path.to_string_lossy()
+            ))),
+            Err(e) => Err(Error::Config(format!(
+                "failed to read system file {}: {}",
+                path.to_string_lossy(),
+                crate::error::describe_io(&e)
+            ))),
+        },
+        (None, None) => Ok(None),
+    }
+}
+
+/// The `--request` conversation, from a file or `-` (standard input).
+fn read_request(source: &str) -> Result<Conversation> {
+    let text = if source == "-" {
+        read_stdin()?
+    } else {
+        fs::read_to_string(source).map_err(|e| {
+            Error::Input(format!(
+                "failed to read request file {source}: {}",
+                crate::error::describe_io(&e)
+            ))
+        })?
+    };
+    let conversation: Conversation = serde_json::from_str(&text)
+        .map_err(|e| Error::Input(format!("malformed request {source}: {e}")))?;
+    if conversation.messages.is_empty() {
+        return Err(Error::Input(format!(
+            "malformed request {source}: no messages"
+        )));
+    }
+    Ok(conversation)
+}

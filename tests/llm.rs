@@ -1,0 +1,1034 @@
+//! `axe-llm` against a local server speaking each provider's wire format.
+
+use std::io::Read;
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::server::{Answer, Server, closed_port_url, sse_data, sse_event};
+use crate::util::{Env, stdout};
+
+const KEY: &str = "sk-test-SECRET-4242";
+
+/// `axe-llm` pointed at `server` for `provider`, with a key where one is
+/// needed.
+fn llm(env: &Env, url: &str, provider: &str) -> Command {
+    Command::from_std(llm_std(env, url, provider))
+}
+
+fn llm_std(env: &Env, url: &str, provider: &str) -> std::process::Command {
+    let mut cmd = env.std_cmd("axe-llm");
+    cmd.env(format!("AXE_{}_BASE_URL", provider.to_uppercase()), url);
+    match provider {
+        "anthropic" => cmd.env("ANTHROPIC_API_KEY", KEY),
+        "openai" => cmd.env("OPENAI_API_KEY", KEY),
+        _ => &mut cmd,
+    };
+    cmd
+}
+
+fn anthropic_reply(text: &str) -> Value {
+    json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn", "usage": {"input_tokens": 11, "output_tokens": 7}
+    })
+}
+
+fn openai_reply(text: &str) -> Value {
+    json!({
+        "id": "c1", "object": "chat.completion", "model": "gpt-test",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7}
+    })
+}
+
+fn ollama_reply(text: &str) -> Value {
+    json!({
+        "model": "llama-test", "message": {"role": "assistant", "content": text},
+        "done": true, "done_reason": "stop", "prompt_eval_count": 11, "eval_count": 7
+    })
+}
+
+fn reply_for(provider: &str, text: &str) -> Value {
+    match provider {
+        "anthropic" => anthropic_reply(text),
+        "openai" => openai_reply(text),
+        _ => ollama_reply(text),
+    }
+}
+
+const PROVIDERS: [&str; 3] = ["anthropic", "openai", "ollama"];
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct Envelope {
+    model: String,
+    content: String,
+    input_tokens: u64,
+    output_tokens: u64,
+    stop_reason: String,
+    duration_ms: u64,
+    #[serde(default)]
+    tool_calls: Option<Vec<Value>>,
+}
+
+#[test]
+fn anthropic_request_is_exact() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &anthropic_reply("Hi there"))]);
+    llm(&env, &server.url, "anthropic")
+        .args([
+            "-m",
+            "anthropic/claude-x",
+            "-s",
+            "Be brief",
+            "hello",
+            "world",
+        ])
+        .assert()
+        .success()
+        .stdout("Hi there")
+        .stderr("");
+    let req = server.only_request();
+    assert_eq!(
+        (req.method.as_str(), req.path.as_str()),
+        ("POST", "/v1/messages")
+    );
+    assert_eq!(req.header("x-api-key"), Some(KEY));
+    assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(req.header("content-type"), Some("application/json"));
+    assert_eq!(req.header("authorization"), None);
+    assert_eq!(
+        req.json(),
+        json!({
+            "model": "claude-x", "max_tokens": 4096, "system": "Be brief",
+            "messages": [{"role": "user", "content": "hello world"}]
+        })
+    );
+}
+
+#[test]
+fn anthropic_sends_params_when_set_and_no_system_when_empty() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &anthropic_reply("ok"))]);
+    llm(&env, &server.url, "anthropic")
+        .args([
+            "-m",
+            "anthropic/claude-x",
+            "--temperature",
+            "0.5",
+            "--max-tokens",
+            "100",
+            "hi",
+        ])
+        .assert()
+        .success();
+    assert_eq!(
+        server.only_request().json(),
+        json!({
+            "model": "claude-x", "max_tokens": 100, "temperature": 0.5,
+            "messages": [{"role": "user", "content": "hi"}]
+        })
+    );
+}
+
+#[test]
+fn openai_request_is_exact_and_prompt_comes_from_stdin() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("fine"))]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/gpt-x", "--system", "sys"])
+        .write_stdin("diff --git a b\n+line\n")
+        .assert()
+        .success()
+        .stdout("fine");
+    let req = server.only_request();
+    assert_eq!(req.path, "/v1/chat/completions");
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(req.header("x-api-key"), None);
+    assert_eq!(
+        req.json(),
+        json!({
+            "model": "gpt-x",
+            "messages": [
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "diff --git a b\n+line\n"}
+            ]
+        })
+    );
+}
+
+#[test]
+fn openai_sends_params_only_when_non_zero() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("ok"))]);
+    llm(&env, &server.url, "openai")
+        .args([
+            "-m",
+            "openai/gpt-x",
+            "--temperature",
+            "0",
+            "--max-tokens",
+            "64",
+            "q",
+        ])
+        .assert()
+        .success();
+    assert_eq!(
+        server.only_request().json(),
+        json!({"model": "gpt-x", "max_tokens": 64, "messages": [{"role": "user", "content": "q"}]})
+    );
+}
+
+#[test]
+fn ollama_request_is_exact_and_needs_no_key() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &ollama_reply("local"))]);
+    llm(&env, &server.url, "ollama")
+        .args(["-m", "ollama/llama3", "-s", "sys", "hi"])
+        .assert()
+        .success()
+        .stdout("local");
+    let req = server.only_request();
+    assert_eq!(req.path, "/api/chat");
+    assert_eq!(req.header("authorization"), None);
+    assert_eq!(
+        req.json(),
+        json!({
+            "model": "llama3", "stream": false,
+            "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]
+        })
+    );
+    let server = Server::start(vec![Answer::json(200, &ollama_reply("local"))]);
+    llm(&env, &server.url, "ollama")
+        .args([
+            "-m",
+            "ollama/llama3",
+            "--temperature",
+            "0.2",
+            "--max-tokens",
+            "9",
+            "hi",
+        ])
+        .assert()
+        .success();
+    assert_eq!(
+        server.only_request().json()["options"],
+        json!({"temperature": 0.2, "num_predict": 9})
+    );
+}
+
+#[test]
+fn json_envelope_for_every_provider() {
+    let env = Env::new();
+    for provider in PROVIDERS {
+        let server = Server::start(vec![Answer::json(200, &reply_for(provider, "answer"))]);
+        let out = llm(&env, &server.url, provider)
+            .args(["-m", &format!("{provider}/m"), "--json", "q"])
+            .assert()
+            .success();
+        let text = stdout(out.get_output());
+        assert!(text.ends_with("}\n") && text.lines().count() == 1);
+        let e: Envelope = serde_json::from_str(&text).unwrap();
+        assert_eq!(e.content, "answer");
+        assert_eq!((e.input_tokens, e.output_tokens), (11, 7));
+        assert!(
+            e.model.ends_with("-test"),
+            "the server's model name: {}",
+            e.model
+        );
+        assert!(!e.stop_reason.is_empty());
+        assert!(e.duration_ms < 10_000);
+        assert!(e.tool_calls.is_none(), "no tools without --request");
+    }
+}
+
+/// A conversation mid tool loop: a call was made, its result comes back.
+fn tool_conversation() -> Value {
+    json!({
+        "system": "Use tools.",
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_1", "name": "weather", "arguments": {"city": "Paris"}}
+            ]},
+            {"role": "tool", "tool_results": [
+                {"call_id": "call_1", "content": "sunny", "is_error": false}
+            ]}
+        ],
+        "tools": [{
+            "name": "weather", "description": "Current weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+        }]
+    })
+}
+
+#[test]
+fn request_files_map_tools_to_each_wire_format() {
+    let env = Env::new();
+    let file = env.root().join("req.json");
+    std::fs::write(&file, tool_conversation().to_string()).unwrap();
+    let schema =
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
+    let expected = [
+        (
+            "anthropic",
+            json!({
+                "model": "m", "max_tokens": 4096, "system": "Use tools.",
+                "messages": [
+                    {"role": "user", "content": "Weather in Paris?"},
+                    {"role": "assistant", "content": [
+                        {"type": "tool_use", "id": "call_1", "name": "weather", "input": {"city": "Paris"}}
+                    ]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "call_1", "content": "sunny", "is_error": false}
+                    ]}
+                ],
+                "tools": [{"name": "weather", "description": "Current weather", "input_schema": schema}]
+            }),
+        ),
+        (
+            "openai",
+            json!({
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": "Use tools."},
+                    {"role": "user", "content": "Weather in Paris?"},
+                    {"role": "assistant", "content": "", "tool_calls": [
+                        {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}
+                ],
+                "tools": [{"type": "function", "function": {"name": "weather", "description": "Current weather", "parameters": schema}}]
+            }),
+        ),
+        (
+            "ollama",
+            json!({
+                "model": "m", "stream": false,
+                "messages": [
+                    {"role": "system", "content": "Use tools."},
+                    {"role": "user", "content": "Weather in Paris?"},
+                    {"role": "assistant", "content": "", "tool_calls": [
+                        {"function": {"name": "weather", "arguments": {"city": "Paris"}}}
+                    ]},
+                    {"role": "tool", "content": "sunny"}
+                ],
+                "tools": [{"type": "function", "function": {"name": "weather", "description": "Current weather", "parameters": schema}}]
+            }),
+        ),
+    ];
+    for (provider, body) in expected {
+        let server = Server::start(vec![Answer::json(
+            200,
+            &reply_for(provider, "It is sunny."),
+        )]);
+        llm(&env, &server.url, provider)
+            .args([
+                "-m",
+                &format!("{provider}/m"),
+                "--request",
+                file.to_str().unwrap(),
+            ])
+            .assert()
+            .success()
+            .stdout("It is sunny.");
+        assert_eq!(server.only_request().json(), body, "{provider}");
+    }
+}
+
+#[test]
+fn tool_calls_in_replies_come_back_in_json() {
+    let env = Env::new();
+    let file = env.root().join("req.json");
+    std::fs::write(&file, tool_conversation().to_string()).unwrap();
+    let replies = [
+        (
+            "anthropic",
+            json!({"model": "c", "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 2},
+                   "content": [{"type": "text", "text": "Checking."},
+                               {"type": "tool_use", "id": "tu_9", "name": "weather", "input": {"city": "Oslo"}}]}),
+            "tu_9",
+        ),
+        (
+            "openai",
+            json!({"model": "g", "usage": {"prompt_tokens": 1, "completion_tokens": 2},
+                   "choices": [{"finish_reason": "tool_calls", "message": {"content": null, "tool_calls": [
+                       {"id": "call_9", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Oslo\"}"}}]}}]}),
+            "call_9",
+        ),
+        (
+            "ollama",
+            json!({"model": "l", "done": true, "done_reason": "stop", "message": {"content": "", "tool_calls": [
+                {"function": {"name": "weather", "arguments": {"city": "Oslo"}}}]}}),
+            "ollama_0",
+        ),
+    ];
+    for (provider, reply, id) in replies {
+        let server = Server::start(vec![Answer::json(200, &reply)]);
+        let out = llm(&env, &server.url, provider)
+            .args([
+                "-m",
+                &format!("{provider}/m"),
+                "--request",
+                file.to_str().unwrap(),
+                "--json",
+            ])
+            .assert()
+            .success();
+        let e: Envelope = serde_json::from_str(&stdout(out.get_output())).unwrap();
+        assert_eq!(
+            e.tool_calls.unwrap(),
+            [json!({"id": id, "name": "weather", "arguments": {"city": "Oslo"}})],
+            "{provider}"
+        );
+    }
+}
+
+#[test]
+fn request_from_stdin_and_flag_overrides() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("ok"))]);
+    let request = json!({"model": "openai/from-file", "system": "file", "temperature": 0.7,
+                         "messages": [{"role": "user", "content": "q"}]});
+    llm(&env, &server.url, "openai")
+        .args(["--request", "-", "-s", "flag"])
+        .write_stdin(request.to_string())
+        .assert()
+        .success();
+    let body = server.only_request().json();
+    assert_eq!(body["model"], "from-file");
+    assert_eq!(
+        body["messages"][0],
+        json!({"role": "system", "content": "flag"})
+    );
+    assert_eq!(body["temperature"], 0.7);
+}
+
+/// (provider, status, category, exit code)
+const STATUSES: &[(&str, u16, &str, i32)] = &[
+    ("anthropic", 400, "bad_request", 1),
+    ("anthropic", 401, "auth", 3),
+    ("anthropic", 403, "server", 3),
+    ("anthropic", 404, "server", 3),
+    ("anthropic", 429, "rate_limit", 3),
+    ("anthropic", 500, "server", 3),
+    ("anthropic", 503, "server", 3),
+    ("anthropic", 529, "overloaded", 3),
+    ("openai", 400, "bad_request", 1),
+    ("openai", 401, "auth", 3),
+    ("openai", 403, "auth", 3),
+    ("openai", 404, "bad_request", 1),
+    ("openai", 429, "rate_limit", 3),
+    ("openai", 500, "server", 3),
+    ("openai", 502, "server", 3),
+    ("ollama", 400, "bad_request", 1),
+    ("ollama", 404, "bad_request", 1),
+    ("ollama", 500, "server", 3),
+];
+
+fn error_body(provider: &str, message: &str) -> Value {
+    match provider {
+        "anthropic" => json!({"type": "error", "error": {"type": "x_error", "message": message}}),
+        "openai" => json!({"error": {"message": message, "type": "x", "code": null}}),
+        _ => json!({"error": message}),
+    }
+}
+
+#[test]
+fn every_error_status_maps_to_its_category_and_exit_code() {
+    let env = Env::new();
+    for &(provider, status, category, code) in STATUSES {
+        let server = Server::start(vec![Answer::json(
+            status,
+            &error_body(provider, "told you so"),
+        )]);
+        llm(&env, &server.url, provider)
+            .args(["-m", &format!("{provider}/m"), "q"])
+            .assert()
+            .code(code)
+            .stdout("")
+            .stderr(format!("{category}: told you so\n"));
+        // Without a usable body, the status text is the message.
+        let server = Server::start(vec![Answer::raw(status, "<html>oops</html>")]);
+        llm(&env, &server.url, provider)
+            .args(["-m", &format!("{provider}/m"), "q"])
+            .assert()
+            .code(code)
+            .stderr(predicate::str::starts_with(format!("{category}: ")))
+            .stderr(predicate::str::contains("oops").not());
+    }
+}
+
+#[test]
+fn status_text_is_gos_when_the_body_says_nothing() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::raw(503, "")]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "q"])
+        .assert()
+        .code(3)
+        .stderr("server: Service Unavailable\n");
+}
+
+#[test]
+fn malformed_and_empty_replies_are_server_errors() {
+    let env = Env::new();
+    let cases = [
+        (
+            "anthropic",
+            Answer::raw(200, "not json"),
+            "server: failed to parse response: ",
+        ),
+        (
+            "openai",
+            Answer::raw(200, "{\"choices\": "),
+            "server: failed to parse response: ",
+        ),
+        (
+            "ollama",
+            Answer::raw(200, ""),
+            "server: failed to parse response: ",
+        ),
+        (
+            "anthropic",
+            Answer::json(200, &json!({"model": "c", "content": []})),
+            "server: response contains no content\n",
+        ),
+        (
+            "openai",
+            Answer::json(200, &json!({"model": "g", "choices": []})),
+            "server: response contains no choices\n",
+        ),
+        (
+            "ollama",
+            Answer::json(200, &ollama_reply("")),
+            "server: response contains no content\n",
+        ),
+    ];
+    for (provider, answer, message) in cases {
+        let server = Server::start(vec![answer]);
+        llm(&env, &server.url, provider)
+            .args(["-m", &format!("{provider}/m"), "q"])
+            .assert()
+            .code(3)
+            .stdout("")
+            .stderr(predicate::str::starts_with(message))
+            .stderr(predicate::function(|s: &str| s.lines().count() == 1));
+    }
+}
+
+#[test]
+fn an_empty_text_block_is_an_empty_answer_not_an_error() {
+    // M7 5.3: gc prints an empty analysis rather than failing.
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &anthropic_reply(""))]);
+    llm(&env, &server.url, "anthropic")
+        .args(["-m", "anthropic/m", "q"])
+        .assert()
+        .success()
+        .stdout("");
+}
+
+#[test]
+fn refused_connections() {
+    let env = Env::new();
+    let url = closed_port_url();
+    llm(&env, &url, "ollama")
+        .args(["-m", "ollama/llama3", "q"])
+        .assert()
+        .code(3)
+        .stderr(format!(
+            "server: connection refused: is Ollama running? (expected at {url})\n"
+        ));
+    llm(&env, &url, "anthropic")
+        .args(["-m", "anthropic/m", "q"])
+        .assert()
+        .code(3)
+        .stderr(format!(
+            "server: Post \"{url}/v1/messages\": connection refused\n"
+        ));
+}
+
+#[test]
+fn redirects_are_not_followed() {
+    let env = Env::new();
+    let target = Server::start(vec![Answer::json(200, &openai_reply("moved"))]);
+    let server =
+        Server::start(vec![Answer::raw(302, "").with_header(
+            "location",
+            &format!("{}/v1/chat/completions", target.url),
+        )]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "q"])
+        .assert()
+        .code(3)
+        .stderr("server: Found\n");
+    assert!(target.requests().is_empty(), "the redirect was followed");
+}
+
+#[test]
+fn timeout_bounds_the_whole_call() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::Hang(Duration::from_secs(8))]);
+    let started = Instant::now();
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "--timeout", "1", "q"])
+        .assert()
+        .code(3)
+        .stderr("timeout: no complete reply within 1s\n");
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+}
+
+#[test]
+fn timeout_includes_retries() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(500, &json!({}))]);
+    let started = Instant::now();
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "--timeout", "1.5", "--retries", "50", "q"])
+        .assert()
+        .code(3)
+        .stderr("server: Internal Server Error\n");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(server.requests().len() >= 2, "it did retry");
+}
+
+#[test]
+fn retries_honour_retry_after() {
+    let env = Env::new();
+    let server = Server::start(vec![
+        Answer::json(429, &error_body("anthropic", "slow down")).with_header("retry-after", "1"),
+        Answer::json(529, &error_body("anthropic", "overloaded")).with_header("retry-after", "0"),
+        Answer::json(200, &anthropic_reply("finally")),
+    ]);
+    llm(&env, &server.url, "anthropic")
+        .args(["-m", "anthropic/m", "--retries", "3", "q"])
+        .assert()
+        .success()
+        .stdout("finally");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    let gap = reqs[1].at - reqs[0].at;
+    assert!(
+        gap >= Duration::from_millis(950),
+        "waited {gap:?} for Retry-After: 1"
+    );
+    assert_eq!(reqs[0].body, reqs[2].body, "the same request each time");
+}
+
+#[test]
+fn retries_cover_5xx_and_dropped_connections_but_not_client_errors() {
+    let env = Env::new();
+    let server = Server::start(vec![
+        Answer::Drop,
+        Answer::json(502, &json!({})).with_header("retry-after", "0"),
+        Answer::json(200, &openai_reply("ok")),
+    ]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "--retries", "2", "q"])
+        .assert()
+        .success()
+        .stdout("ok");
+    assert_eq!(server.requests().len(), 3);
+
+    for status in [400, 401, 403, 404] {
+        let server = Server::start(vec![Answer::json(status, &json!({}))]);
+        llm(&env, &server.url, "openai")
+            .args(["-m", "openai/m", "--retries", "3", "q"])
+            .assert()
+            .failure();
+        assert_eq!(server.requests().len(), 1, "{status} was retried");
+    }
+    let server = Server::start(vec![Answer::json(500, &json!({}))]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "q"])
+        .assert()
+        .code(3);
+    assert_eq!(server.requests().len(), 1, "no retries unless asked");
+}
+
+fn stream_answer(provider: &str, pieces: &[&str]) -> Answer {
+    match provider {
+        "anthropic" => {
+            let mut events = vec![sse_event(
+                "message_start",
+                &json!({"type": "message_start", "message": {"model": "claude-test", "usage": {"input_tokens": 11}}}),
+            )];
+            events.push(sse_event(
+                "content_block_start",
+                &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ));
+            for p in pieces {
+                events.push(sse_event(
+                    "content_block_delta",
+                    &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}}),
+                ));
+            }
+            events.push(": keep-alive\n\n".to_owned());
+            events.push(sse_event(
+                "content_block_stop",
+                &json!({"type": "content_block_stop", "index": 0}),
+            ));
+            events.push(sse_event(
+                "message_delta",
+                &json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 7}}),
+            ));
+            events.push(sse_event("message_stop", &json!({"type": "message_stop"})));
+            Answer::sse(&events)
+        }
+        "openai" => {
+            let mut events: Vec<String> = pieces
+                .iter()
+                .map(|p| {
+                    sse_data(&json!({"model": "gpt-test", "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": null}]}).to_string())
+                })
+                .collect();
+            events.push(sse_data(
+                &json!({"model": "gpt-test", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}).to_string(),
+            ));
+            events.push(sse_data(
+                &json!({"model": "gpt-test", "choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7}}).to_string(),
+            ));
+            events.push(sse_data("[DONE]"));
+            Answer::sse(&events)
+        }
+        _ => {
+            let mut lines: Vec<Value> = pieces
+                .iter()
+                .map(|p| json!({"model": "llama-test", "message": {"role": "assistant", "content": p}, "done": false}))
+                .collect();
+            lines.push(json!({"model": "llama-test", "message": {"role": "assistant", "content": ""},
+                              "done": true, "done_reason": "stop", "prompt_eval_count": 11, "eval_count": 7}));
+            Answer::lines(&lines)
+        }
+    }
+}
+
+#[test]
+fn streaming_prints_as_text_arrives_for_every_provider() {
+    let env = Env::new();
+    let pieces = ["The answer ", "is ", "forty-two", "."];
+    for provider in PROVIDERS {
+        // Anthropic's first text comes in its third event.
+        let before_gate = if provider == "anthropic" { 3 } else { 1 };
+        let (answer, gate) = stream_answer(provider, &pieces).gated_after(before_gate);
+        let server = Server::start(vec![answer]);
+        let mut child = llm_std(&env, &server.url, provider)
+            .args(["-m", &format!("{provider}/m"), "--stream", "q"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The rest of the stream waits for the gate: the first words must
+        // reach our stdout before the server sends anything more.
+        let mut stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut all = Vec::new();
+            let mut buf = [0u8; 64];
+            while let Ok(n @ 1..) = stdout.read(&mut buf) {
+                all.extend_from_slice(&buf[..n]);
+                let _ = tx.send(all.clone());
+            }
+        });
+        let mut seen = rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("text before the rest");
+        assert_eq!(String::from_utf8_lossy(&seen), pieces[0], "{provider}");
+        drop(gate);
+        let status = child.wait().unwrap();
+        assert!(status.success(), "{provider}: {status}");
+        while let Ok(more) = rx.recv_timeout(Duration::from_millis(500)) {
+            seen = more;
+        }
+        assert_eq!(
+            String::from_utf8(seen).unwrap(),
+            pieces.concat(),
+            "{provider}"
+        );
+        let body = server.only_request().json();
+        assert_eq!(body["stream"], true, "{provider}");
+        if provider == "openai" {
+            assert_eq!(body["stream_options"], json!({"include_usage": true}));
+        }
+    }
+}
+
+#[test]
+fn streamed_json_is_the_same_envelope() {
+    let env = Env::new();
+    for provider in PROVIDERS {
+        let server = Server::start(vec![stream_answer(provider, &["a", "b", "c"])]);
+        let out = llm(&env, &server.url, provider)
+            .args(["-m", &format!("{provider}/m"), "--stream", "--json", "q"])
+            .assert()
+            .success();
+        let e: Envelope = serde_json::from_str(&stdout(out.get_output())).unwrap();
+        assert_eq!(e.content, "abc", "{provider}");
+        assert_eq!((e.input_tokens, e.output_tokens), (11, 7), "{provider}");
+        assert!(e.model.ends_with("-test"), "{provider}");
+        assert_eq!(
+            e.stop_reason,
+            if provider == "anthropic" {
+                "end_turn"
+            } else {
+                "stop"
+            }
+        );
+    }
+}
+
+#[test]
+fn streamed_tool_calls_are_assembled() {
+    let env = Env::new();
+    let file = env.root().join("req.json");
+    std::fs::write(&file, tool_conversation().to_string()).unwrap();
+    let server = Server::start(vec![Answer::sse(&[
+        sse_data(&json!({"model": "g", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "id": "call_7", "type": "function", "function": {"name": "weather", "arguments": ""}}]}}]}).to_string()),
+        sse_data(&json!({"model": "g", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "function": {"arguments": "{\"city\":"}}]}}]}).to_string()),
+        sse_data(&json!({"model": "g", "choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "function": {"arguments": "\"Rome\"}"}}]}, "finish_reason": "tool_calls"}]}).to_string()),
+        sse_data("[DONE]"),
+    ])]);
+    let out = llm(&env, &server.url, "openai")
+        .args([
+            "-m",
+            "openai/m",
+            "--stream",
+            "--json",
+            "--request",
+            file.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let e: Envelope = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    assert_eq!(
+        e.tool_calls.unwrap(),
+        [json!({"id": "call_7", "name": "weather", "arguments": {"city": "Rome"}})]
+    );
+    assert_eq!(e.stop_reason, "tool_calls");
+}
+
+#[test]
+fn stream_errors_are_reported() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::sse(&[
+        sse_event(
+            "message_start",
+            &json!({"type": "message_start", "message": {"model": "c", "usage": {}}}),
+        ),
+        sse_event(
+            "error",
+            &json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        ),
+    ])]);
+    llm(&env, &server.url, "anthropic")
+        .args(["-m", "anthropic/m", "--stream", "q"])
+        .assert()
+        .code(3)
+        .stderr("overloaded: Overloaded\n");
+}
+
+#[test]
+fn the_key_never_leaks() {
+    let env = Env::new();
+    let echo = format!("invalid x-api-key: {KEY}");
+    let cases = [
+        Answer::json(401, &error_body("anthropic", &echo)),
+        Answer::json(200, &anthropic_reply(&format!("your key is {KEY}, right?"))),
+    ];
+    for answer in cases {
+        let server = Server::start(vec![answer]);
+        for json in [false, true] {
+            let mut cmd = llm(&env, &server.url, "anthropic");
+            cmd.args(["-m", "anthropic/m", "q"]);
+            if json {
+                cmd.arg("--json");
+            }
+            let out = cmd.output().unwrap();
+            let all = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                !all.contains(KEY) && !all.contains("SECRET"),
+                "leaked: {all}"
+            );
+            assert!(all.contains("[REDACTED]"), "{all}");
+        }
+    }
+    // Split over stream pieces.
+    let server = Server::start(vec![stream_answer(
+        "openai",
+        &["key: sk-test-SEC", "RET-4242 done"],
+    )]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "--stream", "q"])
+        .assert()
+        .success()
+        .stdout("key: [REDACTED] done");
+}
+
+#[test]
+fn keys_and_base_urls_from_config_toml() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("ok"))]);
+    env.write(
+        &env.config_dir().join("axe/config.toml"),
+        format!(
+            "[providers.openai]\napi_key_cmd = \"printf '%s\\\\n' cmd-key-1\"\nbase_url = \"{}/\"\n",
+            server.url
+        ),
+    );
+    env.cmd("axe-llm")
+        .args(["-m", "openai/m", "q"])
+        .assert()
+        .success()
+        .stdout("ok");
+    assert_eq!(
+        server.only_request().header("authorization"),
+        Some("Bearer cmd-key-1")
+    );
+}
+
+#[test]
+fn key_and_config_errors() {
+    let env = Env::new();
+    env.cmd("axe-llm")
+        .args(["-m", "anthropic/m", "q"])
+        .assert()
+        .code(3)
+        .stderr("API key for provider \"anthropic\" is not configured (set ANTHROPIC_API_KEY or add to config.toml)\n");
+    env.write(
+        &env.config_dir().join("axe/config.toml"),
+        "[providers.openai]\napi_key_cmd = \"echo nope >&2; exit 1\"\n",
+    );
+    env.cmd("axe-llm")
+        .args(["-m", "openai/m", "q"])
+        .assert()
+        .code(3)
+        .stderr("nope\napi_key_cmd for provider \"openai\" failed: exit status: 1\n");
+    env.write(&env.config_dir().join("axe/config.toml"), "[providers\n");
+    env.cmd("axe-llm")
+        .args(["-m", "openai/m", "q"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "failed to parse config.toml: line 1",
+        ));
+}
+
+#[test]
+fn bad_input_errors() {
+    let env = Env::new();
+    let url = closed_port_url();
+    let run = |args: &[&str]| llm(&env, &url, "openai").args(args).assert();
+    run(&["-m", "gemini/pro", "q"]).code(1).stderr(
+        "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama\n",
+    );
+    run(&["-m", "gpt4", "q"])
+        .code(1)
+        .stderr("invalid model format \"gpt4\": expected provider/model-name\n");
+    run(&["-m", "openai/", "q"])
+        .code(1)
+        .stderr("invalid model format \"openai/\": empty model name\n");
+    run(&["q"])
+        .code(1)
+        .stderr("missing required flag --model\n");
+    run(&["-m", "openai/m"])
+        .code(1)
+        .stderr("no prompt: give PROMPT or pipe it on standard input\n");
+    run(&["-m", "openai/m", "--system-file", "missing.txt", "q"])
+        .code(2)
+        .stderr("system file not found: missing.txt\n");
+    run(&["-m", "openai/m", "-s", "a", "--system-file", "b", "q"])
+        .code(1)
+        .stderr("cannot use both --system and --system-file\n");
+    run(&["-m", "openai/m", "--timeout", "0", "q"])
+        .code(1)
+        .stderr("--timeout must be a positive number of seconds\n");
+    run(&["-m", "openai/m", "--retries", "x", "q"])
+        .code(1)
+        .stderr("error parsing flag --retries: invalid number \"x\"\n");
+    let bad = env.root().join("bad.json");
+    std::fs::write(&bad, "{\"messages\": [{\"role\": \"robot\"}]}").unwrap();
+    run(&["-m", "openai/m", "--request", bad.to_str().unwrap()])
+        .code(1)
+        .stderr(predicate::str::starts_with(format!(
+            "malformed request {}: unknown variant `robot`",
+            bad.display()
+        )));
+    std::fs::write(&bad, "{\"messages\": []}").unwrap();
+    run(&["-m", "openai/m", "--request", bad.to_str().unwrap()])
+        .code(1)
+        .stderr(format!(
+            "malformed request {}: no messages\n",
+            bad.display()
+        ));
+    run(&["-m", "openai/m", "--request", "nope.json"])
+        .code(1)
+        .stderr("failed to read request file nope.json: no such file or directory\n");
+    run(&["-m", "openai/m", "--request", "x.json", "extra"])
+        .code(1)
+        .stderr("cannot combine --request with a PROMPT\n");
+}
+
+#[test]
+fn unreadable_system_file_is_a_config_error() {
+    let env = Env::new();
+    let file = env.root().join("sys.txt");
+    std::fs::write(&file, "secret persona").unwrap();
+    crate::util::set_mode(&file, 0o000);
+    env.unprivileged("axe-llm")
+        .env("OPENAI_API_KEY", KEY)
+        .env("AXE_OPENAI_BASE_URL", closed_port_url())
+        .args([
+            "-m",
+            "openai/m",
+            "--system-file",
+            file.to_str().unwrap(),
+            "q",
+        ])
+        .assert()
+        .code(2)
+        .stderr(format!(
+            "failed to read system file {}: permission denied\n",
+            file.display()
+        ));
+}
+
+#[test]
+fn system_file_is_sent() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &anthropic_reply("ok"))]);
+    let file = env.root().join("sys.md");
+    std::fs::write(&file, "You review diffs.\n").unwrap();
+    llm(&env, &server.url, "anthropic")
+        .args([
+            "-m",
+            "anthropic/m",
+            "--system-file",
+            file.to_str().unwrap(),
+            "q",
+        ])
+        .assert()
+        .success();
+    assert_eq!(
+        server.only_request().json()["system"],
+        "You review diffs.\n"
+    );
+}

@@ -1,0 +1,285 @@
+//! A local HTTP/1.1 server standing in for a provider: it answers from a
+//! script and records every request it gets.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// What the server does with one request.
+pub enum Answer {
+    /// A whole response with a Content-Length.
+    Full {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    },
+    /// A chunked response: `first`, then, once the gate opens, `rest`.
+    Stream {
+        content_type: &'static str,
+        first: Vec<u8>,
+        gate: Option<Receiver<()>>,
+        rest: Vec<Vec<u8>>,
+    },
+    /// Close the connection without a word.
+    Drop,
+    /// Read the request, then say nothing for this long.
+    Hang(Duration),
+}
+
+impl Answer {
+    pub fn json(status: u16, body: &Value) -> Answer {
+        Answer::Full {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: body.to_string().into_bytes(),
+        }
+    }
+
+    pub fn raw(status: u16, body: &str) -> Answer {
+        Answer::Full {
+            status,
+            headers: Vec::new(),
+            body: body.as_bytes().to_vec(),
+        }
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Answer {
+        if let Answer::Full { headers, .. } = &mut self {
+            headers.push((name.into(), value.into()));
+        }
+        self
+    }
+
+    /// Server-sent events, all at once.
+    pub fn sse(events: &[String]) -> Answer {
+        Answer::Stream {
+            content_type: "text/event-stream",
+            first: Vec::new(),
+            gate: None,
+            rest: events.iter().map(|e| e.clone().into_bytes()).collect(),
+        }
+    }
+
+    /// JSON lines, all at once.
+    pub fn lines(lines: &[Value]) -> Answer {
+        Answer::Stream {
+            content_type: "application/x-ndjson",
+            first: Vec::new(),
+            gate: None,
+            rest: lines
+                .iter()
+                .map(|l| format!("{l}\n").into_bytes())
+                .collect(),
+        }
+    }
+
+    /// Sends the first `n` pieces now and the rest only after the returned
+    /// sender is used (or dropped).
+    pub fn gated_after(self, n: usize) -> (Answer, Sender<()>) {
+        let (tx, rx) = channel();
+        let answer = match self {
+            Answer::Stream {
+                content_type,
+                mut rest,
+                ..
+            } => {
+                let first = rest.drain(..n).flatten().collect();
+                Answer::Stream {
+                    content_type,
+                    first,
+                    gate: Some(rx),
+                    rest,
+                }
+            }
+            other => other,
+        };
+        (answer, tx)
+    }
+}
+
+/// One request as received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    /// Names in lower case.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub at: Instant,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).expect("request body is JSON")
+    }
+}
+
+pub struct Server {
+    pub url: String,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl Server {
+    /// Serves `answers` in order, one per request; the last one repeats.
+    pub fn start(answers: Vec<Answer>) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let recorded = Arc::clone(&requests);
+        thread::spawn(move || {
+            let mut answers: VecDeque<Answer> = answers.into();
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { continue };
+                let Some(request) = read_request(&conn) else {
+                    continue;
+                };
+                recorded.lock().unwrap().push(request);
+                respond(conn, next_answer(&mut answers));
+            }
+        });
+        Server { url, requests }
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    pub fn only_request(&self) -> Recorded {
+        let all = self.requests();
+        assert_eq!(all.len(), 1, "expected one request, got {}", all.len());
+        all.into_iter().next().unwrap()
+    }
+}
+
+/// The next scripted answer; the last one repeats (a stream only once).
+fn next_answer(answers: &mut VecDeque<Answer>) -> Answer {
+    if answers.len() > 1 {
+        return answers.pop_front().unwrap();
+    }
+    match answers.front() {
+        Some(Answer::Full {
+            status,
+            headers,
+            body,
+        }) => Answer::Full {
+            status: *status,
+            headers: headers.clone(),
+            body: body.clone(),
+        },
+        Some(Answer::Hang(d)) => Answer::Hang(*d),
+        _ => answers.pop_front().unwrap_or(Answer::Drop),
+    }
+}
+
+fn read_request(conn: &TcpStream) -> Option<Recorded> {
+    let mut reader = BufReader::new(conn);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_owned();
+    let path = parts.next()?.to_owned();
+    let mut headers = Vec::new();
+    let mut length = 0;
+    loop {
+        let mut h = String::new();
+        reader.read_line(&mut h).ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (name, value) = h.split_once(':')?;
+        let (name, value) = (name.trim().to_lowercase(), value.trim().to_owned());
+        if name == "content-length" {
+            length = value.parse().ok()?;
+        }
+        headers.push((name, value));
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(Recorded {
+        method,
+        path,
+        headers,
+        body,
+        at: Instant::now(),
+    })
+}
+
+fn respond(mut conn: TcpStream, answer: Answer) {
+    match answer {
+        Answer::Full {
+            status,
+            headers,
+            body,
+        } => {
+            let mut head = format!(
+                "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n",
+                body.len()
+            );
+            for (k, v) in headers {
+                head.push_str(&format!("{k}: {v}\r\n"));
+            }
+            head.push_str("\r\n");
+            let _ = conn.write_all(head.as_bytes());
+            let _ = conn.write_all(&body);
+        }
+        Answer::Stream {
+            content_type,
+            first,
+            gate,
+            rest,
+        } => {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+            );
+            let _ = conn.write_all(head.as_bytes());
+            let chunk = |conn: &mut TcpStream, data: &[u8]| {
+                if !data.is_empty() {
+                    let _ = conn.write_all(format!("{:x}\r\n", data.len()).as_bytes());
+                    let _ = conn.write_all(data);
+                    let _ = conn.write_all(b"\r\n");
+                    let _ = conn.flush();
+                }
+            };
+            chunk(&mut conn, &first);
+            if let Some(gate) = gate {
+                let _ = gate.recv_timeout(Duration::from_secs(10));
+            }
+            for data in rest {
+                chunk(&mut conn, &data);
+            }
+            let _ = conn.write_all(b"0\r\n\r\n");
+        }
+        Answer::Drop => {}
+        Answer::Hang(d) => thread::sleep(d),
+    }
+}
+
+/// A port on which nothing listens.
+pub fn closed_port_url() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    url
+}
+
+pub fn sse_event(event: &str, data: &Value) -> String {
+    format!("event: {event}\ndata: {data}\n\n")
+}
+
+pub fn sse_data(data: &str) -> String {
+    format!("data: {data}\n\n")
+}
