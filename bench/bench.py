@@ -69,9 +69,9 @@ def generate(path: Path, size: int) -> None:
     tmp.rename(path)
 
 
-def run_once(cmd, prepare=None, cleanup=None):
+def run_once(cmd, prepare=None, cleanup=None, env=None):
     """Wall time (s) of one run of `cmd`, output discarded. `prepare` and
-    `cleanup` run before and after it, untimed."""
+    `cleanup` run before and after it, untimed; `env` adds variables."""
     if prepare:
         prepare()
     devnull_in = os.open(os.devnull, os.O_RDONLY)
@@ -79,7 +79,7 @@ def run_once(cmd, prepare=None, cleanup=None):
     pid = os.posix_spawn(
         cmd[0],
         cmd,
-        os.environ,
+        {**os.environ, **(env or {})},
         file_actions=[
             (os.POSIX_SPAWN_DUP2, devnull_in, 0),
             (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
@@ -95,13 +95,13 @@ def run_once(cmd, prepare=None, cleanup=None):
     return elapsed
 
 
-def peak_rss(cmd, prepare=None, cleanup=None):
+def peak_rss(cmd, prepare=None, cleanup=None, env=None):
     """Peak resident set (KiB) of one run of `cmd`, from GNU time."""
     if prepare:
         prepare()
     out = subprocess.run(
         [GNU_TIME, "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True, check=True,
+        text=True, check=True, env={**os.environ, **(env or {})},
     )
     if cleanup:
         cleanup()
@@ -117,6 +117,35 @@ def measure(cmd, runs, warmup=2, **kw):
         "min": min(times),
         "rss": max(peak_rss(cmd, **kw) for _ in range(3)),
     }
+
+
+def reply_server():
+    """An OpenAI-compatible server on a loopback port that answers every
+    request at once, in a thread of this process."""
+    import http.server
+    import threading
+
+    body = (b'{"model":"bench","choices":[{"index":0,"message":{"role":"assistant",'
+            b'"content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}')
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
 def which(name):
@@ -208,6 +237,22 @@ def main():
     b = measure([which("true")], 10 if args.quick else 200)
     rows.append(("axe-mem-append", "(new entry)", r, "true", b))
     checks.append(("append median <= 2 ms", r["median"] <= 0.002, f"{ms(r['median'])} ms"))
+
+    # axe-llm's own overhead: a local server that answers at once.
+    server, url = reply_server()
+    llm_env = {"OPENAI_API_KEY": "bench-key", "AXE_OPENAI_BASE_URL": url}
+    r = measure([tool("axe-llm"), "-m", "openai/bench", "hello"], 10 if args.quick else 200, env=llm_env)
+    curl = shutil.which("curl")
+    if curl:
+        base = [curl, "-s", "-X", "POST", "-H", "content-type: application/json",
+                "-d", '{"model":"bench","messages":[{"role":"user","content":"hello"}]}',
+                f"{url}/v1/chat/completions"]
+        b, bname = measure(base, 10 if args.quick else 200), "curl (same POST)"
+    else:
+        b, bname = measure([which("true")], 10 if args.quick else 200), "true"
+    server.shutdown()
+    rows.append(("axe-llm (local server)", "(one call)", r, bname, b))
+    checks.append(("axe-llm client overhead median < 5 ms", r["median"] < 0.005, f"{ms(r['median'])} ms"))
 
     if "1 GB" in logs:
         for name in ("axe-mem-load --last 10", "axe-mem-trim --keep 10"):
