@@ -94,9 +94,7 @@ pub fn category(status: u16) -> Category {
 
 /// `{"type": "error", "error": {"type": ..., "message": ...}}`.
 pub fn error_message(body: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(body).ok()?;
-    let m = v.get("error")?.get("message")?.as_str()?;
-    (!m.is_empty()).then(|| m.to_owned())
+    super::error_text(body, "/error/message")
 }
 
 fn bad_reply(e: serde_json::Error) -> Failure {

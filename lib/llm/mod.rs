@@ -122,6 +122,14 @@ impl fmt::Display for Category {
     }
 }
 
+/// The provider's error text at `pointer` (a JSON pointer) in an error
+/// body, when there is some.
+fn error_text(body: &[u8], pointer: &str) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let text = v.pointer(pointer)?.as_str()?;
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
 pub(crate) fn api_error(category: Category, message: impl Into<String>) -> Error {
     Error::Api {
         category,

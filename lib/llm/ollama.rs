@@ -4,7 +4,7 @@ use serde_json::{Map, Value, json};
 
 use super::http::Failure;
 use super::stream::{Lines, TextSink, json as parse_chunk};
-use super::{Category, Conversation, Reply, Role, ToolCall};
+use super::{Category, Conversation, Reply, ToolCall};
 
 pub fn request(base: &str) -> (String, Vec<(&'static str, String)>) {
     (format!("{base}/api/chat"), Vec::new())
@@ -32,31 +32,12 @@ pub fn body(model: &str, c: &Conversation, stream: bool) -> Value {
 }
 
 fn messages(c: &Conversation) -> Value {
-    let mut out = Vec::new();
-    if !c.system.is_empty() {
-        out.push(json!({"role": "system", "content": c.system}));
-    }
-    for m in &c.messages {
-        match m.role {
-            // Ollama has no call ids: results follow in the order of the calls.
-            Role::Tool => {
-                for r in &m.tool_results {
-                    out.push(json!({"role": "tool", "content": r.content}));
-                }
-            }
-            Role::Assistant if !m.tool_calls.is_empty() => {
-                let calls: Vec<Value> = m
-                    .tool_calls
-                    .iter()
-                    .map(|call| json!({"function": {"name": call.name, "arguments": call.arguments}}))
-                    .collect();
-                out.push(json!({"role": "assistant", "content": m.content, "tool_calls": calls}));
-            }
-            Role::Assistant => out.push(json!({"role": "assistant", "content": m.content})),
-            Role::User => out.push(json!({"role": "user", "content": m.content})),
-        }
-    }
-    json!(out)
+    super::openai::chat_messages(
+        c,
+        |call| json!({"function": {"name": call.name, "arguments": call.arguments}}),
+        // Ollama has no call ids: results follow in the order of the calls.
+        |result| json!({"role": "tool", "content": result.content}),
+    )
 }
 
 pub fn category(status: u16) -> Category {
@@ -68,9 +49,7 @@ pub fn category(status: u16) -> Category {
 
 /// `{"error": "..."}`.
 pub fn error_message(body: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(body).ok()?;
-    let m = v.get("error")?.as_str()?;
-    (!m.is_empty()).then(|| m.to_owned())
+    super::error_text(body, "/error")
 }
 
 /// The client numbers Ollama's id-less tool calls `ollama_0`, `ollama_1`, ...

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::http::Failure;
 use super::stream::{PendingCalls, Sse, TextSink, json as parse_chunk};
-use super::{Category, Conversation, Reply, Role, ToolCall};
+use super::{Category, Conversation, Reply, Role, ToolCall, ToolResult};
 
 pub fn request(base: &str, key: &str) -> (String, Vec<(&'static str, String)>) {
     (
@@ -49,36 +49,41 @@ pub fn tools(c: &Conversation) -> Value {
 }
 
 fn messages(c: &Conversation) -> Value {
+    chat_messages(
+        c,
+        |call| {
+            json!({
+                "id": call.id,
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": Value::Object(call.arguments.clone()).to_string(),
+                },
+            })
+        },
+        |result| json!({"role": "tool", "tool_call_id": result.call_id, "content": result.content}),
+    )
+}
+
+/// The message list OpenAI and Ollama both take: the system prompt first,
+/// then each turn, with a message per tool result. How a tool call and a
+/// tool result are spelled is each provider's own.
+pub fn chat_messages(
+    c: &Conversation,
+    call: impl Fn(&ToolCall) -> Value,
+    result: impl Fn(&ToolResult) -> Value,
+) -> Value {
     let mut out = Vec::new();
     if !c.system.is_empty() {
         out.push(json!({"role": "system", "content": c.system}));
     }
     for m in &c.messages {
         match m.role {
-            Role::Tool => {
-                for r in &m.tool_results {
-                    out.push(
-                        json!({"role": "tool", "tool_call_id": r.call_id, "content": r.content}),
-                    );
-                }
-            }
+            Role::Tool => out.extend(m.tool_results.iter().map(&result)),
             Role::Assistant if !m.tool_calls.is_empty() => {
-                let calls: Vec<Value> = m
-                    .tool_calls
-                    .iter()
-                    .map(|call| {
-                        json!({
-                            "id": call.id,
-                            "type": "function",
-                            "function": {
-                                "name": call.name,
-                                "arguments": Value::Object(call.arguments.clone()).to_string(),
-                            },
-                        })
-                    })
-                    .collect();
-                // "" rather than Go's null: llama.cpp's server answers null
-                // with a 500, and the hosted API takes both.
+                let calls: Vec<Value> = m.tool_calls.iter().map(&call).collect();
+                // "" rather than Go's null when there is no text: llama.cpp's
+                // server answers null with a 500, and the hosted API takes both.
                 out.push(json!({"role": "assistant", "content": m.content, "tool_calls": calls}));
             }
             Role::Assistant => out.push(json!({"role": "assistant", "content": m.content})),
@@ -99,9 +104,7 @@ pub fn category(status: u16) -> Category {
 
 /// `{"error": {"message": ...}}`.
 pub fn error_message(body: &[u8]) -> Option<String> {
-    let v: Value = serde_json::from_slice(body).ok()?;
-    let m = v.get("error")?.get("message")?.as_str()?;
-    (!m.is_empty()).then(|| m.to_owned())
+    super::error_text(body, "/error/message")
 }
 
 fn no_choices() -> Failure {
