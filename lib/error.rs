@@ -76,6 +76,14 @@ impl Error {
         matches!(self, Error::Output(e) if e.kind() == io::ErrorKind::BrokenPipe)
     }
 
+    /// Standard input could not be read.
+    pub fn stdin(err: &io::Error) -> Error {
+        Error::Input(format!(
+            "failed to read standard input: {}",
+            describe_io(err)
+        ))
+    }
+
     /// A memory I/O error in Go's `<context>: <op> <path>: <reason>` shape.
     pub fn memory(context: &str, op: &str, path: &Path, err: &io::Error) -> Error {
         let prefix = if context.is_empty() {

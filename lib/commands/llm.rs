@@ -112,8 +112,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let stream = m.flag("stream");
     let json = m.flag("json");
 
-    let from_request = m.value("request").is_some();
-    let mut conversation = match m.string("request")? {
+    let request = m.string("request")?;
+    let from_request = request.is_some();
+    let mut conversation = match request {
         Some(source) => {
             if !m.args().is_empty() {
                 return Err(Error::Usage(
@@ -225,12 +226,10 @@ fn prompt(m: &Matches) -> Result<String> {
 
 fn read_stdin() -> Result<String> {
     let mut bytes = Vec::new();
-    io::stdin().lock().read_to_end(&mut bytes).map_err(|e| {
-        Error::Input(format!(
-            "failed to read standard input: {}",
-            crate::error::describe_io(&e)
-        ))
-    })?;
+    io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::stdin(&e))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

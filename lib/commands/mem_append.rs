@@ -105,22 +105,15 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 /// Reads a result from `input`, keeping only as much as the stored entry
 /// can hold, but reading to the end so the writer of a pipe never sees it
 /// closed early.
-fn read_result(input: impl Read) -> Result<Vec<u8>> {
+fn read_result(mut input: impl Read) -> Result<Vec<u8>> {
     // Four bytes per character at most, plus one character to tell "longer".
     let keep = (memory::RESULT_LIMIT as u64 + 1) * 4;
-    let mut input = input;
     let mut result = Vec::new();
-    let fail = |e: io::Error| {
-        Error::Input(format!(
-            "failed to read standard input: {}",
-            crate::error::describe_io(&e)
-        ))
-    };
     (&mut input)
         .take(keep)
         .read_to_end(&mut result)
-        .map_err(fail)?;
-    io::copy(&mut input, &mut io::sink()).map_err(fail)?;
+        .map_err(|e| Error::stdin(&e))?;
+    io::copy(&mut input, &mut io::sink()).map_err(|e| Error::stdin(&e))?;
     Ok(result)
 }
 

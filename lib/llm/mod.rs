@@ -281,6 +281,12 @@ pub fn complete(
         Provider::Ollama => ollama::body(model, conversation, options.stream),
     };
     let body = serde_json::to_vec(&body).expect("JSON values serialize");
+    let (url, headers) = match endpoint.provider {
+        Provider::Anthropic => anthropic::request(&endpoint.base_url, &endpoint.api_key),
+        Provider::OpenAi => openai::request(&endpoint.base_url, &endpoint.api_key),
+        Provider::Ollama => ollama::request(&endpoint.base_url),
+    };
+    let post = || http::post(&url, &headers, &body, deadline);
     let mut attempt = 0;
     loop {
         // Text already shown cannot be taken back, so a stream is retried
@@ -290,9 +296,7 @@ pub fn complete(
             shown = true;
             on_text(text)
         };
-        let result = attempt_once(
-            endpoint, model, &body, options, deadline, &redactor, &mut sink,
-        );
+        let result = attempt_once(endpoint, model, &post, options, &redactor, &mut sink);
         let failure = match result {
             Ok(reply) => return Ok(redactor.reply(reply)),
             Err(f) => f,
@@ -319,21 +323,17 @@ pub fn complete(
     }
 }
 
+/// One attempt: `post` sends the request, the reply is read as the
+/// provider writes it.
 fn attempt_once(
     endpoint: &Endpoint,
     model: &str,
-    body: &[u8],
+    post: &dyn Fn() -> Result<minreq::ResponseLazy, Failure>,
     options: &CallOptions,
-    deadline: Instant,
     redactor: &Redactor,
     on_text: &mut dyn FnMut(&str) -> std::io::Result<()>,
 ) -> Result<Reply, Failure> {
-    let (url, headers) = match endpoint.provider {
-        Provider::Anthropic => anthropic::request(&endpoint.base_url, &endpoint.api_key),
-        Provider::OpenAi => openai::request(&endpoint.base_url, &endpoint.api_key),
-        Provider::Ollama => ollama::request(&endpoint.base_url),
-    };
-    let response = http::post(&url, &headers, body, deadline)?;
+    let response = post()?;
     let mut reply = if options.stream {
         let mut out = redactor.stream(on_text);
         let reply = match endpoint.provider {

@@ -48,8 +48,8 @@ pub fn count_headers(mut reader: impl Read) -> io::Result<u64> {
                 i >= 1 && i + 2 < hay.len() && hay[i - 1] == b'\n' && &hay[i + 1..i + 3] == b"# "
             })
             .count() as u64;
-        kept = OVERLAP.min(hay.len());
         let filled = hay.len();
+        kept = OVERLAP.min(filled);
         buf.copy_within(filled - kept..filled, 0);
     }
 }
