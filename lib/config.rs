@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use crate::dirs;
 use crate::error::{Error, Result};
-use crate::llm::Provider;
+use crate::llm::{Endpoint, Provider};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -64,6 +64,17 @@ impl Config {
             .get(provider.name())
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// Where to send `provider`'s calls: base URL and key from the
+    /// environment, then this file.
+    pub fn endpoint(&self, provider: Provider) -> Result<Endpoint> {
+        let env = |k: &str| std::env::var(k).ok();
+        Ok(Endpoint {
+            provider,
+            base_url: self.base_url(provider, &env),
+            api_key: self.api_key(provider, &env)?,
+        })
     }
 
     /// The base URL for `provider`, without a trailing slash.

@@ -37,6 +37,9 @@ pub enum Error {
         category: crate::llm::Category,
         message: String,
     },
+    /// A run that did not finish: the conversation outlasted its turn
+    /// limit, or some agents of `axe-gc --all` failed.
+    Agent(String),
     /// A model string that is not `provider/model-name`; the message is Go's.
     BadModel(String),
     /// A provider axe does not speak.
@@ -58,6 +61,7 @@ impl Error {
             | Error::Memory(_)
             | Error::Input(_)
             | Error::Output(_)
+            | Error::Agent(_)
             | Error::BadModel(_)
             | Error::UnknownProvider(_) => 1,
             Error::Api { category, .. } => category.exit_code(),
@@ -107,6 +111,7 @@ impl fmt::Display for Error {
             | Error::Config(m)
             | Error::Memory(m)
             | Error::Input(m)
+            | Error::Agent(m)
             | Error::BadModel(m)
             | Error::KeyCommand(m)
             | Error::InvalidAgentName(m) => f.write_str(m),

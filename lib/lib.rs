@@ -11,7 +11,11 @@ pub mod commands;
 pub mod config;
 pub mod dirs;
 pub mod error;
+pub mod files;
+pub mod glob;
 pub mod llm;
 pub mod memory;
+pub mod prompt;
+pub mod run;
 
 pub use error::{Error, Result};

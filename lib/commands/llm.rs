@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::cli::{Arg, Command, Complete, Flag, Matches};
 use crate::config;
 use crate::error::{Error, Result};
-use crate::llm::{self, CallOptions, Conversation, Endpoint, Message, Reply, ToolCall};
+use crate::llm::{self, CallOptions, Conversation, Message, Reply, ToolCall};
 
 pub const COMMAND: Command = Command {
     name: "axe-llm",
@@ -147,14 +147,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 
     let (provider, name) = llm::parse_model(&model)?;
     let config = config::load()?;
-    let env = |k: &str| std::env::var(k).ok();
-    let endpoint = Endpoint {
-        provider,
-        base_url: config.base_url(provider, &env),
-        api_key: config.api_key(provider, &env)?,
-    };
+    let endpoint = config.endpoint(provider)?;
     let options = CallOptions {
-        timeout: Duration::from_secs_f64(timeout),
+        deadline: llm::Deadline::after(Duration::from_secs_f64(timeout)),
         retries,
         stream,
     };

@@ -1,11 +1,13 @@
 //! The executables' commands, one module each, plus what they share.
 
+pub mod gc;
 pub mod llm;
 pub mod mem_append;
 pub mod mem_count;
 pub mod mem_load;
 pub mod mem_path;
 pub mod mem_trim;
+pub mod run;
 mod target;
 
 use crate::cli::Command;
@@ -18,4 +20,6 @@ pub const ALL: &[&Command] = &[
     &mem_count::COMMAND,
     &mem_trim::COMMAND,
     &llm::COMMAND,
+    &run::COMMAND,
+    &gc::COMMAND,
 ];

@@ -253,11 +253,32 @@ impl fmt::Debug for Endpoint {
     }
 }
 
+/// When a call must be over, and the limit to name when it is not.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    pub at: Instant,
+    pub limit: Duration,
+}
+
+impl Deadline {
+    pub fn after(limit: Duration) -> Deadline {
+        Deadline {
+            at: Instant::now() + limit,
+            limit,
+        }
+    }
+
+    /// The earlier of the two: a sub-agent's own limit inside the run's.
+    pub fn min(self, other: Deadline) -> Deadline {
+        if other.at < self.at { other } else { self }
+    }
+}
+
 /// How to make a call.
 #[derive(Debug, Clone)]
 pub struct CallOptions {
     /// Bounds the whole call: connecting, every read, retries and waits.
-    pub timeout: Duration,
+    pub deadline: Deadline,
     /// Further attempts after a 429, 529, 5xx or dropped connection.
     pub retries: u32,
     pub stream: bool,
@@ -274,7 +295,7 @@ pub fn complete(
     on_text: &mut dyn FnMut(&str) -> std::io::Result<()>,
 ) -> Result<Reply> {
     let redactor = Redactor::new(&endpoint.api_key);
-    let deadline = Instant::now() + options.timeout;
+    let deadline = options.deadline.at;
     let body = match endpoint.provider {
         Provider::Anthropic => anthropic::body(model, conversation, options.stream),
         Provider::OpenAi => openai::body(model, conversation, options.stream),
@@ -318,7 +339,7 @@ pub fn complete(
                 std::thread::sleep(wait);
                 attempt += 1;
             }
-            _ => return Err(redactor.error(failure.into_error(endpoint, options.timeout))),
+            _ => return Err(redactor.error(failure.into_error(endpoint, options.deadline.limit))),
         }
     }
 }

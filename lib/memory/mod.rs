@@ -17,6 +17,11 @@ pub use log::{Appended, Counted, Records, Tail, Trim, append, count, load, tail,
 use crate::dirs;
 use crate::error::Result;
 
+/// How many entries a log (or part of one) read into memory holds.
+pub fn count_entries(bytes: &[u8]) -> u64 {
+    scan::count_in(bytes)
+}
+
 /// The log of `agent`: `custom` when non-empty (used as is, even when
 /// relative, as in Go), else `<data>/memory/<agent>.md`. Creates nothing and
 /// does not check the name; [`crate::agent::check_name`] does that before.

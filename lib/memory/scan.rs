@@ -54,6 +54,11 @@ pub fn count_headers(mut reader: impl Read) -> io::Result<u64> {
     }
 }
 
+/// [`count_headers`] for a log already in memory.
+pub fn count_in(bytes: &[u8]) -> u64 {
+    u64::from(bytes.starts_with(b"## ")) + memchr::memmem::find_iter(bytes, b"\n## ").count() as u64
+}
+
 /// The offsets of the last `n` headers among the first `len` bytes of
 /// `file`, latest first. Fewer are returned when the file has fewer.
 pub fn last_headers(file: &File, len: u64, n: usize) -> io::Result<Vec<u64>> {
@@ -141,6 +146,7 @@ mod tests {
     fn check(data: &[u8]) {
         let expected = naive(data);
         assert_eq!(count_headers(data).unwrap(), expected.len() as u64);
+        assert_eq!(count_in(data), expected.len() as u64);
         let (_keep, file) = file_with(data);
         for n in [0, 1, 2, 3, expected.len(), expected.len() + 1] {
             let got = last_headers(&file, data.len() as u64, n).unwrap();

@@ -1,0 +1,4 @@
+//! `axe-gc`: see `axe::commands::gc`.
+fn main() -> std::process::ExitCode {
+    axe::cli::main(&axe::commands::gc::COMMAND)
+}

@@ -1,0 +1,274 @@
+//! `axe-run`: run an agent, with its memory.
+
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::target::AGENT;
+use crate::agent;
+use crate::cli::{Command, Complete, Flag, Matches};
+use crate::config;
+use crate::dirs;
+use crate::error::{Error, Result};
+use crate::llm::{self, Deadline};
+use crate::prompt;
+use crate::run::{self, Outcome, Prepared, Session, TextSink, dry_run, note, recall};
+
+pub const COMMAND: Command = Command {
+    name: "axe-run",
+    about: "Run an agent: build its prompt, call its model, print the answer",
+    usage: &["[OPTIONS] <AGENT>"],
+    args: &[AGENT],
+    flags: &[
+        Flag::with_value(
+            "skill",
+            "PATH",
+            "Use this skill file instead of the agent's",
+        )
+        .completes(Complete::File),
+        Flag::with_value("workdir", "DIR", "Resolve the agent's files in DIR")
+            .completes(Complete::Dir),
+        Flag::with_value(
+            "model",
+            "PROVIDER/MODEL",
+            "Use this model instead of the agent's",
+        )
+        .completes(Complete::Model),
+        Flag::with_value(
+            "timeout",
+            "SECONDS",
+            "Give up after this long, sub-agents included [default: 120]",
+        ),
+        Flag::switch(
+            "dry-run",
+            "Show the resolved context and stop: no call, no memory entry",
+        ),
+        Flag::switch("verbose", "Print what is sent and received on stderr").short('v'),
+        Flag::switch("stream", "Print the answer as it arrives (not with --json)"),
+        Flag::switch(
+            "json",
+            "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON",
+        ),
+    ],
+    description: "\
+Loads <config>/agents/<AGENT>.toml, resolves its context files (globs in
+the workdir), skill, and standard input (read when it is not a terminal),
+and sends the system prompt (persona, skill, files, memory) and the user
+message (standard input, or \"Execute the task described in your
+instructions.\") to the agent's model. Prints the answer exactly, with no
+newline added.
+
+With sub_agents, the model may delegate through the call_agent tool; each
+sub-agent runs with its own files, skill and memory, several at once unless
+sub_agents_config.parallel is false.
+
+With [memory] enabled, the last memory.last_n entries of the agent's log
+are part of the prompt, and a successful run appends an entry (task and
+answer). Memory problems are warnings; they never fail the run.
+
+Exit codes: 1 bad arguments, bad model, 400/404 from the provider, or too
+many turns; 2 agent or config error, bad glob, missing skill; 3 API error
+(auth, rate limit, server, timeout, no key).",
+    run,
+};
+
+/// The `--json` document.
+#[derive(Serialize)]
+struct Json<'a> {
+    model: &'a str,
+    content: &'a str,
+    input_tokens: u64,
+    output_tokens: u64,
+    stop_reason: &'a str,
+    duration_ms: u128,
+    tool_calls: u64,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let timeout = m.number::<u64>("timeout")?.unwrap_or(120);
+    if timeout == 0 {
+        return Err(Error::Usage(
+            "--timeout must be a positive number of seconds".into(),
+        ));
+    }
+    let (dry, verbose, stream, json) = (
+        m.flag("dry-run"),
+        m.flag("verbose"),
+        m.flag("stream"),
+        m.flag("json"),
+    );
+    if stream && json {
+        return Err(Error::Usage("cannot use --stream with --json".into()));
+    }
+    let name = match m.args() {
+        [] => return Err(Error::Usage("agent name is required".into())),
+        [one] => one.to_string_lossy().into_owned(),
+        [_, extra, ..] => {
+            return Err(Error::Usage(format!(
+                "unexpected argument \"{}\"",
+                extra.to_string_lossy()
+            )));
+        }
+    };
+
+    // The order of the Go `axe`, so the same mistake gets the same error.
+    let mut cfg = agent::load(&name)?;
+    if let Some(model) = m.string("model")? {
+        cfg.model = model.to_owned();
+    }
+    if let Some(skill) = m.string("skill")? {
+        cfg.skill = skill.to_owned();
+    }
+    let model = llm::parse_model(&cfg.model)?;
+    let config = config::load()?;
+    let workdir: PathBuf = match m.value("workdir") {
+        Some(dir) => dir.into(),
+        None if !cfg.workdir.is_empty() => cfg.workdir.clone().into(),
+        None => run::current_dir(),
+    };
+    let config_dir = dirs::config_dir()?;
+    let session = Session::new(config, config_dir.clone(), &cfg, verbose);
+    let agent = Prepared::new(&name, cfg, model, workdir, &config_dir).map_err(|(_, e)| e)?;
+    let stdin = read_stdin()?;
+    if let Some(r) = &agent.recall {
+        r.warnings
+            .iter()
+            .for_each(|w| note(format_args!("Warning: {w}")));
+    }
+
+    let workdir = agent.workdir.display().to_string();
+    if dry {
+        let shown = dry_run::Shown {
+            workdir: &workdir,
+            timeout,
+            stdin: &stdin,
+        };
+        return if json {
+            dry_run::json(out, &session, &agent, &shown)
+        } else {
+            dry_run::text(out, &session, &agent, &shown)
+        };
+    }
+
+    // A missing key fails before anything else is said or sent.
+    session.endpoint(agent.provider)?;
+    let user = prompt::user_message(&stdin);
+    if verbose {
+        print_context(&agent, &workdir, timeout, &stdin);
+    }
+    let started = Instant::now();
+    let deadline = Deadline::after(Duration::from_secs(timeout));
+    let mut show = |text: &str| -> io::Result<()> {
+        out.write_all(text.as_bytes())?;
+        out.flush()
+    };
+    let on_text: Option<TextSink> = if stream { Some(&mut show) } else { None };
+    let outcome = run::converse(&session, &agent, user, 0, deadline, on_text);
+    let duration_ms = started.elapsed().as_millis();
+    if verbose {
+        note(format_args!("Duration: {duration_ms}ms"));
+    }
+    let outcome = outcome?;
+    if verbose {
+        print_totals(&agent, &session, &outcome);
+    }
+
+    let printed = print(out, &outcome, json, stream, duration_ms);
+    // The answer was paid for: it is recorded even if our reader is gone.
+    if agent.cfg.memory.enabled
+        && let Err(w) = recall::record(&name, &agent.cfg.memory, user, &outcome.reply.content)
+    {
+        note(format_args!("Warning: {w}"));
+    }
+    printed
+}
+
+fn print(
+    out: &mut dyn Write,
+    outcome: &Outcome,
+    json: bool,
+    streamed: bool,
+    duration_ms: u128,
+) -> Result<()> {
+    let reply = &outcome.reply;
+    if json {
+        return crate::cli::write_json(
+            out,
+            &Json {
+                model: &reply.model,
+                content: &reply.content,
+                input_tokens: outcome.input_tokens,
+                output_tokens: outcome.output_tokens,
+                stop_reason: &reply.stop_reason,
+                duration_ms,
+                tool_calls: outcome.tool_calls,
+            },
+        );
+    }
+    if !streamed {
+        out.write_all(reply.content.as_bytes())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The `--verbose` lines before the call.
+fn print_context(agent: &Prepared, workdir: &str, timeout: u64, stdin: &str) {
+    let cfg = &agent.cfg;
+    let skill = if cfg.skill.is_empty() {
+        "(none)"
+    } else {
+        &cfg.skill
+    };
+    note(format_args!("Model:    {}", agent.model_string()));
+    note(format_args!("Workdir:  {workdir}"));
+    note(format_args!("Skill:    {skill}"));
+    note(format_args!("Files:    {} file(s)", agent.files.len()));
+    let piped = if stdin.trim().is_empty() { "no" } else { "yes" };
+    note(format_args!("Stdin:    {piped}"));
+    note(format_args!("Timeout:  {timeout}s"));
+    note(format_args!(
+        "Params:   temperature={}, max_tokens={}",
+        cfg.params.temperature, cfg.params.max_tokens
+    ));
+    if let Some(r) = &agent.recall {
+        match &r.path {
+            Some(path) if r.loaded > 0 => note(format_args!(
+                "Memory:   {} entries loaded from {}",
+                r.loaded,
+                path.display()
+            )),
+            _ => note(format_args!("Memory:   0 entries (no memory file)")),
+        }
+    }
+}
+
+/// The `--verbose` lines after the call.
+fn print_totals(agent: &Prepared, session: &Session, outcome: &Outcome) {
+    let looped = if agent.offers_tools(session, 0) {
+        " (cumulative)"
+    } else {
+        ""
+    };
+    note(format_args!(
+        "Tokens:   {} input, {} output{looped}",
+        outcome.input_tokens, outcome.output_tokens
+    ));
+    note(format_args!("Stop:     {}", outcome.reply.stop_reason));
+}
+
+/// Standard input when it is not a terminal, else nothing.
+fn read_stdin() -> Result<String> {
+    let stdin = io::stdin();
+    if stdin.is_terminal() {
+        return Ok(String::new());
+    }
+    let mut bytes = Vec::new();
+    stdin
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::stdin(&e))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}

@@ -1,0 +1,120 @@
+//! The system prompt an agent is run with: persona, skill, context files
+//! and memory, in the Go `axe`'s layout, byte for byte.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use crate::error::{Error, Result, describe_io};
+use crate::files::ContextFile;
+
+/// What the model is told when nothing is piped in.
+pub const DEFAULT_USER_MESSAGE: &str = "Execute the task described in your instructions.";
+
+const SECTION: &str = "\n\n---\n\n";
+
+/// `persona`, then the skill and the context files as sections.
+pub fn system(persona: &str, skill: &str, files: &[ContextFile]) -> String {
+    let mut out = String::from(persona);
+    if !skill.is_empty() {
+        out.push_str(SECTION);
+        out.push_str("## Skill\n\n");
+        out.push_str(skill);
+    }
+    if !files.is_empty() {
+        out.push_str(SECTION);
+        out.push_str("## Context Files\n\n");
+        for (i, f) in files.iter().enumerate() {
+            if i > 0 {
+                out.push_str("\n\n");
+            }
+            // Go's filepath.Ext: from the last dot of the last segment, so
+            // `.bashrc` gives `bashrc`.
+            let name = f.path.rsplit('/').next().unwrap_or_default();
+            let ext = name.rfind('.').map_or("", |i| &name[i + 1..]);
+            out.push_str(&format!("### {}\n```{ext}\n{}\n```", f.path, f.content));
+        }
+    }
+    out
+}
+
+/// Adds the memory section (M6 6.2) when there are entries.
+pub fn add_memory(system: &mut String, entries: &str) {
+    if !entries.is_empty() {
+        system.push_str(SECTION);
+        system.push_str("## Memory\n\n");
+        system.push_str(entries);
+    }
+}
+
+/// The user message: standard input unless it is blank.
+pub fn user_message(stdin: &str) -> &str {
+    if stdin.trim().is_empty() {
+        DEFAULT_USER_MESSAGE
+    } else {
+        stdin
+    }
+}
+
+/// The skill file's text; `skill` is relative to the config dir unless
+/// absolute, and empty means none.
+pub fn load_skill(skill: &str, config_dir: &Path) -> Result<String> {
+    if skill.is_empty() {
+        return Ok(String::new());
+    }
+    let path = config_dir.join(skill);
+    match fs::read(&path) {
+        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
+            "skill not found: {}",
+            path.display()
+        ))),
+        Err(e) => Err(Error::Config(format!(
+            "failed to read skill: read {}: {}",
+            path.display(),
+            describe_io(&e)
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, content: &str) -> ContextFile {
+        ContextFile {
+            path: path.into(),
+            content: content.into(),
+        }
+    }
+
+    #[test]
+    fn layout_matches_go() {
+        assert_eq!(system("", "", &[]), "");
+        assert_eq!(system("P", "", &[]), "P");
+        assert_eq!(system("P", "S", &[]), "P\n\n---\n\n## Skill\n\nS");
+        assert_eq!(
+            system(
+                "",
+                "",
+                &[
+                    file("a.rs", "fn a() {}"),
+                    file("Makefile", "all:"),
+                    file("d/.env", "X=1")
+                ]
+            ),
+            "\n\n---\n\n## Context Files\n\n### a.rs\n```rs\nfn a() {}\n```\n\n### Makefile\n```\nall:\n```\n\n### d/.env\n```env\nX=1\n```"
+        );
+        let mut s = system("P", "", &[]);
+        add_memory(&mut s, "");
+        assert_eq!(s, "P");
+        add_memory(&mut s, "## t\nx\n\n");
+        assert_eq!(s, "P\n\n---\n\n## Memory\n\n## t\nx\n\n");
+    }
+
+    #[test]
+    fn blank_stdin_gets_the_default_message() {
+        assert_eq!(user_message(" \n\t"), DEFAULT_USER_MESSAGE);
+        assert_eq!(user_message("x\n"), "x\n");
+    }
+}

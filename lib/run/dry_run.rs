@@ -1,0 +1,128 @@
+//! `axe-run --dry-run`: the resolved context, as the Go `axe` printed it,
+//! or as one JSON document.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::{Prepared, Session};
+use crate::error::Result;
+
+/// Everything `--dry-run` shows besides the agent itself.
+pub struct Shown<'a> {
+    pub workdir: &'a str,
+    pub timeout: u64,
+    pub stdin: &'a str,
+}
+
+/// Go's text layout (reference, "Dry-run output").
+pub fn text(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown) -> Result<()> {
+    let cfg = &agent.cfg;
+    write!(
+        out,
+        "=== Dry Run ===\n\nModel:    {}\nWorkdir:  {}\nTimeout:  {}s\nParams:   temperature={}, max_tokens={}\n\n",
+        agent.model_string(),
+        s.workdir,
+        s.timeout,
+        cfg.params.temperature,
+        cfg.params.max_tokens
+    )?;
+    writeln!(out, "--- System Prompt ---\n{}\n", agent.system)?;
+    writeln!(out, "--- Skill ---\n{}\n", or_none(&agent.skill))?;
+    writeln!(out, "--- Files ({}) ---", agent.files.len())?;
+    if agent.files.is_empty() {
+        writeln!(out, "(none)")?;
+    }
+    for f in &agent.files {
+        writeln!(out, "{}", f.path)?;
+    }
+    writeln!(out)?;
+    let stdin = if s.stdin.trim().is_empty() {
+        "(none)"
+    } else {
+        s.stdin
+    };
+    writeln!(out, "--- Stdin ---\n{stdin}\n")?;
+    if let Some(r) = &agent.recall {
+        match &r.error {
+            Some(e) => writeln!(out, "--- Memory ---\n(error: {e})\n")?,
+            None => writeln!(out, "--- Memory ---\n{}\n", or_none(&r.entries))?,
+        }
+    }
+    writeln!(out, "--- Sub-Agents ---")?;
+    if cfg.sub_agents.is_empty() {
+        writeln!(out, "(none)")?;
+    } else {
+        writeln!(
+            out,
+            "{}\nMax Depth: {}\nParallel:  {}\nTimeout:   {}s",
+            cfg.sub_agents.join(", "),
+            session.max_depth,
+            if agent.parallel() { "yes" } else { "no" },
+            cfg.sub_agents_config.timeout
+        )?;
+    }
+    Ok(())
+}
+
+fn or_none(s: &str) -> &str {
+    if s.is_empty() { "(none)" } else { s }
+}
+
+/// The `--dry-run --json` document.
+#[derive(Serialize)]
+struct Json<'a> {
+    agent: &'a str,
+    model: String,
+    workdir: &'a str,
+    timeout: u64,
+    temperature: f64,
+    max_tokens: i64,
+    system_prompt: &'a str,
+    skill: &'a str,
+    files: Vec<&'a str>,
+    stdin: &'a str,
+    /// `null` when memory is disabled.
+    memory: Option<Memory<'a>>,
+    sub_agents: &'a [String],
+    max_depth: u32,
+    parallel: bool,
+    sub_agent_timeout: i64,
+}
+
+#[derive(Serialize)]
+struct Memory<'a> {
+    path: Option<String>,
+    entries_loaded: u64,
+    entries: &'a str,
+    error: Option<&'a str>,
+}
+
+pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown) -> Result<()> {
+    let cfg = &agent.cfg;
+    crate::cli::write_json(
+        out,
+        &Json {
+            agent: &agent.name,
+            model: agent.model_string(),
+            workdir: s.workdir,
+            timeout: s.timeout,
+            temperature: cfg.params.temperature,
+            max_tokens: cfg.params.max_tokens,
+            system_prompt: &agent.system,
+            skill: &agent.skill,
+            files: agent.files.iter().map(|f| f.path.as_str()).collect(),
+            stdin: s.stdin,
+            memory: agent.recall.as_ref().map(|r| Memory {
+                path: r.path.as_ref().map(|p| p.display().to_string()),
+                entries_loaded: r.loaded,
+                entries: &r.entries,
+                error: r.error.as_deref(),
+            }),
+            sub_agents: &cfg.sub_agents,
+            max_depth: session.max_depth,
+            parallel: agent.parallel(),
+            sub_agent_timeout: cfg.sub_agents_config.timeout,
+        },
+    )
+}

@@ -1,0 +1,80 @@
+//! Memory around a run (M6 3.4-3.5): the entries loaded into the prompt
+//! before the call, and the entry recorded after a successful one.
+//!
+//! Memory is best effort here: every failure becomes a warning and the run
+//! goes on, unlike in `axe-gc`, where it is a hard error.
+
+use std::path::PathBuf;
+
+use time::OffsetDateTime;
+
+use crate::agent::MemoryConfig;
+use crate::memory;
+
+/// What was loaded for one agent.
+#[derive(Debug, Clone, Default)]
+pub struct Recall {
+    /// The log; `None` when its path could not be determined.
+    pub path: Option<PathBuf>,
+    /// The loaded entries, as they are in the log.
+    pub entries: String,
+    /// How many entries `entries` holds.
+    pub loaded: u64,
+    /// Why loading failed, if it did (shown by `--dry-run`).
+    pub error: Option<String>,
+    /// Lines for stderr, without their `Warning: ` prefix.
+    pub warnings: Vec<String>,
+}
+
+/// Loads the last `last_n` entries of `agent`'s log and checks its size
+/// against `max_entries`.
+pub fn load(agent: &str, config: &MemoryConfig) -> Recall {
+    let mut recall = Recall::default();
+    let failed = |e: &dyn std::fmt::Display| format!("failed to load memory for \"{agent}\": {e}");
+    let path = match memory::file_path(agent, &config.path) {
+        Ok(p) => p,
+        Err(e) => {
+            recall.error = Some(e.to_string());
+            recall.warnings.push(failed(&e));
+            return recall;
+        }
+    };
+    match memory::load(&path, config.last_n as u64) {
+        Ok(bytes) => {
+            recall.loaded = memory::count_entries(&bytes);
+            recall.entries = String::from_utf8_lossy(&bytes).into_owned();
+        }
+        Err(e) => {
+            recall.error = Some(e.to_string());
+            recall.warnings.push(failed(&e));
+        }
+    }
+    // Counting reads the whole log, so only when there is a limit to check.
+    if config.max_entries > 0 {
+        match memory::count(&path) {
+            Ok(c) if c.entries >= config.max_entries as u64 => recall.warnings.push(format!(
+                "agent \"{agent}\" memory has {} entries (max_entries: {}). Run 'axe gc {agent}' to trim.",
+                c.entries, config.max_entries
+            )),
+            Ok(_) => {}
+            Err(e) if recall.error.is_none() => recall.warnings.push(failed(&e)),
+            Err(_) => {}
+        }
+    }
+    recall.path = Some(path);
+    recall
+}
+
+/// Appends the entry for a successful run; the error is the warning text.
+pub fn record(agent: &str, config: &MemoryConfig, task: &str, result: &str) -> Result<(), String> {
+    let fail = |e: crate::Error| format!("failed to save memory for \"{agent}\": {e}");
+    let path = memory::file_path(agent, &config.path).map_err(fail)?;
+    memory::append(
+        &path,
+        task.as_bytes(),
+        result.as_bytes(),
+        OffsetDateTime::now_utc(),
+    )
+    .map_err(fail)?;
+    Ok(())
+}
