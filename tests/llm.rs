@@ -12,8 +12,7 @@ use serde_json::{Value, json};
 
 use crate::server::{Answer, Server, closed_port_url, sse_data, sse_event};
 use crate::util::{Env, stdout};
-
-const KEY: &str = "sk-test-SECRET-4242";
+use crate::wire::{KEY, anthropic_reply, ollama_reply, openai_reply, reply_for, stream_answer};
 
 /// `axe-llm` pointed at `server` for `provider`, with a key where one is
 /// needed.
@@ -30,37 +29,6 @@ fn llm_std(env: &Env, url: &str, provider: &str) -> std::process::Command {
         _ => &mut cmd,
     };
     cmd
-}
-
-fn anthropic_reply(text: &str) -> Value {
-    json!({
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
-        "content": [{"type": "text", "text": text}],
-        "stop_reason": "end_turn", "usage": {"input_tokens": 11, "output_tokens": 7}
-    })
-}
-
-fn openai_reply(text: &str) -> Value {
-    json!({
-        "id": "c1", "object": "chat.completion", "model": "gpt-test",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 11, "completion_tokens": 7}
-    })
-}
-
-fn ollama_reply(text: &str) -> Value {
-    json!({
-        "model": "llama-test", "message": {"role": "assistant", "content": text},
-        "done": true, "done_reason": "stop", "prompt_eval_count": 11, "eval_count": 7
-    })
-}
-
-fn reply_for(provider: &str, text: &str) -> Value {
-    match provider {
-        "anthropic" => anthropic_reply(text),
-        "openai" => openai_reply(text),
-        _ => ollama_reply(text),
-    }
 }
 
 const PROVIDERS: [&str; 3] = ["anthropic", "openai", "ollama"];
@@ -656,63 +624,6 @@ fn retries_cover_5xx_and_dropped_connections_but_not_client_errors() {
         .assert()
         .code(3);
     assert_eq!(server.requests().len(), 1, "no retries unless asked");
-}
-
-fn stream_answer(provider: &str, pieces: &[&str]) -> Answer {
-    match provider {
-        "anthropic" => {
-            let mut events = vec![sse_event(
-                "message_start",
-                &json!({"type": "message_start", "message": {"model": "claude-test", "usage": {"input_tokens": 11}}}),
-            )];
-            events.push(sse_event(
-                "content_block_start",
-                &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-            ));
-            for p in pieces {
-                events.push(sse_event(
-                    "content_block_delta",
-                    &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}}),
-                ));
-            }
-            events.push(": keep-alive\n\n".to_owned());
-            events.push(sse_event(
-                "content_block_stop",
-                &json!({"type": "content_block_stop", "index": 0}),
-            ));
-            events.push(sse_event(
-                "message_delta",
-                &json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 7}}),
-            ));
-            events.push(sse_event("message_stop", &json!({"type": "message_stop"})));
-            Answer::sse(&events)
-        }
-        "openai" => {
-            let mut events: Vec<String> = pieces
-                .iter()
-                .map(|p| {
-                    sse_data(&json!({"model": "gpt-test", "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": null}]}).to_string())
-                })
-                .collect();
-            events.push(sse_data(
-                &json!({"model": "gpt-test", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}).to_string(),
-            ));
-            events.push(sse_data(
-                &json!({"model": "gpt-test", "choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7}}).to_string(),
-            ));
-            events.push(sse_data("[DONE]"));
-            Answer::sse(&events)
-        }
-        _ => {
-            let mut lines: Vec<Value> = pieces
-                .iter()
-                .map(|p| json!({"model": "llama-test", "message": {"role": "assistant", "content": p}, "done": false}))
-                .collect();
-            lines.push(json!({"model": "llama-test", "message": {"role": "assistant", "content": ""},
-                              "done": true, "done_reason": "stop", "prompt_eval_count": 11, "eval_count": 7}));
-            Answer::lines(&lines)
-        }
-    }
 }
 
 #[test]

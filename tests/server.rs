@@ -135,19 +135,30 @@ pub struct Server {
 impl Server {
     /// Serves `answers` in order, one per request; the last one repeats.
     pub fn start(answers: Vec<Answer>) -> Server {
+        let answers = Mutex::new(VecDeque::from(answers));
+        Server::route(move |_| next_answer(&mut answers.lock().unwrap()))
+    }
+
+    /// Answers each request with `handler`'s answer for it. Every
+    /// connection has its own thread, so parallel callers are served at
+    /// the same time.
+    pub fn route(handler: impl Fn(&Recorded) -> Answer + Send + Sync + 'static) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let requests = Arc::new(Mutex::new(Vec::new()));
         let recorded = Arc::clone(&requests);
+        let handler = Arc::new(handler);
         thread::spawn(move || {
-            let mut answers: VecDeque<Answer> = answers.into();
             for conn in listener.incoming() {
                 let Ok(conn) = conn else { continue };
-                let Some(request) = read_request(&conn) else {
-                    continue;
-                };
-                recorded.lock().unwrap().push(request);
-                respond(conn, next_answer(&mut answers));
+                let (recorded, handler) = (Arc::clone(&recorded), Arc::clone(&handler));
+                thread::spawn(move || {
+                    let Some(request) = read_request(&conn) else {
+                        return;
+                    };
+                    recorded.lock().unwrap().push(request.clone());
+                    respond(conn, handler(&request));
+                });
             }
         });
         Server { url, requests }

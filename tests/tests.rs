@@ -7,6 +7,8 @@ mod mem_count;
 mod mem_load;
 mod mem_path;
 mod mem_trim;
+mod run;
 mod server;
 mod stress;
 mod util;
+mod wire;

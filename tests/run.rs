@@ -1,0 +1,1253 @@
+//! `axe-run` against a local provider: prompt building, context files,
+//! memory (M6 7.5-7.6), sub-agents, dry-run and verbose output, exit codes.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::server::{Answer, Recorded, Server};
+use crate::util::{Env, entries, entry, header_count, read, stdout};
+use crate::wire::{KEY, anthropic_reply, stream_answer};
+
+/// `axe-run` with every provider pointed at `url` and keys set.
+pub fn run(env: &Env, url: &str) -> Command {
+    let mut cmd = env.cmd("axe-run");
+    for p in ["ANTHROPIC", "OPENAI", "OLLAMA"] {
+        cmd.env(format!("AXE_{p}_BASE_URL"), url);
+    }
+    cmd.env("ANTHROPIC_API_KEY", KEY).env("OPENAI_API_KEY", KEY);
+    cmd
+}
+
+/// A reply that calls tools: `(id, input)` per `call_agent` call.
+pub fn tool_use(calls: &[(&str, Value)]) -> Value {
+    let content: Vec<Value> = calls
+        .iter()
+        .map(|(id, input)| json!({"type": "tool_use", "id": id, "name": "call_agent", "input": input}))
+        .collect();
+    json!({
+        "model": "claude-test", "content": content, "stop_reason": "tool_use",
+        "usage": {"input_tokens": 5, "output_tokens": 3}
+    })
+}
+
+fn ok(text: &str) -> Answer {
+    Answer::json(200, &anthropic_reply(text))
+}
+
+fn system_of(r: &Recorded) -> String {
+    r.json()["system"].as_str().unwrap_or_default().to_owned()
+}
+
+/// The agent `name` with a system prompt naming it, so a routing server
+/// can tell whose request it got.
+fn agent(env: &Env, name: &str, extra: &str) {
+    env.agent(
+        name,
+        &format!(
+            "name = \"{name}\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"You are {name}.\"\n{extra}\n"
+        ),
+    );
+}
+
+const STAMP: &str = r"## \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n";
+
+fn matches_entry(text: &str, task: &str, result: &str) -> bool {
+    let re = format!(
+        "^{STAMP}\\*\\*Task:\\*\\* {}\\n\\*\\*Result:\\*\\* {}\\n\\n$",
+        regex_escape(task),
+        regex_escape(result)
+    );
+    predicate::str::is_match(re).unwrap().eval(text)
+}
+
+fn regex_escape(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if "\\.+*?()|[]{}^$".contains(c) {
+                vec!['\\', c]
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+// --- the request ---------------------------------------------------------
+
+#[test]
+fn request_carries_persona_skill_files_params_and_stdin() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("LGTM")]);
+    env.write(
+        &env.config_dir().join("axe/skills/review/SKILL.md"),
+        "Be strict.",
+    );
+    let work = env.root().join("repo");
+    env.write(&work.join("src/lib.rs"), "pub fn f() {}\n");
+    env.write(&work.join("README.md"), "# Repo");
+    env.agent(
+        "reviewer",
+        &format!(
+            "name = \"reviewer\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"You review.\"\n\
+             skill = \"skills/review/SKILL.md\"\nfiles = [\"src/**/*.rs\", \"README.md\"]\nworkdir = \"{}\"\n\
+             [params]\ntemperature = 0.2\nmax_tokens = 512\n",
+            work.display()
+        ),
+    );
+    run(&env, &server.url)
+        .arg("reviewer")
+        .write_stdin("diff --git a b\n")
+        .assert()
+        .success()
+        .stdout("LGTM")
+        .stderr("");
+    let req = server.only_request();
+    assert_eq!(req.path, "/v1/messages");
+    assert_eq!(req.header("x-api-key"), Some(KEY));
+    assert_eq!(
+        req.json(),
+        json!({
+            "model": "claude-test",
+            "max_tokens": 512,
+            "temperature": 0.2,
+            "system": "You review.\n\n---\n\n## Skill\n\nBe strict.\n\n---\n\n## Context Files\n\n\
+                       ### README.md\n```md\n# Repo\n```\n\n### src/lib.rs\n```rs\npub fn f() {}\n\n```",
+            "messages": [{"role": "user", "content": "diff --git a b\n"}],
+        })
+    );
+}
+
+#[test]
+fn blank_stdin_sends_the_default_message_and_overrides_apply() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(
+        200,
+        &json!({"model": "gpt-x", "choices": [{"message": {"role": "assistant", "content": "done"}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1}}),
+    )]);
+    agent(&env, "a", "");
+    let skill = env.root().join("other.md");
+    env.write(&skill, "Other skill.");
+    run(&env, &server.url)
+        .args(["a", "--model", "openai/gpt-x", "--skill"])
+        .arg(&skill)
+        .write_stdin(" \n\t\n")
+        .assert()
+        .success()
+        .stdout("done");
+    let req = server.only_request();
+    assert_eq!(req.path, "/v1/chat/completions");
+    assert_eq!(
+        req.json()["messages"],
+        json!([
+            {"role": "system", "content": "You are a.\n\n---\n\n## Skill\n\nOther skill."},
+            {"role": "user", "content": "Execute the task described in your instructions."}
+        ])
+    );
+}
+
+// --- context files -------------------------------------------------------
+
+/// The relative paths `axe-run --dry-run --json` reports for `files`.
+fn resolved(env: &Env, files: &str, workdir: &std::path::Path) -> Vec<String> {
+    agent(env, "g", &format!("files = {files}"));
+    let out = env
+        .cmd("axe-run")
+        .args(["g", "--dry-run", "--json", "--workdir"])
+        .arg(workdir)
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    serde_json::from_value(doc["files"].clone()).unwrap()
+}
+
+#[test]
+fn globs_double_star_dedupe_and_sort() {
+    let env = Env::new();
+    let w = env.root().join("w");
+    for f in [
+        "a.md",
+        "b/c.md",
+        "b/d/e.md",
+        "b/d/e.txt",
+        "z.md",
+        ".hidden/h.md",
+    ] {
+        env.write(&w.join(f), f);
+    }
+    assert_eq!(
+        resolved(&env, r#"["**/*.md"]"#, &w),
+        [".hidden/h.md", "a.md", "b/c.md", "b/d/e.md", "z.md"]
+    );
+    // `**` as zero directories, a trailing `**`, and the same file twice.
+    assert_eq!(
+        resolved(&env, r#"["b/**/e.*", "b/**", "b/c.md", "*.md"]"#, &w),
+        ["a.md", "b/c.md", "b/d/e.md", "b/d/e.txt", "z.md"]
+    );
+    assert_eq!(
+        resolved(&env, r#"["b/*/*.txt", "?.md"]"#, &w),
+        ["a.md", "b/d/e.txt", "z.md"]
+    );
+    assert_eq!(
+        resolved(&env, r#"["[ab].md", "/b/c.md"]"#, &w),
+        ["a.md", "b/c.md"]
+    );
+    assert!(resolved(&env, r#"["nothing/**", "missing.md"]"#, &w).is_empty());
+}
+
+#[test]
+fn binary_files_and_directories_are_skipped() {
+    let env = Env::new();
+    let w = env.root().join("w");
+    env.write(&w.join("text.txt"), "plain");
+    let mut late_nul = vec![b'x'; 600];
+    late_nul[550] = 0;
+    env.write(&w.join("late.txt"), &late_nul);
+    env.write(&w.join("bin.txt"), b"ab\0cd");
+    fs::create_dir_all(w.join("dir.txt")).unwrap();
+    assert_eq!(resolved(&env, r#"["*.txt"]"#, &w), ["late.txt", "text.txt"]);
+}
+
+#[test]
+fn nothing_outside_the_workdir_is_read() {
+    let env = Env::new();
+    let w = env.root().join("w");
+    let outside = env.root().join("outside");
+    env.write(&outside.join("secret.md"), "secret");
+    env.write(&w.join("in.md"), "in");
+    env.write(&w.join("sub/real.md"), "real");
+    symlink(outside.join("secret.md"), w.join("link-out.md")).unwrap();
+    symlink(w.join("in.md"), w.join("link-in.md")).unwrap();
+    symlink(&outside, w.join("dir-out")).unwrap();
+    symlink(w.join("sub"), w.join("dir-in")).unwrap();
+    symlink(&w, w.join("sub/loop")).unwrap();
+    assert_eq!(
+        resolved(
+            &env,
+            r#"["*.md", "dir-out/*.md", "dir-in/*.md", "../outside/*.md", "**/secret.md"]"#,
+            &w
+        ),
+        ["dir-in/real.md", "in.md", "link-in.md"]
+    );
+    // `**` does not follow directory links, so the loop ends.
+    assert_eq!(
+        resolved(&env, r#"["**/*.md"]"#, &w),
+        ["in.md", "link-in.md", "sub/real.md"]
+    );
+}
+
+#[test]
+fn invalid_glob_and_missing_workdir_are_config_errors() {
+    let env = Env::new();
+    agent(&env, "g", r#"files = ["src/[a-"]"#);
+    env.cmd("axe-run")
+        .args(["g", "--dry-run"])
+        .assert()
+        .code(2)
+        .stderr("invalid glob pattern \"src/[a-\": syntax error in pattern\n");
+    agent(&env, "g", r#"files = ["*"]"#);
+    env.cmd("axe-run")
+        .args(["g", "--dry-run", "--workdir", "/nonexistent/w"])
+        .assert()
+        .code(2)
+        .stderr("failed to resolve workdir /nonexistent/w: no such file or directory\n");
+}
+
+#[test]
+fn skill_paths_and_errors() {
+    let env = Env::new();
+    agent(&env, "s", r#"skill = "skills/none/SKILL.md""#);
+    let expected = env.config_dir().join("axe/skills/none/SKILL.md");
+    env.cmd("axe-run")
+        .args(["s", "--dry-run"])
+        .assert()
+        .code(2)
+        .stderr(format!("skill not found: {}\n", expected.display()));
+}
+
+// --- dry run and verbose -------------------------------------------------
+
+#[test]
+fn dry_run_output_line_by_line() {
+    let env = Env::new();
+    let w = env.root().join("w");
+    env.write(&w.join("notes.txt"), "n1");
+    env.write(&env.config_dir().join("axe/skills/s.md"), "Skill text.");
+    env.write(&env.log_path("dr"), entries(3));
+    agent(
+        &env,
+        "dr",
+        &format!(
+            "skill = \"skills/s.md\"\nfiles = [\"*.txt\"]\nworkdir = \"{}\"\nsub_agents = [\"x\", \"y\"]\n\
+             [sub_agents_config]\nmax_depth = 2\nparallel = false\ntimeout = 30\n\
+             [memory]\nenabled = true\nlast_n = 2\n[params]\ntemperature = 0.5\nmax_tokens = 100\n",
+            w.display()
+        ),
+    );
+    let memory = format!("{}{}", entry(1), entry(2));
+    let expected = format!(
+        "=== Dry Run ===\n\nModel:    anthropic/claude-test\nWorkdir:  {w}\nTimeout:  45s\n\
+         Params:   temperature=0.5, max_tokens=100\n\n--- System Prompt ---\n\
+         You are dr.\n\n---\n\n## Skill\n\nSkill text.\n\n---\n\n## Context Files\n\n### notes.txt\n```txt\nn1\n```\
+         \n\n---\n\n## Memory\n\n{memory}\n\n--- Skill ---\nSkill text.\n\n--- Files (1) ---\nnotes.txt\n\n\
+         --- Stdin ---\nthe task\n\n\n--- Memory ---\n{memory}\n\n--- Sub-Agents ---\nx, y\nMax Depth: 2\n\
+         Parallel:  no\nTimeout:   30s\n",
+        w = w.display()
+    );
+    env.cmd("axe-run")
+        .args(["dr", "--dry-run", "--timeout", "45"])
+        .write_stdin("the task\n")
+        .assert()
+        .success()
+        .stdout(expected)
+        .stderr("");
+    assert_eq!(
+        read(&env.log_path("dr")),
+        entries(3),
+        "dry run appends nothing"
+    );
+}
+
+#[test]
+fn dry_run_of_a_plain_agent_shows_none_everywhere() {
+    let env = Env::new();
+    env.agent("p", "name = \"p\"\nmodel = \"ollama/llama3\"\n");
+    let cwd = env.root().display().to_string();
+    env.cmd("axe-run")
+        .args(["p", "--dry-run"])
+        .write_stdin("")
+        .assert()
+        .success()
+        .stdout(format!(
+            "=== Dry Run ===\n\nModel:    ollama/llama3\nWorkdir:  {cwd}\nTimeout:  120s\n\
+             Params:   temperature=0, max_tokens=0\n\n--- System Prompt ---\n\n\n--- Skill ---\n(none)\n\n\
+             --- Files (0) ---\n(none)\n\n--- Stdin ---\n(none)\n\n--- Sub-Agents ---\n(none)\n"
+        ));
+}
+
+#[test]
+fn dry_run_needs_no_key_and_no_server() {
+    let env = Env::new();
+    agent(&env, "k", "");
+    env.cmd("axe-run")
+        .args(["k", "--dry-run"])
+        .assert()
+        .success();
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct DryRunJson {
+    agent: String,
+    model: String,
+    workdir: String,
+    timeout: u64,
+    temperature: f64,
+    max_tokens: i64,
+    system_prompt: String,
+    skill: String,
+    files: Vec<String>,
+    stdin: String,
+    memory: Option<DryRunMemory>,
+    sub_agents: Vec<String>,
+    max_depth: u32,
+    parallel: bool,
+    sub_agent_timeout: i64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct DryRunMemory {
+    path: Option<String>,
+    entries_loaded: u64,
+    entries: String,
+    error: Option<String>,
+}
+
+#[test]
+fn dry_run_json_is_one_document() {
+    let env = Env::new();
+    env.write(&env.log_path("j"), entries(4));
+    agent(
+        &env,
+        "j",
+        "sub_agents = [\"x\"]\n[memory]\nenabled = true\nlast_n = 3",
+    );
+    let out = env
+        .cmd("axe-run")
+        .args(["j", "--dry-run", "--json"])
+        .assert()
+        .success();
+    let doc: DryRunJson = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let mem = doc.memory.unwrap();
+    assert_eq!(mem.entries_loaded, 3);
+    assert_eq!(mem.entries, format!("{}{}{}", entry(1), entry(2), entry(3)));
+    assert_eq!(mem.path.unwrap(), env.log_path("j").display().to_string());
+    assert!(doc.system_prompt.ends_with(&mem.entries));
+    assert_eq!((doc.max_depth, doc.parallel), (3, true));
+}
+
+#[test]
+fn verbose_lines_around_a_single_call() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("fine")]);
+    env.write(&env.log_path("v"), entries(3));
+    agent(&env, "v", "[memory]\nenabled = true");
+    let out = run(&env, &server.url)
+        .args(["v", "-v", "--timeout", "9"])
+        .write_stdin("go")
+        .assert()
+        .success()
+        .stdout("fine");
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let lines: Vec<&str> = err.lines().collect();
+    let cwd = env.root().display().to_string();
+    let log = env.log_path("v").display().to_string();
+    assert_eq!(
+        lines[..8],
+        [
+            "Model:    anthropic/claude-test",
+            &format!("Workdir:  {cwd}"),
+            "Skill:    (none)",
+            "Files:    0 file(s)",
+            "Stdin:    yes",
+            "Timeout:  9s",
+            "Params:   temperature=0, max_tokens=0",
+            &format!("Memory:   3 entries loaded from {log}"),
+        ]
+    );
+    assert!(
+        predicate::str::is_match(r"^Duration: \d+ms$")
+            .unwrap()
+            .eval(lines[8])
+    );
+    assert_eq!(
+        lines[9..],
+        ["Tokens:   11 input, 7 output", "Stop:     end_turn"]
+    );
+}
+
+#[test]
+fn verbose_without_a_log_says_so() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("fine")]);
+    agent(&env, "v", "[memory]\nenabled = true");
+    run(&env, &server.url)
+        .args(["v", "--verbose"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "\nMemory:   0 entries (no memory file)\n",
+        ));
+}
+
+// --- memory (M6 7.5) -------------------------------------------------------
+
+#[test]
+fn memory_disabled_creates_no_file() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("r")]);
+    agent(&env, "off", "[memory]\nenabled = false\nlast_n = 3");
+    run(&env, &server.url).arg("off").assert().success();
+    assert!(!env.data_dir().exists());
+    assert!(!system_of(&server.only_request()).contains("## Memory"));
+}
+
+#[test]
+fn memory_enabled_appends_an_entry() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("it worked\nline two")]);
+    agent(&env, "m", "[memory]\nenabled = true");
+    run(&env, &server.url)
+        .arg("m")
+        .write_stdin("do the\nthing")
+        .assert()
+        .success()
+        .stdout("it worked\nline two");
+    let log = read(&env.log_path("m"));
+    assert!(
+        matches_entry(&log, "do the thing", "it worked\nline two"),
+        "{log}"
+    );
+    assert!(
+        !system_of(&server.only_request()).contains("## Memory"),
+        "first run: no section"
+    );
+}
+
+#[test]
+fn memory_enabled_loads_into_the_prompt() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("r")]);
+    env.write(&env.log_path("m"), entries(2));
+    agent(&env, "m", "[memory]\nenabled = true");
+    run(&env, &server.url).arg("m").assert().success();
+    assert_eq!(
+        system_of(&server.only_request()),
+        format!("You are m.\n\n---\n\n## Memory\n\n{}", entries(2))
+    );
+}
+
+#[test]
+fn memory_last_n_limits_what_is_loaded() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("r")]);
+    env.write(&env.log_path("m"), entries(5));
+    agent(&env, "m", "[memory]\nenabled = true\nlast_n = 2");
+    run(&env, &server.url).arg("m").assert().success();
+    assert_eq!(
+        system_of(&server.only_request()),
+        format!("You are m.\n\n---\n\n## Memory\n\n{}{}", entry(3), entry(4))
+    );
+    assert_eq!(header_count(&read(&env.log_path("m"))), 6);
+}
+
+#[test]
+fn max_entries_warning_at_and_only_at_the_limit() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("r")]);
+    env.write(&env.log_path("m"), entries(3));
+    agent(&env, "m", "[memory]\nenabled = true\nmax_entries = 3");
+    run(&env, &server.url).arg("m").assert().success().stderr(
+        "Warning: agent \"m\" memory has 3 entries (max_entries: 3). Run 'axe gc m' to trim.\n",
+    );
+    agent(&env, "m", "[memory]\nenabled = true\nmax_entries = 10");
+    run(&env, &server.url)
+        .arg("m")
+        .assert()
+        .success()
+        .stderr("");
+}
+
+#[test]
+fn api_error_appends_nothing() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(
+        500,
+        &json!({"type": "error", "error": {"type": "api_error", "message": "boom"}}),
+    )]);
+    agent(&env, "m", "[memory]\nenabled = true");
+    run(&env, &server.url)
+        .arg("m")
+        .assert()
+        .code(3)
+        .stdout("")
+        .stderr("server: boom\n");
+    assert!(!env.log_path("m").exists());
+}
+
+#[test]
+fn dry_run_shows_memory_and_appends_nothing() {
+    let env = Env::new();
+    env.write(&env.log_path("m"), entries(2));
+    agent(&env, "m", "[memory]\nenabled = true");
+    env.cmd("axe-run")
+        .args(["m", "--dry-run"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "--- Memory ---\n{}\n\n--- Sub-Agents ---",
+            entries(2)
+        )));
+    assert_eq!(read(&env.log_path("m")), entries(2));
+    fs::remove_file(env.log_path("m")).unwrap();
+    env.cmd("axe-run")
+        .args(["m", "--dry-run"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--- Memory ---\n(none)\n\n"));
+    assert!(!env.log_path("m").exists());
+}
+
+#[test]
+fn custom_memory_path_is_read_and_written() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("new")]);
+    let custom = env.root().join("custom.md");
+    env.write(&custom, entries(1));
+    agent(
+        &env,
+        "m",
+        &format!("[memory]\nenabled = true\npath = \"{}\"", custom.display()),
+    );
+    run(&env, &server.url)
+        .arg("m")
+        .write_stdin("t")
+        .assert()
+        .success();
+    assert!(system_of(&server.only_request()).ends_with(&entries(1)));
+    let log = read(&custom);
+    assert!(matches_entry(&log[entries(1).len()..], "t", "new"), "{log}");
+    assert!(!env.log_path("m").exists());
+}
+
+#[test]
+fn unreadable_and_unwritable_memory_are_warnings() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("answer")]);
+    let dir = env.root().join("locked");
+    let log = dir.join("m.md");
+    env.write(&log, entries(1));
+    crate::util::set_mode(&log, 0o000);
+    crate::util::set_mode(&dir, 0o555);
+    agent(
+        &env,
+        "m",
+        &format!("[memory]\nenabled = true\npath = \"{}\"", log.display()),
+    );
+    let l = log.display();
+    env.unprivileged("axe-run")
+        .env("AXE_ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", KEY)
+        .arg("m")
+        .assert()
+        .success()
+        .stdout("answer")
+        .stderr(format!(
+            "Warning: failed to load memory for \"m\": open {l}: permission denied\n\
+             Warning: failed to save memory for \"m\": failed to open memory file: open {l}: permission denied\n"
+        ));
+    assert!(!system_of(&server.only_request()).contains("## Memory"));
+    crate::util::set_mode(&log, 0o644);
+    assert_eq!(read(&log), entries(1));
+}
+
+#[test]
+fn json_output_still_records_memory() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("jr")]);
+    agent(&env, "m", "[memory]\nenabled = true");
+    let out = run(&env, &server.url)
+        .args(["m", "--json"])
+        .write_stdin("jt")
+        .assert()
+        .success();
+    let doc = parse_envelope(&stdout(out.get_output()));
+    assert_eq!((doc.content.as_str(), doc.tool_calls), ("jr", 0));
+    assert!(matches_entry(&read(&env.log_path("m")), "jt", "jr"));
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Envelope {
+    model: String,
+    content: String,
+    input_tokens: u64,
+    output_tokens: u64,
+    stop_reason: String,
+    duration_ms: u64,
+    tool_calls: u64,
+}
+
+fn parse_envelope(text: &str) -> Envelope {
+    assert!(text.ends_with('\n') && text.lines().count() == 1, "{text}");
+    serde_json::from_str(text).unwrap()
+}
+
+// --- streaming -----------------------------------------------------------
+
+#[test]
+fn stream_prints_as_it_arrives_and_memory_gets_the_whole_answer() {
+    use std::io::Read;
+    let env = Env::new();
+    let (answer, gate) =
+        stream_answer("anthropic", &["Hello", " there", ", friend"]).gated_after(3);
+    let server = Server::start(vec![answer]);
+    agent(&env, "s", "[memory]\nenabled = true");
+    let mut cmd = env.std_cmd("axe-run");
+    cmd.args(["s", "--stream"])
+        .env("AXE_ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", KEY)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut first = [0u8; 5];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    assert_eq!(
+        &first, b"Hello",
+        "the first words come before the rest is sent"
+    );
+    gate.send(()).unwrap();
+    let mut rest = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut rest)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(rest, " there, friend");
+    assert_eq!(server.only_request().json()["stream"], json!(true));
+    let log = read(&env.log_path("s"));
+    assert!(
+        matches_entry(
+            &log,
+            "Execute the task described in your instructions.",
+            "Hello there, friend"
+        ),
+        "{log}"
+    );
+}
+
+#[test]
+fn stream_and_json_do_not_mix() {
+    let env = Env::new();
+    agent(&env, "s", "");
+    env.cmd("axe-run")
+        .args(["s", "--stream", "--json"])
+        .assert()
+        .code(1)
+        .stderr("{\"error\":\"cannot use --stream with --json\",\"exit_code\":1}\n");
+}
+
+// --- sub-agents ------------------------------------------------------------
+
+/// A server that answers by who is asking: the parent's first turn calls
+/// the sub-agents, its second turn echoes their results; each sub-agent
+/// answers after `delay(name)`.
+fn family_server(calls: Vec<(&'static str, Value)>, delay: fn(&str) -> u64) -> Server {
+    Server::route(move |req| {
+        let body = req.json();
+        let system = body["system"].as_str().unwrap_or_default().to_owned();
+        let messages = body["messages"].as_array().unwrap().clone();
+        if system.starts_with("You are parent.") {
+            if messages.len() == 1 {
+                let calls: Vec<(&str, Value)> =
+                    calls.iter().map(|(i, v)| (*i, v.clone())).collect();
+                return Answer::json(200, &tool_use(&calls));
+            }
+            let results = messages.last().unwrap()["content"].clone();
+            return ok(&format!("parent saw {results}"));
+        }
+        let me = system
+            .trim_start_matches("You are ")
+            .split('.')
+            .next()
+            .unwrap()
+            .to_owned();
+        std::thread::sleep(Duration::from_millis(delay(&me)));
+        let task = messages[0]["content"].as_str().unwrap().to_owned();
+        ok(&format!("{me} did [{task}]"))
+    })
+}
+
+fn results_sent_back(server: &Server) -> Vec<Value> {
+    let last = server
+        .requests()
+        .into_iter()
+        .rfind(|r| {
+            system_of(r).starts_with("You are parent.")
+                && r.json()["messages"].as_array().unwrap().len() == 3
+        })
+        .expect("the parent's second turn");
+    last.json()["messages"][2]["content"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn sub_agents_run_in_parallel_and_results_keep_call_order() {
+    let env = Env::new();
+    agent(&env, "parent", "sub_agents = [\"slow\", \"fast\"]");
+    agent(&env, "slow", "");
+    agent(&env, "fast", "");
+    let server = family_server(
+        vec![
+            ("c1", json!({"agent": "slow", "task": "one"})),
+            (
+                "c2",
+                json!({"agent": "fast", "task": "two", "context": "ctx"}),
+            ),
+        ],
+        |me| if me == "slow" { 700 } else { 0 },
+    );
+    let out = run(&env, &server.url)
+        .args(["parent", "--json"])
+        .assert()
+        .success();
+    let doc = parse_envelope(&stdout(out.get_output()));
+    assert_eq!(doc.tool_calls, 2);
+    assert_eq!(
+        (doc.input_tokens, doc.output_tokens),
+        (16, 10),
+        "summed over turns"
+    );
+    let results = results_sent_back(&server);
+    assert_eq!(
+        results,
+        [
+            json!({"type": "tool_result", "tool_use_id": "c1", "content": "slow did [Task: one]", "is_error": false}),
+            json!({"type": "tool_result", "tool_use_id": "c2", "content": "fast did [Task: two\n\nContext:\nctx]", "is_error": false}),
+        ]
+    );
+    // Both sub-agent requests were in flight together.
+    let reqs = server.requests();
+    let at = |who: &str| {
+        reqs.iter()
+            .find(|r| system_of(r) == format!("You are {who}."))
+            .unwrap()
+            .at
+    };
+    let gap = at("fast").max(at("slow")) - at("fast").min(at("slow"));
+    assert!(
+        gap < Duration::from_millis(500),
+        "calls were not concurrent: {gap:?}"
+    );
+    // The tool offered to the parent.
+    assert_eq!(
+        reqs[0].json()["tools"],
+        json!([{
+            "name": "call_agent",
+            "description": "Delegate a task to a sub-agent. The sub-agent runs independently with its own context and returns only its final result. Available agents: slow, fast",
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "agent": {"type": "string", "description": "Name of the sub-agent to invoke (must be one of: slow, fast)"},
+                    "task": {"type": "string", "description": "What you need the sub-agent to do"},
+                    "context": {"type": "string", "description": "Additional context from your conversation to pass along"}
+                },
+                "required": ["agent", "task"]
+            }
+        }])
+    );
+}
+
+#[test]
+fn parallel_false_runs_calls_one_after_another() {
+    let env = Env::new();
+    agent(
+        &env,
+        "parent",
+        "sub_agents = [\"slow\", \"fast\"]\n[sub_agents_config]\nparallel = false",
+    );
+    agent(&env, "slow", "");
+    agent(&env, "fast", "");
+    let server = family_server(
+        vec![
+            ("c1", json!({"agent": "slow", "task": "one"})),
+            ("c2", json!({"agent": "fast", "task": "two"})),
+        ],
+        |me| if me == "slow" { 400 } else { 0 },
+    );
+    run(&env, &server.url).arg("parent").assert().success();
+    let reqs = server.requests();
+    let at = |who: &str| {
+        reqs.iter()
+            .find(|r| system_of(r) == format!("You are {who}."))
+            .unwrap()
+            .at
+    };
+    assert!(at("fast") - at("slow") >= Duration::from_millis(400));
+}
+
+#[test]
+fn refused_calls_come_back_as_error_results() {
+    let env = Env::new();
+    agent(
+        &env,
+        "parent",
+        "sub_agents = [\"ghost\", \"broken\", \"keyless\"]",
+    );
+    env.agent("broken", "name = \"broken\"\nmodel = \"nope\"\n");
+    env.agent("keyless", "name = \"keyless\"\nmodel = \"openai/gpt\"\n");
+    let server = family_server(
+        vec![
+            ("c1", json!({"agent": "stranger", "task": "x"})),
+            ("c2", json!({"agent": "", "task": "x"})),
+            ("c3", json!({"agent": "ghost"})),
+            ("c4", json!({"agent": "ghost", "task": "x"})),
+            ("c5", json!({"agent": "broken", "task": "x"})),
+            ("c6", json!({"agent": "keyless", "task": "x"})),
+        ],
+        |_| 0,
+    );
+    run(&env, &server.url)
+        .env_remove("OPENAI_API_KEY")
+        .arg("parent")
+        .assert()
+        .success();
+    let contents: Vec<(String, bool)> = results_sent_back(&server)
+        .iter()
+        .map(|r| {
+            (
+                r["content"].as_str().unwrap().to_owned(),
+                r["is_error"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let fail = |name: &str, why: &str| {
+        (
+            format!(
+                "Error: sub-agent \"{name}\" failed - {why}. You may retry or proceed without this result."
+            ),
+            true,
+        )
+    };
+    assert_eq!(
+        contents,
+        [
+            (
+                "call_agent error: agent \"stranger\" is not in this agent's sub_agents list"
+                    .to_owned(),
+                true
+            ),
+            (
+                "call_agent error: \"agent\" argument is required".to_owned(),
+                true
+            ),
+            (
+                "call_agent error: \"task\" argument is required".to_owned(),
+                true
+            ),
+            fail(
+                "ghost",
+                "failed to load agent \"ghost\": agent config not found: ghost"
+            ),
+            fail(
+                "broken",
+                "invalid model for agent \"broken\": invalid model format \"nope\": expected provider/model-name"
+            ),
+            fail(
+                "keyless",
+                "API key for provider \"openai\" is not configured (set OPENAI_API_KEY or add to config.toml)"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn unknown_tools_get_an_error_result() {
+    let env = Env::new();
+    agent(&env, "parent", "sub_agents = [\"x\"]");
+    let server = Server::start(vec![
+        Answer::json(
+            200,
+            &json!({"model": "m", "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1},
+                    "content": [{"type": "tool_use", "id": "t1", "name": "rm_rf", "input": {}}]}),
+        ),
+        ok("ok then"),
+    ]);
+    run(&env, &server.url)
+        .arg("parent")
+        .assert()
+        .success()
+        .stdout("ok then");
+    assert_eq!(
+        server.requests()[1].json()["messages"][2]["content"][0]["content"],
+        json!("Unknown tool: \"rm_rf\"")
+    );
+}
+
+#[test]
+fn depth_limit_stops_offering_the_tool() {
+    let env = Env::new();
+    agent(
+        &env,
+        "parent",
+        "sub_agents = [\"mid\"]\n[sub_agents_config]\nmax_depth = 1",
+    );
+    agent(&env, "mid", "sub_agents = [\"leaf\"]");
+    let server = family_server(vec![("c1", json!({"agent": "mid", "task": "t"}))], |_| 0);
+    run(&env, &server.url).arg("parent").assert().success();
+    let mid = server
+        .requests()
+        .into_iter()
+        .find(|r| system_of(r) == "You are mid.")
+        .unwrap();
+    assert!(
+        mid.json().get("tools").is_none(),
+        "depth 1 of 1: no call_agent"
+    );
+
+    // With room for it, the middle agent is offered the tool too.
+    agent(
+        &env,
+        "parent",
+        "sub_agents = [\"mid\"]\n[sub_agents_config]\nmax_depth = 2",
+    );
+    let server = family_server(vec![("c1", json!({"agent": "mid", "task": "t"}))], |_| 0);
+    run(&env, &server.url).arg("parent").assert().success();
+    let mid = server
+        .requests()
+        .into_iter()
+        .find(|r| system_of(r) == "You are mid.")
+        .unwrap();
+    assert_eq!(mid.json()["tools"][0]["name"], "call_agent");
+}
+
+#[test]
+fn sub_agent_timeout_bounds_each_call() {
+    let env = Env::new();
+    agent(
+        &env,
+        "parent",
+        "sub_agents = [\"sleepy\"]\n[sub_agents_config]\ntimeout = 1",
+    );
+    agent(&env, "sleepy", "");
+    let server = family_server(
+        vec![("c1", json!({"agent": "sleepy", "task": "t"}))],
+        |me| {
+            if me == "sleepy" { 3000 } else { 0 }
+        },
+    );
+    let started = std::time::Instant::now();
+    run(&env, &server.url).arg("parent").assert().success();
+    assert!(started.elapsed() < Duration::from_millis(2800));
+    assert_eq!(
+        results_sent_back(&server)[0]["content"],
+        json!(
+            "Error: sub-agent \"sleepy\" failed - timeout: no complete reply within 1s. You may retry or proceed without this result."
+        )
+    );
+}
+
+#[test]
+fn sub_agent_memory_is_its_own() {
+    let env = Env::new();
+    agent(
+        &env,
+        "parent",
+        "sub_agents = [\"rem\", \"plain\"]\n[memory]\nenabled = true",
+    );
+    agent(&env, "rem", "[memory]\nenabled = true");
+    agent(&env, "plain", "");
+    env.write(&env.log_path("rem"), entries(1));
+    let server = family_server(
+        vec![
+            (
+                "c1",
+                json!({"agent": "rem", "task": "remember", "context": "c"}),
+            ),
+            ("c2", json!({"agent": "plain", "task": "forget"})),
+        ],
+        |_| 0,
+    );
+    run(&env, &server.url)
+        .arg("parent")
+        .write_stdin("top task")
+        .assert()
+        .success();
+    let rem_req = server
+        .requests()
+        .into_iter()
+        .find(|r| system_of(r).starts_with("You are rem."))
+        .unwrap();
+    assert_eq!(
+        system_of(&rem_req),
+        format!("You are rem.\n\n---\n\n## Memory\n\n{}", entries(1))
+    );
+    let rem_log = read(&env.log_path("rem"));
+    assert!(
+        matches_entry(
+            &rem_log[entries(1).len()..],
+            "Task: remember  Context: c",
+            "rem did [Task: remember\n\nContext:\nc]"
+        ),
+        "{rem_log}"
+    );
+    assert!(!env.log_path("plain").exists(), "memory disabled: no file");
+    let parent_log = read(&env.log_path("parent"));
+    assert_eq!(header_count(&parent_log), 1);
+    assert!(parent_log.contains("**Task:** top task\n**Result:** parent saw"));
+}
+
+#[test]
+fn failed_sub_agent_appends_nothing() {
+    let env = Env::new();
+    agent(&env, "parent", "sub_agents = [\"rem\"]");
+    agent(&env, "rem", "[memory]\nenabled = true");
+    let server = Server::route(|req| {
+        if system_of(req).starts_with("You are rem.") {
+            return Answer::json(500, &json!({"error": {"message": "down"}}));
+        }
+        if req.json()["messages"].as_array().unwrap().len() == 1 {
+            return Answer::json(
+                200,
+                &tool_use(&[("c1", json!({"agent": "rem", "task": "t"}))]),
+            );
+        }
+        ok("carried on")
+    });
+    run(&env, &server.url)
+        .args(["parent", "-v"])
+        .assert()
+        .success()
+        .stdout("carried on")
+        .stderr(predicate::str::contains(
+            "[sub-agent] \"rem\" failed: server: down\n",
+        ));
+    assert!(!env.log_path("rem").exists());
+}
+
+#[test]
+fn verbose_traces_turns_and_sub_agents() {
+    let env = Env::new();
+    agent(&env, "parent", "sub_agents = [\"kid\"]");
+    agent(&env, "kid", "");
+    let server = family_server(vec![("c1", json!({"agent": "kid", "task": "play"}))], |_| 0);
+    let out = run(&env, &server.url)
+        .args(["parent", "-v"])
+        .assert()
+        .success();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let tail: Vec<&str> = err.lines().skip(7).collect();
+    assert_eq!(
+        tail[0],
+        "[turn 1] Sending request (1 messages, 0 tool calls pending)"
+    );
+    assert_eq!(
+        tail[1],
+        "[turn 1] Received response: tool_use (1 tool calls)"
+    );
+    assert_eq!(
+        tail[2],
+        "[sub-agent] Calling \"kid\" (depth 1) with task: play"
+    );
+    assert!(
+        predicate::str::is_match(
+            r#"^\[sub-agent\] "kid" completed in \d+ms \(20 chars returned\)$"#
+        )
+        .unwrap()
+        .eval(tail[3]),
+        "{}",
+        tail[3]
+    );
+    assert_eq!(
+        tail[4],
+        "[turn 2] Sending request (3 messages, 1 tool calls pending)"
+    );
+    assert_eq!(
+        tail[5],
+        "[turn 2] Received response: end_turn (0 tool calls)"
+    );
+    assert_eq!(
+        tail[7..],
+        [
+            "Tokens:   16 input, 10 output (cumulative)",
+            "Stop:     end_turn"
+        ]
+    );
+}
+
+#[test]
+fn endless_tool_calls_hit_the_turn_limit() {
+    let env = Env::new();
+    agent(
+        &env,
+        "loop",
+        "sub_agents = [\"x\"]\n[memory]\nenabled = true",
+    );
+    let server = Server::start(vec![Answer::json(
+        200,
+        &tool_use(&[("c", json!({"agent": "nobody", "task": "t"}))]),
+    )]);
+    run(&env, &server.url)
+        .arg("loop")
+        .assert()
+        .code(1)
+        .stderr("agent exceeded maximum conversation turns (50)\n");
+    assert_eq!(server.requests().len(), 50);
+    assert!(!env.log_path("loop").exists());
+}
+
+// --- exit codes ----------------------------------------------------------
+
+#[test]
+fn every_exit_code() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(
+        400,
+        &json!({"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}),
+    )]);
+    agent(&env, "a", "");
+    env.agent("badmodel", "name = \"badmodel\"\nmodel = \"gpt4\"\n");
+    env.agent("gemini", "name = \"gemini\"\nmodel = \"gemini/pro\"\n");
+    env.agent("broken", "name = \"broken\"\nmodel = [\n");
+    env.agent(
+        "invalid",
+        "name = \"invalid\"\nmodel = \"a/b\"\n[memory]\nlast_n = -1\n",
+    );
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (vec![], 1, "agent name is required\n"),
+        (vec!["a", "b"], 1, "unexpected argument \"b\"\n"),
+        (
+            vec!["a", "--timeout", "0"],
+            1,
+            "--timeout must be a positive number of seconds\n",
+        ),
+        (vec!["a", "--bogus"], 1, "unrecognized flag --bogus\n"),
+        (vec!["ghost"], 2, "agent config not found: ghost\n"),
+        (
+            vec!["../x"],
+            2,
+            "agent name \"../x\" must not contain path separators or be \".\" or \"..\"\n",
+        ),
+        (vec!["invalid"], 2, "memory.last_n must be non-negative\n"),
+        (
+            vec!["badmodel"],
+            1,
+            "invalid model format \"gpt4\": expected provider/model-name\n",
+        ),
+        (
+            vec!["gemini"],
+            1,
+            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama\n",
+        ),
+        (vec!["a"], 1, "bad_request: bad\n"),
+    ];
+    for (args, code, err) in cases {
+        run(&env, &server.url)
+            .args(&args)
+            .assert()
+            .code(code)
+            .stderr(err.to_owned());
+    }
+    run(&env, &server.url)
+        .arg("broken")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "failed to parse agent config \"broken\": line ",
+        ));
+    env.cmd("axe-run")
+        .arg("a")
+        .assert()
+        .code(3)
+        .stderr("API key for provider \"anthropic\" is not configured (set ANTHROPIC_API_KEY or add to config.toml)\n");
+    env.write(&env.config_dir().join("axe/config.toml"), "[providers\n");
+    run(&env, &server.url)
+        .arg("a")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "failed to parse config.toml: line 1",
+        ));
+}
+
+#[test]
+fn top_level_timeout_is_exit_3() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::Hang(Duration::from_secs(4))]);
+    agent(&env, "slow", "[memory]\nenabled = true");
+    run(&env, &server.url)
+        .args(["slow", "--timeout", "1"])
+        .assert()
+        .code(3)
+        .stderr("timeout: no complete reply within 1s\n");
+    assert!(!env.log_path("slow").exists());
+}
