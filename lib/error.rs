@@ -146,7 +146,17 @@ impl From<io::Error> for Error {
 /// The reason of an I/O error the way Go prints it: `permission denied`,
 /// not `Permission denied (os error 13)`, so messages match the Go `axe`.
 pub fn describe_io(err: &io::Error) -> String {
-    let text = err.to_string();
+    // Wrappers (tempfile adds the temp file's path) hide the OS reason;
+    // when it cannot be dug out, its kind says the same.
+    let err = os_cause(err).unwrap_or(err);
+    let text = if err.raw_os_error().is_none()
+        && err.get_ref().is_some()
+        && err.kind() != io::ErrorKind::Other
+    {
+        err.kind().to_string()
+    } else {
+        err.to_string()
+    };
     let text = match text.rfind(" (os error ") {
         Some(i) if err.raw_os_error().is_some() => &text[..i],
         _ => &text,
@@ -156,6 +166,23 @@ pub fn describe_io(err: &io::Error) -> String {
         Some(first) => first.to_lowercase().chain(chars).collect(),
         None => String::new(),
     }
+}
+
+/// The innermost OS error in `err`'s chain, if it is not `err` itself.
+fn os_cause(err: &io::Error) -> Option<&io::Error> {
+    if err.raw_os_error().is_some() {
+        return None;
+    }
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = err.get_ref().map(|e| e as _);
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<io::Error>()
+            && io.raw_os_error().is_some()
+        {
+            return Some(io);
+        }
+        cause = e.source();
+    }
+    None
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -181,6 +208,11 @@ mod tests {
         assert_eq!(describe_io(&e), "no such file or directory");
         let e = io::Error::other("Custom thing (os error 5)");
         assert_eq!(describe_io(&e), "custom thing (os error 5)");
+        let wrapped = io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            io::Error::from_raw_os_error(13),
+        );
+        assert_eq!(describe_io(&wrapped), "permission denied");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Integration tests: the real executables, in temp dirs of their own.
 
 mod common;
+mod gc;
 mod llm;
 mod mem_append;
 mod mem_count;
