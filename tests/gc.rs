@@ -377,7 +377,7 @@ fn an_append_during_the_analysis_survives_the_trim() {
         Answer::json(200, &anthropic_reply(ANALYSIS))
     });
     with_log(&env, "m", "last_n = 2", 5);
-    let mut child = {
+    let child = {
         let mut cmd = env.std_cmd("axe-gc");
         cmd.arg("m")
             .env("AXE_ANTHROPIC_BASE_URL", &server.url)

@@ -294,7 +294,7 @@ fn missing_task_is_exit_1() {
     env.memory_agent("rev", "");
     append(&env, &["rev", "--result", "r"])
         .code(1)
-        .stderr("missing required flag --task\n");
+        .stderr("missing required flag --task (or --task-file)\n");
     assert!(!env.log_path("rev").exists());
 }
 
@@ -367,4 +367,37 @@ fn a_write_that_cannot_finish_leaves_the_log_as_it_was() {
             log.display()
         ));
     assert_eq!(read(&log), before);
+}
+
+#[test]
+fn task_file_is_read_byte_for_byte() {
+    let env = Env::new();
+    env.memory_agent("rev", "");
+    let task = env.root().join("task.txt");
+    env.write(&task, "line one\nline two\n\n");
+    let task_arg = task.to_str().unwrap();
+    append(
+        &env,
+        &[
+            "rev",
+            "--task-file",
+            task_arg,
+            "--result",
+            "r",
+            "--timestamp",
+            "2026-01-01T00:00:00Z",
+        ],
+    )
+    .success();
+    assert_eq!(
+        read(&env.log_path("rev")),
+        "## 2026-01-01T00:00:00Z\n**Task:** line one line two  \n**Result:** r\n\n"
+    );
+    append(&env, &["rev", "--task", "t", "--task-file", task_arg])
+        .code(1)
+        .stderr("cannot use both --task and --task-file\n");
+    append(&env, &["rev", "--task-file", "/nonexistent/task"])
+        .code(1)
+        .stderr("failed to read task file /nonexistent/task: no such file or directory\n");
+    assert_eq!(header_count(&read(&env.log_path("rev"))), 1);
 }

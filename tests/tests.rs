@@ -8,6 +8,7 @@ mod mem_count;
 mod mem_load;
 mod mem_path;
 mod mem_trim;
+mod pipeline;
 mod run;
 mod server;
 mod stress;

@@ -47,6 +47,13 @@ impl Env {
         cmd
     }
 
+    /// Any program on `PATH` (a shell, say), inside this world.
+    pub fn program(&self, program: &str) -> Command {
+        let mut cmd = std::process::Command::new(program);
+        self.prepare(&mut cmd);
+        Command::from_std(cmd)
+    }
+
     /// Like [`Env::cmd`], but as user `nobody` when the tests run as root,
     /// so that file permissions apply (root ignores them).
     pub fn unprivileged(&self, bin: &str) -> Command {

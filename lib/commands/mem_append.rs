@@ -1,5 +1,6 @@
 //! `axe-mem-append`: add an entry to an agent's run log.
 
+use std::fs;
 use std::io::{self, IsTerminal, Read, Write};
 
 use serde::Serialize;
@@ -7,7 +8,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::target::{self, AGENT, Base, FILE};
-use crate::cli::{Command, Flag, Matches};
+use crate::cli::{Command, Complete, Flag, Matches};
 use crate::error::{Error, Result};
 use crate::memory;
 
@@ -17,6 +18,7 @@ pub const COMMAND: Command = Command {
     usage: &[
         "[OPTIONS] --task <TEXT> <AGENT>",
         "[OPTIONS] --task <TEXT> --file <PATH>",
+        "[OPTIONS] --task-file <PATH> <AGENT>",
     ],
     args: &[AGENT],
     flags: &[
@@ -25,6 +27,12 @@ pub const COMMAND: Command = Command {
             "TEXT",
             "What the agent was asked (required; newlines become spaces)",
         ),
+        Flag::with_value(
+            "task-file",
+            "PATH",
+            "Read the task from PATH, byte for byte (a shell's $(...) drops trailing newlines)",
+        )
+        .completes(Complete::File),
         Flag::with_value(
             "result",
             "TEXT",
@@ -71,9 +79,26 @@ struct Json {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let target = target::resolve(m)?;
-    let task = m
-        .value("task")
-        .ok_or_else(|| Error::Usage("missing required flag --task".to_owned()))?;
+    let task = match (m.value("task"), m.value("task-file")) {
+        (Some(_), Some(_)) => {
+            return Err(Error::Usage(
+                "cannot use both --task and --task-file".to_owned(),
+            ));
+        }
+        (Some(task), None) => task.as_encoded_bytes().to_vec(),
+        (None, Some(path)) => fs::read(path).map_err(|e| {
+            Error::Input(format!(
+                "failed to read task file {}: {}",
+                path.to_string_lossy(),
+                crate::error::describe_io(&e)
+            ))
+        })?,
+        (None, None) => {
+            return Err(Error::Usage(
+                "missing required flag --task (or --task-file)".to_owned(),
+            ));
+        }
+    };
     let at = match m.string("timestamp")? {
         Some(t) => OffsetDateTime::parse(t, &Rfc3339).map_err(|_| {
             Error::Usage(format!(
@@ -87,7 +112,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         None if io::stdin().is_terminal() => Vec::new(),
         None => read_result(io::stdin().lock())?,
     };
-    let appended = memory::append(&target.path, task.as_encoded_bytes(), &result, at)?;
+    let appended = memory::append(&target.path, &task, &result, at)?;
     if m.flag("json") {
         return crate::cli::write_json(
             out,
