@@ -100,7 +100,8 @@ def peak_rss(cmd, prepare=None, cleanup=None, env=None):
     if prepare:
         prepare()
     out = subprocess.run(
-        [GNU_TIME, "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [GNU_TIME, "-f", "%M", *cmd], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         text=True, check=True, env={**os.environ, **(env or {})},
     )
     if cleanup:
@@ -146,6 +147,35 @@ def reply_server():
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def run_world() -> dict:
+    """An agent with 500 context files (2-4 KB each, in 10 directories) and
+    a memory log of 10,000 entries; returns the environment for axe-run."""
+    world = DATA / "run-world"
+    config, data, work = world / "config", world / "data", world / "work"
+    log = data / "axe" / "memory" / "bench.md"
+    if not log.exists():
+        rng = random.Random(7)
+        for i in range(500):
+            f = work / "src" / f"mod{i // 50}" / f"file{i}.rs"
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text("".join(f"fn f{i}_{j}() {{ /* {'x' * rng.randint(20, 60)} */ }}\n"
+                                 for j in range(rng.randint(40, 80))))
+        agents = config / "axe" / "agents"
+        agents.mkdir(parents=True, exist_ok=True)
+        (agents / "bench.toml").write_text(
+            'name = "bench"\nmodel = "anthropic/claude-sonnet-4-20250514"\n'
+            'system_prompt = "You review code."\nfiles = ["src/**/*.rs"]\n'
+            f'workdir = "{work}"\n[memory]\nenabled = true\nlast_n = 10\nmax_entries = 20000\n'
+        )
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "w") as out:
+            for i in range(10_000):
+                out.write(f"## 2026-01-01T{i // 3600 % 24:02}:{i // 60 % 60:02}:{i % 60:02}Z\n"
+                          f"**Task:** review change {i}\n**Result:** "
+                          + "looks fine " * rng.randint(5, 40) + "\n\n")
+    return {"XDG_CONFIG_HOME": str(config), "XDG_DATA_HOME": str(data)}, work
 
 
 def which(name):
@@ -237,6 +267,15 @@ def main():
     b = measure([which("true")], 10 if args.quick else 200)
     rows.append(("axe-mem-append", "(new entry)", r, "true", b))
     checks.append(("append median <= 2 ms", r["median"] <= 0.002, f"{ms(r['median'])} ms"))
+
+    # axe-run --dry-run: every context file read, the memory tail loaded,
+    # the whole log counted for the max_entries check.
+    run_env, work_dir = run_world()
+    r = measure([tool("axe-run"), "bench", "--dry-run"], 10 if args.quick else 100, env=run_env)
+    files = sorted(str(p) for p in work_dir.rglob("*.rs"))
+    b = measure([which("cat"), *files], 10 if args.quick else 100)
+    rows.append(("axe-run --dry-run", "500 files, 10000 entries", r, "cat (the 500 files)", b))
+    checks.append(("axe-run --dry-run median < 20 ms", r["median"] < 0.020, f"{ms(r['median'])} ms"))
 
     # axe-llm's own overhead: a local server that answers at once.
     server, url = reply_server()
