@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::target::AGENT;
+use super::target::{self, AGENT};
 use crate::agent::{self, AgentConfig};
 use crate::cli::{Command, Complete, Flag, Matches};
 use crate::config;
@@ -107,27 +107,12 @@ struct Json<'a> {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let all = m.flag("all");
-    let name = match m.args() {
-        [] => None,
-        [one] => Some(one.to_string_lossy().into_owned()),
-        [_, extra, ..] => {
-            return Err(Error::Usage(format!(
-                "unexpected argument \"{}\"",
-                extra.to_string_lossy()
-            )));
-        }
-    };
-    let timeout = m.number::<u64>("timeout")?.unwrap_or(120);
-    if timeout == 0 {
-        return Err(Error::Usage(
-            "--timeout must be a positive number of seconds".into(),
-        ));
-    }
+    let name = target::agent_arg(m)?;
     let json = m.flag("json");
     let opts = Options {
         dry_run: m.flag("dry-run"),
         model: m.string("model")?,
-        timeout: Duration::from_secs(timeout),
+        timeout: target::timeout(m)?,
         text: !json,
     };
     let reports = match (all, name) {
@@ -141,10 +126,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         }
         (false, Some(name)) => {
             let mut report = Report {
-                agent: name.clone(),
+                agent: name.to_owned(),
                 ..Report::default()
             };
-            gc_agent(&name, None, &opts, &mut report, out)?;
+            gc_agent(name, None, &opts, &mut report, out)?;
             vec![report]
         }
         (true, None) => gc_all(&opts, out)?,

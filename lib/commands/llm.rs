@@ -85,16 +85,10 @@ Exit codes: 1 bad arguments or a request the provider rejected (400/404),
     run,
 };
 
-/// The `--json` document.
+/// What `--json` adds to the answer: the reply's tool calls, only with
+/// `--request`, where tools can be offered.
 #[derive(Serialize)]
-struct Json<'a> {
-    model: &'a str,
-    content: &'a str,
-    input_tokens: u64,
-    output_tokens: u64,
-    stop_reason: &'a str,
-    duration_ms: u128,
-    /// Only with `--request`, where tools can be offered.
+struct ToolCalls<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_calls: Option<&'a [ToolCall]>,
 }
@@ -179,18 +173,11 @@ fn print_reply(
     duration_ms: u128,
 ) -> Result<()> {
     if json {
-        return crate::cli::write_json(
-            out,
-            &Json {
-                model: &reply.model,
-                content: &reply.content,
-                input_tokens: reply.input_tokens,
-                output_tokens: reply.output_tokens,
-                stop_reason: &reply.stop_reason,
-                duration_ms,
-                tool_calls: from_request.then_some(reply.tool_calls.as_slice()),
-            },
-        );
+        let more = ToolCalls {
+            tool_calls: from_request.then_some(reply.tool_calls.as_slice()),
+        };
+        let tokens = (reply.input_tokens, reply.output_tokens);
+        return super::write_answer(out, reply, tokens, duration_ms, more);
     }
     if !streamed {
         out.write_all(reply.content.as_bytes())?;

@@ -2,11 +2,11 @@
 
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
 
-use super::target::AGENT;
+use super::target::{self, AGENT};
 use crate::agent;
 use crate::cli::{Command, Complete, Flag, Matches};
 use crate::config;
@@ -74,25 +74,14 @@ many turns; 2 agent or config error, bad glob, missing skill; 3 API error
     run,
 };
 
-/// The `--json` document.
+/// What `--json` adds to the answer: how many tools the model called.
 #[derive(Serialize)]
-struct Json<'a> {
-    model: &'a str,
-    content: &'a str,
-    input_tokens: u64,
-    output_tokens: u64,
-    stop_reason: &'a str,
-    duration_ms: u128,
+struct ToolCalls {
     tool_calls: u64,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let timeout = m.number::<u64>("timeout")?.unwrap_or(120);
-    if timeout == 0 {
-        return Err(Error::Usage(
-            "--timeout must be a positive number of seconds".into(),
-        ));
-    }
+    let timeout = target::timeout(m)?;
     let (dry, verbose, stream, json) = (
         m.flag("dry-run"),
         m.flag("verbose"),
@@ -102,16 +91,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if stream && json {
         return Err(Error::Usage("cannot use --stream with --json".into()));
     }
-    let name = match m.args() {
-        [] => return Err(Error::Usage("agent name is required".into())),
-        [one] => one.to_string_lossy().into_owned(),
-        [_, extra, ..] => {
-            return Err(Error::Usage(format!(
-                "unexpected argument \"{}\"",
-                extra.to_string_lossy()
-            )));
-        }
-    };
+    let name = target::agent_arg(m)?
+        .ok_or_else(|| Error::Usage("agent name is required".into()))?
+        .to_owned();
 
     // The order of the Go `axe`, so the same mistake gets the same error.
     let mut cfg = agent::load(&name)?;
@@ -142,7 +124,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if dry {
         let shown = dry_run::Shown {
             workdir: &workdir,
-            timeout,
+            timeout: timeout.as_secs(),
             stdin: &stdin,
         };
         return if json {
@@ -156,10 +138,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     session.endpoint(agent.provider)?;
     let user = prompt::user_message(&stdin);
     if verbose {
-        print_context(&agent, &workdir, timeout, &stdin);
+        print_context(&agent, &workdir, timeout.as_secs(), &stdin);
     }
     let started = Instant::now();
-    let deadline = Deadline::after(Duration::from_secs(timeout));
+    let deadline = Deadline::after(timeout);
     let mut show = |text: &str| -> io::Result<()> {
         out.write_all(text.as_bytes())?;
         out.flush()
@@ -194,18 +176,11 @@ fn print(
 ) -> Result<()> {
     let reply = &outcome.reply;
     if json {
-        return crate::cli::write_json(
-            out,
-            &Json {
-                model: &reply.model,
-                content: &reply.content,
-                input_tokens: outcome.input_tokens,
-                output_tokens: outcome.output_tokens,
-                stop_reason: &reply.stop_reason,
-                duration_ms,
-                tool_calls: outcome.tool_calls,
-            },
-        );
+        let more = ToolCalls {
+            tool_calls: outcome.tool_calls,
+        };
+        let tokens = (outcome.input_tokens, outcome.output_tokens);
+        return super::write_answer(out, reply, tokens, duration_ms, more);
     }
     if !streamed {
         out.write_all(reply.content.as_bytes())?;

@@ -53,9 +53,34 @@ impl Target {
 
 /// Reads `AGENT` or `--file`. An agent must have an agent file, as for
 /// `axe-run`: a typo in a name is an error, never a new, empty log.
+/// The AGENT argument, when given; the parser allows one at most.
+pub fn agent_arg(m: &Matches) -> Result<Option<&str>> {
+    m.args()
+        .first()
+        .map(|name| {
+            name.to_str().ok_or_else(|| {
+                Error::InvalidAgentName(format!(
+                    "agent name \"{}\" is not valid UTF-8",
+                    name.to_string_lossy()
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// `--timeout SECONDS` of `axe-run` and `axe-gc`: a whole, positive number.
+pub fn timeout(m: &Matches) -> Result<std::time::Duration> {
+    match m.number::<u64>("timeout")?.unwrap_or(120) {
+        0 => Err(Error::Usage(
+            "--timeout must be a positive number of seconds".into(),
+        )),
+        s => Ok(std::time::Duration::from_secs(s)),
+    }
+}
+
 pub fn resolve(m: &Matches) -> Result<Target> {
     let file = m.value("file");
-    match (m.args().first(), file) {
+    match (agent_arg(m)?, file) {
         (Some(_), Some(_)) => Err(Error::Usage(
             "cannot specify both --file and an agent name".to_owned(),
         )),
@@ -68,12 +93,6 @@ pub fn resolve(m: &Matches) -> Result<Target> {
             path: PathBuf::from(path),
         }),
         (Some(name), None) => {
-            let name = name.to_str().ok_or_else(|| {
-                Error::InvalidAgentName(format!(
-                    "agent name \"{}\" is not valid UTF-8",
-                    name.to_string_lossy()
-                ))
-            })?;
             let cfg = agent::load(name)?;
             let path = memory::file_path(name, &cfg.memory.path)?;
             Ok(Target {
