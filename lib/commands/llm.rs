@@ -1,7 +1,7 @@
 //! `axe-llm`: one call to a model, from the shell.
 
 use std::fs;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -193,10 +193,8 @@ fn prompt(m: &Matches) -> Result<String> {
             .map(|a| a.to_string_lossy())
             .collect::<Vec<_>>()
             .join(" ")
-    } else if io::stdin().is_terminal() {
-        String::new()
     } else {
-        read_stdin()?
+        super::piped_stdin()?
     };
     if text.trim().is_empty() {
         return Err(Error::Usage(
@@ -204,15 +202,6 @@ fn prompt(m: &Matches) -> Result<String> {
         ));
     }
     Ok(text)
-}
-
-fn read_stdin() -> Result<String> {
-    let mut bytes = Vec::new();
-    io::stdin()
-        .lock()
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::stdin(&e))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// `-s TEXT` or `--system-file PATH`; an unreadable file is a config error,
@@ -242,7 +231,7 @@ fn system_prompt(m: &Matches) -> Result<Option<String>> {
 /// The `--request` conversation, from a file or `-` (standard input).
 fn read_request(source: &str) -> Result<Conversation> {
     let text = if source == "-" {
-        read_stdin()?
+        super::read_stdin()?
     } else {
         fs::read_to_string(source).map_err(|e| {
             Error::Input(format!(

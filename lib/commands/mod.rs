@@ -24,6 +24,26 @@ pub const ALL: &[&Command] = &[
     &gc::COMMAND,
 ];
 
+/// All of standard input, as text (bytes that are not UTF-8 become U+FFFD).
+fn read_stdin() -> crate::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| crate::Error::stdin(&e))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Standard input when it is piped, nothing when it is a terminal.
+fn piped_stdin() -> crate::Result<String> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return Ok(String::new());
+    }
+    read_stdin()
+}
+
 /// The answer document of `axe-llm --json` and `axe-run --json`; `more`
 /// is each one's `tool_calls`.
 #[derive(serde::Serialize)]

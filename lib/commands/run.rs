@@ -1,6 +1,6 @@
 //! `axe-run`: run an agent, with its memory.
 
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -113,17 +113,15 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let config_dir = dirs::config_dir()?;
     let session = Session::new(config, config_dir.clone(), &cfg, verbose);
     let agent = Prepared::new(&name, cfg, model, workdir, &config_dir).map_err(|(_, e)| e)?;
-    let stdin = read_stdin()?;
+    let stdin = super::piped_stdin()?;
     if let Some(r) = &agent.recall {
         r.warnings
             .iter()
             .for_each(|w| note(format_args!("Warning: {w}")));
     }
 
-    let workdir = agent.workdir.display().to_string();
     if dry {
         let shown = dry_run::Shown {
-            workdir: &workdir,
             timeout: timeout.as_secs(),
             stdin: &stdin,
         };
@@ -138,7 +136,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     session.endpoint(agent.provider)?;
     let user = prompt::user_message(&stdin);
     if verbose {
-        print_context(&agent, &workdir, timeout.as_secs(), &stdin);
+        print_context(&agent, timeout.as_secs(), &stdin);
     }
     let started = Instant::now();
     let deadline = Deadline::after(timeout);
@@ -190,7 +188,7 @@ fn print(
 }
 
 /// The `--verbose` lines before the call.
-fn print_context(agent: &Prepared, workdir: &str, timeout: u64, stdin: &str) {
+fn print_context(agent: &Prepared, timeout: u64, stdin: &str) {
     let cfg = &agent.cfg;
     let skill = if cfg.skill.is_empty() {
         "(none)"
@@ -198,7 +196,7 @@ fn print_context(agent: &Prepared, workdir: &str, timeout: u64, stdin: &str) {
         &cfg.skill
     };
     note(format_args!("Model:    {}", agent.model_string()));
-    note(format_args!("Workdir:  {workdir}"));
+    note(format_args!("Workdir:  {}", agent.workdir.display()));
     note(format_args!("Skill:    {skill}"));
     note(format_args!("Files:    {} file(s)", agent.files.len()));
     let piped = if stdin.trim().is_empty() { "no" } else { "yes" };
@@ -232,18 +230,4 @@ fn print_totals(agent: &Prepared, session: &Session, outcome: &Outcome) {
         outcome.input_tokens, outcome.output_tokens
     ));
     note(format_args!("Stop:     {}", outcome.reply.stop_reason));
-}
-
-/// Standard input when it is not a terminal, else nothing.
-fn read_stdin() -> Result<String> {
-    let stdin = io::stdin();
-    if stdin.is_terminal() {
-        return Ok(String::new());
-    }
-    let mut bytes = Vec::new();
-    stdin
-        .lock()
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::stdin(&e))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

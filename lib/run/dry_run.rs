@@ -10,7 +10,6 @@ use crate::error::Result;
 
 /// Everything `--dry-run` shows besides the agent itself.
 pub struct Shown<'a> {
-    pub workdir: &'a str,
     pub timeout: u64,
     pub stdin: &'a str,
 }
@@ -22,7 +21,7 @@ pub fn text(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
         out,
         "=== Dry Run ===\n\nModel:    {}\nWorkdir:  {}\nTimeout:  {}s\nParams:   temperature={}, max_tokens={}\n\n",
         agent.model_string(),
-        s.workdir,
+        agent.workdir.display(),
         s.timeout,
         cfg.params.temperature,
         cfg.params.max_tokens
@@ -74,7 +73,7 @@ fn or_none(s: &str) -> &str {
 struct Json<'a> {
     agent: &'a str,
     model: String,
-    workdir: &'a str,
+    workdir: String,
     timeout: u64,
     temperature: f64,
     max_tokens: i64,
@@ -105,7 +104,7 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
         &Json {
             agent: &agent.name,
             model: agent.model_string(),
-            workdir: s.workdir,
+            workdir: agent.workdir.display().to_string(),
             timeout: s.timeout,
             temperature: cfg.params.temperature,
             max_tokens: cfg.params.max_tokens,
