@@ -9,17 +9,13 @@ use serde_json::json;
 
 use crate::server::{Answer, Server};
 use crate::util::{Env, entries, entry, header_count, read, set_mode, stdout};
-use crate::wire::{KEY, anthropic_reply, ollama_reply};
+use crate::wire::{KEY, anthropic_reply, ollama_reply, served_by};
 
 const ANALYSIS: &str =
     "## Patterns Found\nReviews.\n## Repeated Work\nNone.\n## Recommendations\nNone.";
 
 fn gc(env: &Env, url: &str) -> Command {
-    let mut cmd = env.cmd("axe-gc");
-    cmd.env("AXE_ANTHROPIC_BASE_URL", url)
-        .env("AXE_OLLAMA_BASE_URL", url)
-        .env("ANTHROPIC_API_KEY", KEY);
-    cmd
+    served_by(env.cmd("axe-gc"), url)
 }
 
 fn analyst() -> Server {
@@ -269,10 +265,7 @@ fn all_flag_partial_failure() {
     set_mode(env.log_path("agent-a").parent().unwrap(), 0o777);
     set_mode(&env.log_path("agent-a"), 0o666);
     let log_b = env.log_path("agent-b").display().to_string();
-    let out = env
-        .unprivileged("axe-gc")
-        .env("AXE_ANTHROPIC_BASE_URL", &server.url)
-        .env("ANTHROPIC_API_KEY", KEY)
+    let out = served_by(env.unprivileged("axe-gc"), &server.url)
         .arg("--all")
         .assert()
         .code(1)
@@ -297,9 +290,7 @@ fn trim_failure_is_exit_1_and_keeps_the_log() {
     let log = env.log_path("m");
     set_mode(&log, 0o666);
     set_mode(log.parent().unwrap(), 0o555);
-    env.unprivileged("axe-gc")
-        .env("AXE_ANTHROPIC_BASE_URL", &server.url)
-        .env("ANTHROPIC_API_KEY", KEY)
+    served_by(env.unprivileged("axe-gc"), &server.url)
         .arg("m")
         .assert()
         .code(1)

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::server::{Answer, Server};
 use crate::util::{Env, entries, read};
-use crate::wire::{KEY, anthropic_reply};
+use crate::wire::{anthropic_reply, served_by};
 
 const ANSWER: &str = "Two problems:\n## not a header\n- the lock";
 const TASK: &str = "Review this diff:\n+ let x = 1;\n\n";
@@ -53,11 +53,8 @@ fn the_readme_pipeline_matches_axe_run() {
     let server = Server::start(vec![Answer::json(200, &anthropic_reply(ANSWER))]);
 
     let by_run = world();
-    let out = by_run
-        .cmd("axe-run")
+    let out = served_by(by_run.cmd("axe-run"), &server.url)
         .arg("reviewer")
-        .env("AXE_ANTHROPIC_BASE_URL", &server.url)
-        .env("ANTHROPIC_API_KEY", KEY)
         .write_stdin(TASK)
         .output()
         .unwrap();
@@ -67,13 +64,10 @@ fn the_readme_pipeline_matches_axe_run() {
     let by_pipe = world();
     let work = by_pipe.root().join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let out = by_pipe
-        .program("bash")
+    let out = served_by(by_pipe.program("bash"), &server.url)
         .args(["-euc", &readme_pipeline()])
         .current_dir(&work)
         .env("PATH", path)
-        .env("AXE_ANTHROPIC_BASE_URL", &server.url)
-        .env("ANTHROPIC_API_KEY", KEY)
         .write_stdin(TASK)
         .output()
         .unwrap();

@@ -12,16 +12,11 @@ use serde_json::{Value, json};
 
 use crate::server::{Answer, Recorded, Server};
 use crate::util::{Env, entries, entry, header_count, read, stdout};
-use crate::wire::{KEY, anthropic_reply, stream_answer};
+use crate::wire::{KEY, anthropic_reply, served_by, stream_answer};
 
 /// `axe-run` with every provider pointed at `url` and keys set.
 pub fn run(env: &Env, url: &str) -> Command {
-    let mut cmd = env.cmd("axe-run");
-    for p in ["ANTHROPIC", "OPENAI", "OLLAMA"] {
-        cmd.env(format!("AXE_{p}_BASE_URL"), url);
-    }
-    cmd.env("ANTHROPIC_API_KEY", KEY).env("OPENAI_API_KEY", KEY);
-    cmd
+    served_by(env.cmd("axe-run"), url)
 }
 
 /// A reply that calls tools: `(id, input)` per `call_agent` call.
@@ -604,9 +599,7 @@ fn unreadable_and_unwritable_memory_are_warnings() {
         &format!("[memory]\nenabled = true\npath = \"{}\"", log.display()),
     );
     let l = log.display();
-    env.unprivileged("axe-run")
-        .env("AXE_ANTHROPIC_BASE_URL", &server.url)
-        .env("ANTHROPIC_API_KEY", KEY)
+    served_by(env.unprivileged("axe-run"), &server.url)
         .arg("m")
         .assert()
         .success()

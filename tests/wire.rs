@@ -7,6 +7,15 @@ use crate::server::{Answer, sse_data, sse_event};
 /// The API key the tests hand out; it must never show up in output.
 pub const KEY: &str = "sk-test-SECRET-4242";
 
+/// `cmd` with every provider's base URL pointed at `url` and the keys set.
+pub fn served_by(mut cmd: assert_cmd::Command, url: &str) -> assert_cmd::Command {
+    for p in ["ANTHROPIC", "OPENAI", "OLLAMA"] {
+        cmd.env(format!("AXE_{p}_BASE_URL"), url);
+    }
+    cmd.env("ANTHROPIC_API_KEY", KEY).env("OPENAI_API_KEY", KEY);
+    cmd
+}
+
 pub fn anthropic_reply(text: &str) -> Value {
     json!({
         "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
