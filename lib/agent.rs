@@ -8,14 +8,14 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::dirs;
 use crate::error::{Error, Result};
 
 /// A parsed agent file. Integers are `i64` so that negative values reach
 /// validation and get Go's message instead of a parser error.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct AgentConfig {
     pub name: String,
@@ -31,16 +31,18 @@ pub struct AgentConfig {
     pub params: ParamsConfig,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct SubAgentsConfig {
     pub max_depth: i64,
-    /// Absent means true; kept optional so `agents show` can tell.
+    /// Absent means true; kept optional so `agents show` can tell. JSON
+    /// shows the value in effect.
+    #[serde(serialize_with = "in_effect")]
     pub parallel: Option<bool>,
     pub timeout: i64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct MemoryConfig {
     pub enabled: bool,
@@ -49,13 +51,17 @@ pub struct MemoryConfig {
     pub max_entries: i64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct ParamsConfig {
     /// Accepts `1` as well as `1.0`: TOML users rarely think about the dot.
     #[serde(deserialize_with = "number")]
     pub temperature: f64,
     pub max_tokens: i64,
+}
+
+fn in_effect<S: Serializer>(parallel: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bool(parallel.unwrap_or(true))
 }
 
 fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {

@@ -48,6 +48,8 @@ pub enum Error {
     MissingKey { provider: String, env: String },
     /// A provider's `api_key_cmd` failed.
     KeyCommand(String),
+    /// `axe-agents edit`: `$EDITOR` is unset, would not start, or failed.
+    Editor(String),
     /// Writing our own output failed. A closed pipe is not reported.
     Output(io::Error),
 }
@@ -62,6 +64,7 @@ impl Error {
             | Error::Input(_)
             | Error::Output(_)
             | Error::Agent(_)
+            | Error::Editor(_)
             | Error::BadModel(_)
             | Error::UnknownProvider(_) => 1,
             Error::Api { category, .. } => category.exit_code(),
@@ -112,6 +115,7 @@ impl fmt::Display for Error {
             | Error::Memory(m)
             | Error::Input(m)
             | Error::Agent(m)
+            | Error::Editor(m)
             | Error::BadModel(m)
             | Error::KeyCommand(m)
             | Error::InvalidAgentName(m) => f.write_str(m),

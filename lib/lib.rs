@@ -13,6 +13,7 @@ pub mod dirs;
 pub mod error;
 pub mod files;
 pub mod glob;
+pub mod init;
 pub mod llm;
 pub mod memory;
 pub mod prompt;

@@ -4,7 +4,7 @@ use super::spec::{Command, Flag};
 
 /// `<name> version <semver>`, as the Go `axe version` printed it.
 pub fn version(command: &Command) -> String {
-    format!("{} version {}\n", command.name, env!("CARGO_PKG_VERSION"))
+    format!("{} version {}\n", command.program(), env!("CARGO_PKG_VERSION"))
 }
 
 /// The flag as it is spelled in help: `-n, --last <N>`.
@@ -23,6 +23,14 @@ pub fn help(command: &Command) -> String {
     let mut out = format!("{}: {}\n\nUsage:\n", command.name, command.about);
     for usage in command.usage {
         out.push_str(&format!("  {} {usage}\n", command.name));
+    }
+    let subs = command.subcommands();
+    if !subs.is_empty() {
+        out.push_str("\nCommands:\n");
+        let width = subs.iter().map(|s| s.word().len()).max().unwrap_or(0);
+        for sub in subs {
+            out.push_str(&format!("  {:width$}  {}\n", sub.word(), sub.about));
+        }
     }
     if !command.args.is_empty() {
         out.push_str("\nArguments:\n");

@@ -14,8 +14,8 @@ use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
 pub use help::{flag_spelling, help, version};
-pub use parse::{Matches, Parsed, edit_distance, parse};
-pub use spec::{Arg, Command, Complete, Flag, HELP, VERSION};
+pub use parse::{Matches, Parsed, closest, edit_distance, parse};
+pub use spec::{Arg, Command, Complete, Flag, HELP, Run, VERSION};
 
 use crate::error::{Error, Result};
 
@@ -38,12 +38,54 @@ pub fn main(command: &'static Command) -> ExitCode {
 }
 
 fn run(command: &'static Command, words: Vec<OsString>, out: &mut dyn Write) -> Result<()> {
+    let (command, words) = select(command, words)?;
     match parse(command, words)? {
         Parsed::Help => out.write_all(help(command).as_bytes())?,
         Parsed::Version => out.write_all(version(command).as_bytes())?,
-        Parsed::Run(m) => (command.run)(&m, out)?,
+        Parsed::Run(m) => match command.run {
+            Run::Action(action) => action(&m, out)?,
+            // A command of subcommands without one (`axe-agents`) shows
+            // what it has, as `git remote` and cobra's groups do.
+            Run::Subcommands(_) => out.write_all(help(command).as_bytes())?,
+        },
     }
     Ok(())
+}
+
+/// Follows subcommand words down to the command that reads the rest:
+/// `axe-agents show x` is `axe-agents show` with `x`. `help` before a
+/// subcommand's word asks for that subcommand's help.
+fn select(
+    mut command: &'static Command,
+    mut words: Vec<OsString>,
+) -> Result<(&'static Command, Vec<OsString>)> {
+    while let Run::Subcommands(subs) = command.run {
+        let Some(word) = words.first().and_then(|w| w.to_str()).map(str::to_owned) else {
+            break;
+        };
+        if word.starts_with('-') {
+            break;
+        }
+        let mut rest = words.split_off(1);
+        let wants_help = word == "help";
+        let word = match (wants_help, rest.first().and_then(|w| w.to_str())) {
+            (true, None) => return Ok((command, vec!["--help".into()])),
+            (true, Some(next)) => next.to_owned(),
+            (false, _) => word,
+        };
+        command = subs.iter().find(|s| s.word() == word).ok_or_else(|| {
+            let near = closest(&word, subs.iter().map(|s| s.word())).unwrap_or("help");
+            Error::Usage(format!(
+                "unrecognized subcommand \"{word}\" for {} (did you mean \"{near}\"?)",
+                command.name
+            ))
+        })?;
+        if wants_help {
+            rest = vec!["--help".into()];
+        }
+        words = rest;
+    }
+    Ok((command, words))
 }
 
 fn report(e: &Error, json: bool) {

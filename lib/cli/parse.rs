@@ -84,17 +84,23 @@ fn usage(e: lexopt::Error) -> Error {
 
 /// `unrecognized flag --jsn (did you mean --json?)`.
 fn unrecognized(command: &Command, name: &str) -> Error {
-    let closest = command
-        .all_flags()
-        .map(|f| (edit_distance(name, f.long), f.long))
-        .filter(|&(d, long)| d <= 2.max(long.len() / 3))
-        .min();
+    let closest = closest(name, command.all_flags().map(|f| f.long))
+        .filter(|long| edit_distance(name, long) <= 2.max(long.len() / 3));
     match closest {
-        Some((_, long)) => Error::Usage(format!(
+        Some(long) => Error::Usage(format!(
             "unrecognized flag --{name} (did you mean --{long}?)"
         )),
         None => Error::Usage(format!("unrecognized flag --{name}")),
     }
+}
+
+/// The candidate nearest to `typed` by edit distance; the first of equals.
+pub fn closest<'a>(typed: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .enumerate()
+        .min_by_key(|&(i, c)| (edit_distance(typed, c), i))
+        .map(|(_, c)| c)
 }
 
 /// Levenshtein distance, for suggestions among a handful of short names.

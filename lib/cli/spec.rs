@@ -1,9 +1,9 @@
 //! Commands and flags as data.
 //!
 //! Each executable is one [`Command`] value: its name, words, positional
-//! arguments and a table of [`Flag`]s. The parser, `--help`, and (later) the
-//! man pages and shell completions are all generated from that table, so
-//! they cannot disagree.
+//! arguments and a table of [`Flag`]s, or a list of subcommands that are
+//! commands in turn. The parser, `--help`, the man pages and the shell
+//! completions are all generated from these values, so they cannot disagree.
 
 use std::io::Write;
 
@@ -12,7 +12,8 @@ use crate::error::Result;
 
 /// One executable.
 pub struct Command {
-    /// The executable's name, e.g. `axe-mem-load`.
+    /// The executable's name, e.g. `axe-mem-load`; a subcommand's is the
+    /// executable's followed by its own word, `axe-agents list`.
     pub name: &'static str,
     /// One line: what it does.
     pub about: &'static str,
@@ -25,8 +26,16 @@ pub struct Command {
     pub flags: &'static [Flag],
     /// Paragraphs for `--help` and the man page, after the options.
     pub description: &'static str,
+    pub run: Run,
+}
+
+/// What a command does with its command line.
+pub enum Run {
     /// Does the work; writes its result to the given stdout.
-    pub run: fn(&Matches, &mut dyn Write) -> Result<()>,
+    Action(fn(&Matches, &mut dyn Write) -> Result<()>),
+    /// The first word names one of these (`axe-agents list`), which reads
+    /// the rest of the line.
+    Subcommands(&'static [Command]),
 }
 
 /// A positional argument.
@@ -112,6 +121,34 @@ impl Command {
     pub fn flag(&self, long: &str) -> Option<&Flag> {
         self.all_flags().find(|f| f.long == long)
     }
+
+    /// The executable this command belongs to: `axe-agents` for
+    /// `axe-agents list`.
+    pub fn program(&self) -> &'static str {
+        self.name.split(' ').next().unwrap_or(self.name)
+    }
+
+    /// The word that selects a subcommand: `list` for `axe-agents list`.
+    pub fn word(&self) -> &'static str {
+        self.name.rsplit(' ').next().unwrap_or(self.name)
+    }
+
+    /// The subcommands, empty for a command that does the work itself.
+    pub fn subcommands(&self) -> &'static [Command] {
+        match self.run {
+            Run::Action(_) => &[],
+            Run::Subcommands(subs) => subs,
+        }
+    }
+
+    /// This command and its subcommands, depth first.
+    pub fn tree(&'static self) -> Vec<&'static Command> {
+        let mut all = vec![self];
+        for sub in self.subcommands() {
+            all.extend(sub.tree());
+        }
+        all
+    }
 }
 
 #[cfg(test)]
@@ -121,7 +158,7 @@ mod tests {
 
     #[test]
     fn flag_tables_are_consistent() {
-        for cmd in ALL {
+        for cmd in ALL.iter().flat_map(|c| c.tree()) {
             let mut longs = HashSet::new();
             let mut shorts = HashSet::new();
             for f in cmd.all_flags() {
@@ -137,6 +174,15 @@ mod tests {
             }
             assert!(cmd.name.starts_with("axe"));
             assert!(!cmd.about.is_empty() && !cmd.usage.is_empty());
+            for sub in cmd.subcommands() {
+                assert_eq!(sub.name, format!("{} {}", cmd.name, sub.word()));
+                assert!(cmd.args.is_empty(), "{}: the first word is the subcommand", cmd.name);
+            }
+            assert!(
+                cmd.args.iter().rev().skip(1).all(|a| !a.many),
+                "{}: only the last argument takes many",
+                cmd.name
+            );
         }
     }
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::target::{self, AGENT};
 use crate::agent::{self, AgentConfig};
-use crate::cli::{Command, Complete, Flag, Matches};
+use crate::cli::{Command, Complete, Flag, Matches, Run};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::llm::{self, CallOptions, Conversation, Deadline, Message};
@@ -59,7 +59,7 @@ A local model can take minutes over a long log: raise --timeout.
 
 Exit codes: 1 bad arguments, a memory error, or some agents failed under
 --all; 2 agent or config error; 3 API error.",
-    run,
+    run: Run::Action(run),
 };
 
 /// The analysis prompt (M7 4.1), fixed on purpose: not configurable.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::cli::{Arg, Command, Complete, Flag, Matches};
+use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::llm::{self, CallOptions, Conversation, Message, Reply, ToolCall};
@@ -82,7 +82,7 @@ can run a tool loop. Flags given with --request override its fields.
 
 Exit codes: 1 bad arguments or a request the provider rejected (400/404),
 2 config error, 3 API error (auth, rate limit, server, timeout, no key).",
-    run,
+    run: Run::Action(run),
 };
 
 /// What `--json` adds to the answer: the reply's tool calls, only with

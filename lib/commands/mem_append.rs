@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::target::{self, AGENT, Base, FILE};
-use crate::cli::{Command, Complete, Flag, Matches};
+use crate::cli::{Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory;
 
@@ -65,7 +65,7 @@ markdown but does not start a new entry.
 The entry is written in one piece under an exclusive lock, so runs and
 trims working on the same log at the same time never tear or lose it.
 Prints nothing unless --json is given.",
-    run,
+    run: Run::Action(run),
 };
 
 #[derive(Serialize)]

@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::target::{self, AGENT, Base, FILE, USAGE};
-use crate::cli::{Command, Flag, Matches};
+use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::Result;
 use crate::memory;
 
@@ -21,7 +21,7 @@ pub const COMMAND: Command = Command {
     description: "\
 An entry is a line that starts with \"## \". A missing log has 0 entries.
 The count streams the file in constant memory.",
-    run,
+    run: Run::Action(run),
 };
 
 #[derive(Serialize)]

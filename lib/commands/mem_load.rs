@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use super::target::{self, AGENT, FILE, USAGE};
-use crate::cli::{Command, Flag, Matches};
+use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::Result;
 use crate::memory;
 
@@ -24,7 +24,7 @@ text before the first entry included. A missing log prints nothing.
 
 The log is read from the end, so --last 10 costs the same on a log of ten
 entries and of a million.",
-    run,
+    run: Run::Action(run),
 };
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {

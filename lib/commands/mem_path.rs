@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::target::{self, AGENT, Base, FILE, USAGE};
-use crate::cli::{Command, Flag, Matches};
+use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::Result;
 
 pub const COMMAND: Command = Command {
@@ -21,7 +21,7 @@ pub const COMMAND: Command = Command {
 The path is the agent's memory.path when its file sets one, else
 $XDG_DATA_HOME/axe/memory/<AGENT>.md (default ~/.local/share/axe/memory):
 the file axe-run reads and appends to. The file need not exist yet.",
-    run,
+    run: Run::Action(run),
 };
 
 #[derive(Serialize)]

@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::target::{self, AGENT, Base, FILE, USAGE};
-use crate::cli::{Command, Flag, Matches};
+use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::{self, Trim};
 
@@ -44,7 +44,7 @@ Only the kept part is read, so trimming a 1 GB log to 10 entries is as
 quick as trimming a small one. Counting the removed entries reads the rest
 too, so it is asked for with --count; without it \"removed\" is null in
 the JSON and the message gives the bytes removed.",
-    run,
+    run: Run::Action(run),
 };
 
 #[derive(Serialize)]

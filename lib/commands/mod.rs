@@ -1,5 +1,7 @@
 //! The executables' commands, one module each, plus what they share.
 
+pub mod agents;
+pub mod config;
 pub mod gc;
 pub mod llm;
 pub mod mem_append;
@@ -22,6 +24,8 @@ pub const ALL: &[&Command] = &[
     &llm::COMMAND,
     &run::COMMAND,
     &gc::COMMAND,
+    &agents::COMMAND,
+    &config::COMMAND,
 ];
 
 /// All of standard input, as text (bytes that are not UTF-8 become U+FFFD).

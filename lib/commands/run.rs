@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::target::{self, AGENT};
 use crate::agent;
-use crate::cli::{Command, Complete, Flag, Matches};
+use crate::cli::{Command, Complete, Flag, Matches, Run};
 use crate::config;
 use crate::dirs;
 use crate::error::{Error, Result};
@@ -71,7 +71,7 @@ answer). Memory problems are warnings; they never fail the run.
 Exit codes: 1 bad arguments, bad model, 400/404 from the provider, or too
 many turns; 2 agent or config error, bad glob, missing skill; 3 API error
 (auth, rate limit, server, timeout, no key).",
-    run,
+    run: Run::Action(run),
 };
 
 /// What `--json` adds to the answer: how many tools the model called.

@@ -1,0 +1,311 @@
+//! `axe-agents list|show|init|edit`: the agent files, as the Go
+//! `axe agents` showed and made them.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::target::agent_arg;
+use crate::agent::{self, AgentConfig};
+use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
+use crate::error::{Error, Result};
+use crate::memory;
+
+const AGENT: Arg = Arg {
+    name: "AGENT",
+    help: "The agent's name: its file in the agents directory without .toml",
+    complete: Complete::Agent,
+    many: false,
+};
+
+const NEW_AGENT: Arg = Arg {
+    name: "AGENT",
+    help: "The new agent's name",
+    complete: Complete::Nothing,
+    many: false,
+};
+
+pub const COMMAND: Command = Command {
+    name: "axe-agents",
+    about: "Manage agent configurations",
+    usage: &["<COMMAND> [OPTIONS]"],
+    args: &[],
+    flags: &[],
+    description: "\
+Agent files live in the agents directory, <config>/agents/<name>.toml; the
+file name without .toml is the name that axe-run and the memory commands
+take. `axe-config path` prints <config>.",
+    run: Run::Subcommands(&[LIST, SHOW, INIT, EDIT]),
+};
+
+const LIST: Command = Command {
+    name: "axe-agents list",
+    about: "List all agent configurations",
+    usage: &["[OPTIONS]"],
+    args: &[],
+    flags: &[Flag::switch(
+        "json",
+        "Print {agents: [{agent, name, description, model, path}]} as JSON",
+    )],
+    description: "\
+Prints `name - description` (or just the name) for each agent file that
+loads, sorted by name; files that fail to load are left out, as in Go.",
+    run: Run::Action(list),
+};
+
+const SHOW: Command = Command {
+    name: "axe-agents show",
+    about: "Show agent configuration details",
+    usage: &["[OPTIONS] <AGENT>"],
+    args: &[AGENT],
+    flags: &[Flag::switch(
+        "json",
+        "Print the whole configuration, defaults included, as JSON",
+    )],
+    description: "\
+Prints one labelled line per field that is set, in the Go axe's layout
+(labels padded to 16 columns; longer labels such as `Memory MaxEntries:`
+run into their value exactly as Go printed them). With --json every field
+is printed, unset ones with their defaults, plus the agent file's path and
+the memory log's path.",
+    run: Run::Action(show),
+};
+
+const INIT: Command = Command {
+    name: "axe-agents init",
+    about: "Create a new agent configuration file",
+    usage: &["[OPTIONS] <AGENT>"],
+    args: &[NEW_AGENT],
+    flags: &[Flag::switch("json", "Print {agent, path} as JSON")],
+    description: "\
+Writes a commented template to <config>/agents/<AGENT>.toml (creating the
+directory) and prints its path. An existing file is never replaced.",
+    run: Run::Action(init),
+};
+
+const EDIT: Command = Command {
+    name: "axe-agents edit",
+    about: "Edit an agent configuration file",
+    usage: &["<AGENT>"],
+    args: &[AGENT],
+    flags: &[],
+    description: "\
+Runs `$EDITOR <path>` on the agent's file, with the terminal passed
+through. $EDITOR may hold arguments (`code --wait`); it is split on
+whitespace. The editor's failure is this command's failure.",
+    run: Run::Action(edit),
+};
+
+/// The AGENT argument, required.
+fn name(m: &Matches) -> Result<&str> {
+    agent_arg(m)?.ok_or_else(|| Error::Usage("agent name is required".into()))
+}
+
+#[derive(Serialize)]
+struct Listed<'a> {
+    agent: &'a str,
+    name: &'a str,
+    description: &'a str,
+    model: &'a str,
+    path: String,
+}
+
+fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let dir = agent::agents_dir()?;
+    let mut agents = agent::list_in(&dir)?;
+    // Go sorted by the `name` field, not the file name.
+    agents.sort_by(|(_, a), (_, b)| a.name.cmp(&b.name));
+    if m.flag("json") {
+        let listed: Vec<Listed> = agents
+            .iter()
+            .map(|(stem, cfg)| Listed {
+                agent: stem,
+                name: &cfg.name,
+                description: &cfg.description,
+                model: &cfg.model,
+                path: dir
+                    .join(format!("{stem}.toml"))
+                    .to_string_lossy()
+                    .into_owned(),
+            })
+            .collect();
+        #[derive(Serialize)]
+        struct List<'a> {
+            agents: Vec<Listed<'a>>,
+        }
+        return crate::cli::write_json(out, &List { agents: listed });
+    }
+    for (_, cfg) in &agents {
+        if cfg.description.is_empty() {
+            writeln!(out, "{}", cfg.name)?;
+        } else {
+            writeln!(out, "{} - {}", cfg.name, cfg.description)?;
+        }
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct Shown<'a> {
+    agent: &'a str,
+    path: String,
+    memory_path: String,
+    #[serde(flatten)]
+    config: &'a AgentConfig,
+}
+
+fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let name = name(m)?;
+    let cfg = agent::load(name)?;
+    if m.flag("json") {
+        let shown = Shown {
+            agent: name,
+            path: agent::file_path(name)?.to_string_lossy().into_owned(),
+            memory_path: memory::file_path(name, &cfg.memory.path)?
+                .to_string_lossy()
+                .into_owned(),
+            config: &cfg,
+        };
+        return crate::cli::write_json(out, &shown);
+    }
+    out.write_all(show_text(&cfg).as_bytes())?;
+    Ok(())
+}
+
+/// Go's `agents show` layout: `%-16s` labels, only the fields that are set.
+fn show_text(cfg: &AgentConfig) -> String {
+    let mut lines: Vec<(&str, String)> = vec![("Name:", cfg.name.clone())];
+    let mut add = |label, set: bool, value: &dyn Fn() -> String| {
+        if set {
+            lines.push((label, value()));
+        }
+    };
+    let sub = &cfg.sub_agents_config;
+    let (memory, params) = (&cfg.memory, &cfg.params);
+    add("Description:", !cfg.description.is_empty(), &|| {
+        cfg.description.clone()
+    });
+    add("Model:", true, &|| cfg.model.clone());
+    add("System Prompt:", !cfg.system_prompt.is_empty(), &|| {
+        cfg.system_prompt.clone()
+    });
+    add("Skill:", !cfg.skill.is_empty(), &|| cfg.skill.clone());
+    add("Files:", !cfg.files.is_empty(), &|| cfg.files.join(", "));
+    add("Workdir:", !cfg.workdir.is_empty(), &|| cfg.workdir.clone());
+    let subs = !cfg.sub_agents.is_empty();
+    add("Sub-Agents:", subs, &|| cfg.sub_agents.join(", "));
+    add("Max Depth:", subs && sub.max_depth != 0, &|| {
+        sub.max_depth.to_string()
+    });
+    add("Parallel:", subs && sub.parallel.is_some(), &|| {
+        sub.parallel.unwrap_or(true).to_string()
+    });
+    add("Sub-Agent Timeout:", subs && sub.timeout != 0, &|| {
+        sub.timeout.to_string()
+    });
+    add("Memory Enabled:", memory.enabled, &|| "true".into());
+    add("Memory Path:", !memory.path.is_empty(), &|| memory.path.clone());
+    add("Memory LastN:", memory.last_n != 0, &|| memory.last_n.to_string());
+    add("Memory MaxEntries:", memory.max_entries != 0, &|| {
+        memory.max_entries.to_string()
+    });
+    add("Temperature:", params.temperature != 0.0, &|| {
+        go_float(params.temperature)
+    });
+    add("Max Tokens:", params.max_tokens != 0, &|| {
+        params.max_tokens.to_string()
+    });
+    lines
+        .iter()
+        .map(|(label, value)| format!("{label:<16}{value}\n"))
+        .collect()
+}
+
+/// A float as Go's `%g` prints it: the shortest digits that read back the
+/// same, in exponent form (`1e-05`, `1e+06`) below 1e-4 or from 1e6 on.
+fn go_float(f: f64) -> String {
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..6).contains(&exp) {
+        format!("{f}")
+    } else {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    }
+}
+
+fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let name = name(m)?;
+    let path = crate::init::agent(name)?;
+    if m.flag("json") {
+        return crate::cli::write_json(
+            out,
+            &serde_json::json!({ "agent": name, "path": path.to_string_lossy() }),
+        );
+    }
+    writeln!(out, "{}", path.display())?;
+    Ok(())
+}
+
+fn edit(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let editor = std::env::var("EDITOR").unwrap_or_default();
+    let mut words = editor.split_whitespace();
+    let Some(program) = words.next() else {
+        return Err(Error::Editor(
+            "$EDITOR environment variable is not set".into(),
+        ));
+    };
+    let name = name(m)?;
+    let path = agent::file_path(name)?;
+    if !path.is_file() {
+        return Err(Error::AgentNotFound(name.to_owned()));
+    }
+    // Whatever we printed so far must come before the editor's screen.
+    out.flush()?;
+    let status = std::process::Command::new(program)
+        .args(words)
+        .arg(&path)
+        .status()
+        .map_err(|e| {
+            Error::Editor(format!(
+                "exec: \"{program}\": {}",
+                crate::error::describe_io(&e)
+            ))
+        })?;
+    if !status.success() {
+        return Err(Error::Editor(match status.code() {
+            Some(code) => format!("exit status {code}"),
+            None => format!("{program} was killed: {status}"),
+        }));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_print_like_go_g() {
+        for (f, go) in [
+            (0.3, "0.3"),
+            (1.0, "1"),
+            (0.7, "0.7"),
+            (2.5, "2.5"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (123456.0, "123456"),
+            (1000000.0, "1e+06"),
+            (1.5e300, "1.5e+300"),
+        ] {
+            assert_eq!(go_float(f), go, "{f}");
+        }
+    }
+
+    #[test]
+    fn show_prints_only_what_is_set() {
+        let cfg = agent::parse("name = \"a\"\nmodel = \"x/y\"\n").unwrap();
+        assert_eq!(show_text(&cfg), "Name:           a\nModel:          x/y\n");
+    }
+}
