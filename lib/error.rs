@@ -48,8 +48,9 @@ pub enum Error {
     MissingKey { provider: String, env: String },
     /// A provider's `api_key_cmd` failed.
     KeyCommand(String),
-    /// `axe-agents edit`: `$EDITOR` is unset, would not start, or failed.
-    Editor(String),
+    /// A program we run for the user (`$EDITOR`, a subcommand's
+    /// executable) is unset, would not start, or failed.
+    Child(String),
     /// Writing our own output failed. A closed pipe is not reported.
     Output(io::Error),
 }
@@ -64,7 +65,7 @@ impl Error {
             | Error::Input(_)
             | Error::Output(_)
             | Error::Agent(_)
-            | Error::Editor(_)
+            | Error::Child(_)
             | Error::BadModel(_)
             | Error::UnknownProvider(_) => 1,
             Error::Api { category, .. } => category.exit_code(),
@@ -115,7 +116,7 @@ impl fmt::Display for Error {
             | Error::Memory(m)
             | Error::Input(m)
             | Error::Agent(m)
-            | Error::Editor(m)
+            | Error::Child(m)
             | Error::BadModel(m)
             | Error::KeyCommand(m)
             | Error::InvalidAgentName(m) => f.write_str(m),

@@ -21,7 +21,11 @@ use crate::error::{Error, Result};
 
 /// The whole life of one executable. `bins/*.rs` call only this.
 pub fn main(command: &'static Command) -> ExitCode {
-    let words: Vec<OsString> = std::env::args_os().skip(1).collect();
+    main_with(command, std::env::args_os().skip(1).collect())
+}
+
+/// [`main`] with the command line (without the program name) given.
+pub fn main_with(command: &'static Command, words: Vec<OsString>) -> ExitCode {
     // Known before parsing, so even a usage error can be reported as JSON.
     let json = words.iter().any(|w| w == "--json");
     let stdout = io::stdout();
@@ -30,11 +34,14 @@ pub fn main(command: &'static Command) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
-        Err(e) => {
-            report(&e, json);
-            ExitCode::from(e.exit_code())
-        }
+        Err(e) => fail(&e, json),
     }
+}
+
+/// Reports `e` on stderr (as JSON with `json`) and gives its exit code.
+pub fn fail(e: &Error, json: bool) -> ExitCode {
+    report(e, json);
+    ExitCode::from(e.exit_code())
 }
 
 fn run(command: &'static Command, words: Vec<OsString>, out: &mut dyn Write) -> Result<()> {

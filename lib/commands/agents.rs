@@ -252,7 +252,7 @@ fn edit(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let editor = std::env::var("EDITOR").unwrap_or_default();
     let mut words = editor.split_whitespace();
     let Some(program) = words.next() else {
-        return Err(Error::Editor(
+        return Err(Error::Child(
             "$EDITOR environment variable is not set".into(),
         ));
     };
@@ -268,13 +268,13 @@ fn edit(m: &Matches, out: &mut dyn Write) -> Result<()> {
         .arg(&path)
         .status()
         .map_err(|e| {
-            Error::Editor(format!(
+            Error::Child(format!(
                 "exec: \"{program}\": {}",
                 crate::error::describe_io(&e)
             ))
         })?;
     if !status.success() {
-        return Err(Error::Editor(match status.code() {
+        return Err(Error::Child(match status.code() {
             Some(code) => format!("exit status {code}"),
             None => format!("{program} was killed: {status}"),
         }));

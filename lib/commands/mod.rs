@@ -1,6 +1,7 @@
 //! The executables' commands, one module each, plus what they share.
 
 pub mod agents;
+pub mod axe;
 pub mod config;
 pub mod gc;
 pub mod llm;
@@ -14,18 +15,19 @@ mod target;
 
 use crate::cli::Command;
 
-/// Every command, for table checks and generated docs.
+/// Every executable's command but `axe`'s, in the order `axe help` lists
+/// them; for table checks and generated docs.
 pub const ALL: &[&Command] = &[
+    &run::COMMAND,
+    &gc::COMMAND,
+    &agents::COMMAND,
+    &config::COMMAND,
+    &llm::COMMAND,
     &mem_path::COMMAND,
     &mem_append::COMMAND,
     &mem_load::COMMAND,
     &mem_count::COMMAND,
     &mem_trim::COMMAND,
-    &llm::COMMAND,
-    &run::COMMAND,
-    &gc::COMMAND,
-    &agents::COMMAND,
-    &config::COMMAND,
 ];
 
 /// All of standard input, as text (bytes that are not UTF-8 become U+FFFD).

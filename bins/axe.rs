@@ -1,0 +1,4 @@
+//! `axe`: see `axe::commands::axe`.
+fn main() -> std::process::ExitCode {
+    axe::commands::axe::main()
+}

@@ -1,0 +1,150 @@
+//! `axe`: the front door. `axe run reviewer` runs `axe-run reviewer`; the
+//! small executables stay the real interface, `axe` only finds them.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+
+use serde::Serialize;
+
+use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
+use crate::dispatch::{self, Found};
+use crate::error::Result;
+
+pub const COMMAND: Command = Command {
+    name: "axe",
+    about: "Run LLM agents from the shell and give them memory",
+    usage: &[
+        "<COMMAND> [ARGS]...",
+        "help [COMMAND]...",
+        "[OPTIONS]",
+    ],
+    args: &[Arg {
+        name: "COMMAND",
+        help: "A subcommand and its arguments: `axe mem load x` runs `axe-mem-load x`",
+        complete: Complete::Nothing,
+        many: true,
+    }],
+    flags: &[
+        Flag::switch(
+            "json",
+            "Print {commands: [{name, about, path}]}, the available subcommands, as JSON",
+        ),
+        Flag::with_value(
+            "completions",
+            "SHELL",
+            "Print the completion script for SHELL: bash, zsh, fish or nushell",
+        ),
+        Flag::with_value(
+            "man-pages",
+            "DIR",
+            "Write a man page for each executable into DIR and print their paths",
+        )
+        .completes(Complete::Dir),
+    ],
+    description: "\
+`axe NAME ARGS...` runs the executable axe-NAME with ARGS, looking first in
+the directory that holds axe, then along PATH; a name of several words is
+joined with dashes (`axe mem load x` runs axe-mem-load). The executable
+replaces axe, so its input, output and exit code are the command's own.
+Any axe-NAME on PATH works, so new subcommands can be added without
+changing axe. `axe help NAME` is `axe-NAME --help`.",
+    run: Run::Action(run),
+};
+
+/// The life of `axe`: a subcommand runs in its place; anything else (help,
+/// version, options) is read like any command's line.
+pub fn main() -> ExitCode {
+    let mut words: Vec<OsString> = std::env::args_os().skip(1).collect();
+    match words.first().and_then(|w| w.to_str()) {
+        Some("help" | "version") | None => {}
+        // The list of subcommands is the help a user wants from `axe -h`.
+        Some("-h" | "--help") => words[0] = "help".into(),
+        Some(w) if !w.starts_with('-') => {
+            return crate::cli::fail(&dispatch::run(words), false);
+        }
+        Some(_) => {}
+    }
+    crate::cli::main_with(&COMMAND, words)
+}
+
+#[derive(Serialize)]
+struct Listed<'a> {
+    name: &'a str,
+    about: &'a str,
+    path: String,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    if let Some(shell) = m.string("completions")? {
+        let script = crate::generate::completions(shell)?;
+        out.write_all(script.as_bytes())?;
+        return Ok(());
+    }
+    if let Some(dir) = m.value("man-pages") {
+        for path in crate::generate::write_man_pages(std::path::Path::new(dir))? {
+            writeln!(out, "{}", path.display())?;
+        }
+        return Ok(());
+    }
+    let args: Vec<String> = m
+        .args()
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    match args.first().map(String::as_str) {
+        Some("version") => out.write_all(crate::cli::version(&COMMAND).as_bytes())?,
+        Some("help") if args.len() > 1 => {
+            let mut words: Vec<OsString> = args[1..].iter().map(OsString::from).collect();
+            words.push("--help".into());
+            out.flush()?;
+            return Err(dispatch::run(words));
+        }
+        _ if m.flag("json") => {
+            let found = dispatch::available();
+            let listed: Vec<Listed> = found
+                .iter()
+                .map(|f| Listed {
+                    name: &f.name,
+                    about: f.about,
+                    path: f.path.to_string_lossy().into_owned(),
+                })
+                .collect();
+            #[derive(Serialize)]
+            struct List<'a> {
+                commands: Vec<Listed<'a>>,
+            }
+            crate::cli::write_json(out, &List { commands: listed })?;
+        }
+        _ => out.write_all(help(&dispatch::available()).as_bytes())?,
+    }
+    Ok(())
+}
+
+/// `axe`'s help: the generated page with the subcommands found on disk
+/// in place of the COMMAND argument.
+fn help(found: &[Found]) -> String {
+    let page = crate::cli::help(&COMMAND);
+    let width = found.iter().map(|f| f.name.len()).fold("version".len(), usize::max);
+    let mut list = String::from("Commands:\n");
+    for f in found {
+        let about = if f.about.is_empty() {
+            format!("({})", f.path.display())
+        } else {
+            f.about.to_owned()
+        };
+        list.push_str(&format!("  {:width$}  {about}\n", f.name));
+    }
+    if found.is_empty() {
+        list.push_str("  (no axe-* executables found next to axe or on PATH)\n");
+    }
+    list.push_str(&format!("  {:width$}  Print help, or a command's help\n", "help"));
+    list.push_str(&format!("  {:width$}  Print version\n", "version"));
+    match page.split_once("Arguments:\n") {
+        Some((head, tail)) => {
+            let tail = tail.split_once("\n\n").map_or("", |(_, rest)| rest);
+            format!("{head}{list}\n{tail}")
+        }
+        None => page,
+    }
+}

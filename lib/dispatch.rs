@@ -1,0 +1,176 @@
+//! How `axe SUBCOMMAND` finds `axe-SUBCOMMAND`: the directory of the `axe`
+//! executable first, then `PATH`, as cargo and git look up their external
+//! subcommands. The found program replaces `axe` (exec), so stdin, stdout,
+//! stderr, signals and the exit code are its own.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::commands::ALL;
+use crate::error::Error;
+
+/// Subcommands may span this many words: `axe mem load`.
+const MAX_WORDS: usize = 3;
+
+/// A subcommand that can be run: `mem load` for `axe-mem-load`.
+pub struct Found {
+    /// The words after `axe`, space separated.
+    pub name: String,
+    pub path: PathBuf,
+    /// The command's one line when it is one of ours, else empty.
+    pub about: &'static str,
+}
+
+/// The directories searched, in order.
+fn search_path() -> Vec<PathBuf> {
+    let own = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf));
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    own.into_iter().chain(std::env::split_paths(&path)).collect()
+}
+
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = path.metadata() else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    meta.is_file()
+}
+
+/// The first executable called `program` along the search path.
+fn find(program: &str) -> Option<PathBuf> {
+    search_path()
+        .into_iter()
+        .map(|dir| dir.join(program))
+        .find(|p| is_executable(p))
+}
+
+/// Every `axe-*` executable along the search path, the first of each name
+/// winning: ours in the order of [`ALL`], then others by name.
+pub fn available() -> Vec<Found> {
+    let mut found: Vec<Found> = Vec::new();
+    for dir in search_path() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(file) = entry.file_name().into_string() else {
+                continue;
+            };
+            let Some(rest) = file.strip_prefix("axe-") else {
+                continue;
+            };
+            let name = rest.replace('-', " ");
+            if rest.is_empty() || found.iter().any(|f| f.name == name) {
+                continue;
+            }
+            if is_executable(&entry.path()) {
+                let about = ALL.iter().find(|c| c.name == file).map_or("", |c| c.about);
+                found.push(Found {
+                    name,
+                    path: entry.path(),
+                    about,
+                });
+            }
+        }
+    }
+    let rank = |f: &Found| {
+        let ours = ALL
+            .iter()
+            .position(|c| c.name.strip_prefix("axe-") == Some(&f.name.replace(' ', "-")));
+        (ours.unwrap_or(ALL.len()), f.name.clone())
+    };
+    found.sort_by_key(rank);
+    found
+}
+
+/// A word that can be part of an executable's name: no path tricks.
+fn plain(word: &str) -> bool {
+    !word.is_empty() && !word.starts_with('-') && !word.contains(['/', '\\', '\0', '.'])
+}
+
+/// Runs the subcommand that `words` start with; returns only on failure.
+/// The shortest match wins, so `axe run mem` is `axe-run mem`.
+pub fn run(words: Vec<OsString>) -> Error {
+    let leading: Vec<&str> = words
+        .iter()
+        .take(MAX_WORDS)
+        .map_while(|w| w.to_str().filter(|w| plain(w)))
+        .collect();
+    for k in 1..=leading.len() {
+        let program = format!("axe-{}", leading[..k].join("-"));
+        if let Some(path) = find(&program) {
+            return exec(&program, &path, &words[k..]);
+        }
+    }
+    unknown(&words)
+}
+
+/// `unknown command "rn" for "axe" (did you mean "run"?)`: the typed words
+/// are compared with each subcommand of as many words.
+fn unknown(words: &[OsString]) -> Error {
+    let typed: Vec<String> = words
+        .iter()
+        .take(MAX_WORDS)
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    let first = typed.first().cloned().unwrap_or_default();
+    let names: Vec<String> = available().into_iter().map(|f| f.name).collect();
+    // `axe mem` alone: a group word without its second word.
+    let group: Vec<&str> = names
+        .iter()
+        .filter_map(|n| n.strip_prefix(&format!("{first} ")))
+        .collect();
+    if !group.is_empty() && typed.get(1).is_none_or(|w| w.starts_with('-')) {
+        return Error::Usage(format!(
+            "\"axe {first}\" needs a subcommand: {}",
+            group.join(", ")
+        ));
+    }
+    let best = names
+        .iter()
+        .map(|name| {
+            let n = name.split(' ').count().min(typed.len());
+            let said = typed[..n].join(" ");
+            (crate::cli::edit_distance(&said, name), said, name)
+        })
+        .min_by_key(|(d, ..)| *d);
+    Error::Usage(match best {
+        Some((_, said, name)) => {
+            format!("unknown command \"{said}\" for \"axe\" (did you mean \"{name}\"?)")
+        }
+        None => format!("unknown command \"{first}\" for \"axe\""),
+    })
+}
+
+#[cfg(unix)]
+fn exec(program: &str, path: &Path, args: &[OsString]) -> Error {
+    use std::os::unix::process::CommandExt;
+    let err = std::process::Command::new(path)
+        .arg0(program)
+        .args(args)
+        .exec();
+    Error::Child(format!(
+        "failed to run {}: {}",
+        path.display(),
+        crate::error::describe_io(&err)
+    ))
+}
+
+#[cfg(not(unix))]
+fn exec(_program: &str, path: &Path, args: &[OsString]) -> Error {
+    match std::process::Command::new(path).args(args).status() {
+        Ok(status) => std::process::exit(status.code().unwrap_or(1)),
+        Err(err) => Error::Child(format!(
+            "failed to run {}: {}",
+            path.display(),
+            crate::error::describe_io(&err)
+        )),
+    }
+}

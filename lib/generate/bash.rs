@@ -1,0 +1,207 @@
+//! The bash completion script: a small engine that walks the words typed
+//! so far, plus one spec function per command saying which flags take
+//! values, what each positional completes to, and the subcommands.
+
+use std::fmt::Write;
+
+use super::{MODEL_PREFIXES, header, ident, kind_name, routes};
+use crate::cli::Command;
+
+/// The engine; `%MODELS%` is replaced with the model prefixes.
+const ENGINE: &str = r#"
+# The agent names: the stems of <config>/agents/*.toml, where axe-config
+# says <config> is.
+_axe_agent_names() {
+    local dir f
+    dir=$(command axe-config path 2>/dev/null) || return 0
+    for f in "$dir"/agents/*.toml; do
+        [[ -f $f ]] || continue
+        f=${f##*/}
+        printf '%s\n' "${f%.toml}"
+    done
+}
+
+# _axe_values KIND: candidates for $cur of KIND (agent, file, dir, model,
+# words:a,b,c or none).
+_axe_values() {
+    local IFS=$'\n'
+    case $1 in
+        agent) COMPREPLY=($(compgen -W "$(_axe_agent_names)" -- "$cur")) ;;
+        file)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            ;;
+        dir)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -d -- "$cur"))
+            ;;
+        model)
+            compopt -o nospace 2>/dev/null
+            COMPREPLY=($(compgen -W "%MODELS%" -- "$cur"))
+            ;;
+        words:*)
+            local words=${1#words:}
+            COMPREPLY=($(compgen -W "${words//,/$'\n'}" -- "$cur"))
+            ;;
+        *) COMPREPLY=() ;;
+    esac
+}
+
+# _axe_complete SPEC: completes the word at COMP_CWORD for the command
+# whose spec function is _axe_spec_SPEC. A spec sets flags (every
+# spelling), valued (" --flag=KIND " for flags that take a value), args
+# (the KIND of each positional; a trailing "..." repeats the last) and subs
+# (" word=SPEC " for subcommands).
+_axe_complete() {
+    local cur=${COMP_WORDS[COMP_CWORD]} flags valued args subs
+    local i=1 pos=0 word kind sub
+    "_axe_spec_$1"
+    while ((i < COMP_CWORD)); do
+        word=${COMP_WORDS[i]}
+        if [[ $word == -?* && $valued == *" $word="* ]]; then
+            kind=${valued#* "$word"=}
+            kind=${kind%% *}
+            # --flag=value arrives as three words: --flag, =, value.
+            [[ ${COMP_WORDS[i + 1]} == = ]] && ((i++))
+            ((i++))
+            if ((i >= COMP_CWORD)); then
+                [[ $cur == = ]] && cur=
+                _axe_values "$kind"
+                return
+            fi
+        elif [[ $word != -* && $pos == 0 && $subs == *" $word="* ]]; then
+            sub=${subs#* "$word"=}
+            "_axe_spec_${sub%% *}"
+        elif [[ $word != -* ]]; then
+            ((pos++))
+        fi
+        ((i++))
+    done
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$flags" -- "$cur"))
+    elif [[ -n $subs && $pos == 0 ]]; then
+        local names=() s
+        for s in $subs; do names+=("${s%%=*}"); done
+        COMPREPLY=($(compgen -W "${names[*]}" -- "$cur"))
+    else
+        local kinds=($args)
+        if ((pos < ${#kinds[@]})); then
+            kind=${kinds[pos]}
+        else
+            kind=${kinds[${#kinds[@]} - 1]}
+            [[ $kind == *... ]] || kind=none
+        fi
+        _axe_values "${kind%...}"
+    fi
+}
+
+_axe() {
+    local name=${1##*/}
+    _axe_complete "${name//-/_}"
+}
+"#;
+
+pub fn script() -> String {
+    let mut out = header("#", "bash");
+    out.push_str(&ENGINE.replace("%MODELS%", &MODEL_PREFIXES.join(" ")));
+    out.push('\n');
+    dispatcher_specs(&mut out);
+    for cmd in super::executables().skip(1).flat_map(|c| c.tree()) {
+        spec(&mut out, cmd);
+    }
+    let names: Vec<&str> = super::executables().map(|c| c.name).collect();
+    let _ = writeln!(out, "complete -F _axe {}", names.join(" "));
+    out
+}
+
+/// One command's spec function.
+fn spec(out: &mut String, cmd: &Command) {
+    let mut flags = Vec::new();
+    let mut valued = String::from(" ");
+    for f in cmd.all_flags() {
+        let mut spellings = vec![format!("--{}", f.long)];
+        spellings.extend(f.short.map(|c| format!("-{c}")));
+        for s in &spellings {
+            if f.value.is_some() {
+                let _ = write!(valued, "{s}={} ", kind_name(f.complete));
+            }
+        }
+        flags.extend(spellings);
+    }
+    let args: Vec<String> = cmd
+        .args
+        .iter()
+        .map(|a| format!("{}{}", kind_name(a.complete), if a.many { "..." } else { "" }))
+        .collect();
+    let subs: String = cmd
+        .subcommands()
+        .iter()
+        .map(|s| format!(" {}={}", s.word(), ident(s)))
+        .collect();
+    let subs = if subs.is_empty() { subs } else { subs + " " };
+    let _ = writeln!(
+        out,
+        "_axe_spec_{}() {{\n    flags='{}'\n    valued='{valued}'\n    args='{}'\n    subs='{subs}'\n}}",
+        ident(cmd),
+        flags.join(" "),
+        args.join(" "),
+    );
+}
+
+/// `axe`'s spec: its first words lead to the executables' specs, `mem` to
+/// a level of its own; `help` completes command names.
+fn dispatcher_specs(out: &mut String) {
+    let axe = &crate::commands::axe::COMMAND;
+    let routes = routes();
+    let mut top: Vec<String> = Vec::new();
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for (words, cmd) in &routes {
+        match words.as_slice() {
+            [one] => top.push(format!("{one}={}", ident(cmd))),
+            [first, second] => match groups.iter_mut().find(|(g, _)| g == first) {
+                Some((_, subs)) => subs.push(format!("{second}={}", ident(cmd))),
+                None => {
+                    top.push(format!("{first}=axe_{first}"));
+                    groups.push((first, vec![format!("{second}={}", ident(cmd))]));
+                }
+            },
+            _ => {}
+        }
+    }
+    top.push("help=axe_help".into());
+    top.push("version=axe_version".into());
+    let flags: Vec<String> = axe
+        .all_flags()
+        .flat_map(|f| {
+            std::iter::once(format!("--{}", f.long)).chain(f.short.map(|c| format!("-{c}")))
+        })
+        .collect();
+    let valued: String = axe
+        .all_flags()
+        .filter(|f| f.value.is_some())
+        .map(|f| format!("--{}={} ", f.long, kind_name(f.complete)))
+        .collect();
+    let names: Vec<String> = top.iter().map(|t| t.split('=').next().unwrap_or("").to_owned()).collect();
+    let _ = writeln!(
+        out,
+        "_axe_spec_axe() {{\n    flags='{}'\n    valued=' {valued}'\n    args=''\n    subs=' {} '\n}}",
+        flags.join(" "),
+        top.join(" ")
+    );
+    for (group, subs) in &groups {
+        let _ = writeln!(
+            out,
+            "_axe_spec_axe_{group}() {{\n    flags='-h --help'\n    valued=''\n    args=''\n    subs=' {} '\n}}",
+            subs.join(" ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "_axe_spec_axe_help() {{\n    flags=''\n    valued=''\n    args='words:{}...'\n    subs=''\n}}",
+        names.join(",")
+    );
+    let _ = writeln!(
+        out,
+        "_axe_spec_axe_version() {{\n    flags=''\n    valued=''\n    args=''\n    subs=''\n}}"
+    );
+}

@@ -1,0 +1,2 @@
+//! zsh: TODO
+pub fn script() -> String { String::new() }

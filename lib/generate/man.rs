@@ -1,0 +1,149 @@
+//! One roff man page per executable (`man -l man/axe-run.1`), clean under
+//! `groff -ww` and `mandoc -T lint`.
+
+use crate::cli::{Command, Flag};
+
+/// The date on every page: the release this version of the tables is.
+const DATE: &str = "2026-11-21";
+
+pub fn page(command: &'static Command) -> String {
+    let mut out = format!(
+        ".TH {} 1 {DATE} \"axe {}\" \"User Commands\"\n",
+        command.name.to_uppercase(),
+        env!("CARGO_PKG_VERSION")
+    );
+    out.push_str(&format!(
+        ".SH NAME\n{} \\- {}\n",
+        escape(command.name),
+        escape(&lowercase_first(command.about))
+    ));
+    out.push_str(".SH SYNOPSIS\n");
+    for cmd in command.tree() {
+        if cmd.subcommands().is_empty() || cmd.name == command.name {
+            synopsis(&mut out, cmd);
+        }
+    }
+    out.push_str(".SH DESCRIPTION\n");
+    paragraphs(&mut out, &sentence(command.about));
+    paragraphs(&mut out, command.description);
+    details(&mut out, command);
+    for sub in command.subcommands() {
+        out.push_str(&format!(".SH COMMAND: {}\n", escape(&sub.word().to_uppercase())));
+        out.push_str(&format!(".B {}\n", escape(sub.name)));
+        out.push_str(&format!("{}\n", escape(sub.usage.first().copied().unwrap_or(""))));
+        paragraphs(&mut out, &sentence(sub.about));
+        paragraphs(&mut out, sub.description);
+        details(&mut out, sub);
+    }
+    out.push_str(EXIT_STATUS);
+    let others: Vec<String> = super::executables()
+        .filter(|c| c.name != command.name)
+        .map(|c| format!(".BR {} (1)", c.name))
+        .collect();
+    out.push_str(".SH SEE ALSO\n");
+    for (i, line) in others.iter().enumerate() {
+        out.push_str(line);
+        if i + 1 < others.len() {
+            out.push_str(" ,");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+const EXIT_STATUS: &str = ".SH EXIT STATUS
+.TP
+.B 0
+Success.
+.TP
+.B 1
+Bad arguments, an agent or memory error, or a request the provider rejected.
+.TP
+.B 2
+A configuration error: a missing, unreadable or invalid agent file or config.toml.
+.TP
+.B 3
+An API error: authentication, rate limit, server error, timeout or a missing key.
+";
+
+fn synopsis(out: &mut String, cmd: &Command) {
+    for usage in cmd.usage {
+        out.push_str(&format!(".B {}\n{}\n.br\n", escape(cmd.name), escape(usage)));
+    }
+}
+
+/// Arguments and options of one command.
+fn details(out: &mut String, cmd: &Command) {
+    if !cmd.args.is_empty() {
+        out.push_str(".SS Arguments\n");
+        for arg in cmd.args {
+            let dots = if arg.many { "..." } else { "" };
+            out.push_str(&format!(
+                ".TP\n.I {}{dots}\n{}\n",
+                escape(arg.name),
+                escape(&sentence(arg.help))
+            ));
+        }
+    }
+    out.push_str(".SS Options\n");
+    for flag in cmd.all_flags() {
+        out.push_str(&format!(".TP\n{}\n{}\n", spelling(flag), escape(&sentence(flag.help))));
+    }
+}
+
+/// `\fB\-m\fR, \fB\-\-model\fR \fIMODEL\fR`.
+fn spelling(flag: &Flag) -> String {
+    let mut s = String::new();
+    if let Some(c) = flag.short {
+        s.push_str(&format!("\\fB\\-{}\\fR, ", escape(&c.to_string())));
+    }
+    s.push_str(&format!("\\fB\\-\\-{}\\fR", escape(flag.long)));
+    if let Some(v) = flag.value {
+        s.push_str(&format!(" \\fI{}\\fR", escape(v)));
+    }
+    s
+}
+
+/// Paragraphs separated by blank lines; a paragraph whose lines are all
+/// indented is shown as is (an example).
+fn paragraphs(out: &mut String, text: &str) {
+    for para in text.trim().split("\n\n").filter(|p| !p.trim().is_empty()) {
+        if para.lines().all(|l| l.starts_with("  ")) {
+            out.push_str(".PP\n.RS 4\n.nf\n");
+            for line in para.lines() {
+                out.push_str(&escape(&line[2..]));
+                out.push('\n');
+            }
+            out.push_str(".fi\n.RE\n");
+        } else {
+            out.push_str(".PP\n");
+            for line in para.lines() {
+                out.push_str(&escape(line.trim_start()));
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// Text made safe for roff: backslashes and dashes escaped, and a line
+/// that would start with a control character guarded.
+fn escape(text: &str) -> String {
+    let escaped = text.replace('\\', "\\e").replace('-', "\\-");
+    if escaped.starts_with(['.', '\'']) {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
+}
+
+fn sentence(help: &str) -> String {
+    format!("{help}.")
+}
+
+fn lowercase_first(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) => c.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
