@@ -27,7 +27,9 @@ fn search_path() -> Vec<PathBuf> {
         .ok()
         .and_then(|exe| exe.parent().map(Path::to_path_buf));
     let path = std::env::var_os("PATH").unwrap_or_default();
-    own.into_iter().chain(std::env::split_paths(&path)).collect()
+    own.into_iter()
+        .chain(std::env::split_paths(&path))
+        .collect()
 }
 
 fn is_executable(path: &Path) -> bool {

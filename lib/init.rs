@@ -73,7 +73,12 @@ pub fn config() -> Result<ConfigInit> {
     mkdir(&sample, "skills/sample")?;
     let files = [
         (sample.join("SKILL.md"), SAMPLE_SKILL, 0o644, "SKILL.md"),
-        (config_dir.join("config.toml"), CONFIG_TOML, 0o600, "config.toml"),
+        (
+            config_dir.join("config.toml"),
+            CONFIG_TOML,
+            0o600,
+            "config.toml",
+        ),
     ];
     for (path, text, mode, what) in files {
         match write_new(&path, text, mode) {
@@ -134,7 +139,9 @@ fn write_new(path: &Path, text: &str, mode: u32) -> io::Result<()> {
     #[cfg(not(unix))]
     let _ = mode;
     let mut file = options.open(path)?;
-    let written = file.write_all(text.as_bytes()).and_then(|()| file.sync_all());
+    let written = file
+        .write_all(text.as_bytes())
+        .and_then(|()| file.sync_all());
     if let Err(e) = written {
         drop(file);
         let _ = fs::remove_file(path);

@@ -1,7 +1,9 @@
 //! Integration tests: the real executables, in temp dirs of their own.
 
 mod common;
+mod completion;
 mod gc;
+mod generated;
 mod llm;
 mod mem_append;
 mod mem_count;

@@ -47,6 +47,19 @@ impl Env {
         cmd
     }
 
+    /// Any program on `PATH` (a shell, say), inside this world, with this
+    /// package's executables first on its `PATH`.
+    pub fn shell(&self, program: &str) -> Command {
+        let mut cmd = self.program(program);
+        let bins = assert_cmd::cargo::cargo_bin("axe");
+        let mut path = vec![bins.parent().unwrap().to_path_buf()];
+        path.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        cmd.env("PATH", std::env::join_paths(path).unwrap());
+        cmd
+    }
+
     /// Any program on `PATH` (a shell, say), inside this world.
     pub fn program(&self, program: &str) -> Command {
         let mut cmd = std::process::Command::new(program);

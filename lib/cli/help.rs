@@ -4,7 +4,11 @@ use super::spec::{Command, Flag};
 
 /// `<name> version <semver>`, as the Go `axe version` printed it.
 pub fn version(command: &Command) -> String {
-    format!("{} version {}\n", command.program(), env!("CARGO_PKG_VERSION"))
+    format!(
+        "{} version {}\n",
+        command.program(),
+        env!("CARGO_PKG_VERSION")
+    )
 }
 
 /// The flag as it is spelled in help: `-n, --last <N>`.

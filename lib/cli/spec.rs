@@ -176,7 +176,11 @@ mod tests {
             assert!(!cmd.about.is_empty() && !cmd.usage.is_empty());
             for sub in cmd.subcommands() {
                 assert_eq!(sub.name, format!("{} {}", cmd.name, sub.word()));
-                assert!(cmd.args.is_empty(), "{}: the first word is the subcommand", cmd.name);
+                assert!(
+                    cmd.args.is_empty(),
+                    "{}: the first word is the subcommand",
+                    cmd.name
+                );
             }
             assert!(
                 cmd.args.iter().rev().skip(1).all(|a| !a.many),

@@ -5,18 +5,11 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::target::agent_arg;
+use super::target::{AGENT, agent_arg};
 use crate::agent::{self, AgentConfig};
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory;
-
-const AGENT: Arg = Arg {
-    name: "AGENT",
-    help: "The agent's name: its file in the agents directory without .toml",
-    complete: Complete::Agent,
-    many: false,
-};
 
 const NEW_AGENT: Arg = Arg {
     name: "AGENT",
@@ -204,8 +197,12 @@ fn show_text(cfg: &AgentConfig) -> String {
         sub.timeout.to_string()
     });
     add("Memory Enabled:", memory.enabled, &|| "true".into());
-    add("Memory Path:", !memory.path.is_empty(), &|| memory.path.clone());
-    add("Memory LastN:", memory.last_n != 0, &|| memory.last_n.to_string());
+    add("Memory Path:", !memory.path.is_empty(), &|| {
+        memory.path.clone()
+    });
+    add("Memory LastN:", memory.last_n != 0, &|| {
+        memory.last_n.to_string()
+    });
     add("Memory MaxEntries:", memory.max_entries != 0, &|| {
         memory.max_entries.to_string()
     });

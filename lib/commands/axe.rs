@@ -14,11 +14,7 @@ use crate::error::Result;
 pub const COMMAND: Command = Command {
     name: "axe",
     about: "Run LLM agents from the shell and give them memory",
-    usage: &[
-        "<COMMAND> [ARGS]...",
-        "help [COMMAND]...",
-        "[OPTIONS]",
-    ],
+    usage: &["<COMMAND> [ARGS]...", "help [COMMAND]...", "[OPTIONS]"],
     args: &[Arg {
         name: "COMMAND",
         help: "A subcommand and its arguments: `axe mem load x` runs `axe-mem-load x`",
@@ -125,7 +121,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 /// in place of the COMMAND argument.
 fn help(found: &[Found]) -> String {
     let page = crate::cli::help(&COMMAND);
-    let width = found.iter().map(|f| f.name.len()).fold("version".len(), usize::max);
+    let width = found
+        .iter()
+        .map(|f| f.name.len())
+        .fold("version".len(), usize::max);
     let mut list = String::from("Commands:\n");
     for f in found {
         let about = if f.about.is_empty() {
@@ -138,7 +137,10 @@ fn help(found: &[Found]) -> String {
     if found.is_empty() {
         list.push_str("  (no axe-* executables found next to axe or on PATH)\n");
     }
-    list.push_str(&format!("  {:width$}  Print help, or a command's help\n", "help"));
+    list.push_str(&format!(
+        "  {:width$}  Print help, or a command's help\n",
+        "help"
+    ));
     list.push_str(&format!("  {:width$}  Print version\n", "version"));
     match page.split_once("Arguments:\n") {
         Some((head, tail)) => {

@@ -11,7 +11,7 @@ use crate::memory;
 
 pub const AGENT: Arg = Arg {
     name: "AGENT",
-    help: "The agent whose memory log to use (its file in the agents directory must exist)",
+    help: "The agent's name: its file in the agents directory, without .toml",
     complete: Complete::Agent,
     many: false,
 };

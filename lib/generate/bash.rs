@@ -7,7 +7,8 @@ use std::fmt::Write;
 use super::{MODEL_PREFIXES, header, ident, kind_name, routes};
 use crate::cli::Command;
 
-/// The engine; `%MODELS%` is replaced with the model prefixes.
+/// The engine; `%MODELS%` is replaced with the model prefixes. Candidates
+/// are split on newlines only, so file names with spaces stay whole.
 const ENGINE: &str = r#"
 # The agent names: the stems of <config>/agents/*.toml, where axe-config
 # says <config> is.
@@ -37,7 +38,7 @@ _axe_values() {
             ;;
         model)
             compopt -o nospace 2>/dev/null
-            COMPREPLY=($(compgen -W "%MODELS%" -- "$cur"))
+            COMPREPLY=($(compgen -W $'%MODELS%' -- "$cur"))
             ;;
         words:*)
             local words=${1#words:}
@@ -103,7 +104,7 @@ _axe() {
 
 pub fn script() -> String {
     let mut out = header("#", "bash");
-    out.push_str(&ENGINE.replace("%MODELS%", &MODEL_PREFIXES.join(" ")));
+    out.push_str(&ENGINE.replace("%MODELS%", &MODEL_PREFIXES.join("\\n")));
     out.push('\n');
     dispatcher_specs(&mut out);
     for cmd in super::executables().skip(1).flat_map(|c| c.tree()) {
@@ -131,7 +132,13 @@ fn spec(out: &mut String, cmd: &Command) {
     let args: Vec<String> = cmd
         .args
         .iter()
-        .map(|a| format!("{}{}", kind_name(a.complete), if a.many { "..." } else { "" }))
+        .map(|a| {
+            format!(
+                "{}{}",
+                kind_name(a.complete),
+                if a.many { "..." } else { "" }
+            )
+        })
         .collect();
     let subs: String = cmd
         .subcommands()
@@ -181,7 +188,10 @@ fn dispatcher_specs(out: &mut String) {
         .filter(|f| f.value.is_some())
         .map(|f| format!("--{}={} ", f.long, kind_name(f.complete)))
         .collect();
-    let names: Vec<String> = top.iter().map(|t| t.split('=').next().unwrap_or("").to_owned()).collect();
+    let names: Vec<String> = top
+        .iter()
+        .map(|t| t.split('=').next().unwrap_or("").to_owned())
+        .collect();
     let _ = writeln!(
         out,
         "_axe_spec_axe() {{\n    flags='{}'\n    valued=' {valued}'\n    args=''\n    subs=' {} '\n}}",

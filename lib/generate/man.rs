@@ -18,19 +18,33 @@ pub fn page(command: &'static Command) -> String {
         escape(&lowercase_first(command.about))
     ));
     out.push_str(".SH SYNOPSIS\n");
-    for cmd in command.tree() {
-        if cmd.subcommands().is_empty() || cmd.name == command.name {
-            synopsis(&mut out, cmd);
-        }
-    }
-    out.push_str(".SH DESCRIPTION\n");
-    paragraphs(&mut out, &sentence(command.about));
+    let synopsis: Vec<String> = command
+        .tree()
+        .into_iter()
+        .filter(|c| c.subcommands().is_empty() || c.name == command.name)
+        .flat_map(|c| {
+            c.usage
+                .iter()
+                .map(|u| format!(".B {}\n{}\n", escape(c.name), escape(u)))
+        })
+        .collect();
+    out.push_str(&synopsis.join(".br\n"));
+    out.push_str(&format!(
+        ".SH DESCRIPTION\n{}\n",
+        escape(&sentence(command.about))
+    ));
     paragraphs(&mut out, command.description);
     details(&mut out, command);
     for sub in command.subcommands() {
-        out.push_str(&format!(".SH COMMAND: {}\n", escape(&sub.word().to_uppercase())));
+        out.push_str(&format!(
+            ".SH COMMAND: {}\n",
+            escape(&sub.word().to_uppercase())
+        ));
         out.push_str(&format!(".B {}\n", escape(sub.name)));
-        out.push_str(&format!("{}\n", escape(sub.usage.first().copied().unwrap_or(""))));
+        out.push_str(&format!(
+            "{}\n",
+            escape(sub.usage.first().copied().unwrap_or(""))
+        ));
         paragraphs(&mut out, &sentence(sub.about));
         paragraphs(&mut out, sub.description);
         details(&mut out, sub);
@@ -66,12 +80,6 @@ A configuration error: a missing, unreadable or invalid agent file or config.tom
 An API error: authentication, rate limit, server error, timeout or a missing key.
 ";
 
-fn synopsis(out: &mut String, cmd: &Command) {
-    for usage in cmd.usage {
-        out.push_str(&format!(".B {}\n{}\n.br\n", escape(cmd.name), escape(usage)));
-    }
-}
-
 /// Arguments and options of one command.
 fn details(out: &mut String, cmd: &Command) {
     if !cmd.args.is_empty() {
@@ -87,7 +95,11 @@ fn details(out: &mut String, cmd: &Command) {
     }
     out.push_str(".SS Options\n");
     for flag in cmd.all_flags() {
-        out.push_str(&format!(".TP\n{}\n{}\n", spelling(flag), escape(&sentence(flag.help))));
+        out.push_str(&format!(
+            ".TP\n{}\n{}\n",
+            spelling(flag),
+            escape(&sentence(flag.help))
+        ));
     }
 }
 

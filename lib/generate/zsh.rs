@@ -1,2 +1,211 @@
-//! zsh: TODO
-pub fn script() -> String { String::new() }
+//! The zsh completion function `_axe` (`#compdef` for every executable):
+//! one `_arguments` call per command, `_describe` for subcommands.
+
+use std::fmt::Write;
+
+use super::{MODEL_PREFIXES, header, ident, routes};
+use crate::cli::{Command, Complete, Flag};
+
+const HELPERS: &str = r#"
+_axe_agent_names() {
+    local dir expl
+    dir=$(command axe-config path 2>/dev/null) || return 1
+    local -a names
+    names=( $dir/agents/*.toml(N-.:t:r) )
+    _wanted agents expl agent compadd -a names
+}
+
+_axe_models() {
+    local expl
+    _wanted models expl model compadd -S '' -- %MODELS%
+}
+"#;
+
+pub fn script() -> String {
+    let names: Vec<&str> = super::executables().map(|c| c.name).collect();
+    let mut out = format!("#compdef {}\n", names.join(" "));
+    out.push_str(&header("#", "zsh"));
+    out.push_str(&HELPERS.replace("%MODELS%", &MODEL_PREFIXES.join(" ")));
+    dispatcher(&mut out);
+    for cmd in super::executables().skip(1).flat_map(|c| c.tree()) {
+        function(&mut out, cmd);
+    }
+    out.push_str("\n_axe_main() {\n    case $service in\n");
+    for cmd in super::executables() {
+        let _ = writeln!(
+            out,
+            "        {}) _axe_cmd_{} \"$@\" ;;",
+            cmd.name,
+            ident(cmd)
+        );
+    }
+    out.push_str("    esac\n}\n\n");
+    let _ = writeln!(
+        out,
+        "if [[ $funcstack[1] == _axe ]]; then\n    _axe_main \"$@\"\nelse\n    compdef _axe_main {}\nfi",
+        names.join(" ")
+    );
+    out
+}
+
+/// Text for inside a single-quoted `_arguments` spec.
+fn quoted(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('\'', "'\\''")
+        .replace('[', "\\[")
+        .replace(']', "\\]")
+        .replace(':', "\\:")
+}
+
+fn action(kind: Complete) -> &'static str {
+    match kind {
+        Complete::Nothing => " ",
+        Complete::Agent => "_axe_agent_names",
+        Complete::File => "_files",
+        Complete::Dir => "_files -/",
+        Complete::Model => "_axe_models",
+    }
+}
+
+/// The `_arguments` specs of a command's flags.
+fn flag_specs(cmd: &Command) -> Vec<String> {
+    cmd.all_flags().map(flag_spec).collect()
+}
+
+fn flag_spec(f: &Flag) -> String {
+    let help = quoted(f.help);
+    let (short, long) = match f.value {
+        Some(_) => (f.short.map(|c| format!("-{c}+")), format!("--{}=", f.long)),
+        None => (f.short.map(|c| format!("-{c}")), format!("--{}", f.long)),
+    };
+    let value = match f.value {
+        Some(v) => format!(":{v}:{}", action(f.complete)),
+        None => String::new(),
+    };
+    let exclusive = if matches!(f.long, "help" | "version") {
+        "(- *)".to_owned()
+    } else {
+        match f.short {
+            Some(c) => format!("(-{c} --{})", f.long),
+            None => String::new(),
+        }
+    };
+    let spelled = match short {
+        Some(s) => format!("{{{s},{long}}}"),
+        None => long,
+    };
+    if exclusive.is_empty() {
+        format!("'{spelled}[{help}]{value}'")
+    } else if spelled.starts_with('{') {
+        format!("'{exclusive}'{spelled}'[{help}]{value}'")
+    } else {
+        format!("'{exclusive}{spelled}[{help}]{value}'")
+    }
+}
+
+fn arguments(out: &mut String, specs: &[String]) {
+    out.push_str("    _arguments -s -S -C \\\n");
+    for (i, spec) in specs.iter().enumerate() {
+        let end = if i + 1 == specs.len() { "\n" } else { " \\\n" };
+        let _ = write!(out, "        {spec}{end}");
+    }
+}
+
+fn function(out: &mut String, cmd: &Command) {
+    let _ = writeln!(out, "\n_axe_cmd_{}() {{", ident(cmd));
+    let mut specs = flag_specs(cmd);
+    let subs = cmd.subcommands();
+    if subs.is_empty() {
+        for arg in cmd.args {
+            let star = if arg.many { "*" } else { "" };
+            specs.push(format!("'{star}:{}:{}'", arg.name, action(arg.complete)));
+        }
+        arguments(out, &specs);
+    } else {
+        let described: Vec<(String, String)> = subs
+            .iter()
+            .map(|s| (s.word().to_owned(), s.about.to_owned()))
+            .collect();
+        let cases: Vec<(String, String)> = subs
+            .iter()
+            .map(|s| (s.word().to_owned(), format!("_axe_cmd_{}", ident(s))))
+            .collect();
+        group(out, cmd.name, specs, &described, &cases);
+    }
+    out.push_str("}\n");
+}
+
+/// `(word, text)` pairs: descriptions, or functions to call.
+type Pairs = Vec<(String, String)>;
+
+/// A command whose first word picks a subcommand.
+fn group(
+    out: &mut String,
+    name: &str,
+    mut specs: Vec<String>,
+    described: &[(String, String)],
+    cases: &[(String, String)],
+) {
+    out.push_str("    local curcontext=$curcontext state line\n");
+    specs.push("'1: :->command'".into());
+    specs.push("'*:: :->args'".into());
+    arguments(out, &specs);
+    out.push_str("    case $state in\n        command)\n            local -a commands\n            commands=(\n");
+    for (word, about) in described {
+        let _ = writeln!(out, "                '{word}:{}'", quoted(about));
+    }
+    let _ = writeln!(
+        out,
+        "            )\n            _describe -t commands '{name} command' commands\n            ;;\n        args)\n            case $words[1] in"
+    );
+    for (word, function) in cases {
+        let _ = writeln!(out, "                {word}) {function} ;;");
+    }
+    out.push_str("            esac\n            ;;\n    esac\n");
+}
+
+/// `axe`: its words lead to the executables' functions; `mem` is a level
+/// of its own; `help` completes command names.
+fn dispatcher(out: &mut String) {
+    let axe = &crate::commands::axe::COMMAND;
+    let mut described = Vec::new();
+    let mut cases = Vec::new();
+    let mut groups: Vec<(&str, Pairs, Pairs)> = Vec::new();
+    for (words, cmd) in routes() {
+        match words.as_slice() {
+            [one] => {
+                described.push((one.to_string(), cmd.about.to_owned()));
+                cases.push((one.to_string(), format!("_axe_cmd_{}", ident(cmd))));
+            }
+            [first, second] => {
+                if !groups.iter().any(|(g, ..)| g == first) {
+                    described.push((first.to_string(), format!("The axe-{first}-* commands")));
+                    cases.push((first.to_string(), format!("_axe_cmd_axe_{first}")));
+                    groups.push((first, Vec::new(), Vec::new()));
+                }
+                if let Some((_, d, c)) = groups.iter_mut().find(|(g, ..)| g == first) {
+                    d.push((second.to_string(), cmd.about.to_owned()));
+                    c.push((second.to_string(), format!("_axe_cmd_{}", ident(cmd))));
+                }
+            }
+            _ => {}
+        }
+    }
+    let names: Vec<String> = described.iter().map(|(w, _)| w.clone()).collect();
+    described.push(("help".into(), "Print help, or a command's help".into()));
+    described.push(("version".into(), "Print version".into()));
+    cases.push(("help".into(), "_axe_cmd_axe_help".into()));
+    out.push_str("\n_axe_cmd_axe() {\n");
+    group(out, "axe", flag_specs(axe), &described, &cases);
+    out.push_str("}\n");
+    for (first, d, c) in &groups {
+        let _ = writeln!(out, "\n_axe_cmd_axe_{first}() {{");
+        group(out, &format!("axe {first}"), Vec::new(), d, c);
+        out.push_str("}\n");
+    }
+    let _ = writeln!(
+        out,
+        "\n_axe_cmd_axe_help() {{\n    _arguments '1:command:({})'\n}}",
+        names.join(" ")
+    );
+}

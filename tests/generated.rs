@@ -1,0 +1,148 @@
+//! The committed completions and man pages: current with the flag tables,
+//! the same as `axe --completions` prints, and clean under the man page
+//! linters.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::util::Env;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// rust-analyzer's `ensure_file_contents`: regenerate, compare, and with
+/// `AXE_UPDATE_GENERATED=1` rewrite what differs.
+#[test]
+fn generated_files_are_current() {
+    let update = std::env::var_os("AXE_UPDATE_GENERATED").is_some();
+    let mut stale = Vec::new();
+    let files = axe::generate::files();
+    for (path, text) in &files {
+        let full = root().join(path);
+        if std::fs::read_to_string(&full).ok().as_ref() == Some(text) {
+            continue;
+        }
+        if update {
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(&full, text).unwrap();
+        }
+        stale.push(path.clone());
+    }
+    for dir in ["completions", "man"] {
+        for entry in std::fs::read_dir(root().join(dir)).unwrap() {
+            let name = format!("{dir}/{}", entry.unwrap().file_name().to_string_lossy());
+            assert!(
+                files.iter().any(|(p, _)| *p == name),
+                "{name} is not generated any more: delete it"
+            );
+        }
+    }
+    assert!(
+        update || stale.is_empty(),
+        "stale generated files {stale:?}: run `AXE_UPDATE_GENERATED=1 cargo test --test integration generated` and commit them"
+    );
+}
+
+#[test]
+fn axe_prints_each_committed_completion_script() {
+    let env = Env::new();
+    for (shell, file) in [
+        ("bash", "axe.bash"),
+        ("zsh", "_axe"),
+        ("fish", "axe.fish"),
+        ("nushell", "axe.nu"),
+    ] {
+        let committed = std::fs::read_to_string(root().join("completions").join(file)).unwrap();
+        env.cmd("axe")
+            .args(["--completions", shell])
+            .assert()
+            .success()
+            .stdout(committed);
+    }
+    env.cmd("axe")
+        .args(["--completions", "tcsh"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("error parsing flag --completions: unknown shell \"tcsh\" (expected one of bash, zsh, fish, nushell)\n");
+}
+
+#[test]
+fn axe_writes_the_committed_man_pages() {
+    let env = Env::new();
+    let dir = env.root().join("share/man/man1");
+    let out = env
+        .cmd("axe")
+        .arg("--man-pages")
+        .arg(&dir)
+        .assert()
+        .success();
+    let listed = crate::util::stdout(out.get_output());
+    let mut count = 0;
+    for entry in std::fs::read_dir(root().join("man")).unwrap() {
+        let entry = entry.unwrap();
+        let written = dir.join(entry.file_name());
+        assert!(listed.contains(&*written.to_string_lossy()));
+        assert_eq!(
+            std::fs::read(&written).unwrap(),
+            std::fs::read(entry.path()).unwrap()
+        );
+        count += 1;
+    }
+    assert_eq!(count, listed.lines().count());
+    assert_eq!(count, 1 + axe::commands::ALL.len());
+}
+
+/// Runs a linter over every man page; its stderr must be empty.
+fn lint(program: &str, args: &[&str]) {
+    for entry in std::fs::read_dir(root().join("man")).unwrap() {
+        let path = entry.unwrap().path();
+        let out = Command::new(program)
+            .args(args)
+            .arg(&path)
+            .env("MANWIDTH", "80")
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("{program}: {e} (Debian: apt install groff-base mandoc man-db)")
+            });
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && stderr.is_empty(),
+            "{program} {}: {stderr}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn man_pages_pass_groff_with_all_warnings() {
+    lint("groff", &["-ww", "-man", "-Tutf8", "-z"]);
+}
+
+#[test]
+fn man_pages_pass_mandoc_lint() {
+    lint("mandoc", &["-T", "lint", "-W", "warning"]);
+}
+
+#[test]
+fn man_renders_each_page() {
+    lint("man", &["-l"]);
+    let out = Command::new("man")
+        .args(["-l"])
+        .arg(root().join("man/axe-run.1"))
+        .env("MANWIDTH", "80")
+        .output()
+        .unwrap();
+    let page = String::from_utf8_lossy(&out.stdout);
+    for part in [
+        "NAME",
+        "axe-run - run an agent",
+        "SYNOPSIS",
+        "--dry-run",
+        "EXIT STATUS",
+        "SEE ALSO",
+    ] {
+        assert!(page.contains(part), "man axe-run lacks {part}:\n{page}");
+    }
+}
