@@ -1,7 +1,9 @@
 //! Integration tests: the real executables, in temp dirs of their own.
 
+mod agents;
 mod common;
 mod completion;
+mod config;
 mod gc;
 mod generated;
 mod llm;

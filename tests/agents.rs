@@ -1,0 +1,323 @@
+//! `axe-agents list|show|init|edit`.
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::util::{Env, set_mode, stdout};
+
+const FULL: &str = r#"name = "reviewer"
+description = "Reviews PRs"
+model = "anthropic/claude-sonnet-4-20250514"
+system_prompt = "Be terse."
+skill = "skills/review/SKILL.md"
+files = ["README.md", "src/**/*.rs"]
+workdir = "/src/app"
+sub_agents = ["summarizer", "linter"]
+
+[sub_agents_config]
+max_depth = 2
+parallel = false
+timeout = 60
+
+[memory]
+enabled = true
+path = "/logs/reviewer.md"
+last_n = 10
+max_entries = 100
+
+[params]
+temperature = 0.3
+max_tokens = 4096
+"#;
+
+#[test]
+fn list_prints_name_and_description_sorted_by_name_skipping_bad_files() {
+    let env = Env::new();
+    env.agent("b-file", "name = \"alpha\"\nmodel = \"x/y\"\ndescription = \"first\"\n");
+    env.agent("a-file", "name = \"beta\"\nmodel = \"x/y\"\n");
+    env.agent("broken", "name = \"broken\"\nmodel = ");
+    env.agent("invalid", "name = \"invalid\"\n");
+    env.cmd("axe-agents")
+        .arg("list")
+        .assert()
+        .success()
+        .stdout("alpha - first\nbeta\n")
+        .stderr("");
+}
+
+#[test]
+fn list_of_no_agents_is_empty() {
+    let env = Env::new();
+    env.cmd("axe-agents").arg("list").assert().success().stdout("");
+    let out = env.cmd("axe-agents").args(["list", "--json"]).assert().success();
+    assert_eq!(stdout(out.get_output()), "{\"agents\":[]}\n");
+}
+
+#[test]
+fn list_json_names_file_stem_and_path() {
+    let env = Env::new();
+    let path = env.agent("rev", "name = \"reviewer\"\nmodel = \"x/y\"\ndescription = \"d\"\n");
+    let out = env.cmd("axe-agents").args(["list", "--json"]).assert().success();
+    let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"agents": [{
+            "agent": "rev", "name": "reviewer", "description": "d",
+            "model": "x/y", "path": path.to_string_lossy()
+        }]})
+    );
+}
+
+#[test]
+fn show_prints_every_set_field_in_go_layout() {
+    let env = Env::new();
+    env.agent("reviewer", FULL);
+    env.cmd("axe-agents")
+        .args(["show", "reviewer"])
+        .assert()
+        .success()
+        .stdout(
+            "Name:           reviewer
+Description:    Reviews PRs
+Model:          anthropic/claude-sonnet-4-20250514
+System Prompt:  Be terse.
+Skill:          skills/review/SKILL.md
+Files:          README.md, src/**/*.rs
+Workdir:        /src/app
+Sub-Agents:     summarizer, linter
+Max Depth:      2
+Parallel:       false
+Sub-Agent Timeout:60
+Memory Enabled: true
+Memory Path:    /logs/reviewer.md
+Memory LastN:   10
+Memory MaxEntries:100
+Temperature:    0.3
+Max Tokens:     4096
+",
+        );
+}
+
+/// M6 7.7 `TestAgentsShow_MemoryAllFields`.
+#[test]
+fn show_memory_all_fields() {
+    let env = Env::new();
+    env.memory_agent("a", "path = \"/tmp/a.md\"\nlast_n = 5\nmax_entries = 50");
+    let out = env.cmd("axe-agents").args(["show", "a"]).assert().success();
+    let text = stdout(out.get_output());
+    assert!(text.contains("Memory Enabled: true\n"), "{text}");
+    assert!(text.contains("Memory Path:    /tmp/a.md\n"), "{text}");
+    assert!(text.contains("Memory LastN:   5\n"), "{text}");
+    assert!(text.contains("Memory MaxEntries:50\n"), "{text}");
+}
+
+/// M6 7.7 `TestAgentsShow_MemoryDefaults`.
+#[test]
+fn show_memory_defaults_are_not_displayed() {
+    let env = Env::new();
+    env.agent("a", "name = \"a\"\nmodel = \"x/y\"\n");
+    env.cmd("axe-agents")
+        .args(["show", "a"])
+        .assert()
+        .success()
+        .stdout("Name:           a\nModel:          x/y\n")
+        .stdout(predicate::str::contains("Memory").not());
+}
+
+#[test]
+fn show_memory_numbers_alone_are_displayed() {
+    let env = Env::new();
+    env.agent("a", "name = \"a\"\nmodel = \"x/y\"\n[memory]\nlast_n = 3\n");
+    env.cmd("axe-agents")
+        .args(["show", "a"])
+        .assert()
+        .success()
+        .stdout("Name:           a\nModel:          x/y\nMemory LastN:   3\n");
+}
+
+#[test]
+fn show_json_has_every_field_with_defaults_and_paths() {
+    let env = Env::new();
+    let path = env.agent("a", "name = \"a\"\nmodel = \"x/y\"\nsub_agents = [\"b\"]\n");
+    let out = env.cmd("axe-agents").args(["show", "a", "--json"]).assert().success();
+    let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({
+            "agent": "a",
+            "path": path.to_string_lossy(),
+            "memory_path": env.log_path("a").to_string_lossy(),
+            "name": "a", "description": "", "model": "x/y", "system_prompt": "",
+            "skill": "", "files": [], "workdir": "", "sub_agents": ["b"],
+            "sub_agents_config": {"max_depth": 0, "parallel": true, "timeout": 0},
+            "memory": {"enabled": false, "path": "", "last_n": 0, "max_entries": 0},
+            "params": {"temperature": 0.0, "max_tokens": 0}
+        })
+    );
+}
+
+#[test]
+fn show_errors_name_the_problem_with_config_exit_code() {
+    let env = Env::new();
+    env.agent("bad", "name = \"bad\"\nmodel = \"x/y\"\n[memory]\nlast_n = -1\n");
+    env.agent("torn", "name = ");
+    let cases: [(&[&str], &str); 5] = [
+        (&["show", "nope"], "agent config not found: nope\n"),
+        (&["show", "bad"], "memory.last_n must be non-negative\n"),
+        (
+            &["show", "../x"],
+            "agent name \"../x\" must not contain path separators or be \".\" or \"..\"\n",
+        ),
+        (
+            &["show", "torn"],
+            "failed to parse agent config \"torn\": line 1, column 8: string values must be quoted, expected literal string\n",
+        ),
+        (&["init", ".."], "agent name \"..\" must not contain path separators or be \".\" or \"..\"\n"),
+    ];
+    for (args, message) in cases {
+        env.cmd("axe-agents").args(args).assert().code(2).stdout("").stderr(message);
+    }
+    env.cmd("axe-agents")
+        .arg("show")
+        .assert()
+        .code(1)
+        .stderr("agent name is required\n");
+    let out = env.cmd("axe-agents").args(["show", "nope", "--json"]).assert().code(2);
+    let err: Value = serde_json::from_slice(&out.get_output().stderr).unwrap();
+    assert_eq!(err, serde_json::json!({"error": "agent config not found: nope", "exit_code": 2}));
+}
+
+#[test]
+fn init_writes_the_scaffold_and_prints_its_path() {
+    let env = Env::new();
+    let path = env.config_dir().join("axe/agents/helper.toml");
+    env.cmd("axe-agents")
+        .args(["init", "helper"])
+        .assert()
+        .success()
+        .stdout(format!("{}\n", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text, axe::agent::scaffold("helper"));
+    assert!(text.starts_with("name = \"helper\"\n"));
+    assert!(text.contains("# [memory]\n# enabled = false\n# path = \"\"\n# last_n = 10\n# max_entries = 100\n"));
+    // The scaffold is a valid agent once its model is set.
+    env.cmd("axe-agents").args(["show", "helper"]).assert().success();
+}
+
+#[test]
+fn init_never_replaces_an_agent_file() {
+    let env = Env::new();
+    let path = env.agent("mine", "name = \"mine\"\nmodel = \"x/y\"\n");
+    env.cmd("axe-agents")
+        .args(["init", "mine"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(format!("agent config already exists: {}\n", path.display()));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "name = \"mine\"\nmodel = \"x/y\"\n");
+}
+
+#[test]
+fn init_json_and_unwritable_directory() {
+    let env = Env::new();
+    let out = env.cmd("axe-agents").args(["init", "a", "--json"]).assert().success();
+    let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    let path = env.config_dir().join("axe/agents/a.toml");
+    assert_eq!(v, serde_json::json!({"agent": "a", "path": path.to_string_lossy()}));
+    set_mode(&env.config_dir().join("axe/agents"), 0o555);
+    env.unprivileged("axe-agents")
+        .args(["init", "b"])
+        .assert()
+        .code(2)
+        .stderr(format!(
+            "failed to write agent config: open {}: permission denied\n",
+            env.config_dir().join("axe/agents/b.toml").display()
+        ));
+    set_mode(&env.config_dir().join("axe/agents"), 0o755);
+}
+
+#[test]
+fn edit_runs_the_editor_on_the_agent_file() {
+    let env = Env::new();
+    let path = env.agent("a", "name = \"a\"\nmodel = \"x/y\"\n");
+    let editor = env.root().join("editor");
+    env.write(&editor, "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$HOME/edited\"\nexit $EDIT_STATUS\n");
+    set_mode(&editor, 0o755);
+    env.cmd("axe-agents")
+        .args(["edit", "a"])
+        .env("EDITOR", format!("{} --wait", editor.display()))
+        .env("EDIT_STATUS", "0")
+        .assert()
+        .success()
+        .stdout("");
+    let args = std::fs::read_to_string(env.root().join("home/edited")).unwrap();
+    assert_eq!(args, format!("--wait\n{}\n", path.display()));
+    env.cmd("axe-agents")
+        .args(["edit", "a"])
+        .env("EDITOR", &editor)
+        .env("EDIT_STATUS", "3")
+        .assert()
+        .code(1)
+        .stderr("exit status 3\n");
+}
+
+#[test]
+fn edit_errors() {
+    let env = Env::new();
+    env.agent("a", "name = \"a\"\nmodel = \"x/y\"\n");
+    env.cmd("axe-agents")
+        .args(["edit", "a"])
+        .env_remove("EDITOR")
+        .assert()
+        .code(1)
+        .stderr("$EDITOR environment variable is not set\n");
+    env.cmd("axe-agents")
+        .args(["edit", "nope"])
+        .env("EDITOR", "true")
+        .assert()
+        .code(2)
+        .stderr("agent config not found: nope\n");
+    env.cmd("axe-agents")
+        .args(["edit", "a"])
+        .env("EDITOR", "/no/such/editor")
+        .assert()
+        .code(1)
+        .stderr("exec: \"/no/such/editor\": no such file or directory\n");
+}
+
+#[test]
+fn subcommands_help_version_and_mistakes() {
+    let env = Env::new();
+    let out = env.cmd("axe-agents").assert().success();
+    let help = stdout(out.get_output());
+    assert!(help.starts_with("axe-agents: Manage agent configurations\n"), "{help}");
+    for line in ["  list  List all agent configurations", "  edit  Edit an agent configuration file"] {
+        assert!(help.contains(line), "{help}");
+    }
+    env.cmd("axe-agents").arg("--help").assert().success().stdout(help.clone());
+    env.cmd("axe-agents").arg("help").assert().success().stdout(help);
+    let out = env.cmd("axe-agents").args(["help", "show"]).assert().success();
+    let show = stdout(out.get_output());
+    assert!(show.starts_with("axe-agents show: Show agent configuration details\n"));
+    env.cmd("axe-agents").args(["show", "-h"]).assert().success().stdout(show);
+    env.cmd("axe-agents")
+        .args(["list", "--version"])
+        .assert()
+        .success()
+        .stdout(format!("axe-agents version {}\n", env!("CARGO_PKG_VERSION")));
+    env.cmd("axe-agents")
+        .arg("lsit")
+        .assert()
+        .code(1)
+        .stderr("unrecognized subcommand \"lsit\" for axe-agents (did you mean \"list\"?)\n");
+    env.cmd("axe-agents")
+        .args(["list", "--jsn"])
+        .assert()
+        .code(1)
+        .stderr("unrecognized flag --jsn (did you mean --json?)\n");
+    env.cmd("axe-agents")
+        .args(["list", "extra"])
+        .assert()
+        .code(1)
+        .stderr("unexpected argument \"extra\"\n");
+}
