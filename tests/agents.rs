@@ -33,7 +33,10 @@ max_tokens = 4096
 #[test]
 fn list_prints_name_and_description_sorted_by_name_skipping_bad_files() {
     let env = Env::new();
-    env.agent("b-file", "name = \"alpha\"\nmodel = \"x/y\"\ndescription = \"first\"\n");
+    env.agent(
+        "b-file",
+        "name = \"alpha\"\nmodel = \"x/y\"\ndescription = \"first\"\n",
+    );
     env.agent("a-file", "name = \"beta\"\nmodel = \"x/y\"\n");
     env.agent("broken", "name = \"broken\"\nmodel = ");
     env.agent("invalid", "name = \"invalid\"\n");
@@ -48,16 +51,31 @@ fn list_prints_name_and_description_sorted_by_name_skipping_bad_files() {
 #[test]
 fn list_of_no_agents_is_empty() {
     let env = Env::new();
-    env.cmd("axe-agents").arg("list").assert().success().stdout("");
-    let out = env.cmd("axe-agents").args(["list", "--json"]).assert().success();
+    env.cmd("axe-agents")
+        .arg("list")
+        .assert()
+        .success()
+        .stdout("");
+    let out = env
+        .cmd("axe-agents")
+        .args(["list", "--json"])
+        .assert()
+        .success();
     assert_eq!(stdout(out.get_output()), "{\"agents\":[]}\n");
 }
 
 #[test]
 fn list_json_names_file_stem_and_path() {
     let env = Env::new();
-    let path = env.agent("rev", "name = \"reviewer\"\nmodel = \"x/y\"\ndescription = \"d\"\n");
-    let out = env.cmd("axe-agents").args(["list", "--json"]).assert().success();
+    let path = env.agent(
+        "rev",
+        "name = \"reviewer\"\nmodel = \"x/y\"\ndescription = \"d\"\n",
+    );
+    let out = env
+        .cmd("axe-agents")
+        .args(["list", "--json"])
+        .assert()
+        .success();
     let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
     assert_eq!(
         v,
@@ -139,7 +157,11 @@ fn show_memory_numbers_alone_are_displayed() {
 fn show_json_has_every_field_with_defaults_and_paths() {
     let env = Env::new();
     let path = env.agent("a", "name = \"a\"\nmodel = \"x/y\"\nsub_agents = [\"b\"]\n");
-    let out = env.cmd("axe-agents").args(["show", "a", "--json"]).assert().success();
+    let out = env
+        .cmd("axe-agents")
+        .args(["show", "a", "--json"])
+        .assert()
+        .success();
     let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
     assert_eq!(
         v,
@@ -159,7 +181,10 @@ fn show_json_has_every_field_with_defaults_and_paths() {
 #[test]
 fn show_errors_name_the_problem_with_config_exit_code() {
     let env = Env::new();
-    env.agent("bad", "name = \"bad\"\nmodel = \"x/y\"\n[memory]\nlast_n = -1\n");
+    env.agent(
+        "bad",
+        "name = \"bad\"\nmodel = \"x/y\"\n[memory]\nlast_n = -1\n",
+    );
     env.agent("torn", "name = ");
     let cases: [(&[&str], &str); 5] = [
         (&["show", "nope"], "agent config not found: nope\n"),
@@ -172,19 +197,34 @@ fn show_errors_name_the_problem_with_config_exit_code() {
             &["show", "torn"],
             "failed to parse agent config \"torn\": line 1, column 8: string values must be quoted, expected literal string\n",
         ),
-        (&["init", ".."], "agent name \"..\" must not contain path separators or be \".\" or \"..\"\n"),
+        (
+            &["init", ".."],
+            "agent name \"..\" must not contain path separators or be \".\" or \"..\"\n",
+        ),
     ];
     for (args, message) in cases {
-        env.cmd("axe-agents").args(args).assert().code(2).stdout("").stderr(message);
+        env.cmd("axe-agents")
+            .args(args)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(message);
     }
     env.cmd("axe-agents")
         .arg("show")
         .assert()
         .code(1)
         .stderr("agent name is required\n");
-    let out = env.cmd("axe-agents").args(["show", "nope", "--json"]).assert().code(2);
+    let out = env
+        .cmd("axe-agents")
+        .args(["show", "nope", "--json"])
+        .assert()
+        .code(2);
     let err: Value = serde_json::from_slice(&out.get_output().stderr).unwrap();
-    assert_eq!(err, serde_json::json!({"error": "agent config not found: nope", "exit_code": 2}));
+    assert_eq!(
+        err,
+        serde_json::json!({"error": "agent config not found: nope", "exit_code": 2})
+    );
 }
 
 #[test]
@@ -199,9 +239,14 @@ fn init_writes_the_scaffold_and_prints_its_path() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(text, axe::agent::scaffold("helper"));
     assert!(text.starts_with("name = \"helper\"\n"));
-    assert!(text.contains("# [memory]\n# enabled = false\n# path = \"\"\n# last_n = 10\n# max_entries = 100\n"));
+    assert!(text.contains(
+        "# [memory]\n# enabled = false\n# path = \"\"\n# last_n = 10\n# max_entries = 100\n"
+    ));
     // The scaffold is a valid agent once its model is set.
-    env.cmd("axe-agents").args(["show", "helper"]).assert().success();
+    env.cmd("axe-agents")
+        .args(["show", "helper"])
+        .assert()
+        .success();
 }
 
 #[test]
@@ -214,16 +259,26 @@ fn init_never_replaces_an_agent_file() {
         .code(2)
         .stdout("")
         .stderr(format!("agent config already exists: {}\n", path.display()));
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "name = \"mine\"\nmodel = \"x/y\"\n");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "name = \"mine\"\nmodel = \"x/y\"\n"
+    );
 }
 
 #[test]
 fn init_json_and_unwritable_directory() {
     let env = Env::new();
-    let out = env.cmd("axe-agents").args(["init", "a", "--json"]).assert().success();
+    let out = env
+        .cmd("axe-agents")
+        .args(["init", "a", "--json"])
+        .assert()
+        .success();
     let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
     let path = env.config_dir().join("axe/agents/a.toml");
-    assert_eq!(v, serde_json::json!({"agent": "a", "path": path.to_string_lossy()}));
+    assert_eq!(
+        v,
+        serde_json::json!({"agent": "a", "path": path.to_string_lossy()})
+    );
     set_mode(&env.config_dir().join("axe/agents"), 0o555);
     env.unprivileged("axe-agents")
         .args(["init", "b"])
@@ -241,7 +296,10 @@ fn edit_runs_the_editor_on_the_agent_file() {
     let env = Env::new();
     let path = env.agent("a", "name = \"a\"\nmodel = \"x/y\"\n");
     let editor = env.root().join("editor");
-    env.write(&editor, "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$HOME/edited\"\nexit $EDIT_STATUS\n");
+    env.write(
+        &editor,
+        "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$HOME/edited\"\nexit $EDIT_STATUS\n",
+    );
     set_mode(&editor, 0o755);
     env.cmd("axe-agents")
         .args(["edit", "a"])
@@ -290,21 +348,46 @@ fn subcommands_help_version_and_mistakes() {
     let env = Env::new();
     let out = env.cmd("axe-agents").assert().success();
     let help = stdout(out.get_output());
-    assert!(help.starts_with("axe-agents: Manage agent configurations\n"), "{help}");
-    for line in ["  list  List all agent configurations", "  edit  Edit an agent configuration file"] {
+    assert!(
+        help.starts_with("axe-agents: Manage agent configurations\n"),
+        "{help}"
+    );
+    for line in [
+        "  list  List all agent configurations",
+        "  edit  Edit an agent configuration file",
+    ] {
         assert!(help.contains(line), "{help}");
     }
-    env.cmd("axe-agents").arg("--help").assert().success().stdout(help.clone());
-    env.cmd("axe-agents").arg("help").assert().success().stdout(help);
-    let out = env.cmd("axe-agents").args(["help", "show"]).assert().success();
+    env.cmd("axe-agents")
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(help.clone());
+    env.cmd("axe-agents")
+        .arg("help")
+        .assert()
+        .success()
+        .stdout(help);
+    let out = env
+        .cmd("axe-agents")
+        .args(["help", "show"])
+        .assert()
+        .success();
     let show = stdout(out.get_output());
     assert!(show.starts_with("axe-agents show: Show agent configuration details\n"));
-    env.cmd("axe-agents").args(["show", "-h"]).assert().success().stdout(show);
+    env.cmd("axe-agents")
+        .args(["show", "-h"])
+        .assert()
+        .success()
+        .stdout(show);
     env.cmd("axe-agents")
         .args(["list", "--version"])
         .assert()
         .success()
-        .stdout(format!("axe-agents version {}\n", env!("CARGO_PKG_VERSION")));
+        .stdout(format!(
+            "axe-agents version {}\n",
+            env!("CARGO_PKG_VERSION")
+        ));
     env.cmd("axe-agents")
         .arg("lsit")
         .assert()

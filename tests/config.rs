@@ -21,8 +21,15 @@ fn path_prints_the_config_dir_and_creates_nothing() {
         .env_remove("XDG_CONFIG_HOME")
         .assert()
         .success()
-        .stdout(format!("{}\n", env.root().join("home/.config/axe").display()));
-    let out = env.cmd("axe-config").args(["path", "--json"]).assert().success();
+        .stdout(format!(
+            "{}\n",
+            env.root().join("home/.config/axe").display()
+        ));
+    let out = env
+        .cmd("axe-config")
+        .args(["path", "--json"])
+        .assert()
+        .success();
     let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
     assert_eq!(v, serde_json::json!({"config_dir": dir.to_string_lossy()}));
 }
@@ -40,11 +47,17 @@ fn init_creates_the_skeleton_and_prints_the_dir() {
     let skill = std::fs::read_to_string(dir.join("skills/sample/SKILL.md")).unwrap();
     assert_eq!(skill, axe::init::SAMPLE_SKILL);
     let config = dir.join("config.toml");
-    assert_eq!(std::fs::read_to_string(&config).unwrap(), axe::init::CONFIG_TOML);
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        axe::init::CONFIG_TOML
+    );
     let mode = std::fs::metadata(&config).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
     // The sample skill works as an agent's skill.
-    env.agent("a", "name = \"a\"\nmodel = \"anthropic/m\"\nskill = \"skills/sample/SKILL.md\"\n");
+    env.agent(
+        "a",
+        "name = \"a\"\nmodel = \"anthropic/m\"\nskill = \"skills/sample/SKILL.md\"\n",
+    );
     env.cmd("axe-run")
         .args(["a", "--dry-run"])
         .assert()
@@ -56,9 +69,16 @@ fn init_creates_the_skeleton_and_prints_the_dir() {
 fn init_keeps_existing_files_and_reports_what_it_created() {
     let env = Env::new();
     let dir = env.config_dir().join("axe");
-    env.write(&dir.join("config.toml"), "[providers.openai]\napi_key = \"mine\"\n");
+    env.write(
+        &dir.join("config.toml"),
+        "[providers.openai]\napi_key = \"mine\"\n",
+    );
     set_mode(&dir.join("config.toml"), 0o644);
-    let out = env.cmd("axe-config").args(["init", "--json"]).assert().success();
+    let out = env
+        .cmd("axe-config")
+        .args(["init", "--json"])
+        .assert()
+        .success();
     let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
     let skill = dir.join("skills/sample/SKILL.md");
     assert_eq!(
@@ -70,7 +90,11 @@ fn init_keeps_existing_files_and_reports_what_it_created() {
         "[providers.openai]\napi_key = \"mine\"\n"
     );
     std::fs::write(&skill, "my own skill").unwrap();
-    let out = env.cmd("axe-config").args(["init", "--json"]).assert().success();
+    let out = env
+        .cmd("axe-config")
+        .args(["init", "--json"])
+        .assert()
+        .success();
     let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
     assert_eq!(v["created"], serde_json::json!([]));
     assert_eq!(std::fs::read_to_string(&skill).unwrap(), "my own skill");
@@ -110,5 +134,8 @@ fn mistakes_are_one_line_errors() {
         .arg("--version")
         .assert()
         .success()
-        .stdout(format!("axe-config version {}\n", env!("CARGO_PKG_VERSION")));
+        .stdout(format!(
+            "axe-config version {}\n",
+            env!("CARGO_PKG_VERSION")
+        ));
 }

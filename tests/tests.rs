@@ -4,6 +4,7 @@ mod agents;
 mod common;
 mod completion;
 mod config;
+mod dispatch;
 mod gc;
 mod generated;
 mod llm;

@@ -1,0 +1,202 @@
+//! `axe SUBCOMMAND`: finding `axe-SUBCOMMAND` next to `axe`, then on PATH,
+//! and passing everything through.
+
+use serde_json::Value;
+
+use crate::util::{Env, set_mode, stdout};
+
+/// An executable script `name` in `dir` that says who it is.
+fn fake(env: &Env, dir: &str, name: &str) -> std::path::PathBuf {
+    let path = env.root().join(dir).join(name);
+    env.write(
+        &path,
+        format!("#!/bin/sh\necho \"{name} from {dir}: $*\"\nexit 7\n"),
+    );
+    set_mode(&path, 0o755);
+    env.root().join(dir)
+}
+
+#[test]
+fn subcommands_pass_stdin_stdout_and_exit_codes_through() {
+    let env = Env::new();
+    env.memory_agent("a", "");
+    env.cmd("axe")
+        .args(["mem", "append", "a", "--task", "t"])
+        .write_stdin("from stdin")
+        .assert()
+        .success()
+        .stdout("");
+    env.cmd("axe")
+        .args(["mem", "count", "a"])
+        .assert()
+        .success()
+        .stdout("1\n");
+    env.cmd("axe")
+        .args(["mem-load", "a"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("**Result:** from stdin"));
+    env.cmd("axe")
+        .args(["agents", "show", "nope"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("agent config not found: nope\n");
+    env.cmd("axe")
+        .args(["run", "a", "--model", "bogus"])
+        .assert()
+        .code(1);
+    env.cmd("axe")
+        .args(["config", "path"])
+        .assert()
+        .success()
+        .stdout(format!("{}\n", env.config_dir().join("axe").display()));
+}
+
+#[test]
+fn the_sibling_wins_over_path_and_path_adds_plugins() {
+    let env = Env::new();
+    let bin = fake(&env, "bin", "axe-run");
+    fake(&env, "bin", "axe-hello-world");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    // Ours, though PATH has another axe-run first.
+    env.cmd("axe")
+        .args(["run", "--version"])
+        .env("PATH", &path)
+        .assert()
+        .success()
+        .stdout(format!("axe-run version {}\n", env!("CARGO_PKG_VERSION")));
+    env.cmd("axe")
+        .args(["hello", "world", "x", "--y"])
+        .env("PATH", &path)
+        .assert()
+        .code(7)
+        .stdout("axe-hello-world from bin: x --y\n");
+    let out = env
+        .cmd("axe")
+        .arg("--json")
+        .env("PATH", &path)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    let commands = v["commands"].as_array().unwrap();
+    assert_eq!(commands[0]["name"], "run");
+    assert!(commands[0]["path"].as_str().unwrap().ends_with("/axe-run"));
+    assert_ne!(
+        commands[0]["path"],
+        bin.join("axe-run").to_string_lossy().as_ref()
+    );
+    let last = commands.last().unwrap();
+    assert_eq!(last["name"], "hello world");
+    assert_eq!(last["about"], "");
+}
+
+#[test]
+fn help_lists_the_subcommands_found() {
+    let env = Env::new();
+    let out = env.cmd("axe").assert().success();
+    let help = stdout(out.get_output());
+    assert!(help.starts_with("axe: Run LLM agents from the shell and give them memory\n"));
+    for line in [
+        "  run         Run an agent: build its prompt, call its model, print the answer\n",
+        "  gc          Analyze and trim agent memory\n",
+        "  agents      Manage agent configurations\n",
+        "  config      Manage axe configuration\n",
+        "  mem load    Print the last entries of an agent's memory log\n",
+        "  help        Print help, or a command's help\n",
+        "  version     Print version\n",
+    ] {
+        assert!(help.contains(line), "{line:?} not in\n{help}");
+    }
+    env.cmd("axe")
+        .arg("help")
+        .assert()
+        .success()
+        .stdout(help.clone());
+    env.cmd("axe")
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(help.clone());
+    env.cmd("axe").arg("-h").assert().success().stdout(help);
+    let out = env
+        .cmd("axe")
+        .args(["help", "mem", "load"])
+        .assert()
+        .success();
+    assert!(stdout(out.get_output()).starts_with("axe-mem-load: "));
+}
+
+#[test]
+fn version_is_go_style() {
+    let env = Env::new();
+    let version = format!("axe version {}\n", env!("CARGO_PKG_VERSION"));
+    env.cmd("axe")
+        .arg("version")
+        .assert()
+        .success()
+        .stdout(version.clone());
+    env.cmd("axe")
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(version);
+}
+
+#[test]
+fn unknown_subcommands_name_the_closest_match() {
+    let env = Env::new();
+    let cases = [
+        (
+            vec!["rn", "x"],
+            "unknown command \"rn\" for \"axe\" (did you mean \"run\"?)\n",
+        ),
+        (
+            vec!["agnets"],
+            "unknown command \"agnets\" for \"axe\" (did you mean \"agents\"?)\n",
+        ),
+        (
+            vec!["mem", "lod", "x"],
+            "unknown command \"mem lod\" for \"axe\" (did you mean \"mem load\"?)\n",
+        ),
+        (
+            vec!["mem"],
+            "\"axe mem\" needs a subcommand: path, append, load, count, trim\n",
+        ),
+        (
+            vec!["../axe-run"],
+            "unknown command \"../axe-run\" for \"axe\" (did you mean \"run\"?)\n",
+        ),
+    ];
+    for (args, message) in cases {
+        env.cmd("axe")
+            .args(&args)
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(message);
+    }
+    env.cmd("axe")
+        .arg("--jsn")
+        .assert()
+        .code(1)
+        .stderr("unrecognized flag --jsn (did you mean --json?)\n");
+}
+
+#[test]
+fn a_subcommand_that_cannot_start_is_an_error() {
+    let env = Env::new();
+    let dir = env.root().join("bin");
+    // Executable, but its interpreter does not exist.
+    env.write(&dir.join("axe-broken"), "#!/no/such/interpreter\n");
+    set_mode(&dir.join("axe-broken"), 0o755);
+    env.cmd("axe")
+        .arg("broken")
+        .env("PATH", &dir)
+        .assert()
+        .code(1)
+        .stderr(format!(
+            "failed to run {}: no such file or directory\n",
+            dir.join("axe-broken").display()
+        ));
+}
