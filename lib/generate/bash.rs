@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{MODEL_PREFIXES, header, ident, kind_name, routes};
+use super::{MODEL_PREFIXES, Top, header, ident, kind_name, tops};
 use crate::cli::Command;
 
 /// The engine; `%MODELS%` is replaced with the model prefixes. Candidates
@@ -159,20 +159,19 @@ fn spec(out: &mut String, cmd: &Command) {
 /// a level of its own; `help` completes command names.
 fn dispatcher_specs(out: &mut String) {
     let axe = &crate::commands::axe::COMMAND;
-    let routes = routes();
     let mut top: Vec<String> = Vec::new();
     let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
-    for (words, cmd) in &routes {
-        match words.as_slice() {
-            [one] => top.push(format!("{one}={}", ident(cmd))),
-            [first, second] => match groups.iter_mut().find(|(g, _)| g == first) {
-                Some((_, subs)) => subs.push(format!("{second}={}", ident(cmd))),
-                None => {
-                    top.push(format!("{first}=axe_{first}"));
-                    groups.push((first, vec![format!("{second}={}", ident(cmd))]));
-                }
-            },
-            _ => {}
+    for t in tops() {
+        match t {
+            Top::One(word, cmd) => top.push(format!("{word}={}", ident(cmd))),
+            Top::Group(word, subs) => {
+                top.push(format!("{word}=axe_{word}"));
+                let subs = subs
+                    .iter()
+                    .map(|(w, c)| format!("{w}={}", ident(c)))
+                    .collect();
+                groups.push((word, subs));
+            }
         }
     }
     top.push("help=axe_help".into());

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{MODEL_PREFIXES, header, routes};
+use super::{MODEL_PREFIXES, Top, header, tops};
 use crate::cli::{Command, Complete, Flag};
 
 const HELPERS: &str = r#"
@@ -177,44 +177,29 @@ fn dispatcher(out: &mut String) {
     let axe = &crate::commands::axe::COMMAND;
     out.push_str("\n# axe\ncomplete -c axe -f\n");
     flags(out, "axe", axe, "__axe_at 0 -");
-    let mut groups: Vec<&str> = Vec::new();
-    for (words, cmd) in routes() {
-        match words.as_slice() {
-            [one] => {
-                let _ = writeln!(
-                    out,
-                    "complete -c axe -n '__axe_at 0 -' -a {one} -d {}",
-                    quote(cmd.about)
-                );
-            }
-            [first, second] => {
-                if !groups.contains(first) {
-                    groups.push(first);
-                    let _ = writeln!(
-                        out,
-                        "complete -c axe -n '__axe_at 0 -' -a {first} -d {}",
-                        quote(&format!("The axe-{first}-* commands"))
-                    );
-                }
+    let tops = tops();
+    for t in &tops {
+        let about = match t {
+            Top::One(_, cmd) => cmd.about.to_owned(),
+            Top::Group(first, _) => format!("The axe-{first}-* commands"),
+        };
+        let _ = writeln!(
+            out,
+            "complete -c axe -n '__axe_at 0 -' -a {} -d {}",
+            t.word(),
+            quote(&about)
+        );
+        if let Top::Group(first, subs) = t {
+            for (second, cmd) in subs {
                 let _ = writeln!(
                     out,
                     "complete -c axe -n '__axe_at 1 {first}' -a {second} -d {}",
                     quote(cmd.about)
                 );
             }
-            _ => {}
         }
     }
-    let names: Vec<String> =
-        routes()
-            .iter()
-            .map(|(w, _)| w[0].to_owned())
-            .fold(Vec::new(), |mut v, w| {
-                if !v.contains(&w) {
-                    v.push(w);
-                }
-                v
-            });
+    let names: Vec<&str> = tops.iter().map(Top::word).collect();
     out.push_str(
         "complete -c axe -n '__axe_at 0 -' -a help -d 'Print help, or a command\\'s help'\n",
     );

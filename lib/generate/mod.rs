@@ -34,6 +34,43 @@ pub fn routes() -> Vec<(Vec<&'static str>, &'static Command)> {
         .collect()
 }
 
+/// A first word after `axe`: one executable (`run`), or a group of them
+/// that takes a second word (`mem` for `axe-mem-*`).
+pub enum Top {
+    One(&'static str, &'static Command),
+    Group(&'static str, Vec<(&'static str, &'static Command)>),
+}
+
+/// [`routes`] by first word, in table order.
+pub fn tops() -> Vec<Top> {
+    let mut tops: Vec<Top> = Vec::new();
+    for (words, cmd) in routes() {
+        match words.as_slice() {
+            [one] => tops.push(Top::One(one, cmd)),
+            [first, second] => {
+                let group = tops.iter_mut().find_map(|t| match t {
+                    Top::Group(g, subs) if g == first => Some(subs),
+                    _ => None,
+                });
+                match group {
+                    Some(subs) => subs.push((second, cmd)),
+                    None => tops.push(Top::Group(first, vec![(second, cmd)])),
+                }
+            }
+            _ => {}
+        }
+    }
+    tops
+}
+
+impl Top {
+    pub fn word(&self) -> &'static str {
+        match self {
+            Top::One(w, _) | Top::Group(w, _) => w,
+        }
+    }
+}
+
 /// The completion script for `shell`.
 pub fn completions(shell: &str) -> Result<String> {
     match shell {

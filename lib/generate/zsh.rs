@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{MODEL_PREFIXES, header, ident, routes};
+use super::{MODEL_PREFIXES, Top, header, ident, tops};
 use crate::cli::{Command, Complete, Flag};
 
 const HELPERS: &str = r#"
@@ -171,24 +171,26 @@ fn dispatcher(out: &mut String) {
     let mut described = Vec::new();
     let mut cases = Vec::new();
     let mut groups: Vec<(&str, Pairs, Pairs)> = Vec::new();
-    for (words, cmd) in routes() {
-        match words.as_slice() {
-            [one] => {
-                described.push((one.to_string(), cmd.about.to_owned()));
-                cases.push((one.to_string(), format!("_axe_cmd_{}", ident(cmd))));
+    for t in tops() {
+        let word = t.word().to_owned();
+        match t {
+            Top::One(_, cmd) => {
+                described.push((word.clone(), cmd.about.to_owned()));
+                cases.push((word, format!("_axe_cmd_{}", ident(cmd))));
             }
-            [first, second] => {
-                if !groups.iter().any(|(g, ..)| g == first) {
-                    described.push((first.to_string(), format!("The axe-{first}-* commands")));
-                    cases.push((first.to_string(), format!("_axe_cmd_axe_{first}")));
-                    groups.push((first, Vec::new(), Vec::new()));
-                }
-                if let Some((_, d, c)) = groups.iter_mut().find(|(g, ..)| g == first) {
-                    d.push((second.to_string(), cmd.about.to_owned()));
-                    c.push((second.to_string(), format!("_axe_cmd_{}", ident(cmd))));
-                }
+            Top::Group(first, subs) => {
+                described.push((word.clone(), format!("The axe-{first}-* commands")));
+                cases.push((word, format!("_axe_cmd_axe_{first}")));
+                let d = subs
+                    .iter()
+                    .map(|(w, c)| (w.to_string(), c.about.to_owned()))
+                    .collect();
+                let c = subs
+                    .iter()
+                    .map(|(w, c)| (w.to_string(), format!("_axe_cmd_{}", ident(c))))
+                    .collect();
+                groups.push((first, d, c));
             }
-            _ => {}
         }
     }
     let names: Vec<String> = described.iter().map(|(w, _)| w.clone()).collect();
