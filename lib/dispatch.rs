@@ -45,10 +45,9 @@ fn is_executable(path: &Path) -> bool {
     meta.is_file()
 }
 
-/// The first executable called `program` along the search path.
-fn find(program: &str) -> Option<PathBuf> {
-    search_path()
-        .into_iter()
+/// The first executable called `program` in `dirs`.
+fn find(dirs: &[PathBuf], program: &str) -> Option<PathBuf> {
+    dirs.iter()
         .map(|dir| dir.join(program))
         .find(|p| is_executable(p))
 }
@@ -56,7 +55,8 @@ fn find(program: &str) -> Option<PathBuf> {
 /// Every `axe-*` executable along the search path, the first of each name
 /// winning: ours in the order of [`ALL`], then others by name.
 pub fn available() -> Vec<Found> {
-    let mut found: Vec<Found> = Vec::new();
+    // Each with its place in ALL (ours) or ALL.len() (others), for sorting.
+    let mut found: Vec<(usize, Found)> = Vec::new();
     for dir in search_path() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -69,27 +69,24 @@ pub fn available() -> Vec<Found> {
                 continue;
             };
             let name = rest.replace('-', " ");
-            if rest.is_empty() || found.iter().any(|f| f.name == name) {
+            if rest.is_empty() || found.iter().any(|(_, f)| f.name == name) {
                 continue;
             }
             if is_executable(&entry.path()) {
-                let about = ALL.iter().find(|c| c.name == file).map_or("", |c| c.about);
-                found.push(Found {
-                    name,
-                    path: entry.path(),
-                    about,
-                });
+                let ours = ALL.iter().position(|c| c.name == file);
+                found.push((
+                    ours.unwrap_or(ALL.len()),
+                    Found {
+                        name,
+                        path: entry.path(),
+                        about: ours.map_or("", |i| ALL[i].about),
+                    },
+                ));
             }
         }
     }
-    let rank = |f: &Found| {
-        let ours = ALL
-            .iter()
-            .position(|c| c.name.strip_prefix("axe-") == Some(&f.name.replace(' ', "-")));
-        (ours.unwrap_or(ALL.len()), f.name.clone())
-    };
-    found.sort_by_key(rank);
-    found
+    found.sort_by(|(a, f), (b, g)| (a, &f.name).cmp(&(b, &g.name)));
+    found.into_iter().map(|(_, f)| f).collect()
 }
 
 /// A word that can be part of an executable's name: no path tricks.
@@ -105,9 +102,10 @@ pub fn run(words: Vec<OsString>) -> Error {
         .take(MAX_WORDS)
         .map_while(|w| w.to_str().filter(|w| plain(w)))
         .collect();
+    let dirs = search_path();
     for k in 1..=leading.len() {
         let program = format!("axe-{}", leading[..k].join("-"));
-        if let Some(path) = find(&program) {
+        if let Some(path) = find(&dirs, &program) {
             return exec(&program, &path, &words[k..]);
         }
     }
