@@ -94,18 +94,17 @@ pub fn config() -> Result<ConfigInit> {
 }
 
 /// Writes the scaffold of a new agent `name` and returns its path; an
-/// existing file is an error and stays as it was.
+/// existing file is an error and stays as it was. The exclusive create is
+/// the only check, so a file made a moment ago by someone else counts too.
 pub fn agent(name: &str) -> Result<PathBuf> {
     let path = agent::file_path(name)?;
-    let exists = || Error::Config(format!("agent config already exists: {}", path.display()));
-    if path.exists() {
-        return Err(exists());
-    }
     mkdir(&agent::agents_dir()?, "agents")?;
     match write_new(&path, &agent::scaffold(name), 0o644) {
         Ok(()) => Ok(path),
-        // Someone else created it between the check and the write.
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(exists()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::Config(format!(
+            "agent config already exists: {}",
+            path.display()
+        ))),
         Err(e) => Err(write_failed("agent config", &path, &e)),
     }
 }
