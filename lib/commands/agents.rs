@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::target::{AGENT, agent_arg};
+use super::target::{AGENT, required_agent};
 use crate::agent::{self, AgentConfig};
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
@@ -89,11 +89,6 @@ whitespace. The editor's failure is this command's failure.",
     run: Run::Action(edit),
 };
 
-/// The AGENT argument, required.
-fn name(m: &Matches) -> Result<&str> {
-    agent_arg(m)?.ok_or_else(|| Error::Usage("agent name is required".into()))
-}
-
 #[derive(Serialize)]
 struct Listed<'a> {
     agent: &'a str,
@@ -148,7 +143,7 @@ struct Shown<'a> {
 }
 
 fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let name = name(m)?;
+    let name = required_agent(m)?;
     let cfg = agent::load(name)?;
     if m.flag("json") {
         let shown = Shown {
@@ -233,7 +228,7 @@ fn go_float(f: f64) -> String {
 }
 
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let name = name(m)?;
+    let name = required_agent(m)?;
     let path = crate::init::agent(name)?;
     if m.flag("json") {
         return crate::cli::write_json(
@@ -253,7 +248,7 @@ fn edit(m: &Matches, out: &mut dyn Write) -> Result<()> {
             "$EDITOR environment variable is not set".into(),
         ));
     };
-    let name = name(m)?;
+    let name = required_agent(m)?;
     let path = agent::file_path(name)?;
     if !path.is_file() {
         return Err(Error::AgentNotFound(name.to_owned()));

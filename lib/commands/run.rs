@@ -91,9 +91,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if stream && json {
         return Err(Error::Usage("cannot use --stream with --json".into()));
     }
-    let name = target::agent_arg(m)?
-        .ok_or_else(|| Error::Usage("agent name is required".into()))?
-        .to_owned();
+    let name = target::required_agent(m)?.to_owned();
 
     // The order of the Go `axe`, so the same mistake gets the same error.
     let mut cfg = agent::load(&name)?;

@@ -68,6 +68,11 @@ pub fn agent_arg(m: &Matches) -> Result<Option<&str>> {
         .transpose()
 }
 
+/// The AGENT argument of a command that cannot do without one.
+pub fn required_agent(m: &Matches) -> Result<&str> {
+    agent_arg(m)?.ok_or_else(|| Error::Usage("agent name is required".into()))
+}
+
 /// `--timeout SECONDS` of `axe-run` and `axe-gc`: a whole, positive number.
 pub fn timeout(m: &Matches) -> Result<std::time::Duration> {
     match m.number::<u64>("timeout")?.unwrap_or(120) {
