@@ -162,54 +162,68 @@ fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
 
 /// Go's `agents show` layout: `%-16s` labels, only the fields that are set.
 fn show_text(cfg: &AgentConfig) -> String {
-    let mut lines: Vec<(&str, String)> = vec![("Name:", cfg.name.clone())];
-    let mut add = |label, set: bool, value: &dyn Fn() -> String| {
-        if set {
-            lines.push((label, value()));
-        }
-    };
     let sub = &cfg.sub_agents_config;
     let (memory, params) = (&cfg.memory, &cfg.params);
-    add("Description:", !cfg.description.is_empty(), &|| {
-        cfg.description.clone()
-    });
-    add("Model:", true, &|| cfg.model.clone());
-    add("System Prompt:", !cfg.system_prompt.is_empty(), &|| {
-        cfg.system_prompt.clone()
-    });
-    add("Skill:", !cfg.skill.is_empty(), &|| cfg.skill.clone());
-    add("Files:", !cfg.files.is_empty(), &|| cfg.files.join(", "));
-    add("Workdir:", !cfg.workdir.is_empty(), &|| cfg.workdir.clone());
     let subs = !cfg.sub_agents.is_empty();
-    add("Sub-Agents:", subs, &|| cfg.sub_agents.join(", "));
-    add("Max Depth:", subs && sub.max_depth != 0, &|| {
-        sub.max_depth.to_string()
-    });
-    add("Parallel:", subs && sub.parallel.is_some(), &|| {
-        sub.parallel.unwrap_or(true).to_string()
-    });
-    add("Sub-Agent Timeout:", subs && sub.timeout != 0, &|| {
-        sub.timeout.to_string()
-    });
-    add("Memory Enabled:", memory.enabled, &|| "true".into());
-    add("Memory Path:", !memory.path.is_empty(), &|| {
-        memory.path.clone()
-    });
-    add("Memory LastN:", memory.last_n != 0, &|| {
-        memory.last_n.to_string()
-    });
-    add("Memory MaxEntries:", memory.max_entries != 0, &|| {
-        memory.max_entries.to_string()
-    });
-    add("Temperature:", params.temperature != 0.0, &|| {
-        go_float(params.temperature)
-    });
-    add("Max Tokens:", params.max_tokens != 0, &|| {
-        params.max_tokens.to_string()
-    });
+    let lines = [
+        ("Name:", true, cfg.name.clone()),
+        (
+            "Description:",
+            !cfg.description.is_empty(),
+            cfg.description.clone(),
+        ),
+        ("Model:", true, cfg.model.clone()),
+        (
+            "System Prompt:",
+            !cfg.system_prompt.is_empty(),
+            cfg.system_prompt.clone(),
+        ),
+        ("Skill:", !cfg.skill.is_empty(), cfg.skill.clone()),
+        ("Files:", !cfg.files.is_empty(), cfg.files.join(", ")),
+        ("Workdir:", !cfg.workdir.is_empty(), cfg.workdir.clone()),
+        ("Sub-Agents:", subs, cfg.sub_agents.join(", ")),
+        (
+            "Max Depth:",
+            subs && sub.max_depth != 0,
+            sub.max_depth.to_string(),
+        ),
+        (
+            "Parallel:",
+            subs && sub.parallel.is_some(),
+            sub.parallel.unwrap_or(true).to_string(),
+        ),
+        (
+            "Sub-Agent Timeout:",
+            subs && sub.timeout != 0,
+            sub.timeout.to_string(),
+        ),
+        ("Memory Enabled:", memory.enabled, "true".into()),
+        ("Memory Path:", !memory.path.is_empty(), memory.path.clone()),
+        (
+            "Memory LastN:",
+            memory.last_n != 0,
+            memory.last_n.to_string(),
+        ),
+        (
+            "Memory MaxEntries:",
+            memory.max_entries != 0,
+            memory.max_entries.to_string(),
+        ),
+        (
+            "Temperature:",
+            params.temperature != 0.0,
+            go_float(params.temperature),
+        ),
+        (
+            "Max Tokens:",
+            params.max_tokens != 0,
+            params.max_tokens.to_string(),
+        ),
+    ];
     lines
         .iter()
-        .map(|(label, value)| format!("{label:<16}{value}\n"))
+        .filter(|(_, set, _)| *set)
+        .map(|(label, _, value)| format!("{label:<16}{value}\n"))
         .collect()
 }
 
