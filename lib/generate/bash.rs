@@ -115,21 +115,71 @@ pub fn script() -> String {
     out
 }
 
+/// The variables of one `_axe_spec_*` function, as the engine reads them.
+struct Spec {
+    id: String,
+    flags: String,
+    valued: String,
+    args: String,
+    subs: String,
+}
+
+impl Spec {
+    /// A spec with `cmd`'s flags and nothing else.
+    fn flags_of(id: String, cmd: &Command) -> Spec {
+        let mut flags = Vec::new();
+        let mut valued = String::from(" ");
+        for f in cmd.all_flags() {
+            let mut spellings = vec![format!("--{}", f.long)];
+            spellings.extend(f.short.map(|c| format!("-{c}")));
+            if f.value.is_some() {
+                for s in &spellings {
+                    let _ = write!(valued, "{s}={} ", kind_name(f.complete));
+                }
+            }
+            flags.extend(spellings);
+        }
+        Spec {
+            id,
+            flags: flags.join(" "),
+            valued,
+            args: String::new(),
+            subs: String::new(),
+        }
+    }
+
+    fn empty(id: &str) -> Spec {
+        Spec {
+            id: id.to_owned(),
+            flags: String::new(),
+            valued: String::new(),
+            args: String::new(),
+            subs: String::new(),
+        }
+    }
+
+    /// `word=SPEC` pairs, space separated and padded for the engine's
+    /// `" word="` lookup.
+    fn subs(mut self, pairs: &[String]) -> Spec {
+        if !pairs.is_empty() {
+            self.subs = format!(" {} ", pairs.join(" "));
+        }
+        self
+    }
+
+    fn write(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "_axe_spec_{}() {{\n    flags='{}'\n    valued='{}'\n    args='{}'\n    subs='{}'\n}}",
+            self.id, self.flags, self.valued, self.args, self.subs
+        );
+    }
+}
+
 /// One command's spec function.
 fn spec(out: &mut String, cmd: &Command) {
-    let mut flags = Vec::new();
-    let mut valued = String::from(" ");
-    for f in cmd.all_flags() {
-        let mut spellings = vec![format!("--{}", f.long)];
-        spellings.extend(f.short.map(|c| format!("-{c}")));
-        for s in &spellings {
-            if f.value.is_some() {
-                let _ = write!(valued, "{s}={} ", kind_name(f.complete));
-            }
-        }
-        flags.extend(spellings);
-    }
-    let args: Vec<String> = cmd
+    let mut spec = Spec::flags_of(ident(cmd), cmd);
+    spec.args = cmd
         .args
         .iter()
         .map(|a| {
@@ -139,26 +189,19 @@ fn spec(out: &mut String, cmd: &Command) {
                 if a.many { "..." } else { "" }
             )
         })
-        .collect();
-    let subs: String = cmd
+        .collect::<Vec<_>>()
+        .join(" ");
+    let subs: Vec<String> = cmd
         .subcommands()
         .iter()
-        .map(|s| format!(" {}={}", s.word(), ident(s)))
+        .map(|s| format!("{}={}", s.word(), ident(s)))
         .collect();
-    let subs = if subs.is_empty() { subs } else { subs + " " };
-    let _ = writeln!(
-        out,
-        "_axe_spec_{}() {{\n    flags='{}'\n    valued='{valued}'\n    args='{}'\n    subs='{subs}'\n}}",
-        ident(cmd),
-        flags.join(" "),
-        args.join(" "),
-    );
+    spec.subs(&subs).write(out);
 }
 
 /// `axe`'s spec: its first words lead to the executables' specs, `mem` to
 /// a level of its own; `help` completes command names.
 fn dispatcher_specs(out: &mut String) {
-    let axe = &crate::commands::axe::COMMAND;
     let mut top: Vec<String> = Vec::new();
     let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
     for t in tops() {
@@ -176,41 +219,17 @@ fn dispatcher_specs(out: &mut String) {
     }
     top.push("help=axe_help".into());
     top.push("version=axe_version".into());
-    let flags: Vec<String> = axe
-        .all_flags()
-        .flat_map(|f| {
-            std::iter::once(format!("--{}", f.long)).chain(f.short.map(|c| format!("-{c}")))
-        })
-        .collect();
-    let valued: String = axe
-        .all_flags()
-        .filter(|f| f.value.is_some())
-        .map(|f| format!("--{}={} ", f.long, kind_name(f.complete)))
-        .collect();
-    let names: Vec<String> = top
-        .iter()
-        .map(|t| t.split('=').next().unwrap_or("").to_owned())
-        .collect();
-    let _ = writeln!(
-        out,
-        "_axe_spec_axe() {{\n    flags='{}'\n    valued=' {valued}'\n    args=''\n    subs=' {} '\n}}",
-        flags.join(" "),
-        top.join(" ")
-    );
+    let names: Vec<&str> = top.iter().filter_map(|t| t.split('=').next()).collect();
+    let mut help = Spec::empty("axe_help");
+    help.args = format!("words:{}...", names.join(","));
+    Spec::flags_of("axe".into(), &crate::commands::axe::COMMAND)
+        .subs(&top)
+        .write(out);
     for (group, subs) in &groups {
-        let _ = writeln!(
-            out,
-            "_axe_spec_axe_{group}() {{\n    flags='-h --help'\n    valued=''\n    args=''\n    subs=' {} '\n}}",
-            subs.join(" ")
-        );
+        let mut spec = Spec::empty(&format!("axe_{group}")).subs(subs);
+        spec.flags = "-h --help".into();
+        spec.write(out);
     }
-    let _ = writeln!(
-        out,
-        "_axe_spec_axe_help() {{\n    flags=''\n    valued=''\n    args='words:{}...'\n    subs=''\n}}",
-        names.join(",")
-    );
-    let _ = writeln!(
-        out,
-        "_axe_spec_axe_version() {{\n    flags=''\n    valued=''\n    args=''\n    subs=''\n}}"
-    );
+    help.write(out);
+    Spec::empty("axe_version").write(out);
 }
