@@ -24,19 +24,44 @@ pub fn flag_spelling(flag: &Flag) -> String {
 }
 
 pub fn help(command: &Command) -> String {
+    let subs: Vec<(&str, &str)> = command
+        .subcommands()
+        .iter()
+        .map(|s| (s.word(), s.about))
+        .collect();
+    render(command, &subs, true)
+}
+
+/// Help whose Commands section lists `rows` (`(name, about)`; a row
+/// without an about is a note) in place of the arguments: for `axe`,
+/// whose subcommands are found at run time.
+pub fn help_with_commands(command: &Command, rows: &[(String, String)]) -> String {
+    let rows: Vec<(&str, &str)> = rows.iter().map(|(n, a)| (n.as_str(), a.as_str())).collect();
+    render(command, &rows, false)
+}
+
+fn render(command: &Command, commands: &[(&str, &str)], with_args: bool) -> String {
     let mut out = format!("{}: {}\n\nUsage:\n", command.name, command.about);
     for usage in command.usage {
         out.push_str(&format!("  {} {usage}\n", command.name));
     }
-    let subs = command.subcommands();
-    if !subs.is_empty() {
+    if !commands.is_empty() {
         out.push_str("\nCommands:\n");
-        let width = subs.iter().map(|s| s.word().len()).max().unwrap_or(0);
-        for sub in subs {
-            out.push_str(&format!("  {:width$}  {}\n", sub.word(), sub.about));
+        let width = commands
+            .iter()
+            .filter(|(_, about)| !about.is_empty())
+            .map(|(name, _)| name.len())
+            .max()
+            .unwrap_or(0);
+        for (name, about) in commands {
+            if about.is_empty() {
+                out.push_str(&format!("  {name}\n"));
+            } else {
+                out.push_str(&format!("  {name:width$}  {about}\n"));
+            }
         }
     }
-    if !command.args.is_empty() {
+    if with_args && !command.args.is_empty() {
         out.push_str("\nArguments:\n");
         let width = command
             .args

@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-pub use help::{flag_spelling, help, version};
+pub use help::{flag_spelling, help, help_with_commands, version};
 pub use parse::{Matches, Parsed, closest, edit_distance, parse};
 pub use spec::{Arg, Command, Complete, Flag, HELP, Run, VERSION};
 

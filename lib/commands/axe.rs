@@ -117,36 +117,25 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// `axe`'s help: the generated page with the subcommands found on disk
-/// in place of the COMMAND argument.
+/// `axe`'s help: the generated page, listing the subcommands found on
+/// disk in place of the COMMAND argument.
 fn help(found: &[Found]) -> String {
-    let page = crate::cli::help(&COMMAND);
-    let width = found
+    let mut rows: Vec<(String, String)> = found
         .iter()
-        .map(|f| f.name.len())
-        .fold("version".len(), usize::max);
-    let mut list = String::from("Commands:\n");
-    for f in found {
-        let about = if f.about.is_empty() {
-            format!("({})", f.path.display())
-        } else {
-            f.about.to_owned()
-        };
-        list.push_str(&format!("  {:width$}  {about}\n", f.name));
-    }
+        .map(|f| {
+            let about = if f.about.is_empty() {
+                format!("({})", f.path.display())
+            } else {
+                f.about.to_owned()
+            };
+            (f.name.clone(), about)
+        })
+        .collect();
     if found.is_empty() {
-        list.push_str("  (no axe-* executables found next to axe or on PATH)\n");
+        let note = "(no axe-* executables found next to axe or on PATH)";
+        rows.push((note.into(), String::new()));
     }
-    list.push_str(&format!(
-        "  {:width$}  Print help, or a command's help\n",
-        "help"
-    ));
-    list.push_str(&format!("  {:width$}  Print version\n", "version"));
-    match page.split_once("Arguments:\n") {
-        Some((head, tail)) => {
-            let tail = tail.split_once("\n\n").map_or("", |(_, rest)| rest);
-            format!("{head}{list}\n{tail}")
-        }
-        None => page,
-    }
+    rows.push(("help".into(), "Print help, or a command's help".into()));
+    rows.push(("version".into(), "Print version".into()));
+    crate::cli::help_with_commands(&COMMAND, &rows)
 }
