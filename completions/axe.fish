@@ -165,7 +165,7 @@ complete -c axe-mem-append -l task-file -r -F -d 'Read the task from PATH, byte 
 complete -c axe-mem-append -l result -x -d 'What it answered [default: standard input, when it is not a terminal]'
 complete -c axe-mem-append -l timestamp -x -d 'Date the entry at this RFC 3339 time instead of now'
 complete -c axe-mem-append -l file -r -F -d 'Work on the log at PATH instead of an agent\'s'
-complete -c axe-mem-append -l json -d 'Print {agent, path, timestamp, bytes, truncated} as JSON'
+complete -c axe-mem-append -l json -d 'Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON'
 complete -c axe-mem-append -s h -l help -d 'Print help'
 complete -c axe-mem-append -s V -l version -d 'Print version'
 complete -c axe-mem-append -n '__axe_at 0 - --task --task-file --result --timestamp --file' -a '(__axe_agents)'

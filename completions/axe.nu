@@ -148,7 +148,7 @@ export extern "axe-mem-append" [
     --result: string  # What it answered [default: standard input, when it is not a terminal]
     --timestamp: string  # Date the entry at this RFC 3339 time instead of now
     --file: path  # Work on the log at PATH instead of an agent's
-    --json  # Print {agent, path, timestamp, bytes, truncated} as JSON
+    --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -300,7 +300,7 @@ export extern "axe mem append" [
     --result: string  # What it answered [default: standard input, when it is not a terminal]
     --timestamp: string  # Date the entry at this RFC 3339 time instead of now
     --file: path  # Work on the log at PATH instead of an agent's
-    --json  # Print {agent, path, timestamp, bytes, truncated} as JSON
+    --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

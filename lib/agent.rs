@@ -107,6 +107,15 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     if sub.timeout < 0 {
         return fail("sub_agents_config.timeout must be non-negative");
     }
+    if sub.timeout as u64 > crate::timeout::MAX_SECONDS {
+        return Err(Error::AgentInvalid(format!(
+            "sub_agents_config.timeout cannot exceed {}",
+            crate::timeout::MAX_SECONDS
+        )));
+    }
+    if !cfg.params.temperature.is_finite() {
+        return fail("params.temperature must be a finite number");
+    }
     if cfg.memory.last_n < 0 {
         return fail("memory.last_n must be non-negative");
     }

@@ -70,9 +70,19 @@ impl Config {
     /// environment, then this file.
     pub fn endpoint(&self, provider: Provider) -> Result<Endpoint> {
         let env = |k: &str| std::env::var(k).ok();
+        let base_url = self.base_url(provider, &env);
+        let (shown, userinfo) = without_userinfo(&base_url);
+        if userinfo {
+            // The password is the part never to print.
+            return Err(Error::Config(format!(
+                "base URL {shown} for provider \"{}\" has a user name or password in it, which axe does not send: remove it and put the key in {} or api_key",
+                provider.name(),
+                provider.key_env()
+            )));
+        }
         Ok(Endpoint {
             provider,
-            base_url: self.base_url(provider, &env),
+            base_url,
             api_key: self.api_key(provider, &env)?,
         })
     }
@@ -98,12 +108,13 @@ impl Config {
         if !provider.needs_key() {
             return Ok(String::new());
         }
-        if let Some(key) = env(provider.key_env()).filter(|k| !k.is_empty()) {
-            return Ok(key);
+        let var = provider.key_env();
+        if let Some(key) = env(var).filter(|k| !k.trim().is_empty()) {
+            return clean_key(provider, &key, var);
         }
         let section = self.section(provider);
-        if !section.api_key.is_empty() {
-            return Ok(section.api_key);
+        if !section.api_key.trim().is_empty() {
+            return clean_key(provider, &section.api_key, "api_key");
         }
         if !section.api_key_cmd.trim().is_empty() {
             return run_key_command(provider, &section.api_key_cmd);
@@ -135,11 +146,37 @@ fn run_key_command(provider: Provider, command: &str) -> Result<String> {
         return Err(fail(output.status.to_string()));
     }
     let key = String::from_utf8(output.stdout).map_err(|_| fail("output is not UTF-8".into()))?;
-    let key = key.trim();
-    if key.is_empty() {
+    if key.trim().is_empty() {
         return Err(fail("it printed nothing".into()));
     }
+    clean_key(provider, &key, "api_key_cmd")
+}
+
+/// The key without the white space around it, from wherever it came: a
+/// CRLF `.env` file leaves a `\r` that the server would strip, echo, and
+/// so get past the redaction. A control character inside the key could
+/// start a new header line, so it is an error that does not show the key.
+fn clean_key(provider: Provider, key: &str, source: &str) -> Result<String> {
+    let key = key.trim();
+    if key.chars().any(char::is_control) {
+        return Err(Error::Config(format!(
+            "API key for provider \"{}\" from {source} contains a control character (a line break?)",
+            provider.name()
+        )));
+    }
     Ok(key.to_owned())
+}
+
+/// `url` with any `user:password@` taken out, and whether it had one.
+pub fn without_userinfo(url: &str) -> (String, bool) {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    match url[start..end].rfind('@') {
+        Some(at) => (format!("{}{}", &url[..start], &url[start + at + 1..]), true),
+        None => (url.to_owned(), false),
+    }
 }
 
 #[cfg(test)]
@@ -175,6 +212,36 @@ mod tests {
             cmd_only.api_key(Provider::OpenAi, &env(&[])).unwrap(),
             "from-cmd"
         );
+    }
+
+    #[test]
+    fn keys_are_trimmed_and_control_characters_refused() {
+        let cfg = parse("[providers.openai]\napi_key = \" sk-file\\n\"\n").unwrap();
+        assert_eq!(cfg.api_key(Provider::OpenAi, &env(&[])).unwrap(), "sk-file");
+        let crlf = env(&[("OPENAI_API_KEY", "sk-env\r")]);
+        assert_eq!(cfg.api_key(Provider::OpenAi, &crlf).unwrap(), "sk-env");
+        let injected = env(&[("OPENAI_API_KEY", "sk-abc\r\nX-Injected: yes")]);
+        let err = cfg.api_key(Provider::OpenAi, &injected).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "API key for provider \"openai\" from OPENAI_API_KEY contains a control character (a line break?)"
+        );
+        assert_eq!(err.exit_code(), 2);
+        let blank = env(&[("OPENAI_API_KEY", " \r\n")]);
+        assert_eq!(cfg.api_key(Provider::OpenAi, &blank).unwrap(), "sk-file");
+    }
+
+    #[test]
+    fn userinfo_is_found_and_left_out() {
+        assert_eq!(
+            without_userinfo("http://u:pw@host:1/v1?x=a@b"),
+            ("http://host:1/v1?x=a@b".to_owned(), true)
+        );
+        assert_eq!(
+            without_userinfo("http://host/p@q"),
+            ("http://host/p@q".to_owned(), false)
+        );
+        assert_eq!(without_userinfo("a@b"), ("b".to_owned(), true));
     }
 
     #[test]

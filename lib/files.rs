@@ -10,7 +10,7 @@
 //! Go's JSON encoding sent it.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File};
+use std::fs::{self, OpenOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -137,7 +137,13 @@ fn read_inside(root: &Path, path: &Path) -> Option<String> {
     if !real.starts_with(root) {
         return None;
     }
-    let mut file = File::open(&real).ok()?;
+    // Opening a FIFO would wait for a writer forever: O_NONBLOCK returns
+    // at once, and the type is checked on what was actually opened.
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let mut file = options.open(&real).ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;
     }

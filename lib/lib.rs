@@ -20,5 +20,8 @@ pub mod llm;
 pub mod memory;
 pub mod prompt;
 pub mod run;
+mod signals;
+pub mod stderr;
+pub mod timeout;
 
 pub use error::{Error, Result};

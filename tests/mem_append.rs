@@ -15,6 +15,7 @@ struct Json {
     timestamp: String,
     bytes: u64,
     truncated: bool,
+    task_truncated: bool,
 }
 
 fn append(env: &Env, args: &[&str]) -> assert_cmd::assert::Assert {
@@ -275,7 +276,7 @@ fn json_describes_the_entry() {
     assert_eq!(json.path, env.log_path("rev").to_string_lossy());
     assert_eq!(json.timestamp, "2026-02-28T15:04:05Z");
     assert_eq!(json.bytes, fs::metadata(env.log_path("rev")).unwrap().len());
-    assert!(!json.truncated);
+    assert!(!json.truncated && !json.task_truncated);
 }
 
 #[test]

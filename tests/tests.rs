@@ -7,6 +7,7 @@ mod config;
 mod dispatch;
 mod gc;
 mod generated;
+mod hardening;
 mod llm;
 mod mem_append;
 mod mem_count;

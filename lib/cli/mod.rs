@@ -26,6 +26,7 @@ pub fn main(command: &'static Command) -> ExitCode {
 
 /// [`main`] with the command line (without the program name) given.
 pub fn main_with(command: &'static Command, words: Vec<OsString>) -> ExitCode {
+    crate::signals::survive_file_size_limit();
     // Known before parsing, so even a usage error can be reported as JSON.
     let json = words.iter().any(|w| w == "--json");
     let stdout = io::stdout();
@@ -101,8 +102,7 @@ fn report(e: &Error, json: bool) {
     } else {
         e.to_string()
     };
-    // Nothing sensible is left to do if stderr is gone too.
-    let _ = writeln!(io::stderr().lock(), "{line}");
+    crate::stderr::note(format_args!("{line}"));
 }
 
 /// Serializes `value` as one line of JSON on `out`.

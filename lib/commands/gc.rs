@@ -13,7 +13,7 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::llm::{self, CallOptions, Conversation, Deadline, Message};
 use crate::memory::{self, Trim};
-use crate::run::note;
+use crate::stderr::note;
 
 pub const COMMAND: Command = Command {
     name: "axe-gc",

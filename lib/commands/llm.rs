@@ -2,7 +2,7 @@
 
 use std::fs;
 use std::io::{self, Write};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -95,13 +95,11 @@ struct ToolCalls<'a> {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let temperature = m.number::<f64>("temperature")?;
-    let max_tokens = m.number::<u64>("max-tokens")?;
-    let timeout = m.number::<f64>("timeout")?.unwrap_or(120.0);
-    if !(timeout > 0.0 && timeout.is_finite()) {
-        return Err(Error::Usage(
-            "--timeout must be a positive number of seconds".into(),
-        ));
+    if temperature.is_some_and(|t| !t.is_finite()) {
+        return Err(Error::Usage("--temperature must be a finite number".into()));
     }
+    let max_tokens = m.number::<u64>("max-tokens")?;
+    let timeout = super::target::timeout(m)?;
     let retries = m.number::<u32>("retries")?.unwrap_or(0);
     let stream = m.flag("stream");
     let json = m.flag("json");
@@ -143,7 +141,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let config = config::load()?;
     let endpoint = config.endpoint(provider)?;
     let options = CallOptions {
-        deadline: llm::Deadline::after(Duration::from_secs_f64(timeout)),
+        deadline: llm::Deadline::after(timeout),
         retries,
         stream,
     };

@@ -46,7 +46,7 @@ pub const COMMAND: Command = Command {
         FILE,
         Flag::switch(
             "json",
-            "Print {agent, path, timestamp, bytes, truncated} as JSON",
+            "Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON",
         ),
     ],
     description: "\
@@ -56,11 +56,11 @@ Writes the entry axe-run writes after a successful run:
   **Task:** <task>
   **Result:** <result>
 
-An empty task or result is stored as (none); a result longer than 1000
-characters is cut and ends in \"...\". The result is stored exactly as given,
-so `echo` adds a trailing newline where `printf %s` does not. Result lines
-starting with \"## \" get one leading space, which renders the same in
-markdown but does not start a new entry.
+An empty task or result is stored as (none); a task or a result longer
+than 1000 characters is cut and ends in \"...\". The result is stored
+exactly as given, so `echo` adds a trailing newline where `printf %s` does
+not. Result lines starting with \"## \" get one leading space, which
+renders the same in markdown but does not start a new entry.
 
 The entry is written in one piece under an exclusive lock, so runs and
 trims working on the same log at the same time never tear or lose it.
@@ -75,6 +75,7 @@ struct Json {
     timestamp: String,
     bytes: u64,
     truncated: bool,
+    task_truncated: bool,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -86,13 +87,15 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             ));
         }
         (Some(task), None) => task.as_encoded_bytes().to_vec(),
-        (None, Some(path)) => fs::read(path).map_err(|e| {
-            Error::Input(format!(
-                "failed to read task file {}: {}",
-                path.to_string_lossy(),
-                crate::error::describe_io(&e)
-            ))
-        })?,
+        (None, Some(path)) => fs::File::open(path)
+            .and_then(|file| read_kept(file, memory::TASK_LIMIT))
+            .map_err(|e| {
+                Error::Input(format!(
+                    "failed to read task file {}: {}",
+                    path.to_string_lossy(),
+                    crate::error::describe_io(&e)
+                ))
+            })?,
         (None, None) => {
             return Err(Error::Usage(
                 "missing required flag --task (or --task-file)".to_owned(),
@@ -100,17 +103,24 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         }
     };
     let at = match m.string("timestamp")? {
-        Some(t) => OffsetDateTime::parse(t, &Rfc3339).map_err(|_| {
-            Error::Usage(format!(
-                "error parsing flag --timestamp: \"{t}\" is not an RFC 3339 time such as 2026-02-28T15:04:05Z"
-            ))
-        })?,
+        Some(t) => OffsetDateTime::parse(t, &Rfc3339)
+            .ok()
+            // Stored in UTC, which must still be a year RFC 3339 can write.
+            .and_then(|at| at.checked_to_offset(time::UtcOffset::UTC))
+            .filter(|at| (0..=9999).contains(&at.year()))
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "error parsing flag --timestamp: \"{t}\" is not an RFC 3339 time such as 2026-02-28T15:04:05Z"
+                ))
+            })?,
         None => OffsetDateTime::now_utc(),
     };
     let result = match m.value("result") {
         Some(r) => r.as_encoded_bytes().to_vec(),
         None if io::stdin().is_terminal() => Vec::new(),
-        None => read_result(io::stdin().lock())?,
+        None => {
+            read_kept(io::stdin().lock(), memory::RESULT_LIMIT).map_err(|e| Error::stdin(&e))?
+        }
     };
     let appended = memory::append(&target.path, &task, &result, at)?;
     if m.flag("json") {
@@ -121,25 +131,23 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                 timestamp: appended.timestamp,
                 bytes: appended.bytes,
                 truncated: appended.truncated,
+                task_truncated: appended.task_truncated,
             },
         );
     }
     Ok(())
 }
 
-/// Reads a result from `input`, keeping only as much as the stored entry
-/// can hold, but reading to the end so the writer of a pipe never sees it
-/// closed early.
-fn read_result(mut input: impl Read) -> Result<Vec<u8>> {
+/// Reads `input`, keeping only as much as the stored entry can hold of
+/// `limit` characters, but reading to the end so the writer of a pipe
+/// never sees it closed early.
+fn read_kept(mut input: impl Read, limit: usize) -> io::Result<Vec<u8>> {
     // Four bytes per character at most, plus one character to tell "longer".
-    let keep = (memory::RESULT_LIMIT as u64 + 1) * 4;
-    let mut result = Vec::new();
-    (&mut input)
-        .take(keep)
-        .read_to_end(&mut result)
-        .map_err(|e| Error::stdin(&e))?;
-    io::copy(&mut input, &mut io::sink()).map_err(|e| Error::stdin(&e))?;
-    Ok(result)
+    let keep = (limit as u64 + 1) * 4;
+    let mut kept = Vec::new();
+    (&mut input).take(keep).read_to_end(&mut kept)?;
+    io::copy(&mut input, &mut io::sink())?;
+    Ok(kept)
 }
 
 #[cfg(test)]
@@ -150,7 +158,7 @@ mod tests {
     fn long_input_is_read_to_the_end_but_kept_short() {
         let input = "€".repeat(100_000);
         let mut reader = io::Cursor::new(input.as_bytes());
-        let kept = read_result(&mut reader).unwrap();
+        let kept = read_kept(&mut reader, memory::RESULT_LIMIT).unwrap();
         assert_eq!(reader.position() as usize, input.len());
         assert!(kept.len() <= 4004);
         assert!(memory_cut(&kept), "still longer than the limit");

@@ -14,7 +14,9 @@ use crate::dirs;
 use crate::error::{Error, Result};
 use crate::llm::{self, Deadline};
 use crate::prompt;
-use crate::run::{self, Outcome, Prepared, Session, TextSink, dry_run, note, recall};
+use crate::run::{self, Outcome, Prepared, Session, TextSink, dry_run, recall};
+use crate::stderr::note;
+use crate::timeout::Seconds;
 
 pub const COMMAND: Command = Command {
     name: "axe-run",
@@ -120,7 +122,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 
     if dry {
         let shown = dry_run::Shown {
-            timeout: timeout.as_secs(),
+            timeout: Seconds(timeout),
             stdin: &stdin,
         };
         return if json {
@@ -134,7 +136,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     session.endpoint(agent.provider)?;
     let user = prompt::user_message(&stdin);
     if verbose {
-        print_context(&agent, timeout.as_secs(), &stdin);
+        print_context(&agent, Seconds(timeout), &stdin);
     }
     let started = Instant::now();
     let deadline = Deadline::after(timeout);
@@ -186,7 +188,7 @@ fn print(
 }
 
 /// The `--verbose` lines before the call.
-fn print_context(agent: &Prepared, timeout: u64, stdin: &str) {
+fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str) {
     let cfg = &agent.cfg;
     let skill = if cfg.skill.is_empty() {
         "(none)"

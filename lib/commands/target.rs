@@ -73,14 +73,11 @@ pub fn required_agent(m: &Matches) -> Result<&str> {
     agent_arg(m)?.ok_or_else(|| Error::Usage("agent name is required".into()))
 }
 
-/// `--timeout SECONDS` of `axe-run` and `axe-gc`: a whole, positive number.
+/// `--timeout SECONDS` of `axe-llm`, `axe-run` and `axe-gc` [default: 120]:
+/// positive, fractions allowed, at most [`timeout::MAX_SECONDS`].
 pub fn timeout(m: &Matches) -> Result<std::time::Duration> {
-    match m.number::<u64>("timeout")?.unwrap_or(120) {
-        0 => Err(Error::Usage(
-            "--timeout must be a positive number of seconds".into(),
-        )),
-        s => Ok(std::time::Duration::from_secs(s)),
-    }
+    let seconds = m.number::<f64>("timeout")?.unwrap_or(120.0);
+    crate::timeout::from_seconds(seconds).map_err(|why| Error::Usage(format!("--timeout {why}")))
 }
 
 pub fn resolve(m: &Matches) -> Result<Target> {

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::http::Failure;
-use super::stream::{PendingCalls, Sse, TextSink, json as parse_chunk};
+use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
 use super::{Category, Conversation, Reply, Role, ToolCall};
 
 /// The API requires `max_tokens`; this is what Go sent when none was set.
@@ -178,6 +178,9 @@ pub fn read_stream(body: impl std::io::Read, out: &mut TextSink) -> Result<Reply
     let mut reply = Reply::default();
     let mut calls = PendingCalls::default();
     let mut blocks = 0;
+    // `message_stop` ends the stream; a stop reason means the answer is
+    // whole even if the connection closes before it.
+    let mut finished = false;
     while let Some(event) = sse.next()? {
         let data = parse_chunk(&event.data)?;
         let kind = data["type"].as_str().unwrap_or(&event.event);
@@ -225,6 +228,7 @@ pub fn read_stream(body: impl std::io::Read, out: &mut TextSink) -> Result<Reply
             "message_delta" => {
                 if let Some(reason) = data["delta"]["stop_reason"].as_str() {
                     reply.stop_reason = reason.to_owned();
+                    finished = true;
                 }
                 if let Some(n) = data["usage"]["output_tokens"].as_u64() {
                     reply.output_tokens = n;
@@ -240,9 +244,15 @@ pub fn read_stream(body: impl std::io::Read, out: &mut TextSink) -> Result<Reply
                         .to_owned(),
                 ));
             }
-            "message_stop" => break,
+            "message_stop" => {
+                finished = true;
+                break;
+            }
             _ => {}
         }
+    }
+    if !finished {
+        return Err(cut_short());
     }
     if blocks == 0 {
         return Err(no_content());

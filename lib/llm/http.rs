@@ -13,6 +13,10 @@ use time::format_description::well_known::Rfc2822;
 use super::{Category, Endpoint, Provider, anthropic, api_error, ollama, openai};
 use crate::error::Error;
 
+/// How much of an error reply is read: far more than any real error text.
+/// A longer body is cut, no longer parses, and the status text stands in.
+const ERROR_BODY_LIMIT: u64 = 8 << 20;
+
 /// A failed attempt.
 #[derive(Debug)]
 pub enum Failure {
@@ -142,8 +146,10 @@ pub fn post(
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
         .and_then(|(_, v)| parse_retry_after(v, OffsetDateTime::now_utc()));
-    // The body only improves the message; a broken one leaves the status.
-    let body = read_all(response).unwrap_or_default();
+    // The body only improves the message; a broken one leaves the status,
+    // and a huge one is not worth reading to its end.
+    let mut body = Vec::new();
+    let _ = response.take(ERROR_BODY_LIMIT).read_to_end(&mut body);
     Err(Failure::Status {
         status,
         reason,

@@ -130,11 +130,18 @@ fn error_text(body: &[u8], pointer: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
+/// The most of a provider's error text we show: servers have sent whole
+/// HTML pages and megabytes of JSON, which no terminal line should carry.
+const ERROR_TEXT_LIMIT: usize = 1000;
+
 pub(crate) fn api_error(category: Category, message: impl Into<String>) -> Error {
-    Error::Api {
-        category,
-        message: message.into(),
+    let mut message = message.into();
+    if let Some((cut, _)) = message.char_indices().nth(ERROR_TEXT_LIMIT) {
+        let more = message[cut..].chars().count();
+        message.truncate(cut);
+        message.push_str(&format!("... ({more} more characters)"));
     }
+    Error::Api { category, message }
 }
 
 /// A whole conversation, provider-neutral. This is the `--request` format.
@@ -261,9 +268,13 @@ pub struct Deadline {
 }
 
 impl Deadline {
+    /// `limit` from now. Limits are at most [`crate::timeout::MAX_SECONDS`];
+    /// a longer one is held to that rather than overflowing the clock.
     pub fn after(limit: Duration) -> Deadline {
+        let limit = limit.min(Duration::from_secs(crate::timeout::MAX_SECONDS));
+        let now = Instant::now();
         Deadline {
-            at: Instant::now() + limit,
+            at: now.checked_add(limit).unwrap_or(now),
             limit,
         }
     }
@@ -335,7 +346,8 @@ pub fn complete(
             _ => None,
         };
         match retry_in {
-            Some(wait) if Instant::now() + wait < deadline => {
+            // A server's Retry-After can be any number: compare, never add.
+            Some(wait) if wait < deadline.saturating_duration_since(Instant::now()) => {
                 std::thread::sleep(wait);
                 attempt += 1;
             }

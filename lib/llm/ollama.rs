@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::http::Failure;
-use super::stream::{Lines, TextSink, json as parse_chunk};
+use super::stream::{Lines, TextSink, cut_short, json as parse_chunk};
 use super::{Category, Conversation, Reply, ToolCall};
 
 pub fn request(base: &str) -> (String, Vec<(&'static str, String)>) {
@@ -106,7 +106,6 @@ pub fn parse_reply(bytes: &[u8]) -> Result<Reply, Failure> {
 pub fn read_stream(body: impl std::io::Read, out: &mut TextSink) -> Result<Reply, Failure> {
     let mut lines = Lines::new(body);
     let mut reply = Reply::default();
-    let mut last = Value::Null;
     while let Some(line) = lines.next()? {
         if line.trim().is_empty() {
             continue;
@@ -127,11 +126,9 @@ pub fn read_stream(body: impl std::io::Read, out: &mut TextSink) -> Result<Reply
         if let Some(model) = chunk["model"].as_str() {
             reply.model = model.to_owned();
         }
-        let done = chunk["done"].as_bool().unwrap_or(false);
-        last = chunk;
-        if done {
-            break;
+        if chunk["done"].as_bool().unwrap_or(false) {
+            return finish(reply, &chunk);
         }
     }
-    finish(reply, &last)
+    Err(cut_short())
 }

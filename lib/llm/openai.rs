@@ -4,7 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::http::Failure;
-use super::stream::{PendingCalls, Sse, TextSink, json as parse_chunk};
+use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
 use super::{Category, Conversation, Reply, Role, ToolCall, ToolResult};
 
 pub fn request(base: &str, key: &str) -> (String, Vec<(&'static str, String)>) {
@@ -124,7 +124,7 @@ pub fn parse_reply(bytes: &[u8]) -> Result<Reply, Failure> {
         return Err(no_choices());
     };
     let message = &choice["message"];
-    let tool_calls = message["tool_calls"]
+    let tool_calls: Vec<ToolCall> = message["tool_calls"]
         .as_array()
         .map(|calls| {
             calls
@@ -140,9 +140,21 @@ pub fn parse_reply(bytes: &[u8]) -> Result<Reply, Failure> {
                 .collect()
         })
         .unwrap_or_default();
+    // `null` (or a number) with no tool calls is no answer at all, as an
+    // empty content list is for Anthropic.
+    let content = match message["content"].as_str() {
+        Some(text) => text.to_owned(),
+        None if !tool_calls.is_empty() => String::new(),
+        None => {
+            return Err(Failure::Api(
+                Category::Server,
+                "response contains no content".into(),
+            ));
+        }
+    };
     Ok(Reply {
         model: v["model"].as_str().unwrap_or_default().to_owned(),
-        content: message["content"].as_str().unwrap_or_default().to_owned(),
+        content,
         input_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
         output_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
         stop_reason: choice["finish_reason"]
@@ -158,8 +170,12 @@ pub fn read_stream(body: impl std::io::Read, out: &mut TextSink) -> Result<Reply
     let mut reply = Reply::default();
     let mut calls = PendingCalls::default();
     let mut choices = false;
+    // `[DONE]` ends the stream; servers that never send it still send a
+    // finish reason with the last choice.
+    let mut finished = false;
     while let Some(event) = sse.next()? {
         if event.data == "[DONE]" {
+            finished = true;
             break;
         }
         let chunk = parse_chunk(&event.data)?;
@@ -202,7 +218,11 @@ pub fn read_stream(body: impl std::io::Read, out: &mut TextSink) -> Result<Reply
         }
         if let Some(reason) = choice["finish_reason"].as_str() {
             reply.stop_reason = reason.to_owned();
+            finished = true;
         }
+    }
+    if !finished {
+        return Err(cut_short());
     }
     if !choices {
         return Err(no_choices());

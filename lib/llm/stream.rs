@@ -90,6 +90,16 @@ impl<R: io::Read> Lines<R> {
     }
 }
 
+/// A stream that stopped before the provider's end marker (`[DONE]` or a
+/// finish reason, `message_stop`, `"done": true`): the connection was cut,
+/// so the text so far is not the whole answer and must not pass for one.
+pub fn cut_short() -> Failure {
+    Failure::Api(
+        super::Category::Server,
+        "the reply ended before it was complete".into(),
+    )
+}
+
 /// Parses one streamed JSON document.
 pub fn json(data: &str) -> Result<Value, Failure> {
     serde_json::from_str(data).map_err(|e| {
@@ -143,15 +153,25 @@ impl PendingCalls {
 
 const REDACTED: &str = "[REDACTED]";
 
+/// Keys shorter than this are not secrets worth hiding (`api_key = "x"`
+/// for a local server) and would mangle every answer that contains them.
+pub const SECRET_MIN_CHARS: usize = 8;
+
 /// Replaces the API key wherever a server might have echoed it.
 pub struct Redactor {
+    /// Empty when there is nothing to hide.
     key: String,
 }
 
 impl Redactor {
     pub fn new(key: &str) -> Self {
+        let secret = key.chars().count() >= SECRET_MIN_CHARS;
         Redactor {
-            key: key.to_owned(),
+            key: if secret {
+                key.to_owned()
+            } else {
+                String::new()
+            },
         }
     }
 
@@ -296,8 +316,10 @@ mod tests {
         assert!(pieces.iter().all(|p| !p.contains("SEC")));
         let (all, _) = streamed("", &["plain ", "text"]);
         assert_eq!(all, "plain text");
-        let (all, _) = streamed("aaa", &["aa", "aa", "é"]);
+        let (all, _) = streamed("aaaaaaaa", &["aaaa", "aaaaa", "é"]);
         assert_eq!(all, "[REDACTED]aé");
+        let (all, _) = streamed("x", &["a box", " of x"]);
+        assert_eq!(all, "a box of x", "short keys are not redacted");
     }
 
     #[test]

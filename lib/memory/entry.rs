@@ -17,18 +17,24 @@ use time::format_description::well_known::Rfc3339;
 /// The longest result kept, in characters; longer ones get `...`.
 pub const RESULT_LIMIT: usize = 1000;
 
+/// The longest task kept, cut the same way. Go stored tasks whole, so a
+/// 50 MB stdin became a 50 MB entry, and a long task fed back by every
+/// later run could push a small model past its context.
+pub const TASK_LIMIT: usize = RESULT_LIMIT;
+
 /// What starts an entry: `## ` at the start of a line.
 pub const HEADER: &[u8] = b"## ";
 
 /// The stored form of an empty task or result.
 const NONE: &[u8] = b"(none)";
 
-/// An entry ready to append, and whether its result was cut.
+/// An entry ready to append, and whether its result and task were cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Formatted {
     pub timestamp: String,
     pub bytes: Vec<u8>,
     pub truncated: bool,
+    pub task_truncated: bool,
 }
 
 /// An entry read back, for `--json`.
@@ -59,13 +65,12 @@ pub fn timestamp(at: OffsetDateTime) -> String {
 /// [`RESULT_LIMIT`] characters is cut and gets `...`.
 ///
 /// Beyond Go: result lines that would start with `## ` are escaped (see
-/// [`escape_result`]) so they cannot split the entry.
+/// [`escape_result`]) so they cannot split the entry, and the task is cut
+/// like the result, at [`TASK_LIMIT`].
 pub fn format(at: OffsetDateTime, task: &[u8], result: &[u8]) -> Formatted {
     let timestamp = timestamp(at);
-    let (result, truncated) = match cut_point(result, RESULT_LIMIT) {
-        Some(end) => (&result[..end], true),
-        None => (result, false),
-    };
+    let (result, truncated) = cut(result, RESULT_LIMIT);
+    let (task, task_truncated) = cut(task, TASK_LIMIT);
     let mut bytes = Vec::with_capacity(64 + task.len() + result.len());
     bytes.extend_from_slice(HEADER);
     bytes.extend_from_slice(timestamp.as_bytes());
@@ -74,6 +79,9 @@ pub fn format(at: OffsetDateTime, task: &[u8], result: &[u8]) -> Formatted {
         bytes.extend_from_slice(NONE);
     } else {
         bytes.extend(task.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
+        if task_truncated {
+            bytes.extend_from_slice(b"...");
+        }
     }
     bytes.extend_from_slice(b"\n**Result:** ");
     if result.is_empty() {
@@ -89,6 +97,15 @@ pub fn format(at: OffsetDateTime, task: &[u8], result: &[u8]) -> Formatted {
         timestamp,
         bytes,
         truncated,
+        task_truncated,
+    }
+}
+
+/// The first `limit` characters of `bytes`, and whether that cut anything.
+fn cut(bytes: &[u8], limit: usize) -> (&[u8], bool) {
+    match cut_point(bytes, limit) {
+        Some(end) => (&bytes[..end], true),
+        None => (bytes, false),
     }
 }
 
@@ -253,6 +270,19 @@ mod tests {
         let expected = format!("**Result:** {}...\n\n", "x".repeat(1000));
         assert!(text(&f).ends_with(&expected));
         assert!(f.truncated);
+    }
+
+    #[test]
+    fn task_is_cut_like_the_result() {
+        // The cut falls after the newline, which still becomes a space.
+        let task = format!("{}\n{}", "t".repeat(999), "u".repeat(5));
+        let f = format(AT, task.as_bytes(), b"r");
+        let want = format!("**Task:** {} ...\n**Result:** r", "t".repeat(999));
+        assert!(text(&f).contains(&want), "{}", text(&f));
+        assert!(f.task_truncated && !f.truncated);
+        let f = format(AT, "t".repeat(1000).as_bytes(), b"r");
+        assert!(!f.task_truncated);
+        assert!(text(&f).contains(&format!("**Task:** {}\n", "t".repeat(1000))));
     }
 
     #[test]

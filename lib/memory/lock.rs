@@ -21,13 +21,27 @@ pub enum Mode {
 
 /// Opens `path` with `options` and locks it. `Ok(None)` when the file does
 /// not exist (only possible without `create`).
+///
+/// A FIFO, socket or device at `path` is an error, found without blocking:
+/// opening a FIFO would otherwise wait for a writer forever, past any
+/// timeout. (A directory is left to the caller's read or write to report.)
 pub fn open_locked(path: &Path, options: &OpenOptions, mode: Mode) -> io::Result<Option<File>> {
+    let mut options = options.clone();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
     loop {
         let file = match options.open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            // A FIFO without a reader cannot be opened for writing at all.
+            #[cfg(unix)]
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Err(not_regular()),
             Err(e) => return Err(e),
         };
+        let kind = file.metadata()?.file_type();
+        if !kind.is_file() && !kind.is_dir() {
+            return Err(not_regular());
+        }
         match mode {
             Mode::Shared => file.lock_shared()?,
             Mode::Exclusive => file.lock()?,
@@ -36,6 +50,10 @@ pub fn open_locked(path: &Path, options: &OpenOptions, mode: Mode) -> io::Result
             return Ok(Some(file));
         }
     }
+}
+
+fn not_regular() -> io::Error {
+    io::Error::other("not a regular file")
 }
 
 /// Whether `file` is the file `path` names now.

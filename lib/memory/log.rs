@@ -14,13 +14,14 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use atomicwrites::{AllowOverwrite, AtomicFile};
 use time::OffsetDateTime;
 
 use super::entry::{self, Formatted, Record};
 use super::lock::{Mode, open_locked};
+use super::replace;
 use super::scan;
 use crate::error::{Error, Result};
+use crate::signals::Hold;
 
 /// What an append wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +29,7 @@ pub struct Appended {
     pub timestamp: String,
     pub bytes: u64,
     pub truncated: bool,
+    pub task_truncated: bool,
 }
 
 /// Appends one entry, creating the file (0644) and its directories (0755)
@@ -37,6 +39,7 @@ pub fn append(path: &Path, task: &[u8], result: &[u8], at: OffsetDateTime) -> Re
         timestamp,
         bytes,
         truncated,
+        task_truncated,
     } = entry::format(at, task, result);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         create_dirs(dir)
@@ -47,13 +50,21 @@ pub fn append(path: &Path, task: &[u8], result: &[u8], at: OffsetDateTime) -> Re
     set_mode(&mut options, 0o644);
     let file = open_locked(path, &options, Mode::Exclusive)
         .map_err(|e| Error::memory("failed to open memory file", "open", path, &e))?
-        .expect("create(true) never reports a missing file");
+        .ok_or_else(|| {
+            // Only when the file vanished between open and lock, again and again.
+            let gone = io::Error::from(io::ErrorKind::NotFound);
+            Error::memory("failed to open memory file", "open", path, &gone)
+        })?;
+    // Holding the lock, we know no trim is writing: a temp file left
+    // beside the log is a dead trim's.
+    replace::sweep(path);
     write_whole(&file, &bytes)
         .map_err(|e| Error::memory("failed to write memory entry", "write", path, &e))?;
     Ok(Appended {
         timestamp,
         bytes: bytes.len() as u64,
         truncated,
+        task_truncated,
     })
 }
 
@@ -312,32 +323,12 @@ pub fn trim(path: &Path, keep: u64, count_removed: bool) -> Result<Trim> {
     }
     let start = heads[heads.len() - 2];
 
-    // Replace the file a symlink points to, not the symlink.
-    let target = fs::canonicalize(path).map_err(|e| fail("resolve", e))?;
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    let permissions = meta.permissions();
-    #[cfg(unix)]
-    set_mode(
-        &mut options,
-        std::os::unix::fs::PermissionsExt::mode(&permissions) & 0o7777,
-    );
-    AtomicFile::new(&target, AllowOverwrite)
-        .write_with_options(
-            |tmp| -> io::Result<()> {
-                // Set again: the mode given at creation is masked by umask.
-                tmp.set_permissions(permissions.clone())?;
-                let mut old = &file;
-                old.seek(SeekFrom::Start(start))?;
-                let copied = io::copy(&mut old.take(len - start), tmp)?;
-                if copied != len - start {
-                    return Err(io::ErrorKind::UnexpectedEof.into());
-                }
-                Ok(())
-            },
-            options,
-        )
-        .map_err(|e| fail("replace", e.into()))?;
+    replace::replace(&file, path, |tmp, hold| {
+        let mut old = &file;
+        old.seek(SeekFrom::Start(start))?;
+        copy_exact(&mut old.take(len - start), tmp, len - start, hold)
+    })
+    .map_err(|e| fail("replace", e))?;
     file.unlock().map_err(|e| fail("unlock", e))?;
 
     let removed = if count_removed {
@@ -353,6 +344,25 @@ pub fn trim(path: &Path, keep: u64, count_removed: bool) -> Result<Trim> {
         removed,
         removed_bytes: start,
     })
+}
+
+/// Copies `len` bytes in pieces, stopping early when the process is asked
+/// to end; each piece still goes through `io::copy`, which lets the kernel
+/// copy file to file.
+fn copy_exact(from: &mut impl Read, to: &mut File, len: u64, hold: &Hold) -> io::Result<()> {
+    const PIECE: u64 = 8 << 20;
+    let mut copied = 0;
+    while copied < len {
+        if hold.interrupted() {
+            return Err(io::ErrorKind::Interrupted.into());
+        }
+        let n = io::copy(&mut from.take(PIECE.min(len - copied)), to)?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        copied += n;
+    }
+    Ok(())
 }
 
 /// Entry counts beyond `usize` cannot exist in memory anyway.

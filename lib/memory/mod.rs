@@ -4,6 +4,7 @@
 mod entry;
 mod lock;
 mod log;
+mod replace;
 mod scan;
 
 #[cfg(test)]
@@ -11,7 +12,7 @@ mod tests;
 
 use std::path::PathBuf;
 
-pub use entry::{RESULT_LIMIT, Record, timestamp};
+pub use entry::{RESULT_LIMIT, Record, TASK_LIMIT, timestamp};
 pub use log::{Appended, Counted, Records, Tail, Trim, append, count, load, tail, trim};
 
 use crate::dirs;

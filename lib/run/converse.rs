@@ -13,12 +13,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Prepared, Session, note, recall};
+use super::{Prepared, Session, recall};
 use crate::agent;
 use crate::error::{Error, Result};
 use crate::llm::{
     self, CallOptions, Conversation, Deadline, Message, Reply, Role, ToolCall, ToolDef, ToolResult,
 };
+use crate::stderr::note;
 
 /// Turns before a conversation is given up.
 const MAX_TURNS: usize = 50;

@@ -7,10 +7,11 @@ use serde::Serialize;
 
 use super::{Prepared, Session};
 use crate::error::Result;
+use crate::timeout::Seconds;
 
 /// Everything `--dry-run` shows besides the agent itself.
 pub struct Shown<'a> {
-    pub timeout: u64,
+    pub timeout: Seconds,
     pub stdin: &'a str,
 }
 
@@ -74,7 +75,7 @@ struct Json<'a> {
     agent: &'a str,
     model: String,
     workdir: String,
-    timeout: u64,
+    timeout: Seconds,
     temperature: f64,
     max_tokens: i64,
     system_prompt: &'a str,

@@ -10,7 +10,6 @@ pub mod dry_run;
 pub mod recall;
 
 use std::fmt;
-use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -147,12 +146,6 @@ impl Prepared {
     pub fn parallel(&self) -> bool {
         self.cfg.sub_agents_config.parallel.unwrap_or(true)
     }
-}
-
-/// One line on stderr. Losing stderr must not end a run, so errors are
-/// ignored; the lock keeps lines from parallel sub-agents whole.
-pub fn note(line: fmt::Arguments) {
-    let _ = writeln!(io::stderr().lock(), "{line}");
 }
 
 /// The current directory as a path to show, for agents without a workdir.

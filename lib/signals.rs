@@ -1,0 +1,107 @@
+//! The signals that could otherwise cut a write short.
+//!
+//! - `SIGXFSZ` (a `ulimit -f` reached) kills a process by default in the
+//!   middle of its `write`, before the append can cut its half entry off
+//!   again. Every executable catches it at start, so the write fails with
+//!   `EFBIG` instead and the roll-back runs.
+//! - `SIGINT`, `SIGTERM` and `SIGHUP` are held while a file is being
+//!   replaced ([`hold`]), so the temp file is removed before the process
+//!   dies; outside a [`Hold`] they kill as they always do.
+//!
+//! Handlers only store to atomics (signal-hook's `flag` module), so nothing
+//! here needs unsafe code. A caught signal is reset to its default by
+//! `exec`, so programs we start (`$EDITOR`, `api_key_cmd`) are unaffected.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
+use signal_hook::{flag, low_level};
+
+/// Makes a file size limit an error (`EFBIG`) instead of a kill. Called
+/// once at the start of every executable.
+pub fn survive_file_size_limit() {
+    // Without the handler, a limit kills as before: no worse than today.
+    let _ = flag::register(SIGXFSZ, Arc::new(AtomicBool::new(false)));
+}
+
+/// The signals that end a process and are held during a replace.
+const ENDING: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
+
+struct Held {
+    /// True when an ending signal should kill at once (no hold is active).
+    die: Arc<AtomicBool>,
+    /// One per [`ENDING`] signal: it arrived during a hold.
+    caught: [Arc<AtomicBool>; 3],
+    /// How many holds are active (threads may replace files at once).
+    holds: Mutex<usize>,
+}
+
+/// Registered on first use: a process that never replaces a file keeps
+/// the kernel's own handling of these signals.
+fn held() -> Option<&'static Held> {
+    static HELD: OnceLock<Option<Held>> = OnceLock::new();
+    HELD.get_or_init(|| {
+        let held = Held {
+            die: Arc::new(AtomicBool::new(true)),
+            caught: std::array::from_fn(|_| Arc::new(AtomicBool::new(false))),
+            holds: Mutex::new(0),
+        };
+        for (sig, caught) in ENDING.iter().zip(&held.caught) {
+            // The default action must be registered first: while `die` is
+            // true it ends the process before the flag is set.
+            flag::register_conditional_default(*sig, Arc::clone(&held.die)).ok()?;
+            flag::register(*sig, Arc::clone(caught)).ok()?;
+        }
+        Some(held)
+    })
+    .as_ref()
+}
+
+/// While alive, `SIGINT`, `SIGTERM` and `SIGHUP` are noted instead of
+/// ending the process. Dropping the last hold re-delivers a noted signal
+/// with its default action, so the process then dies of it as it would
+/// have, only after the caller cleaned up.
+pub struct Hold {
+    held: Option<&'static Held>,
+}
+
+/// Starts holding the ending signals.
+pub fn hold() -> Hold {
+    let held = held();
+    if let Some(h) = held {
+        let mut holds = h.holds.lock().unwrap_or_else(|e| e.into_inner());
+        *holds += 1;
+        h.die.store(false, Ordering::SeqCst);
+    }
+    Hold { held }
+}
+
+impl Hold {
+    /// Whether an ending signal arrived since the hold began: work worth
+    /// stopping early.
+    pub fn interrupted(&self) -> bool {
+        self.held
+            .is_some_and(|h| h.caught.iter().any(|c| c.load(Ordering::SeqCst)))
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        let Some(h) = self.held else { return };
+        let mut holds = h.holds.lock().unwrap_or_else(|e| e.into_inner());
+        *holds -= 1;
+        if *holds > 0 {
+            return;
+        }
+        h.die.store(true, Ordering::SeqCst);
+        for (sig, caught) in ENDING.iter().zip(&h.caught) {
+            if caught.swap(false, Ordering::SeqCst) {
+                // Dies here for the ending signals; exit as a shell would
+                // report it if emulating the default failed.
+                let _ = low_level::emulate_default_handler(*sig);
+                low_level::exit(128 + sig);
+            }
+        }
+    }
+}
