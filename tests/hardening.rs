@@ -126,7 +126,7 @@ fn others(dir: &Path, keep: &str) -> Vec<String> {
 fn trim_caught_writing(env: &Env, log: &Path) -> Option<Child> {
     let mut child = env
         .std_cmd("axe-mem-trim")
-        .args(["--file", log.to_str().unwrap(), "--keep", "150"])
+        .args(["--file", log.to_str().unwrap(), "--keep", "75"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -152,7 +152,7 @@ fn old_or_new(log: &Path, old: &[u8]) {
     let now = fs::read(log).unwrap();
     let text = String::from_utf8_lossy(&now);
     assert!(
-        now == old || (header_count(&text) == 150 && old.ends_with(&now)),
+        now == old || (header_count(&text) == 75 && old.ends_with(&now)),
         "torn log: {} bytes, {} entries",
         now.len(),
         header_count(&text)
@@ -167,11 +167,11 @@ fn an_interrupted_trim_removes_its_temp_file_and_leaves_old_or_new() {
     fs::create_dir(&dir).unwrap();
     let log = dir.join("log.md");
     for signal in ["INT", "TERM", "HUP"] {
-        let old = big_log(&log, 200);
+        let old = big_log(&log, 100);
         let mut caught = 0;
-        for _ in 0..5 {
+        for _ in 0..3 {
             let Some(mut child) = trim_caught_writing(&env, &log) else {
-                big_log(&log, 200);
+                big_log(&log, 100);
                 continue;
             };
             caught += 1;
@@ -195,12 +195,12 @@ fn a_killed_trims_leftover_is_swept_by_the_next_write_to_that_log() {
     let dir = env.root().join("logs");
     fs::create_dir(&dir).unwrap();
     let log = dir.join("log.md");
-    let old = big_log(&log, 200);
+    let old = big_log(&log, 100);
     let mut child = loop {
         if let Some(child) = trim_caught_writing(&env, &log) {
             break child;
         }
-        big_log(&log, 200);
+        big_log(&log, 100);
     };
     child.kill().unwrap();
     child.wait().unwrap();
