@@ -199,17 +199,17 @@ mod tests {
                 .unwrap();
         let with_env = env(&[("OPENAI_API_KEY", "from-env")]);
         assert_eq!(
-            cfg.api_key(Provider::OpenAi, &with_env).unwrap(),
+            cfg.api_key(Provider::OPENAI, &with_env).unwrap(),
             "from-env"
         );
         assert_eq!(
-            cfg.api_key(Provider::OpenAi, &env(&[])).unwrap(),
+            cfg.api_key(Provider::OPENAI, &env(&[])).unwrap(),
             "from-file"
         );
         let cmd_only =
             parse("[providers.openai]\napi_key_cmd = \"printf '  from-cmd\\\\n'\"\n").unwrap();
         assert_eq!(
-            cmd_only.api_key(Provider::OpenAi, &env(&[])).unwrap(),
+            cmd_only.api_key(Provider::OPENAI, &env(&[])).unwrap(),
             "from-cmd"
         );
     }
@@ -217,18 +217,18 @@ mod tests {
     #[test]
     fn keys_are_trimmed_and_control_characters_refused() {
         let cfg = parse("[providers.openai]\napi_key = \" sk-file\\n\"\n").unwrap();
-        assert_eq!(cfg.api_key(Provider::OpenAi, &env(&[])).unwrap(), "sk-file");
+        assert_eq!(cfg.api_key(Provider::OPENAI, &env(&[])).unwrap(), "sk-file");
         let crlf = env(&[("OPENAI_API_KEY", "sk-env\r")]);
-        assert_eq!(cfg.api_key(Provider::OpenAi, &crlf).unwrap(), "sk-env");
+        assert_eq!(cfg.api_key(Provider::OPENAI, &crlf).unwrap(), "sk-env");
         let injected = env(&[("OPENAI_API_KEY", "sk-abc\r\nX-Injected: yes")]);
-        let err = cfg.api_key(Provider::OpenAi, &injected).unwrap_err();
+        let err = cfg.api_key(Provider::OPENAI, &injected).unwrap_err();
         assert_eq!(
             err.to_string(),
             "API key for provider \"openai\" from OPENAI_API_KEY contains a control character (a line break?)"
         );
         assert_eq!(err.exit_code(), 2);
         let blank = env(&[("OPENAI_API_KEY", " \r\n")]);
-        assert_eq!(cfg.api_key(Provider::OpenAi, &blank).unwrap(), "sk-file");
+        assert_eq!(cfg.api_key(Provider::OPENAI, &blank).unwrap(), "sk-file");
     }
 
     #[test]
@@ -247,7 +247,7 @@ mod tests {
     #[test]
     fn missing_key_and_failing_command() {
         let err = Config::default()
-            .api_key(Provider::Anthropic, &env(&[]))
+            .api_key(Provider::ANTHROPIC, &env(&[]))
             .unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -255,14 +255,14 @@ mod tests {
         );
         assert_eq!(err.exit_code(), 3);
         let cfg = parse("[providers.anthropic]\napi_key_cmd = \"exit 4\"\n").unwrap();
-        let err = cfg.api_key(Provider::Anthropic, &env(&[])).unwrap_err();
+        let err = cfg.api_key(Provider::ANTHROPIC, &env(&[])).unwrap_err();
         assert_eq!(
             err.to_string(),
             "api_key_cmd for provider \"anthropic\" failed: exit status: 4"
         );
         assert_eq!(err.exit_code(), 3);
         let cfg = parse("[providers.anthropic]\napi_key_cmd = \"true\"\n").unwrap();
-        let err = cfg.api_key(Provider::Anthropic, &env(&[])).unwrap_err();
+        let err = cfg.api_key(Provider::ANTHROPIC, &env(&[])).unwrap_err();
         assert!(err.to_string().ends_with("it printed nothing"));
     }
 
@@ -270,7 +270,7 @@ mod tests {
     fn ollama_needs_no_key() {
         assert_eq!(
             Config::default()
-                .api_key(Provider::Ollama, &env(&[]))
+                .api_key(Provider::OLLAMA, &env(&[]))
                 .unwrap(),
             ""
         );
@@ -280,17 +280,17 @@ mod tests {
     fn base_url_order_and_trailing_slash() {
         let cfg = parse("[providers.ollama]\nbase_url = \"http://box:11434/\"\n").unwrap();
         assert_eq!(
-            cfg.base_url(Provider::Ollama, &env(&[])),
+            cfg.base_url(Provider::OLLAMA, &env(&[])),
             "http://box:11434"
         );
         let e = env(&[("AXE_OLLAMA_BASE_URL", "http://env:1")]);
-        assert_eq!(cfg.base_url(Provider::Ollama, &e), "http://env:1");
+        assert_eq!(cfg.base_url(Provider::OLLAMA, &e), "http://env:1");
         assert_eq!(
-            Config::default().base_url(Provider::Anthropic, &env(&[])),
+            Config::default().base_url(Provider::ANTHROPIC, &env(&[])),
             "https://api.anthropic.com"
         );
         assert_eq!(
-            Config::default().base_url(Provider::OpenAi, &env(&[])),
+            Config::default().base_url(Provider::OPENAI, &env(&[])),
             "https://api.openai.com"
         );
     }

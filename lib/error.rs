@@ -33,17 +33,14 @@ pub enum Error {
     Input(String),
     /// A provider call failed; shown as `<category>: <message>` like Go's
     /// `ProviderError`.
-    Api {
-        category: crate::llm::Category,
-        message: String,
-    },
+    Api { category: Category, message: String },
     /// A run that did not finish: the conversation outlasted its turn
     /// limit, or some agents of `axe-gc --all` failed.
     Agent(String),
     /// A model string that is not `provider/model-name`; the message is Go's.
     BadModel(String),
-    /// A provider axe does not speak.
-    UnknownProvider(String),
+    /// A provider axe does not speak; `supported` lists those it does.
+    UnknownProvider { name: String, supported: String },
     /// No API key for a provider that needs one.
     MissingKey { provider: String, env: String },
     /// A provider's `api_key_cmd` failed.
@@ -53,6 +50,40 @@ pub enum Error {
     Child(String),
     /// Writing our own output failed. A closed pipe is not reported.
     Output(io::Error),
+}
+
+/// What went wrong with a provider call, as Go's `ErrorCategory`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    Auth,
+    RateLimit,
+    Timeout,
+    Overloaded,
+    BadRequest,
+    Server,
+}
+
+impl Category {
+    /// A bad request is the caller's mistake (1); the rest are the API's (3).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Category::BadRequest => 1,
+            _ => 3,
+        }
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Category::Auth => "auth",
+            Category::RateLimit => "rate_limit",
+            Category::Timeout => "timeout",
+            Category::Overloaded => "overloaded",
+            Category::BadRequest => "bad_request",
+            Category::Server => "server",
+        })
+    }
 }
 
 impl Error {
@@ -67,7 +98,7 @@ impl Error {
             | Error::Agent(_)
             | Error::Child(_)
             | Error::BadModel(_)
-            | Error::UnknownProvider(_) => 1,
+            | Error::UnknownProvider { .. } => 1,
             Error::Api { category, .. } => category.exit_code(),
             Error::MissingKey { .. } | Error::KeyCommand(_) => 3,
             Error::InvalidAgentName(_)
@@ -121,9 +152,9 @@ impl fmt::Display for Error {
             | Error::KeyCommand(m)
             | Error::InvalidAgentName(m) => f.write_str(m),
             Error::Api { category, message } => write!(f, "{category}: {message}"),
-            Error::UnknownProvider(p) => write!(
+            Error::UnknownProvider { name, supported } => write!(
                 f,
-                "unsupported provider \"{p}\": supported providers are anthropic, openai, ollama"
+                "unsupported provider \"{name}\": supported providers are {supported}"
             ),
             Error::MissingKey { provider, env } => write!(
                 f,

@@ -2,51 +2,234 @@
 
 use serde_json::{Map, Value, json};
 
+use super::conversation::{Conversation, Reply, Role, ToolCall};
 use super::http::Failure;
 use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
-use super::{Category, Conversation, Reply, Role, ToolCall};
+use super::wire::{Wire, error_text};
+use crate::error::Category;
 
 /// The API requires `max_tokens`; this is what Go sent when none was set.
 const DEFAULT_MAX_TOKENS: u64 = 4096;
 
-pub fn request(base: &str, key: &str) -> (String, Vec<(&'static str, String)>) {
-    (
-        format!("{base}/v1/messages"),
-        vec![
-            ("x-api-key", key.to_owned()),
-            ("anthropic-version", "2023-06-01".to_owned()),
-        ],
-    )
-}
+/// Anthropic's Messages API.
+pub struct Anthropic;
 
-pub fn body(model: &str, c: &Conversation, stream: bool) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model));
-    let max_tokens = if c.max_tokens == 0 {
-        DEFAULT_MAX_TOKENS
-    } else {
-        c.max_tokens
-    };
-    body.insert("max_tokens".into(), json!(max_tokens));
-    body.insert("messages".into(), messages(c));
-    if !c.system.is_empty() {
-        body.insert("system".into(), json!(c.system));
+impl Wire for Anthropic {
+    fn name(&self) -> &'static str {
+        "anthropic"
     }
-    if c.temperature != 0.0 {
-        body.insert("temperature".into(), json!(c.temperature));
+
+    fn default_base_url(&self) -> &'static str {
+        "https://api.anthropic.com"
     }
-    if !c.tools.is_empty() {
-        let tools: Vec<Value> = c
-            .tools
-            .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-            .collect();
-        body.insert("tools".into(), json!(tools));
+
+    fn key_env(&self) -> &'static str {
+        "ANTHROPIC_API_KEY"
     }
-    if stream {
-        body.insert("stream".into(), json!(true));
+
+    fn request(&self, base: &str, key: &str) -> (String, Vec<(&'static str, String)>) {
+        (
+            format!("{base}/v1/messages"),
+            vec![
+                ("x-api-key", key.to_owned()),
+                ("anthropic-version", "2023-06-01".to_owned()),
+            ],
+        )
     }
-    Value::Object(body)
+
+    fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model));
+        let max_tokens = if c.max_tokens == 0 {
+            DEFAULT_MAX_TOKENS
+        } else {
+            c.max_tokens
+        };
+        body.insert("max_tokens".into(), json!(max_tokens));
+        body.insert("messages".into(), messages(c));
+        if !c.system.is_empty() {
+            body.insert("system".into(), json!(c.system));
+        }
+        if c.temperature != 0.0 {
+            body.insert("temperature".into(), json!(c.temperature));
+        }
+        if !c.tools.is_empty() {
+            let tools: Vec<Value> = c
+                .tools
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+                .collect();
+            body.insert("tools".into(), json!(tools));
+        }
+        if stream {
+            body.insert("stream".into(), json!(true));
+        }
+        Value::Object(body)
+    }
+
+    fn category(&self, status: u16) -> Category {
+        match status {
+            401 => Category::Auth,
+            400 => Category::BadRequest,
+            429 => Category::RateLimit,
+            529 => Category::Overloaded,
+            _ => Category::Server,
+        }
+    }
+
+    /// `{"type": "error", "error": {"type": ..., "message": ...}}`.
+    fn error_message(&self, body: &[u8]) -> Option<String> {
+        error_text(body, "/error/message")
+    }
+
+    fn parse_reply(&self, bytes: &[u8]) -> Result<Reply, Failure> {
+        #[derive(serde::Deserialize)]
+        struct Wire {
+            #[serde(default)]
+            content: Vec<Block>,
+            #[serde(default)]
+            model: String,
+            #[serde(default)]
+            stop_reason: Option<String>,
+            #[serde(default)]
+            usage: Usage,
+        }
+        #[derive(serde::Deserialize)]
+        struct Block {
+            #[serde(rename = "type")]
+            kind: String,
+            #[serde(default)]
+            text: String,
+            #[serde(default)]
+            id: String,
+            #[serde(default)]
+            name: String,
+            #[serde(default)]
+            input: Map<String, Value>,
+        }
+        #[derive(serde::Deserialize, Default)]
+        struct Usage {
+            #[serde(default)]
+            input_tokens: u64,
+            #[serde(default)]
+            output_tokens: u64,
+        }
+        let wire: Wire = serde_json::from_slice(bytes).map_err(bad_reply)?;
+        if wire.content.is_empty() {
+            return Err(no_content());
+        }
+        let mut reply = Reply {
+            model: wire.model,
+            input_tokens: wire.usage.input_tokens,
+            output_tokens: wire.usage.output_tokens,
+            stop_reason: wire.stop_reason.unwrap_or_default(),
+            ..Reply::default()
+        };
+        for block in wire.content {
+            match block.kind.as_str() {
+                "text" => reply.content.push_str(&block.text),
+                "tool_use" => reply.tool_calls.push(ToolCall {
+                    id: block.id,
+                    name: block.name,
+                    arguments: block.input,
+                }),
+                _ => {}
+            }
+        }
+        Ok(reply)
+    }
+
+    fn read_stream(
+        &self,
+        body: &mut dyn std::io::Read,
+        out: &mut TextSink,
+    ) -> Result<Reply, Failure> {
+        let mut sse = Sse::new(body);
+        let mut reply = Reply::default();
+        let mut calls = PendingCalls::default();
+        let mut blocks = 0;
+        // `message_stop` ends the stream; a stop reason means the answer is
+        // whole even if the connection closes before it.
+        let mut finished = false;
+        while let Some(event) = sse.next()? {
+            let data = parse_chunk(&event.data)?;
+            let kind = data["type"].as_str().unwrap_or(&event.event);
+            match kind {
+                "message_start" => {
+                    let message = &data["message"];
+                    reply.model = message["model"].as_str().unwrap_or_default().to_owned();
+                    reply.input_tokens = message["usage"]["input_tokens"].as_u64().unwrap_or(0);
+                }
+                "content_block_start" => {
+                    blocks += 1;
+                    let block = &data["content_block"];
+                    let index = data["index"].as_u64().unwrap_or(0);
+                    match block["type"].as_str() {
+                        Some("tool_use") => {
+                            calls.add(index, block["id"].as_str(), block["name"].as_str(), "")
+                        }
+                        Some("text") => {
+                            let text = block["text"].as_str().unwrap_or_default();
+                            if !text.is_empty() {
+                                reply.content.push_str(text);
+                                out.push(text)?;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                "content_block_delta" => {
+                    let delta = &data["delta"];
+                    match delta["type"].as_str() {
+                        Some("text_delta") => {
+                            let text = delta["text"].as_str().unwrap_or_default();
+                            reply.content.push_str(text);
+                            out.push(text)?;
+                        }
+                        Some("input_json_delta") => calls.add(
+                            data["index"].as_u64().unwrap_or(0),
+                            None,
+                            None,
+                            delta["partial_json"].as_str().unwrap_or_default(),
+                        ),
+                        _ => {}
+                    }
+                }
+                "message_delta" => {
+                    if let Some(reason) = data["delta"]["stop_reason"].as_str() {
+                        reply.stop_reason = reason.to_owned();
+                        finished = true;
+                    }
+                    if let Some(n) = data["usage"]["output_tokens"].as_u64() {
+                        reply.output_tokens = n;
+                    }
+                }
+                "error" => {
+                    let error = &data["error"];
+                    return Err(Failure::Api(
+                        stream_error_category(error["type"].as_str().unwrap_or_default()),
+                        error["message"]
+                            .as_str()
+                            .unwrap_or("stream error")
+                            .to_owned(),
+                    ));
+                }
+                "message_stop" => {
+                    finished = true;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if !finished {
+            return Err(cut_short());
+        }
+        if blocks == 0 {
+            return Err(no_content());
+        }
+        reply.tool_calls = calls.finish();
+        Ok(reply)
+    }
 }
 
 fn messages(c: &Conversation) -> Value {
@@ -82,84 +265,12 @@ fn messages(c: &Conversation) -> Value {
     json!(messages)
 }
 
-pub fn category(status: u16) -> Category {
-    match status {
-        401 => Category::Auth,
-        400 => Category::BadRequest,
-        429 => Category::RateLimit,
-        529 => Category::Overloaded,
-        _ => Category::Server,
-    }
-}
-
-/// `{"type": "error", "error": {"type": ..., "message": ...}}`.
-pub fn error_message(body: &[u8]) -> Option<String> {
-    super::error_text(body, "/error/message")
-}
-
 fn bad_reply(e: serde_json::Error) -> Failure {
     Failure::Api(Category::Server, format!("failed to parse response: {e}"))
 }
 
 fn no_content() -> Failure {
     Failure::Api(Category::Server, "response contains no content".into())
-}
-
-pub fn parse_reply(bytes: &[u8]) -> Result<Reply, Failure> {
-    #[derive(serde::Deserialize)]
-    struct Wire {
-        #[serde(default)]
-        content: Vec<Block>,
-        #[serde(default)]
-        model: String,
-        #[serde(default)]
-        stop_reason: Option<String>,
-        #[serde(default)]
-        usage: Usage,
-    }
-    #[derive(serde::Deserialize)]
-    struct Block {
-        #[serde(rename = "type")]
-        kind: String,
-        #[serde(default)]
-        text: String,
-        #[serde(default)]
-        id: String,
-        #[serde(default)]
-        name: String,
-        #[serde(default)]
-        input: Map<String, Value>,
-    }
-    #[derive(serde::Deserialize, Default)]
-    struct Usage {
-        #[serde(default)]
-        input_tokens: u64,
-        #[serde(default)]
-        output_tokens: u64,
-    }
-    let wire: Wire = serde_json::from_slice(bytes).map_err(bad_reply)?;
-    if wire.content.is_empty() {
-        return Err(no_content());
-    }
-    let mut reply = Reply {
-        model: wire.model,
-        input_tokens: wire.usage.input_tokens,
-        output_tokens: wire.usage.output_tokens,
-        stop_reason: wire.stop_reason.unwrap_or_default(),
-        ..Reply::default()
-    };
-    for block in wire.content {
-        match block.kind.as_str() {
-            "text" => reply.content.push_str(&block.text),
-            "tool_use" => reply.tool_calls.push(ToolCall {
-                id: block.id,
-                name: block.name,
-                arguments: block.input,
-            }),
-            _ => {}
-        }
-    }
-    Ok(reply)
 }
 
 /// The category of an `error` event in a stream, by its error type.
@@ -171,92 +282,4 @@ fn stream_error_category(kind: &str) -> Category {
         "invalid_request_error" | "not_found_error" => Category::BadRequest,
         _ => Category::Server,
     }
-}
-
-pub fn read_stream(body: impl std::io::Read, out: &mut TextSink) -> Result<Reply, Failure> {
-    let mut sse = Sse::new(body);
-    let mut reply = Reply::default();
-    let mut calls = PendingCalls::default();
-    let mut blocks = 0;
-    // `message_stop` ends the stream; a stop reason means the answer is
-    // whole even if the connection closes before it.
-    let mut finished = false;
-    while let Some(event) = sse.next()? {
-        let data = parse_chunk(&event.data)?;
-        let kind = data["type"].as_str().unwrap_or(&event.event);
-        match kind {
-            "message_start" => {
-                let message = &data["message"];
-                reply.model = message["model"].as_str().unwrap_or_default().to_owned();
-                reply.input_tokens = message["usage"]["input_tokens"].as_u64().unwrap_or(0);
-            }
-            "content_block_start" => {
-                blocks += 1;
-                let block = &data["content_block"];
-                let index = data["index"].as_u64().unwrap_or(0);
-                match block["type"].as_str() {
-                    Some("tool_use") => {
-                        calls.add(index, block["id"].as_str(), block["name"].as_str(), "")
-                    }
-                    Some("text") => {
-                        let text = block["text"].as_str().unwrap_or_default();
-                        if !text.is_empty() {
-                            reply.content.push_str(text);
-                            out.push(text)?;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            "content_block_delta" => {
-                let delta = &data["delta"];
-                match delta["type"].as_str() {
-                    Some("text_delta") => {
-                        let text = delta["text"].as_str().unwrap_or_default();
-                        reply.content.push_str(text);
-                        out.push(text)?;
-                    }
-                    Some("input_json_delta") => calls.add(
-                        data["index"].as_u64().unwrap_or(0),
-                        None,
-                        None,
-                        delta["partial_json"].as_str().unwrap_or_default(),
-                    ),
-                    _ => {}
-                }
-            }
-            "message_delta" => {
-                if let Some(reason) = data["delta"]["stop_reason"].as_str() {
-                    reply.stop_reason = reason.to_owned();
-                    finished = true;
-                }
-                if let Some(n) = data["usage"]["output_tokens"].as_u64() {
-                    reply.output_tokens = n;
-                }
-            }
-            "error" => {
-                let error = &data["error"];
-                return Err(Failure::Api(
-                    stream_error_category(error["type"].as_str().unwrap_or_default()),
-                    error["message"]
-                        .as_str()
-                        .unwrap_or("stream error")
-                        .to_owned(),
-                ));
-            }
-            "message_stop" => {
-                finished = true;
-                break;
-            }
-            _ => {}
-        }
-    }
-    if !finished {
-        return Err(cut_short());
-    }
-    if blocks == 0 {
-        return Err(no_content());
-    }
-    reply.tool_calls = calls.finish();
-    Ok(reply)
 }

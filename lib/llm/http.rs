@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc2822;
 
-use super::{Category, Endpoint, Provider, anthropic, api_error, ollama, openai};
-use crate::error::Error;
+use crate::error::Category;
 
 /// How much of an error reply is read: far more than any real error text.
 /// A longer body is cut, no longer parses, and the status text stands in.
@@ -39,56 +38,9 @@ pub enum Failure {
     Output(io::Error),
 }
 
-impl Failure {
-    pub fn into_error(self, endpoint: &Endpoint, timeout: Duration) -> Error {
-        match self {
-            Failure::Status {
-                status,
-                reason,
-                body,
-                ..
-            } => {
-                let (category, message) = match endpoint.provider {
-                    Provider::Anthropic => {
-                        (anthropic::category(status), anthropic::error_message(&body))
-                    }
-                    Provider::OpenAi => (openai::category(status), openai::error_message(&body)),
-                    Provider::Ollama => (ollama::category(status), ollama::error_message(&body)),
-                };
-                api_error(
-                    category,
-                    message.unwrap_or_else(|| status_text(status, &reason)),
-                )
-            }
-            Failure::Timeout => api_error(
-                Category::Timeout,
-                format!("no complete reply within {}s", timeout.as_secs_f64()),
-            ),
-            Failure::Dropped { err, .. }
-                if endpoint.provider == Provider::Ollama
-                    && err.kind() == io::ErrorKind::ConnectionRefused =>
-            {
-                api_error(
-                    Category::Server,
-                    format!(
-                        "connection refused: is Ollama running? (expected at {})",
-                        endpoint.base_url
-                    ),
-                )
-            }
-            Failure::Dropped { url, err } => api_error(
-                Category::Server,
-                format!("Post \"{url}\": {}", crate::error::describe_io(&err)),
-            ),
-            Failure::Api(category, message) => api_error(category, message),
-            Failure::Output(e) => Error::Output(e),
-        }
-    }
-}
-
 /// Go's `http.StatusText` for the statuses providers send, else what the
 /// server said.
-fn status_text(status: u16, reason: &str) -> String {
+pub fn status_text(status: u16, reason: &str) -> String {
     let text = match status {
         301 => "Moved Permanently",
         302 => "Found",

@@ -1,140 +1,39 @@
 //! Talking to LLM providers: Anthropic, OpenAI-compatible servers, Ollama.
 //!
 //! A [`Conversation`] is provider-neutral (it is also the `--request` file
-//! format of `axe-llm`); each wire module turns it into its provider's JSON
-//! and the provider's reply back into a [`Reply`]. [`complete`] adds what
-//! every call shares: one deadline for the whole call, retries, streaming,
-//! the `<category>: <message>` errors, and keeping the API key out of
+//! format of `axe-llm`); each provider's [`wire::Wire`] turns it into its
+//! JSON and its reply back into a [`Reply`]. [`complete`] adds what every
+//! call shares: one deadline for the whole call, retries, streaming, the
+//! `<category>: <message>` errors, and keeping the API key out of
 //! everything we print.
+//!
+//! The modules read top-down: `complete` here uses `providers`, which
+//! lists the wire modules (`anthropic`, `openai`, `ollama`), which use
+//! `wire`, `stream`, `http` and `conversation`; nothing imports upward.
 
 mod anthropic;
+mod conversation;
 mod http;
 mod ollama;
 mod openai;
+mod providers;
 mod stream;
+mod wire;
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+pub use conversation::{Conversation, Message, Reply, Role, ToolCall, ToolDef, ToolResult};
+pub use providers::{Endpoint, Provider, names, parse_model};
 
-use crate::error::{Error, Result};
+use crate::error::{Category, Error, Result};
 use http::Failure;
 use stream::Redactor;
-
-/// The providers axe speaks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Provider {
-    Anthropic,
-    OpenAi,
-    Ollama,
-}
-
-impl Provider {
-    pub fn name(self) -> &'static str {
-        match self {
-            Provider::Anthropic => "anthropic",
-            Provider::OpenAi => "openai",
-            Provider::Ollama => "ollama",
-        }
-    }
-
-    pub fn default_base_url(self) -> &'static str {
-        match self {
-            Provider::Anthropic => "https://api.anthropic.com",
-            Provider::OpenAi => "https://api.openai.com",
-            Provider::Ollama => "http://localhost:11434",
-        }
-    }
-
-    pub fn needs_key(self) -> bool {
-        self != Provider::Ollama
-    }
-
-    /// Where the key is looked for first.
-    pub fn key_env(self) -> &'static str {
-        match self {
-            Provider::Anthropic => "ANTHROPIC_API_KEY",
-            Provider::OpenAi => "OPENAI_API_KEY",
-            Provider::Ollama => "OLLAMA_API_KEY",
-        }
-    }
-}
-
-/// Splits `provider/model-name` at the first `/` (Go's `parseModel`).
-pub fn parse_model(model: &str) -> Result<(Provider, String)> {
-    let Some((provider, name)) = model.split_once('/') else {
-        return Err(Error::BadModel(format!(
-            "invalid model format \"{model}\": expected provider/model-name"
-        )));
-    };
-    if provider.is_empty() {
-        return Err(Error::BadModel(format!(
-            "invalid model format \"{model}\": empty provider"
-        )));
-    }
-    if name.is_empty() {
-        return Err(Error::BadModel(format!(
-            "invalid model format \"{model}\": empty model name"
-        )));
-    }
-    let provider = match provider {
-        "anthropic" => Provider::Anthropic,
-        "openai" => Provider::OpenAi,
-        "ollama" => Provider::Ollama,
-        other => return Err(Error::UnknownProvider(other.to_owned())),
-    };
-    Ok((provider, name.to_owned()))
-}
-
-/// What went wrong with a provider call, as Go's `ErrorCategory`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Category {
-    Auth,
-    RateLimit,
-    Timeout,
-    Overloaded,
-    BadRequest,
-    Server,
-}
-
-impl Category {
-    /// A bad request is the caller's mistake (1); the rest are the API's (3).
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Category::BadRequest => 1,
-            _ => 3,
-        }
-    }
-}
-
-impl fmt::Display for Category {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Category::Auth => "auth",
-            Category::RateLimit => "rate_limit",
-            Category::Timeout => "timeout",
-            Category::Overloaded => "overloaded",
-            Category::BadRequest => "bad_request",
-            Category::Server => "server",
-        })
-    }
-}
-
-/// The provider's error text at `pointer` (a JSON pointer) in an error
-/// body, when there is some.
-fn error_text(body: &[u8], pointer: &str) -> Option<String> {
-    let v: Value = serde_json::from_slice(body).ok()?;
-    let text = v.pointer(pointer)?.as_str()?;
-    (!text.is_empty()).then(|| text.to_owned())
-}
 
 /// The most of a provider's error text we show: servers have sent whole
 /// HTML pages and megabytes of JSON, which no terminal line should carry.
 const ERROR_TEXT_LIMIT: usize = 1000;
 
-pub(crate) fn api_error(category: Category, message: impl Into<String>) -> Error {
+fn api_error(category: Category, message: impl Into<String>) -> Error {
     let mut message = message.into();
     if let Some((cut, _)) = message.char_indices().nth(ERROR_TEXT_LIMIT) {
         let more = message[cut..].chars().count();
@@ -142,122 +41,6 @@ pub(crate) fn api_error(category: Category, message: impl Into<String>) -> Error
         message.push_str(&format!("... ({more} more characters)"));
     }
     Error::Api { category, message }
-}
-
-/// A whole conversation, provider-neutral. This is the `--request` format.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Conversation {
-    /// `provider/model-name`; `-m` overrides it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub system: String,
-    pub messages: Vec<Message>,
-    #[serde(default)]
-    pub tools: Vec<ToolDef>,
-    /// 0 is not sent.
-    #[serde(default)]
-    pub temperature: f64,
-    /// 0 is not sent (Anthropic then gets 4096, which its API requires).
-    #[serde(default)]
-    pub max_tokens: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    User,
-    Assistant,
-    Tool,
-}
-
-/// One turn. An assistant turn may carry tool calls; a tool turn carries
-/// the results of the calls before it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Message {
-    pub role: Role,
-    #[serde(default)]
-    pub content: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<ToolCall>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_results: Vec<ToolResult>,
-}
-
-impl Message {
-    pub fn user(content: impl Into<String>) -> Message {
-        Message {
-            role: Role::User,
-            content: content.into(),
-            tool_calls: Vec::new(),
-            tool_results: Vec::new(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolCall {
-    pub id: String,
-    pub name: String,
-    #[serde(default)]
-    pub arguments: Map<String, Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolResult {
-    pub call_id: String,
-    pub content: String,
-    #[serde(default)]
-    pub is_error: bool,
-}
-
-/// A tool offered to the model; `parameters` is a JSON Schema object.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolDef {
-    pub name: String,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default = "empty_schema")]
-    pub parameters: Value,
-}
-
-fn empty_schema() -> Value {
-    serde_json::json!({"type": "object", "properties": {}})
-}
-
-/// The model's answer.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Reply {
-    pub model: String,
-    pub content: String,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    pub stop_reason: String,
-    pub tool_calls: Vec<ToolCall>,
-}
-
-/// Where to send a call.
-#[derive(Clone)]
-pub struct Endpoint {
-    pub provider: Provider,
-    /// Without `/v1`; the wire module adds its path.
-    pub base_url: String,
-    pub api_key: String,
-}
-
-impl fmt::Debug for Endpoint {
-    /// Never the key, not even in a debug print.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Endpoint")
-            .field("provider", &self.provider)
-            .field("base_url", &self.base_url)
-            .finish_non_exhaustive()
-    }
 }
 
 /// When a call must be over, and the limit to name when it is not.
@@ -307,17 +90,10 @@ pub fn complete(
 ) -> Result<Reply> {
     let redactor = Redactor::new(&endpoint.api_key);
     let deadline = options.deadline.at;
-    let body = match endpoint.provider {
-        Provider::Anthropic => anthropic::body(model, conversation, options.stream),
-        Provider::OpenAi => openai::body(model, conversation, options.stream),
-        Provider::Ollama => ollama::body(model, conversation, options.stream),
-    };
+    let wire = endpoint.provider.wire();
+    let body = wire.body(model, conversation, options.stream);
     let body = serde_json::to_vec(&body).expect("JSON values serialize");
-    let (url, headers) = match endpoint.provider {
-        Provider::Anthropic => anthropic::request(&endpoint.base_url, &endpoint.api_key),
-        Provider::OpenAi => openai::request(&endpoint.base_url, &endpoint.api_key),
-        Provider::Ollama => ollama::request(&endpoint.base_url),
-    };
+    let (url, headers) = wire.request(&endpoint.base_url, &endpoint.api_key);
     let post = || http::post(&url, &headers, &body, deadline);
     let mut attempt = 0;
     loop {
@@ -351,7 +127,7 @@ pub fn complete(
                 std::thread::sleep(wait);
                 attempt += 1;
             }
-            _ => return Err(redactor.error(failure.into_error(endpoint, options.deadline.limit))),
+            _ => return Err(redactor.error(error(failure, endpoint, options.deadline.limit))),
         }
     }
 }
@@ -366,23 +142,15 @@ fn attempt_once(
     redactor: &Redactor,
     on_text: &mut dyn FnMut(&str) -> std::io::Result<()>,
 ) -> Result<Reply, Failure> {
-    let response = post()?;
+    let mut response = post()?;
+    let wire = endpoint.provider.wire();
     let mut reply = if options.stream {
         let mut out = redactor.stream(on_text);
-        let reply = match endpoint.provider {
-            Provider::Anthropic => anthropic::read_stream(response, &mut out)?,
-            Provider::OpenAi => openai::read_stream(response, &mut out)?,
-            Provider::Ollama => ollama::read_stream(response, &mut out)?,
-        };
+        let reply = wire.read_stream(&mut response, &mut out)?;
         out.finish().map_err(Failure::Output)?;
         reply
     } else {
-        let bytes = http::read_all(response)?;
-        match endpoint.provider {
-            Provider::Anthropic => anthropic::parse_reply(&bytes)?,
-            Provider::OpenAi => openai::parse_reply(&bytes)?,
-            Provider::Ollama => ollama::parse_reply(&bytes)?,
-        }
+        wire.parse_reply(&http::read_all(response)?)?
     };
     if reply.model.is_empty() {
         reply.model = model.to_owned();
@@ -390,47 +158,42 @@ fn attempt_once(
     Ok(reply)
 }
 
+/// The `<category>: <message>` error for a failed call to `endpoint`.
+fn error(failure: Failure, endpoint: &Endpoint, timeout: Duration) -> Error {
+    let wire = endpoint.provider.wire();
+    match failure {
+        Failure::Status {
+            status,
+            reason,
+            body,
+            ..
+        } => {
+            let message = wire.error_message(&body);
+            api_error(
+                wire.category(status),
+                message.unwrap_or_else(|| http::status_text(status, &reason)),
+            )
+        }
+        Failure::Timeout => api_error(
+            Category::Timeout,
+            format!("no complete reply within {}s", timeout.as_secs_f64()),
+        ),
+        Failure::Dropped { url, err } => {
+            let refused = err.kind() == std::io::ErrorKind::ConnectionRefused;
+            let message = refused
+                .then(|| wire.refused(&endpoint.base_url))
+                .flatten()
+                .unwrap_or_else(|| format!("Post \"{url}\": {}", crate::error::describe_io(&err)));
+            api_error(Category::Server, message)
+        }
+        Failure::Api(category, message) => api_error(category, message),
+        Failure::Output(e) => Error::Output(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn model_strings() {
-        assert_eq!(
-            parse_model("anthropic/claude-sonnet-4").unwrap(),
-            (Provider::Anthropic, "claude-sonnet-4".to_owned())
-        );
-        assert_eq!(
-            parse_model("ollama/library/llama3:8b").unwrap().1,
-            "library/llama3:8b",
-            "split at the first slash"
-        );
-        let msg = |m: &str| parse_model(m).unwrap_err().to_string();
-        assert_eq!(
-            msg("gpt4"),
-            "invalid model format \"gpt4\": expected provider/model-name"
-        );
-        assert_eq!(msg("/x"), "invalid model format \"/x\": empty provider");
-        assert_eq!(
-            msg("openai/"),
-            "invalid model format \"openai/\": empty model name"
-        );
-        assert_eq!(
-            msg("gemini/pro"),
-            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama"
-        );
-        assert_eq!(parse_model("gemini/pro").unwrap_err().exit_code(), 1);
-    }
-
-    #[test]
-    fn endpoint_debug_hides_the_key() {
-        let e = Endpoint {
-            provider: Provider::OpenAi,
-            base_url: "http://x".into(),
-            api_key: "sk-secret".into(),
-        };
-        assert!(!format!("{e:?}").contains("sk-secret"));
-    }
 
     #[test]
     fn request_format_rejects_unknown_fields() {
@@ -440,6 +203,9 @@ mod tests {
             r#"{"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"t"}]}"#,
         )
         .unwrap();
-        assert_eq!(ok.tools[0].parameters, empty_schema());
+        assert_eq!(
+            ok.tools[0].parameters,
+            serde_json::json!({"type": "object", "properties": {}})
+        );
     }
 }

@@ -2,33 +2,125 @@
 
 use serde_json::{Map, Value, json};
 
+use super::conversation::{Conversation, Reply, ToolCall};
 use super::http::Failure;
 use super::stream::{Lines, TextSink, cut_short, json as parse_chunk};
-use super::{Category, Conversation, Reply, ToolCall};
+use super::wire::{Wire, error_text};
+use crate::error::Category;
 
-pub fn request(base: &str) -> (String, Vec<(&'static str, String)>) {
-    (format!("{base}/api/chat"), Vec::new())
-}
+/// Ollama's chat API.
+pub struct Ollama;
 
-pub fn body(model: &str, c: &Conversation, stream: bool) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model));
-    body.insert("messages".into(), messages(c));
-    body.insert("stream".into(), json!(stream));
-    let mut options = Map::new();
-    if c.temperature != 0.0 {
-        options.insert("temperature".into(), json!(c.temperature));
+impl Wire for Ollama {
+    fn name(&self) -> &'static str {
+        "ollama"
     }
-    if c.max_tokens != 0 {
-        options.insert("num_predict".into(), json!(c.max_tokens));
+
+    fn default_base_url(&self) -> &'static str {
+        "http://localhost:11434"
     }
-    if !options.is_empty() {
-        body.insert("options".into(), Value::Object(options));
+
+    fn key_env(&self) -> &'static str {
+        "OLLAMA_API_KEY"
     }
-    if !c.tools.is_empty() {
-        body.insert("tools".into(), super::openai::tools(c));
+
+    fn needs_key(&self) -> bool {
+        false
     }
-    Value::Object(body)
+
+    fn refused(&self, base_url: &str) -> Option<String> {
+        Some(format!(
+            "connection refused: is Ollama running? (expected at {base_url})"
+        ))
+    }
+
+    fn request(&self, base: &str, _key: &str) -> (String, Vec<(&'static str, String)>) {
+        (format!("{base}/api/chat"), Vec::new())
+    }
+
+    fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model));
+        body.insert("messages".into(), messages(c));
+        body.insert("stream".into(), json!(stream));
+        let mut options = Map::new();
+        if c.temperature != 0.0 {
+            options.insert("temperature".into(), json!(c.temperature));
+        }
+        if c.max_tokens != 0 {
+            options.insert("num_predict".into(), json!(c.max_tokens));
+        }
+        if !options.is_empty() {
+            body.insert("options".into(), Value::Object(options));
+        }
+        if !c.tools.is_empty() {
+            body.insert("tools".into(), super::openai::tools(c));
+        }
+        Value::Object(body)
+    }
+
+    fn category(&self, status: u16) -> Category {
+        match status {
+            400 | 404 => Category::BadRequest,
+            _ => Category::Server,
+        }
+    }
+
+    /// `{"error": "..."}`.
+    fn error_message(&self, body: &[u8]) -> Option<String> {
+        error_text(body, "/error")
+    }
+
+    fn parse_reply(&self, bytes: &[u8]) -> Result<Reply, Failure> {
+        let v: Value = serde_json::from_slice(bytes).map_err(|e| {
+            Failure::Api(Category::Server, format!("failed to parse response: {e}"))
+        })?;
+        let reply = Reply {
+            content: v["message"]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            tool_calls: tool_calls(&v["message"], 0),
+            ..Reply::default()
+        };
+        finish(reply, &v)
+    }
+
+    /// A stream is one JSON object per line; the last has `"done": true` and
+    /// the counts.
+    fn read_stream(
+        &self,
+        body: &mut dyn std::io::Read,
+        out: &mut TextSink,
+    ) -> Result<Reply, Failure> {
+        let mut lines = Lines::new(body);
+        let mut reply = Reply::default();
+        while let Some(line) = lines.next()? {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let chunk = parse_chunk(&line)?;
+            if let Some(error) = chunk["error"].as_str() {
+                return Err(Failure::Api(Category::Server, error.to_owned()));
+            }
+            if let Some(text) = chunk["message"]["content"]
+                .as_str()
+                .filter(|t| !t.is_empty())
+            {
+                reply.content.push_str(text);
+                out.push(text)?;
+            }
+            let calls = tool_calls(&chunk["message"], reply.tool_calls.len());
+            reply.tool_calls.extend(calls);
+            if let Some(model) = chunk["model"].as_str() {
+                reply.model = model.to_owned();
+            }
+            if chunk["done"].as_bool().unwrap_or(false) {
+                return finish(reply, &chunk);
+            }
+        }
+        Err(cut_short())
+    }
 }
 
 fn messages(c: &Conversation) -> Value {
@@ -38,18 +130,6 @@ fn messages(c: &Conversation) -> Value {
         // Ollama has no call ids: results follow in the order of the calls.
         |result| json!({"role": "tool", "content": result.content}),
     )
-}
-
-pub fn category(status: u16) -> Category {
-    match status {
-        400 | 404 => Category::BadRequest,
-        _ => Category::Server,
-    }
-}
-
-/// `{"error": "..."}`.
-pub fn error_message(body: &[u8]) -> Option<String> {
-    super::error_text(body, "/error")
 }
 
 /// The client numbers Ollama's id-less tool calls `ollama_0`, `ollama_1`, ...
@@ -85,50 +165,4 @@ fn finish(mut reply: Reply, last: &Value) -> Result<Reply, Failure> {
         ));
     }
     Ok(reply)
-}
-
-pub fn parse_reply(bytes: &[u8]) -> Result<Reply, Failure> {
-    let v: Value = serde_json::from_slice(bytes)
-        .map_err(|e| Failure::Api(Category::Server, format!("failed to parse response: {e}")))?;
-    let reply = Reply {
-        content: v["message"]["content"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-        tool_calls: tool_calls(&v["message"], 0),
-        ..Reply::default()
-    };
-    finish(reply, &v)
-}
-
-/// A stream is one JSON object per line; the last has `"done": true` and
-/// the counts.
-pub fn read_stream(body: impl std::io::Read, out: &mut TextSink) -> Result<Reply, Failure> {
-    let mut lines = Lines::new(body);
-    let mut reply = Reply::default();
-    while let Some(line) = lines.next()? {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let chunk = parse_chunk(&line)?;
-        if let Some(error) = chunk["error"].as_str() {
-            return Err(Failure::Api(Category::Server, error.to_owned()));
-        }
-        if let Some(text) = chunk["message"]["content"]
-            .as_str()
-            .filter(|t| !t.is_empty())
-        {
-            reply.content.push_str(text);
-            out.push(text)?;
-        }
-        let calls = tool_calls(&chunk["message"], reply.tool_calls.len());
-        reply.tool_calls.extend(calls);
-        if let Some(model) = chunk["model"].as_str() {
-            reply.model = model.to_owned();
-        }
-        if chunk["done"].as_bool().unwrap_or(false) {
-            return finish(reply, &chunk);
-        }
-    }
-    Err(cut_short())
 }

@@ -3,36 +3,188 @@
 
 use serde_json::{Map, Value, json};
 
+use super::conversation::{Conversation, Reply, Role, ToolCall, ToolResult};
 use super::http::Failure;
 use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
-use super::{Category, Conversation, Reply, Role, ToolCall, ToolResult};
+use super::wire::{Wire, error_text};
+use crate::error::Category;
 
-pub fn request(base: &str, key: &str) -> (String, Vec<(&'static str, String)>) {
-    (
-        format!("{base}/v1/chat/completions"),
-        vec![("authorization", format!("Bearer {key}"))],
-    )
-}
+/// OpenAI's Chat Completions API and the servers that copy it.
+pub struct OpenAi;
 
-pub fn body(model: &str, c: &Conversation, stream: bool) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model));
-    body.insert("messages".into(), messages(c));
-    if c.temperature != 0.0 {
-        body.insert("temperature".into(), json!(c.temperature));
+impl Wire for OpenAi {
+    fn name(&self) -> &'static str {
+        "openai"
     }
-    if c.max_tokens != 0 {
-        body.insert("max_tokens".into(), json!(c.max_tokens));
+
+    fn default_base_url(&self) -> &'static str {
+        "https://api.openai.com"
     }
-    if !c.tools.is_empty() {
-        body.insert("tools".into(), tools(c));
+
+    fn key_env(&self) -> &'static str {
+        "OPENAI_API_KEY"
     }
-    if stream {
-        body.insert("stream".into(), json!(true));
-        // Token counts come in a last chunk only when asked for.
-        body.insert("stream_options".into(), json!({"include_usage": true}));
+
+    fn request(&self, base: &str, key: &str) -> (String, Vec<(&'static str, String)>) {
+        (
+            format!("{base}/v1/chat/completions"),
+            vec![("authorization", format!("Bearer {key}"))],
+        )
     }
-    Value::Object(body)
+
+    fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model));
+        body.insert("messages".into(), messages(c));
+        if c.temperature != 0.0 {
+            body.insert("temperature".into(), json!(c.temperature));
+        }
+        if c.max_tokens != 0 {
+            body.insert("max_tokens".into(), json!(c.max_tokens));
+        }
+        if !c.tools.is_empty() {
+            body.insert("tools".into(), tools(c));
+        }
+        if stream {
+            body.insert("stream".into(), json!(true));
+            // Token counts come in a last chunk only when asked for.
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        Value::Object(body)
+    }
+
+    fn category(&self, status: u16) -> Category {
+        match status {
+            401 | 403 => Category::Auth,
+            400 | 404 => Category::BadRequest,
+            429 => Category::RateLimit,
+            _ => Category::Server,
+        }
+    }
+
+    /// `{"error": {"message": ...}}`.
+    fn error_message(&self, body: &[u8]) -> Option<String> {
+        error_text(body, "/error/message")
+    }
+
+    fn parse_reply(&self, bytes: &[u8]) -> Result<Reply, Failure> {
+        let v: Value = serde_json::from_slice(bytes).map_err(|e| {
+            Failure::Api(Category::Server, format!("failed to parse response: {e}"))
+        })?;
+        let Some(choice) = v["choices"].as_array().and_then(|c| c.first()) else {
+            return Err(no_choices());
+        };
+        let message = &choice["message"];
+        let tool_calls: Vec<ToolCall> = message["tool_calls"]
+            .as_array()
+            .map(|calls| {
+                calls
+                    .iter()
+                    .map(|c| ToolCall {
+                        id: c["id"].as_str().unwrap_or_default().to_owned(),
+                        name: c["function"]["name"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_owned(),
+                        arguments: arguments(c["function"]["arguments"].as_str().unwrap_or("{}")),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        // `null` (or a number) with no tool calls is no answer at all, as an
+        // empty content list is for Anthropic.
+        let content = match message["content"].as_str() {
+            Some(text) => text.to_owned(),
+            None if !tool_calls.is_empty() => String::new(),
+            None => {
+                return Err(Failure::Api(
+                    Category::Server,
+                    "response contains no content".into(),
+                ));
+            }
+        };
+        Ok(Reply {
+            model: v["model"].as_str().unwrap_or_default().to_owned(),
+            content,
+            input_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
+            output_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+            stop_reason: choice["finish_reason"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            tool_calls,
+        })
+    }
+
+    fn read_stream(
+        &self,
+        body: &mut dyn std::io::Read,
+        out: &mut TextSink,
+    ) -> Result<Reply, Failure> {
+        let mut sse = Sse::new(body);
+        let mut reply = Reply::default();
+        let mut calls = PendingCalls::default();
+        let mut choices = false;
+        // `[DONE]` ends the stream; servers that never send it still send a
+        // finish reason with the last choice.
+        let mut finished = false;
+        while let Some(event) = sse.next()? {
+            if event.data == "[DONE]" {
+                finished = true;
+                break;
+            }
+            let chunk = parse_chunk(&event.data)?;
+            if let Some(error) = chunk.get("error") {
+                return Err(Failure::Api(
+                    Category::Server,
+                    error["message"]
+                        .as_str()
+                        .unwrap_or("stream error")
+                        .to_owned(),
+                ));
+            }
+            if let Some(model) = chunk["model"].as_str().filter(|m| !m.is_empty()) {
+                reply.model = model.to_owned();
+            }
+            if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+                reply.input_tokens = usage["prompt_tokens"]
+                    .as_u64()
+                    .unwrap_or(reply.input_tokens);
+                reply.output_tokens = usage["completion_tokens"]
+                    .as_u64()
+                    .unwrap_or(reply.output_tokens);
+            }
+            let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) else {
+                continue;
+            };
+            choices = true;
+            let delta = &choice["delta"];
+            if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                reply.content.push_str(text);
+                out.push(text)?;
+            }
+            for call in delta["tool_calls"].as_array().into_iter().flatten() {
+                calls.add(
+                    call["index"].as_u64().unwrap_or(0),
+                    call["id"].as_str(),
+                    call["function"]["name"].as_str(),
+                    call["function"]["arguments"].as_str().unwrap_or_default(),
+                );
+            }
+            if let Some(reason) = choice["finish_reason"].as_str() {
+                reply.stop_reason = reason.to_owned();
+                finished = true;
+            }
+        }
+        if !finished {
+            return Err(cut_short());
+        }
+        if !choices {
+            return Err(no_choices());
+        }
+        reply.tool_calls = calls.finish();
+        Ok(reply)
+    }
 }
 
 /// `{"type": "function", "function": {name, description, parameters}}`,
@@ -93,20 +245,6 @@ pub fn chat_messages(
     json!(out)
 }
 
-pub fn category(status: u16) -> Category {
-    match status {
-        401 | 403 => Category::Auth,
-        400 | 404 => Category::BadRequest,
-        429 => Category::RateLimit,
-        _ => Category::Server,
-    }
-}
-
-/// `{"error": {"message": ...}}`.
-pub fn error_message(body: &[u8]) -> Option<String> {
-    super::error_text(body, "/error/message")
-}
-
 fn no_choices() -> Failure {
     Failure::Api(Category::Server, "response contains no choices".into())
 }
@@ -115,118 +253,4 @@ fn no_choices() -> Failure {
 /// an object become `{}`, as in Go.
 fn arguments(json: &str) -> Map<String, Value> {
     serde_json::from_str(json).unwrap_or_default()
-}
-
-pub fn parse_reply(bytes: &[u8]) -> Result<Reply, Failure> {
-    let v: Value = serde_json::from_slice(bytes)
-        .map_err(|e| Failure::Api(Category::Server, format!("failed to parse response: {e}")))?;
-    let Some(choice) = v["choices"].as_array().and_then(|c| c.first()) else {
-        return Err(no_choices());
-    };
-    let message = &choice["message"];
-    let tool_calls: Vec<ToolCall> = message["tool_calls"]
-        .as_array()
-        .map(|calls| {
-            calls
-                .iter()
-                .map(|c| ToolCall {
-                    id: c["id"].as_str().unwrap_or_default().to_owned(),
-                    name: c["function"]["name"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned(),
-                    arguments: arguments(c["function"]["arguments"].as_str().unwrap_or("{}")),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    // `null` (or a number) with no tool calls is no answer at all, as an
-    // empty content list is for Anthropic.
-    let content = match message["content"].as_str() {
-        Some(text) => text.to_owned(),
-        None if !tool_calls.is_empty() => String::new(),
-        None => {
-            return Err(Failure::Api(
-                Category::Server,
-                "response contains no content".into(),
-            ));
-        }
-    };
-    Ok(Reply {
-        model: v["model"].as_str().unwrap_or_default().to_owned(),
-        content,
-        input_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
-        output_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
-        stop_reason: choice["finish_reason"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-        tool_calls,
-    })
-}
-
-pub fn read_stream(body: impl std::io::Read, out: &mut TextSink) -> Result<Reply, Failure> {
-    let mut sse = Sse::new(body);
-    let mut reply = Reply::default();
-    let mut calls = PendingCalls::default();
-    let mut choices = false;
-    // `[DONE]` ends the stream; servers that never send it still send a
-    // finish reason with the last choice.
-    let mut finished = false;
-    while let Some(event) = sse.next()? {
-        if event.data == "[DONE]" {
-            finished = true;
-            break;
-        }
-        let chunk = parse_chunk(&event.data)?;
-        if let Some(error) = chunk.get("error") {
-            return Err(Failure::Api(
-                Category::Server,
-                error["message"]
-                    .as_str()
-                    .unwrap_or("stream error")
-                    .to_owned(),
-            ));
-        }
-        if let Some(model) = chunk["model"].as_str().filter(|m| !m.is_empty()) {
-            reply.model = model.to_owned();
-        }
-        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            reply.input_tokens = usage["prompt_tokens"]
-                .as_u64()
-                .unwrap_or(reply.input_tokens);
-            reply.output_tokens = usage["completion_tokens"]
-                .as_u64()
-                .unwrap_or(reply.output_tokens);
-        }
-        let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) else {
-            continue;
-        };
-        choices = true;
-        let delta = &choice["delta"];
-        if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
-            reply.content.push_str(text);
-            out.push(text)?;
-        }
-        for call in delta["tool_calls"].as_array().into_iter().flatten() {
-            calls.add(
-                call["index"].as_u64().unwrap_or(0),
-                call["id"].as_str(),
-                call["function"]["name"].as_str(),
-                call["function"]["arguments"].as_str().unwrap_or_default(),
-            );
-        }
-        if let Some(reason) = choice["finish_reason"].as_str() {
-            reply.stop_reason = reason.to_owned();
-            finished = true;
-        }
-    }
-    if !finished {
-        return Err(cut_short());
-    }
-    if !choices {
-        return Err(no_choices());
-    }
-    reply.tool_calls = calls.finish();
-    Ok(reply)
 }

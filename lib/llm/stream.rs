@@ -5,9 +5,9 @@ use std::io::{self, BufRead, BufReader};
 
 use serde_json::Value;
 
+use super::conversation::{Reply, ToolCall};
 use super::http::{Failure, io_failure};
-use super::{Reply, ToolCall};
-use crate::error::Error;
+use crate::error::{Category, Error};
 
 /// One server-sent event.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -95,7 +95,7 @@ impl<R: io::Read> Lines<R> {
 /// so the text so far is not the whole answer and must not pass for one.
 pub fn cut_short() -> Failure {
     Failure::Api(
-        super::Category::Server,
+        Category::Server,
         "the reply ended before it was complete".into(),
     )
 }
@@ -104,7 +104,7 @@ pub fn cut_short() -> Failure {
 pub fn json(data: &str) -> Result<Value, Failure> {
     serde_json::from_str(data).map_err(|e| {
         Failure::Api(
-            super::Category::Server,
+            Category::Server,
             format!("failed to parse streaming chunk: {e}"),
         )
     })

@@ -1,0 +1,153 @@
+//! The providers axe speaks to: the one list, which model strings, error
+//! messages and shell completions all read.
+
+use std::fmt;
+
+use super::anthropic::Anthropic;
+use super::ollama::Ollama;
+use super::openai::OpenAi;
+use super::wire::Wire;
+use crate::error::{Error, Result};
+
+/// Every provider, in the order messages and completions list them.
+const ALL: &[Provider] = &[Provider::ANTHROPIC, Provider::OPENAI, Provider::OLLAMA];
+
+/// A provider: a handle on its [`Wire`] implementation.
+#[derive(Clone, Copy)]
+pub struct Provider(&'static dyn Wire);
+
+impl Provider {
+    pub const ANTHROPIC: Provider = Provider(&Anthropic);
+    pub const OPENAI: Provider = Provider(&OpenAi);
+    pub const OLLAMA: Provider = Provider(&Ollama);
+
+    pub fn name(self) -> &'static str {
+        self.0.name()
+    }
+
+    pub fn default_base_url(self) -> &'static str {
+        self.0.default_base_url()
+    }
+
+    pub fn needs_key(self) -> bool {
+        self.0.needs_key()
+    }
+
+    /// Where the key is looked for first.
+    pub fn key_env(self) -> &'static str {
+        self.0.key_env()
+    }
+
+    pub(super) fn wire(self) -> &'static dyn Wire {
+        self.0
+    }
+}
+
+impl PartialEq for Provider {
+    fn eq(&self, other: &Provider) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Provider {}
+
+impl fmt::Debug for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The names of every provider: `anthropic`, `openai`, `ollama`.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    ALL.iter().map(|p| p.name())
+}
+
+/// Splits `provider/model-name` at the first `/` (Go's `parseModel`).
+pub fn parse_model(model: &str) -> Result<(Provider, String)> {
+    let Some((provider, name)) = model.split_once('/') else {
+        return Err(Error::BadModel(format!(
+            "invalid model format \"{model}\": expected provider/model-name"
+        )));
+    };
+    if provider.is_empty() {
+        return Err(Error::BadModel(format!(
+            "invalid model format \"{model}\": empty provider"
+        )));
+    }
+    if name.is_empty() {
+        return Err(Error::BadModel(format!(
+            "invalid model format \"{model}\": empty model name"
+        )));
+    }
+    let provider = ALL
+        .iter()
+        .find(|p| p.name() == provider)
+        .copied()
+        .ok_or_else(|| Error::UnknownProvider {
+            name: provider.to_owned(),
+            supported: names().collect::<Vec<_>>().join(", "),
+        })?;
+    Ok((provider, name.to_owned()))
+}
+
+/// Where to send a call.
+#[derive(Clone)]
+pub struct Endpoint {
+    pub provider: Provider,
+    /// Without `/v1`; the wire module adds its path.
+    pub base_url: String,
+    pub api_key: String,
+}
+
+impl fmt::Debug for Endpoint {
+    /// Never the key, not even in a debug print.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_strings() {
+        assert_eq!(
+            parse_model("anthropic/claude-sonnet-4").unwrap(),
+            (Provider::ANTHROPIC, "claude-sonnet-4".to_owned())
+        );
+        assert_eq!(
+            parse_model("ollama/library/llama3:8b").unwrap().1,
+            "library/llama3:8b",
+            "split at the first slash"
+        );
+        let msg = |m: &str| parse_model(m).unwrap_err().to_string();
+        assert_eq!(
+            msg("gpt4"),
+            "invalid model format \"gpt4\": expected provider/model-name"
+        );
+        assert_eq!(msg("/x"), "invalid model format \"/x\": empty provider");
+        assert_eq!(
+            msg("openai/"),
+            "invalid model format \"openai/\": empty model name"
+        );
+        assert_eq!(
+            msg("gemini/pro"),
+            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama"
+        );
+        assert_eq!(parse_model("gemini/pro").unwrap_err().exit_code(), 1);
+    }
+
+    #[test]
+    fn endpoint_debug_hides_the_key() {
+        let e = Endpoint {
+            provider: Provider::OPENAI,
+            base_url: "http://x".into(),
+            api_key: "sk-secret".into(),
+        };
+        assert!(!format!("{e:?}").contains("sk-secret"));
+    }
+}

@@ -1,0 +1,65 @@
+//! What a provider is: one value implementing [`Wire`], which knows its
+//! provider's request and reply formats, its stream format, its error
+//! bodies and how its HTTP statuses map to error categories. The transport
+//! (`http.rs`) and the call loop (`complete`) know nothing of any provider.
+
+use std::io::Read;
+
+use serde_json::Value;
+
+use super::conversation::{Conversation, Reply};
+use super::http::Failure;
+use super::stream::TextSink;
+use crate::error::Category;
+
+/// One provider's wire format. Adding a provider is a module implementing
+/// this and one line in [`super::providers::ALL`].
+pub trait Wire: Sync {
+    /// The name in model strings: `anthropic` in `anthropic/claude-...`.
+    fn name(&self) -> &'static str;
+
+    /// Where calls go when neither `AXE_<NAME>_BASE_URL` nor `base_url` is
+    /// set.
+    fn default_base_url(&self) -> &'static str;
+
+    /// The environment variable that holds the key.
+    fn key_env(&self) -> &'static str;
+
+    /// Whether a call without a key is refused before it is made.
+    fn needs_key(&self) -> bool {
+        true
+    }
+
+    /// The URL to POST to under `base` and the headers that carry `key`.
+    fn request(&self, base: &str, key: &str) -> (String, Vec<(&'static str, String)>);
+
+    /// The JSON body for `model`.
+    fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value;
+
+    /// A whole (not streamed) reply.
+    fn parse_reply(&self, bytes: &[u8]) -> Result<Reply, Failure>;
+
+    /// A streamed reply, its text handed to `out` as it arrives; an error
+    /// when the stream ends before the provider's end marker.
+    fn read_stream(&self, body: &mut dyn Read, out: &mut TextSink) -> Result<Reply, Failure>;
+
+    /// The category of an answer with HTTP status `status` (outside 2xx).
+    fn category(&self, status: u16) -> Category;
+
+    /// The provider's own text in an error body, when it has some.
+    fn error_message(&self, body: &[u8]) -> Option<String>;
+
+    /// What to say instead of `connection refused`, when there is a more
+    /// helpful thing to say (a local server that is not running).
+    fn refused(&self, _base_url: &str) -> Option<String> {
+        None
+    }
+}
+
+/// The provider's error text at `pointer` (a JSON pointer) in an error
+/// body, when there is some.
+pub fn error_text(body: &[u8], pointer: &str) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let text = v.pointer(pointer)?.as_str()?;
+    (!text.is_empty()).then(|| text.to_owned())
+}
