@@ -17,7 +17,7 @@ fn root() -> &'static Path {
 fn generated_files_are_current() {
     let update = std::env::var_os("AXE_UPDATE_GENERATED").is_some();
     let mut stale = Vec::new();
-    let files = axe::generate::files();
+    let files = axe::commands::axe::PROGRAM.files();
     for (path, text) in &files {
         let full = root().join(path);
         if std::fs::read_to_string(&full).ok().as_ref() == Some(text) {

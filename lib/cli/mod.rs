@@ -5,6 +5,7 @@
 //! `{"error": ..., "exit_code": ...}` there, and the process exits with the
 //! error's code. A closed stdout (`| head`) ends the command quietly with 0.
 
+pub mod generate;
 mod help;
 mod parse;
 mod spec;

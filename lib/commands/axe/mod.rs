@@ -7,9 +7,12 @@ use std::process::ExitCode;
 
 use serde::Serialize;
 
+mod dispatch;
+
+use crate::cli::generate::Program;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
-use crate::dispatch::{self, Found};
 use crate::error::Result;
+use dispatch::Found;
 
 pub const COMMAND: Command = Command {
     name: "axe",
@@ -48,6 +51,12 @@ changing axe. `axe help NAME` is `axe-NAME --help`.",
     run: Run::Action(run),
 };
 
+/// What the completion and man page generators read.
+pub const PROGRAM: Program = Program {
+    front: &COMMAND,
+    commands: super::ALL,
+};
+
 /// The life of `axe`: a subcommand runs in its place; anything else (help,
 /// version, options) is read like any command's line.
 pub fn main() -> ExitCode {
@@ -73,12 +82,12 @@ struct Listed<'a> {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if let Some(shell) = m.string("completions")? {
-        let script = crate::generate::completions(shell)?;
+        let script = PROGRAM.completions(shell)?;
         out.write_all(script.as_bytes())?;
         return Ok(());
     }
     if let Some(dir) = m.value("man-pages") {
-        for path in crate::generate::write_man_pages(std::path::Path::new(dir))? {
+        for path in PROGRAM.write_man_pages(std::path::Path::new(dir))? {
             writeln!(out, "{}", path.display())?;
         }
         return Ok(());

@@ -4,8 +4,9 @@
 
 use std::fmt::Write;
 
-use super::{MODEL_PREFIXES, Top, header, ident, kind_name, tops};
-use crate::cli::Command;
+use super::program::{Program, Top};
+use super::script::{header, ident, kind_name, model_prefixes};
+use crate::cli::spec::Command;
 
 /// The engine; `%MODELS%` is replaced with the model prefixes. Candidates
 /// are split on newlines only, so file names with spaces stay whole.
@@ -102,15 +103,15 @@ _axe() {
 }
 "#;
 
-pub fn script() -> String {
+pub fn script(p: &Program) -> String {
     let mut out = header("#", "bash");
-    out.push_str(&ENGINE.replace("%MODELS%", &MODEL_PREFIXES.join("\\n")));
+    out.push_str(&ENGINE.replace("%MODELS%", &model_prefixes().join("\\n")));
     out.push('\n');
-    dispatcher_specs(&mut out);
-    for cmd in super::executables().skip(1).flat_map(|c| c.tree()) {
+    dispatcher_specs(p, &mut out);
+    for cmd in p.executables().skip(1).flat_map(|c| c.tree()) {
         spec(&mut out, cmd);
     }
-    let names: Vec<&str> = super::executables().map(|c| c.name).collect();
+    let names: Vec<&str> = p.executables().map(|c| c.name).collect();
     let _ = writeln!(out, "complete -F _axe {}", names.join(" "));
     out
 }
@@ -201,10 +202,10 @@ fn spec(out: &mut String, cmd: &Command) {
 
 /// `axe`'s spec: its first words lead to the executables' specs, `mem` to
 /// a level of its own; `help` completes command names.
-fn dispatcher_specs(out: &mut String) {
+fn dispatcher_specs(p: &Program, out: &mut String) {
     let mut top: Vec<String> = Vec::new();
     let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
-    for t in tops() {
+    for t in p.tops() {
         match t {
             Top::One(word, cmd) => top.push(format!("{word}={}", ident(cmd))),
             Top::Group(word, subs) => {
@@ -222,9 +223,7 @@ fn dispatcher_specs(out: &mut String) {
     let names: Vec<&str> = top.iter().filter_map(|t| t.split('=').next()).collect();
     let mut help = Spec::empty("axe_help");
     help.args = format!("words:{}...", names.join(","));
-    Spec::flags_of("axe".into(), &crate::commands::axe::COMMAND)
-        .subs(&top)
-        .write(out);
+    Spec::flags_of("axe".into(), p.front).subs(&top).write(out);
     for (group, subs) in &groups {
         let mut spec = Spec::empty(&format!("axe_{group}")).subs(subs);
         spec.flags = "-h --help".into();

@@ -4,8 +4,9 @@
 
 use std::fmt::Write;
 
-use super::{MODEL_PREFIXES, header, routes};
-use crate::cli::{Command, Complete, Flag};
+use super::program::Program;
+use super::script::{header, model_prefixes};
+use crate::cli::spec::{Command, Complete, Flag};
 
 const HELPERS: &str = r#"
 # The agent names: the stems of <config>/agents/*.toml.
@@ -24,12 +25,15 @@ def "nu-complete axe shells" [] {
 }
 "#;
 
-pub fn script() -> String {
+pub fn script(p: &Program) -> String {
     let mut out = header("#", "nushell");
-    let models: Vec<String> = MODEL_PREFIXES.iter().map(|m| format!("\"{m}\"")).collect();
+    let models: Vec<String> = model_prefixes()
+        .iter()
+        .map(|m| format!("\"{m}\""))
+        .collect();
     out.push_str(&HELPERS.replace("%MODELS%", &models.join(" ")));
-    let axe = &crate::commands::axe::COMMAND;
-    let words: Vec<String> = routes().iter().map(|(w, _)| w.join(" ")).collect();
+    let axe = p.front;
+    let words: Vec<String> = p.routes().iter().map(|(w, _)| w.join(" ")).collect();
     let _ = writeln!(
         out,
         "\ndef \"nu-complete axe commands\" [] {{\n    [{}]\n}}",
@@ -40,10 +44,10 @@ pub fn script() -> String {
             .join(" ")
     );
     extern_(&mut out, "axe", axe);
-    for cmd in super::executables().skip(1).flat_map(|c| c.tree()) {
+    for cmd in p.executables().skip(1).flat_map(|c| c.tree()) {
         extern_(&mut out, cmd.name, cmd);
     }
-    for (words, cmd) in routes() {
+    for (words, cmd) in p.routes() {
         let name = format!("axe {}", words.join(" "));
         for c in cmd.tree() {
             let sub = c.name.strip_prefix(cmd.name).unwrap_or("");

@@ -1,12 +1,13 @@
 //! One roff man page per executable (`man -l man/axe-run.1`), clean under
 //! `groff -ww` and `mandoc -T lint`.
 
-use crate::cli::{Command, Flag};
+use super::program::Program;
+use crate::cli::spec::{Command, Flag};
 
 /// The date on every page: the release this version of the tables is.
 const DATE: &str = "2026-11-21";
 
-pub fn page(command: &'static Command) -> String {
+pub fn page(p: &Program, command: &'static Command) -> String {
     let mut out = format!(
         ".TH {} 1 {DATE} \"axe {}\" \"User Commands\"\n",
         command.name.to_uppercase(),
@@ -50,7 +51,8 @@ pub fn page(command: &'static Command) -> String {
         details(&mut out, sub);
     }
     out.push_str(EXIT_STATUS);
-    let others: Vec<String> = super::executables()
+    let others: Vec<String> = p
+        .executables()
         .filter(|c| c.name != command.name)
         .map(|c| format!(".BR {} (1)", c.name))
         .collect();

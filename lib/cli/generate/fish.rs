@@ -4,8 +4,9 @@
 
 use std::fmt::Write;
 
-use super::{MODEL_PREFIXES, Top, header, tops};
-use crate::cli::{Command, Complete, Flag};
+use super::program::{Program, Top};
+use super::script::{header, model_prefixes};
+use crate::cli::spec::{Command, Complete, Flag};
 
 const HELPERS: &str = r#"
 # The agent names: the stems of <config>/agents/*.toml.
@@ -60,12 +61,12 @@ function __axe_delegate
 end
 "#;
 
-pub fn script() -> String {
+pub fn script(p: &Program) -> String {
     let mut out = header("#", "fish");
-    let known: Vec<&str> = super::executables().skip(1).map(|c| c.name).collect();
+    let known: Vec<&str> = p.executables().skip(1).map(|c| c.name).collect();
     out.push_str(&HELPERS.replace("%ROUTES%", &known.join(" ")));
-    dispatcher(&mut out);
-    for cmd in super::executables().skip(1) {
+    dispatcher(p, &mut out);
+    for cmd in p.executables().skip(1) {
         let _ = writeln!(out, "\n# {}\ncomplete -c {} -f", cmd.name, cmd.name);
         let subs = cmd.subcommands();
         let own = valued(cmd);
@@ -135,7 +136,7 @@ fn flag(f: &Flag) -> String {
 fn values(kind: Complete) -> String {
     match kind {
         Complete::Agent => " -a '(__axe_agents)'".into(),
-        Complete::Model => format!(" -a '{}'", MODEL_PREFIXES.join(" ")),
+        Complete::Model => format!(" -a '{}'", model_prefixes().join(" ")),
         _ => String::new(),
     }
 }
@@ -173,11 +174,11 @@ fn positionals(
 
 /// `axe`: its first words, `mem`'s second words, then the executable's
 /// own completions.
-fn dispatcher(out: &mut String) {
-    let axe = &crate::commands::axe::COMMAND;
+fn dispatcher(p: &Program, out: &mut String) {
+    let axe = p.front;
     out.push_str("\n# axe\ncomplete -c axe -f\n");
     flags(out, "axe", axe, "__axe_at 0 -");
-    let tops = tops();
+    let tops = p.tops();
     for t in &tops {
         let about = match t {
             Top::One(_, cmd) => cmd.about.to_owned(),

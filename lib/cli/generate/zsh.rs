@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
-use super::{MODEL_PREFIXES, Top, header, ident, tops};
-use crate::cli::{Command, Complete, Flag};
+use super::program::{Program, Top};
+use super::script::{header, ident, model_prefixes};
+use crate::cli::spec::{Command, Complete, Flag};
 
 const HELPERS: &str = r#"
 _axe_agent_names() {
@@ -21,17 +22,17 @@ _axe_models() {
 }
 "#;
 
-pub fn script() -> String {
-    let names: Vec<&str> = super::executables().map(|c| c.name).collect();
+pub fn script(p: &Program) -> String {
+    let names: Vec<&str> = p.executables().map(|c| c.name).collect();
     let mut out = format!("#compdef {}\n", names.join(" "));
     out.push_str(&header("#", "zsh"));
-    out.push_str(&HELPERS.replace("%MODELS%", &MODEL_PREFIXES.join(" ")));
-    dispatcher(&mut out);
-    for cmd in super::executables().skip(1).flat_map(|c| c.tree()) {
+    out.push_str(&HELPERS.replace("%MODELS%", &model_prefixes().join(" ")));
+    dispatcher(p, &mut out);
+    for cmd in p.executables().skip(1).flat_map(|c| c.tree()) {
         function(&mut out, cmd);
     }
     out.push_str("\n_axe_main() {\n    case $service in\n");
-    for cmd in super::executables() {
+    for cmd in p.executables() {
         let _ = writeln!(
             out,
             "        {}) _axe_cmd_{} \"$@\" ;;",
@@ -166,12 +167,12 @@ fn group(
 
 /// `axe`: its words lead to the executables' functions; `mem` is a level
 /// of its own; `help` completes command names.
-fn dispatcher(out: &mut String) {
-    let axe = &crate::commands::axe::COMMAND;
+fn dispatcher(p: &Program, out: &mut String) {
+    let axe = p.front;
     let mut described = Vec::new();
     let mut cases = Vec::new();
     let mut groups: Vec<(&str, Pairs, Pairs)> = Vec::new();
-    for t in tops() {
+    for t in p.tops() {
         let word = t.word().to_owned();
         match t {
             Top::One(_, cmd) => {
