@@ -29,7 +29,7 @@ pub fn main(command: &'static Command) -> ExitCode {
 pub fn main_with(command: &'static Command, words: Vec<OsString>) -> ExitCode {
     crate::signals::survive_file_size_limit();
     // Known before parsing, so even a usage error can be reported as JSON.
-    let json = words.iter().any(|w| w == "--json");
+    let json = parse::asks_json(command, &words);
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
     let result = run(command, words, &mut out).and_then(|()| out.flush().map_err(Error::Output));

@@ -7,7 +7,7 @@
 use std::ffi::{OsStr, OsString};
 use std::str::FromStr;
 
-use super::spec::Command;
+use super::spec::{Command, Flag};
 use crate::error::{Error, Result};
 
 /// What the command line asked for.
@@ -78,6 +78,43 @@ pub fn parse(command: &'static Command, words: Vec<OsString>) -> Result<Parsed> 
     Ok(Parsed::Run(m))
 }
 
+/// Whether `words` ask for `--json`, read as `command` reads them (so the
+/// value of another flag, `--task --json`, is not a request), but without
+/// stopping at the first mistake: a line that does not parse still gets
+/// its error as JSON. A command of subcommands asks the one named, or any
+/// of them when the name is wrong.
+pub fn asks_json(command: &Command, words: &[OsString]) -> bool {
+    use lexopt::Arg;
+    let subs = command.subcommands();
+    if !subs.is_empty() {
+        let rest = words.get(1..).unwrap_or_default();
+        let named = words.first().and_then(|w| w.to_str());
+        return match subs.iter().find(|s| Some(s.word()) == named) {
+            Some(sub) => asks_json(sub, rest),
+            None => subs.iter().any(|s| asks_json(s, rest)),
+        };
+    }
+    let takes_value = |f: Option<&Flag>| f.is_some_and(|f| f.value.is_some());
+    let mut parser = lexopt::Parser::from_args(words.iter().cloned());
+    loop {
+        match parser.next() {
+            Ok(Some(Arg::Long("json"))) => return command.flag("json").is_some(),
+            Ok(Some(Arg::Long(name))) if takes_value(command.flag(name)) => {
+                let _ = parser.value();
+            }
+            Ok(Some(Arg::Short(c)))
+                if takes_value(command.all_flags().find(|f| f.short == Some(c))) =>
+            {
+                let _ = parser.value();
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => return false,
+            // A switch given a value (`--x=1`): what follows is still read.
+            Err(_) => {}
+        }
+    }
+}
+
 fn usage(e: lexopt::Error) -> Error {
     Error::Usage(e.to_string())
 }
@@ -122,23 +159,28 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 impl Matches {
-    fn known(&self, long: &str) {
+    /// The name of `flag`, which must be one of this command's: flags are
+    /// read through the constants their tables are made of, so a typo is a
+    /// compile error and a flag read by the wrong command fails here.
+    fn known(&self, flag: &Flag) -> &'static str {
         debug_assert!(
-            self.command.flag(long).is_some(),
-            "{} has no flag --{long}",
-            self.command.name
+            self.command.flag(flag.long).is_some(),
+            "{} has no flag --{}",
+            self.command.name,
+            flag.long
         );
+        flag.long
     }
 
-    /// Whether the switch `--long` was given.
-    pub fn flag(&self, long: &str) -> bool {
-        self.known(long);
+    /// Whether the switch `flag` was given.
+    pub fn flag(&self, flag: &Flag) -> bool {
+        let long = self.known(flag);
         self.flags.iter().any(|(l, _)| *l == long)
     }
 
-    /// The value of `--long`; when given more than once, the last wins.
-    pub fn value(&self, long: &str) -> Option<&OsStr> {
-        self.known(long);
+    /// The value of `flag`; when given more than once, the last wins.
+    pub fn value(&self, flag: &Flag) -> Option<&OsStr> {
+        let long = self.known(flag);
         self.flags
             .iter()
             .rev()
@@ -146,24 +188,28 @@ impl Matches {
             .and_then(|(_, v)| v.as_deref())
     }
 
-    /// The value of `--long` as UTF-8 text.
-    pub fn string(&self, long: &str) -> Result<Option<&str>> {
-        self.value(long)
+    /// The value of `flag` as UTF-8 text.
+    pub fn string(&self, flag: &Flag) -> Result<Option<&str>> {
+        self.value(flag)
             .map(|v| {
                 v.to_str().ok_or_else(|| {
-                    Error::Usage(format!("error parsing flag --{long}: not valid UTF-8"))
+                    Error::Usage(format!(
+                        "error parsing flag --{}: not valid UTF-8",
+                        flag.long
+                    ))
                 })
             })
             .transpose()
     }
 
-    /// The value of `--long` as a number.
-    pub fn number<T: FromStr>(&self, long: &str) -> Result<Option<T>> {
-        self.string(long)?
+    /// The value of `flag` as a number.
+    pub fn number<T: FromStr>(&self, flag: &Flag) -> Result<Option<T>> {
+        self.string(flag)?
             .map(|s| {
                 s.trim().parse().map_err(|_| {
                     Error::Usage(format!(
-                        "error parsing flag --{long}: invalid number \"{s}\""
+                        "error parsing flag --{}: invalid number \"{s}\"",
+                        flag.long
                     ))
                 })
             })
@@ -179,6 +225,46 @@ impl Matches {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::cli::spec::{Complete, Run};
+
+    const TEST: Command = Command {
+        name: "axe-test",
+        about: "a",
+        usage: &["u"],
+        args: &[crate::cli::spec::Arg {
+            name: "X",
+            help: "h",
+            complete: Complete::Nothing,
+            many: true,
+        }],
+        flags: &[
+            Flag::with_value("task", "TEXT", "t").short('t'),
+            Flag::switch("json", "j"),
+            Flag::switch("quiet", "q").short('q'),
+        ],
+        description: "",
+        run: Run::Action(|_, _| Ok(())),
+    };
+
+    fn asks(words: &[&str]) -> bool {
+        let words: Vec<OsString> = words.iter().map(OsString::from).collect();
+        asks_json(&TEST, &words)
+    }
+
+    #[test]
+    fn json_is_asked_for_only_as_a_flag() {
+        assert!(asks(&["x", "--json"]));
+        assert!(asks(&["--bogus", "--json"]));
+        assert!(asks(&["--quiet=1", "--json"]));
+        assert!(asks(&["--json=1"]));
+        assert!(asks(&["-qzq", "--json"]));
+        assert!(!asks(&["--task", "--json"]));
+        assert!(!asks(&["-t", "--json"]));
+        assert!(!asks(&["--task=--json"]));
+        assert!(!asks(&["--", "--json"]));
+        assert!(!asks(&[]));
+    }
 
     #[test]
     fn edit_distances() {

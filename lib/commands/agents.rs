@@ -36,25 +36,24 @@ const LIST: Command = Command {
     about: "List all agent configurations",
     usage: &["[OPTIONS]"],
     args: &[],
-    flags: &[Flag::switch(
-        "json",
-        "Print {agents: [{agent, name, description, model, path}]} as JSON",
-    )],
+    flags: &[LIST_JSON],
     description: "\
 Prints `name - description` (or just the name) for each agent file that
 loads, sorted by name; files that fail to load are left out, as in Go.",
     run: Run::Action(list),
 };
 
+const LIST_JSON: Flag = Flag::switch(
+    "json",
+    "Print {agents: [{agent, name, description, model, path}]} as JSON",
+);
+
 const SHOW: Command = Command {
     name: "axe-agents show",
     about: "Show agent configuration details",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
-    flags: &[Flag::switch(
-        "json",
-        "Print the whole configuration, defaults included, as JSON",
-    )],
+    flags: &[SHOW_JSON],
     description: "\
 Prints one labelled line per field that is set, in the Go axe's layout
 (labels padded to 16 columns; longer labels such as `Memory MaxEntries:`
@@ -64,17 +63,24 @@ the memory log's path.",
     run: Run::Action(show),
 };
 
+const SHOW_JSON: Flag = Flag::switch(
+    "json",
+    "Print the whole configuration, defaults included, as JSON",
+);
+
 const INIT: Command = Command {
     name: "axe-agents init",
     about: "Create a new agent configuration file",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[NEW_AGENT],
-    flags: &[Flag::switch("json", "Print {agent, path} as JSON")],
+    flags: &[INIT_JSON],
     description: "\
 Writes a commented template to <config>/agents/<AGENT>.toml (creating the
 directory) and prints its path. An existing file is never replaced.",
     run: Run::Action(init),
 };
+
+const INIT_JSON: Flag = Flag::switch("json", "Print {agent, path} as JSON");
 
 const EDIT: Command = Command {
     name: "axe-agents edit",
@@ -103,7 +109,7 @@ fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let mut agents = agent::list_in(&dir)?;
     // Go sorted by the `name` field, not the file name.
     agents.sort_by(|(_, a), (_, b)| a.name.cmp(&b.name));
-    if m.flag("json") {
+    if m.flag(&LIST_JSON) {
         let listed: Vec<Listed> = agents
             .iter()
             .map(|(stem, cfg)| Listed {
@@ -145,7 +151,7 @@ struct Shown<'a> {
 fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let name = required_agent(m)?;
     let cfg = agent::load(name)?;
-    if m.flag("json") {
+    if m.flag(&SHOW_JSON) {
         let shown = Shown {
             agent: name,
             path: agent::file_path(name)?.to_string_lossy().into_owned(),
@@ -244,7 +250,7 @@ fn go_float(f: f64) -> String {
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let name = required_agent(m)?;
     let path = crate::init::agent(name)?;
-    if m.flag("json") {
+    if m.flag(&INIT_JSON) {
         return crate::cli::write_json(
             out,
             &serde_json::json!({ "agent": name, "path": path.to_string_lossy() }),

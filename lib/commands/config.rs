@@ -24,20 +24,19 @@ const PATH: Command = Command {
     about: "Print the configuration directory path",
     usage: &["[OPTIONS]"],
     args: &[],
-    flags: &[Flag::switch("json", "Print {config_dir} as JSON")],
+    flags: &[PATH_JSON],
     description: "Prints the path whether or not the directory exists; nothing is created.",
     run: Run::Action(path),
 };
+
+const PATH_JSON: Flag = Flag::switch("json", "Print {config_dir} as JSON");
 
 const INIT: Command = Command {
     name: "axe-config init",
     about: "Initialize the configuration directory",
     usage: &["[OPTIONS]"],
     args: &[],
-    flags: &[Flag::switch(
-        "json",
-        "Print {config_dir, created: [paths]} as JSON",
-    )],
+    flags: &[INIT_JSON],
     description: "\
 Creates agents/, skills/sample/SKILL.md and a commented config.toml
 (mode 0600, since API keys go there), then prints the config directory.
@@ -45,9 +44,11 @@ Files that already exist are left as they are, so running it again is safe.",
     run: Run::Action(init),
 };
 
+const INIT_JSON: Flag = Flag::switch("json", "Print {config_dir, created: [paths]} as JSON");
+
 fn path(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let dir = crate::dirs::config_dir()?;
-    if m.flag("json") {
+    if m.flag(&PATH_JSON) {
         return crate::cli::write_json(
             out,
             &serde_json::json!({ "config_dir": dir.to_string_lossy() }),
@@ -59,7 +60,7 @@ fn path(m: &Matches, out: &mut dyn Write) -> Result<()> {
 
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let done = crate::init::config()?;
-    if m.flag("json") {
+    if m.flag(&INIT_JSON) {
         let created: Vec<_> = done.created.iter().map(|p| p.to_string_lossy()).collect();
         return crate::cli::write_json(
             out,

@@ -20,31 +20,7 @@ pub const COMMAND: Command = Command {
     about: "Analyze and trim agent memory",
     usage: &["[OPTIONS] <AGENT>", "[OPTIONS] --all"],
     args: &[AGENT],
-    flags: &[
-        Flag::switch(
-            "all",
-            "Run on every agent that has memory.enabled = true, one after another",
-        ),
-        Flag::switch(
-            "dry-run",
-            "Analyze and print suggestions without trimming the memory file",
-        ),
-        Flag::with_value(
-            "model",
-            "PROVIDER/MODEL",
-            "Use this model for the analysis instead of the agent's",
-        )
-        .completes(Complete::Model),
-        Flag::with_value(
-            "timeout",
-            "SECONDS",
-            "Give up on an analysis after this long [default: 120]",
-        ),
-        Flag::switch(
-            "json",
-            "Print {agents: [{agent, status, entries, analysis, kept, removed, error}], failed} as JSON",
-        ),
-    ],
+    flags: &[ALL, DRY_RUN, MODEL, TIMEOUT, JSON],
     description: "\
 Sends the whole log to the model with a fixed prompt asking for three
 sections (Patterns Found, Repeated Work, Recommendations), prints the
@@ -61,6 +37,34 @@ Exit codes: 1 bad arguments, a memory error, or some agents failed under
 --all; 2 agent or config error; 3 API error.",
     run: Run::Action(run),
 };
+
+const ALL: Flag = Flag::switch(
+    "all",
+    "Run on every agent that has memory.enabled = true, one after another",
+);
+
+const DRY_RUN: Flag = Flag::switch(
+    "dry-run",
+    "Analyze and print suggestions without trimming the memory file",
+);
+
+const MODEL: Flag = Flag::with_value(
+    "model",
+    "PROVIDER/MODEL",
+    "Use this model for the analysis instead of the agent's",
+)
+.completes(Complete::Model);
+
+const TIMEOUT: Flag = Flag::with_value(
+    "timeout",
+    "SECONDS",
+    "Give up on an analysis after this long [default: 120]",
+);
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {agents: [{agent, status, entries, analysis, kept, removed, error}], failed} as JSON",
+);
 
 /// The analysis prompt (M7 4.1), fixed on purpose: not configurable.
 pub const ANALYSIS_PROMPT: &str = "You are a memory analyst for an AI agent. You will receive a log of the agent's past tasks and results. Analyze the entries and provide a structured report.
@@ -106,13 +110,13 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let all = m.flag("all");
+    let all = m.flag(&ALL);
     let name = target::agent_arg(m)?;
-    let json = m.flag("json");
+    let json = m.flag(&JSON);
     let opts = Options {
-        dry_run: m.flag("dry-run"),
-        model: m.string("model")?,
-        timeout: target::timeout(m)?,
+        dry_run: m.flag(&DRY_RUN),
+        model: m.string(&MODEL)?,
+        timeout: target::timeout(m, &TIMEOUT)?,
         text: !json,
     };
     let reports = match (all, name) {

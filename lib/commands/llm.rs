@@ -25,47 +25,16 @@ pub const COMMAND: Command = Command {
         many: true,
     }],
     flags: &[
-        Flag::with_value(
-            "model",
-            "PROVIDER/MODEL",
-            "The model, e.g. anthropic/claude-sonnet-4-20250514, openai/gpt-4o, ollama/llama3",
-        )
-        .short('m')
-        .completes(Complete::Model),
-        Flag::with_value("system", "TEXT", "The system prompt").short('s'),
-        Flag::with_value("system-file", "PATH", "Read the system prompt from PATH")
-            .completes(Complete::File),
-        Flag::with_value(
-            "temperature",
-            "T",
-            "Sampling temperature; 0 is not sent [default: 0]",
-        ),
-        Flag::with_value(
-            "max-tokens",
-            "N",
-            "Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]",
-        ),
-        Flag::with_value(
-            "timeout",
-            "SECONDS",
-            "Give up after this long, retries included [default: 120]",
-        ),
-        Flag::with_value(
-            "retries",
-            "N",
-            "Retry 429, 529, 5xx and dropped connections N times [default: 0]",
-        ),
-        Flag::switch("stream", "Print the answer as it arrives"),
-        Flag::with_value(
-            "request",
-            "FILE",
-            "Send the conversation in FILE (- for standard input), tools and all",
-        )
-        .completes(Complete::File),
-        Flag::switch(
-            "json",
-            "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms} as JSON",
-        ),
+        MODEL,
+        SYSTEM,
+        SYSTEM_FILE,
+        TEMPERATURE,
+        MAX_TOKENS,
+        TIMEOUT,
+        RETRIES,
+        STREAM,
+        REQUEST,
+        JSON,
     ],
     description: "\
 Prints the answer exactly, with no newline added, and nothing else.
@@ -85,6 +54,58 @@ Exit codes: 1 bad arguments or a request the provider rejected (400/404),
     run: Run::Action(run),
 };
 
+const MODEL: Flag = Flag::with_value(
+    "model",
+    "PROVIDER/MODEL",
+    "The model, e.g. anthropic/claude-sonnet-4-20250514, openai/gpt-4o, ollama/llama3",
+)
+.short('m')
+.completes(Complete::Model);
+
+const SYSTEM: Flag = Flag::with_value("system", "TEXT", "The system prompt").short('s');
+
+const SYSTEM_FILE: Flag =
+    Flag::with_value("system-file", "PATH", "Read the system prompt from PATH")
+        .completes(Complete::File);
+
+const TEMPERATURE: Flag = Flag::with_value(
+    "temperature",
+    "T",
+    "Sampling temperature; 0 is not sent [default: 0]",
+);
+
+const MAX_TOKENS: Flag = Flag::with_value(
+    "max-tokens",
+    "N",
+    "Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]",
+);
+
+const TIMEOUT: Flag = Flag::with_value(
+    "timeout",
+    "SECONDS",
+    "Give up after this long, retries included [default: 120]",
+);
+
+const RETRIES: Flag = Flag::with_value(
+    "retries",
+    "N",
+    "Retry 429, 529, 5xx and dropped connections N times [default: 0]",
+);
+
+const STREAM: Flag = Flag::switch("stream", "Print the answer as it arrives");
+
+const REQUEST: Flag = Flag::with_value(
+    "request",
+    "FILE",
+    "Send the conversation in FILE (- for standard input), tools and all",
+)
+.completes(Complete::File);
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms} as JSON",
+);
+
 /// What `--json` adds to the answer: the reply's tool calls, only with
 /// `--request`, where tools can be offered.
 #[derive(Serialize)]
@@ -94,17 +115,17 @@ struct ToolCalls<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let temperature = m.number::<f64>("temperature")?;
+    let temperature = m.number::<f64>(&TEMPERATURE)?;
     if temperature.is_some_and(|t| !t.is_finite()) {
         return Err(Error::Usage("--temperature must be a finite number".into()));
     }
-    let max_tokens = m.number::<u64>("max-tokens")?;
-    let timeout = super::target::timeout(m)?;
-    let retries = m.number::<u32>("retries")?.unwrap_or(0);
-    let stream = m.flag("stream");
-    let json = m.flag("json");
+    let max_tokens = m.number::<u64>(&MAX_TOKENS)?;
+    let timeout = super::target::timeout(m, &TIMEOUT)?;
+    let retries = m.number::<u32>(&RETRIES)?.unwrap_or(0);
+    let stream = m.flag(&STREAM);
+    let json = m.flag(&JSON);
 
-    let request = m.string("request")?;
+    let request = m.string(&REQUEST)?;
     let from_request = request.is_some();
     let mut conversation = match request {
         Some(source) => {
@@ -129,7 +150,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if let Some(n) = max_tokens {
         conversation.max_tokens = n;
     }
-    let model = match m.string("model")? {
+    let model = match m.string(&MODEL)? {
         Some(model) => model.to_owned(),
         None => conversation
             .model
@@ -205,7 +226,7 @@ fn prompt(m: &Matches) -> Result<String> {
 /// `-s TEXT` or `--system-file PATH`; an unreadable file is a config error,
 /// like a missing skill file for `axe-run`.
 fn system_prompt(m: &Matches) -> Result<Option<String>> {
-    match (m.string("system")?, m.value("system-file")) {
+    match (m.string(&SYSTEM)?, m.value(&SYSTEM_FILE)) {
         (Some(_), Some(_)) => Err(Error::Usage(
             "cannot use both --system and --system-file".into(),
         )),

@@ -21,34 +21,7 @@ pub const COMMAND: Command = Command {
         "[OPTIONS] --task-file <PATH> <AGENT>",
     ],
     args: &[AGENT],
-    flags: &[
-        Flag::with_value(
-            "task",
-            "TEXT",
-            "What the agent was asked (required; newlines become spaces)",
-        ),
-        Flag::with_value(
-            "task-file",
-            "PATH",
-            "Read the task from PATH, byte for byte (a shell's $(...) drops trailing newlines)",
-        )
-        .completes(Complete::File),
-        Flag::with_value(
-            "result",
-            "TEXT",
-            "What it answered [default: standard input, when it is not a terminal]",
-        ),
-        Flag::with_value(
-            "timestamp",
-            "TIME",
-            "Date the entry at this RFC 3339 time instead of now",
-        ),
-        FILE,
-        Flag::switch(
-            "json",
-            "Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON",
-        ),
-    ],
+    flags: &[TASK, TASK_FILE, RESULT, TIMESTAMP, FILE, JSON],
     description: "\
 Writes the entry axe-run writes after a successful run:
 
@@ -68,6 +41,36 @@ Prints nothing unless --json is given.",
     run: Run::Action(run),
 };
 
+const TASK: Flag = Flag::with_value(
+    "task",
+    "TEXT",
+    "What the agent was asked (required; newlines become spaces)",
+);
+
+const TASK_FILE: Flag = Flag::with_value(
+    "task-file",
+    "PATH",
+    "Read the task from PATH, byte for byte (a shell's $(...) drops trailing newlines)",
+)
+.completes(Complete::File);
+
+const RESULT: Flag = Flag::with_value(
+    "result",
+    "TEXT",
+    "What it answered [default: standard input, when it is not a terminal]",
+);
+
+const TIMESTAMP: Flag = Flag::with_value(
+    "timestamp",
+    "TIME",
+    "Date the entry at this RFC 3339 time instead of now",
+);
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON",
+);
+
 #[derive(Serialize)]
 struct Json {
     #[serde(flatten)]
@@ -80,7 +83,7 @@ struct Json {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let target = target::resolve(m)?;
-    let task = match (m.value("task"), m.value("task-file")) {
+    let task = match (m.value(&TASK), m.value(&TASK_FILE)) {
         (Some(_), Some(_)) => {
             return Err(Error::Usage(
                 "cannot use both --task and --task-file".to_owned(),
@@ -102,7 +105,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             ));
         }
     };
-    let at = match m.string("timestamp")? {
+    let at = match m.string(&TIMESTAMP)? {
         Some(t) => OffsetDateTime::parse(t, &Rfc3339)
             .ok()
             // Stored in UTC, which must still be a year RFC 3339 can write.
@@ -115,7 +118,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             })?,
         None => OffsetDateTime::now_utc(),
     };
-    let result = match m.value("result") {
+    let result = match m.value(&RESULT) {
         Some(r) => r.as_encoded_bytes().to_vec(),
         None if io::stdin().is_terminal() => Vec::new(),
         None => {
@@ -123,7 +126,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         }
     };
     let appended = memory::append(&target.path, &task, &result, at)?;
-    if m.flag("json") {
+    if m.flag(&JSON) {
         return crate::cli::write_json(
             out,
             &Json {

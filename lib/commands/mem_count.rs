@@ -14,15 +14,14 @@ pub const COMMAND: Command = Command {
     about: "Count the entries in an agent's memory log",
     usage: USAGE,
     args: &[AGENT],
-    flags: &[
-        FILE,
-        Flag::switch("json", "Print {agent, path, entries, bytes} as JSON"),
-    ],
+    flags: &[FILE, JSON],
     description: "\
 An entry is a line that starts with \"## \". A missing log has 0 entries.
 The count streams the file in constant memory.",
     run: Run::Action(run),
 };
+
+const JSON: Flag = Flag::switch("json", "Print {agent, path, entries, bytes} as JSON");
 
 #[derive(Serialize)]
 struct Json {
@@ -35,7 +34,7 @@ struct Json {
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let target = target::resolve(m)?;
     let counted = memory::count(&target.path)?;
-    if m.flag("json") {
+    if m.flag(&JSON) {
         return crate::cli::write_json(
             out,
             &Json {

@@ -12,11 +12,7 @@ pub const COMMAND: Command = Command {
     about: "Print the last entries of an agent's memory log",
     usage: USAGE,
     args: &[AGENT],
-    flags: &[
-        Flag::with_value("last", "N", "Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]").short('n'),
-        FILE,
-        Flag::switch("json", "Print a JSON array of {timestamp, task, result}"),
-    ],
+    flags: &[LAST, FILE, JSON],
     description: "\
 Prints the entries exactly as stored, which is what axe-run puts under
 \"## Memory\" in the system prompt. With --last 0 the whole file is printed,
@@ -27,15 +23,19 @@ entries and of a million.",
     run: Run::Action(run),
 };
 
+const LAST: Flag = Flag::with_value("last", "N", "Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]").short('n');
+
+const JSON: Flag = Flag::switch("json", "Print a JSON array of {timestamp, task, result}");
+
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let target = target::resolve(m)?;
-    let last = match m.number::<u64>("last")? {
+    let last = match m.number::<u64>(&LAST)? {
         Some(n) => n,
         // Validation guarantees the agent's value is not negative.
         None => target.memory.as_ref().map_or(0, |mem| mem.last_n as u64),
     };
     let tail = memory::tail(&target.path, last)?;
-    if !m.flag("json") {
+    if !m.flag(&JSON) {
         return tail.copy_to(out);
     }
     // Streamed: one entry in memory at a time, however long the array.

@@ -13,16 +13,15 @@ pub const COMMAND: Command = Command {
     about: "Print the file that holds an agent's memory log",
     usage: USAGE,
     args: &[AGENT],
-    flags: &[
-        FILE,
-        Flag::switch("json", "Print {agent, path, exists} as JSON"),
-    ],
+    flags: &[FILE, JSON],
     description: "\
 The path is the agent's memory.path when its file sets one, else
 $XDG_DATA_HOME/axe/memory/<AGENT>.md (default ~/.local/share/axe/memory):
 the file axe-run reads and appends to. The file need not exist yet.",
     run: Run::Action(run),
 };
+
+const JSON: Flag = Flag::switch("json", "Print {agent, path, exists} as JSON");
 
 #[derive(Serialize)]
 struct Json {
@@ -33,7 +32,7 @@ struct Json {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let target = target::resolve(m)?;
-    if m.flag("json") {
+    if m.flag(&JSON) {
         let exists = target.path.exists();
         return crate::cli::write_json(
             out,

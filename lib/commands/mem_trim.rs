@@ -14,22 +14,7 @@ pub const COMMAND: Command = Command {
     about: "Keep only the last entries of an agent's memory log",
     usage: USAGE,
     args: &[AGENT],
-    flags: &[
-        Flag::with_value(
-            "keep",
-            "N",
-            "Keep the last N entries; 0 keeps all [default: the agent's last_n, else its max_entries]",
-        ),
-        Flag::switch(
-            "count",
-            "Also count the entries removed (reads the removed part of the file)",
-        ),
-        FILE,
-        Flag::switch(
-            "json",
-            "Print {agent, path, keep, trimmed, kept, removed, removed_bytes} as JSON",
-        ),
-    ],
+    flags: &[KEEP, COUNT, FILE, JSON],
     description: "\
 Drops every entry but the last N, and any text before the first entry, the
 way axe-gc trims (M7). Without --keep, N is the agent's memory.last_n when
@@ -47,6 +32,22 @@ the JSON and the message gives the bytes removed.",
     run: Run::Action(run),
 };
 
+const KEEP: Flag = Flag::with_value(
+    "keep",
+    "N",
+    "Keep the last N entries; 0 keeps all [default: the agent's last_n, else its max_entries]",
+);
+
+const COUNT: Flag = Flag::switch(
+    "count",
+    "Also count the entries removed (reads the removed part of the file)",
+);
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {agent, path, keep, trimmed, kept, removed, removed_bytes} as JSON",
+);
+
 #[derive(Serialize)]
 struct Json {
     #[serde(flatten)]
@@ -60,7 +61,7 @@ struct Json {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let target = target::resolve(m)?;
-    let keep = match m.number::<i64>("keep")? {
+    let keep = match m.number::<i64>(&KEEP)? {
         Some(n) if n < 0 => return Err(Error::Usage("--keep must be non-negative".to_owned())),
         Some(n) => Some(n as u64),
         None => match &target.memory {
@@ -70,8 +71,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             }
         },
     };
-    let outcome = memory::trim(&target.path, keep.unwrap_or(0), m.flag("count"))?;
-    if m.flag("json") {
+    let outcome = memory::trim(&target.path, keep.unwrap_or(0), m.flag(&COUNT))?;
+    if m.flag(&JSON) {
         let json = match outcome {
             Trim::Within { entries } => Json {
                 base: target.base(),

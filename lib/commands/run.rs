@@ -24,35 +24,7 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
     flags: &[
-        Flag::with_value(
-            "skill",
-            "PATH",
-            "Use this skill file instead of the agent's",
-        )
-        .completes(Complete::File),
-        Flag::with_value("workdir", "DIR", "Resolve the agent's files in DIR")
-            .completes(Complete::Dir),
-        Flag::with_value(
-            "model",
-            "PROVIDER/MODEL",
-            "Use this model instead of the agent's",
-        )
-        .completes(Complete::Model),
-        Flag::with_value(
-            "timeout",
-            "SECONDS",
-            "Give up after this long, sub-agents included [default: 120]",
-        ),
-        Flag::switch(
-            "dry-run",
-            "Show the resolved context and stop: no call, no memory entry",
-        ),
-        Flag::switch("verbose", "Print what is sent and received on stderr").short('v'),
-        Flag::switch("stream", "Print the answer as it arrives (not with --json)"),
-        Flag::switch(
-            "json",
-            "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON",
-        ),
+        SKILL, WORKDIR, MODEL, TIMEOUT, DRY_RUN, VERBOSE, STREAM, JSON,
     ],
     description: "\
 Loads <config>/agents/<AGENT>.toml, resolves its context files (globs in
@@ -76,6 +48,44 @@ many turns; 2 agent or config error, bad glob, missing skill; 3 API error
     run: Run::Action(run),
 };
 
+const SKILL: Flag = Flag::with_value(
+    "skill",
+    "PATH",
+    "Use this skill file instead of the agent's",
+)
+.completes(Complete::File);
+
+const WORKDIR: Flag =
+    Flag::with_value("workdir", "DIR", "Resolve the agent's files in DIR").completes(Complete::Dir);
+
+const MODEL: Flag = Flag::with_value(
+    "model",
+    "PROVIDER/MODEL",
+    "Use this model instead of the agent's",
+)
+.completes(Complete::Model);
+
+const TIMEOUT: Flag = Flag::with_value(
+    "timeout",
+    "SECONDS",
+    "Give up after this long, sub-agents included [default: 120]",
+);
+
+const DRY_RUN: Flag = Flag::switch(
+    "dry-run",
+    "Show the resolved context and stop: no call, no memory entry",
+);
+
+const VERBOSE: Flag =
+    Flag::switch("verbose", "Print what is sent and received on stderr").short('v');
+
+const STREAM: Flag = Flag::switch("stream", "Print the answer as it arrives (not with --json)");
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON",
+);
+
 /// What `--json` adds to the answer: how many tools the model called.
 #[derive(Serialize)]
 struct ToolCalls {
@@ -83,12 +93,12 @@ struct ToolCalls {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let timeout = target::timeout(m)?;
+    let timeout = target::timeout(m, &TIMEOUT)?;
     let (dry, verbose, stream, json) = (
-        m.flag("dry-run"),
-        m.flag("verbose"),
-        m.flag("stream"),
-        m.flag("json"),
+        m.flag(&DRY_RUN),
+        m.flag(&VERBOSE),
+        m.flag(&STREAM),
+        m.flag(&JSON),
     );
     if stream && json {
         return Err(Error::Usage("cannot use --stream with --json".into()));
@@ -97,15 +107,15 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 
     // The order of the Go `axe`, so the same mistake gets the same error.
     let mut cfg = agent::load(&name)?;
-    if let Some(model) = m.string("model")? {
+    if let Some(model) = m.string(&MODEL)? {
         cfg.model = model.to_owned();
     }
-    if let Some(skill) = m.string("skill")? {
+    if let Some(skill) = m.string(&SKILL)? {
         cfg.skill = skill.to_owned();
     }
     let model = llm::parse_model(&cfg.model)?;
     let config = config::load()?;
-    let workdir: PathBuf = match m.value("workdir") {
+    let workdir: PathBuf = match m.value(&WORKDIR) {
         Some(dir) => dir.into(),
         None if !cfg.workdir.is_empty() => cfg.workdir.clone().into(),
         None => run::current_dir(),

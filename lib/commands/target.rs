@@ -75,13 +75,13 @@ pub fn required_agent(m: &Matches) -> Result<&str> {
 
 /// `--timeout SECONDS` of `axe-llm`, `axe-run` and `axe-gc` [default: 120]:
 /// positive, fractions allowed, at most [`timeout::MAX_SECONDS`].
-pub fn timeout(m: &Matches) -> Result<std::time::Duration> {
-    let seconds = m.number::<f64>("timeout")?.unwrap_or(120.0);
+pub fn timeout(m: &Matches, flag: &Flag) -> Result<std::time::Duration> {
+    let seconds = m.number::<f64>(flag)?.unwrap_or(120.0);
     crate::timeout::from_seconds(seconds).map_err(|why| Error::Usage(format!("--timeout {why}")))
 }
 
 pub fn resolve(m: &Matches) -> Result<Target> {
-    let file = m.value("file");
+    let file = m.value(&FILE);
     match (agent_arg(m)?, file) {
         (Some(_), Some(_)) => Err(Error::Usage(
             "cannot specify both --file and an agent name".to_owned(),

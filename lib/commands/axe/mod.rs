@@ -24,23 +24,7 @@ pub const COMMAND: Command = Command {
         complete: Complete::Nothing,
         many: true,
     }],
-    flags: &[
-        Flag::switch(
-            "json",
-            "Print {commands: [{name, about, path}]}, the available subcommands, as JSON",
-        ),
-        Flag::with_value(
-            "completions",
-            "SHELL",
-            "Print the completion script for SHELL: bash, zsh, fish or nushell",
-        ),
-        Flag::with_value(
-            "man-pages",
-            "DIR",
-            "Write a man page for each executable into DIR and print their paths",
-        )
-        .completes(Complete::Dir),
-    ],
+    flags: &[JSON, COMPLETIONS, MAN_PAGES],
     description: "\
 `axe NAME ARGS...` runs the executable axe-NAME with ARGS, looking first in
 the directory that holds axe, then along PATH; a name of several words is
@@ -50,6 +34,24 @@ Any axe-NAME on PATH works, so new subcommands can be added without
 changing axe. `axe help NAME` is `axe-NAME --help`.",
     run: Run::Action(run),
 };
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {commands: [{name, about, path}]}, the available subcommands, as JSON",
+);
+
+const COMPLETIONS: Flag = Flag::with_value(
+    "completions",
+    "SHELL",
+    "Print the completion script for SHELL: bash, zsh, fish or nushell",
+);
+
+const MAN_PAGES: Flag = Flag::with_value(
+    "man-pages",
+    "DIR",
+    "Write a man page for each executable into DIR and print their paths",
+)
+.completes(Complete::Dir);
 
 /// What the completion and man page generators read.
 pub const PROGRAM: Program = Program {
@@ -81,12 +83,12 @@ struct Listed<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    if let Some(shell) = m.string("completions")? {
+    if let Some(shell) = m.string(&COMPLETIONS)? {
         let script = PROGRAM.completions(shell)?;
         out.write_all(script.as_bytes())?;
         return Ok(());
     }
-    if let Some(dir) = m.value("man-pages") {
+    if let Some(dir) = m.value(&MAN_PAGES) {
         for path in PROGRAM.write_man_pages(std::path::Path::new(dir))? {
             writeln!(out, "{}", path.display())?;
         }
@@ -105,7 +107,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             out.flush()?;
             return Err(dispatch::run(words));
         }
-        _ if m.flag("json") => {
+        _ if m.flag(&JSON) => {
             let found = dispatch::available();
             let listed: Vec<Listed> = found
                 .iter()
