@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use serde::Deserialize;
 
@@ -123,6 +124,33 @@ impl Config {
             provider: provider.name().to_owned(),
             env: provider.key_env().to_owned(),
         })
+    }
+}
+
+/// The endpoints of one config, each resolved once: an `api_key_cmd` runs
+/// once per provider, however many agents a run or a gc uses it for.
+pub struct Endpoints {
+    config: Config,
+    known: Mutex<Vec<Endpoint>>,
+}
+
+impl Endpoints {
+    pub fn new(config: Config) -> Endpoints {
+        Endpoints {
+            config,
+            known: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Where to send `provider`'s calls, with its key.
+    pub fn get(&self, provider: Provider) -> Result<Endpoint> {
+        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = known.iter().find(|e| e.provider == provider) {
+            return Ok(e.clone());
+        }
+        let endpoint = self.config.endpoint(provider)?;
+        known.push(endpoint.clone());
+        Ok(endpoint)
     }
 }
 

@@ -448,3 +448,24 @@ fn json_reports_every_agent() {
     assert_eq!(doc.agents[0].analysis.as_deref(), Some(ANALYSIS));
     assert!(doc.agents.iter().all(|r| r.error.is_none()));
 }
+
+#[test]
+fn all_looks_up_each_providers_key_once() {
+    let env = Env::new();
+    let server = analyst();
+    for name in ["one", "two", "three"] {
+        with_log(&env, name, "last_n = 1", 3);
+    }
+    let counter = env.root().join("key-lookups");
+    env.write(
+        &env.config_dir().join("axe/config.toml"),
+        format!(
+            "[providers.anthropic]\nbase_url = \"{}\"\napi_key_cmd = \"echo x >> '{}'; echo {KEY}\"\n",
+            server.url,
+            counter.display()
+        ),
+    );
+    env.cmd("axe-gc").arg("--all").assert().success();
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(read(&counter), "x\n", "api_key_cmd ran once for three agents");
+}

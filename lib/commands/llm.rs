@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
+use super::target;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::config;
 use crate::error::{Error, Result};
@@ -120,7 +121,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         return Err(Error::Usage("--temperature must be a finite number".into()));
     }
     let max_tokens = m.number::<u64>(&MAX_TOKENS)?;
-    let timeout = super::target::timeout(m, &TIMEOUT)?;
+    let timeout = target::timeout(m, &TIMEOUT)?;
     let retries = m.number::<u32>(&RETRIES)?.unwrap_or(0);
     let stream = m.flag(&STREAM);
     let json = m.flag(&JSON);
@@ -196,7 +197,7 @@ fn print_reply(
             tool_calls: from_request.then_some(reply.tool_calls.as_slice()),
         };
         let tokens = (reply.input_tokens, reply.output_tokens);
-        return super::write_answer(out, reply, tokens, duration_ms, more);
+        return super::answer::write_answer(out, reply, tokens, duration_ms, more);
     }
     if !streamed {
         out.write_all(reply.content.as_bytes())?;
@@ -213,7 +214,7 @@ fn prompt(m: &Matches) -> Result<String> {
             .collect::<Vec<_>>()
             .join(" ")
     } else {
-        super::piped_stdin()?
+        super::stdin::piped_stdin()?
     };
     if text.trim().is_empty() {
         return Err(Error::Usage(
@@ -250,7 +251,7 @@ fn system_prompt(m: &Matches) -> Result<Option<String>> {
 /// The `--request` conversation, from a file or `-` (standard input).
 fn read_request(source: &str) -> Result<Conversation> {
     let text = if source == "-" {
-        super::read_stdin()?
+        super::stdin::read_stdin()?
     } else {
         fs::read_to_string(source).map_err(|e| {
             Error::Input(format!(

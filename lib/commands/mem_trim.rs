@@ -97,41 +97,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         };
         return crate::cli::write_json(out, &json);
     }
-    match (keep, outcome) {
-        (None, _) => writeln!(
-            out,
-            "No trim target configured (last_n and max_entries are both 0). Skipping trim."
-        )?,
-        (Some(0), Trim::Within { entries }) => writeln!(
-            out,
-            "No trimming needed: --keep 0 keeps all {entries} entries."
-        )?,
-        (Some(keep), Trim::Within { entries }) => writeln!(
-            out,
-            "No trimming needed: {entries} entries within limit ({keep})."
-        )?,
-        (
-            _,
-            Trim::Trimmed {
-                kept,
-                removed: Some(removed),
-                ..
-            },
-        ) => writeln!(
-            out,
-            "Trimmed: {removed} entries removed, {kept} entries kept."
-        )?,
-        (
-            _,
-            Trim::Trimmed {
-                kept,
-                removed: None,
-                removed_bytes,
-            },
-        ) => writeln!(
-            out,
-            "Trimmed: {removed_bytes} bytes removed, {kept} entries kept."
-        )?,
+    match keep {
+        None => writeln!(out, "{}", memory::NO_TRIM_TARGET)?,
+        Some(keep) => writeln!(out, "{}", outcome.message(keep))?,
     }
     Ok(())
 }

@@ -123,7 +123,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let config_dir = dirs::config_dir()?;
     let session = Session::new(config, config_dir.clone(), &cfg, verbose);
     let agent = Prepared::new(&name, cfg, model, workdir, &config_dir).map_err(|(_, e)| e)?;
-    let stdin = super::piped_stdin()?;
+    let stdin = super::stdin::piped_stdin()?;
     if let Some(r) = &agent.recall {
         r.warnings
             .iter()
@@ -188,7 +188,7 @@ fn print(
             tool_calls: outcome.tool_calls,
         };
         let tokens = (outcome.input_tokens, outcome.output_tokens);
-        return super::write_answer(out, reply, tokens, duration_ms, more);
+        return super::answer::write_answer(out, reply, tokens, duration_ms, more);
     }
     if !streamed {
         out.write_all(reply.content.as_bytes())?;

@@ -291,6 +291,35 @@ pub enum Trim {
     },
 }
 
+/// What a trim says when there is nothing to trim to (Go's words).
+pub const NO_TRIM_TARGET: &str =
+    "No trim target configured (last_n and max_entries are both 0). Skipping trim.";
+
+impl Trim {
+    /// What `axe-mem-trim` and `axe-gc` print, in Go's words, for a trim to
+    /// `keep` entries.
+    pub fn message(&self, keep: u64) -> String {
+        match *self {
+            Trim::Within { entries } if keep == 0 => {
+                format!("No trimming needed: --keep 0 keeps all {entries} entries.")
+            }
+            Trim::Within { entries } => {
+                format!("No trimming needed: {entries} entries within limit ({keep}).")
+            }
+            Trim::Trimmed {
+                kept,
+                removed: Some(removed),
+                ..
+            } => format!("Trimmed: {removed} entries removed, {kept} entries kept."),
+            Trim::Trimmed {
+                kept,
+                removed: None,
+                removed_bytes,
+            } => format!("Trimmed: {removed_bytes} bytes removed, {kept} entries kept."),
+        }
+    }
+}
+
 /// Keeps the last `keep` entries of the log at `path` and drops the rest,
 /// along with any text before the first entry (M7 3.1). `keep == 0` keeps
 /// everything.

@@ -13,7 +13,9 @@ mod tests;
 use std::path::PathBuf;
 
 pub use entry::{RESULT_LIMIT, Record, TASK_LIMIT, timestamp};
-pub use log::{Appended, Counted, Records, Tail, Trim, append, count, load, tail, trim};
+pub use log::{
+    Appended, Counted, NO_TRIM_TARGET, Records, Tail, Trim, append, count, load, tail, trim,
+};
 
 use crate::dirs;
 use crate::error::Result;

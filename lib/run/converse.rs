@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{Prepared, Session, recall};
+use super::prepared::{self, Prepared};
+use super::recall;
+use super::session::Session;
 use crate::agent;
 use crate::error::{Error, Result};
 use crate::llm::{
@@ -300,7 +302,7 @@ fn sub_agent(
     let model = llm::parse_model(&cfg.model)
         .map_err(|e| format!("invalid model for agent \"{name}\": {e}"))?;
     let workdir = if cfg.workdir.is_empty() {
-        super::current_dir()
+        prepared::current_dir()
     } else {
         cfg.workdir.clone().into()
     };

@@ -5,7 +5,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{Prepared, Session};
+use super::prepared::Prepared;
+use super::session::Session;
 use crate::error::Result;
 use crate::timeout::Seconds;
 

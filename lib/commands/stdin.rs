@@ -1,0 +1,21 @@
+//! Standard input as the commands read it.
+
+/// All of standard input, as text (bytes that are not UTF-8 become U+FFFD).
+pub fn read_stdin() -> crate::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| crate::Error::stdin(&e))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Standard input when it is piped, nothing when it is a terminal.
+pub fn piped_stdin() -> crate::Result<String> {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        return Ok(String::new());
+    }
+    read_stdin()
+}

@@ -1,0 +1,96 @@
+//! An agent ready to talk: its files, skill and memory resolved into the
+//! system prompt of its first request.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::recall::{self, Recall};
+use super::session::Session;
+use crate::agent::AgentConfig;
+use crate::error::Error;
+use crate::files::{self, ContextFile};
+use crate::llm::Provider;
+use crate::prompt;
+
+/// An agent ready to talk: everything its first request needs.
+pub struct Prepared {
+    /// The name it was called by (the file stem), which names its log.
+    pub name: String,
+    pub cfg: AgentConfig,
+    pub provider: Provider,
+    pub model: String,
+    pub workdir: PathBuf,
+    pub skill: String,
+    pub files: Vec<ContextFile>,
+    /// Persona, skill, files and memory.
+    pub system: String,
+    /// Present when memory is enabled.
+    pub recall: Option<Recall>,
+}
+
+/// Which step of [`Prepared::new`] failed, for the sub-agent's message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Files,
+    Skill,
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Step::Files => "resolve files",
+            Step::Skill => "load skill",
+        })
+    }
+}
+
+impl Prepared {
+    /// Resolves the files and skill of `cfg` (whose model is already
+    /// checked) and builds the system prompt, memory included.
+    pub fn new(
+        name: &str,
+        cfg: AgentConfig,
+        (provider, model): (Provider, String),
+        workdir: PathBuf,
+        config_dir: &Path,
+    ) -> Result<Prepared, (Step, Error)> {
+        let files = files::resolve(&cfg.files, &workdir).map_err(|e| (Step::Files, e))?;
+        let skill = prompt::load_skill(&cfg.skill, config_dir).map_err(|e| (Step::Skill, e))?;
+        let mut system = prompt::system(&cfg.system_prompt, &skill, &files);
+        let recall = cfg.memory.enabled.then(|| recall::load(name, &cfg.memory));
+        if let Some(r) = &recall {
+            prompt::add_memory(&mut system, &r.entries);
+        }
+        Ok(Prepared {
+            name: name.to_owned(),
+            cfg,
+            provider,
+            model,
+            workdir,
+            skill,
+            files,
+            system,
+            recall,
+        })
+    }
+
+    /// `provider/model` as given.
+    pub fn model_string(&self) -> String {
+        format!("{}/{}", self.provider.name(), self.model)
+    }
+
+    /// Whether this agent may call sub-agents at `depth`.
+    pub fn offers_tools(&self, session: &Session, depth: u32) -> bool {
+        !self.cfg.sub_agents.is_empty() && depth < session.max_depth
+    }
+
+    /// Whether several calls in one reply run at the same time.
+    pub fn parallel(&self) -> bool {
+        self.cfg.sub_agents_config.parallel.unwrap_or(true)
+    }
+}
+
+/// The current directory as a path to show, for agents without a workdir.
+pub fn current_dir() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+}

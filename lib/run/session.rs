@@ -1,0 +1,47 @@
+//! What every agent of one run shares.
+
+use std::path::{Path, PathBuf};
+
+use crate::agent::AgentConfig;
+use crate::config::{Config, Endpoints};
+use crate::error::Result;
+use crate::llm::{Endpoint, Provider};
+
+/// Deepest sub-agent nesting when `max_depth` is not 1..=5.
+const DEFAULT_MAX_DEPTH: u32 = 3;
+
+/// What every agent of one run shares: the global config, the depth limit
+/// of the whole tree, and how talkative to be.
+pub struct Session {
+    endpoints: Endpoints,
+    config_dir: PathBuf,
+    /// The top-level agent's effective `max_depth`; it bounds the tree.
+    pub max_depth: u32,
+    pub verbose: bool,
+}
+
+impl Session {
+    pub fn new(config: Config, config_dir: PathBuf, top: &AgentConfig, verbose: bool) -> Session {
+        let depth = top.sub_agents_config.max_depth;
+        Session {
+            endpoints: Endpoints::new(config),
+            config_dir,
+            max_depth: if (1..=5).contains(&depth) {
+                depth as u32
+            } else {
+                DEFAULT_MAX_DEPTH
+            },
+            verbose,
+        }
+    }
+
+    pub fn config_dir(&self) -> &Path {
+        &self.config_dir
+    }
+
+    /// Where to send `provider`'s calls, with its key; an `api_key_cmd`
+    /// runs once per run.
+    pub fn endpoint(&self, provider: Provider) -> Result<Endpoint> {
+        self.endpoints.get(provider)
+    }
+}
