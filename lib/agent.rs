@@ -13,8 +13,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::dirs;
 use crate::error::{Error, Result};
 
-/// A parsed agent file. Integers are `i64` so that negative values reach
-/// validation and get Go's message instead of a parser error.
+/// A parsed agent file. Counts are [`Count`]s, so that negative values
+/// reach validation and get Go's message instead of a parser error.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct AgentConfig {
@@ -34,12 +34,13 @@ pub struct AgentConfig {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct SubAgentsConfig {
-    pub max_depth: i64,
+    pub max_depth: Count,
     /// Absent means true; kept optional so `agents show` can tell. JSON
     /// shows the value in effect.
     #[serde(serialize_with = "in_effect")]
     pub parallel: Option<bool>,
-    pub timeout: i64,
+    /// Seconds; 0 is no limit of the sub-agent's own.
+    pub timeout: Count,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -47,8 +48,8 @@ pub struct SubAgentsConfig {
 pub struct MemoryConfig {
     pub enabled: bool,
     pub path: String,
-    pub last_n: i64,
-    pub max_entries: i64,
+    pub last_n: Count,
+    pub max_entries: Count,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -58,6 +59,31 @@ pub struct ParamsConfig {
     #[serde(deserialize_with = "number")]
     pub temperature: f64,
     pub max_tokens: i64,
+}
+
+/// A count (or seconds) in an agent file. It is read as any integer, so
+/// that a negative one reaches [`validate`] and gets Go's message rather
+/// than a parse error; once validated, [`Count::get`] is its value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct Count(i64);
+
+impl Count {
+    /// The value, which [`validate`] has made sure is not negative.
+    pub fn get(self) -> u64 {
+        u64::try_from(self.0).unwrap_or(0)
+    }
+
+    fn is_negative(self) -> bool {
+        self.0 < 0
+    }
+}
+
+impl std::fmt::Display for Count {
+    /// As written in the file.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 fn in_effect<S: Serializer>(parallel: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
@@ -81,10 +107,9 @@ impl MemoryConfig {
     /// The trim target of `axe gc` (M7 3.11): `last_n` when positive, else
     /// `max_entries` when positive, else none.
     pub fn trim_target(&self) -> Option<u64> {
-        [self.last_n, self.max_entries]
+        [self.last_n.get(), self.max_entries.get()]
             .into_iter()
             .find(|&n| n > 0)
-            .map(|n| n as u64)
     }
 }
 
@@ -98,16 +123,16 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
         return fail("agent config missing required field: model");
     }
     let sub = &cfg.sub_agents_config;
-    if sub.max_depth < 0 {
+    if sub.max_depth.is_negative() {
         return fail("sub_agents_config.max_depth must be non-negative");
     }
-    if sub.max_depth > 5 {
+    if sub.max_depth.get() > 5 {
         return fail("sub_agents_config.max_depth cannot exceed 5");
     }
-    if sub.timeout < 0 {
+    if sub.timeout.is_negative() {
         return fail("sub_agents_config.timeout must be non-negative");
     }
-    if sub.timeout as u64 > crate::timeout::MAX_SECONDS {
+    if sub.timeout.get() > crate::timeout::MAX_SECONDS {
         return Err(Error::AgentInvalid(format!(
             "sub_agents_config.timeout cannot exceed {}",
             crate::timeout::MAX_SECONDS
@@ -116,10 +141,10 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     if !cfg.params.temperature.is_finite() {
         return fail("params.temperature must be a finite number");
     }
-    if cfg.memory.last_n < 0 {
+    if cfg.memory.last_n.is_negative() {
         return fail("memory.last_n must be non-negative");
     }
-    if cfg.memory.max_entries < 0 {
+    if cfg.memory.max_entries.is_negative() {
         return fail("memory.max_entries must be non-negative");
     }
     Ok(())
@@ -327,8 +352,8 @@ mod tests {
             MemoryConfig {
                 enabled: true,
                 path: "/tmp/mem.md".into(),
-                last_n: 5,
-                max_entries: 50
+                last_n: Count(5),
+                max_entries: Count(50)
             }
         );
     }
@@ -339,20 +364,23 @@ mod tests {
         assert_eq!(cfg.memory, MemoryConfig::default());
         assert!(!cfg.memory.enabled);
         assert_eq!(cfg.memory.path, "");
-        assert_eq!((cfg.memory.last_n, cfg.memory.max_entries), (0, 0));
+        assert_eq!(
+            (cfg.memory.last_n, cfg.memory.max_entries),
+            (Count(0), Count(0))
+        );
     }
 
     #[test]
     fn validate_memory_last_n_negative() {
         let mut cfg = valid();
-        cfg.memory.last_n = -1;
+        cfg.memory.last_n = Count(-1);
         assert_eq!(invalid_message(&cfg), "memory.last_n must be non-negative");
     }
 
     #[test]
     fn validate_memory_max_entries_negative() {
         let mut cfg = valid();
-        cfg.memory.max_entries = -1;
+        cfg.memory.max_entries = Count(-1);
         assert_eq!(
             invalid_message(&cfg),
             "memory.max_entries must be non-negative"
@@ -362,14 +390,17 @@ mod tests {
     #[test]
     fn validate_memory_zero_values_are_fine() {
         let cfg = valid();
-        assert_eq!((cfg.memory.last_n, cfg.memory.max_entries), (0, 0));
+        assert_eq!(
+            (cfg.memory.last_n, cfg.memory.max_entries),
+            (Count(0), Count(0))
+        );
         validate(&cfg).unwrap();
     }
 
     #[test]
     fn validate_order_first_failure_wins() {
         let mut cfg = AgentConfig::default();
-        cfg.memory.last_n = -1;
+        cfg.memory.last_n = Count(-1);
         assert_eq!(
             invalid_message(&cfg),
             "agent config missing required field: name"
@@ -385,23 +416,23 @@ mod tests {
             "agent config missing required field: model"
         );
         cfg.model = "m/x".into();
-        cfg.sub_agents_config.max_depth = -1;
+        cfg.sub_agents_config.max_depth = Count(-1);
         assert_eq!(
             invalid_message(&cfg),
             "sub_agents_config.max_depth must be non-negative"
         );
-        cfg.sub_agents_config.max_depth = 6;
+        cfg.sub_agents_config.max_depth = Count(6);
         assert_eq!(
             invalid_message(&cfg),
             "sub_agents_config.max_depth cannot exceed 5"
         );
-        cfg.sub_agents_config.max_depth = 5;
-        cfg.sub_agents_config.timeout = -1;
+        cfg.sub_agents_config.max_depth = Count(5);
+        cfg.sub_agents_config.timeout = Count(-1);
         assert_eq!(
             invalid_message(&cfg),
             "sub_agents_config.timeout must be non-negative"
         );
-        cfg.sub_agents_config.timeout = 0;
+        cfg.sub_agents_config.timeout = Count(0);
         assert_eq!(invalid_message(&cfg), "memory.last_n must be non-negative");
     }
 
@@ -476,8 +507,8 @@ mod tests {
     #[test]
     fn trim_target_prefers_last_n() {
         let m = |last_n, max_entries| MemoryConfig {
-            last_n,
-            max_entries,
+            last_n: Count(last_n),
+            max_entries: Count(max_entries),
             ..Default::default()
         };
         assert_eq!(m(5, 100).trim_target(), Some(5));

@@ -467,5 +467,9 @@ fn all_looks_up_each_providers_key_once() {
     );
     env.cmd("axe-gc").arg("--all").assert().success();
     assert_eq!(server.requests().len(), 3);
-    assert_eq!(read(&counter), "x\n", "api_key_cmd ran once for three agents");
+    assert_eq!(
+        read(&counter),
+        "x\n",
+        "api_key_cmd ran once for three agents"
+    );
 }

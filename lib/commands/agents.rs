@@ -190,7 +190,7 @@ fn show_text(cfg: &AgentConfig) -> String {
         ("Sub-Agents:", subs, cfg.sub_agents.join(", ")),
         (
             "Max Depth:",
-            subs && sub.max_depth != 0,
+            subs && sub.max_depth.get() != 0,
             sub.max_depth.to_string(),
         ),
         (
@@ -200,19 +200,19 @@ fn show_text(cfg: &AgentConfig) -> String {
         ),
         (
             "Sub-Agent Timeout:",
-            subs && sub.timeout != 0,
+            subs && sub.timeout.get() != 0,
             sub.timeout.to_string(),
         ),
         ("Memory Enabled:", memory.enabled, "true".into()),
         ("Memory Path:", !memory.path.is_empty(), memory.path.clone()),
         (
             "Memory LastN:",
-            memory.last_n != 0,
+            memory.last_n.get() != 0,
             memory.last_n.to_string(),
         ),
         (
             "Memory MaxEntries:",
-            memory.max_entries != 0,
+            memory.max_entries.get() != 0,
             memory.max_entries.to_string(),
         ),
         (

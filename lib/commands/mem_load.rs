@@ -32,7 +32,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let last = match m.number::<u64>(&LAST)? {
         Some(n) => n,
         // Validation guarantees the agent's value is not negative.
-        None => target.memory.as_ref().map_or(0, |mem| mem.last_n as u64),
+        None => target.memory.as_ref().map_or(0, |mem| mem.last_n.get()),
     };
     let tail = memory::tail(&target.path, last)?;
     if !m.flag(&JSON) {

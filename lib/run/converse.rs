@@ -237,11 +237,9 @@ fn run_tool(
             ),
         );
     }
-    let timeout = caller.cfg.sub_agents_config.timeout;
-    let deadline = if timeout > 0 {
-        deadline.min(Deadline::after(Duration::from_secs(timeout as u64)))
-    } else {
-        deadline
+    let deadline = match caller.cfg.sub_agents_config.timeout.get() {
+        0 => deadline,
+        seconds => deadline.min(Deadline::after(Duration::from_secs(seconds))),
     };
     let verbose = session.verbose;
     if verbose {

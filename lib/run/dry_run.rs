@@ -88,7 +88,7 @@ struct Json<'a> {
     sub_agents: &'a [String],
     max_depth: u32,
     parallel: bool,
-    sub_agent_timeout: i64,
+    sub_agent_timeout: u64,
 }
 
 #[derive(Serialize)]
@@ -123,7 +123,7 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
             sub_agents: &cfg.sub_agents,
             max_depth: session.max_depth,
             parallel: agent.parallel(),
-            sub_agent_timeout: cfg.sub_agents_config.timeout,
+            sub_agent_timeout: cfg.sub_agents_config.timeout.get(),
         },
     )
 }

@@ -39,7 +39,7 @@ pub fn load(agent: &str, config: &MemoryConfig) -> Recall {
             return recall;
         }
     };
-    match memory::load(&path, config.last_n as u64) {
+    match memory::load(&path, config.last_n.get()) {
         Ok(bytes) => {
             recall.loaded = memory::count_entries(&bytes);
             recall.entries = String::from_utf8_lossy(&bytes).into_owned();
@@ -50,9 +50,9 @@ pub fn load(agent: &str, config: &MemoryConfig) -> Recall {
         }
     }
     // Counting reads the whole log, so only when there is a limit to check.
-    if config.max_entries > 0 {
+    if config.max_entries.get() > 0 {
         match memory::count(&path) {
-            Ok(c) if c.entries >= config.max_entries as u64 => recall.warnings.push(format!(
+            Ok(c) if c.entries >= config.max_entries.get() => recall.warnings.push(format!(
                 "agent \"{agent}\" memory has {} entries (max_entries: {}). Run 'axe gc {agent}' to trim.",
                 c.entries, config.max_entries
             )),

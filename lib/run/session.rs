@@ -22,15 +22,13 @@ pub struct Session {
 
 impl Session {
     pub fn new(config: Config, config_dir: PathBuf, top: &AgentConfig, verbose: bool) -> Session {
-        let depth = top.sub_agents_config.max_depth;
+        let depth = u32::try_from(top.sub_agents_config.max_depth.get())
+            .ok()
+            .filter(|d| (1..=5).contains(d));
         Session {
             endpoints: Endpoints::new(config),
             config_dir,
-            max_depth: if (1..=5).contains(&depth) {
-                depth as u32
-            } else {
-                DEFAULT_MAX_DEPTH
-            },
+            max_depth: depth.unwrap_or(DEFAULT_MAX_DEPTH),
             verbose,
         }
     }
