@@ -171,14 +171,6 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-impl From<io::Error> for Error {
-    /// Bare I/O errors inside the command runners come from writing output;
-    /// file operations build their own [`Error::Memory`] with the path.
-    fn from(e: io::Error) -> Self {
-        Error::Output(e)
-    }
-}
-
 /// The reason of an I/O error the way Go prints it: `permission denied`,
 /// not `Permission denied (os error 13)`, so messages match the Go `axe`.
 pub fn describe_io(err: &io::Error) -> String {

@@ -49,13 +49,19 @@ pub fn fail(e: &Error, json: bool) -> ExitCode {
 fn run(command: &'static Command, words: Vec<OsString>, out: &mut dyn Write) -> Result<()> {
     let (command, words) = select(command, words)?;
     match parse(command, words)? {
-        Parsed::Help => out.write_all(help(command).as_bytes())?,
-        Parsed::Version => out.write_all(version(command).as_bytes())?,
+        Parsed::Help => out
+            .write_all(help(command).as_bytes())
+            .map_err(Error::Output)?,
+        Parsed::Version => out
+            .write_all(version(command).as_bytes())
+            .map_err(Error::Output)?,
         Parsed::Run(m) => match command.run {
             Run::Action(action) => action(&m, out)?,
             // A command of subcommands without one (`axe-agents`) shows
             // what it has, as `git remote` and cobra's groups do.
-            Run::Subcommands(_) => out.write_all(help(command).as_bytes())?,
+            Run::Subcommands(_) => out
+                .write_all(help(command).as_bytes())
+                .map_err(Error::Output)?,
         },
     }
     Ok(())
@@ -109,6 +115,6 @@ fn report(e: &Error, json: bool) {
 /// Serializes `value` as one line of JSON on `out`.
 pub fn write_json(out: &mut dyn Write, value: &impl serde::Serialize) -> Result<()> {
     serde_json::to_writer(&mut *out, value).map_err(|e| Error::Output(e.into()))?;
-    out.write_all(b"\n")?;
+    out.write_all(b"\n").map_err(Error::Output)?;
     Ok(())
 }

@@ -131,9 +131,9 @@ fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
     }
     for (_, cfg) in &agents {
         if cfg.description.is_empty() {
-            writeln!(out, "{}", cfg.name)?;
+            writeln!(out, "{}", cfg.name).map_err(Error::Output)?;
         } else {
-            writeln!(out, "{} - {}", cfg.name, cfg.description)?;
+            writeln!(out, "{} - {}", cfg.name, cfg.description).map_err(Error::Output)?;
         }
     }
     Ok(())
@@ -162,7 +162,8 @@ fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
         };
         return crate::cli::write_json(out, &shown);
     }
-    out.write_all(show_text(&cfg).as_bytes())?;
+    out.write_all(show_text(&cfg).as_bytes())
+        .map_err(Error::Output)?;
     Ok(())
 }
 
@@ -256,7 +257,7 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
             &serde_json::json!({ "agent": name, "path": path.to_string_lossy() }),
         );
     }
-    writeln!(out, "{}", path.display())?;
+    writeln!(out, "{}", path.display()).map_err(Error::Output)?;
     Ok(())
 }
 
@@ -274,7 +275,7 @@ fn edit(m: &Matches, out: &mut dyn Write) -> Result<()> {
         return Err(Error::AgentNotFound(name.to_owned()));
     }
     // Whatever we printed so far must come before the editor's screen.
-    out.flush()?;
+    out.flush().map_err(Error::Output)?;
     let status = std::process::Command::new(program)
         .args(words)
         .arg(&path)

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::cli::{Command, Flag, Matches, Run};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 pub const COMMAND: Command = Command {
     name: "axe-config",
@@ -54,7 +54,7 @@ fn path(m: &Matches, out: &mut dyn Write) -> Result<()> {
             &serde_json::json!({ "config_dir": dir.to_string_lossy() }),
         );
     }
-    writeln!(out, "{}", dir.display())?;
+    writeln!(out, "{}", dir.display()).map_err(Error::Output)?;
     Ok(())
 }
 
@@ -70,6 +70,6 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
             }),
         );
     }
-    writeln!(out, "{}", done.config_dir.display())?;
+    writeln!(out, "{}", done.config_dir.display()).map_err(Error::Output)?;
     Ok(())
 }

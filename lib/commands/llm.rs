@@ -200,7 +200,8 @@ fn print_reply(
         return super::answer::write_answer(out, reply, tokens, duration_ms, more);
     }
     if !streamed {
-        out.write_all(reply.content.as_bytes())?;
+        out.write_all(reply.content.as_bytes())
+            .map_err(Error::Output)?;
     }
     Ok(())
 }

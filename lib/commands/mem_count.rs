@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::target::{self, AGENT, Base, FILE, USAGE};
 use crate::cli::{Command, Flag, Matches, Run};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::memory;
 
 pub const COMMAND: Command = Command {
@@ -44,6 +44,6 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             },
         );
     }
-    writeln!(out, "{}", counted.entries)?;
+    writeln!(out, "{}", counted.entries).map_err(Error::Output)?;
     Ok(())
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use super::target::{self, AGENT, FILE, USAGE};
 use crate::cli::{Command, Flag, Matches, Run};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::memory;
 
 pub const COMMAND: Command = Command {
@@ -39,13 +39,13 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         return tail.copy_to(out);
     }
     // Streamed: one entry in memory at a time, however long the array.
-    out.write_all(b"[")?;
+    out.write_all(b"[").map_err(Error::Output)?;
     for (i, record) in tail.records().enumerate() {
         if i > 0 {
-            out.write_all(b",")?;
+            out.write_all(b",").map_err(Error::Output)?;
         }
         serde_json::to_writer(&mut *out, &record?).map_err(|e| crate::Error::Output(e.into()))?;
     }
-    out.write_all(b"]\n")?;
+    out.write_all(b"]\n").map_err(Error::Output)?;
     Ok(())
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::target::{self, AGENT, Base, FILE, USAGE};
 use crate::cli::{Command, Flag, Matches, Run};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 pub const COMMAND: Command = Command {
     name: "axe-mem-path",
@@ -42,7 +42,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             },
         );
     }
-    out.write_all(target.path.as_os_str().as_encoded_bytes())?;
-    out.write_all(b"\n")?;
+    out.write_all(target.path.as_os_str().as_encoded_bytes())
+        .map_err(Error::Output)?;
+    out.write_all(b"\n").map_err(Error::Output)?;
     Ok(())
 }

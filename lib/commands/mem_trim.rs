@@ -98,8 +98,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         return crate::cli::write_json(out, &json);
     }
     match keep {
-        None => writeln!(out, "{}", memory::NO_TRIM_TARGET)?,
-        Some(keep) => writeln!(out, "{}", outcome.message(keep))?,
+        None => writeln!(out, "{}", memory::NO_TRIM_TARGET).map_err(Error::Output)?,
+        Some(keep) => writeln!(out, "{}", outcome.message(keep)).map_err(Error::Output)?,
     }
     Ok(())
 }

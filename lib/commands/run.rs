@@ -191,9 +191,10 @@ fn print(
         return super::answer::write_answer(out, reply, tokens, duration_ms, more);
     }
     if !streamed {
-        out.write_all(reply.content.as_bytes())?;
+        out.write_all(reply.content.as_bytes())
+            .map_err(Error::Output)?;
     }
-    out.flush()?;
+    out.flush().map_err(Error::Output)?;
     Ok(())
 }
 

@@ -126,7 +126,7 @@ impl Tail {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(Error::memory("", "read", &self.path, &e)),
             };
-            out.write_all(&buf[..n])?;
+            out.write_all(&buf[..n]).map_err(Error::Output)?;
         }
     }
 

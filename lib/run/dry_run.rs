@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::prepared::Prepared;
 use super::session::Session;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::timeout::Seconds;
 
 /// Everything `--dry-run` shows besides the agent itself.
@@ -18,52 +18,56 @@ pub struct Shown<'a> {
 
 /// Go's text layout (reference, "Dry-run output").
 pub fn text(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown) -> Result<()> {
+    out.write_all(layout(session, agent, s).as_bytes())
+        .map_err(Error::Output)
+}
+
+/// The text of [`text`].
+fn layout(session: &Session, agent: &Prepared, s: &Shown) -> String {
     let cfg = &agent.cfg;
-    write!(
-        out,
+    let mut out = format!(
         "=== Dry Run ===\n\nModel:    {}\nWorkdir:  {}\nTimeout:  {}s\nParams:   temperature={}, max_tokens={}\n\n",
         agent.model_string(),
         agent.workdir.display(),
         s.timeout,
         cfg.params.temperature,
         cfg.params.max_tokens
-    )?;
-    writeln!(out, "--- System Prompt ---\n{}\n", agent.system)?;
-    writeln!(out, "--- Skill ---\n{}\n", or_none(&agent.skill))?;
-    writeln!(out, "--- Files ({}) ---", agent.files.len())?;
+    );
+    out += &format!("--- System Prompt ---\n{}\n\n", agent.system);
+    out += &format!("--- Skill ---\n{}\n\n", or_none(&agent.skill));
+    out += &format!("--- Files ({}) ---\n", agent.files.len());
     if agent.files.is_empty() {
-        writeln!(out, "(none)")?;
+        out += "(none)\n";
     }
     for f in &agent.files {
-        writeln!(out, "{}", f.path)?;
+        out += &format!("{}\n", f.path);
     }
-    writeln!(out)?;
+    out += "\n";
     let stdin = if s.stdin.trim().is_empty() {
         "(none)"
     } else {
         s.stdin
     };
-    writeln!(out, "--- Stdin ---\n{stdin}\n")?;
+    out += &format!("--- Stdin ---\n{stdin}\n\n");
     if let Some(r) = &agent.recall {
-        match &r.error {
-            Some(e) => writeln!(out, "--- Memory ---\n(error: {e})\n")?,
-            None => writeln!(out, "--- Memory ---\n{}\n", or_none(&r.entries))?,
-        }
+        out += &match &r.error {
+            Some(e) => format!("--- Memory ---\n(error: {e})\n\n"),
+            None => format!("--- Memory ---\n{}\n\n", or_none(&r.entries)),
+        };
     }
-    writeln!(out, "--- Sub-Agents ---")?;
+    out += "--- Sub-Agents ---\n";
     if cfg.sub_agents.is_empty() {
-        writeln!(out, "(none)")?;
+        out += "(none)\n";
     } else {
-        writeln!(
-            out,
-            "{}\nMax Depth: {}\nParallel:  {}\nTimeout:   {}s",
+        out += &format!(
+            "{}\nMax Depth: {}\nParallel:  {}\nTimeout:   {}s\n",
             cfg.sub_agents.join(", "),
             session.max_depth,
             if agent.parallel() { "yes" } else { "no" },
             cfg.sub_agents_config.timeout
-        )?;
+        );
     }
-    Ok(())
+    out
 }
 
 fn or_none(s: &str) -> &str {

@@ -63,14 +63,14 @@ pub fn all(opts: &Options, out: &mut dyn Write) -> Result<Vec<Report>> {
         .collect();
     if agents.is_empty() {
         if opts.text {
-            writeln!(out, "No agents with memory enabled.")?;
+            writeln!(out, "No agents with memory enabled.").map_err(Error::Output)?;
         }
         return Ok(Vec::new());
     }
     let mut reports = Vec::with_capacity(agents.len());
     for (name, cfg) in agents {
         if opts.text {
-            writeln!(out, "=== GC: {name} ===")?;
+            writeln!(out, "=== GC: {name} ===").map_err(Error::Output)?;
         }
         let mut report = Report {
             agent: name.clone(),
@@ -131,16 +131,17 @@ fn agent(
             writeln!(
                 out,
                 "No memory entries for agent \"{name}\". Nothing to do."
-            )?;
+            )
+            .map_err(Error::Output)?;
         }
         report.status = "empty";
         return Ok(());
     }
     report.entries = memory::count_entries(&log);
     if opts.text {
-        writeln!(out, "Agent: {name}\nEntries: {}", report.entries)?;
+        writeln!(out, "Agent: {name}\nEntries: {}", report.entries).map_err(Error::Output)?;
         // The analysis can take minutes; show where we are.
-        out.flush()?;
+        out.flush().map_err(Error::Output)?;
     }
 
     let (provider, model) = llm::parse_model(opts.model.unwrap_or(&cfg.model))?;
@@ -165,27 +166,27 @@ fn agent(
     };
     let reply = llm::complete(&endpoint, &model, &conversation, &options, &mut |_| Ok(()))?;
     if opts.text {
-        writeln!(out, "--- Analysis ---\n{}", reply.content)?;
+        writeln!(out, "--- Analysis ---\n{}", reply.content).map_err(Error::Output)?;
     }
     report.analysis = Some(reply.content);
 
     if opts.dry_run {
         if opts.text {
-            writeln!(out, "Dry run: no entries trimmed.")?;
+            writeln!(out, "Dry run: no entries trimmed.").map_err(Error::Output)?;
         }
         report.status = "dry_run";
         return Ok(());
     }
     let Some(keep) = cfg.memory.trim_target() else {
         if opts.text {
-            writeln!(out, "{}", memory::NO_TRIM_TARGET)?;
+            writeln!(out, "{}", memory::NO_TRIM_TARGET).map_err(Error::Output)?;
         }
         report.status = "no_target";
         return Ok(());
     };
     let trim = memory::trim(&path, keep, true)?;
     if opts.text {
-        writeln!(out, "{}", trim.message(keep))?;
+        writeln!(out, "{}", trim.message(keep)).map_err(Error::Output)?;
     }
     (report.status, report.kept, report.removed) = match trim {
         Trim::Within { entries } => ("within", Some(entries), Some(0)),

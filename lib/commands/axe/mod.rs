@@ -11,7 +11,7 @@ mod dispatch;
 
 use crate::cli::generate::Program;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use dispatch::Found;
 
 pub const COMMAND: Command = Command {
@@ -85,12 +85,12 @@ struct Listed<'a> {
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if let Some(shell) = m.string(&COMPLETIONS)? {
         let script = PROGRAM.completions(shell)?;
-        out.write_all(script.as_bytes())?;
+        out.write_all(script.as_bytes()).map_err(Error::Output)?;
         return Ok(());
     }
     if let Some(dir) = m.value(&MAN_PAGES) {
         for path in PROGRAM.write_man_pages(std::path::Path::new(dir))? {
-            writeln!(out, "{}", path.display())?;
+            writeln!(out, "{}", path.display()).map_err(Error::Output)?;
         }
         return Ok(());
     }
@@ -100,11 +100,13 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
     match args.first().map(String::as_str) {
-        Some("version") => out.write_all(crate::cli::version(&COMMAND).as_bytes())?,
+        Some("version") => out
+            .write_all(crate::cli::version(&COMMAND).as_bytes())
+            .map_err(Error::Output)?,
         Some("help") if args.len() > 1 => {
             let mut words: Vec<OsString> = args[1..].iter().map(OsString::from).collect();
             words.push("--help".into());
-            out.flush()?;
+            out.flush().map_err(Error::Output)?;
             return Err(dispatch::run(words));
         }
         _ if m.flag(&JSON) => {
@@ -123,7 +125,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             }
             crate::cli::write_json(out, &List { commands: listed })?;
         }
-        _ => out.write_all(help(&dispatch::available()).as_bytes())?,
+        _ => out
+            .write_all(help(&dispatch::available()).as_bytes())
+            .map_err(Error::Output)?,
     }
     Ok(())
 }
