@@ -5,21 +5,23 @@
 //! behaviour lives here so the small tools, `axe-run` and `axe-gc` share
 //! one implementation of every operation.
 
+// Public: what the executables in bins/ and the tests in tests/ reach.
 pub mod agent;
 pub mod cli;
 pub mod commands;
-pub mod config;
-pub mod dirs;
 pub mod error;
-pub mod files;
-pub mod glob;
 pub mod init;
-pub mod llm;
-pub mod memory;
-pub mod prompt;
-pub mod run;
-mod signals;
-pub mod stderr;
-pub mod timeout;
+
+pub(crate) mod config;
+pub(crate) mod dirs;
+pub(crate) mod files;
+pub(crate) mod glob;
+pub(crate) mod llm;
+pub(crate) mod memory;
+pub(crate) mod prompt;
+pub(crate) mod run;
+pub(crate) mod signals;
+pub(crate) mod stderr;
+pub(crate) mod timeout;
 
 pub use error::{Error, Result};

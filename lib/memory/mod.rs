@@ -12,10 +12,8 @@ mod tests;
 
 use std::path::PathBuf;
 
-pub use entry::{RESULT_LIMIT, Record, TASK_LIMIT, timestamp};
-pub use log::{
-    Appended, Counted, NO_TRIM_TARGET, Records, Tail, Trim, append, count, load, tail, trim,
-};
+pub use entry::{RESULT_LIMIT, TASK_LIMIT};
+pub use log::{NO_TRIM_TARGET, Trim, append, count, load, tail, trim};
 
 use crate::dirs;
 use crate::error::Result;

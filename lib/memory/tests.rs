@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use time::Duration;
 use time::macros::datetime;
 
+use super::entry::Record;
 use super::*;
 
 const T0: time::OffsetDateTime = datetime!(2026-02-28 15:04:05 UTC);

@@ -13,6 +13,5 @@ pub mod recall;
 mod session;
 
 pub use converse::{Outcome, TextSink, converse};
-pub use prepared::{Prepared, Step, current_dir};
-pub use recall::Recall;
+pub use prepared::{Prepared, current_dir};
 pub use session::Session;
