@@ -23,5 +23,3 @@ pub(crate) mod run;
 pub(crate) mod signals;
 pub(crate) mod stderr;
 pub(crate) mod timeout;
-
-pub use error::{Error, Result};

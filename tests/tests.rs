@@ -14,6 +14,7 @@ mod mem_count;
 mod mem_load;
 mod mem_path;
 mod mem_trim;
+mod modules;
 mod pipeline;
 mod run;
 mod server;

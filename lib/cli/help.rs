@@ -1,6 +1,7 @@
 //! `--help` and `--version` text, generated from the flag table.
 
-use super::spec::{Command, Flag};
+use super::flag::Flag;
+use super::spec::Command;
 
 /// `<name> version <semver>`, as the Go `axe version` printed it.
 pub fn version(command: &Command) -> String {

@@ -5,18 +5,22 @@
 //! `{"error": ..., "exit_code": ...}` there, and the process exits with the
 //! error's code. A closed stdout (`| head`) ends the command quietly with 0.
 
+pub(crate) mod flag;
 pub mod generate;
 mod help;
+mod matches;
 mod parse;
-mod spec;
+pub(crate) mod spec;
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
+pub use flag::{Arg, Complete, Flag, HELP, VERSION};
 pub use help::{flag_spelling, help, help_with_commands, version};
-pub use parse::{Matches, Parsed, closest, edit_distance, parse};
-pub use spec::{Arg, Command, Complete, Flag, HELP, Run, VERSION};
+pub use matches::Matches;
+pub use parse::{Parsed, closest, edit_distance, parse};
+pub use spec::{Command, Run};
 
 use crate::error::{Error, Result};
 

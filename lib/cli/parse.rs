@@ -4,10 +4,11 @@
 //! and knows nothing of what a flag means. `--help` and `--version` stop it
 //! at once, before anything else is looked at.
 
-use std::ffi::{OsStr, OsString};
-use std::str::FromStr;
+use std::ffi::OsString;
 
-use super::spec::{Command, Flag};
+use super::flag::Flag;
+use super::matches::Matches;
+use super::spec::Command;
 use crate::error::{Error, Result};
 
 /// What the command line asked for.
@@ -17,21 +18,10 @@ pub enum Parsed {
     Run(Matches),
 }
 
-/// The flags and positionals of one command line.
-pub struct Matches {
-    command: &'static Command,
-    flags: Vec<(&'static str, Option<OsString>)>,
-    args: Vec<OsString>,
-}
-
 pub fn parse(command: &'static Command, words: Vec<OsString>) -> Result<Parsed> {
     use lexopt::Arg;
     let mut parser = lexopt::Parser::from_args(words);
-    let mut m = Matches {
-        command,
-        flags: Vec::new(),
-        args: Vec::new(),
-    };
+    let mut m = Matches::new(command.name, command.flags);
     while let Some(arg) = parser.next().map_err(usage)? {
         let flag = match arg {
             Arg::Short(c) => command
@@ -158,81 +148,18 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-impl Matches {
-    /// The name of `flag`, which must be one of this command's: flags are
-    /// read through the constants their tables are made of, so a typo is a
-    /// compile error and a flag read by the wrong command fails here.
-    fn known(&self, flag: &Flag) -> &'static str {
-        debug_assert!(
-            self.command.flag(flag.long).is_some(),
-            "{} has no flag --{}",
-            self.command.name,
-            flag.long
-        );
-        flag.long
-    }
-
-    /// Whether the switch `flag` was given.
-    pub fn flag(&self, flag: &Flag) -> bool {
-        let long = self.known(flag);
-        self.flags.iter().any(|(l, _)| *l == long)
-    }
-
-    /// The value of `flag`; when given more than once, the last wins.
-    pub fn value(&self, flag: &Flag) -> Option<&OsStr> {
-        let long = self.known(flag);
-        self.flags
-            .iter()
-            .rev()
-            .find(|(l, _)| *l == long)
-            .and_then(|(_, v)| v.as_deref())
-    }
-
-    /// The value of `flag` as UTF-8 text.
-    pub fn string(&self, flag: &Flag) -> Result<Option<&str>> {
-        self.value(flag)
-            .map(|v| {
-                v.to_str().ok_or_else(|| {
-                    Error::Usage(format!(
-                        "error parsing flag --{}: not valid UTF-8",
-                        flag.long
-                    ))
-                })
-            })
-            .transpose()
-    }
-
-    /// The value of `flag` as a number.
-    pub fn number<T: FromStr>(&self, flag: &Flag) -> Result<Option<T>> {
-        self.string(flag)?
-            .map(|s| {
-                s.trim().parse().map_err(|_| {
-                    Error::Usage(format!(
-                        "error parsing flag --{}: invalid number \"{s}\"",
-                        flag.long
-                    ))
-                })
-            })
-            .transpose()
-    }
-
-    /// Positional arguments in order.
-    pub fn args(&self) -> &[OsString] {
-        &self.args
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    use crate::cli::spec::{Complete, Run};
+    use crate::cli::flag::{Arg, Complete};
+    use crate::cli::spec::Run;
 
     const TEST: Command = Command {
         name: "axe-test",
         about: "a",
         usage: &["u"],
-        args: &[crate::cli::spec::Arg {
+        args: &[Arg {
             name: "X",
             help: "h",
             complete: Complete::Nothing,

@@ -21,7 +21,7 @@ pub fn write_answer(
     (input_tokens, output_tokens): (u64, u64),
     duration_ms: u128,
     more: impl serde::Serialize,
-) -> crate::Result<()> {
+) -> crate::error::Result<()> {
     crate::cli::write_json(
         out,
         &Answer {

@@ -44,7 +44,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         if i > 0 {
             out.write_all(b",").map_err(Error::Output)?;
         }
-        serde_json::to_writer(&mut *out, &record?).map_err(|e| crate::Error::Output(e.into()))?;
+        serde_json::to_writer(&mut *out, &record?)
+            .map_err(|e| crate::error::Error::Output(e.into()))?;
     }
     out.write_all(b"]\n").map_err(Error::Output)?;
     Ok(())

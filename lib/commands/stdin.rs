@@ -1,18 +1,18 @@
 //! Standard input as the commands read it.
 
 /// All of standard input, as text (bytes that are not UTF-8 become U+FFFD).
-pub fn read_stdin() -> crate::Result<String> {
+pub fn read_stdin() -> crate::error::Result<String> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::io::stdin()
         .lock()
         .read_to_end(&mut bytes)
-        .map_err(|e| crate::Error::stdin(&e))?;
+        .map_err(|e| crate::error::Error::stdin(&e))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// Standard input when it is piped, nothing when it is a terminal.
-pub fn piped_stdin() -> crate::Result<String> {
+pub fn piped_stdin() -> crate::error::Result<String> {
     use std::io::IsTerminal;
     if std::io::stdin().is_terminal() {
         return Ok(String::new());

@@ -67,7 +67,7 @@ pub fn load(agent: &str, config: &MemoryConfig) -> Recall {
 
 /// Appends the entry for a successful run; the error is the warning text.
 pub fn record(agent: &str, config: &MemoryConfig, task: &str, result: &str) -> Result<(), String> {
-    let fail = |e: crate::Error| format!("failed to save memory for \"{agent}\": {e}");
+    let fail = |e: crate::error::Error| format!("failed to save memory for \"{agent}\": {e}");
     let path = memory::file_path(agent, &config.path).map_err(fail)?;
     memory::append(
         &path,

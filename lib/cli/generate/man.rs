@@ -2,7 +2,8 @@
 //! `groff -ww` and `mandoc -T lint`.
 
 use super::program::Program;
-use crate::cli::spec::{Command, Flag};
+use crate::cli::flag::Flag;
+use crate::cli::spec::Command;
 
 /// The date on every page: the release this version of the tables is.
 const DATE: &str = "2026-11-21";

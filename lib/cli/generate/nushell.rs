@@ -6,7 +6,8 @@ use std::fmt::Write;
 
 use super::program::Program;
 use super::script::{header, model_prefixes};
-use crate::cli::spec::{Command, Complete, Flag};
+use crate::cli::flag::{Complete, Flag};
+use crate::cli::spec::Command;
 
 const HELPERS: &str = r#"
 # The agent names: the stems of <config>/agents/*.toml.

@@ -1,6 +1,7 @@
 //! What every completion script shares: names, headers, model prefixes.
 
-use crate::cli::spec::{Command, Complete};
+use crate::cli::flag::Complete;
+use crate::cli::spec::Command;
 
 /// A shell-safe identifier for a command: `axe_agents_list`.
 pub fn ident(command: &Command) -> String {

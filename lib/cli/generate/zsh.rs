@@ -5,7 +5,8 @@ use std::fmt::Write;
 
 use super::program::{Program, Top};
 use super::script::{header, ident, model_prefixes};
-use crate::cli::spec::{Command, Complete, Flag};
+use crate::cli::flag::{Complete, Flag};
+use crate::cli::spec::Command;
 
 const HELPERS: &str = r#"
 _axe_agent_names() {
