@@ -117,9 +117,9 @@ _axe_spec_axe_version() {
     subs=''
 }
 _axe_spec_axe_run() {
-    flags='--skill --workdir --model --timeout --dry-run --verbose -v --stream --json --help -h --version -V'
-    valued=' --skill=file --workdir=dir --model=model --timeout=none '
-    args='agent'
+    flags='--skill --workdir --model --system -s --temperature --max-tokens --timeout --dry-run --verbose -v --stream --json --help -h --version -V'
+    valued=' --skill=file --workdir=dir --model=model --system=none -s=none --temperature=none --max-tokens=none --timeout=none '
+    args='agent none...'
     subs=''
 }
 _axe_spec_axe_gc() {

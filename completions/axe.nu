@@ -21,7 +21,7 @@ def "nu-complete axe commands" [] {
 }
 
 # Run LLM agents from the shell and give them memory
-export extern "axe" [
+export extern main [
     command?: string@"nu-complete axe commands"  # The subcommand
     ...args: string  # Its arguments
     --json  # Print {commands: [{name, about, path}]}, the available subcommands, as JSON
@@ -34,10 +34,14 @@ export extern "axe" [
 # Run an agent: build its prompt, call its model, print the answer
 export extern "axe-run" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    ...task: string  # The task, as words joined by spaces; standard input, when piped, follows after a blank line
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
     --model: string@"nu-complete axe models"  # Use this model instead of the agent's
-    --timeout: string  # Give up after this long, sub-agents included [default: 120]
+    --system(-s): string  # Use this persona instead of the agent's system_prompt (skill, files and memory still follow)
+    --temperature: number  # Sampling temperature for this run, sent even when 0 [default: the agent's]
+    --max-tokens: int  # Longest answer in tokens for this run; 0 is not sent [default: the agent's]
+    --timeout: number  # Give up after this long, sub-agents included [default: 120]
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
     --stream  # Print the answer as it arrives (not with --json)
@@ -52,7 +56,7 @@ export extern "axe-gc" [
     --all  # Run on every agent that has memory.enabled = true, one after another
     --dry-run  # Analyze and print suggestions without trimming the memory file
     --model: string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
-    --timeout: string  # Give up on an analysis after this long [default: 120]
+    --timeout: number  # Give up on an analysis after this long [default: 120]
     --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error}], failed} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -120,10 +124,10 @@ export extern "axe-llm" [
     --model(-m): string@"nu-complete axe models"  # The model, e.g. anthropic/claude-sonnet-4-20250514, openai/gpt-4o, ollama/llama3
     --system(-s): string  # The system prompt
     --system-file: path  # Read the system prompt from PATH
-    --temperature: string  # Sampling temperature; 0 is not sent [default: 0]
-    --max-tokens: string  # Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]
-    --timeout: string  # Give up after this long, retries included [default: 120]
-    --retries: string  # Retry 429, 529, 5xx and dropped connections N times [default: 0]
+    --temperature: number  # Sampling temperature; 0 is not sent [default: 0]
+    --max-tokens: int  # Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]
+    --timeout: number  # Give up after this long, retries included [default: 120]
+    --retries: int  # Retry 429, 529, 5xx and dropped connections N times [default: 0]
     --stream  # Print the answer as it arrives
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms} as JSON
@@ -156,7 +160,7 @@ export extern "axe-mem-append" [
 # Print the last entries of an agent's memory log
 export extern "axe-mem-load" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    --last(-n): string  # Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]
+    --last(-n): int  # Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]
     --file: path  # Work on the log at PATH instead of an agent's
     --json  # Print a JSON array of {timestamp, task, result}
     --help(-h)  # Print help
@@ -175,7 +179,7 @@ export extern "axe-mem-count" [
 # Keep only the last entries of an agent's memory log
 export extern "axe-mem-trim" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    --keep: string  # Keep the last N entries; 0 keeps all [default: the agent's last_n, else its max_entries]
+    --keep: int  # Keep the last N entries; 0 keeps all [default: the agent's last_n, else its max_entries]
     --count  # Also count the entries removed (reads the removed part of the file)
     --file: path  # Work on the log at PATH instead of an agent's
     --json  # Print {agent, path, keep, trimmed, kept, removed, removed_bytes} as JSON
@@ -186,10 +190,14 @@ export extern "axe-mem-trim" [
 # Run an agent: build its prompt, call its model, print the answer
 export extern "axe run" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    ...task: string  # The task, as words joined by spaces; standard input, when piped, follows after a blank line
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
     --model: string@"nu-complete axe models"  # Use this model instead of the agent's
-    --timeout: string  # Give up after this long, sub-agents included [default: 120]
+    --system(-s): string  # Use this persona instead of the agent's system_prompt (skill, files and memory still follow)
+    --temperature: number  # Sampling temperature for this run, sent even when 0 [default: the agent's]
+    --max-tokens: int  # Longest answer in tokens for this run; 0 is not sent [default: the agent's]
+    --timeout: number  # Give up after this long, sub-agents included [default: 120]
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
     --stream  # Print the answer as it arrives (not with --json)
@@ -204,7 +212,7 @@ export extern "axe gc" [
     --all  # Run on every agent that has memory.enabled = true, one after another
     --dry-run  # Analyze and print suggestions without trimming the memory file
     --model: string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
-    --timeout: string  # Give up on an analysis after this long [default: 120]
+    --timeout: number  # Give up on an analysis after this long [default: 120]
     --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error}], failed} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -272,10 +280,10 @@ export extern "axe llm" [
     --model(-m): string@"nu-complete axe models"  # The model, e.g. anthropic/claude-sonnet-4-20250514, openai/gpt-4o, ollama/llama3
     --system(-s): string  # The system prompt
     --system-file: path  # Read the system prompt from PATH
-    --temperature: string  # Sampling temperature; 0 is not sent [default: 0]
-    --max-tokens: string  # Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]
-    --timeout: string  # Give up after this long, retries included [default: 120]
-    --retries: string  # Retry 429, 529, 5xx and dropped connections N times [default: 0]
+    --temperature: number  # Sampling temperature; 0 is not sent [default: 0]
+    --max-tokens: int  # Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]
+    --timeout: number  # Give up after this long, retries included [default: 120]
+    --retries: int  # Retry 429, 529, 5xx and dropped connections N times [default: 0]
     --stream  # Print the answer as it arrives
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms} as JSON
@@ -308,7 +316,7 @@ export extern "axe mem append" [
 # Print the last entries of an agent's memory log
 export extern "axe mem load" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    --last(-n): string  # Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]
+    --last(-n): int  # Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]
     --file: path  # Work on the log at PATH instead of an agent's
     --json  # Print a JSON array of {timestamp, task, result}
     --help(-h)  # Print help
@@ -327,7 +335,7 @@ export extern "axe mem count" [
 # Keep only the last entries of an agent's memory log
 export extern "axe mem trim" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    --keep: string  # Keep the last N entries; 0 keeps all [default: the agent's last_n, else its max_entries]
+    --keep: int  # Keep the last N entries; 0 keeps all [default: the agent's last_n, else its max_entries]
     --count  # Also count the entries removed (reads the removed part of the file)
     --file: path  # Work on the log at PATH instead of an agent's
     --json  # Print {agent, path, keep, trimmed, kept, removed, removed_bytes} as JSON

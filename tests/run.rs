@@ -1177,7 +1177,11 @@ fn every_exit_code() {
     );
     let cases: Vec<(Vec<&str>, i32, &str)> = vec![
         (vec![], 1, "agent name is required\n"),
-        (vec!["a", "b"], 1, "unexpected argument \"b\"\n"),
+        (
+            vec!["a", "--temperature", "warm"],
+            1,
+            "error parsing flag --temperature: invalid number \"warm\"\n",
+        ),
         (
             vec!["a", "--timeout", "0"],
             1,

@@ -174,3 +174,28 @@ fn is_root() -> bool {
 pub fn stdout(output: &std::process::Output) -> String {
     String::from_utf8(output.stdout.clone()).unwrap()
 }
+
+/// Whether `program` is on `PATH`, for a test that needs it. When it is
+/// not, the test says so on the terminal (past the harness's capture) and
+/// is skipped; with `AXE_TEST_ALL` set, as CI sets it, it fails instead.
+pub fn have(program: &str) -> bool {
+    use std::io::Write;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if std::env::split_paths(&path).any(|dir| is_executable(&dir.join(program))) {
+        return true;
+    }
+    assert!(
+        std::env::var_os("AXE_TEST_ALL").is_none(),
+        "{program} is not on PATH and AXE_TEST_ALL asks for every test: install it (see .ci/run)"
+    );
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped: {program} is not on PATH (set AXE_TEST_ALL=1 to fail instead)"
+    );
+    false
+}
+
+pub fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}

@@ -22,6 +22,19 @@ pub struct Flag {
     /// One line for `--help`.
     pub help: &'static str,
     pub complete: Complete,
+    /// What kind of value it takes, for shells with typed arguments.
+    pub kind: Kind,
+}
+
+/// The kind of a flag's value: Nushell declares an `int` flag so that
+/// `--last $n` with `let n = 2` is no type error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Text,
+    /// A whole number: a count.
+    Int,
+    /// Any number: seconds, a temperature.
+    Number,
 }
 
 /// What a value completes to in a shell.
@@ -51,6 +64,7 @@ impl Flag {
             value: None,
             help,
             complete: Complete::Nothing,
+            kind: Kind::Text,
         }
     }
 
@@ -71,5 +85,21 @@ impl Flag {
 
     pub const fn completes(self, complete: Complete) -> Flag {
         Flag { complete, ..self }
+    }
+
+    /// Takes a whole number.
+    pub const fn int(self) -> Flag {
+        Flag {
+            kind: Kind::Int,
+            ..self
+        }
+    }
+
+    /// Takes a number, fractions allowed.
+    pub const fn number(self) -> Flag {
+        Flag {
+            kind: Kind::Number,
+            ..self
+        }
     }
 }

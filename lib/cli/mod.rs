@@ -16,7 +16,7 @@ use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
-pub use flag::{Arg, Complete, Flag, HELP, VERSION};
+pub use flag::{Arg, Complete, Flag, HELP, Kind, VERSION};
 pub use help::{flag_spelling, help, help_with_commands, version};
 pub use matches::Matches;
 pub use parse::{Parsed, closest, edit_distance, parse};

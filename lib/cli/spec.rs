@@ -81,6 +81,7 @@ impl Command {
 
 #[cfg(test)]
 mod tests {
+    use crate::cli::flag::Kind;
     use crate::commands::ALL;
     use std::collections::HashSet;
 
@@ -98,6 +99,13 @@ mod tests {
                 assert!(!f.help.ends_with('.'), "{}: --{}", cmd.name, f.long);
                 if let Some(v) = f.value {
                     assert_eq!(v, v.to_uppercase(), "value names are upper case");
+                    // Typed shells (Nushell) are told what a number is.
+                    let kind = match v {
+                        "N" => Kind::Int,
+                        "SECONDS" | "T" => Kind::Number,
+                        _ => Kind::Text,
+                    };
+                    assert_eq!(f.kind, kind, "{}: --{}", cmd.name, f.long);
                 }
             }
             assert!(cmd.name.starts_with("axe"));

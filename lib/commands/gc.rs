@@ -58,7 +58,8 @@ const TIMEOUT: Flag = Flag::with_value(
     "timeout",
     "SECONDS",
     "Give up on an analysis after this long [default: 120]",
-);
+)
+.number();
 
 const JSON: Flag = Flag::switch(
     "json",

@@ -73,25 +73,29 @@ const TEMPERATURE: Flag = Flag::with_value(
     "temperature",
     "T",
     "Sampling temperature; 0 is not sent [default: 0]",
-);
+)
+.number();
 
 const MAX_TOKENS: Flag = Flag::with_value(
     "max-tokens",
     "N",
     "Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]",
-);
+)
+.int();
 
 const TIMEOUT: Flag = Flag::with_value(
     "timeout",
     "SECONDS",
     "Give up after this long, retries included [default: 120]",
-);
+)
+.number();
 
 const RETRIES: Flag = Flag::with_value(
     "retries",
     "N",
     "Retry 429, 529, 5xx and dropped connections N times [default: 0]",
-);
+)
+.int();
 
 const STREAM: Flag = Flag::switch("stream", "Print the answer as it arrives");
 
@@ -146,8 +150,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         conversation.system = system;
     }
     if let Some(t) = temperature {
-        conversation.temperature = t;
+        conversation.temperature = Some(t);
     }
+    // 0 is not sent here, from the flag or the file (documented).
+    conversation.temperature = conversation.temperature.filter(|t| *t != 0.0);
     if let Some(n) = max_tokens {
         conversation.max_tokens = n;
     }

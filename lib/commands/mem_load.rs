@@ -23,7 +23,13 @@ entries and of a million.",
     run: Run::Action(run),
 };
 
-const LAST: Flag = Flag::with_value("last", "N", "Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]").short('n');
+const LAST: Flag = Flag::with_value(
+    "last",
+    "N",
+    "Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]",
+)
+.short('n')
+.int();
 
 const JSON: Flag = Flag::switch("json", "Print a JSON array of {timestamp, task, result}");
 

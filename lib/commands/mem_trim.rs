@@ -36,7 +36,8 @@ const KEEP: Flag = Flag::with_value(
     "keep",
     "N",
     "Keep the last N entries; 0 keeps all [default: the agent's last_n, else its max_entries]",
-);
+)
+.int();
 
 const COUNT: Flag = Flag::switch(
     "count",

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::target::{self, AGENT};
 use crate::agent;
-use crate::cli::{Command, Complete, Flag, Matches, Run};
+use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::config;
 use crate::dirs;
 use crate::error::{Error, Result};
@@ -21,18 +21,37 @@ use crate::timeout::Seconds;
 pub const COMMAND: Command = Command {
     name: "axe-run",
     about: "Run an agent: build its prompt, call its model, print the answer",
-    usage: &["[OPTIONS] <AGENT>"],
-    args: &[AGENT],
+    usage: &["[OPTIONS] <AGENT> [TASK]..."],
+    args: &[
+        AGENT,
+        Arg {
+            name: "TASK",
+            help: "The task, as words joined by spaces; standard input, when piped, follows after a blank line",
+            complete: Complete::Nothing,
+            many: true,
+        },
+    ],
     flags: &[
-        SKILL, WORKDIR, MODEL, TIMEOUT, DRY_RUN, VERBOSE, STREAM, JSON,
+        SKILL,
+        WORKDIR,
+        MODEL,
+        SYSTEM,
+        TEMPERATURE,
+        MAX_TOKENS,
+        TIMEOUT,
+        DRY_RUN,
+        VERBOSE,
+        STREAM,
+        JSON,
     ],
     description: "\
 Loads <config>/agents/<AGENT>.toml, resolves its context files (globs in
 the workdir), skill, and standard input (read when it is not a terminal),
 and sends the system prompt (persona, skill, files, memory) and the user
-message (standard input, or \"Execute the task described in your
-instructions.\") to the agent's model. Prints the answer exactly, with no
-newline added.
+message (the TASK words, then standard input after a blank line, or
+\"Execute the task described in your instructions.\" when both are empty)
+to the agent's model. Prints the answer exactly; on a terminal, a newline
+follows an answer that lacks one.
 
 With sub_agents, the model may delegate through the call_agent tool; each
 sub-agent runs with its own files, skill and memory, several at once unless
@@ -65,11 +84,33 @@ const MODEL: Flag = Flag::with_value(
 )
 .completes(Complete::Model);
 
+const SYSTEM: Flag = Flag::with_value(
+    "system",
+    "TEXT",
+    "Use this persona instead of the agent's system_prompt (skill, files and memory still follow)",
+)
+.short('s');
+
+const TEMPERATURE: Flag = Flag::with_value(
+    "temperature",
+    "T",
+    "Sampling temperature for this run, sent even when 0 [default: the agent's]",
+)
+.number();
+
+const MAX_TOKENS: Flag = Flag::with_value(
+    "max-tokens",
+    "N",
+    "Longest answer in tokens for this run; 0 is not sent [default: the agent's]",
+)
+.int();
+
 const TIMEOUT: Flag = Flag::with_value(
     "timeout",
     "SECONDS",
     "Give up after this long, sub-agents included [default: 120]",
-);
+)
+.number();
 
 const DRY_RUN: Flag = Flag::switch(
     "dry-run",
@@ -113,6 +154,19 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if let Some(skill) = m.string(&SKILL)? {
         cfg.skill = skill.to_owned();
     }
+    if let Some(system) = m.string(&SYSTEM)? {
+        cfg.system_prompt = system.to_owned();
+    }
+    let temperature = m.number::<f64>(&TEMPERATURE)?;
+    if let Some(t) = temperature {
+        if !t.is_finite() {
+            return Err(Error::Usage("--temperature must be a finite number".into()));
+        }
+        cfg.params.temperature = t;
+    }
+    if let Some(n) = m.number::<u64>(&MAX_TOKENS)? {
+        cfg.params.max_tokens = i64::try_from(n).unwrap_or(i64::MAX);
+    }
     let model = llm::parse_model(&cfg.model)?;
     let config = config::load()?;
     let workdir: PathBuf = match m.value(&WORKDIR) {
@@ -122,8 +176,12 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     };
     let config_dir = dirs::config_dir()?;
     let session = Session::new(config, config_dir.clone(), &cfg, verbose);
-    let agent = Prepared::new(&name, cfg, model, workdir, &config_dir).map_err(|(_, e)| e)?;
-    let stdin = super::stdin::piped_stdin()?;
+    let mut agent = Prepared::new(&name, cfg, model, workdir, &config_dir).map_err(|(_, e)| e)?;
+    if temperature.is_some() {
+        // Given for this run: sent as given, 0 included.
+        agent.temperature = temperature;
+    }
+    let stdin = task(m, super::stdin::piped_stdin()?);
     if let Some(r) = &agent.recall {
         r.warnings
             .iter()
@@ -196,6 +254,23 @@ fn print(
     }
     out.flush().map_err(Error::Output)?;
     Ok(())
+}
+
+/// The TASK words, then standard input after a blank line: the run's
+/// input, which becomes the user message.
+fn task(m: &Matches, stdin: String) -> String {
+    let words: Vec<String> = m
+        .args()
+        .get(1..)
+        .unwrap_or_default()
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    match (words.is_empty(), stdin.is_empty()) {
+        (true, _) => stdin,
+        (false, true) => words.join(" "),
+        (false, false) => format!("{}\n\n{stdin}", words.join(" ")),
+    }
 }
 
 /// The `--verbose` lines before the call.

@@ -50,8 +50,8 @@ impl Wire for Anthropic {
         if !c.system.is_empty() {
             body.insert("system".into(), json!(c.system));
         }
-        if c.temperature != 0.0 {
-            body.insert("temperature".into(), json!(c.temperature));
+        if let Some(t) = c.temperature {
+            body.insert("temperature".into(), json!(t));
         }
         if !c.tools.is_empty() {
             let tools: Vec<Value> = c

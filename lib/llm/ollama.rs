@@ -44,8 +44,8 @@ impl Wire for Ollama {
         body.insert("messages".into(), messages(c));
         body.insert("stream".into(), json!(stream));
         let mut options = Map::new();
-        if c.temperature != 0.0 {
-            options.insert("temperature".into(), json!(c.temperature));
+        if let Some(t) = c.temperature {
+            options.insert("temperature".into(), json!(t));
         }
         if c.max_tokens != 0 {
             options.insert("num_predict".into(), json!(c.max_tokens));

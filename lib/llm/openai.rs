@@ -36,8 +36,8 @@ impl Wire for OpenAi {
         let mut body = Map::new();
         body.insert("model".into(), json!(model));
         body.insert("messages".into(), messages(c));
-        if c.temperature != 0.0 {
-            body.insert("temperature".into(), json!(c.temperature));
+        if let Some(t) = c.temperature {
+            body.insert("temperature".into(), json!(t));
         }
         if c.max_tokens != 0 {
             body.insert("max_tokens".into(), json!(c.max_tokens));

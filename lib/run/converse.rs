@@ -66,7 +66,7 @@ pub fn converse(
         system: agent.system.clone(),
         messages: vec![Message::user(user)],
         tools,
-        temperature: agent.cfg.params.temperature,
+        temperature: agent.temperature,
         max_tokens: agent.cfg.params.max_tokens.max(0) as u64,
     };
     let (mut input_tokens, mut output_tokens, mut tool_calls) = (0, 0, 0);

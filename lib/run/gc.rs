@@ -156,7 +156,7 @@ fn agent(
         system: ANALYSIS_PROMPT.to_owned(),
         messages: vec![Message::user(String::from_utf8_lossy(&log))],
         tools: Vec::new(),
-        temperature: 0.3,
+        temperature: Some(0.3),
         max_tokens: 4096,
     };
     let options = CallOptions {

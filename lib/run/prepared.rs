@@ -26,6 +26,9 @@ pub struct Prepared {
     pub system: String,
     /// Present when memory is enabled.
     pub recall: Option<Recall>,
+    /// What is sent: the agent's `params.temperature` unless 0 (Go's
+    /// "unset"), or a `--temperature` given for this run, 0 included.
+    pub temperature: Option<f64>,
 }
 
 /// Which step of [`Prepared::new`] failed, for the sub-agent's message.
@@ -61,8 +64,10 @@ impl Prepared {
         if let Some(r) = &recall {
             prompt::add_memory(&mut system, &r.entries);
         }
+        let temperature = Some(cfg.params.temperature).filter(|t| *t != 0.0);
         Ok(Prepared {
             name: name.to_owned(),
+            temperature,
             cfg,
             provider,
             model,

@@ -1,12 +1,13 @@
 //! The Nushell module: an `export extern` per command, under its own name
 //! (`axe-run`) and the dispatcher's (`axe run`), with custom completers for
-//! agent names and model prefixes. Load it with `use axe.nu *`.
+//! agent names and model prefixes. Load it with `use axe.nu *`; the file
+//! must be called `axe.nu`, whose module's `main` becomes `axe`.
 
 use std::fmt::Write;
 
 use super::program::Program;
 use super::script::{header, model_prefixes};
-use crate::cli::flag::{Complete, Flag};
+use crate::cli::flag::{Complete, Flag, Kind};
 use crate::cli::spec::Command;
 
 const HELPERS: &str = r#"
@@ -44,7 +45,9 @@ pub fn script(p: &Program) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    extern_(&mut out, "axe", axe);
+    // `main`, not "axe": a module (axe.nu) may not export a command
+    // named after itself, and its `main` is what `use` makes `axe`.
+    extern_(&mut out, "main", axe);
     for cmd in p.executables().skip(1).flat_map(|c| c.tree()) {
         extern_(&mut out, cmd.name, cmd);
     }
@@ -75,8 +78,13 @@ fn comment(text: &str) -> String {
 fn extern_(out: &mut String, name: &str, cmd: &Command) {
     let _ = writeln!(
         out,
-        "\n# {}\nexport extern \"{name}\" [",
-        comment(cmd.about)
+        "\n# {}\nexport extern {} [",
+        comment(cmd.about),
+        if name == "main" {
+            name.to_owned()
+        } else {
+            format!("\"{name}\"")
+        }
     );
     if !cmd.subcommands().is_empty() {
         // The subcommands are externs of their own.
@@ -103,10 +111,12 @@ fn extern_(out: &mut String, name: &str, cmd: &Command) {
 
 fn flag(cmd: &Command, f: &Flag) -> String {
     let short = f.short.map(|c| format!("(-{c})")).unwrap_or_default();
-    let shape = match (cmd.name, f.long, f.value) {
-        (_, _, None) => String::new(),
-        ("axe", "completions", _) => ": string@\"nu-complete axe shells\"".into(),
-        (_, _, Some(_)) => format!(": {}", shape(f.complete)),
+    let shape = match (cmd.name, f.long, f.value, f.kind) {
+        (_, _, None, _) => String::new(),
+        ("axe", "completions", _, _) => ": string@\"nu-complete axe shells\"".into(),
+        (_, _, Some(_), Kind::Int) => ": int".into(),
+        (_, _, Some(_), Kind::Number) => ": number".into(),
+        (_, _, Some(_), Kind::Text) => format!(": {}", shape(f.complete)),
     };
     format!("--{}{short}{shape}  # {}", f.long, comment(f.help))
 }
