@@ -81,10 +81,19 @@ impl Config {
                 provider.key_env()
             )));
         }
+        let api_key = match self.api_key(provider, &env) {
+            // A server of the user's own (llama.cpp, vLLM) often takes no
+            // key: send none rather than make one up. The hosted APIs
+            // still need one before anything is sent.
+            Err(Error::MissingKey { .. }) if base_url != provider.default_base_url() => {
+                String::new()
+            }
+            other => other?,
+        };
         Ok(Endpoint {
             provider,
             base_url,
-            api_key: self.api_key(provider, &env)?,
+            api_key,
         })
     }
 

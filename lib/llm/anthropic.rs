@@ -27,14 +27,16 @@ impl Wire for Anthropic {
         "ANTHROPIC_API_KEY"
     }
 
-    fn request(&self, base: &str, key: &str) -> (String, Vec<(&'static str, String)>) {
-        (
-            format!("{base}/v1/messages"),
-            vec![
-                ("x-api-key", key.to_owned()),
-                ("anthropic-version", "2023-06-01".to_owned()),
-            ],
-        )
+    fn path(&self) -> &'static str {
+        "/v1/messages"
+    }
+
+    fn headers(&self, key: &str) -> Vec<(&'static str, String)> {
+        let mut headers = vec![("anthropic-version", "2023-06-01".to_owned())];
+        if !key.is_empty() {
+            headers.insert(0, ("x-api-key", key.to_owned()));
+        }
+        headers
     }
 
     fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value {

@@ -93,7 +93,7 @@ pub fn complete(
     let wire = endpoint.provider.wire();
     let body = wire.body(model, conversation, options.stream);
     let body = serde_json::to_vec(&body).expect("JSON values serialize");
-    let (url, headers) = wire.request(&endpoint.base_url, &endpoint.api_key);
+    let (url, headers) = (endpoint.url(), wire.headers(&endpoint.api_key));
     let post = || http::post(&url, &headers, &body, deadline);
     let mut attempt = 0;
     loop {
@@ -168,11 +168,17 @@ fn error(failure: Failure, endpoint: &Endpoint, timeout: Duration) -> Error {
             body,
             ..
         } => {
-            let message = wire.error_message(&body);
-            api_error(
-                wire.category(status),
-                message.unwrap_or_else(|| http::status_text(status, &reason)),
-            )
+            let message = wire.error_message(&body).unwrap_or_else(|| {
+                let text = http::status_text(status, &reason);
+                // A bare 404 is most often a wrong base URL: say where the
+                // request went (never with a password: those are refused
+                // before any call).
+                match status {
+                    404 => format!("{text} (POST {})", endpoint.url()),
+                    _ => text,
+                }
+            });
+            api_error(wire.category(status), message)
         }
         Failure::Timeout => api_error(
             Category::Timeout,

@@ -34,8 +34,12 @@ impl Wire for Ollama {
         ))
     }
 
-    fn request(&self, base: &str, _key: &str) -> (String, Vec<(&'static str, String)>) {
-        (format!("{base}/api/chat"), Vec::new())
+    fn path(&self) -> &'static str {
+        "/api/chat"
+    }
+
+    fn headers(&self, _key: &str) -> Vec<(&'static str, String)> {
+        Vec::new()
     }
 
     fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value {

@@ -25,11 +25,15 @@ impl Wire for OpenAi {
         "OPENAI_API_KEY"
     }
 
-    fn request(&self, base: &str, key: &str) -> (String, Vec<(&'static str, String)>) {
-        (
-            format!("{base}/v1/chat/completions"),
-            vec![("authorization", format!("Bearer {key}"))],
-        )
+    fn path(&self) -> &'static str {
+        "/v1/chat/completions"
+    }
+
+    fn headers(&self, key: &str) -> Vec<(&'static str, String)> {
+        if key.is_empty() {
+            return Vec::new();
+        }
+        vec![("authorization", format!("Bearer {key}"))]
     }
 
     fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value {

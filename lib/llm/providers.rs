@@ -99,6 +99,23 @@ pub struct Endpoint {
     pub api_key: String,
 }
 
+impl Endpoint {
+    /// Where calls go: the base URL and the provider's path. A base that
+    /// already ends in the path's first segment (`http://host:8080/v1`, as
+    /// most servers document it) or in `/` is taken as meaning the same.
+    pub fn url(&self) -> String {
+        let path = self.provider.wire().path();
+        let first = path
+            .split('/')
+            .nth(1)
+            .map(|s| format!("/{s}"))
+            .unwrap_or_default();
+        let base = self.base_url.trim_end_matches('/');
+        let base = base.strip_suffix(first.as_str()).unwrap_or(base);
+        format!("{base}{path}")
+    }
+}
+
 impl fmt::Debug for Endpoint {
     /// Never the key, not even in a debug print.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -139,6 +156,38 @@ mod tests {
             "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama"
         );
         assert_eq!(parse_model("gemini/pro").unwrap_err().exit_code(), 1);
+    }
+
+    #[test]
+    fn base_urls_with_or_without_the_first_path_segment() {
+        let url = |provider, base: &str| {
+            Endpoint {
+                provider,
+                base_url: base.into(),
+                api_key: String::new(),
+            }
+            .url()
+        };
+        for base in [
+            "http://h:8080",
+            "http://h:8080/",
+            "http://h:8080/v1",
+            "http://h:8080/v1/",
+        ] {
+            assert_eq!(
+                url(Provider::OPENAI, base),
+                "http://h:8080/v1/chat/completions"
+            );
+            assert_eq!(url(Provider::ANTHROPIC, base), "http://h:8080/v1/messages");
+        }
+        assert_eq!(
+            url(Provider::OLLAMA, "http://h:11434/api/"),
+            "http://h:11434/api/chat"
+        );
+        assert_eq!(
+            url(Provider::OPENAI, "http://h/proxy/v1"),
+            "http://h/proxy/v1/chat/completions"
+        );
     }
 
     #[test]

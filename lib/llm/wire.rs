@@ -30,8 +30,12 @@ pub trait Wire: Sync {
         true
     }
 
-    /// The URL to POST to under `base` and the headers that carry `key`.
-    fn request(&self, base: &str, key: &str) -> (String, Vec<(&'static str, String)>);
+    /// Where calls go under the base URL: `/v1/chat/completions`.
+    fn path(&self) -> &'static str;
+
+    /// The headers of every call; `key` is empty when none is configured
+    /// for a server of the user's own, which then gets no auth header.
+    fn headers(&self, key: &str) -> Vec<(&'static str, String)>;
 
     /// The JSON body for `model`.
     fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value;
