@@ -180,7 +180,26 @@ pub fn file_path(name: &str) -> Result<PathBuf> {
 
 /// Loads and validates the agent `name`.
 pub fn load(name: &str) -> Result<AgentConfig> {
-    read_agent_file(&file_path(name)?, name)?.ok_or_else(|| Error::AgentNotFound(name.to_owned()))
+    read_agent_file(&file_path(name)?, name)?.ok_or_else(|| not_found(name))
+}
+
+/// The error for an agent file that does not exist, naming the agent
+/// whose name is nearest, when one is near enough to be a typo.
+pub fn not_found(name: &str) -> Error {
+    let names: Vec<String> = agents_dir()
+        .ok()
+        .and_then(|dir| fs::read_dir(dir).ok())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let file = e.ok()?.file_name().into_string().ok()?;
+            file.strip_suffix(".toml").map(str::to_owned)
+        })
+        .collect();
+    Error::AgentNotFound {
+        name: name.to_owned(),
+        near: crate::suggest::near(name, names.iter().map(String::as_str)).map(str::to_owned),
+    }
 }
 
 /// Reads, parses and validates one agent file; `None` when it does not exist.

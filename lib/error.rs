@@ -16,8 +16,9 @@ pub enum Error {
     Usage(String),
     /// An agent name that could reach outside its directory.
     InvalidAgentName(String),
-    /// No `<config>/agents/<name>.toml`.
-    AgentNotFound(String),
+    /// No `<config>/agents/<name>.toml`; `near` is an agent that exists
+    /// with a name close to it.
+    AgentNotFound { name: String, near: Option<String> },
     /// The agent file exists but is not valid TOML of the right shape.
     AgentParse { name: String, message: String },
     /// The agent file parsed but failed validation (the message is Go's).
@@ -102,7 +103,7 @@ impl Error {
             Error::Api { category, .. } => category.exit_code(),
             Error::MissingKey { .. } | Error::KeyCommand(_) => 3,
             Error::InvalidAgentName(_)
-            | Error::AgentNotFound(_)
+            | Error::AgentNotFound { .. }
             | Error::AgentParse { .. }
             | Error::AgentInvalid(_)
             | Error::Config(_) => 2,
@@ -160,7 +161,16 @@ impl fmt::Display for Error {
                 f,
                 "API key for provider \"{provider}\" is not configured (set {env} or add to config.toml)"
             ),
-            Error::AgentNotFound(name) => write!(f, "agent config not found: {name}"),
+            Error::AgentNotFound { name, near: None } => {
+                write!(f, "agent config not found: {name}")
+            }
+            Error::AgentNotFound {
+                name,
+                near: Some(near),
+            } => write!(
+                f,
+                "agent config not found: {name} (did you mean \"{near}\"?)"
+            ),
             Error::AgentParse { name, message } => {
                 write!(f, "failed to parse agent config \"{name}\": {message}")
             }
@@ -223,7 +233,14 @@ mod tests {
     fn exit_codes_follow_the_go_scheme() {
         assert_eq!(Error::Usage("x".into()).exit_code(), 1);
         assert_eq!(Error::Memory("x".into()).exit_code(), 1);
-        assert_eq!(Error::AgentNotFound("x".into()).exit_code(), 2);
+        assert_eq!(
+            Error::AgentNotFound {
+                name: "x".into(),
+                near: None
+            }
+            .exit_code(),
+            2
+        );
         assert_eq!(Error::AgentInvalid("x".into()).exit_code(), 2);
         assert_eq!(Error::Config("x".into()).exit_code(), 2);
     }

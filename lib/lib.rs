@@ -22,4 +22,5 @@ pub(crate) mod prompt;
 pub(crate) mod run;
 pub(crate) mod signals;
 pub(crate) mod stderr;
+pub(crate) mod suggest;
 pub(crate) mod timeout;

@@ -320,15 +320,57 @@ fn edit_runs_the_editor_on_the_agent_file() {
 }
 
 #[test]
+fn edit_falls_back_to_visual_then_editor_then_vi() {
+    let env = Env::new();
+    let path = env.agent("a", "name = \"a\"\nmodel = \"x/y\"\n");
+    let bin = env.root().join("bin");
+    for name in ["visual", "editor", "vi"] {
+        let script = bin.join(name);
+        env.write(
+            &script,
+            format!("#!/bin/sh\nprintf '{name} %s\\n' \"$@\" >> \"$HOME/edited\"\n"),
+        );
+        set_mode(&script, 0o755);
+    }
+    let edit = |visual: Option<&str>, path_dirs: &str| {
+        let mut cmd = env.cmd("axe-agents");
+        cmd.args(["edit", "a"])
+            .env_remove("EDITOR")
+            .env("PATH", path_dirs);
+        match visual {
+            Some(v) => cmd.env("VISUAL", v),
+            None => cmd.env_remove("VISUAL"),
+        };
+        cmd.assert().success();
+    };
+    let bin_dir = bin.to_str().unwrap();
+    edit(Some(bin.join("visual").to_str().unwrap()), bin_dir);
+    edit(None, bin_dir);
+    std::fs::remove_file(bin.join("editor")).unwrap();
+    edit(None, bin_dir);
+    let p = path.display();
+    assert_eq!(
+        std::fs::read_to_string(env.root().join("home/edited")).unwrap(),
+        format!("visual {p}\neditor {p}\nvi {p}\n")
+    );
+}
+
+#[test]
 fn edit_errors() {
     let env = Env::new();
     env.agent("a", "name = \"a\"\nmodel = \"x/y\"\n");
+    let empty = env.root().join("empty");
+    std::fs::create_dir(&empty).unwrap();
     env.cmd("axe-agents")
         .args(["edit", "a"])
         .env_remove("EDITOR")
+        .env_remove("VISUAL")
+        .env("PATH", &empty)
         .assert()
         .code(1)
-        .stderr("$EDITOR environment variable is not set\n");
+        .stderr(
+            "no editor: $EDITOR and $VISUAL are not set, and neither editor nor vi is on PATH\n",
+        );
     env.cmd("axe-agents")
         .args(["edit", "nope"])
         .env("EDITOR", "true")

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 pub use flag::{Arg, Complete, Flag, HELP, Kind, VERSION};
 pub use help::{flag_spelling, help, help_with_commands, version};
 pub use matches::Matches;
-pub use parse::{Parsed, closest, edit_distance, parse};
+pub use parse::{Parsed, parse};
 pub use spec::{Command, Run};
 
 use crate::error::{Error, Result};
@@ -93,7 +93,8 @@ fn select(
             (false, _) => word,
         };
         command = subs.iter().find(|s| s.word() == word).ok_or_else(|| {
-            let near = closest(&word, subs.iter().map(|s| s.word())).unwrap_or("help");
+            let near =
+                crate::suggest::closest(&word, subs.iter().map(|s| s.word())).unwrap_or("help");
             Error::Usage(format!(
                 "unrecognized subcommand \"{word}\" for {} (did you mean \"{near}\"?)",
                 command.name

@@ -10,6 +10,7 @@ use super::flag::Flag;
 use super::matches::Matches;
 use super::spec::Command;
 use crate::error::{Error, Result};
+use crate::suggest;
 
 /// What the command line asked for.
 pub enum Parsed {
@@ -111,41 +112,12 @@ fn usage(e: lexopt::Error) -> Error {
 
 /// `unrecognized flag --jsn (did you mean --json?)`.
 fn unrecognized(command: &Command, name: &str) -> Error {
-    let closest = closest(name, command.all_flags().map(|f| f.long))
-        .filter(|long| edit_distance(name, long) <= 2.max(long.len() / 3));
-    match closest {
+    match suggest::near(name, command.all_flags().map(|f| f.long)) {
         Some(long) => Error::Usage(format!(
             "unrecognized flag --{name} (did you mean --{long}?)"
         )),
         None => Error::Usage(format!("unrecognized flag --{name}")),
     }
-}
-
-/// The candidate nearest to `typed` by edit distance; the first of equals.
-pub fn closest<'a>(typed: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .into_iter()
-        .enumerate()
-        .min_by_key(|&(i, c)| (edit_distance(typed, c), i))
-        .map(|(_, c)| c)
-}
-
-/// Levenshtein distance, for suggestions among a handful of short names.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (diag + usize::from(ca != cb))
-                .min(row[j] + 1)
-                .min(above + 1);
-            diag = above;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -191,13 +163,5 @@ mod tests {
         assert!(!asks(&["--task=--json"]));
         assert!(!asks(&["--", "--json"]));
         assert!(!asks(&[]));
-    }
-
-    #[test]
-    fn edit_distances() {
-        assert_eq!(edit_distance("json", "json"), 0);
-        assert_eq!(edit_distance("jsn", "json"), 1);
-        assert_eq!(edit_distance("lats", "last"), 2);
-        assert_eq!(edit_distance("", "abc"), 3);
     }
 }

@@ -90,7 +90,8 @@ const EDIT: Command = Command {
     flags: &[],
     description: "\
 Runs `$EDITOR <path>` on the agent's file, with the terminal passed
-through. $EDITOR may hold arguments (`code --wait`); it is split on
+through; without $EDITOR, $VISUAL, else the system's `editor`, else `vi`.
+The variable may hold arguments (`code --wait`); it is split on
 whitespace. The editor's failure is this command's failure.",
     run: Run::Action(edit),
 };
@@ -262,17 +263,13 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
 }
 
 fn edit(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let editor = std::env::var("EDITOR").unwrap_or_default();
+    let editor = editor()?;
     let mut words = editor.split_whitespace();
-    let Some(program) = words.next() else {
-        return Err(Error::Child(
-            "$EDITOR environment variable is not set".into(),
-        ));
-    };
+    let program = words.next().unwrap_or("vi");
     let name = required_agent(m)?;
     let path = agent::file_path(name)?;
     if !path.is_file() {
-        return Err(Error::AgentNotFound(name.to_owned()));
+        return Err(agent::not_found(name));
     }
     // Whatever we printed so far must come before the editor's screen.
     out.flush().map_err(Error::Output)?;
@@ -293,6 +290,27 @@ fn edit(m: &Matches, out: &mut dyn Write) -> Result<()> {
         }));
     }
     Ok(())
+}
+
+/// The editor to run: `$EDITOR`, else `$VISUAL`, else the system's
+/// `editor` (Debian's alternative), else `vi`, the first found.
+fn editor() -> Result<String> {
+    for var in ["EDITOR", "VISUAL"] {
+        if let Some(value) = std::env::var(var).ok().filter(|v| !v.trim().is_empty()) {
+            return Ok(value);
+        }
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    ["editor", "vi"]
+        .into_iter()
+        .find(|program| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            Error::Child(
+                "no editor: $EDITOR and $VISUAL are not set, and neither editor nor vi is on PATH"
+                    .into(),
+            )
+        })
 }
 
 #[cfg(test)]

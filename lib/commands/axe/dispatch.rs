@@ -133,12 +133,20 @@ fn unknown(words: &[OsString]) -> Error {
             group.join(", ")
         ));
     }
+    // `axe mem rm`: the group is right, its second word is not; suggest
+    // within the group rather than another command of one word.
+    if let (false, Some(second)) = (group.is_empty(), typed.get(1)) {
+        let near = crate::suggest::closest(second, group.iter().copied()).unwrap_or_default();
+        return Error::Usage(format!(
+            "unknown command \"{first} {second}\" for \"axe\" (did you mean \"{first} {near}\"?)"
+        ));
+    }
     let best = names
         .iter()
         .map(|name| {
             let n = name.split(' ').count().min(typed.len());
             let said = typed[..n].join(" ");
-            (crate::cli::edit_distance(&said, name), said, name)
+            (crate::suggest::edit_distance(&said, name), said, name)
         })
         .min_by_key(|(d, ..)| *d);
     Error::Usage(match best {
