@@ -207,15 +207,17 @@ fn show_text(cfg: &AgentConfig) -> String {
         ),
         ("Memory Enabled:", memory.enabled, "true".into()),
         ("Memory Path:", !memory.path.is_empty(), memory.path.clone()),
+        // With memory on, the limits in effect are worth seeing even
+        // when the file leaves them at 0.
         (
             "Memory LastN:",
-            memory.last_n.get() != 0,
-            memory.last_n.to_string(),
+            memory.enabled || memory.last_n.get() != 0,
+            effective(memory.last_n.get(), "all entries"),
         ),
         (
             "Memory MaxEntries:",
-            memory.max_entries.get() != 0,
-            memory.max_entries.to_string(),
+            memory.enabled || memory.max_entries.get() != 0,
+            effective(memory.max_entries.get(), "no limit"),
         ),
         (
             "Temperature:",
@@ -237,6 +239,14 @@ fn show_text(cfg: &AgentConfig) -> String {
 
 /// A float as Go's `%g` prints it: the shortest digits that read back the
 /// same, in exponent form (`1e-05`, `1e+06`) below 1e-4 or from 1e6 on.
+/// A count as `agents show` prints it: `10`, or `0 (what 0 means)`.
+fn effective(n: u64, zero: &str) -> String {
+    match n {
+        0 => format!("0 ({zero})"),
+        n => n.to_string(),
+    }
+}
+
 fn go_float(f: f64) -> String {
     let sci = format!("{f:e}");
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));

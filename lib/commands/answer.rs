@@ -1,4 +1,5 @@
-//! The answer document of `axe-llm --json` and `axe-run --json`.
+//! How `axe-llm` and `axe-run` print an answer: the text, or with
+//! `--json` one document.
 
 /// The answer document of `axe-llm --json` and `axe-run --json`; `more`
 /// is each one's `tool_calls`.
@@ -6,8 +7,9 @@
 struct Answer<'a, T: serde::Serialize> {
     model: &'a str,
     content: &'a str,
-    input_tokens: u64,
-    output_tokens: u64,
+    /// `null` when the server did not say.
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
     stop_reason: &'a str,
     duration_ms: u128,
     #[serde(flatten)]
@@ -18,7 +20,7 @@ struct Answer<'a, T: serde::Serialize> {
 pub fn write_answer(
     out: &mut dyn std::io::Write,
     reply: &crate::llm::Reply,
-    (input_tokens, output_tokens): (u64, u64),
+    (input_tokens, output_tokens): (Option<u64>, Option<u64>),
     duration_ms: u128,
     more: impl serde::Serialize,
 ) -> crate::error::Result<()> {
@@ -34,4 +36,23 @@ pub fn write_answer(
             more,
         },
     )
+}
+
+/// Writes the answer's text (unless it was streamed already) exactly as
+/// given. On a terminal, a newline follows an answer that lacks one, so
+/// the shell's prompt does not stick to it; a pipe gets the bytes alone.
+pub fn write_text(
+    out: &mut dyn std::io::Write,
+    content: &str,
+    streamed: bool,
+) -> crate::error::Result<()> {
+    use std::io::IsTerminal;
+    let output = crate::error::Error::Output;
+    if !streamed {
+        out.write_all(content.as_bytes()).map_err(output)?;
+    }
+    if !content.is_empty() && !content.ends_with('\n') && std::io::stdout().is_terminal() {
+        out.write_all(b"\n").map_err(output)?;
+    }
+    Ok(())
 }

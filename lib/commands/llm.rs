@@ -205,11 +205,7 @@ fn print_reply(
         let tokens = (reply.input_tokens, reply.output_tokens);
         return super::answer::write_answer(out, reply, tokens, duration_ms, more);
     }
-    if !streamed {
-        out.write_all(reply.content.as_bytes())
-            .map_err(Error::Output)?;
-    }
-    Ok(())
+    super::answer::write_text(out, &reply.content, streamed)
 }
 
 /// PROMPT's words, else standard input when it is not a terminal.

@@ -248,12 +248,8 @@ fn print(
         let tokens = (outcome.input_tokens, outcome.output_tokens);
         return super::answer::write_answer(out, reply, tokens, duration_ms, more);
     }
-    if !streamed {
-        out.write_all(reply.content.as_bytes())
-            .map_err(Error::Output)?;
-    }
-    out.flush().map_err(Error::Output)?;
-    Ok(())
+    super::answer::write_text(out, &reply.content, streamed)?;
+    out.flush().map_err(Error::Output)
 }
 
 /// The TASK words, then standard input after a blank line: the run's
@@ -313,7 +309,13 @@ fn print_totals(agent: &Prepared, session: &Session, outcome: &Outcome) {
     };
     note(format_args!(
         "Tokens:   {} input, {} output{looped}",
-        outcome.input_tokens, outcome.output_tokens
+        known(outcome.input_tokens),
+        known(outcome.output_tokens)
     ));
     note(format_args!("Stop:     {}", outcome.reply.stop_reason));
+}
+
+/// A count the server may not have given.
+fn known(n: Option<u64>) -> String {
+    n.map_or_else(|| "unknown".to_owned(), |n| n.to_string())
 }

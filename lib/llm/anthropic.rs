@@ -112,9 +112,9 @@ impl Wire for Anthropic {
         #[derive(serde::Deserialize, Default)]
         struct Usage {
             #[serde(default)]
-            input_tokens: u64,
+            input_tokens: Option<u64>,
             #[serde(default)]
-            output_tokens: u64,
+            output_tokens: Option<u64>,
         }
         let wire: Wire = serde_json::from_slice(bytes).map_err(bad_reply)?;
         if wire.content.is_empty() {
@@ -160,7 +160,7 @@ impl Wire for Anthropic {
                 "message_start" => {
                     let message = &data["message"];
                     reply.model = message["model"].as_str().unwrap_or_default().to_owned();
-                    reply.input_tokens = message["usage"]["input_tokens"].as_u64().unwrap_or(0);
+                    reply.input_tokens = message["usage"]["input_tokens"].as_u64();
                 }
                 "content_block_start" => {
                     blocks += 1;
@@ -203,7 +203,7 @@ impl Wire for Anthropic {
                         finished = true;
                     }
                     if let Some(n) = data["usage"]["output_tokens"].as_u64() {
-                        reply.output_tokens = n;
+                        reply.output_tokens = Some(n);
                     }
                 }
                 "error" => {

@@ -96,8 +96,10 @@ fn empty_schema() -> Value {
 pub struct Reply {
     pub model: String,
     pub content: String,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
+    /// `None` when the server did not say (some local servers, a stream
+    /// without a usage chunk): unknown, not zero.
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
     pub stop_reason: String,
     pub tool_calls: Vec<ToolCall>,
 }

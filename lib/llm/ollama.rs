@@ -160,8 +160,8 @@ fn tool_calls(message: &Value, first: usize) -> Vec<ToolCall> {
 fn finish(mut reply: Reply, last: &Value) -> Result<Reply, Failure> {
     reply.model = last["model"].as_str().unwrap_or(&reply.model).to_owned();
     reply.stop_reason = last["done_reason"].as_str().unwrap_or_default().to_owned();
-    reply.input_tokens = last["prompt_eval_count"].as_u64().unwrap_or(0);
-    reply.output_tokens = last["eval_count"].as_u64().unwrap_or(0);
+    reply.input_tokens = last["prompt_eval_count"].as_u64();
+    reply.output_tokens = last["eval_count"].as_u64();
     if reply.content.is_empty() && reply.tool_calls.is_empty() {
         return Err(Failure::Api(
             Category::Server,

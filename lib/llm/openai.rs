@@ -110,8 +110,8 @@ impl Wire for OpenAi {
         Ok(Reply {
             model: v["model"].as_str().unwrap_or_default().to_owned(),
             content,
-            input_tokens: v["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
-            output_tokens: v["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+            input_tokens: v["usage"]["prompt_tokens"].as_u64(),
+            output_tokens: v["usage"]["completion_tokens"].as_u64(),
             stop_reason: choice["finish_reason"]
                 .as_str()
                 .unwrap_or_default()
@@ -151,12 +151,8 @@ impl Wire for OpenAi {
                 reply.model = model.to_owned();
             }
             if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-                reply.input_tokens = usage["prompt_tokens"]
-                    .as_u64()
-                    .unwrap_or(reply.input_tokens);
-                reply.output_tokens = usage["completion_tokens"]
-                    .as_u64()
-                    .unwrap_or(reply.output_tokens);
+                reply.input_tokens = usage["prompt_tokens"].as_u64().or(reply.input_tokens);
+                reply.output_tokens = usage["completion_tokens"].as_u64().or(reply.output_tokens);
             }
             let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) else {
                 continue;

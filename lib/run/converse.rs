@@ -37,8 +37,9 @@ pub struct Outcome {
     /// The last reply, the one without tool calls.
     pub reply: Reply,
     /// Summed over this agent's turns (sub-agents' own calls not included).
-    pub input_tokens: u64,
-    pub output_tokens: u64,
+    /// `None` when no turn's reply said.
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
     /// Tool calls the model made, over all turns.
     pub tool_calls: u64,
 }
@@ -69,7 +70,7 @@ pub fn converse(
         temperature: agent.temperature,
         max_tokens: agent.cfg.params.max_tokens.max(0) as u64,
     };
-    let (mut input_tokens, mut output_tokens, mut tool_calls) = (0, 0, 0);
+    let (mut input_tokens, mut output_tokens, mut tool_calls) = (None, None, 0);
     let mut shown_before = false;
     for turn in 1..=MAX_TURNS {
         if trace {
@@ -103,8 +104,8 @@ pub fn converse(
         };
         let reply = llm::complete(&endpoint, &agent.model, &conversation, &options, &mut show)?;
         shown_before |= shown_now;
-        input_tokens += reply.input_tokens;
-        output_tokens += reply.output_tokens;
+        input_tokens = add(input_tokens, reply.input_tokens);
+        output_tokens = add(output_tokens, reply.output_tokens);
         if trace {
             note(format_args!(
                 "[turn {turn}] Received response: {} ({} tool calls)",
@@ -139,6 +140,14 @@ pub fn converse(
     Err(Error::Agent(format!(
         "{who} exceeded maximum conversation turns ({MAX_TURNS})"
     )))
+}
+
+/// Token counts summed over turns: known when any turn said.
+fn add(total: Option<u64>, turn: Option<u64>) -> Option<u64> {
+    match (total, turn) {
+        (Some(a), Some(b)) => Some(a.saturating_add(b)),
+        (a, b) => a.or(b),
+    }
 }
 
 /// The `call_agent` tool, offering `agents`.
