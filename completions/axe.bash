@@ -147,8 +147,8 @@ _axe_spec_axe_agents_show() {
     subs=''
 }
 _axe_spec_axe_agents_init() {
-    flags='--json --help -h --version -V'
-    valued=' '
+    flags='--model --memory --json --help -h --version -V'
+    valued=' --model=model '
     args='none'
     subs=''
 }

@@ -86,6 +86,8 @@ export extern "axe-agents show" [
 # Create a new agent configuration file
 export extern "axe-agents init" [
     agent?: string  # The new agent's name
+    --model: string@"nu-complete axe models"  # Write this model instead of the placeholder
+    --memory  # Turn the run log on ([memory] enabled = true)
     --json  # Print {agent, path} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -242,6 +244,8 @@ export extern "axe agents show" [
 # Create a new agent configuration file
 export extern "axe agents init" [
     agent?: string  # The new agent's name
+    --model: string@"nu-complete axe models"  # Write this model instead of the placeholder
+    --memory  # Turn the run log on ([memory] enabled = true)
     --json  # Print {agent, path} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version

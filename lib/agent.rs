@@ -283,6 +283,22 @@ pub fn list_in(dir: &Path) -> Result<Vec<(String, AgentConfig)>> {
         .collect())
 }
 
+/// The template filled in by `agents init --model M --memory`: the model
+/// line set, and the `[memory]` table on; the rest as [`scaffold`] has it.
+pub fn scaffold_with(name: &str, model: Option<&str>, memory: bool) -> String {
+    let mut text = scaffold(name);
+    if let Some(model) = model {
+        text = text.replace(
+            "model = \"provider/model-name\"",
+            &format!("model = {}", toml_string(model)),
+        );
+    }
+    if memory {
+        text = text.replace("# [memory]\n# enabled = false", "[memory]\nenabled = true");
+    }
+    text
+}
+
 /// The template `agents init` writes: every field, the optional ones
 /// commented out, in the Go `axe`'s words.
 pub fn scaffold(name: &str) -> String {
@@ -457,6 +473,10 @@ mod tests {
 
     #[test]
     fn scaffold_includes_memory_fields() {
+        let filled = parse(&scaffold_with("x", Some("openai/q\"x"), true)).unwrap();
+        assert_eq!(filled.model, "openai/q\"x");
+        assert!(filled.memory.enabled);
+        assert_eq!(filled.memory.last_n, Count(0), "the rest stays commented");
         let s = scaffold("x");
         assert!(s.contains("# last_n = 10"));
         assert!(s.contains("# max_entries = 100"));

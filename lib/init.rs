@@ -13,21 +13,29 @@ use crate::error::{Error, Result, describe_io};
 /// The commented `config.toml` that `config init` writes (mode 0600: it is
 /// where API keys go).
 pub const CONFIG_TOML: &str = r#"# axe global configuration: API keys and base URLs of the LLM providers.
+# Uncomment the section of the provider you use. Agents name their model
+# as provider/model: anthropic/claude-sonnet-4-20250514, openai/gpt-4o,
+# ollama/llama3.
+#
 # Environment variables win over this file:
 #   API key:  <PROVIDER>_API_KEY        (e.g. ANTHROPIC_API_KEY)
-#   Base URL: AXE_<PROVIDER>_BASE_URL   (e.g. AXE_ANTHROPIC_BASE_URL)
+#   Base URL: AXE_<PROVIDER>_BASE_URL   (e.g. AXE_OPENAI_BASE_URL)
 # api_key_cmd runs a shell command and uses its output as the key, so the
 # key can stay in a password manager.
 
+# Anthropic's hosted API.
 # [providers.anthropic]
-# api_key = ""
+# api_key = "sk-ant-..."
 # api_key_cmd = "pass show anthropic"
-# base_url = ""
 
+# OpenAI's hosted API, or an OpenAI-compatible server of your own
+# (llama.cpp's llama-server, vLLM, LM Studio): set base_url, with or
+# without /v1. A server of your own needs no key unless it asks for one.
 # [providers.openai]
-# api_key = ""
-# base_url = ""
+# api_key = "sk-..."
+# base_url = "http://localhost:8080/v1"
 
+# Ollama on this machine or another; no key.
 # [providers.ollama]
 # base_url = "http://localhost:11434"
 "#;
@@ -96,10 +104,11 @@ pub fn config() -> Result<ConfigInit> {
 /// Writes the scaffold of a new agent `name` and returns its path; an
 /// existing file is an error and stays as it was. The exclusive create is
 /// the only check, so a file made a moment ago by someone else counts too.
-pub fn agent(name: &str) -> Result<PathBuf> {
+/// Writes the template for `name`, with `model` and memory on when asked.
+pub fn agent(name: &str, model: Option<&str>, memory: bool) -> Result<PathBuf> {
     let path = agent::file_path(name)?;
     mkdir(&agent::agents_dir()?, "agents")?;
-    match write_new(&path, &agent::scaffold(name), 0o644) {
+    match write_new(&path, &agent::scaffold_with(name, model, memory), 0o644) {
         Ok(()) => Ok(path),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::Config(format!(
             "agent config already exists: {}",

@@ -73,12 +73,23 @@ const INIT: Command = Command {
     about: "Create a new agent configuration file",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[NEW_AGENT],
-    flags: &[INIT_JSON],
+    flags: &[INIT_MODEL, INIT_MEMORY, INIT_JSON],
     description: "\
 Writes a commented template to <config>/agents/<AGENT>.toml (creating the
-directory) and prints its path. An existing file is never replaced.",
+directory) and prints its path. An existing file is never replaced.
+--model and --memory fill in the model and turn the run log on, so a new
+agent can run without an editor.",
     run: Run::Action(init),
 };
+
+const INIT_MODEL: Flag = Flag::with_value(
+    "model",
+    "PROVIDER/MODEL",
+    "Write this model instead of the placeholder",
+)
+.completes(Complete::Model);
+
+const INIT_MEMORY: Flag = Flag::switch("memory", "Turn the run log on ([memory] enabled = true)");
 
 const INIT_JSON: Flag = Flag::switch("json", "Print {agent, path} as JSON");
 
@@ -261,7 +272,12 @@ fn go_float(f: f64) -> String {
 
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let name = required_agent(m)?;
-    let path = crate::init::agent(name)?;
+    let model = m.string(&INIT_MODEL)?;
+    if let Some(model) = model {
+        // A typo is caught now, not at the first run.
+        crate::llm::parse_model(model)?;
+    }
+    let path = crate::init::agent(name, model, m.flag(&INIT_MEMORY))?;
     if m.flag(&INIT_JSON) {
         return crate::cli::write_json(
             out,
