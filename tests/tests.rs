@@ -5,6 +5,7 @@ mod common;
 mod completion;
 mod config;
 mod dispatch;
+mod first_hour;
 mod gc;
 mod generated;
 mod hardening;
