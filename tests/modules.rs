@@ -249,7 +249,8 @@ fn the_checker_sees_edges_and_cycles() {
         graph[&m(from)].contains(&m(to))
     };
     // A use of a sibling, an inline crate path, a re-export of a child.
-    assert!(edge("crate::memory::log", "crate::memory::entry"));
+    assert!(edge("crate::memory::log", "crate::memory::log::entry"));
+    assert!(edge("crate::memory::log", "crate::memory::lock"));
     assert!(edge("crate::commands::run", "crate::run"));
     assert!(edge("crate::llm", "crate::llm::providers"));
     assert_eq!(

@@ -1,34 +1,14 @@
-//! The run log: one markdown file per agent, appended to after each run and
-//! read back into the next (M6), trimmed by `gc` (M7).
+//! What agents remember, one folder per kind: `log/`, the run log (a
+//! markdown entry per run). Every kind writes through `lock` (advisory
+//! locks that follow a file replaced under them) and `replace` (whole-file
+//! rewrites that are atomic, keep mode and owner, and clean up after
+//! signals and crashes).
 
-mod entry;
 mod lock;
 mod log;
 mod replace;
-mod scan;
 
-#[cfg(test)]
-mod tests;
-
-use std::path::PathBuf;
-
-pub use entry::{RESULT_LIMIT, TASK_LIMIT};
-pub use log::{NO_TRIM_TARGET, Trim, append, count, load, tail, trim};
-
-use crate::dirs;
-use crate::error::Result;
-
-/// How many entries a log (or part of one) read into memory holds.
-pub fn count_entries(bytes: &[u8]) -> u64 {
-    scan::count_in(bytes)
-}
-
-/// The log of `agent`: `custom` when non-empty (used as is, even when
-/// relative, as in Go), else `<data>/memory/<agent>.md`. Creates nothing and
-/// does not check the name; [`crate::agent::check_name`] does that before.
-pub fn file_path(agent: &str, custom: &str) -> Result<PathBuf> {
-    if !custom.is_empty() {
-        return Ok(PathBuf::from(custom));
-    }
-    Ok(dirs::data_dir()?.join("memory").join(format!("{agent}.md")))
-}
+pub use log::{
+    NO_TRIM_TARGET, RESULT_LIMIT, TASK_LIMIT, Trim, append, count, count_entries, file_path, load,
+    tail, trim,
+};

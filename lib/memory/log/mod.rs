@@ -1,4 +1,6 @@
-//! The operations on a run log: append, read the last entries, count, trim.
+//! The run log: one markdown file per agent, appended to after each run
+//! and read back into the next (M6), trimmed by `gc` (M7). The operations
+//! are here; `entry` is the format of one entry, `scan` finds entries.
 //!
 //! Concurrency rules, which go beyond the Go `axe` (M6 5.1, M7 5.1):
 //! - an append writes its whole entry with one `write` under the exclusive
@@ -16,10 +18,18 @@ use std::path::{Path, PathBuf};
 
 use time::OffsetDateTime;
 
-use super::entry::{self, Formatted, Record};
+mod entry;
+mod scan;
+#[cfg(test)]
+mod tests;
+
+use entry::{Formatted, Record};
+
+pub use entry::{RESULT_LIMIT, TASK_LIMIT};
+
 use super::lock::{Mode, open_locked};
 use super::replace;
-use super::scan;
+use crate::dirs;
 use crate::error::{Error, Result};
 use crate::signals::Hold;
 
@@ -397,4 +407,19 @@ fn copy_exact(from: &mut impl Read, to: &mut File, len: u64, hold: &Hold) -> io:
 /// Entry counts beyond `usize` cannot exist in memory anyway.
 fn clamp(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// How many entries a log (or part of one) read into memory holds.
+pub fn count_entries(bytes: &[u8]) -> u64 {
+    scan::count_in(bytes)
+}
+
+/// The log of `agent`: `custom` when non-empty (used as is, even when
+/// relative, as in Go), else `<data>/memory/<agent>.md`. Creates nothing and
+/// does not check the name; [`crate::agent::check_name`] does that before.
+pub fn file_path(agent: &str, custom: &str) -> Result<PathBuf> {
+    if !custom.is_empty() {
+        return Ok(PathBuf::from(custom));
+    }
+    Ok(dirs::data_dir()?.join("memory").join(format!("{agent}.md")))
 }
