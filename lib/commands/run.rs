@@ -220,7 +220,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     }
     let outcome = outcome?;
     if verbose {
-        print_totals(&agent, &session, &outcome);
+        print_totals(&outcome);
     }
 
     let printed = print(out, &outcome, json, stream, duration_ms);
@@ -301,8 +301,8 @@ fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str) {
 }
 
 /// The `--verbose` lines after the call.
-fn print_totals(agent: &Prepared, session: &Session, outcome: &Outcome) {
-    let looped = if agent.offers_tools(session, 0) {
+fn print_totals(outcome: &Outcome) {
+    let looped = if outcome.tools_offered {
         " (cumulative)"
     } else {
         ""

@@ -1,32 +1,21 @@
-//! The conversation loop and the `call_agent` tool.
-//!
-//! A reply with tool calls gets their results and another turn, up to 50
-//! turns. Each `call_agent` call runs a sub-agent through this same loop,
-//! on its own thread when the caller runs calls in parallel, bounded by
+//! The conversation loop: a reply with tool calls gets their results (see
+//! `tools`) and another turn, up to 50 turns. A sub-agent called through
+//! `call_agent` runs through this same loop ([`sub_agent`]), bounded by
 //! the caller's `sub_agents_config.timeout` inside the run's own deadline.
-//! Whatever goes wrong in a sub-agent comes back to the model as an error
-//! result; it never ends the run.
 
 use std::io;
-use std::thread;
-use std::time::{Duration, Instant};
-
-use serde_json::{Value, json};
 
 use super::prepared::{self, Prepared};
 use super::recall;
 use super::session::Session;
+use super::tools;
 use crate::agent;
 use crate::error::{Error, Result};
-use crate::llm::{
-    self, CallOptions, Conversation, Deadline, Message, Reply, Role, ToolCall, ToolDef, ToolResult,
-};
+use crate::llm::{self, CallOptions, Conversation, Deadline, Message, Reply, Role};
 use crate::stderr::note;
 
 /// Turns before a conversation is given up.
 const MAX_TURNS: usize = 50;
-
-const CALL_AGENT: &str = "call_agent";
 
 /// Where streamed text goes.
 pub type TextSink<'a> = &'a mut dyn FnMut(&str) -> io::Result<()>;
@@ -42,6 +31,8 @@ pub struct Outcome {
     pub output_tokens: Option<u64>,
     /// Tool calls the model made, over all turns.
     pub tool_calls: u64,
+    /// Whether the model was offered tools, so the turns could loop.
+    pub tools_offered: bool,
 }
 
 /// Talks with `agent`'s model from `user` until a reply has no tool calls.
@@ -55,11 +46,17 @@ pub fn converse(
     mut on_text: Option<TextSink>,
 ) -> Result<Outcome> {
     let endpoint = session.endpoint(agent.provider)?;
-    let tools = if agent.offers_tools(session, depth) {
-        vec![call_agent_tool(&agent.cfg.sub_agents)]
-    } else {
-        Vec::new()
+    let sub = |name: &str, user: &str, depth: u32, deadline: Deadline| {
+        sub_agent(session, name, user, depth, deadline)
     };
+    let ctx = tools::Context {
+        session,
+        agent,
+        depth,
+        deadline,
+        sub_agent: &sub,
+    };
+    let tools = tools::offered(&ctx);
     // The loop's progress lines are the top-level agent's alone, as in Go.
     let trace = session.verbose && depth == 0 && !tools.is_empty();
     let mut conversation = Conversation {
@@ -119,10 +116,11 @@ pub fn converse(
                 input_tokens,
                 output_tokens,
                 tool_calls,
+                tools_offered: !conversation.tools.is_empty(),
             });
         }
         tool_calls += reply.tool_calls.len() as u64;
-        let results = run_tools(session, agent, &reply.tool_calls, depth, deadline);
+        let results = tools::run(&ctx, &reply.tool_calls);
         conversation.messages.push(Message {
             role: Role::Assistant,
             content: reply.content,
@@ -147,152 +145,6 @@ fn add(total: Option<u64>, turn: Option<u64>) -> Option<u64> {
     match (total, turn) {
         (Some(a), Some(b)) => Some(a.saturating_add(b)),
         (a, b) => a.or(b),
-    }
-}
-
-/// The `call_agent` tool, offering `agents`.
-fn call_agent_tool(agents: &[String]) -> ToolDef {
-    let list = agents.join(", ");
-    ToolDef {
-        name: CALL_AGENT.to_owned(),
-        description: format!(
-            "Delegate a task to a sub-agent. The sub-agent runs independently with its own context and returns only its final result. Available agents: {list}"
-        ),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "agent": {
-                    "type": "string",
-                    "description": format!("Name of the sub-agent to invoke (must be one of: {list})"),
-                },
-                "task": {
-                    "type": "string",
-                    "description": "What you need the sub-agent to do",
-                },
-                "context": {
-                    "type": "string",
-                    "description": "Additional context from your conversation to pass along",
-                },
-            },
-            "required": ["agent", "task"],
-        }),
-    }
-}
-
-/// Results for `calls`, in their order.
-fn run_tools(
-    session: &Session,
-    caller: &Prepared,
-    calls: &[ToolCall],
-    depth: u32,
-    deadline: Deadline,
-) -> Vec<ToolResult> {
-    let one = |call: &ToolCall| run_tool(session, caller, call, depth, deadline);
-    if calls.len() < 2 || !caller.parallel() {
-        return calls.iter().map(one).collect();
-    }
-    thread::scope(|scope| {
-        let handles: Vec<_> = calls
-            .iter()
-            .map(|call| scope.spawn(move || one(call)))
-            .collect();
-        handles
-            .into_iter()
-            .zip(calls)
-            .map(|(h, call)| {
-                h.join().unwrap_or_else(|_| {
-                    error_result(call, "call_agent error: the sub-agent crashed".into())
-                })
-            })
-            .collect()
-    })
-}
-
-fn run_tool(
-    session: &Session,
-    caller: &Prepared,
-    call: &ToolCall,
-    depth: u32,
-    deadline: Deadline,
-) -> ToolResult {
-    if call.name != CALL_AGENT {
-        return error_result(call, format!("Unknown tool: \"{}\"", call.name));
-    }
-    let (name, task, context) = (arg(call, "agent"), arg(call, "task"), arg(call, "context"));
-    if name.is_empty() {
-        return error_result(
-            call,
-            r#"call_agent error: "agent" argument is required"#.into(),
-        );
-    }
-    if task.is_empty() {
-        return error_result(
-            call,
-            r#"call_agent error: "task" argument is required"#.into(),
-        );
-    }
-    if !caller.cfg.sub_agents.contains(&name) {
-        return error_result(
-            call,
-            format!("call_agent error: agent \"{name}\" is not in this agent's sub_agents list"),
-        );
-    }
-    if depth >= session.max_depth {
-        return error_result(
-            call,
-            format!(
-                "call_agent error: maximum sub-agent depth ({}) reached",
-                session.max_depth
-            ),
-        );
-    }
-    let deadline = match caller.cfg.sub_agents_config.timeout.get() {
-        0 => deadline,
-        seconds => deadline.min(Deadline::after(Duration::from_secs(seconds))),
-    };
-    let verbose = session.verbose;
-    if verbose {
-        let preview = match task.char_indices().nth(80) {
-            Some((i, _)) => format!("{}...", &task[..i]),
-            None => task.clone(),
-        };
-        note(format_args!(
-            "[sub-agent] Calling \"{name}\" (depth {}) with task: {preview}",
-            depth + 1
-        ));
-    }
-    let started = Instant::now();
-    let user = if context.trim().is_empty() {
-        format!("Task: {task}")
-    } else {
-        format!("Task: {task}\n\nContext:\n{context}")
-    };
-    match sub_agent(session, &name, &user, depth + 1, deadline) {
-        Ok(content) => {
-            if verbose {
-                note(format_args!(
-                    "[sub-agent] \"{name}\" completed in {}ms ({} chars returned)",
-                    started.elapsed().as_millis(),
-                    content.len()
-                ));
-            }
-            ToolResult {
-                call_id: call.id.clone(),
-                content,
-                is_error: false,
-            }
-        }
-        Err(message) => {
-            if verbose {
-                note(format_args!("[sub-agent] \"{name}\" failed: {message}"));
-            }
-            error_result(
-                call,
-                format!(
-                    "Error: sub-agent \"{name}\" failed - {message}. You may retry or proceed without this result."
-                ),
-            )
-        }
     }
 }
 
@@ -333,21 +185,4 @@ fn sub_agent(
         warn(&w);
     }
     Ok(content)
-}
-
-/// A string argument of a tool call; other JSON values as their text.
-fn arg(call: &ToolCall, key: &str) -> String {
-    match call.arguments.get(key) {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-    }
-}
-
-fn error_result(call: &ToolCall, content: String) -> ToolResult {
-    ToolResult {
-        call_id: call.id.clone(),
-        content,
-        is_error: true,
-    }
 }

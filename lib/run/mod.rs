@@ -8,9 +8,10 @@
 mod converse;
 pub mod dry_run;
 pub mod gc;
-mod prepared;
+pub(crate) mod prepared;
 pub mod recall;
-mod session;
+pub(crate) mod session;
+mod tools;
 
 pub use converse::{Outcome, TextSink, converse};
 pub use prepared::{Prepared, current_dir};

@@ -5,7 +5,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::recall::{self, Recall};
-use super::session::Session;
 use crate::agent::AgentConfig;
 use crate::error::Error;
 use crate::files::{self, ContextFile};
@@ -82,11 +81,6 @@ impl Prepared {
     /// `provider/model` as given.
     pub fn model_string(&self) -> String {
         format!("{}/{}", self.provider.name(), self.model)
-    }
-
-    /// Whether this agent may call sub-agents at `depth`.
-    pub fn offers_tools(&self, session: &Session, depth: u32) -> bool {
-        !self.cfg.sub_agents.is_empty() && depth < session.max_depth
     }
 
     /// Whether several calls in one reply run at the same time.

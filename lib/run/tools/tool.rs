@@ -1,0 +1,43 @@
+//! What a tool is, and what it sees of the conversation that calls it.
+
+use serde_json::Value;
+
+use crate::llm::{Deadline, ToolCall, ToolDef};
+use crate::run::prepared::Prepared;
+use crate::run::session::Session;
+
+/// One tool.
+pub struct Tool {
+    pub name: &'static str,
+    /// Its definition, when the agent of `ctx` is offered it.
+    pub offer: fn(&Context) -> Option<ToolDef>,
+    /// The result of one call, or the error text the model gets instead.
+    pub run: fn(&Context, &ToolCall) -> Result<String, String>,
+    /// What the model is told if the call panicked.
+    pub crashed: &'static str,
+}
+
+/// Runs a sub-agent: `(name, user message, depth, deadline)` to its answer
+/// or what went wrong.
+pub type SubAgent = dyn Fn(&str, &str, u32, Deadline) -> Result<String, String> + Sync;
+
+/// A conversation's view for its tools.
+pub struct Context<'a> {
+    pub session: &'a Session,
+    pub agent: &'a Prepared,
+    pub depth: u32,
+    pub deadline: Deadline,
+    /// Runs a sub-agent's whole conversation: `(name, user message, depth,
+    /// deadline)` to its answer. Passed in, so that tools need not import
+    /// the conversation loop that calls them.
+    pub sub_agent: &'a SubAgent,
+}
+
+/// A string argument of a tool call; other JSON values as their text.
+pub fn arg(call: &ToolCall, key: &str) -> String {
+    match call.arguments.get(key) {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
