@@ -19,7 +19,7 @@ pub struct Tool {
 
 /// Runs a sub-agent: `(name, user message, depth, deadline)` to its answer
 /// or what went wrong.
-pub type SubAgent = dyn Fn(&str, &str, u32, Deadline) -> Result<String, String> + Sync;
+pub type SubAgent<'a> = dyn Fn(&str, &str, u32, Deadline) -> Result<String, String> + Sync + 'a;
 
 /// A conversation's view for its tools.
 pub struct Context<'a> {
@@ -30,7 +30,7 @@ pub struct Context<'a> {
     /// Runs a sub-agent's whole conversation: `(name, user message, depth,
     /// deadline)` to its answer. Passed in, so that tools need not import
     /// the conversation loop that calls them.
-    pub sub_agent: &'a SubAgent,
+    pub sub_agent: &'a SubAgent<'a>,
 }
 
 /// A string argument of a tool call; other JSON values as their text.
