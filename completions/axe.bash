@@ -96,7 +96,7 @@ _axe_spec_axe() {
     flags='--json --completions --man-pages --help -h --version -V'
     valued=' --completions=none --man-pages=dir '
     args=''
-    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm mem=axe_mem help=axe_help version=axe_version '
+    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm mem=axe_mem notes=axe_notes help=axe_help version=axe_version '
 }
 _axe_spec_axe_mem() {
     flags='-h --help'
@@ -104,10 +104,16 @@ _axe_spec_axe_mem() {
     args=''
     subs=' path=axe_mem_path append=axe_mem_append load=axe_mem_load count=axe_mem_count trim=axe_mem_trim '
 }
+_axe_spec_axe_notes() {
+    flags='-h --help'
+    valued=''
+    args=''
+    subs=' path=axe_notes_path recall=axe_notes_recall remember=axe_notes_remember reflect=axe_notes_reflect learn=axe_notes_learn search=axe_notes_search prune=axe_notes_prune '
+}
 _axe_spec_axe_help() {
     flags=''
     valued=''
-    args='words:run,gc,agents,config,llm,mem,help,version...'
+    args='words:run,gc,agents,config,llm,mem,notes,help,version...'
     subs=''
 }
 _axe_spec_axe_version() {
@@ -212,4 +218,46 @@ _axe_spec_axe_mem_trim() {
     args='agent'
     subs=''
 }
-complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim
+_axe_spec_axe_notes_path() {
+    flags='--json --help -h --version -V'
+    valued=' '
+    args='agent'
+    subs=''
+}
+_axe_spec_axe_notes_recall() {
+    flags='--days --json --help -h --version -V'
+    valued=' --days=none '
+    args='agent'
+    subs=''
+}
+_axe_spec_axe_notes_remember() {
+    flags='--json --help -h --version -V'
+    valued=' '
+    args='agent none...'
+    subs=''
+}
+_axe_spec_axe_notes_reflect() {
+    flags='--if-match --json --help -h --version -V'
+    valued=' --if-match=none '
+    args='agent'
+    subs=''
+}
+_axe_spec_axe_notes_learn() {
+    flags='--agent --workspace --if-match --json --help -h --version -V'
+    valued=' --agent=agent --workspace=dir --if-match=none '
+    args='none'
+    subs=''
+}
+_axe_spec_axe_notes_search() {
+    flags='--agent --workspace --limit --json --help -h --version -V'
+    valued=' --agent=agent --workspace=dir --limit=none '
+    args='none...'
+    subs=''
+}
+_axe_spec_axe_notes_prune() {
+    flags='--older-than --dry-run --json --help -h --version -V'
+    valued=' --older-than=none '
+    args='agent'
+    subs=''
+}
+complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune

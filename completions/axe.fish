@@ -41,7 +41,7 @@ end
 # `axe WORD... ARGS`: the completions of axe-WORD-... for ARGS.
 function __axe_delegate
     set -l words (commandline -opc)[2..-1]
-    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim
+    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune
     for n in 1 2
         set -l program axe-(string join - -- $words[1..$n])
         if contains -- $program $known
@@ -70,9 +70,17 @@ complete -c axe -n '__axe_at 1 mem' -a append -d 'Append an entry to an agent\'s
 complete -c axe -n '__axe_at 1 mem' -a load -d 'Print the last entries of an agent\'s memory log'
 complete -c axe -n '__axe_at 1 mem' -a count -d 'Count the entries in an agent\'s memory log'
 complete -c axe -n '__axe_at 1 mem' -a trim -d 'Keep only the last entries of an agent\'s memory log'
+complete -c axe -n '__axe_at 0 -' -a notes -d 'The axe-notes-* commands'
+complete -c axe -n '__axe_at 1 notes' -a path -d 'Print the notes workspace of an agent'
+complete -c axe -n '__axe_at 1 notes' -a recall -d 'Print what an agent knows: world facts, MEMORY.md, recent days'
+complete -c axe -n '__axe_at 1 notes' -a remember -d 'Add an entry to an agent\'s daily log'
+complete -c axe -n '__axe_at 1 notes' -a reflect -d 'Replace an agent\'s MEMORY.md with standard input'
+complete -c axe -n '__axe_at 1 notes' -a learn -d 'Replace a shared world topic with standard input'
+complete -c axe -n '__axe_at 1 notes' -a search -d 'Search the notes of a workspace, best matches first'
+complete -c axe -n '__axe_at 1 notes' -a prune -d 'Remove an agent\'s daily logs older than a given age'
 complete -c axe -n '__axe_at 0 -' -a help -d 'Print help, or a command\'s help'
 complete -c axe -n '__axe_at 0 -' -a version -d 'Print version'
-complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm mem'
+complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm mem notes'
 complete -c axe -n 'not __axe_at 0 -' -a '(__axe_delegate)'
 
 # axe-run
@@ -201,3 +209,60 @@ complete -c axe-mem-trim -l json -d 'Print {agent, path, keep, trimmed, kept, re
 complete -c axe-mem-trim -s h -l help -d 'Print help'
 complete -c axe-mem-trim -s V -l version -d 'Print version'
 complete -c axe-mem-trim -n '__axe_at 0 - --keep --file' -a '(__axe_agents)'
+
+# axe-notes-path
+complete -c axe-notes-path -f
+complete -c axe-notes-path -l json -d 'Print {agent, workspace, memory: {path, exists, sha256}, daily, world} as JSON'
+complete -c axe-notes-path -s h -l help -d 'Print help'
+complete -c axe-notes-path -s V -l version -d 'Print version'
+complete -c axe-notes-path -n '__axe_at 0 -' -a '(__axe_agents)'
+
+# axe-notes-recall
+complete -c axe-notes-recall -f
+complete -c axe-notes-recall -l days -x -d 'Daily logs of the last N days, today included [default: the agent\'s notes.recall_days]'
+complete -c axe-notes-recall -l json -d 'Print {agent, workspace, days, budget, chars, memory_sha256, sections, left_out} as JSON'
+complete -c axe-notes-recall -s h -l help -d 'Print help'
+complete -c axe-notes-recall -s V -l version -d 'Print version'
+complete -c axe-notes-recall -n '__axe_at 0 - --days' -a '(__axe_agents)'
+
+# axe-notes-remember
+complete -c axe-notes-remember -f
+complete -c axe-notes-remember -l json -d 'Print {agent, path} as JSON'
+complete -c axe-notes-remember -s h -l help -d 'Print help'
+complete -c axe-notes-remember -s V -l version -d 'Print version'
+complete -c axe-notes-remember -n '__axe_at 0 -' -a '(__axe_agents)'
+
+# axe-notes-reflect
+complete -c axe-notes-reflect -f
+complete -c axe-notes-reflect -l if-match -x -d 'Write only if the file still has this sha256 (from recall --json or path --json); else exit 4'
+complete -c axe-notes-reflect -l json -d 'Print {agent, path, sha256, chars} as JSON'
+complete -c axe-notes-reflect -s h -l help -d 'Print help'
+complete -c axe-notes-reflect -s V -l version -d 'Print version'
+complete -c axe-notes-reflect -n '__axe_at 0 - --if-match' -a '(__axe_agents)'
+
+# axe-notes-learn
+complete -c axe-notes-learn -f
+complete -c axe-notes-learn -l agent -x -a '(__axe_agents)' -d 'Use this agent\'s notes workspace (and, for search, only its own files)'
+complete -c axe-notes-learn -l workspace -x -a '(__fish_complete_directories)' -d 'Use the notes workspace DIR [default: the agent\'s, else <data>/axe/notes]'
+complete -c axe-notes-learn -l if-match -x -d 'Write only if the file still has this sha256 (from recall --json or path --json); else exit 4'
+complete -c axe-notes-learn -l json -d 'Print {agent, topic, path, sha256, chars} as JSON'
+complete -c axe-notes-learn -s h -l help -d 'Print help'
+complete -c axe-notes-learn -s V -l version -d 'Print version'
+
+# axe-notes-search
+complete -c axe-notes-search -f
+complete -c axe-notes-search -l agent -x -a '(__axe_agents)' -d 'Use this agent\'s notes workspace (and, for search, only its own files)'
+complete -c axe-notes-search -l workspace -x -a '(__fish_complete_directories)' -d 'Use the notes workspace DIR [default: the agent\'s, else <data>/axe/notes]'
+complete -c axe-notes-search -l limit -x -d 'Print the best N [default: 10]'
+complete -c axe-notes-search -l json -d 'Print {query, results: [{path, line, text, score}]} as JSON'
+complete -c axe-notes-search -s h -l help -d 'Print help'
+complete -c axe-notes-search -s V -l version -d 'Print version'
+
+# axe-notes-prune
+complete -c axe-notes-prune -f
+complete -c axe-notes-prune -l older-than -x -d 'Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w)'
+complete -c axe-notes-prune -l dry-run -d 'Print what would be removed; remove nothing'
+complete -c axe-notes-prune -l json -d 'Print {agent, removed: [paths], kept, dry_run} as JSON'
+complete -c axe-notes-prune -s h -l help -d 'Print help'
+complete -c axe-notes-prune -s V -l version -d 'Print version'
+complete -c axe-notes-prune -n '__axe_at 0 - --older-than' -a '(__axe_agents)'

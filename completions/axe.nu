@@ -17,7 +17,7 @@ def "nu-complete axe shells" [] {
 }
 
 def "nu-complete axe commands" [] {
-    ["run" "gc" "agents" "config" "llm" "mem path" "mem append" "mem load" "mem count" "mem trim"]
+    ["run" "gc" "agents" "config" "llm" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune"]
 }
 
 # Run LLM agents from the shell and give them memory
@@ -189,6 +189,73 @@ export extern "axe-mem-trim" [
     --version(-V)  # Print version
 ]
 
+# Print the notes workspace of an agent
+export extern "axe-notes-path" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --json  # Print {agent, workspace, memory: {path, exists, sha256}, daily, world} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Print what an agent knows: world facts, MEMORY.md, recent days
+export extern "axe-notes-recall" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --days: int  # Daily logs of the last N days, today included [default: the agent's notes.recall_days]
+    --json  # Print {agent, workspace, days, budget, chars, memory_sha256, sections, left_out} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Add an entry to an agent's daily log
+export extern "axe-notes-remember" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    ...text: string  # What to remember, as words joined by spaces [default: standard input]
+    --json  # Print {agent, path} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Replace an agent's MEMORY.md with standard input
+export extern "axe-notes-reflect" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --json  # Print {agent, path, sha256, chars} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Replace a shared world topic with standard input
+export extern "axe-notes-learn" [
+    topic?: string  # The topic; its file name keeps letters and digits, lower-cased, and dashes
+    --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
+    --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
+    --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Search the notes of a workspace, best matches first
+export extern "axe-notes-search" [
+    ...query: string  # The words to look for, in any order and case
+    --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
+    --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
+    --limit: int  # Print the best N [default: 10]
+    --json  # Print {query, results: [{path, line, text, score}]} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Remove an agent's daily logs older than a given age
+export extern "axe-notes-prune" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w)
+    --dry-run  # Print what would be removed; remove nothing
+    --json  # Print {agent, removed: [paths], kept, dry_run} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
 # Run an agent: build its prompt, call its model, print the answer
 export extern "axe run" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
@@ -343,6 +410,73 @@ export extern "axe mem trim" [
     --count  # Also count the entries removed (reads the removed part of the file)
     --file: path  # Work on the log at PATH instead of an agent's
     --json  # Print {agent, path, keep, trimmed, kept, removed, removed_bytes} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Print the notes workspace of an agent
+export extern "axe notes path" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --json  # Print {agent, workspace, memory: {path, exists, sha256}, daily, world} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Print what an agent knows: world facts, MEMORY.md, recent days
+export extern "axe notes recall" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --days: int  # Daily logs of the last N days, today included [default: the agent's notes.recall_days]
+    --json  # Print {agent, workspace, days, budget, chars, memory_sha256, sections, left_out} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Add an entry to an agent's daily log
+export extern "axe notes remember" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    ...text: string  # What to remember, as words joined by spaces [default: standard input]
+    --json  # Print {agent, path} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Replace an agent's MEMORY.md with standard input
+export extern "axe notes reflect" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --json  # Print {agent, path, sha256, chars} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Replace a shared world topic with standard input
+export extern "axe notes learn" [
+    topic?: string  # The topic; its file name keeps letters and digits, lower-cased, and dashes
+    --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
+    --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
+    --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Search the notes of a workspace, best matches first
+export extern "axe notes search" [
+    ...query: string  # The words to look for, in any order and case
+    --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
+    --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
+    --limit: int  # Print the best N [default: 10]
+    --json  # Print {query, results: [{path, line, text, score}]} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Remove an agent's daily logs older than a given age
+export extern "axe notes prune" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w)
+    --dry-run  # Print what would be removed; remove nothing
+    --json  # Print {agent, removed: [paths], kept, dry_run} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -29,6 +29,7 @@ pub struct AgentConfig {
     pub sub_agents_config: SubAgentsConfig,
     pub memory: MemoryConfig,
     pub params: ParamsConfig,
+    pub notes: NotesConfig,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -50,6 +51,37 @@ pub struct MemoryConfig {
     pub path: String,
     pub last_n: Count,
     pub max_entries: Count,
+}
+
+/// `[notes]`: the notes workspace and the tools that read and write it.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct NotesConfig {
+    pub enabled: bool,
+    /// Empty: `<data>/notes`; relative: from the agents directory.
+    pub workspace: String,
+    /// Days of daily logs a recall reads, today included.
+    pub recall_days: Count,
+    /// The most characters a recall returns; what does not fit is left
+    /// out (oldest daily logs first) and named.
+    pub recall_chars: Count,
+    /// The largest MEMORY.md a reflect may write.
+    pub max_memory_chars: Count,
+    /// The largest world topic a learn may write.
+    pub max_topic_chars: Count,
+}
+
+impl Default for NotesConfig {
+    fn default() -> NotesConfig {
+        NotesConfig {
+            enabled: false,
+            workspace: String::new(),
+            recall_days: Count(3),
+            recall_chars: Count(24_000),
+            max_memory_chars: Count(10_000),
+            max_topic_chars: Count(10_000),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -146,6 +178,19 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     }
     if cfg.memory.max_entries.is_negative() {
         return fail("memory.max_entries must be non-negative");
+    }
+    let notes = &cfg.notes;
+    for (field, value) in [
+        ("recall_days", notes.recall_days),
+        ("recall_chars", notes.recall_chars),
+        ("max_memory_chars", notes.max_memory_chars),
+        ("max_topic_chars", notes.max_topic_chars),
+    ] {
+        if value.is_negative() {
+            return Err(Error::AgentInvalid(format!(
+                "notes.{field} must be non-negative"
+            )));
+        }
     }
     Ok(())
 }
@@ -338,6 +383,16 @@ model = "provider/model-name"
 # [params]
 # temperature = 0.3
 # max_tokens = 4096
+
+# Notes: world facts, MEMORY.md and daily logs, read and written by the
+# model through tools (recall, remember, reflect, learn_fact, search_notes)
+# [notes]
+# enabled = false
+# workspace = ""          # default: <data>/axe/notes; relative: from this directory
+# recall_days = 3
+# recall_chars = 24000
+# max_memory_chars = 10000
+# max_topic_chars = 10000
 "#,
         toml_string(name)
     )

@@ -51,6 +51,11 @@ pub enum Error {
     Child(String),
     /// Writing our own output failed. A closed pipe is not reported.
     Output(io::Error),
+    /// A rewrite whose `--if-match` hash no longer matches: someone else
+    /// changed the file since it was read.
+    Conflict(String),
+    /// A search found nothing: exit 1 as grep's, with nothing on stderr.
+    NoMatch,
 }
 
 /// What went wrong with a provider call, as Go's `ErrorCategory`.
@@ -96,18 +101,26 @@ impl Error {
             | Error::Memory(_)
             | Error::Input(_)
             | Error::Output(_)
+            | Error::NoMatch
             | Error::Agent(_)
             | Error::Child(_)
             | Error::BadModel(_)
             | Error::UnknownProvider { .. } => 1,
             Error::Api { category, .. } => category.exit_code(),
             Error::MissingKey { .. } | Error::KeyCommand(_) => 3,
+            Error::Conflict(_) => 4,
             Error::InvalidAgentName(_)
             | Error::AgentNotFound { .. }
             | Error::AgentParse { .. }
             | Error::AgentInvalid(_)
             | Error::Config(_) => 2,
         }
+    }
+
+    /// True when nothing is to be said about it: a search that found
+    /// nothing, which its exit code alone reports.
+    pub fn is_quiet(&self) -> bool {
+        matches!(self, Error::NoMatch)
     }
 
     /// True when the error is our reader going away (`axe-mem-load x | head`),
@@ -151,7 +164,9 @@ impl fmt::Display for Error {
             | Error::Child(m)
             | Error::BadModel(m)
             | Error::KeyCommand(m)
+            | Error::Conflict(m)
             | Error::InvalidAgentName(m) => f.write_str(m),
+            Error::NoMatch => f.write_str("no match"),
             Error::Api { category, message } => write!(f, "{category}: {message}"),
             Error::UnknownProvider { name, supported } => write!(
                 f,

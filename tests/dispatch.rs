@@ -97,16 +97,19 @@ fn help_lists_the_subcommands_found() {
     let out = env.cmd("axe").assert().success();
     let help = stdout(out.get_output());
     assert!(help.starts_with("axe: Run LLM agents from the shell and give them memory\n"));
-    for line in [
-        "  run         Run an agent: build its prompt, call its model, print the answer\n",
-        "  gc          Analyze and trim agent memory\n",
-        "  agents      Manage agent configurations\n",
-        "  config      Manage axe configuration\n",
-        "  mem load    Print the last entries of an agent's memory log\n",
-        "  help        Print help, or a command's help\n",
-        "  version     Print version\n",
+    // Names are padded to the longest, `notes remember`, plus two.
+    for (name, about) in [
+        ("run", "Run an agent: build its prompt, call its model, print the answer"),
+        ("gc", "Analyze and trim agent memory"),
+        ("agents", "Manage agent configurations"),
+        ("config", "Manage axe configuration"),
+        ("mem load", "Print the last entries of an agent's memory log"),
+        ("notes recall", "Print what an agent knows: world facts, MEMORY.md, recent days"),
+        ("help", "Print help, or a command's help"),
+        ("version", "Print version"),
     ] {
-        assert!(help.contains(line), "{line:?} not in\n{help}");
+        let line = format!("  {name:<16}{about}\n");
+        assert!(help.contains(&line), "{line:?} not in\n{help}");
     }
     env.cmd("axe")
         .arg("help")

@@ -344,8 +344,9 @@ fn no_panic(what: &str, out: &std::process::Output) {
     assert_ne!(out.status.code(), Some(101), "{what}: {err}");
     assert!(out.status.code().is_some(), "{what}: killed");
     assert!(!err.contains("panicked"), "{what}: {err}");
+    // A failure says one line, or nothing (a search that found nothing).
     if !out.status.success() {
-        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(err.lines().count() <= 1, "{what}: {err}");
     }
 }
 

@@ -46,7 +46,9 @@ pub fn main_with(command: &'static Command, words: Vec<OsString>) -> ExitCode {
 
 /// Reports `e` on stderr (as JSON with `json`) and gives its exit code.
 pub fn fail(e: &Error, json: bool) -> ExitCode {
-    report(e, json);
+    if !e.is_quiet() {
+        report(e, json);
+    }
     ExitCode::from(e.exit_code())
 }
 

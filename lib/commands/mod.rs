@@ -11,6 +11,15 @@ pub mod mem_count;
 pub mod mem_load;
 pub mod mem_path;
 pub mod mem_trim;
+pub mod notes_learn;
+pub mod notes_path;
+pub mod notes_prune;
+pub mod notes_recall;
+pub mod notes_reflect;
+pub mod notes_remember;
+mod notes_rewrite;
+pub mod notes_search;
+mod notes_target;
 pub mod run;
 mod stdin;
 mod target;
@@ -30,4 +39,11 @@ pub const ALL: &[&Command] = &[
     &mem_load::COMMAND,
     &mem_count::COMMAND,
     &mem_trim::COMMAND,
+    &notes_path::COMMAND,
+    &notes_recall::COMMAND,
+    &notes_remember::COMMAND,
+    &notes_reflect::COMMAND,
+    &notes_learn::COMMAND,
+    &notes_search::COMMAND,
+    &notes_prune::COMMAND,
 ];

@@ -2,12 +2,7 @@
 
 /// All of standard input, as text (bytes that are not UTF-8 become U+FFFD).
 pub fn read_stdin() -> crate::error::Result<String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .read_to_end(&mut bytes)
-        .map_err(|e| crate::error::Error::stdin(&e))?;
+    let bytes = read_stdin_bytes()?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -18,4 +13,16 @@ pub fn piped_stdin() -> crate::error::Result<String> {
         return Ok(String::new());
     }
     read_stdin()
+}
+
+/// All of standard input as bytes, kept exactly (notes that are not UTF-8
+/// survive).
+pub fn read_stdin_bytes() -> crate::error::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| crate::error::Error::stdin(&e))?;
+    Ok(bytes)
 }

@@ -1,12 +1,16 @@
 //! What agents remember, one folder per kind: `log/`, the run log (a
-//! markdown entry per run). Every kind writes through `lock` (advisory
+//! markdown entry per run), and `notes/`, the notes workspace (world
+//! facts, MEMORY.md, daily logs). Every kind writes through `lock` (advisory
 //! locks that follow a file replaced under them) and `replace` (whole-file
 //! rewrites that are atomic, keep mode and owner, and clean up after
 //! signals and crashes).
 
-mod lock;
+pub(crate) mod append;
+pub(crate) mod hash;
+pub(crate) mod lock;
 mod log;
-mod replace;
+pub mod notes;
+pub(crate) mod replace;
 
 pub use log::{
     NO_TRIM_TARGET, RESULT_LIMIT, TASK_LIMIT, Trim, append, count, count_entries, file_path, load,

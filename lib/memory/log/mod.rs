@@ -12,7 +12,7 @@
 //!   never change (appends add after it, a trim writes a new file), so a
 //!   slow reader such as `axe-mem-load x | less` never blocks a run.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -27,6 +27,7 @@ use entry::{Formatted, Record};
 
 pub use entry::{RESULT_LIMIT, TASK_LIMIT};
 
+use super::append::{create_dirs, set_mode, write_whole};
 use super::lock::{Mode, open_locked};
 use super::replace;
 use crate::dirs;
@@ -76,41 +77,6 @@ pub fn append(path: &Path, task: &[u8], result: &[u8], at: OffsetDateTime) -> Re
         truncated,
         task_truncated,
     })
-}
-
-/// Writes `bytes` at the end of the locked `file`, or nothing at all: if
-/// the disk fills or a size limit hits halfway, the file is cut back to
-/// where it was.
-fn write_whole(mut file: &File, bytes: &[u8]) -> io::Result<()> {
-    let before = file.metadata()?.len();
-    let result = match file.write(bytes) {
-        // The normal case: one write, so even a reader that ignores the
-        // lock never sees half an entry.
-        Ok(n) if n == bytes.len() => Ok(()),
-        Ok(n) => file.write_all(&bytes[n..]),
-        Err(e) => Err(e),
-    };
-    if let Err(e) = result {
-        // Best effort: the original error is the one worth reporting.
-        let _ = file.set_len(before);
-        return Err(e);
-    }
-    Ok(())
-}
-
-fn create_dirs(dir: &Path) -> io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o755);
-    builder.create(dir)
-}
-
-fn set_mode(options: &mut OpenOptions, mode: u32) {
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(options, mode);
-    #[cfg(not(unix))]
-    let _ = (options, mode);
 }
 
 /// A consistent view of the end of a log: the last entries as they were

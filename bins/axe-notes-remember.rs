@@ -1,0 +1,4 @@
+//! `axe-notes-remember`: see `axe::commands::notes_remember`.
+fn main() -> std::process::ExitCode {
+    axe::cli::main(&axe::commands::notes_remember::COMMAND)
+}

@@ -1,0 +1,58 @@
+//! `axe-notes-learn`: a shared world topic, replaced.
+
+use std::io::Write;
+
+use super::notes_rewrite::{self, IF_MATCH, Written};
+use super::notes_target::{self, AGENT_FLAG, Notes, WORKSPACE};
+use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
+use crate::error::{Error, Result};
+use crate::memory::notes;
+
+pub const COMMAND: Command = Command {
+    name: "axe-notes-learn",
+    about: "Replace a shared world topic with standard input",
+    usage: &[
+        "[OPTIONS] <TOPIC> < TEXT",
+        "[OPTIONS] --agent <AGENT> <TOPIC> < TEXT",
+    ],
+    args: &[Arg {
+        name: "TOPIC",
+        help: "The topic; its file name keeps letters and digits, lower-cased, and dashes",
+        complete: Complete::Nothing,
+        many: false,
+    }],
+    flags: &[AGENT_FLAG, WORKSPACE, IF_MATCH, JSON],
+    description: "\
+Writes standard input as world/<topic>.md in the workspace (the agent's
+with --agent, DIR with --workspace, else <data>/axe/notes), where every
+agent of the workspace sees it, and prints the file's path relative to the
+workspace, which shows the name the topic got: letters and digits are
+kept, lower-cased, every other run of characters becomes one dash, and
+dashes at either end go (\"Deploy Process!\" is deploy-process, \"../etc\"
+is etc). A topic without a letter or digit is refused.
+
+The file is replaced atomically under its lock; --if-match writes only if
+the file still has that sha256 (exit 4 if not). Text longer than
+notes.max_topic_chars (the agent's, else 10000) is refused.",
+    run: Run::Action(run),
+};
+
+const JSON: Flag = Flag::switch("json", "Print {agent, topic, path, sha256, chars} as JSON");
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let topic = m
+        .args()
+        .first()
+        .ok_or_else(|| Error::Usage("topic is required".into()))?
+        .to_string_lossy()
+        .into_owned();
+    let target = notes_target::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
+    let name = notes::topic_name(&topic)?;
+    let path = target.ws.topic(&name);
+    let limit = (Notes::limit(target.cfg.max_topic_chars), "max_topic_chars");
+    let who = Written {
+        agent: target.agent.as_deref(),
+        topic: Some(&name),
+    };
+    notes_rewrite::from_stdin(m, out, &target.ws, &path, limit, m.flag(&JSON), who)
+}

@@ -1,0 +1,123 @@
+//! `axe-notes-recall`: what an agent knows, as its `recall` tool shows it.
+
+use std::io::Write;
+
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use super::notes_target::{self, AGENT, Notes};
+use crate::cli::{Command, Flag, Matches, Run};
+use crate::error::{Error, Result};
+use crate::memory::notes::{self, Kind};
+
+pub const COMMAND: Command = Command {
+    name: "axe-notes-recall",
+    about: "Print what an agent knows: world facts, MEMORY.md, recent days",
+    usage: &["[OPTIONS] <AGENT>"],
+    args: &[AGENT],
+    flags: &[DAYS, JSON],
+    description: "\
+Prints the world topics of the agent's workspace, its MEMORY.md and its
+daily logs of the last N days (today included, UTC), as agnx lays them out:
+\"# World Knowledge\", \"# Your Memory\" and \"# Recent Experiences\", apart
+by \"---\". This is what the recall tool gives the model.
+
+The whole stays within the agent's notes.recall_chars characters: when it
+would not, whole files are left out, the oldest daily logs first, then
+world topics from the end of the alphabet, MEMORY.md last, and a last line
+names each file left out. With --json the sections come with their paths
+and sha256 (reflect --if-match takes MEMORY.md's).",
+    run: Run::Action(run),
+};
+
+const DAYS: Flag = Flag::with_value(
+    "days",
+    "N",
+    "Daily logs of the last N days, today included [default: the agent's notes.recall_days]",
+)
+.int();
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {agent, workspace, days, budget, chars, memory_sha256, sections, left_out} as JSON",
+);
+
+#[derive(Serialize)]
+struct Json<'a> {
+    agent: &'a str,
+    workspace: String,
+    days: u64,
+    budget: usize,
+    chars: usize,
+    memory_sha256: &'a str,
+    sections: Vec<Section>,
+    left_out: Vec<LeftOut>,
+}
+
+#[derive(Serialize)]
+struct Section {
+    kind: Kind,
+    path: String,
+    sha256: String,
+    chars: usize,
+    text: String,
+}
+
+#[derive(Serialize)]
+struct LeftOut {
+    kind: Kind,
+    path: String,
+    chars: usize,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let target = notes_target::of_agent(m)?;
+    let days = m
+        .number::<u64>(&DAYS)?
+        .unwrap_or_else(|| target.cfg.recall_days.get());
+    let budget = Notes::limit(target.cfg.recall_chars);
+    let today = OffsetDateTime::now_utc().date();
+    let agent = target.agent();
+    let r = notes::recall(&target.ws, agent, days, today, budget)?;
+    let ws = &target.ws;
+    if m.flag(&JSON) {
+        let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        return crate::cli::write_json(
+            out,
+            &Json {
+                agent,
+                workspace: ws.root.to_string_lossy().into_owned(),
+                days,
+                budget,
+                chars: r.chars(),
+                memory_sha256: &r.memory_sha256,
+                sections: r
+                    .items
+                    .iter()
+                    .map(|i| Section {
+                        kind: i.kind,
+                        path: ws.relative(&i.path),
+                        sha256: i.sha256.clone(),
+                        chars: i.chars,
+                        text: lossy(&i.text),
+                    })
+                    .collect(),
+                left_out: r
+                    .left_out
+                    .iter()
+                    .map(|i| LeftOut {
+                        kind: i.kind,
+                        path: ws.relative(&i.path),
+                        chars: i.chars,
+                    })
+                    .collect(),
+            },
+        );
+    }
+    let mut text = notes::render(&r);
+    text.push(b'\n');
+    if let Some(note) = notes::left_out_note(ws, &r) {
+        text.extend_from_slice(format!("\n{note}\n").as_bytes());
+    }
+    out.write_all(&text).map_err(Error::Output)
+}

@@ -1,0 +1,45 @@
+//! `axe-notes-reflect`: an agent's MEMORY.md, replaced.
+
+use std::io::Write;
+
+use super::notes_rewrite::{self, IF_MATCH, Written};
+use super::notes_target::{self, AGENT, Notes};
+use crate::cli::{Command, Flag, Matches, Run};
+use crate::error::Result;
+
+pub const COMMAND: Command = Command {
+    name: "axe-notes-reflect",
+    about: "Replace an agent's MEMORY.md with standard input",
+    usage: &["[OPTIONS] <AGENT> < MEMORY.md"],
+    args: &[AGENT],
+    flags: &[IF_MATCH, JSON],
+    description: "\
+Writes standard input as agents/<AGENT>/MEMORY.md in the agent's notes
+workspace and prints its path relative to the workspace. The file is
+replaced atomically under its lock, keeping its mode and owner: readers see
+the old text or the new, never part of either.
+
+With --if-match, the write happens only if MEMORY.md still has that sha256
+(axe-notes-recall --json or axe-notes-path --json report it; a missing file
+has the empty file's). If someone changed it since, nothing is written and
+the exit code is 4: read it again, merge, write again. Text longer than the
+agent's notes.max_memory_chars is refused (exit 1), not cut.",
+    run: Run::Action(run),
+};
+
+const JSON: Flag = Flag::switch("json", "Print {agent, path, sha256, chars} as JSON");
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let target = notes_target::of_agent(m)?;
+    let agent = target.agent();
+    let path = target.ws.memory(agent);
+    let limit = (
+        Notes::limit(target.cfg.max_memory_chars),
+        "max_memory_chars",
+    );
+    let who = Written {
+        agent: Some(agent),
+        topic: None,
+    };
+    notes_rewrite::from_stdin(m, out, &target.ws, &path, limit, m.flag(&JSON), who)
+}

@@ -1,0 +1,67 @@
+//! `axe-notes-remember`: an entry on an agent's daily log.
+
+use std::io::Write;
+
+use time::OffsetDateTime;
+
+use super::notes_target::{self, AGENT, Notes};
+use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
+use crate::error::Result;
+use crate::memory::notes;
+
+pub const COMMAND: Command = Command {
+    name: "axe-notes-remember",
+    about: "Add an entry to an agent's daily log",
+    usage: &["[OPTIONS] <AGENT> [TEXT]..."],
+    args: &[
+        AGENT,
+        Arg {
+            name: "TEXT",
+            help: "What to remember, as words joined by spaces [default: standard input]",
+            complete: Complete::Nothing,
+            many: true,
+        },
+    ],
+    flags: &[JSON],
+    description: "\
+Appends a \"## HH:MM\" entry (UTC) to agents/<AGENT>/daily/<date>.md in the
+agent's notes workspace, creating the file with its \"# <date>\" line. The
+entry is one write under the file's lock and is cut off again if it cannot
+finish, so concurrent writers never tear or lose one. Text longer than the
+agent's notes.max_memory_chars is refused.",
+    run: Run::Action(run),
+};
+
+const JSON: Flag = Flag::switch("json", "Print {agent, path} as JSON");
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let target = notes_target::of_agent(m)?;
+    let words: Vec<String> = m
+        .args()
+        .get(1..)
+        .unwrap_or_default()
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    let content = if words.is_empty() {
+        super::stdin::read_stdin_bytes()?
+    } else {
+        words.join(" ").into_bytes()
+    };
+    let limit = Notes::limit(target.cfg.max_memory_chars);
+    let agent = target.agent();
+    let path = notes::remember(
+        &target.ws,
+        agent,
+        &content,
+        OffsetDateTime::now_utc(),
+        limit,
+    )?;
+    if m.flag(&JSON) {
+        return crate::cli::write_json(
+            out,
+            &serde_json::json!({"agent": agent, "path": path.to_string_lossy()}),
+        );
+    }
+    Ok(())
+}

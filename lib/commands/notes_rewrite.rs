@@ -1,0 +1,63 @@
+//! What `axe-notes-reflect` and `axe-notes-learn` share: the new text from
+//! standard input, `--if-match`, and the report of what was written.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::cli::{Flag, Matches};
+use crate::error::{Error, Result};
+use crate::memory::notes::{self, Workspace};
+
+pub const IF_MATCH: Flag = Flag::with_value(
+    "if-match",
+    "SHA256",
+    "Write only if the file still has this sha256 (from recall --json or path --json); else exit 4",
+);
+
+#[derive(Serialize)]
+struct Json<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    topic: Option<&'a str>,
+    path: String,
+    sha256: String,
+    chars: usize,
+}
+
+/// Who wrote what, for the report.
+pub struct Written<'a> {
+    pub agent: Option<&'a str>,
+    pub topic: Option<&'a str>,
+}
+
+/// Replaces `path` with standard input, within `limit`, and reports it:
+/// the path (plain) or a JSON document with `json`.
+pub fn from_stdin(
+    m: &Matches,
+    out: &mut dyn Write,
+    ws: &Workspace,
+    path: &Path,
+    limit: (usize, &str),
+    json: bool,
+    who: Written,
+) -> Result<()> {
+    let content = super::stdin::read_stdin_bytes()?;
+    let done = notes::rewrite(ws, path, &content, m.string(&IF_MATCH)?, limit)?;
+    let shown = ws.relative(path);
+    if json {
+        return crate::cli::write_json(
+            out,
+            &Json {
+                agent: who.agent,
+                topic: who.topic,
+                path: path.to_string_lossy().into_owned(),
+                sha256: done.sha256,
+                chars: done.chars,
+            },
+        );
+    }
+    writeln!(out, "{shown}").map_err(Error::Output)
+}

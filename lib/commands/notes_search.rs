@@ -1,0 +1,84 @@
+//! `axe-notes-search`: notes ranked against a query.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::notes_target::{self, AGENT_FLAG, WORKSPACE};
+use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
+use crate::error::{Error, Result};
+use crate::memory::notes::{self, Found, Scope};
+
+pub const COMMAND: Command = Command {
+    name: "axe-notes-search",
+    about: "Search the notes of a workspace, best matches first",
+    usage: &["[OPTIONS] <QUERY>..."],
+    args: &[Arg {
+        name: "QUERY",
+        help: "The words to look for, in any order and case",
+        complete: Complete::Nothing,
+        many: true,
+    }],
+    flags: &[AGENT_FLAG, WORKSPACE, LIMIT, JSON],
+    description: "\
+Ranks the sections of every notes file (world topics, MEMORY.md files,
+daily logs; a section is a heading and the text up to the next one) by
+BM25 against the query's words, and prints the best as path:line: text,
+the line being the section's first one with a query word. --agent searches
+the world topics and that agent's own files; --workspace DIR, or without
+either <data>/axe/notes, searches every agent's.
+
+Like grep, it exits 1 with nothing on stderr when nothing matches (with
+--json after printing an empty list); an error exits 1 or 2 with a line on
+stderr.",
+    run: Run::Action(run),
+};
+
+const LIMIT: Flag = Flag::with_value("limit", "N", "Print the best N [default: 10]").int();
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {query, results: [{path, line, text, score}]} as JSON",
+);
+
+#[derive(Serialize)]
+struct Json<'a> {
+    query: &'a str,
+    results: &'a [Found],
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let query: Vec<String> = m
+        .args()
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    let query = query.join(" ");
+    if query.trim().is_empty() {
+        return Err(Error::Usage("a query is required".into()));
+    }
+    let limit = m.number::<usize>(&LIMIT)?.unwrap_or(10);
+    let target = notes_target::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
+    let scope = match &target.agent {
+        Some(agent) => Scope::Agent(agent),
+        None => Scope::All,
+    };
+    let found = notes::search(&target.ws, scope, &query, limit)?;
+    if m.flag(&JSON) {
+        crate::cli::write_json(
+            out,
+            &Json {
+                query: &query,
+                results: &found,
+            },
+        )?;
+    } else {
+        for f in &found {
+            writeln!(out, "{}:{}: {}", f.path, f.line, f.text).map_err(Error::Output)?;
+        }
+    }
+    if found.is_empty() {
+        return Err(Error::NoMatch);
+    }
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! Which notes a `axe-notes-*` command works on: an agent's (its `[notes]`
+//! workspace and files), or a workspace named outright.
+
+use std::path::PathBuf;
+
+use super::target::agent_arg;
+use crate::agent::{self, NotesConfig};
+use crate::cli::{Arg, Complete, Flag, Matches};
+use crate::error::{Error, Result};
+use crate::memory::notes::Workspace;
+
+pub const AGENT: Arg = super::target::AGENT;
+
+/// `--agent A` of the commands that may do without one.
+pub const AGENT_FLAG: Flag = Flag::with_value(
+    "agent",
+    "AGENT",
+    "Use this agent's notes workspace (and, for search, only its own files)",
+)
+.completes(Complete::Agent);
+
+pub const WORKSPACE: Flag = Flag::with_value(
+    "workspace",
+    "DIR",
+    "Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]",
+)
+.completes(Complete::Dir);
+
+/// A resolved workspace.
+pub struct Notes {
+    pub agent: Option<String>,
+    pub cfg: NotesConfig,
+    pub ws: Workspace,
+}
+
+/// The agent named by the AGENT argument, which must exist, and its
+/// workspace.
+pub fn of_agent(m: &Matches) -> Result<Notes> {
+    let name = agent_arg(m)?.ok_or_else(|| Error::Usage("agent name is required".into()))?;
+    named(name)
+}
+
+fn named(name: &str) -> Result<Notes> {
+    let cfg = agent::load(name)?.notes;
+    let ws = Workspace::of(&cfg)?;
+    Ok(Notes {
+        agent: Some(name.to_owned()),
+        cfg,
+        ws,
+    })
+}
+
+/// `--agent A` or `--workspace DIR`, else the default workspace.
+pub fn of_flags(m: &Matches, agent_flag: &Flag, workspace: &Flag) -> Result<Notes> {
+    match (m.string(agent_flag)?, m.value(workspace)) {
+        (Some(_), Some(_)) => Err(Error::Usage(
+            "cannot use both --agent and --workspace".into(),
+        )),
+        (Some(name), None) => named(name),
+        (None, Some(dir)) => Ok(Notes {
+            agent: None,
+            cfg: NotesConfig::default(),
+            ws: Workspace::at(PathBuf::from(dir)),
+        }),
+        (None, None) => {
+            let cfg = NotesConfig::default();
+            let ws = Workspace::of(&cfg)?;
+            Ok(Notes {
+                agent: None,
+                cfg,
+                ws,
+            })
+        }
+    }
+}
+
+impl Notes {
+    /// The agent's name; only [`of_agent`] targets always have one.
+    pub fn agent(&self) -> &str {
+        self.agent.as_deref().unwrap_or_default()
+    }
+
+    /// A count from `[notes]` as a `usize`.
+    pub fn limit(n: agent::Count) -> usize {
+        usize::try_from(n.get()).unwrap_or(usize::MAX)
+    }
+}

@@ -1,0 +1,67 @@
+//! `remember`: one timestamped entry appended to today's daily log, in
+//! agnx's format:
+//!
+//! ```text
+//! # 2026-11-22
+//!
+//! ## 14:05
+//!
+//! Deploys use blue-green switching.
+//! ```
+
+use std::fs::OpenOptions;
+use std::path::PathBuf;
+
+use time::OffsetDateTime;
+
+use super::workspace::{Workspace, day};
+use crate::error::{Error, Result};
+use crate::memory::append::{create_dirs, set_mode, write_whole};
+use crate::memory::lock::{Mode, open_locked};
+
+/// Appends `content` to `agent`'s log of the day of `at` (UTC), creating
+/// the file with its `# <date>` line. The entry is one write under the
+/// file's exclusive lock, cut off again if it cannot finish. Content over
+/// `limit` characters is refused, not cut.
+pub fn remember(
+    ws: &Workspace,
+    agent: &str,
+    content: &[u8],
+    at: OffsetDateTime,
+    limit: usize,
+) -> Result<PathBuf> {
+    let content = content.trim_ascii_end();
+    if content.trim_ascii().is_empty() {
+        return Err(Error::Input(
+            "nothing to remember: the text is empty".into(),
+        ));
+    }
+    let chars = String::from_utf8_lossy(content).chars().count();
+    if chars > limit {
+        return Err(Error::Input(format!(
+            "the entry is {chars} characters, over the limit of {limit} (max_memory_chars): remember less at a time"
+        )));
+    }
+    let at = at.to_offset(time::UtcOffset::UTC);
+    let path = ws.daily(agent, at.date());
+    let dir = ws.daily_dir(agent);
+    create_dirs(&dir)
+        .map_err(|e| Error::memory("failed to create notes directory", "mkdir", &dir, &e))?;
+    ws.check_inside(&path)?;
+    let fail = |op: &str, e: std::io::Error| Error::memory("failed to remember", op, &path, &e);
+    let mut options = OpenOptions::new();
+    options.append(true).create(true);
+    set_mode(&mut options, 0o644);
+    let file = open_locked(&path, &options, Mode::Exclusive)
+        .map_err(|e| fail("open", e))?
+        .ok_or_else(|| fail("open", std::io::ErrorKind::NotFound.into()))?;
+    let mut entry = Vec::new();
+    if file.metadata().map_err(|e| fail("stat", e))?.len() == 0 {
+        entry.extend_from_slice(format!("# {}\n", day(at.date())).as_bytes());
+    }
+    entry.extend_from_slice(format!("\n## {:02}:{:02}\n\n", at.hour(), at.minute()).as_bytes());
+    entry.extend_from_slice(content);
+    entry.push(b'\n');
+    write_whole(&file, &entry).map_err(|e| fail("write", e))?;
+    Ok(path)
+}

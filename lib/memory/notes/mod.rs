@@ -1,0 +1,32 @@
+//! Notes: a markdown workspace of world facts, each agent's curated
+//! MEMORY.md and its daily logs, in agnx's layout and formats, so agnx
+//! workspaces read the same here:
+//!
+//! ```text
+//! <workspace>/world/<topic>.md                 shared by every agent
+//! <workspace>/agents/<agent>/MEMORY.md         rewritten whole (reflect)
+//! <workspace>/agents/<agent>/daily/<date>.md   appended to (remember)
+//! ```
+//!
+//! Beyond agnx: a `remember` is one write under the file's lock and is
+//! rolled back if it cannot finish; rewrites take the lock and replace the
+//! file atomically, and with an expected SHA-256 refuse to overwrite a
+//! change they have not seen; a recall keeps to a character budget and
+//! names what it left out; paths never leave the workspace; search ships
+//! here. Dates are UTC.
+
+mod daily;
+mod prune;
+mod recall;
+mod rewrite;
+mod search;
+mod topic;
+mod workspace;
+
+pub use daily::remember;
+pub use prune::prune;
+pub use recall::{Kind, left_out_note, recall, render};
+pub use rewrite::rewrite;
+pub use search::{Found, search};
+pub use topic::sanitize as topic_name;
+pub use workspace::{Scope, Workspace};

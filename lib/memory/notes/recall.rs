@@ -1,0 +1,361 @@
+//! `recall`: what an agent knows, as agnx lays it out, within a budget.
+//!
+//! ```text
+//! # World Knowledge
+//!
+//! ## <topic>
+//!
+//! <world/topic.md>
+//!
+//! ---
+//!
+//! # Your Memory
+//!
+//! <MEMORY.md>
+//!
+//! ---
+//!
+//! # Recent Experiences
+//!
+//! <today's log>
+//!
+//! ---
+//!
+//! <yesterday's log>
+//! ```
+//!
+//! Empty sections are left out; with nothing at all the text is "No
+//! memories found". When the whole would pass the character budget, whole
+//! items are left out until it fits: the oldest daily logs first, then
+//! world topics from the end of the alphabet, MEMORY.md last; the caller
+//! is told which, and says so.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use time::{Date, Duration};
+
+use super::workspace::Workspace;
+use crate::error::{Error, Result};
+use crate::memory::hash::sha256_hex;
+
+/// Which part of the workspace an item comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    World,
+    Memory,
+    Daily,
+}
+
+/// One file of a recall.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub kind: Kind,
+    pub path: PathBuf,
+    /// The topic for world files.
+    pub title: String,
+    pub text: Vec<u8>,
+    pub chars: usize,
+    pub sha256: String,
+}
+
+/// What a recall found and what it kept.
+#[derive(Debug, Clone)]
+pub struct Recalled {
+    /// Included, in the order shown.
+    pub items: Vec<Item>,
+    /// Left out to keep within the budget, in the order they were dropped.
+    pub left_out: Vec<Item>,
+    pub budget: usize,
+    /// The SHA-256 of MEMORY.md as read (of the empty file when there is
+    /// none), for a reflect that must not overwrite what it did not see.
+    pub memory_sha256: String,
+}
+
+const SEPARATOR: &str = "\n\n---\n\n";
+const WORLD: &str = "# World Knowledge\n\n";
+const MEMORY: &str = "# Your Memory\n\n";
+const RECENT: &str = "# Recent Experiences\n\n";
+const NOTHING: &str = "No memories found";
+
+/// Reads `agent`'s world facts, MEMORY.md and the daily logs of the
+/// `days` days up to `today` (UTC), within `budget` characters.
+pub fn recall(
+    ws: &Workspace,
+    agent: &str,
+    days: u64,
+    today: Date,
+    budget: usize,
+) -> Result<Recalled> {
+    let mut items = world(ws)?;
+    let memory_path = ws.memory(agent);
+    let memory = read(ws, &memory_path)?;
+    let memory_sha256 = sha256_hex(memory.as_deref().unwrap_or_default());
+    if let Some(text) = memory.filter(|t| !t.iter().all(u8::is_ascii_whitespace)) {
+        items.push(item(Kind::Memory, memory_path, String::new(), text));
+    }
+    // A calendar window, not a directory listing: the cost is the same
+    // whether the log goes back a week or ten years.
+    let mut date = today;
+    for _ in 0..days.min(36_600) {
+        let path = ws.daily(agent, date);
+        if let Some(text) = read(ws, &path)? {
+            items.push(item(Kind::Daily, path, String::new(), text));
+        }
+        match date.checked_sub(Duration::days(1)) {
+            Some(d) => date = d,
+            None => break,
+        }
+    }
+    let mut left_out = Vec::new();
+    while size(&items) > budget {
+        let drop = drop_order(&items);
+        left_out.push(items.remove(drop));
+    }
+    Ok(Recalled {
+        items,
+        left_out,
+        budget,
+        memory_sha256,
+    })
+}
+
+/// Which item goes next: the oldest daily log, else the last world topic,
+/// else MEMORY.md.
+fn drop_order(items: &[Item]) -> usize {
+    let last_of = |kind| items.iter().rposition(|i| i.kind == kind);
+    last_of(Kind::Daily)
+        .or_else(|| last_of(Kind::World))
+        .unwrap_or(items.len() - 1)
+}
+
+/// An item of the file at `path` holding `bytes`; its hash is the file's
+/// (what `--if-match` compares), its text the bytes without trailing
+/// white space (what is shown).
+fn item(kind: Kind, path: PathBuf, title: String, bytes: Vec<u8>) -> Item {
+    let sha256 = sha256_hex(&bytes);
+    let text = trim_end(bytes);
+    Item {
+        kind,
+        chars: chars(&text),
+        sha256,
+        path,
+        title,
+        text,
+    }
+}
+
+/// Text with trailing white space removed, as it is shown.
+fn trim_end(mut text: Vec<u8>) -> Vec<u8> {
+    while text.last().is_some_and(u8::is_ascii_whitespace) {
+        text.pop();
+    }
+    text
+}
+
+/// Characters, a byte that is not UTF-8 counting as one.
+fn chars(bytes: &[u8]) -> usize {
+    bytes
+        .utf8_chunks()
+        .map(|c| c.valid().chars().count() + c.invalid().len())
+        .sum()
+}
+
+/// `world/*.md`, in file name order.
+fn world(ws: &Workspace) -> Result<Vec<Item>> {
+    let dir = ws.world();
+    let entries = match fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::memory("", "read", &dir, &e)),
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".md") && !n.starts_with('.'))
+        .collect();
+    names.sort();
+    let mut items = Vec::new();
+    for name in names {
+        let path = dir.join(&name);
+        if let Some(text) = read(ws, &path)? {
+            let title = name.trim_end_matches(".md").to_owned();
+            items.push(item(Kind::World, path, title, text));
+        }
+    }
+    Ok(items)
+}
+
+/// A file's bytes; `None` when it is missing or not a regular file, or
+/// when it leads out of the workspace (skipped, as context files are).
+fn read(ws: &Workspace, path: &Path) -> Result<Option<Vec<u8>>> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let mut file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::memory("", "open", path, &e)),
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) || ws.check_inside(path).is_err() {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| Error::memory("", "read", path, &e))?;
+    Ok(Some(bytes))
+}
+
+/// The characters [`render`] makes of `items`, computed without making it.
+fn size(items: &[Item]) -> usize {
+    let (mut world, mut memory, mut recent) = (None::<usize>, None::<usize>, None::<usize>);
+    for i in items {
+        match i.kind {
+            Kind::World => {
+                let one = 3 + i.title.chars().count() + 2 + i.chars;
+                world = Some(world.map_or(WORLD.len() + one, |w| w + 2 + one));
+            }
+            Kind::Memory => memory = Some(MEMORY.len() + i.chars),
+            Kind::Daily => {
+                recent =
+                    Some(recent.map_or(RECENT.len() + i.chars, |r| r + SEPARATOR.len() + i.chars));
+            }
+        }
+    }
+    let sections: Vec<usize> = [world, memory, recent].into_iter().flatten().collect();
+    if sections.is_empty() {
+        return NOTHING.len();
+    }
+    sections.iter().sum::<usize>() + SEPARATOR.len() * (sections.len() - 1)
+}
+
+/// The recall as the model and `axe-notes-recall` show it.
+pub fn render(r: &Recalled) -> Vec<u8> {
+    let of = |kind: Kind| r.items.iter().filter(move |i| i.kind == kind);
+    let mut sections: Vec<Vec<u8>> = Vec::new();
+    let world: Vec<Vec<u8>> = of(Kind::World)
+        .map(|i| [format!("## {}\n\n", i.title).as_bytes(), &i.text].concat())
+        .collect();
+    if !world.is_empty() {
+        sections.push([WORLD.as_bytes(), &world.join(&b"\n\n"[..])].concat());
+    }
+    if let Some(m) = of(Kind::Memory).next() {
+        sections.push([MEMORY.as_bytes(), &m.text].concat());
+    }
+    let recent: Vec<&[u8]> = of(Kind::Daily).map(|i| i.text.as_slice()).collect();
+    if !recent.is_empty() {
+        sections.push([RECENT.as_bytes(), &recent.join(SEPARATOR.as_bytes())].concat());
+    }
+    if sections.is_empty() {
+        return NOTHING.as_bytes().to_vec();
+    }
+    sections.join(SEPARATOR.as_bytes())
+}
+
+/// The line that follows a recall that left something out, naming it.
+pub fn left_out_note(ws: &Workspace, r: &Recalled) -> Option<String> {
+    if r.left_out.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = r
+        .left_out
+        .iter()
+        .map(|i| format!("{} ({} characters)", ws.relative(&i.path), i.chars))
+        .collect();
+    Some(format!(
+        "(Left out to keep within {} characters: {}. Use search_notes or raise recall_chars to see them.)",
+        r.budget,
+        names.join(", ")
+    ))
+}
+
+impl Recalled {
+    /// The characters the included items make.
+    pub fn chars(&self) -> usize {
+        size(&self.items)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn it(kind: Kind, title: &str, text: &str) -> Item {
+        item(
+            kind,
+            PathBuf::from(title),
+            title.to_owned(),
+            text.as_bytes().to_vec(),
+        )
+    }
+
+    #[test]
+    fn size_is_what_render_makes() {
+        let all = [
+            it(Kind::World, "ops", "Deploys are blue-green."),
+            it(Kind::World, "people", "Ada leads.\n"),
+            it(Kind::Memory, "", "I review Rust. é"),
+            it(Kind::Daily, "", "# 2026-11-22\n\n## 10:00\n\nx"),
+            it(Kind::Daily, "", "# 2026-11-21\n\n## 09:00\n\ny"),
+        ];
+        // Every subset, by bit mask.
+        for mask in 0..(1u32 << all.len()) {
+            let items: Vec<Item> = all
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(_, x)| x.clone())
+                .collect();
+            let r = Recalled {
+                items: items.clone(),
+                left_out: Vec::new(),
+                budget: 0,
+                memory_sha256: String::new(),
+            };
+            let shown = String::from_utf8(render(&r)).unwrap();
+            assert_eq!(size(&items), shown.chars().count(), "{mask:b}: {shown}");
+        }
+    }
+
+    #[test]
+    fn the_layout_is_agnx() {
+        let r = Recalled {
+            items: vec![
+                it(Kind::World, "ops", "blue-green"),
+                it(Kind::Memory, "", "mine"),
+                it(Kind::Daily, "", "today"),
+                it(Kind::Daily, "", "yesterday"),
+            ],
+            left_out: Vec::new(),
+            budget: 0,
+            memory_sha256: String::new(),
+        };
+        assert_eq!(
+            String::from_utf8(render(&r)).unwrap(),
+            "# World Knowledge\n\n## ops\n\nblue-green\n\n---\n\n# Your Memory\n\nmine\n\n---\n\n\
+             # Recent Experiences\n\ntoday\n\n---\n\nyesterday"
+        );
+    }
+
+    #[test]
+    fn dropping_starts_with_the_oldest_day() {
+        let items = vec![
+            it(Kind::World, "a", "x"),
+            it(Kind::World, "b", "x"),
+            it(Kind::Memory, "", "m"),
+            it(Kind::Daily, "", "new"),
+            it(Kind::Daily, "", "old"),
+        ];
+        assert_eq!(items[drop_order(&items)].text, b"old");
+        let items = vec![
+            it(Kind::World, "a", "x"),
+            it(Kind::World, "b", "x"),
+            it(Kind::Memory, "", "m"),
+        ];
+        assert_eq!(items[drop_order(&items)].title, "b");
+        let items = vec![it(Kind::Memory, "", "m")];
+        assert_eq!(drop_order(&items), 0);
+    }
+}

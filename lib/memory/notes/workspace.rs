@@ -1,0 +1,117 @@
+//! Where a workspace's files are, and keeping every path inside it.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use time::Date;
+
+use crate::agent::NotesConfig;
+use crate::error::{Error, Result};
+
+/// A notes workspace: a directory, created as it is written to.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    pub root: PathBuf,
+}
+
+/// Which files a search reads: the whole workspace, or what one agent
+/// sees (world facts and its own files).
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    All,
+    Agent(&'a str),
+}
+
+impl Workspace {
+    pub fn at(root: impl Into<PathBuf>) -> Workspace {
+        Workspace { root: root.into() }
+    }
+
+    /// The workspace `[notes]` names: `<data>/notes` when unset, a
+    /// relative path from the agents directory.
+    pub fn of(cfg: &NotesConfig) -> Result<Workspace> {
+        if cfg.workspace.is_empty() {
+            return Ok(Workspace::at(crate::dirs::data_dir()?.join("notes")));
+        }
+        let path = PathBuf::from(&cfg.workspace);
+        if path.is_absolute() {
+            return Ok(Workspace::at(path));
+        }
+        Ok(Workspace::at(crate::agent::agents_dir()?.join(path)))
+    }
+
+    pub fn world(&self) -> PathBuf {
+        self.root.join("world")
+    }
+
+    /// `world/<topic>.md`; `topic` is already sanitised.
+    pub fn topic(&self, topic: &str) -> PathBuf {
+        self.world().join(format!("{topic}.md"))
+    }
+
+    pub fn agent_dir(&self, agent: &str) -> PathBuf {
+        self.root.join("agents").join(agent)
+    }
+
+    pub fn memory(&self, agent: &str) -> PathBuf {
+        self.agent_dir(agent).join("MEMORY.md")
+    }
+
+    pub fn daily_dir(&self, agent: &str) -> PathBuf {
+        self.agent_dir(agent).join("daily")
+    }
+
+    pub fn daily(&self, agent: &str, date: Date) -> PathBuf {
+        self.daily_dir(agent).join(format!("{}.md", day(date)))
+    }
+
+    /// `path` as shown to people and models: relative to the workspace.
+    pub fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(&self.root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Refuses `path` when it, or the nearest part of it that exists,
+    /// resolves outside the workspace (a symlink pointing out).
+    pub fn check_inside(&self, path: &Path) -> Result<()> {
+        let outside = || {
+            Error::Input(format!(
+                "{} leads outside the notes workspace {}",
+                path.display(),
+                self.root.display()
+            ))
+        };
+        let io_err = |e: io::Error| Error::memory("", "resolve", path, &e);
+        let root = match fs::canonicalize(&self.root) {
+            Ok(root) => root,
+            // Nothing exists yet, so nothing can point out of it.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io_err(e)),
+        };
+        let mut probe = path;
+        loop {
+            match fs::canonicalize(probe) {
+                Ok(real) if real.starts_with(&root) => return Ok(()),
+                Ok(_) => return Err(outside()),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => match probe.parent() {
+                    Some(parent) => probe = parent,
+                    None => return Ok(()),
+                },
+                Err(e) => return Err(io_err(e)),
+            }
+        }
+    }
+}
+
+/// `2026-11-22`.
+pub fn day(date: Date) -> String {
+    format!(
+        "{:04}-{:02}-{:02}",
+        date.year(),
+        u8::from(date.month()),
+        date.day()
+    )
+}
