@@ -47,6 +47,24 @@ pub fn add_memory(system: &mut String, entries: &str) {
     }
 }
 
+/// What an agent with `[notes]` is told about its notes tools. Without it
+/// models rarely read their notes (users of Anthropic's memory tool found
+/// the same), so it says when to use each.
+pub const NOTES_DIRECTIVE: &str = "\
+You have notes that last between runs, in a workspace shared with other agents:
+- Call `recall` before you start, to read the world facts, your MEMORY.md and your recent daily logs.
+- Call `remember` to write down what happened or what you found that is worth keeping; it goes to today's log.
+- Call `reflect` to rewrite your MEMORY.md with what you want to keep for good. It replaces the whole file: build it from your last recall and keep what still holds.
+- Call `learn_fact` to record a fact about the world under a topic, for every agent.
+- Call `search_notes` to find older notes that recall does not show.";
+
+/// Adds the notes section: [`NOTES_DIRECTIVE`].
+pub fn add_notes(system: &mut String) {
+    system.push_str(SECTION);
+    system.push_str("## Notes\n\n");
+    system.push_str(NOTES_DIRECTIVE);
+}
+
 /// The user message: standard input unless it is blank.
 pub fn user_message(stdin: &str) -> &str {
     if stdin.trim().is_empty() {

@@ -99,12 +99,21 @@ fn help_lists_the_subcommands_found() {
     assert!(help.starts_with("axe: Run LLM agents from the shell and give them memory\n"));
     // Names are padded to the longest, `notes remember`, plus two.
     for (name, about) in [
-        ("run", "Run an agent: build its prompt, call its model, print the answer"),
+        (
+            "run",
+            "Run an agent: build its prompt, call its model, print the answer",
+        ),
         ("gc", "Analyze and trim agent memory"),
         ("agents", "Manage agent configurations"),
         ("config", "Manage axe configuration"),
-        ("mem load", "Print the last entries of an agent's memory log"),
-        ("notes recall", "Print what an agent knows: world facts, MEMORY.md, recent days"),
+        (
+            "mem load",
+            "Print the last entries of an agent's memory log",
+        ),
+        (
+            "notes recall",
+            "Print what an agent knows: world facts, MEMORY.md, recent days",
+        ),
         ("help", "Print help, or a command's help"),
         ("version", "Print version"),
     ] {

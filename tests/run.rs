@@ -355,6 +355,15 @@ struct DryRunJson {
     max_depth: u32,
     parallel: bool,
     sub_agent_timeout: i64,
+    notes: Option<DryRunNotes>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct DryRunNotes {
+    pub workspace: String,
+    pub tools: Vec<String>,
 }
 
 #[derive(Deserialize)]

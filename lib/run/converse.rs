@@ -49,12 +49,14 @@ pub fn converse(
     let sub = |name: &str, user: &str, depth: u32, deadline: Deadline| {
         sub_agent(session, name, user, depth, deadline)
     };
+    let notes_seen = std::sync::Mutex::new(tools::NotesSeen::default());
     let ctx = tools::Context {
         session,
         agent,
         depth,
         deadline,
         sub_agent: &sub,
+        notes_seen: &notes_seen,
     };
     let tools = tools::offered(&ctx);
     // The loop's progress lines are the top-level agent's alone, as in Go.

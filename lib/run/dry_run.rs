@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::prepared::Prepared;
 use super::session::Session;
+use super::tools;
 use crate::error::{Error, Result};
 use crate::timeout::Seconds;
 
@@ -55,6 +56,13 @@ fn layout(session: &Session, agent: &Prepared, s: &Shown) -> String {
             None => format!("--- Memory ---\n{}\n\n", or_none(&r.entries)),
         };
     }
+    if let Some(ws) = &agent.notes {
+        out += &format!(
+            "--- Notes ---\nWorkspace: {}\nTools:     {}\n\n",
+            ws.root.display(),
+            tools::names(session, agent, 0).join(", ")
+        );
+    }
     out += "--- Sub-Agents ---\n";
     if cfg.sub_agents.is_empty() {
         out += "(none)\n";
@@ -93,6 +101,14 @@ struct Json<'a> {
     max_depth: u32,
     parallel: bool,
     sub_agent_timeout: u64,
+    /// `null` when notes are disabled.
+    notes: Option<Notes>,
+}
+
+#[derive(Serialize)]
+struct Notes {
+    workspace: String,
+    tools: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -128,6 +144,10 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
             max_depth: session.max_depth,
             parallel: agent.parallel(),
             sub_agent_timeout: cfg.sub_agents_config.timeout.get(),
+            notes: agent.notes.as_ref().map(|ws| Notes {
+                workspace: ws.root.display().to_string(),
+                tools: tools::names(session, agent, 0),
+            }),
         },
     )
 }

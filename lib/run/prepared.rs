@@ -9,6 +9,7 @@ use crate::agent::AgentConfig;
 use crate::error::Error;
 use crate::files::{self, ContextFile};
 use crate::llm::Provider;
+use crate::memory::notes::Workspace;
 use crate::prompt;
 
 /// An agent ready to talk: everything its first request needs.
@@ -25,6 +26,8 @@ pub struct Prepared {
     pub system: String,
     /// Present when memory is enabled.
     pub recall: Option<Recall>,
+    /// The notes workspace, when `[notes]` is enabled.
+    pub notes: Option<Workspace>,
     /// What is sent: the agent's `params.temperature` unless 0 (Go's
     /// "unset"), or a `--temperature` given for this run, 0 included.
     pub temperature: Option<f64>,
@@ -35,6 +38,7 @@ pub struct Prepared {
 pub enum Step {
     Files,
     Skill,
+    Notes,
 }
 
 impl fmt::Display for Step {
@@ -42,6 +46,7 @@ impl fmt::Display for Step {
         f.write_str(match self {
             Step::Files => "resolve files",
             Step::Skill => "load skill",
+            Step::Notes => "resolve notes workspace",
         })
     }
 }
@@ -63,6 +68,13 @@ impl Prepared {
         if let Some(r) = &recall {
             prompt::add_memory(&mut system, &r.entries);
         }
+        let notes = match cfg.notes.enabled {
+            true => Some(Workspace::of(&cfg.notes).map_err(|e| (Step::Notes, e))?),
+            false => None,
+        };
+        if notes.is_some() {
+            prompt::add_notes(&mut system);
+        }
         let temperature = Some(cfg.params.temperature).filter(|t| *t != 0.0);
         Ok(Prepared {
             name: name.to_owned(),
@@ -75,6 +87,7 @@ impl Prepared {
             files,
             system,
             recall,
+            notes,
         })
     }
 

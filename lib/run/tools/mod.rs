@@ -7,20 +7,47 @@
 //! (unless the agent says `parallel = false`), their results in call order.
 
 mod call_agent;
+mod notes;
 mod tool;
 
 use std::thread;
 
-pub use tool::{Context, Tool};
+pub use tool::{Context, NotesSeen, Tool};
 
 use crate::llm::{ToolCall, ToolDef, ToolResult};
 
 /// Every tool, in the order they are offered.
-const ALL: &[Tool] = &[call_agent::TOOL];
+const ALL: &[Tool] = &[
+    call_agent::TOOL,
+    notes::RECALL,
+    notes::REMEMBER,
+    notes::REFLECT,
+    notes::LEARN_FACT,
+    notes::SEARCH,
+];
 
 /// The definitions of the tools offered in `ctx`.
 pub fn offered(ctx: &Context) -> Vec<ToolDef> {
     ALL.iter().filter_map(|t| (t.offer)(ctx)).collect()
+}
+
+/// The names of the tools `agent` at `depth` is offered, for `--dry-run`.
+pub fn names(
+    session: &super::session::Session,
+    agent: &super::prepared::Prepared,
+    depth: u32,
+) -> Vec<String> {
+    let never = |_: &str, _: &str, _: u32, _: crate::llm::Deadline| Err(String::new());
+    let seen = std::sync::Mutex::new(NotesSeen::default());
+    let ctx = Context {
+        session,
+        agent,
+        depth,
+        deadline: crate::llm::Deadline::after(std::time::Duration::ZERO),
+        sub_agent: &never,
+        notes_seen: &seen,
+    };
+    offered(&ctx).into_iter().map(|t| t.name).collect()
 }
 
 /// Results for `calls`, in their order.

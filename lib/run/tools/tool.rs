@@ -17,6 +17,16 @@ pub struct Tool {
     pub crashed: &'static str,
 }
 
+/// The hashes of the notes files a conversation has read, so that its
+/// rewrites never overwrite what it did not see.
+#[derive(Debug, Default)]
+pub struct NotesSeen {
+    /// MEMORY.md's SHA-256 at the last recall or reflect.
+    pub memory: Option<String>,
+    /// `(topic, SHA-256)` of world topics recalled or learned.
+    pub world: Vec<(String, String)>,
+}
+
 /// Runs a sub-agent: `(name, user message, depth, deadline)` to its answer
 /// or what went wrong.
 pub type SubAgent<'a> = dyn Fn(&str, &str, u32, Deadline) -> Result<String, String> + Sync + 'a;
@@ -31,6 +41,8 @@ pub struct Context<'a> {
     /// deadline)` to its answer. Passed in, so that tools need not import
     /// the conversation loop that calls them.
     pub sub_agent: &'a SubAgent<'a>,
+    /// What the notes tools have read in this conversation.
+    pub notes_seen: &'a std::sync::Mutex<NotesSeen>,
 }
 
 /// A string argument of a tool call; other JSON values as their text.
