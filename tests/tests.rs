@@ -16,6 +16,7 @@ mod mem_load;
 mod mem_path;
 mod mem_trim;
 mod modules;
+mod notes;
 mod pipeline;
 mod run;
 mod server;

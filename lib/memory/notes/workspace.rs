@@ -75,8 +75,13 @@ impl Workspace {
     }
 
     /// Refuses `path` when it, or the nearest part of it that exists,
-    /// resolves outside the workspace (a symlink pointing out).
+    /// resolves outside the workspace (a symlink pointing out, even one
+    /// whose target does not exist yet, which a write would create).
     pub fn check_inside(&self, path: &Path) -> Result<()> {
+        self.inside(path, 8)
+    }
+
+    fn inside(&self, path: &Path, links: u8) -> Result<()> {
         let outside = || {
             Error::Input(format!(
                 "{} leads outside the notes workspace {}",
@@ -91,6 +96,19 @@ impl Workspace {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(io_err(e)),
         };
+        if let Ok(meta) = fs::symlink_metadata(path)
+            && meta.file_type().is_symlink()
+        {
+            let target = fs::read_link(path).map_err(io_err)?;
+            let target = match path.parent() {
+                Some(parent) if target.is_relative() => parent.join(target),
+                _ => target,
+            };
+            if links == 0 {
+                return Err(outside());
+            }
+            return self.inside(&target, links - 1);
+        }
         let mut probe = path;
         loop {
             match fs::canonicalize(probe) {

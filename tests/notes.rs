@@ -1,0 +1,828 @@
+//! Notes memory: the `axe-notes-*` executables on a real workspace, the
+//! notes tools driven through `axe-run` by the local provider in each wire
+//! format, and the safety promises under races and kills.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use predicates::prelude::*;
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+
+use crate::server::{Answer, Recorded, Server};
+use crate::util::{Env, read, stdout};
+use crate::wire::{reply_for, served_by};
+
+const EMPTY_SHA: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+/// The default workspace of a test's world.
+fn workspace(env: &Env) -> PathBuf {
+    env.data_dir().join("axe/notes")
+}
+
+/// An agent with notes on, in the default workspace unless `extra` says.
+fn notes_agent(env: &Env, name: &str, provider: &str, extra: &str) {
+    env.agent(
+        name,
+        &format!(
+            "name = \"{name}\"\nmodel = \"{provider}/m\"\nsystem_prompt = \"You are {name}.\"\n[notes]\nenabled = true\n{extra}"
+        ),
+    );
+}
+
+/// `YYYY-MM-DD` of `days` days ago (UTC).
+fn day(days: i64) -> String {
+    let d = OffsetDateTime::now_utc().date() - time::Duration::days(days);
+    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+}
+
+fn daily(env: &Env, agent: &str, days_ago: i64) -> PathBuf {
+    workspace(env).join(format!("agents/{agent}/daily/{}.md", day(days_ago)))
+}
+
+fn notes(env: &Env, bin: &str) -> assert_cmd::Command {
+    env.cmd(&format!("axe-notes-{bin}"))
+}
+
+fn json_out(cmd: &mut assert_cmd::Command) -> Value {
+    let out = cmd.assert().success().get_output().clone();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+// --- the executables ----------------------------------------------------------
+
+#[test]
+fn remember_writes_agnx_daily_entries_from_words_or_stdin() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "");
+    notes(&env, "remember")
+        .args(["a", "Deploys", "use", "blue-green."])
+        .assert()
+        .success()
+        .stdout("");
+    notes(&env, "remember")
+        .arg("a")
+        .write_stdin("Second thing.\n\n")
+        .assert()
+        .success();
+    let text = read(&daily(&env, "a", 0));
+    let re = format!(
+        r"^# {}\n\n## \d\d:\d\d\n\nDeploys use blue-green\.\n\n## \d\d:\d\d\n\nSecond thing\.\n$",
+        day(0)
+    );
+    assert!(
+        predicate::str::is_match(re).unwrap().eval(&text),
+        "{text:?}"
+    );
+    // Through the dispatcher too, and nothing to remember is an error.
+    env.cmd("axe")
+        .args(["notes", "remember", "a"])
+        .write_stdin("  \n")
+        .assert()
+        .code(1)
+        .stderr("nothing to remember: the text is empty\n");
+}
+
+#[test]
+fn recall_shows_world_memory_and_the_days_window_apart_by_rules() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "recall_days = 2");
+    let ws = workspace(&env);
+    env.write(&ws.join("world/people.md"), "Ada leads ops.\n");
+    env.write(&ws.join("world/deploys.md"), "Blue-green.\n");
+    env.write(&ws.join("agents/a/MEMORY.md"), "I review Rust.\n");
+    for (ago, text) in [(0, "today"), (1, "yesterday"), (2, "two days ago")] {
+        env.write(
+            &daily(&env, "a", ago),
+            format!("# {}\n\n## 10:00\n\n{text}\n", day(ago)),
+        );
+    }
+    let expected = format!(
+        "# World Knowledge\n\n## deploys\n\nBlue-green.\n\n## people\n\nAda leads ops.\n\n---\n\n\
+         # Your Memory\n\nI review Rust.\n\n---\n\n# Recent Experiences\n\n\
+         # {}\n\n## 10:00\n\ntoday\n\n---\n\n# {}\n\n## 10:00\n\nyesterday\n",
+        day(0),
+        day(1)
+    );
+    notes(&env, "recall")
+        .arg("a")
+        .assert()
+        .success()
+        .stdout(expected);
+    let three = notes(&env, "recall")
+        .args(["a", "--days", "3"])
+        .assert()
+        .success();
+    assert!(stdout(three.get_output()).contains("two days ago"));
+    let none = notes(&env, "recall")
+        .args(["a", "--days", "0"])
+        .assert()
+        .success();
+    assert!(!stdout(none.get_output()).contains("Recent Experiences"));
+
+    let doc = json_out(notes(&env, "recall").args(["a", "--json"]));
+    let sections = doc["sections"].as_array().unwrap();
+    let kinds: Vec<&str> = sections
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["world", "world", "memory", "daily", "daily"]);
+    assert_eq!(sections[2]["path"], "agents/a/MEMORY.md");
+    assert_eq!(sections[2]["text"], "I review Rust.");
+    assert_eq!(doc["memory_sha256"], sections[2]["sha256"]);
+    assert_eq!(doc["left_out"], json!([]));
+
+    // A fresh agent: nothing at all.
+    notes_agent(&env, "b", "anthropic", "");
+    notes(&env, "recall")
+        .args(["b"])
+        .assert()
+        .success()
+        .stdout("# World Knowledge\n\n## deploys\n\nBlue-green.\n\n## people\n\nAda leads ops.\n");
+    let empty = Env::new();
+    notes_agent(&empty, "c", "anthropic", "");
+    notes(&empty, "recall")
+        .arg("c")
+        .assert()
+        .success()
+        .stdout("No memories found\n");
+}
+
+#[test]
+fn recall_within_its_budget_leaves_out_the_oldest_days_first_and_says_so() {
+    let env = Env::new();
+    notes_agent(
+        &env,
+        "a",
+        "anthropic",
+        "recall_days = 3\nrecall_chars = 150",
+    );
+    let ws = workspace(&env);
+    env.write(&ws.join("agents/a/MEMORY.md"), "Keep this.");
+    for ago in 0..3 {
+        env.write(&daily(&env, "a", ago), "x".repeat(40));
+    }
+    let doc = json_out(notes(&env, "recall").args(["a", "--json"]));
+    assert!(doc["chars"].as_u64().unwrap() <= 150, "{doc}");
+    let left: Vec<&str> = doc["left_out"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["path"].as_str().unwrap())
+        .collect();
+    let oldest = format!("agents/a/daily/{}.md", day(2));
+    assert_eq!(left, [oldest.as_str()], "{doc}");
+    let text = notes(&env, "recall").arg("a").assert().success();
+    let text = stdout(text.get_output());
+    assert!(
+        text.ends_with(&format!(
+            "\n\n(Left out to keep within 150 characters: {oldest} (40 characters). Use search_notes or raise recall_chars to see them.)\n"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("Keep this."));
+}
+
+#[test]
+fn reflect_replaces_memory_and_if_match_refuses_a_lost_update() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "max_memory_chars = 20");
+    let path = workspace(&env).join("agents/a/MEMORY.md");
+    notes(&env, "reflect")
+        .args(["a", "--if-match", EMPTY_SHA])
+        .write_stdin("first")
+        .assert()
+        .success()
+        .stdout("agents/a/MEMORY.md\n");
+    let first = json_out(notes(&env, "path").args(["a", "--json"]))["memory"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Someone else rewrites it; the stale hash is refused, nothing written.
+    notes(&env, "reflect")
+        .arg("a")
+        .write_stdin("second")
+        .assert()
+        .success();
+    let err = notes(&env, "reflect")
+        .args(["a", "--if-match", &first])
+        .write_stdin("stale")
+        .assert()
+        .code(4)
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&err.stderr);
+    assert!(
+        err.starts_with("agents/a/MEMORY.md changed since it was read"),
+        "{err}"
+    );
+    assert_eq!(read(&path), "second");
+    // Too long: refused, naming the limit and the size.
+    notes(&env, "reflect")
+        .arg("a")
+        .write_stdin("x".repeat(21))
+        .assert()
+        .code(1)
+        .stderr("agents/a/MEMORY.md would be 21 characters, over max_memory_chars (20): keep what matters and write it again\n");
+    assert_eq!(read(&path), "second");
+    // Bytes that are not UTF-8 survive.
+    notes(&env, "reflect")
+        .arg("a")
+        .write_stdin(&b"\xff\xfe ok"[..])
+        .assert()
+        .success();
+    assert_eq!(fs::read(&path).unwrap(), b"\xff\xfe ok");
+    let json = json_out(
+        notes(&env, "reflect")
+            .args(["a", "--json"])
+            .write_stdin("j"),
+    );
+    assert_eq!(
+        json["sha256"],
+        "189f40034be7a199f1fa9891668ee3ab6049f82d38c68be70f596eab2e1857b7"
+    );
+}
+
+#[test]
+fn learn_sanitises_topics_and_never_leaves_the_workspace() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "");
+    for (topic, file) in [
+        ("Deploy Process!", "world/deploy-process.md"),
+        ("../etc", "world/etc.md"),
+        ("a/../../b", "world/a-b.md"),
+    ] {
+        notes(&env, "learn")
+            .args(["--agent", "a", topic])
+            .write_stdin("fact")
+            .assert()
+            .success()
+            .stdout(format!("{file}\n"));
+        assert_eq!(read(&workspace(&env).join(file)), "fact");
+    }
+    notes(&env, "learn")
+        .arg("..")
+        .write_stdin("x")
+        .assert()
+        .code(1)
+        .stderr("topic \"..\" has no letters or digits to name a file\n");
+    // A workspace named outright, and a symlink pointing out of it.
+    let other = env.root().join("elsewhere");
+    let outside = env.root().join("outside");
+    fs::create_dir_all(other.join("world")).unwrap();
+    fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, other.join("world/secrets.md")).unwrap();
+    std::os::unix::fs::symlink(outside.join("x.md"), other.join("world/linked.md")).unwrap();
+    notes(&env, "learn")
+        .args(["--workspace", other.to_str().unwrap(), "linked"])
+        .write_stdin("x")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "leads outside the notes workspace",
+        ));
+    assert!(!outside.join("x.md").exists());
+    let json = json_out(
+        notes(&env, "learn")
+            .args(["--workspace", other.to_str().unwrap(), "Ops", "--json"])
+            .write_stdin("y"),
+    );
+    assert_eq!(json["topic"], "ops");
+    assert_eq!(read(&other.join("world/ops.md")), "y");
+}
+
+#[test]
+fn agents_sharing_a_workspace_share_the_world_and_nothing_else() {
+    let env = Env::new();
+    let shared = env.root().join("team-notes");
+    for name in ["alice", "bob"] {
+        notes_agent(
+            &env,
+            name,
+            "anthropic",
+            &format!("workspace = \"{}\"", shared.display()),
+        );
+    }
+    notes(&env, "learn")
+        .args(["--agent", "alice", "stack"])
+        .write_stdin("Rust")
+        .assert()
+        .success();
+    notes(&env, "reflect")
+        .arg("alice")
+        .write_stdin("alice's own")
+        .assert()
+        .success();
+    notes(&env, "remember")
+        .args(["alice", "alice did a thing"])
+        .assert()
+        .success();
+    let bob = notes(&env, "recall").arg("bob").assert().success();
+    let bob = stdout(bob.get_output());
+    assert!(bob.contains("## stack\n\nRust"), "{bob}");
+    assert!(!bob.contains("alice"), "{bob}");
+    notes(&env, "path")
+        .arg("bob")
+        .assert()
+        .success()
+        .stdout(format!("{}\n", shared.display()));
+    // A relative workspace is taken from the agents directory.
+    notes_agent(&env, "rel", "anthropic", "workspace = \"../team\"");
+    notes(&env, "path")
+        .arg("rel")
+        .assert()
+        .success()
+        .stdout(format!(
+            "{}\n",
+            env.config_dir().join("axe/agents/../team").display()
+        ));
+}
+
+#[test]
+fn search_ranks_sections_and_exits_1_quietly_on_no_match() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "");
+    notes_agent(&env, "b", "anthropic", "");
+    let ws = workspace(&env);
+    env.write(
+        &ws.join("world/deploys.md"),
+        "# Deploys\n\nWe deploy with blue-green deploys.\nDeploy daily.\n",
+    );
+    env.write(
+        &daily(&env, "a", 3),
+        format!(
+            "# {}\n\n## 10:00\n\nThe blue button moved.\n\n## 11:00\n\nLunch.\n",
+            day(3)
+        ),
+    );
+    env.write(&ws.join("agents/b/MEMORY.md"), "Bob deploys on Fridays.\n");
+    let all = notes(&env, "search")
+        .args(["deploy", "blue"])
+        .assert()
+        .success();
+    let lines: Vec<String> = stdout(all.get_output())
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        lines[0], "world/deploys.md:3: We deploy with blue-green deploys.",
+        "{lines:?}"
+    );
+    assert!(lines.contains(&format!(
+        "agents/a/daily/{}.md:5: The blue button moved.",
+        day(3)
+    )));
+    assert!(lines.iter().all(|l| !l.contains("Lunch")));
+    // --agent: the world and that agent's own files only.
+    let mine = notes(&env, "search")
+        .args(["--agent", "a", "fridays"])
+        .assert()
+        .code(1);
+    assert_eq!(mine.get_output().stderr, b"");
+    notes(&env, "search")
+        .args(["--agent", "b", "fridays"])
+        .assert()
+        .success()
+        .stdout("agents/b/MEMORY.md:1: Bob deploys on Fridays.\n");
+    let doc = json_out(notes(&env, "search").args(["blue", "--json", "--limit", "1"]));
+    assert_eq!(doc["results"].as_array().unwrap().len(), 1);
+    assert!(doc["results"][0]["score"].as_f64().unwrap() > 0.0);
+    notes(&env, "search")
+        .args(["zebra", "--json"])
+        .assert()
+        .code(1)
+        .stdout("{\"query\":\"zebra\",\"results\":[]}\n")
+        .stderr("");
+}
+
+#[test]
+fn prune_removes_old_daily_logs_but_never_today() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "");
+    for ago in [0, 1, 30, 400] {
+        env.write(&daily(&env, "a", ago), "x");
+    }
+    env.write(
+        &workspace(&env).join("agents/a/daily/notes.md"),
+        "not a log",
+    );
+    let dry =
+        json_out(notes(&env, "prune").args(["a", "--older-than", "7d", "--dry-run", "--json"]));
+    assert_eq!(dry["removed"].as_array().unwrap().len(), 2);
+    assert!(daily(&env, "a", 400).exists());
+    let out = notes(&env, "prune")
+        .args(["a", "--older-than", "1w"])
+        .assert()
+        .success();
+    assert_eq!(stdout(out.get_output()).lines().count(), 2);
+    for (ago, stays) in [(0, true), (1, true), (30, false), (400, false)] {
+        assert_eq!(daily(&env, "a", ago).exists(), stays, "{ago} days ago");
+    }
+    notes(&env, "prune")
+        .args(["a", "--older-than", "1"])
+        .assert()
+        .success();
+    assert!(daily(&env, "a", 0).exists(), "today's log stays");
+    assert!(workspace(&env).join("agents/a/daily/notes.md").exists());
+    notes(&env, "prune")
+        .args(["a", "--older-than", "1y"])
+        .assert()
+        .code(1)
+        .stderr("error parsing flag --older-than: \"1y\" is not an age such as 90d or 12w\n");
+}
+
+#[test]
+fn a_fifo_in_the_workspace_is_refused_or_skipped_without_waiting() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "");
+    let ws = workspace(&env);
+    fs::create_dir_all(ws.join("world")).unwrap();
+    fs::create_dir_all(ws.join("agents/a")).unwrap();
+    for fifo in [ws.join("world/pipe.md"), ws.join("agents/a/MEMORY.md")] {
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    notes(&env, "recall")
+        .arg("a")
+        .timeout(Duration::from_secs(10))
+        .assert()
+        .success()
+        .stdout("No memories found\n");
+    notes(&env, "reflect")
+        .arg("a")
+        .write_stdin("x")
+        .timeout(Duration::from_secs(10))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::ends_with("not a regular file\n"));
+}
+
+// --- the tools, through axe-run -------------------------------------------------
+
+/// A reply calling `name` with `args`, in `provider`'s wire format.
+fn tool_call(provider: &str, id: &str, name: &str, args: Value) -> Value {
+    match provider {
+        "anthropic" => json!({
+            "model": "m", "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1},
+            "content": [{"type": "tool_use", "id": id, "name": name, "input": args}]
+        }),
+        "openai" => json!({
+            "model": "m", "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+                "tool_calls": [{"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}}]
+        }),
+        _ => json!({
+            "model": "m", "done": true, "done_reason": "stop", "prompt_eval_count": 1, "eval_count": 1,
+            "message": {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": name, "arguments": args}}]}
+        }),
+    }
+}
+
+/// The text of the last tool result a request carried back, in any format.
+fn last_tool_result(r: &Recorded) -> String {
+    let messages = r.json()["messages"].as_array().unwrap().clone();
+    let last = messages.last().unwrap();
+    match &last["content"] {
+        Value::Array(blocks) => blocks[0]["content"].as_str().unwrap_or_default().to_owned(),
+        Value::String(s) => s.clone(),
+        _ => String::new(),
+    }
+}
+
+/// A server that plays `script`: the n-th request gets the n-th reply
+/// (a tool call or text); `before(n)` runs first.
+fn scripted(
+    provider: &'static str,
+    script: Vec<Value>,
+    before: impl Fn(usize) + Send + Sync + 'static,
+) -> Server {
+    let turn = Arc::new(AtomicUsize::new(0));
+    Server::route(move |_| {
+        let n = turn.fetch_add(1, Ordering::SeqCst);
+        before(n);
+        let reply = script
+            .get(n)
+            .cloned()
+            .unwrap_or_else(|| reply_for(provider, "done"));
+        Answer::json(200, &reply)
+    })
+}
+
+#[test]
+fn the_model_remembers_learns_and_recalls_in_every_wire_format() {
+    for provider in ["anthropic", "openai", "ollama"] {
+        let env = Env::new();
+        notes_agent(&env, "a", provider, "");
+        let server = scripted(
+            provider,
+            vec![
+                tool_call(
+                    provider,
+                    "c1",
+                    "remember",
+                    json!({"content": "The build needs nightly."}),
+                ),
+                tool_call(
+                    provider,
+                    "c2",
+                    "learn_fact",
+                    json!({"topic": "../etc", "content": "Passwords live in the vault."}),
+                ),
+                tool_call(provider, "c3", "recall", json!({})),
+                tool_call(provider, "c4", "search_notes", json!({"query": "nightly"})),
+                reply_for(provider, "noted"),
+            ],
+            |_| {},
+        );
+        served_by(env.cmd("axe-run"), &server.url)
+            .args(["a", "work"])
+            .assert()
+            .success()
+            .stdout("noted");
+        let requests = server.requests();
+        assert_eq!(requests.len(), 5, "{provider}");
+        let offered: Vec<String> = requests[0].json()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t["name"]
+                    .as_str()
+                    .or(t["function"]["name"].as_str())
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(
+            offered,
+            [
+                "recall",
+                "remember",
+                "reflect",
+                "learn_fact",
+                "search_notes"
+            ]
+        );
+        let system = requests[0].json().to_string();
+        assert!(
+            system.contains("Call `recall` before you start"),
+            "{provider}: directive"
+        );
+        assert!(read(&daily(&env, "a", 0)).contains("The build needs nightly."));
+        assert_eq!(
+            read(&workspace(&env).join("world/etc.md")),
+            "Passwords live in the vault."
+        );
+        assert!(!env.root().join("etc").exists());
+        assert_eq!(
+            last_tool_result(&requests[1]),
+            format!("Remembered in agents/a/daily/{}.md.", day(0))
+        );
+        assert_eq!(
+            last_tool_result(&requests[2]),
+            "Learned world/etc.md (28 characters)."
+        );
+        let recalled = last_tool_result(&requests[3]);
+        assert!(
+            recalled.contains("## etc\n\nPasswords live in the vault."),
+            "{recalled}"
+        );
+        assert!(recalled.contains("The build needs nightly."), "{recalled}");
+        let found = last_tool_result(&requests[4]);
+        assert!(
+            found.contains(":5: The build needs nightly."),
+            "{provider}: {found}"
+        );
+    }
+}
+
+#[test]
+fn a_reflect_that_loses_a_race_gets_the_conflict_and_recalls_again() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "");
+    let memory = workspace(&env).join("agents/a/MEMORY.md");
+    env.write(&memory, "old");
+    let path = memory.clone();
+    let server = scripted(
+        "anthropic",
+        vec![
+            tool_call("anthropic", "c1", "recall", json!({})),
+            tool_call("anthropic", "c2", "reflect", json!({"content": "mine"})),
+            tool_call("anthropic", "c3", "recall", json!({})),
+            tool_call("anthropic", "c4", "reflect", json!({"content": "merged"})),
+            reply_for("anthropic", "done"),
+        ],
+        // Another run rewrites MEMORY.md after this one's recall.
+        move |n| {
+            if n == 1 {
+                fs::write(&path, "theirs").unwrap();
+            }
+        },
+    );
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .args(["a", "-v"])
+        .write_stdin("go")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let requests = server.requests();
+    let refused = last_tool_result(&requests[2]);
+    assert!(
+        refused.starts_with("reflect error: MEMORY.md has changed since you last read it"),
+        "{refused}"
+    );
+    assert!(last_tool_result(&requests[3]).contains("# Your Memory\n\ntheirs"));
+    assert_eq!(
+        last_tool_result(&requests[4]),
+        "MEMORY.md rewritten (6 characters)."
+    );
+    assert_eq!(read(&memory), "merged");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("[notes] a: reflect refused"), "{err}");
+    assert!(
+        err.contains("[notes] a: reflect -> MEMORY.md, 6 characters"),
+        "{err}"
+    );
+
+    // Without a recall, a MEMORY.md with content is not overwritten.
+    let server = scripted(
+        "anthropic",
+        vec![tool_call(
+            "anthropic",
+            "c1",
+            "reflect",
+            json!({"content": "blind"}),
+        )],
+        |_| {},
+    );
+    served_by(env.cmd("axe-run"), &server.url)
+        .arg("a")
+        .write_stdin("go")
+        .assert()
+        .success();
+    assert!(last_tool_result(&server.requests()[1]).starts_with("reflect error:"));
+    assert_eq!(read(&memory), "merged");
+}
+
+#[test]
+fn dry_run_lists_the_notes_tools_and_workspace() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "");
+    let out = env
+        .cmd("axe-run")
+        .args(["a", "--dry-run"])
+        .assert()
+        .success();
+    let text = stdout(out.get_output());
+    assert!(
+        text.contains(&format!(
+            "--- Notes ---\nWorkspace: {}\nTools:     recall, remember, reflect, learn_fact, search_notes\n",
+            workspace(&env).display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("## Notes\n\nYou have notes that last between runs"));
+    let doc = json_out(env.cmd("axe-run").args(["a", "--dry-run", "--json"]));
+    assert_eq!(doc["notes"]["tools"].as_array().unwrap().len(), 5);
+    env.agent("plain", "name = \"plain\"\nmodel = \"anthropic/m\"\n");
+    let doc = json_out(env.cmd("axe-run").args(["plain", "--dry-run", "--json"]));
+    assert_eq!(doc["notes"], Value::Null);
+}
+
+// --- races and kills ------------------------------------------------------------
+
+#[test]
+fn eight_writers_lose_no_entry_and_every_losing_rewrite_is_reported() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "max_memory_chars = 100000");
+    const WRITERS: usize = 8;
+    const ROUNDS: usize = 25;
+    let started = Instant::now();
+    let procs: Vec<std::process::Child> = (0..WRITERS)
+        .map(|w| {
+            let script = format!(
+                r#"won=0; lost=0
+for i in $(seq 1 {ROUNDS}); do
+  axe-notes-remember a "writer {w} entry $i" || exit 9
+  sha=$(axe-notes-path a --json | sed 's/.*"sha256":"\([0-9a-f]*\)".*/\1/')
+  if printf 'writer {w} round %s\n' "$i" | axe-notes-reflect a --if-match "$sha" >/dev/null 2>&1; then
+    won=$((won+1))
+  else
+    [ $? -eq 4 ] || exit 8
+    lost=$((lost+1))
+  fi
+done
+echo "$won $lost""#
+            );
+            let bins = assert_cmd::cargo::cargo_bin("axe");
+            let path = format!(
+                "{}:{}",
+                bins.parent().unwrap().display(),
+                std::env::var("PATH").unwrap()
+            );
+            std::process::Command::new("bash")
+                .args(["-c", &script])
+                .env("PATH", path)
+                .env("HOME", env.root().join("home"))
+                .env("XDG_CONFIG_HOME", env.config_dir())
+                .env("XDG_DATA_HOME", env.data_dir())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut won = 0;
+    for p in procs {
+        let out = p.wait_with_output().unwrap();
+        assert!(out.status.success(), "writer failed: {:?}", out.status);
+        let text = String::from_utf8(out.stdout).unwrap();
+        let mut counts = text.split_whitespace().map(|n| n.parse::<usize>().unwrap());
+        let (w, l) = (counts.next().unwrap(), counts.next().unwrap());
+        assert_eq!(w + l, ROUNDS);
+        won += w;
+    }
+    assert!(started.elapsed() < Duration::from_secs(120));
+    // Every entry, whole, exactly once.
+    let log = read(&daily(&env, "a", 0));
+    for w in 0..WRITERS {
+        for i in 1..=ROUNDS {
+            let entry = format!("\n\nwriter {w} entry {i}\n");
+            assert_eq!(log.matches(&entry).count(), 1, "{entry:?}");
+        }
+    }
+    assert_eq!(log.matches("\n## ").count(), WRITERS * ROUNDS);
+    // MEMORY.md is one writer's whole text, and somebody won.
+    assert!(won >= 1);
+    let memory = read(&workspace(&env).join("agents/a/MEMORY.md"));
+    assert!(
+        predicate::str::is_match(r"^writer \d round \d+\n$")
+            .unwrap()
+            .eval(&memory),
+        "{memory:?}"
+    );
+}
+
+#[test]
+fn kill_9_during_a_reflect_leaves_old_or_new() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "max_memory_chars = 100000000");
+    let path = workspace(&env).join("agents/a/MEMORY.md");
+    let old = "o".repeat(1 << 20);
+    let new = "n".repeat(48 << 20);
+    env.write(&path, &old);
+    let mut caught = 0;
+    for _ in 0..5 {
+        let mut child = env
+            .std_cmd("axe-notes-reflect")
+            .arg("a")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = {
+            let new = new.clone();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = stdin.write_all(new.as_bytes());
+            })
+        };
+        let temp = path.with_file_name(".MEMORY.md.axe-new");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !temp.exists() && child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        if temp.exists() {
+            caught += 1;
+        }
+        let _ = child.kill();
+        child.wait().unwrap();
+        let _ = writer.join();
+        let now = fs::read(&path).unwrap();
+        assert!(
+            now == old.as_bytes() || now == new.as_bytes(),
+            "torn: {} bytes",
+            now.len()
+        );
+        // The next rewrite sweeps a leftover and works.
+        notes(&env, "reflect")
+            .arg("a")
+            .write_stdin(old.clone())
+            .assert()
+            .success();
+        assert!(!temp.exists());
+        assert_eq!(fs::read(&path).unwrap(), old.as_bytes());
+    }
+    assert!(caught > 0, "never caught a reflect writing");
+}
