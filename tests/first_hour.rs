@@ -258,6 +258,15 @@ fn every_nushell_example_in_the_readme_runs() {
                ## 2026-01-01T00:01:00Z\n**Task:** test\n**Result:** green\n\n";
     env.write(&home.join(".local/share/axe/memory/reviewer.md"), log);
     env.write(&home.join(".local/share/axe/memory/helper.md"), entries(3));
+    let notes = home.join(".local/share/axe/notes");
+    env.write(
+        &notes.join("world/deploys.md"),
+        "We deploy with blue-green deploys.\n",
+    );
+    env.write(
+        &notes.join("agents/reviewer/MEMORY.md"),
+        "Reviews want tests.\n",
+    );
     let module = Path::new(env!("CARGO_MANIFEST_DIR")).join("completions/axe.nu");
     let examples = nushell_examples();
     let lines: Vec<&str> = examples

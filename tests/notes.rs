@@ -826,3 +826,25 @@ fn kill_9_during_a_reflect_leaves_old_or_new() {
     }
     assert!(caught > 0, "never caught a reflect writing");
 }
+
+#[test]
+fn agents_show_and_the_template_include_notes() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "recall_days = 5");
+    env.cmd("axe-agents")
+        .args(["show", "a"])
+        .assert()
+        .success()
+        .stdout(predicate::str::ends_with(format!(
+            "Notes Enabled:  true\nNotes Workspace:{}\nNotes Days:     5\n",
+            workspace(&env).display()
+        )));
+    let doc = json_out(env.cmd("axe-agents").args(["show", "a", "--json"]));
+    assert_eq!(doc["notes"]["recall_days"], 5);
+    env.cmd("axe-agents").args(["init", "t"]).assert().success();
+    let template = read(&env.config_dir().join("axe/agents/t.toml"));
+    assert!(
+        template.contains("# [notes]\n# enabled = false\n"),
+        "{template}"
+    );
+}

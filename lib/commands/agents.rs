@@ -240,6 +240,20 @@ fn show_text(cfg: &AgentConfig) -> String {
             params.max_tokens != 0,
             params.max_tokens.to_string(),
         ),
+        ("Notes Enabled:", cfg.notes.enabled, "true".into()),
+        (
+            "Notes Workspace:",
+            cfg.notes.enabled,
+            crate::memory::notes::Workspace::of(&cfg.notes).map_or_else(
+                |e| format!("(error: {e})"),
+                |ws| ws.root.display().to_string(),
+            ),
+        ),
+        (
+            "Notes Days:",
+            cfg.notes.enabled,
+            cfg.notes.recall_days.to_string(),
+        ),
     ];
     lines
         .iter()
