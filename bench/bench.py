@@ -178,6 +178,69 @@ def run_world() -> dict:
     return {"XDG_CONFIG_HOME": str(config), "XDG_DATA_HOME": str(data)}, work
 
 
+WORDS = ("the build deploy review service cache queue latency error retry config "
+         "database index migration rollback canary traffic alert owner schedule "
+         "release branch test flaky timeout memory budget agent note fact").split()
+
+
+def notes_text(rng, size):
+    """Words of a plausible note, about `size` bytes."""
+    out, n = [], 0
+    while n < size:
+        w = rng.choice(WORDS)
+        out.append(w)
+        n += len(w) + 1
+    return " ".join(out)
+
+
+def daily_text(rng, day, size):
+    half = max(size // 2 - 20, 10)
+    return (f"# {day}\n\n## 09:{rng.randint(10, 59)}\n\n{notes_text(rng, half)}\n\n"
+            f"## 16:{rng.randint(10, 59)}\n\n{notes_text(rng, half)}\n")
+
+
+def notes_world(name, agents, days, topics, daily_size):
+    """A notes workspace of `agents` agents with `days` daily logs each
+    (ending today), `topics` world topics of ~5 KB and a 10 KB MEMORY.md
+    each; returns (environment, workspace)."""
+    import datetime
+    world = DATA / name
+    config, ws = world / "config", world / "notes"
+    done = world / ".done"
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    rng = random.Random(11)
+    if not done.exists():
+        for t in range(topics):
+            p = ws / "world" / f"topic-{t:03}.md"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(notes_text(rng, 5000) + "\n")
+        for a in range(agents):
+            d = ws / "agents" / f"agent{a}" / "daily"
+            d.mkdir(parents=True, exist_ok=True)
+            (d.parent / "MEMORY.md").write_text(notes_text(rng, 10_000) + "\n")
+            for i in range(days):
+                day = today - datetime.timedelta(days=i)
+                (d / f"{day}.md").write_text(daily_text(rng, day, daily_size))
+        agents_dir = config / "axe" / "agents"
+        agents_dir.mkdir(parents=True, exist_ok=True)
+        (agents_dir / "bench.toml").write_text(
+            'name = "bench"\nmodel = "anthropic/claude-sonnet-4-20250514"\n'
+            f'[notes]\nenabled = true\nworkspace = "{ws}"\n'
+        )
+        (agents_dir / "agent0.toml").write_text(
+            'name = "agent0"\nmodel = "anthropic/claude-sonnet-4-20250514"\n'
+            f'[notes]\nenabled = true\nworkspace = "{ws}"\n'
+        )
+        done.touch()
+    # The window moves with the date: the last days always exist.
+    d = ws / "agents" / "agent0" / "daily"
+    for i in range(3):
+        day = today - datetime.timedelta(days=i)
+        if not (d / f"{day}.md").exists():
+            (d / f"{day}.md").write_text(daily_text(rng, day, daily_size))
+    return {"XDG_CONFIG_HOME": str(config), "XDG_DATA_HOME": str(world / "data")}, ws
+
+
 def which(name):
     path = shutil.which(name)
     if not path:
@@ -292,6 +355,52 @@ def main():
     server.shutdown()
     rows.append(("axe-llm (local server)", "(one call)", r, bname, b))
     checks.append(("axe-llm client overhead median < 5 ms", r["median"] < 0.005, f"{ms(r['median'])} ms"))
+
+    # Notes: recall over a workspace of 1, 5 and 10 years of daily logs (200
+    # topics of ~5 KB, a 10 KB MEMORY.md), next to cat of the files a
+    # recall reads; the window is calendar days, so years must not matter.
+    import datetime
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    recall_ms = {}
+    for years in ((1,) if args.quick else (1, 5, 10)):
+        env, ws = notes_world(f"notes-{years}y", 1, 365 * years, 200, 2000)
+        n = 10 if args.quick else 100
+        r = measure([tool("axe-notes-recall"), "agent0", "--days", "3"], n, env=env)
+        read = sorted(str(p) for p in (ws / "world").glob("*.md"))
+        read.append(str(ws / "agents" / "agent0" / "MEMORY.md"))
+        read += [str(ws / "agents" / "agent0" / "daily" / f"{today - datetime.timedelta(days=i)}.md")
+                 for i in range(3)]
+        b = measure([which("cat"), *read], n)
+        rows.append(("axe-notes-recall --days 3", f"{365 * years} daily logs, 200 topics", r,
+                     "cat (the files recalled)", b))
+        recall_ms[years] = r["median"]
+    if 5 in recall_ms:
+        checks.append(("axe-notes-recall --days 3 (5 years) median < 5 ms", recall_ms[5] < 0.005,
+                       f"{ms(recall_ms[5])} ms"))
+        flat = recall_ms[10] / recall_ms[1]
+        checks.append(("axe-notes-recall: 10 years within 1.25x of 1 year", flat <= 1.25, f"{flat:.2f}x"))
+
+    # A remember: one process start plus one locked append.
+    env, ws = notes_world("notes-1y", 1, 365, 200, 2000)
+    r = measure([tool("axe-notes-remember"), "agent0", "the deploy went fine"],
+                10 if args.quick else 200, env=env)
+    b = measure([which("true")], 10 if args.quick else 200)
+    rows.append(("axe-notes-remember", "(new entry)", r, "true", b))
+    checks.append(("axe-notes-remember median < 2 ms", r["median"] < 0.002, f"{ms(r['median'])} ms"))
+
+    # Search: BM25 over ~100 MB of notes (20 agents x 5 years), next to
+    # grep counting the same word in the same tree.
+    agents, days = (2, 200) if args.quick else (20, 1825)
+    env, ws = notes_world(f"notes-search-{agents}", agents, days, 200, 2600)
+    size = sum(p.stat().st_size for p in ws.rglob("*.md"))
+    n = 3 if args.quick else 10
+    r = measure([tool("axe-notes-search"), "--workspace", str(ws), "rollback", "canary"], n, env=env)
+    b = measure([which("grep"), "-ric", "rollback", str(ws)], n)
+    rows.append(("axe-notes-search rollback canary", f"{size / 1e6:.0f} MB of notes", r, "grep -ric rollback", b))
+    if not args.quick:
+        ratio = r["median"] / b["median"]
+        checks.append(("axe-notes-search over 100 MB within 3x of grep -ric", ratio <= 3, f"{ratio:.2f}x"))
+        checks.append(("axe-notes-search peak RSS < 50 MB", r["rss"] < 50 * 1024, f"{r['rss']} KiB"))
 
     if "1 GB" in logs:
         for name in ("axe-mem-load --last 10", "axe-mem-trim --keep 10"):

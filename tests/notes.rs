@@ -180,7 +180,7 @@ fn recall_within_its_budget_leaves_out_the_oldest_days_first_and_says_so() {
     let text = stdout(text.get_output());
     assert!(
         text.ends_with(&format!(
-            "\n\n(Left out to keep within 150 characters: {oldest} (40 characters). Use search_notes or raise recall_chars to see them.)\n"
+            "\n\n(Left out to keep within 150 characters: {oldest} (40 bytes). Use search_notes or raise recall_chars to see them.)\n"
         )),
         "{text}"
     );

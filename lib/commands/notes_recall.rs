@@ -67,7 +67,7 @@ struct Section {
 struct LeftOut {
     kind: Kind,
     path: String,
-    chars: usize,
+    bytes: u64,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -108,7 +108,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                     .map(|i| LeftOut {
                         kind: i.kind,
                         path: ws.relative(&i.path),
-                        chars: i.chars,
+                        bytes: i.bytes,
                     })
                     .collect(),
             },

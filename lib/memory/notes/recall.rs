@@ -41,7 +41,7 @@ use crate::error::{Error, Result};
 use crate::memory::hash::sha256_hex;
 
 /// Which part of the workspace an item comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     World,
@@ -61,13 +61,21 @@ pub struct Item {
     pub sha256: String,
 }
 
+/// A file left out of a recall, and its size in bytes.
+#[derive(Debug, Clone)]
+pub struct LeftOut {
+    pub kind: Kind,
+    pub path: PathBuf,
+    pub bytes: u64,
+}
+
 /// What a recall found and what it kept.
 #[derive(Debug, Clone)]
 pub struct Recalled {
     /// Included, in the order shown.
     pub items: Vec<Item>,
-    /// Left out to keep within the budget, in the order they were dropped.
-    pub left_out: Vec<Item>,
+    /// Left out to keep within the budget, most wanted first.
+    pub left_out: Vec<LeftOut>,
     pub budget: usize,
     /// The SHA-256 of MEMORY.md as read (of the empty file when there is
     /// none), for a reflect that must not overwrite what it did not see.
@@ -80,8 +88,23 @@ const MEMORY: &str = "# Your Memory\n\n";
 const RECENT: &str = "# Recent Experiences\n\n";
 const NOTHING: &str = "No memories found";
 
+/// A file a recall may show, before it is read.
+struct Candidate {
+    kind: Kind,
+    path: PathBuf,
+    title: String,
+    /// Its directory resolves inside the workspace.
+    dir_inside: bool,
+}
+
 /// Reads `agent`'s world facts, MEMORY.md and the daily logs of the
 /// `days` days up to `today` (UTC), within `budget` characters.
+///
+/// Files are taken in the order they are wanted most: MEMORY.md, world
+/// topics by name, then daily logs newest first. The first that does not
+/// fit, and every one after it, is left out, so leaving out starts with
+/// the oldest daily log, then the last world topic, MEMORY.md last; and
+/// a file left out is never read, so the cost follows what is shown.
 pub fn recall(
     ws: &Workspace,
     agent: &str,
@@ -89,31 +112,58 @@ pub fn recall(
     today: Date,
     budget: usize,
 ) -> Result<Recalled> {
-    let mut items = world(ws)?;
     let memory_path = ws.memory(agent);
-    let memory = read(ws, &memory_path)?;
+    let inside = |dir: &Path| ws.check_inside(dir).is_ok();
+    let memory = read(ws, &memory_path, inside(&ws.agent_dir(agent)))?;
     let memory_sha256 = sha256_hex(memory.as_deref().unwrap_or_default());
-    if let Some(text) = memory.filter(|t| !t.iter().all(u8::is_ascii_whitespace)) {
-        items.push(item(Kind::Memory, memory_path, String::new(), text));
-    }
+    let mut wanted = Vec::new();
+    wanted.extend(world(ws)?);
     // A calendar window, not a directory listing: the cost is the same
     // whether the log goes back a week or ten years.
     let mut date = today;
+    let daily_inside = inside(&ws.daily_dir(agent));
     for _ in 0..days.min(36_600) {
-        let path = ws.daily(agent, date);
-        if let Some(text) = read(ws, &path)? {
-            items.push(item(Kind::Daily, path, String::new(), text));
-        }
+        wanted.push(Candidate {
+            kind: Kind::Daily,
+            path: ws.daily(agent, date),
+            title: String::new(),
+            dir_inside: daily_inside,
+        });
         match date.checked_sub(Duration::days(1)) {
             Some(d) => date = d,
             None => break,
         }
     }
-    let mut left_out = Vec::new();
-    while size(&items) > budget {
-        let drop = drop_order(&items);
-        left_out.push(items.remove(drop));
+    let (mut items, mut left_out, mut full) = (Vec::new(), Vec::new(), false);
+    if let Some(text) = memory.filter(|t| !t.iter().all(u8::is_ascii_whitespace)) {
+        let memory = item(Kind::Memory, memory_path, String::new(), text);
+        if let Err(it) = add(memory, &mut items, budget) {
+            left_out.push(it);
+            full = true;
+        }
     }
+    for c in wanted {
+        if full {
+            // Past the budget: named, not read.
+            if let Some(bytes) = non_empty_size(ws, &c.path, c.dir_inside) {
+                left_out.push(LeftOut {
+                    kind: c.kind,
+                    path: c.path,
+                    bytes,
+                });
+            }
+            continue;
+        }
+        let text = read(ws, &c.path, c.dir_inside)?;
+        if let Some(text) = text.filter(|t| !t.iter().all(u8::is_ascii_whitespace))
+            && let Err(it) = add(item(c.kind, c.path, c.title, text), &mut items, budget)
+        {
+            left_out.push(it);
+            full = true;
+        }
+    }
+    // Shown world first, then MEMORY.md, then the days, as agnx shows them.
+    items.sort_by_key(|i| i.kind);
     Ok(Recalled {
         items,
         left_out,
@@ -122,13 +172,30 @@ pub fn recall(
     })
 }
 
-/// Which item goes next: the oldest daily log, else the last world topic,
-/// else MEMORY.md.
-fn drop_order(items: &[Item]) -> usize {
-    let last_of = |kind| items.iter().rposition(|i| i.kind == kind);
-    last_of(Kind::Daily)
-        .or_else(|| last_of(Kind::World))
-        .unwrap_or(items.len() - 1)
+/// Adds `item` if the recall stays within `budget`; else hands it back as
+/// left out.
+fn add(item: Item, items: &mut Vec<Item>, budget: usize) -> Result<(), LeftOut> {
+    items.push(item);
+    if size(items) <= budget {
+        return Ok(());
+    }
+    let item = items.pop().expect("just pushed");
+    Err(LeftOut {
+        kind: item.kind,
+        bytes: item.text.len() as u64,
+        path: item.path,
+    })
+}
+
+/// The size of a regular, non-empty file inside the workspace (its
+/// directory, `dir_inside`, already checked).
+fn non_empty_size(ws: &Workspace, path: &Path, dir_inside: bool) -> Option<u64> {
+    let mut meta = fs::symlink_metadata(path).ok().filter(|_| dir_inside)?;
+    if meta.file_type().is_symlink() {
+        ws.check_inside(path).ok()?;
+        meta = fs::metadata(path).ok()?;
+    }
+    (meta.is_file() && meta.len() > 0).then_some(meta.len())
 }
 
 /// An item of the file at `path` holding `bytes`; its hash is the file's
@@ -163,8 +230,8 @@ fn chars(bytes: &[u8]) -> usize {
         .sum()
 }
 
-/// `world/*.md`, in file name order.
-fn world(ws: &Workspace) -> Result<Vec<Item>> {
+/// `world/*.md`, in file name order, not yet read.
+fn world(ws: &Workspace) -> Result<Vec<Candidate>> {
     let dir = ws.world();
     let entries = match fs::read_dir(&dir) {
         Ok(entries) => entries,
@@ -176,30 +243,51 @@ fn world(ws: &Workspace) -> Result<Vec<Item>> {
         .filter(|n| n.ends_with(".md") && !n.starts_with('.'))
         .collect();
     names.sort();
-    let mut items = Vec::new();
-    for name in names {
-        let path = dir.join(&name);
-        if let Some(text) = read(ws, &path)? {
-            let title = name.trim_end_matches(".md").to_owned();
-            items.push(item(Kind::World, path, title, text));
-        }
-    }
-    Ok(items)
+    let dir_inside = ws.check_inside(&dir).is_ok();
+    Ok(names
+        .into_iter()
+        .map(|name| Candidate {
+            kind: Kind::World,
+            path: dir.join(&name),
+            title: name.trim_end_matches(".md").to_owned(),
+            dir_inside,
+        })
+        .collect())
 }
 
 /// A file's bytes; `None` when it is missing or not a regular file, or
 /// when it leads out of the workspace (skipped, as context files are).
-fn read(ws: &Workspace, path: &Path) -> Result<Option<Vec<u8>>> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let mut file = match options.open(path) {
+/// `dir_inside` says the file's directory was found inside the workspace,
+/// so only a symlink as the file itself needs resolving (rarely: opening
+/// with `O_NOFOLLOW` tells).
+fn read(ws: &Workspace, path: &Path, dir_inside: bool) -> Result<Option<Vec<u8>>> {
+    if !dir_inside {
+        return Ok(None);
+    }
+    let open = |follow: bool| {
+        let mut options = OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::custom_flags(
+            &mut options,
+            libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW },
+        );
+        options.open(path)
+    };
+    let opened = match open(false) {
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => match ws.check_inside(path) {
+            Ok(()) => open(true),
+            Err(_) => return Ok(None),
+        },
+        other => other,
+    };
+    let mut file = match opened {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::memory("", "open", path, &e)),
     };
-    if !file.metadata().is_ok_and(|m| m.is_file()) || ws.check_inside(path).is_err() {
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
         return Ok(None);
     }
     let mut bytes = Vec::new();
@@ -262,7 +350,7 @@ pub fn left_out_note(ws: &Workspace, r: &Recalled) -> Option<String> {
     let names: Vec<String> = r
         .left_out
         .iter()
-        .map(|i| format!("{} ({} characters)", ws.relative(&i.path), i.chars))
+        .map(|i| format!("{} ({} bytes)", ws.relative(&i.path), i.bytes))
         .collect();
     Some(format!(
         "(Left out to keep within {} characters: {}. Use search_notes or raise recall_chars to see them.)",
@@ -337,25 +425,5 @@ mod tests {
             "# World Knowledge\n\n## ops\n\nblue-green\n\n---\n\n# Your Memory\n\nmine\n\n---\n\n\
              # Recent Experiences\n\ntoday\n\n---\n\nyesterday"
         );
-    }
-
-    #[test]
-    fn dropping_starts_with_the_oldest_day() {
-        let items = vec![
-            it(Kind::World, "a", "x"),
-            it(Kind::World, "b", "x"),
-            it(Kind::Memory, "", "m"),
-            it(Kind::Daily, "", "new"),
-            it(Kind::Daily, "", "old"),
-        ];
-        assert_eq!(items[drop_order(&items)].text, b"old");
-        let items = vec![
-            it(Kind::World, "a", "x"),
-            it(Kind::World, "b", "x"),
-            it(Kind::Memory, "", "m"),
-        ];
-        assert_eq!(items[drop_order(&items)].title, "b");
-        let items = vec![it(Kind::Memory, "", "m")];
-        assert_eq!(drop_order(&items), 0);
     }
 }
