@@ -36,17 +36,9 @@ const JSON: Flag = Flag::switch("json", "Print {agent, path} as JSON");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let target = notes_target::of_agent(m)?;
-    let words: Vec<String> = m
-        .args()
-        .get(1..)
-        .unwrap_or_default()
-        .iter()
-        .map(|w| w.to_string_lossy().into_owned())
-        .collect();
-    let content = if words.is_empty() {
-        super::stdin::read_stdin_bytes()?
-    } else {
-        words.join(" ").into_bytes()
+    let content = match super::target::words_after_agent(m) {
+        Some(words) => words.into_bytes(),
+        None => super::stdin::read_stdin_bytes()?,
     };
     let limit = Notes::limit(target.cfg.max_memory_chars);
     let agent = target.agent();

@@ -255,17 +255,10 @@ fn print(
 /// The TASK words, then standard input after a blank line: the run's
 /// input, which becomes the user message.
 fn task(m: &Matches, stdin: String) -> String {
-    let words: Vec<String> = m
-        .args()
-        .get(1..)
-        .unwrap_or_default()
-        .iter()
-        .map(|w| w.to_string_lossy().into_owned())
-        .collect();
-    match (words.is_empty(), stdin.is_empty()) {
-        (true, _) => stdin,
-        (false, true) => words.join(" "),
-        (false, false) => format!("{}\n\n{stdin}", words.join(" ")),
+    match (target::words_after_agent(m), stdin.is_empty()) {
+        (None, _) => stdin,
+        (Some(words), true) => words,
+        (Some(words), false) => format!("{words}\n\n{stdin}"),
     }
 }
 

@@ -68,6 +68,18 @@ pub fn agent_arg(m: &Matches) -> Result<Option<&str>> {
         .transpose()
 }
 
+/// The words after AGENT (a task, a note), joined by spaces; `None` when
+/// there are none.
+pub fn words_after_agent(m: &Matches) -> Option<String> {
+    let words: Vec<String> = m
+        .args()
+        .get(1..)?
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
 /// The AGENT argument of a command that cannot do without one.
 pub fn required_agent(m: &Matches) -> Result<&str> {
     agent_arg(m)?.ok_or_else(|| Error::Usage("agent name is required".into()))

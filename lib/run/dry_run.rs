@@ -19,14 +19,36 @@ pub struct Shown<'a> {
 
 /// Go's text layout (reference, "Dry-run output").
 pub fn text(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown) -> Result<()> {
-    out.write_all(layout(session, agent, s).as_bytes())
-        .map_err(Error::Output)
+    let mut to = Stream { out, failed: None };
+    layout(&mut to, session, agent, s);
+    to.failed.map_or(Ok(()), |e| Err(Error::Output(e)))
 }
 
-/// The text of [`text`].
-fn layout(session: &Session, agent: &Prepared, s: &Shown) -> String {
+/// Formatting straight into our output, the first error kept: the text
+/// holds every context file, so it is not built in memory first.
+struct Stream<'a> {
+    out: &'a mut dyn Write,
+    failed: Option<std::io::Error>,
+}
+
+impl std::fmt::Write for Stream<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.failed.is_some() {
+            return Err(std::fmt::Error);
+        }
+        self.out.write_all(s.as_bytes()).map_err(|e| {
+            self.failed = Some(e);
+            std::fmt::Error
+        })
+    }
+}
+
+/// The text of [`text`], written to `out`; an error there is kept by it,
+/// so the results of the writes are not looked at here.
+fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s: &Shown) {
     let cfg = &agent.cfg;
-    let mut out = format!(
+    let _ = write!(
+        out,
         "=== Dry Run ===\n\nModel:    {}\nWorkdir:  {}\nTimeout:  {}s\nParams:   temperature={}, max_tokens={}\n\n",
         agent.model_string(),
         agent.workdir.display(),
@@ -34,48 +56,49 @@ fn layout(session: &Session, agent: &Prepared, s: &Shown) -> String {
         cfg.params.temperature,
         cfg.params.max_tokens
     );
-    out += &format!("--- System Prompt ---\n{}\n\n", agent.system);
-    out += &format!("--- Skill ---\n{}\n\n", or_none(&agent.skill));
-    out += &format!("--- Files ({}) ---\n", agent.files.len());
+    let _ = write!(out, "--- System Prompt ---\n{}\n\n", agent.system);
+    let _ = write!(out, "--- Skill ---\n{}\n\n", or_none(&agent.skill));
+    let _ = writeln!(out, "--- Files ({}) ---", agent.files.len());
     if agent.files.is_empty() {
-        out += "(none)\n";
+        let _ = out.write_str("(none)\n");
     }
     for f in &agent.files {
-        out += &format!("{}\n", f.path);
+        let _ = writeln!(out, "{}", f.path);
     }
-    out += "\n";
+    let _ = out.write_str("\n");
     let stdin = if s.stdin.trim().is_empty() {
         "(none)"
     } else {
         s.stdin
     };
-    out += &format!("--- Stdin ---\n{stdin}\n\n");
+    let _ = write!(out, "--- Stdin ---\n{stdin}\n\n");
     if let Some(r) = &agent.recall {
-        out += &match &r.error {
-            Some(e) => format!("--- Memory ---\n(error: {e})\n\n"),
-            None => format!("--- Memory ---\n{}\n\n", or_none(&r.entries)),
+        let _ = match &r.error {
+            Some(e) => write!(out, "--- Memory ---\n(error: {e})\n\n"),
+            None => write!(out, "--- Memory ---\n{}\n\n", or_none(&r.entries)),
         };
     }
     if let Some(ws) = &agent.notes {
-        out += &format!(
+        let _ = write!(
+            out,
             "--- Notes ---\nWorkspace: {}\nTools:     {}\n\n",
             ws.root.display(),
             tools::names(session, agent, 0).join(", ")
         );
     }
-    out += "--- Sub-Agents ---\n";
+    let _ = out.write_str("--- Sub-Agents ---\n");
     if cfg.sub_agents.is_empty() {
-        out += "(none)\n";
+        let _ = out.write_str("(none)\n");
     } else {
-        out += &format!(
-            "{}\nMax Depth: {}\nParallel:  {}\nTimeout:   {}s\n",
+        let _ = writeln!(
+            out,
+            "{}\nMax Depth: {}\nParallel:  {}\nTimeout:   {}s",
             cfg.sub_agents.join(", "),
             session.max_depth,
             if agent.parallel() { "yes" } else { "no" },
             cfg.sub_agents_config.timeout
         );
     }
-    out
 }
 
 fn or_none(s: &str) -> &str {

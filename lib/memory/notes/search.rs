@@ -4,8 +4,9 @@
 //! before a file's first heading.
 //!
 //! One pass over the files: each section's length and the counts of the
-//! query's terms are taken as the bytes go by, so memory follows the
-//! matches, not the notes.
+//! query's terms are taken as the bytes go by, and a matching section is
+//! kept as a few numbers; only the best are read again for their line, so
+//! memory stays small however much the notes hold or match.
 
 use std::fs;
 use std::io;
@@ -32,18 +33,20 @@ pub struct Found {
 /// A section while it is read.
 #[derive(Default)]
 struct Section {
+    /// Its length in bytes: BM25's document length.
     len: usize,
     counts: Vec<u32>,
-    first_hit: Option<(usize, String)>,
+    /// The 1-based number of its first line with a query term.
+    first_hit: Option<usize>,
 }
 
-/// A matching section once read.
+/// A matching section, as numbers: its counts are `counts[at..at + n]`
+/// of the search's one flat list.
 struct Hit {
-    file: usize,
-    len: usize,
-    counts: Vec<u32>,
-    line: usize,
-    text: String,
+    file: u32,
+    line: u32,
+    len: u32,
+    at: usize,
 }
 
 /// The words of `text`, lower-cased: runs of letters and digits.
@@ -69,43 +72,51 @@ pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result
     }
     let files = files(ws, scope)?;
     let mut hits: Vec<Hit> = Vec::new();
+    let mut counts: Vec<u32> = Vec::new();
     let (mut sections, mut total_len) = (0usize, 0usize);
-    let mut buf = Vec::new();
-    for (index, path) in files.iter().enumerate() {
+    let (mut buf, mut lower) = (Vec::new(), Vec::new());
+    for (index, file) in files.iter().enumerate() {
         buf.clear();
-        match read(path, &mut buf) {
+        match read(ws, file, &mut buf) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::memory("", "read", path, &e)),
+            Err(e) => return Err(Error::memory("", "read", &file.path, &e)),
+        }
+        // Most files hold none of the words: then counting their sections
+        // is all they need, which is much quicker than reading their words.
+        if !may_match(&buf, &terms, &mut lower) {
+            sections += count_sections(&buf);
+            total_len += buf.len();
+            continue;
         }
         scan(&buf, &terms, |s: Section| {
             sections += 1;
             total_len += s.len;
-            if let Some((line, text)) = s.first_hit {
+            if let Some(line) = s.first_hit {
                 hits.push(Hit {
-                    file: index,
-                    len: s.len,
-                    counts: s.counts,
-                    line,
-                    text,
+                    file: index as u32,
+                    line: line as u32,
+                    len: s.len as u32,
+                    at: counts.len(),
                 });
+                counts.extend_from_slice(&s.counts);
             }
         });
     }
+    let counts_of = |h: &Hit| &counts[h.at..h.at + terms.len()];
     let n = sections as f64;
     let avg = (total_len as f64 / n.max(1.0)).max(1.0);
     let idf: Vec<f64> = (0..terms.len())
         .map(|t| {
-            let df = hits.iter().filter(|h| h.counts[t] > 0).count() as f64;
+            let df = hits.iter().filter(|h| counts_of(h)[t] > 0).count() as f64;
             (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         })
         .collect();
-    let mut found: Vec<Found> = hits
-        .into_iter()
+    let mut scored: Vec<(f64, &Hit)> = hits
+        .iter()
         .map(|h| {
-            let norm = K1 * (1.0 - B + B * h.len as f64 / avg);
-            let score = h
-                .counts
+            let norm = K1 * (1.0 - B + B * f64::from(h.len) / avg);
+            let score = counts_of(h)
                 .iter()
                 .zip(&idf)
                 .map(|(&tf, idf)| {
@@ -113,93 +124,173 @@ pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result
                     idf * tf * (K1 + 1.0) / (tf + norm)
                 })
                 .sum();
-            Found {
-                path: ws.relative(&files[h.file]),
-                line: h.line,
-                text: h.text,
-                score,
-            }
+            (score, h)
         })
         .collect();
-    // Best first; equal scores in file and line order, so output is stable.
-    found.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| a.path.cmp(&b.path))
-            .then_with(|| a.line.cmp(&b.line))
+    // Best first; equal scores in file and line order (files are listed in
+    // path order), so the output is stable.
+    scored.sort_by(|(a, x), (b, y)| {
+        b.total_cmp(a)
+            .then_with(|| x.file.cmp(&y.file))
+            .then_with(|| x.line.cmp(&y.line))
     });
-    found.truncate(limit);
-    Ok(found)
+    scored.truncate(limit);
+    scored
+        .into_iter()
+        .map(|(score, h)| {
+            let file = &files[h.file as usize];
+            Ok(Found {
+                path: ws.relative(&file.path),
+                line: h.line as usize,
+                text: line_text(ws, file, h.line as usize, &mut buf)?,
+                score,
+            })
+        })
+        .collect()
 }
 
-fn read(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
+/// Line `number` (1-based) of `file`, read again: only the shown few are.
+fn line_text(ws: &Workspace, file: &Listed, number: usize, buf: &mut Vec<u8>) -> Result<String> {
+    buf.clear();
+    read(ws, file, buf).map_err(|e| Error::memory("", "read", &file.path, &e))?;
+    let line = buf
+        .split(|&b| b == b'\n')
+        .nth(number - 1)
+        .unwrap_or_default();
+    Ok(String::from_utf8_lossy(line).trim().to_owned())
+}
+
+/// A notes file to search, and whether its directory is inside the
+/// workspace (checked once per directory, not once per file).
+struct Listed {
+    path: PathBuf,
+    dir_inside: bool,
+}
+
+/// The bytes of a regular file inside the workspace into `buf`; nothing
+/// for anything else. The file itself is opened `O_NOFOLLOW`, so only a
+/// symlink needs resolving.
+fn read(ws: &Workspace, file: &Listed, buf: &mut Vec<u8>) -> io::Result<()> {
     use std::io::Read;
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let mut file = options.open(path)?;
-    if !file.metadata()?.is_file() {
+    if !file.dir_inside {
         return Ok(());
     }
-    file.read_to_end(buf).map(|_| ())
+    let open = |follow: bool| {
+        let mut options = fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::custom_flags(
+            &mut options,
+            libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW },
+        );
+        options.open(&file.path)
+    };
+    let mut handle = match open(false) {
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => match ws.check_inside(&file.path) {
+            Ok(()) => open(true)?,
+            Err(_) => return Ok(()),
+        },
+        other => other?,
+    };
+    if !handle.metadata()?.is_file() {
+        return Ok(());
+    }
+    handle.read_to_end(buf).map(|_| ())
 }
 
-/// Hands each section of `text` to `done`.
+/// Bytes that are part of a word: ASCII letters and digits, and every byte
+/// above ASCII (letters of other scripts, compared whole).
+const WORD: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = (b as u8).is_ascii_alphanumeric() || b >= 0x80;
+        b += 1;
+    }
+    table
+};
+
+/// Whether `text` may hold one of `terms`: an ASCII case-insensitive
+/// substring search (so a yes may be part of a longer word). Terms of other
+/// scripts always may.
+fn may_match(text: &[u8], terms: &[String], lower: &mut Vec<u8>) -> bool {
+    if terms.iter().any(|t| !t.is_ascii()) {
+        return true;
+    }
+    lower.clear();
+    lower.extend(text.iter().map(u8::to_ascii_lowercase));
+    terms
+        .iter()
+        .any(|t| memchr::memmem::find(lower, t.as_bytes()).is_some())
+}
+
+/// How many sections [`scan`] would find in `text`.
+fn count_sections(text: &[u8]) -> usize {
+    if text.is_empty() {
+        return 0;
+    }
+    1 + memchr::memmem::find_iter(&text[..text.len() - 1], b"\n#").count()
+}
+
+/// Hands each section of `text` to `done`. One pass over the bytes: this
+/// loop is most of a search's time, so it is written for speed.
 fn scan(text: &[u8], terms: &[String], mut done: impl FnMut(Section)) {
-    let mut section = Section {
+    let fresh = || Section {
         counts: vec![0; terms.len()],
         ..Section::default()
     };
-    let mut started = false;
-    for (number, line) in text.split(|&b| b == b'\n').enumerate() {
-        if line.first() == Some(&b'#') && started {
-            done(std::mem::replace(
-                &mut section,
-                Section {
-                    counts: vec![0; terms.len()],
-                    ..Section::default()
-                },
-            ));
+    let mut section = fresh();
+    let (mut started, mut line, mut line_start, mut from) = (false, 1usize, true, 0);
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if line_start {
+            if b == b'#' && started {
+                section.len = i - from;
+                from = i;
+                done(std::mem::replace(&mut section, fresh()));
+            }
+            started = true;
+            line_start = false;
         }
-        started = true;
-        let mut hit = false;
-        for word in words(line) {
-            section.len += 1;
+        if b == b'\n' {
+            line += 1;
+            line_start = true;
+            i += 1;
+        } else if WORD[usize::from(b)] {
+            let start = i;
+            while i < text.len() && WORD[usize::from(text[i])] {
+                i += 1;
+            }
+            let word = &text[start..i];
             if let Some(t) = terms.iter().position(|t| same(t, word)) {
                 section.counts[t] += 1;
-                hit = true;
+                section.first_hit.get_or_insert(line);
             }
-        }
-        if hit && section.first_hit.is_none() {
-            let shown = String::from_utf8_lossy(line).trim().to_owned();
-            section.first_hit = Some((number + 1, shown));
+        } else {
+            i += 1;
         }
     }
     if started {
+        section.len = text.len() - from;
         done(section);
     }
 }
 
-/// The words of a line as bytes: runs of ASCII letters and digits, and of
-/// any bytes above ASCII (letters of other scripts, compared whole).
-fn words(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(|&b| b.is_ascii() && !b.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-}
-
 /// Whether `word` is the lower-cased `term`.
 fn same(term: &str, word: &[u8]) -> bool {
-    if word.is_ascii() {
-        return term.len() == word.len() && term.as_bytes().eq_ignore_ascii_case(word);
+    if term.len() == word.len() && term.as_bytes().eq_ignore_ascii_case(word) {
+        return true;
     }
-    std::str::from_utf8(word).is_ok_and(|w| w.to_lowercase() == term)
+    // Only other scripts can differ in length once lower-cased.
+    !term.is_ascii() && std::str::from_utf8(word).is_ok_and(|w| w.to_lowercase() == term)
 }
 
 /// The notes files of `scope`: world topics, then each agent's MEMORY.md
 /// and daily logs.
-fn files(ws: &Workspace, scope: Scope) -> Result<Vec<PathBuf>> {
-    let mut files = md_files(&ws.world())?;
+fn files(ws: &Workspace, scope: Scope) -> Result<Vec<Listed>> {
+    let mut files = md_files(ws, &ws.world())?;
     let agents: Vec<String> = match scope {
         Scope::Agent(agent) => vec![agent.to_owned()],
         Scope::All => {
@@ -214,15 +305,17 @@ fn files(ws: &Workspace, scope: Scope) -> Result<Vec<PathBuf>> {
         }
     };
     for agent in agents {
-        files.push(ws.memory(&agent));
-        files.extend(md_files(&ws.daily_dir(&agent))?);
+        files.push(Listed {
+            path: ws.memory(&agent),
+            dir_inside: ws.check_inside(&ws.agent_dir(&agent)).is_ok(),
+        });
+        files.extend(md_files(ws, &ws.daily_dir(&agent))?);
     }
-    files.retain(|f| ws.check_inside(f).is_ok());
     Ok(files)
 }
 
 /// The `*.md` files of `dir`, by name; none when it does not exist.
-fn md_files(dir: &Path) -> Result<Vec<PathBuf>> {
+fn md_files(ws: &Workspace, dir: &Path) -> Result<Vec<Listed>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -233,7 +326,14 @@ fn md_files(dir: &Path) -> Result<Vec<PathBuf>> {
         .filter(|n| n.ends_with(".md") && !n.starts_with('.'))
         .collect();
     names.sort();
-    Ok(names.into_iter().map(|n| dir.join(n)).collect())
+    let dir_inside = ws.check_inside(dir).is_ok();
+    Ok(names
+        .into_iter()
+        .map(|n| Listed {
+            path: dir.join(n),
+            dir_inside,
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -243,7 +343,7 @@ mod tests {
     fn sections(text: &str, query: &str) -> Vec<(usize, Vec<u32>, Option<usize>)> {
         let mut out = Vec::new();
         scan(text.as_bytes(), &terms(query), |s| {
-            out.push((s.len, s.counts, s.first_hit.map(|h| h.0)));
+            out.push((s.len, s.counts, s.first_hit));
         });
         out
     }
@@ -254,11 +354,18 @@ mod tests {
         assert_eq!(
             sections(text, "blue deploys"),
             [
-                (2, vec![0, 0], None),
-                (6, vec![1, 1], Some(4)),
-                (4, vec![0, 0], None),
+                (12, vec![0, 0], None),
+                (34, vec![1, 1], Some(4)),
+                (23, vec![0, 0], None),
             ]
         );
+        assert_eq!(count_sections(text.as_bytes()), 3);
+        assert_eq!(count_sections(b"## a\nb\n## c"), 2);
+        assert_eq!(count_sections(b""), 0);
+        let mut lower = Vec::new();
+        let terms = terms("Blue");
+        assert!(may_match(b"BLUE sky", &terms, &mut lower));
+        assert!(!may_match(b"red sky", &terms, &mut lower));
     }
 
     #[test]
