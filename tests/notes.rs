@@ -848,3 +848,70 @@ fn agents_show_and_the_template_include_notes() {
         "{template}"
     );
 }
+
+#[test]
+fn a_sub_agent_with_notes_gets_its_own_tools() {
+    let env = Env::new();
+    env.agent(
+        "boss",
+        "name = \"boss\"\nmodel = \"anthropic/m\"\nsystem_prompt = \"You are boss.\"\nsub_agents = [\"helper\"]\n",
+    );
+    notes_agent(&env, "helper", "anthropic", "");
+    let server = Server::route(|r| {
+        let body = r.json();
+        let system = body["system"].as_str().unwrap_or_default().to_owned();
+        let turns = body["messages"].as_array().unwrap().len();
+        let reply = match (system.starts_with("You are boss."), turns) {
+            (true, 1) => {
+                crate::run::tool_use(&[("c1", json!({"agent": "helper", "task": "note it"}))])
+            }
+            (true, _) => reply_for("anthropic", "done"),
+            (false, 1) => tool_call(
+                "anthropic",
+                "h1",
+                "remember",
+                json!({"content": "helper was here"}),
+            ),
+            (false, _) => reply_for("anthropic", "helped"),
+        };
+        Answer::json(200, &reply)
+    });
+    served_by(env.cmd("axe-run"), &server.url)
+        .arg("boss")
+        .write_stdin("go")
+        .assert()
+        .success()
+        .stdout("done");
+    let tools_of = |who: &str| -> Vec<String> {
+        let r = server
+            .requests()
+            .into_iter()
+            .find(|r| {
+                r.json()["system"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .starts_with(who)
+            })
+            .unwrap();
+        r.json()["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .map(|t| t["name"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(tools_of("You are boss."), ["call_agent"]);
+    assert_eq!(
+        tools_of("You are helper."),
+        [
+            "recall",
+            "remember",
+            "reflect",
+            "learn_fact",
+            "search_notes"
+        ]
+    );
+    assert!(read(&daily(&env, "helper", 0)).contains("helper was here"));
+}
