@@ -106,6 +106,11 @@ impl Count {
         u64::try_from(self.0).unwrap_or(0)
     }
 
+    /// The value as a size or a number of characters.
+    pub fn as_usize(self) -> usize {
+        usize::try_from(self.get()).unwrap_or(usize::MAX)
+    }
+
     fn is_negative(self) -> bool {
         self.0 < 0
     }

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use super::notes_rewrite::{self, IF_MATCH, Written};
-use super::notes_target::{self, AGENT_FLAG, Notes, WORKSPACE};
+use super::notes_target::{self, AGENT_FLAG, WORKSPACE};
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::notes;
@@ -49,7 +49,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let target = notes_target::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
     let name = notes::topic_name(&topic)?;
     let path = target.ws.topic(&name);
-    let limit = (Notes::limit(target.cfg.max_topic_chars), "max_topic_chars");
+    let limit = (target.cfg.max_topic_chars.as_usize(), "max_topic_chars");
     let who = Written {
         agent: target.agent.as_deref(),
         topic: Some(&name),

@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use super::notes_target::{self, AGENT, Notes};
+use super::notes_target::{self, AGENT};
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::notes::{self, Kind};
@@ -75,7 +75,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let days = m
         .number::<u64>(&DAYS)?
         .unwrap_or_else(|| target.cfg.recall_days.get());
-    let budget = Notes::limit(target.cfg.recall_chars);
+    let budget = target.cfg.recall_chars.as_usize();
     let today = OffsetDateTime::now_utc().date();
     let agent = target.agent();
     let r = notes::recall(&target.ws, agent, days, today, budget)?;

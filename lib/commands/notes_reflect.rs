@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use super::notes_rewrite::{self, IF_MATCH, Written};
-use super::notes_target::{self, AGENT, Notes};
+use super::notes_target::{self, AGENT};
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::Result;
 
@@ -33,10 +33,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let target = notes_target::of_agent(m)?;
     let agent = target.agent();
     let path = target.ws.memory(agent);
-    let limit = (
-        Notes::limit(target.cfg.max_memory_chars),
-        "max_memory_chars",
-    );
+    let limit = (target.cfg.max_memory_chars.as_usize(), "max_memory_chars");
     let who = Written {
         agent: Some(agent),
         topic: None,

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use time::OffsetDateTime;
 
-use super::notes_target::{self, AGENT, Notes};
+use super::notes_target::{self, AGENT};
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::error::Result;
 use crate::memory::notes;
@@ -40,7 +40,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         Some(words) => words.into_bytes(),
         None => super::stdin::read_stdin_bytes()?,
     };
-    let limit = Notes::limit(target.cfg.max_memory_chars);
+    let limit = target.cfg.max_memory_chars.as_usize();
     let agent = target.agent();
     let path = notes::remember(
         &target.ws,

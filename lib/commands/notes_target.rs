@@ -79,9 +79,4 @@ impl Notes {
     pub fn agent(&self) -> &str {
         self.agent.as_deref().unwrap_or_default()
     }
-
-    /// A count from `[notes]` as a `usize`.
-    pub fn limit(n: agent::Count) -> usize {
-        usize::try_from(n.get()).unwrap_or(usize::MAX)
-    }
 }

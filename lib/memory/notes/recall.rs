@@ -30,8 +30,8 @@
 //! world topics from the end of the alphabet, MEMORY.md last; the caller
 //! is told which, and says so.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Read};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use time::{Date, Duration};
@@ -255,45 +255,15 @@ fn world(ws: &Workspace) -> Result<Vec<Candidate>> {
         .collect())
 }
 
-/// A file's bytes; `None` when it is missing or not a regular file, or
-/// when it leads out of the workspace (skipped, as context files are).
-/// `dir_inside` says the file's directory was found inside the workspace,
-/// so only a symlink as the file itself needs resolving (rarely: opening
-/// with `O_NOFOLLOW` tells).
+/// A file's bytes; `None` when it is missing, not a regular file, or
+/// leads out of the workspace (skipped, as context files are).
 fn read(ws: &Workspace, path: &Path, dir_inside: bool) -> Result<Option<Vec<u8>>> {
-    if !dir_inside {
-        return Ok(None);
-    }
-    let open = |follow: bool| {
-        let mut options = OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::custom_flags(
-            &mut options,
-            libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW },
-        );
-        options.open(path)
-    };
-    let opened = match open(false) {
-        #[cfg(unix)]
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => match ws.check_inside(path) {
-            Ok(()) => open(true),
-            Err(_) => return Ok(None),
-        },
-        other => other,
-    };
-    let mut file = match opened {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::memory("", "open", path, &e)),
-    };
-    if !file.metadata().is_ok_and(|m| m.is_file()) {
-        return Ok(None);
-    }
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(|e| Error::memory("", "read", path, &e))?;
-    Ok(Some(bytes))
+    match ws.read_into(path, dir_inside, &mut bytes) {
+        Ok(true) => Ok(Some(bytes)),
+        Ok(false) => Ok(None),
+        Err(e) => Err(Error::memory("", "read", path, &e)),
+    }
 }
 
 /// The characters [`render`] makes of `items`, computed without making it.

@@ -167,36 +167,9 @@ struct Listed {
     dir_inside: bool,
 }
 
-/// The bytes of a regular file inside the workspace into `buf`; nothing
-/// for anything else. The file itself is opened `O_NOFOLLOW`, so only a
-/// symlink needs resolving.
+/// The bytes of `file` into `buf`, when it is a notes file to read.
 fn read(ws: &Workspace, file: &Listed, buf: &mut Vec<u8>) -> io::Result<()> {
-    use std::io::Read;
-    if !file.dir_inside {
-        return Ok(());
-    }
-    let open = |follow: bool| {
-        let mut options = fs::OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::custom_flags(
-            &mut options,
-            libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW },
-        );
-        options.open(&file.path)
-    };
-    let mut handle = match open(false) {
-        #[cfg(unix)]
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => match ws.check_inside(&file.path) {
-            Ok(()) => open(true)?,
-            Err(_) => return Ok(()),
-        },
-        other => other?,
-    };
-    if !handle.metadata()?.is_file() {
-        return Ok(());
-    }
-    handle.read_to_end(buf).map(|_| ())
+    ws.read_into(&file.path, file.dir_inside, buf).map(|_| ())
 }
 
 /// Bytes that are part of a word: ASCII letters and digits, and every byte

@@ -124,6 +124,44 @@ impl Workspace {
     }
 }
 
+impl Workspace {
+    /// Reads the file at `path` into `buf` when it is a regular file inside
+    /// the workspace, and says whether it was; `dir_inside` tells that its
+    /// directory was checked, so only a symlink as the file itself needs
+    /// resolving (rarely: opening with `O_NOFOLLOW` tells). A FIFO or
+    /// device is opened without blocking and passed over.
+    pub fn read_into(&self, path: &Path, dir_inside: bool, buf: &mut Vec<u8>) -> io::Result<bool> {
+        use std::io::Read;
+        if !dir_inside {
+            return Ok(false);
+        }
+        let open = |follow: bool| {
+            let mut options = fs::OpenOptions::new();
+            options.read(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::custom_flags(
+                &mut options,
+                libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW },
+            );
+            options.open(path)
+        };
+        let mut file = match open(false) {
+            #[cfg(unix)]
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => match self.check_inside(path) {
+                Ok(()) => open(true)?,
+                Err(_) => return Ok(false),
+            },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            other => other?,
+        };
+        if !file.metadata()?.is_file() {
+            return Ok(false);
+        }
+        file.read_to_end(buf)?;
+        Ok(true)
+    }
+}
+
 /// `2026-11-22`.
 pub fn day(date: Date) -> String {
     format!(

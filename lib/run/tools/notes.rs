@@ -13,7 +13,6 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use super::tool::{Context, Tool, arg};
-use crate::agent::Count;
 use crate::error::Error;
 use crate::llm::{ToolCall, ToolDef};
 use crate::memory::hash::sha256_hex;
@@ -125,11 +124,6 @@ fn workspace<'a>(ctx: &'a Context) -> Result<&'a Workspace, String> {
         .ok_or_else(|| "notes are not enabled for this agent".to_owned())
 }
 
-/// A count from `[notes]` as a `usize`.
-fn limit(n: Count) -> usize {
-    usize::try_from(n.get()).unwrap_or(usize::MAX)
-}
-
 /// One `-v` line per call, as the agent's.
 fn trace(ctx: &Context, what: std::fmt::Arguments) {
     if ctx.session.verbose {
@@ -151,8 +145,14 @@ fn recall(ctx: &Context, call: &ToolCall) -> Result<String, String> {
     let cfg = &ctx.agent.cfg.notes;
     let days = number(call, "days").unwrap_or(cfg.recall_days.get());
     let today = OffsetDateTime::now_utc().date();
-    let r = notes::recall(ws, &ctx.agent.name, days, today, limit(cfg.recall_chars))
-        .map_err(|e| format!("recall error: {e}"))?;
+    let r = notes::recall(
+        ws,
+        &ctx.agent.name,
+        days,
+        today,
+        cfg.recall_chars.as_usize(),
+    )
+    .map_err(|e| format!("recall error: {e}"))?;
     {
         let mut seen = ctx.notes_seen.lock().unwrap_or_else(|e| e.into_inner());
         seen.memory = Some(r.memory_sha256.clone());
@@ -176,7 +176,7 @@ fn recall(ctx: &Context, call: &ToolCall) -> Result<String, String> {
 fn remember(ctx: &Context, call: &ToolCall) -> Result<String, String> {
     let ws = workspace(ctx)?;
     let content = arg(call, "content");
-    let cap = limit(ctx.agent.cfg.notes.max_memory_chars);
+    let cap = ctx.agent.cfg.notes.max_memory_chars.as_usize();
     let path = notes::remember(
         ws,
         &ctx.agent.name,
@@ -203,7 +203,7 @@ fn reflect(ctx: &Context, call: &ToolCall) -> Result<String, String> {
     // Without a recall, only a MEMORY.md with nothing in it may be written.
     let expected = seen.unwrap_or_else(|| sha256_hex(b""));
     let cap = (
-        limit(ctx.agent.cfg.notes.max_memory_chars),
+        ctx.agent.cfg.notes.max_memory_chars.as_usize(),
         "max_memory_chars",
     );
     let content = arg(call, "content");
@@ -244,7 +244,7 @@ fn learn_fact(ctx: &Context, call: &ToolCall) -> Result<String, String> {
         .find(|(t, _)| *t == topic)
         .map(|(_, sha)| sha.clone());
     let cap = (
-        limit(ctx.agent.cfg.notes.max_topic_chars),
+        ctx.agent.cfg.notes.max_topic_chars.as_usize(),
         "max_topic_chars",
     );
     let content = arg(call, "content");
