@@ -96,7 +96,7 @@ _axe_spec_axe() {
     flags='--json --completions --man-pages --help -h --version -V'
     valued=' --completions=none --man-pages=dir '
     args=''
-    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm mem=axe_mem notes=axe_notes help=axe_help version=axe_version '
+    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm mem=axe_mem notes=axe_notes state=axe_state help=axe_help version=axe_version '
 }
 _axe_spec_axe_mem() {
     flags='-h --help'
@@ -110,10 +110,16 @@ _axe_spec_axe_notes() {
     args=''
     subs=' path=axe_notes_path recall=axe_notes_recall remember=axe_notes_remember reflect=axe_notes_reflect learn=axe_notes_learn search=axe_notes_search prune=axe_notes_prune '
 }
+_axe_spec_axe_state() {
+    flags='-h --help'
+    valued=''
+    args=''
+    subs=' path=axe_state_path show=axe_state_show ingest=axe_state_ingest record=axe_state_record context=axe_state_context '
+}
 _axe_spec_axe_help() {
     flags=''
     valued=''
-    args='words:run,gc,agents,config,llm,mem,notes,help,version...'
+    args='words:run,gc,agents,config,llm,mem,notes,state,help,version...'
     subs=''
 }
 _axe_spec_axe_version() {
@@ -260,4 +266,34 @@ _axe_spec_axe_notes_prune() {
     args='agent'
     subs=''
 }
-complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune
+_axe_spec_axe_state_path() {
+    flags='--json --help -h --version -V'
+    valued=' '
+    args='agent'
+    subs=''
+}
+_axe_spec_axe_state_show() {
+    flags='--task --json --help -h --version -V'
+    valued=' --task=none '
+    args='agent'
+    subs=''
+}
+_axe_spec_axe_state_ingest() {
+    flags='--task --phase --tee --json --help -h --version -V'
+    valued=' --task=none --phase=none '
+    args='agent'
+    subs=''
+}
+_axe_spec_axe_state_record() {
+    flags='--task --phase --success --failure --error --file --branch --pr --json --help -h --version -V'
+    valued=' --task=none --phase=none --error=none --file=file --branch=none --pr=none '
+    args='agent'
+    subs=''
+}
+_axe_spec_axe_state_context() {
+    flags='--task --budget --json --help -h --version -V'
+    valued=' --task=none --budget=none '
+    args='agent'
+    subs=''
+}
+complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context

@@ -41,7 +41,7 @@ end
 # `axe WORD... ARGS`: the completions of axe-WORD-... for ARGS.
 function __axe_delegate
     set -l words (commandline -opc)[2..-1]
-    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune
+    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context
     for n in 1 2
         set -l program axe-(string join - -- $words[1..$n])
         if contains -- $program $known
@@ -78,9 +78,15 @@ complete -c axe -n '__axe_at 1 notes' -a reflect -d 'Replace an agent\'s MEMORY.
 complete -c axe -n '__axe_at 1 notes' -a learn -d 'Replace a shared world topic with standard input'
 complete -c axe -n '__axe_at 1 notes' -a search -d 'Search the notes of a workspace, best matches first'
 complete -c axe -n '__axe_at 1 notes' -a prune -d 'Remove an agent\'s daily logs older than a given age'
+complete -c axe -n '__axe_at 0 -' -a state -d 'The axe-state-* commands'
+complete -c axe -n '__axe_at 1 state' -a path -d 'Print the file that holds an agent\'s structured state'
+complete -c axe -n '__axe_at 1 state' -a show -d 'Print an agent\'s structured state: tasks, errors, decisions, facts'
+complete -c axe -n '__axe_at 1 state' -a ingest -d 'Record the AXE_MEMORY signal lines of standard input in an agent\'s state'
+complete -c axe -n '__axe_at 1 state' -a record -d 'Record the outcome of a run on a task in an agent\'s state'
+complete -c axe -n '__axe_at 1 state' -a context -d 'Print an agent\'s Session Memory block within a character budget'
 complete -c axe -n '__axe_at 0 -' -a help -d 'Print help, or a command\'s help'
 complete -c axe -n '__axe_at 0 -' -a version -d 'Print version'
-complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm mem notes'
+complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm mem notes state'
 complete -c axe -n 'not __axe_at 0 -' -a '(__axe_delegate)'
 
 # axe-run
@@ -266,3 +272,52 @@ complete -c axe-notes-prune -l json -d 'Print {agent, removed: [paths], kept, dr
 complete -c axe-notes-prune -s h -l help -d 'Print help'
 complete -c axe-notes-prune -s V -l version -d 'Print version'
 complete -c axe-notes-prune -n '__axe_at 0 - --older-than' -a '(__axe_agents)'
+
+# axe-state-path
+complete -c axe-state-path -f
+complete -c axe-state-path -l json -d 'Print {agent, path, exists} as JSON'
+complete -c axe-state-path -s h -l help -d 'Print help'
+complete -c axe-state-path -s V -l version -d 'Print version'
+complete -c axe-state-path -n '__axe_at 0 -' -a '(__axe_agents)'
+
+# axe-state-show
+complete -c axe-state-show -f
+complete -c axe-state-show -l task -x -d 'The current task: signals about steps and files go to it [default: main]'
+complete -c axe-state-show -l json -d 'Print the state document as JSON'
+complete -c axe-state-show -s h -l help -d 'Print help'
+complete -c axe-state-show -s V -l version -d 'Print version'
+complete -c axe-state-show -n '__axe_at 0 - --task' -a '(__axe_agents)'
+
+# axe-state-ingest
+complete -c axe-state-ingest -f
+complete -c axe-state-ingest -l task -x -d 'The current task: signals about steps and files go to it [default: main]'
+complete -c axe-state-ingest -l phase -x -d 'The task\'s phase, set on it'
+complete -c axe-state-ingest -l tee -d 'Pass standard input through to standard output, signal lines removed'
+complete -c axe-state-ingest -l json -d 'Print {agent, path, recorded, rejected, pruned} as JSON (not with --tee)'
+complete -c axe-state-ingest -s h -l help -d 'Print help'
+complete -c axe-state-ingest -s V -l version -d 'Print version'
+complete -c axe-state-ingest -n '__axe_at 0 - --task --phase' -a '(__axe_agents)'
+
+# axe-state-record
+complete -c axe-state-record -f
+complete -c axe-state-record -l task -x -d 'The current task: signals about steps and files go to it [default: main]'
+complete -c axe-state-record -l phase -x -d 'The task\'s phase now'
+complete -c axe-state-record -l success -d 'The run succeeded'
+complete -c axe-state-record -l failure -d 'The run failed'
+complete -c axe-state-record -l error -x -d 'What went wrong, with --failure'
+complete -c axe-state-record -l file -r -F -d 'A file the run modified (may be repeated)'
+complete -c axe-state-record -l branch -x -d 'The task\'s branch'
+complete -c axe-state-record -l pr -x -d 'The task\'s pull request'
+complete -c axe-state-record -l json -d 'Print {agent, path, iteration, pruned} as JSON'
+complete -c axe-state-record -s h -l help -d 'Print help'
+complete -c axe-state-record -s V -l version -d 'Print version'
+complete -c axe-state-record -n '__axe_at 0 - --task --phase --error --file --branch --pr' -a '(__axe_agents)'
+
+# axe-state-context
+complete -c axe-state-context -f
+complete -c axe-state-context -l task -x -d 'The current task: signals about steps and files go to it [default: main]'
+complete -c axe-state-context -l budget -x -d 'The most characters [default: the agent\'s state.context_budget]'
+complete -c axe-state-context -l json -d 'Print {agent, budget, chars, text, included, left_out} as JSON'
+complete -c axe-state-context -s h -l help -d 'Print help'
+complete -c axe-state-context -s V -l version -d 'Print version'
+complete -c axe-state-context -n '__axe_at 0 - --task --budget' -a '(__axe_agents)'

@@ -17,7 +17,7 @@ def "nu-complete axe shells" [] {
 }
 
 def "nu-complete axe commands" [] {
-    ["run" "gc" "agents" "config" "llm" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune"]
+    ["run" "gc" "agents" "config" "llm" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "state path" "state show" "state ingest" "state record" "state context"]
 }
 
 # Run LLM agents from the shell and give them memory
@@ -256,6 +256,60 @@ export extern "axe-notes-prune" [
     --version(-V)  # Print version
 ]
 
+# Print the file that holds an agent's structured state
+export extern "axe-state-path" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --json  # Print {agent, path, exists} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Print an agent's structured state: tasks, errors, decisions, facts
+export extern "axe-state-show" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --task: string  # The current task: signals about steps and files go to it [default: main]
+    --json  # Print the state document as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Record the AXE_MEMORY signal lines of standard input in an agent's state
+export extern "axe-state-ingest" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --task: string  # The current task: signals about steps and files go to it [default: main]
+    --phase: string  # The task's phase, set on it
+    --tee  # Pass standard input through to standard output, signal lines removed
+    --json  # Print {agent, path, recorded, rejected, pruned} as JSON (not with --tee)
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Record the outcome of a run on a task in an agent's state
+export extern "axe-state-record" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --task: string  # The current task: signals about steps and files go to it [default: main]
+    --phase: string  # The task's phase now
+    --success  # The run succeeded
+    --failure  # The run failed
+    --error: string  # What went wrong, with --failure
+    --file: path  # A file the run modified (may be repeated)
+    --branch: string  # The task's branch
+    --pr: string  # The task's pull request
+    --json  # Print {agent, path, iteration, pruned} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Print an agent's Session Memory block within a character budget
+export extern "axe-state-context" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --task: string  # The current task: signals about steps and files go to it [default: main]
+    --budget: int  # The most characters [default: the agent's state.context_budget]
+    --json  # Print {agent, budget, chars, text, included, left_out} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
 # Run an agent: build its prompt, call its model, print the answer
 export extern "axe run" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
@@ -477,6 +531,60 @@ export extern "axe notes prune" [
     --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w)
     --dry-run  # Print what would be removed; remove nothing
     --json  # Print {agent, removed: [paths], kept, dry_run} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Print the file that holds an agent's structured state
+export extern "axe state path" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --json  # Print {agent, path, exists} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Print an agent's structured state: tasks, errors, decisions, facts
+export extern "axe state show" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --task: string  # The current task: signals about steps and files go to it [default: main]
+    --json  # Print the state document as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Record the AXE_MEMORY signal lines of standard input in an agent's state
+export extern "axe state ingest" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --task: string  # The current task: signals about steps and files go to it [default: main]
+    --phase: string  # The task's phase, set on it
+    --tee  # Pass standard input through to standard output, signal lines removed
+    --json  # Print {agent, path, recorded, rejected, pruned} as JSON (not with --tee)
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Record the outcome of a run on a task in an agent's state
+export extern "axe state record" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --task: string  # The current task: signals about steps and files go to it [default: main]
+    --phase: string  # The task's phase now
+    --success  # The run succeeded
+    --failure  # The run failed
+    --error: string  # What went wrong, with --failure
+    --file: path  # A file the run modified (may be repeated)
+    --branch: string  # The task's branch
+    --pr: string  # The task's pull request
+    --json  # Print {agent, path, iteration, pruned} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Print an agent's Session Memory block within a character budget
+export extern "axe state context" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --task: string  # The current task: signals about steps and files go to it [default: main]
+    --budget: int  # The most characters [default: the agent's state.context_budget]
+    --json  # Print {agent, budget, chars, text, included, left_out} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

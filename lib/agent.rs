@@ -30,6 +30,7 @@ pub struct AgentConfig {
     pub memory: MemoryConfig,
     pub params: ParamsConfig,
     pub notes: NotesConfig,
+    pub state: StateConfig,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -80,6 +81,30 @@ impl Default for NotesConfig {
             recall_chars: Count(24_000),
             max_memory_chars: Count(10_000),
             max_topic_chars: Count(10_000),
+        }
+    }
+}
+
+/// `[state]`: structured state (task progress, decisions, errors, facts).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct StateConfig {
+    pub enabled: bool,
+    /// Empty: `<data>/state/<agent>.json`; else used as is.
+    pub path: String,
+    /// The most decisions and errors kept; the oldest go first.
+    pub max_entries: Count,
+    /// The most characters of the Session Memory block.
+    pub context_budget: Count,
+}
+
+impl Default for StateConfig {
+    fn default() -> StateConfig {
+        StateConfig {
+            enabled: false,
+            path: String::new(),
+            max_entries: Count(100),
+            context_budget: Count(3000),
         }
     }
 }
@@ -184,17 +209,17 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     if cfg.memory.max_entries.is_negative() {
         return fail("memory.max_entries must be non-negative");
     }
-    let notes = &cfg.notes;
+    let (notes, state) = (&cfg.notes, &cfg.state);
     for (field, value) in [
-        ("recall_days", notes.recall_days),
-        ("recall_chars", notes.recall_chars),
-        ("max_memory_chars", notes.max_memory_chars),
-        ("max_topic_chars", notes.max_topic_chars),
+        ("notes.recall_days", notes.recall_days),
+        ("notes.recall_chars", notes.recall_chars),
+        ("notes.max_memory_chars", notes.max_memory_chars),
+        ("notes.max_topic_chars", notes.max_topic_chars),
+        ("state.max_entries", state.max_entries),
+        ("state.context_budget", state.context_budget),
     ] {
         if value.is_negative() {
-            return Err(Error::AgentInvalid(format!(
-                "notes.{field} must be non-negative"
-            )));
+            return Err(Error::AgentInvalid(format!("{field} must be non-negative")));
         }
     }
     Ok(())
@@ -398,6 +423,14 @@ model = "provider/model-name"
 # recall_chars = 24000
 # max_memory_chars = 10000
 # max_topic_chars = 10000
+
+# Structured state: task progress, decisions, errors and key facts, fed by
+# "AXE_MEMORY: TYPE text" lines the model writes (see axe-state-ingest)
+# [state]
+# enabled = false
+# path = ""               # default: <data>/axe/state/<agent>.json
+# max_entries = 100
+# context_budget = 3000
 "#,
         toml_string(name)
     )

@@ -20,6 +20,7 @@ mod notes;
 mod pipeline;
 mod run;
 mod server;
+mod state;
 mod stress;
 mod util;
 mod wire;

@@ -55,6 +55,16 @@ impl Matches {
             .and_then(|(_, v)| v.as_deref())
     }
 
+    /// Every value of a flag that may be given more than once, in order.
+    pub fn values(&self, flag: &Flag) -> Vec<&OsStr> {
+        let long = self.known(flag);
+        self.flags
+            .iter()
+            .filter(|(l, _)| *l == long)
+            .filter_map(|(_, v)| v.as_deref())
+            .collect()
+    }
+
     /// The value of `flag` as UTF-8 text.
     pub fn string(&self, flag: &Flag) -> Result<Option<&str>> {
         self.value(flag)

@@ -21,6 +21,12 @@ mod notes_rewrite;
 pub mod notes_search;
 mod notes_target;
 pub mod run;
+pub mod state_context;
+pub mod state_ingest;
+pub mod state_path;
+pub mod state_record;
+pub mod state_show;
+mod state_target;
 mod stdin;
 mod target;
 
@@ -46,4 +52,9 @@ pub const ALL: &[&Command] = &[
     &notes_learn::COMMAND,
     &notes_search::COMMAND,
     &notes_prune::COMMAND,
+    &state_path::COMMAND,
+    &state_show::COMMAND,
+    &state_ingest::COMMAND,
+    &state_record::COMMAND,
+    &state_context::COMMAND,
 ];

@@ -11,6 +11,7 @@ pub(crate) mod lock;
 mod log;
 pub mod notes;
 pub(crate) mod replace;
+pub mod state;
 
 pub use log::{
     NO_TRIM_TARGET, RESULT_LIMIT, TASK_LIMIT, Trim, append, count, count_entries, file_path, load,

@@ -1,0 +1,73 @@
+//! `axe-state-context`: the Session Memory block, within a budget.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::state_target::{self, TASK};
+use super::target::AGENT;
+use crate::cli::{Command, Flag, Matches, Run};
+use crate::error::{Error, Result};
+use crate::memory::state::{self, Part};
+
+pub const COMMAND: Command = Command {
+    name: "axe-state-context",
+    about: "Print an agent's Session Memory block within a character budget",
+    usage: &["[OPTIONS] <AGENT>"],
+    args: &[AGENT],
+    flags: &[TASK, BUDGET, JSON],
+    description: "\
+Prints the state as a \"## Session Memory\" block for a prompt, its items
+in priority order: the current task (--task) with its pending steps, other
+open tasks, unresolved errors and decisions (newest first), key facts.
+Each item goes in if it fits in the budget with the heading it needs; one
+that does not is left out, and smaller ones after it may still go in. The
+block never passes the budget; --json lists what went in and what did
+not, with their sizes. Nothing is printed when nothing fits.",
+    run: Run::Action(run),
+};
+
+const BUDGET: Flag = Flag::with_value(
+    "budget",
+    "N",
+    "The most characters [default: the agent's state.context_budget]",
+)
+.int();
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {agent, budget, chars, text, included, left_out} as JSON",
+);
+
+#[derive(Serialize)]
+struct Json<'a> {
+    agent: &'a str,
+    budget: usize,
+    chars: usize,
+    text: &'a str,
+    included: &'a [Part],
+    left_out: &'a [Part],
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let t = state_target::resolve(m)?;
+    let budget = m
+        .number::<usize>(&BUDGET)?
+        .unwrap_or_else(|| t.cfg.context_budget.as_usize());
+    let s = state::load(&t.path)?;
+    let built = state::build(&s, m.string(&TASK)?, budget);
+    if m.flag(&JSON) {
+        return crate::cli::write_json(
+            out,
+            &Json {
+                agent: &t.agent,
+                budget,
+                chars: built.text.chars().count(),
+                text: &built.text,
+                included: &built.included,
+                left_out: &built.left_out,
+            },
+        );
+    }
+    out.write_all(built.text.as_bytes()).map_err(Error::Output)
+}

@@ -1,0 +1,98 @@
+//! `axe-state-ingest`: the signals of a model's output, recorded.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::state_target::{self, DEFAULT_TASK, TASK};
+use super::target::AGENT;
+use crate::cli::{Command, Flag, Matches, Run};
+use crate::error::{Error, Result};
+use crate::memory::state::{self, Pruned, Rejected, Signal};
+use crate::stderr::note;
+
+pub const COMMAND: Command = Command {
+    name: "axe-state-ingest",
+    about: "Record the AXE_MEMORY signal lines of standard input in an agent's state",
+    usage: &["[OPTIONS] <AGENT> < OUTPUT"],
+    args: &[AGENT],
+    flags: &[TASK, PHASE, TEE, JSON],
+    description: "\
+Reads a model's output on standard input and records each signal line,
+\"AXE_MEMORY: TYPE text\" (or agentium's \"AGENTIUM_MEMORY:\"), in the
+agent's state. The types: KEY_FACT (kept once), DECISION, STEP_DONE
+(completes the pending step that matches, spaces and case aside),
+STEP_PENDING, FILE_MODIFIED (kept once) and ERROR (an unresolved error).
+Steps and files go to the task named by --task, \"main\" without it.
+
+A line that starts like a signal but has an unknown type or no text is
+not recorded and is reported: a line on stderr each, and in --json. With
+--tee the input passes through to standard output without its signal
+lines, so the command can sit in a pipeline. The state is changed under
+its lock and replaced atomically.",
+    run: Run::Action(run),
+};
+
+const PHASE: Flag = Flag::with_value("phase", "P", "The task's phase, set on it");
+
+const TEE: Flag = Flag::switch(
+    "tee",
+    "Pass standard input through to standard output, signal lines removed",
+);
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {agent, path, recorded, rejected, pruned} as JSON (not with --tee)",
+);
+
+#[derive(Serialize)]
+struct Json<'a> {
+    agent: &'a str,
+    path: String,
+    recorded: &'a [Signal],
+    rejected: &'a [Rejected],
+    pruned: Pruned,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let (tee, json) = (m.flag(&TEE), m.flag(&JSON));
+    if tee && json {
+        return Err(Error::Usage("cannot use --tee with --json".into()));
+    }
+    let t = state_target::resolve(m)?;
+    let input = super::stdin::read_stdin()?;
+    let parsed = state::parse(&input);
+    let task = m.string(&TASK)?.unwrap_or(DEFAULT_TASK);
+    let phase = m.string(&PHASE)?;
+    let (_, pruned, ()) = state::update(&t.path, t.cfg.max_entries.as_usize(), |s| {
+        if phase.is_some() {
+            s.task(task, phase);
+        }
+        for signal in &parsed.signals {
+            s.apply(signal, task, phase);
+        }
+    })?;
+    for r in &parsed.rejected {
+        note(format_args!(
+            "axe-state-ingest: line {}: {}: {}",
+            r.line, r.reason, r.text
+        ));
+    }
+    if json {
+        return crate::cli::write_json(
+            out,
+            &Json {
+                agent: &t.agent,
+                path: t.path.to_string_lossy().into_owned(),
+                recorded: &parsed.signals,
+                rejected: &parsed.rejected,
+                pruned,
+            },
+        );
+    }
+    if tee {
+        out.write_all(parsed.rest.as_bytes())
+            .map_err(Error::Output)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,44 @@
+//! `axe-state-path`: where an agent's structured state is kept.
+
+use std::io::Write;
+
+use super::state_target;
+use super::target::AGENT;
+use crate::cli::{Command, Flag, Matches, Run};
+use crate::error::{Error, Result};
+
+pub const COMMAND: Command = Command {
+    name: "axe-state-path",
+    about: "Print the file that holds an agent's structured state",
+    usage: &["[OPTIONS] <AGENT>"],
+    args: &[AGENT],
+    flags: &[JSON],
+    description: "\
+Prints the agent's [state] path, else <data>/axe/state/<AGENT>.json. The
+file need not exist; nothing is created.",
+    run: Run::Action(run),
+};
+
+const JSON: Flag = Flag::switch("json", "Print {agent, path, exists} as JSON");
+
+#[derive(serde::Serialize)]
+struct Json<'a> {
+    agent: &'a str,
+    path: String,
+    exists: bool,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let t = state_target::resolve(m)?;
+    if m.flag(&JSON) {
+        return crate::cli::write_json(
+            out,
+            &Json {
+                agent: &t.agent,
+                path: t.path.to_string_lossy().into_owned(),
+                exists: t.path.exists(),
+            },
+        );
+    }
+    writeln!(out, "{}", t.path.display()).map_err(Error::Output)
+}

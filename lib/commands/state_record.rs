@@ -1,0 +1,117 @@
+//! `axe-state-record`: a run's outcome, recorded as an iteration.
+
+use std::io::Write;
+
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::state_target::{self, TASK};
+use super::target::AGENT;
+use crate::cli::{Command, Complete, Flag, Matches, Run};
+use crate::error::{Error, Result};
+use crate::memory::state::{self, ErrorRecord};
+
+pub const COMMAND: Command = Command {
+    name: "axe-state-record",
+    about: "Record the outcome of a run on a task in an agent's state",
+    usage: &["[OPTIONS] --task <ID> (--success | --failure) <AGENT>"],
+    args: &[AGENT],
+    flags: &[TASK, PHASE, SUCCESS, FAILURE, ERROR, FILE, BRANCH, PR, JSON],
+    description: "\
+Counts one more iteration and records its outcome on the task: its phase,
+branch, pull request and the files it modified. A success sets the last
+checkpoint and marks the task's unresolved errors resolved; a failure
+records --error (or \"iteration N failed\") as an unresolved error. The
+state is changed under its lock and replaced atomically; beyond the
+agent's state.max_entries, the oldest decisions and resolved errors go.",
+    run: Run::Action(run),
+};
+
+const PHASE: Flag = Flag::with_value("phase", "P", "The task's phase now");
+const SUCCESS: Flag = Flag::switch("success", "The run succeeded");
+const FAILURE: Flag = Flag::switch("failure", "The run failed");
+const ERROR: Flag = Flag::with_value("error", "TEXT", "What went wrong, with --failure");
+const FILE: Flag = Flag::with_value("file", "PATH", "A file the run modified (may be repeated)")
+    .completes(Complete::File);
+const BRANCH: Flag = Flag::with_value("branch", "B", "The task's branch");
+const PR: Flag = Flag::with_value("pr", "PR", "The task's pull request");
+const JSON: Flag = Flag::switch("json", "Print {agent, path, iteration, pruned} as JSON");
+
+#[derive(serde::Serialize)]
+struct Json<'a> {
+    agent: &'a str,
+    path: String,
+    iteration: u64,
+    pruned: state::Pruned,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let success = match (m.flag(&SUCCESS), m.flag(&FAILURE)) {
+        (true, false) => true,
+        (false, true) => false,
+        _ => return Err(Error::Usage("give one of --success and --failure".into())),
+    };
+    let task = m
+        .string(&TASK)?
+        .ok_or_else(|| Error::Usage("missing required flag --task".into()))?
+        .to_owned();
+    let t = state_target::resolve(m)?;
+    let (phase, error) = (m.string(&PHASE)?, m.string(&ERROR)?);
+    let (branch, pr) = (m.string(&BRANCH)?, m.string(&PR)?);
+    let files: Vec<String> = m
+        .values(&FILE)
+        .iter()
+        .map(|f| f.to_string_lossy().into_owned())
+        .collect();
+    let now = OffsetDateTime::now_utc()
+        .format(&Rfc3339)
+        .unwrap_or_default();
+    let (s, pruned, ()) = state::update(&t.path, t.cfg.max_entries.as_usize(), |s| {
+        s.iteration += 1;
+        let iteration = s.iteration;
+        let entry = s.task(&task, phase);
+        if let Some(b) = branch {
+            entry.branch = b.to_owned();
+        }
+        if let Some(p) = pr {
+            entry.pr_number = p.to_owned();
+        }
+        for f in &files {
+            if !entry.files_modified.contains(f) {
+                entry.files_modified.push(f.clone());
+            }
+        }
+        let phase = entry.phase.clone();
+        if success {
+            s.last_checkpoint = Some(now);
+            for e in s
+                .errors
+                .iter_mut()
+                .filter(|e| e.task_id == task && !e.resolved)
+            {
+                e.resolved = true;
+                e.resolution = format!("iteration {iteration} succeeded");
+            }
+        } else {
+            s.errors.push(ErrorRecord {
+                iteration,
+                task_id: task.clone(),
+                phase,
+                error: error.map_or_else(|| format!("iteration {iteration} failed"), str::to_owned),
+                ..ErrorRecord::default()
+            });
+        }
+    })?;
+    if m.flag(&JSON) {
+        return crate::cli::write_json(
+            out,
+            &Json {
+                agent: &t.agent,
+                path: t.path.to_string_lossy().into_owned(),
+                iteration: s.iteration,
+                pruned,
+            },
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,41 @@
+//! `axe-state-show`: an agent's structured state, whole.
+
+use std::io::Write;
+
+use super::state_target::{self, TASK};
+use super::target::AGENT;
+use crate::cli::{Command, Flag, Matches, Run};
+use crate::error::{Error, Result};
+use crate::memory::state;
+
+pub const COMMAND: Command = Command {
+    name: "axe-state-show",
+    about: "Print an agent's structured state: tasks, errors, decisions, facts",
+    usage: &["[OPTIONS] <AGENT>"],
+    args: &[AGENT],
+    flags: &[TASK, JSON],
+    description: "\
+Prints everything the state holds as the Session Memory block lays it out
+(tasks, unresolved errors, decisions newest first, key facts), with no
+budget; with --json the state document as stored, fields of newer versions
+included. A missing file is an empty state; a file that is not a state is
+an error naming it and the position (exit 1).",
+    run: Run::Action(run),
+};
+
+const JSON: Flag = Flag::switch("json", "Print the state document as JSON");
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let t = state_target::resolve(m)?;
+    let s = state::load(&t.path)?;
+    if m.flag(&JSON) {
+        return crate::cli::write_json(out, &s);
+    }
+    let built = state::build(&s, m.string(&TASK)?, usize::MAX);
+    let text = if built.text.is_empty() {
+        "(no state)\n".to_owned()
+    } else {
+        format!("Iteration: {}\n\n{}", s.iteration, built.text)
+    };
+    out.write_all(text.as_bytes()).map_err(Error::Output)
+}

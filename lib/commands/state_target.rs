@@ -1,0 +1,40 @@
+//! The state file an `axe-state-*` command works on: an agent's.
+
+use std::path::PathBuf;
+
+use super::target::required_agent;
+use crate::agent::{self, StateConfig};
+use crate::cli::{Flag, Matches};
+use crate::error::Result;
+
+/// `--task ID` of the commands that record into or show a task.
+pub const TASK: Flag = Flag::with_value(
+    "task",
+    "ID",
+    "The current task: signals about steps and files go to it [default: main]",
+);
+
+/// The task signals go to when none is named.
+pub const DEFAULT_TASK: &str = "main";
+
+/// An agent's state file and settings.
+pub struct Target {
+    pub agent: String,
+    pub cfg: StateConfig,
+    pub path: PathBuf,
+}
+
+/// The agent named by AGENT, which must exist, and its state file:
+/// `[state] path`, else `<data>/state/<agent>.json`.
+pub fn resolve(m: &Matches) -> Result<Target> {
+    let agent = required_agent(m)?.to_owned();
+    let cfg = agent::load(&agent)?.state;
+    let path = if cfg.path.is_empty() {
+        crate::dirs::data_dir()?
+            .join("state")
+            .join(format!("{agent}.json"))
+    } else {
+        PathBuf::from(&cfg.path)
+    };
+    Ok(Target { agent, cfg, path })
+}

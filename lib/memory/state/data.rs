@@ -1,0 +1,163 @@
+//! The state document and the changes signals and outcomes make to it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::signals::{Kind, Signal};
+
+/// The version this axe writes; a newer file's unknown fields are kept.
+pub const VERSION: u64 = 1;
+
+/// An agent's structured state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    #[serde(default)]
+    pub version: u64,
+    /// Runs recorded so far.
+    #[serde(default)]
+    pub iteration: u64,
+    #[serde(default)]
+    pub tasks: BTreeMap<String, Task>,
+    #[serde(default)]
+    pub decisions: Vec<Decision>,
+    #[serde(default)]
+    pub errors: Vec<ErrorRecord>,
+    #[serde(default)]
+    pub key_facts: Vec<String>,
+    /// When a run last succeeded (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_checkpoint: Option<String>,
+    /// Fields this version does not know, kept as they were.
+    #[serde(flatten)]
+    pub unknown: Map<String, Value>,
+}
+
+/// One task's progress.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Task {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub phase: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub branch: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub pr_number: String,
+    #[serde(default)]
+    pub completed_steps: Vec<String>,
+    #[serde(default)]
+    pub pending_steps: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub blocked_reason: String,
+    #[serde(default)]
+    pub files_modified: Vec<String>,
+    #[serde(flatten)]
+    pub unknown: Map<String, Value>,
+}
+
+/// A decision and when it was made.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    #[serde(default)]
+    pub iteration: u64,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub task_id: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub rationale: String,
+    #[serde(flatten)]
+    pub unknown: Map<String, Value>,
+}
+
+/// An error met, and how it was resolved.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    #[serde(default)]
+    pub iteration: u64,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub task_id: String,
+    #[serde(default)]
+    pub phase: String,
+    #[serde(default)]
+    pub error: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub resolution: String,
+    #[serde(default)]
+    pub resolved: bool,
+    #[serde(flatten)]
+    pub unknown: Map<String, Value>,
+}
+
+/// `item` added to `list` unless it is there already.
+fn add_once(list: &mut Vec<String>, item: &str) {
+    if !list.iter().any(|x| x == item) {
+        list.push(item.to_owned());
+    }
+}
+
+/// The same step, as a person would say: surrounding spaces and case aside.
+fn same_step(a: &str, b: &str) -> bool {
+    a.trim().to_lowercase() == b.trim().to_lowercase()
+}
+
+impl State {
+    /// The task `id`, created (with `phase`) if new; a given phase is set.
+    pub fn task(&mut self, id: &str, phase: Option<&str>) -> &mut Task {
+        let task = self.tasks.entry(id.to_owned()).or_insert_with(|| Task {
+            id: id.to_owned(),
+            ..Task::default()
+        });
+        if let Some(phase) = phase {
+            task.phase = phase.to_owned();
+        }
+        task
+    }
+
+    /// Records `signal` for task `task` in `phase`.
+    pub fn apply(&mut self, signal: &Signal, task: &str, phase: Option<&str>) {
+        let iteration = self.iteration;
+        let text = signal.text.as_str();
+        match signal.kind {
+            Kind::KeyFact => add_once(&mut self.key_facts, text),
+            Kind::Decision => self.decisions.push(Decision {
+                iteration,
+                task_id: task.to_owned(),
+                description: text.to_owned(),
+                ..Decision::default()
+            }),
+            Kind::Error => {
+                let phase = phase
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| self.task(task, None).phase.clone());
+                self.errors.push(ErrorRecord {
+                    iteration,
+                    task_id: task.to_owned(),
+                    phase,
+                    error: text.to_owned(),
+                    ..ErrorRecord::default()
+                });
+            }
+            Kind::StepDone => {
+                let t = self.task(task, phase);
+                // The pending step it completes keeps its own wording.
+                let done = match t.pending_steps.iter().position(|p| same_step(p, text)) {
+                    Some(i) => t.pending_steps.remove(i),
+                    None => text.to_owned(),
+                };
+                if !t.completed_steps.iter().any(|c| same_step(c, &done)) {
+                    t.completed_steps.push(done);
+                }
+            }
+            Kind::StepPending => {
+                let t = self.task(task, phase);
+                if !t.pending_steps.iter().any(|p| same_step(p, text)) {
+                    t.pending_steps.push(text.to_owned());
+                }
+            }
+            Kind::FileModified => add_once(&mut self.task(task, phase).files_modified, text),
+        }
+    }
+}

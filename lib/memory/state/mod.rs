@@ -1,0 +1,20 @@
+//! Structured state (agentium's memory): one JSON document per agent of
+//! task progress, decisions, errors and key facts, fed by signal lines in
+//! the model's output and by each run's outcome, and given back to the
+//! model as a "Session Memory" block within a character budget.
+//!
+//! Beyond agentium: saves lock the file and replace it atomically; a
+//! corrupt file is an error naming the file and the position, never an
+//! empty store; fields written by a newer version survive a save; unknown
+//! or malformed signals are reported, never dropped; the context builder
+//! leaves out only the items that do not fit and says which.
+
+mod context;
+mod data;
+mod signals;
+mod store;
+
+pub use context::{Part, build};
+pub use data::ErrorRecord;
+pub use signals::{Rejected, Signal, parse};
+pub use store::{Pruned, load, update};

@@ -1,0 +1,179 @@
+//! The state file: read whole, changed under its lock, replaced atomically.
+
+use std::fs::OpenOptions;
+use std::io::{self, Read, Write};
+use std::path::Path;
+
+use super::data::{State, VERSION};
+use crate::error::{Error, Result};
+use crate::memory::append::{create_dirs, set_mode};
+use crate::memory::lock::{Mode, open_locked};
+use crate::memory::replace::replace;
+
+/// What pruning on save dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Pruned {
+    pub decisions: usize,
+    pub errors: usize,
+}
+
+/// The state at `path`; a missing file is an empty state. A file that is
+/// not a state is an error naming it and the position, never an empty
+/// state that the next save would write over it.
+pub fn load(path: &Path) -> Result<State> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    let Some(mut file) = open_locked(path, &options, Mode::Shared)
+        .map_err(|e| Error::memory("failed to read state", "open", path, &e))?
+    else {
+        return Ok(fresh());
+    };
+    let mut text = Vec::new();
+    file.read_to_end(&mut text)
+        .map_err(|e| Error::memory("failed to read state", "read", path, &e))?;
+    parse(path, &text)
+}
+
+fn fresh() -> State {
+    State {
+        version: VERSION,
+        ..State::default()
+    }
+}
+
+fn parse(path: &Path, text: &[u8]) -> Result<State> {
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return Ok(fresh());
+    }
+    serde_json::from_slice(text).map_err(|e| {
+        Error::Memory(format!(
+            "state file {} is not a valid state: line {}, column {}: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))
+    })
+}
+
+/// Changes the state at `path` with `change`, holding its lock from the
+/// read to the replace, so concurrent changes never lose each other; then
+/// keeps at most `max_entries` decisions and errors (0: no limit),
+/// dropping the oldest decisions and resolved errors first.
+pub fn update<T>(
+    path: &Path,
+    max_entries: usize,
+    change: impl FnOnce(&mut State) -> T,
+) -> Result<(State, Pruned, T)> {
+    let fail = |op: &str, e: io::Error| Error::memory("failed to save state", op, path, &e);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        create_dirs(dir).map_err(|e| fail("mkdir", e))?;
+    }
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true);
+    set_mode(&mut options, 0o644);
+    let mut file = open_locked(path, &options, Mode::Exclusive)
+        .map_err(|e| fail("open", e))?
+        .ok_or_else(|| fail("open", io::ErrorKind::NotFound.into()))?;
+    let mut text = Vec::new();
+    file.read_to_end(&mut text).map_err(|e| fail("read", e))?;
+    let mut state = parse(path, &text)?;
+    state.version = state.version.max(VERSION);
+    let out = change(&mut state);
+    let pruned = prune(&mut state, max_entries);
+    let mut json = serde_json::to_vec_pretty(&state).expect("a state serialises");
+    json.push(b'\n');
+    replace(&file, path, |tmp, _| tmp.write_all(&json)).map_err(|e| fail("replace", e))?;
+    Ok((state, pruned, out))
+}
+
+/// Drops the oldest decisions, then the oldest resolved errors, until at
+/// most `max` remain together; unresolved errors and tasks are kept.
+fn prune(state: &mut State, max: usize) -> Pruned {
+    let mut pruned = Pruned::default();
+    if max == 0 {
+        return pruned;
+    }
+    while state.decisions.len() + state.errors.len() > max {
+        if !state.decisions.is_empty() {
+            state.decisions.remove(0);
+            pruned.decisions += 1;
+        } else if let Some(i) = state.errors.iter().position(|e| e.resolved) {
+            state.errors.remove(i);
+            pruned.errors += 1;
+        } else {
+            break;
+        }
+    }
+    pruned
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::state::data::{Decision, ErrorRecord};
+
+    #[test]
+    fn pruning_keeps_unresolved_errors() {
+        let mut s = State {
+            decisions: (0..5)
+                .map(|i| Decision {
+                    iteration: i,
+                    ..Decision::default()
+                })
+                .collect(),
+            errors: vec![
+                ErrorRecord {
+                    resolved: true,
+                    ..ErrorRecord::default()
+                },
+                ErrorRecord::default(),
+                ErrorRecord::default(),
+            ],
+            ..State::default()
+        };
+        assert_eq!(
+            prune(&mut s, 4),
+            Pruned {
+                decisions: 4,
+                errors: 0
+            }
+        );
+        assert_eq!(s.decisions[0].iteration, 4);
+        assert_eq!(
+            prune(&mut s, 1),
+            Pruned {
+                decisions: 1,
+                errors: 1
+            }
+        );
+        assert_eq!(s.errors.len(), 2, "unresolved errors stay");
+    }
+
+    #[test]
+    fn unknown_fields_survive_and_corruption_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.json");
+        std::fs::write(&path, r#"{"version": 9, "iteration": 2, "future": [1], "tasks": {"t": {"id": "t", "phase": "x", "extra": true}}}"#).unwrap();
+        let (state, _, ()) = update(&path, 100, |s| s.key_facts.push("f".into())).unwrap();
+        assert_eq!(state.version, 9);
+        let saved: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(saved["future"], serde_json::json!([1]));
+        assert_eq!(saved["tasks"]["t"]["extra"], true);
+        std::fs::write(&path, "{\"iteration\": 2,\n \"tasks\": [").unwrap();
+        let err = load(&path).unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!(
+                "state file {} is not a valid state: line 2",
+                path.display()
+            )),
+            "{err}"
+        );
+        assert!(update(&path, 100, |_| ()).is_err());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\"iteration\": 2,\n \"tasks\": [",
+            "never reset"
+        );
+    }
+}
