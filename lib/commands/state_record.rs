@@ -9,7 +9,7 @@ use super::state_target::{self, TASK};
 use super::target::AGENT;
 use crate::cli::{Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
-use crate::memory::state::{self, ErrorRecord};
+use crate::memory::state::{self, Outcome};
 
 pub const COMMAND: Command = Command {
     name: "axe-state-record",
@@ -66,41 +66,16 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let now = OffsetDateTime::now_utc()
         .format(&Rfc3339)
         .unwrap_or_default();
+    let outcome = Outcome {
+        success,
+        error,
+        files: &files,
+        branch,
+        pr,
+        at: now,
+    };
     let (s, pruned, ()) = state::update(&t.path, t.cfg.max_entries.as_usize(), |s| {
-        s.iteration += 1;
-        let iteration = s.iteration;
-        let entry = s.task(&task, phase);
-        if let Some(b) = branch {
-            entry.branch = b.to_owned();
-        }
-        if let Some(p) = pr {
-            entry.pr_number = p.to_owned();
-        }
-        for f in &files {
-            if !entry.files_modified.contains(f) {
-                entry.files_modified.push(f.clone());
-            }
-        }
-        let phase = entry.phase.clone();
-        if success {
-            s.last_checkpoint = Some(now);
-            for e in s
-                .errors
-                .iter_mut()
-                .filter(|e| e.task_id == task && !e.resolved)
-            {
-                e.resolved = true;
-                e.resolution = format!("iteration {iteration} succeeded");
-            }
-        } else {
-            s.errors.push(ErrorRecord {
-                iteration,
-                task_id: task.clone(),
-                phase,
-                error: error.map_or_else(|| format!("iteration {iteration} failed"), str::to_owned),
-                ..ErrorRecord::default()
-            });
-        }
+        s.record(&task, phase, &outcome)
     })?;
     if m.flag(&JSON) {
         return crate::cli::write_json(

@@ -29,12 +29,6 @@ pub struct Target {
 pub fn resolve(m: &Matches) -> Result<Target> {
     let agent = required_agent(m)?.to_owned();
     let cfg = agent::load(&agent)?.state;
-    let path = if cfg.path.is_empty() {
-        crate::dirs::data_dir()?
-            .join("state")
-            .join(format!("{agent}.json"))
-    } else {
-        PathBuf::from(&cfg.path)
-    };
+    let path = crate::memory::state::file_path(&agent, &cfg.path)?;
     Ok(Target { agent, cfg, path })
 }

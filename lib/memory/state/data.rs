@@ -103,7 +103,60 @@ fn same_step(a: &str, b: &str) -> bool {
     a.trim().to_lowercase() == b.trim().to_lowercase()
 }
 
+/// How a run on a task ended, as recorded by [`State::record`].
+#[derive(Debug, Clone, Default)]
+pub struct Outcome<'a> {
+    pub success: bool,
+    /// What went wrong, for a failure.
+    pub error: Option<&'a str>,
+    pub files: &'a [String],
+    pub branch: Option<&'a str>,
+    pub pr: Option<&'a str>,
+    /// The run's time (RFC 3339), the checkpoint of a success.
+    pub at: String,
+}
+
 impl State {
+    /// Counts one more iteration on `task` and records how it ended: a
+    /// success sets the checkpoint and resolves the task's errors; a
+    /// failure records its error, unresolved.
+    pub fn record(&mut self, task: &str, phase: Option<&str>, outcome: &Outcome) {
+        self.iteration += 1;
+        let iteration = self.iteration;
+        let entry = self.task(task, phase);
+        if let Some(b) = outcome.branch {
+            entry.branch = b.to_owned();
+        }
+        if let Some(p) = outcome.pr {
+            entry.pr_number = p.to_owned();
+        }
+        for f in outcome.files {
+            add_once(&mut entry.files_modified, f);
+        }
+        let phase = entry.phase.clone();
+        if outcome.success {
+            self.last_checkpoint = Some(outcome.at.clone());
+            for e in self
+                .errors
+                .iter_mut()
+                .filter(|e| e.task_id == task && !e.resolved)
+            {
+                e.resolved = true;
+                e.resolution = format!("iteration {iteration} succeeded");
+            }
+        } else {
+            self.errors.push(ErrorRecord {
+                iteration,
+                task_id: task.to_owned(),
+                phase,
+                error: outcome
+                    .error
+                    .map_or_else(|| format!("iteration {iteration} failed"), str::to_owned),
+                ..ErrorRecord::default()
+            });
+        }
+    }
+
     /// The task `id`, created (with `phase`) if new; a given phase is set.
     pub fn task(&mut self, id: &str, phase: Option<&str>) -> &mut Task {
         let task = self.tasks.entry(id.to_owned()).or_insert_with(|| Task {

@@ -15,6 +15,19 @@ mod signals;
 mod store;
 
 pub use context::{Part, build};
-pub use data::ErrorRecord;
+pub use data::Outcome;
 pub use signals::{Rejected, Signal, parse};
 pub use store::{Pruned, load, update};
+
+use std::path::PathBuf;
+
+/// The state file of `agent`: `custom` when set (used as is, as the run
+/// log's `memory.path`), else `<data>/state/<agent>.json`.
+pub fn file_path(agent: &str, custom: &str) -> crate::error::Result<PathBuf> {
+    if !custom.is_empty() {
+        return Ok(PathBuf::from(custom));
+    }
+    Ok(crate::dirs::data_dir()?
+        .join("state")
+        .join(format!("{agent}.json")))
+}
