@@ -97,6 +97,8 @@ complete -c axe-run -l model -x -a 'anthropic/ openai/ ollama/' -d 'Use this mod
 complete -c axe-run -s s -l system -x -d 'Use this persona instead of the agent\'s system_prompt (skill, files and memory still follow)'
 complete -c axe-run -l temperature -x -d 'Sampling temperature for this run, sent even when 0 [default: the agent\'s]'
 complete -c axe-run -l max-tokens -x -d 'Longest answer in tokens for this run; 0 is not sent [default: the agent\'s]'
+complete -c axe-run -l task -x -d 'With [state]: the task this run works on, whose state is shown and recorded [default: main]'
+complete -c axe-run -l phase -x -d 'With [state]: the task\'s phase now'
 complete -c axe-run -l timeout -x -d 'Give up after this long, sub-agents included [default: 120]'
 complete -c axe-run -l dry-run -d 'Show the resolved context and stop: no call, no memory entry'
 complete -c axe-run -s v -l verbose -d 'Print what is sent and received on stderr'
@@ -104,7 +106,7 @@ complete -c axe-run -l stream -d 'Print the answer as it arrives (not with --jso
 complete -c axe-run -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON'
 complete -c axe-run -s h -l help -d 'Print help'
 complete -c axe-run -s V -l version -d 'Print version'
-complete -c axe-run -n '__axe_at 0 - --skill --workdir --model --system -s --temperature --max-tokens --timeout' -a '(__axe_agents)'
+complete -c axe-run -n '__axe_at 0 - --skill --workdir --model --system -s --temperature --max-tokens --task --phase --timeout' -a '(__axe_agents)'
 
 # axe-gc
 complete -c axe-gc -f

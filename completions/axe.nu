@@ -34,13 +34,15 @@ export extern main [
 # Run an agent: build its prompt, call its model, print the answer
 export extern "axe-run" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    ...task: string  # The task, as words joined by spaces; standard input, when piped, follows after a blank line
+    ...prompt: string  # The task, as words joined by spaces; standard input, when piped, follows after a blank line
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
     --model: string@"nu-complete axe models"  # Use this model instead of the agent's
     --system(-s): string  # Use this persona instead of the agent's system_prompt (skill, files and memory still follow)
     --temperature: number  # Sampling temperature for this run, sent even when 0 [default: the agent's]
     --max-tokens: int  # Longest answer in tokens for this run; 0 is not sent [default: the agent's]
+    --task: string  # With [state]: the task this run works on, whose state is shown and recorded [default: main]
+    --phase: string  # With [state]: the task's phase now
     --timeout: number  # Give up after this long, sub-agents included [default: 120]
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
@@ -313,13 +315,15 @@ export extern "axe-state-context" [
 # Run an agent: build its prompt, call its model, print the answer
 export extern "axe run" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    ...task: string  # The task, as words joined by spaces; standard input, when piped, follows after a blank line
+    ...prompt: string  # The task, as words joined by spaces; standard input, when piped, follows after a blank line
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
     --model: string@"nu-complete axe models"  # Use this model instead of the agent's
     --system(-s): string  # Use this persona instead of the agent's system_prompt (skill, files and memory still follow)
     --temperature: number  # Sampling temperature for this run, sent even when 0 [default: the agent's]
     --max-tokens: int  # Longest answer in tokens for this run; 0 is not sent [default: the agent's]
+    --task: string  # With [state]: the task this run works on, whose state is shown and recorded [default: main]
+    --phase: string  # With [state]: the task's phase now
     --timeout: number  # Give up after this long, sub-agents included [default: 120]
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr

@@ -356,6 +356,7 @@ struct DryRunJson {
     parallel: bool,
     sub_agent_timeout: i64,
     notes: Option<DryRunNotes>,
+    session_memory: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -419,3 +419,114 @@ fn path_and_dispatch() {
         .code(2)
         .stderr("agent config not found: nope\n");
 }
+
+// --- through axe-run ---------------------------------------------------------
+
+use crate::server::{Answer, Server};
+use crate::wire::{reply_for, served_by};
+
+#[test]
+fn a_run_records_its_signals_and_outcome_and_the_next_run_sees_them() {
+    for provider in ["anthropic", "openai", "ollama"] {
+        let env = Env::new();
+        env.agent(
+            "a",
+            &format!("name = \"a\"\nmodel = \"{provider}/m\"\n[state]\nenabled = true\n"),
+        );
+        let path = env.data_dir().join("axe/state/a.json");
+        let answer = "Working on it.\nAXE_MEMORY: STEP_PENDING Write the migration\n\
+                      AXE_MEMORY: KEY_FACT Postgres 16\nAXE_MEMORY: WISH more time\n";
+        let server = Server::start(vec![
+            Answer::json(200, &reply_for(provider, answer)),
+            Answer::json(
+                200,
+                &reply_for(provider, "AXE_MEMORY: STEP_DONE write the migration"),
+            ),
+        ]);
+        let out = served_by(env.cmd("axe-run"), &server.url)
+            .args(["a", "--task", "42", "--phase", "BUILD", "--json", "start"])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            doc["state"]["recorded"].as_array().unwrap().len(),
+            2,
+            "{provider}"
+        );
+        assert_eq!(doc["state"]["rejected"][0]["line"], 4);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("line 4: unknown signal type WISH"),
+            "{provider}: {err}"
+        );
+        let s = stored(&path);
+        assert_eq!(s["iteration"], 1);
+        assert_eq!(s["tasks"]["42"]["phase"], "BUILD");
+        // The next run's user message carries the block, after the task.
+        served_by(env.cmd("axe-run"), &server.url)
+            .args(["a", "--task", "42", "go on"])
+            .assert()
+            .success();
+        let second = server.requests()[1].json();
+        let user = second["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["role"] == "user")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            user.starts_with("go on\n\n## Session Memory\n\n### Task: 42 (Phase: BUILD)\nPending: Write the migration\n"),
+            "{provider}: {user}"
+        );
+        assert!(user.contains("- Postgres 16"));
+        let s = stored(&path);
+        assert_eq!(s["iteration"], 2);
+        assert_eq!(
+            s["tasks"]["42"]["completed_steps"],
+            json!(["Write the migration"])
+        );
+        // The run log keeps the task as it was given.
+        assert!(
+            !second.to_string().contains("system\":\"## Session"),
+            "not in the system prompt"
+        );
+    }
+}
+
+#[test]
+fn a_failed_run_is_recorded_as_an_unresolved_error() {
+    let env = Env::new();
+    let path = agent(&env, "a", "");
+    let server = Server::start(vec![Answer::json(
+        500,
+        &json!({"error": {"message": "down"}}),
+    )]);
+    served_by(env.cmd("axe-run"), &server.url)
+        .args(["a", "--task", "7", "hi"])
+        .assert()
+        .code(3)
+        .stderr("server: down\n");
+    let s = stored(&path);
+    assert_eq!(s["errors"][0]["error"], "server: down");
+    assert_eq!(s["errors"][0]["task_id"], "7");
+    assert_eq!(s["errors"][0]["resolved"], false);
+    // --dry-run shows the block and records nothing.
+    let out = env
+        .cmd("axe-run")
+        .args(["a", "--task", "7", "--dry-run"])
+        .assert()
+        .success();
+    let text = stdout(out.get_output());
+    assert!(
+        text.contains(
+            "--- Session Memory ---\n## Session Memory\n\n### Task: 7\n\n### Unresolved Errors\n- [Iteration 1] server: down\n\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(stored(&path)["iteration"], 1);
+}

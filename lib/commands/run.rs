@@ -13,7 +13,9 @@ use crate::config;
 use crate::dirs;
 use crate::error::{Error, Result};
 use crate::llm::{self, Deadline};
+use crate::memory::state::DEFAULT_TASK;
 use crate::prompt;
+use crate::run::state::Recorded;
 use crate::run::{self, Outcome, Prepared, Session, TextSink, dry_run, recall};
 use crate::stderr::note;
 use crate::timeout::Seconds;
@@ -21,11 +23,11 @@ use crate::timeout::Seconds;
 pub const COMMAND: Command = Command {
     name: "axe-run",
     about: "Run an agent: build its prompt, call its model, print the answer",
-    usage: &["[OPTIONS] <AGENT> [TASK]..."],
+    usage: &["[OPTIONS] <AGENT> [PROMPT]..."],
     args: &[
         AGENT,
         Arg {
-            name: "TASK",
+            name: "PROMPT",
             help: "The task, as words joined by spaces; standard input, when piped, follows after a blank line",
             complete: Complete::Nothing,
             many: true,
@@ -38,6 +40,8 @@ pub const COMMAND: Command = Command {
         SYSTEM,
         TEMPERATURE,
         MAX_TOKENS,
+        STATE_TASK,
+        PHASE,
         TIMEOUT,
         DRY_RUN,
         VERBOSE,
@@ -48,7 +52,7 @@ pub const COMMAND: Command = Command {
 Loads <config>/agents/<AGENT>.toml, resolves its context files (globs in
 the workdir), skill, and standard input (read when it is not a terminal),
 and sends the system prompt (persona, skill, files, memory) and the user
-message (the TASK words, then standard input after a blank line, or
+message (the PROMPT words, then standard input after a blank line, or
 \"Execute the task described in your instructions.\" when both are empty)
 to the agent's model. Prints the answer exactly; on a terminal, a newline
 follows an answer that lacks one.
@@ -105,6 +109,14 @@ const MAX_TOKENS: Flag = Flag::with_value(
 )
 .int();
 
+const STATE_TASK: Flag = Flag::with_value(
+    "task",
+    "ID",
+    "With [state]: the task this run works on, whose state is shown and recorded [default: main]",
+);
+
+const PHASE: Flag = Flag::with_value("phase", "P", "With [state]: the task's phase now");
+
 const TIMEOUT: Flag = Flag::with_value(
     "timeout",
     "SECONDS",
@@ -127,10 +139,13 @@ const JSON: Flag = Flag::switch(
     "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON",
 );
 
-/// What `--json` adds to the answer: how many tools the model called.
+/// What `--json` adds to the answer: how many tools the model called and,
+/// with `[state]`, the signals recorded and rejected.
 #[derive(Serialize)]
-struct ToolCalls {
+struct More {
     tool_calls: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<Recorded>,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -187,11 +202,20 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             .iter()
             .for_each(|w| note(format_args!("Warning: {w}")));
     }
+    let mut warn = |w: String| note(format_args!("Warning: {w}"));
+    let (state_task, phase) = (
+        m.string(&STATE_TASK)?.unwrap_or(DEFAULT_TASK),
+        m.string(&PHASE)?,
+    );
+    let user = prompt::user_message(&stdin);
+    // The run log keeps the task as given; the model also gets the state.
+    let (sent, block) = run::state::with_context(&agent, user, state_task, &mut warn);
 
     if dry {
         let shown = dry_run::Shown {
             timeout: Seconds(timeout),
             stdin: &stdin,
+            session_memory: agent.state.as_ref().map(|_| block.as_str()),
         };
         return if json {
             dry_run::json(out, &session, &agent, &shown)
@@ -202,7 +226,6 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 
     // A missing key fails before anything else is said or sent.
     session.endpoint(agent.provider)?;
-    let user = prompt::user_message(&stdin);
     if verbose {
         print_context(&agent, Seconds(timeout), &stdin);
     }
@@ -213,17 +236,30 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         out.flush()
     };
     let on_text: Option<TextSink> = if stream { Some(&mut show) } else { None };
-    let outcome = run::converse(&session, &agent, user, 0, deadline, on_text);
+    let outcome = run::converse(&session, &agent, &sent, 0, deadline, on_text);
     let duration_ms = started.elapsed().as_millis();
     if verbose {
         note(format_args!("Duration: {duration_ms}ms"));
     }
-    let outcome = outcome?;
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            run::state::record(&agent, state_task, phase, Err(&e.to_string()), &mut warn);
+            return Err(e);
+        }
+    };
     if verbose {
         print_totals(&outcome);
     }
+    let state = run::state::record(
+        &agent,
+        state_task,
+        phase,
+        Ok(&outcome.reply.content),
+        &mut warn,
+    );
 
-    let printed = print(out, &outcome, json, stream, duration_ms);
+    let printed = print(out, &outcome, json, stream, duration_ms, state);
     // The answer was paid for: it is recorded even if our reader is gone.
     if agent.cfg.memory.enabled
         && let Err(w) = recall::record(&name, &agent.cfg.memory, user, &outcome.reply.content)
@@ -239,11 +275,13 @@ fn print(
     json: bool,
     streamed: bool,
     duration_ms: u128,
+    state: Option<Recorded>,
 ) -> Result<()> {
     let reply = &outcome.reply;
     if json {
-        let more = ToolCalls {
+        let more = More {
             tool_calls: outcome.tool_calls,
+            state,
         };
         let tokens = (outcome.input_tokens, outcome.output_tokens);
         return super::answer::write_answer(out, reply, tokens, duration_ms, more);

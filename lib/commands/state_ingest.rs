@@ -4,10 +4,11 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::state_target::{self, DEFAULT_TASK, TASK};
+use super::state_target::{self, TASK};
 use super::target::AGENT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
+use crate::memory::state::DEFAULT_TASK;
 use crate::memory::state::{self, Pruned, Rejected, Signal};
 use crate::stderr::note;
 

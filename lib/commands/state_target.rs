@@ -14,9 +14,6 @@ pub const TASK: Flag = Flag::with_value(
     "The current task: signals about steps and files go to it [default: main]",
 );
 
-/// The task signals go to when none is named.
-pub const DEFAULT_TASK: &str = "main";
-
 /// An agent's state file and settings.
 pub struct Target {
     pub agent: String,

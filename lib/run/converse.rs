@@ -8,6 +8,7 @@ use std::io;
 use super::prepared::{self, Prepared};
 use super::recall;
 use super::session::Session;
+use super::state;
 use super::tools;
 use crate::agent;
 use crate::error::{Error, Result};
@@ -178,8 +179,25 @@ fn sub_agent(
     if let Some(r) = &agent.recall {
         r.warnings.iter().for_each(|w| warn(w));
     }
-    let outcome =
-        converse(session, &agent, user, depth, deadline, None).map_err(|e| e.to_string())?;
+    let mut warn_owned = |w: String| warn(&w);
+    // A sub-agent's own state is shown and recorded under its main task.
+    let task = crate::memory::state::DEFAULT_TASK;
+    let (sent, _) = state::with_context(&agent, user, task, &mut warn_owned);
+    let outcome = match converse(session, &agent, &sent, depth, deadline, None) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            let e = e.to_string();
+            state::record(&agent, task, None, Err(&e), &mut warn_owned);
+            return Err(e);
+        }
+    };
+    state::record(
+        &agent,
+        task,
+        None,
+        Ok(&outcome.reply.content),
+        &mut warn_owned,
+    );
     let content = outcome.reply.content;
     if agent.cfg.memory.enabled
         && let Err(w) = recall::record(name, &agent.cfg.memory, user, &content)

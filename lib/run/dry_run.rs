@@ -15,6 +15,8 @@ use crate::timeout::Seconds;
 pub struct Shown<'a> {
     pub timeout: Seconds,
     pub stdin: &'a str,
+    /// The Session Memory block, with `[state]` (empty when it is empty).
+    pub session_memory: Option<&'a str>,
 }
 
 /// Go's text layout (reference, "Dry-run output").
@@ -86,6 +88,13 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
             tools::names(session, agent, 0).join(", ")
         );
     }
+    if let Some(block) = s.session_memory {
+        let _ = write!(
+            out,
+            "--- Session Memory ---\n{}\n\n",
+            or_none(block.trim_end())
+        );
+    }
     let _ = out.write_str("--- Sub-Agents ---\n");
     if cfg.sub_agents.is_empty() {
         let _ = out.write_str("(none)\n");
@@ -126,6 +135,8 @@ struct Json<'a> {
     sub_agent_timeout: u64,
     /// `null` when notes are disabled.
     notes: Option<Notes>,
+    /// `null` when state is disabled.
+    session_memory: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -167,6 +178,7 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
             max_depth: session.max_depth,
             parallel: agent.parallel(),
             sub_agent_timeout: cfg.sub_agents_config.timeout.get(),
+            session_memory: s.session_memory,
             notes: agent.notes.as_ref().map(|ws| Notes {
                 workspace: ws.root.display().to_string(),
                 tools: tools::names(session, agent, 0),

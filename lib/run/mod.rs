@@ -11,6 +11,7 @@ pub mod gc;
 pub(crate) mod prepared;
 pub mod recall;
 pub(crate) mod session;
+pub mod state;
 mod tools;
 
 pub use converse::{Outcome, TextSink, converse};

@@ -28,6 +28,8 @@ pub struct Prepared {
     pub recall: Option<Recall>,
     /// The notes workspace, when `[notes]` is enabled.
     pub notes: Option<Workspace>,
+    /// The structured state's file, when `[state]` is enabled.
+    pub state: Option<PathBuf>,
     /// What is sent: the agent's `params.temperature` unless 0 (Go's
     /// "unset"), or a `--temperature` given for this run, 0 included.
     pub temperature: Option<f64>,
@@ -39,6 +41,7 @@ pub enum Step {
     Files,
     Skill,
     Notes,
+    State,
 }
 
 impl fmt::Display for Step {
@@ -47,6 +50,7 @@ impl fmt::Display for Step {
             Step::Files => "resolve files",
             Step::Skill => "load skill",
             Step::Notes => "resolve notes workspace",
+            Step::State => "resolve state file",
         })
     }
 }
@@ -75,6 +79,13 @@ impl Prepared {
         if notes.is_some() {
             prompt::add_notes(&mut system);
         }
+        let state = match cfg.state.enabled {
+            true => Some(
+                crate::memory::state::file_path(name, &cfg.state.path)
+                    .map_err(|e| (Step::State, e))?,
+            ),
+            false => None,
+        };
         let temperature = Some(cfg.params.temperature).filter(|t| *t != 0.0);
         Ok(Prepared {
             name: name.to_owned(),
@@ -88,6 +99,7 @@ impl Prepared {
             system,
             recall,
             notes,
+            state,
         })
     }
 

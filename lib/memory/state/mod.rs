@@ -21,6 +21,9 @@ pub use store::{Pruned, load, update};
 
 use std::path::PathBuf;
 
+/// The task signals and outcomes go to when none is named.
+pub const DEFAULT_TASK: &str = "main";
+
 /// The state file of `agent`: `custom` when set (used as is, as the run
 /// log's `memory.path`), else `<data>/state/<agent>.json`.
 pub fn file_path(agent: &str, custom: &str) -> crate::error::Result<PathBuf> {
