@@ -530,3 +530,46 @@ fn a_failed_run_is_recorded_as_an_unresolved_error() {
     );
     assert_eq!(stored(&path)["iteration"], 1);
 }
+
+#[test]
+fn the_readmes_loop_runs_until_no_step_is_pending() {
+    if !crate::util::have("jq") {
+        return;
+    }
+    let env = Env::new();
+    agent(&env, "builder", "");
+    let readme = include_str!("../README.md");
+    let start = readme
+        .find("<!-- state-loop")
+        .expect("README marks its loop");
+    let body = &readme[start..];
+    let open = body.find("```sh\n").unwrap() + 6;
+    let script = &body[open..open + body[open..].find("```").unwrap()];
+    let server = Server::start(vec![
+        Answer::json(
+            200,
+            &reply_for(
+                "anthropic",
+                "AXE_MEMORY: STEP_PENDING a\nAXE_MEMORY: STEP_PENDING b",
+            ),
+        ),
+        Answer::json(200, &reply_for("anthropic", "AXE_MEMORY: STEP_DONE a")),
+        Answer::json(200, &reply_for("anthropic", "AXE_MEMORY: STEP_DONE b")),
+        Answer::json(200, &reply_for("anthropic", "should not be asked")),
+    ]);
+    served_by(env.shell("bash"), &server.url)
+        .args(["-e", "-c", script])
+        .assert()
+        .success();
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "three iterations, then no step pending"
+    );
+    let s = stored(&env.data_dir().join("axe/state/builder.json"));
+    assert_eq!(s["iteration"], 3);
+    assert_eq!(s["tasks"]["42"]["completed_steps"], json!(["a", "b"]));
+    // Each run saw the state the last one left.
+    let second = server.requests()[1].json().to_string();
+    assert!(second.contains("Pending: a, b"), "{second}");
+}

@@ -169,6 +169,24 @@ impl State {
         task
     }
 
+    /// Records `signals` in order, for task `task` in `phase`. Known facts
+    /// are looked up in a set, so a long output of facts costs no more per
+    /// signal than a short one.
+    pub fn apply_all(&mut self, signals: &[Signal], task: &str, phase: Option<&str>) {
+        use std::collections::HashSet;
+        let mut facts: HashSet<String> = self.key_facts.iter().cloned().collect();
+        for signal in signals {
+            match signal.kind {
+                Kind::KeyFact => {
+                    if facts.insert(signal.text.clone()) {
+                        self.key_facts.push(signal.text.clone());
+                    }
+                }
+                _ => self.apply(signal, task, phase),
+            }
+        }
+    }
+
     /// Records `signal` for task `task` in `phase`.
     pub fn apply(&mut self, signal: &Signal, task: &str, phase: Option<&str>) {
         let iteration = self.iteration;
