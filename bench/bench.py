@@ -69,25 +69,26 @@ def generate(path: Path, size: int) -> None:
     tmp.rename(path)
 
 
-def run_once(cmd, prepare=None, cleanup=None, env=None):
+def run_once(cmd, prepare=None, cleanup=None, env=None, stdin=os.devnull):
     """Wall time (s) of one run of `cmd`, output discarded. `prepare` and
-    `cleanup` run before and after it, untimed; `env` adds variables."""
+    `cleanup` run before and after it, untimed; `env` adds variables;
+    `stdin` is the file read as standard input."""
     if prepare:
         prepare()
-    devnull_in = os.open(os.devnull, os.O_RDONLY)
+    stdin_fd = os.open(stdin, os.O_RDONLY)
     start = time.perf_counter()
     pid = os.posix_spawn(
         cmd[0],
         cmd,
         {**os.environ, **(env or {})},
         file_actions=[
-            (os.POSIX_SPAWN_DUP2, devnull_in, 0),
+            (os.POSIX_SPAWN_DUP2, stdin_fd, 0),
             (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
         ],
     )
     _, status = os.waitpid(pid, 0)
     elapsed = time.perf_counter() - start
-    os.close(devnull_in)
+    os.close(stdin_fd)
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed: {' '.join(map(str, cmd))}")
     if cleanup:
@@ -95,15 +96,16 @@ def run_once(cmd, prepare=None, cleanup=None, env=None):
     return elapsed
 
 
-def peak_rss(cmd, prepare=None, cleanup=None, env=None):
+def peak_rss(cmd, prepare=None, cleanup=None, env=None, stdin=os.devnull):
     """Peak resident set (KiB) of one run of `cmd`, from GNU time."""
     if prepare:
         prepare()
-    out = subprocess.run(
-        [GNU_TIME, "-f", "%M", *cmd], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True, check=True, env={**os.environ, **(env or {})},
-    )
+    with open(stdin, "rb") as f:
+        out = subprocess.run(
+            [GNU_TIME, "-f", "%M", *cmd], stdin=f, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True, check=True, env={**os.environ, **(env or {})},
+        )
     if cleanup:
         cleanup()
     return int(out.stderr.strip().splitlines()[-1])
@@ -260,6 +262,52 @@ def notes_world(name, agents, days, topics, daily_size):
     return {"XDG_CONFIG_HOME": str(config), "XDG_DATA_HOME": str(world / "data")}, ws
 
 
+def state_world():
+    """An agent whose state holds 10,000 decisions, errors and facts, and a
+    file of 10,000 signal lines; returns (environment, state file, lines)."""
+    import json
+    world = DATA / "state-world"
+    config, data = world / "config", world / "data"
+    state_file = data / "axe" / "state" / "bench.json"
+    signals = world / "signals.txt"
+    if not signals.exists():
+        rng = random.Random(5)
+        words, weights = VOCABULARY
+
+        def phrase(size):
+            # A decision or a fact is a sentence, not a page of notes.
+            out = []
+            while sum(len(w) + 1 for w in out) < size:
+                out.append(rng.choices(words, weights)[0])
+            return " ".join(out)
+
+        agents = config / "axe" / "agents"
+        agents.mkdir(parents=True, exist_ok=True)
+        (agents / "bench.toml").write_text(
+            'name = "bench"\nmodel = "anthropic/claude-sonnet-4-20250514"\n'
+            "[state]\nenabled = true\nmax_entries = 20000\n")
+        doc = {
+            "version": 1, "iteration": 50,
+            "tasks": {f"t{i}": {"id": f"t{i}", "phase": "BUILD",
+                                "completed_steps": [phrase(40) for _ in range(10)],
+                                "pending_steps": [phrase(40) for _ in range(5)],
+                                "files_modified": [f"src/f{j}.rs" for j in range(10)]}
+                      for i in range(10)},
+            "decisions": [{"iteration": i, "description": phrase(80)} for i in range(3333)],
+            "errors": [{"iteration": i, "phase": "TEST", "error": phrase(80),
+                        "resolved": i % 2 == 0} for i in range(3333)],
+            "key_facts": [phrase(60) for _ in range(3334)],
+        }
+        state_file.parent.mkdir(parents=True, exist_ok=True)
+        state_file.with_suffix(".fresh").write_text(json.dumps(doc, indent=2))
+        kinds = ["KEY_FACT", "DECISION", "STEP_PENDING", "STEP_DONE", "FILE_MODIFIED", "ERROR"]
+        with open(signals, "w") as out:
+            for i in range(10_000):
+                out.write(f"AXE_MEMORY: {kinds[i % 6]} {phrase(50)}\n")
+    shutil.copyfile(state_file.with_suffix(".fresh"), state_file)
+    return {"XDG_CONFIG_HOME": str(config), "XDG_DATA_HOME": str(data)}, state_file, signals
+
+
 def which(name):
     path = shutil.which(name)
     if not path:
@@ -380,6 +428,24 @@ def main():
     b = measure([which("true")], 10 if args.quick else 200)
     rows.append(("axe-notes-remember", "(new entry)", r, "true", b))
     checks.append(("axe-notes-remember median < 2 ms", r["median"] < 0.002, f"{ms(r['median'])} ms"))
+
+    # Structured state: the budgeted context over 10,000 decisions, errors
+    # and facts, and ingesting 10,000 signal lines.
+    env, state_file, signals = state_world()
+    fresh = state_file.with_suffix(".fresh")
+    reset_state = lambda: shutil.copyfile(fresh, state_file)
+    n = 10 if args.quick else 100
+    reset_state()
+    r = measure([tool("axe-state-context"), "bench", "--task", "t0"], n, env=env)
+    b = measure([which("cat"), str(state_file)], n)
+    rows.append(("axe-state-context --task t0", "10,000 items", r, "cat (the state)", b))
+    checks.append(("axe-state-context median < 5 ms", r["median"] < 0.005, f"{ms(r['median'])} ms"))
+    ingest = [tool("axe-state-ingest"), "bench", "--task", "t0"]
+    r = measure(ingest, n, env=env, prepare=reset_state, stdin=signals)
+    b = measure([which("wc"), "-l"], n, stdin=signals)
+    rows.append(("axe-state-ingest", "10,000 signal lines", r, "wc -l (the lines)", b))
+    checks.append(("axe-state-ingest of 10,000 lines median < 50 ms", r["median"] < 0.050,
+                   f"{ms(r['median'])} ms"))
 
     # Search: BM25 over ~100 MB of notes (20 agents x 5 years), next to
     # grep counting the same word in the same tree.

@@ -89,22 +89,27 @@ pub fn update<T>(
 /// Drops the oldest decisions, then the oldest resolved errors, until at
 /// most `max` remain together; unresolved errors and tasks are kept.
 fn prune(state: &mut State, max: usize) -> Pruned {
-    let mut pruned = Pruned::default();
-    if max == 0 {
-        return pruned;
+    let excess = (state.decisions.len() + state.errors.len()).saturating_sub(max);
+    if max == 0 || excess == 0 {
+        return Pruned::default();
     }
-    while state.decisions.len() + state.errors.len() > max {
-        if !state.decisions.is_empty() {
-            state.decisions.remove(0);
-            pruned.decisions += 1;
-        } else if let Some(i) = state.errors.iter().position(|e| e.resolved) {
-            state.errors.remove(i);
-            pruned.errors += 1;
-        } else {
-            break;
+    // Oldest decisions go first, then the oldest resolved errors; unresolved
+    // errors are never dropped, even if that leaves the state over `max`.
+    let decisions = excess.min(state.decisions.len());
+    state.decisions.drain(..decisions);
+    let mut left = excess - decisions;
+    let before = state.errors.len();
+    state.errors.retain(|e| {
+        if left > 0 && e.resolved {
+            left -= 1;
+            return false;
         }
+        true
+    });
+    Pruned {
+        decisions,
+        errors: before - state.errors.len(),
     }
-    pruned
 }
 
 #[cfg(test)]
