@@ -69,7 +69,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         if phase.is_some() {
             s.task(task, phase);
         }
-        s.apply_all(&parsed.signals, task, phase);
+        s.apply(&parsed.signals, task, phase);
     })?;
     for r in &parsed.rejected {
         note(format_args!(

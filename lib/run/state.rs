@@ -68,7 +68,7 @@ pub fn record(
         ..Outcome::default()
     };
     let saved = state::update(path, agent.cfg.state.max_entries.as_usize(), |s| {
-        s.apply_all(&parsed.signals, task, phase);
+        s.apply(&parsed.signals, task, phase);
         s.record(task, phase, &done);
     });
     if let Err(e) = saved {

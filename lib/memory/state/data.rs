@@ -98,22 +98,8 @@ fn add_once(list: &mut Vec<String>, item: &str) {
     }
 }
 
-/// The same step, as a person would say: surrounding spaces and case aside.
-fn same_step(a: &str, b: &str) -> bool {
-    // Compared char by char without lowering copies: a long task list is
-    // scanned once per step signal, so this runs millions of times on a
-    // big ingest.
-    let (a, b) = (a.trim(), b.trim());
-    if a.is_ascii() && b.is_ascii() {
-        return a.eq_ignore_ascii_case(b);
-    }
-    a.chars()
-        .flat_map(char::to_lowercase)
-        .eq(b.chars().flat_map(char::to_lowercase))
-}
-
-/// What [`same_step`] compares: `same_step(a, b)` exactly when
-/// `step_key(a) == step_key(b)`, so sets of keys can stand in for scans.
+/// A step as a person would name it: surrounding spaces and case aside.
+/// Two steps are the same when their keys are equal.
 fn step_key(step: &str) -> String {
     step.trim().chars().flat_map(char::to_lowercase).collect()
 }
@@ -184,11 +170,14 @@ impl State {
         task
     }
 
-    /// Records `signals` in order, for task `task` in `phase`. Known facts
-    /// are looked up in a set, so a long output of facts costs no more per
-    /// signal than a short one.
-    pub fn apply_all(&mut self, signals: &[Signal], task: &str, phase: Option<&str>) {
+    /// Records `signals` in order, for task `task` in `phase`: facts and
+    /// files kept once, a STEP_DONE completing the pending step of the same
+    /// key (which keeps its own wording), a step pending or completed once.
+    /// Facts and steps are looked up by key, not scanned, so a long output
+    /// costs no more per signal than a short one.
+    pub fn apply(&mut self, signals: &[Signal], task: &str, phase: Option<&str>) {
         use std::collections::{HashMap, HashSet};
+        let iteration = self.iteration;
         let mut facts: HashSet<String> = self.key_facts.iter().cloned().collect();
         // Pending steps are counted, not just known: a file written by hand
         // may list one twice, and each completion takes one of them.
@@ -208,8 +197,24 @@ impl State {
                         self.key_facts.push(signal.text.clone());
                     }
                 }
-                // The same rules as in `apply`, with the scans replaced by
-                // lookups; only a step that is pending is searched for.
+                Kind::Decision => self.decisions.push(Decision {
+                    iteration,
+                    task_id: task.to_owned(),
+                    description: text.to_owned(),
+                    ..Decision::default()
+                }),
+                Kind::Error => {
+                    let phase = phase
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| self.task(task, None).phase.clone());
+                    self.errors.push(ErrorRecord {
+                        iteration,
+                        task_id: task.to_owned(),
+                        phase,
+                        error: text.to_owned(),
+                        ..ErrorRecord::default()
+                    });
+                }
                 Kind::StepPending => {
                     let t = self.task(task, phase);
                     let count = pending.entry(step_key(text)).or_default();
@@ -221,18 +226,15 @@ impl State {
                 Kind::StepDone => {
                     let t = self.task(task, phase);
                     let key = step_key(text);
-                    let found = match pending.get_mut(&key) {
-                        Some(count) if *count > 0 => {
+                    // Only a step known to be pending is searched for.
+                    let i = pending
+                        .get_mut(&key)
+                        .filter(|count| **count > 0)
+                        .and_then(|count| {
                             *count -= 1;
-                            true
-                        }
-                        _ => false,
-                    };
-                    let done = match t
-                        .pending_steps
-                        .iter()
-                        .position(|p| found && same_step(p, text))
-                    {
+                            t.pending_steps.iter().position(|p| step_key(p) == key)
+                        });
+                    let done = match i {
                         Some(i) => t.pending_steps.remove(i),
                         None => text.to_owned(),
                     };
@@ -240,18 +242,38 @@ impl State {
                         t.completed_steps.push(done);
                     }
                 }
-                _ => self.apply(signal, task, phase),
+                Kind::FileModified => add_once(&mut self.task(task, phase).files_modified, text),
             }
         }
     }
+}
 
-    /// Records `signal` for task `task` in `phase`.
-    pub fn apply(&mut self, signal: &Signal, task: &str, phase: Option<&str>) {
-        let iteration = self.iteration;
+#[cfg(test)]
+mod tests {
+    use super::{Decision, ErrorRecord, State, add_once, step_key};
+    use crate::memory::state::signals::{Kind, Signal};
+
+    fn same_step(a: &str, b: &str) -> bool {
+        step_key(a) == step_key(b)
+    }
+
+    #[test]
+    fn steps_match_ignoring_case_and_surrounding_space() {
+        assert!(same_step("Write the parser", "  write THE parser "));
+        assert!(same_step("Écrire l'analyseur", "écrire L'ANALYSEUR"));
+        assert!(same_step("ΣΟΦΙΑ", "σοφια"));
+        assert!(!same_step("write the parser", "write the parsers"));
+        assert!(!same_step("é", "e"));
+    }
+
+    /// The rules of [`State::apply`] for one signal, as plainly as they
+    /// can be written: every lookup a scan of the lists.
+    fn apply_one(s: &mut State, signal: &Signal, task: &str, phase: Option<&str>) {
+        let iteration = s.iteration;
         let text = signal.text.as_str();
         match signal.kind {
-            Kind::KeyFact => add_once(&mut self.key_facts, text),
-            Kind::Decision => self.decisions.push(Decision {
+            Kind::KeyFact => add_once(&mut s.key_facts, text),
+            Kind::Decision => s.decisions.push(Decision {
                 iteration,
                 task_id: task.to_owned(),
                 description: text.to_owned(),
@@ -260,8 +282,8 @@ impl State {
             Kind::Error => {
                 let phase = phase
                     .map(str::to_owned)
-                    .unwrap_or_else(|| self.task(task, None).phase.clone());
-                self.errors.push(ErrorRecord {
+                    .unwrap_or_else(|| s.task(task, None).phase.clone());
+                s.errors.push(ErrorRecord {
                     iteration,
                     task_id: task.to_owned(),
                     phase,
@@ -270,8 +292,7 @@ impl State {
                 });
             }
             Kind::StepDone => {
-                let t = self.task(task, phase);
-                // The pending step it completes keeps its own wording.
+                let t = s.task(task, phase);
                 let done = match t.pending_steps.iter().position(|p| same_step(p, text)) {
                     Some(i) => t.pending_steps.remove(i),
                     None => text.to_owned(),
@@ -281,56 +302,21 @@ impl State {
                 }
             }
             Kind::StepPending => {
-                let t = self.task(task, phase);
+                let t = s.task(task, phase);
                 if !t.pending_steps.iter().any(|p| same_step(p, text)) {
                     t.pending_steps.push(text.to_owned());
                 }
             }
-            Kind::FileModified => add_once(&mut self.task(task, phase).files_modified, text),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{State, same_step, step_key};
-    use crate::memory::state::signals::{Kind, Signal};
-
-    #[test]
-    fn steps_match_ignoring_case_and_surrounding_space() {
-        assert!(same_step("Write the parser", "  write THE parser "));
-        assert!(same_step("Écrire l'analyseur", "écrire L'ANALYSEUR"));
-        assert!(!same_step("write the parser", "write the parsers"));
-        assert!(!same_step("é", "e"));
-    }
-
-    #[test]
-    fn step_keys_agree_with_same_step() {
-        let steps = [
-            "Write the parser",
-            " write THE parser",
-            "write the parsers",
-            "Écrire",
-            "écrire ",
-            "ΣΟΦΙΑ",
-            "σοφια",
-            "straße",
-            "STRASSE",
-            "",
-            "  ",
-        ];
-        for a in steps {
-            for b in steps {
-                assert_eq!(same_step(a, b), step_key(a) == step_key(b), "{a:?} {b:?}");
-            }
+            Kind::FileModified => add_once(&mut s.task(task, phase).files_modified, text),
         }
     }
 
-    /// `apply_all` is `apply` on each signal in turn, only faster: checked
-    /// on random runs of signals over a small vocabulary, so that steps,
-    /// facts and files repeat in different cases.
+    /// `apply` with its lookups by key does what the plain scans of
+    /// `apply_one` do, signal by signal: checked on random runs of signals
+    /// over a small vocabulary, so that steps, facts and files repeat in
+    /// different cases, on tasks whose lists already hold duplicates.
     #[test]
-    fn apply_all_matches_applying_one_by_one() {
+    fn apply_matches_the_plain_rules_one_signal_at_a_time() {
         let kinds = [
             Kind::KeyFact,
             Kind::Decision,
@@ -362,10 +348,10 @@ mod tests {
                 .collect();
             let mut one_by_one = start.clone();
             for s in &signals {
-                one_by_one.apply(s, "main", Some("BUILD"));
+                apply_one(&mut one_by_one, s, "main", Some("BUILD"));
             }
             let mut all = start;
-            all.apply_all(&signals, "main", Some("BUILD"));
+            all.apply(&signals, "main", Some("BUILD"));
             assert_eq!(all, one_by_one, "{signals:?}");
         }
     }
