@@ -8,7 +8,8 @@ use super::state_target::{self, TASK};
 use super::target::AGENT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
-use crate::memory::state::{self, Part};
+use crate::memory::block::{Block, Part};
+use crate::memory::state;
 
 pub const COMMAND: Command = Command {
     name: "axe-state-context",
@@ -45,8 +46,8 @@ struct Json<'a> {
     budget: usize,
     chars: usize,
     text: &'a str,
-    included: &'a [Part],
-    left_out: &'a [Part],
+    included: &'a [Part<'a>],
+    left_out: &'a [Part<'a>],
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -54,15 +55,21 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let budget = m
         .number::<usize>(&BUDGET)?
         .unwrap_or_else(|| t.cfg.context_budget.as_usize());
-    let s = state::load(&t.path)?;
-    let built = state::build(&s, m.string(&TASK)?, budget);
-    if m.flag(&JSON) {
+    let bytes = state::read(&t.path)?;
+    let view = state::view(&t.path, &bytes)?;
+    let json = m.flag(&JSON);
+    let block = match json {
+        true => Block::listing(budget),
+        false => Block::new(budget),
+    };
+    let built = state::build(&view, m.string(&TASK)?, block);
+    if json {
         return crate::cli::write_json(
             out,
             &Json {
                 agent: &t.agent,
                 budget,
-                chars: built.text.chars().count(),
+                chars: built.chars(),
                 text: &built.text,
                 included: &built.included,
                 left_out: &built.left_out,

@@ -6,6 +6,7 @@ use super::state_target::{self, TASK};
 use super::target::AGENT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
+use crate::memory::block::Block;
 use crate::memory::state;
 
 pub const COMMAND: Command = Command {
@@ -31,7 +32,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if m.flag(&JSON) {
         return crate::cli::write_json(out, &s);
     }
-    let built = state::build(&s, m.string(&TASK)?, usize::MAX);
+    let view = s.view();
+    let built = state::build(&view, m.string(&TASK)?, Block::new(usize::MAX));
     let text = if built.text.is_empty() {
         "(no state)\n".to_owned()
     } else {

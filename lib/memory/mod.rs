@@ -6,6 +6,7 @@
 //! signals and crashes).
 
 pub(crate) mod append;
+pub mod block;
 pub(crate) mod hash;
 pub(crate) mod lock;
 mod log;

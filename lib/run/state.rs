@@ -9,6 +9,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::prepared::Prepared;
+use crate::memory::block::Block;
 use crate::memory::state::{self, Outcome, Rejected, Signal};
 
 /// The user message with the agent's Session Memory block after it, and
@@ -23,9 +24,11 @@ pub fn with_context(
         return (user.to_owned(), String::new());
     };
     let budget = agent.cfg.state.context_budget.as_usize();
-    match state::load(path) {
-        Ok(s) => {
-            let block = state::build(&s, Some(task), budget).text;
+    match state::read(path).and_then(|bytes| {
+        let view = state::view(path, &bytes)?;
+        Ok(state::build(&view, Some(task), Block::new(budget)).text)
+    }) {
+        Ok(block) => {
             if block.is_empty() {
                 (user.to_owned(), block)
             } else {

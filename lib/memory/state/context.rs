@@ -3,135 +3,108 @@
 //!
 //! Items are taken in priority order (agentium's): the current task and
 //! its pending steps, other tasks still open, unresolved errors (newest
-//! first), decisions (newest first), key facts. Each goes in if it fits
-//! with whatever section heading it needs; one that does not is left out
-//! and the next, smaller ones may still go in, so nothing is hidden just
-//! because something larger came before it. The block never passes the
-//! budget by a character, and every item left out is listed.
+//! first), decisions (newest first), key facts, and filled by the rule of
+//! every budgeted block ([`Block`]): what does not fit is left out and
+//! listed, and smaller items after it may still go in.
 
-use super::data::{State, Task};
+use std::borrow::Cow;
+use std::fmt::Write;
 
-const HEAD: &str = "## Session Memory\n";
+use super::view::{TaskView, Text, View};
+use crate::memory::block::{Block, Place};
 
-/// One item of the block.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Part {
-    /// `task`, `error`, `decision` or `fact`.
-    pub kind: &'static str,
-    pub text: String,
-    /// The characters it adds (or would have added) where it came.
-    pub chars: usize,
-}
+/// The heading of the block on its own.
+pub const HEAD: &str = "## Session Memory\n";
 
-/// The block and what went in and what did not.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Built {
-    /// Empty when nothing fits or there is nothing to say.
-    pub text: String,
-    pub included: Vec<Part>,
-    pub left_out: Vec<Part>,
-}
-
-fn chars(s: &str) -> usize {
-    s.chars().count()
-}
-
-fn task_block(t: &Task) -> String {
-    let mut b = format!("\n### Task: {}", t.id);
+fn task_block(t: &TaskView, out: &mut String) {
+    let _ = write!(out, "\n### Task: {}", &*t.id);
     if !t.phase.is_empty() {
-        b.push_str(&format!(" (Phase: {})", t.phase));
+        let _ = write!(out, " (Phase: {})", &*t.phase);
     }
-    b.push('\n');
+    out.push('\n');
+    let list = |l: &[Text]| l.iter().map(|s| &**s).collect::<Vec<&str>>().join(", ");
     let lines = [
-        ("Branch", t.branch.clone()),
-        ("PR", t.pr_number.clone()),
-        ("Completed", t.completed_steps.join(", ")),
-        ("Pending", t.pending_steps.join(", ")),
-        ("Blocked", t.blocked_reason.clone()),
-        ("Files modified", t.files_modified.join(", ")),
+        ("Branch", Cow::Borrowed(&*t.branch)),
+        ("PR", Cow::Borrowed(&*t.pr_number)),
+        ("Completed", Cow::Owned(list(&t.completed_steps))),
+        ("Pending", Cow::Owned(list(&t.pending_steps))),
+        ("Blocked", Cow::Borrowed(&*t.blocked_reason)),
+        ("Files modified", Cow::Owned(list(&t.files_modified))),
     ];
     for (label, value) in lines {
         if !value.is_empty() {
-            b.push_str(&format!("{label}: {value}\n"));
+            let _ = writeln!(out, "{label}: {value}");
         }
     }
-    b
 }
 
-/// The block for `state` within `budget` characters; `task` is the
-/// current task, shown first.
-pub fn build(state: &State, task: Option<&str>, budget: usize) -> Built {
-    // (kind, section heading, line) in priority order.
-    let mut items: Vec<(&'static str, &'static str, String)> = Vec::new();
-    let current = task.and_then(|id| state.tasks.get(id));
-    if let Some(t) = current {
-        items.push(("task", "", task_block(t)));
-    }
-    for t in state.tasks.values() {
+/// The block for `state` in `block`; `task` is the current task, shown
+/// first.
+pub fn build<'a>(state: &'a View<'a>, task: Option<&'a str>, mut block: Block<'a>) -> Block<'a> {
+    offer(state, task, HEAD, &mut block);
+    block
+}
+
+/// Offers the items of `state` to `block` under the heading `section`, in
+/// priority order.
+pub fn offer<'a>(
+    state: &'a View<'a>,
+    task: Option<&'a str>,
+    section: &'static str,
+    block: &mut Block<'a>,
+) {
+    let at = |group| Place { section, group };
+    let current = task.and_then(|id| state.tasks.get(&Text(Cow::Borrowed(id))));
+    let open = state.tasks.values().filter(|t| {
         let open = !t.pending_steps.is_empty() || !t.blocked_reason.is_empty();
-        if open && Some(t.id.as_str()) != task {
-            items.push(("task", "", task_block(t)));
-        }
+        open && Some(&*t.id) != task
+    });
+    for t in current.into_iter().chain(open) {
+        block.offer(at(""), "task", Cow::Borrowed(&*t.id), |out| {
+            task_block(t, out)
+        });
     }
     for e in state.errors.iter().rev().filter(|e| !e.resolved) {
-        let phase = if e.phase.is_empty() {
-            String::new()
-        } else {
-            format!(", {}", e.phase)
-        };
-        items.push((
+        block.offer(
+            at("\n### Unresolved Errors\n"),
             "error",
-            "\n### Unresolved Errors\n",
-            format!("- [Iteration {}{phase}] {}\n", e.iteration, e.error),
-        ));
+            Cow::Borrowed(&*e.error),
+            |out| {
+                let _ = write!(out, "- [Iteration {}", e.iteration);
+                if !e.phase.is_empty() {
+                    let _ = write!(out, ", {}", &*e.phase);
+                }
+                let _ = writeln!(out, "] {}", &*e.error);
+            },
+        );
     }
     for d in state.decisions.iter().rev() {
-        items.push((
+        let text = &d.description;
+        block.offer(
+            at("\n### Key Decisions\n"),
             "decision",
-            "\n### Key Decisions\n",
-            format!("- {}\n", d.description),
-        ));
+            Cow::Borrowed(&**text),
+            |out| {
+                let _ = writeln!(out, "- {}", &**text);
+            },
+        );
     }
     for f in &state.key_facts {
-        items.push(("fact", "\n### Key Facts\n", format!("- {f}\n")));
+        block.offer(
+            at("\n### Key Facts\n"),
+            "fact",
+            Cow::Borrowed(&**f),
+            |out| {
+                let _ = writeln!(out, "- {}", &**f);
+            },
+        );
     }
-
-    let mut built = Built::default();
-    let mut used = 0;
-    let mut heading_done: Vec<&str> = Vec::new();
-    for (kind, heading, line) in items {
-        let mut piece = String::new();
-        if built.text.is_empty() {
-            piece.push_str(HEAD);
-        }
-        if !heading.is_empty() && !heading_done.contains(&heading) {
-            piece.push_str(heading);
-        }
-        piece.push_str(&line);
-        let cost = chars(&piece);
-        let part = Part {
-            kind,
-            text: line.trim().to_owned(),
-            chars: cost,
-        };
-        if used + cost <= budget {
-            used += cost;
-            built.text.push_str(&piece);
-            if !heading.is_empty() {
-                heading_done.push(heading);
-            }
-            built.included.push(part);
-        } else {
-            built.left_out.push(part);
-        }
-    }
-    built
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::state::data::{Decision, ErrorRecord};
+    use crate::memory::state::data::{Decision, ErrorRecord, State};
 
     fn sample() -> State {
         let mut s = State::default();
@@ -155,7 +128,9 @@ mod tests {
 
     #[test]
     fn the_layout_is_agentiums() {
-        let b = build(&sample(), Some("42"), 10_000);
+        let s = sample();
+        let v = s.view();
+        let b = build(&v, Some("42"), Block::listing(10_000));
         assert_eq!(
             b.text,
             "## Session Memory\n\n### Task: 42 (Phase: TEST)\nBranch: fix-login\nCompleted: Created branch\n\
@@ -172,7 +147,8 @@ mod tests {
             description: "x".repeat(500),
             ..Decision::default()
         });
-        let b = build(&s, Some("42"), 260);
+        let v = s.view();
+        let b = build(&v, Some("42"), Block::listing(260));
         assert!(b.text.chars().count() <= 260);
         assert_eq!(b.left_out.len(), 1, "{:?}", b.left_out);
         assert_eq!(b.left_out[0].kind, "decision");
@@ -222,14 +198,22 @@ mod tests {
                 s.key_facts.push(rng.text());
             }
             let budget = rng.next(900) as usize;
-            let b = build(&s, Some("t0"), budget);
+            let v = s.view();
+            let b = build(&v, Some("t0"), Block::listing(budget));
             let shown = b.text.chars().count();
             assert!(shown <= budget, "{shown} > {budget}");
-            assert_eq!(b.included.iter().map(|p| p.chars).sum::<usize>(), shown);
+            assert_eq!(
+                b.included.iter().map(|p| p.chars.unwrap()).sum::<usize>(),
+                shown
+            );
             // Each item left out would not have fitted in the room left at
             // its turn (its cost never shrinks later: headings only add).
             for p in &b.left_out {
-                assert!(p.chars > budget - shown, "{p:?} fits in {}", budget - shown);
+                assert!(
+                    p.chars.unwrap() > budget - shown,
+                    "{p:?} fits in {}",
+                    budget - shown
+                );
             }
         }
     }

@@ -13,11 +13,12 @@ mod context;
 mod data;
 mod signals;
 mod store;
+mod view;
 
-pub use context::{Part, build};
+pub use context::{HEAD, build, offer};
 pub use data::Outcome;
 pub use signals::{Rejected, Signal, parse};
-pub use store::{Pruned, load, update};
+pub use store::{Pruned, load, read, update, view};
 
 use std::path::PathBuf;
 
