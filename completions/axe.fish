@@ -41,7 +41,7 @@ end
 # `axe WORD... ARGS`: the completions of axe-WORD-... for ARGS.
 function __axe_delegate
     set -l words (commandline -opc)[2..-1]
-    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context
+    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context
     for n in 1 2
         set -l program axe-(string join - -- $words[1..$n])
         if contains -- $program $known
@@ -64,6 +64,7 @@ complete -c axe -n '__axe_at 0 -' -a gc -d 'Analyze and trim agent memory'
 complete -c axe -n '__axe_at 0 -' -a agents -d 'Manage agent configurations'
 complete -c axe -n '__axe_at 0 -' -a config -d 'Manage axe configuration'
 complete -c axe -n '__axe_at 0 -' -a llm -d 'Send a prompt to a model and print its answer'
+complete -c axe -n '__axe_at 0 -' -a context -d 'Print everything an agent remembers as one block within a character budget'
 complete -c axe -n '__axe_at 0 -' -a mem -d 'The axe-mem-* commands'
 complete -c axe -n '__axe_at 1 mem' -a path -d 'Print the file that holds an agent\'s memory log'
 complete -c axe -n '__axe_at 1 mem' -a append -d 'Append an entry to an agent\'s memory log'
@@ -86,7 +87,7 @@ complete -c axe -n '__axe_at 1 state' -a record -d 'Record the outcome of a run 
 complete -c axe -n '__axe_at 1 state' -a context -d 'Print an agent\'s Session Memory block within a character budget'
 complete -c axe -n '__axe_at 0 -' -a help -d 'Print help, or a command\'s help'
 complete -c axe -n '__axe_at 0 -' -a version -d 'Print version'
-complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm mem notes state'
+complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm context mem notes state'
 complete -c axe -n 'not __axe_at 0 -' -a '(__axe_delegate)'
 
 # axe-run
@@ -114,10 +115,11 @@ complete -c axe-gc -l all -d 'Run on every agent that has memory.enabled = true,
 complete -c axe-gc -l dry-run -d 'Analyze and print suggestions without trimming the memory file'
 complete -c axe-gc -l model -x -a 'anthropic/ openai/ ollama/' -d 'Use this model for the analysis instead of the agent\'s'
 complete -c axe-gc -l timeout -x -d 'Give up on an analysis after this long [default: 120]'
-complete -c axe-gc -l json -d 'Print {agents: [{agent, status, entries, analysis, kept, removed, error}], failed} as JSON'
+complete -c axe-gc -l budget -x -d 'Send the analysis only the newest entries that fit in N characters [default: the whole log]'
+complete -c axe-gc -l json -d 'Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON'
 complete -c axe-gc -s h -l help -d 'Print help'
 complete -c axe-gc -s V -l version -d 'Print version'
-complete -c axe-gc -n '__axe_at 0 - --model --timeout' -a '(__axe_agents)'
+complete -c axe-gc -n '__axe_at 0 - --model --timeout --budget' -a '(__axe_agents)'
 
 # axe-agents
 complete -c axe-agents -f
@@ -170,6 +172,15 @@ complete -c axe-llm -l request -r -F -d 'Send the conversation in FILE (- for st
 complete -c axe-llm -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms} as JSON'
 complete -c axe-llm -s h -l help -d 'Print help'
 complete -c axe-llm -s V -l version -d 'Print version'
+
+# axe-context
+complete -c axe-context -f
+complete -c axe-context -l budget -x -d 'The most characters [default: the agent\'s context.budget, else 8000]'
+complete -c axe-context -l task -x -d 'The state\'s current task, shown first [default: main]'
+complete -c axe-context -l json -d 'Print {agent, budget, chars, kinds, text, included, left_out} as JSON'
+complete -c axe-context -s h -l help -d 'Print help'
+complete -c axe-context -s V -l version -d 'Print version'
+complete -c axe-context -n '__axe_at 0 - --budget --task' -a '(__axe_agents)'
 
 # axe-mem-path
 complete -c axe-mem-path -f

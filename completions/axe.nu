@@ -17,7 +17,7 @@ def "nu-complete axe shells" [] {
 }
 
 def "nu-complete axe commands" [] {
-    ["run" "gc" "agents" "config" "llm" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "state path" "state show" "state ingest" "state record" "state context"]
+    ["run" "gc" "agents" "config" "llm" "context" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "state path" "state show" "state ingest" "state record" "state context"]
 }
 
 # Run LLM agents from the shell and give them memory
@@ -59,7 +59,8 @@ export extern "axe-gc" [
     --dry-run  # Analyze and print suggestions without trimming the memory file
     --model: string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
     --timeout: number  # Give up on an analysis after this long [default: 120]
-    --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error}], failed} as JSON
+    --budget: int  # Send the analysis only the newest entries that fit in N characters [default: the whole log]
+    --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -135,6 +136,16 @@ export extern "axe-llm" [
     --stream  # Print the answer as it arrives
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Print everything an agent remembers as one block within a character budget
+export extern "axe-context" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --budget: int  # The most characters [default: the agent's context.budget, else 8000]
+    --task: string  # The state's current task, shown first [default: main]
+    --json  # Print {agent, budget, chars, kinds, text, included, left_out} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -340,7 +351,8 @@ export extern "axe gc" [
     --dry-run  # Analyze and print suggestions without trimming the memory file
     --model: string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
     --timeout: number  # Give up on an analysis after this long [default: 120]
-    --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error}], failed} as JSON
+    --budget: int  # Send the analysis only the newest entries that fit in N characters [default: the whole log]
+    --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -416,6 +428,16 @@ export extern "axe llm" [
     --stream  # Print the answer as it arrives
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Print everything an agent remembers as one block within a character budget
+export extern "axe context" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --budget: int  # The most characters [default: the agent's context.budget, else 8000]
+    --task: string  # The state's current task, shown first [default: main]
+    --json  # Print {agent, budget, chars, kinds, text, included, left_out} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -31,6 +31,7 @@ pub struct AgentConfig {
     pub params: ParamsConfig,
     pub notes: NotesConfig,
     pub state: StateConfig,
+    pub context: ContextConfig,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -106,6 +107,76 @@ impl Default for StateConfig {
             max_entries: Count(100),
             context_budget: Count(3000),
         }
+    }
+}
+
+/// `[context]`: one character budget over every kind of memory the agent
+/// keeps, filled in `order`, most wanted first.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ContextConfig {
+    /// The most characters of the shared block. Absent: no shared block;
+    /// each kind goes into the prompt on its own, as before.
+    pub budget: Option<Count>,
+    /// The kinds, most wanted first; a kind not listed is left out. Empty:
+    /// [`ContextKind::ORDER`]. JSON shows the order in effect.
+    #[serde(serialize_with = "order_in_effect")]
+    pub order: Vec<ContextKind>,
+}
+
+/// A kind of memory in the shared block. A name not here is a parse error
+/// naming the ones that are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContextKind {
+    /// The structured state's Session Memory items (`[state]`).
+    State,
+    /// MEMORY.md (`[notes]`).
+    Memory,
+    /// The last `memory.last_n` run-log entries (`[memory]`).
+    Log,
+    /// World topics (`[notes]`).
+    World,
+    /// Daily logs of the last `notes.recall_days` days (`[notes]`).
+    Daily,
+}
+
+impl ContextKind {
+    /// The default order: what the agent is doing, what it chose to keep,
+    /// what it did lately, what it knows of the world, its diary.
+    pub const ORDER: [ContextKind; 5] = [
+        ContextKind::State,
+        ContextKind::Memory,
+        ContextKind::Log,
+        ContextKind::World,
+        ContextKind::Daily,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ContextKind::State => "state",
+            ContextKind::Memory => "memory",
+            ContextKind::Log => "log",
+            ContextKind::World => "world",
+            ContextKind::Daily => "daily",
+        }
+    }
+}
+
+impl ContextConfig {
+    /// The kinds in the order they are wanted.
+    pub fn order(&self) -> &[ContextKind] {
+        match self.order.is_empty() {
+            true => &ContextKind::ORDER,
+            false => &self.order,
+        }
+    }
+}
+
+fn order_in_effect<S: Serializer>(order: &[ContextKind], s: S) -> Result<S::Ok, S::Error> {
+    match order.is_empty() {
+        true => ContextKind::ORDER.serialize(s),
+        false => order.serialize(s),
     }
 }
 
@@ -217,10 +288,24 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
         ("notes.max_topic_chars", notes.max_topic_chars),
         ("state.max_entries", state.max_entries),
         ("state.context_budget", state.context_budget),
+        ("context.budget", cfg.context.budget.unwrap_or_default()),
     ] {
         if value.is_negative() {
             return Err(Error::AgentInvalid(format!("{field} must be non-negative")));
         }
+    }
+    let order = &cfg.context.order;
+    if let Some((i, kind)) = order
+        .iter()
+        .enumerate()
+        .find(|(i, k)| order[..*i].contains(k))
+    {
+        return Err(Error::AgentInvalid(format!(
+            "context.order lists \"{}\" twice (at {} and {})",
+            kind.name(),
+            order.iter().position(|k| k == kind).unwrap_or(0) + 1,
+            i + 1
+        )));
     }
     Ok(())
 }
@@ -431,6 +516,13 @@ model = "provider/model-name"
 # path = ""               # default: <data>/axe/state/<agent>.json
 # max_entries = 100
 # context_budget = 3000
+
+# One character budget over every kind above: the run log's entries,
+# MEMORY.md, world facts, daily logs and the state go into the prompt as
+# one block, most wanted first (see axe-context)
+# [context]
+# budget = 8000
+# order = ["state", "memory", "log", "world", "daily"]
 "#,
         toml_string(name)
     )

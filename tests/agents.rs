@@ -176,7 +176,8 @@ fn show_json_has_every_field_with_defaults_and_paths() {
             "params": {"temperature": 0.0, "max_tokens": 0},
             "notes": {"enabled": false, "workspace": "", "recall_days": 3, "recall_chars": 24000,
                       "max_memory_chars": 10000, "max_topic_chars": 10000},
-            "state": {"enabled": false, "path": "", "max_entries": 100, "context_budget": 3000}
+            "state": {"enabled": false, "path": "", "max_entries": 100, "context_budget": 3000},
+            "context": {"budget": null, "order": ["state", "memory", "log", "world", "daily"]}
         })
     );
 }

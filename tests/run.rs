@@ -357,6 +357,7 @@ struct DryRunJson {
     sub_agent_timeout: i64,
     notes: Option<DryRunNotes>,
     session_memory: Option<String>,
+    context: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]

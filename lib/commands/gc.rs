@@ -19,7 +19,7 @@ pub const COMMAND: Command = Command {
     about: "Analyze and trim agent memory",
     usage: &["[OPTIONS] <AGENT>", "[OPTIONS] --all"],
     args: &[AGENT],
-    flags: &[ALL, DRY_RUN, MODEL, TIMEOUT, JSON],
+    flags: &[ALL, DRY_RUN, MODEL, TIMEOUT, BUDGET, JSON],
     description: "\
 Sends the whole log to the model with a fixed prompt asking for three
 sections (Patterns Found, Repeated Work, Recommendations), prints the
@@ -30,7 +30,9 @@ The trim replaces the log atomically under its lock, so a run appending
 while gc works never loses its entry. Memory problems are errors here.
 With --all, a failing agent is reported and the others still run.
 
-A local model can take minutes over a long log: raise --timeout.
+A local model can take minutes over a long log: raise --timeout, or send
+only the newest entries that fit in --budget N characters (the analysis
+then sees the recent past whole, and the trim is unchanged).
 
 Exit codes: 1 bad arguments, a memory error, or some agents failed under
 --all; 2 agent or config error; 3 API error.",
@@ -61,9 +63,16 @@ const TIMEOUT: Flag = Flag::with_value(
 )
 .number();
 
+const BUDGET: Flag = Flag::with_value(
+    "budget",
+    "N",
+    "Send the analysis only the newest entries that fit in N characters [default: the whole log]",
+)
+.int();
+
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {agents: [{agent, status, entries, analysis, kept, removed, error}], failed} as JSON",
+    "Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON",
 );
 
 #[derive(Serialize)]
@@ -81,6 +90,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         model: m.string(&MODEL)?,
         timeout: target::timeout(m, &TIMEOUT)?,
         text: !json,
+        budget: m.number::<usize>(&BUDGET)?,
     };
     let reports = match (all, name) {
         (true, Some(_)) => {

@@ -4,6 +4,7 @@ pub mod agents;
 mod answer;
 pub mod axe;
 pub mod config;
+pub mod context;
 pub mod gc;
 pub mod llm;
 pub mod mem_append;
@@ -40,6 +41,7 @@ pub const ALL: &[&Command] = &[
     &agents::COMMAND,
     &config::COMMAND,
     &llm::COMMAND,
+    &context::COMMAND,
     &mem_path::COMMAND,
     &mem_append::COMMAND,
     &mem_load::COMMAND,

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::llm::{self, Deadline};
 use crate::memory::state::DEFAULT_TASK;
 use crate::prompt;
+use crate::run::context::Injected;
 use crate::run::state::Recorded;
 use crate::run::{self, Outcome, Prepared, Session, TextSink, dry_run, recall};
 use crate::stderr::note;
@@ -209,13 +210,14 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     );
     let user = prompt::user_message(&stdin);
     // The run log keeps the task as given; the model also gets the state.
-    let (sent, block) = run::state::with_context(&agent, user, state_task, &mut warn);
+    let (sent, injected) =
+        run::context::with_memory(&agent, user, state_task, dry || verbose, &mut warn);
 
     if dry {
         let shown = dry_run::Shown {
             timeout: Seconds(timeout),
             stdin: &stdin,
-            session_memory: agent.state.as_ref().map(|_| block.as_str()),
+            memory: &injected,
         };
         return if json {
             dry_run::json(out, &session, &agent, &shown)
@@ -227,7 +229,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // A missing key fails before anything else is said or sent.
     session.endpoint(agent.provider)?;
     if verbose {
-        print_context(&agent, Seconds(timeout), &stdin);
+        print_context(&agent, Seconds(timeout), &stdin, &injected);
     }
     let started = Instant::now();
     let deadline = Deadline::after(timeout);
@@ -301,7 +303,7 @@ fn task(m: &Matches, stdin: String) -> String {
 }
 
 /// The `--verbose` lines before the call.
-fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str) {
+fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str, injected: &Injected) {
     let cfg = &agent.cfg;
     let skill = if cfg.skill.is_empty() {
         "(none)"
@@ -328,6 +330,15 @@ fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str) {
             )),
             _ => note(format_args!("Memory:   0 entries (no memory file)")),
         }
+    }
+    if let Injected::Context(c) = injected {
+        note(format_args!(
+            "Context:  {} of {} characters ({}), {} item(s) left out",
+            c.chars,
+            c.budget,
+            c.kinds.join(", "),
+            c.left_out.len()
+        ));
     }
 }
 

@@ -28,6 +28,16 @@ pub struct Part<'a> {
     pub bytes: Option<u64>,
 }
 
+impl Part<'_> {
+    /// The part with its item copied, to outlive what it was read from.
+    pub fn into_owned(self) -> Part<'static> {
+        Part {
+            item: Cow::Owned(self.item.into_owned()),
+            ..self
+        }
+    }
+}
+
 /// A block being filled.
 #[derive(Debug, Default)]
 pub struct Block<'a> {
@@ -71,10 +81,6 @@ impl<'a> Block<'a> {
             listing: true,
             ..Block::new(budget)
         }
-    }
-
-    pub fn budget(&self) -> usize {
-        self.budget
     }
 
     /// The characters still free.

@@ -7,6 +7,7 @@
 
 pub(crate) mod append;
 pub mod block;
+pub mod context;
 pub(crate) mod hash;
 pub(crate) mod lock;
 mod log;
@@ -15,6 +16,6 @@ pub(crate) mod replace;
 pub mod state;
 
 pub use log::{
-    NO_TRIM_TARGET, RESULT_LIMIT, TASK_LIMIT, Trim, append, count, count_entries, file_path, load,
-    tail, trim,
+    NO_TRIM_TARGET, RESULT_LIMIT, TASK_LIMIT, Trim, append, count, count_entries, entries,
+    file_path, load, tail, trim,
 };

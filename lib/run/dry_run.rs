@@ -5,18 +5,20 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use super::context::Injected;
 use super::prepared::Prepared;
 use super::session::Session;
 use super::tools;
 use crate::error::{Error, Result};
+use crate::memory::context::Assembled;
 use crate::timeout::Seconds;
 
 /// Everything `--dry-run` shows besides the agent itself.
 pub struct Shown<'a> {
     pub timeout: Seconds,
     pub stdin: &'a str,
-    /// The Session Memory block, with `[state]` (empty when it is empty).
-    pub session_memory: Option<&'a str>,
+    /// The memory block after the task.
+    pub memory: &'a Injected,
 }
 
 /// Go's text layout (reference, "Dry-run output").
@@ -74,7 +76,12 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
         s.stdin
     };
     let _ = write!(out, "--- Stdin ---\n{stdin}\n\n");
-    if let Some(r) = &agent.recall {
+    // With a shared budget the entries are in its block, shown below.
+    if let Some(r) = agent
+        .recall
+        .as_ref()
+        .filter(|_| agent.cfg.context.budget.is_none())
+    {
         let _ = match &r.error {
             Some(e) => write!(out, "--- Memory ---\n(error: {e})\n\n"),
             None => write!(out, "--- Memory ---\n{}\n\n", or_none(&r.entries)),
@@ -88,12 +95,37 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
             tools::names(session, agent, 0).join(", ")
         );
     }
-    if let Some(block) = s.session_memory {
-        let _ = write!(
-            out,
-            "--- Session Memory ---\n{}\n\n",
-            or_none(block.trim_end())
-        );
+    match s.memory {
+        Injected::None => {}
+        Injected::State(block) => {
+            let _ = write!(
+                out,
+                "--- Session Memory ---\n{}\n\n",
+                or_none(block.trim_end())
+            );
+        }
+        Injected::Context(c) => {
+            let _ = write!(
+                out,
+                "--- Context ({} of {} characters: {}) ---\n{}\n",
+                c.chars,
+                c.budget,
+                c.kinds.join(", "),
+                or_none(c.text.trim_end())
+            );
+            if !c.left_out.is_empty() {
+                let _ = writeln!(out, "Left out ({}):", c.left_out.len());
+            }
+            for p in &c.left_out {
+                let size = match (p.chars, p.bytes) {
+                    (Some(n), _) => format!("{n} characters"),
+                    (None, Some(n)) => format!("{n} bytes"),
+                    (None, None) => String::new(),
+                };
+                let _ = writeln!(out, "- {}: {} ({size})", p.kind, p.item);
+            }
+            let _ = out.write_str("\n");
+        }
     }
     let _ = out.write_str("--- Sub-Agents ---\n");
     if cfg.sub_agents.is_empty() {
@@ -135,8 +167,10 @@ struct Json<'a> {
     sub_agent_timeout: u64,
     /// `null` when notes are disabled.
     notes: Option<Notes>,
-    /// `null` when state is disabled.
+    /// `null` when state is disabled or a `[context] budget` is set.
     session_memory: Option<&'a str>,
+    /// `null` without a `[context] budget`.
+    context: Option<&'a Assembled>,
 }
 
 #[derive(Serialize)]
@@ -178,7 +212,14 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
             max_depth: session.max_depth,
             parallel: agent.parallel(),
             sub_agent_timeout: cfg.sub_agents_config.timeout.get(),
-            session_memory: s.session_memory,
+            session_memory: match s.memory {
+                Injected::State(block) => Some(block),
+                _ => None,
+            },
+            context: match s.memory {
+                Injected::Context(c) => Some(c),
+                _ => None,
+            },
             notes: agent.notes.as_ref().map(|ws| Notes {
                 workspace: ws.root.display().to_string(),
                 tools: tools::names(session, agent, 0),

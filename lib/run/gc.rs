@@ -38,6 +38,9 @@ pub struct Options<'a> {
     pub timeout: Duration,
     /// Text goes to stdout only without `--json`.
     pub text: bool,
+    /// The most characters of entries sent to the analysis, newest first;
+    /// `None`: the whole log, as Go sent it.
+    pub budget: Option<usize>,
 }
 
 /// What happened to one agent; an element of the `--json` document.
@@ -51,6 +54,9 @@ pub struct Report {
     pub kept: Option<u64>,
     pub removed: Option<u64>,
     pub error: Option<String>,
+    /// With `--budget`: how many of the newest entries the analysis got.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sent: Option<u64>,
 }
 
 /// M7 3.5: every memory-enabled agent in turn; a failure is reported and
@@ -138,8 +144,16 @@ fn agent(
         return Ok(());
     }
     report.entries = memory::count_entries(&log);
+    let sent = match opts.budget {
+        Some(budget) => newest_within(&log, budget, report)?,
+        None => &log[..],
+    };
     if opts.text {
         writeln!(out, "Agent: {name}\nEntries: {}", report.entries).map_err(Error::Output)?;
+        if let Some(n) = report.sent {
+            let chars = String::from_utf8_lossy(sent).chars().count();
+            writeln!(out, "Sent:    the newest {n} ({chars} characters)").map_err(Error::Output)?;
+        }
         // The analysis can take minutes; show where we are.
         out.flush().map_err(Error::Output)?;
     }
@@ -154,7 +168,7 @@ fn agent(
     let conversation = Conversation {
         model: None,
         system: ANALYSIS_PROMPT.to_owned(),
-        messages: vec![Message::user(String::from_utf8_lossy(&log))],
+        messages: vec![Message::user(String::from_utf8_lossy(sent))],
         tools: Vec::new(),
         temperature: Some(0.3),
         max_tokens: 4096,
@@ -193,4 +207,29 @@ fn agent(
         Trim::Trimmed { kept, removed, .. } => ("trimmed", Some(kept), removed),
     };
     Ok(())
+}
+
+/// The newest entries of `log` that fit in `budget` characters together,
+/// as they are in the log: a run of the latest, so the analysis sees the
+/// recent past whole. An error when not even the newest one fits.
+fn newest_within<'a>(log: &'a [u8], budget: usize, report: &mut Report) -> Result<&'a [u8]> {
+    // The entries run on to the end of the log, so the newest `n` are its
+    // last bytes.
+    let (mut start, mut used, mut sent) = (log.len(), 0, 0);
+    for entry in memory::entries(log).iter().rev() {
+        let chars = String::from_utf8_lossy(entry).chars().count();
+        if used + chars > budget {
+            break;
+        }
+        used += chars;
+        sent += 1;
+        start -= entry.len();
+    }
+    if sent == 0 {
+        return Err(Error::Usage(format!(
+            "no entry of the log fits in --budget {budget}"
+        )));
+    }
+    report.sent = Some(sent);
+    Ok(&log[start..])
 }

@@ -5,6 +5,7 @@
 //! `call_agent` tool goes through the same [`Prepared::new`] and
 //! [`converse`], so both behave alike.
 
+pub mod context;
 mod converse;
 pub mod dry_run;
 pub mod gc;

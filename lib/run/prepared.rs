@@ -69,7 +69,8 @@ impl Prepared {
         let skill = prompt::load_skill(&cfg.skill, config_dir).map_err(|e| (Step::Skill, e))?;
         let mut system = prompt::system(&cfg.system_prompt, &skill, &files);
         let recall = cfg.memory.enabled.then(|| recall::load(name, &cfg.memory));
-        if let Some(r) = &recall {
+        // With a shared budget the entries go in its block instead.
+        if let Some(r) = recall.as_ref().filter(|_| cfg.context.budget.is_none()) {
             prompt::add_memory(&mut system, &r.entries);
         }
         let notes = match cfg.notes.enabled {

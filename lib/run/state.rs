@@ -1,46 +1,13 @@
-//! Structured state around a run (issue 13's run integration): the
-//! Session Memory block added to the user message before the call (the
-//! user message, not the system prompt, as agentium decided: it is about
-//! this iteration, and the system prompt stays stable), then the answer's
-//! signal lines and the run's outcome recorded as an iteration. As with
-//! the run log, trouble with the state is a warning, never a failed run.
+//! Structured state after a run: the answer's signal lines and the run's
+//! outcome recorded as an iteration (the block before the call is
+//! `run::context`). As with the run log, trouble with the state is a
+//! warning, never a failed run.
 
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::prepared::Prepared;
-use crate::memory::block::Block;
 use crate::memory::state::{self, Outcome, Rejected, Signal};
-
-/// The user message with the agent's Session Memory block after it, and
-/// the block (empty when there is none or it is off); warnings in `warn`.
-pub fn with_context(
-    agent: &Prepared,
-    user: &str,
-    task: &str,
-    warn: &mut dyn FnMut(String),
-) -> (String, String) {
-    let Some(path) = &agent.state else {
-        return (user.to_owned(), String::new());
-    };
-    let budget = agent.cfg.state.context_budget.as_usize();
-    match state::read(path).and_then(|bytes| {
-        let view = state::view(path, &bytes)?;
-        Ok(state::build(&view, Some(task), Block::new(budget)).text)
-    }) {
-        Ok(block) => {
-            if block.is_empty() {
-                (user.to_owned(), block)
-            } else {
-                (format!("{user}\n\n{block}"), block)
-            }
-        }
-        Err(e) => {
-            warn(format!("failed to load state for \"{}\": {e}", agent.name));
-            (user.to_owned(), String::new())
-        }
-    }
-}
 
 /// What a run's answer said to its state.
 #[derive(Debug, Clone, Default, serde::Serialize)]

@@ -375,6 +375,8 @@ fn clamp(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
 }
 
+pub use scan::entries;
+
 /// How many entries a log (or part of one) read into memory holds.
 pub fn count_entries(bytes: &[u8]) -> u64 {
     scan::count_in(bytes)

@@ -59,6 +59,24 @@ pub fn count_in(bytes: &[u8]) -> u64 {
     u64::from(bytes.starts_with(b"## ")) + memchr::memmem::find_iter(bytes, b"\n## ").count() as u64
 }
 
+/// The entries of a log (or part of one) in memory, in file order: each
+/// from its header to the next. Text before the first header is not an
+/// entry.
+pub fn entries(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut starts: Vec<usize> = memchr::memmem::find_iter(bytes, NEEDLE)
+        .map(|i| i + 1)
+        .collect();
+    if bytes.starts_with(&NEEDLE[1..]) {
+        starts.insert(0, 0);
+    }
+    let ends = starts.iter().skip(1).copied().chain([bytes.len()]);
+    starts
+        .iter()
+        .zip(ends)
+        .map(|(&s, e)| &bytes[s..e])
+        .collect()
+}
+
 /// The offsets of the last `n` headers among the first `len` bytes of
 /// `file`, latest first. Fewer are returned when the file has fewer.
 pub fn last_headers(file: &File, len: u64, n: usize) -> io::Result<Vec<u64>> {
@@ -145,6 +163,17 @@ mod tests {
 
     fn check(data: &[u8]) {
         let expected = naive(data);
+        let ends = expected
+            .iter()
+            .skip(1)
+            .map(|&e| e as usize)
+            .chain([data.len()]);
+        let split: Vec<&[u8]> = expected
+            .iter()
+            .zip(ends)
+            .map(|(&s, e)| &data[s as usize..e])
+            .collect();
+        assert_eq!(entries(data), split);
         assert_eq!(count_headers(data).unwrap(), expected.len() as u64);
         assert_eq!(count_in(data), expected.len() as u64);
         let (_keep, file) = file_with(data);

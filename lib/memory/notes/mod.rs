@@ -25,7 +25,7 @@ mod workspace;
 
 pub use daily::remember;
 pub use prune::prune;
-pub use recall::{Kind, left_out_note, recall, render};
+pub use recall::{Kind, NoteFile, files, left_out_note, recall, render, shown};
 pub use rewrite::rewrite;
 pub use search::{Found, search};
 pub use topic::sanitize as topic_name;

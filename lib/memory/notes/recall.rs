@@ -89,12 +89,65 @@ const RECENT: &str = "# Recent Experiences\n\n";
 const NOTHING: &str = "No memories found";
 
 /// A file a recall may show, before it is read.
-struct Candidate {
-    kind: Kind,
-    path: PathBuf,
-    title: String,
+#[derive(Debug, Clone)]
+pub struct NoteFile {
+    pub kind: Kind,
+    pub path: PathBuf,
+    /// The topic of a world file.
+    pub title: String,
     /// Its directory resolves inside the workspace.
     dir_inside: bool,
+}
+
+impl NoteFile {
+    /// Its size, when it is a regular, non-empty file inside the
+    /// workspace.
+    pub fn size(&self, ws: &Workspace) -> Option<u64> {
+        non_empty_size(ws, &self.path, self.dir_inside)
+    }
+
+    /// Its bytes; `None` when it is missing, not a regular file, or leads
+    /// out of the workspace (skipped, as context files are).
+    pub fn read(&self, ws: &Workspace) -> Result<Option<Vec<u8>>> {
+        read(ws, &self.path, self.dir_inside)
+    }
+}
+
+/// The files a recall of `agent` may show, most wanted first: MEMORY.md,
+/// world topics by name, then the daily logs of the `days` days up to
+/// `today`, newest first.
+pub fn files(ws: &Workspace, agent: &str, days: u64, today: Date) -> Result<Vec<NoteFile>> {
+    let inside = |dir: &Path| ws.check_inside(dir).is_ok();
+    let mut wanted = vec![NoteFile {
+        kind: Kind::Memory,
+        path: ws.memory(agent),
+        title: String::new(),
+        dir_inside: inside(&ws.agent_dir(agent)),
+    }];
+    wanted.extend(world(ws)?);
+    // A calendar window, not a directory listing: the cost is the same
+    // whether the log goes back a week or ten years.
+    let mut date = today;
+    let daily_inside = inside(&ws.daily_dir(agent));
+    for _ in 0..days.min(36_600) {
+        wanted.push(NoteFile {
+            kind: Kind::Daily,
+            path: ws.daily(agent, date),
+            title: String::new(),
+            dir_inside: daily_inside,
+        });
+        match date.checked_sub(Duration::days(1)) {
+            Some(d) => date = d,
+            None => break,
+        }
+    }
+    Ok(wanted)
+}
+
+/// Text as shown: a file's bytes without trailing white space, `None`
+/// when nothing is left.
+pub fn shown(bytes: Vec<u8>) -> Option<Vec<u8>> {
+    Some(trim_end(bytes)).filter(|t| !t.is_empty())
 }
 
 /// Reads `agent`'s world facts, MEMORY.md and the daily logs of the
@@ -112,31 +165,13 @@ pub fn recall(
     today: Date,
     budget: usize,
 ) -> Result<Recalled> {
-    let memory_path = ws.memory(agent);
-    let inside = |dir: &Path| ws.check_inside(dir).is_ok();
-    let memory = read(ws, &memory_path, inside(&ws.agent_dir(agent)))?;
+    let mut wanted = files(ws, agent, days, today)?.into_iter();
+    let memory_file = wanted.next().expect("MEMORY.md comes first");
+    let memory = memory_file.read(ws)?;
     let memory_sha256 = sha256_hex(memory.as_deref().unwrap_or_default());
-    let mut wanted = Vec::new();
-    wanted.extend(world(ws)?);
-    // A calendar window, not a directory listing: the cost is the same
-    // whether the log goes back a week or ten years.
-    let mut date = today;
-    let daily_inside = inside(&ws.daily_dir(agent));
-    for _ in 0..days.min(36_600) {
-        wanted.push(Candidate {
-            kind: Kind::Daily,
-            path: ws.daily(agent, date),
-            title: String::new(),
-            dir_inside: daily_inside,
-        });
-        match date.checked_sub(Duration::days(1)) {
-            Some(d) => date = d,
-            None => break,
-        }
-    }
     let (mut items, mut left_out, mut full) = (Vec::new(), Vec::new(), false);
     if let Some(text) = memory.filter(|t| !t.iter().all(u8::is_ascii_whitespace)) {
-        let memory = item(Kind::Memory, memory_path, String::new(), text);
+        let memory = item(Kind::Memory, memory_file.path, String::new(), text);
         if let Err(it) = add(memory, &mut items, budget) {
             left_out.push(it);
             full = true;
@@ -145,7 +180,7 @@ pub fn recall(
     for c in wanted {
         if full {
             // Past the budget: named, not read.
-            if let Some(bytes) = non_empty_size(ws, &c.path, c.dir_inside) {
+            if let Some(bytes) = c.size(ws) {
                 left_out.push(LeftOut {
                     kind: c.kind,
                     path: c.path,
@@ -154,7 +189,7 @@ pub fn recall(
             }
             continue;
         }
-        let text = read(ws, &c.path, c.dir_inside)?;
+        let text = c.read(ws)?;
         if let Some(text) = text.filter(|t| !t.iter().all(u8::is_ascii_whitespace))
             && let Err(it) = add(item(c.kind, c.path, c.title, text), &mut items, budget)
         {
@@ -231,7 +266,7 @@ fn chars(bytes: &[u8]) -> usize {
 }
 
 /// `world/*.md`, in file name order, not yet read.
-fn world(ws: &Workspace) -> Result<Vec<Candidate>> {
+fn world(ws: &Workspace) -> Result<Vec<NoteFile>> {
     let dir = ws.world();
     let entries = match fs::read_dir(&dir) {
         Ok(entries) => entries,
@@ -246,7 +281,7 @@ fn world(ws: &Workspace) -> Result<Vec<Candidate>> {
     let dir_inside = ws.check_inside(&dir).is_ok();
     Ok(names
         .into_iter()
-        .map(|name| Candidate {
+        .map(|name| NoteFile {
             kind: Kind::World,
             path: dir.join(&name),
             title: name.trim_end_matches(".md").to_owned(),
@@ -255,8 +290,6 @@ fn world(ws: &Workspace) -> Result<Vec<Candidate>> {
         .collect())
 }
 
-/// A file's bytes; `None` when it is missing, not a regular file, or
-/// leads out of the workspace (skipped, as context files are).
 fn read(ws: &Workspace, path: &Path, dir_inside: bool) -> Result<Option<Vec<u8>>> {
     let mut bytes = Vec::new();
     match ws.read_into(path, dir_inside, &mut bytes) {

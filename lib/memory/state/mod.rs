@@ -15,10 +15,11 @@ mod signals;
 mod store;
 mod view;
 
-pub use context::{HEAD, build, offer};
+pub use context::{build, offer};
 pub use data::Outcome;
 pub use signals::{Rejected, Signal, parse};
 pub use store::{Pruned, load, read, update, view};
+pub use view::View;
 
 use std::path::PathBuf;
 

@@ -1,0 +1,284 @@
+//! One character budget over every kind of memory an agent keeps: the
+//! state's items, MEMORY.md, the run log's last entries, world topics and
+//! daily logs, offered kind by kind in the agent's `[context] order` and
+//! item by item within each kind, into one [`Block`] that never passes the
+//! budget and lists all it left out.
+//!
+//! ```text
+//! # Session Memory          the state, as axe-state-context shows it
+//! # Your Memory             MEMORY.md
+//! # Recent Runs             run-log entries, newest first
+//! # World Knowledge         ## <topic> and its text, by name
+//! # Recent Experiences      daily logs, newest first
+//! ```
+//!
+//! A kind is one row of [`SOURCES`]: its name and heading, and how it
+//! offers its items. Reading follows the budget: the state and the log's
+//! tail are read whole (every item's size is needed to fill and to list),
+//! but a note file that cannot fit by its size alone is listed unread.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use time::Date;
+
+use super::block::{Block, Part, Place};
+use super::notes::{self, Kind as NoteKind, Workspace};
+use super::{log, state};
+use crate::agent::{AgentConfig, ContextKind};
+use crate::error::{Error, Result};
+
+/// What a kind offers from: everything loaded for the block.
+struct Loaded<'a> {
+    /// The current task of the state.
+    task: Option<&'a str>,
+    state: Option<state::View<'a>>,
+    /// The run log's last entries, as in the file.
+    log: Option<&'a [u8]>,
+    notes: Option<Notes>,
+}
+
+/// The notes files the block may show, most wanted first.
+struct Notes {
+    ws: Workspace,
+    files: Vec<notes::NoteFile>,
+}
+
+/// One kind of memory in the block.
+struct Source {
+    kind: ContextKind,
+    heading: &'static str,
+    offer: for<'a> fn(&'a Loaded<'a>, &'static str, &mut Block<'a>) -> Result<()>,
+}
+
+/// Every kind, in no particular order: the order is the agent's.
+const SOURCES: &[Source] = &[
+    Source {
+        kind: ContextKind::State,
+        heading: "# Session Memory\n",
+        offer: offer_state,
+    },
+    Source {
+        kind: ContextKind::Memory,
+        heading: "# Your Memory\n",
+        offer: |l, h, b| offer_notes(l, NoteKind::Memory, h, b),
+    },
+    Source {
+        kind: ContextKind::Log,
+        heading: "# Recent Runs\n",
+        offer: offer_log,
+    },
+    Source {
+        kind: ContextKind::World,
+        heading: "# World Knowledge\n",
+        offer: |l, h, b| offer_notes(l, NoteKind::World, h, b),
+    },
+    Source {
+        kind: ContextKind::Daily,
+        heading: "# Recent Experiences\n",
+        offer: |l, h, b| offer_notes(l, NoteKind::Daily, h, b),
+    },
+];
+
+/// What to assemble.
+pub struct Request<'a> {
+    pub budget: usize,
+    /// The state's current task, shown first.
+    pub task: Option<&'a str>,
+    /// Whether to list what went in and what did not.
+    pub listing: bool,
+    /// The last day whose daily log is shown (UTC).
+    pub today: Date,
+}
+
+/// The assembled block; as JSON, what `axe-context --json` prints.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Assembled {
+    pub budget: usize,
+    pub text: String,
+    pub chars: usize,
+    /// The kinds offered, in order: those in the order whose memory the
+    /// agent keeps.
+    pub kinds: Vec<&'static str>,
+    pub included: Vec<Part<'static>>,
+    pub left_out: Vec<Part<'static>>,
+}
+
+/// The block of `agent` (configured by `cfg`). A kind that cannot be read
+/// is reported to `failed` and left out; the others still go in.
+pub fn assemble(
+    agent: &str,
+    cfg: &AgentConfig,
+    request: &Request,
+    failed: &mut dyn FnMut(ContextKind, Error),
+) -> Assembled {
+    let order = cfg.context.order();
+    let wants = |k: ContextKind| order.contains(&k);
+    let kept: Vec<ContextKind> = order
+        .iter()
+        .copied()
+        .filter(|&k| match k {
+            ContextKind::State => cfg.state.enabled,
+            ContextKind::Log => cfg.memory.enabled,
+            ContextKind::Memory | ContextKind::World | ContextKind::Daily => cfg.notes.enabled,
+        })
+        .collect();
+    let keeps = |k: ContextKind| kept.contains(&k);
+
+    // Loaded first, then offered: the block borrows from what is loaded.
+    let state_file = keeps(ContextKind::State)
+        .then(|| load_state(agent, cfg))
+        .and_then(|r| r.map_err(|e| failed(ContextKind::State, e)).ok());
+    let log_tail = keeps(ContextKind::Log)
+        .then(|| load_log(agent, cfg))
+        .and_then(|r| r.map_err(|e| failed(ContextKind::Log, e)).ok());
+    let note_kinds = [ContextKind::Memory, ContextKind::World, ContextKind::Daily];
+    let notes = note_kinds
+        .iter()
+        .any(|&k| keeps(k))
+        .then(|| load_notes(agent, cfg, request.today, |k| wants(k)))
+        .and_then(|r| {
+            // Reported once, under the first of the notes kinds it stops.
+            let first = note_kinds.into_iter().find(|&k| keeps(k));
+            r.map_err(|e| {
+                if let Some(k) = first {
+                    failed(k, e);
+                }
+            })
+            .ok()
+        });
+    let state = state_file.as_ref().and_then(|(path, bytes)| {
+        state::view(path, bytes)
+            .map_err(|e| failed(ContextKind::State, e))
+            .ok()
+    });
+    let loaded = Loaded {
+        task: request.task,
+        state,
+        log: log_tail.as_deref(),
+        notes,
+    };
+
+    let mut block = match request.listing {
+        true => Block::listing(request.budget),
+        false => Block::new(request.budget),
+    };
+    for &kind in &kept {
+        let source = SOURCES
+            .iter()
+            .find(|s| s.kind == kind)
+            .expect("a row per kind");
+        if let Err(e) = (source.offer)(&loaded, source.heading, &mut block) {
+            failed(kind, e);
+        }
+    }
+    let owned = |parts: Vec<Part>| parts.into_iter().map(Part::into_owned).collect();
+    Assembled {
+        budget: request.budget,
+        chars: block.chars(),
+        kinds: kept.iter().map(|k| k.name()).collect(),
+        included: owned(std::mem::take(&mut block.included)),
+        left_out: owned(std::mem::take(&mut block.left_out)),
+        text: block.text,
+    }
+}
+
+fn load_state(agent: &str, cfg: &AgentConfig) -> Result<(PathBuf, Vec<u8>)> {
+    let path = state::file_path(agent, &cfg.state.path)?;
+    let bytes = state::read(&path)?;
+    Ok((path, bytes))
+}
+
+fn load_log(agent: &str, cfg: &AgentConfig) -> Result<Vec<u8>> {
+    let path = log::file_path(agent, &cfg.memory.path)?;
+    log::load(&path, cfg.memory.last_n.get())
+}
+
+fn load_notes(
+    agent: &str,
+    cfg: &AgentConfig,
+    today: Date,
+    wants: impl Fn(ContextKind) -> bool,
+) -> Result<Notes> {
+    let ws = Workspace::of(&cfg.notes)?;
+    let days = match wants(ContextKind::Daily) {
+        true => cfg.notes.recall_days.get(),
+        false => 0,
+    };
+    let files = notes::files(&ws, agent, days, today)?;
+    Ok(Notes { ws, files })
+}
+
+fn offer_state<'a>(l: &'a Loaded<'a>, heading: &'static str, b: &mut Block<'a>) -> Result<()> {
+    if let Some(view) = &l.state {
+        state::offer(view, l.task, heading, b);
+    }
+    Ok(())
+}
+
+/// The run log's entries, newest first. Text before the first entry (a
+/// log written by hand, read whole with `last_n = 0`) is not an entry.
+fn offer_log<'a>(l: &'a Loaded<'a>, heading: &'static str, b: &mut Block<'a>) -> Result<()> {
+    let place = Place {
+        section: heading,
+        group: "",
+    };
+    for entry in log::entries(l.log.unwrap_or_default()).into_iter().rev() {
+        let text = String::from_utf8_lossy(entry);
+        let header = text.lines().next().unwrap_or_default();
+        let when = header.strip_prefix("## ").unwrap_or(header).trim();
+        b.offer(place, "log", Cow::Owned(when.to_owned()), |out| {
+            out.push('\n');
+            out.push_str(text.trim_end());
+            out.push('\n');
+        });
+    }
+    Ok(())
+}
+
+/// The notes files of `kind`, most wanted first. One whose size alone
+/// shows it cannot fit is listed unread.
+fn offer_notes<'a>(
+    l: &'a Loaded<'a>,
+    kind: NoteKind,
+    heading: &'static str,
+    b: &mut Block<'a>,
+) -> Result<()> {
+    let Some(n) = &l.notes else { return Ok(()) };
+    let name = note_kind_name(kind);
+    let place = Place {
+        section: heading,
+        group: "",
+    };
+    for f in n.files.iter().filter(|f| f.kind == kind) {
+        let Some(size) = f.size(&n.ws) else { continue };
+        let item = Cow::Owned(n.ws.relative(&f.path));
+        if !b.could_fit(size) {
+            b.skip_file(name, item, size);
+            continue;
+        }
+        let Some(text) = f.read(&n.ws)?.and_then(notes::shown) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&text);
+        b.offer(place, name, item, |out| {
+            out.push('\n');
+            if kind == NoteKind::World {
+                out.push_str("## ");
+                out.push_str(&f.title);
+                out.push_str("\n\n");
+            }
+            out.push_str(&text);
+            out.push('\n');
+        });
+    }
+    Ok(())
+}
+
+fn note_kind_name(kind: NoteKind) -> &'static str {
+    match kind {
+        NoteKind::Memory => ContextKind::Memory.name(),
+        NoteKind::World => ContextKind::World.name(),
+        NoteKind::Daily => ContextKind::Daily.name(),
+    }
+}
