@@ -118,7 +118,7 @@ impl<'a> Block<'a> {
         }
         write(&mut piece);
         let cost = piece.chars().count();
-        let part = self.listing.then(|| Part {
+        let part = self.listing.then_some(Part {
             kind,
             item,
             chars: Some(cost),

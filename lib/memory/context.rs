@@ -136,7 +136,7 @@ pub fn assemble(
     let notes = note_kinds
         .iter()
         .any(|&k| keeps(k))
-        .then(|| load_notes(agent, cfg, request.today, |k| wants(k)))
+        .then(|| load_notes(agent, cfg, request.today, wants))
         .and_then(|r| {
             // Reported once, under the first of the notes kinds it stops.
             let first = note_kinds.into_iter().find(|&k| keeps(k));
