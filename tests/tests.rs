@@ -4,6 +4,7 @@ mod agents;
 mod common;
 mod completion;
 mod config;
+mod context;
 mod dispatch;
 mod first_hour;
 mod gc;
