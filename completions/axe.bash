@@ -195,8 +195,8 @@ _axe_spec_axe_llm() {
     subs=''
 }
 _axe_spec_axe_context() {
-    flags='--budget --task --json --help -h --version -V'
-    valued=' --budget=none --task=none '
+    flags='--budget --task --phase --json --help -h --version -V'
+    valued=' --budget=none --task=none --phase=none '
     args='agent'
     subs=''
 }
@@ -297,8 +297,8 @@ _axe_spec_axe_state_record() {
     subs=''
 }
 _axe_spec_axe_state_context() {
-    flags='--task --budget --json --help -h --version -V'
-    valued=' --task=none --budget=none '
+    flags='--task --phase --budget --json --help -h --version -V'
+    valued=' --task=none --phase=none --budget=none '
     args='agent'
     subs=''
 }

@@ -177,10 +177,11 @@ complete -c axe-llm -s V -l version -d 'Print version'
 complete -c axe-context -f
 complete -c axe-context -l budget -x -d 'The most characters [default: the agent\'s context.budget, else 8000]'
 complete -c axe-context -l task -x -d 'The state\'s current task, shown first [default: main]'
+complete -c axe-context -l phase -x -d 'The phase the run is in: the state\'s errors met in it come first'
 complete -c axe-context -l json -d 'Print {agent, budget, chars, kinds, text, included, left_out} as JSON'
 complete -c axe-context -s h -l help -d 'Print help'
 complete -c axe-context -s V -l version -d 'Print version'
-complete -c axe-context -n '__axe_at 0 - --budget --task' -a '(__axe_agents)'
+complete -c axe-context -n '__axe_at 0 - --budget --task --phase' -a '(__axe_agents)'
 
 # axe-mem-path
 complete -c axe-mem-path -f
@@ -329,8 +330,9 @@ complete -c axe-state-record -n '__axe_at 0 - --task --phase --error --file --br
 # axe-state-context
 complete -c axe-state-context -f
 complete -c axe-state-context -l task -x -d 'The current task: signals about steps and files go to it [default: main]'
+complete -c axe-state-context -l phase -x -d 'The phase the next run is in: unresolved errors met in it come first'
 complete -c axe-state-context -l budget -x -d 'The most characters [default: the agent\'s state.context_budget]'
 complete -c axe-state-context -l json -d 'Print {agent, budget, chars, text, included, left_out} as JSON'
 complete -c axe-state-context -s h -l help -d 'Print help'
 complete -c axe-state-context -s V -l version -d 'Print version'
-complete -c axe-state-context -n '__axe_at 0 - --task --budget' -a '(__axe_agents)'
+complete -c axe-state-context -n '__axe_at 0 - --task --phase --budget' -a '(__axe_agents)'

@@ -145,6 +145,7 @@ export extern "axe-context" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --budget: int  # The most characters [default: the agent's context.budget, else 8000]
     --task: string  # The state's current task, shown first [default: main]
+    --phase: string  # The phase the run is in: the state's errors met in it come first
     --json  # Print {agent, budget, chars, kinds, text, included, left_out} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -317,6 +318,7 @@ export extern "axe-state-record" [
 export extern "axe-state-context" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --task: string  # The current task: signals about steps and files go to it [default: main]
+    --phase: string  # The phase the next run is in: unresolved errors met in it come first
     --budget: int  # The most characters [default: the agent's state.context_budget]
     --json  # Print {agent, budget, chars, text, included, left_out} as JSON
     --help(-h)  # Print help
@@ -437,6 +439,7 @@ export extern "axe context" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --budget: int  # The most characters [default: the agent's context.budget, else 8000]
     --task: string  # The state's current task, shown first [default: main]
+    --phase: string  # The phase the run is in: the state's errors met in it come first
     --json  # Print {agent, budget, chars, kinds, text, included, left_out} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -609,6 +612,7 @@ export extern "axe state record" [
 export extern "axe state context" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --task: string  # The current task: signals about steps and files go to it [default: main]
+    --phase: string  # The phase the next run is in: unresolved errors met in it come first
     --budget: int  # The most characters [default: the agent's state.context_budget]
     --json  # Print {agent, budget, chars, text, included, left_out} as JSON
     --help(-h)  # Print help

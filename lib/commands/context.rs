@@ -10,13 +10,14 @@ use crate::agent;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::context::{self, Assembled, Request};
+use crate::memory::state::{self, Current};
 
 pub const COMMAND: Command = Command {
     name: "axe-context",
     about: "Print everything an agent remembers as one block within a character budget",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
-    flags: &[BUDGET, TASK, JSON],
+    flags: &[BUDGET, TASK, PHASE, JSON],
     description: "\
 Prints the block axe-run puts after the task when the agent has a
 [context] budget: its structured state, MEMORY.md, the run log's last
@@ -51,6 +52,12 @@ const TASK: Flag = Flag::with_value(
     "The state's current task, shown first [default: main]",
 );
 
+const PHASE: Flag = Flag::with_value(
+    "phase",
+    "P",
+    "The phase the run is in: the state's errors met in it come first",
+);
+
 const JSON: Flag = Flag::switch(
     "json",
     "Print {agent, budget, chars, kinds, text, included, left_out} as JSON",
@@ -76,10 +83,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let json = m.flag(&JSON);
     let request = Request {
         budget,
-        task: Some(
-            m.string(&TASK)?
-                .unwrap_or(crate::memory::state::DEFAULT_TASK),
-        ),
+        now: Current {
+            task: Some(m.string(&TASK)?.unwrap_or(state::DEFAULT_TASK)),
+            phase: m.string(&PHASE)?,
+        },
         listing: json,
         today: time::OffsetDateTime::now_utc().date(),
     };

@@ -13,7 +13,7 @@ use crate::config;
 use crate::dirs;
 use crate::error::{Error, Result};
 use crate::llm::{self, Deadline};
-use crate::memory::state::DEFAULT_TASK;
+use crate::memory::state::{Current, DEFAULT_TASK};
 use crate::prompt;
 use crate::run::context::Injected;
 use crate::run::state::Recorded;
@@ -210,8 +210,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     );
     let user = prompt::user_message(&stdin);
     // The run log keeps the task as given; the model also gets the state.
-    let (sent, injected) =
-        run::context::with_memory(&agent, user, state_task, dry || verbose, &mut warn);
+    let now = Current {
+        task: Some(state_task),
+        phase,
+    };
+    let (sent, injected) = run::context::with_memory(&agent, user, now, dry || verbose, &mut warn);
 
     if dry {
         let shown = dry_run::Shown {

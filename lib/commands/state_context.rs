@@ -9,18 +9,19 @@ use super::target::AGENT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::block::{Block, Part};
-use crate::memory::state;
+use crate::memory::state::{self, Current};
 
 pub const COMMAND: Command = Command {
     name: "axe-state-context",
     about: "Print an agent's Session Memory block within a character budget",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
-    flags: &[TASK, BUDGET, JSON],
+    flags: &[TASK, PHASE, BUDGET, JSON],
     description: "\
 Prints the state as a \"## Session Memory\" block for a prompt, its items
 in priority order: the current task (--task) with its pending steps, other
-open tasks, unresolved errors and decisions (newest first), key facts.
+open tasks, unresolved errors (those of --phase first, then newest
+first), decisions (newest first), key facts.
 Each item goes in if it fits in the budget with the heading it needs; one
 that does not is left out, and smaller ones after it may still go in. The
 block never passes the budget; --json lists what went in and what did
@@ -34,6 +35,12 @@ const BUDGET: Flag = Flag::with_value(
     "The most characters [default: the agent's state.context_budget]",
 )
 .int();
+
+const PHASE: Flag = Flag::with_value(
+    "phase",
+    "P",
+    "The phase the next run is in: unresolved errors met in it come first",
+);
 
 const JSON: Flag = Flag::switch(
     "json",
@@ -62,7 +69,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         true => Block::listing(budget),
         false => Block::new(budget),
     };
-    let built = state::build(&view, m.string(&TASK)?, block);
+    let now = Current {
+        task: m.string(&TASK)?,
+        phase: m.string(&PHASE)?,
+    };
+    let built = state::build(&view, now, block);
     if json {
         return crate::cli::write_json(
             out,

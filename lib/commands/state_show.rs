@@ -33,7 +33,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         return crate::cli::write_json(out, &s);
     }
     let view = s.view();
-    let built = state::build(&view, m.string(&TASK)?, Block::new(usize::MAX));
+    let now = state::Current {
+        task: m.string(&TASK)?,
+        phase: None,
+    };
+    let built = state::build(&view, now, Block::new(usize::MAX));
     let text = if built.text.is_empty() {
         "(no state)\n".to_owned()
     } else {

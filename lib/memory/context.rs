@@ -30,8 +30,8 @@ use crate::error::{Error, Result};
 
 /// What a kind offers from: everything loaded for the block.
 struct Loaded<'a> {
-    /// The current task of the state.
-    task: Option<&'a str>,
+    /// Where the run stands, for the state.
+    now: state::Current<'a>,
     state: Option<state::View<'a>>,
     /// The run log's last entries, as in the file.
     log: Option<&'a [u8]>,
@@ -83,8 +83,9 @@ const SOURCES: &[Source] = &[
 /// What to assemble.
 pub struct Request<'a> {
     pub budget: usize,
-    /// The state's current task, shown first.
-    pub task: Option<&'a str>,
+    /// The state's current task (shown first) and phase (its errors
+    /// first).
+    pub now: state::Current<'a>,
     /// Whether to list what went in and what did not.
     pub listing: bool,
     /// The last day whose daily log is shown (UTC).
@@ -153,7 +154,7 @@ pub fn assemble(
             .ok()
     });
     let loaded = Loaded {
-        task: request.task,
+        now: request.now,
         state,
         log: log_tail.as_deref(),
         notes,
@@ -211,7 +212,7 @@ fn load_notes(
 
 fn offer_state<'a>(l: &'a Loaded<'a>, heading: &'static str, b: &mut Block<'a>) -> Result<()> {
     if let Some(view) = &l.state {
-        state::offer(view, l.task, heading, b);
+        state::offer(view, l.now, heading, b);
     }
     Ok(())
 }

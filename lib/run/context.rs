@@ -9,7 +9,7 @@
 use super::prepared::Prepared;
 use crate::memory::block::Block;
 use crate::memory::context::{self, Assembled, Request};
-use crate::memory::state;
+use crate::memory::state::{self, Current};
 
 /// What was added to the user message.
 #[derive(Debug, Default)]
@@ -39,14 +39,14 @@ impl Injected {
 pub fn with_memory(
     agent: &Prepared,
     user: &str,
-    task: &str,
+    now: Current,
     listing: bool,
     warn: &mut dyn FnMut(String),
 ) -> (String, Injected) {
     let injected = if let Some(budget) = agent.cfg.context.budget {
         let request = Request {
             budget: budget.as_usize(),
-            task: Some(task),
+            now,
             listing,
             today: time::OffsetDateTime::now_utc().date(),
         };
@@ -66,7 +66,7 @@ pub fn with_memory(
         let budget = agent.cfg.state.context_budget.as_usize();
         let built = state::read(path).and_then(|bytes| {
             let view = state::view(path, &bytes)?;
-            Ok(state::build(&view, Some(task), Block::new(budget)).text)
+            Ok(state::build(&view, now, Block::new(budget)).text)
         });
         match built {
             Ok(block) => Injected::State(block),

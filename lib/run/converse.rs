@@ -182,7 +182,11 @@ fn sub_agent(
     let mut warn_owned = |w: String| warn(&w);
     // A sub-agent's own state is shown and recorded under its main task.
     let task = crate::memory::state::DEFAULT_TASK;
-    let (sent, _) = super::context::with_memory(&agent, user, task, false, &mut warn_owned);
+    let now = crate::memory::state::Current {
+        task: Some(task),
+        phase: None,
+    };
+    let (sent, _) = super::context::with_memory(&agent, user, now, false, &mut warn_owned);
     let outcome = match converse(session, &agent, &sent, depth, deadline, None) {
         Ok(outcome) => outcome,
         Err(e) => {

@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
-use super::view::{TaskView, Text, View};
+use super::view::{ErrorView, TaskView, Text, View};
 use crate::memory::block::{Block, Place};
 
 /// The heading of the block on its own.
@@ -38,10 +38,17 @@ fn task_block(t: &TaskView, out: &mut String) {
     }
 }
 
-/// The block for `state` in `block`; `task` is the current task, shown
-/// first.
-pub fn build<'a>(state: &'a View<'a>, task: Option<&'a str>, mut block: Block<'a>) -> Block<'a> {
-    offer(state, task, HEAD, &mut block);
+/// Where the next run stands: its task, shown first, and its phase,
+/// whose unresolved errors come before the others'.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Current<'a> {
+    pub task: Option<&'a str>,
+    pub phase: Option<&'a str>,
+}
+
+/// The block for `state` in `block`.
+pub fn build<'a>(state: &'a View<'a>, now: Current<'a>, mut block: Block<'a>) -> Block<'a> {
+    offer(state, now, HEAD, &mut block);
     block
 }
 
@@ -49,11 +56,12 @@ pub fn build<'a>(state: &'a View<'a>, task: Option<&'a str>, mut block: Block<'a
 /// priority order.
 pub fn offer<'a>(
     state: &'a View<'a>,
-    task: Option<&'a str>,
+    now: Current<'a>,
     section: &'static str,
     block: &mut Block<'a>,
 ) {
     let at = |group| Place { section, group };
+    let task = now.task;
     let current = task.and_then(|id| state.tasks.get(&Text(Cow::Borrowed(id))));
     let open = state.tasks.values().filter(|t| {
         let open = !t.pending_steps.is_empty() || !t.blocked_reason.is_empty();
@@ -64,7 +72,14 @@ pub fn offer<'a>(
             task_block(t, out)
         });
     }
-    for e in state.errors.iter().rev().filter(|e| !e.resolved) {
+    // The errors of the phase the run is in first: what it is about to
+    // meet again.
+    let in_phase = |e: &ErrorView| now.phase.is_some_and(|p| e.phase.eq_ignore_ascii_case(p));
+    let unresolved = || state.errors.iter().rev().filter(|e| !e.resolved);
+    let errors = unresolved()
+        .filter(|e| in_phase(e))
+        .chain(unresolved().filter(|e| !in_phase(e)));
+    for e in errors {
         block.offer(
             at("\n### Unresolved Errors\n"),
             "error",
@@ -106,6 +121,13 @@ mod tests {
     use super::*;
     use crate::memory::state::data::{Decision, ErrorRecord, State};
 
+    fn now(task: &str) -> Current<'_> {
+        Current {
+            task: Some(task),
+            phase: None,
+        }
+    }
+
     fn sample() -> State {
         let mut s = State::default();
         let t = s.task("42", Some("TEST"));
@@ -130,7 +152,7 @@ mod tests {
     fn the_layout_is_agentiums() {
         let s = sample();
         let v = s.view();
-        let b = build(&v, Some("42"), Block::listing(10_000));
+        let b = build(&v, now("42"), Block::listing(10_000));
         assert_eq!(
             b.text,
             "## Session Memory\n\n### Task: 42 (Phase: TEST)\nBranch: fix-login\nCompleted: Created branch\n\
@@ -148,11 +170,40 @@ mod tests {
             ..Decision::default()
         });
         let v = s.view();
-        let b = build(&v, Some("42"), Block::listing(260));
+        let b = build(&v, now("42"), Block::listing(260));
         assert!(b.text.chars().count() <= 260);
         assert_eq!(b.left_out.len(), 1, "{:?}", b.left_out);
         assert_eq!(b.left_out[0].kind, "decision");
         assert!(b.text.contains("- Go 1.19"), "{}", b.text);
+    }
+
+    #[test]
+    fn the_errors_of_the_current_phase_come_first() {
+        let mut s = sample();
+        s.errors.push(ErrorRecord {
+            iteration: 3,
+            phase: "BUILD".into(),
+            error: "link failed".into(),
+            ..ErrorRecord::default()
+        });
+        let v = s.view();
+        let errors = |phase| {
+            let now = Current {
+                task: Some("42"),
+                phase,
+            };
+            let b = build(&v, now, Block::listing(10_000));
+            b.included
+                .iter()
+                .filter(|p| p.kind == "error")
+                .map(|p| p.item.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(errors(None), ["link failed", "TestTokenExpiry failed"]);
+        assert_eq!(
+            errors(Some("test")),
+            ["TestTokenExpiry failed", "link failed"]
+        );
     }
 
     /// A small random generator, so the property needs no crate.
@@ -199,7 +250,7 @@ mod tests {
             }
             let budget = rng.next(900) as usize;
             let v = s.view();
-            let b = build(&v, Some("t0"), Block::listing(budget));
+            let b = build(&v, now("t0"), Block::listing(budget));
             let shown = b.text.chars().count();
             assert!(shown <= budget, "{shown} > {budget}");
             assert_eq!(

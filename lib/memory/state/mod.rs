@@ -15,7 +15,7 @@ mod signals;
 mod store;
 mod view;
 
-pub use context::{build, offer};
+pub use context::{Current, build, offer};
 pub use data::Outcome;
 pub use signals::{Rejected, Signal, parse};
 pub use store::{Pruned, load, read, update, view};
