@@ -308,6 +308,23 @@ def state_world():
     return {"XDG_CONFIG_HOME": str(config), "XDG_DATA_HOME": str(data)}, state_file, signals
 
 
+def context_world(label, log, ws, state_file):
+    """An agent `agent0` keeping all three kinds: the run log at `log`
+    (its last 10 entries offered), the notes workspace `ws` and the state
+    at `state_file`, under one [context] budget of 8,000 characters;
+    returns its environment."""
+    world = DATA / f"context-{label.replace(' ', '')}"
+    agents = world / "config" / "axe" / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "agent0.toml").write_text(
+        'name = "agent0"\nmodel = "anthropic/claude-sonnet-4-20250514"\n'
+        f'[memory]\nenabled = true\npath = "{log}"\nlast_n = 10\n'
+        f'[notes]\nenabled = true\nworkspace = "{ws}"\n'
+        f'[state]\nenabled = true\npath = "{state_file}"\n'
+        "[context]\nbudget = 8000\n")
+    return {"XDG_CONFIG_HOME": str(world / "config"), "XDG_DATA_HOME": str(world / "data")}
+
+
 def which(name):
     path = shutil.which(name)
     if not path:
@@ -446,6 +463,32 @@ def main():
     rows.append(("axe-state-ingest", "10,000 signal lines", r, "wc -l (the lines)", b))
     checks.append(("axe-state-ingest of 10,000 lines median < 50 ms", r["median"] < 0.050,
                    f"{ms(r['median'])} ms"))
+
+    # One budget over every kind: the state above, a year of notes (200
+    # topics, a 10 KB MEMORY.md) and a run log of 10,000 entries, then the
+    # same with the largest log: only its tail is read, so size must not
+    # matter.
+    reset_state()  # as it was before the ingest above
+    run_log = run_world()[0]["XDG_DATA_HOME"] + "/axe/memory/bench.md"
+    _, notes_ws = notes_world("notes-1y", 1, 365, 200, 2000)
+    context_ms = {}
+    biggest = list(logs)[-1]
+    n = 10 if args.quick else 100
+    for label, log in (("10,000 entries", run_log), (f"{biggest} log", logs[biggest])):
+        env = context_world(label, log, notes_ws, state_file)
+        r = measure([tool("axe-context"), "agent0", "--task", "t0"], n, env=env)
+        read = [str(state_file), str(notes_ws / "agents" / "agent0" / "MEMORY.md")]
+        read += [str(notes_ws / "agents" / "agent0" / "daily" / f"{today - datetime.timedelta(days=i)}.md")
+                 for i in range(3)]
+        b = measure([which("cat"), *read], n)
+        rows.append(("axe-context --task t0", f"10,000 state items, 1 year of notes, {label}", r,
+                     "cat (state, MEMORY.md, 3 days)", b))
+        context_ms[label] = r["median"]
+    first, last = context_ms.values()
+    checks.append(("axe-context (all three kinds, 10,000 entries) median < 10 ms", first < 0.010,
+                   f"{ms(first)} ms"))
+    checks.append((f"axe-context: {biggest} log within 1.25x of 10,000 entries", last / first <= 1.25,
+                   f"{last / first:.2f}x"))
 
     # Search: BM25 over ~100 MB of notes (20 agents x 5 years), next to
     # grep counting the same word in the same tree.

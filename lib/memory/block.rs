@@ -51,9 +51,6 @@ pub struct Block<'a> {
     listing: bool,
     pub included: Vec<Part<'a>>,
     pub left_out: Vec<Part<'a>>,
-    /// The item being offered, reused so that items left out cost no
-    /// allocation of their own.
-    piece: String,
 }
 
 /// Where an item goes: the heading of its section (`# Title\n`, a blank
@@ -93,31 +90,23 @@ impl<'a> Block<'a> {
         self.used
     }
 
-    /// Offers one item at `place`: `write` writes its text. Returns
-    /// whether it went in.
+    /// Offers one item at `place`, its text the concatenation of `parts`
+    /// (so an item left out is counted, never copied). Returns whether it
+    /// went in.
     pub fn offer(
         &mut self,
         place: Place,
         kind: &'static str,
         item: Cow<'a, str>,
-        write: impl FnOnce(&mut String),
+        parts: &[&str],
     ) -> bool {
-        let mut piece = std::mem::take(&mut self.piece);
-        piece.clear();
         let (section, group) = (place.section, place.group);
         let new_section = !section.is_empty() && !self.shown.contains(&section);
-        if new_section {
-            if !self.text.is_empty() {
-                piece.push('\n');
-            }
-            piece.push_str(section);
-        }
         let new_group = !group.is_empty() && (new_section || !self.shown.contains(&group));
-        if new_group {
-            piece.push_str(group);
-        }
-        write(&mut piece);
-        let cost = piece.chars().count();
+        let gap = new_section && !self.text.is_empty();
+        let headings = [(gap, "\n"), (new_section, section), (new_group, group)];
+        let heads = headings.iter().filter(|(new, _)| *new).map(|(_, h)| h);
+        let cost: usize = heads.clone().chain(parts).map(|s| s.chars().count()).sum();
         let part = self.listing.then_some(Part {
             kind,
             item,
@@ -127,7 +116,9 @@ impl<'a> Block<'a> {
         let fits = cost <= self.room();
         if fits {
             self.used += cost;
-            self.text.push_str(&piece);
+            for s in heads.chain(parts) {
+                self.text.push_str(s);
+            }
             for heading in [(new_section, section), (new_group, group)] {
                 if let (true, h) = heading {
                     self.shown.push(h);
@@ -137,7 +128,6 @@ impl<'a> Block<'a> {
         } else {
             self.left_out.extend(part);
         }
-        self.piece = piece;
         fits
     }
 
@@ -177,9 +167,7 @@ mod tests {
     };
 
     fn offer(b: &mut Block, place: Place, text: &str) -> bool {
-        b.offer(place, "fact", Cow::Owned(text.to_owned()), |s| {
-            s.push_str(text)
-        })
+        b.offer(place, "fact", Cow::Owned(text.to_owned()), &[text])
     }
 
     #[test]

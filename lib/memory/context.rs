@@ -228,11 +228,12 @@ fn offer_log<'a>(l: &'a Loaded<'a>, heading: &'static str, b: &mut Block<'a>) ->
         let text = String::from_utf8_lossy(entry);
         let header = text.lines().next().unwrap_or_default();
         let when = header.strip_prefix("## ").unwrap_or(header).trim();
-        b.offer(place, "log", Cow::Owned(when.to_owned()), |out| {
-            out.push('\n');
-            out.push_str(text.trim_end());
-            out.push('\n');
-        });
+        b.offer(
+            place,
+            "log",
+            Cow::Owned(when.to_owned()),
+            &["\n", text.trim_end(), "\n"],
+        );
     }
     Ok(())
 }
@@ -262,16 +263,12 @@ fn offer_notes<'a>(
             continue;
         };
         let text = String::from_utf8_lossy(&text);
-        b.offer(place, name, item, |out| {
-            out.push('\n');
-            if kind == NoteKind::World {
-                out.push_str("## ");
-                out.push_str(&f.title);
-                out.push_str("\n\n");
-            }
-            out.push_str(&text);
-            out.push('\n');
-        });
+        let title: [&str; 3] = match kind {
+            NoteKind::World => ["## ", &f.title, "\n\n"],
+            _ => ["", "", ""],
+        };
+        let [t0, t1, t2] = title;
+        b.offer(place, name, item, &["\n", t0, t1, t2, &text, "\n"]);
     }
     Ok(())
 }

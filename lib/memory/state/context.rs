@@ -67,10 +67,11 @@ pub fn offer<'a>(
         let open = !t.pending_steps.is_empty() || !t.blocked_reason.is_empty();
         open && Some(&*t.id) != task
     });
+    let mut scratch = String::new();
     for t in current.into_iter().chain(open) {
-        block.offer(at(""), "task", Cow::Borrowed(&*t.id), |out| {
-            task_block(t, out)
-        });
+        scratch.clear();
+        task_block(t, &mut scratch);
+        block.offer(at(""), "task", Cow::Borrowed(&*t.id), &[&scratch]);
     }
     // The errors of the phase the run is in first: what it is about to
     // meet again.
@@ -80,38 +81,41 @@ pub fn offer<'a>(
         .filter(|e| in_phase(e))
         .chain(unresolved().filter(|e| !in_phase(e)));
     for e in errors {
+        scratch.clear();
+        let _ = write!(scratch, "{}", e.iteration);
+        let comma = if e.phase.is_empty() { "" } else { ", " };
+        let line = [
+            "- [Iteration ",
+            &scratch,
+            comma,
+            &e.phase,
+            "] ",
+            &e.error,
+            "\n",
+        ];
         block.offer(
             at("\n### Unresolved Errors\n"),
             "error",
-            Cow::Borrowed(&*e.error),
-            |out| {
-                let _ = write!(out, "- [Iteration {}", e.iteration);
-                if !e.phase.is_empty() {
-                    let _ = write!(out, ", {}", &*e.phase);
-                }
-                let _ = writeln!(out, "] {}", &*e.error);
-            },
+            Cow::Borrowed(&e.error),
+            &line,
         );
     }
     for d in state.decisions.iter().rev() {
         let text = &d.description;
+        let line = ["- ", text, "\n"];
         block.offer(
             at("\n### Key Decisions\n"),
             "decision",
-            Cow::Borrowed(&**text),
-            |out| {
-                let _ = writeln!(out, "- {}", &**text);
-            },
+            Cow::Borrowed(text),
+            &line,
         );
     }
     for f in &state.key_facts {
         block.offer(
             at("\n### Key Facts\n"),
             "fact",
-            Cow::Borrowed(&**f),
-            |out| {
-                let _ = writeln!(out, "- {}", &**f);
-            },
+            Cow::Borrowed(f),
+            &["- ", f, "\n"],
         );
     }
 }
