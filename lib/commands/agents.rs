@@ -254,6 +254,22 @@ fn show_text(cfg: &AgentConfig) -> String {
             cfg.notes.enabled,
             cfg.notes.recall_days.to_string(),
         ),
+        ("State Enabled:", cfg.state.enabled, "true".into()),
+        (
+            "Context Budget:",
+            cfg.context.budget.is_some(),
+            cfg.context.budget.unwrap_or_default().to_string(),
+        ),
+        (
+            "Context Order:",
+            cfg.context.budget.is_some(),
+            cfg.context
+                .order()
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
     ];
     lines
         .iter()

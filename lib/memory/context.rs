@@ -96,11 +96,11 @@ pub struct Request<'a> {
 #[derive(Debug, Default, serde::Serialize)]
 pub struct Assembled {
     pub budget: usize,
-    pub text: String,
     pub chars: usize,
     /// The kinds offered, in order: those in the order whose memory the
     /// agent keeps.
     pub kinds: Vec<&'static str>,
+    pub text: String,
     pub included: Vec<Part<'static>>,
     pub left_out: Vec<Part<'static>>,
 }
