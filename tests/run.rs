@@ -1073,6 +1073,42 @@ fn sub_agent_memory_is_its_own() {
 }
 
 #[test]
+fn a_sub_agent_with_a_context_budget_gets_its_one_block() {
+    let env = Env::new();
+    agent(&env, "parent", "sub_agents = [\"ctx\"]");
+    agent(
+        &env,
+        "ctx",
+        "[memory]\nenabled = true\n[context]\nbudget = 1000",
+    );
+    env.write(&env.log_path("ctx"), entries(2));
+    let server = family_server(vec![("c1", json!({"agent": "ctx", "task": "go"}))], |_| 0);
+    run(&env, &server.url)
+        .arg("parent")
+        .write_stdin("top task")
+        .assert()
+        .success();
+    let req = server
+        .requests()
+        .into_iter()
+        .find(|r| system_of(r).starts_with("You are ctx."))
+        .unwrap();
+    assert_eq!(
+        system_of(&req),
+        "You are ctx.",
+        "no entries in the system prompt"
+    );
+    assert_eq!(
+        req.json()["messages"][0]["content"],
+        format!(
+            "Task: go\n\n# Recent Runs\n\n{}\n\n{}\n",
+            entry(1).trim_end(),
+            entry(0).trim_end()
+        )
+    );
+}
+
+#[test]
 fn failed_sub_agent_appends_nothing() {
     let env = Env::new();
     agent(&env, "parent", "sub_agents = [\"rem\"]");
