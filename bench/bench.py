@@ -308,6 +308,13 @@ def state_world():
     return {"XDG_CONFIG_HOME": str(config), "XDG_DATA_HOME": str(data)}, state_file, signals
 
 
+def last_days(ws, today, days):
+    """The daily logs of agent0 for the last `days` days, today first."""
+    import datetime
+    return [str(ws / "agents" / "agent0" / "daily" / f"{today - datetime.timedelta(days=i)}.md")
+            for i in range(days)]
+
+
 def context_world(label, log, ws, state_file):
     """An agent `agent0` keeping all three kinds: the run log at `log`
     (its last 10 entries offered), the notes workspace `ws` and the state
@@ -426,8 +433,7 @@ def main():
         r = measure([tool("axe-notes-recall"), "agent0", "--days", "3"], n, env=env)
         read = sorted(str(p) for p in (ws / "world").glob("*.md"))
         read.append(str(ws / "agents" / "agent0" / "MEMORY.md"))
-        read += [str(ws / "agents" / "agent0" / "daily" / f"{today - datetime.timedelta(days=i)}.md")
-                 for i in range(3)]
+        read += last_days(ws, today, 3)
         b = measure([which("cat"), *read], n)
         rows.append(("axe-notes-recall --days 3", f"{365 * years} daily logs, 200 topics", r,
                      "cat (every file a recall may show)", b))
@@ -478,8 +484,7 @@ def main():
         env = context_world(label, log, notes_ws, state_file)
         r = measure([tool("axe-context"), "agent0", "--task", "t0"], n, env=env)
         read = [str(state_file), str(notes_ws / "agents" / "agent0" / "MEMORY.md")]
-        read += [str(notes_ws / "agents" / "agent0" / "daily" / f"{today - datetime.timedelta(days=i)}.md")
-                 for i in range(3)]
+        read += last_days(notes_ws, today, 3)
         b = measure([which("cat"), *read], n)
         rows.append(("axe-context --task t0", f"10,000 state items, 1 year of notes, {label}", r,
                      "cat (state, MEMORY.md, 3 days)", b))
