@@ -209,7 +209,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         m.string(&PHASE)?,
     );
     let user = prompt::user_message(&stdin);
-    // The run log keeps the task as given; the model also gets the state.
+    // The run log keeps the task as given; the model also gets the memory
+    // block (the state's, or the one over every kind).
     let now = Current {
         task: Some(state_task),
         phase,

@@ -12,10 +12,9 @@ use crate::memory::context::{self, Assembled, Request};
 use crate::memory::state::{self, Current};
 
 /// What was added to the user message.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub enum Injected {
     /// Neither a shared budget nor a state.
-    #[default]
     None,
     /// The Session Memory block (empty when there is nothing to say).
     State(String),
