@@ -263,11 +263,20 @@ fn a_run_sends_the_one_block_after_the_task_and_dry_run_lists_what_it_left_out()
     assert!(!block.is_empty());
 
     let server = Server::start(vec![Answer::json(200, &anthropic_reply("done"))]);
-    served_by(env.cmd("axe-run"), &server.url)
-        .args(["a", "review it"])
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .args(["a", "review it", "-v"])
         .assert()
         .success()
         .stdout("done");
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains(&format!(
+            "Context:  {} of 300 characters (state, memory, log, world, daily), {} item(s) left out\n",
+            expected["chars"],
+            expected["left_out"].as_array().unwrap().len()
+        )),
+        "{err}"
+    );
     let body = server.only_request().json();
     let user = body["messages"][0]["content"].as_str().unwrap().to_owned();
     assert_eq!(user, format!("review it\n\n{block}"));
