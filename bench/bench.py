@@ -607,7 +607,11 @@ def main():
             "topics that fit its 24,000-character budget, the last days) and only names the rest, so "
             "its baseline is `cat` of every file a recall could show. The search corpus is 20 agents "
             "with five years of daily logs each, words drawn by Zipf's law; the last search row is the "
-            "worst case, a word in nearly every section.\n\n" + table + "\n"
+            "worst case, a word in nearly every section.\n\n"
+            "State rows: a state of 10,000 decisions, errors and facts (1.3 MB of JSON), read whole "
+            "for the block; `axe-context` adds a year of notes and a run log of 10,000 entries, then "
+            "the largest log (only its last 10 entries are read), under an 8,000-character budget; "
+            "its baseline is `cat` of the files it reads whole.\n\n" + table + "\n"
         )
     # Too few runs in quick mode to judge a bar: it only checks the harness.
     if not args.quick and not all(ok for _, ok, _ in checks):
