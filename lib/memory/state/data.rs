@@ -146,16 +146,40 @@ impl State {
                 e.resolution = format!("iteration {iteration} succeeded");
             }
         } else {
-            self.errors.push(ErrorRecord {
-                iteration,
-                task_id: task.to_owned(),
-                phase,
-                error: outcome
-                    .error
-                    .map_or_else(|| format!("iteration {iteration} failed"), str::to_owned),
-                ..ErrorRecord::default()
-            });
+            let error = outcome
+                .error
+                .map_or_else(|| format!("iteration {iteration} failed"), str::to_owned);
+            self.push_error(task, phase, error);
         }
+    }
+
+    /// A decision on `task`, made in this iteration.
+    fn push_decision(&mut self, task: &str, description: &str) {
+        self.decisions.push(Decision {
+            iteration: self.iteration,
+            task_id: task.to_owned(),
+            description: description.to_owned(),
+            ..Decision::default()
+        });
+    }
+
+    /// An unresolved error on `task` in `phase`, met in this iteration.
+    fn push_error(&mut self, task: &str, phase: String, error: String) {
+        self.errors.push(ErrorRecord {
+            iteration: self.iteration,
+            task_id: task.to_owned(),
+            phase,
+            error,
+            ..ErrorRecord::default()
+        });
+    }
+
+    /// The phase an error signal on `task` is met in: the one given, else
+    /// the task's.
+    fn error_phase(&mut self, task: &str, phase: Option<&str>) -> String {
+        phase
+            .map(str::to_owned)
+            .unwrap_or_else(|| self.task(task, None).phase.clone())
     }
 
     /// The task `id`, created (with `phase`) if new; a given phase is set.
@@ -177,7 +201,6 @@ impl State {
     /// costs no more per signal than a short one.
     pub fn apply(&mut self, signals: &[Signal], task: &str, phase: Option<&str>) {
         use std::collections::{HashMap, HashSet};
-        let iteration = self.iteration;
         let mut facts: HashSet<String> = self.key_facts.iter().cloned().collect();
         // Pending steps are counted, not just known: a file written by hand
         // may list one twice, and each completion takes one of them.
@@ -197,23 +220,10 @@ impl State {
                         self.key_facts.push(signal.text.clone());
                     }
                 }
-                Kind::Decision => self.decisions.push(Decision {
-                    iteration,
-                    task_id: task.to_owned(),
-                    description: text.to_owned(),
-                    ..Decision::default()
-                }),
+                Kind::Decision => self.push_decision(task, text),
                 Kind::Error => {
-                    let phase = phase
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| self.task(task, None).phase.clone());
-                    self.errors.push(ErrorRecord {
-                        iteration,
-                        task_id: task.to_owned(),
-                        phase,
-                        error: text.to_owned(),
-                        ..ErrorRecord::default()
-                    });
+                    let phase = self.error_phase(task, phase);
+                    self.push_error(task, phase, text.to_owned());
                 }
                 Kind::StepPending => {
                     let t = self.task(task, phase);
@@ -250,7 +260,7 @@ impl State {
 
 #[cfg(test)]
 mod tests {
-    use super::{Decision, ErrorRecord, State, add_once, step_key};
+    use super::{State, add_once, step_key};
     use crate::memory::state::signals::{Kind, Signal};
 
     fn same_step(a: &str, b: &str) -> bool {
@@ -269,27 +279,13 @@ mod tests {
     /// The rules of [`State::apply`] for one signal, as plainly as they
     /// can be written: every lookup a scan of the lists.
     fn apply_one(s: &mut State, signal: &Signal, task: &str, phase: Option<&str>) {
-        let iteration = s.iteration;
         let text = signal.text.as_str();
         match signal.kind {
             Kind::KeyFact => add_once(&mut s.key_facts, text),
-            Kind::Decision => s.decisions.push(Decision {
-                iteration,
-                task_id: task.to_owned(),
-                description: text.to_owned(),
-                ..Decision::default()
-            }),
+            Kind::Decision => s.push_decision(task, text),
             Kind::Error => {
-                let phase = phase
-                    .map(str::to_owned)
-                    .unwrap_or_else(|| s.task(task, None).phase.clone());
-                s.errors.push(ErrorRecord {
-                    iteration,
-                    task_id: task.to_owned(),
-                    phase,
-                    error: text.to_owned(),
-                    ..ErrorRecord::default()
-                });
+                let phase = s.error_phase(task, phase);
+                s.push_error(task, phase, text.to_owned());
             }
             Kind::StepDone => {
                 let t = s.task(task, phase);
