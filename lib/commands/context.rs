@@ -88,6 +88,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             phase: m.string(&PHASE)?,
         },
         listing: json,
+        log: None,
         today: time::OffsetDateTime::now_utc().date(),
     };
     let mut first = None;

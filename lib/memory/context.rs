@@ -88,6 +88,9 @@ pub struct Request<'a> {
     pub now: state::Current<'a>,
     /// Whether to list what went in and what did not.
     pub listing: bool,
+    /// The run log's last entries when the caller has read them already
+    /// (`axe-run`, for its memory warnings); else they are read here.
+    pub log: Option<&'a [u8]>,
     /// The last day whose daily log is shown (UTC).
     pub today: Date,
 }
@@ -131,7 +134,10 @@ pub fn assemble(
         .then(|| load_state(agent, cfg))
         .and_then(|r| r.map_err(|e| failed(ContextKind::State, e)).ok());
     let log_tail = keeps(ContextKind::Log)
-        .then(|| load_log(agent, cfg))
+        .then(|| match request.log {
+            Some(read) => Ok(Cow::Borrowed(read)),
+            None => load_log(agent, cfg).map(Cow::Owned),
+        })
         .and_then(|r| r.map_err(|e| failed(ContextKind::Log, e)).ok());
     let note_kinds = [ContextKind::Memory, ContextKind::World, ContextKind::Daily];
     let notes = note_kinds

@@ -48,6 +48,12 @@ pub fn with_memory(
             now,
             listing,
             today: time::OffsetDateTime::now_utc().date(),
+            // Read once: the entries the run's recall loaded.
+            log: agent
+                .recall
+                .as_ref()
+                .filter(|r| r.error.is_none())
+                .map(|r| r.entries.as_bytes()),
         };
         Injected::Context(context::assemble(
             &agent.name,
