@@ -135,8 +135,8 @@ _axe_spec_axe_run() {
     subs=''
 }
 _axe_spec_axe_gc() {
-    flags='--all --dry-run --model --timeout --budget --json --help -h --version -V'
-    valued=' --model=model --timeout=none --budget=none '
+    flags='--all --dry-run --model --timeout --budget --wait --json --help -h --version -V'
+    valued=' --model=model --timeout=none --budget=none --wait=none '
     args='agent'
     subs=''
 }
@@ -195,8 +195,8 @@ _axe_spec_axe_llm() {
     subs=''
 }
 _axe_spec_axe_context() {
-    flags='--budget --task --phase --json --help -h --version -V'
-    valued=' --budget=none --task=none --phase=none '
+    flags='--budget --task --phase --wait --json --help -h --version -V'
+    valued=' --budget=none --task=none --phase=none --wait=none '
     args='agent'
     subs=''
 }
@@ -207,26 +207,26 @@ _axe_spec_axe_mem_path() {
     subs=''
 }
 _axe_spec_axe_mem_append() {
-    flags='--task --task-file --result --timestamp --file --json --help -h --version -V'
-    valued=' --task=none --task-file=file --result=none --timestamp=none --file=file '
+    flags='--task --task-file --result --timestamp --file --wait --json --help -h --version -V'
+    valued=' --task=none --task-file=file --result=none --timestamp=none --file=file --wait=none '
     args='agent'
     subs=''
 }
 _axe_spec_axe_mem_load() {
-    flags='--last -n --file --json --help -h --version -V'
-    valued=' --last=none -n=none --file=file '
+    flags='--last -n --file --wait --json --help -h --version -V'
+    valued=' --last=none -n=none --file=file --wait=none '
     args='agent'
     subs=''
 }
 _axe_spec_axe_mem_count() {
-    flags='--file --json --help -h --version -V'
-    valued=' --file=file '
+    flags='--file --wait --json --help -h --version -V'
+    valued=' --file=file --wait=none '
     args='agent'
     subs=''
 }
 _axe_spec_axe_mem_trim() {
-    flags='--keep --count --file --json --help -h --version -V'
-    valued=' --keep=none --file=file '
+    flags='--keep --count --file --wait --json --help -h --version -V'
+    valued=' --keep=none --file=file --wait=none '
     args='agent'
     subs=''
 }
@@ -243,20 +243,20 @@ _axe_spec_axe_notes_recall() {
     subs=''
 }
 _axe_spec_axe_notes_remember() {
-    flags='--json --help -h --version -V'
-    valued=' '
+    flags='--wait --json --help -h --version -V'
+    valued=' --wait=none '
     args='agent none...'
     subs=''
 }
 _axe_spec_axe_notes_reflect() {
-    flags='--if-match --json --help -h --version -V'
-    valued=' --if-match=none '
+    flags='--if-match --wait --json --help -h --version -V'
+    valued=' --if-match=none --wait=none '
     args='agent'
     subs=''
 }
 _axe_spec_axe_notes_learn() {
-    flags='--agent --workspace --if-match --json --help -h --version -V'
-    valued=' --agent=agent --workspace=dir --if-match=none '
+    flags='--agent --workspace --if-match --wait --json --help -h --version -V'
+    valued=' --agent=agent --workspace=dir --if-match=none --wait=none '
     args='none'
     subs=''
 }
@@ -279,26 +279,26 @@ _axe_spec_axe_state_path() {
     subs=''
 }
 _axe_spec_axe_state_show() {
-    flags='--task --json --help -h --version -V'
-    valued=' --task=none '
+    flags='--task --wait --json --help -h --version -V'
+    valued=' --task=none --wait=none '
     args='agent'
     subs=''
 }
 _axe_spec_axe_state_ingest() {
-    flags='--task --phase --tee --json --help -h --version -V'
-    valued=' --task=none --phase=none '
+    flags='--task --phase --tee --wait --json --help -h --version -V'
+    valued=' --task=none --phase=none --wait=none '
     args='agent'
     subs=''
 }
 _axe_spec_axe_state_record() {
-    flags='--task --phase --success --failure --error --file --branch --pr --json --help -h --version -V'
-    valued=' --task=none --phase=none --error=none --file=file --branch=none --pr=none '
+    flags='--task --phase --success --failure --error --file --branch --pr --wait --json --help -h --version -V'
+    valued=' --task=none --phase=none --error=none --file=file --branch=none --pr=none --wait=none '
     args='agent'
     subs=''
 }
 _axe_spec_axe_state_context() {
-    flags='--task --phase --budget --json --help -h --version -V'
-    valued=' --task=none --phase=none --budget=none '
+    flags='--task --phase --budget --wait --json --help -h --version -V'
+    valued=' --task=none --phase=none --budget=none --wait=none '
     args='agent'
     subs=''
 }

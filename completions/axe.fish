@@ -116,10 +116,11 @@ complete -c axe-gc -l dry-run -d 'Analyze and print suggestions without trimming
 complete -c axe-gc -l model -x -a 'anthropic/ openai/ ollama/' -d 'Use this model for the analysis instead of the agent\'s'
 complete -c axe-gc -l timeout -x -d 'Give up on an analysis after this long [default: 120]'
 complete -c axe-gc -l budget -x -d 'Send the analysis only the newest entries that fit in N characters [default: the whole log]'
+complete -c axe-gc -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-gc -l json -d 'Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON'
 complete -c axe-gc -s h -l help -d 'Print help'
 complete -c axe-gc -s V -l version -d 'Print version'
-complete -c axe-gc -n '__axe_at 0 - --model --timeout --budget' -a '(__axe_agents)'
+complete -c axe-gc -n '__axe_at 0 - --model --timeout --budget --wait' -a '(__axe_agents)'
 
 # axe-agents
 complete -c axe-agents -f
@@ -178,10 +179,11 @@ complete -c axe-context -f
 complete -c axe-context -l budget -x -d 'The most characters [default: the agent\'s context.budget, else 8000]'
 complete -c axe-context -l task -x -d 'The state\'s current task, shown first [default: main]'
 complete -c axe-context -l phase -x -d 'The phase the run is in: the state\'s errors met in it come first'
+complete -c axe-context -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-context -l json -d 'Print {agent, budget, chars, kinds, text, included, left_out} as JSON'
 complete -c axe-context -s h -l help -d 'Print help'
 complete -c axe-context -s V -l version -d 'Print version'
-complete -c axe-context -n '__axe_at 0 - --budget --task --phase' -a '(__axe_agents)'
+complete -c axe-context -n '__axe_at 0 - --budget --task --phase --wait' -a '(__axe_agents)'
 
 # axe-mem-path
 complete -c axe-mem-path -f
@@ -198,37 +200,41 @@ complete -c axe-mem-append -l task-file -r -F -d 'Read the task from PATH, byte 
 complete -c axe-mem-append -l result -x -d 'What it answered [default: standard input, when it is not a terminal]'
 complete -c axe-mem-append -l timestamp -x -d 'Date the entry at this RFC 3339 time instead of now'
 complete -c axe-mem-append -l file -r -F -d 'Work on the log at PATH instead of an agent\'s'
+complete -c axe-mem-append -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-mem-append -l json -d 'Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON'
 complete -c axe-mem-append -s h -l help -d 'Print help'
 complete -c axe-mem-append -s V -l version -d 'Print version'
-complete -c axe-mem-append -n '__axe_at 0 - --task --task-file --result --timestamp --file' -a '(__axe_agents)'
+complete -c axe-mem-append -n '__axe_at 0 - --task --task-file --result --timestamp --file --wait' -a '(__axe_agents)'
 
 # axe-mem-load
 complete -c axe-mem-load -f
 complete -c axe-mem-load -s n -l last -x -d 'Print the last N entries; 0 prints the whole file [default: the agent\'s memory.last_n, or 0 with --file]'
 complete -c axe-mem-load -l file -r -F -d 'Work on the log at PATH instead of an agent\'s'
+complete -c axe-mem-load -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-mem-load -l json -d 'Print a JSON array of {timestamp, task, result}'
 complete -c axe-mem-load -s h -l help -d 'Print help'
 complete -c axe-mem-load -s V -l version -d 'Print version'
-complete -c axe-mem-load -n '__axe_at 0 - --last -n --file' -a '(__axe_agents)'
+complete -c axe-mem-load -n '__axe_at 0 - --last -n --file --wait' -a '(__axe_agents)'
 
 # axe-mem-count
 complete -c axe-mem-count -f
 complete -c axe-mem-count -l file -r -F -d 'Work on the log at PATH instead of an agent\'s'
+complete -c axe-mem-count -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-mem-count -l json -d 'Print {agent, path, entries, bytes} as JSON'
 complete -c axe-mem-count -s h -l help -d 'Print help'
 complete -c axe-mem-count -s V -l version -d 'Print version'
-complete -c axe-mem-count -n '__axe_at 0 - --file' -a '(__axe_agents)'
+complete -c axe-mem-count -n '__axe_at 0 - --file --wait' -a '(__axe_agents)'
 
 # axe-mem-trim
 complete -c axe-mem-trim -f
 complete -c axe-mem-trim -l keep -x -d 'Keep the last N entries; 0 keeps all [default: the agent\'s last_n, else its max_entries]'
 complete -c axe-mem-trim -l count -d 'Also count the entries removed (reads the removed part of the file)'
 complete -c axe-mem-trim -l file -r -F -d 'Work on the log at PATH instead of an agent\'s'
+complete -c axe-mem-trim -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-mem-trim -l json -d 'Print {agent, path, keep, trimmed, kept, removed, removed_bytes} as JSON'
 complete -c axe-mem-trim -s h -l help -d 'Print help'
 complete -c axe-mem-trim -s V -l version -d 'Print version'
-complete -c axe-mem-trim -n '__axe_at 0 - --keep --file' -a '(__axe_agents)'
+complete -c axe-mem-trim -n '__axe_at 0 - --keep --file --wait' -a '(__axe_agents)'
 
 # axe-notes-path
 complete -c axe-notes-path -f
@@ -247,24 +253,27 @@ complete -c axe-notes-recall -n '__axe_at 0 - --days' -a '(__axe_agents)'
 
 # axe-notes-remember
 complete -c axe-notes-remember -f
+complete -c axe-notes-remember -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-notes-remember -l json -d 'Print {agent, path} as JSON'
 complete -c axe-notes-remember -s h -l help -d 'Print help'
 complete -c axe-notes-remember -s V -l version -d 'Print version'
-complete -c axe-notes-remember -n '__axe_at 0 -' -a '(__axe_agents)'
+complete -c axe-notes-remember -n '__axe_at 0 - --wait' -a '(__axe_agents)'
 
 # axe-notes-reflect
 complete -c axe-notes-reflect -f
 complete -c axe-notes-reflect -l if-match -x -d 'Write only if the file still has this sha256 (from recall --json or path --json); else exit 4'
+complete -c axe-notes-reflect -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-notes-reflect -l json -d 'Print {agent, path, sha256, chars} as JSON'
 complete -c axe-notes-reflect -s h -l help -d 'Print help'
 complete -c axe-notes-reflect -s V -l version -d 'Print version'
-complete -c axe-notes-reflect -n '__axe_at 0 - --if-match' -a '(__axe_agents)'
+complete -c axe-notes-reflect -n '__axe_at 0 - --if-match --wait' -a '(__axe_agents)'
 
 # axe-notes-learn
 complete -c axe-notes-learn -f
 complete -c axe-notes-learn -l agent -x -a '(__axe_agents)' -d 'Use this agent\'s notes workspace (and, for search, only its own files)'
 complete -c axe-notes-learn -l workspace -x -a '(__fish_complete_directories)' -d 'Use the notes workspace DIR [default: the agent\'s, else <data>/axe/notes]'
 complete -c axe-notes-learn -l if-match -x -d 'Write only if the file still has this sha256 (from recall --json or path --json); else exit 4'
+complete -c axe-notes-learn -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-notes-learn -l json -d 'Print {agent, topic, path, sha256, chars} as JSON'
 complete -c axe-notes-learn -s h -l help -d 'Print help'
 complete -c axe-notes-learn -s V -l version -d 'Print version'
@@ -297,20 +306,22 @@ complete -c axe-state-path -n '__axe_at 0 -' -a '(__axe_agents)'
 # axe-state-show
 complete -c axe-state-show -f
 complete -c axe-state-show -l task -x -d 'The current task: signals about steps and files go to it [default: main]'
+complete -c axe-state-show -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-state-show -l json -d 'Print the state document as JSON'
 complete -c axe-state-show -s h -l help -d 'Print help'
 complete -c axe-state-show -s V -l version -d 'Print version'
-complete -c axe-state-show -n '__axe_at 0 - --task' -a '(__axe_agents)'
+complete -c axe-state-show -n '__axe_at 0 - --task --wait' -a '(__axe_agents)'
 
 # axe-state-ingest
 complete -c axe-state-ingest -f
 complete -c axe-state-ingest -l task -x -d 'The current task: signals about steps and files go to it [default: main]'
 complete -c axe-state-ingest -l phase -x -d 'The task\'s phase, set on it'
 complete -c axe-state-ingest -l tee -d 'Pass standard input through to standard output, signal lines removed'
+complete -c axe-state-ingest -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-state-ingest -l json -d 'Print {agent, path, recorded, rejected, pruned} as JSON (not with --tee)'
 complete -c axe-state-ingest -s h -l help -d 'Print help'
 complete -c axe-state-ingest -s V -l version -d 'Print version'
-complete -c axe-state-ingest -n '__axe_at 0 - --task --phase' -a '(__axe_agents)'
+complete -c axe-state-ingest -n '__axe_at 0 - --task --phase --wait' -a '(__axe_agents)'
 
 # axe-state-record
 complete -c axe-state-record -f
@@ -322,17 +333,19 @@ complete -c axe-state-record -l error -x -d 'What went wrong, with --failure'
 complete -c axe-state-record -l file -r -F -d 'A file the run modified (may be repeated)'
 complete -c axe-state-record -l branch -x -d 'The task\'s branch'
 complete -c axe-state-record -l pr -x -d 'The task\'s pull request'
+complete -c axe-state-record -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-state-record -l json -d 'Print {agent, path, iteration, pruned} as JSON'
 complete -c axe-state-record -s h -l help -d 'Print help'
 complete -c axe-state-record -s V -l version -d 'Print version'
-complete -c axe-state-record -n '__axe_at 0 - --task --phase --error --file --branch --pr' -a '(__axe_agents)'
+complete -c axe-state-record -n '__axe_at 0 - --task --phase --error --file --branch --pr --wait' -a '(__axe_agents)'
 
 # axe-state-context
 complete -c axe-state-context -f
 complete -c axe-state-context -l task -x -d 'The current task: signals about steps and files go to it [default: main]'
 complete -c axe-state-context -l phase -x -d 'The phase the next run is in: unresolved errors met in it come first'
 complete -c axe-state-context -l budget -x -d 'The most characters [default: the agent\'s state.context_budget]'
+complete -c axe-state-context -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-state-context -l json -d 'Print {agent, budget, chars, text, included, left_out} as JSON'
 complete -c axe-state-context -s h -l help -d 'Print help'
 complete -c axe-state-context -s V -l version -d 'Print version'
-complete -c axe-state-context -n '__axe_at 0 - --task --phase --budget' -a '(__axe_agents)'
+complete -c axe-state-context -n '__axe_at 0 - --task --phase --budget --wait' -a '(__axe_agents)'

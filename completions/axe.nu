@@ -60,6 +60,7 @@ export extern "axe-gc" [
     --model: string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
     --timeout: number  # Give up on an analysis after this long [default: 120]
     --budget: int  # Send the analysis only the newest entries that fit in N characters [default: the whole log]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -146,6 +147,7 @@ export extern "axe-context" [
     --budget: int  # The most characters [default: the agent's context.budget, else 8000]
     --task: string  # The state's current task, shown first [default: main]
     --phase: string  # The phase the run is in: the state's errors met in it come first
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, budget, chars, kinds, text, included, left_out} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -168,6 +170,7 @@ export extern "axe-mem-append" [
     --result: string  # What it answered [default: standard input, when it is not a terminal]
     --timestamp: string  # Date the entry at this RFC 3339 time instead of now
     --file: path  # Work on the log at PATH instead of an agent's
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -178,6 +181,7 @@ export extern "axe-mem-load" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --last(-n): int  # Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]
     --file: path  # Work on the log at PATH instead of an agent's
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print a JSON array of {timestamp, task, result}
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -187,6 +191,7 @@ export extern "axe-mem-load" [
 export extern "axe-mem-count" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --file: path  # Work on the log at PATH instead of an agent's
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, entries, bytes} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -198,6 +203,7 @@ export extern "axe-mem-trim" [
     --keep: int  # Keep the last N entries; 0 keeps all [default: the agent's last_n, else its max_entries]
     --count  # Also count the entries removed (reads the removed part of the file)
     --file: path  # Work on the log at PATH instead of an agent's
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, keep, trimmed, kept, removed, removed_bytes} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -224,6 +230,7 @@ export extern "axe-notes-recall" [
 export extern "axe-notes-remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -233,6 +240,7 @@ export extern "axe-notes-remember" [
 export extern "axe-notes-reflect" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, sha256, chars} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -244,6 +252,7 @@ export extern "axe-notes-learn" [
     --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, topic, path, sha256, chars} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -282,6 +291,7 @@ export extern "axe-state-path" [
 export extern "axe-state-show" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --task: string  # The current task: signals about steps and files go to it [default: main]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print the state document as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -293,6 +303,7 @@ export extern "axe-state-ingest" [
     --task: string  # The current task: signals about steps and files go to it [default: main]
     --phase: string  # The task's phase, set on it
     --tee  # Pass standard input through to standard output, signal lines removed
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, recorded, rejected, pruned} as JSON (not with --tee)
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -309,6 +320,7 @@ export extern "axe-state-record" [
     --file: path  # A file the run modified (may be repeated)
     --branch: string  # The task's branch
     --pr: string  # The task's pull request
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, iteration, pruned} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -320,6 +332,7 @@ export extern "axe-state-context" [
     --task: string  # The current task: signals about steps and files go to it [default: main]
     --phase: string  # The phase the next run is in: unresolved errors met in it come first
     --budget: int  # The most characters [default: the agent's state.context_budget]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, budget, chars, text, included, left_out} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -354,6 +367,7 @@ export extern "axe gc" [
     --model: string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
     --timeout: number  # Give up on an analysis after this long [default: 120]
     --budget: int  # Send the analysis only the newest entries that fit in N characters [default: the whole log]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -440,6 +454,7 @@ export extern "axe context" [
     --budget: int  # The most characters [default: the agent's context.budget, else 8000]
     --task: string  # The state's current task, shown first [default: main]
     --phase: string  # The phase the run is in: the state's errors met in it come first
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, budget, chars, kinds, text, included, left_out} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -462,6 +477,7 @@ export extern "axe mem append" [
     --result: string  # What it answered [default: standard input, when it is not a terminal]
     --timestamp: string  # Date the entry at this RFC 3339 time instead of now
     --file: path  # Work on the log at PATH instead of an agent's
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -472,6 +488,7 @@ export extern "axe mem load" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --last(-n): int  # Print the last N entries; 0 prints the whole file [default: the agent's memory.last_n, or 0 with --file]
     --file: path  # Work on the log at PATH instead of an agent's
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print a JSON array of {timestamp, task, result}
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -481,6 +498,7 @@ export extern "axe mem load" [
 export extern "axe mem count" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --file: path  # Work on the log at PATH instead of an agent's
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, entries, bytes} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -492,6 +510,7 @@ export extern "axe mem trim" [
     --keep: int  # Keep the last N entries; 0 keeps all [default: the agent's last_n, else its max_entries]
     --count  # Also count the entries removed (reads the removed part of the file)
     --file: path  # Work on the log at PATH instead of an agent's
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, keep, trimmed, kept, removed, removed_bytes} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -518,6 +537,7 @@ export extern "axe notes recall" [
 export extern "axe notes remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -527,6 +547,7 @@ export extern "axe notes remember" [
 export extern "axe notes reflect" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, sha256, chars} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -538,6 +559,7 @@ export extern "axe notes learn" [
     --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, topic, path, sha256, chars} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -576,6 +598,7 @@ export extern "axe state path" [
 export extern "axe state show" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --task: string  # The current task: signals about steps and files go to it [default: main]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print the state document as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -587,6 +610,7 @@ export extern "axe state ingest" [
     --task: string  # The current task: signals about steps and files go to it [default: main]
     --phase: string  # The task's phase, set on it
     --tee  # Pass standard input through to standard output, signal lines removed
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, recorded, rejected, pruned} as JSON (not with --tee)
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -603,6 +627,7 @@ export extern "axe state record" [
     --file: path  # A file the run modified (may be repeated)
     --branch: string  # The task's branch
     --pr: string  # The task's pull request
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, iteration, pruned} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -614,6 +639,7 @@ export extern "axe state context" [
     --task: string  # The current task: signals about steps and files go to it [default: main]
     --phase: string  # The phase the next run is in: unresolved errors met in it come first
     --budget: int  # The most characters [default: the agent's state.context_budget]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, budget, chars, text, included, left_out} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version

@@ -56,7 +56,29 @@ pub enum Error {
     Conflict(String),
     /// A search found nothing: exit 1 as grep's, with nothing on stderr.
     NoMatch,
+    /// Another process held a memory file's lock until our deadline
+    /// (`--wait`, `--timeout`) passed; nothing was written.
+    Busy(String),
 }
+
+/// The I/O error of a lock wait that reached its deadline, carried inside
+/// an `io::Error` up to [`Error::memory`], which makes it [`Error::Busy`].
+#[derive(Debug)]
+pub struct Busy {
+    pub waited: std::time::Duration,
+}
+
+impl fmt::Display for Busy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "another process holds its lock (waited {:.1} s)",
+            self.waited.as_secs_f64()
+        )
+    }
+}
+
+impl std::error::Error for Busy {}
 
 /// What went wrong with a provider call, as Go's `ErrorCategory`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +131,7 @@ impl Error {
             Error::Api { category, .. } => category.exit_code(),
             Error::MissingKey { .. } | Error::KeyCommand(_) => 3,
             Error::Conflict(_) => 4,
+            Error::Busy(_) => 5,
             Error::InvalidAgentName(_)
             | Error::AgentNotFound { .. }
             | Error::AgentParse { .. }
@@ -144,11 +167,11 @@ impl Error {
         } else {
             format!("{context}: ")
         };
-        Error::Memory(format!(
-            "{prefix}{op} {}: {}",
-            path.display(),
-            describe_io(err)
-        ))
+        let message = format!("{prefix}{op} {}: {}", path.display(), describe_io(err));
+        match err.get_ref().is_some_and(|e| e.is::<Busy>()) {
+            true => Error::Busy(message),
+            false => Error::Memory(message),
+        }
     }
 }
 
@@ -165,6 +188,7 @@ impl fmt::Display for Error {
             | Error::BadModel(m)
             | Error::KeyCommand(m)
             | Error::Conflict(m)
+            | Error::Busy(m)
             | Error::InvalidAgentName(m) => f.write_str(m),
             Error::NoMatch => f.write_str("no match"),
             Error::Api { category, message } => write!(f, "{category}: {message}"),

@@ -6,6 +6,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::target::{AGENT, required_agent};
+use super::wait::WAIT;
 use crate::agent;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
@@ -17,7 +18,7 @@ pub const COMMAND: Command = Command {
     about: "Print everything an agent remembers as one block within a character budget",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
-    flags: &[BUDGET, TASK, PHASE, JSON],
+    flags: &[BUDGET, TASK, PHASE, WAIT, JSON],
     description: "\
 Prints the block axe-run puts after the task when the agent has a
 [context] budget: its structured state, MEMORY.md, the run log's last
@@ -74,6 +75,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let name = required_agent(m)?;
     let cfg = agent::load(name)?;
     let budget = match m.number::<usize>(&BUDGET)? {

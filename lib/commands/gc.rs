@@ -7,6 +7,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::target::{self, AGENT};
+use super::wait::WAIT;
 use crate::cli::{Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::run::gc::{self, Options, Report};
@@ -19,7 +20,7 @@ pub const COMMAND: Command = Command {
     about: "Analyze and trim agent memory",
     usage: &["[OPTIONS] <AGENT>", "[OPTIONS] --all"],
     args: &[AGENT],
-    flags: &[ALL, DRY_RUN, MODEL, TIMEOUT, BUDGET, JSON],
+    flags: &[ALL, DRY_RUN, MODEL, TIMEOUT, BUDGET, WAIT, JSON],
     description: "\
 Sends the whole log to the model with a fixed prompt asking for three
 sections (Patterns Found, Repeated Work, Recommendations), prints the
@@ -82,6 +83,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let all = m.flag(&ALL);
     let name = target::agent_arg(m)?;
     let json = m.flag(&JSON);

@@ -8,6 +8,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::target::{self, AGENT, Base, FILE};
+use super::wait::WAIT;
 use crate::cli::{Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory;
@@ -21,7 +22,7 @@ pub const COMMAND: Command = Command {
         "[OPTIONS] --task-file <PATH> <AGENT>",
     ],
     args: &[AGENT],
-    flags: &[TASK, TASK_FILE, RESULT, TIMESTAMP, FILE, JSON],
+    flags: &[TASK, TASK_FILE, RESULT, TIMESTAMP, FILE, WAIT, JSON],
     description: "\
 Writes the entry axe-run writes after a successful run:
 
@@ -82,6 +83,7 @@ struct Json {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let target = target::resolve(m)?;
     let task = match (m.value(&TASK), m.value(&TASK_FILE)) {
         (Some(_), Some(_)) => {

@@ -5,6 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::target::{self, AGENT, Base, FILE, USAGE};
+use super::wait::WAIT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory;
@@ -14,7 +15,7 @@ pub const COMMAND: Command = Command {
     about: "Count the entries in an agent's memory log",
     usage: USAGE,
     args: &[AGENT],
-    flags: &[FILE, JSON],
+    flags: &[FILE, WAIT, JSON],
     description: "\
 An entry is a line that starts with \"## \". A missing log has 0 entries.
 The count streams the file in constant memory.",
@@ -32,6 +33,7 @@ struct Json {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let target = target::resolve(m)?;
     let counted = memory::count(&target.path)?;
     if m.flag(&JSON) {

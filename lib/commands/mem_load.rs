@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use super::target::{self, AGENT, FILE, USAGE};
+use super::wait::WAIT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory;
@@ -12,7 +13,7 @@ pub const COMMAND: Command = Command {
     about: "Print the last entries of an agent's memory log",
     usage: USAGE,
     args: &[AGENT],
-    flags: &[LAST, FILE, JSON],
+    flags: &[LAST, FILE, WAIT, JSON],
     description: "\
 Prints the entries exactly as stored, which is what axe-run puts under
 \"## Memory\" in the system prompt. With --last 0 the whole file is printed,
@@ -34,6 +35,7 @@ const LAST: Flag = Flag::with_value(
 const JSON: Flag = Flag::switch("json", "Print a JSON array of {timestamp, task, result}");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let target = target::resolve(m)?;
     let last = match m.number::<u64>(&LAST)? {
         Some(n) => n,

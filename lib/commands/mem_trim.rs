@@ -5,6 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::target::{self, AGENT, Base, FILE, USAGE};
+use super::wait::WAIT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::{self, Trim};
@@ -14,7 +15,7 @@ pub const COMMAND: Command = Command {
     about: "Keep only the last entries of an agent's memory log",
     usage: USAGE,
     args: &[AGENT],
-    flags: &[KEEP, COUNT, FILE, JSON],
+    flags: &[KEEP, COUNT, FILE, WAIT, JSON],
     description: "\
 Drops every entry but the last N, and any text before the first entry, the
 way axe-gc trims (M7). Without --keep, N is the agent's memory.last_n when
@@ -61,6 +62,7 @@ struct Json {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let target = target::resolve(m)?;
     let keep = match m.number::<i64>(&KEEP)? {
         Some(n) if n < 0 => return Err(Error::Usage("--keep must be non-negative".to_owned())),

@@ -30,6 +30,7 @@ pub mod state_show;
 mod state_target;
 mod stdin;
 mod target;
+mod wait;
 
 use crate::cli::Command;
 

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use super::notes_rewrite::{self, IF_MATCH, Written};
 use super::notes_target::{self, AGENT_FLAG, WORKSPACE};
+use super::wait::WAIT;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::notes;
@@ -21,7 +22,7 @@ pub const COMMAND: Command = Command {
         complete: Complete::Nothing,
         many: false,
     }],
-    flags: &[AGENT_FLAG, WORKSPACE, IF_MATCH, JSON],
+    flags: &[AGENT_FLAG, WORKSPACE, IF_MATCH, WAIT, JSON],
     description: "\
 Writes standard input as world/<topic>.md in the workspace (the agent's
 with --agent, DIR with --workspace, else <data>/axe/notes), where every
@@ -40,6 +41,7 @@ notes.max_topic_chars (the agent's, else 10000) is refused.",
 const JSON: Flag = Flag::switch("json", "Print {agent, topic, path, sha256, chars} as JSON");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let topic = m
         .args()
         .first()

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use super::notes_rewrite::{self, IF_MATCH, Written};
 use super::notes_target::{self, AGENT};
+use super::wait::WAIT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::Result;
 
@@ -12,7 +13,7 @@ pub const COMMAND: Command = Command {
     about: "Replace an agent's MEMORY.md with standard input",
     usage: &["[OPTIONS] <AGENT> < MEMORY.md"],
     args: &[AGENT],
-    flags: &[IF_MATCH, JSON],
+    flags: &[IF_MATCH, WAIT, JSON],
     description: "\
 Writes standard input as agents/<AGENT>/MEMORY.md in the agent's notes
 workspace and prints its path relative to the workspace. The file is
@@ -30,6 +31,7 @@ agent's notes.max_memory_chars is refused (exit 1), not cut.",
 const JSON: Flag = Flag::switch("json", "Print {agent, path, sha256, chars} as JSON");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let target = notes_target::of_agent(m)?;
     let agent = target.agent();
     let path = target.ws.memory(agent);

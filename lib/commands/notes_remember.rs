@@ -5,6 +5,7 @@ use std::io::Write;
 use time::OffsetDateTime;
 
 use super::notes_target::{self, AGENT};
+use super::wait::WAIT;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::error::Result;
 use crate::memory::notes;
@@ -22,7 +23,7 @@ pub const COMMAND: Command = Command {
             many: true,
         },
     ],
-    flags: &[JSON],
+    flags: &[WAIT, JSON],
     description: "\
 Appends a \"## HH:MM\" entry (UTC) to agents/<AGENT>/daily/<date>.md in the
 agent's notes workspace, creating the file with its \"# <date>\" line. The
@@ -35,6 +36,7 @@ agent's notes.max_memory_chars is refused.",
 const JSON: Flag = Flag::switch("json", "Print {agent, path} as JSON");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let target = notes_target::of_agent(m)?;
     let content = match super::target::words_after_agent(m) {
         Some(words) => words.into_bytes(),

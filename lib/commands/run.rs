@@ -151,6 +151,9 @@ struct More {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let timeout = target::timeout(m, &TIMEOUT)?;
+    // Memory locks too: a process stopped while holding one cannot hold
+    // the run past its deadline.
+    crate::memory::wait_until(std::time::Instant::now() + timeout);
     let (dry, verbose, stream, json) = (
         m.flag(&DRY_RUN),
         m.flag(&VERBOSE),

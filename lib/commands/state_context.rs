@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::state_target::{self, TASK};
 use super::target::AGENT;
+use super::wait::WAIT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::block::{Block, Part};
@@ -16,7 +17,7 @@ pub const COMMAND: Command = Command {
     about: "Print an agent's Session Memory block within a character budget",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
-    flags: &[TASK, PHASE, BUDGET, JSON],
+    flags: &[TASK, PHASE, BUDGET, WAIT, JSON],
     description: "\
 Prints the state as a \"## Session Memory\" block for a prompt, its items
 in priority order: the current task (--task) with its pending steps, other
@@ -58,6 +59,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let t = state_target::resolve(m)?;
     let budget = m
         .number::<usize>(&BUDGET)?

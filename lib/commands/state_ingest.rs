@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::state_target::{self, TASK};
 use super::target::AGENT;
+use super::wait::WAIT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::state::DEFAULT_TASK;
@@ -17,7 +18,7 @@ pub const COMMAND: Command = Command {
     about: "Record the AXE_MEMORY signal lines of standard input in an agent's state",
     usage: &["[OPTIONS] <AGENT> < OUTPUT"],
     args: &[AGENT],
-    flags: &[TASK, PHASE, TEE, JSON],
+    flags: &[TASK, PHASE, TEE, WAIT, JSON],
     description: "\
 Reads a model's output on standard input and records each signal line,
 \"AXE_MEMORY: TYPE text\" (or agentium's \"AGENTIUM_MEMORY:\"), in the
@@ -56,6 +57,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let (tee, json) = (m.flag(&TEE), m.flag(&JSON));
     if tee && json {
         return Err(Error::Usage("cannot use --tee with --json".into()));

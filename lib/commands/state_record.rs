@@ -7,6 +7,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::state_target::{self, TASK};
 use super::target::AGENT;
+use super::wait::WAIT;
 use crate::cli::{Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::state::{self, Outcome};
@@ -16,7 +17,9 @@ pub const COMMAND: Command = Command {
     about: "Record the outcome of a run on a task in an agent's state",
     usage: &["[OPTIONS] --task <ID> (--success | --failure) <AGENT>"],
     args: &[AGENT],
-    flags: &[TASK, PHASE, SUCCESS, FAILURE, ERROR, FILE, BRANCH, PR, JSON],
+    flags: &[
+        TASK, PHASE, SUCCESS, FAILURE, ERROR, FILE, BRANCH, PR, WAIT, JSON,
+    ],
     description: "\
 Counts one more iteration and records its outcome on the task: its phase,
 branch, pull request and the files it modified. A success sets the last
@@ -46,6 +49,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let success = match (m.flag(&SUCCESS), m.flag(&FAILURE)) {
         (true, false) => true,
         (false, true) => false,

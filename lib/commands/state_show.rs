@@ -4,6 +4,7 @@ use std::io::Write;
 
 use super::state_target::{self, TASK};
 use super::target::AGENT;
+use super::wait::WAIT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::block::Block;
@@ -14,7 +15,7 @@ pub const COMMAND: Command = Command {
     about: "Print an agent's structured state: tasks, errors, decisions, facts",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
-    flags: &[TASK, JSON],
+    flags: &[TASK, WAIT, JSON],
     description: "\
 Prints everything the state holds as the Session Memory block lays it out
 (tasks, unresolved errors, decisions newest first, key facts), with no
@@ -27,6 +28,7 @@ an error naming it and the position (exit 1).",
 const JSON: Flag = Flag::switch("json", "Print the state document as JSON");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    super::wait::apply(m)?;
     let t = state_target::resolve(m)?;
     let s = state::load(&t.path)?;
     if m.flag(&JSON) {

@@ -1,16 +1,39 @@
-//! Opening a log under an advisory lock (`flock`), and making sure the file
-//! locked is still the one at the path.
+//! Opening a memory file under an advisory lock (`flock`), making sure the
+//! file locked is still the one at its name, and never waiting for a lock
+//! past the process's deadline.
 //!
-//! A trim replaces the log by renaming a new file over it while holding the
-//! exclusive lock on the old one. A writer that opened the old file before
-//! the rename and then waited for the lock would append to a file nobody
-//! will read again, so after every lock we compare the open file with what
-//! the path names now and start over when they differ. This keeps the lock
-//! on the log itself: no lock files next to users' logs.
+//! A trim or rewrite replaces a file by renaming a new one over it while
+//! holding the exclusive lock on the old one. A writer that opened the old
+//! file before the rename and then waited for the lock would write to a
+//! file nobody will read again, so after every lock we compare the open
+//! file with what the name in its directory holds now and start over when
+//! they differ. This keeps the lock on the file itself: no lock files next
+//! to users' files.
+//!
+//! Lock waits are bounded. A process holding a lock for long is a stopped
+//! one (Ctrl-Z on an `axe-state-ingest`) or a stuck one, and waiting for it
+//! forever would make `axe-run --timeout 5` hang. Each executable sets its
+//! wait once (`axe-run`'s `--timeout` with [`wait_until`], the memory
+//! tools' `--wait` with [`wait_for`]); a wait that reaches it fails with [`Busy`], which the
+//! error mapping turns into one line and exit code 5. Nothing is written
+//! when a lock cannot be had.
+//!
+//! Whoever takes an exclusive lock first cleans up after a writer that
+//! died holding it (`kill -9`): an append's torn entry is cut off
+//! ([`append::recover`]) and a replace's temp file removed
+//! ([`replace::sweep`]).
 
-use std::fs::{File, OpenOptions};
+use std::ffi::OsStr;
+use std::fs::{File, TryLockError};
 use std::io;
-use std::path::Path;
+use std::os::unix::fs::MetadataExt;
+use std::sync::Mutex;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use super::{append, replace};
+use crate::beneath::{Dir, Open, not_regular};
+pub use crate::error::Busy;
 
 /// Shared for reading, exclusive for changing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,59 +42,154 @@ pub enum Mode {
     Exclusive,
 }
 
-/// Opens `path` with `options` and locks it. `Ok(None)` when the file does
-/// not exist (only possible without `create`).
+/// How long a lock is waited for unless the executable says otherwise:
+/// the memory tools' `--wait` default. Holds last milliseconds; this is
+/// for a process stopped or stuck while holding one.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(30);
+
+/// How long this process waits for a lock.
+#[derive(Debug, Clone, Copy)]
+enum Wait {
+    /// Each wait, at most this long.
+    For(Duration),
+    /// No wait past this moment: a run's deadline.
+    Until(Instant),
+}
+
+static WAIT: Mutex<Wait> = Mutex::new(Wait::For(DEFAULT_WAIT));
+
+/// Makes each lock wait in this process last at most `wait`.
+pub fn wait_for(wait: Duration) {
+    *WAIT.lock().unwrap_or_else(|e| e.into_inner()) = Wait::For(wait);
+}
+
+/// Makes no lock wait in this process last past `deadline`.
+pub fn wait_until(deadline: Instant) {
+    *WAIT.lock().unwrap_or_else(|e| e.into_inner()) = Wait::Until(deadline);
+}
+
+fn deadline() -> Instant {
+    match *WAIT.lock().unwrap_or_else(|e| e.into_inner()) {
+        Wait::For(wait) => Instant::now() + wait,
+        Wait::Until(deadline) => deadline,
+    }
+}
+
+/// Opens `name` in `dir` the way `how` says and locks it. `Ok(None)` when
+/// the file does not exist (only for [`Open::Read`] and [`Open::Write`]).
 ///
-/// A FIFO, socket or device at `path` is an error, found without blocking:
-/// opening a FIFO would otherwise wait for a writer forever, past any
-/// timeout. (A directory is left to the caller's read or write to report.)
-pub fn open_locked(path: &Path, options: &OpenOptions, mode: Mode) -> io::Result<Option<File>> {
-    let mut options = options.clone();
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+/// A FIFO, socket or device is an error, found without blocking: opening a
+/// FIFO would otherwise wait for a writer forever, past any timeout. A
+/// symlink is an error too: [`Dir::file`] resolved the name already, so
+/// one here was put in its place since.
+pub fn open_locked(dir: &Dir, name: &OsStr, how: Open, mode: Mode) -> io::Result<Option<File>> {
+    let deadline = deadline();
     loop {
-        let file = match options.open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            // A FIFO without a reader cannot be opened for writing at all.
-            #[cfg(unix)]
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Err(not_regular()),
-            Err(e) => return Err(e),
+        let Some(file) = dir.open(name, how)? else {
+            return Ok(None);
         };
-        let kind = file.metadata()?.file_type();
-        if !kind.is_file() && !kind.is_dir() {
+        let meta = file.metadata()?;
+        // A directory (opened for reading only) is left to the caller's
+        // read to report.
+        if !meta.is_file() && !meta.is_dir() {
             return Err(not_regular());
         }
-        match mode {
-            Mode::Shared => file.lock_shared()?,
-            Mode::Exclusive => file.lock()?,
-        }
-        if still_at(&file, path)? {
+        if locked(dir, name, &file, mode, deadline)? {
             return Ok(Some(file));
         }
     }
 }
 
-fn not_regular() -> io::Error {
-    io::Error::other("not a regular file")
-}
-
-/// Whether `file` is the file `path` names now.
-#[cfg(unix)]
-fn still_at(file: &File, path: &Path) -> io::Result<bool> {
-    use std::os::unix::fs::MetadataExt;
-    let open = file.metadata()?;
-    match std::fs::metadata(path) {
-        Ok(now) => Ok(open.dev() == now.dev() && open.ino() == now.ino()),
-        // Renamed away or deleted since we opened it: open again.
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(e),
+/// Opens `name` in `dir` for `how` ([`Open::Append`] or [`Open::Update`]),
+/// creating it when missing, and locks it exclusively; true when this call
+/// created the file, so that a write that then fails or is refused can
+/// remove it again instead of leaving a new empty file behind.
+pub fn create_locked(dir: &Dir, name: &OsStr, how: Open) -> io::Result<(File, bool)> {
+    let deadline = deadline();
+    loop {
+        if let Some(file) = dir.create(name, how)? {
+            if locked(dir, name, &file, Mode::Exclusive, deadline)? {
+                return Ok((file, true));
+            }
+        } else if let Some(file) = open_locked(dir, name, how, Mode::Exclusive)? {
+            return Ok((file, false));
+        }
     }
 }
 
-/// Windows cannot rename over an open file, so a locked file is never
-/// replaced under us there.
-#[cfg(not(unix))]
-fn still_at(_file: &File, _path: &Path) -> io::Result<bool> {
-    Ok(true)
+/// Locks `file`, opened as `name` in `dir`, and says whether the name
+/// still holds it; holding an exclusive lock, cleans up after a writer
+/// that died with it.
+fn locked(dir: &Dir, name: &OsStr, file: &File, mode: Mode, deadline: Instant) -> io::Result<bool> {
+    lock(file, mode, deadline)?;
+    let meta = file.metadata()?;
+    let here = dir
+        .entry(name)?
+        .is_some_and(|e| e.dev == meta.dev() && e.ino == meta.ino());
+    if here && mode == Mode::Exclusive {
+        // No other writer is at work now: what one left, it left dying.
+        append::recover(dir, name, file)?;
+        replace::sweep(dir, name);
+    }
+    // Renamed away or deleted since we opened it: the caller opens again.
+    Ok(here)
+}
+
+/// Takes the lock, polling until `deadline`: `flock` itself has no
+/// timeout, and a signal to interrupt it would need a handler.
+fn lock(file: &File, mode: Mode, deadline: Instant) -> io::Result<()> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let tried = match mode {
+            Mode::Shared => file.try_lock_shared(),
+            Mode::Exclusive => file.try_lock(),
+        };
+        match tried {
+            Ok(()) => return Ok(()),
+            Err(TryLockError::Error(e)) => return Err(e),
+            Err(TryLockError::WouldBlock) => {}
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::other(Busy {
+                waited: started.elapsed(),
+            }));
+        }
+        sleep(pause.min(left));
+        // Quick retries for the usual few-millisecond holds, then a
+        // gentler pace for a long one.
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn a_held_lock_is_waited_for_until_the_deadline_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = Dir::root(tmp.path(), false).unwrap().unwrap();
+        let name = OsStr::new("f");
+        let held = open_locked(&dir, name, Open::Update, Mode::Exclusive)
+            .unwrap()
+            .unwrap();
+        let file = dir.open(name, Open::Read).unwrap().unwrap();
+        let err = lock(
+            &file,
+            Mode::Shared,
+            Instant::now() + Duration::from_millis(30),
+        )
+        .unwrap_err();
+        let busy = err.get_ref().and_then(|e| e.downcast_ref::<Busy>());
+        assert!(
+            busy.is_some_and(|b| b.waited >= Duration::from_millis(30)),
+            "{err}"
+        );
+        drop(held);
+        lock(&file, Mode::Shared, Instant::now()).unwrap();
+        assert!(Path::new(&tmp.path().join("f")).exists());
+    }
 }

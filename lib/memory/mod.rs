@@ -15,6 +15,7 @@ pub mod notes;
 pub(crate) mod replace;
 pub mod state;
 
+pub use lock::{DEFAULT_WAIT, wait_for, wait_until};
 pub use log::{
     NO_TRIM_TARGET, RESULT_LIMIT, TASK_LIMIT, Trim, append, count, count_entries, entries,
     file_path, load, tail, trim,

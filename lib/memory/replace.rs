@@ -3,6 +3,8 @@
 //! The new content goes to a temp file beside the target, named after it
 //! (`.reviewer.md.axe-new`), which is synced and renamed over the target
 //! with the target's mode, owner and group; then the directory is synced.
+//! All of it goes through the handle of the directory that holds the
+//! target ([`Dir`]), never through paths.
 //! At every instant the target is the old file or the new one.
 //!
 //! The temp file's name is fixed per target because only the holder of
@@ -12,51 +14,50 @@
 //! `SIGTERM` and `SIGHUP` are held while the temp file exists, so an
 //! interrupted replace removes it itself before the process dies.
 
-use std::ffi::OsString;
-use std::fs::{self, File, OpenOptions};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::MetadataExt;
 
+use crate::beneath::{Dir, Open};
 use crate::signals::{self, Hold};
 
-/// The temp file for `target` (a real path, not a symlink).
-fn temp_path(target: &Path) -> PathBuf {
-    let mut name = OsString::from(".");
-    name.push(target.file_name().unwrap_or_default());
-    name.push(".axe-new");
-    target.with_file_name(name)
+/// The temp file's name for the file `name`.
+fn temp_name(name: &OsStr) -> OsString {
+    let mut temp = OsString::from(".");
+    temp.push(name);
+    temp.push(".axe-new");
+    temp
 }
 
-/// Removes what a replace of `path` that died left behind. Call it only
-/// while holding `path`'s exclusive lock.
-pub fn sweep(path: &Path) {
+/// Removes what a replace of `name` in `dir` that died left behind. Call
+/// it only while holding that file's exclusive lock.
+pub fn sweep(dir: &Dir, name: &OsStr) {
     // Best effort: a leftover costs space, never correctness.
-    if let Ok(target) = fs::canonicalize(path) {
-        let _ = fs::remove_file(temp_path(&target));
-    }
+    let _ = dir.remove(&temp_name(name));
 }
 
-/// Replaces the file at `path` (the one a symlink there points to), whose
-/// open, exclusively locked handle is `current`, with what `write` puts
-/// into the new file. `write` gets the [`Hold`] so a long copy can stop
-/// early when the process is asked to end.
+/// Replaces the file `name` in `dir`, whose open, exclusively locked
+/// handle is `current`, with what `write` puts into the new file. `write`
+/// gets the [`Hold`] so a long copy can stop early when the process is
+/// asked to end. Everything happens through `dir`'s handle: the temp file
+/// and the rename land in the directory that holds the locked file, even
+/// if its path was swapped for a symlink meanwhile.
 pub fn replace(
     current: &File,
-    path: &Path,
+    dir: &Dir,
+    name: &OsStr,
     write: impl FnOnce(&mut File, &Hold) -> io::Result<()>,
 ) -> io::Result<()> {
-    let target = fs::canonicalize(path)?;
-    let temp = temp_path(&target);
+    let temp = temp_name(name);
     let hold = signals::hold();
     // Ours to remove: we hold the lock, so its writer is gone.
-    match fs::remove_file(&temp) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    let result = write_new(current, &temp, &hold, write)
-        .and_then(|()| atomicwrites::replace_atomic(&temp, &target));
+    dir.remove(&temp)?;
+    let result = write_new(current, dir, &temp, &hold, write)
+        .and_then(|()| dir.rename(&temp, name))
+        .and_then(|()| dir.sync());
     if result.is_err() {
-        let _ = fs::remove_file(&temp);
+        let _ = dir.remove(&temp);
     }
     // A signal that arrived meanwhile ends the process here, temp file gone.
     drop(hold);
@@ -65,24 +66,19 @@ pub fn replace(
 
 fn write_new(
     current: &File,
-    temp: &Path,
+    dir: &Dir,
+    temp: &OsStr,
     hold: &Hold,
     write: impl FnOnce(&mut File, &Hold) -> io::Result<()>,
 ) -> io::Result<()> {
     let meta = current.metadata()?;
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(temp)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        // Keeps a log owned by another user (trimmed by root) theirs. Only
-        // root may give a file away, so elsewhere this fails and the file
-        // stays the caller's, as any rewrite would leave it.
-        let _ = std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid()));
-    }
+    let mut file = dir
+        .open(temp, Open::New)?
+        .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+    // Keeps a file owned by another user (trimmed by root) theirs. Only
+    // root may give a file away, so elsewhere this fails and the file
+    // stays the caller's, as any rewrite would leave it.
+    let _ = std::os::unix::fs::fchown(&file, Some(meta.uid()), Some(meta.gid()));
     // After chown, which clears set-id bits; not at creation, where the
     // umask would mask it.
     file.set_permissions(meta.permissions())?;

@@ -12,7 +12,7 @@
 //!   never change (appends add after it, a trim writes a new file), so a
 //!   slow reader such as `axe-mem-load x | less` never blocks a run.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -27,9 +27,10 @@ use entry::{Formatted, Record};
 
 pub use entry::{RESULT_LIMIT, TASK_LIMIT};
 
-use super::append::{create_dirs, set_mode, write_whole};
+use super::append::{self as appending, write_whole};
 use super::lock::{Mode, open_locked};
 use super::replace;
+use crate::beneath::{Dir, Open};
 use crate::dirs;
 use crate::error::{Error, Result};
 use crate::signals::Hold;
@@ -52,24 +53,17 @@ pub fn append(path: &Path, task: &[u8], result: &[u8], at: OffsetDateTime) -> Re
         truncated,
         task_truncated,
     } = entry::format(at, task, result);
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        create_dirs(dir)
-            .map_err(|e| Error::memory("failed to create memory directory", "mkdir", dir, &e))?;
-    }
-    let mut options = OpenOptions::new();
-    options.append(true).create(true);
-    set_mode(&mut options, 0o644);
-    let file = open_locked(path, &options, Mode::Exclusive)
+    let (dir, name) = holding(path, true)?.ok_or_else(|| {
+        let gone = io::Error::from(io::ErrorKind::NotFound);
+        Error::memory("failed to create memory directory", "mkdir", path, &gone)
+    })?;
+    let file = open_locked(&dir, &name, Open::Append, Mode::Exclusive)
         .map_err(|e| Error::memory("failed to open memory file", "open", path, &e))?
         .ok_or_else(|| {
-            // Only when the file vanished between open and lock, again and again.
             let gone = io::Error::from(io::ErrorKind::NotFound);
             Error::memory("failed to open memory file", "open", path, &gone)
         })?;
-    // Holding the lock, we know no trim is writing: a temp file left
-    // beside the log is a dead trim's.
-    replace::sweep(path);
-    write_whole(&file, &bytes)
+    write_whole(&dir, &name, &file, &bytes)
         .map_err(|e| Error::memory("failed to write memory entry", "write", path, &e))?;
     Ok(Appended {
         timestamp,
@@ -175,12 +169,33 @@ fn finish(current: &mut Vec<u8>) -> Option<Result<Record>> {
     Some(Ok(record))
 }
 
-/// Opens `path` for reading and notes its length under the shared lock.
+/// The directory holding the log at `path` and its name there; with
+/// `create`, the directory is made when missing, else `None` then.
+fn holding(path: &Path, create: bool) -> Result<Option<(Dir, std::ffi::OsString)>> {
+    Dir::holding(path, create).map_err(|e| {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        match create {
+            true => Error::memory(
+                "failed to create memory directory",
+                "mkdir",
+                dir.unwrap_or(path),
+                &e,
+            ),
+            false => Error::memory("", "open", path, &e),
+        }
+    })
+}
+
+/// Opens `path` for reading and notes its length under the shared lock
+/// (up to its last whole entry, should an append have died mid-entry).
 /// `None` when the file does not exist.
 fn snapshot(path: &Path) -> Result<Option<(File, u64)>> {
     let read_err = |op: &str, e: io::Error| Error::memory("", op, path, &e);
-    let Some(file) = open_locked(path, OpenOptions::new().read(true), Mode::Shared)
-        .map_err(|e| read_err("open", e))?
+    let Some((dir, name)) = holding(path, false)? else {
+        return Ok(None);
+    };
+    let Some(file) =
+        open_locked(&dir, &name, Open::Read, Mode::Shared).map_err(|e| read_err("open", e))?
     else {
         return Ok(None);
     };
@@ -188,8 +203,10 @@ fn snapshot(path: &Path) -> Result<Option<(File, u64)>> {
     if meta.is_dir() {
         return Err(read_err("read", io::ErrorKind::IsADirectory.into()));
     }
+    let len =
+        appending::whole_len(&dir, &name, &file, meta.len()).map_err(|e| read_err("read", e))?;
     file.unlock().map_err(|e| read_err("unlock", e))?;
-    Ok(Some((file, meta.len())))
+    Ok(Some((file, len)))
 }
 
 /// The last `last_n` entries of the log at `path`; `0` means the whole file,
@@ -312,8 +329,11 @@ pub fn trim(path: &Path, keep: u64, count_removed: bool) -> Result<Trim> {
         });
     }
     let fail = |op: &str, e: io::Error| Error::memory("failed to trim memory file", op, path, &e);
-    let Some(mut file) = open_locked(path, OpenOptions::new().read(true), Mode::Exclusive)
-        .map_err(|e| fail("open", e))?
+    let Some((dir, name)) = holding(path, false)? else {
+        return Ok(Trim::Within { entries: 0 });
+    };
+    let Some(mut file) =
+        open_locked(&dir, &name, Open::Read, Mode::Exclusive).map_err(|e| fail("open", e))?
     else {
         return Ok(Trim::Within { entries: 0 });
     };
@@ -328,7 +348,7 @@ pub fn trim(path: &Path, keep: u64, count_removed: bool) -> Result<Trim> {
     }
     let start = heads[heads.len() - 2];
 
-    replace::replace(&file, path, |tmp, hold| {
+    replace::replace(&file, &dir, &name, |tmp, hold| {
         let mut old = &file;
         old.seek(SeekFrom::Start(start))?;
         copy_exact(&mut old.take(len - start), tmp, len - start, hold)

@@ -9,15 +9,15 @@
 //! Deploys use blue-green switching.
 //! ```
 
-use std::fs::OpenOptions;
 use std::path::PathBuf;
 
 use time::OffsetDateTime;
 
 use super::workspace::{Workspace, day};
+use crate::beneath::Open;
 use crate::error::{Error, Result};
-use crate::memory::append::{create_dirs, set_mode, write_whole};
-use crate::memory::lock::{Mode, open_locked};
+use crate::memory::append::write_whole;
+use crate::memory::lock::create_locked;
 
 /// Appends `content` to `agent`'s log of the day of `at` (UTC), creating
 /// the file with its `# <date>` line. The entry is one write under the
@@ -44,17 +44,11 @@ pub fn remember(
     }
     let at = at.to_offset(time::UtcOffset::UTC);
     let path = ws.daily(agent, at.date());
-    let dir = ws.daily_dir(agent);
-    create_dirs(&dir)
-        .map_err(|e| Error::memory("failed to create notes directory", "mkdir", &dir, &e))?;
-    ws.check_inside(&path)?;
     let fail = |op: &str, e: std::io::Error| Error::memory("failed to remember", op, &path, &e);
-    let mut options = OpenOptions::new();
-    options.append(true).create(true);
-    set_mode(&mut options, 0o644);
-    let file = open_locked(&path, &options, Mode::Exclusive)
-        .map_err(|e| fail("open", e))?
+    let (dir, name) = ws
+        .file(&path, true)?
         .ok_or_else(|| fail("open", std::io::ErrorKind::NotFound.into()))?;
+    let (file, created) = create_locked(&dir, &name, Open::Append).map_err(|e| fail("open", e))?;
     let mut entry = Vec::new();
     if file.metadata().map_err(|e| fail("stat", e))?.len() == 0 {
         entry.extend_from_slice(format!("# {}\n", day(at.date())).as_bytes());
@@ -62,6 +56,12 @@ pub fn remember(
     entry.extend_from_slice(format!("\n## {:02}:{:02}\n\n", at.hour(), at.minute()).as_bytes());
     entry.extend_from_slice(content);
     entry.push(b'\n');
-    write_whole(&file, &entry).map_err(|e| fail("write", e))?;
+    if let Err(e) = write_whole(&dir, &name, &file, &entry) {
+        if created {
+            // Still holding the lock: nobody wrote to it but us.
+            let _ = dir.remove(&name);
+        }
+        return Err(fail("write", e));
+    }
     Ok(path)
 }

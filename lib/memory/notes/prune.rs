@@ -1,9 +1,9 @@
 //! `prune`: daily logs older than a cut-off, removed (agnx leaves them to
 //! grow forever). Today's log is never removed.
 
-use std::fs;
-use std::io;
 use std::path::PathBuf;
+
+use rustix::fs::FileType;
 
 use time::{Date, Month};
 
@@ -18,40 +18,44 @@ pub struct Pruned {
     pub kept: usize,
 }
 
-/// Removes `agent`'s daily logs dated before `cutoff`.
+/// Removes `agent`'s daily logs dated before `cutoff`. The directory is
+/// reached through handles from the workspace root and the files removed
+/// through its handle, so a `daily` that is (or becomes) a symlink out of
+/// the workspace is refused, never walked; only regular files are logs.
 pub fn prune(ws: &Workspace, agent: &str, cutoff: Date, dry_run: bool) -> Result<Pruned> {
-    let dir = ws.daily_dir(agent);
-    let entries = match fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Ok(Pruned {
-                removed: Vec::new(),
-                kept: 0,
-            });
-        }
-        Err(e) => return Err(Error::memory("", "read", &dir, &e)),
+    let path = ws.daily_dir(agent);
+    let Some(dir) = ws.dir(&path, false)? else {
+        return Ok(Pruned {
+            removed: Vec::new(),
+            kept: 0,
+        });
     };
-    let mut dated: Vec<(Date, PathBuf)> = entries
-        .filter_map(|e| {
-            let name = e.ok()?.file_name().into_string().ok()?;
-            Some((dated(&name)?, dir.join(name)))
+    let entries = dir
+        .list()
+        .map_err(|e| Error::memory("", "read", &path, &e))?;
+    let mut dated: Vec<(Date, String)> = entries
+        .into_iter()
+        .filter(|(_, kind)| *kind == FileType::RegularFile)
+        .filter_map(|(name, _)| {
+            let name = name.into_string().ok()?;
+            Some((dated(&name)?, name))
         })
         .collect();
     dated.sort();
     let (old, kept): (Vec<_>, Vec<_>) = dated.into_iter().partition(|(date, _)| *date < cutoff);
     let mut removed = Vec::new();
-    for (date, path) in old {
+    for (date, name) in old {
         if !dry_run {
-            fs::remove_file(&path).map_err(|e| {
+            dir.remove(name.as_ref()).map_err(|e| {
                 Error::memory(
                     &format!("failed to prune {}", day(date)),
                     "remove",
-                    &path,
+                    &dir.join(&name),
                     &e,
                 )
             })?;
         }
-        removed.push(path);
+        removed.push(dir.join(name));
     }
     Ok(Pruned {
         removed,
@@ -65,7 +69,9 @@ fn dated(name: &str) -> Option<Date> {
     let stem = name.strip_suffix(".md")?;
     let mut parts = stem.split('-');
     let (y, m, d) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() || y.len() != 4 || m.len() != 2 || d.len() != 2 {
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    // Digits only: `parse` takes a sign, so `+202-01-01.md` was year 202.
+    if parts.next().is_some() || !digits(y, 4) || !digits(m, 2) || !digits(d, 2) {
         return None;
     }
     let month = Month::try_from(m.parse::<u8>().ok()?).ok()?;
@@ -85,6 +91,10 @@ mod tests {
             "2026-11-22.txt",
             "2026-1-2.md",
             "x-2026-11-22.md",
+            "+202-01-01.md",
+            "-202-01-01.md",
+            "2026-+1-01.md",
+            "2026-11-+1.md",
         ] {
             assert!(dated(other).is_none(), "{other}");
         }

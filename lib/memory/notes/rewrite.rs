@@ -2,15 +2,14 @@
 //! atomically, with mode and owner kept; with an expected hash, only if
 //! nobody changed it since it was read.
 
-use std::fs::OpenOptions;
 use std::io::{Read, Write};
 use std::path::Path;
 
 use super::workspace::Workspace;
+use crate::beneath::Open;
 use crate::error::{Error, Result};
-use crate::memory::append::{create_dirs, set_mode};
 use crate::memory::hash::sha256_hex;
-use crate::memory::lock::{Mode, open_locked};
+use crate::memory::lock::create_locked;
 use crate::memory::replace::replace;
 
 /// What a rewrite wrote.
@@ -40,29 +39,34 @@ pub fn rewrite(
         )));
     }
     let fail = |op: &str, e: std::io::Error| Error::memory("failed to rewrite", op, path, &e);
-    if let Some(dir) = path.parent() {
-        create_dirs(dir).map_err(|e| fail("mkdir", e))?;
-    }
-    ws.check_inside(path)?;
-    let mut options = OpenOptions::new();
-    options.read(true).write(true).create(true);
-    set_mode(&mut options, 0o644);
-    let mut file = open_locked(path, &options, Mode::Exclusive)
-        .map_err(|e| fail("open", e))?
+    let (dir, name) = ws
+        .file(path, true)?
         .ok_or_else(|| fail("open", std::io::ErrorKind::NotFound.into()))?;
-    if let Some(expected) = if_match {
-        let mut current = Vec::new();
-        file.read_to_end(&mut current)
-            .map_err(|e| fail("read", e))?;
-        let now = sha256_hex(&current);
-        if !now.eq_ignore_ascii_case(expected.trim()) {
-            return Err(Error::Conflict(format!(
-                "{what} changed since it was read (its sha256 is now {now}, not {}): read it again, merge, and write again",
-                expected.trim()
-            )));
+    let (mut file, created) =
+        create_locked(&dir, &name, Open::Update).map_err(|e| fail("open", e))?;
+    let written = (|| {
+        if let Some(expected) = if_match {
+            let mut current = Vec::new();
+            file.read_to_end(&mut current)
+                .map_err(|e| fail("read", e))?;
+            let now = sha256_hex(&current);
+            if !now.eq_ignore_ascii_case(expected.trim()) {
+                return Err(Error::Conflict(format!(
+                    "{what} changed since it was read (its sha256 is now {now}, not {}): read it again, merge, and write again",
+                    expected.trim()
+                )));
+            }
         }
+        replace(&file, &dir, &name, |tmp, _| tmp.write_all(content)).map_err(|e| fail("replace", e))
+    })();
+    if let Err(e) = written {
+        if created {
+            // Refused or failed: the file this call made goes again, so
+            // nothing shows a new, empty file. We still hold its lock.
+            let _ = dir.remove(&name);
+        }
+        return Err(e);
     }
-    replace(&file, path, |tmp, _| tmp.write_all(content)).map_err(|e| fail("replace", e))?;
     Ok(Rewritten {
         sha256: sha256_hex(content),
         chars,

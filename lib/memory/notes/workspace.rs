@@ -1,5 +1,6 @@
 //! Where a workspace's files are, and keeping every path inside it.
 
+use std::ffi::OsString;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -7,6 +8,7 @@ use std::path::{Path, PathBuf};
 use time::Date;
 
 use crate::agent::NotesConfig;
+use crate::beneath::{self, Dir};
 use crate::error::{Error, Result};
 
 /// A notes workspace: a directory, created as it is written to.
@@ -72,6 +74,48 @@ impl Workspace {
             .unwrap_or(path)
             .to_string_lossy()
             .into_owned()
+    }
+
+    /// The directory holding the file at `path` (a path in this workspace,
+    /// as [`Workspace::memory`] gives) and its name there, reached through
+    /// directory handles from the root: no symlink, `..` or swap leads
+    /// outside, and nothing is created before that is known. With
+    /// `create`, missing directories (the root too) are made; without,
+    /// `None` when one is missing.
+    pub fn file(&self, path: &Path, create: bool) -> Result<Option<(Dir, OsString)>> {
+        self.walk(path, create, |root, rel| root.file(rel, create))
+    }
+
+    /// The directory at `path` in this workspace, as [`Workspace::file`].
+    pub fn dir(&self, path: &Path, create: bool) -> Result<Option<Dir>> {
+        self.walk(path, create, |root, rel| root.dir(rel, create))
+    }
+
+    fn walk<T>(
+        &self,
+        path: &Path,
+        create: bool,
+        walk: impl FnOnce(&Dir, &Path) -> io::Result<Option<T>>,
+    ) -> Result<Option<T>> {
+        let rel = path
+            .strip_prefix(&self.root)
+            .map_err(|_| self.outside(path))?;
+        let fail = |e: io::Error| match beneath::is_outside(&e) {
+            true => self.outside(path),
+            false => Error::memory("", "open", path, &e),
+        };
+        match Dir::root(&self.root, create).map_err(fail)? {
+            Some(root) => walk(&root, rel).map_err(fail),
+            None => Ok(None),
+        }
+    }
+
+    fn outside(&self, path: &Path) -> Error {
+        Error::Input(format!(
+            "{} leads outside the notes workspace {}",
+            path.display(),
+            self.root.display()
+        ))
     }
 
     /// Refuses `path` when it, or the nearest part of it that exists,

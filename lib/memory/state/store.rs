@@ -1,6 +1,5 @@
 //! The state file: read whole, changed under its lock, replaced atomically.
 
-use std::fs::OpenOptions;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
@@ -8,9 +7,9 @@ use serde::Deserialize;
 
 use super::data::{State, VERSION};
 use super::view::View;
+use crate::beneath::{Dir, Open};
 use crate::error::{Error, Result};
-use crate::memory::append::{create_dirs, set_mode};
-use crate::memory::lock::{Mode, open_locked};
+use crate::memory::lock::{Mode, create_locked, open_locked};
 use crate::memory::replace::replace;
 
 /// What pruning on save dropped.
@@ -37,11 +36,11 @@ pub fn load(path: &Path) -> Result<State> {
 /// The bytes of the state file at `path`, read under its shared lock, for
 /// [`view`]; a missing file is none.
 pub fn read(path: &Path) -> Result<Vec<u8>> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    let Some(mut file) = open_locked(path, &options, Mode::Shared)
-        .map_err(|e| Error::memory("failed to read state", "open", path, &e))?
-    else {
+    let fail = |e: io::Error| Error::memory("failed to read state", "open", path, &e);
+    let Some((dir, name)) = Dir::holding(path, false).map_err(fail)? else {
+        return Ok(Vec::new());
+    };
+    let Some(mut file) = open_locked(&dir, &name, Open::Read, Mode::Shared).map_err(fail)? else {
         return Ok(Vec::new());
     };
     let mut text = Vec::new();
@@ -96,25 +95,30 @@ pub fn update<T>(
     change: impl FnOnce(&mut State) -> T,
 ) -> Result<(State, Pruned, T)> {
     let fail = |op: &str, e: io::Error| Error::memory("failed to save state", op, path, &e);
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        create_dirs(dir).map_err(|e| fail("mkdir", e))?;
+    let (dir, name) = Dir::holding(path, true)
+        .map_err(|e| fail("mkdir", e))?
+        .ok_or_else(|| fail("mkdir", io::ErrorKind::NotFound.into()))?;
+    let (mut file, created) =
+        create_locked(&dir, &name, Open::Update).map_err(|e| fail("open", e))?;
+    let saved = (|| {
+        let mut text = Vec::new();
+        file.read_to_end(&mut text).map_err(|e| fail("read", e))?;
+        let mut state: State = parse(path, &text)?;
+        state.version = state.version.max(VERSION);
+        let out = change(&mut state);
+        let pruned = prune(&mut state, max_entries);
+        let mut json = serde_json::to_vec_pretty(&state).expect("a state serialises");
+        json.push(b'\n');
+        replace(&file, &dir, &name, |tmp, _| tmp.write_all(&json))
+            .map_err(|e| fail("replace", e))?;
+        Ok((state, pruned, out))
+    })();
+    if saved.is_err() && created {
+        // A save that failed leaves no new empty state behind; we still
+        // hold its lock.
+        let _ = dir.remove(&name);
     }
-    let mut options = OpenOptions::new();
-    options.read(true).write(true).create(true);
-    set_mode(&mut options, 0o644);
-    let mut file = open_locked(path, &options, Mode::Exclusive)
-        .map_err(|e| fail("open", e))?
-        .ok_or_else(|| fail("open", io::ErrorKind::NotFound.into()))?;
-    let mut text = Vec::new();
-    file.read_to_end(&mut text).map_err(|e| fail("read", e))?;
-    let mut state: State = parse(path, &text)?;
-    state.version = state.version.max(VERSION);
-    let out = change(&mut state);
-    let pruned = prune(&mut state, max_entries);
-    let mut json = serde_json::to_vec_pretty(&state).expect("a state serialises");
-    json.push(b'\n');
-    replace(&file, path, |tmp, _| tmp.write_all(&json)).map_err(|e| fail("replace", e))?;
-    Ok((state, pruned, out))
+    saved
 }
 
 /// Drops the oldest decisions, then the oldest resolved errors, until at
