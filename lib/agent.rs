@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::dirs;
 use crate::error::{Error, Result};
+use crate::read;
 
 /// A parsed agent file. Counts are [`Count`]s, so that negative values
 /// reach validation and get Go's message instead of a parser error.
@@ -362,13 +363,15 @@ pub fn not_found(name: &str) -> Error {
     }
 }
 
-/// Reads, parses and validates one agent file; `None` when it does not exist.
+/// Reads, parses and validates one agent file; `None` when it does not
+/// exist. A symlink is followed (dotfiles managers link agent files in);
+/// a FIFO, a device or a file over [`read::TOML_LIMIT`] is an error.
 fn read_agent_file(path: &Path, name: &str) -> Result<Option<AgentConfig>> {
     let parse_err = |message: String| Error::AgentParse {
         name: name.to_owned(),
         message,
     };
-    let text = match fs::read_to_string(path) {
+    let text = match read::text(path, read::TOML_LIMIT) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {

@@ -7,7 +7,6 @@
 //! A missing file is an empty config.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::io;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -17,6 +16,7 @@ use serde::Deserialize;
 use crate::dirs;
 use crate::error::{Error, Result};
 use crate::llm::{Endpoint, Provider};
+use crate::read;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
@@ -33,10 +33,11 @@ pub struct ProviderConfig {
     pub api_key_cmd: String,
 }
 
-/// Reads `<config>/config.toml`; a missing file is an empty config.
+/// Reads `<config>/config.toml`; a missing file is an empty config. A
+/// FIFO, a device or a file over [`read::TOML_LIMIT`] is an error.
 pub fn load() -> Result<Config> {
     let path = dirs::config_dir()?.join("config.toml");
-    let text = match fs::read_to_string(&path) {
+    let text = match read::text(&path, read::TOML_LIMIT) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Config::default()),
         Err(e) => {

@@ -3,19 +3,21 @@
 //! Rules (the Go `axe`'s, with containment made strict): matches are
 //! de-duplicated by relative path and sorted by it (forward slashes); a
 //! match is skipped when it is not a readable regular file, when it is
-//! binary (a NUL byte in the first 512 bytes), or when it resolves outside
-//! the workdir, be it through a symlinked file or a symlinked directory.
+//! binary (a NUL byte in the first 512 bytes), when it is larger than
+//! [`read::PROMPT_LIMIT`] (more than a model takes), or when it resolves
+//! outside the workdir, be it through a symlinked file or a symlinked
+//! directory.
 //! `**` walks real directories only, so a symlink loop cannot trap it.
 //! Text that is not UTF-8 is kept with U+FFFD in place of bad bytes, as
 //! Go's JSON encoding sent it.
 
 use std::collections::BTreeMap;
-use std::fs::{self, OpenOptions};
-use std::io::Read;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::glob::{Pattern, Segment};
+use crate::read;
 
 /// One context file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,25 +132,16 @@ fn list(dir: &Path) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// The text of `path` when it is a regular, non-binary file that resolves
-/// inside `root`.
+/// The text of `path` when it is a regular, non-binary file of at most
+/// [`read::PROMPT_LIMIT`] that resolves inside `root`.
 fn read_inside(root: &Path, path: &Path) -> Option<String> {
     let real: PathBuf = fs::canonicalize(path).ok()?;
     if !real.starts_with(root) {
         return None;
     }
-    // Opening a FIFO would wait for a writer forever: O_NONBLOCK returns
-    // at once, and the type is checked on what was actually opened.
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let mut file = options.open(&real).ok()?;
-    if !file.metadata().ok()?.is_file() {
-        return None;
-    }
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).ok()?;
+    // `real` has no symlinks: one put at its end since is not followed
+    // out of the workdir.
+    let bytes = read::bytes(&real, read::PROMPT_LIMIT, read::Links::Refuse).ok()?;
     if is_binary(&bytes) {
         return None;
     }

@@ -20,6 +20,7 @@ pub(crate) mod glob;
 pub(crate) mod llm;
 pub(crate) mod memory;
 pub(crate) mod prompt;
+pub(crate) mod read;
 pub(crate) mod run;
 pub(crate) mod signals;
 pub(crate) mod stderr;

@@ -1,12 +1,12 @@
 //! The system prompt an agent is run with: persona, skill, context files
 //! and memory, in the Go `axe`'s layout, byte for byte.
 
-use std::fs;
 use std::io;
 use std::path::Path;
 
 use crate::error::{Error, Result, describe_io};
 use crate::files::ContextFile;
+use crate::read;
 
 /// What the model is told when nothing is piped in.
 pub const DEFAULT_USER_MESSAGE: &str = "Execute the task described in your instructions.";
@@ -75,14 +75,16 @@ pub fn user_message(stdin: &str) -> &str {
 }
 
 /// The skill file's text; `skill` is relative to the config dir unless
-/// absolute, and empty means none.
+/// absolute, and empty means none. As in Go it may be anywhere: the
+/// user's own agent file or `--skill` names it. A FIFO, a device or a
+/// file over [`read::PROMPT_LIMIT`] is an error.
 pub fn load_skill(skill: &str, config_dir: &Path) -> Result<String> {
     if skill.is_empty() {
         return Ok(String::new());
     }
     let path = config_dir.join(skill);
-    match fs::read(&path) {
-        Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+    match read::lossy_text(&path, read::PROMPT_LIMIT, read::Links::Follow) {
+        Ok(text) => Ok(text),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
             "skill not found: {}",
             path.display()

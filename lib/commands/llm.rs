@@ -1,7 +1,7 @@
 //! `axe-llm`: one call to a model, from the shell.
 
-use std::fs;
 use std::io::{self, Write};
+use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -11,6 +11,7 @@ use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::llm::{self, CallOptions, Conversation, Message, Reply, ToolCall};
+use crate::read;
 
 pub const COMMAND: Command = Command {
     name: "axe-llm",
@@ -227,36 +228,40 @@ fn prompt(m: &Matches) -> Result<String> {
     Ok(text)
 }
 
-/// `-s TEXT` or `--system-file PATH`; an unreadable file is a config error,
-/// like a missing skill file for `axe-run`.
+/// `-s TEXT` or `--system-file PATH`; an unreadable file (a FIFO, a
+/// device, one over [`read::PROMPT_LIMIT`]) is a config error, like a
+/// skill file for `axe-run`.
 fn system_prompt(m: &Matches) -> Result<Option<String>> {
     match (m.string(&SYSTEM)?, m.value(&SYSTEM_FILE)) {
         (Some(_), Some(_)) => Err(Error::Usage(
             "cannot use both --system and --system-file".into(),
         )),
         (Some(text), None) => Ok(Some(text.to_owned())),
-        (None, Some(path)) => match fs::read(path) {
-            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
-                "system file not found: {}",
-                path.to_string_lossy()
-            ))),
-            Err(e) => Err(Error::Config(format!(
-                "failed to read system file {}: {}",
-                path.to_string_lossy(),
-                crate::error::describe_io(&e)
-            ))),
-        },
+        (None, Some(path)) => {
+            match read::lossy_text(Path::new(path), read::PROMPT_LIMIT, read::Links::Follow) {
+                Ok(text) => Ok(Some(text)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
+                    "system file not found: {}",
+                    path.to_string_lossy()
+                ))),
+                Err(e) => Err(Error::Config(format!(
+                    "failed to read system file {}: {}",
+                    path.to_string_lossy(),
+                    crate::error::describe_io(&e)
+                ))),
+            }
+        }
         (None, None) => Ok(None),
     }
 }
 
-/// The `--request` conversation, from a file or `-` (standard input).
+/// The `--request` conversation, from a file (regular, at most
+/// [`read::REQUEST_LIMIT`]) or `-` (standard input).
 fn read_request(source: &str) -> Result<Conversation> {
     let text = if source == "-" {
         super::stdin::read_stdin()?
     } else {
-        fs::read_to_string(source).map_err(|e| {
+        read::text(Path::new(source), read::REQUEST_LIMIT).map_err(|e| {
             Error::Input(format!(
                 "failed to read request file {source}: {}",
                 crate::error::describe_io(&e)
