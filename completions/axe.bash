@@ -249,13 +249,13 @@ _axe_spec_axe_notes_remember() {
     subs=''
 }
 _axe_spec_axe_notes_reflect() {
-    flags='--if-match --wait --json --help -h --version -V'
+    flags='--if-match --allow-empty --wait --json --help -h --version -V'
     valued=' --if-match=none --wait=none '
     args='agent'
     subs=''
 }
 _axe_spec_axe_notes_learn() {
-    flags='--agent --workspace --if-match --wait --json --help -h --version -V'
+    flags='--agent --workspace --if-match --allow-empty --wait --json --help -h --version -V'
     valued=' --agent=agent --workspace=dir --if-match=none --wait=none '
     args='none'
     subs=''

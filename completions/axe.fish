@@ -262,6 +262,7 @@ complete -c axe-notes-remember -n '__axe_at 0 - --wait' -a '(__axe_agents)'
 # axe-notes-reflect
 complete -c axe-notes-reflect -f
 complete -c axe-notes-reflect -l if-match -x -d 'Write only if the file still has this sha256 (from recall --json or path --json); else exit 4'
+complete -c axe-notes-reflect -l allow-empty -d 'Write even when standard input is empty (else refused: a failed pipeline must not erase memory)'
 complete -c axe-notes-reflect -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-notes-reflect -l json -d 'Print {agent, path, sha256, chars} as JSON'
 complete -c axe-notes-reflect -s h -l help -d 'Print help'
@@ -273,6 +274,7 @@ complete -c axe-notes-learn -f
 complete -c axe-notes-learn -l agent -x -a '(__axe_agents)' -d 'Use this agent\'s notes workspace (and, for search, only its own files)'
 complete -c axe-notes-learn -l workspace -x -a '(__fish_complete_directories)' -d 'Use the notes workspace DIR [default: the agent\'s, else <data>/axe/notes]'
 complete -c axe-notes-learn -l if-match -x -d 'Write only if the file still has this sha256 (from recall --json or path --json); else exit 4'
+complete -c axe-notes-learn -l allow-empty -d 'Write even when standard input is empty (else refused: a failed pipeline must not erase memory)'
 complete -c axe-notes-learn -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-notes-learn -l json -d 'Print {agent, topic, path, sha256, chars} as JSON'
 complete -c axe-notes-learn -s h -l help -d 'Print help'

@@ -240,6 +240,7 @@ export extern "axe-notes-remember" [
 export extern "axe-notes-reflect" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, sha256, chars} as JSON
     --help(-h)  # Print help
@@ -252,6 +253,7 @@ export extern "axe-notes-learn" [
     --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, topic, path, sha256, chars} as JSON
     --help(-h)  # Print help
@@ -547,6 +549,7 @@ export extern "axe notes remember" [
 export extern "axe notes reflect" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, path, sha256, chars} as JSON
     --help(-h)  # Print help
@@ -559,6 +562,7 @@ export extern "axe notes learn" [
     --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, topic, path, sha256, chars} as JSON
     --help(-h)  # Print help

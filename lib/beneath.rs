@@ -209,6 +209,26 @@ impl Dir {
         }
     }
 
+    /// Appends the regular file `name` here to `buf`; `Ok(false)` when
+    /// nothing is there. A FIFO, device or socket is an error, found
+    /// without blocking; so is a symlink (resolve it with [`Dir::file`]).
+    pub fn read_into(&self, name: &OsStr, buf: &mut Vec<u8>) -> io::Result<bool> {
+        use std::io::Read;
+        let Some(mut file) = self.open(name, Open::Read)? else {
+            return Ok(false);
+        };
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            return Err(io::ErrorKind::IsADirectory.into());
+        }
+        if !meta.is_file() {
+            return Err(not_regular());
+        }
+        buf.reserve(meta.len() as usize);
+        file.read_to_end(buf)?;
+        Ok(true)
+    }
+
     /// Creates `name` here and opens it the way `how` says ([`Open::Append`]
     /// or [`Open::Update`]), only if nothing is there yet: `Ok(None)` when
     /// something is, so the caller knows whether the file is its own.

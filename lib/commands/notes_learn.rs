@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::notes_rewrite::{self, IF_MATCH, Written};
+use super::notes_rewrite::{self, ALLOW_EMPTY, IF_MATCH, Written};
 use super::notes_target::{self, AGENT_FLAG, WORKSPACE};
 use super::wait::WAIT;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
@@ -22,7 +22,7 @@ pub const COMMAND: Command = Command {
         complete: Complete::Nothing,
         many: false,
     }],
-    flags: &[AGENT_FLAG, WORKSPACE, IF_MATCH, WAIT, JSON],
+    flags: &[AGENT_FLAG, WORKSPACE, IF_MATCH, ALLOW_EMPTY, WAIT, JSON],
     description: "\
 Writes standard input as world/<topic>.md in the workspace (the agent's
 with --agent, DIR with --workspace, else <data>/axe/notes), where every

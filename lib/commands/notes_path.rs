@@ -52,11 +52,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         return writeln!(out, "{}", ws.root.display()).map_err(Error::Output);
     }
     let path = ws.memory(agent);
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Error::memory("", "read", &path, &e)),
-    };
+    let bytes = ws.read(&path)?;
     let shown = |p: std::path::PathBuf| p.to_string_lossy().into_owned();
     crate::cli::write_json(
         out,

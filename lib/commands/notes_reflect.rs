@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::notes_rewrite::{self, IF_MATCH, Written};
+use super::notes_rewrite::{self, ALLOW_EMPTY, IF_MATCH, Written};
 use super::notes_target::{self, AGENT};
 use super::wait::WAIT;
 use crate::cli::{Command, Flag, Matches, Run};
@@ -13,7 +13,7 @@ pub const COMMAND: Command = Command {
     about: "Replace an agent's MEMORY.md with standard input",
     usage: &["[OPTIONS] <AGENT> < MEMORY.md"],
     args: &[AGENT],
-    flags: &[IF_MATCH, WAIT, JSON],
+    flags: &[IF_MATCH, ALLOW_EMPTY, WAIT, JSON],
     description: "\
 Writes standard input as agents/<AGENT>/MEMORY.md in the agent's notes
 workspace and prints its path relative to the workspace. The file is

@@ -16,6 +16,11 @@ pub const IF_MATCH: Flag = Flag::with_value(
     "Write only if the file still has this sha256 (from recall --json or path --json); else exit 4",
 );
 
+pub const ALLOW_EMPTY: Flag = Flag::switch(
+    "allow-empty",
+    "Write even when standard input is empty (else refused: a failed pipeline must not erase memory)",
+);
+
 #[derive(Serialize)]
 struct Json<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -45,8 +50,15 @@ pub fn from_stdin(
     who: Written,
 ) -> Result<()> {
     let content = super::stdin::read_stdin_bytes()?;
-    let done = notes::rewrite(ws, path, &content, m.string(&IF_MATCH)?, limit)?;
     let shown = ws.relative(path);
+    // `gen | axe-notes-reflect a` with `gen` failing sends nothing: that
+    // must not erase what the agent knows.
+    if content.trim_ascii().is_empty() && !m.flag(&ALLOW_EMPTY) {
+        return Err(Error::Input(format!(
+            "standard input is empty: {shown} left as it was (--allow-empty writes it empty)"
+        )));
+    }
+    let done = notes::rewrite(ws, path, &content, m.string(&IF_MATCH)?, limit)?;
     if json {
         return crate::cli::write_json(
             out,

@@ -169,40 +169,36 @@ impl Workspace {
 }
 
 impl Workspace {
+    /// The bytes of the regular file at `path` in this workspace, reached
+    /// as [`Workspace::file`] reaches it; `None` when it does not exist. A
+    /// path leading outside, a FIFO or a device is an error.
+    pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>> {
+        let Some((dir, name)) = self.file(path, false)? else {
+            return Ok(None);
+        };
+        let mut bytes = Vec::new();
+        match dir.read_into(&name, &mut bytes) {
+            Ok(true) => Ok(Some(bytes)),
+            Ok(false) => Ok(None),
+            Err(e) => Err(Error::memory("", "read", path, &e)),
+        }
+    }
+
     /// Reads the file at `path` into `buf` when it is a regular file inside
     /// the workspace, and says whether it was; `dir_inside` tells that its
-    /// directory was checked, so only a symlink as the file itself needs
-    /// resolving (rarely: opening with `O_NOFOLLOW` tells). A FIFO or
-    /// device is opened without blocking and passed over.
+    /// directory was checked. Anything else (missing, outside, a FIFO) is
+    /// passed over, not an error: recall and search go on without it.
     pub fn read_into(&self, path: &Path, dir_inside: bool, buf: &mut Vec<u8>) -> io::Result<bool> {
-        use std::io::Read;
         if !dir_inside {
             return Ok(false);
         }
-        let open = |follow: bool| {
-            let mut options = fs::OpenOptions::new();
-            options.read(true);
-            #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::custom_flags(
-                &mut options,
-                libc::O_NONBLOCK | if follow { 0 } else { libc::O_NOFOLLOW },
-            );
-            options.open(path)
-        };
-        let mut file = match open(false) {
-            #[cfg(unix)]
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => match self.check_inside(path) {
-                Ok(()) => open(true)?,
-                Err(_) => return Ok(false),
-            },
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-            other => other?,
-        };
-        if !file.metadata()?.is_file() {
+        let Ok(Some((dir, name))) = self.file(path, false) else {
             return Ok(false);
+        };
+        match dir.read_into(&name, buf) {
+            Err(e) if e.kind() == io::ErrorKind::Other => Ok(false),
+            other => other,
         }
-        file.read_to_end(buf)?;
-        Ok(true)
     }
 }
 
