@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
@@ -350,7 +349,7 @@ fn a_signal_during_a_large_remember_leaves_the_entry_whole() {
             len == before || len > before + (64 << 20),
             "SIG{signal} tore the entry: {before} -> {len}"
         );
-        fs::write(&log, fs::read(&log).unwrap()[..before as usize].to_vec()).unwrap();
+        fs::write(&log, &fs::read(&log).unwrap()[..before as usize]).unwrap();
     }
     assert!(caught > 0, "never caught a remember writing");
 }
