@@ -509,3 +509,112 @@ pub fn create_dirs(dir: &Path) -> io::Result<()> {
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o755);
     builder.create(dir)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        let out = tmp.path().join("out");
+        fs::create_dir_all(root.join("a/b")).unwrap();
+        fs::create_dir_all(&out).unwrap();
+        (tmp, root, out)
+    }
+
+    fn open_root(root: &Path) -> Dir {
+        Dir::root(root, false).unwrap().unwrap()
+    }
+
+    #[test]
+    fn links_out_are_refused_and_nothing_is_made_on_the_way() {
+        let (_tmp, root, out) = setup();
+        symlink(&out, root.join("abs")).unwrap();
+        symlink("../../out", root.join("a/rel")).unwrap();
+        let dir = open_root(&root);
+        for rel in ["abs/x/f", "a/rel/x/f", "..", "a/../../out/f", "/etc/passwd"] {
+            let err = dir.file(Path::new(rel), true).unwrap_err();
+            assert!(is_outside(&err), "{rel}: {err}");
+        }
+        assert_eq!(fs::read_dir(&out).unwrap().count(), 0, "made outside");
+    }
+
+    #[test]
+    fn links_that_stay_inside_are_followed() {
+        let (_tmp, root, _out) = setup();
+        symlink("a/b", root.join("short")).unwrap();
+        symlink(fs::canonicalize(root.join("a")).unwrap(), root.join("abs")).unwrap();
+        symlink("../b/f", root.join("a/b/g")).unwrap();
+        let dir = open_root(&root);
+        let (d, name) = dir.file(Path::new("short/f"), false).unwrap().unwrap();
+        assert_eq!(
+            (d.join(&name), name.as_os_str()),
+            (root.join("a/b/f"), OsStr::new("f"))
+        );
+        let (d, _) = dir.file(Path::new("abs/b/f"), false).unwrap().unwrap();
+        assert_eq!(d.join("f"), root.join("a/b/f"));
+        // A link as the file itself: its target, for reads and writes.
+        let (d, name) = dir.file(Path::new("a/b/g"), false).unwrap().unwrap();
+        assert_eq!(d.join(&name), root.join("a/b/f"));
+    }
+
+    #[test]
+    fn a_held_directory_stays_itself_when_its_path_is_swapped() {
+        let (_tmp, root, out) = setup();
+        let dir = open_root(&root);
+        let (held, name) = dir.file(Path::new("a/b/f"), true).unwrap().unwrap();
+        // The path now leads out; the handle does not.
+        fs::rename(root.join("a/b"), root.join("a/moved")).unwrap();
+        symlink(&out, root.join("a/b")).unwrap();
+        held.create(&name, Open::Append).unwrap().unwrap();
+        assert!(root.join("a/moved/f").exists());
+        assert_eq!(fs::read_dir(&out).unwrap().count(), 0);
+        // Walked again, it is refused.
+        assert!(is_outside(&dir.file(Path::new("a/b/f"), true).unwrap_err()));
+    }
+
+    #[test]
+    fn missing_directories_are_made_only_when_asked() {
+        let (_tmp, root, _out) = setup();
+        let dir = open_root(&root);
+        assert!(dir.dir(Path::new("x/y"), false).unwrap().is_none());
+        assert!(!root.join("x").exists());
+        let made = dir.dir(Path::new("x/y"), true).unwrap().unwrap();
+        assert!(root.join("x/y").is_dir());
+        assert!(made.list().unwrap().is_empty());
+        fs::write(root.join("x/file"), "").unwrap();
+        let err = dir.dir(Path::new("x/file/z"), true).unwrap_err();
+        assert!(
+            err.to_string().ends_with("x/file is not a directory"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn link_loops_end() {
+        let (_tmp, root, _out) = setup();
+        symlink("l2", root.join("l1")).unwrap();
+        symlink("l1", root.join("l2")).unwrap();
+        let err = open_root(&root).file(Path::new("l1/f"), false).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ELOOP), "{err}");
+    }
+
+    #[test]
+    fn opens_never_follow_or_block() {
+        let (_tmp, root, out) = setup();
+        fs::write(out.join("secret"), "s").unwrap();
+        symlink(out.join("secret"), root.join("link")).unwrap();
+        let dir = open_root(&root);
+        assert!(dir.open(OsStr::new("link"), Open::Read).is_err());
+        let status = std::process::Command::new("mkfifo")
+            .arg(root.join("fifo"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mut buf = Vec::new();
+        let err = dir.read_into(OsStr::new("fifo"), &mut buf).unwrap_err();
+        assert_eq!(err.to_string(), "not a regular file");
+    }
+}
