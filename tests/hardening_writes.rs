@@ -268,46 +268,49 @@ fn big_text(mb: usize) -> Vec<u8> {
         .collect::<Vec<u8>>()
 }
 
-/// Starts `cmd` with `input` on stdin and returns it once `file` has grown
-/// past `from` bytes but is not yet `from + whole`; `None` when it finished
-/// before it could be caught writing.
-fn caught_appending(
-    mut cmd: std::process::Command,
-    input: Arc<Vec<u8>>,
-    file: &Path,
-    from: u64,
-    whole: u64,
-) -> Option<Child> {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let feeder = std::thread::spawn(move || {
-        use std::io::Write;
-        let _ = stdin.write_all(&input);
-    });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let caught = loop {
-        let len = fs::metadata(file).map(|m| m.len()).unwrap_or(0);
-        if len > from && len < from + whole {
-            break true;
+/// Starts `axe-notes-remember a` with `input` on stdin and returns it once
+/// `file` has grown but is not whole yet: caught mid-write. A run that
+/// finishes before it is seen writing is undone and tried again; the
+/// write of 64 MB takes tens of milliseconds, the polling microseconds.
+fn caught_remembering(env: &Env, input: &Arc<Vec<u8>>, file: &Path) -> Child {
+    let whole = fs::read(file).unwrap();
+    let from = whole.len() as u64;
+    for _ in 0..20 {
+        let mut child = env
+            .std_cmd("axe-notes-remember")
+            .arg("a")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = Arc::clone(input);
+        let feeder = std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(&input);
+        });
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let caught = loop {
+            let len = fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+            // Past 60 MB of the 64 the write is as good as done.
+            if len > from && len < from + (60 << 20) {
+                break true;
+            }
+            if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
+                break false;
+            }
+            std::thread::yield_now();
+        };
+        feeder.join().unwrap();
+        if caught {
+            return child;
         }
-        if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
-            break false;
-        }
-        std::thread::yield_now();
-    };
-    feeder.join().unwrap();
-    if caught {
-        Some(child)
-    } else {
         let _ = child.kill();
         child.wait().unwrap();
-        None
+        fs::write(file, &whole).unwrap();
     }
+    panic!("never caught a remember writing in 20 tries");
 }
 
 fn kill(child: &Child, signal: &str) {
@@ -332,16 +335,9 @@ fn a_signal_during_a_large_remember_leaves_the_entry_whole() {
         .unwrap()
         .unwrap()
         .path();
-    let mut caught = 0;
     for signal in ["TERM", "INT", "HUP"] {
         let before = fs::metadata(&log).unwrap().len();
-        let mut cmd = env.std_cmd("axe-notes-remember");
-        cmd.arg("a");
-        let Some(mut child) = caught_appending(cmd, Arc::clone(&text), &log, before, 60 << 20)
-        else {
-            continue;
-        };
-        caught += 1;
+        let mut child = caught_remembering(&env, &text, &log);
         kill(&child, signal);
         child.wait().unwrap();
         let len = fs::metadata(&log).unwrap().len();
@@ -351,7 +347,6 @@ fn a_signal_during_a_large_remember_leaves_the_entry_whole() {
         );
         fs::write(&log, &fs::read(&log).unwrap()[..before as usize]).unwrap();
     }
-    assert!(caught > 0, "never caught a remember writing");
 }
 
 #[test]
@@ -370,17 +365,7 @@ fn a_kill_9_mid_entry_is_cut_back_by_the_next_writer() {
         .unwrap()
         .path();
     let whole = fs::read(&daily).unwrap();
-    let mut child = loop {
-        let mut cmd = env.std_cmd("axe-notes-remember");
-        cmd.arg("a");
-        if let Some(child) =
-            caught_appending(cmd, Arc::clone(&text), &daily, whole.len() as u64, 60 << 20)
-        {
-            break child;
-        }
-        // Finished before it was caught: start again from the same log.
-        fs::write(&daily, &whole).unwrap();
-    };
+    let mut child = caught_remembering(&env, &text, &daily);
     child.kill().unwrap();
     child.wait().unwrap();
     env.cmd("axe-notes-remember")
