@@ -10,7 +10,9 @@ use super::target::{self, AGENT};
 use super::wait::WAIT;
 use crate::cli::{Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
-use crate::run::gc::{self, Options, Report};
+use crate::memory;
+use crate::run::gc::{self, Event, Options, Report, Status};
+use crate::stderr::note;
 
 /// The prompt of the analysis, part of what `axe-gc` promises.
 pub use crate::run::gc::ANALYSIS_PROMPT;
@@ -91,9 +93,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         dry_run: m.flag(&DRY_RUN),
         model: m.string(&MODEL)?,
         timeout: target::timeout(m, &TIMEOUT)?,
-        text: !json,
         budget: m.number::<usize>(&BUDGET)?,
     };
+    let mut on = |event: Event| show(event, json, out);
     let reports = match (all, name) {
         (true, Some(_)) => {
             return Err(Error::Usage(
@@ -103,10 +105,13 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         (false, None) => {
             return Err(Error::Usage("agent name is required (or use --all)".into()));
         }
-        (false, Some(name)) => vec![gc::one(name, &opts, out)?],
-        (true, None) => gc::all(&opts, out)?,
+        (false, Some(name)) => vec![gc::one(name, &opts, &mut on)?],
+        (true, None) => gc::all(&opts, &mut on)?,
     };
-    let failed = reports.iter().filter(|r| r.status == "failed").count();
+    let failed = reports
+        .iter()
+        .filter(|r| r.status == Status::Failed)
+        .count();
     if json {
         crate::cli::write_json(
             out,
@@ -123,4 +128,45 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Shows one step of gc: the Go `axe`'s lines on stdout (none with
+/// `--json`), warnings and failures on stderr.
+fn show(event: Event, json: bool, out: &mut dyn Write) -> Result<()> {
+    let text = match event {
+        Event::Disabled(name) => {
+            note(format_args!(
+                "Warning: agent \"{name}\" does not have memory enabled. Skipping."
+            ));
+            return Ok(());
+        }
+        Event::Failed { agent, error } => {
+            note(format_args!(
+                "Error: gc failed for agent \"{agent}\": {error}"
+            ));
+            return Ok(());
+        }
+        _ if json => return Ok(()),
+        Event::NoAgents => "No agents with memory enabled.".to_owned(),
+        Event::Agent(name) => format!("=== GC: {name} ==="),
+        Event::Empty(name) => format!("No memory entries for agent \"{name}\". Nothing to do."),
+        Event::Sending {
+            agent,
+            entries,
+            sent,
+        } => {
+            let mut text = format!("Agent: {agent}\nEntries: {entries}");
+            if let Some((n, chars)) = sent {
+                text.push_str(&format!("\nSent:    the newest {n} ({chars} characters)"));
+            }
+            text
+        }
+        Event::Analysis(text) => format!("--- Analysis ---\n{text}"),
+        Event::DryRun => "Dry run: no entries trimmed.".to_owned(),
+        Event::NoTarget => memory::NO_TRIM_TARGET.to_owned(),
+        Event::Trimmed { trim, keep } => trim.message(keep),
+    };
+    writeln!(out, "{text}").map_err(Error::Output)?;
+    // The analysis can take minutes: show where we are before it.
+    out.flush().map_err(Error::Output)
 }

@@ -1,8 +1,9 @@
 //! `axe-gc`'s workflow (M7): the run log sent to a model for patterns, the
 //! analysis shown, then the locked trim to the agent's configured size.
-//! Memory problems are errors here, unlike in a run.
+//! Memory problems are errors here, unlike in a run. Nothing here prints:
+//! what happens is told to the caller as [`Event`]s, in order, and what
+//! happened to each agent is its [`Report`].
 
-use std::io::Write;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -12,7 +13,6 @@ use crate::config::{self, Endpoints};
 use crate::error::{Error, Result};
 use crate::llm::{self, CallOptions, Conversation, Deadline, Message};
 use crate::memory::{self, Trim};
-use crate::stderr::note;
 
 /// The analysis prompt (M7 4.1), fixed on purpose: not configurable.
 pub const ANALYSIS_PROMPT: &str = "You are a memory analyst for an AI agent. You will receive a log of the agent's past tasks and results. Analyze the entries and provide a structured report.
@@ -36,19 +36,74 @@ pub struct Options<'a> {
     /// Instead of the agent's own model.
     pub model: Option<&'a str>,
     pub timeout: Duration,
-    /// Text goes to stdout only without `--json`.
-    pub text: bool,
     /// The most characters of entries sent to the analysis, newest first;
     /// `None`: the whole log, as Go sent it.
     pub budget: Option<usize>,
 }
 
+/// How gc ended for one agent.
+#[derive(Serialize, Default, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Memory is off for the agent: skipped.
+    Disabled,
+    /// The log holds nothing.
+    Empty,
+    /// Analysed, not trimmed (`--dry-run`).
+    DryRun,
+    /// Analysed; the agent sets no size to trim to.
+    NoTarget,
+    /// Analysed; the log was within its size already.
+    Within,
+    Trimmed,
+    /// Until an agent's gc finishes, it has failed.
+    #[default]
+    Failed,
+}
+
+/// What gc tells its caller as it goes, in order: enough to show progress
+/// during an analysis that may take minutes.
+pub enum Event<'a> {
+    /// `--all` found no agent with memory.
+    NoAgents,
+    /// `--all` starts on this agent.
+    Agent(&'a str),
+    /// The agent has memory off and is skipped.
+    Disabled(&'a str),
+    /// The agent's log is empty: nothing to do.
+    Empty(&'a str),
+    /// The analysis is about to be asked for: the log's entries, and with
+    /// a budget how many of the newest went (and their characters).
+    Sending {
+        agent: &'a str,
+        entries: u64,
+        sent: Option<(u64, usize)>,
+    },
+    Analysis(&'a str),
+    /// `--dry-run`: the trim is skipped.
+    DryRun,
+    /// The agent sets no size to trim to.
+    NoTarget,
+    /// The trim to `keep` entries did this.
+    Trimmed {
+        trim: Trim,
+        keep: u64,
+    },
+    /// Under `--all`, this agent failed; the rest go on.
+    Failed {
+        agent: &'a str,
+        error: &'a Error,
+    },
+}
+
+/// Receives the [`Event`]s; an error from it (our output failing) stops gc.
+pub type Observer<'a> = dyn FnMut(Event) -> Result<()> + 'a;
+
 /// What happened to one agent; an element of the `--json` document.
 #[derive(Serialize, Default)]
 pub struct Report {
     pub agent: String,
-    /// disabled, empty, dry_run, no_target, within, trimmed or failed.
-    pub status: &'static str,
+    pub status: Status,
     pub entries: u64,
     pub analysis: Option<String>,
     pub kept: Option<u64>,
@@ -61,34 +116,33 @@ pub struct Report {
 
 /// M7 3.5: every memory-enabled agent in turn; a failure is reported and
 /// the rest go on.
-pub fn all(opts: &Options, out: &mut dyn Write) -> Result<Vec<Report>> {
+pub fn all(opts: &Options, on: &mut Observer) -> Result<Vec<Report>> {
     let mut endpoints = None;
     let agents: Vec<_> = agent::list()?
         .into_iter()
         .filter(|(_, cfg)| cfg.memory.enabled)
         .collect();
     if agents.is_empty() {
-        if opts.text {
-            writeln!(out, "No agents with memory enabled.").map_err(Error::Output)?;
-        }
+        on(Event::NoAgents)?;
         return Ok(Vec::new());
     }
     let mut reports = Vec::with_capacity(agents.len());
     for (name, cfg) in agents {
-        if opts.text {
-            writeln!(out, "=== GC: {name} ===").map_err(Error::Output)?;
-        }
+        on(Event::Agent(&name))?;
         let mut report = Report {
             agent: name.clone(),
             ..Report::default()
         };
-        if let Err(e) = agent(&name, Some(cfg), opts, &mut endpoints, &mut report, out) {
+        if let Err(e) = agent(&name, Some(cfg), opts, &mut endpoints, &mut report, on) {
             // Our own output failing is not the agent's fault: stop.
             if let Error::Output(_) = e {
                 return Err(e);
             }
-            note(format_args!("Error: gc failed for agent \"{name}\": {e}"));
-            report.status = "failed";
+            on(Event::Failed {
+                agent: &name,
+                error: &e,
+            })?;
+            report.status = Status::Failed;
             report.error = Some(e.to_string());
         }
         reports.push(report);
@@ -97,12 +151,12 @@ pub fn all(opts: &Options, out: &mut dyn Write) -> Result<Vec<Report>> {
 }
 
 /// M7 3.3 for the agent `name`.
-pub fn one(name: &str, opts: &Options, out: &mut dyn Write) -> Result<Report> {
+pub fn one(name: &str, opts: &Options, on: &mut Observer) -> Result<Report> {
     let mut report = Report {
         agent: name.to_owned(),
         ..Report::default()
     };
-    agent(name, None, opts, &mut None, &mut report, out)?;
+    agent(name, None, opts, &mut None, &mut report, on)?;
     Ok(report)
 }
 
@@ -116,31 +170,23 @@ fn agent(
     opts: &Options,
     endpoints: &mut Option<Endpoints>,
     report: &mut Report,
-    out: &mut dyn Write,
+    on: &mut Observer,
 ) -> Result<()> {
     let cfg = match cfg {
         Some(c) => c,
         None => agent::load(name)?,
     };
     if !cfg.memory.enabled {
-        note(format_args!(
-            "Warning: agent \"{name}\" does not have memory enabled. Skipping."
-        ));
-        report.status = "disabled";
+        on(Event::Disabled(name))?;
+        report.status = Status::Disabled;
         return Ok(());
     }
     let path = memory::file_path(name, &cfg.memory.path)?;
     // One snapshot for the prompt and the count, so they agree.
     let log = memory::load(&path, 0)?;
     if log.is_empty() {
-        if opts.text {
-            writeln!(
-                out,
-                "No memory entries for agent \"{name}\". Nothing to do."
-            )
-            .map_err(Error::Output)?;
-        }
-        report.status = "empty";
+        on(Event::Empty(name))?;
+        report.status = Status::Empty;
         return Ok(());
     }
     report.entries = memory::count_entries(&log);
@@ -148,15 +194,13 @@ fn agent(
         Some(budget) => newest_within(&log, budget, report)?,
         None => &log[..],
     };
-    if opts.text {
-        writeln!(out, "Agent: {name}\nEntries: {}", report.entries).map_err(Error::Output)?;
-        if let Some(n) = report.sent {
-            let chars = String::from_utf8_lossy(sent).chars().count();
-            writeln!(out, "Sent:    the newest {n} ({chars} characters)").map_err(Error::Output)?;
-        }
-        // The analysis can take minutes; show where we are.
-        out.flush().map_err(Error::Output)?;
-    }
+    on(Event::Sending {
+        agent: name,
+        entries: report.entries,
+        sent: report
+            .sent
+            .map(|n| (n, String::from_utf8_lossy(sent).chars().count())),
+    })?;
 
     let (provider, model) = llm::parse_model(opts.model.unwrap_or(&cfg.model))?;
     let endpoint = match endpoints {
@@ -179,32 +223,24 @@ fn agent(
         stream: false,
     };
     let reply = llm::complete(&endpoint, &model, &conversation, &options, &mut |_| Ok(()))?;
-    if opts.text {
-        writeln!(out, "--- Analysis ---\n{}", reply.content).map_err(Error::Output)?;
-    }
+    on(Event::Analysis(&reply.content))?;
     report.analysis = Some(reply.content);
 
     if opts.dry_run {
-        if opts.text {
-            writeln!(out, "Dry run: no entries trimmed.").map_err(Error::Output)?;
-        }
-        report.status = "dry_run";
+        on(Event::DryRun)?;
+        report.status = Status::DryRun;
         return Ok(());
     }
     let Some(keep) = cfg.memory.trim_target() else {
-        if opts.text {
-            writeln!(out, "{}", memory::NO_TRIM_TARGET).map_err(Error::Output)?;
-        }
-        report.status = "no_target";
+        on(Event::NoTarget)?;
+        report.status = Status::NoTarget;
         return Ok(());
     };
     let trim = memory::trim(&path, keep, true)?;
-    if opts.text {
-        writeln!(out, "{}", trim.message(keep)).map_err(Error::Output)?;
-    }
+    on(Event::Trimmed { trim, keep })?;
     (report.status, report.kept, report.removed) = match trim {
-        Trim::Within { entries } => ("within", Some(entries), Some(0)),
-        Trim::Trimmed { kept, removed, .. } => ("trimmed", Some(kept), removed),
+        Trim::Within { entries } => (Status::Within, Some(entries), Some(0)),
+        Trim::Trimmed { kept, removed, .. } => (Status::Trimmed, Some(kept), removed),
     };
     Ok(())
 }
