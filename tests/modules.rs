@@ -3,11 +3,13 @@
 //! parent's items while the parent uses the child, say). Test code inside
 //! modules may reach anything and is left out.
 //!
-//! A module's edges are the `crate::`, `super::` and `self::` paths it
-//! names (in `use` items and inline) and the child modules it names; each
-//! path is followed down the module tree as far as it names modules, so
-//! `super::entry::HEADER` is an edge to the sibling `entry`, and
-//! `super::Matches` one to the parent.
+//! A module's edges are the paths it names (in `use` items and inline)
+//! that start with `crate::`, `super::`, `self::` or one of its child
+//! modules (`entry::HEADER`); each path is followed down the module tree
+//! as far as it names modules, so `super::entry::HEADER` is an edge to
+//! the sibling `entry`, and `super::Matches` one to the parent. A `mod`
+//! declaration alone is no edge: declaring a child is not using it, and
+//! counting it would make every child's `super::` a cycle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

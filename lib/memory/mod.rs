@@ -1,9 +1,13 @@
 //! What agents remember, one folder per kind: `log/`, the run log (a
-//! markdown entry per run), and `notes/`, the notes workspace (world
-//! facts, MEMORY.md, daily logs). Every kind writes through `lock` (advisory
-//! locks that follow a file replaced under them) and `replace` (whole-file
+//! markdown entry per run); `notes/`, the notes workspace (world facts,
+//! MEMORY.md, daily logs); `state/`, the structured state (tasks,
+//! decisions, errors, facts). `context` and `block` put every kind in one
+//! budgeted block. Every kind writes through `lock` (advisory locks,
+//! bounded waits, that follow a file replaced under them), `append`
+//! (whole entries or none, torn ones cut back) and `replace` (whole-file
 //! rewrites that are atomic, keep mode and owner, and clean up after
-//! signals and crashes).
+//! signals and crashes), all on files reached through `crate::beneath`'s
+//! directory handles.
 
 pub(crate) mod append;
 pub mod block;
