@@ -159,15 +159,15 @@ fn recall_within_its_budget_leaves_out_the_oldest_days_first_and_says_so() {
         &env,
         "a",
         "anthropic",
-        "recall_days = 3\nrecall_chars = 150",
+        "recall_days = 3\nrecall_chars = 620",
     );
     let ws = workspace(&env);
     env.write(&ws.join("agents/a/MEMORY.md"), "Keep this.");
     for ago in 0..3 {
-        env.write(&daily(&env, "a", ago), "x".repeat(40));
+        env.write(&daily(&env, "a", ago), "x".repeat(200));
     }
     let doc = json_out(notes(&env, "recall").args(["a", "--json"]));
-    assert!(doc["chars"].as_u64().unwrap() <= 150, "{doc}");
+    assert!(doc["chars"].as_u64().unwrap() <= 620, "{doc}");
     let left: Vec<&str> = doc["left_out"]
         .as_array()
         .unwrap()
@@ -180,7 +180,7 @@ fn recall_within_its_budget_leaves_out_the_oldest_days_first_and_says_so() {
     let text = stdout(text.get_output());
     assert!(
         text.ends_with(&format!(
-            "\n\n(Left out to keep within 150 characters: {oldest} (40 bytes). Use search_notes or raise recall_chars to see them.)\n"
+            "\n\n(Left out to keep within 620 characters: {oldest} (200 bytes). Use search_notes or raise recall_chars to see them.)\n"
         )),
         "{text}"
     );
@@ -914,4 +914,481 @@ fn a_sub_agent_with_notes_gets_its_own_tools() {
         ]
     );
     assert!(read(&daily(&env, "helper", 0)).contains("helper was here"));
+}
+
+// --- hardening: what the model did not see, malformed calls, budgets --------
+
+/// One reply calling several tools at once (anthropic's format).
+fn tool_calls(calls: &[(&str, &str, Value)]) -> Value {
+    let content: Vec<Value> = calls
+        .iter()
+        .map(
+            |(id, name, input)| json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+        )
+        .collect();
+    json!({
+        "model": "m", "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1},
+        "content": content
+    })
+}
+
+/// Every tool result the last message of a request carried back (anthropic's
+/// format), as text and whether it is an error.
+fn tool_results(r: &Recorded) -> Vec<(String, bool)> {
+    let messages = r.json()["messages"].as_array().unwrap().clone();
+    messages.last().unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["content"].as_str().unwrap_or_default().to_owned(),
+                b["is_error"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect()
+}
+
+/// Runs agent `a` against a server playing `script`, one request a turn,
+/// and hands back the requests.
+fn play(env: &Env, script: Vec<Value>) -> Vec<Recorded> {
+    let server = scripted("anthropic", script, |_| {});
+    served_by(env.cmd("axe-run"), &server.url)
+        .arg("a")
+        .write_stdin("go")
+        .assert()
+        .success();
+    server.requests()
+}
+
+#[test]
+fn reflect_and_learn_fact_never_overwrite_a_file_recall_left_out() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "recall_chars = 100");
+    let memory = workspace(&env).join("agents/a/MEMORY.md");
+    let kept = format!("{}Really\n", "I keep this. ".repeat(34));
+    assert_eq!(kept.len(), 449);
+    env.write(&memory, &kept);
+    let requests = play(
+        &env,
+        vec![
+            tool_call("anthropic", "c1", "recall", json!({})),
+            tool_call("anthropic", "c2", "reflect", json!({"content": "blind"})),
+        ],
+    );
+    let recalled = last_tool_result(&requests[1]);
+    assert!(
+        recalled.contains("agents/a/MEMORY.md (449 bytes)"),
+        "{recalled}"
+    );
+    let (refused, is_error) = tool_results(&requests[2]).remove(0);
+    assert!(is_error, "{refused}");
+    assert!(
+        refused.starts_with("reflect error: MEMORY.md was not shown to you whole"),
+        "{refused}"
+    );
+    assert_eq!(read(&memory), kept, "MEMORY.md is untouched");
+
+    // A topic recall left out is not overwritten by learn_fact either; one
+    // it showed is, and a topic that does not exist yet may be created.
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "recall_chars = 300");
+    let world = workspace(&env).join("world");
+    env.write(&world.join("alpha.md"), "Alpha is small.");
+    let big = "b".repeat(400);
+    env.write(&world.join("beta.md"), &big);
+    let requests = play(
+        &env,
+        vec![
+            tool_call("anthropic", "c1", "recall", json!({})),
+            tool_call(
+                "anthropic",
+                "c2",
+                "learn_fact",
+                json!({"topic": "beta", "content": "blind"}),
+            ),
+            tool_call(
+                "anthropic",
+                "c3",
+                "learn_fact",
+                json!({"topic": "alpha", "content": "Alpha grew."}),
+            ),
+            tool_call(
+                "anthropic",
+                "c4",
+                "learn_fact",
+                json!({"topic": "gamma", "content": "New."}),
+            ),
+        ],
+    );
+    let recalled = last_tool_result(&requests[1]);
+    assert!(recalled.contains("## alpha"), "{recalled}");
+    assert!(recalled.contains("world/beta.md (400 bytes)"), "{recalled}");
+    let (refused, is_error) = tool_results(&requests[2]).remove(0);
+    assert!(is_error, "{refused}");
+    assert!(
+        refused.starts_with("learn_fact error: world/beta.md was not shown to you whole"),
+        "{refused}"
+    );
+    assert_eq!(read(&world.join("beta.md")), big);
+    assert_eq!(
+        tool_results(&requests[3]),
+        [("Learned world/alpha.md (11 characters).".to_owned(), false)]
+    );
+    assert_eq!(
+        tool_results(&requests[4]),
+        [("Learned world/gamma.md (4 characters).".to_owned(), false)]
+    );
+    assert_eq!(read(&world.join("gamma.md")), "New.");
+}
+
+#[test]
+fn malformed_tool_calls_are_refused_by_their_schema_and_erase_nothing() {
+    let env = Env::new();
+    // `a` with a sub-agent, so that call_agent is offered too.
+    env.agent(
+        "a",
+        "name = \"a\"\nmodel = \"anthropic/m\"\nsub_agents = [\"helper\"]\n[notes]\nenabled = true\n",
+    );
+    env.agent("helper", "name = \"helper\"\nmodel = \"anthropic/m\"\n");
+    let ws = workspace(&env);
+    env.write(&ws.join("agents/a/MEMORY.md"), "keep");
+    env.write(&ws.join("world/ops.md"), "blue-green");
+    let bad: Vec<(&str, Value, &str)> = vec![
+        ("reflect", json!({}), "\"content\" argument is required"),
+        (
+            "reflect",
+            json!({"content": null}),
+            "\"content\" argument is null",
+        ),
+        (
+            "reflect",
+            json!({"contents": "x"}),
+            "unknown argument \"contents\"",
+        ),
+        (
+            "reflect",
+            json!({"content": 5}),
+            "\"content\" argument must be a string, not a number",
+        ),
+        (
+            "reflect",
+            json!({"content": "  \n"}),
+            "the content is empty",
+        ),
+        (
+            "learn_fact",
+            json!({"topic": "ops"}),
+            "\"content\" argument is required",
+        ),
+        (
+            "learn_fact",
+            json!({"topic": "ops", "content": null}),
+            "\"content\" argument is null",
+        ),
+        (
+            "learn_fact",
+            json!({"topic": ["ops"], "content": "x"}),
+            "\"topic\" argument must be a string, not an array",
+        ),
+        (
+            "learn_fact",
+            json!({"topic": "ops", "content": "x", "extra": 1}),
+            "unknown argument \"extra\"",
+        ),
+        (
+            "learn_fact",
+            json!({"topic": "ops", "content": ""}),
+            "the content is empty",
+        ),
+        (
+            "remember",
+            json!({"content": {"a": 1}}),
+            "\"content\" argument must be a string, not an object",
+        ),
+        (
+            "recall",
+            json!({"days": "two"}),
+            "\"days\" argument must be an integer, not a string",
+        ),
+        (
+            "recall",
+            json!({"days": 1.5}),
+            "\"days\" argument must be an integer, not a number",
+        ),
+        (
+            "search_notes",
+            json!({"query": "blue", "limit": 0}),
+            "\"limit\" argument must be at least 1",
+        ),
+        (
+            "search_notes",
+            json!({"limit": 3}),
+            "\"query\" argument is required",
+        ),
+        (
+            "call_agent",
+            json!({"agent": "helper", "task": "t", "priority": "high"}),
+            "unknown argument \"priority\"",
+        ),
+        (
+            "call_agent",
+            json!({"agent": "helper"}),
+            "\"task\" argument is required",
+        ),
+    ];
+    let mut script = vec![tool_call("anthropic", "c0", "recall", json!({}))];
+    for (i, (name, args, _)) in bad.iter().enumerate() {
+        script.push(tool_call(
+            "anthropic",
+            &format!("c{}", i + 1),
+            name,
+            args.clone(),
+        ));
+    }
+    let requests = play(&env, script);
+    // The sub-agent was never called: every request is `a`'s.
+    assert_eq!(requests.len(), bad.len() + 2);
+    for (i, (name, args, want)) in bad.iter().enumerate() {
+        let (text, is_error) = tool_results(&requests[i + 2]).remove(0);
+        assert!(is_error, "{name} {args}: {text}");
+        assert!(
+            text.starts_with(&format!("{name} error: ")),
+            "{name} {args}: {text}"
+        );
+        assert!(text.contains(want), "{name} {args}: {text}");
+        assert_eq!(text.lines().count(), 1, "{text}");
+    }
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), "keep");
+    assert_eq!(read(&ws.join("world/ops.md")), "blue-green");
+    assert!(!daily(&env, "a", 0).exists());
+}
+
+#[test]
+fn of_several_reflects_in_one_reply_at_most_one_wins() {
+    for parallel in [true, false] {
+        let env = Env::new();
+        notes_agent(
+            &env,
+            "a",
+            "anthropic",
+            &format!("[sub_agents_config]\nparallel = {parallel}"),
+        );
+        let ws = workspace(&env);
+        let memory = ws.join("agents/a/MEMORY.md");
+        env.write(&memory, "old");
+        env.write(&ws.join("world/ops.md"), "old ops");
+        let requests = play(
+            &env,
+            vec![
+                tool_call("anthropic", "c1", "recall", json!({})),
+                tool_calls(&[
+                    ("c2", "reflect", json!({"content": "first"})),
+                    ("c3", "reflect", json!({"content": "second"})),
+                    (
+                        "c4",
+                        "learn_fact",
+                        json!({"topic": "ops", "content": "ops one"}),
+                    ),
+                    (
+                        "c5",
+                        "learn_fact",
+                        json!({"topic": "ops", "content": "ops two"}),
+                    ),
+                ]),
+            ],
+        );
+        let results = tool_results(&requests[2]);
+        let won: Vec<usize> = (0..2).filter(|&i| !results[i].1).collect();
+        assert_eq!(won.len(), 1, "parallel {parallel}: {results:?}");
+        assert_eq!(read(&memory), ["first", "second"][won[0]]);
+        let won: Vec<usize> = (2..4).filter(|&i| !results[i].1).collect();
+        assert_eq!(won.len(), 1, "parallel {parallel}: {results:?}");
+        assert_eq!(
+            read(&ws.join("world/ops.md")),
+            ["ops one", "ops two"][won[0] - 2]
+        );
+    }
+}
+
+/// The files a recall's note names and counts, from its `(Left out ...)`
+/// line, in any of its forms: each named one has its size in bytes; the
+/// rest are counted.
+fn named_and_counted(note: &str) -> (usize, usize) {
+    let listed = note.split_once(": ").unwrap().1;
+    let listed = listed
+        .strip_suffix(". Use search_notes or raise recall_chars to see them.)")
+        .or_else(|| listed.strip_suffix(".)"))
+        .unwrap();
+    let named = listed.matches(" bytes)").count();
+    let rest = listed.rsplit(" bytes)").next().unwrap();
+    let counted = rest
+        .split(|c: char| !c.is_ascii_digit() && c != ',')
+        .filter_map(|n| n.replace(',', "").parse::<usize>().ok())
+        .sum::<usize>()
+        + usize::from(rest.contains("MEMORY.md"));
+    (named, counted)
+}
+
+#[test]
+fn a_recall_with_its_note_stays_within_the_budget_and_accounts_for_every_file() {
+    let env = Env::new();
+    let ws = workspace(&env);
+    fs::create_dir_all(ws.join("world")).unwrap();
+    for i in 0..3000 {
+        fs::write(
+            ws.join(format!("world/topic-{i:04}.md")),
+            format!("Fact {i} about the world."),
+        )
+        .unwrap();
+    }
+    env.write(&ws.join("agents/a/MEMORY.md"), "I review Rust.");
+    for ago in 0..3 {
+        env.write(
+            &daily(&env, "a", ago),
+            format!("# {}\n\n## 10:00\n\nday {ago}\n", day(ago)),
+        );
+    }
+    let all = 3000 + 1 + 3;
+    for budget in [150, 400, 2000, 10_000, 100_000] {
+        notes_agent(&env, "a", "anthropic", &format!("recall_chars = {budget}"));
+        let out = notes(&env, "recall").arg("a").assert().success();
+        let text = stdout(out.get_output());
+        let text = text.strip_suffix('\n').unwrap();
+        assert!(
+            text.chars().count() <= budget,
+            "{budget}: {} characters",
+            text.chars().count()
+        );
+        let doc = json_out(notes(&env, "recall").args(["a", "--json"]));
+        let shown = doc["sections"].as_array().unwrap().len();
+        let left = doc["left_out"].as_array().unwrap().len();
+        assert_eq!(shown + left, all, "{budget}");
+        assert!(left > 0, "{budget}");
+        let note = text.lines().last().unwrap();
+        assert!(note.starts_with("(Left out"), "{budget}: {note}");
+        let (named, counted) = named_and_counted(note);
+        assert_eq!(named + counted, left, "{budget}: {note}");
+    }
+
+    // The recall tool's answer, the note included.
+    notes_agent(&env, "a", "anthropic", "recall_chars = 2000");
+    let requests = play(
+        &env,
+        vec![tool_call("anthropic", "c1", "recall", json!({}))],
+    );
+    let answer = last_tool_result(&requests[1]);
+    assert!(
+        answer.chars().count() <= 2000,
+        "{} characters",
+        answer.chars().count()
+    );
+    let note = answer.lines().last().unwrap();
+    let (named, counted) = named_and_counted(note);
+    assert!(counted > 2000, "{note}");
+    let shown = answer.matches("\n## topic-").count() + 1;
+    assert_eq!(shown + named + counted, all, "{answer}");
+}
+
+#[test]
+fn an_unreadable_topic_or_a_file_where_a_directory_belongs_is_skipped_and_said() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "[context]\nbudget = 4000");
+    let ws = workspace(&env);
+    env.write(&ws.join("agents/a/MEMORY.md"), "I review Rust.");
+    env.write(&ws.join("world/ops.md"), "Deploys are blue-green.");
+    env.write(&ws.join("world/secret.md"), "blue secret");
+    crate::util::set_mode(&ws.join("world/secret.md"), 0o000);
+    let out = env
+        .unprivileged("axe-notes-recall")
+        .arg("a")
+        .assert()
+        .success();
+    let text = stdout(out.get_output());
+    assert!(text.contains("Deploys are blue-green."), "{text}");
+    assert!(text.contains("I review Rust."), "{text}");
+    assert!(
+        text.ends_with("\n\n(Could not read: world/secret.md (permission denied).)\n"),
+        "{text}"
+    );
+    let out = env
+        .unprivileged("axe-notes-search")
+        .args(["--agent", "a", "blue"])
+        .assert()
+        .success()
+        .stderr("axe-notes-search: could not read world/secret.md: permission denied\n");
+    assert_eq!(
+        stdout(out.get_output()),
+        "world/ops.md:1: Deploys are blue-green.\n"
+    );
+    let out = env.unprivileged("axe-context").arg("a").assert().success();
+    let block = stdout(out.get_output());
+    assert!(block.contains("Deploys are blue-green."), "{block}");
+    assert!(
+        block.contains("(Could not read world/secret.md: permission denied.)"),
+        "{block}"
+    );
+    crate::util::set_mode(&ws.join("world/secret.md"), 0o644);
+
+    // `world` and `daily` as regular files.
+    fs::remove_dir_all(ws.join("world")).unwrap();
+    env.write(&ws.join("world"), "not a directory");
+    env.write(&ws.join("agents/a/daily"), "not a directory");
+    let out = notes(&env, "recall").arg("a").assert().success();
+    let text = stdout(out.get_output());
+    assert_eq!(
+        text,
+        "# Your Memory\n\nI review Rust.\n\n(Could not read: world (not a directory), agents/a/daily (not a directory).)\n"
+    );
+    notes(&env, "search")
+        .args(["rust"])
+        .assert()
+        .success()
+        .stdout("agents/a/MEMORY.md:1: I review Rust.\n")
+        .stderr(predicate::str::contains(
+            "could not read world: not a directory",
+        ));
+    let out = env.cmd("axe-context").arg("a").assert().success();
+    let block = stdout(out.get_output());
+    assert!(block.contains("I review Rust."), "{block}");
+    assert!(
+        block.contains("(Could not read world: not a directory.)"),
+        "{block}"
+    );
+}
+
+#[test]
+fn search_refuses_a_limit_of_0() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "");
+    env.write(&workspace(&env).join("world/ops.md"), "blue");
+    notes(&env, "search")
+        .args(["blue", "--limit", "0"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("error parsing flag --limit: 0 would print nothing (give 1 or more)\n");
+    notes(&env, "search")
+        .args(["blue", "--limit", "1"])
+        .assert()
+        .success()
+        .stdout("world/ops.md:1: blue\n");
+}
+
+#[test]
+fn topic_names_keep_letters_and_digits_only_after_lowercasing() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "");
+    for (topic, file) in [
+        ("İstanbul", "world/istanbul.md"),
+        ("Zu\u{308}rich", "world/zurich.md"),
+        ("Zürich", "world/zürich.md"),
+    ] {
+        notes(&env, "learn")
+            .args(["--agent", "a", topic])
+            .write_stdin("fact")
+            .assert()
+            .success()
+            .stdout(format!("{file}\n"));
+    }
 }

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use super::notes_target::{self, AGENT};
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
-use crate::memory::notes::{self, Kind};
+use crate::memory::notes::{self, Kind, Unreadable};
 
 pub const COMMAND: Command = Command {
     name: "axe-notes-recall",
@@ -22,11 +22,13 @@ daily logs of the last N days (today included, UTC), as agnx lays them out:
 \"# World Knowledge\", \"# Your Memory\" and \"# Recent Experiences\", apart
 by \"---\". This is what the recall tool gives the model.
 
-The whole stays within the agent's notes.recall_chars characters: when it
-would not, whole files are left out, the oldest daily logs first, then
-world topics from the end of the alphabet, MEMORY.md last, and a last line
-names each file left out. With --json the sections come with their paths
-and sha256 (reflect --if-match takes MEMORY.md's).",
+The whole stays within the agent's notes.recall_chars characters, the
+note at its end included: when it would not, whole files are left out, the
+oldest daily logs first, then world topics from the end of the alphabet,
+MEMORY.md last, and the note names each file left out (as many as fit,
+counting the rest). A file that cannot be read is skipped and the note
+says so. With --json the sections come with their paths and sha256
+(reflect --if-match takes MEMORY.md's).",
     run: Run::Action(run),
 };
 
@@ -52,6 +54,15 @@ struct Json<'a> {
     memory_sha256: &'a str,
     sections: Vec<Section>,
     left_out: Vec<LeftOut>,
+    /// Only when something could not be read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    unreadable: Vec<Skipped>,
+}
+
+#[derive(Serialize)]
+struct Skipped {
+    path: String,
+    error: String,
 }
 
 #[derive(Serialize)]
@@ -111,13 +122,19 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                         bytes: i.bytes,
                     })
                     .collect(),
+                unreadable: r
+                    .unreadable
+                    .iter()
+                    .map(|u: &Unreadable| Skipped {
+                        path: ws.relative(&u.path),
+                        error: u.why.clone(),
+                    })
+                    .collect(),
             },
         );
     }
-    let mut text = notes::render(&r);
+    // The recall tool's answer, as a line of output.
+    let mut text = notes::answer(ws, &r);
     text.push(b'\n');
-    if let Some(note) = notes::left_out_note(ws, &r) {
-        text.extend_from_slice(format!("\n{note}\n").as_bytes());
-    }
     out.write_all(&text).map_err(Error::Output)
 }

@@ -7,7 +7,8 @@ use serde::Serialize;
 use super::notes_target::{self, AGENT_FLAG, WORKSPACE};
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
-use crate::memory::notes::{self, Found, Scope};
+use crate::memory::notes::{self, Found, Scope, Unreadable};
+use crate::stderr::note;
 
 pub const COMMAND: Command = Command {
     name: "axe-notes-search",
@@ -45,6 +46,15 @@ const JSON: Flag = Flag::switch(
 struct Json<'a> {
     query: &'a str,
     results: &'a [Found],
+    /// Only when something could not be read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    unreadable: Vec<Skipped>,
+}
+
+#[derive(Serialize)]
+struct Skipped {
+    path: String,
+    error: String,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -58,22 +68,42 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         return Err(Error::Usage("a query is required".into()));
     }
     let limit = m.number::<usize>(&LIMIT)?.unwrap_or(10);
+    // 0 would print nothing and exit 1 as if nothing matched.
+    if limit == 0 {
+        return Err(Error::Usage(
+            "error parsing flag --limit: 0 would print nothing (give 1 or more)".into(),
+        ));
+    }
     let target = notes_target::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
     let scope = match &target.agent {
         Some(agent) => Scope::Agent(agent),
         None => Scope::All,
     };
-    let found = notes::search(&target.ws, scope, &query, limit)?;
+    let searched = notes::search(&target.ws, scope, &query, limit)?;
+    let found = &searched.found;
+    // Said first, so that it is seen whatever the exit code.
+    for u in &searched.unreadable {
+        note(format_args!(
+            "axe-notes-search: could not read {}: {}",
+            target.ws.relative(&u.path),
+            u.why
+        ));
+    }
     if m.flag(&JSON) {
+        let skipped = |u: &Unreadable| Skipped {
+            path: target.ws.relative(&u.path),
+            error: u.why.clone(),
+        };
         crate::cli::write_json(
             out,
             &Json {
                 query: &query,
-                results: &found,
+                results: found,
+                unreadable: searched.unreadable.iter().map(skipped).collect(),
             },
         )?;
     } else {
-        for f in &found {
+        for f in found {
             writeln!(out, "{}:{}: {}", f.path, f.line, f.text).map_err(Error::Output)?;
         }
     }

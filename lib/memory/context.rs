@@ -16,6 +16,9 @@
 //! offers its items. Reading follows the budget: the state and the log's
 //! tail are read whole (every item's size is needed to fill and to list),
 //! but a note file that cannot fit by its size alone is listed unread.
+//! A note file or directory that cannot be read (no permission, a `world`
+//! that is a regular file) is skipped and said in the block, under its
+//! kind, as a recall says it: the other files of the kind still go in.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -42,6 +45,8 @@ struct Loaded<'a> {
 struct Notes {
     ws: Workspace,
     files: Vec<notes::NoteFile>,
+    /// Directories that could not be listed, by the kind they hold.
+    unreadable: Vec<(NoteKind, notes::Unreadable)>,
 }
 
 /// One kind of memory in the block.
@@ -212,8 +217,12 @@ fn load_notes(
         true => cfg.notes.recall_days.get(),
         false => 0,
     };
-    let files = notes::files(&ws, agent, days, today)?;
-    Ok(Notes { ws, files })
+    let (files, unreadable) = notes::files(&ws, agent, days, today);
+    Ok(Notes {
+        ws,
+        files,
+        unreadable,
+    })
 }
 
 fn offer_state<'a>(l: &'a Loaded<'a>, heading: &'static str, b: &mut Block<'a>) -> Result<()> {
@@ -258,6 +267,20 @@ fn offer_notes<'a>(
         section: heading,
         group: "",
     };
+    // Said where the kind's files would be, in what the budget holds.
+    let unreadable = |b: &mut Block<'a>, u: &notes::Unreadable| {
+        let path = n.ws.relative(&u.path);
+        let said = format!("(Could not read {path}: {}.)", u.why);
+        b.offer(
+            place,
+            name,
+            Cow::Owned(format!("{path} (unreadable)")),
+            &["\n", &said, "\n"],
+        );
+    };
+    for (_, u) in n.unreadable.iter().filter(|(k, _)| *k == kind) {
+        unreadable(b, u);
+    }
     for f in n.files.iter().filter(|f| f.kind == kind) {
         let Some(size) = f.size(&n.ws) else { continue };
         let item = Cow::Owned(n.ws.relative(&f.path));
@@ -265,7 +288,14 @@ fn offer_notes<'a>(
             b.skip_file(name, item, size);
             continue;
         }
-        let Some(text) = f.read(&n.ws)?.and_then(notes::shown) else {
+        let text = match f.read(&n.ws) {
+            Ok(text) => text,
+            Err(u) => {
+                unreadable(b, &u);
+                continue;
+            }
+        };
+        let Some(text) = text.and_then(notes::shown) else {
             continue;
         };
         let text = String::from_utf8_lossy(&text);

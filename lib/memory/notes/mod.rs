@@ -16,6 +16,7 @@
 //! here. Dates are UTC.
 
 mod daily;
+mod note;
 mod prune;
 mod recall;
 mod rewrite;
@@ -24,8 +25,9 @@ mod topic;
 mod workspace;
 
 pub use daily::remember;
+pub use note::{Unreadable, unreadable_note};
 pub use prune::prune;
-pub use recall::{Kind, NoteFile, files, left_out_note, recall, render, shown};
+pub use recall::{Kind, NoteFile, Recalled, answer, files, recall, shown};
 pub use rewrite::rewrite;
 pub use search::{Found, search};
 pub use topic::sanitize as topic_name;

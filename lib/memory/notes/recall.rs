@@ -27,8 +27,10 @@
 //! Empty sections are left out; with nothing at all the text is "No
 //! memories found". When the whole would pass the character budget, whole
 //! items are left out until it fits: the oldest daily logs first, then
-//! world topics from the end of the alphabet, MEMORY.md last; the caller
-//! is told which, and says so.
+//! world topics from the end of the alphabet, MEMORY.md last. A note after
+//! the text says what was left out, and what could not be read (a file
+//! without permission, a `world` that is not a directory): such a file is
+//! skipped, never the whole recall. The budget holds the note too.
 
 use std::fs;
 use std::io;
@@ -36,18 +38,11 @@ use std::path::{Path, PathBuf};
 
 use time::{Date, Duration};
 
+use super::note::{self, Note, Unreadable};
+pub use super::note::{Kind, LeftOut};
 use super::workspace::Workspace;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::memory::hash::sha256_hex;
-
-/// Which part of the workspace an item comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    World,
-    Memory,
-    Daily,
-}
 
 /// One file of a recall.
 #[derive(Debug, Clone)]
@@ -59,13 +54,7 @@ pub struct Item {
     pub text: Vec<u8>,
     pub chars: usize,
     pub sha256: String,
-}
-
-/// A file left out of a recall, and its size in bytes.
-#[derive(Debug, Clone)]
-pub struct LeftOut {
-    pub kind: Kind,
-    pub path: PathBuf,
+    /// The file's size.
     pub bytes: u64,
 }
 
@@ -76,10 +65,14 @@ pub struct Recalled {
     pub items: Vec<Item>,
     /// Left out to keep within the budget, most wanted first.
     pub left_out: Vec<LeftOut>,
+    /// Skipped: they could not be read.
+    pub unreadable: Vec<Unreadable>,
     pub budget: usize,
     /// The SHA-256 of MEMORY.md as read (of the empty file when there is
     /// none), for a reflect that must not overwrite what it did not see.
     pub memory_sha256: String,
+    /// Whether MEMORY.md was read and, when it has anything in it, shown.
+    memory_shown: bool,
 }
 
 const SEPARATOR: &str = "\n\n---\n\n";
@@ -87,6 +80,8 @@ const WORLD: &str = "# World Knowledge\n\n";
 const MEMORY: &str = "# Your Memory\n\n";
 const RECENT: &str = "# Recent Experiences\n\n";
 const NOTHING: &str = "No memories found";
+/// Between the text and the note.
+const BEFORE_NOTE: &str = "\n\n";
 
 /// A file a recall may show, before it is read.
 #[derive(Debug, Clone)]
@@ -107,16 +102,29 @@ impl NoteFile {
     }
 
     /// Its bytes; `None` when it is missing, not a regular file, or leads
-    /// out of the workspace (skipped, as context files are).
-    pub fn read(&self, ws: &Workspace) -> Result<Option<Vec<u8>>> {
-        read(ws, &self.path, self.dir_inside)
+    /// out of the workspace (skipped, as context files are). An error is
+    /// the file's alone: the caller skips it and says so.
+    pub fn read(&self, ws: &Workspace) -> std::result::Result<Option<Vec<u8>>, Unreadable> {
+        let mut bytes = Vec::new();
+        match ws.read_into(&self.path, self.dir_inside, &mut bytes) {
+            Ok(true) => Ok(Some(bytes)),
+            Ok(false) => Ok(None),
+            Err(e) => Err(Unreadable::new(self.path.clone(), &e)),
+        }
     }
 }
 
 /// The files a recall of `agent` may show, most wanted first: MEMORY.md,
 /// world topics by name, then the daily logs of the `days` days up to
-/// `today`, newest first.
-pub fn files(ws: &Workspace, agent: &str, days: u64, today: Date) -> Result<Vec<NoteFile>> {
+/// `today`, newest first; and the directories that could not be read,
+/// each with the kind of what it holds (a `world` that is a regular file
+/// takes away the topics, not MEMORY.md or the days).
+pub fn files(
+    ws: &Workspace,
+    agent: &str,
+    days: u64,
+    today: Date,
+) -> (Vec<NoteFile>, Vec<(Kind, Unreadable)>) {
     let inside = |dir: &Path| ws.check_inside(dir).is_ok();
     let mut wanted = vec![NoteFile {
         kind: Kind::Memory,
@@ -124,11 +132,30 @@ pub fn files(ws: &Workspace, agent: &str, days: u64, today: Date) -> Result<Vec<
         title: String::new(),
         dir_inside: inside(&ws.agent_dir(agent)),
     }];
-    wanted.extend(world(ws)?);
+    let mut unreadable = Vec::new();
+    match world(ws) {
+        Ok(topics) => wanted.extend(topics),
+        Err(u) => unreadable.push((Kind::World, u)),
+    }
+    if days == 0 {
+        return (wanted, unreadable);
+    }
+    // One look at the directory, so that a `daily` that is a regular file
+    // is said once, not once a day.
+    let dir = ws.daily_dir(agent);
+    let broken = match fs::metadata(&dir) {
+        Ok(meta) if !meta.is_dir() => Some(io::ErrorKind::NotADirectory.into()),
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Some(e),
+        _ => None,
+    };
+    if let Some(e) = broken {
+        unreadable.push((Kind::Daily, Unreadable::new(dir, &e)));
+        return (wanted, unreadable);
+    }
     // A calendar window, not a directory listing: the cost is the same
     // whether the log goes back a week or ten years.
     let mut date = today;
-    let daily_inside = inside(&ws.daily_dir(agent));
+    let daily_inside = inside(&dir);
     for _ in 0..days.min(36_600) {
         wanted.push(NoteFile {
             kind: Kind::Daily,
@@ -141,7 +168,7 @@ pub fn files(ws: &Workspace, agent: &str, days: u64, today: Date) -> Result<Vec<
             None => break,
         }
     }
-    Ok(wanted)
+    (wanted, unreadable)
 }
 
 /// Text as shown: a file's bytes without trailing white space, `None`
@@ -151,13 +178,16 @@ pub fn shown(bytes: Vec<u8>) -> Option<Vec<u8>> {
 }
 
 /// Reads `agent`'s world facts, MEMORY.md and the daily logs of the
-/// `days` days up to `today` (UTC), within `budget` characters.
+/// `days` days up to `today` (UTC), within `budget` characters, the note
+/// on what was left out or could not be read included.
 ///
 /// Files are taken in the order they are wanted most: MEMORY.md, world
 /// topics by name, then daily logs newest first. The first that does not
 /// fit, and every one after it, is left out, so leaving out starts with
 /// the oldest daily log, then the last world topic, MEMORY.md last; and
-/// a file left out is never read, so the cost follows what is shown.
+/// a file left out is never read, so the cost follows what is shown. When
+/// the note does not fit in what is left, the last files taken are left
+/// out too until it does.
 pub fn recall(
     ws: &Workspace,
     agent: &str,
@@ -165,9 +195,17 @@ pub fn recall(
     today: Date,
     budget: usize,
 ) -> Result<Recalled> {
-    let mut wanted = files(ws, agent, days, today)?.into_iter();
+    let (wanted, broken) = files(ws, agent, days, today);
+    let mut unreadable: Vec<Unreadable> = broken.into_iter().map(|(_, u)| u).collect();
+    let mut wanted = wanted.into_iter();
     let memory_file = wanted.next().expect("MEMORY.md comes first");
-    let memory = memory_file.read(ws)?;
+    let (memory, mut memory_shown) = match memory_file.read(ws) {
+        Ok(memory) => (memory, true),
+        Err(u) => {
+            unreadable.push(u);
+            (None, false)
+        }
+    };
     let memory_sha256 = sha256_hex(memory.as_deref().unwrap_or_default());
     let (mut items, mut left_out, mut full) = (Vec::new(), Vec::new(), false);
     if let Some(text) = memory.filter(|t| !t.iter().all(u8::is_ascii_whitespace)) {
@@ -189,7 +227,13 @@ pub fn recall(
             }
             continue;
         }
-        let text = c.read(ws)?;
+        let text = match c.read(ws) {
+            Ok(text) => text,
+            Err(u) => {
+                unreadable.push(u);
+                continue;
+            }
+        };
         if let Some(text) = text.filter(|t| !t.iter().all(u8::is_ascii_whitespace))
             && let Err(it) = add(item(c.kind, c.path, c.title, text), &mut items, budget)
         {
@@ -197,13 +241,27 @@ pub fn recall(
             full = true;
         }
     }
+    // Room for the note: the last taken go out until it fits. Each gives
+    // back at least its heading's characters, and the note wants a line
+    // or two, so this ends after a few rounds.
+    while !items.is_empty() {
+        let wanted = note::room_wanted(&left_out, &unreadable, budget);
+        if wanted == 0 || size(&items) + BEFORE_NOTE.len() + wanted <= budget {
+            break;
+        }
+        let it = items.pop().expect("not empty");
+        left_out.insert(0, left(it));
+    }
+    memory_shown &= !left_out.iter().any(|l| l.kind == Kind::Memory);
     // Shown world first, then MEMORY.md, then the days, as agnx shows them.
     items.sort_by_key(|i| i.kind);
     Ok(Recalled {
         items,
         left_out,
+        unreadable,
         budget,
         memory_sha256,
+        memory_shown,
     })
 }
 
@@ -214,12 +272,15 @@ fn add(item: Item, items: &mut Vec<Item>, budget: usize) -> Result<(), LeftOut> 
     if size(items) <= budget {
         return Ok(());
     }
-    let item = items.pop().expect("just pushed");
-    Err(LeftOut {
+    Err(left(items.pop().expect("just pushed")))
+}
+
+fn left(item: Item) -> LeftOut {
+    LeftOut {
         kind: item.kind,
-        bytes: item.text.len() as u64,
+        bytes: item.bytes,
         path: item.path,
-    })
+    }
 }
 
 /// The size of a regular, non-empty file inside the workspace (its
@@ -238,11 +299,13 @@ fn non_empty_size(ws: &Workspace, path: &Path, dir_inside: bool) -> Option<u64> 
 /// white space (what is shown).
 fn item(kind: Kind, path: PathBuf, title: String, bytes: Vec<u8>) -> Item {
     let sha256 = sha256_hex(&bytes);
+    let size = bytes.len() as u64;
     let text = trim_end(bytes);
     Item {
         kind,
         chars: chars(&text),
         sha256,
+        bytes: size,
         path,
         title,
         text,
@@ -265,13 +328,14 @@ fn chars(bytes: &[u8]) -> usize {
         .sum()
 }
 
-/// `world/*.md`, in file name order, not yet read.
-fn world(ws: &Workspace) -> Result<Vec<NoteFile>> {
+/// `world/*.md`, in file name order, not yet read; none when there is no
+/// `world`.
+fn world(ws: &Workspace) -> std::result::Result<Vec<NoteFile>, Unreadable> {
     let dir = ws.world();
     let entries = match fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::memory("", "read", &dir, &e)),
+        Err(e) => return Err(Unreadable::new(dir, &e)),
     };
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
@@ -288,15 +352,6 @@ fn world(ws: &Workspace) -> Result<Vec<NoteFile>> {
             dir_inside,
         })
         .collect())
-}
-
-fn read(ws: &Workspace, path: &Path, dir_inside: bool) -> Result<Option<Vec<u8>>> {
-    let mut bytes = Vec::new();
-    match ws.read_into(path, dir_inside, &mut bytes) {
-        Ok(true) => Ok(Some(bytes)),
-        Ok(false) => Ok(None),
-        Err(e) => Err(Error::memory("", "read", path, &e)),
-    }
 }
 
 /// The characters [`render`] makes of `items`, computed without making it.
@@ -322,7 +377,8 @@ fn size(items: &[Item]) -> usize {
     sections.iter().sum::<usize>() + SEPARATOR.len() * (sections.len() - 1)
 }
 
-/// The recall as the model and `axe-notes-recall` show it.
+/// The recall's text: the sections of what it shows, as agnx lays them
+/// out.
 pub fn render(r: &Recalled) -> Vec<u8> {
     let of = |kind: Kind| r.items.iter().filter(move |i| i.kind == kind);
     let mut sections: Vec<Vec<u8>> = Vec::new();
@@ -345,27 +401,53 @@ pub fn render(r: &Recalled) -> Vec<u8> {
     sections.join(SEPARATOR.as_bytes())
 }
 
-/// The line that follows a recall that left something out, naming it.
-pub fn left_out_note(ws: &Workspace, r: &Recalled) -> Option<String> {
-    if r.left_out.is_empty() {
-        return None;
+/// The recall as the model and `axe-notes-recall` show it: the text, then
+/// the note on what it left out or could not read; within the budget.
+pub fn answer(ws: &Workspace, r: &Recalled) -> Vec<u8> {
+    let shown = !r.items.is_empty();
+    let room = match shown {
+        true => r.budget.saturating_sub(size(&r.items) + BEFORE_NOTE.len()),
+        false => r.budget,
+    };
+    let note = match note::compose(ws, &r.left_out, &r.unreadable, r.budget, room) {
+        Note::Nothing => None,
+        Note::Fits(note) | Note::TooLong(note) => Some(note),
+    };
+    let mut text = match (shown, &note) {
+        // With a note there is more to say than "No memories found".
+        (false, Some(_)) => Vec::new(),
+        _ => render(r),
+    };
+    if let Some(note) = note {
+        if !text.is_empty() {
+            text.extend_from_slice(BEFORE_NOTE.as_bytes());
+        }
+        text.extend_from_slice(note.as_bytes());
     }
-    let names: Vec<String> = r
-        .left_out
-        .iter()
-        .map(|i| format!("{} ({} bytes)", ws.relative(&i.path), i.bytes))
-        .collect();
-    Some(format!(
-        "(Left out to keep within {} characters: {}. Use search_notes or raise recall_chars to see them.)",
-        r.budget,
-        names.join(", ")
-    ))
+    if shown {
+        // `recall` made the note fit.
+        return text;
+    }
+    // Nothing shown: the text is ours, and a budget too small even for
+    // it is still kept, cut at a character.
+    let text = String::from_utf8_lossy(&text);
+    match text.char_indices().nth(r.budget) {
+        Some((at, _)) => text[..at].as_bytes().to_vec(),
+        None => text.as_bytes().to_vec(),
+    }
 }
 
 impl Recalled {
     /// The characters the included items make.
     pub fn chars(&self) -> usize {
         size(&self.items)
+    }
+
+    /// MEMORY.md's hash when the model has seen it whole: shown, or with
+    /// nothing in it to show. `None` when it was left out or could not be
+    /// read: a rewrite must not take it as seen.
+    pub fn memory_seen(&self) -> Option<&str> {
+        self.memory_shown.then_some(self.memory_sha256.as_str())
     }
 }
 
@@ -380,6 +462,17 @@ mod tests {
             title.to_owned(),
             text.as_bytes().to_vec(),
         )
+    }
+
+    fn recalled(items: Vec<Item>) -> Recalled {
+        Recalled {
+            items,
+            left_out: Vec::new(),
+            unreadable: Vec::new(),
+            budget: 0,
+            memory_sha256: String::new(),
+            memory_shown: true,
+        }
     }
 
     #[test]
@@ -399,34 +492,43 @@ mod tests {
                 .filter(|(i, _)| mask & (1 << i) != 0)
                 .map(|(_, x)| x.clone())
                 .collect();
-            let r = Recalled {
-                items: items.clone(),
-                left_out: Vec::new(),
-                budget: 0,
-                memory_sha256: String::new(),
-            };
-            let shown = String::from_utf8(render(&r)).unwrap();
+            let shown = String::from_utf8(render(&recalled(items.clone()))).unwrap();
             assert_eq!(size(&items), shown.chars().count(), "{mask:b}: {shown}");
         }
     }
 
     #[test]
     fn the_layout_is_agnx() {
-        let r = Recalled {
-            items: vec![
-                it(Kind::World, "ops", "blue-green"),
-                it(Kind::Memory, "", "mine"),
-                it(Kind::Daily, "", "today"),
-                it(Kind::Daily, "", "yesterday"),
-            ],
-            left_out: Vec::new(),
-            budget: 0,
-            memory_sha256: String::new(),
-        };
+        let r = recalled(vec![
+            it(Kind::World, "ops", "blue-green"),
+            it(Kind::Memory, "", "mine"),
+            it(Kind::Daily, "", "today"),
+            it(Kind::Daily, "", "yesterday"),
+        ]);
         assert_eq!(
             String::from_utf8(render(&r)).unwrap(),
             "# World Knowledge\n\n## ops\n\nblue-green\n\n---\n\n# Your Memory\n\nmine\n\n---\n\n\
              # Recent Experiences\n\ntoday\n\n---\n\nyesterday"
+        );
+    }
+
+    #[test]
+    fn a_tiny_budget_is_kept_even_with_nothing_to_show() {
+        let ws = Workspace::at("/ws");
+        let mut r = recalled(Vec::new());
+        r.budget = 5;
+        assert_eq!(answer(&ws, &r), b"No me");
+        r.left_out.push(LeftOut {
+            kind: Kind::World,
+            path: PathBuf::from("/ws/world/a.md"),
+            bytes: 10,
+        });
+        r.budget = 10;
+        assert_eq!(answer(&ws, &r), b"(Left out:");
+        r.budget = 1000;
+        assert_eq!(
+            String::from_utf8(answer(&ws, &r)).unwrap(),
+            "(Left out to keep within 1000 characters: world/a.md (10 bytes). Use search_notes or raise recall_chars to see them.)"
         );
     }
 }

@@ -7,11 +7,16 @@
 //! query's terms are taken as the bytes go by, and a matching section is
 //! kept as a few numbers; only the best are read again for their line, so
 //! memory stays small however much the notes hold or match.
+//!
+//! A file or directory that cannot be read (no permission, a `world` that
+//! is a regular file) is skipped and named in the result, never the end of
+//! the search.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::note::Unreadable;
 use super::workspace::{Scope, Workspace};
 use crate::error::{Error, Result};
 
@@ -28,6 +33,15 @@ pub struct Found {
     pub line: usize,
     pub text: String,
     pub score: f64,
+}
+
+/// What a search found, and what it could not read.
+#[derive(Debug, Default)]
+pub struct Searched {
+    /// Best first.
+    pub found: Vec<Found>,
+    /// Skipped, in the order met.
+    pub unreadable: Vec<Unreadable>,
 }
 
 /// A section while it is read.
@@ -65,12 +79,13 @@ pub fn terms(text: &str) -> Vec<String> {
 }
 
 /// The best `limit` sections for `query` in the files of `scope`.
-pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result<Vec<Found>> {
+pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result<Searched> {
     let terms = terms(query);
     if terms.is_empty() {
         return Err(Error::Usage("the query has no words to search for".into()));
     }
-    let files = files(ws, scope)?;
+    let mut unreadable = Vec::new();
+    let files = files(ws, scope, &mut unreadable);
     let mut hits: Vec<Hit> = Vec::new();
     let mut counts: Vec<u32> = Vec::new();
     let (mut sections, mut total_len) = (0usize, 0usize);
@@ -80,7 +95,10 @@ pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result
         match read(ws, file, &mut buf) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::memory("", "read", &file.path, &e)),
+            Err(e) => {
+                unreadable.push(Unreadable::new(file.path.clone(), &e));
+                continue;
+            }
         }
         // Most files hold none of the words: then counting their sections
         // is all they need, which is much quicker than reading their words.
@@ -135,7 +153,7 @@ pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result
             .then_with(|| x.line.cmp(&y.line))
     });
     scored.truncate(limit);
-    scored
+    let found = scored
         .into_iter()
         .map(|(score, h)| {
             let file = &files[h.file as usize];
@@ -146,7 +164,8 @@ pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result
                 score,
             })
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok(Searched { found, unreadable })
 }
 
 /// Line `number` (1-based) of `file`, read again: only the shown few are.
@@ -261,17 +280,22 @@ fn same(term: &str, word: &[u8]) -> bool {
 }
 
 /// The notes files of `scope`: world topics, then each agent's MEMORY.md
-/// and daily logs.
-fn files(ws: &Workspace, scope: Scope) -> Result<Vec<Listed>> {
-    let mut files = md_files(ws, &ws.world())?;
+/// and daily logs; a directory that cannot be listed goes to `unreadable`.
+fn files(ws: &Workspace, scope: Scope, unreadable: &mut Vec<Unreadable>) -> Vec<Listed> {
+    let mut files = md_files(ws, &ws.world(), unreadable);
     let agents: Vec<String> = match scope {
         Scope::Agent(agent) => vec![agent.to_owned()],
         Scope::All => {
-            let mut names: Vec<String> = match fs::read_dir(ws.root.join("agents")) {
+            let dir = ws.root.join("agents");
+            let mut names: Vec<String> = match fs::read_dir(&dir) {
                 Ok(entries) => entries
                     .filter_map(|e| e.ok()?.file_name().into_string().ok())
                     .collect(),
-                Err(_) => Vec::new(),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+                Err(e) => {
+                    unreadable.push(Unreadable::new(dir, &e));
+                    Vec::new()
+                }
             };
             names.sort();
             names
@@ -282,17 +306,20 @@ fn files(ws: &Workspace, scope: Scope) -> Result<Vec<Listed>> {
             path: ws.memory(&agent),
             dir_inside: ws.check_inside(&ws.agent_dir(&agent)).is_ok(),
         });
-        files.extend(md_files(ws, &ws.daily_dir(&agent))?);
+        files.extend(md_files(ws, &ws.daily_dir(&agent), unreadable));
     }
-    Ok(files)
+    files
 }
 
 /// The `*.md` files of `dir`, by name; none when it does not exist.
-fn md_files(ws: &Workspace, dir: &Path) -> Result<Vec<Listed>> {
+fn md_files(ws: &Workspace, dir: &Path, unreadable: &mut Vec<Unreadable>) -> Vec<Listed> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::memory("", "read", dir, &e)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            unreadable.push(Unreadable::new(dir.to_path_buf(), &e));
+            return Vec::new();
+        }
     };
     let mut names: Vec<String> = entries
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
@@ -300,13 +327,13 @@ fn md_files(ws: &Workspace, dir: &Path) -> Result<Vec<Listed>> {
         .collect();
     names.sort();
     let dir_inside = ws.check_inside(dir).is_ok();
-    Ok(names
+    names
         .into_iter()
         .map(|n| Listed {
             path: dir.join(n),
             dir_inside,
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]

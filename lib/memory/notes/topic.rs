@@ -7,11 +7,20 @@ use crate::error::{Error, Result};
 /// end. `Deploy Process!` is `deploy-process`, `../etc` is `etc`. A name
 /// with no letter or digit is refused, so `..`, `/` and empty names cannot
 /// happen.
+///
+/// Only letters and digits survive lowercasing too: `İ` lowercases to `i`
+/// and a combining dot (U+0307), which is dropped, so `İstanbul` is
+/// `istanbul`. A combining diacritic typed apart from its letter (`u` and
+/// U+0308 for `ü`) is dropped as well rather than cutting the word in two:
+/// `Zu\u{308}rich` is `zurich`. Without a normalisation table that is the
+/// best that can be done; `Zürich` as one character stays `zürich`.
 pub fn sanitize(topic: &str) -> Result<String> {
     let mut name = String::with_capacity(topic.len());
     for c in topic.chars() {
         if c.is_alphanumeric() {
-            name.extend(c.to_lowercase());
+            name.extend(c.to_lowercase().filter(|c| c.is_alphanumeric()));
+        } else if combining(c) {
+            continue;
         } else if !name.is_empty() && !name.ends_with('-') {
             name.push('-');
         }
@@ -27,6 +36,19 @@ pub fn sanitize(topic: &str) -> Result<String> {
     Ok(name)
 }
 
+/// Whether `c` is in one of Unicode's blocks of combining diacritical
+/// marks: accents that belong to the letter before them.
+fn combining(c: char) -> bool {
+    matches!(
+        c,
+        '\u{0300}'..='\u{036F}'
+            | '\u{1AB0}'..='\u{1AFF}'
+            | '\u{1DC0}'..='\u{1DFF}'
+            | '\u{20D0}'..='\u{20FF}'
+            | '\u{FE20}'..='\u{FE2F}'
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::sanitize;
@@ -40,7 +62,15 @@ mod tests {
         assert_eq!(s("snake_case"), "snake-case");
         assert_eq!(s("Zürich"), "zürich");
         assert_eq!(s("already-fine"), "already-fine");
-        for bad in ["", "..", "/", "---", " "] {
+        assert_eq!(s("İstanbul"), "istanbul");
+        assert_eq!(s("Zu\u{308}rich"), "zurich");
+        assert_eq!(s("ΣΟΦΊΑ"), "σοφία");
+        assert_eq!(s("a \u{301}b"), "a-b");
+        assert_eq!(s("Straße 2"), "straße-2");
+        for name in ["İİ", "Ǆ", "ß", "Σ", "A\u{308}"] {
+            assert!(s(name).chars().all(char::is_alphanumeric), "{name}");
+        }
+        for bad in ["", "..", "/", "---", " ", "\u{307}\u{308}"] {
             assert!(sanitize(bad).is_err(), "{bad:?}");
         }
     }

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::tool::{Context, Tool, arg};
-use crate::llm::{Deadline, ToolCall, ToolDef};
+use super::tool::{Call, Context, Tool};
+use crate::llm::{Deadline, ToolDef};
 use crate::stderr::note;
 
 pub const TOOL: Tool = Tool {
@@ -50,18 +50,19 @@ fn offer(ctx: &Context) -> Option<ToolDef> {
     })
 }
 
-/// Runs one `call_agent` call: checks it, runs the sub-agent through
-/// `ctx.sub_agent` within the caller's `sub_agents_config.timeout`.
-fn run(ctx: &Context, call: &ToolCall) -> Result<String, String> {
+/// Runs one `call_agent` call (its arguments' types already checked):
+/// checks the agent it names, runs the sub-agent through `ctx.sub_agent`
+/// within the caller's `sub_agents_config.timeout`.
+fn run(ctx: &Context, call: &Call) -> Result<String, String> {
     let (session, caller, depth) = (ctx.session, ctx.agent, ctx.depth);
-    let (name, task, context) = (arg(call, "agent"), arg(call, "task"), arg(call, "context"));
+    let (name, task, context) = (call.str("agent"), call.str("task"), call.str("context"));
     if name.is_empty() {
         return Err(r#"call_agent error: "agent" argument is required"#.into());
     }
     if task.is_empty() {
         return Err(r#"call_agent error: "task" argument is required"#.into());
     }
-    if !caller.cfg.sub_agents.contains(&name) {
+    if !caller.cfg.sub_agents.iter().any(|a| a == name) {
         return Err(format!(
             "call_agent error: agent \"{name}\" is not in this agent's sub_agents list"
         ));
@@ -82,7 +83,7 @@ fn run(ctx: &Context, call: &ToolCall) -> Result<String, String> {
     if verbose {
         let preview = match task.char_indices().nth(80) {
             Some((i, _)) => format!("{}...", &task[..i]),
-            None => task.clone(),
+            None => task.to_owned(),
         };
         note(format_args!(
             "[sub-agent] Calling \"{name}\" (depth {}) with task: {preview}",
@@ -95,7 +96,7 @@ fn run(ctx: &Context, call: &ToolCall) -> Result<String, String> {
     } else {
         format!("Task: {task}\n\nContext:\n{context}")
     };
-    match (ctx.sub_agent)(&name, &user, depth + 1, deadline) {
+    match (ctx.sub_agent)(name, &user, depth + 1, deadline) {
         Ok(content) => {
             if verbose {
                 note(format_args!(

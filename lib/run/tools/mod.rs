@@ -3,16 +3,19 @@
 //! A new tool is a module here and a row in [`ALL`].
 //!
 //! Whatever goes wrong in a tool comes back to the model as an error
-//! result; it never ends the run. Several calls in one reply run at once
-//! (unless the agent says `parallel = false`), their results in call order.
+//! result; it never ends the run. A call whose arguments do not match the
+//! schema its tool was offered with is refused here, for every tool, before
+//! it runs. Several calls in one reply run at once (unless the agent says
+//! `parallel = false`), their results in call order.
 
 mod call_agent;
 mod notes;
+mod schema;
 mod tool;
 
 use std::thread;
 
-pub use tool::{Context, NotesSeen, Tool};
+pub use tool::{Call, Context, NotesSeen, Tool};
 
 use crate::llm::{ToolCall, ToolDef, ToolResult};
 
@@ -52,13 +55,22 @@ pub fn names(
 
 /// Results for `calls`, in their order.
 pub fn run(ctx: &Context, calls: &[ToolCall]) -> Vec<ToolResult> {
+    // What the model had seen when it wrote this reply, for every call of
+    // it, whichever runs first: a rewrite cannot build on another's result
+    // it has not seen.
+    let seen = ctx
+        .notes_seen
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let seen = &seen;
     if calls.len() < 2 || !ctx.agent.parallel() {
-        return calls.iter().map(|call| run_one(ctx, call)).collect();
+        return calls.iter().map(|call| run_one(ctx, call, seen)).collect();
     }
     thread::scope(|scope| {
         let handles: Vec<_> = calls
             .iter()
-            .map(|call| scope.spawn(move || run_one(ctx, call)))
+            .map(|call| scope.spawn(move || run_one(ctx, call, seen)))
             .collect();
         handles
             .into_iter()
@@ -77,10 +89,13 @@ fn find(name: &str) -> Option<&'static Tool> {
     ALL.iter().find(|t| t.name == name)
 }
 
-fn run_one(ctx: &Context, call: &ToolCall) -> ToolResult {
-    let outcome = match find(&call.name) {
-        Some(tool) if (tool.offer)(ctx).is_some() => (tool.run)(ctx, call),
-        _ => Err(format!("Unknown tool: \"{}\"", call.name)),
+fn run_one(ctx: &Context, call: &ToolCall, seen: &NotesSeen) -> ToolResult {
+    let offered = find(&call.name).and_then(|tool| Some((tool, (tool.offer)(ctx)?)));
+    let outcome = match offered {
+        Some((tool, def)) => schema::check(&def.parameters, &call.arguments)
+            .map_err(|problems| format!("{} error: {problems}", tool.name))
+            .and_then(|()| (tool.run)(ctx, &Call { call, seen })),
+        None => Err(format!("Unknown tool: \"{}\"", call.name)),
     };
     result(call, outcome)
 }

@@ -3,18 +3,21 @@
 //! same operations as the `axe-notes-*` executables.
 //!
 //! A `reflect` never overwrites what the model has not seen: it passes the
-//! hash of MEMORY.md from the model's last `recall` in this conversation,
-//! so a rewrite by someone else in between makes it a conflict, and the
-//! model is told to recall again. Without a recall, it may only write a
-//! MEMORY.md that is empty. `learn_fact` does the same for a topic it
-//! recalled.
+//! hash of MEMORY.md as the model last saw it whole (shown by a recall, or
+//! written by its own reflect), so a rewrite by someone else in between
+//! makes it a conflict, and the model is told to recall again. A MEMORY.md
+//! it has not seen whole (no recall yet, or one that left it out to keep
+//! within `recall_chars`) it may only write when it is empty. `learn_fact`
+//! does the same for a topic; a topic that does not exist may always be
+//! created. Every call of one reply carries the hashes as they were when
+//! the reply came, so of two rewrites of one file in a reply, one loses.
 
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
-use super::tool::{Context, Tool, arg};
+use super::tool::{Call, Context, Tool};
 use crate::error::Error;
-use crate::llm::{ToolCall, ToolDef};
+use crate::llm::ToolDef;
 use crate::memory::hash::sha256_hex;
 use crate::memory::notes::{self, Kind, Scope, Workspace};
 use crate::stderr::note;
@@ -26,7 +29,7 @@ pub const RECALL: Tool = Tool {
             ctx,
             "recall",
             "Read your notes: the shared world facts, your MEMORY.md and your daily logs of the last days. Call it before you start.",
-            json!({"days": {"type": "integer", "description": "Days of daily logs to read, today included (default: your recall_days)"}}),
+            json!({"days": {"type": "integer", "minimum": 0, "description": "Days of daily logs to read, today included (default: your recall_days)"}}),
             &[],
         )
     },
@@ -91,7 +94,7 @@ pub const SEARCH: Tool = Tool {
             "Search all your notes, older ones included, for words; the best matching lines first.",
             json!({
                 "query": {"type": "string", "description": "The words to look for"},
-                "limit": {"type": "integer", "description": "How many results (default 10)"},
+                "limit": {"type": "integer", "minimum": 1, "description": "How many results (default 10)"},
             }),
             &["query"],
         )
@@ -131,19 +134,23 @@ fn trace(ctx: &Context, what: std::fmt::Arguments) {
     }
 }
 
-/// An integer argument, if given as one.
-fn number(call: &ToolCall, key: &str) -> Option<u64> {
-    match call.arguments.get(key) {
-        Some(Value::Number(n)) => n.as_u64(),
-        Some(Value::String(s)) => s.trim().parse().ok(),
-        _ => None,
-    }
+/// Records what a recall showed whole as all the model has seen: a file it
+/// left out or could not read is not seen, whatever was seen before.
+fn saw(ctx: &Context, r: &notes::Recalled) {
+    let mut seen = ctx.notes_seen.lock().unwrap_or_else(|e| e.into_inner());
+    seen.memory = r.memory_seen().map(str::to_owned);
+    seen.world = r
+        .items
+        .iter()
+        .filter(|i| i.kind == Kind::World)
+        .map(|i| (i.title.clone(), i.sha256.clone()))
+        .collect();
 }
 
-fn recall(ctx: &Context, call: &ToolCall) -> Result<String, String> {
+fn recall(ctx: &Context, call: &Call) -> Result<String, String> {
     let ws = workspace(ctx)?;
     let cfg = &ctx.agent.cfg.notes;
-    let days = number(call, "days").unwrap_or(cfg.recall_days.get());
+    let days = call.count("days").unwrap_or(cfg.recall_days.get());
     let today = OffsetDateTime::now_utc().date();
     let r = notes::recall(
         ws,
@@ -153,34 +160,21 @@ fn recall(ctx: &Context, call: &ToolCall) -> Result<String, String> {
         cfg.recall_chars.as_usize(),
     )
     .map_err(|e| format!("recall error: {e}"))?;
-    {
-        let mut seen = ctx.notes_seen.lock().unwrap_or_else(|e| e.into_inner());
-        seen.memory = Some(r.memory_sha256.clone());
-        for item in r.items.iter().filter(|i| i.kind == Kind::World) {
-            seen.world.retain(|(t, _)| *t != item.title);
-            seen.world.push((item.title.clone(), item.sha256.clone()));
-        }
-    }
-    let mut text = String::from_utf8_lossy(&notes::render(&r)).into_owned();
-    if let Some(left) = notes::left_out_note(ws, &r) {
-        text.push_str("\n\n");
-        text.push_str(&left);
-    }
+    saw(ctx, &r);
     trace(
         ctx,
         format_args!("recall {days} days, {} characters", r.chars()),
     );
-    Ok(text)
+    Ok(String::from_utf8_lossy(&notes::answer(ws, &r)).into_owned())
 }
 
-fn remember(ctx: &Context, call: &ToolCall) -> Result<String, String> {
+fn remember(ctx: &Context, call: &Call) -> Result<String, String> {
     let ws = workspace(ctx)?;
-    let content = arg(call, "content");
     let cap = ctx.agent.cfg.notes.max_memory_chars.as_usize();
     let path = notes::remember(
         ws,
         &ctx.agent.name,
-        content.as_bytes(),
+        call.str("content").as_bytes(),
         OffsetDateTime::now_utc(),
         cap,
     )
@@ -190,23 +184,29 @@ fn remember(ctx: &Context, call: &ToolCall) -> Result<String, String> {
     Ok(format!("Remembered in {shown}."))
 }
 
-fn reflect(ctx: &Context, call: &ToolCall) -> Result<String, String> {
+/// The content of a rewrite: refused when there is nothing in it, since a
+/// whole file replaced by nothing is far more often a slip than a wish.
+fn content<'a>(call: &'a Call, tool: &str, what: &str) -> Result<&'a str, String> {
+    let content = call.str("content");
+    if content.trim().is_empty() {
+        return Err(format!(
+            "{tool} error: the content is empty, so nothing was written: send the whole new {what}"
+        ));
+    }
+    Ok(content)
+}
+
+fn reflect(ctx: &Context, call: &Call) -> Result<String, String> {
     let ws = workspace(ctx)?;
-    let agent = &ctx.agent.name;
-    let path = ws.memory(agent);
-    let seen = ctx
-        .notes_seen
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .memory
-        .clone();
-    // Without a recall, only a MEMORY.md with nothing in it may be written.
-    let expected = seen.unwrap_or_else(|| sha256_hex(b""));
+    let content = content(call, "reflect", "MEMORY.md")?;
+    let path = ws.memory(&ctx.agent.name);
+    // Not seen whole: only a MEMORY.md with nothing in it may be written.
+    let seen = call.seen.memory.as_deref();
+    let expected = seen.map_or_else(|| sha256_hex(b""), str::to_owned);
     let cap = (
         ctx.agent.cfg.notes.max_memory_chars.as_usize(),
         "max_memory_chars",
     );
-    let content = arg(call, "content");
     match notes::rewrite(ws, &path, content.as_bytes(), Some(&expected), cap) {
         Ok(done) => {
             ctx.notes_seen
@@ -224,31 +224,42 @@ fn reflect(ctx: &Context, call: &ToolCall) -> Result<String, String> {
                 ctx,
                 format_args!("reflect refused: MEMORY.md changed since the last recall"),
             );
-            Err("reflect error: MEMORY.md has changed since you last read it (or you have not read it in this conversation), so it was not overwritten. Call recall, merge what is there with what you want to keep, then call reflect again.".into())
+            Err(match seen {
+                Some(_) => "reflect error: MEMORY.md has changed since you last read it, so it was not overwritten. Call recall, merge what is there with what you want to keep, then call reflect again.".into(),
+                None => not_seen("reflect", "MEMORY.md"),
+            })
         }
         Err(e) => Err(format!("reflect error: {e}")),
     }
 }
 
-fn learn_fact(ctx: &Context, call: &ToolCall) -> Result<String, String> {
+/// The refusal of a rewrite of a file the model has not seen whole.
+fn not_seen(tool: &str, what: &str) -> String {
+    format!(
+        "{tool} error: {what} was not shown to you whole in this conversation, so it was not overwritten. Call recall first; if recall leaves {what} out to keep within recall_chars, it cannot be rewritten here."
+    )
+}
+
+fn learn_fact(ctx: &Context, call: &Call) -> Result<String, String> {
     let ws = workspace(ctx)?;
     let topic =
-        notes::topic_name(&arg(call, "topic")).map_err(|e| format!("learn_fact error: {e}"))?;
+        notes::topic_name(call.str("topic")).map_err(|e| format!("learn_fact error: {e}"))?;
+    let content = content(call, "learn_fact", "text of the topic")?;
     let path = ws.topic(&topic);
-    let expected = ctx
-        .notes_seen
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+    let seen = call
+        .seen
         .world
         .iter()
         .find(|(t, _)| *t == topic)
-        .map(|(_, sha)| sha.clone());
+        .map(|(_, sha)| sha.as_str());
+    // Not seen whole: only a topic with nothing in it (or none yet) may be
+    // written.
+    let expected = seen.map_or_else(|| sha256_hex(b""), str::to_owned);
     let cap = (
         ctx.agent.cfg.notes.max_topic_chars.as_usize(),
         "max_topic_chars",
     );
-    let content = arg(call, "content");
-    match notes::rewrite(ws, &path, content.as_bytes(), expected.as_deref(), cap) {
+    match notes::rewrite(ws, &path, content.as_bytes(), Some(&expected), cap) {
         Ok(done) => {
             let mut seen = ctx.notes_seen.lock().unwrap_or_else(|e| e.into_inner());
             seen.world.retain(|(t, _)| *t != topic);
@@ -262,29 +273,40 @@ fn learn_fact(ctx: &Context, call: &ToolCall) -> Result<String, String> {
                 done.chars
             ))
         }
-        Err(Error::Conflict(_)) => Err(format!(
-            "learn_fact error: world/{topic}.md has changed since you last read it, so it was not overwritten. Call recall, merge, then call learn_fact again."
-        )),
+        Err(Error::Conflict(_)) => Err(match seen {
+            Some(_) => format!(
+                "learn_fact error: world/{topic}.md has changed since you last read it, so it was not overwritten. Call recall, merge, then call learn_fact again."
+            ),
+            None => not_seen("learn_fact", &format!("world/{topic}.md")),
+        }),
         Err(e) => Err(format!("learn_fact error: {e}")),
     }
 }
 
-fn search(ctx: &Context, call: &ToolCall) -> Result<String, String> {
+fn search(ctx: &Context, call: &Call) -> Result<String, String> {
     let ws = workspace(ctx)?;
-    let query = arg(call, "query");
-    let want = number(call, "limit").map_or(10, |n| usize::try_from(n).unwrap_or(usize::MAX));
-    let found = notes::search(ws, Scope::Agent(&ctx.agent.name), &query, want)
+    let query = call.str("query");
+    let want = call
+        .count("limit")
+        .map_or(10, |n| usize::try_from(n).unwrap_or(usize::MAX));
+    let searched = notes::search(ws, Scope::Agent(&ctx.agent.name), query, want)
         .map_err(|e| format!("search_notes error: {e}"))?;
+    let found = &searched.found;
     trace(
         ctx,
         format_args!("search_notes \"{query}\": {} results", found.len()),
     );
-    if found.is_empty() {
-        return Ok("No notes match.".into());
+    let mut text = match found.is_empty() {
+        true => "No notes match.".to_owned(),
+        false => found
+            .iter()
+            .map(|f| format!("{}:{}: {}", f.path, f.line, f.text))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    if let Some(note) = notes::unreadable_note(ws, &searched.unreadable) {
+        text.push_str("\n\n");
+        text.push_str(&note);
     }
-    Ok(found
-        .iter()
-        .map(|f| format!("{}:{}: {}", f.path, f.line, f.text))
-        .collect::<Vec<_>>()
-        .join("\n"))
+    Ok(text)
 }

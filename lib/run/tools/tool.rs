@@ -12,18 +12,22 @@ pub struct Tool {
     /// Its definition, when the agent of `ctx` is offered it.
     pub offer: fn(&Context) -> Option<ToolDef>,
     /// The result of one call, or the error text the model gets instead.
-    pub run: fn(&Context, &ToolCall) -> Result<String, String>,
+    /// Its arguments have been checked against the schema of `offer`.
+    pub run: fn(&Context, &Call) -> Result<String, String>,
     /// What the model is told if the call panicked.
     pub crashed: &'static str,
 }
 
-/// The hashes of the notes files a conversation has read, so that its
-/// rewrites never overwrite what it did not see.
-#[derive(Debug, Default)]
+/// The hashes of the notes files the model has seen whole, so that its
+/// rewrites never overwrite what it did not see. A recall sets them anew
+/// (a file it left out, or could not read, is not seen); a rewrite adds
+/// what it wrote.
+#[derive(Debug, Default, Clone)]
 pub struct NotesSeen {
-    /// MEMORY.md's SHA-256 at the last recall or reflect.
+    /// MEMORY.md's SHA-256, as the last recall showed it or the last
+    /// reflect wrote it.
     pub memory: Option<String>,
-    /// `(topic, SHA-256)` of world topics recalled or learned.
+    /// `(topic, SHA-256)` of world topics shown whole or learned.
     pub world: Vec<(String, String)>,
 }
 
@@ -45,11 +49,29 @@ pub struct Context<'a> {
     pub notes_seen: &'a std::sync::Mutex<NotesSeen>,
 }
 
-/// A string argument of a tool call; other JSON values as their text.
-pub fn arg(call: &ToolCall, key: &str) -> String {
-    match call.arguments.get(key) {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
+/// A call whose arguments match its tool's schema, as its tool runs it.
+pub struct Call<'a> {
+    pub call: &'a ToolCall,
+    /// What the model had seen when the reply holding this call came:
+    /// every call of one reply carries the same hashes, so of several
+    /// rewrites of one file in a reply at most one can win.
+    pub seen: &'a NotesSeen,
+}
+
+impl Call<'_> {
+    /// A string argument; empty when an optional one is left out.
+    pub fn str(&self, key: &str) -> &str {
+        self.call
+            .arguments
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
+    /// An integer argument that the schema keeps at 0 or more; `None`
+    /// when left out.
+    pub fn count(&self, key: &str) -> Option<u64> {
+        let n = super::schema::integer(self.call.arguments.get(key)?)?;
+        Some(u64::try_from(n).unwrap_or(0))
     }
 }
