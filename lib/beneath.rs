@@ -56,6 +56,24 @@ fn outside() -> io::Error {
     io::Error::other(Outside)
 }
 
+/// A symlink where [`Dir::open`] expected the file itself: one put there
+/// since the name was resolved, or one to resolve with [`Dir::file`].
+#[derive(Debug)]
+struct IsLink;
+
+impl fmt::Display for IsLink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("is a symbolic link")
+    }
+}
+
+impl std::error::Error for IsLink {}
+
+/// Whether `err` is [`Dir::open`] finding a symlink.
+pub fn is_link(err: &io::Error) -> bool {
+    err.get_ref().is_some_and(|e| e.is::<IsLink>())
+}
+
 /// Something other than a directory where a walk needed one: named, since
 /// the path the caller asked for is a longer one.
 #[derive(Debug)]
@@ -204,7 +222,7 @@ impl Dir {
             }
             // A FIFO without a reader cannot be opened for writing at all.
             Err(Errno::NXIO) => Err(not_regular()),
-            Err(Errno::LOOP) => Err(io::Error::other("is a symbolic link")),
+            Err(Errno::LOOP) => Err(io::Error::other(IsLink)),
             Err(e) => Err(e.into()),
         }
     }
@@ -496,9 +514,26 @@ fn follow_file_links(path: &Path) -> io::Result<PathBuf> {
     Err(Errno::LOOP.into())
 }
 
+/// A FIFO, socket or device where a file was expected.
+#[derive(Debug)]
+struct NotRegular;
+
+impl fmt::Display for NotRegular {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("not a regular file")
+    }
+}
+
+impl std::error::Error for NotRegular {}
+
 /// The error for a FIFO, socket or device where a file was expected.
 pub fn not_regular() -> io::Error {
-    io::Error::other("not a regular file")
+    io::Error::other(NotRegular)
+}
+
+/// Whether `err` is [`not_regular`]'s.
+pub fn is_not_regular(err: &io::Error) -> bool {
+    err.get_ref().is_some_and(|e| e.is::<NotRegular>())
 }
 
 /// Creates `dir` and its parents with mode 0755 (by path: for roots, which

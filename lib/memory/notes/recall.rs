@@ -32,15 +32,14 @@
 //! without permission, a `world` that is not a directory): such a file is
 //! skipped, never the whole recall. The budget holds the note too.
 
-use std::fs;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use time::{Date, Duration};
 
 use super::note::{self, Note, Unreadable};
 pub use super::note::{Kind, LeftOut};
-use super::workspace::Workspace;
+use super::workspace::{At, Workspace, day};
 use crate::error::Result;
 use crate::memory::hash::sha256_hex;
 
@@ -90,15 +89,15 @@ pub struct NoteFile {
     pub path: PathBuf,
     /// The topic of a world file.
     pub title: String,
-    /// Its directory resolves inside the workspace.
-    dir_inside: bool,
+    /// Where it is read from.
+    at: At,
 }
 
 impl NoteFile {
     /// Its size, when it is a regular, non-empty file inside the
     /// workspace.
     pub fn size(&self, ws: &Workspace) -> Option<u64> {
-        non_empty_size(ws, &self.path, self.dir_inside)
+        self.at.size(ws)
     }
 
     /// Its bytes; `None` when it is missing, not a regular file, or leads
@@ -106,7 +105,7 @@ impl NoteFile {
     /// the file's alone: the caller skips it and says so.
     pub fn read(&self, ws: &Workspace) -> std::result::Result<Option<Vec<u8>>, Unreadable> {
         let mut bytes = Vec::new();
-        match ws.read_into(&self.path, self.dir_inside, &mut bytes) {
+        match self.at.read_into(ws, &mut bytes) {
             Ok(true) => Ok(Some(bytes)),
             Ok(false) => Ok(None),
             Err(e) => Err(Unreadable::new(self.path.clone(), &e)),
@@ -125,14 +124,21 @@ pub fn files(
     days: u64,
     today: Date,
 ) -> (Vec<NoteFile>, Vec<(Kind, Unreadable)>) {
-    let inside = |dir: &Path| ws.check_inside(dir).is_ok();
+    let mut unreadable = Vec::new();
+    let open = |path: PathBuf, kind: Kind, unreadable: &mut Vec<_>| match ws.open_dir(&path) {
+        Ok(dir) => dir,
+        Err(e) => {
+            unreadable.push((kind, Unreadable::new(path, &e)));
+            None
+        }
+    };
+    let agent_dir = open(ws.agent_dir(agent), Kind::Memory, &mut unreadable);
     let mut wanted = vec![NoteFile {
         kind: Kind::Memory,
         path: ws.memory(agent),
         title: String::new(),
-        dir_inside: inside(&ws.agent_dir(agent)),
+        at: At::new(agent_dir, "MEMORY.md"),
     }];
-    let mut unreadable = Vec::new();
     match world(ws) {
         Ok(topics) => wanted.extend(topics),
         Err(u) => unreadable.push((Kind::World, u)),
@@ -140,28 +146,21 @@ pub fn files(
     if days == 0 {
         return (wanted, unreadable);
     }
-    // One look at the directory, so that a `daily` that is a regular file
-    // is said once, not once a day.
-    let dir = ws.daily_dir(agent);
-    let broken = match fs::metadata(&dir) {
-        Ok(meta) if !meta.is_dir() => Some(io::ErrorKind::NotADirectory.into()),
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Some(e),
-        _ => None,
-    };
-    if let Some(e) = broken {
-        unreadable.push((Kind::Daily, Unreadable::new(dir, &e)));
+    // Opened once, so that a `daily` that is a regular file is said once,
+    // not once a day.
+    let Some(dir) = open(ws.daily_dir(agent), Kind::Daily, &mut unreadable) else {
         return (wanted, unreadable);
-    }
+    };
     // A calendar window, not a directory listing: the cost is the same
     // whether the log goes back a week or ten years.
     let mut date = today;
-    let daily_inside = inside(&dir);
     for _ in 0..days.min(36_600) {
+        let name = format!("{}.md", day(date));
         wanted.push(NoteFile {
             kind: Kind::Daily,
             path: ws.daily(agent, date),
             title: String::new(),
-            dir_inside: daily_inside,
+            at: At::new(Some(Arc::clone(&dir)), &name),
         });
         match date.checked_sub(Duration::days(1)) {
             Some(d) => date = d,
@@ -283,17 +282,6 @@ fn left(item: Item) -> LeftOut {
     }
 }
 
-/// The size of a regular, non-empty file inside the workspace (its
-/// directory, `dir_inside`, already checked).
-fn non_empty_size(ws: &Workspace, path: &Path, dir_inside: bool) -> Option<u64> {
-    let mut meta = fs::symlink_metadata(path).ok().filter(|_| dir_inside)?;
-    if meta.file_type().is_symlink() {
-        ws.check_inside(path).ok()?;
-        meta = fs::metadata(path).ok()?;
-    }
-    (meta.is_file() && meta.len() > 0).then_some(meta.len())
-}
-
 /// An item of the file at `path` holding `bytes`; its hash is the file's
 /// (what `--if-match` compares), its text the bytes without trailing
 /// white space (what is shown).
@@ -331,25 +319,19 @@ fn chars(bytes: &[u8]) -> usize {
 /// `world/*.md`, in file name order, not yet read; none when there is no
 /// `world`.
 fn world(ws: &Workspace) -> std::result::Result<Vec<NoteFile>, Unreadable> {
-    let dir = ws.world();
-    let entries = match fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Unreadable::new(dir, &e)),
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".md") && !n.starts_with('.'))
-        .collect();
-    names.sort();
-    let dir_inside = ws.check_inside(&dir).is_ok();
-    Ok(names
+    let path = ws.world();
+    let listed = ws
+        .open_dir(&path)
+        .and_then(|dir| dir.map(|d| Workspace::md_files(&d)).transpose())
+        .map_err(|e| Unreadable::new(path.clone(), &e))?;
+    Ok(listed
+        .unwrap_or_default()
         .into_iter()
-        .map(|name| NoteFile {
+        .map(|(name, at)| NoteFile {
             kind: Kind::World,
-            path: dir.join(&name),
+            path: path.join(&name),
             title: name.trim_end_matches(".md").to_owned(),
-            dir_inside,
+            at,
         })
         .collect())
 }

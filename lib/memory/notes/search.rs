@@ -17,7 +17,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::note::Unreadable;
-use super::workspace::{Scope, Workspace};
+use super::workspace::{At, Scope, Workspace};
 use crate::error::{Error, Result};
 
 /// BM25's usual constants.
@@ -179,16 +179,16 @@ fn line_text(ws: &Workspace, file: &Listed, number: usize, buf: &mut Vec<u8>) ->
     Ok(String::from_utf8_lossy(line).trim().to_owned())
 }
 
-/// A notes file to search, and whether its directory is inside the
-/// workspace (checked once per directory, not once per file).
+/// A notes file to search: its path, and where it is read from (its
+/// directory opened once, not once per file).
 struct Listed {
     path: PathBuf,
-    dir_inside: bool,
+    at: At,
 }
 
 /// The bytes of `file` into `buf`, when it is a notes file to read.
 fn read(ws: &Workspace, file: &Listed, buf: &mut Vec<u8>) -> io::Result<()> {
-    ws.read_into(&file.path, file.dir_inside, buf).map(|_| ())
+    file.at.read_into(ws, buf).map(|_| ())
 }
 
 /// Bytes that are part of a word: ASCII letters and digits, and every byte
@@ -302,9 +302,14 @@ fn files(ws: &Workspace, scope: Scope, unreadable: &mut Vec<Unreadable>) -> Vec<
         }
     };
     for agent in agents {
+        let dir = ws.agent_dir(&agent);
+        let opened = ws.open_dir(&dir).unwrap_or_else(|e| {
+            unreadable.push(Unreadable::new(dir, &e));
+            None
+        });
         files.push(Listed {
             path: ws.memory(&agent),
-            dir_inside: ws.check_inside(&ws.agent_dir(&agent)).is_ok(),
+            at: At::new(opened, "MEMORY.md"),
         });
         files.extend(md_files(ws, &ws.daily_dir(&agent), unreadable));
     }
@@ -313,27 +318,23 @@ fn files(ws: &Workspace, scope: Scope, unreadable: &mut Vec<Unreadable>) -> Vec<
 
 /// The `*.md` files of `dir`, by name; none when it does not exist.
 fn md_files(ws: &Workspace, dir: &Path, unreadable: &mut Vec<Unreadable>) -> Vec<Listed> {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Vec::new(),
+    let listed = ws
+        .open_dir(dir)
+        .and_then(|opened| opened.map(|d| Workspace::md_files(&d)).transpose());
+    match listed {
+        Ok(files) => files
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, at)| Listed {
+                path: dir.join(name),
+                at,
+            })
+            .collect(),
         Err(e) => {
             unreadable.push(Unreadable::new(dir.to_path_buf(), &e));
-            return Vec::new();
+            Vec::new()
         }
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".md") && !n.starts_with('.'))
-        .collect();
-    names.sort();
-    let dir_inside = ws.check_inside(dir).is_ok();
-    names
-        .into_iter()
-        .map(|n| Listed {
-            path: dir.join(n),
-            dir_inside,
-        })
-        .collect()
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,11 @@
 
 use crate::error::{Error, Result};
 
+/// The longest topic file name, in bytes, without `.md`. Every name made
+/// from it must fit the 255 bytes a file name may have: the longest is a
+/// write's marker, `.<topic>.md.axe-append`, 15 bytes more.
+pub const MAX_BYTES: usize = 200;
+
 /// The file name (without `.md`) for `topic`: letters and digits kept,
 /// lower-cased; every other run of characters one dash; no dash at either
 /// end. `Deploy Process!` is `deploy-process`, `../etc` is `etc`. A name
@@ -31,6 +36,12 @@ pub fn sanitize(topic: &str) -> Result<String> {
     if name.is_empty() {
         return Err(Error::Input(format!(
             "topic \"{topic}\" has no letters or digits to name a file"
+        )));
+    }
+    if name.len() > MAX_BYTES {
+        return Err(Error::Input(format!(
+            "topic name is too long: {} bytes once made a file name, over the limit of {MAX_BYTES}",
+            name.len()
         )));
     }
     Ok(name)
@@ -70,6 +81,10 @@ mod tests {
         for name in ["İİ", "Ǆ", "ß", "Σ", "A\u{308}"] {
             assert!(s(name).chars().all(char::is_alphanumeric), "{name}");
         }
+        assert_eq!(s(&"t".repeat(200)).len(), 200);
+        assert_eq!(s(&format!("{}!!!", "t".repeat(200))).len(), 200);
+        assert!(sanitize(&"t".repeat(201)).is_err());
+        assert!(sanitize(&"é".repeat(101)).is_err(), "bytes, not characters");
         for bad in ["", "..", "/", "---", " ", "\u{307}\u{308}"] {
             assert!(sanitize(bad).is_err(), "{bad:?}");
         }

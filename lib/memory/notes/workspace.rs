@@ -1,9 +1,11 @@
 //! Where a workspace's files are, and keeping every path inside it.
 
-use std::ffi::OsString;
-use std::fs;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustix::fs::FileType;
 
 use time::Date;
 
@@ -97,17 +99,55 @@ impl Workspace {
         create: bool,
         walk: impl FnOnce(&Dir, &Path) -> io::Result<Option<T>>,
     ) -> Result<Option<T>> {
+        self.walk_io(path, create, walk)
+            .map_err(|e| match beneath::is_outside(&e) {
+                true => self.outside(path),
+                false => Error::memory("", "open", path, &e),
+            })
+    }
+
+    /// [`Workspace::walk`] with the I/O error as it is: "leads outside"
+    /// for a path out of the workspace.
+    fn walk_io<T>(
+        &self,
+        path: &Path,
+        create: bool,
+        walk: impl FnOnce(&Dir, &Path) -> io::Result<Option<T>>,
+    ) -> io::Result<Option<T>> {
         let rel = path
             .strip_prefix(&self.root)
-            .map_err(|_| self.outside(path))?;
-        let fail = |e: io::Error| match beneath::is_outside(&e) {
-            true => self.outside(path),
-            false => Error::memory("", "open", path, &e),
-        };
-        match Dir::root(&self.root, create).map_err(fail)? {
-            Some(root) => walk(&root, rel).map_err(fail),
+            .map_err(|_| io::Error::other(beneath::Outside))?;
+        match Dir::root(&self.root, create)? {
+            Some(root) => walk(&root, rel),
             None => Ok(None),
         }
+    }
+
+    /// The directory at `path` in this workspace, opened once for reading
+    /// the files in it ([`At`]); `None` when it does not exist.
+    pub fn open_dir(&self, path: &Path) -> io::Result<Option<Arc<Dir>>> {
+        Ok(self
+            .walk_io(path, false, |root, rel| root.dir(rel, false))?
+            .map(Arc::new))
+    }
+
+    /// The notes files of the directory `dir`: names ending in `.md`, not
+    /// hidden (a write's temp file or marker), sorted.
+    pub fn md_files(dir: &Arc<Dir>) -> io::Result<Vec<(String, At)>> {
+        let mut names: Vec<String> = dir
+            .list()?
+            .into_iter()
+            .filter_map(|(name, _)| name.into_string().ok())
+            .filter(|n| n.ends_with(".md") && !n.starts_with('.'))
+            .collect();
+        names.sort();
+        Ok(names
+            .into_iter()
+            .map(|n| {
+                let at = At::new(Some(Arc::clone(dir)), &n);
+                (n, at)
+            })
+            .collect())
     }
 
     fn outside(&self, path: &Path) -> Error {
@@ -116,55 +156,6 @@ impl Workspace {
             path.display(),
             self.root.display()
         ))
-    }
-
-    /// Refuses `path` when it, or the nearest part of it that exists,
-    /// resolves outside the workspace (a symlink pointing out, even one
-    /// whose target does not exist yet, which a write would create).
-    pub fn check_inside(&self, path: &Path) -> Result<()> {
-        self.inside(path, 8)
-    }
-
-    fn inside(&self, path: &Path, links: u8) -> Result<()> {
-        let outside = || {
-            Error::Input(format!(
-                "{} leads outside the notes workspace {}",
-                path.display(),
-                self.root.display()
-            ))
-        };
-        let io_err = |e: io::Error| Error::memory("", "resolve", path, &e);
-        let root = match fs::canonicalize(&self.root) {
-            Ok(root) => root,
-            // Nothing exists yet, so nothing can point out of it.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(io_err(e)),
-        };
-        if let Ok(meta) = fs::symlink_metadata(path)
-            && meta.file_type().is_symlink()
-        {
-            let target = fs::read_link(path).map_err(io_err)?;
-            let target = match path.parent() {
-                Some(parent) if target.is_relative() => parent.join(target),
-                _ => target,
-            };
-            if links == 0 {
-                return Err(outside());
-            }
-            return self.inside(&target, links - 1);
-        }
-        let mut probe = path;
-        loop {
-            match fs::canonicalize(probe) {
-                Ok(real) if real.starts_with(&root) => return Ok(()),
-                Ok(_) => return Err(outside()),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => match probe.parent() {
-                    Some(parent) => probe = parent,
-                    None => return Ok(()),
-                },
-                Err(e) => return Err(io_err(e)),
-            }
-        }
     }
 }
 
@@ -183,22 +174,67 @@ impl Workspace {
             Err(e) => Err(Error::memory("", "read", path, &e)),
         }
     }
+}
 
-    /// Reads the file at `path` into `buf` when it is a regular file inside
-    /// the workspace, and says whether it was; `dir_inside` tells that its
-    /// directory was checked. Anything else (missing, outside, a FIFO) is
-    /// passed over, not an error: recall and search go on without it.
-    pub fn read_into(&self, path: &Path, dir_inside: bool, buf: &mut Vec<u8>) -> io::Result<bool> {
-        if !dir_inside {
-            return Ok(false);
+/// A notes file to read: its name in a directory reached through handles
+/// and opened once ([`Workspace::open_dir`]), so that a directory swapped
+/// after the listing cannot redirect the read. No directory: nothing to
+/// read.
+#[derive(Debug, Clone)]
+pub struct At {
+    dir: Option<Arc<Dir>>,
+    name: OsString,
+}
+
+impl At {
+    pub fn new(dir: Option<Arc<Dir>>, name: &str) -> At {
+        At {
+            dir,
+            name: OsString::from(name),
         }
-        let Ok(Some((dir, name))) = self.file(path, false) else {
+    }
+
+    /// Reads the file into `buf` and says whether there was one to read:
+    /// missing, not a regular file (a FIFO), or a symlink leading out of
+    /// the workspace is passed over, not an error; recall and search go on
+    /// without it. A symlink inside is followed from the root.
+    pub fn read_into(&self, ws: &Workspace, buf: &mut Vec<u8>) -> io::Result<bool> {
+        let Some(dir) = &self.dir else {
             return Ok(false);
         };
-        match dir.read_into(&name, buf) {
-            Err(e) if e.kind() == io::ErrorKind::Other => Ok(false),
+        let read = |dir: &Dir, name: &OsStr, buf: &mut Vec<u8>| match dir.read_into(name, buf) {
+            Err(e) if e.kind() == io::ErrorKind::IsADirectory || beneath::is_not_regular(&e) => {
+                Ok(false)
+            }
+            other => other,
+        };
+        match read(dir, &self.name, buf) {
+            Err(e) if beneath::is_link(&e) => match self.resolve(ws, dir) {
+                Some((target, name)) => read(&target, &name, buf),
+                None => Ok(false),
+            },
             other => other,
         }
+    }
+
+    /// Its size, when it is a regular, non-empty file inside the workspace.
+    pub fn size(&self, ws: &Workspace) -> Option<u64> {
+        let dir = self.dir.as_ref()?;
+        let mut entry = dir.entry(&self.name).ok()??;
+        if entry.kind == FileType::Symlink {
+            let (target, name) = self.resolve(ws, dir)?;
+            entry = target.entry(&name).ok()??;
+        }
+        (entry.kind == FileType::RegularFile && entry.len > 0).then_some(entry.len)
+    }
+
+    /// Where the symlink this is leads, walked from the workspace's root;
+    /// `None` when it leads outside or nowhere.
+    fn resolve(&self, ws: &Workspace, dir: &Dir) -> Option<(Dir, OsString)> {
+        ws.walk_io(&dir.join(&self.name), false, |root, rel| {
+            root.file(rel, false)
+        })
+        .ok()?
     }
 }
 
