@@ -10,6 +10,7 @@ mod first_hour;
 mod gc;
 mod generated;
 mod hardening;
+mod hardening_state;
 mod llm;
 mod mem_append;
 mod mem_count;
