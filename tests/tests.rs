@@ -11,6 +11,7 @@ mod gc;
 mod generated;
 mod hardening;
 mod hardening_reads;
+mod hardening_state;
 mod hardening_writes;
 mod llm;
 mod mem_append;

@@ -1,95 +1,19 @@
 //! The state document and the changes signals and outcomes make to it.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
-
+use super::doc::{DecisionOf, ErrorOf, StateOf, TaskOf, Unknown};
 use super::signals::{Kind, Signal};
 
 /// The version this axe writes; a newer file's unknown fields are kept.
 pub const VERSION: u64 = 1;
 
-/// An agent's structured state.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct State {
-    #[serde(default)]
-    pub version: u64,
-    /// Runs recorded so far.
-    #[serde(default)]
-    pub iteration: u64,
-    #[serde(default)]
-    pub tasks: BTreeMap<String, Task>,
-    #[serde(default)]
-    pub decisions: Vec<Decision>,
-    #[serde(default)]
-    pub errors: Vec<ErrorRecord>,
-    #[serde(default)]
-    pub key_facts: Vec<String>,
-    /// When a run last succeeded (RFC 3339).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_checkpoint: Option<String>,
-    /// Fields this version does not know, kept as they were.
-    #[serde(flatten)]
-    pub unknown: Map<String, Value>,
-}
-
+/// An agent's structured state, as a save reads and rewrites it.
+pub type State = StateOf<String, Unknown>;
 /// One task's progress.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Task {
-    #[serde(default)]
-    pub id: String,
-    #[serde(default)]
-    pub phase: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub branch: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub pr_number: String,
-    #[serde(default)]
-    pub completed_steps: Vec<String>,
-    #[serde(default)]
-    pub pending_steps: Vec<String>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub blocked_reason: String,
-    #[serde(default)]
-    pub files_modified: Vec<String>,
-    #[serde(flatten)]
-    pub unknown: Map<String, Value>,
-}
-
+pub type Task = TaskOf<String, Unknown>;
 /// A decision and when it was made.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Decision {
-    #[serde(default)]
-    pub iteration: u64,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub task_id: String,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub rationale: String,
-    #[serde(flatten)]
-    pub unknown: Map<String, Value>,
-}
-
+pub type Decision = DecisionOf<String, Unknown>;
 /// An error met, and how it was resolved.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ErrorRecord {
-    #[serde(default)]
-    pub iteration: u64,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub task_id: String,
-    #[serde(default)]
-    pub phase: String,
-    #[serde(default)]
-    pub error: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub resolution: String,
-    #[serde(default)]
-    pub resolved: bool,
-    #[serde(flatten)]
-    pub unknown: Map<String, Value>,
-}
+pub type ErrorRecord = ErrorOf<String, Unknown>;
 
 /// `item` added to `list` unless it is there already.
 fn add_once(list: &mut Vec<String>, item: &str) {
@@ -122,7 +46,10 @@ impl State {
     /// success sets the checkpoint and resolves the task's errors; a
     /// failure records its error, unresolved.
     pub fn record(&mut self, task: &str, phase: Option<&str>, outcome: &Outcome) {
-        self.iteration += 1;
+        // Saturates: a file whose counter is already at the top (written by
+        // hand: no one runs 2^64 times) still gets its record, in the last
+        // iteration, rather than an overflow that would start again at 0.
+        self.iteration = self.iteration.saturating_add(1);
         let iteration = self.iteration;
         let entry = self.task(task, phase);
         if let Some(b) = outcome.branch {

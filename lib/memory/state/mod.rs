@@ -11,6 +11,7 @@
 
 mod context;
 mod data;
+mod doc;
 mod signals;
 mod store;
 mod view;
