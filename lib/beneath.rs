@@ -87,6 +87,13 @@ impl fmt::Display for NotDir {
 
 impl std::error::Error for NotDir {}
 
+/// The path a walk found not to be a directory, when that is `err`.
+pub fn not_a_dir(err: &io::Error) -> Option<&Path> {
+    err.get_ref()?
+        .downcast_ref::<NotDir>()
+        .map(|e| e.0.as_path())
+}
+
 /// An open directory, and the path it was reached by (for messages only).
 #[derive(Debug)]
 pub struct Dir {
