@@ -671,3 +671,38 @@ fn learn_when_world_is_a_file_names_the_directory() {
         "{err}"
     );
 }
+
+#[test]
+fn a_state_file_over_its_cap_is_refused_not_read_whole() {
+    let env = Env::new();
+    env.agent(
+        "s",
+        "name = \"s\"\nmodel = \"anthropic/m\"\n[state]\nenabled = true\n",
+    );
+    let state = env.data_dir().join("axe/state/s.json");
+    fs::create_dir_all(state.parent().unwrap()).unwrap();
+    // Sparse: 64 MiB and one byte that cost no disk.
+    File::create(&state)
+        .unwrap()
+        .set_len((64 << 20) + 1)
+        .unwrap();
+    for (bin, args) in [
+        ("axe-state-show", &["s"][..]),
+        ("axe-state-context", &["s"][..]),
+        ("axe-state-record", &["s", "--task", "t", "--success"][..]),
+    ] {
+        let out = env
+            .cmd(bin)
+            .args(args)
+            .timeout(Duration::from_secs(20))
+            .assert()
+            .code(1)
+            .get_output()
+            .clone();
+        assert!(
+            one_line(&out.stderr).contains("larger than the limit of 64 MiB for a state file"),
+            "{bin}: {out:?}"
+        );
+    }
+    assert_eq!(fs::metadata(&state).unwrap().len(), (64 << 20) + 1);
+}

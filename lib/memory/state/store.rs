@@ -43,9 +43,26 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
     let Some(mut file) = open_locked(&dir, &name, Open::Read, Mode::Shared).map_err(fail)? else {
         return Ok(Vec::new());
     };
+    read_whole(&mut file).map_err(|e| Error::memory("failed to read state", "read", path, &e))
+}
+
+/// The largest state file read: 50 times a state of 10,000 items. A state
+/// prunes itself to `max_entries`, so a larger one is not a state axe
+/// wrote; it is refused rather than read into memory whole.
+pub const MAX_BYTES: u64 = 64 << 20;
+
+/// The whole of an open state file, when it is within [`MAX_BYTES`].
+fn read_whole(file: &mut std::fs::File) -> io::Result<Vec<u8>> {
     let mut text = Vec::new();
-    file.read_to_end(&mut text)
-        .map_err(|e| Error::memory("failed to read state", "read", path, &e))?;
+    // One byte more than the cap tells a larger file, whatever its
+    // metadata says.
+    file.take(MAX_BYTES + 1).read_to_end(&mut text)?;
+    if text.len() as u64 > MAX_BYTES {
+        return Err(io::Error::other(format!(
+            "larger than the limit of {} MiB for a state file",
+            MAX_BYTES >> 20
+        )));
+    }
     Ok(text)
 }
 
@@ -101,8 +118,7 @@ pub fn update<T>(
     let (mut file, created) =
         create_locked(&dir, &name, Open::Update).map_err(|e| fail("open", e))?;
     let saved = (|| {
-        let mut text = Vec::new();
-        file.read_to_end(&mut text).map_err(|e| fail("read", e))?;
+        let text = read_whole(&mut file).map_err(|e| fail("read", e))?;
         let mut state: State = parse(path, &text)?;
         state.version = state.version.max(VERSION);
         let out = change(&mut state);
