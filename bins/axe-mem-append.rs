@@ -1,4 +1,4 @@
-//! `axe-mem-append`: see `axe::commands::mem_append`.
+//! `axe-mem-append`: see `axe::commands::log::append`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::mem_append::COMMAND)
+    axe::cli::main(&axe::commands::log::append::COMMAND)
 }

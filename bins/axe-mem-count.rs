@@ -1,4 +1,4 @@
-//! `axe-mem-count`: see `axe::commands::mem_count`.
+//! `axe-mem-count`: see `axe::commands::log::count`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::mem_count::COMMAND)
+    axe::cli::main(&axe::commands::log::count::COMMAND)
 }

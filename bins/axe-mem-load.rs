@@ -1,4 +1,4 @@
-//! `axe-mem-load`: see `axe::commands::mem_load`.
+//! `axe-mem-load`: see `axe::commands::log::load`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::mem_load::COMMAND)
+    axe::cli::main(&axe::commands::log::load::COMMAND)
 }

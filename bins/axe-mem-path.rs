@@ -1,4 +1,4 @@
-//! `axe-mem-path`: see `axe::commands::mem_path`.
+//! `axe-mem-path`: see `axe::commands::log::path`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::mem_path::COMMAND)
+    axe::cli::main(&axe::commands::log::path::COMMAND)
 }

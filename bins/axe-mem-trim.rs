@@ -1,4 +1,4 @@
-//! `axe-mem-trim`: see `axe::commands::mem_trim`.
+//! `axe-mem-trim`: see `axe::commands::log::trim`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::mem_trim::COMMAND)
+    axe::cli::main(&axe::commands::log::trim::COMMAND)
 }

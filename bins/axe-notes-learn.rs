@@ -1,4 +1,4 @@
-//! `axe-notes-learn`: see `axe::commands::notes_learn`.
+//! `axe-notes-learn`: see `axe::commands::notes::learn`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes_learn::COMMAND)
+    axe::cli::main(&axe::commands::notes::learn::COMMAND)
 }

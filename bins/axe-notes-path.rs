@@ -1,4 +1,4 @@
-//! `axe-notes-path`: see `axe::commands::notes_path`.
+//! `axe-notes-path`: see `axe::commands::notes::path`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes_path::COMMAND)
+    axe::cli::main(&axe::commands::notes::path::COMMAND)
 }

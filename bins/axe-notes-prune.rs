@@ -1,4 +1,4 @@
-//! `axe-notes-prune`: see `axe::commands::notes_prune`.
+//! `axe-notes-prune`: see `axe::commands::notes::prune`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes_prune::COMMAND)
+    axe::cli::main(&axe::commands::notes::prune::COMMAND)
 }

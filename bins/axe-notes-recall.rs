@@ -1,4 +1,4 @@
-//! `axe-notes-recall`: see `axe::commands::notes_recall`.
+//! `axe-notes-recall`: see `axe::commands::notes::recall`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes_recall::COMMAND)
+    axe::cli::main(&axe::commands::notes::recall::COMMAND)
 }

@@ -1,4 +1,4 @@
-//! `axe-notes-reflect`: see `axe::commands::notes_reflect`.
+//! `axe-notes-reflect`: see `axe::commands::notes::reflect`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes_reflect::COMMAND)
+    axe::cli::main(&axe::commands::notes::reflect::COMMAND)
 }

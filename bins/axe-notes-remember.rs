@@ -1,4 +1,4 @@
-//! `axe-notes-remember`: see `axe::commands::notes_remember`.
+//! `axe-notes-remember`: see `axe::commands::notes::remember`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes_remember::COMMAND)
+    axe::cli::main(&axe::commands::notes::remember::COMMAND)
 }

@@ -1,4 +1,4 @@
-//! `axe-notes-search`: see `axe::commands::notes_search`.
+//! `axe-notes-search`: see `axe::commands::notes::search`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes_search::COMMAND)
+    axe::cli::main(&axe::commands::notes::search::COMMAND)
 }

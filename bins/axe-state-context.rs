@@ -1,4 +1,4 @@
-//! `axe-state-context`: see `axe::commands::state_context`.
+//! `axe-state-context`: see `axe::commands::state::context`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::state_context::COMMAND)
+    axe::cli::main(&axe::commands::state::context::COMMAND)
 }

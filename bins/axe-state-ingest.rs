@@ -1,4 +1,4 @@
-//! `axe-state-ingest`: see `axe::commands::state_ingest`.
+//! `axe-state-ingest`: see `axe::commands::state::ingest`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::state_ingest::COMMAND)
+    axe::cli::main(&axe::commands::state::ingest::COMMAND)
 }

@@ -1,4 +1,4 @@
-//! `axe-state-path`: see `axe::commands::state_path`.
+//! `axe-state-path`: see `axe::commands::state::path`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::state_path::COMMAND)
+    axe::cli::main(&axe::commands::state::path::COMMAND)
 }

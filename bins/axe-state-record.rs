@@ -1,4 +1,4 @@
-//! `axe-state-record`: see `axe::commands::state_record`.
+//! `axe-state-record`: see `axe::commands::state::record`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::state_record::COMMAND)
+    axe::cli::main(&axe::commands::state::record::COMMAND)
 }

@@ -1,4 +1,4 @@
-//! `axe-state-show`: see `axe::commands::state_show`.
+//! `axe-state-show`: see `axe::commands::state::show`.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::state_show::COMMAND)
+    axe::cli::main(&axe::commands::state::show::COMMAND)
 }

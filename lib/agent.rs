@@ -28,7 +28,7 @@ pub struct AgentConfig {
     pub workdir: String,
     pub sub_agents: Vec<String>,
     pub sub_agents_config: SubAgentsConfig,
-    pub memory: MemoryConfig,
+    pub memory: LogConfig,
     pub params: ParamsConfig,
     pub notes: NotesConfig,
     pub state: StateConfig,
@@ -47,9 +47,10 @@ pub struct SubAgentsConfig {
     pub timeout: Count,
 }
 
+/// `[memory]`: the run log's settings (the section keeps Go's name).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
-pub struct MemoryConfig {
+pub struct LogConfig {
     pub enabled: bool,
     pub path: String,
     pub last_n: Count,
@@ -237,7 +238,7 @@ fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     })
 }
 
-impl MemoryConfig {
+impl LogConfig {
     /// The trim target of `axe gc` (M7 3.11): `last_n` when positive, else
     /// `max_entries` when positive, else none.
     pub fn trim_target(&self) -> Option<u64> {
@@ -572,7 +573,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             cfg.memory,
-            MemoryConfig {
+            LogConfig {
                 enabled: true,
                 path: "/tmp/mem.md".into(),
                 last_n: Count(5),
@@ -584,7 +585,7 @@ mod tests {
     #[test]
     fn load_memory_config_defaults() {
         let cfg = parse("name = \"a\"\nmodel = \"x/y\"\n").unwrap();
-        assert_eq!(cfg.memory, MemoryConfig::default());
+        assert_eq!(cfg.memory, LogConfig::default());
         assert!(!cfg.memory.enabled);
         assert_eq!(cfg.memory.path, "");
         assert_eq!(
@@ -733,7 +734,7 @@ mod tests {
 
     #[test]
     fn trim_target_prefers_last_n() {
-        let m = |last_n, max_entries| MemoryConfig {
+        let m = |last_n, max_entries| LogConfig {
             last_n: Count(last_n),
             max_entries: Count(max_entries),
             ..Default::default()

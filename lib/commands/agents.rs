@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::target::{AGENT, required_agent};
+use super::args::{AGENT, required_agent};
 use crate::agent::{self, AgentConfig};
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
@@ -167,7 +167,7 @@ fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
         let shown = Shown {
             agent: name,
             path: agent::file_path(name)?.to_string_lossy().into_owned(),
-            memory_path: memory::file_path(name, &cfg.memory.path)?
+            memory_path: memory::log::file_path(name, &cfg.memory.path)?
                 .to_string_lossy()
                 .into_owned(),
             config: &cfg,

@@ -5,8 +5,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::target::{AGENT, required_agent};
-use super::wait::WAIT;
+use super::args::WAIT;
+use super::args::{AGENT, required_agent};
 use crate::agent;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
@@ -75,7 +75,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
+    super::args::apply_wait(m)?;
     let name = required_agent(m)?;
     let cfg = agent::load(name)?;
     let budget = match m.number::<usize>(&BUDGET)? {

@@ -6,8 +6,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::target::{self, AGENT};
-use super::wait::WAIT;
+use super::args::WAIT;
+use super::args::{self as target, AGENT};
 use crate::cli::{Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory;
@@ -85,7 +85,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
+    super::args::apply_wait(m)?;
     let all = m.flag(&ALL);
     let name = target::agent_arg(m)?;
     let json = m.flag(&JSON);
@@ -163,7 +163,7 @@ fn show(event: Event, json: bool, out: &mut dyn Write) -> Result<()> {
         }
         Event::Analysis(text) => format!("--- Analysis ---\n{text}"),
         Event::DryRun => "Dry run: no entries trimmed.".to_owned(),
-        Event::NoTarget => memory::NO_TRIM_TARGET.to_owned(),
+        Event::NoTarget => memory::log::NO_TRIM_TARGET.to_owned(),
         Event::Trimmed { trim, keep } => trim.message(keep),
     };
     writeln!(out, "{text}").map_err(Error::Output)?;

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::target;
+use super::args as target;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::config;
 use crate::error::{Error, Result};

@@ -1,36 +1,20 @@
-//! The executables' commands, one module each, plus what they share.
+//! The executables' commands, one module each, those of a memory kind in
+//! the kind's folder (`log/`, `notes/`, `state/`, whose `mod.rs` holds what
+//! they share), plus what many share (`args`, `stdin`, `answer`).
 
 pub mod agents;
 mod answer;
+mod args;
 pub mod axe;
 pub mod config;
 pub mod context;
 pub mod gc;
 pub mod llm;
-pub mod mem_append;
-pub mod mem_count;
-pub mod mem_load;
-pub mod mem_path;
-pub mod mem_trim;
-pub mod notes_learn;
-pub mod notes_path;
-pub mod notes_prune;
-pub mod notes_recall;
-pub mod notes_reflect;
-pub mod notes_remember;
-mod notes_rewrite;
-pub mod notes_search;
-mod notes_target;
+pub mod log;
+pub mod notes;
 pub mod run;
-pub mod state_context;
-pub mod state_ingest;
-pub mod state_path;
-pub mod state_record;
-pub mod state_show;
-mod state_target;
+pub mod state;
 mod stdin;
-mod target;
-mod wait;
 
 use crate::cli::Command;
 
@@ -43,21 +27,21 @@ pub const ALL: &[&Command] = &[
     &config::COMMAND,
     &llm::COMMAND,
     &context::COMMAND,
-    &mem_path::COMMAND,
-    &mem_append::COMMAND,
-    &mem_load::COMMAND,
-    &mem_count::COMMAND,
-    &mem_trim::COMMAND,
-    &notes_path::COMMAND,
-    &notes_recall::COMMAND,
-    &notes_remember::COMMAND,
-    &notes_reflect::COMMAND,
-    &notes_learn::COMMAND,
-    &notes_search::COMMAND,
-    &notes_prune::COMMAND,
-    &state_path::COMMAND,
-    &state_show::COMMAND,
-    &state_ingest::COMMAND,
-    &state_record::COMMAND,
-    &state_context::COMMAND,
+    &log::path::COMMAND,
+    &log::append::COMMAND,
+    &log::load::COMMAND,
+    &log::count::COMMAND,
+    &log::trim::COMMAND,
+    &notes::path::COMMAND,
+    &notes::recall::COMMAND,
+    &notes::remember::COMMAND,
+    &notes::reflect::COMMAND,
+    &notes::learn::COMMAND,
+    &notes::search::COMMAND,
+    &notes::prune::COMMAND,
+    &state::path::COMMAND,
+    &state::show::COMMAND,
+    &state::ingest::COMMAND,
+    &state::record::COMMAND,
+    &state::context::COMMAND,
 ];

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::target::{self, AGENT};
+use super::args::{self as target, AGENT};
 use crate::agent;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::config;

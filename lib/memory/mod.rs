@@ -14,13 +14,9 @@ pub mod block;
 pub mod context;
 pub(crate) mod hash;
 pub(crate) mod lock;
-mod log;
+pub(crate) mod log;
 pub mod notes;
 pub(crate) mod replace;
 pub mod state;
 
 pub use lock::{DEFAULT_WAIT, wait_for, wait_until};
-pub use log::{
-    NO_TRIM_TARGET, RESULT_LIMIT, TASK_LIMIT, Trim, append, count, count_entries, entries,
-    file_path, load, tail, trim,
-};

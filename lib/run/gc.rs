@@ -12,7 +12,7 @@ use crate::agent::{self, AgentConfig};
 use crate::config::{self, Endpoints};
 use crate::error::{Error, Result};
 use crate::llm::{self, CallOptions, Conversation, Deadline, Message};
-use crate::memory::{self, Trim};
+use crate::memory::log::{self, Trim};
 
 /// The analysis prompt (M7 4.1), fixed on purpose: not configurable.
 pub const ANALYSIS_PROMPT: &str = "You are a memory analyst for an AI agent. You will receive a log of the agent's past tasks and results. Analyze the entries and provide a structured report.
@@ -181,15 +181,15 @@ fn agent(
         report.status = Status::Disabled;
         return Ok(());
     }
-    let path = memory::file_path(name, &cfg.memory.path)?;
+    let path = log::file_path(name, &cfg.memory.path)?;
     // One snapshot for the prompt and the count, so they agree.
-    let log = memory::load(&path, 0)?;
+    let log = log::load(&path, 0)?;
     if log.is_empty() {
         on(Event::Empty(name))?;
         report.status = Status::Empty;
         return Ok(());
     }
-    report.entries = memory::count_entries(&log);
+    report.entries = log::count_entries(&log);
     let sent = match opts.budget {
         Some(budget) => newest_within(&log, budget, report)?,
         None => &log[..],
@@ -236,7 +236,7 @@ fn agent(
         report.status = Status::NoTarget;
         return Ok(());
     };
-    let trim = memory::trim(&path, keep, true)?;
+    let trim = log::trim(&path, keep, true)?;
     on(Event::Trimmed { trim, keep })?;
     (report.status, report.kept, report.removed) = match trim {
         Trim::Within { entries } => (Status::Within, Some(entries), Some(0)),
@@ -252,7 +252,7 @@ fn newest_within<'a>(log: &'a [u8], budget: usize, report: &mut Report) -> Resul
     // The entries run on to the end of the log, so the newest `n` are its
     // last bytes.
     let (mut start, mut used, mut sent) = (log.len(), 0, 0);
-    for entry in memory::entries(log).iter().rev() {
+    for entry in log::entries(log).iter().rev() {
         let chars = String::from_utf8_lossy(entry).chars().count();
         if used + chars > budget {
             break;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use time::OffsetDateTime;
 
-use crate::agent::MemoryConfig;
+use crate::agent::LogConfig;
 use crate::memory;
 
 /// What was loaded for one agent.
@@ -28,10 +28,10 @@ pub struct Recall {
 
 /// Loads the last `last_n` entries of `agent`'s log and checks its size
 /// against `max_entries`.
-pub fn load(agent: &str, config: &MemoryConfig) -> Recall {
+pub fn load(agent: &str, config: &LogConfig) -> Recall {
     let mut recall = Recall::default();
     let failed = |e: &dyn std::fmt::Display| format!("failed to load memory for \"{agent}\": {e}");
-    let path = match memory::file_path(agent, &config.path) {
+    let path = match memory::log::file_path(agent, &config.path) {
         Ok(p) => p,
         Err(e) => {
             recall.error = Some(e.to_string());
@@ -39,9 +39,9 @@ pub fn load(agent: &str, config: &MemoryConfig) -> Recall {
             return recall;
         }
     };
-    match memory::load(&path, config.last_n.get()) {
+    match memory::log::load(&path, config.last_n.get()) {
         Ok(bytes) => {
-            recall.loaded = memory::count_entries(&bytes);
+            recall.loaded = memory::log::count_entries(&bytes);
             recall.entries = String::from_utf8_lossy(&bytes).into_owned();
         }
         Err(e) => {
@@ -51,7 +51,7 @@ pub fn load(agent: &str, config: &MemoryConfig) -> Recall {
     }
     // Counting reads the whole log, so only when there is a limit to check.
     if config.max_entries.get() > 0 {
-        match memory::count(&path) {
+        match memory::log::count(&path) {
             Ok(c) if c.entries >= config.max_entries.get() => recall.warnings.push(format!(
                 "agent \"{agent}\" memory has {} entries (max_entries: {}). Run 'axe gc {agent}' to trim.",
                 c.entries, config.max_entries
@@ -66,10 +66,10 @@ pub fn load(agent: &str, config: &MemoryConfig) -> Recall {
 }
 
 /// Appends the entry for a successful run; the error is the warning text.
-pub fn record(agent: &str, config: &MemoryConfig, task: &str, result: &str) -> Result<(), String> {
+pub fn record(agent: &str, config: &LogConfig, task: &str, result: &str) -> Result<(), String> {
     let fail = |e: crate::error::Error| format!("failed to save memory for \"{agent}\": {e}");
-    let path = memory::file_path(agent, &config.path).map_err(fail)?;
-    memory::append(
+    let path = memory::log::file_path(agent, &config.path).map_err(fail)?;
+    memory::log::append(
         &path,
         task.as_bytes(),
         result.as_bytes(),

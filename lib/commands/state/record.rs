@@ -5,10 +5,10 @@ use std::io::Write;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::state_target::{self, TASK};
-use super::target::AGENT;
-use super::wait::WAIT;
+use super::TASK;
 use crate::cli::{Command, Complete, Flag, Matches, Run};
+use crate::commands::args::AGENT;
+use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
 use crate::memory::state::{self, Outcome};
 
@@ -18,7 +18,16 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] --task <ID> (--success | --failure) <AGENT>"],
     args: &[AGENT],
     flags: &[
-        TASK, PHASE, SUCCESS, FAILURE, ERROR, FILE, BRANCH, PR, WAIT, JSON,
+        TASK,
+        PHASE,
+        SUCCESS,
+        FAILURE,
+        ERROR,
+        MODIFIED_FILE,
+        BRANCH,
+        PR,
+        WAIT,
+        JSON,
     ],
     description: "\
 Counts one more iteration and records its outcome on the task: its phase,
@@ -34,8 +43,9 @@ const PHASE: Flag = Flag::with_value("phase", "P", "The task's phase now");
 const SUCCESS: Flag = Flag::switch("success", "The run succeeded");
 const FAILURE: Flag = Flag::switch("failure", "The run failed");
 const ERROR: Flag = Flag::with_value("error", "TEXT", "What went wrong, with --failure");
-const FILE: Flag = Flag::with_value("file", "PATH", "A file the run modified (may be repeated)")
-    .completes(Complete::File);
+const MODIFIED_FILE: Flag =
+    Flag::with_value("file", "PATH", "A file the run modified (may be repeated)")
+        .completes(Complete::File);
 const BRANCH: Flag = Flag::with_value("branch", "B", "The task's branch");
 const PR: Flag = Flag::with_value("pr", "PR", "The task's pull request");
 const JSON: Flag = Flag::switch("json", "Print {agent, path, iteration, pruned} as JSON");
@@ -49,7 +59,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
+    crate::commands::args::apply_wait(m)?;
     let success = match (m.flag(&SUCCESS), m.flag(&FAILURE)) {
         (true, false) => true,
         (false, true) => false,
@@ -59,11 +69,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         .string(&TASK)?
         .ok_or_else(|| Error::Usage("missing required flag --task".into()))?
         .to_owned();
-    let t = state_target::resolve(m)?;
+    let t = super::resolve(m)?;
     let (phase, error) = (m.string(&PHASE)?, m.string(&ERROR)?);
     let (branch, pr) = (m.string(&BRANCH)?, m.string(&PR)?);
     let files: Vec<String> = m
-        .values(&FILE)
+        .values(&MODIFIED_FILE)
         .iter()
         .map(|f| f.to_string_lossy().into_owned())
         .collect();

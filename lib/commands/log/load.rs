@@ -2,9 +2,10 @@
 
 use std::io::Write;
 
-use super::target::{self, AGENT, FILE, USAGE};
-use super::wait::WAIT;
+use super::{FILE, USAGE};
 use crate::cli::{Command, Flag, Matches, Run};
+use crate::commands::args::AGENT;
+use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
 use crate::memory;
 
@@ -35,14 +36,14 @@ const LAST: Flag = Flag::with_value(
 const JSON: Flag = Flag::switch("json", "Print a JSON array of {timestamp, task, result}");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
-    let target = target::resolve(m)?;
+    crate::commands::args::apply_wait(m)?;
+    let target = super::resolve(m)?;
     let last = match m.number::<u64>(&LAST)? {
         Some(n) => n,
         // Validation guarantees the agent's value is not negative.
         None => target.memory.as_ref().map_or(0, |mem| mem.last_n.get()),
     };
-    let tail = memory::tail(&target.path, last)?;
+    let tail = memory::log::tail(&target.path, last)?;
     if !m.flag(&JSON) {
         return tail.copy_to(out);
     }

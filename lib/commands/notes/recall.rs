@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use super::notes_target::{self, AGENT};
+use super::AGENT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::notes::{self, Kind, Unreadable};
@@ -82,7 +82,7 @@ struct LeftOut {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let target = notes_target::of_agent(m)?;
+    let target = super::of_agent(m)?;
     let days = m
         .number::<u64>(&DAYS)?
         .unwrap_or_else(|| target.cfg.recall_days.get());

@@ -2,9 +2,8 @@
 
 use std::io::Write;
 
-use super::state_target;
-use super::target::AGENT;
 use crate::cli::{Command, Flag, Matches, Run};
+use crate::commands::args::AGENT;
 use crate::error::{Error, Result};
 
 pub const COMMAND: Command = Command {
@@ -29,7 +28,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let t = state_target::resolve(m)?;
+    let t = super::resolve(m)?;
     if m.flag(&JSON) {
         return crate::cli::write_json(
             out,

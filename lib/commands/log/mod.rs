@@ -1,20 +1,21 @@
-//! `AGENT` or `--file PATH`: which log a memory command works on.
+//! The run log's executables (`axe-mem-*`), and what they share: `AGENT`
+//! or `--file PATH`, which log a command works on.
+
+pub mod append;
+pub mod count;
+pub mod load;
+pub mod path;
+pub mod trim;
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::agent::{self, MemoryConfig};
-use crate::cli::{Arg, Complete, Flag, Matches};
+use super::args::agent_arg;
+use crate::agent::{self, LogConfig};
+use crate::cli::{Complete, Flag, Matches};
 use crate::error::{Error, Result};
 use crate::memory;
-
-pub const AGENT: Arg = Arg {
-    name: "AGENT",
-    help: "The agent's name: its file in the agents directory, without .toml",
-    complete: Complete::Agent,
-    many: false,
-};
 
 pub const FILE: Flag = Flag::with_value(
     "file",
@@ -31,7 +32,7 @@ pub struct Target {
     /// The agent name, unless `--file` was used.
     pub agent: Option<String>,
     /// The agent's `[memory]` settings, unless `--file` was used.
-    pub memory: Option<MemoryConfig>,
+    pub memory: Option<LogConfig>,
     pub path: PathBuf,
 }
 
@@ -53,45 +54,6 @@ impl Target {
 
 /// Reads `AGENT` or `--file`. An agent must have an agent file, as for
 /// `axe-run`: a typo in a name is an error, never a new, empty log.
-/// The AGENT argument, when given; the parser allows one at most.
-pub fn agent_arg(m: &Matches) -> Result<Option<&str>> {
-    m.args()
-        .first()
-        .map(|name| {
-            name.to_str().ok_or_else(|| {
-                Error::InvalidAgentName(format!(
-                    "agent name \"{}\" is not valid UTF-8",
-                    name.to_string_lossy()
-                ))
-            })
-        })
-        .transpose()
-}
-
-/// The words after AGENT (a task, a note), joined by spaces; `None` when
-/// there are none.
-pub fn words_after_agent(m: &Matches) -> Option<String> {
-    let words: Vec<String> = m
-        .args()
-        .get(1..)?
-        .iter()
-        .map(|w| w.to_string_lossy().into_owned())
-        .collect();
-    (!words.is_empty()).then(|| words.join(" "))
-}
-
-/// The AGENT argument of a command that cannot do without one.
-pub fn required_agent(m: &Matches) -> Result<&str> {
-    agent_arg(m)?.ok_or_else(|| Error::Usage("agent name is required".into()))
-}
-
-/// `--timeout SECONDS` of `axe-llm`, `axe-run` and `axe-gc` [default: 120]:
-/// positive, fractions allowed, at most [`timeout::MAX_SECONDS`].
-pub fn timeout(m: &Matches, flag: &Flag) -> Result<std::time::Duration> {
-    let seconds = m.number::<f64>(flag)?.unwrap_or(120.0);
-    crate::timeout::from_seconds(seconds).map_err(|why| Error::Usage(format!("--timeout {why}")))
-}
-
 pub fn resolve(m: &Matches) -> Result<Target> {
     let file = m.value(&FILE);
     match (agent_arg(m)?, file) {
@@ -108,7 +70,7 @@ pub fn resolve(m: &Matches) -> Result<Target> {
         }),
         (Some(name), None) => {
             let cfg = agent::load(name)?;
-            let path = memory::file_path(name, &cfg.memory.path)?;
+            let path = memory::log::file_path(name, &cfg.memory.path)?;
             Ok(Target {
                 agent: Some(name.to_owned()),
                 memory: Some(cfg.memory),

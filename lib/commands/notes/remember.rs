@@ -4,9 +4,9 @@ use std::io::Write;
 
 use time::OffsetDateTime;
 
-use super::notes_target::{self, AGENT};
-use super::wait::WAIT;
+use super::AGENT;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
+use crate::commands::args::WAIT;
 use crate::error::Result;
 use crate::memory::notes;
 
@@ -36,11 +36,11 @@ agent's notes.max_memory_chars is refused.",
 const JSON: Flag = Flag::switch("json", "Print {agent, path} as JSON");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
-    let target = notes_target::of_agent(m)?;
-    let content = match super::target::words_after_agent(m) {
+    crate::commands::args::apply_wait(m)?;
+    let target = super::of_agent(m)?;
+    let content = match crate::commands::args::words_after_agent(m) {
         Some(words) => words.into_bytes(),
-        None => super::stdin::read_stdin_bytes()?,
+        None => crate::commands::stdin::read_stdin_bytes()?,
     };
     let limit = target.cfg.max_memory_chars.as_usize();
     let agent = target.agent();

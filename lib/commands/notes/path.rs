@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::notes_target::{self, AGENT};
+use super::AGENT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::hash::sha256_hex;
@@ -46,7 +46,7 @@ struct Memory {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let notes = notes_target::of_agent(m)?;
+    let notes = super::of_agent(m)?;
     let (ws, agent) = (&notes.ws, notes.agent());
     if !m.flag(&JSON) {
         return writeln!(out, "{}", ws.root.display()).map_err(Error::Output);

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::notes_target::{self, AGENT_FLAG, WORKSPACE};
+use super::{AGENT_FLAG, WORKSPACE};
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::notes::{self, Found, Scope, Unreadable};
@@ -74,7 +74,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             "error parsing flag --limit: 0 would print nothing (give 1 or more)".into(),
         ));
     }
-    let target = notes_target::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
+    let target = super::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
     let scope = match &target.agent {
         Some(agent) => Scope::Agent(agent),
         None => Scope::All,

@@ -49,7 +49,7 @@ pub fn from_stdin(
     json: bool,
     who: Written,
 ) -> Result<()> {
-    let content = super::stdin::read_stdin_bytes()?;
+    let content = crate::commands::stdin::read_stdin_bytes()?;
     let shown = ws.relative(path);
     // `gen | axe-notes-reflect a` with `gen` failing sends nothing: that
     // must not erase what the agent knows.

@@ -4,10 +4,10 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::state_target::{self, TASK};
-use super::target::AGENT;
-use super::wait::WAIT;
+use super::TASK;
 use crate::cli::{Command, Flag, Matches, Run};
+use crate::commands::args::AGENT;
+use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
 use crate::memory::state::DEFAULT_TASK;
 use crate::memory::state::{self, Pruned, Rejected, Signal};
@@ -57,13 +57,13 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
+    crate::commands::args::apply_wait(m)?;
     let (tee, json) = (m.flag(&TEE), m.flag(&JSON));
     if tee && json {
         return Err(Error::Usage("cannot use --tee with --json".into()));
     }
-    let t = state_target::resolve(m)?;
-    let input = super::stdin::read_stdin()?;
+    let t = super::resolve(m)?;
+    let input = crate::commands::stdin::read_stdin()?;
     let parsed = state::parse(&input);
     let task = m.string(&TASK)?.unwrap_or(DEFAULT_TASK);
     let phase = m.string(&PHASE)?;

@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 use time::{Duration, OffsetDateTime};
 
-use super::notes_target::{self, AGENT};
+use super::AGENT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::notes;
@@ -50,7 +50,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         .string(&OLDER_THAN)?
         .ok_or_else(|| Error::Usage("missing required flag --older-than".into()))?;
     let days = age_in_days(age)?;
-    let target = notes_target::of_agent(m)?;
+    let target = super::of_agent(m)?;
     let today = OffsetDateTime::now_utc().date();
     let cutoff = today
         .checked_sub(Duration::days(days))

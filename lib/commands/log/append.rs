@@ -7,9 +7,10 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::target::{self, AGENT, Base, FILE};
-use super::wait::WAIT;
+use super::{Base, FILE};
 use crate::cli::{Command, Complete, Flag, Matches, Run};
+use crate::commands::args::AGENT;
+use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
 use crate::memory;
 
@@ -83,8 +84,8 @@ struct Json {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
-    let target = target::resolve(m)?;
+    crate::commands::args::apply_wait(m)?;
+    let target = super::resolve(m)?;
     let task = match (m.value(&TASK), m.value(&TASK_FILE)) {
         (Some(_), Some(_)) => {
             return Err(Error::Usage(
@@ -93,7 +94,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         }
         (Some(task), None) => task.as_encoded_bytes().to_vec(),
         (None, Some(path)) => fs::File::open(path)
-            .and_then(|file| read_kept(file, memory::TASK_LIMIT))
+            .and_then(|file| read_kept(file, memory::log::TASK_LIMIT))
             .map_err(|e| {
                 Error::Input(format!(
                     "failed to read task file {}: {}",
@@ -123,11 +124,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let result = match m.value(&RESULT) {
         Some(r) => r.as_encoded_bytes().to_vec(),
         None if io::stdin().is_terminal() => Vec::new(),
-        None => {
-            read_kept(io::stdin().lock(), memory::RESULT_LIMIT).map_err(|e| Error::stdin(&e))?
-        }
+        None => read_kept(io::stdin().lock(), memory::log::RESULT_LIMIT)
+            .map_err(|e| Error::stdin(&e))?,
     };
-    let appended = memory::append(&target.path, &task, &result, at)?;
+    let appended = memory::log::append(&target.path, &task, &result, at)?;
     if m.flag(&JSON) {
         return crate::cli::write_json(
             out,
@@ -163,13 +163,13 @@ mod tests {
     fn long_input_is_read_to_the_end_but_kept_short() {
         let input = "€".repeat(100_000);
         let mut reader = io::Cursor::new(input.as_bytes());
-        let kept = read_kept(&mut reader, memory::RESULT_LIMIT).unwrap();
+        let kept = read_kept(&mut reader, memory::log::RESULT_LIMIT).unwrap();
         assert_eq!(reader.position() as usize, input.len());
         assert!(kept.len() <= 4004);
         assert!(memory_cut(&kept), "still longer than the limit");
     }
 
     fn memory_cut(bytes: &[u8]) -> bool {
-        String::from_utf8_lossy(bytes).chars().count() > memory::RESULT_LIMIT
+        String::from_utf8_lossy(bytes).chars().count() > memory::log::RESULT_LIMIT
     }
 }

@@ -4,11 +4,12 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::target::{self, AGENT, Base, FILE, USAGE};
-use super::wait::WAIT;
+use super::{Base, FILE, USAGE};
 use crate::cli::{Command, Flag, Matches, Run};
+use crate::commands::args::AGENT;
+use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
-use crate::memory::{self, Trim};
+use crate::memory::log::{self, Trim};
 
 pub const COMMAND: Command = Command {
     name: "axe-mem-trim",
@@ -62,8 +63,8 @@ struct Json {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
-    let target = target::resolve(m)?;
+    crate::commands::args::apply_wait(m)?;
+    let target = super::resolve(m)?;
     let keep = match m.number::<i64>(&KEEP)? {
         Some(n) if n < 0 => return Err(Error::Usage("--keep must be non-negative".to_owned())),
         Some(n) => Some(n as u64),
@@ -74,7 +75,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             }
         },
     };
-    let outcome = memory::trim(&target.path, keep.unwrap_or(0), m.flag(&COUNT))?;
+    let outcome = log::trim(&target.path, keep.unwrap_or(0), m.flag(&COUNT))?;
     if m.flag(&JSON) {
         let json = match outcome {
             Trim::Within { entries } => Json {
@@ -101,7 +102,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         return crate::cli::write_json(out, &json);
     }
     match keep {
-        None => writeln!(out, "{}", memory::NO_TRIM_TARGET).map_err(Error::Output)?,
+        None => writeln!(out, "{}", log::NO_TRIM_TARGET).map_err(Error::Output)?,
         Some(keep) => writeln!(out, "{}", outcome.message(keep)).map_err(Error::Output)?,
     }
     Ok(())

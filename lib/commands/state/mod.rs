@@ -1,8 +1,15 @@
-//! The state file an `axe-state-*` command works on: an agent's.
+//! The structured state's executables (`axe-state-*`), and what they
+//! share: the state file a command works on, an agent's.
+
+pub mod context;
+pub mod ingest;
+pub mod path;
+pub mod record;
+pub mod show;
 
 use std::path::PathBuf;
 
-use super::target::required_agent;
+use super::args::required_agent;
 use crate::agent::{self, StateConfig};
 use crate::cli::{Flag, Matches};
 use crate::error::Result;

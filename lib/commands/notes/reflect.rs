@@ -2,10 +2,10 @@
 
 use std::io::Write;
 
-use super::notes_rewrite::{self, ALLOW_EMPTY, IF_MATCH, Written};
-use super::notes_target::{self, AGENT};
-use super::wait::WAIT;
+use super::AGENT;
+use super::rewrite::{self, ALLOW_EMPTY, IF_MATCH, Written};
 use crate::cli::{Command, Flag, Matches, Run};
+use crate::commands::args::WAIT;
 use crate::error::Result;
 
 pub const COMMAND: Command = Command {
@@ -31,8 +31,8 @@ agent's notes.max_memory_chars is refused (exit 1), not cut.",
 const JSON: Flag = Flag::switch("json", "Print {agent, path, sha256, chars} as JSON");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
-    let target = notes_target::of_agent(m)?;
+    crate::commands::args::apply_wait(m)?;
+    let target = super::of_agent(m)?;
     let agent = target.agent();
     let path = target.ws.memory(agent);
     let limit = (target.cfg.max_memory_chars.as_usize(), "max_memory_chars");
@@ -40,5 +40,5 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         agent: Some(agent),
         topic: None,
     };
-    notes_rewrite::from_stdin(m, out, &target.ws, &path, limit, m.flag(&JSON), who)
+    rewrite::from_stdin(m, out, &target.ws, &path, limit, m.flag(&JSON), who)
 }

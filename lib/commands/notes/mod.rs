@@ -1,15 +1,25 @@
-//! Which notes a `axe-notes-*` command works on: an agent's (its `[notes]`
-//! workspace and files), or a workspace named outright.
+//! The notes' executables (`axe-notes-*`), and what they share: which
+//! notes a command works on, an agent's (its `[notes]` workspace and
+//! files) or a workspace named outright.
+
+pub mod learn;
+pub mod path;
+pub mod prune;
+pub mod recall;
+pub mod reflect;
+pub mod remember;
+mod rewrite;
+pub mod search;
 
 use std::path::PathBuf;
 
-use super::target::agent_arg;
+use super::args::agent_arg;
 use crate::agent::{self, NotesConfig};
 use crate::cli::{Arg, Complete, Flag, Matches};
 use crate::error::{Error, Result};
 use crate::memory::notes::Workspace;
 
-pub const AGENT: Arg = super::target::AGENT;
+pub const AGENT: Arg = super::args::AGENT;
 
 /// `--agent A` of the commands that may do without one.
 pub const AGENT_FLAG: Flag = Flag::with_value(

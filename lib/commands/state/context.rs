@@ -4,10 +4,10 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::state_target::{self, TASK};
-use super::target::AGENT;
-use super::wait::WAIT;
+use super::TASK;
 use crate::cli::{Command, Flag, Matches, Run};
+use crate::commands::args::AGENT;
+use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
 use crate::memory::block::{Block, Part};
 use crate::memory::state::{self, Current};
@@ -59,8 +59,8 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
-    let t = state_target::resolve(m)?;
+    crate::commands::args::apply_wait(m)?;
+    let t = super::resolve(m)?;
     let budget = m
         .number::<usize>(&BUDGET)?
         .unwrap_or_else(|| t.cfg.context_budget.as_usize());

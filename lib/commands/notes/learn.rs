@@ -2,10 +2,10 @@
 
 use std::io::Write;
 
-use super::notes_rewrite::{self, ALLOW_EMPTY, IF_MATCH, Written};
-use super::notes_target::{self, AGENT_FLAG, WORKSPACE};
-use super::wait::WAIT;
+use super::rewrite::{self, ALLOW_EMPTY, IF_MATCH, Written};
+use super::{AGENT_FLAG, WORKSPACE};
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
+use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
 use crate::memory::notes;
 
@@ -41,14 +41,14 @@ notes.max_topic_chars (the agent's, else 10000) is refused.",
 const JSON: Flag = Flag::switch("json", "Print {agent, topic, path, sha256, chars} as JSON");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
+    crate::commands::args::apply_wait(m)?;
     let topic = m
         .args()
         .first()
         .ok_or_else(|| Error::Usage("topic is required".into()))?
         .to_string_lossy()
         .into_owned();
-    let target = notes_target::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
+    let target = super::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
     let name = notes::topic_name(&topic)?;
     let path = target.ws.topic(&name);
     let limit = (target.cfg.max_topic_chars.as_usize(), "max_topic_chars");
@@ -56,5 +56,5 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         agent: target.agent.as_deref(),
         topic: Some(&name),
     };
-    notes_rewrite::from_stdin(m, out, &target.ws, &path, limit, m.flag(&JSON), who)
+    rewrite::from_stdin(m, out, &target.ws, &path, limit, m.flag(&JSON), who)
 }

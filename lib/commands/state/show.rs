@@ -2,10 +2,10 @@
 
 use std::io::Write;
 
-use super::state_target::{self, TASK};
-use super::target::AGENT;
-use super::wait::WAIT;
+use super::TASK;
 use crate::cli::{Command, Flag, Matches, Run};
+use crate::commands::args::AGENT;
+use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
 use crate::memory::block::Block;
 use crate::memory::state;
@@ -28,8 +28,8 @@ an error naming it and the position (exit 1).",
 const JSON: Flag = Flag::switch("json", "Print the state document as JSON");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
-    let t = state_target::resolve(m)?;
+    crate::commands::args::apply_wait(m)?;
+    let t = super::resolve(m)?;
     let s = state::load(&t.path)?;
     if m.flag(&JSON) {
         return crate::cli::write_json(out, &s);

@@ -4,9 +4,10 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::target::{self, AGENT, Base, FILE, USAGE};
-use super::wait::WAIT;
+use super::{Base, FILE, USAGE};
 use crate::cli::{Command, Flag, Matches, Run};
+use crate::commands::args::AGENT;
+use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
 use crate::memory;
 
@@ -33,9 +34,9 @@ struct Json {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::wait::apply(m)?;
-    let target = target::resolve(m)?;
-    let counted = memory::count(&target.path)?;
+    crate::commands::args::apply_wait(m)?;
+    let target = super::resolve(m)?;
+    let counted = memory::log::count(&target.path)?;
     if m.flag(&JSON) {
         return crate::cli::write_json(
             out,

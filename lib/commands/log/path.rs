@@ -4,8 +4,9 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::target::{self, AGENT, Base, FILE, USAGE};
+use super::{Base, FILE, USAGE};
 use crate::cli::{Command, Flag, Matches, Run};
+use crate::commands::args::AGENT;
 use crate::error::{Error, Result};
 
 pub const COMMAND: Command = Command {
@@ -31,7 +32,7 @@ struct Json {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let target = target::resolve(m)?;
+    let target = super::resolve(m)?;
     if m.flag(&JSON) {
         let exists = target.path.exists();
         return crate::cli::write_json(

@@ -1,0 +1,76 @@
+//! What many commands read from their command line alike: the agent
+//! argument and the words after it, `--timeout`, `--wait`.
+
+use std::time::Duration;
+
+use crate::cli::{Arg, Complete, Flag, Matches};
+use crate::error::{Error, Result};
+use crate::memory;
+
+pub const AGENT: Arg = Arg {
+    name: "AGENT",
+    help: "The agent's name: its file in the agents directory, without .toml",
+    complete: Complete::Agent,
+    many: false,
+};
+
+/// The AGENT argument, when given; the parser allows one at most.
+pub fn agent_arg(m: &Matches) -> Result<Option<&str>> {
+    m.args()
+        .first()
+        .map(|name| {
+            name.to_str().ok_or_else(|| {
+                Error::InvalidAgentName(format!(
+                    "agent name \"{}\" is not valid UTF-8",
+                    name.to_string_lossy()
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// The words after AGENT (a task, a note), joined by spaces; `None` when
+/// there are none.
+pub fn words_after_agent(m: &Matches) -> Option<String> {
+    let words: Vec<String> = m
+        .args()
+        .get(1..)?
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// The AGENT argument of a command that cannot do without one.
+pub fn required_agent(m: &Matches) -> Result<&str> {
+    agent_arg(m)?.ok_or_else(|| Error::Usage("agent name is required".into()))
+}
+
+/// `--timeout SECONDS` of `axe-llm`, `axe-run` and `axe-gc` [default: 120]:
+/// positive, fractions allowed, at most [`timeout::MAX_SECONDS`].
+pub fn timeout(m: &Matches, flag: &Flag) -> Result<Duration> {
+    let seconds = m.number::<f64>(flag)?.unwrap_or(120.0);
+    crate::timeout::from_seconds(seconds).map_err(|why| Error::Usage(format!("--timeout {why}")))
+}
+
+/// `--wait SECONDS`: how long a memory tool waits for another process's
+/// lock on a file before giving up (exit 5, nothing written).
+pub const WAIT: Flag = Flag::with_value(
+    "wait",
+    "SECONDS",
+    "Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]",
+)
+.number();
+
+/// Reads `--wait` and makes it this process's lock wait.
+pub fn apply_wait(m: &Matches) -> Result<()> {
+    let wait = match m.number::<f64>(&WAIT)? {
+        None => memory::DEFAULT_WAIT,
+        Some(0.0) => Duration::ZERO,
+        Some(s) => {
+            crate::timeout::from_seconds(s).map_err(|why| Error::Usage(format!("--wait {why}")))?
+        }
+    };
+    memory::wait_for(wait);
+    Ok(())
+}
