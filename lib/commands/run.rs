@@ -17,7 +17,7 @@ use crate::memory::state::{Current, DEFAULT_TASK};
 use crate::prompt;
 use crate::run::context::Injected;
 use crate::run::state::Recorded;
-use crate::run::{self, Outcome, Prepared, Session, TextSink, dry_run, recall};
+use crate::run::{Outcome, Prepared, Session, TextSink, dry_run, once};
 use crate::stderr::note;
 use crate::timeout::Seconds;
 
@@ -186,45 +186,33 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if let Some(n) = m.number::<u64>(&MAX_TOKENS)? {
         cfg.params.max_tokens = i64::try_from(n).unwrap_or(i64::MAX);
     }
-    let model = llm::parse_model(&cfg.model)?;
+    // The model is checked before the config is read, as in Go.
+    llm::parse_model(&cfg.model)?;
     let config = config::load()?;
-    let workdir: PathBuf = match m.value(&WORKDIR) {
-        Some(dir) => dir.into(),
-        None if !cfg.workdir.is_empty() => cfg.workdir.clone().into(),
-        None => run::current_dir(),
-    };
     let config_dir = dirs::config_dir()?;
-    let session = Session::new(config, config_dir.clone(), &cfg, verbose);
-    let mut agent = Prepared::new(&name, cfg, model, workdir, &config_dir).map_err(|(_, e)| e)?;
+    let session = Session::new(config, config_dir, &cfg, verbose);
+    let workdir = m.value(&WORKDIR).map(PathBuf::from);
+    let mut agent = once::prepare(&session, &name, cfg, workdir).map_err(|(_, e)| e)?;
     if temperature.is_some() {
         // Given for this run: sent as given, 0 included.
         agent.temperature = temperature;
     }
     let stdin = task(m, super::stdin::piped_stdin()?);
-    if let Some(r) = &agent.recall {
-        r.warnings
-            .iter()
-            .for_each(|w| note(format_args!("Warning: {w}")));
-    }
     let mut warn = |w: String| note(format_args!("Warning: {w}"));
-    let (state_task, phase) = (
-        m.string(&STATE_TASK)?.unwrap_or(DEFAULT_TASK),
-        m.string(&PHASE)?,
-    );
-    let user = prompt::user_message(&stdin);
+    let now = Current {
+        task: Some(m.string(&STATE_TASK)?.unwrap_or(DEFAULT_TASK)),
+        phase: m.string(&PHASE)?,
+    };
     // The run log keeps the task as given; the model also gets the memory
     // block (the state's, or the one over every kind).
-    let now = Current {
-        task: Some(state_task),
-        phase,
-    };
-    let (sent, injected) = run::context::with_memory(&agent, user, now, dry || verbose, &mut warn);
+    let user = prompt::user_message(&stdin);
+    let begun = once::begin(&agent, user, now, dry || verbose, &mut warn);
 
     if dry {
         let shown = dry_run::Shown {
             timeout: Seconds(timeout),
             stdin: &stdin,
-            memory: &injected,
+            memory: &begun.injected,
         };
         return if json {
             dry_run::json(out, &session, &agent, &shown)
@@ -236,7 +224,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // A missing key fails before anything else is said or sent.
     session.endpoint(agent.provider)?;
     if verbose {
-        print_context(&agent, Seconds(timeout), &stdin, &injected);
+        print_context(&agent, Seconds(timeout), &stdin, &begun.injected);
     }
     let started = Instant::now();
     let deadline = Deadline::after(timeout);
@@ -245,37 +233,16 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         out.flush()
     };
     let on_text: Option<TextSink> = if stream { Some(&mut show) } else { None };
-    let outcome = run::converse(&session, &agent, &sent, 0, deadline, on_text);
+    let ran = begun.finish(&session, 0, deadline, on_text, &mut warn);
     let duration_ms = started.elapsed().as_millis();
     if verbose {
         note(format_args!("Duration: {duration_ms}ms"));
     }
-    let outcome = match outcome {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            run::state::record(&agent, state_task, phase, Err(&e.to_string()), &mut warn);
-            return Err(e);
-        }
-    };
+    let ran = ran?;
     if verbose {
-        print_totals(&outcome);
+        print_totals(&ran.outcome);
     }
-    let state = run::state::record(
-        &agent,
-        state_task,
-        phase,
-        Ok(&outcome.reply.content),
-        &mut warn,
-    );
-
-    let printed = print(out, &outcome, json, stream, duration_ms, state);
-    // The answer was paid for: it is recorded even if our reader is gone.
-    if agent.cfg.memory.enabled
-        && let Err(w) = recall::record(&name, &agent.cfg.memory, user, &outcome.reply.content)
-    {
-        note(format_args!("Warning: {w}"));
-    }
-    printed
+    print(out, &ran.outcome, json, stream, duration_ms, ran.state)
 }
 
 fn print(

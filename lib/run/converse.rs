@@ -1,16 +1,14 @@
 //! The conversation loop: a reply with tool calls gets their results (see
 //! `tools`) and another turn, up to 50 turns. A sub-agent called through
-//! `call_agent` runs through this same loop ([`sub_agent`]), bounded by
-//! the caller's `sub_agents_config.timeout` inside the run's own deadline.
+//! `call_agent` is run by the `sub_agent` the caller passes in (`once`'s),
+//! through this same loop, bounded by the caller's
+//! `sub_agents_config.timeout` inside the run's own deadline.
 
 use std::io;
 
-use super::prepared::{self, Prepared};
-use super::recall;
+use super::prepared::Prepared;
 use super::session::Session;
-use super::state;
-use super::tools;
-use crate::agent;
+use super::tools::{self, SubAgent};
 use crate::error::{Error, Result};
 use crate::llm::{self, CallOptions, Conversation, Deadline, Message, Reply, Role};
 use crate::stderr::note;
@@ -37,7 +35,8 @@ pub struct Outcome {
 }
 
 /// Talks with `agent`'s model from `user` until a reply has no tool calls.
-/// `on_text`, when given, receives the text of every turn as it arrives.
+/// `on_text`, when given, receives the text of every turn as it arrives;
+/// `sub` runs a sub-agent the model calls.
 pub fn converse(
     session: &Session,
     agent: &Prepared,
@@ -45,18 +44,16 @@ pub fn converse(
     depth: u32,
     deadline: Deadline,
     mut on_text: Option<TextSink>,
+    sub: &SubAgent,
 ) -> Result<Outcome> {
     let endpoint = session.endpoint(agent.provider)?;
-    let sub = |name: &str, user: &str, depth: u32, deadline: Deadline| {
-        sub_agent(session, name, user, depth, deadline)
-    };
     let notes_seen = std::sync::Mutex::new(tools::NotesSeen::default());
     let ctx = tools::Context {
         session,
         agent,
         depth,
         deadline,
-        sub_agent: &sub,
+        sub_agent: sub,
         notes_seen: &notes_seen,
     };
     let tools = tools::offered(&ctx);
@@ -149,64 +146,4 @@ fn add(total: Option<u64>, turn: Option<u64>) -> Option<u64> {
         (Some(a), Some(b)) => Some(a.saturating_add(b)),
         (a, b) => a.or(b),
     }
-}
-
-/// Runs the sub-agent `name` at `depth` and returns its answer, recording
-/// it in the sub-agent's own memory.
-fn sub_agent(
-    session: &Session,
-    name: &str,
-    user: &str,
-    depth: u32,
-    deadline: Deadline,
-) -> Result<String, String> {
-    let cfg = agent::load(name).map_err(|e| format!("failed to load agent \"{name}\": {e}"))?;
-    let model = llm::parse_model(&cfg.model)
-        .map_err(|e| format!("invalid model for agent \"{name}\": {e}"))?;
-    let workdir = if cfg.workdir.is_empty() {
-        prepared::current_dir()
-    } else {
-        cfg.workdir.clone().into()
-    };
-    let agent = Prepared::new(name, cfg, model, workdir, session.config_dir())
-        .map_err(|(step, e)| format!("failed to {step} for agent \"{name}\": {e}"))?;
-    let warn = |w: &str| {
-        // A sub-agent's memory trouble is only worth a line when asked.
-        if session.verbose {
-            note(format_args!("[sub-agent] Warning: {w}"));
-        }
-    };
-    if let Some(r) = &agent.recall {
-        r.warnings.iter().for_each(|w| warn(w));
-    }
-    let mut warn_owned = |w: String| warn(&w);
-    // A sub-agent's own state is shown and recorded under its main task.
-    let task = crate::memory::state::DEFAULT_TASK;
-    let now = crate::memory::state::Current {
-        task: Some(task),
-        phase: None,
-    };
-    let (sent, _) = super::context::with_memory(&agent, user, now, false, &mut warn_owned);
-    let outcome = match converse(session, &agent, &sent, depth, deadline, None) {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            let e = e.to_string();
-            state::record(&agent, task, None, Err(&e), &mut warn_owned);
-            return Err(e);
-        }
-    };
-    state::record(
-        &agent,
-        task,
-        None,
-        Ok(&outcome.reply.content),
-        &mut warn_owned,
-    );
-    let content = outcome.reply.content;
-    if agent.cfg.memory.enabled
-        && let Err(w) = recall::record(name, &agent.cfg.memory, user, &content)
-    {
-        warn(&w);
-    }
-    Ok(content)
 }

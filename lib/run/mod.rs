@@ -2,19 +2,20 @@
 //! conversation with its model (with sub-agents as a tool), and its memory.
 //!
 //! `axe-run` is a thin layer over this; a sub-agent called through the
-//! `call_agent` tool goes through the same [`Prepared::new`] and
-//! [`converse`], so both behave alike.
+//! `call_agent` tool goes through the same path, [`once`], so both
+//! behave alike.
 
 pub mod context;
 mod converse;
 pub mod dry_run;
 pub mod gc;
+pub mod once;
 pub(crate) mod prepared;
 pub mod recall;
 pub(crate) mod session;
 pub mod state;
 mod tools;
 
-pub use converse::{Outcome, TextSink, converse};
-pub use prepared::{Prepared, current_dir};
+pub use converse::{Outcome, TextSink};
+pub use prepared::Prepared;
 pub use session::Session;

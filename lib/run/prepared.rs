@@ -114,8 +114,3 @@ impl Prepared {
         self.cfg.sub_agents_config.parallel.unwrap_or(true)
     }
 }
-
-/// The current directory as a path to show, for agents without a workdir.
-pub fn current_dir() -> PathBuf {
-    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
-}

@@ -15,7 +15,7 @@ mod tool;
 
 use std::thread;
 
-pub use tool::{Call, Context, NotesSeen, Tool};
+pub use tool::{Call, Context, NotesSeen, SubAgent, Tool};
 
 use crate::llm::{ToolCall, ToolDef, ToolResult};
 

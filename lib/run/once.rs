@@ -1,0 +1,157 @@
+//! One run of one agent, the same for `axe-run` and for a sub-agent that
+//! `call_agent` starts: the agent prepared in its workdir, its memory
+//! block added to the task ([`begin`]), then the conversation and
+//! everything a run records, the state on success or failure and the
+//! run-log entry on success ([`Begun::finish`]). `axe-run` shows its
+//! `--dry-run` and `-v` lines between the two steps; a sub-agent goes
+//! straight on. So a new kind of memory is wired once, here, for both.
+//!
+//! Memory trouble is never a failed run: each problem is a line for
+//! `warn`, whose caller decides how it is shown.
+
+use std::path::PathBuf;
+
+use super::context::{self, Injected};
+use super::converse::{self, Outcome, TextSink};
+use super::prepared::{Prepared, Step};
+use super::recall;
+use super::session::Session;
+use super::state::{self, Recorded};
+use crate::agent::{self, AgentConfig};
+use crate::error::{Error, Result};
+use crate::llm::{self, Deadline};
+use crate::memory::state::{Current, DEFAULT_TASK};
+use crate::stderr::note;
+
+/// Where a warning goes.
+pub type Warn<'a> = &'a mut dyn FnMut(String);
+
+/// Prepares the agent `name` with `cfg`: in `workdir` when given, else its
+/// own `workdir`, else the current directory. The error says which step
+/// failed.
+pub fn prepare(
+    session: &Session,
+    name: &str,
+    cfg: AgentConfig,
+    workdir: Option<PathBuf>,
+) -> std::result::Result<Prepared, (Option<Step>, Error)> {
+    let model = llm::parse_model(&cfg.model).map_err(|e| (None, e))?;
+    let workdir = workdir.unwrap_or_else(|| match cfg.workdir.is_empty() {
+        true => current_dir(),
+        false => cfg.workdir.clone().into(),
+    });
+    Prepared::new(name, cfg, model, workdir, session.config_dir()).map_err(|(s, e)| (Some(s), e))
+}
+
+/// The current directory, or `.` when it is gone.
+pub fn current_dir() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+}
+
+/// A run whose message is ready: the task with the memory block after it.
+pub struct Begun<'a> {
+    agent: &'a Prepared,
+    /// The task as given: what the run log keeps.
+    task: &'a str,
+    now: Current<'a>,
+    /// What is sent as the user message.
+    pub sent: String,
+    /// The memory block in it.
+    pub injected: Injected,
+}
+
+/// Starts a run of `agent` on `task`: its recall's warnings, then the
+/// memory block for the state's `now` (`listing` keeps what the shared
+/// block left out, for `--dry-run` and `-v`).
+pub fn begin<'a>(
+    agent: &'a Prepared,
+    task: &'a str,
+    now: Current<'a>,
+    listing: bool,
+    warn: Warn,
+) -> Begun<'a> {
+    if let Some(r) = &agent.recall {
+        r.warnings.iter().for_each(|w| warn(w.clone()));
+    }
+    let (sent, injected) = context::with_memory(agent, task, now, listing, warn);
+    Begun {
+        agent,
+        task,
+        now,
+        sent,
+        injected,
+    }
+}
+
+/// How a run ended, and what its answer said to the state.
+pub struct Ran {
+    pub outcome: Outcome,
+    pub state: Option<Recorded>,
+}
+
+impl Begun<'_> {
+    /// Talks with the model at `depth` until it answers, then records the
+    /// run: its state (a failure too) and, on success, its run-log entry.
+    pub fn finish(
+        self,
+        session: &Session,
+        depth: u32,
+        deadline: Deadline,
+        on_text: Option<TextSink>,
+        warn: Warn,
+    ) -> Result<Ran> {
+        let agent = self.agent;
+        let (task, phase) = (self.now.task.unwrap_or_default(), self.now.phase);
+        let sub = |name: &str, user: &str, depth: u32, deadline: Deadline| {
+            sub_agent(session, name, user, depth, deadline)
+        };
+        let sent = &self.sent;
+        let outcome = match converse::converse(session, agent, sent, depth, deadline, on_text, &sub)
+        {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                state::record(agent, task, phase, Err(&e.to_string()), warn);
+                return Err(e);
+            }
+        };
+        let state = state::record(agent, task, phase, Ok(&outcome.reply.content), warn);
+        let log = &agent.cfg.memory;
+        if log.enabled
+            && let Err(w) = recall::record(&agent.name, log, self.task, &outcome.reply.content)
+        {
+            warn(w);
+        }
+        Ok(Ran { outcome, state })
+    }
+}
+
+/// Runs the sub-agent `name` at `depth` on `user`, the way [`begin`] and
+/// [`Begun::finish`] run any agent, under its own main task, and returns
+/// its answer. Its warnings are shown only with `-v`.
+fn sub_agent(
+    session: &Session,
+    name: &str,
+    user: &str,
+    depth: u32,
+    deadline: Deadline,
+) -> std::result::Result<String, String> {
+    let cfg = agent::load(name).map_err(|e| format!("failed to load agent \"{name}\": {e}"))?;
+    let agent = prepare(session, name, cfg, None).map_err(|(step, e)| match step {
+        Some(step) => format!("failed to {step} for agent \"{name}\": {e}"),
+        None => format!("invalid model for agent \"{name}\": {e}"),
+    })?;
+    let mut warn = |w: String| {
+        // A sub-agent's memory trouble is only worth a line when asked.
+        if session.verbose {
+            note(format_args!("[sub-agent] Warning: {w}"));
+        }
+    };
+    let now = Current {
+        task: Some(DEFAULT_TASK),
+        phase: None,
+    };
+    let ran = begin(&agent, user, now, false, &mut warn)
+        .finish(session, depth, deadline, None, &mut warn)
+        .map_err(|e| e.to_string())?;
+    Ok(ran.outcome.reply.content)
+}
