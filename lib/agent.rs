@@ -145,7 +145,8 @@ pub enum ContextKind {
 
 impl ContextKind {
     /// The default order: what the agent is doing, what it chose to keep,
-    /// what it did lately, what it knows of the world, its diary.
+    /// what it did lately, what it knows of the world, its diary. Kept in
+    /// step with [`Self::rank`] by a check at compile time.
     pub const ORDER: [ContextKind; 5] = [
         ContextKind::State,
         ContextKind::Memory,
@@ -153,6 +154,19 @@ impl ContextKind {
         ContextKind::World,
         ContextKind::Daily,
     ];
+
+    /// Its place in [`Self::ORDER`]: a match, so a new kind does not
+    /// compile until it is given a place, and the check below fails until
+    /// `ORDER` holds each kind at its place.
+    const fn rank(self) -> usize {
+        match self {
+            ContextKind::State => 0,
+            ContextKind::Memory => 1,
+            ContextKind::Log => 2,
+            ContextKind::World => 3,
+            ContextKind::Daily => 4,
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -164,6 +178,15 @@ impl ContextKind {
         }
     }
 }
+
+/// `ORDER` lists each kind at its rank, and as many as there are ranks.
+const _: () = {
+    let mut i = 0;
+    while i < ContextKind::ORDER.len() {
+        assert!(ContextKind::ORDER[i].rank() == i);
+        i += 1;
+    }
+};
 
 impl ContextConfig {
     /// The kinds in the order they are wanted.

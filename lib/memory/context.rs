@@ -12,8 +12,8 @@
 //! # Recent Experiences      daily logs, newest first
 //! ```
 //!
-//! A kind is one row of [`SOURCES`]: its name and heading, and how it
-//! offers its items. Reading follows the budget: the state and the log's
+//! A kind is one arm of [`Source::of`]: its heading, and how it offers
+//! its items. Reading follows the budget: the state and the log's
 //! tail are read whole (every item's size is needed to fill and to list),
 //! but a note file that cannot fit by its size alone is listed unread.
 //! A note file or directory that cannot be read (no permission, a `world`
@@ -49,41 +49,41 @@ struct Notes {
     unreadable: Vec<(NoteKind, notes::Unreadable)>,
 }
 
-/// One kind of memory in the block.
+/// One kind of memory in the block: its heading and how it offers its
+/// items.
 struct Source {
-    kind: ContextKind,
     heading: &'static str,
     offer: for<'a> fn(&'a Loaded<'a>, &'static str, &mut Block<'a>) -> Result<()>,
 }
 
-/// Every kind, in no particular order: the order is the agent's.
-const SOURCES: &[Source] = &[
-    Source {
-        kind: ContextKind::State,
-        heading: "# Session Memory\n",
-        offer: offer_state,
-    },
-    Source {
-        kind: ContextKind::Memory,
-        heading: "# Your Memory\n",
-        offer: |l, h, b| offer_notes(l, NoteKind::Memory, h, b),
-    },
-    Source {
-        kind: ContextKind::Log,
-        heading: "# Recent Runs\n",
-        offer: offer_log,
-    },
-    Source {
-        kind: ContextKind::World,
-        heading: "# World Knowledge\n",
-        offer: |l, h, b| offer_notes(l, NoteKind::World, h, b),
-    },
-    Source {
-        kind: ContextKind::Daily,
-        heading: "# Recent Experiences\n",
-        offer: |l, h, b| offer_notes(l, NoteKind::Daily, h, b),
-    },
-];
+impl Source {
+    /// The row of `kind`: a match, so a new kind does not compile until it
+    /// has one.
+    fn of(kind: ContextKind) -> Source {
+        match kind {
+            ContextKind::State => Source {
+                heading: "# Session Memory\n",
+                offer: offer_state,
+            },
+            ContextKind::Memory => Source {
+                heading: "# Your Memory\n",
+                offer: |l, h, b| offer_notes(l, NoteKind::Memory, h, b),
+            },
+            ContextKind::Log => Source {
+                heading: "# Recent Runs\n",
+                offer: offer_log,
+            },
+            ContextKind::World => Source {
+                heading: "# World Knowledge\n",
+                offer: |l, h, b| offer_notes(l, NoteKind::World, h, b),
+            },
+            ContextKind::Daily => Source {
+                heading: "# Recent Experiences\n",
+                offer: |l, h, b| offer_notes(l, NoteKind::Daily, h, b),
+            },
+        }
+    }
+}
 
 /// What to assemble.
 pub struct Request<'a> {
@@ -176,10 +176,7 @@ pub fn assemble(
         false => Block::new(request.budget),
     };
     for &kind in &kept {
-        let source = SOURCES
-            .iter()
-            .find(|s| s.kind == kind)
-            .expect("a row per kind");
+        let source = Source::of(kind);
         if let Err(e) = (source.offer)(&loaded, source.heading, &mut block) {
             failed(kind, e);
         }
