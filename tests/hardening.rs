@@ -4,7 +4,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::{ExitStatus, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -121,42 +121,59 @@ fn others(dir: &Path, keep: &str) -> Vec<String> {
     names
 }
 
-/// Starts `axe-mem-trim` on `log` and waits until its temp file exists;
-/// `None` if the trim finished before it could be seen.
-fn trim_caught_writing(env: &Env, log: &Path) -> Option<Child> {
-    let mut child = env
-        .std_cmd("axe-mem-trim")
-        .args(["--file", log.to_str().unwrap(), "--keep", "75"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+/// Runs `axe-mem-trim` on `log`, which holds `old`, and sends it `signal`
+/// once its temp file is seen: how it ended, from a trim the signal caught
+/// mid-write, with the log still `old`. A trim that finished first (the
+/// log already new, whole) is undone and run again: the copy of 75 MB
+/// takes far longer than the polling, yet at most 20 runs are tried.
+fn trim_signalled_mid_write(env: &Env, log: &Path, old: &[u8], signal: &str) -> ExitStatus {
     let dir = log.parent().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if !others(dir, "log.md").is_empty() {
-            return Some(child);
+    for _ in 0..20 {
+        let mut child = env
+            .std_cmd("axe-mem-trim")
+            .args(["--file", log.to_str().unwrap(), "--keep", "75"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let seen_writing = loop {
+            if !others(dir, "log.md").is_empty() {
+                break true;
+            }
+            if child.try_wait().unwrap().is_some() {
+                break false;
+            }
+            if Instant::now() > deadline {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("the trim neither wrote nor finished");
+            }
+            sleep(Duration::from_micros(200));
+        };
+        if seen_writing {
+            std::process::Command::new("kill")
+                .args([&format!("-{signal}"), &child.id().to_string()])
+                .status()
+                .unwrap();
         }
-        if child.try_wait().unwrap().is_some() {
-            return None;
+        let status = child.wait().unwrap();
+        let now = fs::read(log).unwrap();
+        if seen_writing && now == old {
+            return status;
         }
-        sleep(Duration::from_micros(200));
+        // Done before it was seen, or before the signal landed: the log
+        // trimmed, whole, nothing beside it.
+        let entries = header_count(&String::from_utf8_lossy(&now));
+        assert!(
+            entries == 75 && old.ends_with(&now),
+            "a trim not caught mid-write left {} bytes, {entries} entries",
+            now.len()
+        );
+        assert_eq!(others(dir, "log.md"), Vec::<String>::new());
+        fs::write(log, old).unwrap();
     }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    panic!("the trim neither wrote nor finished");
-}
-
-/// The log is the old one or the trimmed one, never anything between.
-fn old_or_new(log: &Path, old: &[u8]) {
-    let now = fs::read(log).unwrap();
-    let text = String::from_utf8_lossy(&now);
-    assert!(
-        now == old || (header_count(&text) == 75 && old.ends_with(&now)),
-        "torn log: {} bytes, {} entries",
-        now.len(),
-        header_count(&text)
-    );
+    panic!("never caught a trim mid-write in 20 runs");
 }
 
 #[test]
@@ -166,26 +183,20 @@ fn an_interrupted_trim_removes_its_temp_file_and_leaves_old_or_new() {
     let dir = env.root().join("logs");
     fs::create_dir(&dir).unwrap();
     let log = dir.join("log.md");
-    for signal in ["INT", "TERM", "HUP"] {
-        let old = big_log(&log, 100);
-        let mut caught = 0;
+    let old = big_log(&log, 100);
+    for (signal, number) in [
+        ("INT", libc::SIGINT),
+        ("TERM", libc::SIGTERM),
+        ("HUP", libc::SIGHUP),
+    ] {
         for _ in 0..3 {
-            let Some(mut child) = trim_caught_writing(&env, &log) else {
-                big_log(&log, 100);
-                continue;
-            };
-            caught += 1;
-            std::process::Command::new("kill")
-                .args([&format!("-{signal}"), &child.id().to_string()])
-                .status()
-                .unwrap();
-            let status = child.wait().unwrap();
-            assert!(status.signal().is_some() || status.success(), "{status:?}");
+            // Each caught mid-write, the old log still in place.
+            let status = trim_signalled_mid_write(&env, &log, &old, signal);
+            // It died of the signal, after removing its temp file.
+            assert_eq!(status.signal(), Some(number), "SIG{signal}: {status:?}");
             assert_eq!(others(&dir, "log.md"), Vec::<String>::new(), "SIG{signal}");
-            old_or_new(&log, &old);
-            fs::write(&log, &old).unwrap();
+            assert!(fs::read(&log).unwrap() == old, "SIG{signal}");
         }
-        assert!(caught > 0, "never caught a trim writing");
     }
 }
 
@@ -196,22 +207,12 @@ fn a_killed_trims_leftover_is_swept_by_the_next_write_to_that_log() {
     fs::create_dir(&dir).unwrap();
     let log = dir.join("log.md");
     let old = big_log(&log, 100);
-    let mut child = loop {
-        if let Some(child) = trim_caught_writing(&env, &log) {
-            break child;
-        }
-        big_log(&log, 100);
-    };
-    child.kill().unwrap();
-    child.wait().unwrap();
+    // Killed mid-write, the old log still in place, with no chance to
+    // clean up.
+    let status = trim_signalled_mid_write(&env, &log, &old, "KILL");
+    assert!(!status.success(), "{status:?}");
     let left = others(&dir, "log.md");
-    if left.is_empty() {
-        // Killed just after the rename: nothing to sweep this time.
-        old_or_new(&log, &old);
-        return;
-    }
     assert_eq!(left, [".log.md.axe-new"]);
-    old_or_new(&log, &old);
     // Another log's write does not touch it...
     env.cmd("axe-mem-append")
         .args([

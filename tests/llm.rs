@@ -10,7 +10,7 @@ use predicates::prelude::*;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::server::{Answer, Server, closed_port_url, sse_data, sse_event};
+use crate::server::{Answer, Gate, PATIENCE, Server, closed_port_url, sse_data, sse_event};
 use crate::util::{Env, stdout};
 use crate::wire::{KEY, anthropic_reply, ollama_reply, openai_reply, reply_for, stream_answer};
 
@@ -544,32 +544,90 @@ fn redirects_are_not_followed() {
     assert!(target.requests().is_empty(), "the redirect was followed");
 }
 
-#[test]
-fn timeout_bounds_the_whole_call() {
+/// A server whose answer to every request is held until the call is over
+/// (the returned gate opened): it says nothing, or with `drip` it sends
+/// that content type's piece every 100 ms, so no single read waits long,
+/// but never finishes.
+fn held_until_over(drip: Option<(&'static str, &str)>) -> (Server, Gate) {
+    let call_over = Gate::new();
+    let gate = call_over.clone();
+    let drip = drip.map(|(content_type, piece)| (content_type, piece.as_bytes().to_vec()));
+    let server = Server::route(move |_| match &drip {
+        None => {
+            gate.wait(PATIENCE);
+            Answer::Drop
+        }
+        Some((content_type, piece)) => Answer::Drip {
+            content_type,
+            piece: piece.clone(),
+            every: Duration::from_millis(100),
+            until: gate.clone(),
+        },
+    });
+    (server, call_over)
+}
+
+/// `axe-llm --timeout 1` with `flags` against `held_until_over(drip)`:
+/// only the call's own deadline can end it, and it must, as a timeout.
+fn times_out(drip: Option<(&'static str, &str)>, flags: &[&str]) {
     let env = Env::new();
-    let server = Server::start(vec![Answer::Hang(Duration::from_secs(8))]);
+    let (server, call_over) = held_until_over(drip);
     let started = Instant::now();
     llm(&env, &server.url, "openai")
-        .args(["-m", "openai/m", "--timeout", "1", "q"])
+        .args(["-m", "openai/m", "--timeout", "1"])
+        .args(flags)
+        .arg("q")
         .assert()
         .code(3)
         .stderr("timeout: no complete reply within 1s\n");
     let took = started.elapsed();
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    call_over.open();
+    assert!(!call_over.ran_out(), "the server ended it");
+    assert_eq!(server.requests().len(), 1);
+    // Not before the second was up (less a timer tick: the kernel may
+    // wake a read that much early), and nowhere near the server's
+    // patience.
+    assert!(
+        took >= Duration::from_millis(990) && took < Duration::from_secs(15),
+        "took {took:?}"
+    );
+}
+
+#[test]
+fn timeout_bounds_the_whole_call() {
+    times_out(None, &[]);
+    times_out(None, &["--stream"]);
+}
+
+#[test]
+#[ignore = "lib bug: a deadline that strikes between chunks of a chunked body \
+            is reported as `server: Post \"\": the timeout of the request was \
+            reached` (minreq wraps it as ErrorKind::Other)"]
+fn a_reply_that_never_finishes_is_a_timeout() {
+    times_out(Some(("application/json", " ")), &[]);
+    times_out(Some(("text/event-stream", ": ping\n\n")), &["--stream"]);
 }
 
 #[test]
 fn timeout_includes_retries() {
     let env = Env::new();
-    let server = Server::start(vec![Answer::json(500, &json!({}))]);
+    // Every answer a 500 asking for another try in a second, 50 more
+    // tries allowed: only the timeout can stop it. Each try starts at
+    // least a second after the one before, and a wait that would end
+    // past the deadline is not begun, so 3 seconds hold at most 3 tries.
+    let server = Server::start(vec![
+        Answer::json(500, &json!({})).with_header("retry-after", "1"),
+    ]);
     let started = Instant::now();
     llm(&env, &server.url, "openai")
-        .args(["-m", "openai/m", "--timeout", "1.5", "--retries", "50", "q"])
+        .args(["-m", "openai/m", "--timeout", "3", "--retries", "50", "q"])
         .assert()
         .code(3)
         .stderr("server: Internal Server Error\n");
-    assert!(started.elapsed() < Duration::from_secs(3));
-    assert!(server.requests().len() >= 2, "it did retry");
+    let took = started.elapsed();
+    let tries = server.requests().len();
+    assert!((2..=3).contains(&tries), "{tries} tries");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
 }
 
 #[test]
@@ -660,7 +718,8 @@ fn streaming_prints_as_text_arrives_for_every_provider() {
         drop(gate);
         let status = child.wait().unwrap();
         assert!(status.success(), "{provider}: {status}");
-        while let Ok(more) = rx.recv_timeout(Duration::from_millis(500)) {
+        // The reader ends at the end of the child's output, now closed.
+        for more in rx {
             seen = more;
         }
         assert_eq!(

@@ -3,14 +3,14 @@
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::server::{Answer, Recorded, Server};
+use crate::server::{Answer, Gate, PATIENCE, Recorded, Server};
 use crate::util::{Env, entries, entry, header_count, read, stdout};
 use crate::wire::{KEY, anthropic_reply, served_by, stream_answer};
 
@@ -721,9 +721,13 @@ fn stream_and_json_do_not_mix() {
 // --- sub-agents ------------------------------------------------------------
 
 /// A server that answers by who is asking: the parent's first turn calls
-/// the sub-agents, its second turn echoes their results; each sub-agent
-/// answers after `delay(name)`.
-fn family_server(calls: Vec<(&'static str, Value)>, delay: fn(&str) -> u64) -> Server {
+/// the sub-agents, its second turn echoes their results; each sub-agent's
+/// answer goes through `around(name, answer)` first, which may hold it at
+/// a [`Gate`] or make it open one.
+fn family_server(
+    calls: Vec<(&'static str, Value)>,
+    around: impl Fn(&str, Answer) -> Answer + Send + Sync + 'static,
+) -> Server {
     Server::route(move |req| {
         let body = req.json();
         let system = body["system"].as_str().unwrap_or_default().to_owned();
@@ -743,10 +747,14 @@ fn family_server(calls: Vec<(&'static str, Value)>, delay: fn(&str) -> u64) -> S
             .next()
             .unwrap()
             .to_owned();
-        std::thread::sleep(Duration::from_millis(delay(&me)));
         let task = messages[0]["content"].as_str().unwrap().to_owned();
-        ok(&format!("{me} did [{task}]"))
+        around(&me, ok(&format!("{me} did [{task}]")))
     })
+}
+
+/// For [`family_server`]: every answer as it is, at once.
+fn as_is(_: &str, answer: Answer) -> Answer {
+    answer
 }
 
 fn results_sent_back(server: &Server) -> Vec<Value> {
@@ -770,6 +778,11 @@ fn sub_agents_run_in_parallel_and_results_keep_call_order() {
     agent(&env, "parent", "sub_agents = [\"slow\", \"fast\"]");
     agent(&env, "slow", "");
     agent(&env, "fast", "");
+    // The first call's answer is held until the second call's answer has
+    // been sent: run one after the other, the second call would never
+    // come while the first waits, and the wait would run out.
+    let fast_answered = Gate::new();
+    let gate = fast_answered.clone();
     let server = family_server(
         vec![
             ("c1", json!({"agent": "slow", "task": "one"})),
@@ -778,12 +791,23 @@ fn sub_agents_run_in_parallel_and_results_keep_call_order() {
                 json!({"agent": "fast", "task": "two", "context": "ctx"}),
             ),
         ],
-        |me| if me == "slow" { 700 } else { 0 },
+        move |me, answer| {
+            if me == "slow" {
+                gate.wait(PATIENCE);
+                answer
+            } else {
+                answer.then_open(&gate)
+            }
+        },
     );
     let out = run(&env, &server.url)
         .args(["parent", "--json"])
         .assert()
         .success();
+    assert!(
+        !fast_answered.ran_out(),
+        "calls were not concurrent: the second never came while the first was held"
+    );
     let doc = parse_envelope(&stdout(out.get_output()));
     assert_eq!(doc.tool_calls, 2);
     assert_eq!(
@@ -791,6 +815,7 @@ fn sub_agents_run_in_parallel_and_results_keep_call_order() {
         (Some(16), Some(10)),
         "summed over turns"
     );
+    // The second call was answered first; the results are in call order.
     let results = results_sent_back(&server);
     assert_eq!(
         results,
@@ -799,19 +824,7 @@ fn sub_agents_run_in_parallel_and_results_keep_call_order() {
             json!({"type": "tool_result", "tool_use_id": "c2", "content": "fast did [Task: two\n\nContext:\nctx]", "is_error": false}),
         ]
     );
-    // Both sub-agent requests were in flight together.
     let reqs = server.requests();
-    let at = |who: &str| {
-        reqs.iter()
-            .find(|r| system_of(r) == format!("You are {who}."))
-            .unwrap()
-            .at
-    };
-    let gap = at("fast").max(at("slow")) - at("fast").min(at("slow"));
-    assert!(
-        gap < Duration::from_millis(500),
-        "calls were not concurrent: {gap:?}"
-    );
     // The tool offered to the parent.
     assert_eq!(
         reqs[0].json()["tools"],
@@ -841,22 +854,38 @@ fn parallel_false_runs_calls_one_after_another() {
     );
     agent(&env, "slow", "");
     agent(&env, "fast", "");
+    // The first call's answer is held for a second, or until the second
+    // call comes: one after the other, it cannot come while the first is
+    // unanswered, so the hold must run out every time. At once, it would
+    // come within the second.
+    let fast_came = Gate::new();
+    let gate = fast_came.clone();
     let server = family_server(
         vec![
             ("c1", json!({"agent": "slow", "task": "one"})),
             ("c2", json!({"agent": "fast", "task": "two"})),
         ],
-        |me| if me == "slow" { 400 } else { 0 },
+        move |me, answer| {
+            if me == "slow" {
+                gate.wait(Duration::from_secs(1));
+            } else {
+                gate.open();
+            }
+            answer
+        },
     );
     run(&env, &server.url).arg("parent").assert().success();
-    let reqs = server.requests();
-    let at = |who: &str| {
-        reqs.iter()
-            .find(|r| system_of(r) == format!("You are {who}."))
-            .unwrap()
-            .at
-    };
-    assert!(at("fast") - at("slow") >= Duration::from_millis(400));
+    assert!(
+        fast_came.ran_out(),
+        "the second call came while the first was unanswered"
+    );
+    assert_eq!(
+        results_sent_back(&server),
+        [
+            json!({"type": "tool_result", "tool_use_id": "c1", "content": "slow did [Task: one]", "is_error": false}),
+            json!({"type": "tool_result", "tool_use_id": "c2", "content": "fast did [Task: two]", "is_error": false}),
+        ]
+    );
 }
 
 #[test]
@@ -878,7 +907,7 @@ fn refused_calls_come_back_as_error_results() {
             ("c5", json!({"agent": "broken", "task": "x"})),
             ("c6", json!({"agent": "keyless", "task": "x"})),
         ],
-        |_| 0,
+        as_is,
     );
     // The hosted API (no base URL of one's own) refuses to go keyless.
     run(&env, &server.url)
@@ -968,7 +997,7 @@ fn depth_limit_stops_offering_the_tool() {
         "sub_agents = [\"mid\"]\n[sub_agents_config]\nmax_depth = 1",
     );
     agent(&env, "mid", "sub_agents = [\"leaf\"]");
-    let server = family_server(vec![("c1", json!({"agent": "mid", "task": "t"}))], |_| 0);
+    let server = family_server(vec![("c1", json!({"agent": "mid", "task": "t"}))], as_is);
     run(&env, &server.url).arg("parent").assert().success();
     let mid = server
         .requests()
@@ -986,7 +1015,7 @@ fn depth_limit_stops_offering_the_tool() {
         "parent",
         "sub_agents = [\"mid\"]\n[sub_agents_config]\nmax_depth = 2",
     );
-    let server = family_server(vec![("c1", json!({"agent": "mid", "task": "t"}))], |_| 0);
+    let server = family_server(vec![("c1", json!({"agent": "mid", "task": "t"}))], as_is);
     run(&env, &server.url).arg("parent").assert().success();
     let mid = server
         .requests()
@@ -1005,20 +1034,36 @@ fn sub_agent_timeout_bounds_each_call() {
         "sub_agents = [\"sleepy\"]\n[sub_agents_config]\ntimeout = 1",
     );
     agent(&env, "sleepy", "");
+    // The sub-agent's answer is held until the run is over: the run can
+    // only end by giving up on it.
+    let run_over = Gate::new();
+    let gate = run_over.clone();
     let server = family_server(
         vec![("c1", json!({"agent": "sleepy", "task": "t"}))],
-        |me| {
-            if me == "sleepy" { 3000 } else { 0 }
+        move |me, answer| {
+            if me == "sleepy" {
+                gate.wait(PATIENCE);
+            }
+            answer
         },
     );
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     run(&env, &server.url).arg("parent").assert().success();
-    assert!(started.elapsed() < Duration::from_millis(2800));
+    let took = started.elapsed();
+    run_over.open();
+    assert!(!run_over.ran_out(), "the run waited for the held answer");
     assert_eq!(
         results_sent_back(&server)[0]["content"],
         json!(
             "Error: sub-agent \"sleepy\" failed - timeout: no complete reply within 1s. You may retry or proceed without this result."
         )
+    );
+    // Not before the sub-agent's second was up (less a timer tick: the
+    // kernel may wake a read that much early), and nowhere near the
+    // held answer's patience.
+    assert!(
+        took >= Duration::from_millis(990) && took < Duration::from_secs(15),
+        "took {took:?}"
     );
 }
 
@@ -1041,7 +1086,7 @@ fn sub_agent_memory_is_its_own() {
             ),
             ("c2", json!({"agent": "plain", "task": "forget"})),
         ],
-        |_| 0,
+        as_is,
     );
     run(&env, &server.url)
         .arg("parent")
@@ -1082,7 +1127,7 @@ fn a_sub_agent_with_a_context_budget_gets_its_one_block() {
         "[memory]\nenabled = true\n[context]\nbudget = 1000",
     );
     env.write(&env.log_path("ctx"), entries(2));
-    let server = family_server(vec![("c1", json!({"agent": "ctx", "task": "go"}))], |_| 0);
+    let server = family_server(vec![("c1", json!({"agent": "ctx", "task": "go"}))], as_is);
     run(&env, &server.url)
         .arg("parent")
         .write_stdin("top task")
@@ -1141,7 +1186,7 @@ fn verbose_traces_turns_and_sub_agents() {
     let env = Env::new();
     agent(&env, "parent", "sub_agents = [\"kid\"]");
     agent(&env, "kid", "");
-    let server = family_server(vec![("c1", json!({"agent": "kid", "task": "play"}))], |_| 0);
+    let server = family_server(vec![("c1", json!({"agent": "kid", "task": "play"}))], as_is);
     let out = run(&env, &server.url)
         .args(["parent", "-v"])
         .assert()

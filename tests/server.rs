@@ -1,11 +1,17 @@
 //! A local HTTP/1.1 server standing in for a provider: it answers from a
 //! script and records every request it gets.
+//!
+//! Tests that need events in an order force it with a [`Gate`] rather than
+//! hoping for it with sleeps and clock thresholds: a route handler waits
+//! at a gate until something else happened (another request came, an
+//! answer was sent, the program under test ended), and a wait that runs
+//! out is remembered, so a test whose order never comes fails, not hangs.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -30,6 +36,78 @@ pub enum Answer {
     Drop,
     /// Read the request, then say nothing for this long.
     Hang(Duration),
+    /// A chunked 200 that sends `piece` again and again, one every
+    /// `every`, and never ends until `until` opens (or [`PATIENCE`]
+    /// passes, which `until` then remembers): a server that is never
+    /// silent long but never done.
+    Drip {
+        content_type: &'static str,
+        piece: Vec<u8>,
+        every: Duration,
+        until: Gate,
+    },
+    /// `answer`, and once it is sent in full and the connection closed,
+    /// `gate` opens.
+    Then(Box<Answer>, Gate),
+}
+
+/// How long a [`Gate`] holds anything by default: far longer than any
+/// order a test forces takes to come, short enough that a test whose
+/// order never comes fails in reasonable time.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// A gate to force an order of events: shut until [`Gate::open`], and
+/// open for good after. Clones are the same gate, so a route handler
+/// can wait at it while another handler or the test opens it.
+#[derive(Clone, Default)]
+pub struct Gate(Arc<(Mutex<GateState>, Condvar)>);
+
+#[derive(Default)]
+struct GateState {
+    open: bool,
+    ran_out: bool,
+}
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate::default()
+    }
+
+    pub fn open(&self) {
+        let (state, changed) = &*self.0;
+        state.lock().unwrap().open = true;
+        changed.notify_all();
+    }
+
+    /// Waits until the gate is open, but at most `limit`: true if it
+    /// opened; false if the limit passed first, which the gate remembers
+    /// ([`Gate::ran_out`]).
+    pub fn wait(&self, limit: Duration) -> bool {
+        let opened = self.opens_within(limit);
+        if !opened {
+            self.note_ran_out();
+        }
+        opened
+    }
+
+    /// Whether a [`Gate::wait`] (or a [`Answer::Drip`] it ends) gave up
+    /// before the gate opened.
+    pub fn ran_out(&self) -> bool {
+        self.0.0.lock().unwrap().ran_out
+    }
+
+    fn note_ran_out(&self) {
+        self.0.0.lock().unwrap().ran_out = true;
+    }
+
+    /// Waits until open, at most `limit`, remembering nothing.
+    fn opens_within(&self, limit: Duration) -> bool {
+        let (state, changed) = &*self.0;
+        let (state, _) = changed
+            .wait_timeout_while(state.lock().unwrap(), limit, |s| !s.open)
+            .unwrap();
+        state.open
+    }
 }
 
 impl Answer {
@@ -77,6 +155,12 @@ impl Answer {
                 .map(|l| format!("{l}\n").into_bytes())
                 .collect(),
         }
+    }
+
+    /// This answer, then `gate` opens once it is sent in full and the
+    /// connection closed: whatever waits at `gate` comes after it.
+    pub fn then_open(self, gate: &Gate) -> Answer {
+        Answer::Then(Box::new(self), gate.clone())
     }
 
     /// Sends the first `n` pieces now and the rest only after the returned
@@ -276,6 +360,36 @@ fn respond(mut conn: TcpStream, answer: Answer) {
         }
         Answer::Drop => {}
         Answer::Hang(d) => thread::sleep(d),
+        Answer::Drip {
+            content_type,
+            piece,
+            every,
+            until,
+        } => {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+            );
+            let _ = conn.write_all(head.as_bytes());
+            // Each chunk in one write: between chunks the client waits
+            // for the next one's length line.
+            let mut chunk = format!("{:x}\r\n", piece.len()).into_bytes();
+            chunk.extend_from_slice(&piece);
+            chunk.extend_from_slice(b"\r\n");
+            let give_up = Instant::now() + PATIENCE;
+            while !until.opens_within(every) {
+                if Instant::now() > give_up {
+                    until.note_ran_out();
+                    break;
+                }
+                // Errors ignored: the client may be long gone.
+                let _ = conn.write_all(&chunk);
+            }
+            let _ = conn.write_all(b"0\r\n\r\n");
+        }
+        Answer::Then(answer, gate) => {
+            respond(conn, *answer);
+            gate.open();
+        }
     }
 }
 
