@@ -600,9 +600,6 @@ fn timeout_bounds_the_whole_call() {
 }
 
 #[test]
-#[ignore = "lib bug: a deadline that strikes between chunks of a chunked body \
-            is reported as `server: Post \"\": the timeout of the request was \
-            reached` (minreq wraps it as ErrorKind::Other)"]
 fn a_reply_that_never_finishes_is_a_timeout() {
     times_out(Some(("application/json", " ")), &[]);
     times_out(Some(("text/event-stream", ": ping\n\n")), &["--stream"]);

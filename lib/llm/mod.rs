@@ -107,6 +107,14 @@ pub fn complete(
         let result = attempt_once(endpoint, model, &post, options, &redactor, &mut sink);
         let failure = match result {
             Ok(reply) => return Ok(redactor.reply(reply)),
+            // A read that broke once the deadline had passed broke because
+            // of it: the HTTP library's own timeout, as a generic error.
+            Err(Failure::Dropped { .. }) if Instant::now() >= deadline => Failure::Timeout,
+            // Reading the body, the connection's URL is ours to name.
+            Err(Failure::Dropped { url, err }) if url.is_empty() => Failure::Dropped {
+                url: url.clone(),
+                err,
+            },
             Err(f) => f,
         };
         let retry_in = match &failure {
