@@ -161,15 +161,21 @@ fn record_counts_iterations_and_resolves_errors_on_success() {
     assert_eq!(s["errors"][0]["resolved"], true);
     assert_eq!(s["errors"][0]["resolution"], "iteration 2 succeeded");
     assert!(s["last_checkpoint"].as_str().unwrap().ends_with('Z'));
-    for args in [
-        &["a", "--task", "42"][..],
-        &["a", "--success", "--failure", "--task", "t"][..],
+    for (args, err) in [
+        (
+            &["a", "--task", "42"][..],
+            "missing required flag --success (or --failure)\n",
+        ),
+        (
+            &["a", "--success", "--failure", "--task", "t"][..],
+            "cannot use both --success and --failure\n",
+        ),
     ] {
         state(&env, "record")
             .args(args)
             .assert()
             .code(1)
-            .stderr("give one of --success and --failure\n");
+            .stderr(err);
     }
     state(&env, "record")
         .args(["a", "--success"])

@@ -5,6 +5,8 @@
 pub struct Arg {
     /// Shown as `<NAME>`.
     pub name: &'static str,
+    /// What errors call it: `agent name` in "agent name is required".
+    pub noun: &'static str,
     pub help: &'static str,
     pub complete: Complete,
     /// Takes every remaining word (`PROMPT...`); only the last may.

@@ -82,6 +82,12 @@ fn render(command: &Command, commands: &[(&str, &str)], with_args: bool) -> Stri
     for (spelling, flag) in &spelled {
         out.push_str(&format!("  {spelling:width$}  {}\n", flag.help));
     }
+    if !command.rules.is_empty() {
+        out.push_str("\nRules:\n");
+        for rule in command.rules {
+            out.push_str(&format!("  {}\n", rule.describe()));
+        }
+    }
     if !command.description.is_empty() {
         out.push('\n');
         out.push_str(command.description.trim_end());

@@ -39,6 +39,11 @@ impl Matches {
         flag.long
     }
 
+    /// Whether `flag`, a switch or one with a value, was given.
+    pub fn given(&self, flag: &Flag) -> bool {
+        self.flags.iter().any(|(l, _)| *l == flag.long)
+    }
+
     /// Whether the switch `flag` was given.
     pub fn flag(&self, flag: &Flag) -> bool {
         let long = self.known(flag);

@@ -10,6 +10,7 @@ pub mod generate;
 mod help;
 mod matches;
 mod parse;
+pub(crate) mod rule;
 pub(crate) mod spec;
 
 use std::ffi::OsString;
@@ -20,6 +21,7 @@ pub use flag::{Arg, Complete, Flag, HELP, Kind, VERSION};
 pub use help::{flag_spelling, help, help_with_commands, version};
 pub use matches::Matches;
 pub use parse::{Parsed, parse};
+pub use rule::{Item, Rule};
 pub use spec::{Command, Run};
 
 use crate::error::{Error, Result};
@@ -62,7 +64,10 @@ fn run(command: &'static Command, words: Vec<OsString>, out: &mut dyn Write) -> 
             .write_all(version(command).as_bytes())
             .map_err(Error::Output)?,
         Parsed::Run(m) => match command.run {
-            Run::Action(action) => action(&m, out)?,
+            Run::Action(action) => {
+                rule::check(command.rules, command.args, &m)?;
+                action(&m, out)?
+            }
             // A command of subcommands without one (`axe-agents`) shows
             // what it has, as `git remote` and cobra's groups do.
             Run::Subcommands(_) => out

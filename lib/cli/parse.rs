@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 
-use super::flag::Flag;
+use super::flag::{Flag, Kind};
 use super::matches::Matches;
 use super::spec::Command;
 use crate::error::{Error, Result};
@@ -64,6 +64,9 @@ pub fn parse(command: &'static Command, words: Vec<OsString>) -> Result<Parsed> 
             }
             None
         };
+        if let Some(v) = &value {
+            check_value(flag, v)?;
+        }
         m.flags.push((flag.long, value));
     }
     Ok(Parsed::Run(m))
@@ -106,6 +109,26 @@ pub fn asks_json(command: &Command, words: &[OsString]) -> bool {
     }
 }
 
+/// A number flag's value must be a finite number: `inf` and `NaN` parse
+/// as floats but mean nothing as a temperature or a number of seconds.
+fn check_value(flag: &Flag, value: &std::ffi::OsStr) -> Result<()> {
+    if flag.kind != Kind::Number {
+        return Ok(());
+    }
+    let text = value.to_string_lossy();
+    match text.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() => Ok(()),
+        Ok(_) => Err(Error::Usage(format!(
+            "--{} must be a finite number",
+            flag.long
+        ))),
+        Err(_) => Err(Error::Usage(format!(
+            "error parsing flag --{}: invalid number \"{text}\"",
+            flag.long
+        ))),
+    }
+}
+
 fn usage(e: lexopt::Error) -> Error {
     Error::Usage(e.to_string())
 }
@@ -133,6 +156,7 @@ mod tests {
         usage: &["u"],
         args: &[Arg {
             name: "X",
+            noun: "x",
             help: "h",
             complete: Complete::Nothing,
             many: true,
@@ -142,6 +166,7 @@ mod tests {
             Flag::switch("json", "j"),
             Flag::switch("quiet", "q").short('q'),
         ],
+        rules: &[],
         description: "",
         run: Run::Action(|_, _| Ok(())),
     };

@@ -9,6 +9,7 @@ use std::io::Write;
 
 use super::flag::{Arg, Flag, HELP, VERSION};
 use super::matches::Matches;
+use super::rule::Rule;
 use crate::error::Result;
 
 /// One executable.
@@ -25,6 +26,9 @@ pub struct Command {
     pub args: &'static [Arg],
     /// Options, without `--help` and `--version`, which every command has.
     pub flags: &'static [Flag],
+    /// What must be given and what cannot go together, checked by the
+    /// parser in this order.
+    pub rules: &'static [Rule],
     /// Paragraphs for `--help` and the man page, after the options.
     pub description: &'static str,
     pub run: Run,

@@ -5,14 +5,15 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::args::{AGENT, required_agent};
+use super::args::{AGENT, AGENT_REQUIRED, required_agent};
 use crate::agent::{self, AgentConfig};
-use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
+use crate::cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::error::{Error, Result};
 use crate::memory;
 
 const NEW_AGENT: Arg = Arg {
     name: "AGENT",
+    noun: "agent name",
     help: "The new agent's name",
     complete: Complete::Nothing,
     many: false,
@@ -24,6 +25,7 @@ pub const COMMAND: Command = Command {
     usage: &["<COMMAND> [OPTIONS]"],
     args: &[],
     flags: &[],
+    rules: &[],
     description: "\
 Agent files live in the agents directory, <config>/agents/<name>.toml; the
 file name without .toml is the name that axe-run and the memory commands
@@ -37,6 +39,7 @@ const LIST: Command = Command {
     usage: &["[OPTIONS]"],
     args: &[],
     flags: &[LIST_JSON],
+    rules: &[],
     description: "\
 Prints `name - description` (or just the name) for each agent file that
 loads, sorted by name; files that fail to load are left out, as in Go.",
@@ -54,6 +57,7 @@ const SHOW: Command = Command {
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
     flags: &[SHOW_JSON],
+    rules: &[AGENT_REQUIRED],
     description: "\
 Prints one labelled line per field that is set, in the Go axe's layout
 (labels padded to 16 columns; longer labels such as `Memory MaxEntries:`
@@ -74,6 +78,7 @@ const INIT: Command = Command {
     usage: &["[OPTIONS] <AGENT>"],
     args: &[NEW_AGENT],
     flags: &[INIT_MODEL, INIT_MEMORY, INIT_JSON],
+    rules: &[Rule::Required(Item::Arg(&NEW_AGENT))],
     description: "\
 Writes a commented template to <config>/agents/<AGENT>.toml (creating the
 directory) and prints its path. An existing file is never replaced.
@@ -99,6 +104,7 @@ const EDIT: Command = Command {
     usage: &["<AGENT>"],
     args: &[AGENT],
     flags: &[],
+    rules: &[AGENT_REQUIRED],
     description: "\
 Runs `$EDITOR <path>` on the agent's file, with the terminal passed
 through; without $EDITOR, $VISUAL, else the system's `editor`, else `vi`.

@@ -3,12 +3,13 @@
 
 use std::time::Duration;
 
-use crate::cli::{Arg, Complete, Flag, Matches};
+use crate::cli::{Arg, Complete, Flag, Item, Matches, Rule};
 use crate::error::{Error, Result};
 use crate::memory;
 
 pub const AGENT: Arg = Arg {
     name: "AGENT",
+    noun: "agent name",
     help: "The agent's name: its file in the agents directory, without .toml",
     complete: Complete::Agent,
     many: false,
@@ -41,9 +42,12 @@ pub fn words_after_agent(m: &Matches) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" "))
 }
 
-/// The AGENT argument of a command that cannot do without one.
+/// The rule of a command that cannot do without an agent.
+pub const AGENT_REQUIRED: Rule = Rule::Required(Item::Arg(&AGENT));
+
+/// The AGENT argument of a command whose rules have [`AGENT_REQUIRED`].
 pub fn required_agent(m: &Matches) -> Result<&str> {
-    agent_arg(m)?.ok_or_else(|| Error::Usage("agent name is required".into()))
+    agent_arg(m)?.ok_or_else(|| Error::Usage(AGENT_REQUIRED.message()))
 }
 
 /// `--timeout SECONDS` of `axe-llm`, `axe-run` and `axe-gc` [default: 120]:

@@ -12,6 +12,7 @@ pub const COMMAND: Command = Command {
     usage: &["<COMMAND> [OPTIONS]"],
     args: &[],
     flags: &[],
+    rules: &[],
     description: "\
 The config directory is $XDG_CONFIG_HOME/axe when XDG_CONFIG_HOME is set
 and not empty, else ~/.config/axe (on macOS ~/Library/Application
@@ -25,6 +26,7 @@ const PATH: Command = Command {
     usage: &["[OPTIONS]"],
     args: &[],
     flags: &[PATH_JSON],
+    rules: &[],
     description: "Prints the path whether or not the directory exists; nothing is created.",
     run: Run::Action(path),
 };
@@ -37,6 +39,7 @@ const INIT: Command = Command {
     usage: &["[OPTIONS]"],
     args: &[],
     flags: &[INIT_JSON],
+    rules: &[],
     description: "\
 Creates agents/, skills/sample/SKILL.md and a commented config.toml
 (mode 0600, since API keys go there), then prints the config directory.

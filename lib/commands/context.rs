@@ -6,7 +6,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::args::WAIT;
-use super::args::{AGENT, required_agent};
+use super::args::{AGENT, AGENT_REQUIRED, required_agent};
 use crate::agent;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
@@ -19,6 +19,7 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
     flags: &[BUDGET, TASK, PHASE, WAIT, JSON],
+    rules: &[AGENT_REQUIRED],
     description: "\
 Prints the block axe-run puts after the task when the agent has a
 [context] budget: its structured state, MEMORY.md, the run log's last

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::args::WAIT;
 use super::args::{self as target, AGENT};
-use crate::cli::{Command, Complete, Flag, Matches, Run};
+use crate::cli::{Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::error::{Error, Result};
 use crate::memory;
 use crate::run::gc::{self, Event, Options, Report, Status};
@@ -23,6 +23,7 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] <AGENT>", "[OPTIONS] --all"],
     args: &[AGENT],
     flags: &[ALL, DRY_RUN, MODEL, TIMEOUT, BUDGET, WAIT, JSON],
+    rules: &[Rule::Conflict(Item::Flag(&ALL), Item::Arg(&AGENT)), ONE],
     description: "\
 Sends the whole log to the model with a fixed prompt asking for three
 sections (Patterns Found, Repeated Work, Recommendations), prints the
@@ -58,6 +59,9 @@ const MODEL: Flag = Flag::with_value(
     "Use this model for the analysis instead of the agent's",
 )
 .completes(Complete::Model);
+
+/// An agent or `--all`.
+const ONE: Rule = Rule::Either(Item::Arg(&AGENT), Item::Flag(&ALL));
 
 const TIMEOUT: Flag = Flag::with_value(
     "timeout",
@@ -96,17 +100,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         budget: m.number::<usize>(&BUDGET)?,
     };
     let mut on = |event: Event| show(event, json, out);
+    // The rules see to --all or a name, not both.
     let reports = match (all, name) {
-        (true, Some(_)) => {
-            return Err(Error::Usage(
-                "cannot specify both --all and an agent name".into(),
-            ));
-        }
-        (false, None) => {
-            return Err(Error::Usage("agent name is required (or use --all)".into()));
-        }
         (false, Some(name)) => vec![gc::one(name, &opts, &mut on)?],
         (true, None) => gc::all(&opts, &mut on)?,
+        _ => return Err(Error::Usage(ONE.message())),
     };
     let failed = reports
         .iter()

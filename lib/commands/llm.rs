@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::args as target;
-use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
+use crate::cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::config;
 use crate::error::{Error, Result};
 use crate::llm::{self, CallOptions, Conversation, Message, Reply, ToolCall};
@@ -22,6 +22,7 @@ pub const COMMAND: Command = Command {
     ],
     args: &[Arg {
         name: "PROMPT",
+        noun: "prompt",
         help: "The user message, as words joined by spaces [default: standard input]",
         complete: Complete::Nothing,
         many: true,
@@ -38,6 +39,10 @@ pub const COMMAND: Command = Command {
         REQUEST,
         JSON,
     ],
+    rules: &[Rule::Conflict(
+        Item::Flag(&SYSTEM),
+        Item::Flag(&SYSTEM_FILE),
+    )],
     description: "\
 Prints the answer exactly, with no newline added, and nothing else.
 
@@ -122,9 +127,6 @@ struct ToolCalls<'a> {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let temperature = m.number::<f64>(&TEMPERATURE)?;
-    if temperature.is_some_and(|t| !t.is_finite()) {
-        return Err(Error::Usage("--temperature must be a finite number".into()));
-    }
     let max_tokens = m.number::<u64>(&MAX_TOKENS)?;
     let timeout = target::timeout(m, &TIMEOUT)?;
     let retries = m.number::<u32>(&RETRIES)?.unwrap_or(0);
@@ -232,11 +234,9 @@ fn prompt(m: &Matches) -> Result<String> {
 /// device, one over [`read::PROMPT_LIMIT`]) is a config error, like a
 /// skill file for `axe-run`.
 fn system_prompt(m: &Matches) -> Result<Option<String>> {
+    // The rules refuse both.
     match (m.string(&SYSTEM)?, m.value(&SYSTEM_FILE)) {
-        (Some(_), Some(_)) => Err(Error::Usage(
-            "cannot use both --system and --system-file".into(),
-        )),
-        (Some(text), None) => Ok(Some(text.to_owned())),
+        (Some(text), _) => Ok(Some(text.to_owned())),
         (None, Some(path)) => {
             match read::lossy_text(Path::new(path), read::PROMPT_LIMIT, read::Links::Follow) {
                 Ok(text) => Ok(Some(text)),

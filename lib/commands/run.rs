@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::args::{self as target, AGENT};
+use super::args::{self as target, AGENT, AGENT_REQUIRED};
 use crate::agent;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::config;
@@ -29,6 +29,7 @@ pub const COMMAND: Command = Command {
         AGENT,
         Arg {
             name: "PROMPT",
+            noun: "prompt",
             help: "The task, as words joined by spaces; standard input, when piped, follows after a blank line",
             complete: Complete::Nothing,
             many: true,
@@ -49,6 +50,7 @@ pub const COMMAND: Command = Command {
         STREAM,
         JSON,
     ],
+    rules: &[AGENT_REQUIRED],
     description: "\
 Loads <config>/agents/<AGENT>.toml, resolves its context files (globs in
 the workdir), skill, and standard input (read when it is not a terminal),
@@ -178,9 +180,6 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     }
     let temperature = m.number::<f64>(&TEMPERATURE)?;
     if let Some(t) = temperature {
-        if !t.is_finite() {
-            return Err(Error::Usage("--temperature must be a finite number".into()));
-        }
         cfg.params.temperature = t;
     }
     if let Some(n) = m.number::<u64>(&MAX_TOKENS)? {

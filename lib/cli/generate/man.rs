@@ -104,6 +104,16 @@ fn details(out: &mut String, cmd: &Command) {
             escape(&sentence(flag.help))
         ));
     }
+    if !cmd.rules.is_empty() {
+        out.push_str(".SS Rules\n");
+        let lines: Vec<String> = cmd
+            .rules
+            .iter()
+            .map(|r| escape(&sentence(&r.describe())))
+            .collect();
+        out.push_str(&lines.join("\n.br\n"));
+        out.push('\n');
+    }
 }
 
 /// `\fB\-m\fR, \fB\-\-model\fR \fIMODEL\fR`.

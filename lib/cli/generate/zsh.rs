@@ -6,6 +6,7 @@ use std::fmt::Write;
 use super::program::{Program, Top};
 use super::script::{header, ident, model_prefixes};
 use crate::cli::flag::{Complete, Flag};
+use crate::cli::rule::{Item, Rule};
 use crate::cli::spec::Command;
 
 const HELPERS: &str = r#"
@@ -71,10 +72,30 @@ fn action(kind: Complete) -> &'static str {
 
 /// The `_arguments` specs of a command's flags.
 fn flag_specs(cmd: &Command) -> Vec<String> {
-    cmd.all_flags().map(flag_spec).collect()
+    cmd.all_flags().map(|f| flag_spec(cmd, f)).collect()
 }
 
-fn flag_spec(f: &Flag) -> String {
+/// The flags that cannot go with `f` by the command's rules, as zsh
+/// spells them in an exclusion list: once one is on the line, the other
+/// is not offered.
+fn conflicting(cmd: &Command, f: &Flag) -> Vec<String> {
+    let mut out = Vec::new();
+    for rule in cmd.rules {
+        let Rule::Conflict(Item::Flag(a), Item::Flag(b)) = *rule else {
+            continue;
+        };
+        let other = match (a.long == f.long, b.long == f.long) {
+            (true, _) => b,
+            (_, true) => a,
+            _ => continue,
+        };
+        out.extend(other.short.map(|c| format!("-{c}")));
+        out.push(format!("--{}", other.long));
+    }
+    out
+}
+
+fn flag_spec(cmd: &Command, f: &Flag) -> String {
     let help = quoted(f.help);
     let (short, long) = match f.value {
         Some(_) => (f.short.map(|c| format!("-{c}+")), format!("--{}=", f.long)),
@@ -87,9 +108,14 @@ fn flag_spec(f: &Flag) -> String {
     let exclusive = if matches!(f.long, "help" | "version") {
         "(- *)".to_owned()
     } else {
-        match f.short {
-            Some(c) => format!("(-{c} --{})", f.long),
-            None => String::new(),
+        let mut names: Vec<String> = match f.short {
+            Some(c) => vec![format!("-{c}"), format!("--{}", f.long)],
+            None => Vec::new(),
+        };
+        names.extend(conflicting(cmd, f));
+        match names.is_empty() {
+            true => String::new(),
+            false => format!("({})", names.join(" ")),
         }
     };
     let spelled = match short {

@@ -20,11 +20,13 @@ pub const COMMAND: Command = Command {
     usage: &["<COMMAND> [ARGS]...", "help [COMMAND]...", "[OPTIONS]"],
     args: &[Arg {
         name: "COMMAND",
+        noun: "command",
         help: "A subcommand and its arguments: `axe mem load x` runs `axe-mem-load x`",
         complete: Complete::Nothing,
         many: true,
     }],
     flags: &[JSON, COMPLETIONS, MAN_PAGES],
+    rules: &[],
     description: "\
 `axe NAME ARGS...` runs the executable axe-NAME with ARGS, looking first in
 the directory that holds axe, then along PATH; a name of several words is

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::{Base, FILE};
-use crate::cli::{Command, Complete, Flag, Matches, Run};
+use crate::cli::{Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::commands::args::AGENT;
 use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
@@ -24,6 +24,12 @@ pub const COMMAND: Command = Command {
     ],
     args: &[AGENT],
     flags: &[TASK, TASK_FILE, RESULT, TIMESTAMP, FILE, WAIT, JSON],
+    rules: &[
+        super::NOT_BOTH,
+        super::ONE,
+        Rule::Conflict(Item::Flag(&TASK), Item::Flag(&TASK_FILE)),
+        TASK_NEEDED,
+    ],
     description: "\
 Writes the entry axe-run writes after a successful run:
 
@@ -42,6 +48,8 @@ trims working on the same log at the same time never tear or lose it.
 Prints nothing unless --json is given.",
     run: Run::Action(run),
 };
+
+const TASK_NEEDED: Rule = Rule::Either(Item::Flag(&TASK), Item::Flag(&TASK_FILE));
 
 const TASK: Flag = Flag::with_value(
     "task",
@@ -86,13 +94,9 @@ struct Json {
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     crate::commands::args::apply_wait(m)?;
     let target = super::resolve(m)?;
+    // The rules see to exactly one of --task and --task-file.
     let task = match (m.value(&TASK), m.value(&TASK_FILE)) {
-        (Some(_), Some(_)) => {
-            return Err(Error::Usage(
-                "cannot use both --task and --task-file".to_owned(),
-            ));
-        }
-        (Some(task), None) => task.as_encoded_bytes().to_vec(),
+        (Some(task), _) => task.as_encoded_bytes().to_vec(),
         (None, Some(path)) => fs::File::open(path)
             .and_then(|file| read_kept(file, memory::log::TASK_LIMIT))
             .map_err(|e| {
@@ -102,11 +106,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                     crate::error::describe_io(&e)
                 ))
             })?,
-        (None, None) => {
-            return Err(Error::Usage(
-                "missing required flag --task (or --task-file)".to_owned(),
-            ));
-        }
+        (None, None) => return Err(Error::Usage(TASK_NEEDED.message())),
     };
     let at = match m.string(&TIMESTAMP)? {
         Some(t) => OffsetDateTime::parse(t, &Rfc3339)

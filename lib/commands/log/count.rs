@@ -17,6 +17,7 @@ pub const COMMAND: Command = Command {
     usage: USAGE,
     args: &[AGENT],
     flags: &[FILE, WAIT, JSON],
+    rules: &[super::NOT_BOTH, super::ONE],
     description: "\
 An entry is a line that starts with \"## \". A missing log has 0 entries.
 The count streams the file in constant memory.",

@@ -15,6 +15,7 @@ pub const COMMAND: Command = Command {
     usage: USAGE,
     args: &[AGENT],
     flags: &[LAST, FILE, WAIT, JSON],
+    rules: &[super::NOT_BOTH, super::ONE],
     description: "\
 Prints the entries exactly as stored, which is what axe-run puts under
 \"## Memory\" in the system prompt. With --last 0 the whole file is printed,

@@ -11,9 +11,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::args::agent_arg;
+use super::args::{AGENT, agent_arg};
 use crate::agent::{self, LogConfig};
-use crate::cli::{Complete, Flag, Matches};
+use crate::cli::{Complete, Flag, Item, Matches, Rule};
 use crate::error::{Error, Result};
 use crate::memory;
 
@@ -23,6 +23,10 @@ pub const FILE: Flag = Flag::with_value(
     "Work on the log at PATH instead of an agent's",
 )
 .completes(Complete::File);
+
+/// `AGENT` or `--file`, not both: the rules every log command starts with.
+pub const NOT_BOTH: Rule = Rule::Conflict(Item::Flag(&FILE), Item::Arg(&AGENT));
+pub const ONE: Rule = Rule::Either(Item::Arg(&AGENT), Item::Flag(&FILE));
 
 /// The usage lines every memory command shares.
 pub const USAGE: &[&str] = &["[OPTIONS] <AGENT>", "[OPTIONS] --file <PATH>"];
@@ -57,12 +61,8 @@ impl Target {
 pub fn resolve(m: &Matches) -> Result<Target> {
     let file = m.value(&FILE);
     match (agent_arg(m)?, file) {
-        (Some(_), Some(_)) => Err(Error::Usage(
-            "cannot specify both --file and an agent name".to_owned(),
-        )),
-        (None, None) => Err(Error::Usage(
-            "agent name is required (or use --file)".to_owned(),
-        )),
+        // Only when a command left out the rules above.
+        (Some(_), Some(_)) | (None, None) => Err(Error::Usage(ONE.message())),
         (None, Some(path)) => Ok(Target {
             agent: None,
             memory: None,

@@ -15,6 +15,7 @@ pub const COMMAND: Command = Command {
     usage: USAGE,
     args: &[AGENT],
     flags: &[FILE, JSON],
+    rules: &[super::NOT_BOTH, super::ONE],
     description: "\
 The path is the agent's memory.path when its file sets one, else
 $XDG_DATA_HOME/axe/memory/<AGENT>.md (default ~/.local/share/axe/memory):

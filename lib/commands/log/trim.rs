@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::{Base, FILE, USAGE};
-use crate::cli::{Command, Flag, Matches, Run};
+use crate::cli::{Command, Flag, Item, Matches, Rule, Run};
 use crate::commands::args::AGENT;
 use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
@@ -17,6 +17,11 @@ pub const COMMAND: Command = Command {
     usage: USAGE,
     args: &[AGENT],
     flags: &[KEEP, COUNT, FILE, WAIT, JSON],
+    rules: &[
+        super::NOT_BOTH,
+        super::ONE,
+        Rule::RequiredWith(Item::Flag(&KEEP), Item::Flag(&FILE)),
+    ],
     description: "\
 Drops every entry but the last N, and any text before the first entry, the
 way axe-gc trims (M7). Without --keep, N is the agent's memory.last_n when
@@ -70,9 +75,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         Some(n) => Some(n as u64),
         None => match &target.memory {
             Some(mem) => mem.trim_target(),
-            None => {
-                return Err(Error::Usage("--keep is required with --file".to_owned()));
-            }
+            // Not without an agent: the rules ask for --keep with --file.
+            None => None,
         },
     };
     let outcome = log::trim(&target.path, keep.unwrap_or(0), m.flag(&COUNT))?;

@@ -4,10 +4,18 @@ use std::io::Write;
 
 use super::rewrite::{self, ALLOW_EMPTY, IF_MATCH, Written};
 use super::{AGENT_FLAG, WORKSPACE};
-use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
+use crate::cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::commands::args::WAIT;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::memory::notes;
+
+const TOPIC: Arg = Arg {
+    name: "TOPIC",
+    noun: "topic",
+    help: "The topic; its file name keeps letters and digits, lower-cased, and dashes",
+    complete: Complete::Nothing,
+    many: false,
+};
 
 pub const COMMAND: Command = Command {
     name: "axe-notes-learn",
@@ -16,13 +24,12 @@ pub const COMMAND: Command = Command {
         "[OPTIONS] <TOPIC> < TEXT",
         "[OPTIONS] --agent <AGENT> <TOPIC> < TEXT",
     ],
-    args: &[Arg {
-        name: "TOPIC",
-        help: "The topic; its file name keeps letters and digits, lower-cased, and dashes",
-        complete: Complete::Nothing,
-        many: false,
-    }],
+    args: &[TOPIC],
     flags: &[AGENT_FLAG, WORKSPACE, IF_MATCH, ALLOW_EMPTY, WAIT, JSON],
+    rules: &[
+        Rule::Required(Item::Arg(&TOPIC)),
+        Rule::Conflict(Item::Flag(&AGENT_FLAG), Item::Flag(&WORKSPACE)),
+    ],
     description: "\
 Writes standard input as world/<topic>.md in the workspace (the agent's
 with --agent, DIR with --workspace, else <data>/axe/notes), where every
@@ -45,9 +52,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let topic = m
         .args()
         .first()
-        .ok_or_else(|| Error::Usage("topic is required".into()))?
-        .to_string_lossy()
-        .into_owned();
+        .map(|t| t.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let target = super::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
     let name = notes::topic_name(&topic)?;
     let path = target.ws.topic(&name);

@@ -13,10 +13,9 @@ pub mod search;
 
 use std::path::PathBuf;
 
-use super::args::agent_arg;
 use crate::agent::{self, NotesConfig};
 use crate::cli::{Arg, Complete, Flag, Matches};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::memory::notes::Workspace;
 
 pub const AGENT: Arg = super::args::AGENT;
@@ -46,7 +45,7 @@ pub struct Notes {
 /// The agent named by the AGENT argument, which must exist, and its
 /// workspace.
 pub fn of_agent(m: &Matches) -> Result<Notes> {
-    let name = agent_arg(m)?.ok_or_else(|| Error::Usage("agent name is required".into()))?;
+    let name = super::args::required_agent(m)?;
     named(name)
 }
 
@@ -60,13 +59,11 @@ fn named(name: &str) -> Result<Notes> {
     })
 }
 
-/// `--agent A` or `--workspace DIR`, else the default workspace.
+/// `--agent A` or `--workspace DIR` (the command's rules refuse both),
+/// else the default workspace.
 pub fn of_flags(m: &Matches, agent_flag: &Flag, workspace: &Flag) -> Result<Notes> {
     match (m.string(agent_flag)?, m.value(workspace)) {
-        (Some(_), Some(_)) => Err(Error::Usage(
-            "cannot use both --agent and --workspace".into(),
-        )),
-        (Some(name), None) => named(name),
+        (Some(name), _) => named(name),
         (None, Some(dir)) => Ok(Notes {
             agent: None,
             cfg: NotesConfig::default(),

@@ -15,6 +15,7 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
     flags: &[JSON],
+    rules: &[crate::commands::args::AGENT_REQUIRED],
     description: "\
 Prints the workspace of the agent's [notes] (default <data>/axe/notes; a
 relative workspace is taken from the agents directory). Nothing is created.

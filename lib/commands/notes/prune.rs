@@ -6,7 +6,7 @@ use serde::Serialize;
 use time::{Duration, OffsetDateTime};
 
 use super::AGENT;
-use crate::cli::{Command, Flag, Matches, Run};
+use crate::cli::{Command, Flag, Item, Matches, Rule, Run};
 use crate::error::{Error, Result};
 use crate::memory::notes;
 
@@ -16,6 +16,10 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] --older-than <AGE> <AGENT>"],
     args: &[AGENT],
     flags: &[OLDER_THAN, DRY_RUN, JSON],
+    rules: &[
+        crate::commands::args::AGENT_REQUIRED,
+        Rule::Required(Item::Flag(&OLDER_THAN)),
+    ],
     description: "\
 Removes the agent's daily logs dated more than AGE before today (UTC) and
 prints each removed file's path. AGE is days (90, 90d) or weeks (12w);
@@ -46,9 +50,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let age = m
-        .string(&OLDER_THAN)?
-        .ok_or_else(|| Error::Usage("missing required flag --older-than".into()))?;
+    let age = m.string(&OLDER_THAN)?.unwrap_or_default();
     let days = age_in_days(age)?;
     let target = super::of_agent(m)?;
     let today = OffsetDateTime::now_utc().date();

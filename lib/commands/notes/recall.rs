@@ -16,6 +16,7 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
     flags: &[DAYS, JSON],
+    rules: &[crate::commands::args::AGENT_REQUIRED],
     description: "\
 Prints the world topics of the agent's workspace, its MEMORY.md and its
 daily logs of the last N days (today included, UTC), as agnx lays them out:

@@ -14,6 +14,7 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] <AGENT> < MEMORY.md"],
     args: &[AGENT],
     flags: &[IF_MATCH, ALLOW_EMPTY, WAIT, JSON],
+    rules: &[crate::commands::args::AGENT_REQUIRED],
     description: "\
 Writes standard input as agents/<AGENT>/MEMORY.md in the agent's notes
 workspace and prints its path relative to the workspace. The file is

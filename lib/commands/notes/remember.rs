@@ -18,12 +18,14 @@ pub const COMMAND: Command = Command {
         AGENT,
         Arg {
             name: "TEXT",
+            noun: "text",
             help: "What to remember, as words joined by spaces [default: standard input]",
             complete: Complete::Nothing,
             many: true,
         },
     ],
     flags: &[WAIT, JSON],
+    rules: &[crate::commands::args::AGENT_REQUIRED],
     description: "\
 Appends a \"## HH:MM\" entry (UTC) to agents/<AGENT>/daily/<date>.md in the
 agent's notes workspace, creating the file with its \"# <date>\" line. The

@@ -5,22 +5,29 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::{AGENT_FLAG, WORKSPACE};
-use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
+use crate::cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::error::{Error, Result};
 use crate::memory::notes::{self, Found, Scope, Unreadable};
 use crate::stderr::note;
+
+const QUERY: Arg = Arg {
+    name: "QUERY",
+    noun: "a query",
+    help: "The words to look for, in any order and case",
+    complete: Complete::Nothing,
+    many: true,
+};
 
 pub const COMMAND: Command = Command {
     name: "axe-notes-search",
     about: "Search the notes of a workspace, best matches first",
     usage: &["[OPTIONS] <QUERY>..."],
-    args: &[Arg {
-        name: "QUERY",
-        help: "The words to look for, in any order and case",
-        complete: Complete::Nothing,
-        many: true,
-    }],
+    args: &[QUERY],
     flags: &[AGENT_FLAG, WORKSPACE, LIMIT, JSON],
+    rules: &[
+        Rule::Required(Item::Arg(&QUERY)),
+        Rule::Conflict(Item::Flag(&AGENT_FLAG), Item::Flag(&WORKSPACE)),
+    ],
     description: "\
 Ranks the sections of every notes file (world topics, MEMORY.md files,
 daily logs; a section is a heading and the text up to the next one) by
@@ -65,7 +72,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         .collect();
     let query = query.join(" ");
     if query.trim().is_empty() {
-        return Err(Error::Usage("a query is required".into()));
+        // Words that are all blank: as if none were given.
+        return Err(Error::Usage(Rule::Required(Item::Arg(&QUERY)).message()));
     }
     let limit = m.number::<usize>(&LIMIT)?.unwrap_or(10);
     // 0 would print nothing and exit 1 as if nothing matched.

@@ -18,6 +18,7 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
     flags: &[TASK, PHASE, BUDGET, WAIT, JSON],
+    rules: &[crate::commands::args::AGENT_REQUIRED],
     description: "\
 Prints the state as a \"## Session Memory\" block for a prompt, its items
 in priority order: the current task (--task) with its pending steps, other

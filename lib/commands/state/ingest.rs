@@ -19,6 +19,7 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] <AGENT> < OUTPUT"],
     args: &[AGENT],
     flags: &[TASK, PHASE, TEE, WAIT, JSON],
+    rules: &[crate::commands::args::AGENT_REQUIRED],
     description: "\
 Reads a model's output on standard input and records each signal line,
 \"AXE_MEMORY: TYPE text\" (or agentium's \"AGENTIUM_MEMORY:\"), in the

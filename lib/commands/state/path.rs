@@ -12,6 +12,7 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
     flags: &[JSON],
+    rules: &[crate::commands::args::AGENT_REQUIRED],
     description: "\
 Prints the agent's [state] path, else <data>/axe/state/<AGENT>.json. The
 file need not exist; nothing is created.",

@@ -6,10 +6,10 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::TASK;
-use crate::cli::{Command, Complete, Flag, Matches, Run};
+use crate::cli::{Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::commands::args::AGENT;
 use crate::commands::args::WAIT;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::memory::state::{self, Outcome};
 
 pub const COMMAND: Command = Command {
@@ -28,6 +28,12 @@ pub const COMMAND: Command = Command {
         PR,
         WAIT,
         JSON,
+    ],
+    rules: &[
+        crate::commands::args::AGENT_REQUIRED,
+        Rule::Required(Item::Flag(&TASK)),
+        Rule::Conflict(Item::Flag(&SUCCESS), Item::Flag(&FAILURE)),
+        Rule::Either(Item::Flag(&SUCCESS), Item::Flag(&FAILURE)),
     ],
     description: "\
 Counts one more iteration and records its outcome on the task: its phase,
@@ -60,15 +66,9 @@ struct Json<'a> {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     crate::commands::args::apply_wait(m)?;
-    let success = match (m.flag(&SUCCESS), m.flag(&FAILURE)) {
-        (true, false) => true,
-        (false, true) => false,
-        _ => return Err(Error::Usage("give one of --success and --failure".into())),
-    };
-    let task = m
-        .string(&TASK)?
-        .ok_or_else(|| Error::Usage("missing required flag --task".into()))?
-        .to_owned();
+    // The rules see to exactly one of --success and --failure, and --task.
+    let success = m.flag(&SUCCESS);
+    let task = m.string(&TASK)?.unwrap_or_default().to_owned();
     let t = super::resolve(m)?;
     let (phase, error) = (m.string(&PHASE)?, m.string(&ERROR)?);
     let (branch, pr) = (m.string(&BRANCH)?, m.string(&PR)?);

@@ -16,6 +16,7 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
     flags: &[TASK, WAIT, JSON],
+    rules: &[crate::commands::args::AGENT_REQUIRED],
     description: "\
 Prints everything the state holds as the Session Memory block lays it out
 (tasks, unresolved errors, decisions newest first, key facts), with no
