@@ -145,6 +145,7 @@ pub struct Entry {
     pub dev: u64,
     pub ino: u64,
     pub len: u64,
+    pub uid: u32,
 }
 
 impl Dir {
@@ -221,7 +222,7 @@ impl Dir {
     /// does not exist (never for the creating modes).
     pub fn open(&self, name: &OsStr, how: Open) -> io::Result<Option<File>> {
         let (flags, mode) = how.flags();
-        let flags = flags | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let flags = flags | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
         match rustix::fs::openat(&self.fd, name, flags, mode) {
             Ok(fd) => Ok(Some(File::from(fd))),
             Err(Errno::NOENT) if !matches!(how, Open::Append | Open::Update | Open::New) => {
@@ -234,12 +235,13 @@ impl Dir {
         }
     }
 
-    /// Appends the regular file `name` here to `buf`; `Ok(false)` when
-    /// nothing is there. A FIFO, device or socket is an error, found
-    /// without blocking; so is a symlink (resolve it with [`Dir::file`]).
-    pub fn read_into(&self, name: &OsStr, buf: &mut Vec<u8>) -> io::Result<bool> {
+    /// Appends the regular file `name` here to `buf`, when it holds at
+    /// most `limit` bytes; `Ok(false)` when nothing is there. A larger
+    /// file, a FIFO, device or socket is an error, found without reading
+    /// or blocking; so is a symlink (resolve it with [`Dir::file`]).
+    pub fn read_into(&self, name: &OsStr, buf: &mut Vec<u8>, limit: u64) -> io::Result<bool> {
         use std::io::Read;
-        let Some(mut file) = self.open(name, Open::Read)? else {
+        let Some(file) = self.open(name, Open::Read)? else {
             return Ok(false);
         };
         let meta = file.metadata()?;
@@ -249,8 +251,23 @@ impl Dir {
         if !meta.is_file() {
             return Err(not_regular());
         }
+        let too_large = || {
+            io::Error::other(format!(
+                "larger than the limit of {} MiB",
+                limit.div_ceil(1 << 20)
+            ))
+        };
+        if meta.len() > limit {
+            return Err(too_large());
+        }
+        let start = buf.len();
         buf.reserve(meta.len() as usize);
-        file.read_to_end(buf)?;
+        // One byte past the limit tells a file that grew meanwhile.
+        file.take(limit + 1).read_to_end(buf)?;
+        if (buf.len() - start) as u64 > limit {
+            buf.truncate(start);
+            return Err(too_large());
+        }
         Ok(true)
     }
 
@@ -259,7 +276,12 @@ impl Dir {
     /// something is, so the caller knows whether the file is its own.
     pub fn create(&self, name: &OsStr, how: Open) -> io::Result<Option<File>> {
         let (flags, mode) = how.flags();
-        let flags = flags | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let flags = flags
+            | OFlags::EXCL
+            | OFlags::NOFOLLOW
+            | OFlags::NONBLOCK
+            | OFlags::CLOEXEC
+            | OFlags::NOCTTY;
         match rustix::fs::openat(&self.fd, name, flags, mode) {
             Ok(fd) => Ok(Some(File::from(fd))),
             Err(Errno::EXIST) => Ok(None),
@@ -495,6 +517,7 @@ fn entry_at(fd: &OwnedFd, name: &OsStr) -> io::Result<Option<Entry>> {
             dev: st.st_dev,
             ino: st.st_ino,
             len: st.st_size as u64,
+            uid: st.st_uid,
         })),
         Err(Errno::NOENT) => Ok(None),
         Err(e) => Err(e.into()),
@@ -656,7 +679,7 @@ mod tests {
             .unwrap();
         assert!(status.success());
         let mut buf = Vec::new();
-        let err = dir.read_into(OsStr::new("fifo"), &mut buf).unwrap_err();
+        let err = dir.read_into(OsStr::new("fifo"), &mut buf, 10).unwrap_err();
         assert_eq!(err.to_string(), "not a regular file");
     }
 }

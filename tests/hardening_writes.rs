@@ -706,3 +706,260 @@ fn a_state_file_over_its_cap_is_refused_not_read_whole() {
     }
     assert_eq!(fs::metadata(&state).unwrap().len(), (64 << 20) + 1);
 }
+
+// --- found by an attack on the write path --------------------------------
+
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(1) == 0
+}
+
+/// A marker saying "cut `file` to `len`", as an append writes it.
+fn plant_marker(file: &Path, len: u64) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(file).unwrap();
+    let name = file.file_name().unwrap().to_string_lossy();
+    let marker = file.with_file_name(format!(".{name}.axe-append"));
+    fs::write(&marker, format!("{len} {} {}\n", meta.dev(), meta.ino())).unwrap();
+    marker
+}
+
+#[test]
+fn a_marker_planted_by_another_user_never_cuts_the_file() {
+    if !running_as_root() {
+        eprintln!("skipped: needs root to make a file another user's");
+        return;
+    }
+    let env = Env::new();
+    agent(&env, "a", "");
+    for i in 1..=3 {
+        env.cmd("axe-notes-remember")
+            .args(["a", &format!("important {i}")])
+            .assert()
+            .success();
+        env.cmd("axe-mem-append")
+            .args(["a", "--task", &format!("t{i}"), "--result", "r"])
+            .assert()
+            .success();
+    }
+    let daily = fs::read_dir(workspace(&env).join("agents/a/daily"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    for file in [daily.clone(), env.log_path("a")] {
+        let before = fs::read(&file).unwrap();
+        let marker = plant_marker(&file, 0);
+        std::os::unix::fs::chown(&marker, Some(65534), Some(65534)).unwrap();
+        if file == daily {
+            let out = env.cmd("axe-notes-recall").arg("a").output().unwrap();
+            assert!(String::from_utf8_lossy(&out.stdout).contains("important 3"));
+            env.cmd("axe-notes-remember")
+                .args(["a", "next"])
+                .assert()
+                .success();
+        } else {
+            env.cmd("axe-mem-count").arg("a").assert().stdout("3\n");
+            env.cmd("axe-mem-append")
+                .args(["a", "--task", "next", "--result", "r"])
+                .assert()
+                .success();
+        }
+        let after = fs::read(&file).unwrap();
+        assert!(after.starts_with(&before), "{}: cut", file.display());
+        assert!(!marker.exists(), "the planted marker is removed");
+    }
+}
+
+#[test]
+fn a_torn_daily_entry_is_not_shown_by_readers() {
+    let env = Env::new();
+    agent(&env, "a", "");
+    env.cmd("axe-notes-remember")
+        .args(["a", "whole entry"])
+        .assert()
+        .success();
+    let daily = fs::read_dir(workspace(&env).join("agents/a/daily"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let whole = fs::metadata(&daily).unwrap().len();
+    // What a `kill -9` mid-write leaves: the marker, then half an entry.
+    plant_marker(&daily, whole);
+    let mut torn = fs::read(&daily).unwrap();
+    torn.extend_from_slice(b"\n## 10:00\n\nTORN half ent");
+    fs::write(&daily, &torn).unwrap();
+    let recalled = env.cmd("axe-notes-recall").arg("a").output().unwrap();
+    let text = String::from_utf8_lossy(&recalled.stdout);
+    assert!(
+        text.contains("whole entry") && !text.contains("TORN"),
+        "{text}"
+    );
+    let found = env.cmd("axe-notes-search").arg("torn").output().unwrap();
+    assert_eq!(found.status.code(), Some(1), "{found:?}");
+    let block = env.cmd("axe-context").arg("a").output().unwrap();
+    assert!(!String::from_utf8_lossy(&block.stdout).contains("TORN"));
+}
+
+#[test]
+fn huge_or_sparse_notes_files_are_left_out_or_refused_never_read_whole() {
+    let env = Env::new();
+    agent(&env, "a", "");
+    let ws = workspace(&env);
+    fs::create_dir_all(ws.join("world")).unwrap();
+    fs::create_dir_all(ws.join("agents/a")).unwrap();
+    fs::write(ws.join("world/ops.md"), "Deploys are blue-green.").unwrap();
+    // 100 GB that cost no disk: reading one whole would abort the process.
+    let huge = |path: &Path| File::create(path).unwrap().set_len(100 << 30).unwrap();
+    huge(&ws.join("world/a-big.md"));
+    let recall = || {
+        let out = env
+            .cmd("axe-notes-recall")
+            .arg("a")
+            .timeout(Duration::from_secs(20))
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = recall();
+    assert!(
+        text.contains("world/a-big.md (107374182400 bytes)"),
+        "{text}"
+    );
+    // MEMORY.md that cannot fit leaves out all after it, as any file does.
+    huge(&ws.join("agents/a/MEMORY.md"));
+    let text = recall();
+    assert!(
+        text.contains("agents/a/MEMORY.md (107374182400 bytes)"),
+        "{text}"
+    );
+    let out = env
+        .cmd("axe-notes-search")
+        .args(["deploys", "--json"])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["results"][0]["path"], "world/ops.md");
+    let skipped = json["unreadable"].to_string();
+    assert!(
+        skipped.contains("larger than the limit of 64 MiB"),
+        "{skipped}"
+    );
+    let out = env
+        .cmd("axe-notes-path")
+        .args(["a", "--json"])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    assert!(
+        one_line(&out.stderr).contains("larger than the limit of 64 MiB"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn junk_where_a_marker_or_temp_file_goes_never_blocks_a_write_for_good() {
+    let env = Env::new();
+    agent(&env, "a", "");
+    env.cmd("axe-notes-remember")
+        .args(["a", "first"])
+        .assert()
+        .success();
+    let daily = fs::read_dir(workspace(&env).join("agents/a/daily"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let name = daily.file_name().unwrap().to_string_lossy().into_owned();
+    let marker = daily.with_file_name(format!(".{name}.axe-append"));
+    fs::write(&marker, [0xff, 0xfe, 0x00, 0x80]).unwrap();
+    env.cmd("axe-notes-remember")
+        .args(["a", "after junk"])
+        .assert()
+        .success();
+    assert!(!marker.exists());
+    fs::create_dir(&marker).unwrap();
+    env.cmd("axe-notes-remember")
+        .args(["a", "after a directory"])
+        .assert()
+        .success();
+    let text = read(&daily);
+    assert!(text.contains("after junk") && text.contains("after a directory"));
+    // A temp file's place taken by a directory: named, so it can go.
+    let memory = workspace(&env).join("agents/a/MEMORY.md");
+    fs::write(&memory, "old").unwrap();
+    let temp = memory.with_file_name(".MEMORY.md.axe-new");
+    fs::create_dir(&temp).unwrap();
+    let out = env
+        .cmd("axe-notes-reflect")
+        .arg("a")
+        .write_stdin("new")
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let err = one_line(&out.stderr);
+    assert!(
+        err.contains(&format!("{} is in the way", temp.display())),
+        "{err}"
+    );
+    assert_eq!(read(&memory), "old");
+}
+
+#[test]
+fn an_append_needs_only_the_file_writable_as_before() {
+    if !running_as_root() {
+        eprintln!("skipped: needs root to run as another user");
+        return;
+    }
+    let env = Env::new();
+    let dir = env.root().join("ro");
+    fs::create_dir(&dir).unwrap();
+    let log = dir.join("log.md");
+    fs::write(&log, "").unwrap();
+    crate::util::set_mode(&log, 0o666);
+    // The directory stays root's 0755: no marker can be made beside it.
+    env.unprivileged("axe-mem-append")
+        .args([
+            "--file",
+            log.to_str().unwrap(),
+            "--task",
+            "t",
+            "--result",
+            "r",
+        ])
+        .assert()
+        .success();
+    assert!(read(&log).contains("**Task:** t"));
+}
+
+#[test]
+fn search_never_lists_an_agents_directory_outside_the_workspace() {
+    let env = Env::new();
+    agent(&env, "a", "");
+    let ws = workspace(&env);
+    fs::create_dir_all(ws.join("world")).unwrap();
+    fs::write(ws.join("world/ops.md"), "a fact").unwrap();
+    let victim = env.root().join("victim");
+    fs::create_dir_all(victim.join("id_rsa_backup")).unwrap();
+    symlink(&victim, ws.join("agents")).unwrap();
+    let out = env
+        .cmd("axe-notes-search")
+        .args(["fact", "--json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("id_rsa_backup"), "{text}");
+    assert!(text.contains("world/ops.md"), "{text}");
+}

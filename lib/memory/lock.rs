@@ -102,14 +102,18 @@ pub fn open_locked(dir: &Dir, name: &OsStr, how: Open, mode: Mode) -> io::Result
 
 /// Opens `name` in `dir` for `how` ([`Open::Append`] or [`Open::Update`]),
 /// creating it when missing, and locks it exclusively; true when this call
-/// created the file, so that a write that then fails or is refused can
-/// remove it again instead of leaving a new empty file behind.
+/// created the file and nobody wrote to it before our lock (another writer
+/// may open and lock a new file between its creation and our lock), so
+/// that a write that then fails or is refused can remove it again instead
+/// of leaving a new empty file behind, and never takes another's entry
+/// with it.
 pub fn create_locked(dir: &Dir, name: &OsStr, how: Open) -> io::Result<(File, bool)> {
     let deadline = deadline();
     loop {
         if let Some(file) = dir.create(name, how)? {
             if locked(dir, name, &file, Mode::Exclusive, deadline)? {
-                return Ok((file, true));
+                let untouched = file.metadata()?.len() == 0;
+                return Ok((file, untouched));
             }
         } else if let Some(file) = open_locked(dir, name, how, Mode::Exclusive)? {
             return Ok((file, false));

@@ -51,8 +51,16 @@ pub fn replace(
 ) -> io::Result<()> {
     let temp = temp_name(name);
     let hold = signals::hold();
-    // Ours to remove: we hold the lock, so its writer is gone.
-    dir.remove(&temp)?;
+    // Ours to remove: we hold the lock, so its writer is gone. Something
+    // that will not go (a directory, another user's file in a shared
+    // directory) is named, since the error is otherwise the target's.
+    dir.remove(&temp).map_err(|e| {
+        io::Error::other(format!(
+            "{} is in the way ({}): remove it",
+            dir.join(&temp).display(),
+            crate::error::describe_io(&e)
+        ))
+    })?;
     let result = write_new(current, dir, &temp, &hold, write)
         .and_then(|()| dir.rename(&temp, name))
         .and_then(|()| dir.sync());

@@ -52,7 +52,8 @@ struct Json<'a> {
     days: u64,
     budget: usize,
     chars: usize,
-    memory_sha256: &'a str,
+    /// Null when MEMORY.md was not read.
+    memory_sha256: Option<&'a str>,
     sections: Vec<Section>,
     left_out: Vec<LeftOut>,
     /// Only when something could not be read.
@@ -102,7 +103,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                 days,
                 budget,
                 chars: r.chars(),
-                memory_sha256: &r.memory_sha256,
+                memory_sha256: r.memory_sha256.as_deref(),
                 sections: r
                     .items
                     .iter()

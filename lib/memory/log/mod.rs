@@ -203,8 +203,7 @@ fn snapshot(path: &Path) -> Result<Option<(File, u64)>> {
     if meta.is_dir() {
         return Err(read_err("read", io::ErrorKind::IsADirectory.into()));
     }
-    let len =
-        appending::whole_len(&dir, &name, &file, meta.len()).map_err(|e| read_err("read", e))?;
+    let len = appending::whole_len(&dir, &name, &file, meta.len());
     file.unlock().map_err(|e| read_err("unlock", e))?;
     Ok(Some((file, len)))
 }

@@ -68,8 +68,9 @@ pub struct Recalled {
     pub unreadable: Vec<Unreadable>,
     pub budget: usize,
     /// The SHA-256 of MEMORY.md as read (of the empty file when there is
-    /// none), for a reflect that must not overwrite what it did not see.
-    pub memory_sha256: String,
+    /// none), for a reflect that must not overwrite what it did not see;
+    /// `None` when it was not read (too large for the budget, unreadable).
+    pub memory_sha256: Option<String>,
     /// Whether MEMORY.md was read and, when it has anything in it, shown.
     memory_shown: bool,
 }
@@ -160,7 +161,7 @@ pub fn files(
             kind: Kind::Daily,
             path: ws.daily(agent, date),
             title: String::new(),
-            at: At::new(Some(Arc::clone(&dir)), &name),
+            at: At::new(Some(Arc::clone(&dir)), &name).appended(),
         });
         match date.checked_sub(Duration::days(1)) {
             Some(d) => date = d,
@@ -197,16 +198,35 @@ pub fn recall(
     let (wanted, broken) = files(ws, agent, days, today);
     let mut unreadable: Vec<Unreadable> = broken.into_iter().map(|(_, u)| u).collect();
     let mut wanted = wanted.into_iter();
-    let memory_file = wanted.next().expect("MEMORY.md comes first");
-    let (memory, mut memory_shown) = match memory_file.read(ws) {
-        Ok(memory) => (memory, true),
-        Err(u) => {
-            unreadable.push(u);
-            (None, false)
-        }
-    };
-    let memory_sha256 = sha256_hex(memory.as_deref().unwrap_or_default());
     let (mut items, mut left_out, mut full) = (Vec::new(), Vec::new(), false);
+    // A file of more than four bytes a character of the budget cannot
+    // fit: it is named, never read (a huge or sparse file costs nothing).
+    let too_big = |c: &NoteFile, left_out: &mut Vec<LeftOut>| match c.size(ws) {
+        Some(bytes) if bytes / 4 > budget as u64 => {
+            left_out.push(LeftOut {
+                kind: c.kind,
+                path: c.path.clone(),
+                bytes,
+            });
+            true
+        }
+        _ => false,
+    };
+    let Some(memory_file) = wanted.next() else {
+        return Err(crate::error::Error::Memory("no MEMORY.md to recall".into()));
+    };
+    let (memory, mut memory_shown) = match too_big(&memory_file, &mut left_out) {
+        true => (None, false),
+        false => match memory_file.read(ws) {
+            Ok(memory) => (memory, true),
+            Err(u) => {
+                unreadable.push(u);
+                (None, false)
+            }
+        },
+    };
+    full |= !left_out.is_empty();
+    let memory_sha256 = memory_shown.then(|| sha256_hex(memory.as_deref().unwrap_or_default()));
     if let Some(text) = memory.filter(|t| !t.iter().all(u8::is_ascii_whitespace)) {
         let memory = item(Kind::Memory, memory_file.path, String::new(), text);
         if let Err(it) = add(memory, &mut items, budget) {
@@ -224,6 +244,10 @@ pub fn recall(
                     bytes,
                 });
             }
+            continue;
+        }
+        if too_big(&c, &mut left_out) {
+            full = true;
             continue;
         }
         let text = match c.read(ws) {
@@ -429,7 +453,7 @@ impl Recalled {
     /// nothing in it to show. `None` when it was left out or could not be
     /// read: a rewrite must not take it as seen.
     pub fn memory_seen(&self) -> Option<&str> {
-        self.memory_shown.then_some(self.memory_sha256.as_str())
+        self.memory_sha256.as_deref().filter(|_| self.memory_shown)
     }
 }
 
@@ -452,7 +476,7 @@ mod tests {
             left_out: Vec::new(),
             unreadable: Vec::new(),
             budget: 0,
-            memory_sha256: String::new(),
+            memory_sha256: None,
             memory_shown: true,
         }
     }

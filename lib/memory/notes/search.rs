@@ -12,9 +12,10 @@
 //! is a regular file) is skipped and named in the result, never the end of
 //! the search.
 
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::FileType;
 
 use super::note::Unreadable;
 use super::workspace::{At, Scope, Workspace};
@@ -286,12 +287,19 @@ fn files(ws: &Workspace, scope: Scope, unreadable: &mut Vec<Unreadable>) -> Vec<
     let agents: Vec<String> = match scope {
         Scope::Agent(agent) => vec![agent.to_owned()],
         Scope::All => {
+            // Listed through the workspace's handles like every other
+            // directory: an `agents` that leads outside is not listed.
             let dir = ws.root.join("agents");
-            let mut names: Vec<String> = match fs::read_dir(&dir) {
+            let listed = ws
+                .open_dir(&dir)
+                .and_then(|d| d.map(|d| d.list()).transpose());
+            let mut names: Vec<String> = match listed {
                 Ok(entries) => entries
-                    .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|(_, kind)| matches!(kind, FileType::Directory | FileType::Symlink))
+                    .filter_map(|(name, _)| name.into_string().ok())
                     .collect(),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
                 Err(e) => {
                     unreadable.push(Unreadable::new(dir, &e));
                     Vec::new()
@@ -311,7 +319,11 @@ fn files(ws: &Workspace, scope: Scope, unreadable: &mut Vec<Unreadable>) -> Vec<
             path: ws.memory(&agent),
             at: At::new(opened, "MEMORY.md"),
         });
-        files.extend(md_files(ws, &ws.daily_dir(&agent), unreadable));
+        let daily = md_files(ws, &ws.daily_dir(&agent), unreadable);
+        files.extend(daily.into_iter().map(|l| Listed {
+            at: l.at.appended(),
+            ..l
+        }));
     }
     files
 }

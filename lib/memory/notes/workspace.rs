@@ -12,6 +12,12 @@ use time::Date;
 use crate::agent::NotesConfig;
 use crate::beneath::{self, Dir};
 use crate::error::{Error, Result};
+use crate::memory::append;
+
+/// The largest notes file read: far past any budget (a recall leaves out
+/// unread what cannot fit), so only a file that is not notes reaches it,
+/// and it is refused rather than read into memory whole.
+pub const READ_LIMIT: u64 = 64 << 20;
 
 /// A notes workspace: a directory, created as it is written to.
 #[derive(Debug, Clone)]
@@ -168,7 +174,7 @@ impl Workspace {
             return Ok(None);
         };
         let mut bytes = Vec::new();
-        match dir.read_into(&name, &mut bytes) {
+        match dir.read_into(&name, &mut bytes, READ_LIMIT) {
             Ok(true) => Ok(Some(bytes)),
             Ok(false) => Ok(None),
             Err(e) => Err(Error::memory("", "read", path, &e)),
@@ -184,6 +190,8 @@ impl Workspace {
 pub struct At {
     dir: Option<Arc<Dir>>,
     name: OsString,
+    /// Appended to (a daily log): read up to its last whole entry.
+    appended: bool,
 }
 
 impl At {
@@ -191,6 +199,16 @@ impl At {
         At {
             dir,
             name: OsString::from(name),
+            appended: false,
+        }
+    }
+
+    /// The same file, known to be appended to: a read stops before an
+    /// entry whose writer died mid-write (see `memory::append`).
+    pub fn appended(self) -> At {
+        At {
+            appended: true,
+            ..self
         }
     }
 
@@ -202,19 +220,31 @@ impl At {
         let Some(dir) = &self.dir else {
             return Ok(false);
         };
-        let read = |dir: &Dir, name: &OsStr, buf: &mut Vec<u8>| match dir.read_into(name, buf) {
+        let read = |dir: &Dir, name: &OsStr, buf: &mut Vec<u8>| match dir
+            .read_into(name, buf, READ_LIMIT)
+        {
             Err(e) if e.kind() == io::ErrorKind::IsADirectory || beneath::is_not_regular(&e) => {
                 Ok(false)
             }
             other => other,
         };
-        match read(dir, &self.name, buf) {
+        let start = buf.len();
+        let (found, from) = match read(dir, &self.name, buf) {
             Err(e) if beneath::is_link(&e) => match self.resolve(ws, dir) {
-                Some((target, name)) => read(&target, &name, buf),
-                None => Ok(false),
+                Some((target, name)) => (read(&target, &name, buf)?, Some((target, name))),
+                None => (false, None),
             },
-            other => other,
+            other => (other?, None),
+        };
+        if found && self.appended {
+            let (dir, name) = match &from {
+                Some((d, n)) => (d, n.as_os_str()),
+                None => (dir.as_ref(), self.name.as_os_str()),
+            };
+            let read = (buf.len() - start) as u64;
+            buf.truncate(start + append::whole_read(dir, name, read) as usize);
         }
+        Ok(found)
     }
 
     /// Its size, when it is a regular, non-empty file inside the workspace.
