@@ -2,8 +2,9 @@
 //!
 //! Every fallible operation in the library returns [`Error`]; the runner in
 //! [`crate::cli`] prints it as one line on stderr and exits with
-//! [`Error::exit_code`]. The codes are the Go `axe`'s: 1 agent error,
-//! 2 config error, 3 API error.
+//! [`Error::exit_code`]. The codes are the Go `axe`'s (1 agent error,
+//! 2 config error, 3 API error) and two of ours (4 conflict, 5 busy), all
+//! in [`EXIT_CODES`].
 
 use std::fmt;
 use std::io;
@@ -79,6 +80,51 @@ impl fmt::Display for Busy {
 }
 
 impl std::error::Error for Busy {}
+
+/// One exit code and what it means.
+pub struct ExitCode {
+    pub code: u8,
+    /// One word, for `--help`.
+    pub name: &'static str,
+    /// What it covers, for the man pages and the README.
+    pub meaning: &'static str,
+}
+
+/// Every exit code of the toolkit: the one table the man pages, `--help`
+/// and the README's table (checked by a test) are made from.
+/// [`Error::exit_code`] gives no other code (a test checks that too).
+pub const EXIT_CODES: [ExitCode; 6] = [
+    ExitCode {
+        code: 0,
+        name: "success",
+        meaning: "success, including \"nothing to do\"; also when the reader of stdout goes away (`| head`)",
+    },
+    ExitCode {
+        code: 1,
+        name: "error",
+        meaning: "bad arguments (including a `--timeout` over a day), a bad model string or unknown provider, a request the provider rejected (`bad_request`), a memory file that cannot be read or written or is not a regular file (disk full, file size limit), an unknown subcommand, an editor or subcommand that fails to start or fails; `axe-notes-search` finding nothing, as grep",
+    },
+    ExitCode {
+        code: 2,
+        name: "config",
+        meaning: "agent not found or invalid, an invalid agent name, a bad `config.toml`, an API key with a control character in it, a base URL with a user name or password, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite",
+    },
+    ExitCode {
+        code: 3,
+        name: "API",
+        meaning: "API errors: auth, rate limit, overload, server errors, timeouts, unreachable server, bad or empty reply, a streamed reply that ended before its end marker, no API key",
+    },
+    ExitCode {
+        code: 4,
+        name: "conflict",
+        meaning: "a conflict: `axe-notes-reflect` or `axe-notes-learn --if-match` found the file changed since it was read; nothing was written",
+    },
+    ExitCode {
+        code: 5,
+        name: "busy",
+        meaning: "busy: another process held a memory file's lock past `--wait` (or `axe-run`'s `--timeout`); nothing was written",
+    },
+];
 
 /// What went wrong with a provider call, as Go's `ErrorCategory`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -282,6 +328,74 @@ mod tests {
         );
         assert_eq!(Error::AgentInvalid("x".into()).exit_code(), 2);
         assert_eq!(Error::Config("x".into()).exit_code(), 2);
+    }
+
+    #[test]
+    fn every_exit_code_is_in_the_table() {
+        let errors = [
+            Error::Usage(String::new()),
+            Error::InvalidAgentName(String::new()),
+            Error::AgentNotFound {
+                name: String::new(),
+                near: None,
+            },
+            Error::AgentParse {
+                name: String::new(),
+                message: String::new(),
+            },
+            Error::AgentInvalid(String::new()),
+            Error::Config(String::new()),
+            Error::Memory(String::new()),
+            Error::Input(String::new()),
+            Error::Agent(String::new()),
+            Error::BadModel(String::new()),
+            Error::UnknownProvider {
+                name: String::new(),
+                supported: String::new(),
+            },
+            Error::MissingKey {
+                provider: String::new(),
+                env: String::new(),
+            },
+            Error::KeyCommand(String::new()),
+            Error::Child(String::new()),
+            Error::Output(io::Error::other("x")),
+            Error::Conflict(String::new()),
+            Error::NoMatch,
+            Error::Busy(String::new()),
+        ];
+        for e in &errors {
+            // A match with no wildcard: a new variant must be listed above.
+            match e {
+                Error::Usage(_)
+                | Error::InvalidAgentName(_)
+                | Error::AgentNotFound { .. }
+                | Error::AgentParse { .. }
+                | Error::AgentInvalid(_)
+                | Error::Config(_)
+                | Error::Memory(_)
+                | Error::Input(_)
+                | Error::Api { .. }
+                | Error::Agent(_)
+                | Error::BadModel(_)
+                | Error::UnknownProvider { .. }
+                | Error::MissingKey { .. }
+                | Error::KeyCommand(_)
+                | Error::Child(_)
+                | Error::Output(_)
+                | Error::Conflict(_)
+                | Error::NoMatch
+                | Error::Busy(_) => {}
+            }
+            assert!(EXIT_CODES.iter().any(|c| c.code == e.exit_code()), "{e:?}");
+        }
+        for category in [Category::Auth, Category::BadRequest, Category::Server] {
+            let code = category.exit_code();
+            assert!(EXIT_CODES.iter().any(|c| c.code == code));
+        }
+        for (i, c) in EXIT_CODES.iter().enumerate() {
+            assert_eq!(usize::from(c.code), i, "in order, none missing");
+        }
     }
 
     #[test]

@@ -151,3 +151,26 @@ fn man_renders_each_page() {
         assert!(page.contains(part), "man axe-run lacks {part}:\n{page}");
     }
 }
+
+/// The README's table of exit codes is the library's, row for row: one
+/// table ([`axe::error::EXIT_CODES`]) makes the man pages and `--help`, and
+/// this keeps the guide from drifting off it.
+#[test]
+fn the_readmes_exit_codes_are_the_table() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("## Exit codes\n")
+        .expect("an Exit codes section");
+    let rows: Vec<&str> = readme[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with("| code |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    let expected: Vec<String> = axe::error::EXIT_CODES
+        .iter()
+        .map(|c| format!("| {} | {} |", c.code, c.meaning.replace('|', "\\|")))
+        .collect();
+    assert_eq!(rows, expected);
+}

@@ -93,5 +93,13 @@ fn render(command: &Command, commands: &[(&str, &str)], with_args: bool) -> Stri
         out.push_str(command.description.trim_end());
         out.push('\n');
     }
+    let codes: Vec<String> = crate::error::EXIT_CODES
+        .iter()
+        .map(|c| format!("{} {}", c.code, c.name))
+        .collect();
+    out.push_str(&format!(
+        "\nExit status: {} (see the man page).\n",
+        codes.join(", ")
+    ));
     out
 }

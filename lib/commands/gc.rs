@@ -36,10 +36,7 @@ With --all, a failing agent is reported and the others still run.
 
 A local model can take minutes over a long log: raise --timeout, or send
 only the newest entries that fit in --budget N characters (the analysis
-then sees the recent past whole, and the trim is unchanged).
-
-Exit codes: 1 bad arguments, a memory error, or some agents failed under
---all; 2 agent or config error; 3 API error.",
+then sees the recent past whole, and the trim is unchanged).",
     run: Run::Action(run),
 };
 

@@ -54,10 +54,7 @@ ANTHROPIC_API_KEY / OPENAI_API_KEY, or api_key or api_key_cmd under
 With --request, the conversation comes from a JSON file (see the README):
 system prompt, messages with tool calls and tool results, tool definitions
 and parameters; --json then includes the reply's tool_calls, so a script
-can run a tool loop. Flags given with --request override its fields.
-
-Exit codes: 1 bad arguments or a request the provider rejected (400/404),
-2 config error, 3 API error (auth, rate limit, server, timeout, no key).",
+can run a tool loop. Flags given with --request override its fields.",
     run: Run::Action(run),
 };
 

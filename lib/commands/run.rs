@@ -66,11 +66,7 @@ sub_agents_config.parallel is false.
 
 With [memory] enabled, the last memory.last_n entries of the agent's log
 are part of the prompt, and a successful run appends an entry (task and
-answer). Memory problems are warnings; they never fail the run.
-
-Exit codes: 1 bad arguments, bad model, 400/404 from the provider, or too
-many turns; 2 agent or config error, bad glob, missing skill; 3 API error
-(auth, rate limit, server, timeout, no key).",
+answer). Memory problems are warnings; they never fail the run.",
     run: Run::Action(run),
 };
 

@@ -51,7 +51,7 @@ pub fn page(p: &Program, command: &'static Command) -> String {
         paragraphs(&mut out, sub.description);
         details(&mut out, sub);
     }
-    out.push_str(EXIT_STATUS);
+    out.push_str(&exit_status());
     let others: Vec<String> = p
         .executables()
         .filter(|c| c.name != command.name)
@@ -68,20 +68,23 @@ pub fn page(p: &Program, command: &'static Command) -> String {
     out
 }
 
-const EXIT_STATUS: &str = ".SH EXIT STATUS
-.TP
-.B 0
-Success.
-.TP
-.B 1
-Bad arguments, an agent or memory error, or a request the provider rejected.
-.TP
-.B 2
-A configuration error: a missing, unreadable or invalid agent file or config.toml.
-.TP
-.B 3
-An API error: authentication, rate limit, server error, timeout or a missing key.
-";
+/// `.SH EXIT STATUS` from the one table of exit codes.
+fn exit_status() -> String {
+    let mut out = String::from(".SH EXIT STATUS\n");
+    for c in &crate::error::EXIT_CODES {
+        out.push_str(&format!(
+            ".TP\n.B {}\n{}\n",
+            c.code,
+            escape(&sentence(&unquote(c.meaning)))
+        ));
+    }
+    out
+}
+
+/// The table's markdown, as roff shows it: without backquotes.
+fn unquote(text: &str) -> String {
+    text.replace('`', "")
+}
 
 /// Arguments and options of one command.
 fn details(out: &mut String, cmd: &Command) {
