@@ -26,3 +26,4 @@ pub(crate) mod signals;
 pub(crate) mod stderr;
 pub(crate) mod suggest;
 pub(crate) mod timeout;
+pub(crate) mod tools;

@@ -94,7 +94,7 @@ pub fn open_locked(dir: &Dir, name: &OsStr, how: Open, mode: Mode) -> io::Result
         if !meta.is_file() && !meta.is_dir() {
             return Err(not_regular());
         }
-        if locked(dir, name, &file, mode, deadline)? {
+        if locked(dir, name, &file, &meta, mode, deadline)? {
             return Ok(Some(file));
         }
     }
@@ -111,7 +111,8 @@ pub fn create_locked(dir: &Dir, name: &OsStr, how: Open) -> io::Result<(File, bo
     let deadline = deadline();
     loop {
         if let Some(file) = dir.create(name, how)? {
-            if locked(dir, name, &file, Mode::Exclusive, deadline)? {
+            let meta = file.metadata()?;
+            if locked(dir, name, &file, &meta, Mode::Exclusive, deadline)? {
                 let untouched = file.metadata()?.len() == 0;
                 return Ok((file, untouched));
             }
@@ -121,12 +122,18 @@ pub fn create_locked(dir: &Dir, name: &OsStr, how: Open) -> io::Result<(File, bo
     }
 }
 
-/// Locks `file`, opened as `name` in `dir`, and says whether the name
-/// still holds it; holding an exclusive lock, cleans up after a writer
-/// that died with it.
-fn locked(dir: &Dir, name: &OsStr, file: &File, mode: Mode, deadline: Instant) -> io::Result<bool> {
+/// Locks `file`, opened as `name` in `dir` (`meta` is its metadata, for
+/// its device and inode), and says whether the name still holds it;
+/// holding an exclusive lock, cleans up after a writer that died with it.
+fn locked(
+    dir: &Dir,
+    name: &OsStr,
+    file: &File,
+    meta: &std::fs::Metadata,
+    mode: Mode,
+    deadline: Instant,
+) -> io::Result<bool> {
     lock(file, mode, deadline)?;
-    let meta = file.metadata()?;
     let here = dir
         .entry(name)?
         .is_some_and(|e| e.dev == meta.dev() && e.ino == meta.ino());

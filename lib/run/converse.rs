@@ -47,14 +47,13 @@ pub fn converse(
     sub: &SubAgent,
 ) -> Result<Outcome> {
     let endpoint = session.endpoint(agent.provider)?;
-    let notes_seen = std::sync::Mutex::new(tools::NotesSeen::default());
     let ctx = tools::Context {
         session,
         agent,
         depth,
         deadline,
         sub_agent: sub,
-        notes_seen: &notes_seen,
+        memory: tools::memory(session, agent),
     };
     let tools = tools::offered(&ctx);
     // The loop's progress lines are the top-level agent's alone, as in Go.

@@ -319,11 +319,7 @@ fn files(ws: &Workspace, scope: Scope, unreadable: &mut Vec<Unreadable>) -> Vec<
             path: ws.memory(&agent),
             at: At::new(opened, "MEMORY.md"),
         });
-        let daily = md_files(ws, &ws.daily_dir(&agent), unreadable);
-        files.extend(daily.into_iter().map(|l| Listed {
-            at: l.at.appended(),
-            ..l
-        }));
+        files.extend(md_files(ws, &ws.daily_dir(&agent), unreadable));
     }
     files
 }

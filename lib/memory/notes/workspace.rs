@@ -138,20 +138,33 @@ impl Workspace {
     }
 
     /// The notes files of the directory `dir`: names ending in `.md`, not
-    /// hidden (a write's temp file or marker), sorted.
+    /// hidden (a write's temp file or marker), sorted. One whose append
+    /// marker is in the listing too is read up to its last whole entry
+    /// ([`At::appended`]); the rest need not look for one.
     pub fn md_files(dir: &Arc<Dir>) -> io::Result<Vec<(String, At)>> {
-        let mut names: Vec<String> = dir
+        let all: Vec<String> = dir
             .list()?
             .into_iter()
             .filter_map(|(name, _)| name.into_string().ok())
+            .collect();
+        let markers: std::collections::HashSet<&str> = all
+            .iter()
+            .filter_map(|n| n.strip_prefix('.')?.strip_suffix(".axe-append"))
+            .collect();
+        let mut names: Vec<&String> = all
+            .iter()
             .filter(|n| n.ends_with(".md") && !n.starts_with('.'))
             .collect();
         names.sort();
         Ok(names
             .into_iter()
             .map(|n| {
-                let at = At::new(Some(Arc::clone(dir)), &n);
-                (n, at)
+                let at = At::new(Some(Arc::clone(dir)), n);
+                let at = match markers.contains(n.as_str()) {
+                    true => at.appended(),
+                    false => at,
+                };
+                (n.clone(), at)
             })
             .collect())
     }

@@ -6,26 +6,25 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::tool::{Call, Context, Tool};
+use super::context::Context;
 use crate::llm::{Deadline, ToolDef};
 use crate::stderr::note;
+use crate::tools::Call;
 
-pub const TOOL: Tool = Tool {
-    name: "call_agent",
-    offer,
-    run,
-    crashed: "call_agent error: the sub-agent crashed",
-};
+pub const NAME: &str = "call_agent";
+
+/// What the model is told if a sub-agent's call panicked.
+pub const CRASHED: &str = "call_agent error: the sub-agent crashed";
 
 /// The tool, offering the agent's sub-agents, while the tree may grow.
-fn offer(ctx: &Context) -> Option<ToolDef> {
+pub fn offer(ctx: &Context) -> Option<ToolDef> {
     let agents = &ctx.agent.cfg.sub_agents;
     if agents.is_empty() || ctx.depth >= ctx.session.max_depth {
         return None;
     }
     let list = agents.join(", ");
     Some(ToolDef {
-        name: "call_agent".to_owned(),
+        name: NAME.to_owned(),
         description: format!(
             "Delegate a task to a sub-agent. The sub-agent runs independently with its own context and returns only its final result. Available agents: {list}"
         ),
@@ -53,7 +52,7 @@ fn offer(ctx: &Context) -> Option<ToolDef> {
 /// Runs one `call_agent` call (its arguments' types already checked):
 /// checks the agent it names, runs the sub-agent through `ctx.sub_agent`
 /// within the caller's `sub_agents_config.timeout`.
-fn run(ctx: &Context, call: &Call) -> Result<String, String> {
+pub fn run(ctx: &Context, call: &Call) -> Result<String, String> {
     let (session, caller, depth) = (ctx.session, ctx.agent, ctx.depth);
     let (name, task, context) = (call.str("agent"), call.str("task"), call.str("context"));
     if name.is_empty() {

@@ -1,54 +1,40 @@
-//! The tools an agent's model may call: one table, each row a tool with
-//! the definition it is offered by, when it is offered, and how it runs.
-//! A new tool is a module here and a row in [`ALL`].
-//!
-//! Whatever goes wrong in a tool comes back to the model as an error
-//! result; it never ends the run. A call whose arguments do not match the
-//! schema its tool was offered with is refused here, for every tool, before
-//! it runs. Several calls in one reply run at once (unless the agent says
-//! `parallel = false`), their results in call order.
+//! The tools of a conversation: its own (`call_agent`, which needs the
+//! conversation to run a sub-agent) and the memory tools of
+//! [`crate::tools`], over the agent's memory. Several calls in one reply
+//! run at once (unless the agent says `parallel = false`), their results
+//! in call order; whatever goes wrong comes back to the model as an error
+//! result and never ends the run.
 
 mod call_agent;
-mod notes;
-mod schema;
-mod tool;
+mod context;
 
 use std::thread;
 
-pub use tool::{Call, Context, NotesSeen, SubAgent, Tool};
+pub use context::{Context, SubAgent, memory};
 
-use crate::llm::{ToolCall, ToolDef, ToolResult};
+use super::prepared::Prepared;
+use super::session::Session;
+use crate::llm::{Deadline, ToolCall, ToolDef, ToolResult};
+use crate::tools::{self, NotesSeen};
 
-/// Every tool, in the order they are offered.
-const ALL: &[Tool] = &[
-    call_agent::TOOL,
-    notes::RECALL,
-    notes::REMEMBER,
-    notes::REFLECT,
-    notes::LEARN_FACT,
-    notes::SEARCH,
-];
-
-/// The definitions of the tools offered in `ctx`.
+/// The definitions of the tools offered in `ctx`: the conversation's own
+/// (`call_agent`) first.
 pub fn offered(ctx: &Context) -> Vec<ToolDef> {
-    ALL.iter().filter_map(|t| (t.offer)(ctx)).collect()
+    let mut defs: Vec<ToolDef> = call_agent::offer(ctx).into_iter().collect();
+    defs.extend(tools::offered(tools::MEMORY, &ctx.memory));
+    defs
 }
 
 /// The names of the tools `agent` at `depth` is offered, for `--dry-run`.
-pub fn names(
-    session: &super::session::Session,
-    agent: &super::prepared::Prepared,
-    depth: u32,
-) -> Vec<String> {
-    let never = |_: &str, _: &str, _: u32, _: crate::llm::Deadline| Err(String::new());
-    let seen = std::sync::Mutex::new(NotesSeen::default());
+pub fn names(session: &Session, agent: &Prepared, depth: u32) -> Vec<String> {
+    let never = |_: &str, _: &str, _: u32, _: Deadline| Err(String::new());
     let ctx = Context {
         session,
         agent,
         depth,
-        deadline: crate::llm::Deadline::after(std::time::Duration::ZERO),
+        deadline: Deadline::after(std::time::Duration::ZERO),
         sub_agent: &never,
-        notes_seen: &seen,
+        memory: memory(session, agent),
     };
     offered(&ctx).into_iter().map(|t| t.name).collect()
 }
@@ -59,7 +45,8 @@ pub fn run(ctx: &Context, calls: &[ToolCall]) -> Vec<ToolResult> {
     // it, whichever runs first: a rewrite cannot build on another's result
     // it has not seen.
     let seen = ctx
-        .notes_seen
+        .memory
+        .seen
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
@@ -77,7 +64,11 @@ pub fn run(ctx: &Context, calls: &[ToolCall]) -> Vec<ToolResult> {
             .zip(calls)
             .map(|(h, call)| {
                 h.join().unwrap_or_else(|_| {
-                    let crashed = find(&call.name).map_or("the tool crashed", |t| t.crashed);
+                    let crashed = match call.name == call_agent::NAME {
+                        true => call_agent::CRASHED,
+                        false => tools::find(tools::MEMORY, &call.name)
+                            .map_or("the tool crashed", |t| t.crashed),
+                    };
                     result(call, Err(crashed.to_owned()))
                 })
             })
@@ -85,18 +76,14 @@ pub fn run(ctx: &Context, calls: &[ToolCall]) -> Vec<ToolResult> {
     })
 }
 
-fn find(name: &str) -> Option<&'static Tool> {
-    ALL.iter().find(|t| t.name == name)
-}
-
 fn run_one(ctx: &Context, call: &ToolCall, seen: &NotesSeen) -> ToolResult {
-    let offered = find(&call.name).and_then(|tool| Some((tool, (tool.offer)(ctx)?)));
-    let outcome = match offered {
-        Some((tool, def)) => schema::check(&def.parameters, &call.arguments)
-            .map_err(|problems| format!("{} error: {problems}", tool.name))
-            .and_then(|()| (tool.run)(ctx, &Call { call, seen })),
-        None => Err(format!("Unknown tool: \"{}\"", call.name)),
-    };
+    let own = (call.name == call_agent::NAME)
+        .then(|| call_agent::offer(ctx))
+        .flatten()
+        .map(|def| tools::checked(&def, call, seen, |c| call_agent::run(ctx, c)));
+    let outcome = own
+        .or_else(|| tools::call(tools::MEMORY, &ctx.memory, call, seen))
+        .unwrap_or_else(|| Err(format!("Unknown tool: \"{}\"", call.name)));
     result(call, outcome)
 }
 

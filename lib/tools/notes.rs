@@ -15,14 +15,14 @@
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
-use super::tool::{Call, Context, Tool};
+use super::tool::{Call, Memory, Tool};
 use crate::error::Error;
 use crate::llm::ToolDef;
 use crate::memory::hash::sha256_hex;
 use crate::memory::notes::{self, Kind, Scope, Workspace};
 use crate::stderr::note;
 
-pub const RECALL: Tool = Tool {
+pub const RECALL: Tool<Memory> = Tool {
     name: "recall",
     offer: |ctx| {
         offered(
@@ -37,7 +37,7 @@ pub const RECALL: Tool = Tool {
     crashed: "recall error: the tool crashed",
 };
 
-pub const REMEMBER: Tool = Tool {
+pub const REMEMBER: Tool<Memory> = Tool {
     name: "remember",
     offer: |ctx| {
         offered(
@@ -52,7 +52,7 @@ pub const REMEMBER: Tool = Tool {
     crashed: "remember error: the tool crashed",
 };
 
-pub const REFLECT: Tool = Tool {
+pub const REFLECT: Tool<Memory> = Tool {
     name: "reflect",
     offer: |ctx| {
         offered(
@@ -67,7 +67,7 @@ pub const REFLECT: Tool = Tool {
     crashed: "reflect error: the tool crashed",
 };
 
-pub const LEARN_FACT: Tool = Tool {
+pub const LEARN_FACT: Tool<Memory> = Tool {
     name: "learn_fact",
     offer: |ctx| {
         offered(
@@ -85,7 +85,7 @@ pub const LEARN_FACT: Tool = Tool {
     crashed: "learn_fact error: the tool crashed",
 };
 
-pub const SEARCH: Tool = Tool {
+pub const SEARCH: Tool<Memory> = Tool {
     name: "search_notes",
     offer: |ctx| {
         offered(
@@ -105,13 +105,13 @@ pub const SEARCH: Tool = Tool {
 
 /// The definition of a notes tool, when the agent has notes.
 fn offered(
-    ctx: &Context,
+    ctx: &Memory,
     name: &str,
     description: &str,
     properties: Value,
     required: &[&str],
 ) -> Option<ToolDef> {
-    ctx.agent.notes.as_ref()?;
+    ctx.notes.as_ref()?;
     Some(ToolDef {
         name: name.to_owned(),
         description: description.to_owned(),
@@ -120,24 +120,23 @@ fn offered(
 }
 
 /// The workspace of the agent, which offered the tool only if it has one.
-fn workspace<'a>(ctx: &'a Context) -> Result<&'a Workspace, String> {
-    ctx.agent
-        .notes
+fn workspace(ctx: &Memory) -> Result<&Workspace, String> {
+    ctx.notes
         .as_ref()
         .ok_or_else(|| "notes are not enabled for this agent".to_owned())
 }
 
 /// One `-v` line per call, as the agent's.
-fn trace(ctx: &Context, what: std::fmt::Arguments) {
-    if ctx.session.verbose {
-        note(format_args!("[notes] {}: {what}", ctx.agent.name));
+fn trace(ctx: &Memory, what: std::fmt::Arguments) {
+    if ctx.verbose {
+        note(format_args!("[notes] {}: {what}", ctx.agent));
     }
 }
 
 /// Records what a recall showed whole as all the model has seen: a file it
 /// left out or could not read is not seen, whatever was seen before.
-fn saw(ctx: &Context, r: &notes::Recalled) {
-    let mut seen = ctx.notes_seen.lock().unwrap_or_else(|e| e.into_inner());
+fn saw(ctx: &Memory, r: &notes::Recalled) {
+    let mut seen = ctx.seen.lock().unwrap_or_else(|e| e.into_inner());
     seen.memory = r.memory_seen().map(str::to_owned);
     seen.world = r
         .items
@@ -147,19 +146,13 @@ fn saw(ctx: &Context, r: &notes::Recalled) {
         .collect();
 }
 
-fn recall(ctx: &Context, call: &Call) -> Result<String, String> {
+fn recall(ctx: &Memory, call: &Call) -> Result<String, String> {
     let ws = workspace(ctx)?;
-    let cfg = &ctx.agent.cfg.notes;
+    let cfg = &ctx.notes_cfg;
     let days = call.count("days").unwrap_or(cfg.recall_days.get());
     let today = OffsetDateTime::now_utc().date();
-    let r = notes::recall(
-        ws,
-        &ctx.agent.name,
-        days,
-        today,
-        cfg.recall_chars.as_usize(),
-    )
-    .map_err(|e| format!("recall error: {e}"))?;
+    let r = notes::recall(ws, &ctx.agent, days, today, cfg.recall_chars.as_usize())
+        .map_err(|e| format!("recall error: {e}"))?;
     saw(ctx, &r);
     trace(
         ctx,
@@ -168,12 +161,12 @@ fn recall(ctx: &Context, call: &Call) -> Result<String, String> {
     Ok(String::from_utf8_lossy(&notes::answer(ws, &r)).into_owned())
 }
 
-fn remember(ctx: &Context, call: &Call) -> Result<String, String> {
+fn remember(ctx: &Memory, call: &Call) -> Result<String, String> {
     let ws = workspace(ctx)?;
-    let cap = ctx.agent.cfg.notes.max_memory_chars.as_usize();
+    let cap = ctx.notes_cfg.max_memory_chars.as_usize();
     let path = notes::remember(
         ws,
-        &ctx.agent.name,
+        &ctx.agent,
         call.str("content").as_bytes(),
         OffsetDateTime::now_utc(),
         cap,
@@ -196,23 +189,20 @@ fn content<'a>(call: &'a Call, tool: &str, what: &str) -> Result<&'a str, String
     Ok(content)
 }
 
-fn reflect(ctx: &Context, call: &Call) -> Result<String, String> {
+fn reflect(ctx: &Memory, call: &Call) -> Result<String, String> {
     let ws = workspace(ctx)?;
     let content = content(call, "reflect", "MEMORY.md")?;
-    let path = ws.memory(&ctx.agent.name);
+    let path = ws.memory(&ctx.agent);
     // Not seen whole: only a MEMORY.md with nothing in it may be written.
     let seen = call.seen.memory.as_deref();
     let expected = seen.map_or_else(|| sha256_hex(b""), str::to_owned);
     let cap = (
-        ctx.agent.cfg.notes.max_memory_chars.as_usize(),
+        ctx.notes_cfg.max_memory_chars.as_usize(),
         "max_memory_chars",
     );
     match notes::rewrite(ws, &path, content.as_bytes(), Some(&expected), cap) {
         Ok(done) => {
-            ctx.notes_seen
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .memory = Some(done.sha256);
+            ctx.seen.lock().unwrap_or_else(|e| e.into_inner()).memory = Some(done.sha256);
             trace(
                 ctx,
                 format_args!("reflect -> MEMORY.md, {} characters", done.chars),
@@ -240,7 +230,7 @@ fn not_seen(tool: &str, what: &str) -> String {
     )
 }
 
-fn learn_fact(ctx: &Context, call: &Call) -> Result<String, String> {
+fn learn_fact(ctx: &Memory, call: &Call) -> Result<String, String> {
     let ws = workspace(ctx)?;
     let topic =
         notes::topic_name(call.str("topic")).map_err(|e| format!("learn_fact error: {e}"))?;
@@ -255,13 +245,10 @@ fn learn_fact(ctx: &Context, call: &Call) -> Result<String, String> {
     // Not seen whole: only a topic with nothing in it (or none yet) may be
     // written.
     let expected = seen.map_or_else(|| sha256_hex(b""), str::to_owned);
-    let cap = (
-        ctx.agent.cfg.notes.max_topic_chars.as_usize(),
-        "max_topic_chars",
-    );
+    let cap = (ctx.notes_cfg.max_topic_chars.as_usize(), "max_topic_chars");
     match notes::rewrite(ws, &path, content.as_bytes(), Some(&expected), cap) {
         Ok(done) => {
-            let mut seen = ctx.notes_seen.lock().unwrap_or_else(|e| e.into_inner());
+            let mut seen = ctx.seen.lock().unwrap_or_else(|e| e.into_inner());
             seen.world.retain(|(t, _)| *t != topic);
             seen.world.push((topic.clone(), done.sha256));
             trace(
@@ -283,13 +270,13 @@ fn learn_fact(ctx: &Context, call: &Call) -> Result<String, String> {
     }
 }
 
-fn search(ctx: &Context, call: &Call) -> Result<String, String> {
+fn search(ctx: &Memory, call: &Call) -> Result<String, String> {
     let ws = workspace(ctx)?;
     let query = call.str("query");
     let want = call
         .count("limit")
         .map_or(10, |n| usize::try_from(n).unwrap_or(usize::MAX));
-    let searched = notes::search(ws, Scope::Agent(&ctx.agent.name), query, want)
+    let searched = notes::search(ws, Scope::Agent(&ctx.agent), query, want)
         .map_err(|e| format!("search_notes error: {e}"))?;
     let found = &searched.found;
     trace(

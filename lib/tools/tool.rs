@@ -1,19 +1,21 @@
-//! What a tool is, and what it sees of the conversation that calls it.
+//! What a tool is, and what a memory tool sees of its caller.
+
+use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::llm::{Deadline, ToolCall, ToolDef};
-use crate::run::prepared::Prepared;
-use crate::run::session::Session;
+use crate::agent::NotesConfig;
+use crate::llm::{ToolCall, ToolDef};
+use crate::memory::notes::Workspace;
 
-/// One tool.
-pub struct Tool {
+/// One tool, over a context `C` of its kind.
+pub struct Tool<C> {
     pub name: &'static str,
-    /// Its definition, when the agent of `ctx` is offered it.
-    pub offer: fn(&Context) -> Option<ToolDef>,
+    /// Its definition, when it is offered in `ctx`.
+    pub offer: fn(&C) -> Option<ToolDef>,
     /// The result of one call, or the error text the model gets instead.
     /// Its arguments have been checked against the schema of `offer`.
-    pub run: fn(&Context, &Call) -> Result<String, String>,
+    pub run: fn(&C, &Call) -> Result<String, String>,
     /// What the model is told if the call panicked.
     pub crashed: &'static str,
 }
@@ -31,22 +33,19 @@ pub struct NotesSeen {
     pub world: Vec<(String, String)>,
 }
 
-/// Runs a sub-agent: `(name, user message, depth, deadline)` to its answer
-/// or what went wrong.
-pub type SubAgent<'a> = dyn Fn(&str, &str, u32, Deadline) -> Result<String, String> + Sync + 'a;
-
-/// A conversation's view for its tools.
-pub struct Context<'a> {
-    pub session: &'a Session,
-    pub agent: &'a Prepared,
-    pub depth: u32,
-    pub deadline: Deadline,
-    /// Runs a sub-agent's whole conversation: `(name, user message, depth,
-    /// deadline)` to its answer. Passed in, so that tools need not import
-    /// the conversation loop that calls them.
-    pub sub_agent: &'a SubAgent<'a>,
-    /// What the notes tools have read in this conversation.
-    pub notes_seen: &'a std::sync::Mutex<NotesSeen>,
+/// What a memory tool needs: whose memory, its settings, and what this
+/// caller (a conversation, a client) has seen of it. Owned, so that a
+/// table of tools over it is one constant for every caller.
+pub struct Memory {
+    /// The agent's name, which names its own files.
+    pub agent: String,
+    pub notes_cfg: NotesConfig,
+    /// The notes workspace, when the agent keeps notes.
+    pub notes: Option<Workspace>,
+    /// What the caller's notes tools have read.
+    pub seen: Mutex<NotesSeen>,
+    /// Whether to say each call on stderr (`-v`).
+    pub verbose: bool,
 }
 
 /// A call whose arguments match its tool's schema, as its tool runs it.
@@ -57,7 +56,6 @@ pub struct Call<'a> {
     /// rewrites of one file in a reply at most one can win.
     pub seen: &'a NotesSeen,
 }
-
 impl Call<'_> {
     /// A string argument; empty when an optional one is left out.
     pub fn str(&self, key: &str) -> &str {
