@@ -51,6 +51,20 @@ fn files_below(dir: &Path) -> Vec<String> {
     out
 }
 
+/// Remembers `text` for agent `a` and gives today's daily log.
+fn remembered(env: &Env, text: &str) -> PathBuf {
+    env.cmd("axe-notes-remember")
+        .args(["a", text])
+        .assert()
+        .success();
+    fs::read_dir(workspace(env).join("agents/a/daily"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+}
+
 fn one_line(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr).into_owned();
     assert_eq!(text.lines().count(), 1, "one line: {text:?}");
@@ -325,16 +339,7 @@ fn a_signal_during_a_large_remember_leaves_the_entry_whole() {
     let env = Env::new();
     agent(&env, "a", "max_memory_chars = 100000000");
     let text = Arc::new(big_text(64));
-    env.cmd("axe-notes-remember")
-        .args(["a", "first"])
-        .assert()
-        .success();
-    let log = fs::read_dir(workspace(&env).join("agents/a/daily"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let log = remembered(&env, "first");
     for signal in ["TERM", "INT", "HUP"] {
         let before = fs::metadata(&log).unwrap().len();
         let mut child = caught_remembering(&env, &text, &log);
@@ -354,16 +359,7 @@ fn a_kill_9_mid_entry_is_cut_back_by_the_next_writer() {
     let env = Env::new();
     agent(&env, "a", "max_memory_chars = 100000000");
     let text = Arc::new(big_text(64));
-    env.cmd("axe-notes-remember")
-        .args(["a", "first"])
-        .assert()
-        .success();
-    let daily = fs::read_dir(workspace(&env).join("agents/a/daily"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let daily = remembered(&env, "first");
     let whole = fs::read(&daily).unwrap();
     let mut child = caught_remembering(&env, &text, &daily);
     child.kill().unwrap();
@@ -732,22 +728,14 @@ fn a_marker_planted_by_another_user_never_cuts_the_file() {
     }
     let env = Env::new();
     agent(&env, "a", "");
+    let mut daily = PathBuf::new();
     for i in 1..=3 {
-        env.cmd("axe-notes-remember")
-            .args(["a", &format!("important {i}")])
-            .assert()
-            .success();
+        daily = remembered(&env, &format!("important {i}"));
         env.cmd("axe-mem-append")
             .args(["a", "--task", &format!("t{i}"), "--result", "r"])
             .assert()
             .success();
     }
-    let daily = fs::read_dir(workspace(&env).join("agents/a/daily"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
     for file in [daily.clone(), env.log_path("a")] {
         let before = fs::read(&file).unwrap();
         let marker = plant_marker(&file, 0);
@@ -776,16 +764,7 @@ fn a_marker_planted_by_another_user_never_cuts_the_file() {
 fn a_torn_daily_entry_is_not_shown_by_readers() {
     let env = Env::new();
     agent(&env, "a", "");
-    env.cmd("axe-notes-remember")
-        .args(["a", "whole entry"])
-        .assert()
-        .success();
-    let daily = fs::read_dir(workspace(&env).join("agents/a/daily"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let daily = remembered(&env, "whole entry");
     let whole = fs::metadata(&daily).unwrap().len();
     // What a `kill -9` mid-write leaves: the marker, then half an entry.
     plant_marker(&daily, whole);
@@ -871,16 +850,7 @@ fn huge_or_sparse_notes_files_are_left_out_or_refused_never_read_whole() {
 fn junk_where_a_marker_or_temp_file_goes_never_blocks_a_write_for_good() {
     let env = Env::new();
     agent(&env, "a", "");
-    env.cmd("axe-notes-remember")
-        .args(["a", "first"])
-        .assert()
-        .success();
-    let daily = fs::read_dir(workspace(&env).join("agents/a/daily"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let daily = remembered(&env, "first");
     let name = daily.file_name().unwrap().to_string_lossy().into_owned();
     let marker = daily.with_file_name(format!(".{name}.axe-append"));
     fs::write(&marker, [0xff, 0xfe, 0x00, 0x80]).unwrap();

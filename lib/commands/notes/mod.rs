@@ -87,3 +87,21 @@ impl Notes {
         self.agent.as_deref().unwrap_or_default()
     }
 }
+
+/// A file or directory that could not be read, in `--json`.
+#[derive(serde::Serialize)]
+pub struct Skipped {
+    path: String,
+    error: String,
+}
+
+/// `unreadable` as `--json` lists it: paths relative to `ws`.
+pub fn skipped(ws: &Workspace, unreadable: &[crate::memory::notes::Unreadable]) -> Vec<Skipped> {
+    unreadable
+        .iter()
+        .map(|u| Skipped {
+            path: ws.relative(&u.path),
+            error: u.why.clone(),
+        })
+        .collect()
+}

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use super::AGENT;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
-use crate::memory::notes::{self, Kind, Unreadable};
+use crate::memory::notes::{self, Kind};
 
 pub const COMMAND: Command = Command {
     name: "axe-notes-recall",
@@ -58,13 +58,7 @@ struct Json<'a> {
     left_out: Vec<LeftOut>,
     /// Only when something could not be read.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    unreadable: Vec<Skipped>,
-}
-
-#[derive(Serialize)]
-struct Skipped {
-    path: String,
-    error: String,
+    unreadable: Vec<super::Skipped>,
 }
 
 #[derive(Serialize)]
@@ -124,14 +118,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                         bytes: i.bytes,
                     })
                     .collect(),
-                unreadable: r
-                    .unreadable
-                    .iter()
-                    .map(|u: &Unreadable| Skipped {
-                        path: ws.relative(&u.path),
-                        error: u.why.clone(),
-                    })
-                    .collect(),
+                unreadable: super::skipped(ws, &r.unreadable),
             },
         );
     }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{AGENT_FLAG, WORKSPACE};
 use crate::cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::error::{Error, Result};
-use crate::memory::notes::{self, Found, Scope, Unreadable};
+use crate::memory::notes::{self, Found, Scope};
 use crate::stderr::note;
 
 const QUERY: Arg = Arg {
@@ -55,13 +55,7 @@ struct Json<'a> {
     results: &'a [Found],
     /// Only when something could not be read.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    unreadable: Vec<Skipped>,
-}
-
-#[derive(Serialize)]
-struct Skipped {
-    path: String,
-    error: String,
+    unreadable: Vec<super::Skipped>,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -98,16 +92,12 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         ));
     }
     if m.flag(&JSON) {
-        let skipped = |u: &Unreadable| Skipped {
-            path: target.ws.relative(&u.path),
-            error: u.why.clone(),
-        };
         crate::cli::write_json(
             out,
             &Json {
                 query: &query,
                 results: found,
-                unreadable: searched.unreadable.iter().map(skipped).collect(),
+                unreadable: super::skipped(&target.ws, &searched.unreadable),
             },
         )?;
     } else {
