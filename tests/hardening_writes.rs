@@ -65,6 +65,13 @@ fn remembered(env: &Env, text: &str) -> PathBuf {
         .path()
 }
 
+/// Runs `cmd`, which must fail with `code`, and gives its one line on
+/// stderr.
+fn failing(cmd: &mut assert_cmd::Command, code: i32) -> String {
+    let out = cmd.assert().code(code).get_output().clone();
+    one_line(&out.stderr)
+}
+
 fn one_line(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr).into_owned();
     assert_eq!(text.lines().count(), 1, "one line: {text:?}");
@@ -89,11 +96,8 @@ fn prune_never_deletes_through_a_symlink_out_of_the_workspace() {
         if dry {
             cmd.arg("--dry-run");
         }
-        let out = cmd.assert().code(1).get_output().clone();
-        assert!(
-            one_line(&out.stderr).contains("leads outside the notes workspace"),
-            "{out:?}"
-        );
+        let err = failing(&mut cmd, 1);
+        assert!(err.contains("leads outside the notes workspace"), "{err}");
     }
     assert!(outside.join("2020-01-01.md").exists(), "deleted outside");
 }
@@ -246,18 +250,8 @@ fn empty_standard_input_never_erases_memory() {
     let topic = workspace(&env).join("world/ops.md");
     for (bin, arg) in [("axe-notes-reflect", "a"), ("axe-notes-learn", "ops")] {
         for input in ["", " \n\n"] {
-            let out = env
-                .cmd(bin)
-                .arg(arg)
-                .write_stdin(input)
-                .assert()
-                .code(1)
-                .get_output()
-                .clone();
-            assert!(
-                one_line(&out.stderr).starts_with("standard input is empty: "),
-                "{out:?}"
-            );
+            let err = failing(env.cmd(bin).arg(arg).write_stdin(input), 1);
+            assert!(err.starts_with("standard input is empty: "), "{err}");
         }
     }
     assert_eq!(read(&memory), "what I know");
@@ -493,18 +487,15 @@ fn a_held_lock_makes_the_memory_tools_give_up_after_wait() {
         let held = hold_lock(path);
         let before = fs::read(path).unwrap();
         let started = Instant::now();
-        let out = env
-            .cmd(bin)
-            .args(args)
-            .args(["--wait", "0.5"])
-            .write_stdin("AXE_MEMORY: KEY_FACT x\nnew")
-            .timeout(Duration::from_secs(20))
-            .assert()
-            .code(5)
-            .get_output()
-            .clone();
+        let err = failing(
+            env.cmd(bin)
+                .args(args)
+                .args(["--wait", "0.5"])
+                .write_stdin("AXE_MEMORY: KEY_FACT x\nnew")
+                .timeout(Duration::from_secs(20)),
+            5,
+        );
         assert!(started.elapsed() >= Duration::from_millis(500), "{bin}");
-        let err = one_line(&out.stderr);
         assert!(
             err.contains(&path.display().to_string())
                 && err.contains("another process holds its lock"),
@@ -596,15 +587,8 @@ fn a_topic_too_long_for_its_file_names_is_refused_and_leaves_nothing() {
     let env = Env::new();
     agent(&env, "a", "");
     let long = "t".repeat(251);
-    let out = env
-        .cmd("axe-notes-learn")
-        .arg(&long)
-        .write_stdin("x")
-        .assert()
-        .code(1)
-        .get_output()
-        .clone();
-    assert!(one_line(&out.stderr).contains("too long"), "{out:?}");
+    let err = failing(env.cmd("axe-notes-learn").arg(&long).write_stdin("x"), 1);
+    assert!(err.contains("too long"), "{err}");
     let world = workspace(&env).join("world");
     assert!(!world.exists() || files_below(&world).is_empty());
     // The longest allowed topic can be written, rewritten and read.
@@ -650,15 +634,7 @@ fn learn_when_world_is_a_file_names_the_directory() {
     let ws = workspace(&env);
     fs::create_dir_all(&ws).unwrap();
     fs::write(ws.join("world"), "not a directory").unwrap();
-    let out = env
-        .cmd("axe-notes-learn")
-        .arg("ops")
-        .write_stdin("x")
-        .assert()
-        .code(1)
-        .get_output()
-        .clone();
-    let err = one_line(&out.stderr);
+    let err = failing(env.cmd("axe-notes-learn").arg("ops").write_stdin("x"), 1);
     assert!(
         err.contains(&format!(
             "{} is not a directory",
@@ -687,17 +663,10 @@ fn a_state_file_over_its_cap_is_refused_not_read_whole() {
         ("axe-state-context", &["s"][..]),
         ("axe-state-record", &["s", "--task", "t", "--success"][..]),
     ] {
-        let out = env
-            .cmd(bin)
-            .args(args)
-            .timeout(Duration::from_secs(20))
-            .assert()
-            .code(1)
-            .get_output()
-            .clone();
+        let err = failing(env.cmd(bin).args(args).timeout(Duration::from_secs(20)), 1);
         assert!(
-            one_line(&out.stderr).contains("larger than the limit of 64 MiB for a state file"),
-            "{bin}: {out:?}"
+            err.contains("larger than the limit of 64 MiB for a state file"),
+            "{bin}: {err}"
         );
     }
     assert_eq!(fs::metadata(&state).unwrap().len(), (64 << 20) + 1);
@@ -832,18 +801,13 @@ fn huge_or_sparse_notes_files_are_left_out_or_refused_never_read_whole() {
         skipped.contains("larger than the limit of 64 MiB"),
         "{skipped}"
     );
-    let out = env
-        .cmd("axe-notes-path")
-        .args(["a", "--json"])
-        .timeout(Duration::from_secs(20))
-        .assert()
-        .code(1)
-        .get_output()
-        .clone();
-    assert!(
-        one_line(&out.stderr).contains("larger than the limit of 64 MiB"),
-        "{out:?}"
+    let err = failing(
+        env.cmd("axe-notes-path")
+            .args(["a", "--json"])
+            .timeout(Duration::from_secs(20)),
+        1,
     );
+    assert!(err.contains("larger than the limit of 64 MiB"), "{err}");
 }
 
 #[test]
@@ -871,15 +835,7 @@ fn junk_where_a_marker_or_temp_file_goes_never_blocks_a_write_for_good() {
     fs::write(&memory, "old").unwrap();
     let temp = memory.with_file_name(".MEMORY.md.axe-new");
     fs::create_dir(&temp).unwrap();
-    let out = env
-        .cmd("axe-notes-reflect")
-        .arg("a")
-        .write_stdin("new")
-        .assert()
-        .code(1)
-        .get_output()
-        .clone();
-    let err = one_line(&out.stderr);
+    let err = failing(env.cmd("axe-notes-reflect").arg("a").write_stdin("new"), 1);
     assert!(
         err.contains(&format!("{} is in the way", temp.display())),
         "{err}"
