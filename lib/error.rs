@@ -91,7 +91,7 @@ pub struct ExitCode {
 }
 
 /// Every exit code of the toolkit: the one table the man pages, `--help`
-/// and the README's table (checked by a test) are made from.
+/// and the reference's table (docs/reference.md, checked by a test) are made from.
 /// [`Error::exit_code`] gives no other code (a test checks that too).
 pub const EXIT_CODES: [ExitCode; 6] = [
     ExitCode {

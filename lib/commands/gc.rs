@@ -1,5 +1,5 @@
 //! `axe-gc`: ask a model for patterns in an agent's run log, print them,
-//! then trim the log to its configured size (M7); the workflow is
+//! then trim the log to its configured size; the workflow is
 //! `run::gc`.
 
 use std::io::Write;

@@ -24,7 +24,7 @@ pub const COMMAND: Command = Command {
     ],
     description: "\
 Drops every entry but the last N, and any text before the first entry, the
-way axe-gc trims (M7). Without --keep, N is the agent's memory.last_n when
+way axe-gc trims. Without --keep, N is the agent's memory.last_n when
 positive, else its memory.max_entries; when both are 0 nothing is trimmed.
 
 The kept entries are written to a new file in the same directory, synced,
