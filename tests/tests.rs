@@ -22,6 +22,7 @@ mod mem_trim;
 mod modules;
 mod notes;
 mod pipeline;
+mod readme;
 mod run;
 mod server;
 mod state;
