@@ -196,7 +196,7 @@ fn a_broken_kind_is_an_error_here_and_a_warning_in_a_run() {
         .code(1)
         .stdout("")
         .stderr(format!(
-            "state file {} is not a valid state: line 1, column 10: invalid type: sequence, expected a map at line 1 column 10\n",
+            "state file {} is not a valid state: line 1, column 10: invalid type: sequence, expected a map\n",
             state.display()
         ));
     let out = env

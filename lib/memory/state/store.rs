@@ -99,7 +99,13 @@ fn parse<'a, T: Deserialize<'a> + Default>(path: &Path, text: &'a [u8]) -> Resul
         let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
         invalid(line, column, &"invalid UTF-8")
     })?;
-    serde_json::from_str(text).map_err(|e| invalid(e.line(), e.column(), &e))
+    serde_json::from_str(text).map_err(|e| {
+        // serde_json ends its message with the position, said already.
+        let message = e.to_string();
+        let suffix = format!(" at line {} column {}", e.line(), e.column());
+        let reason = message.strip_suffix(&suffix).unwrap_or(&message);
+        invalid(e.line(), e.column(), &reason)
+    })
 }
 
 /// Changes the state at `path` with `change`, holding its lock from the
