@@ -96,7 +96,7 @@ _axe_spec_axe() {
     flags='--json --completions --man-pages --help -h --version -V'
     valued=' --completions=none --man-pages=dir '
     args=''
-    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm context=axe_context mem=axe_mem notes=axe_notes state=axe_state help=axe_help version=axe_version '
+    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm context=axe_context mcp=axe_mcp mem=axe_mem notes=axe_notes state=axe_state help=axe_help version=axe_version '
 }
 _axe_spec_axe_mem() {
     flags='-h --help'
@@ -119,7 +119,7 @@ _axe_spec_axe_state() {
 _axe_spec_axe_help() {
     flags=''
     valued=''
-    args='words:run,gc,agents,config,llm,context,mem,notes,state,help,version...'
+    args='words:run,gc,agents,config,llm,context,mcp,mem,notes,state,help,version...'
     subs=''
 }
 _axe_spec_axe_version() {
@@ -197,6 +197,12 @@ _axe_spec_axe_llm() {
 _axe_spec_axe_context() {
     flags='--budget --task --phase --wait --json --help -h --version -V'
     valued=' --budget=none --task=none --phase=none --wait=none '
+    args='agent'
+    subs=''
+}
+_axe_spec_axe_mcp() {
+    flags='--read-only --help -h --version -V'
+    valued=' '
     args='agent'
     subs=''
 }
@@ -302,4 +308,4 @@ _axe_spec_axe_state_context() {
     args='agent'
     subs=''
 }
-complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context
+complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context

@@ -41,7 +41,7 @@ end
 # `axe WORD... ARGS`: the completions of axe-WORD-... for ARGS.
 function __axe_delegate
     set -l words (commandline -opc)[2..-1]
-    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context
+    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context
     for n in 1 2
         set -l program axe-(string join - -- $words[1..$n])
         if contains -- $program $known
@@ -65,6 +65,7 @@ complete -c axe -n '__axe_at 0 -' -a agents -d 'Manage agent configurations'
 complete -c axe -n '__axe_at 0 -' -a config -d 'Manage axe configuration'
 complete -c axe -n '__axe_at 0 -' -a llm -d 'Send a prompt to a model and print its answer'
 complete -c axe -n '__axe_at 0 -' -a context -d 'Print everything an agent remembers as one block within a character budget'
+complete -c axe -n '__axe_at 0 -' -a mcp -d 'Serve an agent\'s memory to any MCP client over stdin and stdout'
 complete -c axe -n '__axe_at 0 -' -a mem -d 'The axe-mem-* commands'
 complete -c axe -n '__axe_at 1 mem' -a path -d 'Print the file that holds an agent\'s memory log'
 complete -c axe -n '__axe_at 1 mem' -a append -d 'Append an entry to an agent\'s memory log'
@@ -87,7 +88,7 @@ complete -c axe -n '__axe_at 1 state' -a record -d 'Record the outcome of a run 
 complete -c axe -n '__axe_at 1 state' -a context -d 'Print an agent\'s Session Memory block within a character budget'
 complete -c axe -n '__axe_at 0 -' -a help -d 'Print help, or a command\'s help'
 complete -c axe -n '__axe_at 0 -' -a version -d 'Print version'
-complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm context mem notes state'
+complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm context mcp mem notes state'
 complete -c axe -n 'not __axe_at 0 -' -a '(__axe_delegate)'
 
 # axe-run
@@ -184,6 +185,13 @@ complete -c axe-context -l json -d 'Print {agent, budget, chars, kinds, text, in
 complete -c axe-context -s h -l help -d 'Print help'
 complete -c axe-context -s V -l version -d 'Print version'
 complete -c axe-context -n '__axe_at 0 - --budget --task --phase --wait' -a '(__axe_agents)'
+
+# axe-mcp
+complete -c axe-mcp -f
+complete -c axe-mcp -l read-only -d 'Offer only the tools that do not write'
+complete -c axe-mcp -s h -l help -d 'Print help'
+complete -c axe-mcp -s V -l version -d 'Print version'
+complete -c axe-mcp -n '__axe_at 0 -' -a '(__axe_agents)'
 
 # axe-mem-path
 complete -c axe-mem-path -f

@@ -17,7 +17,7 @@ def "nu-complete axe shells" [] {
 }
 
 def "nu-complete axe commands" [] {
-    ["run" "gc" "agents" "config" "llm" "context" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "state path" "state show" "state ingest" "state record" "state context"]
+    ["run" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "state path" "state show" "state ingest" "state record" "state context"]
 }
 
 # Run LLM agents from the shell and give them memory
@@ -149,6 +149,14 @@ export extern "axe-context" [
     --phase: string  # The phase the run is in: the state's errors met in it come first
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, budget, chars, kinds, text, included, left_out} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Serve an agent's memory to any MCP client over stdin and stdout
+export extern "axe-mcp" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --read-only  # Offer only the tools that do not write
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -458,6 +466,14 @@ export extern "axe context" [
     --phase: string  # The phase the run is in: the state's errors met in it come first
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, budget, chars, kinds, text, included, left_out} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Serve an agent's memory to any MCP client over stdin and stdout
+export extern "axe mcp" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --read-only  # Offer only the tools that do not write
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

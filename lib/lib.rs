@@ -18,6 +18,7 @@ pub(crate) mod dirs;
 pub(crate) mod files;
 pub(crate) mod glob;
 pub(crate) mod llm;
+pub(crate) mod mcp;
 pub(crate) mod memory;
 pub(crate) mod prompt;
 pub(crate) mod read;

@@ -14,6 +14,7 @@ mod hardening_reads;
 mod hardening_state;
 mod hardening_writes;
 mod llm;
+mod mcp;
 mod mem_append;
 mod mem_count;
 mod mem_load;

@@ -11,6 +11,7 @@ pub mod context;
 pub mod gc;
 pub mod llm;
 pub mod log;
+pub mod mcp;
 pub mod notes;
 pub mod run;
 pub mod state;
@@ -27,6 +28,7 @@ pub const ALL: &[&Command] = &[
     &config::COMMAND,
     &llm::COMMAND,
     &context::COMMAND,
+    &mcp::COMMAND,
     &log::path::COMMAND,
     &log::append::COMMAND,
     &log::load::COMMAND,

@@ -1,0 +1,166 @@
+//! `axe-mcp`: an agent's memory served over the Model Context Protocol on
+//! stdin and stdout, so that any MCP client (Claude Code, Codex, Cursor,
+//! another axe agent) reads and writes it with axe's guarantees: the
+//! tools are the same rows a model gets inside `axe-run`
+//! ([`crate::tools::MEMORY`]), over the same locked, atomic write path.
+//!
+//! This is the handshake generation of the protocol (`initialize`, then
+//! requests): one JSON-RPC message a line, nothing but messages on stdout,
+//! diagnostics on stderr. A line that is not JSON is a parse error and the
+//! server goes on; a tool's failure is a tool result with `isError`, never
+//! a protocol error; end of input ends the server.
+
+pub mod jsonrpc;
+
+use std::io::{BufRead, Write};
+
+use serde_json::{Map, Value, json};
+
+use crate::llm::ToolCall;
+use crate::tools::{self, Memory};
+use jsonrpc::{INVALID_PARAMS, INVALID_REQUEST, Line, METHOD_NOT_FOUND, PARSE_ERROR};
+
+/// The protocol revisions of the handshake generation this server speaks,
+/// newest first; a client asking for another gets the newest.
+pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// What the server serves.
+pub struct Server {
+    pub memory: Memory,
+    /// Only the tools that do not write.
+    pub read_only: bool,
+    /// Said to the client at `initialize`: whose memory, and how.
+    pub instructions: String,
+}
+
+/// The tools that only read.
+const READ_ONLY: &[&str] = &["recall", "search_notes"];
+
+impl Server {
+    /// Serves requests from `input` until it ends, replying on `output`.
+    /// Only reading and writing the two streams can fail.
+    pub fn serve(&self, input: &mut impl BufRead, output: &mut dyn Write) -> std::io::Result<()> {
+        loop {
+            let reply = match jsonrpc::read_line(input)? {
+                Line::End => return Ok(()),
+                Line::TooLong => Some(jsonrpc::error(
+                    &Value::Null,
+                    INVALID_REQUEST,
+                    &format!("message over {} MiB", jsonrpc::MAX_LINE >> 20),
+                )),
+                Line::Message(line) if line.trim_ascii().is_empty() => None,
+                Line::Message(line) => self.handle(&line),
+            };
+            if let Some(reply) = reply {
+                serde_json::to_writer(&mut *output, &reply)?;
+                output.write_all(b"\n")?;
+                output.flush()?;
+            }
+        }
+    }
+
+    /// The reply to one message; none for a notification.
+    fn handle(&self, line: &[u8]) -> Option<Value> {
+        let message: Value = match serde_json::from_slice(line) {
+            Ok(m) => m,
+            Err(e) => return Some(jsonrpc::error(&Value::Null, PARSE_ERROR, &e.to_string())),
+        };
+        let Some(method) = message.get("method").and_then(Value::as_str) else {
+            // A reply to us (we send no requests) or no message at all.
+            return message
+                .get("id")
+                .map(|id| jsonrpc::error(id, INVALID_REQUEST, "a request needs a method"));
+        };
+        // A notification: nothing to answer (initialized, cancelled, ...).
+        let id = message.get("id")?;
+        let params = message.get("params").cloned().unwrap_or(json!({}));
+        Some(match self.call(method, &params) {
+            Ok(result) => jsonrpc::result(id, result),
+            Err((code, why)) => jsonrpc::error(id, code, &why),
+        })
+    }
+
+    fn call(&self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
+        match method {
+            "initialize" => Ok(self.initialize(params)),
+            "ping" => Ok(json!({})),
+            "tools/list" => Ok(json!({"tools": self.tool_list()})),
+            "tools/call" => self.tool_call(params),
+            _ => Err((METHOD_NOT_FOUND, format!("method not found: {method}"))),
+        }
+    }
+
+    fn initialize(&self, params: &Value) -> Value {
+        let asked = params["protocolVersion"].as_str().unwrap_or_default();
+        let version = VERSIONS
+            .iter()
+            .find(|v| **v == asked)
+            .unwrap_or(&VERSIONS[0]);
+        json!({
+            "protocolVersion": version,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "axe-mcp", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": self.instructions,
+        })
+    }
+
+    fn offered(&self) -> Vec<crate::llm::ToolDef> {
+        tools::offered(tools::MEMORY, &self.memory)
+            .into_iter()
+            .filter(|d| !self.read_only || READ_ONLY.contains(&d.name.as_str()))
+            .collect()
+    }
+
+    fn tool_list(&self) -> Vec<Value> {
+        self.offered()
+            .into_iter()
+            .map(|d| {
+                let reads = READ_ONLY.contains(&d.name.as_str());
+                json!({
+                    "name": d.name,
+                    "description": d.description,
+                    "inputSchema": d.parameters,
+                    "annotations": {
+                        "readOnlyHint": reads,
+                        "destructiveHint": !reads && d.name != "remember",
+                        "idempotentHint": reads,
+                        "openWorldHint": false,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    fn tool_call(&self, params: &Value) -> Result<Value, (i64, String)> {
+        let name = params["name"]
+            .as_str()
+            .ok_or((INVALID_PARAMS, "tools/call needs a name".to_owned()))?;
+        let arguments: Map<String, Value> = match &params["arguments"] {
+            Value::Null => Map::new(),
+            Value::Object(map) => map.clone(),
+            _ => return Err((INVALID_PARAMS, "arguments must be an object".to_owned())),
+        };
+        if !self.offered().iter().any(|d| d.name == name) {
+            return Err((INVALID_PARAMS, format!("unknown tool: {name}")));
+        }
+        let call = ToolCall {
+            id: String::new(),
+            name: name.to_owned(),
+            arguments,
+        };
+        // What this client has seen, as a conversation's reply would carry.
+        let seen = self
+            .memory
+            .seen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let outcome = tools::call(tools::MEMORY, &self.memory, &call, &seen)
+            .unwrap_or_else(|| Err(format!("unknown tool: {name}")));
+        let (text, is_error) = match outcome {
+            Ok(text) => (text, false),
+            Err(text) => (text, true),
+        };
+        Ok(json!({"content": [{"type": "text", "text": text}], "isError": is_error}))
+    }
+}

@@ -1,0 +1,229 @@
+//! `axe-mcp` over stdio, spoken to as an MCP client speaks: the handshake,
+//! the tools, bad input, and many servers writing one memory at once.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::util::{Env, read};
+
+/// A running `axe-mcp` and the ends of its pipes.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Client {
+    fn start(env: &Env, args: &[&str]) -> Client {
+        let mut child = env
+            .std_cmd("axe-mcp")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Client {
+            child,
+            stdin,
+            stdout,
+            next: 0,
+        }
+    }
+
+    fn send_line(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn reply(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        self.send_line(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+        let reply = self.reply();
+        assert_eq!(reply["id"], id, "{reply}");
+        reply
+    }
+
+    fn initialize(&mut self) -> Value {
+        let r = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        self.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        r
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> (String, bool) {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let result = &r["result"];
+        (
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            result["isError"].as_bool().unwrap(),
+        )
+    }
+
+    /// Closes stdin and waits: the server ends with 0.
+    fn finish(mut self) {
+        drop(self.stdin);
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status:?}");
+    }
+}
+
+#[test]
+fn the_handshake_the_tools_and_a_memory_kept() {
+    let env = Env::new();
+    let mut c = Client::start(&env, &["claude"]);
+    let init = c.initialize();
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(init["result"]["serverInfo"]["name"], "axe-mcp");
+    assert!(
+        init["result"]["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("no agent file of that name")
+    );
+    assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+    let tools = c.request("tools/list", json!({}));
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "recall",
+            "remember",
+            "reflect",
+            "learn_fact",
+            "search_notes"
+        ]
+    );
+    assert_eq!(
+        tools["result"]["tools"][0]["annotations"]["readOnlyHint"],
+        true
+    );
+    let (text, err) = c.call("remember", json!({"content": "Ada prefers short answers."}));
+    assert!(
+        !err && text.starts_with("Remembered in agents/claude/daily/"),
+        "{text}"
+    );
+    // Not seen whole: a reflect over a file it never recalled is refused...
+    c.call("reflect", json!({"content": "first"}));
+    let (text, err) = c.call("reflect", json!({"content": "second"}));
+    assert!(!err, "its own write counts as seen: {text}");
+    let (text, _) = c.call("recall", json!({}));
+    assert!(
+        text.contains("Ada prefers short answers.") && text.contains("second"),
+        "{text}"
+    );
+    // A malformed call is a tool error naming the argument; nothing written.
+    let (text, err) = c.call("reflect", json!({"contents": "x"}));
+    assert!(
+        err && text.contains("unknown argument \"contents\""),
+        "{text}"
+    );
+    let memory = env.data_dir().join("axe/notes/agents/claude/MEMORY.md");
+    assert_eq!(read(&memory), "second");
+    c.finish();
+}
+
+#[test]
+fn bad_input_gets_protocol_errors_and_the_server_goes_on() {
+    let env = Env::new();
+    let mut c = Client::start(&env, &[]);
+    c.send_line("this is not json");
+    assert_eq!(c.reply()["error"]["code"], -32700);
+    assert_eq!(c.request("no/such", json!({}))["error"]["code"], -32601);
+    let r = c.request("tools/call", json!({"name": "nope"}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let r = c.request("tools/call", json!({"arguments": {}}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // Still serving.
+    assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+    c.finish();
+}
+
+#[test]
+fn read_only_offers_only_the_tools_that_read() {
+    let env = Env::new();
+    let mut c = Client::start(&env, &["a", "--read-only"]);
+    c.initialize();
+    let tools = c.request("tools/list", json!({}));
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["recall", "search_notes"]);
+    let r = c.request(
+        "tools/call",
+        json!({"name": "remember", "arguments": {"content": "x"}}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    c.finish();
+}
+
+#[test]
+fn many_servers_on_one_memory_lose_nothing() {
+    let env = Env::new();
+    let clients: Vec<_> = (0..8)
+        .map(|i| {
+            let mut c = Client::start(&env, &["shared"]);
+            c.initialize();
+            (i, c)
+        })
+        .collect();
+    let handles: Vec<_> = clients
+        .into_iter()
+        .map(|(i, mut c)| {
+            std::thread::spawn(move || {
+                for n in 0..25 {
+                    let (text, err) = c.call(
+                        "remember",
+                        json!({"content": format!("client {i} note {n}")}),
+                    );
+                    assert!(!err, "{text}");
+                }
+                c.finish();
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let daily = env.data_dir().join("axe/notes/agents/shared/daily");
+    let text: String = std::fs::read_dir(&daily)
+        .unwrap()
+        .map(|e| read(&e.unwrap().path()))
+        .collect();
+    for i in 0..8 {
+        for n in 0..25 {
+            assert_eq!(
+                text.matches(&format!("client {i} note {n}\n")).count(),
+                1,
+                "client {i} note {n}"
+            );
+        }
+    }
+}
