@@ -21,6 +21,9 @@ use crate::read;
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Config {
+    /// The model `axe-llm` uses without `-m` and `axe-agents init` writes
+    /// without `--model`; empty: none. Read through [`Config::default_model`].
+    pub default_model: String,
     pub providers: BTreeMap<String, ProviderConfig>,
 }
 
@@ -61,6 +64,19 @@ pub fn parse(text: &str) -> Result<Config> {
 }
 
 impl Config {
+    /// `default_model`, checked, or `None` when it is not set. A model
+    /// string that does not parse is this file's error (exit 2), named as
+    /// such: the command line did not give it.
+    pub fn default_model(&self) -> Result<Option<&str>> {
+        let model = self.default_model.trim();
+        if model.is_empty() {
+            return Ok(None);
+        }
+        crate::llm::parse_model(model)
+            .map_err(|e| Error::Config(format!("default_model in config.toml: {e}")))?;
+        Ok(Some(model))
+    }
+
     fn section(&self, provider: Provider) -> ProviderConfig {
         self.providers
             .get(provider.name())
