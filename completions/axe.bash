@@ -159,8 +159,8 @@ _axe_spec_axe_agents_show() {
     subs=''
 }
 _axe_spec_axe_agents_init() {
-    flags='--model --memory --notes --state --json --help -h --version -V'
-    valued=' --model=model '
+    flags='--model -m --memory --notes --state --json --help -h --version -V'
+    valued=' --model=model -m=model '
     args='none'
     subs=''
 }

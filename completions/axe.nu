@@ -90,7 +90,7 @@ export extern "axe-agents show" [
 # Create a new agent configuration file
 export extern "axe-agents init" [
     agent?: string  # The new agent's name
-    --model: string@"nu-complete axe models"  # Write this model [default: default_model in config.toml, else a placeholder]
+    --model(-m): string@"nu-complete axe models"  # Write this model [default: default_model in config.toml, else a placeholder]
     --memory  # Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100
     --notes  # Turn notes memory on ([notes] enabled = true)
     --state  # Turn structured state on ([state] enabled = true)
@@ -401,7 +401,7 @@ export extern "axe agents show" [
 # Create a new agent configuration file
 export extern "axe agents init" [
     agent?: string  # The new agent's name
-    --model: string@"nu-complete axe models"  # Write this model [default: default_model in config.toml, else a placeholder]
+    --model(-m): string@"nu-complete axe models"  # Write this model [default: default_model in config.toml, else a placeholder]
     --memory  # Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100
     --notes  # Turn notes memory on ([notes] enabled = true)
     --state  # Turn structured state on ([state] enabled = true)

@@ -523,14 +523,7 @@ fn agents_init_writes_a_runnable_agent() {
 fn agents_init_turns_notes_and_state_on() {
     let env = Env::new();
     env.cmd("axe-agents")
-        .args([
-            "init",
-            "n",
-            "--model",
-            "ollama/llama3",
-            "--notes",
-            "--state",
-        ])
+        .args(["init", "n", "-m", "ollama/llama3", "--notes", "--state"])
         .assert()
         .success();
     let out = env
@@ -544,6 +537,7 @@ fn agents_init_turns_notes_and_state_on() {
     assert_eq!(doc["notes"]["enabled"], true);
     assert_eq!(doc["state"]["enabled"], true);
     assert_eq!(doc["memory"]["enabled"], false, "only what was asked");
+    assert_eq!(doc["model"], "ollama/llama3");
 }
 
 #[test]

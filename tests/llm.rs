@@ -195,6 +195,17 @@ fn prompt_words_come_first_then_piped_stdin() {
         server.only_request().json()["messages"],
         json!([{"role": "user", "content": "summarize this\n\nline one\nline two\n"}])
     );
+    // A blank standard input (`echo |`) adds nothing to the words.
+    let server = Server::start(vec![Answer::json(200, &openai_reply("short"))]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/gpt-x", "just", "words"])
+        .write_stdin(" \n\t\n")
+        .assert()
+        .success();
+    assert_eq!(
+        server.only_request().json()["messages"],
+        json!([{"role": "user", "content": "just words"}])
+    );
 }
 
 #[test]

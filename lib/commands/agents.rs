@@ -94,6 +94,7 @@ const INIT_MODEL: Flag = Flag::with_value(
     "PROVIDER/MODEL",
     "Write this model [default: default_model in config.toml, else a placeholder]",
 )
+.short('m')
 .completes(Complete::Model);
 
 const INIT_MEMORY: Flag = Flag::switch(
