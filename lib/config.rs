@@ -1,4 +1,5 @@
-//! The global `config.toml`: per-provider API keys and base URLs.
+//! The global `config.toml`: per-provider API keys and base URLs, and the
+//! `default_model` of `axe-llm` and `axe-agents init`.
 //!
 //! Resolution is the Go `axe`'s: an API key comes from the provider's
 //! environment variable, then `api_key` in the file, and (new here) then
