@@ -129,8 +129,8 @@ _axe_spec_axe_version() {
     subs=''
 }
 _axe_spec_axe_run() {
-    flags='--skill --workdir --model --system -s --temperature --max-tokens --task --phase --timeout --dry-run --verbose -v --stream --json --help -h --version -V'
-    valued=' --skill=file --workdir=dir --model=model --system=none -s=none --temperature=none --max-tokens=none --task=none --phase=none --timeout=none '
+    flags='--skill --workdir --model -m --system -s --temperature --max-tokens --task --phase --timeout --dry-run --verbose -v --stream --json --help -h --version -V'
+    valued=' --skill=file --workdir=dir --model=model -m=model --system=none -s=none --temperature=none --max-tokens=none --task=none --phase=none --timeout=none '
     args='agent none...'
     subs=''
 }
@@ -159,8 +159,8 @@ _axe_spec_axe_agents_show() {
     subs=''
 }
 _axe_spec_axe_agents_init() {
-    flags='--model --memory --json --help -h --version -V'
-    valued=' --model=model '
+    flags='--model -m --memory --notes --state --json --help -h --version -V'
+    valued=' --model=model -m=model '
     args='none'
     subs=''
 }

@@ -37,7 +37,7 @@ export extern "axe-run" [
     ...prompt: string  # The task, as words joined by spaces; standard input, when piped, follows after a blank line
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
-    --model: string@"nu-complete axe models"  # Use this model instead of the agent's
+    --model(-m): string@"nu-complete axe models"  # Use this model instead of the agent's
     --system(-s): string  # Use this persona instead of the agent's system_prompt (skill, files and memory still follow)
     --temperature: number  # Sampling temperature for this run, sent even when 0 [default: the agent's]
     --max-tokens: int  # Longest answer in tokens for this run; 0 is not sent [default: the agent's]
@@ -46,7 +46,7 @@ export extern "axe-run" [
     --timeout: number  # Give up after this long, sub-agents included [default: 120]
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
-    --stream  # Print the answer as it arrives (not with --json)
+    --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -90,8 +90,10 @@ export extern "axe-agents show" [
 # Create a new agent configuration file
 export extern "axe-agents init" [
     agent?: string  # The new agent's name
-    --model: string@"nu-complete axe models"  # Write this model instead of the placeholder
-    --memory  # Turn the run log on ([memory] enabled = true)
+    --model(-m): string@"nu-complete axe models"  # Write this model [default: default_model in config.toml, else a placeholder]
+    --memory  # Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100
+    --notes  # Turn notes memory on ([notes] enabled = true)
+    --state  # Turn structured state on ([state] enabled = true)
     --json  # Print {agent, path} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -126,17 +128,17 @@ export extern "axe-config init" [
 
 # Send a prompt to a model and print its answer
 export extern "axe-llm" [
-    ...prompt: string  # The user message, as words joined by spaces [default: standard input]
-    --model(-m): string@"nu-complete axe models"  # The model, e.g. anthropic/claude-sonnet-4-20250514, openai/gpt-4o, ollama/llama3
+    ...prompt: string  # The user message, as words joined by spaces; standard input, when piped, follows after a blank line
+    --model(-m): string@"nu-complete axe models"  # The model, e.g. openai/gpt-4o, ollama/llama3 [default: the request's, else default_model in config.toml]
     --system(-s): string  # The system prompt
     --system-file: path  # Read the system prompt from PATH
-    --temperature: number  # Sampling temperature; 0 is not sent [default: 0]
+    --temperature: number  # Sampling temperature, sent even when 0 [default: the server's]
     --max-tokens: int  # Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]
     --timeout: number  # Give up after this long, retries included [default: 120]
     --retries: int  # Retry 429, 529, 5xx and dropped connections N times [default: 0]
-    --stream  # Print the answer as it arrives
+    --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms} as JSON
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -354,7 +356,7 @@ export extern "axe run" [
     ...prompt: string  # The task, as words joined by spaces; standard input, when piped, follows after a blank line
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
-    --model: string@"nu-complete axe models"  # Use this model instead of the agent's
+    --model(-m): string@"nu-complete axe models"  # Use this model instead of the agent's
     --system(-s): string  # Use this persona instead of the agent's system_prompt (skill, files and memory still follow)
     --temperature: number  # Sampling temperature for this run, sent even when 0 [default: the agent's]
     --max-tokens: int  # Longest answer in tokens for this run; 0 is not sent [default: the agent's]
@@ -363,7 +365,7 @@ export extern "axe run" [
     --timeout: number  # Give up after this long, sub-agents included [default: 120]
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
-    --stream  # Print the answer as it arrives (not with --json)
+    --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -407,8 +409,10 @@ export extern "axe agents show" [
 # Create a new agent configuration file
 export extern "axe agents init" [
     agent?: string  # The new agent's name
-    --model: string@"nu-complete axe models"  # Write this model instead of the placeholder
-    --memory  # Turn the run log on ([memory] enabled = true)
+    --model(-m): string@"nu-complete axe models"  # Write this model [default: default_model in config.toml, else a placeholder]
+    --memory  # Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100
+    --notes  # Turn notes memory on ([notes] enabled = true)
+    --state  # Turn structured state on ([state] enabled = true)
     --json  # Print {agent, path} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -443,17 +447,17 @@ export extern "axe config init" [
 
 # Send a prompt to a model and print its answer
 export extern "axe llm" [
-    ...prompt: string  # The user message, as words joined by spaces [default: standard input]
-    --model(-m): string@"nu-complete axe models"  # The model, e.g. anthropic/claude-sonnet-4-20250514, openai/gpt-4o, ollama/llama3
+    ...prompt: string  # The user message, as words joined by spaces; standard input, when piped, follows after a blank line
+    --model(-m): string@"nu-complete axe models"  # The model, e.g. openai/gpt-4o, ollama/llama3 [default: the request's, else default_model in config.toml]
     --system(-s): string  # The system prompt
     --system-file: path  # Read the system prompt from PATH
-    --temperature: number  # Sampling temperature; 0 is not sent [default: 0]
+    --temperature: number  # Sampling temperature, sent even when 0 [default: the server's]
     --max-tokens: int  # Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]
     --timeout: number  # Give up after this long, retries included [default: 120]
     --retries: int  # Retry 429, 529, 5xx and dropped connections N times [default: 0]
-    --stream  # Print the answer as it arrives
+    --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms} as JSON
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -470,18 +470,49 @@ pub fn list_in(dir: &Path) -> Result<Vec<(String, AgentConfig)>> {
         .collect())
 }
 
-/// The template filled in by `agents init --model M --memory`: the model
-/// line set, and the `[memory]` table on; the rest as [`scaffold`] has it.
-pub fn scaffold_with(name: &str, model: Option<&str>, memory: bool) -> String {
+/// What `agents init` turns on in a new agent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Enable {
+    /// The run log, with the template's limits: the last 10 entries in
+    /// the prompt, trimmed at 100, rather than the whole log forever.
+    pub memory: bool,
+    pub notes: bool,
+    pub state: bool,
+}
+
+/// The model line of the template, which [`crate::llm::parse_model`]
+/// recognises, so an agent nobody filled in fails with a message that
+/// says so.
+pub use crate::llm::PLACEHOLDER_MODEL;
+
+/// The template filled in by `agents init --model M --memory --notes
+/// --state`: the model line set, and the tables asked for on; the rest
+/// as [`scaffold`] has it.
+pub fn scaffold_with(name: &str, model: Option<&str>, enable: Enable) -> String {
     let mut text = scaffold(name);
     if let Some(model) = model {
         text = text.replace(
-            "model = \"provider/model-name\"",
+            &format!("model = \"{PLACEHOLDER_MODEL}\""),
             &format!("model = {}", toml_string(model)),
         );
     }
-    if memory {
-        text = text.replace("# [memory]\n# enabled = false", "[memory]\nenabled = true");
+    if enable.memory {
+        text = text.replace(
+            "# [memory]\n# enabled = false\n# path = \"\"\n# last_n = 10\n# max_entries = 100\n",
+            "[memory]\nenabled = true\n# path = \"\"\nlast_n = 10\nmax_entries = 100\n",
+        );
+    }
+    if enable.notes {
+        text = text.replace(
+            "# [notes]\n# enabled = false\n",
+            "[notes]\nenabled = true\n",
+        );
+    }
+    if enable.state {
+        text = text.replace(
+            "# [state]\n# enabled = false\n",
+            "[state]\nenabled = true\n",
+        );
     }
     text
 }
@@ -494,7 +525,7 @@ pub fn scaffold(name: &str) -> String {
 description = ""
 
 # Full provider/model per models.dev
-model = "provider/model-name"
+model = "{PLACEHOLDER_MODEL}"
 
 # Agent persona (optional)
 # system_prompt = ""
@@ -685,10 +716,24 @@ mod tests {
 
     #[test]
     fn scaffold_includes_memory_fields() {
-        let filled = parse(&scaffold_with("x", Some("openai/q\"x"), true)).unwrap();
+        let all = Enable {
+            memory: true,
+            notes: true,
+            state: true,
+        };
+        let filled = parse(&scaffold_with("x", Some("openai/q\"x"), all)).unwrap();
         assert_eq!(filled.model, "openai/q\"x");
-        assert!(filled.memory.enabled);
-        assert_eq!(filled.memory.last_n, Count(0), "the rest stays commented");
+        assert!(filled.memory.enabled && filled.notes.enabled && filled.state.enabled);
+        // The template's recommendation, not the whole log forever.
+        assert_eq!(
+            (filled.memory.last_n, filled.memory.max_entries),
+            (Count(10), Count(100))
+        );
+        assert_eq!(filled.memory.path, "", "the rest stays commented");
+        assert!(filled.context.budget.is_none());
+        let plain = parse(&scaffold_with("x", None, Enable::default())).unwrap();
+        assert!(!plain.memory.enabled && !plain.notes.enabled && !plain.state.enabled);
+        assert_eq!(plain.model, PLACEHOLDER_MODEL);
         let s = scaffold("x");
         assert!(s.contains("# last_n = 10"));
         assert!(s.contains("# max_entries = 100"));
@@ -699,7 +744,7 @@ mod tests {
     fn scaffold_parses_and_names_the_agent() {
         let cfg = parse(&scaffold("we\"ird")).unwrap();
         assert_eq!(cfg.name, "we\"ird");
-        assert_eq!(cfg.model, "provider/model-name");
+        assert_eq!(cfg.model, PLACEHOLDER_MODEL);
     }
 
     #[test]

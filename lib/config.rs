@@ -1,4 +1,5 @@
-//! The global `config.toml`: per-provider API keys and base URLs.
+//! The global `config.toml`: per-provider API keys and base URLs, and the
+//! `default_model` of `axe-llm` and `axe-agents init`.
 //!
 //! Resolution is the Go `axe`'s: an API key comes from the provider's
 //! environment variable, then `api_key` in the file, and (new here) then
@@ -21,6 +22,9 @@ use crate::read;
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Config {
+    /// The model `axe-llm` uses without `-m` and `axe-agents init` writes
+    /// without `--model`; empty: none. Read through [`Config::default_model`].
+    pub default_model: String,
     pub providers: BTreeMap<String, ProviderConfig>,
 }
 
@@ -61,6 +65,19 @@ pub fn parse(text: &str) -> Result<Config> {
 }
 
 impl Config {
+    /// `default_model`, checked, or `None` when it is not set. A model
+    /// string that does not parse is this file's error (exit 2), named as
+    /// such: the command line did not give it.
+    pub fn default_model(&self) -> Result<Option<&str>> {
+        let model = self.default_model.trim();
+        if model.is_empty() {
+            return Ok(None);
+        }
+        crate::llm::parse_model(model)
+            .map_err(|e| Error::Config(format!("default_model in config.toml: {e}")))?;
+        Ok(Some(model))
+    }
+
     fn section(&self, provider: Provider) -> ProviderConfig {
         self.providers
             .get(provider.name())

@@ -23,6 +23,10 @@ pub const CONFIG_TOML: &str = r#"# axe global configuration: API keys and base U
 # api_key_cmd runs a shell command and uses its output as the key, so the
 # key can stay in a password manager.
 
+# The model axe-llm uses without -m, and axe-agents init writes into a new
+# agent without --model.
+# default_model = "anthropic/claude-sonnet-4-20250514"
+
 # Anthropic's hosted API.
 # [providers.anthropic]
 # api_key = "sk-ant-..."
@@ -104,11 +108,12 @@ pub fn config() -> Result<ConfigInit> {
 /// Writes the scaffold of a new agent `name` and returns its path; an
 /// existing file is an error and stays as it was. The exclusive create is
 /// the only check, so a file made a moment ago by someone else counts too.
-/// Writes the template for `name`, with `model` and memory on when asked.
-pub fn agent(name: &str, model: Option<&str>, memory: bool) -> Result<PathBuf> {
+/// Writes the template for `name`, with `model` and the kinds of memory
+/// in `enable` on.
+pub fn agent(name: &str, model: Option<&str>, enable: agent::Enable) -> Result<PathBuf> {
     let path = agent::file_path(name)?;
     mkdir(&agent::agents_dir()?, "agents")?;
-    match write_new(&path, &agent::scaffold_with(name, model, memory), 0o644) {
+    match write_new(&path, &agent::scaffold_with(name, model, enable), 0o644) {
         Ok(()) => Ok(path),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::Config(format!(
             "agent config already exists: {}",
@@ -166,6 +171,11 @@ mod tests {
     fn config_template_is_valid_toml_with_nothing_set() {
         let cfg = crate::config::parse(CONFIG_TOML).unwrap();
         assert!(cfg.providers.is_empty());
+        assert_eq!(cfg.default_model().unwrap(), None);
+        // Uncommented, it is a model the toolkit takes.
+        let set = CONFIG_TOML.replace("# default_model", "default_model");
+        let cfg = crate::config::parse(&set).unwrap();
+        assert!(cfg.default_model().unwrap().is_some());
     }
 
     #[test]

@@ -218,7 +218,7 @@ fn show_errors_name_the_problem_with_config_exit_code() {
         .arg("show")
         .assert()
         .code(1)
-        .stderr("agent name is required\n");
+        .stderr("agent name is required; usage: axe-agents show [OPTIONS] <AGENT>\n");
     let out = env
         .cmd("axe-agents")
         .args(["show", "nope", "--json"])

@@ -87,11 +87,14 @@ fn missing_flag_value_and_extra_arguments_are_exit_1() {
 fn neither_agent_nor_file_is_exit_1() {
     let env = Env::new();
     for (bin, extra) in TOOLS {
-        env.cmd(bin)
-            .args(*extra)
-            .assert()
-            .code(1)
-            .stderr("agent name is required (or use --file)\n");
+        // The usage line that has the argument: where it goes.
+        let usage = match *bin {
+            "axe-mem-append" => "[OPTIONS] --task <TEXT> <AGENT>",
+            _ => "[OPTIONS] <AGENT>",
+        };
+        env.cmd(bin).args(*extra).assert().code(1).stderr(format!(
+            "agent name is required (or use --file); usage: {bin} {usage}\n"
+        ));
     }
 }
 

@@ -502,13 +502,14 @@ fn agents_init_writes_a_runnable_agent() {
         .args(["init", "helper", "--model", "openai/gpt-4o", "--memory"])
         .assert()
         .success();
+    // The template's limits, not the whole log in every prompt forever.
     env.cmd("axe-agents")
         .args(["show", "helper"])
         .assert()
         .success()
         .stdout(
             "Name:           helper\nModel:          openai/gpt-4o\nMemory Enabled: true\n\
-             Memory LastN:   0 (all entries)\nMemory MaxEntries:0 (no limit)\n",
+             Memory LastN:   10\nMemory MaxEntries:100\n",
         );
     env.cmd("axe-agents")
         .args(["init", "other", "--model", "gpt4"])
@@ -516,6 +517,77 @@ fn agents_init_writes_a_runnable_agent() {
         .code(1)
         .stderr("invalid model format \"gpt4\": expected provider/model-name\n");
     assert!(!env.config_dir().join("axe/agents/other.toml").exists());
+}
+
+#[test]
+fn agents_init_turns_notes_and_state_on() {
+    let env = Env::new();
+    env.cmd("axe-agents")
+        .args(["init", "n", "-m", "ollama/llama3", "--notes", "--state"])
+        .assert()
+        .success();
+    let out = env
+        .cmd("axe-agents")
+        .args(["show", "n", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["notes"]["enabled"], true);
+    assert_eq!(doc["state"]["enabled"], true);
+    assert_eq!(doc["memory"]["enabled"], false, "only what was asked");
+    assert_eq!(doc["model"], "ollama/llama3");
+}
+
+#[test]
+fn default_model_in_config_toml() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("hi"))]);
+    let config = env.config_dir().join("axe/config.toml");
+    env.write(&config, "default_model = \"openai/house\"\n");
+    // axe-llm without -m uses it...
+    served_by(env.cmd("axe-llm"), &server.url)
+        .arg("q")
+        .assert()
+        .success()
+        .stdout("hi");
+    assert_eq!(server.only_request().json()["model"], "house");
+    // ...and agents init without --model writes it.
+    env.cmd("axe-agents").args(["init", "a"]).assert().success();
+    let text = fs::read_to_string(env.config_dir().join("axe/agents/a.toml")).unwrap();
+    assert!(text.contains("\nmodel = \"openai/house\"\n"), "{text}");
+    // A bad one is the config file's error, named as such.
+    env.write(&config, "default_model = \"gpt4\"\n");
+    for (bin, args) in [("axe-llm", &["q"][..]), ("axe-agents", &["init", "b"][..])] {
+        env.cmd(bin).args(args).assert().code(2).stderr(
+            "default_model in config.toml: invalid model format \"gpt4\": expected provider/model-name\n",
+        );
+    }
+    assert!(!env.config_dir().join("axe/agents/b.toml").exists());
+    // Without one, -m is asked for and the default named.
+    env.write(&config, "");
+    env.cmd("axe-llm")
+        .arg("q")
+        .assert()
+        .code(1)
+        .stderr("missing required flag --model (or set default_model in config.toml)\n");
+}
+
+#[test]
+fn an_agent_left_with_the_placeholder_model_says_so() {
+    let env = Env::new();
+    env.cmd("axe-agents")
+        .args(["init", "fresh"])
+        .assert()
+        .success();
+    env.cmd("axe-run")
+        .args(["fresh", "hi"])
+        .assert()
+        .code(1)
+        .stderr(
+            "unsupported provider \"provider\": the agent file's model is still the template's placeholder \"provider/model-name\"; set it to a real one, e.g. anthropic/claude-sonnet-4-20250514\n",
+        );
 }
 
 #[test]

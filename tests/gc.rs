@@ -34,7 +34,7 @@ fn no_args_no_all() {
     env.cmd("axe-gc")
         .assert()
         .code(1)
-        .stderr("agent name is required (or use --all)\n");
+        .stderr("agent name is required (or use --all); usage: axe-gc [OPTIONS] <AGENT>\n");
 }
 
 #[test]

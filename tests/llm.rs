@@ -22,6 +22,9 @@ fn llm(env: &Env, url: &str, provider: &str) -> Command {
 
 fn llm_std(env: &Env, url: &str, provider: &str) -> std::process::Command {
     let mut cmd = env.std_cmd("axe-llm");
+    // Piped standard input follows the prompt words: the harness's own
+    // must not be read.
+    cmd.stdin(Stdio::null());
     cmd.env(format!("AXE_{}_BASE_URL", provider.to_uppercase()), url);
     match provider {
         "anthropic" => cmd.env("ANTHROPIC_API_KEY", KEY),
@@ -42,8 +45,9 @@ struct Envelope {
     output_tokens: Option<u64>,
     stop_reason: String,
     duration_ms: u64,
-    #[serde(default)]
-    tool_calls: Option<Vec<Value>>,
+    /// How many, as in `axe-run --json`.
+    tool_calls: u64,
+    calls: Vec<Value>,
 }
 
 #[test]
@@ -136,8 +140,20 @@ fn openai_request_is_exact_and_prompt_comes_from_stdin() {
 }
 
 #[test]
-fn openai_sends_params_only_when_non_zero() {
+fn openai_sends_params_given_and_no_zero_max_tokens() {
     let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("ok"))]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/gpt-x", "--max-tokens", "0", "q"])
+        .assert()
+        .success();
+    assert_eq!(
+        server.only_request().json(),
+        json!({"model": "gpt-x", "messages": [{"role": "user", "content": "q"}]}),
+        "nothing given, nothing sent"
+    );
+    // An explicit temperature is sent, 0 included, as axe-run sends it:
+    // from the flag and from a request file.
     let server = Server::start(vec![Answer::json(200, &openai_reply("ok"))]);
     llm(&env, &server.url, "openai")
         .args([
@@ -153,7 +169,42 @@ fn openai_sends_params_only_when_non_zero() {
         .success();
     assert_eq!(
         server.only_request().json(),
-        json!({"model": "gpt-x", "max_tokens": 64, "messages": [{"role": "user", "content": "q"}]})
+        json!({"model": "gpt-x", "max_tokens": 64, "temperature": 0.0,
+               "messages": [{"role": "user", "content": "q"}]})
+    );
+    let server = Server::start(vec![Answer::json(200, &openai_reply("ok"))]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/gpt-x", "--request", "-"])
+        .write_stdin(r#"{"temperature": 0, "messages": [{"role": "user", "content": "q"}]}"#)
+        .assert()
+        .success();
+    assert_eq!(server.only_request().json()["temperature"], json!(0.0));
+}
+
+#[test]
+fn prompt_words_come_first_then_piped_stdin() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("short"))]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/gpt-x", "summarize", "this"])
+        .write_stdin("line one\nline two\n")
+        .assert()
+        .success()
+        .stdout("short");
+    assert_eq!(
+        server.only_request().json()["messages"],
+        json!([{"role": "user", "content": "summarize this\n\nline one\nline two\n"}])
+    );
+    // A blank standard input (`echo |`) adds nothing to the words.
+    let server = Server::start(vec![Answer::json(200, &openai_reply("short"))]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/gpt-x", "just", "words"])
+        .write_stdin(" \n\t\n")
+        .assert()
+        .success();
+    assert_eq!(
+        server.only_request().json()["messages"],
+        json!([{"role": "user", "content": "just words"}])
     );
 }
 
@@ -216,7 +267,11 @@ fn json_envelope_for_every_provider() {
         );
         assert!(!e.stop_reason.is_empty());
         assert!(e.duration_ms < 10_000);
-        assert!(e.tool_calls.is_none(), "no tools without --request");
+        assert_eq!(
+            (e.tool_calls, e.calls),
+            (0, vec![]),
+            "no tools without --request"
+        );
     }
 }
 
@@ -355,11 +410,33 @@ fn tool_calls_in_replies_come_back_in_json() {
             .success();
         let e: Envelope = serde_json::from_str(&stdout(out.get_output())).unwrap();
         assert_eq!(
-            e.tool_calls.unwrap(),
+            e.calls,
             [json!({"id": id, "name": "weather", "arguments": {"city": "Oslo"}})],
             "{provider}"
         );
+        assert_eq!(e.tool_calls, 1, "{provider}: the count, as axe-run's");
     }
+}
+
+#[test]
+fn a_reply_of_tool_calls_alone_is_not_silent() {
+    let env = Env::new();
+    let file = env.root().join("req.json");
+    std::fs::write(&file, tool_conversation().to_string()).unwrap();
+    let reply = json!({"model": "g", "usage": {"prompt_tokens": 1, "completion_tokens": 2},
+        "choices": [{"finish_reason": "tool_calls", "message": {"content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Oslo\"}"}},
+            {"id": "call_2", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Rome\"}"}}]}}]});
+    let server = Server::start(vec![Answer::json(200, &reply)]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "--request", file.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout("")
+        .stderr(
+            "Tool call: weather {\"city\":\"Oslo\"} (id call_1)\n\
+             Tool call: weather {\"city\":\"Rome\"} (id call_2)\n",
+        );
 }
 
 #[test]
@@ -787,7 +864,7 @@ fn streamed_tool_calls_are_assembled() {
         .success();
     let e: Envelope = serde_json::from_str(&stdout(out.get_output())).unwrap();
     assert_eq!(
-        e.tool_calls.unwrap(),
+        e.calls,
         [json!({"id": "call_7", "name": "weather", "arguments": {"city": "Rome"}})]
     );
     assert_eq!(e.stop_reason, "tool_calls");
@@ -919,7 +996,7 @@ fn bad_input_errors() {
         .stderr("invalid model format \"openai/\": empty model name\n");
     run(&["q"])
         .code(1)
-        .stderr("missing required flag --model\n");
+        .stderr("missing required flag --model (or set default_model in config.toml)\n");
     run(&["-m", "openai/m"])
         .code(1)
         .stderr("no prompt: give PROMPT or pipe it on standard input\n");

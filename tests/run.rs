@@ -314,6 +314,7 @@ fn dry_run_of_a_plain_agent_shows_none_everywhere() {
     let env = Env::new();
     env.agent("p", "name = \"p\"\nmodel = \"ollama/llama3\"\n");
     let cwd = env.root().display().to_string();
+    // Params shows what is sent: here nothing.
     env.cmd("axe-run")
         .args(["p", "--dry-run"])
         .write_stdin("")
@@ -321,9 +322,102 @@ fn dry_run_of_a_plain_agent_shows_none_everywhere() {
         .success()
         .stdout(format!(
             "=== Dry Run ===\n\nModel:    ollama/llama3\nWorkdir:  {cwd}\nTimeout:  120s\n\
-             Params:   temperature=0, max_tokens=0\n\n--- System Prompt ---\n\n\n--- Skill ---\n(none)\n\n\
+             Params:   (none)\n\n--- System Prompt ---\n\n\n--- Skill ---\n(none)\n\n\
              --- Files (0) ---\n(none)\n\n--- Stdin ---\n(none)\n\n--- Sub-Agents ---\n(none)\n"
         ));
+}
+
+#[test]
+fn dry_run_params_are_what_is_sent() {
+    let env = Env::new();
+    let params = |agent: &str, flags: &[&str]| {
+        let out = env
+            .cmd("axe-run")
+            .arg(agent)
+            .arg("--dry-run")
+            .args(flags)
+            .assert()
+            .success();
+        let text = stdout(out.get_output());
+        let line = text.lines().find(|l| l.starts_with("Params:")).unwrap();
+        line.to_owned()
+    };
+    env.agent(
+        "o",
+        "name = \"o\"\nmodel = \"ollama/llama3\"\n[params]\ntemperature = 0\nmax_tokens = 0\n",
+    );
+    env.agent("a", "name = \"a\"\nmodel = \"anthropic/claude\"\n");
+    // The agent file's 0s are "not set" (Go's); Anthropic's API needs a
+    // max_tokens, and gets 4096; an explicit --temperature 0 is sent.
+    assert_eq!(params("o", &[]), "Params:   (none)");
+    assert_eq!(params("a", &[]), "Params:   max_tokens=4096");
+    assert_eq!(
+        params("o", &["--temperature", "0"]),
+        "Params:   temperature=0"
+    );
+    assert_eq!(
+        params("o", &["-m", "openai/x", "--max-tokens", "5"]),
+        "Params:   max_tokens=5"
+    );
+    let out = env
+        .cmd("axe-run")
+        .args(["o", "--dry-run", "--json"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        (&doc["temperature"], &doc["max_tokens"]),
+        (&json!(null), &json!(null))
+    );
+    let out = env
+        .cmd("axe-run")
+        .args(["a", "--dry-run", "--json", "--temperature", "0"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        (&doc["temperature"], &doc["max_tokens"]),
+        (&json!(0.0), &json!(4096))
+    );
+}
+
+#[test]
+fn dry_run_shows_the_words_as_the_task_and_stdin_as_stdin() {
+    let env = Env::new();
+    env.agent("p", "name = \"p\"\nmodel = \"ollama/llama3\"\n");
+    let out = env
+        .cmd("axe-run")
+        .args(["p", "--dry-run", "check", "this"])
+        .write_stdin("")
+        .assert()
+        .success();
+    let text = stdout(out.get_output());
+    assert!(
+        text.contains("\n--- Task ---\ncheck this\n\n--- Stdin ---\n(none)\n\n"),
+        "{text}"
+    );
+    let out = env
+        .cmd("axe-run")
+        .args(["p", "--dry-run", "check", "this"])
+        .write_stdin("piped\n")
+        .assert()
+        .success();
+    let text = stdout(out.get_output());
+    assert!(
+        text.contains("\n--- Task ---\ncheck this\n\n--- Stdin ---\npiped\n\n\n"),
+        "{text}"
+    );
+    let out = env
+        .cmd("axe-run")
+        .args(["p", "--dry-run", "--json", "check", "this"])
+        .write_stdin("piped\n")
+        .assert()
+        .success();
+    let doc: DryRunJson = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        (doc.task.as_deref(), doc.stdin.as_str()),
+        (Some("check this"), "piped\n")
+    );
 }
 
 #[test]
@@ -344,11 +438,12 @@ struct DryRunJson {
     model: String,
     workdir: String,
     timeout: u64,
-    temperature: f64,
-    max_tokens: i64,
+    temperature: Option<f64>,
+    max_tokens: Option<u64>,
     system_prompt: String,
     skill: String,
     files: Vec<String>,
+    task: Option<String>,
     stdin: String,
     memory: Option<DryRunMemory>,
     sub_agents: Vec<String>,
@@ -426,7 +521,7 @@ fn verbose_lines_around_a_single_call() {
             "Files:    0 file(s)",
             "Stdin:    yes",
             "Timeout:  9s",
-            "Params:   temperature=0, max_tokens=0",
+            "Params:   max_tokens=4096",
             &format!("Memory:   3 entries loaded from {log}"),
         ]
     );
@@ -438,6 +533,23 @@ fn verbose_lines_around_a_single_call() {
     assert_eq!(
         lines[9..],
         ["Tokens:   11 input, 7 output", "Stop:     end_turn"]
+    );
+}
+
+#[test]
+fn verbose_says_stdin_no_when_only_words_were_given() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("fine")]);
+    agent(&env, "v", "");
+    run(&env, &server.url)
+        .args(["v", "-v", "do", "it"])
+        .write_stdin("")
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("\nStdin:    no\n"));
+    assert_eq!(
+        server.only_request().json()["messages"],
+        json!([{"role": "user", "content": "do it"}])
     );
 }
 
@@ -708,14 +820,21 @@ fn stream_prints_as_it_arrives_and_memory_gets_the_whole_answer() {
 }
 
 #[test]
-fn stream_and_json_do_not_mix() {
+fn stream_with_json_streams_the_call_and_prints_one_document() {
     let env = Env::new();
-    agent(&env, "s", "");
-    env.cmd("axe-run")
-        .args(["s", "--stream", "--json"])
+    let server = Server::start(vec![stream_answer("anthropic", &["a", "b", "c"])]);
+    agent(&env, "s", "[memory]\nenabled = true");
+    let out = run(&env, &server.url)
+        .args(["s", "--stream", "--json", "go"])
         .assert()
-        .code(1)
-        .stderr("{\"error\":\"cannot use --stream with --json\",\"exit_code\":1}\n");
+        .success()
+        .stderr("");
+    // As axe-llm does: no text before the document, which has it all.
+    let doc = parse_envelope(&stdout(out.get_output()));
+    assert_eq!((doc.content.as_str(), doc.tool_calls), ("abc", 0));
+    assert_eq!((doc.input_tokens, doc.output_tokens), (Some(11), Some(7)));
+    assert_eq!(server.only_request().json()["stream"], json!(true));
+    assert!(matches_entry(&read(&env.log_path("s")), "go", "abc"));
 }
 
 // --- sub-agents ------------------------------------------------------------
@@ -1270,7 +1389,11 @@ fn every_exit_code() {
         "name = \"invalid\"\nmodel = \"a/b\"\n[memory]\nlast_n = -1\n",
     );
     let cases: Vec<(Vec<&str>, i32, &str)> = vec![
-        (vec![], 1, "agent name is required\n"),
+        (
+            vec![],
+            1,
+            "agent name is required; usage: axe-run [OPTIONS] <AGENT> [PROMPT]...\n",
+        ),
         (
             vec!["a", "--temperature", "warm"],
             1,

@@ -1,6 +1,6 @@
 //! `--help` and `--version` text, generated from the flag table.
 
-use super::flag::Flag;
+use super::flag::{Arg, Flag};
 use super::spec::Command;
 
 /// `<name> version <semver>`, as the Go `axe version` printed it.
@@ -22,6 +22,20 @@ pub fn flag_spelling(flag: &Flag) -> String {
         Some(v) => format!("{short}--{} <{v}>", flag.long),
         None => format!("{short}--{}", flag.long),
     }
+}
+
+/// The usage line of `command` that has `arg` in it (else its first),
+/// with the command's name: `axe-run [OPTIONS] <AGENT> [PROMPT]...`.
+pub fn usage_for(command: &Command, arg: &Arg) -> String {
+    let placeholder = format!("<{}>", arg.name);
+    let line = command
+        .usage
+        .iter()
+        .find(|u| u.contains(&placeholder))
+        .or(command.usage.first())
+        .copied()
+        .unwrap_or_default();
+    format!("{} {line}", command.name)
 }
 
 pub fn help(command: &Command) -> String {

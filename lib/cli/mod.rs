@@ -65,7 +65,7 @@ fn run(command: &'static Command, words: Vec<OsString>, out: &mut dyn Write) -> 
             .map_err(Error::Output)?,
         Parsed::Run(m) => match command.run {
             Run::Action(action) => {
-                rule::check(command.rules, command.args, &m)?;
+                check_rules(command, &m)?;
                 action(&m, out)?
             }
             // A command of subcommands without one (`axe-agents`) shows
@@ -76,6 +76,19 @@ fn run(command: &'static Command, words: Vec<OsString>, out: &mut dyn Write) -> 
         },
     }
     Ok(())
+}
+
+/// The first of `command`'s rules that `m` breaks, as a usage error. A
+/// missing argument (`axe-run` alone) also shows how the command is used,
+/// on the same line: the error alone does not say where the argument goes.
+fn check_rules(command: &Command, m: &Matches) -> Result<()> {
+    let Some((rule, message)) = rule::first_broken(command.rules, command.args, m) else {
+        return Ok(());
+    };
+    Err(Error::Usage(match rule.missing_arg() {
+        Some(arg) => format!("{message}; usage: {}", help::usage_for(command, arg)),
+        None => message,
+    }))
 }
 
 /// Follows subcommand words down to the command that reads the rest:

@@ -4,11 +4,11 @@
 //! `--help` and the man page list them, from the same values.
 //!
 //! The messages are the Go `axe`'s (cobra's "missing required flag",
-//! "cannot use both", and the agent-name wordings of M6 and M7).
+//! "cannot use both", and the agent-name wordings of M6 and M7); the
+//! runner adds the usage line to a missing argument's.
 
 use super::flag::{Arg, Flag};
 use super::matches::Matches;
-use crate::error::{Error, Result};
 
 /// What a rule names: a flag, or a positional argument of the command.
 #[derive(Clone, Copy)]
@@ -60,6 +60,15 @@ impl Item {
 }
 
 impl Rule {
+    /// The argument this rule finds missing when broken, if it is about
+    /// one: `<AGENT>` for "agent name is required".
+    pub fn missing_arg(self) -> Option<&'static Arg> {
+        match self {
+            Rule::Required(Item::Arg(a)) | Rule::Either(Item::Arg(a), _) => Some(a),
+            _ => None,
+        }
+    }
+
     /// The error when `m` (with positional `args`) breaks this rule.
     fn broken(self, args: &[Arg], m: &Matches) -> Option<String> {
         let given = |i: Item| i.given(args, m);
@@ -111,12 +120,9 @@ fn article(noun: &str) -> String {
 }
 
 /// The first of `rules` that `m`, the line of a command with positional
-/// `args`, breaks, as a usage error.
-pub fn check(rules: &[Rule], args: &[Arg], m: &Matches) -> Result<()> {
-    match rules.iter().find_map(|r| r.broken(args, m)) {
-        Some(message) => Err(Error::Usage(message)),
-        None => Ok(()),
-    }
+/// `args`, breaks, with its message.
+pub fn first_broken(rules: &[Rule], args: &[Arg], m: &Matches) -> Option<(Rule, String)> {
+    rules.iter().find_map(|r| Some((*r, r.broken(args, m)?)))
 }
 
 #[cfg(test)]

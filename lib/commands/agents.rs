@@ -77,24 +77,34 @@ const INIT: Command = Command {
     about: "Create a new agent configuration file",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[NEW_AGENT],
-    flags: &[INIT_MODEL, INIT_MEMORY, INIT_JSON],
+    flags: &[INIT_MODEL, INIT_MEMORY, INIT_NOTES, INIT_STATE, INIT_JSON],
     rules: &[Rule::Required(Item::Arg(&NEW_AGENT))],
     description: "\
 Writes a commented template to <config>/agents/<AGENT>.toml (creating the
 directory) and prints its path. An existing file is never replaced.
---model and --memory fill in the model and turn the run log on, so a new
-agent can run without an editor.",
+--model (or default_model in config.toml) fills in the model; --memory,
+--notes and --state turn those kinds of memory on, so a new agent can run
+without an editor. --memory keeps the template's limits: the last 10
+entries go into the prompt and the log is trimmed at 100.",
     run: Run::Action(init),
 };
 
 const INIT_MODEL: Flag = Flag::with_value(
     "model",
     "PROVIDER/MODEL",
-    "Write this model instead of the placeholder",
+    "Write this model [default: default_model in config.toml, else a placeholder]",
 )
+.short('m')
 .completes(Complete::Model);
 
-const INIT_MEMORY: Flag = Flag::switch("memory", "Turn the run log on ([memory] enabled = true)");
+const INIT_MEMORY: Flag = Flag::switch(
+    "memory",
+    "Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100",
+);
+
+const INIT_NOTES: Flag = Flag::switch("notes", "Turn notes memory on ([notes] enabled = true)");
+
+const INIT_STATE: Flag = Flag::switch("state", "Turn structured state on ([state] enabled = true)");
 
 const INIT_JSON: Flag = Flag::switch("json", "Print {agent, path} as JSON");
 
@@ -308,12 +318,24 @@ fn go_float(f: f64) -> String {
 
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let name = required_agent(m)?;
-    let model = m.string(&INIT_MODEL)?;
-    if let Some(model) = model {
-        // A typo is caught now, not at the first run.
-        crate::llm::parse_model(model)?;
-    }
-    let path = crate::init::agent(name, model, m.flag(&INIT_MEMORY))?;
+    let config;
+    let model = match m.string(&INIT_MODEL)? {
+        Some(model) => {
+            // A typo is caught now, not at the first run.
+            crate::llm::parse_model(model)?;
+            Some(model)
+        }
+        None => {
+            config = crate::config::load()?;
+            config.default_model()?
+        }
+    };
+    let enable = agent::Enable {
+        memory: m.flag(&INIT_MEMORY),
+        notes: m.flag(&INIT_NOTES),
+        state: m.flag(&INIT_STATE),
+    };
+    let path = crate::init::agent(name, model, enable)?;
     if m.flag(&INIT_JSON) {
         return crate::cli::write_json(
             out,

@@ -2,7 +2,8 @@
 //! `--json` one document.
 
 /// The answer document of `axe-llm --json` and `axe-run --json`; `more`
-/// is each one's `tool_calls`.
+/// is what each adds: `tool_calls`, a count in both, then axe-llm's
+/// `calls` or axe-run's `state`.
 #[derive(serde::Serialize)]
 struct Answer<'a, T: serde::Serialize> {
     model: &'a str,

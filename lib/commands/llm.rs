@@ -12,18 +12,19 @@ use crate::config;
 use crate::error::{Error, Result};
 use crate::llm::{self, CallOptions, Conversation, Message, Reply, ToolCall};
 use crate::read;
+use crate::stderr::note;
 
 pub const COMMAND: Command = Command {
     name: "axe-llm",
     about: "Send a prompt to a model and print its answer",
     usage: &[
-        "-m <PROVIDER/MODEL> [OPTIONS] [PROMPT]...",
+        "[-m <PROVIDER/MODEL>] [OPTIONS] [PROMPT]...",
         "[OPTIONS] --request <FILE>",
     ],
     args: &[Arg {
         name: "PROMPT",
         noun: "prompt",
-        help: "The user message, as words joined by spaces [default: standard input]",
+        help: "The user message, as words joined by spaces; standard input, when piped, follows after a blank line",
         complete: Complete::Nothing,
         many: true,
     }],
@@ -44,7 +45,10 @@ pub const COMMAND: Command = Command {
         Item::Flag(&SYSTEM_FILE),
     )],
     description: "\
-Prints the answer exactly, with no newline added, and nothing else.
+Prints the answer exactly, with no newline added, and nothing else. The
+user message is the PROMPT words, then standard input when it is piped,
+after a blank line. Without -m (or a model in the --request file), the
+model is default_model in config.toml.
 
 Keys and servers come from the environment, then config.toml:
 ANTHROPIC_API_KEY / OPENAI_API_KEY, or api_key or api_key_cmd under
@@ -53,15 +57,18 @@ ANTHROPIC_API_KEY / OPENAI_API_KEY, or api_key or api_key_cmd under
 
 With --request, the conversation comes from a JSON file (see the README):
 system prompt, messages with tool calls and tool results, tool definitions
-and parameters; --json then includes the reply's tool_calls, so a script
-can run a tool loop. Flags given with --request override its fields.",
+and parameters. Flags given with --request override its fields. A reply
+may call tools: --json gives their number as tool_calls (as axe-run does)
+and the calls themselves as calls, in the file's shape, so a script can
+run a tool loop; without --json each call is named on stderr, as
+`Tool call: NAME ARGUMENTS (id ID)`.",
     run: Run::Action(run),
 };
 
 const MODEL: Flag = Flag::with_value(
     "model",
     "PROVIDER/MODEL",
-    "The model, e.g. anthropic/claude-sonnet-4-20250514, openai/gpt-4o, ollama/llama3",
+    "The model, e.g. openai/gpt-4o, ollama/llama3 [default: the request's, else default_model in config.toml]",
 )
 .short('m')
 .completes(Complete::Model);
@@ -75,7 +82,7 @@ const SYSTEM_FILE: Flag =
 const TEMPERATURE: Flag = Flag::with_value(
     "temperature",
     "T",
-    "Sampling temperature; 0 is not sent [default: 0]",
+    "Sampling temperature, sent even when 0 [default: the server's]",
 )
 .number();
 
@@ -100,7 +107,10 @@ const RETRIES: Flag = Flag::with_value(
 )
 .int();
 
-const STREAM: Flag = Flag::switch("stream", "Print the answer as it arrives");
+const STREAM: Flag = Flag::switch(
+    "stream",
+    "Print the answer as it arrives; with --json, stream the call and print the document at the end",
+);
 
 const REQUEST: Flag = Flag::with_value(
     "request",
@@ -111,15 +121,18 @@ const REQUEST: Flag = Flag::with_value(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms} as JSON",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON",
 );
 
-/// What `--json` adds to the answer: the reply's tool calls, only with
-/// `--request`, where tools can be offered.
+/// What `axe-llm --json` adds to the answer. `tool_calls` is how many
+/// tool calls the reply makes, as in `axe-run --json` (Go's name for a
+/// count); `calls` are the calls themselves, in the `--request` file's
+/// shape, so a script can answer them. Without `--request` no tools are
+/// offered, so there are none.
 #[derive(Serialize)]
-struct ToolCalls<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tool_calls: Option<&'a [ToolCall]>,
+struct Calls<'a> {
+    tool_calls: usize,
+    calls: &'a [ToolCall],
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -131,7 +144,6 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let json = m.flag(&JSON);
 
     let request = m.string(&REQUEST)?;
-    let from_request = request.is_some();
     let mut conversation = match request {
         Some(source) => {
             if !m.args().is_empty() {
@@ -149,24 +161,32 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if let Some(system) = system_prompt(m)? {
         conversation.system = system;
     }
+    // Given, from the flag or the file, is sent, 0 included: only an
+    // agent file's 0 means "not set" (Go's), and there is none here.
     if let Some(t) = temperature {
         conversation.temperature = Some(t);
     }
-    // 0 is not sent here, from the flag or the file (documented).
-    conversation.temperature = conversation.temperature.filter(|t| *t != 0.0);
     if let Some(n) = max_tokens {
         conversation.max_tokens = n;
     }
-    let model = match m.string(&MODEL)? {
-        Some(model) => model.to_owned(),
-        None => conversation
-            .model
-            .clone()
-            .ok_or_else(|| Error::Usage("missing required flag --model".into()))?,
+    let given = match m.string(&MODEL)? {
+        Some(model) => Some(model.to_owned()),
+        None => conversation.model.clone(),
     };
-
-    let (provider, name) = llm::parse_model(&model)?;
-    let config = config::load()?;
+    let ((provider, name), config) = match given {
+        // A model given is checked before the config is read, as axe-run
+        // does; the config's default is checked where it is read.
+        Some(model) => (llm::parse_model(&model)?, config::load()?),
+        None => {
+            let config = config::load()?;
+            let model = config.default_model()?.ok_or_else(|| {
+                Error::Usage(
+                    "missing required flag --model (or set default_model in config.toml)".into(),
+                )
+            })?;
+            (llm::parse_model(model)?, config)
+        }
+    };
     let endpoint = config.endpoint(provider)?;
     let options = CallOptions {
         deadline: llm::Deadline::after(timeout),
@@ -187,7 +207,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         llm::complete(&endpoint, &name, &conversation, &options, &mut show)?
     };
     let duration_ms = started.elapsed().as_millis();
-    print_reply(out, &reply, json, stream, from_request, duration_ms)
+    print_reply(out, &reply, json, stream, duration_ms)
 }
 
 fn print_reply(
@@ -195,30 +215,41 @@ fn print_reply(
     reply: &Reply,
     json: bool,
     streamed: bool,
-    from_request: bool,
     duration_ms: u128,
 ) -> Result<()> {
     if json {
-        let more = ToolCalls {
-            tool_calls: from_request.then_some(reply.tool_calls.as_slice()),
+        let more = Calls {
+            tool_calls: reply.tool_calls.len(),
+            calls: &reply.tool_calls,
         };
         let tokens = (reply.input_tokens, reply.output_tokens);
         return super::answer::write_answer(out, reply, tokens, duration_ms, more);
     }
-    super::answer::write_text(out, &reply.content, streamed)
+    super::answer::write_text(out, &reply.content, streamed)?;
+    // The answer's text is all stdout carries, and a reply may be nothing
+    // but tool calls: what the model asked for is said on stderr rather
+    // than lost without a word.
+    for call in &reply.tool_calls {
+        let arguments = serde_json::Value::Object(call.arguments.clone());
+        note(format_args!(
+            "Tool call: {} {arguments} (id {})",
+            call.name, call.id
+        ));
+    }
+    Ok(())
 }
 
-/// PROMPT's words, else standard input when it is not a terminal.
+/// PROMPT's words, then standard input when it is piped (after a blank
+/// line), as `axe-run` builds its task.
 fn prompt(m: &Matches) -> Result<String> {
-    let text = if !m.args().is_empty() {
+    let words = (!m.args().is_empty()).then(|| {
         m.args()
             .iter()
             .map(|a| a.to_string_lossy())
             .collect::<Vec<_>>()
             .join(" ")
-    } else {
-        super::stdin::piped_stdin()?
-    };
+    });
+    let text = super::stdin::words_then(words.as_deref(), &super::stdin::piped_stdin()?);
     if text.trim().is_empty() {
         return Err(Error::Usage(
             "no prompt: give PROMPT or pipe it on standard input".into(),

@@ -58,7 +58,9 @@ and sends the system prompt (persona, skill, files, memory) and the user
 message (the PROMPT words, then standard input after a blank line, or
 \"Execute the task described in your instructions.\" when both are empty)
 to the agent's model. Prints the answer exactly; on a terminal, a newline
-follows an answer that lacks one.
+follows an answer that lacks one. With --json it prints one document, whose
+tool_calls is how many tools the model called over the run (axe-llm's has
+the same count, and the calls themselves as calls).
 
 With sub_agents, the model may delegate through the call_agent tool; each
 sub-agent runs with its own files, skill and memory, several at once unless
@@ -85,6 +87,7 @@ const MODEL: Flag = Flag::with_value(
     "PROVIDER/MODEL",
     "Use this model instead of the agent's",
 )
+.short('m')
 .completes(Complete::Model);
 
 const SYSTEM: Flag = Flag::with_value(
@@ -131,7 +134,10 @@ const DRY_RUN: Flag = Flag::switch(
 const VERBOSE: Flag =
     Flag::switch("verbose", "Print what is sent and received on stderr").short('v');
 
-const STREAM: Flag = Flag::switch("stream", "Print the answer as it arrives (not with --json)");
+const STREAM: Flag = Flag::switch(
+    "stream",
+    "Print the answer as it arrives; with --json, stream the call and print the document at the end",
+);
 
 const JSON: Flag = Flag::switch(
     "json",
@@ -158,9 +164,6 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         m.flag(&STREAM),
         m.flag(&JSON),
     );
-    if stream && json {
-        return Err(Error::Usage("cannot use --stream with --json".into()));
-    }
     let name = target::required_agent(m)?.to_owned();
 
     // The order of the Go `axe`, so the same mistake gets the same error.
@@ -192,7 +195,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         // Given for this run: sent as given, 0 included.
         agent.temperature = temperature;
     }
-    let stdin = task(m, super::stdin::piped_stdin()?);
+    let words = target::words_after_agent(m);
+    let stdin = super::stdin::piped_stdin()?;
+    let task = super::stdin::words_then(words.as_deref(), &stdin);
     let mut warn = |w: String| note(format_args!("Warning: {w}"));
     let now = Current {
         task: Some(m.string(&STATE_TASK)?.unwrap_or(DEFAULT_TASK)),
@@ -200,12 +205,13 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     };
     // The run log keeps the task as given; the model also gets the memory
     // block (the state's, or the one over every kind).
-    let user = prompt::user_message(&stdin);
+    let user = prompt::user_message(&task);
     let begun = once::begin(&agent, user, now, dry || verbose, &mut warn);
 
     if dry {
         let shown = dry_run::Shown {
             timeout: Seconds(timeout),
+            task: words.as_deref(),
             stdin: &stdin,
             memory: &begun.injected,
         };
@@ -224,8 +230,13 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let started = Instant::now();
     let deadline = Deadline::after(timeout);
     let mut show = |text: &str| -> io::Result<()> {
-        out.write_all(text.as_bytes())?;
-        out.flush()
+        // With --json the one document comes at the end instead; the
+        // stream still keeps a long answer's connection alive.
+        if !json {
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+        Ok(())
     };
     let on_text: Option<TextSink> = if stream { Some(&mut show) } else { None };
     let ran = begun.finish(&session, 0, deadline, on_text, &mut warn);
@@ -261,16 +272,6 @@ fn print(
     out.flush().map_err(Error::Output)
 }
 
-/// The TASK words, then standard input after a blank line: the run's
-/// input, which becomes the user message.
-fn task(m: &Matches, stdin: String) -> String {
-    match (target::words_after_agent(m), stdin.is_empty()) {
-        (None, _) => stdin,
-        (Some(words), true) => words,
-        (Some(words), false) => format!("{words}\n\n{stdin}"),
-    }
-}
-
 /// The `--verbose` lines before the call.
 fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str, injected: &Injected) {
     let cfg = &agent.cfg;
@@ -286,10 +287,7 @@ fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str, injected: &Inj
     let piped = if stdin.trim().is_empty() { "no" } else { "yes" };
     note(format_args!("Stdin:    {piped}"));
     note(format_args!("Timeout:  {timeout}s"));
-    note(format_args!(
-        "Params:   temperature={}, max_tokens={}",
-        cfg.params.temperature, cfg.params.max_tokens
-    ));
+    note(format_args!("Params:   {}", agent.params_line()));
     if let Some(r) = &agent.recall {
         match &r.path {
             Some(path) if r.loaded > 0 => note(format_args!(

@@ -15,6 +15,18 @@ pub fn piped_stdin() -> crate::error::Result<String> {
     read_stdin()
 }
 
+/// The prompt words, then standard input after a blank line: the user
+/// message of `axe-run` and `axe-llm` alike, so `echo FILE | axe-llm
+/// "summarize this"` sends both, as `llm` does. Either may be missing;
+/// blank standard input counts as none, as it does for Go's user message.
+pub fn words_then(words: Option<&str>, stdin: &str) -> String {
+    match (words, stdin.trim().is_empty()) {
+        (None, _) => stdin.to_owned(),
+        (Some(words), true) => words.to_owned(),
+        (Some(words), false) => format!("{words}\n\n{stdin}"),
+    }
+}
+
 /// All of standard input as bytes, kept exactly (notes that are not UTF-8
 /// survive).
 pub fn read_stdin_bytes() -> crate::error::Result<Vec<u8>> {

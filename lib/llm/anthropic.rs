@@ -39,6 +39,10 @@ impl Wire for Anthropic {
         headers
     }
 
+    fn default_max_tokens(&self) -> Option<u64> {
+        Some(DEFAULT_MAX_TOKENS)
+    }
+
     fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value {
         let mut body = Map::new();
         body.insert("model".into(), json!(model));

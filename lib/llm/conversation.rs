@@ -16,8 +16,7 @@ pub struct Conversation {
     pub messages: Vec<Message>,
     #[serde(default)]
     pub tools: Vec<ToolDef>,
-    /// Sent when set, 0 included (`axe-llm` drops a 0 from its flag and
-    /// from request files, as documented there).
+    /// Sent when set, 0 included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     /// 0 is not sent (Anthropic then gets 4096, which its API requires).

@@ -23,7 +23,7 @@ mod wire;
 use std::time::{Duration, Instant};
 
 pub use conversation::{Conversation, Message, Reply, Role, ToolCall, ToolDef, ToolResult};
-pub use providers::{Endpoint, Provider, names, parse_model};
+pub use providers::{Endpoint, PLACEHOLDER_MODEL, Provider, names, parse_model};
 
 use crate::error::{Category, Error, Result};
 use http::Failure;

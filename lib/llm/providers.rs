@@ -38,6 +38,15 @@ impl Provider {
         self.0.key_env()
     }
 
+    /// The `max_tokens` a request asking for `asked` (0: not set)
+    /// carries: what `--dry-run` and `-v` show.
+    pub fn max_tokens_sent(self, asked: u64) -> Option<u64> {
+        match asked {
+            0 => self.0.default_max_tokens(),
+            n => Some(n),
+        }
+    }
+
     pub(super) fn wire(self) -> &'static dyn Wire {
         self.0
     }
@@ -62,6 +71,10 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     ALL.iter().map(|p| p.name())
 }
 
+/// The model of the agent template `axe-agents init` writes without a
+/// model: the shape of one, but no provider's.
+pub const PLACEHOLDER_MODEL: &str = "provider/model-name";
+
 /// Splits `provider/model-name` at the first `/` (Go's `parseModel`).
 pub fn parse_model(model: &str) -> Result<(Provider, String)> {
     let Some((provider, name)) = model.split_once('/') else {
@@ -77,6 +90,13 @@ pub fn parse_model(model: &str) -> Result<(Provider, String)> {
     if name.is_empty() {
         return Err(Error::BadModel(format!(
             "invalid model format \"{model}\": empty model name"
+        )));
+    }
+    if model == PLACEHOLDER_MODEL {
+        // An agent made by `agents init` without a model: Go's message
+        // named a provider "provider", which left people puzzled.
+        return Err(Error::BadModel(format!(
+            "unsupported provider \"{provider}\": the agent file's model is still the template's placeholder \"{model}\"; set it to a real one, e.g. anthropic/claude-sonnet-4-20250514"
         )));
     }
     let provider = ALL
@@ -156,6 +176,12 @@ mod tests {
             "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama"
         );
         assert_eq!(parse_model("gemini/pro").unwrap_err().exit_code(), 1);
+        let placeholder = parse_model(PLACEHOLDER_MODEL).unwrap_err();
+        assert_eq!(
+            placeholder.to_string(),
+            "unsupported provider \"provider\": the agent file's model is still the template's placeholder \"provider/model-name\"; set it to a real one, e.g. anthropic/claude-sonnet-4-20250514"
+        );
+        assert_eq!(placeholder.exit_code(), 1, "Go's code for this model");
     }
 
     #[test]

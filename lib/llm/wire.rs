@@ -37,6 +37,12 @@ pub trait Wire: Sync {
     /// for a server of the user's own, which then gets no auth header.
     fn headers(&self, key: &str) -> Vec<(&'static str, String)>;
 
+    /// The `max_tokens` a request carries when the caller set none (0):
+    /// none, unless the API requires one.
+    fn default_max_tokens(&self) -> Option<u64> {
+        None
+    }
+
     /// The JSON body for `model`.
     fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value;
 

@@ -64,7 +64,7 @@ pub fn converse(
         messages: vec![Message::user(user)],
         tools,
         temperature: agent.temperature,
-        max_tokens: agent.cfg.params.max_tokens.max(0) as u64,
+        max_tokens: agent.max_tokens(),
     };
     let (mut input_tokens, mut output_tokens, mut tool_calls) = (None, None, 0);
     let mut shown_before = false;

@@ -16,6 +16,9 @@ use crate::timeout::Seconds;
 /// Everything `--dry-run` shows besides the agent itself.
 pub struct Shown<'a> {
     pub timeout: Seconds,
+    /// The PROMPT words, when given; standard input follows them.
+    pub task: Option<&'a str>,
+    /// Standard input, empty when it is a terminal or sent nothing.
     pub stdin: &'a str,
     /// The memory block after the task.
     pub memory: &'a Injected,
@@ -53,12 +56,11 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
     let cfg = &agent.cfg;
     let _ = write!(
         out,
-        "=== Dry Run ===\n\nModel:    {}\nWorkdir:  {}\nTimeout:  {}s\nParams:   temperature={}, max_tokens={}\n\n",
+        "=== Dry Run ===\n\nModel:    {}\nWorkdir:  {}\nTimeout:  {}s\nParams:   {}\n\n",
         agent.model_string(),
         agent.workdir.display(),
         s.timeout,
-        cfg.params.temperature,
-        cfg.params.max_tokens
+        agent.params_line()
     );
     let _ = write!(out, "--- System Prompt ---\n{}\n\n", agent.system);
     let _ = write!(out, "--- Skill ---\n{}\n\n", or_none(&agent.skill));
@@ -70,6 +72,11 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
         let _ = writeln!(out, "{}", f.path);
     }
     let _ = out.write_str("\n");
+    // Go's layout had no words to show: the section is there only when
+    // there are some, so a run without them looks as it did.
+    if let Some(task) = s.task {
+        let _ = write!(out, "--- Task ---\n{task}\n\n");
+    }
     let stdin = if s.stdin.trim().is_empty() {
         "(none)"
     } else {
@@ -153,11 +160,14 @@ struct Json<'a> {
     model: String,
     workdir: String,
     timeout: Seconds,
-    temperature: f64,
-    max_tokens: i64,
+    /// What is sent; `null`: not sent.
+    temperature: Option<f64>,
+    max_tokens: Option<u64>,
     system_prompt: &'a str,
     skill: &'a str,
     files: Vec<&'a str>,
+    /// The PROMPT words; `null` when none were given.
+    task: Option<&'a str>,
     stdin: &'a str,
     /// `null` when memory is disabled.
     memory: Option<Memory<'a>>,
@@ -189,6 +199,7 @@ struct Memory<'a> {
 
 pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown) -> Result<()> {
     let cfg = &agent.cfg;
+    let (temperature, max_tokens) = agent.params_sent();
     crate::cli::write_json(
         out,
         &Json {
@@ -196,11 +207,12 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
             model: agent.model_string(),
             workdir: agent.workdir.display().to_string(),
             timeout: s.timeout,
-            temperature: cfg.params.temperature,
-            max_tokens: cfg.params.max_tokens,
+            temperature,
+            max_tokens,
             system_prompt: &agent.system,
             skill: &agent.skill,
             files: agent.files.iter().map(|f| f.path.as_str()).collect(),
+            task: s.task,
             stdin: s.stdin,
             memory: agent.recall.as_ref().map(|r| Memory {
                 path: r.path.as_ref().map(|p| p.display().to_string()),

@@ -104,6 +104,38 @@ impl Prepared {
         })
     }
 
+    /// The `max_tokens` asked for; 0 is "not set".
+    pub fn max_tokens(&self) -> u64 {
+        u64::try_from(self.cfg.params.max_tokens).unwrap_or(0)
+    }
+
+    /// The sampling parameters the request carries, and only those: what
+    /// `--dry-run` and `-v` show on their `Params:` line.
+    pub fn params_sent(&self) -> (Option<f64>, Option<u64>) {
+        (
+            self.temperature,
+            self.provider.max_tokens_sent(self.max_tokens()),
+        )
+    }
+
+    /// The `Params:` line's text: `temperature=0.3, max_tokens=4096`, the
+    /// parts not sent left out, `(none)` when nothing is sent.
+    pub fn params_line(&self) -> String {
+        let (temperature, max_tokens) = self.params_sent();
+        let parts: Vec<String> = [
+            temperature.map(|t| format!("temperature={t}")),
+            max_tokens.map(|n| format!("max_tokens={n}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if parts.is_empty() {
+            "(none)".to_owned()
+        } else {
+            parts.join(", ")
+        }
+    }
+
     /// `provider/model` as given.
     pub fn model_string(&self) -> String {
         format!("{}/{}", self.provider.name(), self.model)
