@@ -89,6 +89,12 @@ fn world(env: &Env, work: &Path) {
             ),
         );
     }
+    // The reader of `axe-agents init r3` set a default model.
+    fs::write(
+        env.config_dir().join("axe/config.toml"),
+        format!("default_model = \"{claude}\"\n"),
+    )
+    .unwrap();
     fs::create_dir_all(work).unwrap();
     let git = |args: &[&str]| {
         let ok = std::process::Command::new("git")
