@@ -371,6 +371,15 @@ pub fn load(name: &str) -> Result<AgentConfig> {
 /// The error for an agent file that does not exist, naming the agent
 /// whose name is nearest, when one is near enough to be a typo.
 pub fn not_found(name: &str) -> Error {
+    Error::AgentNotFound {
+        name: name.to_owned(),
+        near: near_name(name),
+    }
+}
+
+/// The agent whose name is nearest to `typed`, when one is near enough to
+/// be a typo; any `.toml` file counts, loadable or not.
+pub fn near_name(typed: &str) -> Option<String> {
     let names: Vec<String> = agents_dir()
         .ok()
         .and_then(|dir| fs::read_dir(dir).ok())
@@ -381,10 +390,7 @@ pub fn not_found(name: &str) -> Error {
             file.strip_suffix(".toml").map(str::to_owned)
         })
         .collect();
-    Error::AgentNotFound {
-        name: name.to_owned(),
-        near: crate::suggest::near(name, names.iter().map(String::as_str)).map(str::to_owned),
-    }
+    crate::suggest::near(typed, names.iter().map(String::as_str)).map(str::to_owned)
 }
 
 /// Reads, parses and validates one agent file; `None` when it does not
