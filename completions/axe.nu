@@ -231,7 +231,7 @@ export extern "axe-notes-remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path} as JSON
+    --json  # Print {agent, topic, path, sha256, chars} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -242,7 +242,7 @@ export extern "axe-notes-reflect" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -540,7 +540,7 @@ export extern "axe notes remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path} as JSON
+    --json  # Print {agent, topic, path, sha256, chars} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -551,7 +551,7 @@ export extern "axe notes reflect" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
