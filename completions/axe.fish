@@ -291,7 +291,7 @@ complete -c axe-notes-search -s V -l version -d 'Print version'
 
 # axe-notes-prune
 complete -c axe-notes-prune -f
-complete -c axe-notes-prune -l older-than -x -d 'Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w)'
+complete -c axe-notes-prune -l older-than -x -d 'Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w); 0: all but today\'s'
 complete -c axe-notes-prune -l dry-run -d 'Print what would be removed; remove nothing'
 complete -c axe-notes-prune -l json -d 'Print {agent, removed: [paths], kept, dry_run} as JSON'
 complete -c axe-notes-prune -s h -l help -d 'Print help'

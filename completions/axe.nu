@@ -274,7 +274,7 @@ export extern "axe-notes-search" [
 # Remove an agent's daily logs older than a given age
 export extern "axe-notes-prune" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w)
+    --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w); 0: all but today's
     --dry-run  # Print what would be removed; remove nothing
     --json  # Print {agent, removed: [paths], kept, dry_run} as JSON
     --help(-h)  # Print help
@@ -583,7 +583,7 @@ export extern "axe notes search" [
 # Remove an agent's daily logs older than a given age
 export extern "axe notes prune" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w)
+    --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w); 0: all but today's
     --dry-run  # Print what would be removed; remove nothing
     --json  # Print {agent, removed: [paths], kept, dry_run} as JSON
     --help(-h)  # Print help

@@ -505,6 +505,31 @@ fn prune_removes_old_daily_logs_but_never_today() {
         .success();
     assert!(daily(&env, "a", 0).exists(), "today's log stays");
     assert!(workspace(&env).join("agents/a/daily/notes.md").exists());
+    // A dry run that finds nothing says so, on stderr: stdout is the list.
+    notes(&env, "prune")
+        .args(["a", "--older-than", "7d", "--dry-run"])
+        .assert()
+        .success()
+        .stdout("")
+        .stderr(format!(
+            "nothing to remove: no daily log of \"a\" is dated before {} (2 kept)\n",
+            day(7)
+        ));
+    // 0 is every log before today's.
+    let yesterday = format!("{}\n", daily(&env, "a", 1).display());
+    notes(&env, "prune")
+        .args(["a", "--older-than", "0", "--dry-run"])
+        .assert()
+        .success()
+        .stdout(yesterday.clone())
+        .stderr("");
+    notes(&env, "prune")
+        .args(["a", "--older-than", "0d"])
+        .assert()
+        .success()
+        .stdout(yesterday);
+    assert!(!daily(&env, "a", 1).exists());
+    assert!(daily(&env, "a", 0).exists(), "today's log stays");
     notes(&env, "prune")
         .args(["a", "--older-than", "1y"])
         .assert()
