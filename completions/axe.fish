@@ -264,7 +264,7 @@ complete -c axe-notes-recall -n '__axe_at 0 - --days' -a '(__axe_agents)'
 # axe-notes-remember
 complete -c axe-notes-remember -f
 complete -c axe-notes-remember -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
-complete -c axe-notes-remember -l json -d 'Print {agent, path} as JSON'
+complete -c axe-notes-remember -l json -d 'Print {agent, topic, path, sha256, chars} as JSON'
 complete -c axe-notes-remember -s h -l help -d 'Print help'
 complete -c axe-notes-remember -s V -l version -d 'Print version'
 complete -c axe-notes-remember -n '__axe_at 0 - --wait' -a '(__axe_agents)'
@@ -274,7 +274,7 @@ complete -c axe-notes-reflect -f
 complete -c axe-notes-reflect -l if-match -x -d 'Write only if the file still has this sha256 (from recall --json or path --json); else exit 4'
 complete -c axe-notes-reflect -l allow-empty -d 'Write even when standard input is empty (else refused: a failed pipeline must not erase memory)'
 complete -c axe-notes-reflect -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
-complete -c axe-notes-reflect -l json -d 'Print {agent, path, sha256, chars} as JSON'
+complete -c axe-notes-reflect -l json -d 'Print {agent, topic, path, sha256, chars} as JSON'
 complete -c axe-notes-reflect -s h -l help -d 'Print help'
 complete -c axe-notes-reflect -s V -l version -d 'Print version'
 complete -c axe-notes-reflect -n '__axe_at 0 - --if-match --wait' -a '(__axe_agents)'
@@ -301,7 +301,7 @@ complete -c axe-notes-search -s V -l version -d 'Print version'
 
 # axe-notes-prune
 complete -c axe-notes-prune -f
-complete -c axe-notes-prune -l older-than -x -d 'Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w)'
+complete -c axe-notes-prune -l older-than -x -d 'Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w); 0: all but today\'s'
 complete -c axe-notes-prune -l dry-run -d 'Print what would be removed; remove nothing'
 complete -c axe-notes-prune -l json -d 'Print {agent, removed: [paths], kept, dry_run} as JSON'
 complete -c axe-notes-prune -s h -l help -d 'Print help'

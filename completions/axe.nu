@@ -241,7 +241,7 @@ export extern "axe-notes-remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path} as JSON
+    --json  # Print {agent, topic, path, sha256, chars} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -252,7 +252,7 @@ export extern "axe-notes-reflect" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -284,7 +284,7 @@ export extern "axe-notes-search" [
 # Remove an agent's daily logs older than a given age
 export extern "axe-notes-prune" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w)
+    --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w); 0: all but today's
     --dry-run  # Print what would be removed; remove nothing
     --json  # Print {agent, removed: [paths], kept, dry_run} as JSON
     --help(-h)  # Print help
@@ -560,7 +560,7 @@ export extern "axe notes remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path} as JSON
+    --json  # Print {agent, topic, path, sha256, chars} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -571,7 +571,7 @@ export extern "axe notes reflect" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -603,7 +603,7 @@ export extern "axe notes search" [
 # Remove an agent's daily logs older than a given age
 export extern "axe notes prune" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w)
+    --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w); 0: all but today's
     --dry-run  # Print what would be removed; remove nothing
     --json  # Print {agent, removed: [paths], kept, dry_run} as JSON
     --help(-h)  # Print help

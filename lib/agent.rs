@@ -371,6 +371,15 @@ pub fn load(name: &str) -> Result<AgentConfig> {
 /// The error for an agent file that does not exist, naming the agent
 /// whose name is nearest, when one is near enough to be a typo.
 pub fn not_found(name: &str) -> Error {
+    Error::AgentNotFound {
+        name: name.to_owned(),
+        near: near_name(name),
+    }
+}
+
+/// The agent whose name is nearest to `typed`, when one is near enough to
+/// be a typo; any `.toml` file counts, loadable or not.
+pub fn near_name(typed: &str) -> Option<String> {
     let names: Vec<String> = agents_dir()
         .ok()
         .and_then(|dir| fs::read_dir(dir).ok())
@@ -381,10 +390,7 @@ pub fn not_found(name: &str) -> Error {
             file.strip_suffix(".toml").map(str::to_owned)
         })
         .collect();
-    Error::AgentNotFound {
-        name: name.to_owned(),
-        near: crate::suggest::near(name, names.iter().map(String::as_str)).map(str::to_owned),
-    }
+    crate::suggest::near(typed, names.iter().map(String::as_str)).map(str::to_owned)
 }
 
 /// Reads, parses and validates one agent file; `None` when it does not
@@ -419,7 +425,18 @@ pub fn parse(text: &str) -> Result<AgentConfig, String> {
 /// The toml crate's errors are multi-line with a source excerpt; a tool's
 /// error is one line, so keep the position and the message.
 pub(crate) fn one_line_toml_error(text: &str, err: &toml::de::Error) -> String {
-    let message = err.message().trim().replace('\n', " ");
+    let mut message = err.message().trim().replace('\n', " ");
+    // The toml crate says only "duplicate key"; its span is the second
+    // key as written, so name it (Go's message named the key too).
+    if message == "duplicate key"
+        && let Some(key) = err.span().and_then(|span| text.get(span))
+    {
+        let bare = ['"', '\'']
+            .iter()
+            .find_map(|q| key.strip_prefix(*q)?.strip_suffix(*q))
+            .unwrap_or(key);
+        message = format!("duplicate key \"{bare}\"");
+    }
     match err.span() {
         Some(span) => {
             let before = &text[..span.start.min(text.len())];
@@ -762,6 +779,26 @@ mod tests {
         let err = parse("name = \"a\"\nmodel = 5\n").unwrap_err();
         assert!(!err.contains('\n'), "{err}");
         assert!(err.starts_with("line 2, column 9: "), "{err}");
+    }
+
+    #[test]
+    fn duplicate_keys_are_named() {
+        for (text, expected) in [
+            (
+                "name = \"a\"\nmodel = \"m/x\"\nmodel = \"m/y\"\n",
+                "line 3, column 1: duplicate key \"model\"",
+            ),
+            (
+                "name = \"a\"\n[memory]\nenabled = true\n  'enabled' = false\n",
+                "line 4, column 3: duplicate key \"enabled\"",
+            ),
+            (
+                "name = \"a\"\n[memory]\nenabled = true\n[memory]\n",
+                "line 4, column 2: duplicate key \"memory\"",
+            ),
+        ] {
+            assert_eq!(parse(text).unwrap_err(), expected, "{text}");
+        }
     }
 
     #[test]

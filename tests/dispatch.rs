@@ -175,9 +175,10 @@ fn unknown_subcommands_name_the_closest_match() {
             vec!["mem"],
             "\"axe mem\" needs a subcommand: path, append, load, count, trim\n",
         ),
+        // A path is never run, and nothing is near it.
         (
             vec!["../axe-run"],
-            "unknown command \"../axe-run\" for \"axe\" (did you mean \"run\"?)\n",
+            "unknown command \"../axe-run\" for \"axe\" (to give an agent a prompt: axe run <AGENT> ../axe-run)\n",
         ),
     ];
     for (args, message) in cases {
@@ -193,6 +194,44 @@ fn unknown_subcommands_name_the_closest_match() {
         .assert()
         .code(1)
         .stderr("unrecognized flag --jsn (did you mean --json?)\n");
+}
+
+#[test]
+fn an_agent_or_a_prompt_in_place_of_a_command_says_how_to_run_it() {
+    let env = Env::new();
+    env.agent("local", "name = \"local\"\nmodel = \"ollama/m\"\n");
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["local", "hi"],
+            "unknown command \"local\" for \"axe\" (\"local\" is an agent: axe run local hi)\n",
+        ),
+        (
+            &["locl", "what's up?"],
+            "unknown command \"locl\" for \"axe\" (did you mean the agent \"local\"? axe run local 'what'\\''s up?')\n",
+        ),
+        // Free text: no command or agent is near, not even "gc" to "hi".
+        (
+            &["hi"],
+            "unknown command \"hi\" for \"axe\" (to give an agent a prompt: axe run <AGENT> hi)\n",
+        ),
+        (
+            &["fix the tests", "--fast"],
+            "unknown command \"fix the tests\" for \"axe\" (to give an agent a prompt: axe run <AGENT> 'fix the tests' --fast)\n",
+        ),
+        // A typo of a command is still one, even with agents about.
+        (
+            &["rnu", "local"],
+            "unknown command \"rnu\" for \"axe\" (did you mean \"run\"?)\n",
+        ),
+    ];
+    for (args, message) in cases {
+        env.cmd("axe")
+            .args(args)
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(message);
+    }
 }
 
 #[test]

@@ -450,6 +450,51 @@ fn json_reports_every_agent() {
 }
 
 #[test]
+fn json_keeps_stderr_json_too() {
+    let env = Env::new();
+    let server = analyst();
+    with_log(&env, "a", "last_n = 3", 10);
+    env.agent(
+        "b",
+        "name = \"b\"\nmodel = \"gemini/m\"\n[memory]\nenabled = true\n",
+    );
+    env.write(&env.log_path("b"), entries(2));
+    let why = "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama";
+    let out = gc(&env, &server.url)
+        .args(["--all", "--json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let doc: GcJson = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc.failed, 1);
+    assert_eq!(doc.agents[1].error.as_deref(), Some(why));
+    // Every line on stderr is a JSON object: the agent that failed as it
+    // happened, then the error that ends the run.
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            json!({"agent": "b", "error": why}),
+            json!({"error": "gc completed with errors: 1 of 2 agents failed", "exit_code": 1}),
+        ]
+    );
+    // An agent without memory is a warning, in JSON too.
+    env.agent("off", "name = \"off\"\nmodel = \"anthropic/claude-3\"\n");
+    env.cmd("axe-gc")
+        .args(["off", "--json"])
+        .assert()
+        .success()
+        .stderr(format!(
+            "{}\n",
+            json!({"agent": "off", "warning": "agent \"off\" does not have memory enabled. Skipping."})
+        ));
+}
+
+#[test]
 fn all_looks_up_each_providers_key_once() {
     let env = Env::new();
     let server = analyst();

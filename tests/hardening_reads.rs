@@ -182,6 +182,34 @@ fn a_config_toml_over_the_limit_is_refused() {
 }
 
 #[test]
+fn a_key_set_twice_is_named_with_its_line() {
+    let env = Env::new();
+    env.agent(
+        "twice",
+        "name = \"twice\"\nmodel = \"anthropic/m\"\n[memory]\nenabled = true\nenabled = false\n",
+    );
+    let mut show = guarded(&env, "axe-agents");
+    show.args(["show", "twice"]);
+    fails_with(
+        show,
+        2,
+        "failed to parse agent config \"twice\": line 5, column 1: duplicate key \"enabled\"\n",
+    );
+    env.agent("a", "name = \"a\"\nmodel = \"anthropic/m\"\n");
+    env.write(
+        &env.config_dir().join("axe/config.toml"),
+        "[providers.anthropic]\napi_key = \"k\"\n\"api_key\" = \"k2\"\n",
+    );
+    let mut run = guarded(&env, "axe-run");
+    run.args(["a", "--dry-run"]);
+    fails_with(
+        run,
+        2,
+        "failed to parse config.toml: line 3, column 1: duplicate key \"api_key\"\n",
+    );
+}
+
+#[test]
 fn axe_llm_refuses_a_fifo_system_file_or_request() {
     let env = Env::new();
     let fifo = env.root().join("fifo");

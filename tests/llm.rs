@@ -10,7 +10,9 @@ use predicates::prelude::*;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::server::{Answer, Gate, PATIENCE, Server, closed_port_url, sse_data, sse_event};
+use crate::server::{
+    Answer, Gate, PATIENCE, Raw, Server, closed_port_url, not_http, sse_data, sse_event,
+};
 use crate::util::{Env, stdout};
 use crate::wire::{KEY, anthropic_reply, ollama_reply, openai_reply, reply_for, stream_answer};
 
@@ -602,6 +604,87 @@ fn refused_connections() {
         .stderr(format!(
             "server: Post \"{url}/v1/messages\": connection refused\n"
         ));
+}
+
+/// The one line `axe-llm` prints when its call to `base` fails, which
+/// must be exit 3.
+fn call_fails(env: &Env, base: &str) -> String {
+    let out = llm(env, base, "anthropic")
+        .args(["-m", "anthropic/m", "--timeout", "2", "q"])
+        .assert()
+        .code(3)
+        .stdout("")
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+#[test]
+fn an_unreachable_server_is_named_with_its_cause() {
+    let env = Env::new();
+    // A name no resolver can answer: glibc refuses the empty label before
+    // sending any query, so this never leaves the machine. Offline, the
+    // Quickstart's first call says the same of api.anthropic.com.
+    let err = call_fails(&env, "http://a..b:8080");
+    assert!(
+        err.starts_with(
+            "server: Post \"http://a..b:8080/v1/messages\": could not resolve host a..b: "
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("uncategorized"), "{err}");
+
+    // https:// to a server that answers in plain HTTP.
+    let plain = not_http(Raw::Say(b"HTTP/1.1 400 Bad Request\r\n\r\n"));
+    let err = call_fails(&env, &format!("https://{plain}"));
+    assert!(
+        err.starts_with(&format!(
+            "server: Post \"https://{plain}/v1/messages\": the TLS handshake failed: "
+        )),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("(not a TLS server: should the base URL be http://?)\n"),
+        "{err}"
+    );
+
+    // A proxy that hangs up on the handshake, or on the request.
+    let hangs_up = not_http(Raw::HangUp);
+    assert_eq!(
+        call_fails(&env, &format!("https://{hangs_up}")),
+        format!(
+            "server: Post \"https://{hangs_up}/v1/messages\": the connection closed during the TLS handshake\n"
+        )
+    );
+    assert_eq!(
+        call_fails(&env, &format!("http://{hangs_up}")),
+        format!(
+            "server: Post \"http://{hangs_up}/v1/messages\": no HTTP reply: the connection closed, or what came back was not HTTP\n"
+        )
+    );
+
+    // One that accepts and never says a word, over TLS too.
+    let silent = not_http(Raw::Silent);
+    for scheme in ["http", "https"] {
+        assert_eq!(
+            call_fails(&env, &format!("{scheme}://{silent}")),
+            "timeout: no complete reply within 2s\n"
+        );
+    }
+}
+
+#[test]
+fn a_reply_cut_off_names_the_url_it_came_from() {
+    let env = Env::new();
+    let cut = not_http(Raw::CutOff(
+        b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n{\"truncated",
+    ));
+    assert_eq!(
+        call_fails(&env, &format!("http://{cut}")),
+        format!("server: Post \"http://{cut}/v1/messages\": connection reset by peer\n")
+    );
 }
 
 #[test]

@@ -63,7 +63,7 @@ fn remember_writes_agnx_daily_entries_from_words_or_stdin() {
         .args(["a", "Deploys", "use", "blue-green."])
         .assert()
         .success()
-        .stdout("");
+        .stdout(format!("agents/a/daily/{}.md\n", day(0)));
     notes(&env, "remember")
         .arg("a")
         .write_stdin("Second thing.\n\n")
@@ -85,6 +85,78 @@ fn remember_writes_agnx_daily_entries_from_words_or_stdin() {
         .assert()
         .code(1)
         .stderr("nothing to remember: the text is empty\n");
+}
+
+/// What every notes write prints with `--json`.
+#[derive(serde::Deserialize, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Written {
+    agent: Option<String>,
+    topic: Option<String>,
+    path: String,
+    sha256: Option<String>,
+    chars: usize,
+}
+
+#[test]
+fn the_writes_report_alike() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "");
+    let ws = workspace(&env);
+    let shown = |p: &str| ws.join(p).to_string_lossy().into_owned();
+    let written = |bin: &str, args: &[&str], stdin: &str| -> Written {
+        let out = json_out(notes(&env, bin).args(args).arg("--json").write_stdin(stdin));
+        serde_json::from_value(out).unwrap()
+    };
+    let today = format!("agents/a/daily/{}.md", day(0));
+    assert_eq!(
+        written("remember", &["a"], "Ünïcode counts as characters.\n\n"),
+        Written {
+            agent: Some("a".into()),
+            topic: None,
+            path: shown(&today),
+            sha256: None,
+            chars: 29,
+        }
+    );
+    assert_eq!(
+        written("reflect", &["a"], "Ünï"),
+        Written {
+            agent: Some("a".into()),
+            topic: None,
+            path: shown("agents/a/MEMORY.md"),
+            sha256: Some("216999f2898ef2f6f5514c9966e633a6224e147925670b4a0461ac6036b37df4".into()),
+            chars: 3,
+        }
+    );
+    assert_eq!(
+        written("learn", &["Deploy Process"], "x"),
+        Written {
+            agent: None,
+            topic: Some("deploy-process".into()),
+            path: shown("world/deploy-process.md"),
+            sha256: Some("2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881".into()),
+            chars: 1,
+        }
+    );
+    // Without --json, each prints the path it wrote, relative to the
+    // workspace.
+    for (bin, args, path) in [
+        ("remember", &["a", "again"][..], today.as_str()),
+        ("reflect", &["a"][..], "agents/a/MEMORY.md"),
+        (
+            "learn",
+            &["--agent", "a", "Deploy Process"][..],
+            "world/deploy-process.md",
+        ),
+    ] {
+        notes(&env, bin)
+            .args(args)
+            .write_stdin("y")
+            .assert()
+            .success()
+            .stdout(format!("{path}\n"));
+    }
 }
 
 #[test]
@@ -433,6 +505,31 @@ fn prune_removes_old_daily_logs_but_never_today() {
         .success();
     assert!(daily(&env, "a", 0).exists(), "today's log stays");
     assert!(workspace(&env).join("agents/a/daily/notes.md").exists());
+    // A dry run that finds nothing says so, on stderr: stdout is the list.
+    notes(&env, "prune")
+        .args(["a", "--older-than", "7d", "--dry-run"])
+        .assert()
+        .success()
+        .stdout("")
+        .stderr(format!(
+            "nothing to remove: no daily log of \"a\" is dated before {} (2 kept)\n",
+            day(7)
+        ));
+    // 0 is every log before today's.
+    let yesterday = format!("{}\n", daily(&env, "a", 1).display());
+    notes(&env, "prune")
+        .args(["a", "--older-than", "0", "--dry-run"])
+        .assert()
+        .success()
+        .stdout(yesterday.clone())
+        .stderr("");
+    notes(&env, "prune")
+        .args(["a", "--older-than", "0d"])
+        .assert()
+        .success()
+        .stdout(yesterday);
+    assert!(!daily(&env, "a", 1).exists());
+    assert!(daily(&env, "a", 0).exists(), "today's log stays");
     notes(&env, "prune")
         .args(["a", "--older-than", "1y"])
         .assert()
@@ -718,7 +815,7 @@ fn eight_writers_lose_no_entry_and_every_losing_rewrite_is_reported() {
             let script = format!(
                 r#"won=0; lost=0
 for i in $(seq 1 {ROUNDS}); do
-  axe-notes-remember a "writer {w} entry $i" || exit 9
+  axe-notes-remember a "writer {w} entry $i" >/dev/null || exit 9
   sha=$(axe-notes-path a --json | sed 's/.*"sha256":"\([0-9a-f]*\)".*/\1/')
   if printf 'writer {w} round %s\n' "$i" | axe-notes-reflect a --if-match "$sha" >/dev/null 2>&1; then
     won=$((won+1))

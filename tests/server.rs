@@ -393,6 +393,55 @@ fn respond(mut conn: TcpStream, answer: Answer) {
     }
 }
 
+/// What a [`not_http`] listener does with each connection.
+pub enum Raw {
+    /// Read what the client sends first, answer these bytes, close.
+    Say(&'static [u8]),
+    /// Read what the client sends first and close without a word.
+    HangUp,
+    /// Accept, and say nothing until [`PATIENCE`] passes.
+    Silent,
+    /// Send these bytes without reading the request, give the client
+    /// time to read them, then close: with the request still unread, the
+    /// close is a reset, which the client sees in the middle of the body.
+    CutOff(&'static [u8]),
+}
+
+/// `127.0.0.1:PORT` of a listener that is no HTTP server at all: the
+/// other ends a client meets behind a broken proxy or a wrong scheme.
+/// A TLS client hello has no line to read, so this one reads a single
+/// chunk of whatever comes.
+pub fn not_http(what: Raw) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut first = [0; 4096];
+            match what {
+                Raw::Say(bytes) => {
+                    let _ = conn.read(&mut first);
+                    let _ = conn.write_all(bytes);
+                }
+                Raw::HangUp => {
+                    let _ = conn.read(&mut first);
+                }
+                Raw::CutOff(bytes) => {
+                    let _ = conn.write_all(bytes);
+                    thread::sleep(Duration::from_millis(300));
+                }
+                Raw::Silent => {
+                    thread::spawn(move || {
+                        thread::sleep(PATIENCE);
+                        drop(conn);
+                    });
+                }
+            }
+        }
+    });
+    addr
+}
+
 /// A port on which nothing listens.
 pub fn closed_port_url() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -33,6 +33,9 @@ last_n is 0; no trim when both are 0).
 The trim replaces the log atomically under its lock, so a run appending
 while gc works never loses its entry. Memory problems are errors here.
 With --all, a failing agent is reported and the others still run.
+With --json, stderr is JSON too, one object a line: {agent, warning} for
+an agent without memory, {agent, error} for one that failed, and
+{error, exit_code} when gc ends in error.
 
 A local model can take minutes over a long log: raise --timeout, or send
 only the newest entries that fit in --budget N characters (the analysis
@@ -126,19 +129,31 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 }
 
 /// Shows one step of gc: the Go `axe`'s lines on stdout (none with
-/// `--json`), warnings and failures on stderr.
+/// `--json`), warnings and failures on stderr, there as JSON objects with
+/// `--json` (`{agent, warning}`, `{agent, error}`), so that everything on
+/// stderr is JSON, the final `{error, exit_code}` included.
 fn show(event: Event, json: bool, out: &mut dyn Write) -> Result<()> {
     let text = match event {
-        Event::Disabled(name) => {
-            note(format_args!(
-                "Warning: agent \"{name}\" does not have memory enabled. Skipping."
-            ));
+        Event::Disabled(agent) => {
+            let warning = format!("agent \"{agent}\" does not have memory enabled. Skipping.");
+            if json {
+                let line = serde_json::json!({"agent": agent, "warning": warning});
+                note(format_args!("{line}"));
+            } else {
+                note(format_args!("Warning: {warning}"));
+            }
             return Ok(());
         }
         Event::Failed { agent, error } => {
-            note(format_args!(
-                "Error: gc failed for agent \"{agent}\": {error}"
-            ));
+            // The same text as the agent's `error` in the document.
+            if json {
+                let line = serde_json::json!({"agent": agent, "error": error.to_string()});
+                note(format_args!("{line}"));
+            } else {
+                note(format_args!(
+                    "Error: gc failed for agent \"{agent}\": {error}"
+                ));
+            }
             return Ok(());
         }
         _ if json => return Ok(()),

@@ -91,6 +91,20 @@ pub fn post(
     if (200..300).contains(&response.status_code) {
         return Ok(response);
     }
+    // No reply at all is not the server saying 503: it is a connection
+    // that broke (a proxy hanging up, a server that crashed), and the
+    // status text would blame the provider.
+    if response.status_code == 503
+        && response.reason_phrase == NO_STATUS_LINE
+        && response.headers.is_empty()
+    {
+        return Err(Failure::Dropped {
+            url: url.to_owned(),
+            err: io::Error::other(
+                "no HTTP reply: the connection closed, or what came back was not HTTP",
+            ),
+        });
+    }
     let status = response.status_code;
     let reason = response.reason_phrase.clone();
     let retry_after = response
@@ -122,6 +136,15 @@ pub fn read_all(mut response: minreq::ResponseLazy) -> Result<Vec<u8>, Failure> 
 fn classify(url: &str, err: minreq::Error) -> Failure {
     match err {
         minreq::Error::IoError(e) => io_failure(url, e),
+        // The name resolved to no address at all: as unreachable as a
+        // name that does not resolve.
+        minreq::Error::AddressNotFound => Failure::Dropped {
+            url: url.to_owned(),
+            err: io::Error::other(format!(
+                "could not resolve host {}: it has no address",
+                host(url)
+            )),
+        },
         other => Failure::Api(Category::Server, format!("Post \"{url}\": {other}")),
     }
 }
@@ -132,9 +155,77 @@ pub fn io_failure(url: &str, err: io::Error) -> Failure {
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => Failure::Timeout,
         _ => Failure::Dropped {
             url: url.to_owned(),
-            err,
+            err: explain(url, err),
         },
     }
+}
+
+/// What std says before the resolver's own words when a name does not
+/// resolve; its error has no kind we can name (`Uncategorized`), so the
+/// text is all there is to know it by.
+const LOOKUP_FAILED: &str = "failed to lookup address information: ";
+
+/// minreq's stand-in for a reply without a status line: the connection
+/// closed before a word, or what came was not HTTP.
+const NO_STATUS_LINE: &str = "Server did not provide a status line";
+
+/// `err` as the user should read it. An OS error (connection refused,
+/// reset, no route to host) already says what happened. Errors made up by
+/// std or the TLS library have a kind that says nothing ("uncategorized
+/// error", "invalid data"): their own words are kept, and where we know
+/// more the cause is named, as Go's client did (`lookup <host>: no such
+/// host`, `tls: ...`).
+fn explain(url: &str, err: io::Error) -> io::Error {
+    if err.raw_os_error().is_some() {
+        return err;
+    }
+    let tls = url.starts_with("https://");
+    let cause = match err.get_ref().map(ToString::to_string) {
+        Some(text) if text.starts_with(LOOKUP_FAILED) => format!(
+            "could not resolve host {}: {}",
+            host(url),
+            lower_first(&text[LOOKUP_FAILED.len()..])
+        ),
+        // rustls reports every failed handshake as invalid data: a server
+        // that does not speak TLS, a certificate it cannot trust, a proxy
+        // in the way.
+        Some(text) if tls && err.kind() == io::ErrorKind::InvalidData => {
+            let hint = if text.contains("InvalidContentType") {
+                " (not a TLS server: should the base URL be http://?)"
+            } else {
+                ""
+            };
+            format!("the TLS handshake failed: {text}{hint}")
+        }
+        Some(text) => text,
+        // Before any reply (`url` is only given then), over TLS: the other
+        // end hung up on the handshake, as a broken proxy does.
+        None if tls && err.kind() == io::ErrorKind::UnexpectedEof => {
+            "the connection closed during the TLS handshake".to_owned()
+        }
+        None => return err,
+    };
+    io::Error::other(cause)
+}
+
+/// The host part of `url`: `api.anthropic.com` of
+/// `https://api.anthropic.com:443/v1/messages`. Base URLs with a user
+/// name or password are refused before any call.
+fn host(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    match authority.rsplit_once(':') {
+        // Not the colons of an IPv6 address: `[::1]` keeps them.
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => authority,
+    }
+}
+
+fn lower_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_lowercase().chain(chars).collect()
+    })
 }
 
 /// `Retry-After` as delay-seconds or an HTTP date.
@@ -186,6 +277,18 @@ mod tests {
         let b3 = backoff(3);
         assert!(b3 >= Duration::from_secs(3) && b3 <= Duration::from_secs(5));
         assert!(backoff(20) <= Duration::from_millis(37_500));
+    }
+
+    #[test]
+    fn hosts_of_urls() {
+        assert_eq!(
+            host("https://api.anthropic.com/v1/messages"),
+            "api.anthropic.com"
+        );
+        assert_eq!(host("http://localhost:11434/api/chat"), "localhost");
+        assert_eq!(host("http://[::1]:8080/x"), "[::1]");
+        assert_eq!(host("http://[::1]/x"), "[::1]");
+        assert_eq!(host("http://h?q=a:b"), "h");
     }
 
     #[test]

@@ -111,7 +111,7 @@ pub fn complete(
             // of it: the HTTP library's own timeout, as a generic error.
             Err(Failure::Dropped { .. }) if Instant::now() >= deadline => Failure::Timeout,
             // Reading the body, the connection's URL is ours to name.
-            Err(Failure::Dropped { url, err }) if url.is_empty() => Failure::Dropped {
+            Err(Failure::Dropped { url: unnamed, err }) if unnamed.is_empty() => Failure::Dropped {
                 url: url.clone(),
                 err,
             },

@@ -113,7 +113,10 @@ pub fn run(words: Vec<OsString>) -> Error {
 }
 
 /// `unknown command "rn" for "axe" (did you mean "run"?)`: the typed words
-/// are compared with each subcommand of as many words.
+/// are compared with each subcommand of as many words. A word no command
+/// is near is most likely an agent (`axe reviewer`) or a prompt (`axe
+/// "fix the tests"`), so the error says how to run one, as a command line
+/// to copy.
 fn unknown(words: &[OsString]) -> Error {
     let typed: Vec<String> = words
         .iter()
@@ -141,20 +144,60 @@ fn unknown(words: &[OsString]) -> Error {
             "unknown command \"{first} {second}\" for \"axe\" (did you mean \"{first} {near}\"?)"
         ));
     }
+    let say = |said: &str, advice: String| {
+        Error::Usage(format!("unknown command \"{said}\" for \"axe\" ({advice})"))
+    };
+    // The command line that runs `agent` with the words after the first.
+    let run_line = |agent: &str| {
+        let rest = words[1..].iter().map(|w| shell_word(&w.to_string_lossy()));
+        let line: Vec<String> = [shell_word(agent)].into_iter().chain(rest).collect();
+        format!("axe run {}", line.join(" "))
+    };
+    // An agent's name, exactly: `axe reviewer "hi"` meant `axe run`.
+    if crate::agent::file_path(&first).is_ok_and(|p| p.is_file()) {
+        return say(
+            &first,
+            format!("\"{first}\" is an agent: {}", run_line(&first)),
+        );
+    }
     let best = names
         .iter()
-        .map(|name| {
+        .filter_map(|name| {
             let n = name.split(' ').count().min(typed.len());
             let said = typed[..n].join(" ");
-            (crate::suggest::edit_distance(&said, name), said, name)
+            let d = crate::suggest::edit_distance(&said, name);
+            // Near, and not every letter replaced: `hi` is no typo of `gc`.
+            let near = crate::suggest::near(&said, [name.as_str()]).is_some();
+            (near && d < said.chars().count()).then_some((d, said, name))
         })
         .min_by_key(|(d, ..)| *d);
-    Error::Usage(match best {
-        Some((_, said, name)) => {
-            format!("unknown command \"{said}\" for \"axe\" (did you mean \"{name}\"?)")
-        }
-        None => format!("unknown command \"{first}\" for \"axe\""),
-    })
+    if let Some((_, said, name)) = best {
+        return say(&said, format!("did you mean \"{name}\"?"));
+    }
+    if let Some(agent) = crate::agent::near_name(&first) {
+        let advice = format!("did you mean the agent \"{agent}\"? {}", run_line(&agent));
+        return say(&first, advice);
+    }
+    // Free text: all of it is the prompt.
+    let prompt: Vec<String> = words
+        .iter()
+        .map(|w| shell_word(&w.to_string_lossy()))
+        .collect();
+    let advice = format!(
+        "to give an agent a prompt: axe run <AGENT> {}",
+        prompt.join(" ")
+    );
+    say(&first, advice)
+}
+
+/// `word` as a shell would need it typed: as it is when plain, else in
+/// single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_alphanumeric() || "-_./,:=@%+".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_owned();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 #[cfg(unix)]

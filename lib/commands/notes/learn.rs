@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::rewrite::{self, ALLOW_EMPTY, IF_MATCH, Written};
+use super::rewrite::{self, ALLOW_EMPTY, IF_MATCH, Who};
 use super::{AGENT_FLAG, WORKSPACE};
 use crate::cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::commands::args::WAIT;
@@ -45,7 +45,7 @@ notes.max_topic_chars (the agent's, else 10000) is refused.",
     run: Run::Action(run),
 };
 
-const JSON: Flag = Flag::switch("json", "Print {agent, topic, path, sha256, chars} as JSON");
+const JSON: Flag = super::WRITTEN_JSON;
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     crate::commands::args::apply_wait(m)?;
@@ -58,7 +58,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let name = notes::topic_name(&topic)?;
     let path = target.ws.topic(&name);
     let limit = (target.cfg.max_topic_chars.as_usize(), "max_topic_chars");
-    let who = Written {
+    let who = Who {
         agent: target.agent.as_deref(),
         topic: Some(&name),
     };

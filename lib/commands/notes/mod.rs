@@ -11,11 +11,14 @@ pub mod remember;
 mod rewrite;
 pub mod search;
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
 
 use crate::agent::{self, NotesConfig};
 use crate::cli::{Arg, Complete, Flag, Matches};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::memory::notes::Workspace;
 
 pub const AGENT: Arg = super::args::AGENT;
@@ -104,4 +107,44 @@ pub fn skipped(ws: &Workspace, unreadable: &[crate::memory::notes::Unreadable]) 
             error: u.why.clone(),
         })
         .collect()
+}
+
+/// `--json` of the notes writes: one shape for all three.
+pub const WRITTEN_JSON: Flag =
+    Flag::switch("json", "Print {agent, topic, path, sha256, chars} as JSON");
+
+/// What a notes write did, reported alike by `remember`, `reflect` and
+/// `learn`: the file's path relative to the workspace on one line (which
+/// shows the day a remember went to and the name a topic got), or with
+/// `--json` one object of one shape, `{agent, topic, path, sha256,
+/// chars}`.
+#[derive(Serialize)]
+pub struct Written<'a> {
+    /// `null` for a workspace named without an agent (`learn`).
+    pub agent: Option<&'a str>,
+    /// The topic's file name (`learn`), else `null`.
+    pub topic: Option<&'a str>,
+    /// The file written.
+    pub path: String,
+    /// The file's SHA-256 now, the next `--if-match`; `null` for an
+    /// append (`remember`), which takes none.
+    pub sha256: Option<String>,
+    /// The characters written, as the command's limit counts them.
+    pub chars: usize,
+}
+
+impl Written<'_> {
+    /// Prints the report of the write to `path` in `ws`.
+    pub fn print(
+        &self,
+        out: &mut dyn Write,
+        ws: &Workspace,
+        path: &Path,
+        json: bool,
+    ) -> Result<()> {
+        if json {
+            return crate::cli::write_json(out, self);
+        }
+        writeln!(out, "{}", ws.relative(path)).map_err(Error::Output)
+    }
 }

@@ -9,6 +9,7 @@ use super::AGENT;
 use crate::cli::{Command, Flag, Item, Matches, Rule, Run};
 use crate::error::{Error, Result};
 use crate::memory::notes;
+use crate::stderr::note;
 
 pub const COMMAND: Command = Command {
     name: "axe-notes-prune",
@@ -22,16 +23,17 @@ pub const COMMAND: Command = Command {
     ],
     description: "\
 Removes the agent's daily logs dated more than AGE before today (UTC) and
-prints each removed file's path. AGE is days (90, 90d) or weeks (12w);
-today's log is never removed, whatever AGE. World topics and MEMORY.md are
-never touched. --dry-run prints what would go and removes nothing.",
+prints each removed file's path. AGE is days (90, 90d) or weeks (12w); 0
+takes every log before today's. Today's log is never removed, whatever
+AGE. World topics and MEMORY.md are never touched. --dry-run prints what
+would go and removes nothing, and says so on stderr when nothing would.",
     run: Run::Action(run),
 };
 
 const OLDER_THAN: Flag = Flag::with_value(
     "older-than",
     "AGE",
-    "Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w)",
+    "Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w); 0: all but today's",
 );
 
 const DRY_RUN: Flag = Flag::switch("dry-run", "Print what would be removed; remove nothing");
@@ -76,13 +78,23 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             },
         );
     }
+    // A dry run is a question; an empty answer would look like no
+    // answer. stdout stays the list of paths, for `| xargs`.
+    if dry_run && paths.is_empty() {
+        note(format_args!(
+            "nothing to remove: no daily log of \"{}\" is dated before {cutoff} ({} kept)",
+            target.agent(),
+            pruned.kept
+        ));
+    }
     for path in paths {
         writeln!(out, "{path}").map_err(Error::Output)?;
     }
     Ok(())
 }
 
-/// `90`, `90d` or `12w` as days; at least 1, so today's log always stays.
+/// `90`, `90d` or `12w` as days. 0 is every day before today: the cut-off
+/// is never later than today, so today's log always stays.
 fn age_in_days(age: &str) -> Result<i64> {
     let bad = || {
         Error::Usage(format!(
@@ -94,7 +106,7 @@ fn age_in_days(age: &str) -> Result<i64> {
         None => (age.trim(), 1),
     };
     let n: i64 = number.parse().map_err(|_| bad())?;
-    if n < 1 {
+    if n < 0 {
         return Err(bad());
     }
     // Beyond any log's age; also keeps the date arithmetic in range.
@@ -110,7 +122,9 @@ mod tests {
         assert_eq!(age_in_days("90").unwrap(), 90);
         assert_eq!(age_in_days("90d").unwrap(), 90);
         assert_eq!(age_in_days("2w").unwrap(), 14);
-        for bad in ["0", "-3d", "1y", "d", "", "9999999999999999999999"] {
+        assert_eq!(age_in_days("0").unwrap(), 0);
+        assert_eq!(age_in_days("0w").unwrap(), 0);
+        for bad in ["-3d", "-0x", "1y", "d", "", "9999999999999999999999"] {
             assert!(age_in_days(bad).is_err(), "{bad}");
         }
     }

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use super::AGENT;
-use super::rewrite::{self, ALLOW_EMPTY, IF_MATCH, Written};
+use super::rewrite::{self, ALLOW_EMPTY, IF_MATCH, Who};
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::commands::args::WAIT;
 use crate::error::Result;
@@ -29,7 +29,7 @@ agent's notes.max_memory_chars is refused (exit 1), not cut.",
     run: Run::Action(run),
 };
 
-const JSON: Flag = Flag::switch("json", "Print {agent, path, sha256, chars} as JSON");
+const JSON: Flag = super::WRITTEN_JSON;
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     crate::commands::args::apply_wait(m)?;
@@ -37,7 +37,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let agent = target.agent();
     let path = target.ws.memory(agent);
     let limit = (target.cfg.max_memory_chars.as_usize(), "max_memory_chars");
-    let who = Written {
+    let who = Who {
         agent: Some(agent),
         topic: None,
     };

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use time::OffsetDateTime;
 
-use super::AGENT;
+use super::{AGENT, Written};
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::commands::args::WAIT;
 use crate::error::Result;
@@ -31,11 +31,15 @@ Appends a \"## HH:MM\" entry (UTC) to agents/<AGENT>/daily/<date>.md in the
 agent's notes workspace, creating the file with its \"# <date>\" line. The
 entry is one write under the file's lock and is cut off again if it cannot
 finish, so concurrent writers never tear or lose one. Text longer than the
-agent's notes.max_memory_chars is refused.",
+agent's notes.max_memory_chars is refused.
+
+Prints the log's path relative to the workspace, as reflect and learn print
+theirs; with --json, their document too, with topic and sha256 null (an
+append takes no --if-match) and chars the entry's.",
     run: Run::Action(run),
 };
 
-const JSON: Flag = Flag::switch("json", "Print {agent, path} as JSON");
+const JSON: Flag = super::WRITTEN_JSON;
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     crate::commands::args::apply_wait(m)?;
@@ -53,11 +57,12 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         OffsetDateTime::now_utc(),
         limit,
     )?;
-    if m.flag(&JSON) {
-        return crate::cli::write_json(
-            out,
-            &serde_json::json!({"agent": agent, "path": path.to_string_lossy()}),
-        );
-    }
-    Ok(())
+    let written = Written {
+        agent: Some(agent),
+        topic: None,
+        path: path.to_string_lossy().into_owned(),
+        sha256: None,
+        chars: notes::entry_chars(&content),
+    };
+    written.print(out, &target.ws, &path, m.flag(&JSON))
 }

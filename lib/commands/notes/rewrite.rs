@@ -4,8 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use serde::Serialize;
-
+use super::Written;
 use crate::cli::{Flag, Matches};
 use crate::error::{Error, Result};
 use crate::memory::notes::{self, Workspace};
@@ -21,25 +20,14 @@ pub const ALLOW_EMPTY: Flag = Flag::switch(
     "Write even when standard input is empty (else refused: a failed pipeline must not erase memory)",
 );
 
-#[derive(Serialize)]
-struct Json<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    agent: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    topic: Option<&'a str>,
-    path: String,
-    sha256: String,
-    chars: usize,
-}
-
 /// Who wrote what, for the report.
-pub struct Written<'a> {
+pub struct Who<'a> {
     pub agent: Option<&'a str>,
     pub topic: Option<&'a str>,
 }
 
-/// Replaces `path` with standard input, within `limit`, and reports it:
-/// the path (plain) or a JSON document with `json`.
+/// Replaces `path` with standard input, within `limit`, and reports it
+/// as every notes write does ([`Written`]).
 pub fn from_stdin(
     m: &Matches,
     out: &mut dyn Write,
@@ -47,7 +35,7 @@ pub fn from_stdin(
     path: &Path,
     limit: (usize, &str),
     json: bool,
-    who: Written,
+    who: Who,
 ) -> Result<()> {
     let content = crate::commands::stdin::read_stdin_bytes()?;
     let shown = ws.relative(path);
@@ -59,17 +47,12 @@ pub fn from_stdin(
         )));
     }
     let done = notes::rewrite(ws, path, &content, m.string(&IF_MATCH)?, limit)?;
-    if json {
-        return crate::cli::write_json(
-            out,
-            &Json {
-                agent: who.agent,
-                topic: who.topic,
-                path: path.to_string_lossy().into_owned(),
-                sha256: done.sha256,
-                chars: done.chars,
-            },
-        );
-    }
-    writeln!(out, "{shown}").map_err(Error::Output)
+    let written = Written {
+        agent: who.agent,
+        topic: who.topic,
+        path: path.to_string_lossy().into_owned(),
+        sha256: Some(done.sha256),
+        chars: done.chars,
+    };
+    written.print(out, ws, path, json)
 }

@@ -19,6 +19,14 @@ use crate::error::{Error, Result};
 use crate::memory::append::write_whole;
 use crate::memory::lock::create_locked;
 
+/// The characters of `content` as an entry holds them and the limit
+/// counts them: without the white space it ends with.
+pub fn entry_chars(content: &[u8]) -> usize {
+    String::from_utf8_lossy(content.trim_ascii_end())
+        .chars()
+        .count()
+}
+
 /// Appends `content` to `agent`'s log of the day of `at` (UTC), creating
 /// the file with its `# <date>` line. The entry is one write under the
 /// file's exclusive lock, cut off again if it cannot finish. Content over
@@ -36,7 +44,7 @@ pub fn remember(
             "nothing to remember: the text is empty".into(),
         ));
     }
-    let chars = String::from_utf8_lossy(content).chars().count();
+    let chars = entry_chars(content);
     if chars > limit {
         return Err(Error::Input(format!(
             "the entry is {chars} characters, over the limit of {limit} (max_memory_chars): remember less at a time"

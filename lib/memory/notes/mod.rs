@@ -24,7 +24,7 @@ mod search;
 mod topic;
 mod workspace;
 
-pub use daily::remember;
+pub use daily::{entry_chars, remember};
 pub use note::{Unreadable, unreadable_note};
 pub use prune::prune;
 pub use recall::{Kind, NoteFile, Recalled, answer, files, recall, shown};
