@@ -345,7 +345,19 @@ fn edit_falls_back_to_visual_then_editor_then_vi() {
             Some(v) => cmd.env("VISUAL", v),
             None => cmd.env_remove("VISUAL"),
         };
-        cmd.assert().success();
+        // A script just written can be "busy" for a moment: another test
+        // thread's fork may hold its write handle until that child execs
+        // (the kernel's ETXTBSY race). Nothing ran then; run it again.
+        for _ in 0..20 {
+            let out = cmd.output().unwrap();
+            if out.status.success() {
+                return;
+            }
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("busy"), "{err}");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the editor stayed busy");
     };
     let bin_dir = bin.to_str().unwrap();
     edit(Some(bin.join("visual").to_str().unwrap()), bin_dir);
