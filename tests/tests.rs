@@ -23,6 +23,7 @@ mod modules;
 mod notes;
 mod pipeline;
 mod run;
+mod search;
 mod server;
 mod state;
 mod stress;
