@@ -282,6 +282,16 @@ fn a_result_names_the_heading_and_shows_the_match() {
     assert!(f.snippet.chars().count() <= 162, "{}", f.snippet);
     assert_eq!(json.query, "went");
     assert!(json.unreadable.is_empty());
+    // Found by its name alone: its first line with something on it.
+    env.write(
+        &workspace(&env).join("world/escalation.md"),
+        "\n\nBruno, then Ana.\n",
+    );
+    env.cmd("axe-notes-search")
+        .arg("escalation")
+        .assert()
+        .success()
+        .stdout("world/escalation.md:3: Bruno, then Ana.\n");
 }
 
 #[test]

@@ -124,7 +124,7 @@ mod tests {
     fn keys(q: &Query) -> Vec<String> {
         q.atoms
             .iter()
-            .map(|a| String::from_utf8_lossy(a.key()).into_owned())
+            .map(|a| String::from_utf8_lossy(&a.keys()[0]).into_owned())
             .collect()
     }
 

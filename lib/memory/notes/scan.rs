@@ -62,8 +62,8 @@ pub struct Scanner<'q> {
     progress: Vec<u64>,
     /// Whether any of `progress` is not 0.
     in_phrase: bool,
-    /// Words read, and the lines of the last 64 that matched anything:
-    /// where a phrase found began.
+    /// Words that matched anything, and the lines of the last 64: where a
+    /// phrase found began.
     words: usize,
     lines: [usize; 64],
     /// Room to fold a word and a file into.
@@ -103,7 +103,7 @@ impl<'q> Scanner<'q> {
         counts.iter().any(|&c| c > 0).then_some(counts)
     }
 
-    /// Whether `text` may hold a clause: each of its words' keys is in
+    /// Whether `text` may hold a clause: a key of each of its words is in
     /// the text folded (a yes may be part of a longer word, or of words
     /// apart). Much quicker than [`Scanner::scan`], and most files hold
     /// none of a query's words.
@@ -112,9 +112,12 @@ impl<'q> Scanner<'q> {
         let atoms = &self.query.atoms;
         let folded = &self.folded;
         self.query.clauses.iter().any(|clause| {
-            clause
-                .iter()
-                .all(|&a| memchr::memmem::find(folded, atoms[a].key()).is_some())
+            clause.iter().all(|&a| {
+                atoms[a]
+                    .keys()
+                    .iter()
+                    .any(|k| memchr::memmem::find(folded, k).is_some())
+            })
         })
     }
 
@@ -203,6 +206,7 @@ impl<'q> Scanner<'q> {
         done
     }
 
+    #[inline(always)]
     fn break_phrases(&mut self) {
         if self.in_phrase {
             self.progress.fill(0);
@@ -210,14 +214,21 @@ impl<'q> Scanner<'q> {
         }
     }
 
-    /// Counts a word of `field` on `line` that matched the atoms `found`.
-    #[inline]
+    /// Counts a word of `field` on `line` that matched the atoms `found`
+    /// (most words match none: that is all this does for them).
+    #[inline(always)]
     fn counted(&mut self, found: u64, field: usize, line: usize) {
-        self.words = self.words.wrapping_add(1);
         if found == 0 {
             self.break_phrases();
             return;
         }
+        self.matched(found, field, line);
+    }
+
+    fn matched(&mut self, found: u64, field: usize, line: usize) {
+        // Only words that match are numbered: any other ends every phrase,
+        // so a phrase's words are numbered one after the other still.
+        self.words = self.words.wrapping_add(1);
         self.lines[self.words % 64] = line;
         let n = self.query.clauses.len();
         let mut in_phrase = false;

@@ -191,12 +191,12 @@ pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result
             let file = &files[h.file as usize];
             buf.clear();
             read(ws, file, &mut buf).map_err(|e| Error::memory("", "read", &file.path, &e))?;
-            let text = line_of(&buf, h.line);
+            let (line, text) = shown_line(&buf, h.line);
             let at = scanner.first_match(&text).unwrap_or(0);
             Ok(Found {
                 path: ws.relative(&file.path),
-                line: h.line as usize,
-                heading: snippet::heading(&line_of(&buf, h.start)),
+                line,
+                heading: snippet::heading(&shown_line(&buf, h.start).1),
                 snippet: snippet::snippet(&text, at),
                 text,
                 score,
@@ -206,13 +206,18 @@ pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result
     Ok(Searched { found, unreadable })
 }
 
-/// Line `number` (1-based) of `text`, trimmed.
-fn line_of(text: &[u8], number: u32) -> String {
-    let line = text
-        .split(|&b| b == b'\n')
-        .nth(number as usize - 1)
-        .unwrap_or_default();
-    String::from_utf8_lossy(line).trim().to_owned()
+/// Line `number` (1-based) of `text`, trimmed, and its number; a blank
+/// one gives way to the next that is not (a section found by its topic's
+/// name alone may begin with blank lines).
+fn shown_line(text: &[u8], number: u32) -> (usize, String) {
+    let lines = text.split(|&b| b == b'\n').enumerate();
+    for (i, line) in lines.skip(number as usize - 1) {
+        let line = String::from_utf8_lossy(line).trim().to_owned();
+        if !line.is_empty() {
+            return (i + 1, line);
+        }
+    }
+    (number as usize, String::new())
 }
 
 /// A notes file to search: its path, where it is read from (its

@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
@@ -28,60 +29,121 @@ pub fn stem(word: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
-/// The part of `stem` that every word with that stem begins with. The
-/// stemmer mostly cuts endings off, but it may end a stem with a letter
-/// of its own: `e` (`hoping` → `hope`), `i` (`happy` → `happi`), `y`
-/// (`skies` → `sky`), `le` (`possibly` → `possible`), `ie` (`dying` →
-/// `die`), or `l` where `le` was cut again (`sensibility` → `sensibl`).
-/// So those are left off: what is left is in every such word, and can be
-/// looked for in the raw text. (Checked against the stemmer's own
-/// vocabulary of 29,000 words; see the tests.)
-fn key(stem: &[u8]) -> &[u8] {
-    let cut = if stem.ends_with(b"ble") || stem.ends_with(b"ie") {
+/// What every word with `stem` begins with: one of these. The stemmer
+/// mostly cuts endings off, but it may end a stem with a letter of its
+/// own: `e` (`hoping` → `hope`), `i` (`happy` → `happi`), `y` (`skies` →
+/// `sky`), `le` (`possibly` → `possible`), or `l` where `le` was cut again
+/// (`sensibility` → `sensibl`); so those are left off. Three words it
+/// takes whole from a list of its own: `dying`, `lying` and `tying` are
+/// `die`, `lie` and `tie`, whose other words (`dies`, `died`) begin with
+/// `di`. What is left is in every word of the stem, and can be looked for
+/// in the raw text. (Checked against the stemmer's own vocabulary of
+/// 29,000 words; see the tests.)
+fn keys(stem: &[u8]) -> Vec<Vec<u8>> {
+    if matches!(stem, b"die" | b"lie" | b"tie") {
+        return vec![stem[..2].to_vec(), vec![stem[0], b'y']];
+    }
+    let cut = if stem.ends_with(b"ble") {
         2
     } else if stem.ends_with(b"bl") || matches!(stem.last(), Some(b'e' | b'i' | b'y')) {
         1
     } else {
         0
     };
-    &stem[..stem.len() - cut]
+    vec![stem[..stem.len() - cut].to_vec()]
 }
 
 /// One query word.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Atom {
-    /// What every matching word (folded) begins with.
-    key: Vec<u8>,
+    /// What every matching word (folded) begins with: one of these.
+    keys: Vec<Vec<u8>>,
     /// The stem a word must have, or `None` for a prefix.
     stem: Option<Vec<u8>>,
+    /// Whether the stem is its own stem, so the word that is the stem
+    /// matches without asking the stemmer.
+    fixed: bool,
 }
 
 impl Atom {
     /// A word (folded), matching every word of its stem.
     pub fn word(word: &[u8]) -> Atom {
-        let stem = stem(word).into_owned();
-        let key = match word.is_ascii() {
-            true => key(&stem).to_vec(),
-            false => stem.clone(),
+        let stemmed = stem(word).into_owned();
+        let keys = match word.is_ascii() {
+            true => keys(&stemmed),
+            false => vec![stemmed.clone()],
         };
         Atom {
-            key,
-            stem: Some(stem),
+            keys,
+            fixed: stem(&stemmed) == stemmed,
+            stem: Some(stemmed),
         }
     }
 
     /// A prefix (folded), matching every word that begins with it.
     pub fn prefix(prefix: &[u8]) -> Atom {
         Atom {
-            key: prefix.to_vec(),
+            keys: vec![prefix.to_vec()],
             stem: None,
+            fixed: false,
         }
     }
 
-    /// What every word it matches holds, folded: a quick look for it in
-    /// the folded text of a file rules the file out.
-    pub fn key(&self) -> &[u8] {
-        &self.key
+    /// What every word it matches holds one of, folded: a quick look for
+    /// them in the folded text of a file rules the file out.
+    pub fn keys(&self) -> &[Vec<u8>] {
+        &self.keys
+    }
+}
+
+/// A hash for short words, several times quicker than the standard one
+/// (rustc's FxHash): the words come from the user's own notes, so there
+/// is no one to flood the table on purpose, and a short query word may
+/// send every other word of the notes here.
+#[derive(Default)]
+struct Quick(u64);
+
+impl Hasher for Quick {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        for &b in chunks.remainder() {
+            self.add(u64::from(b));
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Quick {
+    fn add(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// Whether `word` is `folded` (both as long), any ASCII capital in `word`
+/// taken as small when `ANY_CASE`.
+#[inline(always)]
+fn same<const ANY_CASE: bool>(word: &[u8], folded: &[u8]) -> bool {
+    match ANY_CASE {
+        true => {
+            word.len() == folded.len()
+                && word
+                    .iter()
+                    .zip(folded)
+                    .all(|(w, f)| w.to_ascii_lowercase() == *f)
+        }
+        false => word == folded,
     }
 }
 
@@ -91,7 +153,7 @@ pub struct Matcher {
     /// By a word's first byte (folded): the atoms it may match.
     first: [u64; 256],
     /// Words seen that begin as a stem's words do: the stems they match.
-    stems: HashMap<Box<[u8]>, u64>,
+    stems: HashMap<Box<[u8]>, u64, BuildHasherDefault<Quick>>,
     /// Room to fold a word into.
     lower: Vec<u8>,
 }
@@ -101,30 +163,43 @@ impl Matcher {
     pub fn new(atoms: &[Atom]) -> Matcher {
         let mut first = [0u64; 256];
         for (i, atom) in atoms.iter().enumerate() {
-            match atom.key.first() {
-                Some(&b) => first[usize::from(b)] |= 1 << i,
-                // An empty key (the stem `ie`): any word may match.
-                None => first.iter_mut().for_each(|f| *f |= 1 << i),
+            for key in &atom.keys {
+                match key.first() {
+                    Some(&b) => first[usize::from(b)] |= 1 << i,
+                    // An empty key (the stem `e`): any word may match.
+                    None => first.iter_mut().for_each(|f| *f |= 1 << i),
+                }
             }
         }
         Matcher {
             atoms: atoms.to_vec(),
             first,
-            stems: HashMap::new(),
+            stems: HashMap::default(),
             lower: Vec::new(),
         }
     }
 
-    /// The atoms an ASCII word (any case, not empty) matches.
+    /// The atoms an ASCII word (any case, not empty) matches. Most words
+    /// are turned down here, by their first byte, inlined in the caller's
+    /// loop.
+    #[inline(always)]
     pub fn ascii(&mut self, word: &[u8]) -> u64 {
         let may = self.first[usize::from(word[0].to_ascii_lowercase())];
-        if may == 0 {
-            return 0;
+        match may {
+            0 => 0,
+            _ => self.ascii_may(word, may),
+        }
+    }
+
+    fn ascii_may(&mut self, word: &[u8], may: u64) -> u64 {
+        let (found, stems) = self.begins::<true>(word, may);
+        if stems == 0 {
+            return found;
         }
         let mut lower = std::mem::take(&mut self.lower);
         lower.clear();
         lower.extend(word.iter().map(u8::to_ascii_lowercase));
-        let found = self.check(&lower, may);
+        let found = found | self.stems_of(&lower) & stems;
         self.lower = lower;
         found
     }
@@ -135,25 +210,41 @@ impl Matcher {
         if may == 0 {
             return 0;
         }
-        self.check(word, may)
+        let (found, stems) = self.begins::<false>(word, may);
+        match stems {
+            0 => found,
+            _ => found | self.stems_of(word) & stems,
+        }
     }
 
-    fn check(&mut self, word: &[u8], may: u64) -> u64 {
+    /// Of the atoms `may`, those `word` matches for sure, and the stems
+    /// it begins as but must be stemmed to tell; `ANY_CASE` when `word`
+    /// may have ASCII capitals. A word that is its atom's stem, one
+    /// the stemmer leaves as it is, matches without the stemmer: most
+    /// often the word as the query wrote it.
+    #[inline]
+    fn begins<const ANY_CASE: bool>(&self, word: &[u8], may: u64) -> (u64, u64) {
+        let same = same::<ANY_CASE>;
         let (mut found, mut stems) = (0, 0);
-        for (i, atom) in self.atoms.iter().enumerate() {
+        let mut left = may;
+        while left != 0 {
+            let i = left.trailing_zeros() as usize;
             let bit = 1u64 << i;
-            if may & bit == 0 || !word.starts_with(&atom.key) {
+            left &= left - 1;
+            let atom = &self.atoms[i];
+            let begins = |key: &Vec<u8>| word.len() >= key.len() && same(&word[..key.len()], key);
+            if !atom.keys.iter().any(begins) {
                 continue;
             }
-            match atom.stem {
+            match &atom.stem {
                 None => found |= bit,
+                Some(stem) if atom.fixed && word.len() == stem.len() && same(word, stem) => {
+                    found |= bit
+                }
                 Some(_) => stems |= bit,
             }
         }
-        if stems != 0 {
-            found |= self.stems_of(word) & stems;
-        }
-        found
+        (found, stems)
     }
 
     /// The stem atoms `word` matches, the stemmer asked once per word.
@@ -247,15 +338,15 @@ mod tests {
         ] {
             let s = stem(word.as_bytes());
             assert!(
-                word.as_bytes().starts_with(key(&s)),
+                keys(&s).iter().any(|k| word.as_bytes().starts_with(k)),
                 "{word} -> {}",
                 String::from_utf8_lossy(&s)
             );
         }
-        assert_eq!(key(b"die"), b"d");
-        assert_eq!(key(b"possibl"), b"possib");
-        assert_eq!(key(b"deploy"), b"deplo");
-        assert_eq!(key(b"rollback"), b"rollback");
+        assert_eq!(keys(b"die"), [b"di", b"dy"]);
+        assert_eq!(keys(b"possibl"), [b"possib"]);
+        assert_eq!(keys(b"deploy"), [b"deplo"]);
+        assert_eq!(keys(b"rollback"), [b"rollback"]);
     }
 
     #[test]
