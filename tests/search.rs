@@ -405,9 +405,17 @@ fn the_readme_search_examples_find_what_they_say() {
                 let out = env.shell("sh").args(["-c", &line]).output().unwrap();
                 let text = stdout(&out);
                 assert!(out.status.success(), "{line}: {out:?}");
+                // path:line: [heading] snippet, the topic first.
                 let first = text.lines().next().unwrap_or_default();
                 assert!(
-                    first.starts_with("world/deploy-process.md:1: Deploys are blue-green"),
+                    first.starts_with("world/deploy-process.md:"),
+                    "{line}: {text}"
+                );
+                assert!(
+                    text.lines().all(|l| l
+                        .split(':')
+                        .nth(1)
+                        .is_some_and(|n| n.parse::<usize>().is_ok())),
                     "{line}: {text}"
                 );
             }

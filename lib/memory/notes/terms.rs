@@ -96,10 +96,10 @@ impl Atom {
     }
 }
 
-/// A hash for short words, several times quicker than the standard one
-/// (rustc's FxHash): the words come from the user's own notes, so there
-/// is no one to flood the table on purpose, and a short query word may
-/// send every other word of the notes here.
+/// A hash for short words, much quicker than the standard SipHash
+/// (this is rustc's FxHash): the words come from the user's own notes, so
+/// no one floods the table on purpose, and a short query word may send a
+/// good part of the notes' words here.
 #[derive(Default)]
 struct Quick(u64);
 
