@@ -272,11 +272,11 @@ export extern "axe-notes-learn" [
 
 # Search the notes of a workspace, best matches first
 export extern "axe-notes-search" [
-    ...query: string  # The words to look for, in any order and case
+    ...query: string  # Words to look for in any order, case or form; word* for a prefix, "two words" for a phrase
     --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
     --limit: int  # Print the best N [default: 10]
-    --json  # Print {query, results: [{path, line, text, score}]} as JSON
+    --json  # Print {query, results: [{path, line, text, score, heading, snippet}]} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -591,11 +591,11 @@ export extern "axe notes learn" [
 
 # Search the notes of a workspace, best matches first
 export extern "axe notes search" [
-    ...query: string  # The words to look for, in any order and case
+    ...query: string  # Words to look for in any order, case or form; word* for a prefix, "two words" for a phrase
     --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
     --limit: int  # Print the best N [default: 10]
-    --json  # Print {query, results: [{path, line, text, score}]} as JSON
+    --json  # Print {query, results: [{path, line, text, score, heading, snippet}]} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

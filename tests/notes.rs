@@ -446,11 +446,11 @@ fn search_ranks_sections_and_exits_1_quietly_on_no_match() {
         .map(str::to_owned)
         .collect();
     assert_eq!(
-        lines[0], "world/deploys.md:3: We deploy with blue-green deploys.",
+        lines[0], "world/deploys.md:3: [Deploys] We deploy with blue-green deploys.",
         "{lines:?}"
     );
     assert!(lines.contains(&format!(
-        "agents/a/daily/{}.md:5: The blue button moved.",
+        "agents/a/daily/{}.md:5: [10:00] The blue button moved.",
         day(3)
     )));
     assert!(lines.iter().all(|l| !l.contains("Lunch")));
@@ -700,8 +700,12 @@ fn the_model_remembers_learns_and_recalls_in_every_wire_format() {
         );
         assert!(recalled.contains("The build needs nightly."), "{recalled}");
         let found = last_tool_result(&requests[4]);
+        let line = format!(
+            r"^agents/a/daily/{}\.md:5: \[\d\d:\d\d\] The build needs nightly\.$",
+            day(0)
+        );
         assert!(
-            found.contains(":5: The build needs nightly."),
+            predicate::str::is_match(line).unwrap().eval(&found),
             "{provider}: {found}"
         );
     }

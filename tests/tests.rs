@@ -25,6 +25,7 @@ mod notes;
 mod pipeline;
 mod readme;
 mod run;
+mod search;
 mod server;
 mod state;
 mod stress;

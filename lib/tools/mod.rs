@@ -122,6 +122,18 @@ mod tests {
         );
         let recalled = run("recall", json!({})).unwrap();
         assert!(recalled.contains("the build is green"), "{recalled}");
+        // Any form of a word; the entry's heading (its time) named.
+        let found = run("search_notes", json!({"query": "BUILDS"})).unwrap();
+        assert!(
+            found.starts_with("agents/a/daily/")
+                && found.contains(".md:5: [")
+                && found.ends_with("] the build is green"),
+            "{found}"
+        );
+        assert_eq!(
+            run("search_notes", json!({"query": "\"the build"})).unwrap_err(),
+            "search_notes error: the query has an unclosed \" (a phrase goes in double quotes: \"blue green\")"
+        );
         assert!(
             run("reflect", json!({"content": "kept"})).is_ok(),
             "seen whole by the recall"

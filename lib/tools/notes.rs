@@ -91,9 +91,9 @@ pub const SEARCH: Tool<Memory> = Tool {
         offered(
             ctx,
             "search_notes",
-            "Search all your notes, older ones included, for words; the best matching lines first.",
+            "Search all your notes, older ones included; the best matches first, each as path:line: [heading] snippet. Words match in any case, accent or English form (deploy finds deploys, deployed); end a word with * to find every word that begins so (deploy*); put words in double quotes to find them one after the other (\"blue green\").",
             json!({
-                "query": {"type": "string", "description": "The words to look for"},
+                "query": {"type": "string", "description": "The words to look for, e.g. rollback canary, deploy*, \"blue green\""},
                 "limit": {"type": "integer", "minimum": 1, "description": "How many results (default 10)"},
             }),
             &["query"],
@@ -287,7 +287,7 @@ fn search(ctx: &Memory, call: &Call) -> Result<String, String> {
         true => "No notes match.".to_owned(),
         false => found
             .iter()
-            .map(|f| format!("{}:{}: {}", f.path, f.line, f.text))
+            .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join("\n"),
     };

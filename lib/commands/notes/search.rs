@@ -13,7 +13,7 @@ use crate::stderr::note;
 const QUERY: Arg = Arg {
     name: "QUERY",
     noun: "a query",
-    help: "The words to look for, in any order and case",
+    help: "Words to look for in any order, case or form; word* for a prefix, \"two words\" for a phrase",
     complete: Complete::Nothing,
     many: true,
 };
@@ -31,10 +31,17 @@ pub const COMMAND: Command = Command {
     description: "\
 Ranks the sections of every notes file (world topics, MEMORY.md files,
 daily logs; a section is a heading and the text up to the next one) by
-BM25 against the query's words, and prints the best as path:line: text,
-the line being the section's first one with a query word. --agent searches
-the world topics and that agent's own files; --workspace DIR, or without
-either <data>/axe/notes, searches every agent's.
+BM25F against the query, and prints the best as path:line: [heading]
+snippet, the line being the section's first with a match. A word matches
+in any case, with or without accents, and in any English form: deploy
+finds deploys, deployed and deployments. deploy* finds every word that
+begins so; '\"blue green\"' (a phrase in double quotes, inside the
+shell's) finds those words one after the other. A word in a topic's name counts most, then
+one in a heading, then one in the text.
+
+--agent searches the world topics and that agent's own files;
+--workspace DIR, or without either <data>/axe/notes, searches every
+agent's.
 
 Like grep, it exits 1 with nothing on stderr when nothing matches (with
 --json after printing an empty list); an error exits 1 or 2 with a line on
@@ -46,7 +53,7 @@ const LIMIT: Flag = Flag::with_value("limit", "N", "Print the best N [default: 1
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {query, results: [{path, line, text, score}]} as JSON",
+    "Print {query, results: [{path, line, text, score, heading, snippet}]} as JSON",
 );
 
 #[derive(Serialize)]
@@ -102,7 +109,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         )?;
     } else {
         for f in found {
-            writeln!(out, "{}:{}: {}", f.path, f.line, f.text).map_err(Error::Output)?;
+            writeln!(out, "{f}").map_err(Error::Output)?;
         }
     }
     if found.is_empty() {

@@ -16,11 +16,16 @@
 //! here. Dates are UTC.
 
 mod daily;
+mod fold;
 mod note;
 mod prune;
+mod query;
 mod recall;
 mod rewrite;
+mod scan;
 mod search;
+mod snippet;
+mod terms;
 mod topic;
 mod workspace;
 

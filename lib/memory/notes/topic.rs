@@ -1,5 +1,6 @@
 //! World topic names: what a topic may be called on disk.
 
+use super::fold::combining;
 use crate::error::{Error, Result};
 
 /// The longest topic file name, in bytes, without `.md`. Every name made
@@ -45,19 +46,6 @@ pub fn sanitize(topic: &str) -> Result<String> {
         )));
     }
     Ok(name)
-}
-
-/// Whether `c` is in one of Unicode's blocks of combining diacritical
-/// marks: accents that belong to the letter before them.
-fn combining(c: char) -> bool {
-    matches!(
-        c,
-        '\u{0300}'..='\u{036F}'
-            | '\u{1AB0}'..='\u{1AFF}'
-            | '\u{1DC0}'..='\u{1DFF}'
-            | '\u{20D0}'..='\u{20FF}'
-            | '\u{FE20}'..='\u{FE2F}'
-    )
 }
 
 #[cfg(test)]

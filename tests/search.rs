@@ -1,0 +1,436 @@
+//! `axe-notes-search` as a person uses it: a judged set of queries over a
+//! small workspace, each with the files that must come first; the query's
+//! syntax; what a result shows; and the README's search examples, run.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::util::{Env, have, stdout};
+
+/// `--json`, every field known: a field added or renamed fails here.
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct Json {
+    query: String,
+    results: Vec<Found>,
+    #[serde(default)]
+    unreadable: Vec<serde_json::Value>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+struct Found {
+    path: String,
+    line: usize,
+    text: String,
+    score: f64,
+    heading: Option<String>,
+    snippet: String,
+}
+
+fn workspace(env: &Env) -> PathBuf {
+    env.data_dir().join("axe/notes")
+}
+
+/// A dozen notes files of two agents, written as people write them.
+fn judged_workspace(env: &Env) {
+    let ws = workspace(env);
+    let files = [
+        (
+            "world/deploy-process.md",
+            "We deploy from main every weekday. A deploy goes to the canary first, then to every host.\n\n\
+             ## Rollback\n\nIf the canary's error rate rises, roll back to the previous release.\n",
+        ),
+        (
+            "world/people.md",
+            "Ana owns the billing service. Bruno runs the on-call rota.\n",
+        ),
+        (
+            "world/billing.md",
+            "# Billing\n\nInvoices are generated nightly; a failed invoice run pages on-call.\n",
+        ),
+        (
+            "world/databases.md",
+            "Postgres 16 on the primary; replicas lag under a second. Migrations run before each deploy.\n",
+        ),
+        (
+            "world/office.md",
+            "The team meets in Zurich on Tuesdays, in the blue room or the green room: \
+             blue for planning, green for retros.\n\nLunch is crème brûlée at the café downstairs.\n",
+        ),
+        ("world/café.md", "Opens at eight. Oat milk on request.\n"),
+        (
+            "world/incidents.md",
+            "# Incidents\n\n## 2026-10-02 Outage\n\nThe load balancer dropped traffic for twenty minutes.\n\n\
+             ## 2026-11-12 Cache stampede\n\nEvictions caused a cache stampede; we added jitter to the expiries.\n",
+        ),
+        (
+            "agents/reviewer/MEMORY.md",
+            "# Reviewer\n\n## Reviews\n\nAsk for tests with every change. Flaky tests get a ticket, not a retry.\n\n\
+             ## Deploys\n\nNever approve a deploy on a Friday: a rollback over the weekend costs everyone.\n",
+        ),
+        (
+            "agents/reviewer/daily/2026-11-02.md",
+            "# 2026-11-02\n\n## 09:00\n\nReviewed the invoices patch; asked for tests.\n\n\
+             ## 15:00\n\nCI was red: a flaky test in the cache layer.\n",
+        ),
+        (
+            "agents/reviewer/daily/2026-11-03.md",
+            "# 2026-11-03\n\n## 10:00\n\nThe canary deployments failed twice; we rolled back.\n\n\
+             ## 11:00\n\nThe blue-green switch for the API is ready.\n",
+        ),
+        ("agents/ops/MEMORY.md", "Pager rotation: Bruno, then Ana.\n"),
+        (
+            "agents/ops/daily/2026-11-03.md",
+            "# 2026-11-03\n\n## 08:00\n\nDeployed hotfix 2.3.1. Deploying again after lunch; \
+             deploys are slow today, deployed twice.\n",
+        ),
+    ];
+    for (path, text) in files {
+        env.write(&ws.join(path), text);
+    }
+}
+
+/// `--json` of a search over the default workspace, whatever it found.
+fn search(env: &Env, args: &[&str]) -> Json {
+    let out = env
+        .cmd("axe-notes-search")
+        .args(args)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The files of a search's results, best first, each once.
+fn files(json: &Json) -> Vec<&str> {
+    let mut files: Vec<&str> = Vec::new();
+    for f in &json.results {
+        if !files.contains(&f.path.as_str()) {
+            files.push(&f.path);
+        }
+    }
+    files
+}
+
+/// A query, the files that must come first (in any order among them),
+/// and whether those are all it may find.
+struct Judged {
+    query: &'static str,
+    first: &'static [&'static str],
+    only: bool,
+}
+
+const JUDGED: &[Judged] = &[
+    // The topic named for it, above the log that says "deployed" most.
+    Judged {
+        query: "deploy",
+        first: &["world/deploy-process.md"],
+        only: false,
+    },
+    Judged {
+        query: "deploy*",
+        first: &["world/deploy-process.md"],
+        only: false,
+    },
+    // A phrase: not the office's blue room and green room.
+    Judged {
+        query: "\"blue green\"",
+        first: &["agents/reviewer/daily/2026-11-03.md"],
+        only: true,
+    },
+    // Stemmed in a phrase too: "rolled back".
+    Judged {
+        query: "\"roll back\"",
+        first: &[
+            "world/deploy-process.md",
+            "agents/reviewer/daily/2026-11-03.md",
+        ],
+        only: true,
+    },
+    // Only a topic's name holds it.
+    Judged {
+        query: "people",
+        first: &["world/people.md"],
+        only: true,
+    },
+    // Accents: in the query and not the text, and the other way round.
+    Judged {
+        query: "Zürich",
+        first: &["world/office.md"],
+        only: true,
+    },
+    Judged {
+        query: "creme brulee",
+        first: &["world/office.md"],
+        only: true,
+    },
+    // A topic's name with an accent, above a text that has the word.
+    Judged {
+        query: "cafe",
+        first: &["world/café.md"],
+        only: false,
+    },
+    // A plural asked, the singular written (and "canary's").
+    Judged {
+        query: "canaries",
+        first: &[
+            "world/deploy-process.md",
+            "agents/reviewer/daily/2026-11-03.md",
+        ],
+        only: true,
+    },
+    // A heading above a word in passing.
+    Judged {
+        query: "rollback",
+        first: &["world/deploy-process.md"],
+        only: false,
+    },
+    Judged {
+        query: "stamp*",
+        first: &["world/incidents.md"],
+        only: true,
+    },
+    Judged {
+        query: "flaky tests",
+        first: &[
+            "agents/reviewer/MEMORY.md",
+            "agents/reviewer/daily/2026-11-02.md",
+        ],
+        only: true,
+    },
+    Judged {
+        query: "invoice failed",
+        first: &["world/billing.md"],
+        only: false,
+    },
+];
+
+#[test]
+fn the_judged_queries_find_the_right_files_first() {
+    let env = Env::new();
+    judged_workspace(&env);
+    let mut wrong = Vec::new();
+    for j in JUDGED {
+        let json = search(&env, &["--limit", "50", j.query]);
+        let found = files(&json);
+        let mut first: Vec<&str> = found.iter().take(j.first.len()).copied().collect();
+        first.sort_unstable();
+        let mut want = j.first.to_vec();
+        want.sort_unstable();
+        if first != want || (j.only && found.len() != want.len()) {
+            wrong.push(format!(
+                "{:?}: want {:?} first, got {found:?}",
+                j.query, j.first
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_result_names_the_heading_and_shows_the_match() {
+    let env = Env::new();
+    judged_workspace(&env);
+    let json = search(&env, &["rollback"]);
+    let first = &json.results[0];
+    // The heading matched: its line is shown.
+    assert_eq!(
+        (first.line, first.text.as_str(), first.heading.as_deref()),
+        (3, "## Rollback", Some("Rollback"))
+    );
+    let memory = json
+        .results
+        .iter()
+        .find(|f| f.path == "agents/reviewer/MEMORY.md")
+        .unwrap();
+    assert_eq!(memory.line, 9);
+    assert_eq!(memory.heading.as_deref(), Some("Deploys"));
+    assert!(memory.score > 0.0 && memory.score < first.score);
+    // Plain: the heading in brackets unless the line is the heading.
+    env.cmd("axe-notes-search")
+        .args(["rollback", "--limit", "2"])
+        .assert()
+        .success()
+        .stdout(
+            "world/deploy-process.md:3: ## Rollback\n\
+             agents/reviewer/MEMORY.md:9: [Deploys] Never approve a deploy on a Friday: a rollback over the weekend costs everyone.\n",
+        );
+    // A long line is cut around the match, between words.
+    let long = format!(
+        "{} the canary rollback went fine {}\n",
+        "filler ".repeat(40).trim(),
+        "trailing ".repeat(40).trim()
+    );
+    env.write(&workspace(&env).join("world/long.md"), &long);
+    let json = search(&env, &["went"]);
+    let f = &json.results[0];
+    assert_eq!(f.text, long.trim());
+    assert_eq!(f.heading, None);
+    assert!(
+        f.snippet.starts_with("…filler ") && f.snippet.ends_with(" trailing…"),
+        "{}",
+        f.snippet
+    );
+    assert!(f.snippet.contains("the canary rollback went fine"));
+    assert!(f.snippet.chars().count() <= 162, "{}", f.snippet);
+    assert_eq!(json.query, "went");
+    assert!(json.unreadable.is_empty());
+    // Found by its name alone: its first line with something on it.
+    env.write(
+        &workspace(&env).join("world/escalation.md"),
+        "\n\nBruno, then Ana.\n",
+    );
+    env.cmd("axe-notes-search")
+        .arg("escalation")
+        .assert()
+        .success()
+        .stdout("world/escalation.md:3: Bruno, then Ana.\n");
+}
+
+#[test]
+fn folding_holds_for_text_beyond_ascii() {
+    let env = Env::new();
+    let ws = workspace(&env);
+    // Upper case with accents, typed whole or as a letter and an accent;
+    // other scripts; bytes that are not UTF-8 around a word.
+    env.write(&ws.join("world/a.md"), "Réunion à ZÜRICH.\n");
+    env.write(&ws.join("world/b.md"), "Treffen in Zu\u{308}rich\n");
+    env.write(&ws.join("world/c.md"), "Встреча в Цюрихе, МИР\n");
+    env.write(&ws.join("world/d.md"), b"bad \xff\xfezurich\xc3 bytes\n");
+    let found = |q: &str| -> Vec<String> {
+        let json = search(&env, &["--limit", "50", q]);
+        let mut files: Vec<String> = files(&json).into_iter().map(str::to_owned).collect();
+        files.sort();
+        files
+    };
+    assert_eq!(found("zurich"), ["world/a.md", "world/b.md", "world/d.md"]);
+    assert_eq!(found("réunion"), ["world/a.md"]);
+    assert_eq!(found("REUNION"), ["world/a.md"]);
+    assert_eq!(found("мир"), ["world/c.md"]);
+    assert_eq!(found("цюрих*"), ["world/c.md"]);
+    assert_eq!(found("\"встреча в\""), ["world/c.md"]);
+    // The line is shown as written, with the bad bytes replaced.
+    let json = search(&env, &["réunion"]);
+    assert_eq!(json.results[0].text, "Réunion à ZÜRICH.");
+    let json = search(&env, &["bytes"]);
+    assert_eq!(
+        json.results[0].text,
+        "bad \u{fffd}\u{fffd}zurich\u{fffd} bytes"
+    );
+}
+
+#[test]
+fn a_bad_query_is_one_line_on_stderr_and_no_match_is_quiet() {
+    let env = Env::new();
+    judged_workspace(&env);
+    env.cmd("axe-notes-search")
+        .arg("\"blue green")
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("the query has an unclosed \" (a phrase goes in double quotes: \"blue green\")\n");
+    env.cmd("axe-notes-search")
+        .args(["*", "--", "\"\""])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("the query has no words to search for\n");
+    // Words that are all there, but not in a row: no match, said by the
+    // exit code alone.
+    env.cmd("axe-notes-search")
+        .arg("\"green blue\"")
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("");
+}
+
+/// The README's `axe-notes-search` lines, from its sh and nu blocks.
+fn readme_searches() -> Vec<(&'static str, String)> {
+    let readme = include_str!("../README.md");
+    let mut out = Vec::new();
+    let mut block = None;
+    for line in readme.lines() {
+        if let Some(lang) = line.strip_prefix("```") {
+            block = match block {
+                None => Some(if lang == "nu" { "nu" } else { "sh" }),
+                Some(_) => None,
+            };
+            continue;
+        }
+        if let Some(lang) = block
+            && line.starts_with("axe-notes-search ")
+        {
+            // Without its comment.
+            let line = line.split(" # ").next().unwrap().trim_end();
+            out.push((lang, line.to_owned()));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_readme_search_examples_find_what_they_say() {
+    let env = Env::new();
+    env.agent(
+        "reviewer",
+        "name = \"reviewer\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\n",
+    );
+    // As the README does it: a topic learned, an entry remembered.
+    env.cmd("axe-notes-learn")
+        .args(["Deploy process", "--agent", "reviewer"])
+        .write_stdin(
+            "Deploys are blue-green: deployments go to the green pool first.\n\n\
+             ## Rollback\n\nMove traffic back to the blue pool.\n",
+        )
+        .assert()
+        .success()
+        .stdout("world/deploy-process.md\n");
+    env.cmd("axe-notes-remember")
+        .args(["reviewer", "CI is red on main since the toolchain bump"])
+        .assert()
+        .success();
+    let searches = readme_searches();
+    assert!(searches.len() >= 2, "{searches:?}");
+    for (lang, line) in searches {
+        match lang {
+            "sh" => {
+                let out = env.shell("sh").args(["-c", &line]).output().unwrap();
+                let text = stdout(&out);
+                assert!(out.status.success(), "{line}: {out:?}");
+                // path:line: [heading] snippet, the topic first.
+                let first = text.lines().next().unwrap_or_default();
+                assert!(
+                    first.starts_with("world/deploy-process.md:"),
+                    "{line}: {text}"
+                );
+                assert!(
+                    text.lines().all(|l| l
+                        .split(':')
+                        .nth(1)
+                        .is_some_and(|n| n.parse::<usize>().is_ok())),
+                    "{line}: {text}"
+                );
+            }
+            _ if !have("nu") => {}
+            _ => {
+                let script = format!("{line} | to json --raw");
+                let out = env.shell("nu").args(["-c", &script]).output().unwrap();
+                assert!(out.status.success(), "{line}: {out:?}");
+                let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+                assert!(
+                    rows.first()
+                        .is_some_and(|r| r["path"] == "world/deploy-process.md"),
+                    "{line}: {rows:?}"
+                );
+            }
+        }
+    }
+}
