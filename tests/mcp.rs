@@ -227,3 +227,37 @@ fn many_servers_on_one_memory_lose_nothing() {
         }
     }
 }
+
+#[test]
+fn the_stateless_revision_discovers_and_checks_each_requests_version() {
+    let env = Env::new();
+    let mut c = Client::start(&env, &["a"]);
+    let meta = |v: &str| json!({"io.modelcontextprotocol/protocolVersion": v, "io.modelcontextprotocol/clientCapabilities": {}});
+    let d = c.request("server/discover", json!({"_meta": meta("2026-07-28")}));
+    let r = &d["result"];
+    assert_eq!(r["supportedVersions"][0], "2026-07-28", "{d}");
+    assert!(
+        r["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2025-11-25"))
+    );
+    assert_eq!(r["resultType"], "complete");
+    assert_eq!(r["cacheScope"], "private");
+    assert_eq!(r["capabilities"], json!({"tools": {}}));
+    // No initialize: each request says its version.
+    let list = c.request("tools/list", json!({"_meta": meta("2026-07-28")}));
+    assert_eq!(list["result"]["resultType"], "complete");
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 5);
+    let call = c.request(
+        "tools/call",
+        json!({"_meta": meta("2026-07-28"), "name": "remember", "arguments": {"content": "stateless"}}),
+    );
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    assert_eq!(call["result"]["resultType"], "complete");
+    let bad = c.request("tools/list", json!({"_meta": meta("2099-01-01")}));
+    assert_eq!(bad["error"]["code"], -32022, "{bad}");
+    assert_eq!(bad["error"]["data"]["requested"], "2099-01-01");
+    assert_eq!(bad["error"]["data"]["supported"][0], "2026-07-28");
+    c.finish();
+}

@@ -20,7 +20,8 @@ pub const COMMAND: Command = Command {
     rules: &[],
     description: "\
 Speaks the Model Context Protocol on standard input and output (one
-JSON-RPC message a line; diagnostics on standard error) and offers the
+JSON-RPC message a line; diagnostics on standard error; the initialize
+handshake and the stateless 2026-07-28 revision) and offers the
 notes tools a model gets inside axe-run: recall, remember, reflect,
 learn_fact and search_notes, over the agent's notes workspace, with the
 same locks, budgets and caps. Ends when standard input ends.

@@ -14,6 +14,8 @@ pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
+/// The stateless revision's "protocol version not supported".
+pub const UNSUPPORTED_VERSION: i64 = -32022;
 
 /// One line of input.
 pub enum Line {

@@ -4,11 +4,13 @@
 //! tools are the same rows a model gets inside `axe-run`
 //! ([`crate::tools::MEMORY`]), over the same locked, atomic write path.
 //!
-//! This is the handshake generation of the protocol (`initialize`, then
-//! requests): one JSON-RPC message a line, nothing but messages on stdout,
-//! diagnostics on stderr. A line that is not JSON is a parse error and the
-//! server goes on; a tool's failure is a tool result with `isError`, never
-//! a protocol error; end of input ends the server.
+//! Both generations of the protocol are spoken: the handshake one
+//! (`initialize`, then requests) and the stateless 2026-07-28 revision
+//! (`server/discover`; every request names its version in `_meta`, and
+//! results say their kind). One JSON-RPC message a line, nothing but
+//! messages on stdout, diagnostics on stderr. A line that is not JSON is a
+//! parse error and the server goes on; a tool's failure is a tool result
+//! with `isError`, never a protocol error; end of input ends the server.
 
 pub mod jsonrpc;
 
@@ -18,11 +20,19 @@ use serde_json::{Map, Value, json};
 
 use crate::llm::ToolCall;
 use crate::tools::{self, Memory};
-use jsonrpc::{INVALID_PARAMS, INVALID_REQUEST, Line, METHOD_NOT_FOUND, PARSE_ERROR};
+use jsonrpc::{
+    INVALID_PARAMS, INVALID_REQUEST, Line, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
+};
 
 /// The protocol revisions of the handshake generation this server speaks,
 /// newest first; a client asking for another gets the newest.
 pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The stateless revision: no handshake, the version in every request.
+pub const STATELESS: &str = "2026-07-28";
+
+/// Where a request names its protocol version in the stateless revision.
+const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 
 /// What the server serves.
 pub struct Server {
@@ -74,8 +84,30 @@ impl Server {
         // A notification: nothing to answer (initialized, cancelled, ...).
         let id = message.get("id")?;
         let params = message.get("params").cloned().unwrap_or(json!({}));
+        // A request of the stateless revision names its version; one we do
+        // not speak gets the list we do.
+        let version = params["_meta"][VERSION_KEY].as_str();
+        if let Some(v) = version
+            && v != STATELESS
+            && !VERSIONS.contains(&v)
+        {
+            return Some(json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "error": {
+                    "code": UNSUPPORTED_VERSION,
+                    "message": format!("unsupported protocol version: {v}"),
+                    "data": {"requested": v, "supported": supported()},
+                },
+            }));
+        }
         Some(match self.call(method, &params) {
-            Ok(result) => jsonrpc::result(id, result),
+            Ok(mut result) => {
+                if version == Some(STATELESS) {
+                    stateless(&mut result, method);
+                }
+                jsonrpc::result(id, result)
+            }
             Err((code, why)) => jsonrpc::error(id, code, &why),
         })
     }
@@ -83,6 +115,7 @@ impl Server {
     fn call(&self, method: &str, params: &Value) -> Result<Value, (i64, String)> {
         match method {
             "initialize" => Ok(self.initialize(params)),
+            "server/discover" => Ok(self.discover()),
             "ping" => Ok(json!({})),
             "tools/list" => Ok(json!({"tools": self.tool_list()})),
             "tools/call" => self.tool_call(params),
@@ -99,8 +132,20 @@ impl Server {
         json!({
             "protocolVersion": version,
             "capabilities": {"tools": {}},
-            "serverInfo": {"name": "axe-mcp", "version": env!("CARGO_PKG_VERSION")},
+            "serverInfo": server_info(),
             "instructions": self.instructions,
+        })
+    }
+
+    /// `server/discover`: what `initialize` says, without a session.
+    fn discover(&self) -> Value {
+        json!({
+            "supportedVersions": supported(),
+            "capabilities": {"tools": {}},
+            "instructions": self.instructions,
+            "cacheScope": "private",
+            "ttlMs": 0,
+            "_meta": {"io.modelcontextprotocol/serverInfo": server_info()},
         })
     }
 
@@ -163,4 +208,32 @@ impl Server {
         };
         Ok(json!({"content": [{"type": "text", "text": text}], "isError": is_error}))
     }
+}
+
+fn server_info() -> Value {
+    json!({"name": "axe-mcp", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// Every revision spoken, newest first.
+fn supported() -> Vec<&'static str> {
+    std::iter::once(STATELESS)
+        .chain(VERSIONS.iter().copied())
+        .collect()
+}
+
+/// What the stateless revision adds to a result: its kind, and for lists
+/// how they may be cached (memory is one user's: privately, and stale at
+/// once, since any write changes it).
+fn stateless(result: &mut Value, method: &str) {
+    let Some(fields) = result.as_object_mut() else {
+        return;
+    };
+    fields.insert("resultType".into(), json!("complete"));
+    if method.ends_with("/list") || method == "server/discover" {
+        fields.entry("cacheScope").or_insert(json!("private"));
+        fields.entry("ttlMs").or_insert(json!(0));
+    }
+    fields
+        .entry("_meta")
+        .or_insert(json!({"io.modelcontextprotocol/serverInfo": server_info()}));
 }
