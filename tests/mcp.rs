@@ -261,3 +261,59 @@ fn the_stateless_revision_discovers_and_checks_each_requests_version() {
     assert_eq!(bad["error"]["data"]["supported"][0], "2026-07-28");
     c.finish();
 }
+
+/// `tools/call`'s whole result.
+fn call_result(c: &mut Client, tool: &str, arguments: Value) -> Value {
+    c.request("tools/call", json!({"name": tool, "arguments": arguments}))["result"].clone()
+}
+
+#[test]
+fn without_a_session_a_rewrite_needs_the_hash_recall_gave() {
+    let env = Env::new();
+    // One client writes MEMORY.md and goes.
+    let mut first = Client::start(&env, &["shared"]);
+    first.initialize();
+    assert!(!first.call("reflect", json!({"content": "v1"})).1);
+    first.finish();
+    // Another, with no session of its own: it has seen nothing.
+    let mut c = Client::start(&env, &["shared"]);
+    let (text, err) = c.call("reflect", json!({"content": "mine"}));
+    assert!(err && text.contains("not shown to you whole"), "{text}");
+    let recalled = call_result(&mut c, "recall", json!({}));
+    let sha = recalled["structuredContent"]["memory_sha256"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(recalled["structuredContent"]["files"][0]["kind"], "memory");
+    // A stale hash is a conflict; the one recall gave writes.
+    let stale = "0".repeat(64);
+    let (text, err) = c.call("reflect", json!({"content": "mine", "if_match": stale}));
+    assert!(
+        err && text.contains("changed since you last read it"),
+        "{text}"
+    );
+    let done = call_result(&mut c, "reflect", json!({"content": "v2", "if_match": sha}));
+    assert_eq!(done["isError"], false, "{done}");
+    let next = done["structuredContent"]["sha256"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(done["structuredContent"]["path"], "agents/shared/MEMORY.md");
+    // Its result's hash is the next if_match.
+    let again = call_result(
+        &mut c,
+        "reflect",
+        json!({"content": "v3", "if_match": next}),
+    );
+    assert_eq!(again["isError"], false, "{again}");
+    assert_eq!(
+        read(&env.data_dir().join("axe/notes/agents/shared/MEMORY.md")),
+        "v3"
+    );
+    // Every tool says the shape of its structured result.
+    let tools = c.request("tools/list", json!({}));
+    for t in tools["result"]["tools"].as_array().unwrap() {
+        assert_eq!(t["outputSchema"]["type"], "object", "{t}");
+    }
+    c.finish();
+}

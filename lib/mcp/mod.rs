@@ -19,7 +19,7 @@ use std::io::{BufRead, Write};
 use serde_json::{Map, Value, json};
 
 use crate::llm::ToolCall;
-use crate::tools::{self, Memory};
+use crate::tools::{self, Memory, Tool};
 use jsonrpc::{
     INVALID_PARAMS, INVALID_REQUEST, Line, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
 };
@@ -42,9 +42,6 @@ pub struct Server {
     /// Said to the client at `initialize`: whose memory, and how.
     pub instructions: String,
 }
-
-/// The tools that only read.
-const READ_ONLY: &[&str] = &["recall", "search_notes"];
 
 impl Server {
     /// Serves requests from `input` until it ends, replying on `output`.
@@ -149,26 +146,30 @@ impl Server {
         })
     }
 
-    fn offered(&self) -> Vec<crate::llm::ToolDef> {
-        tools::offered(tools::MEMORY, &self.memory)
-            .into_iter()
-            .filter(|d| !self.read_only || READ_ONLY.contains(&d.name.as_str()))
+    /// The tools offered, with their rows: all that the memory offers, or
+    /// with `--read-only` those that only read.
+    fn offered(&self) -> Vec<(&'static Tool<Memory>, crate::llm::ToolDef)> {
+        tools::MEMORY
+            .iter()
+            .filter(|t| t.reads || !self.read_only)
+            .filter_map(|t| Some((t, (t.offer)(&self.memory)?)))
             .collect()
     }
 
     fn tool_list(&self) -> Vec<Value> {
         self.offered()
             .into_iter()
-            .map(|d| {
-                let reads = READ_ONLY.contains(&d.name.as_str());
+            .map(|(t, d)| {
                 json!({
                     "name": d.name,
                     "description": d.description,
                     "inputSchema": d.parameters,
+                    "outputSchema": (t.output)(),
                     "annotations": {
-                        "readOnlyHint": reads,
-                        "destructiveHint": !reads && d.name != "remember",
-                        "idempotentHint": reads,
+                        "readOnlyHint": t.reads,
+                        // An append adds; a rewrite replaces what was.
+                        "destructiveHint": !t.reads && d.name != "remember",
+                        "idempotentHint": t.reads,
                         "openWorldHint": false,
                     },
                 })
@@ -185,7 +186,7 @@ impl Server {
             Value::Object(map) => map.clone(),
             _ => return Err((INVALID_PARAMS, "arguments must be an object".to_owned())),
         };
-        if !self.offered().iter().any(|d| d.name == name) {
+        if !self.offered().iter().any(|(_, d)| d.name == name) {
             return Err((INVALID_PARAMS, format!("unknown tool: {name}")));
         }
         let call = ToolCall {
@@ -202,11 +203,14 @@ impl Server {
             .clone();
         let outcome = tools::call(tools::MEMORY, &self.memory, &call, &seen)
             .unwrap_or_else(|| Err(format!("unknown tool: {name}")));
-        let (text, is_error) = match outcome {
-            Ok(text) => (text, false),
-            Err(text) => (text, true),
-        };
-        Ok(json!({"content": [{"type": "text", "text": text}], "isError": is_error}))
+        Ok(match outcome {
+            Ok(reply) => json!({
+                "content": [{"type": "text", "text": reply.text}],
+                "structuredContent": reply.data,
+                "isError": false,
+            }),
+            Err(text) => json!({"content": [{"type": "text", "text": text}], "isError": true}),
+        })
     }
 }
 

@@ -14,7 +14,7 @@ mod notes;
 mod schema;
 mod tool;
 
-pub use tool::{Call, Memory, NotesSeen, Tool};
+pub use tool::{Call, Memory, NotesSeen, Reply, Tool};
 
 use crate::llm::{ToolCall, ToolDef};
 
@@ -46,7 +46,7 @@ pub fn call<C>(
     ctx: &C,
     call: &ToolCall,
     seen: &NotesSeen,
-) -> Option<Result<String, String>> {
+) -> Option<Result<Reply, String>> {
     let tool = find(table, &call.name)?;
     let def = (tool.offer)(ctx)?;
     Some(checked(&def, call, seen, |c| (tool.run)(ctx, c)))
@@ -54,12 +54,12 @@ pub fn call<C>(
 
 /// Runs `call` with `run` once its arguments match the schema of `def`,
 /// the tool it was offered as: the one check every tool's call passes.
-pub fn checked(
+pub fn checked<T>(
     def: &ToolDef,
     call: &ToolCall,
     seen: &NotesSeen,
-    run: impl FnOnce(&Call) -> Result<String, String>,
-) -> Result<String, String> {
+    run: impl FnOnce(&Call) -> Result<T, String>,
+) -> Result<T, String> {
     schema::check(&def.parameters, &call.arguments)
         .map_err(|problems| format!("{} error: {problems}", def.name))
         .and_then(|()| run(&Call { call, seen }))
@@ -114,16 +114,24 @@ mod tests {
             let now = memory.seen.lock().unwrap().clone();
             call(MEMORY, &memory, &call_of(name, args), &now).expect("a memory tool")
         };
-        run("remember", json!({"content": "the build is green"})).unwrap();
+        let done = run("remember", json!({"content": "the build is green"})).unwrap();
+        assert!(
+            done.data["path"]
+                .as_str()
+                .unwrap()
+                .starts_with("agents/a/daily/")
+        );
         // Not seen yet: a reflect is refused and writes nothing.
         assert!(
             run("reflect", json!({"content": "x"})).is_ok(),
             "an empty MEMORY.md may be written"
         );
-        let recalled = run("recall", json!({})).unwrap();
+        let recalled = run("recall", json!({})).unwrap().text;
         assert!(recalled.contains("the build is green"), "{recalled}");
         // Any form of a word; the entry's heading (its time) named.
-        let found = run("search_notes", json!({"query": "BUILDS"})).unwrap();
+        let found = run("search_notes", json!({"query": "BUILDS"}))
+            .unwrap()
+            .text;
         assert!(
             found.starts_with("agents/a/daily/")
                 && found.contains(".md:5: [")

@@ -15,7 +15,7 @@
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
-use super::tool::{Call, Memory, Tool};
+use super::tool::{Call, Memory, Reply, Tool};
 use crate::error::Error;
 use crate::llm::ToolDef;
 use crate::memory::hash::sha256_hex;
@@ -34,6 +34,8 @@ pub const RECALL: Tool<Memory> = Tool {
         )
     },
     run: recall,
+    output: recall_output,
+    reads: true,
     crashed: "recall error: the tool crashed",
 };
 
@@ -49,6 +51,8 @@ pub const REMEMBER: Tool<Memory> = Tool {
         )
     },
     run: remember,
+    output: remember_output,
+    reads: false,
     crashed: "remember error: the tool crashed",
 };
 
@@ -59,11 +63,16 @@ pub const REFLECT: Tool<Memory> = Tool {
             ctx,
             "reflect",
             "Rewrite your MEMORY.md, your curated long-term memory. It replaces the whole file: recall first and keep what still holds.",
-            json!({"content": {"type": "string", "description": "The whole new MEMORY.md"}}),
+            json!({
+                "content": {"type": "string", "description": "The whole new MEMORY.md"},
+                "if_match": {"type": "string", "description": "MEMORY.md's sha256 as recall gave it (needed when the client keeps no session: never overwrite what was not read)"},
+            }),
             &["content"],
         )
     },
     run: reflect,
+    output: rewrite_output,
+    reads: false,
     crashed: "reflect error: the tool crashed",
 };
 
@@ -77,11 +86,14 @@ pub const LEARN_FACT: Tool<Memory> = Tool {
             json!({
                 "topic": {"type": "string", "description": "The topic, e.g. people or deploys"},
                 "content": {"type": "string", "description": "The whole text of the topic"},
+                "if_match": {"type": "string", "description": "The topic's sha256 as recall gave it (needed when the client keeps no session)"},
             }),
             &["topic", "content"],
         )
     },
     run: learn_fact,
+    output: rewrite_output,
+    reads: false,
     crashed: "learn_fact error: the tool crashed",
 };
 
@@ -100,6 +112,8 @@ pub const SEARCH: Tool<Memory> = Tool {
         )
     },
     run: search,
+    output: search_output,
+    reads: true,
     crashed: "search_notes error: the tool crashed",
 };
 
@@ -146,7 +160,7 @@ fn saw(ctx: &Memory, r: &notes::Recalled) {
         .collect();
 }
 
-fn recall(ctx: &Memory, call: &Call) -> Result<String, String> {
+fn recall(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
     let cfg = &ctx.notes_cfg;
     let days = call.count("days").unwrap_or(cfg.recall_days.get());
@@ -158,10 +172,56 @@ fn recall(ctx: &Memory, call: &Call) -> Result<String, String> {
         ctx,
         format_args!("recall {days} days, {} characters", r.chars()),
     );
-    Ok(String::from_utf8_lossy(&notes::answer(ws, &r)).into_owned())
+    let files: Vec<Value> = r
+        .items
+        .iter()
+        .map(|i| {
+            json!({
+                "kind": i.kind,
+                "path": ws.relative(&i.path),
+                "sha256": i.sha256,
+                "chars": i.chars,
+            })
+        })
+        .collect();
+    let left_out: Vec<Value> = r
+        .left_out
+        .iter()
+        .map(|l| json!({"path": ws.relative(&l.path), "bytes": l.bytes}))
+        .collect();
+    Ok(Reply {
+        text: String::from_utf8_lossy(&notes::answer(ws, &r)).into_owned(),
+        data: json!({
+            "days": days,
+            "memory_sha256": r.memory_sha256,
+            "files": files,
+            "left_out": left_out,
+        }),
+    })
 }
 
-fn remember(ctx: &Memory, call: &Call) -> Result<String, String> {
+fn recall_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "days": {"type": "integer"},
+            "memory_sha256": {"type": ["string", "null"], "description": "MEMORY.md's sha256 as read, for reflect's if_match; null when it was not read"},
+            "files": {"type": "array", "items": {"type": "object", "properties": {
+                "kind": {"type": "string", "enum": ["world", "memory", "daily"]},
+                "path": {"type": "string"},
+                "sha256": {"type": "string"},
+                "chars": {"type": "integer"},
+            }, "required": ["kind", "path", "sha256", "chars"]}},
+            "left_out": {"type": "array", "items": {"type": "object", "properties": {
+                "path": {"type": "string"},
+                "bytes": {"type": "integer"},
+            }, "required": ["path", "bytes"]}},
+        },
+        "required": ["days", "memory_sha256", "files", "left_out"],
+    })
+}
+
+fn remember(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
     let cap = ctx.notes_cfg.max_memory_chars.as_usize();
     let path = notes::remember(
@@ -174,7 +234,40 @@ fn remember(ctx: &Memory, call: &Call) -> Result<String, String> {
     .map_err(|e| format!("remember error: {e}"))?;
     let shown = ws.relative(&path);
     trace(ctx, format_args!("remember -> {shown}"));
-    Ok(format!("Remembered in {shown}."))
+    Ok(Reply {
+        text: format!("Remembered in {shown}."),
+        data: json!({"path": shown}),
+    })
+}
+
+fn remember_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"path": {"type": "string", "description": "The daily log written, relative to the workspace"}},
+        "required": ["path"],
+    })
+}
+
+fn rewrite_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "sha256": {"type": "string", "description": "The new content's sha256: the next if_match"},
+            "chars": {"type": "integer"},
+        },
+        "required": ["path", "sha256", "chars"],
+    })
+}
+
+/// The hash a rewrite expects the file to have: the caller's `if_match`
+/// (a client without a session), else what this caller saw whole, else
+/// the empty file's (a file never seen may only be written when empty).
+fn expected(call: &Call, seen: Option<&str>) -> String {
+    match call.str("if_match").trim() {
+        "" => seen.map_or_else(|| sha256_hex(b""), str::to_owned),
+        given => given.to_owned(),
+    }
 }
 
 /// The content of a rewrite: refused when there is nothing in it, since a
@@ -189,34 +282,38 @@ fn content<'a>(call: &'a Call, tool: &str, what: &str) -> Result<&'a str, String
     Ok(content)
 }
 
-fn reflect(ctx: &Memory, call: &Call) -> Result<String, String> {
+fn reflect(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
     let content = content(call, "reflect", "MEMORY.md")?;
     let path = ws.memory(&ctx.agent);
     // Not seen whole: only a MEMORY.md with nothing in it may be written.
+    let given = !call.str("if_match").trim().is_empty();
     let seen = call.seen.memory.as_deref();
-    let expected = seen.map_or_else(|| sha256_hex(b""), str::to_owned);
+    let expected = expected(call, seen);
     let cap = (
         ctx.notes_cfg.max_memory_chars.as_usize(),
         "max_memory_chars",
     );
     match notes::rewrite(ws, &path, content.as_bytes(), Some(&expected), cap) {
         Ok(done) => {
-            ctx.seen.lock().unwrap_or_else(|e| e.into_inner()).memory = Some(done.sha256);
+            ctx.seen.lock().unwrap_or_else(|e| e.into_inner()).memory = Some(done.sha256.clone());
             trace(
                 ctx,
                 format_args!("reflect -> MEMORY.md, {} characters", done.chars),
             );
-            Ok(format!("MEMORY.md rewritten ({} characters).", done.chars))
+            Ok(Reply {
+                text: format!("MEMORY.md rewritten ({} characters).", done.chars),
+                data: json!({"path": ws.relative(&path), "sha256": done.sha256, "chars": done.chars}),
+            })
         }
         Err(Error::Conflict(_)) => {
             trace(
                 ctx,
                 format_args!("reflect refused: MEMORY.md changed since the last recall"),
             );
-            Err(match seen {
-                Some(_) => "reflect error: MEMORY.md has changed since you last read it, so it was not overwritten. Call recall, merge what is there with what you want to keep, then call reflect again.".into(),
-                None => not_seen("reflect", "MEMORY.md"),
+            Err(match (seen, given) {
+                (Some(_), _) | (None, true) => "reflect error: MEMORY.md has changed since you last read it, so it was not overwritten. Call recall, merge what is there with what you want to keep, then call reflect again.".into(),
+                (None, false) => not_seen("reflect", "MEMORY.md"),
             })
         }
         Err(e) => Err(format!("reflect error: {e}")),
@@ -230,7 +327,7 @@ fn not_seen(tool: &str, what: &str) -> String {
     )
 }
 
-fn learn_fact(ctx: &Memory, call: &Call) -> Result<String, String> {
+fn learn_fact(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
     let topic =
         notes::topic_name(call.str("topic")).map_err(|e| format!("learn_fact error: {e}"))?;
@@ -242,35 +339,34 @@ fn learn_fact(ctx: &Memory, call: &Call) -> Result<String, String> {
         .iter()
         .find(|(t, _)| *t == topic)
         .map(|(_, sha)| sha.as_str());
-    // Not seen whole: only a topic with nothing in it (or none yet) may be
-    // written.
-    let expected = seen.map_or_else(|| sha256_hex(b""), str::to_owned);
+    let given = !call.str("if_match").trim().is_empty();
+    let expected = expected(call, seen);
     let cap = (ctx.notes_cfg.max_topic_chars.as_usize(), "max_topic_chars");
     match notes::rewrite(ws, &path, content.as_bytes(), Some(&expected), cap) {
         Ok(done) => {
             let mut seen = ctx.seen.lock().unwrap_or_else(|e| e.into_inner());
             seen.world.retain(|(t, _)| *t != topic);
-            seen.world.push((topic.clone(), done.sha256));
+            seen.world.push((topic.clone(), done.sha256.clone()));
             trace(
                 ctx,
                 format_args!("learn_fact -> world/{topic}.md, {} characters", done.chars),
             );
-            Ok(format!(
-                "Learned world/{topic}.md ({} characters).",
-                done.chars
-            ))
+            Ok(Reply {
+                text: format!("Learned world/{topic}.md ({} characters).", done.chars),
+                data: json!({"path": format!("world/{topic}.md"), "sha256": done.sha256, "chars": done.chars}),
+            })
         }
-        Err(Error::Conflict(_)) => Err(match seen {
-            Some(_) => format!(
+        Err(Error::Conflict(_)) => Err(match (seen, given) {
+            (Some(_), _) | (None, true) => format!(
                 "learn_fact error: world/{topic}.md has changed since you last read it, so it was not overwritten. Call recall, merge, then call learn_fact again."
             ),
-            None => not_seen("learn_fact", &format!("world/{topic}.md")),
+            (None, false) => not_seen("learn_fact", &format!("world/{topic}.md")),
         }),
         Err(e) => Err(format!("learn_fact error: {e}")),
     }
 }
 
-fn search(ctx: &Memory, call: &Call) -> Result<String, String> {
+fn search(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
     let query = call.str("query");
     let want = call
@@ -295,5 +391,28 @@ fn search(ctx: &Memory, call: &Call) -> Result<String, String> {
         text.push_str("\n\n");
         text.push_str(&note);
     }
-    Ok(text)
+    let results: Vec<Value> = found
+        .iter()
+        .map(|f| {
+            json!({"path": f.path, "line": f.line, "heading": f.heading, "snippet": f.snippet, "score": f.score})
+        })
+        .collect();
+    Ok(Reply {
+        text,
+        data: json!({"results": results}),
+    })
+}
+
+fn search_output() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"results": {"type": "array", "items": {"type": "object", "properties": {
+            "path": {"type": "string"},
+            "line": {"type": "integer"},
+            "heading": {"type": ["string", "null"]},
+            "snippet": {"type": "string"},
+            "score": {"type": "number"},
+        }, "required": ["path", "line", "heading", "snippet", "score"]}}},
+        "required": ["results"],
+    })
 }

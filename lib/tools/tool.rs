@@ -15,9 +15,24 @@ pub struct Tool<C> {
     pub offer: fn(&C) -> Option<ToolDef>,
     /// The result of one call, or the error text the model gets instead.
     /// Its arguments have been checked against the schema of `offer`.
-    pub run: fn(&C, &Call) -> Result<String, String>,
+    pub run: fn(&C, &Call) -> Result<Reply, String>,
+    /// The JSON Schema of [`Reply::data`], for callers that list it (an
+    /// MCP client's `outputSchema`).
+    pub output: fn() -> Value,
+    /// Whether it only reads: offered under `axe-mcp --read-only`, and
+    /// said in MCP's annotations.
+    pub reads: bool,
     /// What the model is told if the call panicked.
     pub crashed: &'static str,
+}
+
+/// What a tool answers: text for a model, and the same as data for a
+/// caller that takes it (MCP's `structuredContent`): hashes for a later
+/// `if_match`, paths, counts.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub text: String,
+    pub data: Value,
 }
 
 /// The hashes of the notes files the model has seen whole, so that its

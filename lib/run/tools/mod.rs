@@ -82,7 +82,9 @@ fn run_one(ctx: &Context, call: &ToolCall, seen: &NotesSeen) -> ToolResult {
         .flatten()
         .map(|def| tools::checked(&def, call, seen, |c| call_agent::run(ctx, c)));
     let outcome = own
-        .or_else(|| tools::call(tools::MEMORY, &ctx.memory, call, seen))
+        .or_else(|| {
+            tools::call(tools::MEMORY, &ctx.memory, call, seen).map(|r| r.map(|reply| reply.text))
+        })
         .unwrap_or_else(|| Err(format!("Unknown tool: \"{}\"", call.name)));
     result(call, outcome)
 }
