@@ -190,7 +190,7 @@ complete -c axe-context -n '__axe_at 0 - --budget --task --phase --wait' -a '(__
 
 # axe-mcp
 complete -c axe-mcp -f
-complete -c axe-mcp -l read-only -d 'Offer only the tools that do not write'
+complete -c axe-mcp -l read-only -d 'Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)'
 complete -c axe-mcp -s h -l help -d 'Print help'
 complete -c axe-mcp -s V -l version -d 'Print version'
 complete -c axe-mcp -n '__axe_at 0 -' -a '(__axe_agents)'

@@ -158,7 +158,7 @@ export extern "axe-context" [
 # Serve an agent's memory to any MCP client over stdin and stdout
 export extern "axe-mcp" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    --read-only  # Offer only the tools that do not write
+    --read-only  # Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -477,7 +477,7 @@ export extern "axe context" [
 # Serve an agent's memory to any MCP client over stdin and stdout
 export extern "axe mcp" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    --read-only  # Offer only the tools that do not write
+    --read-only  # Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

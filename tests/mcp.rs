@@ -8,6 +8,20 @@ use serde_json::{Value, json};
 
 use crate::util::{Env, read};
 
+/// Every tool, for a name with no agent file (every kind on).
+const ALL_TOOLS: [&str; 10] = [
+    "recall",
+    "remember",
+    "reflect",
+    "learn_fact",
+    "search_notes",
+    "context",
+    "state_context",
+    "state_record",
+    "log_recent",
+    "log_append",
+];
+
 /// A running `axe-mcp` and the ends of its pipes.
 struct Client {
     child: Child,
@@ -98,7 +112,7 @@ fn the_handshake_the_tools_and_a_memory_kept() {
         init["result"]["instructions"]
             .as_str()
             .unwrap()
-            .contains("no agent file of that name")
+            .contains("no agent file of that name: every kind on")
     );
     assert_eq!(c.request("ping", json!({}))["result"], json!({}));
     let tools = c.request("tools/list", json!({}));
@@ -108,16 +122,7 @@ fn the_handshake_the_tools_and_a_memory_kept() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        names,
-        [
-            "recall",
-            "remember",
-            "reflect",
-            "learn_fact",
-            "search_notes"
-        ]
-    );
+    assert_eq!(names, ALL_TOOLS);
     assert_eq!(
         tools["result"]["tools"][0]["annotations"]["readOnlyHint"],
         true
@@ -175,7 +180,16 @@ fn read_only_offers_only_the_tools_that_read() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["recall", "search_notes"]);
+    assert_eq!(
+        names,
+        [
+            "recall",
+            "search_notes",
+            "context",
+            "state_context",
+            "log_recent"
+        ]
+    );
     let r = c.request(
         "tools/call",
         json!({"name": "remember", "arguments": {"content": "x"}}),
@@ -248,7 +262,10 @@ fn the_stateless_revision_discovers_and_checks_each_requests_version() {
     // No initialize: each request says its version.
     let list = c.request("tools/list", json!({"_meta": meta("2026-07-28")}));
     assert_eq!(list["result"]["resultType"], "complete");
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        list["result"]["tools"].as_array().unwrap().len(),
+        ALL_TOOLS.len()
+    );
     let call = c.request(
         "tools/call",
         json!({"_meta": meta("2026-07-28"), "name": "remember", "arguments": {"content": "stateless"}}),
@@ -315,5 +332,96 @@ fn without_a_session_a_rewrite_needs_the_hash_recall_gave() {
     for t in tools["result"]["tools"].as_array().unwrap() {
         assert_eq!(t["outputSchema"]["type"], "object", "{t}");
     }
+    c.finish();
+}
+
+#[test]
+fn the_state_the_run_log_and_the_one_block_are_tools_too() {
+    let env = Env::new();
+    let mut c = Client::start(&env, &["builder"]);
+    c.initialize();
+    let done = call_result(
+        &mut c,
+        "state_record",
+        json!({"signals": "AXE_MEMORY: KEY_FACT Postgres 16\nAXE_MEMORY: WISH more time\nplain text", "task": "42", "phase": "BUILD", "outcome": "failure", "error": "tests fail"}),
+    );
+    assert_eq!(done["isError"], false, "{done}");
+    assert_eq!(done["structuredContent"]["iteration"], 1);
+    assert_eq!(
+        done["structuredContent"]["recorded"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(done["structuredContent"]["rejected"][0]["line"], 2);
+    let (block, err) = c.call("state_context", json!({"task": "42"}));
+    assert!(
+        !err && block.contains("Postgres 16") && block.contains("tests fail"),
+        "{block}"
+    );
+    let (bad, err) = c.call("state_record", json!({"outcome": "maybe"}));
+    assert!(err && bad.contains("success or failure"), "{bad}");
+    let (text, err) = c.call(
+        "log_append",
+        json!({"task": "review PR 42", "result": "two problems"}),
+    );
+    assert!(!err, "{text}");
+    let recent = call_result(&mut c, "log_recent", json!({}));
+    assert_eq!(
+        recent["structuredContent"]["entries"][0]["task"],
+        "review PR 42"
+    );
+    c.call("remember", json!({"content": "Deploys are blue-green."}));
+    let whole = call_result(&mut c, "context", json!({"budget": 4000, "task": "42"}));
+    let text = whole["content"][0]["text"].as_str().unwrap();
+    for part in [
+        "# Session Memory",
+        "Postgres 16",
+        "# Recent Runs",
+        "review PR 42",
+        "blue-green",
+    ] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+    let small = call_result(&mut c, "context", json!({"budget": 60}));
+    assert!(
+        small["structuredContent"]["chars"].as_u64().unwrap() <= 60,
+        "{small}"
+    );
+    assert!(
+        !small["structuredContent"]["left_out"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    // The files are the toolkit's own: the log the executables read.
+    let log = read(&env.data_dir().join("axe/memory/builder.md"));
+    assert!(log.contains("**Task:** review PR 42"), "{log}");
+    c.finish();
+}
+
+#[test]
+fn an_agent_file_says_which_kinds_are_served() {
+    let env = Env::new();
+    env.agent(
+        "reviewer",
+        "name = \"reviewer\"\nmodel = \"anthropic/m\"\n[memory]\nenabled = true\n",
+    );
+    let mut c = Client::start(&env, &["reviewer"]);
+    let init = c.initialize();
+    let said = init["result"]["instructions"].as_str().unwrap();
+    assert!(
+        said.contains("a run log") && !said.contains("notes"),
+        "{said}"
+    );
+    let tools = c.request("tools/list", json!({}));
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["context", "log_recent", "log_append"]);
     c.finish();
 }

@@ -4,12 +4,12 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use super::args::AGENT;
-use crate::agent::{self, NotesConfig};
+use crate::agent::{self, AgentConfig};
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::mcp::Server;
 use crate::memory::notes::Workspace;
-use crate::tools::{Memory, NotesSeen};
+use crate::tools::{Memory, NotesSeen, Served};
 
 pub const COMMAND: Command = Command {
     name: "axe-mcp",
@@ -21,14 +21,18 @@ pub const COMMAND: Command = Command {
     description: "\
 Speaks the Model Context Protocol on standard input and output (one
 JSON-RPC message a line; diagnostics on standard error; the initialize
-handshake and the stateless 2026-07-28 revision) and offers the
-notes tools a model gets inside axe-run: recall, remember, reflect,
-learn_fact and search_notes, over the agent's notes workspace, with the
-same locks, budgets and caps. Ends when standard input ends.
+handshake and the stateless 2026-07-28 revision) and offers tools over
+the agent's memory, with the same locks, budgets and caps as the
+executables: the notes tools a model gets inside axe-run (recall,
+remember, reflect, learn_fact, search_notes), the state (state_context,
+state_record), the run log (log_recent, log_append) and context, one
+block of all of it within a budget. Ends when standard input ends.
 
-AGENT names an agent file whose [notes] settings are used; without one of
-that name (or without AGENT: \"mcp\"), notes are on with their defaults in
-<data>/axe/notes, under that name.
+AGENT names an agent file whose [memory], [notes], [state] and [context]
+say which kinds are served and where; without one of that name (or
+without AGENT: \"mcp\"), every kind is on with its defaults, under that
+name. A client without a session passes the sha256 recall gave as
+reflect's and learn_fact's if_match.
 
 Register it with a client:
 
@@ -45,51 +49,75 @@ axe-mcp, and the files' locks keep every write whole.",
     run: Run::Action(run),
 };
 
-const READ_ONLY: Flag = Flag::switch("read-only", "Offer only the tools that do not write");
+const READ_ONLY: Flag = Flag::switch(
+    "read-only",
+    "Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)",
+);
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let name = super::args::agent_arg(m)?.unwrap_or("mcp").to_owned();
     agent::check_name(&name)?;
-    let (notes_cfg, own_file) = match agent::load(&name) {
-        Ok(cfg) => (cfg.notes, true),
-        Err(Error::AgentNotFound { .. }) => (
-            NotesConfig {
-                enabled: true,
-                ..NotesConfig::default()
-            },
-            false,
-        ),
+    let (cfg, own_file) = match agent::load(&name) {
+        Ok(cfg) => (cfg, true),
+        Err(Error::AgentNotFound { .. }) => (every_kind_on(), false),
         Err(e) => return Err(e),
     };
-    let notes = match notes_cfg.enabled {
-        true => Some(Workspace::of(&notes_cfg)?),
+    let notes = match cfg.notes.enabled {
+        true => Some(Workspace::of(&cfg.notes)?),
         false => None,
     };
-    let instructions = match (&notes, own_file) {
-        (None, _) => format!(
-            "The agent \"{name}\" keeps no notes ([notes] is off in its file): no tools are offered."
-        ),
-        (Some(ws), own) => format!(
-            "The notes of \"{name}\" in {}{}: call recall before you start, remember what is worth keeping, reflect to rewrite MEMORY.md (recall first: a file you have not seen whole is never overwritten), learn_fact for facts every agent shares, search_notes for older notes.",
-            ws.root.display(),
-            if own {
-                ""
-            } else {
-                " (no agent file of that name: notes on, with the defaults)"
-            }
-        ),
-    };
+    let instructions = instructions(&name, &cfg, own_file);
     let server = Server {
         memory: Memory {
             agent: name,
-            notes_cfg,
+            notes_cfg: cfg.notes.clone(),
             notes,
             seen: Mutex::new(NotesSeen::default()),
             verbose: false,
+            served: Some(Served { cfg }),
         },
         read_only: m.flag(&READ_ONLY),
         instructions,
     };
     let stdin = std::io::stdin();
     server.serve(&mut stdin.lock(), out).map_err(Error::Output)
+}
+
+/// The memory of a name with no agent file: every kind on, with the
+/// documented defaults (`log_recent` then gives 10 entries).
+fn every_kind_on() -> AgentConfig {
+    let mut cfg = AgentConfig::default();
+    cfg.memory.enabled = true;
+    cfg.notes.enabled = true;
+    cfg.state.enabled = true;
+    cfg
+}
+
+/// What the client is told at `initialize`: whose memory, and how to use it.
+fn instructions(name: &str, cfg: &AgentConfig, own_file: bool) -> String {
+    let mut kinds = Vec::new();
+    if cfg.notes.enabled {
+        kinds.push("notes (recall before you start; remember what is worth keeping; reflect rewrites MEMORY.md and learn_fact a shared topic, only over what recall showed you, passing its sha256 as if_match when you keep no session; search_notes finds older notes)");
+    }
+    if cfg.state.enabled {
+        kinds.push("a structured state (state_context to read it; state_record for AXE_MEMORY: signal lines and outcomes)");
+    }
+    if cfg.memory.enabled {
+        kinds.push("a run log (log_recent, log_append)");
+    }
+    let whose = match own_file {
+        true => format!("The memory of the agent \"{name}\""),
+        false => format!(
+            "The memory of \"{name}\" (no agent file of that name: every kind on, with the defaults)"
+        ),
+    };
+    match kinds.is_empty() {
+        true => {
+            format!("{whose} keeps none of notes, state or a run log: only context is offered.")
+        }
+        false => format!(
+            "{whose}: {}. context gives one block of all of it within a budget.",
+            kinds.join("; ")
+        ),
+    }
 }

@@ -10,11 +10,12 @@
 //! its tool was offered with is refused in [`call`], for every tool of
 //! every table, before it runs.
 
+mod kinds;
 mod notes;
 mod schema;
 mod tool;
 
-pub use tool::{Call, Memory, NotesSeen, Reply, Tool};
+pub use tool::{Call, Memory, NotesSeen, Reply, Served, Tool};
 
 use crate::llm::{ToolCall, ToolDef};
 
@@ -25,6 +26,11 @@ pub const MEMORY: &[Tool<Memory>] = &[
     notes::REFLECT,
     notes::LEARN_FACT,
     notes::SEARCH,
+    kinds::CONTEXT,
+    kinds::STATE_CONTEXT,
+    kinds::STATE_RECORD,
+    kinds::LOG_RECENT,
+    kinds::LOG_APPEND,
 ];
 
 /// The definitions of the tools of `table` offered in `ctx`.
@@ -95,6 +101,7 @@ mod tests {
             notes: Some(Workspace::at(tmp.path())),
             seen: Mutex::new(NotesSeen::default()),
             verbose: false,
+            served: None,
         };
         let names: Vec<String> = offered(MEMORY, &memory)
             .into_iter()

@@ -61,6 +61,16 @@ pub struct Memory {
     pub seen: Mutex<NotesSeen>,
     /// Whether to say each call on stderr (`-v`).
     pub verbose: bool,
+    /// The rest of the agent's memory, when it is served to another agent
+    /// (`axe-mcp`): its run log, state and the one budgeted block become
+    /// tools too. Inside a run they are in the prompt already: `None`.
+    pub served: Option<Served>,
+}
+
+/// An agent's whole memory, served: its configuration says which kinds
+/// it keeps and where.
+pub struct Served {
+    pub cfg: crate::agent::AgentConfig,
 }
 
 /// A call whose arguments match its tool's schema, as its tool runs it.

@@ -33,5 +33,6 @@ pub fn memory(session: &Session, agent: &Prepared) -> Memory {
         notes: agent.notes.clone(),
         seen: Mutex::new(NotesSeen::default()),
         verbose: session.verbose,
+        served: None,
     }
 }

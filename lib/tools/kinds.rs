@@ -1,0 +1,326 @@
+//! The tools over the run log, the structured state and the one budgeted
+//! block, offered where the whole of an agent's memory is served to
+//! another agent (`axe-mcp`). Inside `axe-run` these kinds are in the
+//! prompt already, so a conversation's [`Memory`] has no [`Served`] and
+//! they are not offered there.
+
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::tool::{Call, Memory, Reply, Served, Tool};
+use crate::llm::ToolDef;
+use crate::memory::block::Block;
+use crate::memory::context::{self, Request};
+use crate::memory::log;
+use crate::memory::state::{self, Current, Outcome};
+
+pub const LOG_RECENT: Tool<Memory> = Tool {
+    name: "log_recent",
+    offer: |m| {
+        offer(
+            m,
+            |s| s.cfg.memory.enabled,
+            "log_recent",
+            "Read the last entries of your run log: what each run was asked and answered.",
+            json!({"last": {"type": "integer", "minimum": 0, "description": "How many entries, newest last (default: your memory.last_n, else 10; 0: all)"}}),
+            &[],
+        )
+    },
+    run: log_recent,
+    output: || {
+        json!({"type": "object", "properties": {"entries": {"type": "array", "items": {"type": "object", "properties": {
+            "timestamp": {"type": "string"}, "task": {"type": ["string", "null"]}, "result": {"type": "string"},
+        }}}}, "required": ["entries"]})
+    },
+    reads: true,
+    crashed: "log_recent error: the tool crashed",
+};
+
+pub const LOG_APPEND: Tool<Memory> = Tool {
+    name: "log_append",
+    offer: |m| {
+        offer(
+            m,
+            |s| s.cfg.memory.enabled,
+            "log_append",
+            "Add an entry to your run log: the task you were given and your answer.",
+            json!({
+                "task": {"type": "string", "description": "What you were asked"},
+                "result": {"type": "string", "description": "What you answered or did"},
+            }),
+            &["task", "result"],
+        )
+    },
+    run: log_append,
+    output: || json!({"type": "object", "properties": {"timestamp": {"type": "string"}, "bytes": {"type": "integer"}}, "required": ["timestamp", "bytes"]}),
+    reads: false,
+    crashed: "log_append error: the tool crashed",
+};
+
+pub const STATE_CONTEXT: Tool<Memory> = Tool {
+    name: "state_context",
+    offer: |m| {
+        offer(
+            m,
+            |s| s.cfg.state.enabled,
+            "state_context",
+            "Read your structured state as a Session Memory block: the current task, its phase and steps, unresolved errors, decisions and key facts.",
+            json!({
+                "task": {"type": "string", "description": "The task now worked on, shown first"},
+                "phase": {"type": "string", "description": "Its phase now: its errors come first"},
+                "budget": {"type": "integer", "minimum": 0, "description": "The most characters (default: your state.context_budget)"},
+            }),
+            &[],
+        )
+    },
+    run: state_context,
+    output: || block_output(),
+    reads: true,
+    crashed: "state_context error: the tool crashed",
+};
+
+pub const STATE_RECORD: Tool<Memory> = Tool {
+    name: "state_record",
+    offer: |m| {
+        offer(
+            m,
+            |s| s.cfg.state.enabled,
+            "state_record",
+            "Record in your structured state: signal lines (AXE_MEMORY: STEP_DONE ..., KEY_FACT ..., DECISION ..., ERROR ...) and, if a run ended, its outcome.",
+            json!({
+                "signals": {"type": "string", "description": "Lines starting with AXE_MEMORY:; other lines are ignored"},
+                "task": {"type": "string", "description": "The task they are about (default: main)"},
+                "phase": {"type": "string", "description": "Its phase now"},
+                "outcome": {"type": "string", "description": "success or failure: a run ended, counted as an iteration"},
+                "error": {"type": "string", "description": "With failure: what went wrong"},
+            }),
+            &[],
+        )
+    },
+    run: state_record,
+    output: || {
+        json!({"type": "object", "properties": {
+            "recorded": {"type": "array"}, "rejected": {"type": "array"}, "iteration": {"type": "integer"},
+        }, "required": ["recorded", "rejected", "iteration"]})
+    },
+    reads: false,
+    crashed: "state_record error: the tool crashed",
+};
+
+pub const CONTEXT: Tool<Memory> = Tool {
+    name: "context",
+    offer: |m| {
+        offer(
+            m,
+            |_| true,
+            "context",
+            "Read one block of all your memory within a character budget: the state, MEMORY.md, the run log's last entries, world facts and daily logs, most wanted first.",
+            json!({
+                "budget": {"type": "integer", "minimum": 0, "description": "The most characters (default: your context.budget, else 8000)"},
+                "task": {"type": "string", "description": "The state's task now"},
+                "phase": {"type": "string", "description": "Its phase now"},
+            }),
+            &[],
+        )
+    },
+    run: whole_context,
+    output: || block_output(),
+    reads: true,
+    crashed: "context error: the tool crashed",
+};
+
+/// The block a budget was filled with: its text, and what it left out.
+fn block_output() -> Value {
+    json!({"type": "object", "properties": {
+        "budget": {"type": "integer"}, "chars": {"type": "integer"},
+        "left_out": {"type": "array", "items": {"type": "string"}},
+    }, "required": ["budget", "chars", "left_out"]})
+}
+
+/// The definition of a tool over a served kind the agent keeps.
+fn offer(
+    m: &Memory,
+    keeps: fn(&Served) -> bool,
+    name: &str,
+    description: &str,
+    properties: Value,
+    required: &[&str],
+) -> Option<ToolDef> {
+    m.served.as_ref().filter(|s| keeps(s))?;
+    Some(ToolDef {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        parameters: json!({"type": "object", "properties": properties, "required": required}),
+    })
+}
+
+fn served<'a>(m: &'a Memory, tool: &str) -> Result<&'a Served, String> {
+    m.served
+        .as_ref()
+        .ok_or_else(|| format!("{tool} error: not served here"))
+}
+
+fn log_recent(m: &Memory, call: &Call) -> Result<Reply, String> {
+    let fail = |e: crate::error::Error| format!("log_recent error: {e}");
+    let cfg = &served(m, "log_recent")?.cfg.memory;
+    let last = call.count("last").unwrap_or(match cfg.last_n.get() {
+        0 => 10,
+        n => n,
+    });
+    let path = log::file_path(&m.agent, &cfg.path).map_err(fail)?;
+    let tail = log::tail(&path, last).map_err(fail)?;
+    let mut entries = Vec::new();
+    let mut text = String::new();
+    for record in tail.records() {
+        let record = record.map_err(fail)?;
+        text.push_str(&format!(
+            "## {}\n**Task:** {}\n**Result:** {}\n\n",
+            record.timestamp,
+            record.task.as_deref().unwrap_or("(none)"),
+            record.result.trim_end()
+        ));
+        entries.push(
+            json!({"timestamp": record.timestamp, "task": record.task, "result": record.result}),
+        );
+    }
+    if entries.is_empty() {
+        text = "No entries in the run log.".into();
+    }
+    Ok(Reply {
+        text: text.trim_end().to_owned(),
+        data: json!({"entries": entries}),
+    })
+}
+
+fn log_append(m: &Memory, call: &Call) -> Result<Reply, String> {
+    let fail = |e: crate::error::Error| format!("log_append error: {e}");
+    let cfg = &served(m, "log_append")?.cfg.memory;
+    let path = log::file_path(&m.agent, &cfg.path).map_err(fail)?;
+    let done = log::append(
+        &path,
+        call.str("task").as_bytes(),
+        call.str("result").as_bytes(),
+        OffsetDateTime::now_utc(),
+    )
+    .map_err(fail)?;
+    Ok(Reply {
+        text: format!("Appended the entry of {}.", done.timestamp),
+        data: json!({"timestamp": done.timestamp, "bytes": done.bytes}),
+    })
+}
+
+fn state_context(m: &Memory, call: &Call) -> Result<Reply, String> {
+    let fail = |e: crate::error::Error| format!("state_context error: {e}");
+    let cfg = &served(m, "state_context")?.cfg.state;
+    let path = state::file_path(&m.agent, &cfg.path).map_err(fail)?;
+    let bytes = state::read(&path).map_err(fail)?;
+    let view = state::view(&path, &bytes).map_err(fail)?;
+    let budget = call
+        .count("budget")
+        .map_or(cfg.context_budget.as_usize(), as_usize);
+    let now = Current {
+        task: Some(call.str("task")).filter(|t| !t.is_empty()),
+        phase: Some(call.str("phase")).filter(|p| !p.is_empty()),
+    };
+    let built = state::build(&view, now, Block::listing(budget));
+    let left_out: Vec<String> = built.left_out.iter().map(|p| p.item.to_string()).collect();
+    Ok(Reply {
+        data: json!({"budget": budget, "chars": built.chars(), "left_out": left_out}),
+        text: built.text,
+    })
+}
+
+fn state_record(m: &Memory, call: &Call) -> Result<Reply, String> {
+    let fail = |e: crate::error::Error| format!("state_record error: {e}");
+    let cfg = &served(m, "state_record")?.cfg.state;
+    let success = match call.str("outcome") {
+        "" => None,
+        "success" => Some(true),
+        "failure" => Some(false),
+        other => {
+            return Err(format!(
+                "state_record error: outcome is success or failure, not \"{other}\""
+            ));
+        }
+    };
+    let path = state::file_path(&m.agent, &cfg.path).map_err(fail)?;
+    let parsed = state::parse(call.str("signals"));
+    let task = Some(call.str("task"))
+        .filter(|t| !t.is_empty())
+        .unwrap_or(state::DEFAULT_TASK);
+    let phase = Some(call.str("phase")).filter(|p| !p.is_empty());
+    let error = Some(call.str("error")).filter(|e| !e.is_empty());
+    let at = OffsetDateTime::now_utc()
+        .format(&Rfc3339)
+        .unwrap_or_default();
+    let (saved, _, ()) = state::update(&path, cfg.max_entries.as_usize(), |s| {
+        if phase.is_some() {
+            s.task(task, phase);
+        }
+        s.apply(&parsed.signals, task, phase);
+        if let Some(success) = success {
+            let outcome = Outcome {
+                success,
+                error,
+                at: at.clone(),
+                ..Outcome::default()
+            };
+            s.record(task, phase, &outcome);
+        }
+    })
+    .map_err(fail)?;
+    let mut text = format!("Recorded {} signal(s)", parsed.signals.len());
+    if let Some(success) = success {
+        let ended = if success { "a success" } else { "a failure" };
+        text.push_str(&format!(" and {ended} (iteration {})", saved.iteration));
+    }
+    text.push('.');
+    for r in &parsed.rejected {
+        text.push_str(&format!(
+            "\nNot recorded, line {}: {}: {}",
+            r.line, r.reason, r.text
+        ));
+    }
+    Ok(Reply {
+        text,
+        data: json!({"recorded": parsed.signals, "rejected": parsed.rejected, "iteration": saved.iteration}),
+    })
+}
+
+fn whole_context(m: &Memory, call: &Call) -> Result<Reply, String> {
+    let cfg = &served(m, "context")?.cfg;
+    let budget = call.count("budget").map_or_else(
+        || cfg.context.budget.map_or(8000, |b| b.as_usize()),
+        as_usize,
+    );
+    let request = Request {
+        budget,
+        now: Current {
+            task: Some(call.str("task"))
+                .filter(|t| !t.is_empty())
+                .or(Some(state::DEFAULT_TASK)),
+            phase: Some(call.str("phase")).filter(|p| !p.is_empty()),
+        },
+        listing: true,
+        log: None,
+        today: OffsetDateTime::now_utc().date(),
+    };
+    let mut broken = Vec::new();
+    let built = context::assemble(&m.agent, cfg, &request, &mut |kind, e| {
+        broken.push(format!("{}: {e}", kind.name()));
+    });
+    let mut text = built.text.clone();
+    if !broken.is_empty() {
+        text.push_str(&format!("\n\n(Could not read: {}.)", broken.join("; ")));
+    }
+    let left_out: Vec<String> = built.left_out.iter().map(|p| p.item.to_string()).collect();
+    Ok(Reply {
+        text,
+        data: json!({"budget": budget, "chars": built.chars, "left_out": left_out}),
+    })
+}
+
+fn as_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
