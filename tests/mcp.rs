@@ -258,7 +258,7 @@ fn the_stateless_revision_discovers_and_checks_each_requests_version() {
     );
     assert_eq!(r["resultType"], "complete");
     assert_eq!(r["cacheScope"], "private");
-    assert_eq!(r["capabilities"], json!({"tools": {}}));
+    assert_eq!(r["capabilities"], json!({"tools": {}, "resources": {}}));
     // No initialize: each request says its version.
     let list = c.request("tools/list", json!({"_meta": meta("2026-07-28")}));
     assert_eq!(list["result"]["resultType"], "complete");
@@ -423,5 +423,78 @@ fn an_agent_file_says_which_kinds_are_served() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["context", "log_recent", "log_append"]);
+    c.finish();
+}
+
+#[test]
+fn the_memorys_files_are_resources_and_only_its_own() {
+    let env = Env::new();
+    let mut c = Client::start(&env, &["ada"]);
+    c.initialize();
+    c.call("remember", json!({"content": "Ada likes tea."}));
+    c.call("reflect", json!({"content": "Ada reviews Rust."}));
+    c.call(
+        "learn_fact",
+        json!({"topic": "deploys", "content": "Blue-green."}),
+    );
+    c.call(
+        "state_record",
+        json!({"signals": "AXE_MEMORY: KEY_FACT tea"}),
+    );
+    c.call("log_append", json!({"task": "t", "result": "r"}));
+    let list = c.request("resources/list", json!({}));
+    let uris: Vec<String> = list["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap().to_owned())
+        .collect();
+    for want in [
+        "axe://notes/agents/ada/MEMORY.md",
+        "axe://notes/world/deploys.md",
+        "axe://state/ada.json",
+        "axe://log/ada.md",
+    ] {
+        assert!(uris.iter().any(|u| u == want), "{want}: {uris:?}");
+    }
+    assert!(
+        uris.iter()
+            .any(|u| u.starts_with("axe://notes/agents/ada/daily/"))
+    );
+    for uri in &uris {
+        let r = c.request("resources/read", json!({"uri": uri}));
+        let text = r["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(!text.is_empty(), "{uri}: {r}");
+    }
+    let memory = c.request(
+        "resources/read",
+        json!({"uri": "axe://notes/agents/ada/MEMORY.md"}),
+    );
+    assert_eq!(memory["result"]["contents"][0]["text"], "Ada reviews Rust.");
+    assert_eq!(memory["result"]["contents"][0]["mimeType"], "text/markdown");
+    // Another agent's files, a way out, an unknown scheme: no such resource.
+    std::fs::create_dir_all(env.data_dir().join("axe/notes/agents/bob")).unwrap();
+    std::fs::write(
+        env.data_dir().join("axe/notes/agents/bob/MEMORY.md"),
+        "secret",
+    )
+    .unwrap();
+    for uri in [
+        "axe://notes/agents/bob/MEMORY.md",
+        "axe://notes/agents/ada/../bob/MEMORY.md",
+        "axe://notes/world/../agents/bob/MEMORY.md",
+        "file:///etc/passwd",
+        "axe://state/bob.json",
+    ] {
+        let r = c.request("resources/read", json!({"uri": uri}));
+        assert_eq!(r["error"]["code"], -32602, "{uri}: {r}");
+    }
+    let templates = c.request("resources/templates/list", json!({}));
+    assert_eq!(
+        templates["result"]["resourceTemplates"][0]["uriTemplate"],
+        "axe://notes/world/{topic}.md"
+    );
     c.finish();
 }

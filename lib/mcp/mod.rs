@@ -13,6 +13,7 @@
 //! with `isError`, never a protocol error; end of input ends the server.
 
 pub mod jsonrpc;
+mod resources;
 
 use std::io::{BufRead, Write};
 
@@ -116,6 +117,11 @@ impl Server {
             "ping" => Ok(json!({})),
             "tools/list" => Ok(json!({"tools": self.tool_list()})),
             "tools/call" => self.tool_call(params),
+            "resources/list" => Ok(json!({"resources": resources::list(&self.memory)})),
+            "resources/templates/list" => {
+                Ok(json!({"resourceTemplates": resources::templates(&self.memory)}))
+            }
+            "resources/read" => resources::read(&self.memory, params),
             _ => Err((METHOD_NOT_FOUND, format!("method not found: {method}"))),
         }
     }
@@ -128,7 +134,7 @@ impl Server {
             .unwrap_or(&VERSIONS[0]);
         json!({
             "protocolVersion": version,
-            "capabilities": {"tools": {}},
+            "capabilities": capabilities(),
             "serverInfo": server_info(),
             "instructions": self.instructions,
         })
@@ -138,7 +144,7 @@ impl Server {
     fn discover(&self) -> Value {
         json!({
             "supportedVersions": supported(),
-            "capabilities": {"tools": {}},
+            "capabilities": capabilities(),
             "instructions": self.instructions,
             "cacheScope": "private",
             "ttlMs": 0,
@@ -240,4 +246,9 @@ fn stateless(result: &mut Value, method: &str) {
     fields
         .entry("_meta")
         .or_insert(json!({"io.modelcontextprotocol/serverInfo": server_info()}));
+}
+
+/// What the server offers: tools, and the memory's files as resources.
+fn capabilities() -> Value {
+    json!({"tools": {}, "resources": {}})
 }
