@@ -134,6 +134,108 @@ def measure(cmd, runs, warmup=2, **kw):
     }
 
 
+class McpSession:
+    """An MCP server on pipes, spoken to one JSON line at a time."""
+
+    def __init__(self, cmd, env=None):
+        import json
+        self.json = json
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+        )
+        self.next = 0
+
+    def request(self, method, params=None):
+        """The reply to one request and the time it took (s)."""
+        self.next += 1
+        line = self.json.dumps({"jsonrpc": "2.0", "id": self.next, "method": method,
+                                "params": params or {}}) + "\n"
+        start = time.perf_counter()
+        self.proc.stdin.write(line.encode())
+        self.proc.stdin.flush()
+        while True:
+            reply = self.json.loads(self.proc.stdout.readline())
+            if reply.get("id") == self.next:
+                return reply, time.perf_counter() - start
+
+    def initialize(self):
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "bench", "version": "1"}})
+        self.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        self.proc.stdin.flush()
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def mcp_start(cmd, runs, env=None):
+    """Spawn to the answer of the first `tools/list`, the server ended
+    after; the same rounds and medians as `measure`."""
+    def once():
+        start = time.perf_counter()
+        s = McpSession(cmd, env)
+        s.initialize()
+        s.request("tools/list")
+        elapsed = time.perf_counter() - start
+        s.close()
+        return elapsed
+    for _ in range(2):
+        once()
+    rounds = []
+    for i in range(ROUNDS):
+        if i:
+            time.sleep(1)
+        rounds.append([once() for _ in range(max(runs // ROUNDS, 1))])
+    return {"median": min(statistics.median(r) for r in rounds),
+            "min": min(min(r) for r in rounds), "rss": 0}
+
+
+def mcp_calls(cmd, env, calls, runs):
+    """Per-call times of `calls` (method, params) in one running session,
+    and the server's RSS after the runs."""
+    s = McpSession(cmd, env)
+    s.initialize()
+    for method, params in calls:
+        s.request(method, params)
+    rounds = []
+    for i in range(ROUNDS):
+        if i:
+            time.sleep(1)
+        times = []
+        for _ in range(max(runs // ROUNDS, 1)):
+            for method, params in calls:
+                times.append(s.request(method, params)[1])
+        rounds.append(times)
+    rss = s.rss_kib()
+    s.close()
+    return {"median": min(statistics.median(r) for r in rounds),
+            "min": min(min(r) for r in rounds), "rss": rss}
+
+
+def reference_memory_server(quick):
+    """The reference MCP memory server (`@modelcontextprotocol/server-memory`,
+    node) installed under the bench data, or None: a quick run does not
+    install it."""
+    node = which("node") if shutil.which("node") else None
+    entry = DATA / "node" / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+    if not entry.exists() and not quick and shutil.which("npm"):
+        subprocess.run(["npm", "install", "--silent", "--no-fund", "--no-audit", "--prefix",
+                        str(DATA / "node"), "@modelcontextprotocol/server-memory"],
+                       check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if node and entry.exists():
+        return [node, str(entry)]
+    return None
+
+
 def reply_server():
     """An OpenAI-compatible server on a loopback port that answers every
     request at once, in a thread of this process."""
@@ -352,6 +454,8 @@ def which(name):
 
 
 def ms(s):
+    if s != s:  # NaN: a baseline that is not there
+        return "-"
     return f"{s * 1000:.2f}"
 
 
@@ -463,6 +567,51 @@ def main():
     b = measure([which("true")], 10 if args.quick else 200)
     rows.append(("axe-notes-remember", "(new entry)", r, "true", b))
     checks.append(("axe-notes-remember median < 2 ms", r["median"] < 0.002, f"{ms(r['median'])} ms"))
+
+    # axe-mcp: its start, and calls in a running session, beside the
+    # reference memory server (node) where it is installed.
+    reference = reference_memory_server(args.quick)
+    ref_env = {"MEMORY_FILE_PATH": str(DATA / "reference-memory.jsonl")}
+    none = {"median": float("nan"), "min": float("nan"), "rss": 0}
+    mcp = [tool("axe-mcp"), "agent0"]
+    n = 10 if args.quick else 100
+    r = mcp_start(mcp, n, env=env)
+    r["rss"] = peak_rss([tool("axe-mcp"), "agent0"], env=env)
+    b = mcp_start(reference, n, env=ref_env) if reference else none
+    ref_name = "server-memory (node)" if reference else "server-memory (not installed)"
+    rows.append(("axe-mcp: start to first tools/list", "1 year of notes", r, ref_name, b))
+    checks.append(("axe-mcp start to first tools/list < 10 ms", r["median"] < 0.010,
+                   f"{ms(r['median'])} ms"))
+    recall = [("tools/call", {"name": "recall", "arguments": {}})]
+    r = mcp_calls(mcp, env, recall, n)
+    read_graph = [("tools/call", {"name": "read_graph", "arguments": {}})]
+    b = mcp_calls(reference, ref_env, read_graph, n) if reference else none
+    rows.append(("axe-mcp: recall, per call", "1 year of notes, 200 topics", r,
+                 "server-memory read_graph" if reference else ref_name, b))
+    checks.append(("axe-mcp recall per call median < 2 ms", r["median"] < 0.002,
+                   f"{ms(r['median'])} ms"))
+    remember = [("tools/call", {"name": "remember", "arguments": {"content": "the deploy went fine"}})]
+    r = mcp_calls(mcp, env, remember, n)
+    observe = [("tools/call", {"name": "create_entities", "arguments": {"entities": [
+        {"name": "deploy", "entityType": "event", "observations": ["the deploy went fine"]}]}})]
+    b = mcp_calls(reference, ref_env, observe, n) if reference else none
+    rows.append(("axe-mcp: remember, per call", "(new entry)", r,
+                 "server-memory create_entities" if reference else ref_name, b))
+    checks.append(("axe-mcp remember per call median < 2 ms", r["median"] < 0.002,
+                   f"{ms(r['median'])} ms"))
+    checks.append(("axe-mcp RSS < 10 MB", r["rss"] < 10 * 1024, f"{r['rss']} KiB"))
+    # No growth: the RSS after 1000 more calls in the same session.
+    s = McpSession(mcp, env)
+    s.initialize()
+    for _ in range(100):
+        s.request("tools/call", {"name": "recall", "arguments": {}})
+    before = s.rss_kib()
+    for _ in range(100 if args.quick else 1000):
+        s.request("tools/call", {"name": "recall", "arguments": {}})
+    after = s.rss_kib()
+    s.close()
+    checks.append(("axe-mcp: 1000 calls, no growth (RSS within 10%)", after <= before * 1.1 + 64,
+                   f"{before} KiB -> {after} KiB"))
 
     # Structured state: the budgeted context over 10,000 decisions, errors
     # and facts, and ingesting 10,000 signal lines.
