@@ -550,7 +550,8 @@ fn eight_clients_each_with_its_own_server_write_one_memory_at_once() {
                 fact_won.push(*id);
             } else {
                 // Round 0: the topic was not there at the recall, and the
-                // loser is told it was not shown it whole (and to recall).
+                // loser is told it was not shown it whole (and to recall):
+                // a bug, which the test at the end of this file fails on.
                 let conflict = text.starts_with(
                     "learn_fact error: world/shared.md has changed since you last read it",
                 ) || (round == 0
@@ -657,6 +658,8 @@ fn without_the_sdks_these_tests_say_they_skipped() {
     }
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["mcp_sdk::", "--test-threads", "2"])
+        // Needs no SDK.
+        .args(["--skip", "a_learn_fact_that_loses_the_race"])
         .env("PATH", &bin)
         .env("AXE_TEST_SDK_DIR", env.root().join("no-sdks"))
         .env("AXE_TEST_INNER", "1")
@@ -675,4 +678,105 @@ fn without_the_sdks_these_tests_say_they_skipped() {
     );
     assert!(all.contains("skipped: node is not on PATH"), "{all}");
     assert!(all.contains(" 0 failed"), "{all}");
+}
+
+// --- found while writing the above ----------------------------------------
+
+/// Two clients recall, finding no topic `shared`; one creates it, then the
+/// other's learn_fact of it must lose as a conflict that says so, as a
+/// losing reflect does. It loses, but is told the topic "was not shown to
+/// you whole in this conversation" and that recall may leave it out "to
+/// keep within recall_chars": the refusal meant for a client that never
+/// recalled, since the server records no hash for a topic absent at the
+/// recall (lib/tools/notes.rs, `learn_fact`'s `Error::Conflict` arm with
+/// `seen` `None`). Raw JSON-RPC, so it runs without the SDKs.
+#[test]
+fn a_learn_fact_that_loses_the_race_to_create_a_topic_is_told_it_changed() {
+    let env = Env::new();
+    let mut a = Raw::start(&env);
+    let mut b = Raw::start(&env);
+    a.call("recall", json!({}));
+    b.call("recall", json!({}));
+    let (text, err) = a.call(
+        "learn_fact",
+        json!({"topic": "shared", "content": "A's fact."}),
+    );
+    assert!(!err, "{text}");
+    let (text, err) = b.call(
+        "learn_fact",
+        json!({"topic": "shared", "content": "B's fact."}),
+    );
+    assert!(err, "{text}");
+    assert_eq!(
+        read(&env.data_dir().join("axe/notes/world/shared.md")),
+        "A's fact."
+    );
+    assert!(
+        text.contains("world/shared.md has changed since you last read it")
+            && !text.contains("recall_chars"),
+        "not a clear conflict: {text}"
+    );
+}
+
+/// `axe-mcp shared` spoken to over raw pipes, after the handshake.
+struct Raw {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Raw {
+    fn start(env: &Env) -> Raw {
+        let mut child = env
+            .std_cmd("axe-mcp")
+            .arg("shared")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut raw = Raw {
+            stdin: child.stdin.take().unwrap(),
+            stdout: BufReader::new(child.stdout.take().unwrap()),
+            child,
+            next: 0,
+        };
+        raw.request(
+            "initialize",
+            json!({"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        writeln!(
+            raw.stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .unwrap();
+        raw
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let message =
+            json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params});
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        let reply: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(reply["id"], self.next, "{reply}");
+        reply
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> (String, bool) {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let result = &r["result"];
+        let text = result["content"][0]["text"].as_str().unwrap().to_owned();
+        (text, result["isError"] == true)
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
