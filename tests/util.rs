@@ -61,10 +61,15 @@ impl Env {
     }
 
     /// Any program on `PATH` (a shell, say), inside this world.
-    pub fn program(&self, program: &str) -> Command {
+    pub fn program(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        Command::from_std(self.std_program(program))
+    }
+
+    /// [`Env::program`] as a plain `std::process::Command`.
+    pub fn std_program(&self, program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
         let mut cmd = std::process::Command::new(program);
         self.prepare(&mut cmd);
-        Command::from_std(cmd)
+        cmd
     }
 
     /// Like [`Env::cmd`], but as user `nobody` when the tests run as root,
@@ -179,20 +184,29 @@ pub fn stdout(output: &std::process::Output) -> String {
 /// not, the test says so on the terminal (past the harness's capture) and
 /// is skipped; with `AXE_TEST_ALL` set, as CI sets it, it fails instead.
 pub fn have(program: &str) -> bool {
-    use std::io::Write;
     let path = std::env::var_os("PATH").unwrap_or_default();
     if std::env::split_paths(&path).any(|dir| is_executable(&dir.join(program))) {
         return true;
     }
+    unavailable(
+        &format!("{program} is not on PATH"),
+        "install it (see .ci/run)",
+    );
+    false
+}
+
+/// What a test needs is not here (`why`): it says so and is skipped, or
+/// with `AXE_TEST_ALL` set fails, telling `how` to get it.
+pub fn unavailable(why: &str, how: &str) {
+    use std::io::Write;
     assert!(
         std::env::var_os("AXE_TEST_ALL").is_none(),
-        "{program} is not on PATH and AXE_TEST_ALL asks for every test: install it (see .ci/run)"
+        "{why} and AXE_TEST_ALL asks for every test: {how}"
     );
     let _ = writeln!(
         std::io::stderr(),
-        "skipped: {program} is not on PATH (set AXE_TEST_ALL=1 to fail instead)"
+        "skipped: {why} (set AXE_TEST_ALL=1 to fail instead)"
     );
-    false
 }
 
 pub fn is_executable(path: &Path) -> bool {
