@@ -228,7 +228,7 @@ fn check_session(env: &Env, mut client: assert_cmd::Command, expect: Expect) {
     assert!(
         s["instructions"]
             .as_str()
-            .is_some_and(|i| i.contains("The notes of \"claude\"")),
+            .is_some_and(|i| i.contains("The memory of \"claude\"")),
         "{context}"
     );
     assert!(s["capabilities"]["tools"].is_object(), "{context}");
@@ -243,17 +243,26 @@ fn check_session(env: &Env, mut client: assert_cmd::Command, expect: Expect) {
             "remember",
             "reflect",
             "learn_fact",
-            "search_notes"
+            "search_notes",
+            "context",
+            "state_context",
+            "state_record",
+            "log_recent",
+            "log_append"
         ]
     );
     assert!(s["nextCursor"].is_null(), "{context}");
     let schemas = [
         ("recall", json!({"days": "integer"}), json!([])),
         ("remember", json!({"content": "string"}), json!(["content"])),
-        ("reflect", json!({"content": "string"}), json!(["content"])),
+        (
+            "reflect",
+            json!({"content": "string", "if_match": "string"}),
+            json!(["content"]),
+        ),
         (
             "learn_fact",
-            json!({"topic": "string", "content": "string"}),
+            json!({"topic": "string", "content": "string", "if_match": "string"}),
             json!(["topic", "content"]),
         ),
         (
@@ -403,7 +412,7 @@ fn python_sdk_by_default_probes_for_the_stateless_generation_then_shakes_hands()
         python_session(&env, &python, "auto"),
         Expect {
             probes: true,
-            version: HANDSHAKE,
+            version: STATELESS,
         },
     );
 }
@@ -449,7 +458,7 @@ fn typescript_client_probing_for_the_stateless_generation_then_shakes_hands() {
         node_session(&env, node_path, "client", "auto"),
         Expect {
             probes: true,
-            version: HANDSHAKE,
+            version: STATELESS,
         },
     );
 }
@@ -549,15 +558,10 @@ fn eight_clients_each_with_its_own_server_write_one_memory_at_once() {
                 assert!(text.starts_with("Learned world/shared.md"), "{text}");
                 fact_won.push(*id);
             } else {
-                // Round 0: the topic was not there at the recall, and the
-                // loser is told it was not shown it whole (and to recall):
-                // a bug, which the test at the end of this file fails on.
+                // Round 0 too, where the topic was not there at the recall.
                 let conflict = text.starts_with(
                     "learn_fact error: world/shared.md has changed since you last read it",
-                ) || (round == 0
-                    && text.starts_with(
-                        "learn_fact error: world/shared.md was not shown to you whole",
-                    ));
+                );
                 assert!(conflict, "client {id}, round {round}: {text}");
             }
         }
@@ -684,12 +688,9 @@ fn without_the_sdks_these_tests_say_they_skipped() {
 
 /// Two clients recall, finding no topic `shared`; one creates it, then the
 /// other's learn_fact of it must lose as a conflict that says so, as a
-/// losing reflect does. It loses, but is told the topic "was not shown to
-/// you whole in this conversation" and that recall may leave it out "to
-/// keep within recall_chars": the refusal meant for a client that never
-/// recalled, since the server records no hash for a topic absent at the
-/// recall (lib/tools/notes.rs, `learn_fact`'s `Error::Conflict` arm with
-/// `seen` `None`). Raw JSON-RPC, so it runs without the SDKs.
+/// losing reflect does, not with the refusal meant for a client that never
+/// recalled (it once was: the server recorded nothing for a topic absent
+/// at the recall). Raw JSON-RPC, so it runs without the SDKs.
 #[test]
 fn a_learn_fact_that_loses_the_race_to_create_a_topic_is_told_it_changed() {
     let env = Env::new();

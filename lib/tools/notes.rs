@@ -158,6 +158,19 @@ fn saw(ctx: &Memory, r: &notes::Recalled) {
         .filter(|i| i.kind == Kind::World)
         .map(|i| (i.title.clone(), i.sha256.clone()))
         .collect();
+    seen.recalled = true;
+    let stem = |p: &std::path::Path| {
+        p.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    seen.unseen_world = r
+        .left_out
+        .iter()
+        .filter(|l| l.kind == Kind::World)
+        .map(|l| stem(&l.path))
+        .chain(r.unreadable.iter().map(|u| stem(&u.path)))
+        .collect();
 }
 
 fn recall(ctx: &Memory, call: &Call) -> Result<Reply, String> {
@@ -360,6 +373,12 @@ fn learn_fact(ctx: &Memory, call: &Call) -> Result<Reply, String> {
             (Some(_), _) | (None, true) => format!(
                 "learn_fact error: world/{topic}.md has changed since you last read it, so it was not overwritten. Call recall, merge, then call learn_fact again."
             ),
+            // Recalled when it did not exist: someone made it since.
+            (None, false) if call.seen.recalled && !call.seen.unseen_world.contains(&topic) => {
+                format!(
+                    "learn_fact error: world/{topic}.md has changed since you last read it (someone made it after your recall), so it was not overwritten. Call recall, merge, then call learn_fact again."
+                )
+            }
             (None, false) => not_seen("learn_fact", &format!("world/{topic}.md")),
         }),
         Err(e) => Err(format!("learn_fact error: {e}")),

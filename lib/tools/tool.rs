@@ -46,6 +46,11 @@ pub struct NotesSeen {
     pub memory: Option<String>,
     /// `(topic, SHA-256)` of world topics shown whole or learned.
     pub world: Vec<(String, String)>,
+    /// Whether a recall was made: then a topic it neither showed nor left
+    /// out did not exist, and one that exists now was made since.
+    pub recalled: bool,
+    /// Topics the last recall left out or could not read: not seen.
+    pub unseen_world: Vec<String>,
 }
 
 /// What a memory tool needs: whose memory, its settings, and what this
