@@ -760,7 +760,12 @@ def main():
             "State rows: a state of 10,000 decisions, errors and facts (1.3 MB of JSON), read whole "
             "for the block; `axe-context` adds a year of notes and a run log of 10,000 entries, then "
             "the largest log (only its last 10 entries are read), under an 8,000-character budget; "
-            "its baseline is `cat` of the files it reads whole.\n\n" + table + "\n"
+            "its baseline is `cat` of the files it reads whole.\n\n"
+            "axe-mcp rows: the start is spawn to the answer of the first `tools/list` (after "
+            "`initialize`); the per-call rows are one request's round trip in a running session; "
+            "the baseline is the reference MCP memory server (`@modelcontextprotocol/server-memory`, "
+            "node) doing its nearest calls on its own (empty) graph, RSS from /proc after the calls."
+            "\n\n" + table + "\n"
         )
     # Too few runs in quick mode to judge a bar: it only checks the harness.
     if not args.quick and not all(ok for _, ok, _ in checks):
