@@ -115,14 +115,8 @@ fn the_handshake_the_tools_and_a_memory_kept() {
             .contains("no agent file of that name: every kind on")
     );
     assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+    assert_eq!(tool_names(&mut c), ALL_TOOLS);
     let tools = c.request("tools/list", json!({}));
-    let names: Vec<&str> = tools["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ALL_TOOLS);
     assert_eq!(
         tools["result"]["tools"][0]["annotations"]["readOnlyHint"],
         true
@@ -173,13 +167,7 @@ fn read_only_offers_only_the_tools_that_read() {
     let env = Env::new();
     let mut c = Client::start(&env, &["a", "--read-only"]);
     c.initialize();
-    let tools = c.request("tools/list", json!({}));
-    let names: Vec<&str> = tools["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(&mut c);
     assert_eq!(
         names,
         [
@@ -325,6 +313,17 @@ fn the_stateless_revision_discovers_and_checks_each_requests_version() {
     c.finish();
 }
 
+/// The names `tools/list` gives, in order.
+fn tool_names(c: &mut Client) -> Vec<String> {
+    let tools = c.request("tools/list", json!({}));
+    tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// `tools/call`'s whole result.
 fn call_result(c: &mut Client, tool: &str, arguments: Value) -> Value {
     c.request("tools/call", json!({"name": tool, "arguments": arguments}))["result"].clone()
@@ -461,13 +460,7 @@ fn an_agent_file_says_which_kinds_are_served() {
         said.contains("a run log") && !said.contains("notes"),
         "{said}"
     );
-    let tools = c.request("tools/list", json!({}));
-    let names: Vec<&str> = tools["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(&mut c);
     assert_eq!(names, ["context", "log_recent", "log_append"]);
     c.finish();
 }
