@@ -29,7 +29,7 @@ _axe_values() {
             ;;
         model)
             compopt -o nospace 2>/dev/null
-            COMPREPLY=($(compgen -W $'anthropic/\nopenai/\nollama/' -- "$cur"))
+            COMPREPLY=($(compgen -W $'anthropic/\nopenai/\nollama/\nopenrouter/' -- "$cur"))
             ;;
         words:*)
             local words=${1#words:}

@@ -9,7 +9,7 @@ def "nu-complete axe agents" [] {
 }
 
 def "nu-complete axe models" [] {
-    ["anthropic/" "openai/" "ollama/"]
+    ["anthropic/" "openai/" "ollama/" "openrouter/"]
 }
 
 def "nu-complete axe shells" [] {

@@ -80,9 +80,16 @@ fn bash_offers_agents_flags_subcommands_and_models() {
     assert_eq!(bash(&env, &["axe-run", "--dr"]), ["--dry-run"]);
     assert_eq!(
         bash(&env, &["axe-run", "--model", ""]),
-        ["anthropic/", "openai/", "ollama/"]
+        ["anthropic/", "openai/", "ollama/", "openrouter/"]
     );
-    assert_eq!(bash(&env, &["axe-run", "--model", "=", "op"]), ["openai/"]);
+    assert_eq!(
+        bash(&env, &["axe-run", "--model", "=", "op"]),
+        ["openai/", "openrouter/"]
+    );
+    assert_eq!(
+        bash(&env, &["axe-run", "--model", "=", "openr"]),
+        ["openrouter/"]
+    );
     // A flag's value is not a positional: the agent is still to come.
     assert_eq!(
         bash(&env, &["axe-run", "--model", "x/y", "s"]),
@@ -240,7 +247,7 @@ fn fish_completes_agents_flags_subcommands_and_models() {
     assert_eq!(fish(&env, "axe-run --dr"), ["--dry-run"]);
     assert_eq!(
         fish(&env, "axe-run --model "),
-        ["anthropic/", "ollama/", "openai/"]
+        ["anthropic/", "ollama/", "openai/", "openrouter/"]
     );
     assert_eq!(fish(&env, "axe-agents "), ["edit", "init", "list", "show"]);
     assert_eq!(fish(&env, "axe-agents show "), agents);

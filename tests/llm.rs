@@ -31,12 +31,13 @@ fn llm_std(env: &Env, url: &str, provider: &str) -> std::process::Command {
     match provider {
         "anthropic" => cmd.env("ANTHROPIC_API_KEY", KEY),
         "openai" => cmd.env("OPENAI_API_KEY", KEY),
+        "openrouter" => cmd.env("OPENROUTER_API_KEY", KEY),
         _ => &mut cmd,
     };
     cmd
 }
 
-const PROVIDERS: [&str; 3] = ["anthropic", "openai", "ollama"];
+const PROVIDERS: [&str; 4] = ["anthropic", "openai", "ollama", "openrouter"];
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -139,6 +140,61 @@ fn openai_request_is_exact_and_prompt_comes_from_stdin() {
             ]
         })
     );
+}
+
+#[test]
+fn openrouter_request_is_openais_with_its_own_key_and_model_names() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("routed"))]);
+    llm(&env, &server.url, "openrouter")
+        .env("OPENAI_API_KEY", "not-this-one")
+        .args([
+            "-m",
+            "openrouter/anthropic/claude-sonnet-4",
+            "--system",
+            "sys",
+            "--max-tokens",
+            "64",
+            "--temperature",
+            "0.5",
+            "hello",
+        ])
+        .assert()
+        .success()
+        .stdout("routed");
+    let req = server.only_request();
+    assert_eq!(req.path, "/v1/chat/completions");
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(req.header("x-api-key"), None);
+    assert_eq!(
+        req.json(),
+        json!({
+            "model": "anthropic/claude-sonnet-4",
+            "messages": [
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "hello"}
+            ],
+            "temperature": 0.5,
+            "max_tokens": 64
+        })
+    );
+}
+
+#[test]
+fn openrouter_needs_its_own_key() {
+    // At OpenRouter's own address (no base URL set), OpenAI's key is not
+    // sent in its place: the call is refused before anything is sent.
+    Env::new()
+        .cmd("axe-llm")
+        .env("OPENAI_API_KEY", KEY)
+        .args(["-m", "openrouter/openai/gpt-4o", "q"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("OPENROUTER_API_KEY"))
+        .stderr(predicate::str::contains(KEY).not());
 }
 
 #[test]
@@ -352,7 +408,9 @@ fn request_files_map_tools_to_each_wire_format() {
             }),
         ),
     ];
-    for (provider, body) in expected {
+    // OpenRouter speaks OpenAI's wire, tools and all.
+    let openrouter = ("openrouter", expected[1].1.clone());
+    for (provider, body) in expected.into_iter().chain([openrouter]) {
         let server = Server::start(vec![Answer::json(
             200,
             &reply_for(provider, "It is sunny."),
@@ -398,7 +456,8 @@ fn tool_calls_in_replies_come_back_in_json() {
             "ollama_0",
         ),
     ];
-    for (provider, reply, id) in replies {
+    let openrouter = ("openrouter", replies[1].1.clone(), "call_9");
+    for (provider, reply, id) in replies.into_iter().chain([openrouter]) {
         let server = Server::start(vec![Answer::json(200, &reply)]);
         let out = llm(&env, &server.url, provider)
             .args([
@@ -481,12 +540,23 @@ const STATUSES: &[(&str, u16, &str, i32)] = &[
     ("ollama", 400, "bad_request", 1),
     ("ollama", 404, "bad_request", 1),
     ("ollama", 500, "server", 3),
+    ("openrouter", 400, "bad_request", 1),
+    ("openrouter", 401, "auth", 3),
+    ("openrouter", 402, "auth", 3),
+    ("openrouter", 403, "auth", 3),
+    ("openrouter", 404, "bad_request", 1),
+    ("openrouter", 408, "timeout", 3),
+    ("openrouter", 429, "rate_limit", 3),
+    ("openrouter", 500, "server", 3),
+    ("openrouter", 502, "overloaded", 3),
+    ("openrouter", 503, "overloaded", 3),
 ];
 
 fn error_body(provider: &str, message: &str) -> Value {
     match provider {
         "anthropic" => json!({"type": "error", "error": {"type": "x_error", "message": message}}),
         "openai" => json!({"error": {"message": message, "type": "x", "code": null}}),
+        "openrouter" => json!({"error": {"code": 402, "message": message, "metadata": {}}}),
         _ => json!({"error": message}),
     }
 }
@@ -886,7 +956,7 @@ fn streaming_prints_as_text_arrives_for_every_provider() {
         );
         let body = server.only_request().json();
         assert_eq!(body["stream"], true, "{provider}");
-        if provider == "openai" {
+        if provider == "openai" || provider == "openrouter" {
             assert_eq!(body["stream_options"], json!({"include_usage": true}));
         }
     }
@@ -1069,7 +1139,7 @@ fn bad_input_errors() {
     let url = closed_port_url();
     let run = |args: &[&str]| llm(&env, &url, "openai").args(args).assert();
     run(&["-m", "gemini/pro", "q"]).code(1).stderr(
-        "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama\n",
+        "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter\n",
     );
     run(&["-m", "gpt4", "q"])
         .code(1)

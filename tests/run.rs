@@ -1420,7 +1420,7 @@ fn every_exit_code() {
         (
             vec!["gemini"],
             1,
-            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama\n",
+            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter\n",
         ),
         (vec!["a"], 1, "bad_request: bad\n"),
     ];

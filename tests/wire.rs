@@ -42,7 +42,7 @@ pub fn ollama_reply(text: &str) -> Value {
 pub fn reply_for(provider: &str, text: &str) -> Value {
     match provider {
         "anthropic" => anthropic_reply(text),
-        "openai" => openai_reply(text),
+        "openai" | "openrouter" => openai_reply(text),
         _ => ollama_reply(text),
     }
 }
@@ -76,7 +76,7 @@ pub fn stream_answer(provider: &str, pieces: &[&str]) -> Answer {
             events.push(sse_event("message_stop", &json!({"type": "message_stop"})));
             Answer::sse(&events)
         }
-        "openai" => {
+        "openai" | "openrouter" => {
             let mut events: Vec<String> = pieces
                 .iter()
                 .map(|p| {

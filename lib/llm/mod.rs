@@ -16,6 +16,7 @@ mod conversation;
 mod http;
 mod ollama;
 mod openai;
+mod openrouter;
 mod providers;
 mod stream;
 mod wire;

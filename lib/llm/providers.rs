@@ -6,11 +6,17 @@ use std::fmt;
 use super::anthropic::Anthropic;
 use super::ollama::Ollama;
 use super::openai::OpenAi;
+use super::openrouter::OpenRouter;
 use super::wire::Wire;
 use crate::error::{Error, Result};
 
 /// Every provider, in the order messages and completions list them.
-const ALL: &[Provider] = &[Provider::ANTHROPIC, Provider::OPENAI, Provider::OLLAMA];
+const ALL: &[Provider] = &[
+    Provider::ANTHROPIC,
+    Provider::OPENAI,
+    Provider::OLLAMA,
+    Provider::OPENROUTER,
+];
 
 /// A provider: a handle on its [`Wire`] implementation.
 #[derive(Clone, Copy)]
@@ -20,6 +26,7 @@ impl Provider {
     pub const ANTHROPIC: Provider = Provider(&Anthropic);
     pub const OPENAI: Provider = Provider(&OpenAi);
     pub const OLLAMA: Provider = Provider(&Ollama);
+    pub const OPENROUTER: Provider = Provider(&OpenRouter);
 
     pub fn name(self) -> &'static str {
         self.0.name()
@@ -66,7 +73,8 @@ impl fmt::Debug for Provider {
     }
 }
 
-/// The names of every provider: `anthropic`, `openai`, `ollama`.
+/// The names of every provider: `anthropic`, `openai`, `ollama`,
+/// `openrouter`.
 pub fn names() -> impl Iterator<Item = &'static str> {
     ALL.iter().map(|p| p.name())
 }
@@ -161,6 +169,11 @@ mod tests {
             "library/llama3:8b",
             "split at the first slash"
         );
+        assert_eq!(
+            parse_model("openrouter/anthropic/claude-sonnet-4").unwrap(),
+            (Provider::OPENROUTER, "anthropic/claude-sonnet-4".to_owned()),
+            "OpenRouter's own model names have a slash"
+        );
         let msg = |m: &str| parse_model(m).unwrap_err().to_string();
         assert_eq!(
             msg("gpt4"),
@@ -173,7 +186,7 @@ mod tests {
         );
         assert_eq!(
             msg("gemini/pro"),
-            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama"
+            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter"
         );
         assert_eq!(parse_model("gemini/pro").unwrap_err().exit_code(), 1);
         let placeholder = parse_model(PLACEHOLDER_MODEL).unwrap_err();
@@ -210,6 +223,12 @@ mod tests {
             url(Provider::OLLAMA, "http://h:11434/api/"),
             "http://h:11434/api/chat"
         );
+        for base in ["https://openrouter.ai/api", "https://openrouter.ai/api/v1/"] {
+            assert_eq!(
+                url(Provider::OPENROUTER, base),
+                "https://openrouter.ai/api/v1/chat/completions"
+            );
+        }
         assert_eq!(
             url(Provider::OPENAI, "http://h/proxy/v1"),
             "http://h/proxy/v1/chat/completions"
