@@ -1,5 +1,7 @@
-//! Agent files: `<config>/agents/<name>.toml`, loaded, validated, listed and
-//! scaffolded exactly as the Go `axe` did, so existing files keep working.
+//! Agent files: `<name>.toml` in the agents directories, loaded, validated,
+//! listed and scaffolded exactly as the Go `axe` did, so existing files keep
+//! working. The directories are searched in order: `--agents-dir`, then
+//! `./axe/agents` under the current directory, then `<config>/agents`.
 //!
 //! Unknown keys are ignored (Go's TOML decoder ignored them too), so agent
 //! files written for newer Go releases still load.
@@ -7,6 +9,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -357,10 +360,102 @@ pub fn agents_dir() -> Result<PathBuf> {
     Ok(dirs::config_dir()?.join("agents"))
 }
 
-/// The file an agent name stands for; the name is checked first.
-pub fn file_path(name: &str) -> Result<PathBuf> {
+/// Where an agent file was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    /// The directory given with `--agents-dir`.
+    AgentsDir,
+    /// `./axe/agents` under the current directory.
+    Local,
+    /// `<config>/agents`.
+    Config,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::AgentsDir => "agents-dir",
+            Source::Local => "local",
+            Source::Config => "config",
+        }
+    }
+}
+
+static GIVEN_DIR: OnceLock<PathBuf> = OnceLock::new();
+
+/// Makes `dir` (`--agents-dir`) the first agents directory this process
+/// searches; a relative one is taken from the current directory. The first
+/// call wins.
+pub fn use_agents_dir(dir: &Path) {
+    let dir = match std::env::current_dir() {
+        Ok(cwd) if dir.is_relative() => cwd.join(dir),
+        _ => dir.to_owned(),
+    };
+    let _ = GIVEN_DIR.set(dir);
+}
+
+/// The agents directories in the order they are searched: `--agents-dir`
+/// when given, `./axe/agents`, `<config>/agents`; one that is the same path
+/// as an earlier one is left out.
+pub fn search_dirs() -> Result<Vec<(Source, PathBuf)>> {
+    let mut found: Vec<(Source, PathBuf)> = Vec::new();
+    if let Some(dir) = GIVEN_DIR.get() {
+        found.push((Source::AgentsDir, dir.clone()));
+    }
+    // `./axe` that is no directory (a built `axe` binary) is no local
+    // agents directory; `./axe/agents` that is not one (a FIFO, a file) is
+    // reported as `<config>/agents` would be.
+    if let Ok(cwd) = std::env::current_dir()
+        && cwd.join("axe").is_dir()
+    {
+        found.push((Source::Local, cwd.join("axe").join("agents")));
+    }
+    found.push((Source::Config, agents_dir()?));
+    let mut out: Vec<(Source, PathBuf)> = Vec::new();
+    for (source, dir) in found {
+        if !out.iter().any(|(_, d)| same_dir(d, &dir)) {
+            out.push((source, dir));
+        }
+    }
+    Ok(out)
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b || matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+/// The file for agent `name` and the directory it came from: the first
+/// directory of [`search_dirs`] that has `<name>.toml` (or cannot say it
+/// has not: an agents "directory" that is a FIFO or a file is reported
+/// when the agent is read, as for `<config>/agents`). When none has
+/// it, the file a new agent would get: in `--agents-dir` when given, else
+/// in `./axe/agents` when that directory exists, else in `<config>/agents`.
+pub fn locate(name: &str) -> Result<(Source, PathBuf)> {
     check_name(name)?;
-    Ok(agents_dir()?.join(format!("{name}.toml")))
+    let file = format!("{name}.toml");
+    let dirs = search_dirs()?;
+    for (source, dir) in &dirs {
+        let path = dir.join(&file);
+        match fs::metadata(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            _ => return Ok((*source, path)),
+        }
+    }
+    let home = dirs
+        .iter()
+        .find(|(source, dir)| match source {
+            Source::AgentsDir | Source::Config => true,
+            Source::Local => dir.is_dir(),
+        })
+        .map_or_else(|| (Source::Config, PathBuf::new()), Clone::clone);
+    Ok((home.0, home.1.join(file)))
+}
+
+/// The file an agent name stands for (see [`locate`]); the name is
+/// checked first.
+pub fn file_path(name: &str) -> Result<PathBuf> {
+    Ok(locate(name)?.1)
 }
 
 /// Loads and validates the agent `name`.
@@ -380,10 +475,10 @@ pub fn not_found(name: &str) -> Error {
 /// The agent whose name is nearest to `typed`, when one is near enough to
 /// be a typo; any `.toml` file counts, loadable or not.
 pub fn near_name(typed: &str) -> Option<String> {
-    let names: Vec<String> = agents_dir()
-        .ok()
-        .and_then(|dir| fs::read_dir(dir).ok())
+    let names: Vec<String> = search_dirs()
+        .unwrap_or_default()
         .into_iter()
+        .filter_map(|(_, dir)| fs::read_dir(dir).ok())
         .flatten()
         .filter_map(|e| {
             let file = e.ok()?.file_name().into_string().ok()?;
@@ -452,11 +547,62 @@ pub(crate) fn one_line_toml_error(text: &str, err: &toml::de::Error) -> String {
 /// Files that fail to load are skipped, as in Go; a missing agents
 /// directory is an empty list.
 pub fn list() -> Result<Vec<(String, AgentConfig)>> {
-    list_in(&agents_dir()?)
+    Ok(list_found()?
+        .into_iter()
+        .map(|found| (found.stem, found.config))
+        .collect())
+}
+
+/// An agent of [`list_found`].
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub stem: String,
+    pub config: AgentConfig,
+    pub source: Source,
+    pub path: PathBuf,
+}
+
+/// Every agent that loads, over all of [`search_dirs`], in file-name order:
+/// a name is taken from the first directory that has it, as [`load`] takes
+/// it, so one that shadows another hides it even when it fails to load.
+pub fn list_found() -> Result<Vec<Found>> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut found = Vec::new();
+    for (source, dir) in search_dirs()? {
+        for stem in stems_in(&dir)? {
+            if seen.contains(&stem) {
+                continue;
+            }
+            seen.push(stem.clone());
+            let path = dir.join(format!("{stem}.toml"));
+            if let Ok(Some(config)) = read_agent_file(&path, &stem) {
+                found.push(Found {
+                    stem,
+                    config,
+                    source,
+                    path,
+                });
+            }
+        }
+    }
+    found.sort_by(|a, b| a.stem.cmp(&b.stem));
+    Ok(found)
 }
 
 /// [`list`] for the agent files in `dir`.
 pub fn list_in(dir: &Path) -> Result<Vec<(String, AgentConfig)>> {
+    Ok(stems_in(dir)?
+        .into_iter()
+        .filter_map(|stem| {
+            let cfg = read_agent_file(&dir.join(format!("{stem}.toml")), &stem).ok()??;
+            Some((stem, cfg))
+        })
+        .collect())
+}
+
+/// The names of the `.toml` files in `dir` that are agent names, sorted;
+/// a missing directory has none.
+fn stems_in(dir: &Path) -> Result<Vec<String>> {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -478,13 +624,7 @@ pub fn list_in(dir: &Path) -> Result<Vec<(String, AgentConfig)>> {
         .filter(|stem| check_name(stem).is_ok())
         .collect();
     stems.sort();
-    Ok(stems
-        .into_iter()
-        .filter_map(|stem| {
-            let cfg = read_agent_file(&dir.join(format!("{stem}.toml")), &stem).ok()??;
-            Some((stem, cfg))
-        })
-        .collect())
+    Ok(stems)
 }
 
 /// What `agents init` turns on in a new agent.

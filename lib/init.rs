@@ -112,7 +112,9 @@ pub fn config() -> Result<ConfigInit> {
 /// in `enable` on.
 pub fn agent(name: &str, model: Option<&str>, enable: agent::Enable) -> Result<PathBuf> {
     let path = agent::file_path(name)?;
-    mkdir(&agent::agents_dir()?, "agents")?;
+    if let Some(dir) = path.parent() {
+        mkdir(dir, "agents")?;
+    }
     match write_new(&path, &agent::scaffold_with(name, model, enable), 0o644) {
         Ok(()) => Ok(path),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::Config(format!(

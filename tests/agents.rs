@@ -81,7 +81,7 @@ fn list_json_names_file_stem_and_path() {
         v,
         serde_json::json!({"agents": [{
             "agent": "rev", "name": "reviewer", "description": "d",
-            "model": "x/y", "path": path.to_string_lossy()
+            "model": "x/y", "path": path.to_string_lossy(), "source": "config"
         }]})
     );
 }

@@ -266,3 +266,34 @@ fn fish_completes_agents_flags_subcommands_and_models() {
         assert!(top.iter().any(|w| w == word), "{word} not in {top:?}");
     }
 }
+
+/// [`world`] plus `./axe/agents` with one agent of its own and one that
+/// shadows a config agent.
+fn local_world() -> Env {
+    let env = world();
+    for name in ["local-only", "reviewer"] {
+        env.write(
+            &env.root().join(format!("axe/agents/{name}.toml")),
+            format!("name = \"{name}\"\nmodel = \"x/y\"\n"),
+        );
+    }
+    env
+}
+
+#[test]
+fn every_shell_offers_local_agents_once() {
+    let env = local_world();
+    let all = ["local-only", "reviewer", "summarizer"];
+    if crate::util::have("bash") {
+        let mut got = bash(&env, &["axe-run", ""]);
+        got.sort();
+        assert_eq!(got, all);
+        assert_eq!(bash(&env, &["axe-agents", "show", "loc"]), ["local-only"]);
+    }
+    if crate::util::have("fish") {
+        assert_eq!(fish(&env, "axe-run "), all);
+    }
+    if crate::util::have("zsh") {
+        assert_eq!(zsh(&env, &["axe-run loc"]), ["axe-run local-only "]);
+    }
+}

@@ -397,6 +397,8 @@ fn extreme_values_in_every_numeric_flag_never_panic() {
                     .args(&words)
                     .args(base(command.name))
                     .args([long.as_str(), value])
+                    // `axe-agents edit --agents-dir` opens the agent.
+                    .env("EDITOR", "true")
                     .write_stdin("task")
                     .timeout(Duration::from_secs(20))
                     .output()

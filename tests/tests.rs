@@ -1,6 +1,7 @@
 //! Integration tests: the real executables, in temp dirs of their own.
 
 mod agents;
+mod agents_dir;
 mod common;
 mod completion;
 mod config;

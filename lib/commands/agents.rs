@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::args::{AGENT, AGENT_REQUIRED, required_agent};
+use super::args::{AGENT, AGENT_REQUIRED, AGENTS_DIR, apply_agents_dir, required_agent};
 use crate::agent::{self, AgentConfig};
 use crate::cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::error::{Error, Result};
@@ -27,9 +27,11 @@ pub const COMMAND: Command = Command {
     flags: &[],
     rules: &[],
     description: "\
-Agent files live in the agents directory, <config>/agents/<name>.toml; the
-file name without .toml is the name that axe-run and the memory commands
-take. `axe-config path` prints <config>.",
+Agent files are <name>.toml in the agents directories, looked up in order:
+--agents-dir DIR when given, then ./axe/agents under the current directory,
+then <config>/agents; the first that has the file wins. The file name
+without .toml is the name that axe-run and the memory commands take.
+`axe-config path` prints <config>.",
     run: Run::Subcommands(&[LIST, SHOW, INIT, EDIT]),
 };
 
@@ -38,17 +40,21 @@ const LIST: Command = Command {
     about: "List all agent configurations",
     usage: &["[OPTIONS]"],
     args: &[],
-    flags: &[LIST_JSON],
+    flags: &[AGENTS_DIR, LIST_JSON],
     rules: &[],
     description: "\
 Prints `name - description` (or just the name) for each agent file that
-loads, sorted by name; files that fail to load are left out, as in Go.",
+loads, sorted by name; files that fail to load are left out, as in Go. An
+agent from --agents-dir or ./axe/agents has `[agents-dir]` or `[local]`
+after it; one that another directory's file of the same name hides is not
+listed. --json says where each comes from in source: agents-dir, local or
+config.",
     run: Run::Action(list),
 };
 
 const LIST_JSON: Flag = Flag::switch(
     "json",
-    "Print {agents: [{agent, name, description, model, path}]} as JSON",
+    "Print {agents: [{agent, name, description, model, path, source}]} as JSON",
 );
 
 const SHOW: Command = Command {
@@ -56,7 +62,7 @@ const SHOW: Command = Command {
     about: "Show agent configuration details",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
-    flags: &[SHOW_JSON],
+    flags: &[AGENTS_DIR, SHOW_JSON],
     rules: &[AGENT_REQUIRED],
     description: "\
 Prints one labelled line per field that is set, in the Go axe's layout
@@ -77,11 +83,19 @@ const INIT: Command = Command {
     about: "Create a new agent configuration file",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[NEW_AGENT],
-    flags: &[INIT_MODEL, INIT_MEMORY, INIT_NOTES, INIT_STATE, INIT_JSON],
+    flags: &[
+        AGENTS_DIR,
+        INIT_MODEL,
+        INIT_MEMORY,
+        INIT_NOTES,
+        INIT_STATE,
+        INIT_JSON,
+    ],
     rules: &[Rule::Required(Item::Arg(&NEW_AGENT))],
     description: "\
-Writes a commented template to <config>/agents/<AGENT>.toml (creating the
-directory) and prints its path. An existing file is never replaced.
+Writes a commented template to <AGENT>.toml in --agents-dir when given, else
+in ./axe/agents when that directory exists, else in <config>/agents
+(creating the directory), and prints its path. An existing file is never replaced.
 --model (or default_model in config.toml) fills in the model; --memory,
 --notes and --state turn those kinds of memory on, so a new agent can run
 without an editor. --memory keeps the template's limits: the last 10
@@ -113,7 +127,7 @@ const EDIT: Command = Command {
     about: "Edit an agent configuration file",
     usage: &["<AGENT>"],
     args: &[AGENT],
-    flags: &[],
+    flags: &[AGENTS_DIR],
     rules: &[AGENT_REQUIRED],
     description: "\
 Runs `$EDITOR <path>` on the agent's file, with the terminal passed
@@ -130,25 +144,24 @@ struct Listed<'a> {
     description: &'a str,
     model: &'a str,
     path: String,
+    source: agent::Source,
 }
 
 fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let dir = agent::agents_dir()?;
-    let mut agents = agent::list_in(&dir)?;
+    apply_agents_dir(m)?;
+    let mut agents = agent::list_found()?;
     // Go sorted by the `name` field, not the file name.
-    agents.sort_by(|(_, a), (_, b)| a.name.cmp(&b.name));
+    agents.sort_by(|a, b| a.config.name.cmp(&b.config.name));
     if m.flag(&LIST_JSON) {
         let listed: Vec<Listed> = agents
             .iter()
-            .map(|(stem, cfg)| Listed {
-                agent: stem,
-                name: &cfg.name,
-                description: &cfg.description,
-                model: &cfg.model,
-                path: dir
-                    .join(format!("{stem}.toml"))
-                    .to_string_lossy()
-                    .into_owned(),
+            .map(|found| Listed {
+                agent: &found.stem,
+                name: &found.config.name,
+                description: &found.config.description,
+                model: &found.config.model,
+                path: found.path.to_string_lossy().into_owned(),
+                source: found.source,
             })
             .collect();
         #[derive(Serialize)]
@@ -157,12 +170,18 @@ fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
         }
         return crate::cli::write_json(out, &List { agents: listed });
     }
-    for (_, cfg) in &agents {
-        if cfg.description.is_empty() {
-            writeln!(out, "{}", cfg.name).map_err(Error::Output)?;
+    for found in &agents {
+        let cfg = &found.config;
+        let mut line = if cfg.description.is_empty() {
+            cfg.name.clone()
         } else {
-            writeln!(out, "{} - {}", cfg.name, cfg.description).map_err(Error::Output)?;
+            format!("{} - {}", cfg.name, cfg.description)
+        };
+        // The config directory's agents print as in Go.
+        if found.source != agent::Source::Config {
+            line.push_str(&format!(" [{}]", found.source.name()));
         }
+        writeln!(out, "{line}").map_err(Error::Output)?;
     }
     Ok(())
 }
@@ -177,6 +196,7 @@ struct Shown<'a> {
 }
 
 fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    apply_agents_dir(m)?;
     let name = required_agent(m)?;
     let cfg = agent::load(name)?;
     if m.flag(&SHOW_JSON) {
@@ -317,6 +337,7 @@ fn go_float(f: f64) -> String {
 }
 
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    apply_agents_dir(m)?;
     let name = required_agent(m)?;
     let config;
     let model = match m.string(&INIT_MODEL)? {
@@ -347,6 +368,7 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
 }
 
 fn edit(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    apply_agents_dir(m)?;
     let editor = editor()?;
     let mut words = editor.split_whitespace();
     let program = words.next().unwrap_or("vi");

@@ -50,6 +50,26 @@ pub fn required_agent(m: &Matches) -> Result<&str> {
     agent_arg(m)?.ok_or_else(|| Error::Usage(AGENT_REQUIRED.message()))
 }
 
+/// `--agents-dir DIR` of `axe-run`, `axe-agents` and `axe-gc`: the first
+/// directory agent files are looked up in.
+pub const AGENTS_DIR: Flag = Flag::with_value(
+    "agents-dir",
+    "DIR",
+    "Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents",
+)
+.completes(Complete::Dir);
+
+/// Reads `--agents-dir` and makes it this process's first agents directory.
+pub fn apply_agents_dir(m: &Matches) -> Result<()> {
+    if let Some(dir) = m.value(&AGENTS_DIR) {
+        if dir.is_empty() {
+            return Err(Error::Usage("--agents-dir must not be empty".to_owned()));
+        }
+        crate::agent::use_agents_dir(std::path::Path::new(dir));
+    }
+    Ok(())
+}
+
 /// `--timeout SECONDS` of `axe-llm`, `axe-run` and `axe-gc` [default: 120]:
 /// positive, fractions allowed, at most [`timeout::MAX_SECONDS`].
 pub fn timeout(m: &Matches, flag: &Flag) -> Result<Duration> {

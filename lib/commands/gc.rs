@@ -6,8 +6,8 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::args::WAIT;
 use super::args::{self as target, AGENT};
+use super::args::{AGENTS_DIR, WAIT};
 use crate::cli::{Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::error::{Error, Result};
 use crate::memory;
@@ -22,7 +22,7 @@ pub const COMMAND: Command = Command {
     about: "Analyze and trim agent memory",
     usage: &["[OPTIONS] <AGENT>", "[OPTIONS] --all"],
     args: &[AGENT],
-    flags: &[ALL, DRY_RUN, MODEL, TIMEOUT, BUDGET, WAIT, JSON],
+    flags: &[ALL, DRY_RUN, MODEL, TIMEOUT, BUDGET, AGENTS_DIR, WAIT, JSON],
     rules: &[Rule::Conflict(Item::Flag(&ALL), Item::Arg(&AGENT)), ONE],
     description: "\
 Sends the whole log to the model with a fixed prompt asking for three
@@ -90,6 +90,7 @@ struct Json<'a> {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     super::args::apply_wait(m)?;
+    super::args::apply_agents_dir(m)?;
     let all = m.flag(&ALL);
     let name = target::agent_arg(m)?;
     let json = m.flag(&JSON);

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::args::{self as target, AGENT, AGENT_REQUIRED};
+use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR};
 use crate::agent;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::config;
@@ -30,12 +30,14 @@ pub const COMMAND: Command = Command {
         Arg {
             name: "PROMPT",
             noun: "prompt",
-            help: "The task, as words joined by spaces; standard input, when piped, follows after a blank line",
+            help: "The task, as words joined by spaces; --prompt, else standard input when piped, follows after a blank line",
             complete: Complete::Nothing,
             many: true,
         },
     ],
     flags: &[
+        PROMPT,
+        AGENTS_DIR,
         SKILL,
         WORKDIR,
         MODEL,
@@ -52,11 +54,14 @@ pub const COMMAND: Command = Command {
     ],
     rules: &[AGENT_REQUIRED],
     description: "\
-Loads <config>/agents/<AGENT>.toml, resolves its context files (globs in
-the workdir), skill, and standard input (read when it is not a terminal),
+Loads <AGENT>.toml from the first agents directory that has it (--agents-dir,
+then ./axe/agents, then <config>/agents; sub-agents are looked up the same
+way), resolves its context files (globs in the workdir), skill, and
+standard input (read when it is not a terminal and --prompt is not given),
 and sends the system prompt (persona, skill, files, memory) and the user
-message (the PROMPT words, then standard input after a blank line, or
-\"Execute the task described in your instructions.\" when both are empty)
+message (the PROMPT words, then --prompt's text or else standard input
+after a blank line, or \"Execute the task described in your
+instructions.\" when both are empty)
 to the agent's model. Prints the answer exactly; on a terminal, a newline
 follows an answer that lacks one. With --json it prints one document, whose
 tool_calls is how many tools the model called over the run (axe-llm's has
@@ -71,6 +76,13 @@ are part of the prompt, and a successful run appends an entry (task and
 answer). Memory problems are warnings; they never fail the run.",
     run: Run::Action(run),
 };
+
+const PROMPT: Flag = Flag::with_value(
+    "prompt",
+    "TEXT",
+    "Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given",
+)
+.short('p');
 
 const SKILL: Flag = Flag::with_value(
     "skill",
@@ -164,6 +176,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         m.flag(&STREAM),
         m.flag(&JSON),
     );
+    target::apply_agents_dir(m)?;
     let name = target::required_agent(m)?.to_owned();
 
     // The order of the Go `axe`, so the same mistake gets the same error.
@@ -196,7 +209,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         agent.temperature = temperature;
     }
     let words = target::words_after_agent(m);
-    let stdin = super::stdin::piped_stdin()?;
+    // --prompt takes standard input's place, as in Go; blank is absent.
+    let stdin = match m.string(&PROMPT)? {
+        Some(text) if !text.trim().is_empty() => text.to_owned(),
+        _ => super::stdin::piped_stdin()?,
+    };
     let task = super::stdin::words_then(words.as_deref(), &stdin);
     let mut warn = |w: String| note(format_args!("Warning: {w}"));
     let now = Current {

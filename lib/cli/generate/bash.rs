@@ -11,15 +11,19 @@ use crate::cli::spec::Command;
 /// The engine; `%MODELS%` is replaced with the model prefixes. Candidates
 /// are split on newlines only, so file names with spaces stay whole.
 const ENGINE: &str = r#"
-# The agent names: the stems of <config>/agents/*.toml, where axe-config
-# says <config> is.
+# The agent names: the stems of ./axe/agents/*.toml and of
+# <config>/agents/*.toml, where axe-config says <config> is; each once.
 _axe_agent_names() {
     local dir f
-    dir=$(command axe-config path 2>/dev/null) || return 0
-    for f in "$dir"/agents/*.toml; do
+    local -A seen=()
+    dir=$(command axe-config path 2>/dev/null)
+    for f in ./axe/agents/*.toml ${dir:+"$dir"/agents/*.toml}; do
         [[ -f $f ]] || continue
         f=${f##*/}
-        printf '%s\n' "${f%.toml}"
+        f=${f%.toml}
+        [[ -n ${seen[$f]-} ]] && continue
+        seen[$f]=1
+        printf '%s\n' "$f"
     done
 }
 

@@ -10,12 +10,14 @@ use crate::cli::flag::{Complete, Flag};
 use crate::cli::spec::Command;
 
 const HELPERS: &str = r#"
-# The agent names: the stems of <config>/agents/*.toml.
+# The agent names: the stems of ./axe/agents/*.toml and of
+# <config>/agents/*.toml, each once.
 function __axe_agents
-    set -l dir (command axe-config path 2>/dev/null); or return
-    for f in $dir/agents/*.toml
+    set -l files ./axe/agents/*.toml
+    set -l dir (command axe-config path 2>/dev/null); and set -a files $dir/agents/*.toml
+    for f in $files
         test -f $f; and string replace -r '^.*/(.*)\.toml$' '$1' -- $f
-    end
+    end | sort -u
 end
 
 # __axe_args VALUED...: the positional words typed so far after the

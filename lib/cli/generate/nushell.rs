@@ -11,11 +11,13 @@ use crate::cli::flag::{Complete, Flag, Kind};
 use crate::cli::spec::Command;
 
 const HELPERS: &str = r#"
-# The agent names: the stems of <config>/agents/*.toml.
+# The agent names: the stems of ./axe/agents/*.toml and of
+# <config>/agents/*.toml, each once.
 def "nu-complete axe agents" [] {
     let dir = (do { ^axe-config path } | complete | get stdout | str trim)
-    if ($dir | is-empty) { return [] }
-    glob ($dir | path join agents '*.toml') | each {|f| $f | path parse | get stem } | sort
+    let local = (glob ('axe' | path join agents '*.toml'))
+    let config = if ($dir | is-empty) { [] } else { glob ($dir | path join agents '*.toml') }
+    $local | append $config | each {|f| $f | path parse | get stem } | uniq | sort
 }
 
 def "nu-complete axe models" [] {

@@ -12,9 +12,10 @@ use crate::cli::spec::Command;
 const HELPERS: &str = r#"
 _axe_agent_names() {
     local dir expl
-    dir=$(command axe-config path 2>/dev/null) || return 1
-    local -a names
-    names=( $dir/agents/*.toml(N-.:t:r) )
+    local -aU names
+    names=( ./axe/agents/*.toml(N-.:t:r) )
+    dir=$(command axe-config path 2>/dev/null) &&
+        names+=( $dir/agents/*.toml(N-.:t:r) )
     _wanted agents expl agent compadd -a names
 }
 
