@@ -43,10 +43,10 @@ export extern "axe-run" [
     --max-tokens: int  # Longest answer in tokens for this run; 0 is not sent [default: the agent's]
     --task: string  # With [state]: the task this run works on, whose state is shown and recorded [default: main]
     --phase: string  # With [state]: the task's phase now
-    --timeout: number  # Give up after this long, sub-agents included [default: 120]
+    --timeout: number  # Give up after this long, sub-agents included [default: the agent's timeout, else 120]
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
-    --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
+    --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -362,10 +362,10 @@ export extern "axe run" [
     --max-tokens: int  # Longest answer in tokens for this run; 0 is not sent [default: the agent's]
     --task: string  # With [state]: the task this run works on, whose state is shown and recorded [default: main]
     --phase: string  # With [state]: the task's phase now
-    --timeout: number  # Give up after this long, sub-agents included [default: 120]
+    --timeout: number  # Give up after this long, sub-agents included [default: the agent's timeout, else 120]
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
-    --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
+    --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version

@@ -28,6 +28,11 @@ pub struct AgentConfig {
     pub workdir: String,
     pub sub_agents: Vec<String>,
     pub sub_agents_config: SubAgentsConfig,
+    /// Seconds for the whole run; 0 is the default (120). `axe-run
+    /// --timeout` wins when given.
+    pub timeout: Count,
+    /// Stream the answer as `--stream` does (either one is enough).
+    pub stream: bool,
     pub memory: LogConfig,
     pub params: ParamsConfig,
     pub notes: NotesConfig,
@@ -293,6 +298,15 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     if sub.timeout.get() > crate::timeout::MAX_SECONDS {
         return Err(Error::AgentInvalid(format!(
             "sub_agents_config.timeout cannot exceed {}",
+            crate::timeout::MAX_SECONDS
+        )));
+    }
+    if cfg.timeout.is_negative() {
+        return fail("timeout must be non-negative");
+    }
+    if cfg.timeout.get() > crate::timeout::MAX_SECONDS {
+        return Err(Error::AgentInvalid(format!(
+            "timeout cannot exceed {}",
             crate::timeout::MAX_SECONDS
         )));
     }
@@ -728,6 +742,11 @@ mod tests {
             "sub_agents_config.timeout must be non-negative"
         );
         cfg.sub_agents_config.timeout = Count(0);
+        cfg.timeout = Count(-1);
+        assert_eq!(invalid_message(&cfg), "timeout must be non-negative");
+        cfg.timeout = Count(86_401);
+        assert_eq!(invalid_message(&cfg), "timeout cannot exceed 86400");
+        cfg.timeout = Count(0);
         assert_eq!(invalid_message(&cfg), "memory.last_n must be non-negative");
     }
 

@@ -1465,3 +1465,63 @@ fn top_level_timeout_is_exit_3() {
         .stderr("timeout: no complete reply within 1s\n");
     assert!(!env.log_path("slow").exists());
 }
+
+// --- the agent's own timeout and stream -------------------------------------
+
+#[test]
+fn the_agents_timeout_bounds_the_run_unless_timeout_is_given() {
+    let env = Env::new();
+    let server = Server::start(vec![
+        Answer::Hang(Duration::from_secs(5)),
+        Answer::Hang(Duration::from_secs(5)),
+    ]);
+    agent(&env, "slow", "timeout = 1");
+    run(&env, &server.url)
+        .arg("slow")
+        .assert()
+        .code(3)
+        .stderr("timeout: no complete reply within 1s\n");
+    run(&env, &server.url)
+        .args(["slow", "--timeout", "2"])
+        .assert()
+        .code(3)
+        .stderr("timeout: no complete reply within 2s\n");
+    assert_eq!(server.requests().len(), 2);
+    // The dry run shows the timeout in effect.
+    let out = run(&env, &server.url)
+        .args(["slow", "--dry-run"])
+        .assert()
+        .success();
+    assert!(stdout(out.get_output()).contains("Timeout:  1s\n"));
+}
+
+#[test]
+fn a_negative_or_huge_agent_timeout_is_a_config_error() {
+    let env = Env::new();
+    agent(&env, "neg", "timeout = -1");
+    agent(&env, "huge", "timeout = 86401");
+    env.cmd("axe-run")
+        .arg("neg")
+        .assert()
+        .code(2)
+        .stderr("timeout must be non-negative\n");
+    env.cmd("axe-run")
+        .arg("huge")
+        .assert()
+        .code(2)
+        .stderr("timeout cannot exceed 86400\n");
+}
+
+#[test]
+fn stream_true_in_the_agent_streams_as_the_flag_does() {
+    let env = Env::new();
+    let server = Server::start(vec![stream_answer("anthropic", &["a", "b", "c"])]);
+    agent(&env, "s", "stream = true");
+    run(&env, &server.url)
+        .args(["s", "go"])
+        .assert()
+        .success()
+        .stdout("abc")
+        .stderr("");
+    assert_eq!(server.only_request().json()["stream"], json!(true));
+}
