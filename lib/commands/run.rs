@@ -141,7 +141,7 @@ const STREAM: Flag = Flag::switch(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON",
 );
 
 /// What `--json` adds to the answer: how many tools the model called and,
@@ -149,6 +149,8 @@ const JSON: Flag = Flag::switch(
 #[derive(Serialize)]
 struct More {
     tool_calls: u64,
+    /// Calls made again under `[retry]`.
+    retry_attempts: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     state: Option<Recorded>,
 }
@@ -264,6 +266,7 @@ fn print(
     if json {
         let more = More {
             tool_calls: outcome.tool_calls,
+            retry_attempts: outcome.retry_attempts,
             state,
         };
         let tokens = (outcome.input_tokens, outcome.output_tokens);
