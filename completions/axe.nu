@@ -47,11 +47,11 @@ export extern "axe-run" [
     --max-tokens: int  # Longest answer in tokens for this run; 0 is not sent [default: the agent's]
     --task: string  # With [state]: the task this run works on, whose state is shown and recorded [default: main]
     --phase: string  # With [state]: the task's phase now
-    --timeout: number  # Give up after this long, sub-agents included [default: 120]
+    --timeout: number  # Give up after this long, sub-agents included [default: the agent's timeout, else 120]
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
-    --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON
+    --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -144,7 +144,7 @@ export extern "axe-llm" [
     --temperature: number  # Sampling temperature, sent even when 0 [default: the server's]
     --max-tokens: int  # Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]
     --timeout: number  # Give up after this long, retries included [default: 120]
-    --retries: int  # Retry 429, 529, 5xx and dropped connections N times [default: 0]
+    --retries: int  # Retry 408, 429, 529, 5xx and dropped connections N times, waiting 0.5 s, 1 s, 2 s... (at most 30 s) or as Retry-After says [default: 0]
     --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON
@@ -373,11 +373,11 @@ export extern "axe run" [
     --max-tokens: int  # Longest answer in tokens for this run; 0 is not sent [default: the agent's]
     --task: string  # With [state]: the task this run works on, whose state is shown and recorded [default: main]
     --phase: string  # With [state]: the task's phase now
-    --timeout: number  # Give up after this long, sub-agents included [default: 120]
+    --timeout: number  # Give up after this long, sub-agents included [default: the agent's timeout, else 120]
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
-    --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON
+    --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -470,7 +470,7 @@ export extern "axe llm" [
     --temperature: number  # Sampling temperature, sent even when 0 [default: the server's]
     --max-tokens: int  # Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]
     --timeout: number  # Give up after this long, retries included [default: 120]
-    --retries: int  # Retry 429, 529, 5xx and dropped connections N times [default: 0]
+    --retries: int  # Retry 408, 429, 529, 5xx and dropped connections N times, waiting 0.5 s, 1 s, 2 s... (at most 30 s) or as Retry-After says [default: 0]
     --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON

@@ -15,6 +15,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::dirs;
 use crate::error::{Error, Result};
+use crate::llm::{Backoff, RetryPolicy, retry};
 use crate::read;
 
 /// A parsed agent file. Counts are [`Count`]s, so that negative values
@@ -31,6 +32,12 @@ pub struct AgentConfig {
     pub workdir: String,
     pub sub_agents: Vec<String>,
     pub sub_agents_config: SubAgentsConfig,
+    /// Seconds for the whole run; 0 is the default (120). `axe-run
+    /// --timeout` wins when given.
+    pub timeout: Count,
+    /// Stream the answer as `--stream` does (either one is enough).
+    pub stream: bool,
+    pub retry: RetryConfig,
     pub memory: LogConfig,
     pub params: ParamsConfig,
     pub notes: NotesConfig,
@@ -48,6 +55,34 @@ pub struct SubAgentsConfig {
     pub parallel: Option<bool>,
     /// Seconds; 0 is no limit of the sub-agent's own.
     pub timeout: Count,
+}
+
+/// `[retry]`: calling the provider again after a rate limit, an overload,
+/// a 5xx or a dropped connection. 0 delays are the defaults (500, 30000).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct RetryConfig {
+    pub max_retries: Count,
+    /// `exponential` (the default, with jitter), `linear` or `fixed`.
+    pub backoff: String,
+    pub initial_delay_ms: Count,
+    pub max_delay_ms: Count,
+}
+
+impl RetryConfig {
+    /// The policy in effect; call only on a validated config.
+    pub fn policy(&self) -> RetryPolicy {
+        let ms = |n: Count, default| match n.get() {
+            0 => default,
+            n => std::time::Duration::from_millis(n),
+        };
+        RetryPolicy {
+            max_retries: u32::try_from(self.max_retries.get()).unwrap_or(u32::MAX),
+            backoff: Backoff::parse(&self.backoff).unwrap_or(Backoff::Exponential),
+            initial_delay: ms(self.initial_delay_ms, retry::DEFAULT_INITIAL_DELAY),
+            max_delay: ms(self.max_delay_ms, retry::DEFAULT_MAX_DELAY),
+        }
+    }
 }
 
 /// `[memory]`: the run log's settings (the section keeps Go's name).
@@ -298,6 +333,36 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
             "sub_agents_config.timeout cannot exceed {}",
             crate::timeout::MAX_SECONDS
         )));
+    }
+    if cfg.timeout.is_negative() {
+        return fail("timeout must be non-negative");
+    }
+    if cfg.timeout.get() > crate::timeout::MAX_SECONDS {
+        return Err(Error::AgentInvalid(format!(
+            "timeout cannot exceed {}",
+            crate::timeout::MAX_SECONDS
+        )));
+    }
+    let r = &cfg.retry;
+    for (field, value) in [
+        ("retry.max_retries", r.max_retries),
+        ("retry.initial_delay_ms", r.initial_delay_ms),
+        ("retry.max_delay_ms", r.max_delay_ms),
+    ] {
+        if value.is_negative() {
+            return Err(Error::AgentInvalid(format!("{field} must be non-negative")));
+        }
+    }
+    if Backoff::parse(&r.backoff).is_none() {
+        return Err(Error::AgentInvalid(format!(
+            "retry.backoff must be one of {} (not {:?})",
+            Backoff::NAMES.join(", "),
+            r.backoff
+        )));
+    }
+    let policy = r.policy();
+    if policy.max_delay < policy.initial_delay {
+        return fail("retry.max_delay_ms must be at least retry.initial_delay_ms");
     }
     if !cfg.params.temperature.is_finite() {
         return fail("params.temperature must be a finite number");
@@ -833,6 +898,35 @@ mod tests {
     }
 
     #[test]
+    fn retry_policy_fills_in_go_defaults() {
+        let mut cfg = valid();
+        assert_eq!(cfg.retry.policy(), RetryPolicy::default());
+        cfg.retry = RetryConfig {
+            max_retries: Count(3),
+            backoff: "linear".into(),
+            initial_delay_ms: Count(0),
+            max_delay_ms: Count(2000),
+        };
+        validate(&cfg).unwrap();
+        assert_eq!(
+            cfg.retry.policy(),
+            RetryPolicy {
+                max_retries: 3,
+                backoff: Backoff::Linear,
+                initial_delay: std::time::Duration::from_millis(500),
+                max_delay: std::time::Duration::from_millis(2000),
+            }
+        );
+        // Only the initial delay given, above the default maximum.
+        cfg.retry.max_delay_ms = Count(0);
+        cfg.retry.initial_delay_ms = Count(40_000);
+        assert_eq!(
+            invalid_message(&cfg),
+            "retry.max_delay_ms must be at least retry.initial_delay_ms"
+        );
+    }
+
+    #[test]
     fn validate_order_first_failure_wins() {
         let mut cfg = AgentConfig::default();
         cfg.memory.last_n = Count(-1);
@@ -868,6 +962,11 @@ mod tests {
             "sub_agents_config.timeout must be non-negative"
         );
         cfg.sub_agents_config.timeout = Count(0);
+        cfg.timeout = Count(-1);
+        assert_eq!(invalid_message(&cfg), "timeout must be non-negative");
+        cfg.timeout = Count(86_401);
+        assert_eq!(invalid_message(&cfg), "timeout cannot exceed 86400");
+        cfg.timeout = Count(0);
         assert_eq!(invalid_message(&cfg), "memory.last_n must be non-negative");
     }
 

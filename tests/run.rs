@@ -762,6 +762,7 @@ struct Envelope {
     stop_reason: String,
     duration_ms: u64,
     tool_calls: u64,
+    retry_attempts: u64,
 }
 
 fn parse_envelope(text: &str) -> Envelope {
@@ -1464,4 +1465,225 @@ fn top_level_timeout_is_exit_3() {
         .code(3)
         .stderr("timeout: no complete reply within 1s\n");
     assert!(!env.log_path("slow").exists());
+}
+
+// --- the agent's own timeout and stream -------------------------------------
+
+#[test]
+fn the_agents_timeout_bounds_the_run_unless_timeout_is_given() {
+    let env = Env::new();
+    let server = Server::start(vec![
+        Answer::Hang(Duration::from_secs(5)),
+        Answer::Hang(Duration::from_secs(5)),
+    ]);
+    agent(&env, "slow", "timeout = 1");
+    run(&env, &server.url)
+        .arg("slow")
+        .assert()
+        .code(3)
+        .stderr("timeout: no complete reply within 1s\n");
+    run(&env, &server.url)
+        .args(["slow", "--timeout", "2"])
+        .assert()
+        .code(3)
+        .stderr("timeout: no complete reply within 2s\n");
+    assert_eq!(server.requests().len(), 2);
+    // The dry run shows the timeout in effect.
+    let out = run(&env, &server.url)
+        .args(["slow", "--dry-run"])
+        .assert()
+        .success();
+    assert!(stdout(out.get_output()).contains("Timeout:  1s\n"));
+}
+
+#[test]
+fn a_negative_or_huge_agent_timeout_is_a_config_error() {
+    let env = Env::new();
+    agent(&env, "neg", "timeout = -1");
+    agent(&env, "huge", "timeout = 86401");
+    env.cmd("axe-run")
+        .arg("neg")
+        .assert()
+        .code(2)
+        .stderr("timeout must be non-negative\n");
+    env.cmd("axe-run")
+        .arg("huge")
+        .assert()
+        .code(2)
+        .stderr("timeout cannot exceed 86400\n");
+}
+
+#[test]
+fn stream_true_in_the_agent_streams_as_the_flag_does() {
+    let env = Env::new();
+    let server = Server::start(vec![stream_answer("anthropic", &["a", "b", "c"])]);
+    agent(&env, "s", "stream = true");
+    run(&env, &server.url)
+        .args(["s", "go"])
+        .assert()
+        .success()
+        .stdout("abc")
+        .stderr("");
+    assert_eq!(server.only_request().json()["stream"], json!(true));
+}
+
+// --- [retry] -----------------------------------------------------------------
+
+#[test]
+fn retry_waits_out_rate_limits_and_server_errors_and_counts_them() {
+    let env = Env::new();
+    let server = Server::start(vec![
+        Answer::json(
+            429,
+            &json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}),
+        ),
+        Answer::json(503, &json!({})),
+        ok("done"),
+    ]);
+    agent(
+        &env,
+        "r",
+        "[retry]\nmax_retries = 2\nbackoff = \"fixed\"\ninitial_delay_ms = 10",
+    );
+    let out = run(&env, &server.url)
+        .args(["r", "-v", "--json", "go"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    assert_eq!(
+        (doc["content"].clone(), doc["retry_attempts"].clone()),
+        (json!("done"), json!(2))
+    );
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("[retry] Attempt 2/3 after rate_limit, waiting 10ms\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[retry] Attempt 3/3 after server, waiting 10ms\n"),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn retry_honours_retry_after_and_gives_up_after_max_retries() {
+    let env = Env::new();
+    let limited = || {
+        Answer::json(429, &json!({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}))
+            .with_header("retry-after", "1")
+    };
+    let server = Server::start(vec![limited(), limited(), ok("never")]);
+    agent(
+        &env,
+        "r",
+        "[retry]\nmax_retries = 1\nbackoff = \"linear\"\ninitial_delay_ms = 10",
+    );
+    run(&env, &server.url)
+        .args(["r", "-v", "go"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "[retry] Attempt 2/2 after rate_limit, waiting 1000ms\n",
+        ))
+        .stderr(predicate::str::ends_with("rate_limit: slow down\n"));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn retry_never_repeats_auth_or_bad_requests_and_is_off_by_default() {
+    let env = Env::new();
+    let server = Server::start(vec![
+        Answer::json(
+            401,
+            &json!({"type": "error", "error": {"type": "authentication_error", "message": "bad key"}}),
+        ),
+        Answer::json(
+            400,
+            &json!({"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}),
+        ),
+        Answer::json(
+            529,
+            &json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}),
+        ),
+        ok("never"),
+    ]);
+    agent(&env, "r", "[retry]\nmax_retries = 3\ninitial_delay_ms = 10");
+    agent(&env, "plain", "");
+    run(&env, &server.url)
+        .args(["r", "go"])
+        .assert()
+        .code(3)
+        .stderr("auth: bad key\n");
+    run(&env, &server.url)
+        .args(["r", "go"])
+        .assert()
+        .code(1)
+        .stderr("bad_request: bad\n");
+    run(&env, &server.url)
+        .args(["plain", "go"])
+        .assert()
+        .code(3)
+        .stderr("overloaded: busy\n");
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[test]
+fn a_stream_that_fails_before_its_first_byte_is_retried() {
+    let env = Env::new();
+    let server = Server::start(vec![
+        Answer::json(
+            529,
+            &json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}),
+        ),
+        stream_answer("anthropic", &["a", "b", "c"]),
+    ]);
+    agent(
+        &env,
+        "s",
+        "stream = true\n[retry]\nmax_retries = 1\ninitial_delay_ms = 10",
+    );
+    run(&env, &server.url)
+        .args(["s", "go"])
+        .assert()
+        .success()
+        .stdout("abc")
+        .stderr("");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].json()["stream"], json!(true));
+}
+
+#[test]
+fn retry_fields_are_checked() {
+    let env = Env::new();
+    for (extra, message) in [
+        (
+            "backoff = \"random\"",
+            "retry.backoff must be one of exponential, linear, fixed (not \"random\")\n",
+        ),
+        (
+            "max_retries = -1",
+            "retry.max_retries must be non-negative\n",
+        ),
+        (
+            "initial_delay_ms = -5",
+            "retry.initial_delay_ms must be non-negative\n",
+        ),
+        (
+            "max_delay_ms = -5",
+            "retry.max_delay_ms must be non-negative\n",
+        ),
+        (
+            "initial_delay_ms = 2000\nmax_delay_ms = 1000",
+            "retry.max_delay_ms must be at least retry.initial_delay_ms\n",
+        ),
+    ] {
+        agent(&env, "bad", &format!("[retry]\n{extra}"));
+        env.cmd("axe-run")
+            .arg("bad")
+            .assert()
+            .code(2)
+            .stderr(message);
+    }
 }

@@ -73,8 +73,20 @@ pub fn apply_agents_dir(m: &Matches) -> Result<()> {
 /// `--timeout SECONDS` of `axe-llm`, `axe-run` and `axe-gc` [default: 120]:
 /// positive, fractions allowed, at most [`timeout::MAX_SECONDS`].
 pub fn timeout(m: &Matches, flag: &Flag) -> Result<Duration> {
-    let seconds = m.number::<f64>(flag)?.unwrap_or(120.0);
-    crate::timeout::from_seconds(seconds).map_err(|why| Error::Usage(format!("--timeout {why}")))
+    Ok(given_timeout(m, flag)?.unwrap_or(DEFAULT_TIMEOUT))
+}
+
+/// The timeout when none is given: 120 s.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `--timeout SECONDS` when given, checked as [`timeout`] does.
+pub fn given_timeout(m: &Matches, flag: &Flag) -> Result<Option<Duration>> {
+    m.number::<f64>(flag)?
+        .map(|seconds| {
+            crate::timeout::from_seconds(seconds)
+                .map_err(|why| Error::Usage(format!("--timeout {why}")))
+        })
+        .transpose()
 }
 
 /// `--wait SECONDS`: how long a memory tool waits for another process's

@@ -103,7 +103,7 @@ const TIMEOUT: Flag = Flag::with_value(
 const RETRIES: Flag = Flag::with_value(
     "retries",
     "N",
-    "Retry 429, 529, 5xx and dropped connections N times [default: 0]",
+    "Retry 408, 429, 529, 5xx and dropped connections N times, waiting 0.5 s, 1 s, 2 s... (at most 30 s) or as Retry-After says [default: 0]",
 )
 .int();
 
@@ -190,7 +190,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let endpoint = config.endpoint(provider)?;
     let options = CallOptions {
         deadline: llm::Deadline::after(timeout),
-        retries,
+        retry: llm::RetryPolicy::times(retries),
         stream,
     };
 

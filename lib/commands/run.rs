@@ -134,7 +134,7 @@ const PHASE: Flag = Flag::with_value("phase", "P", "With [state]: the task's pha
 const TIMEOUT: Flag = Flag::with_value(
     "timeout",
     "SECONDS",
-    "Give up after this long, sub-agents included [default: 120]",
+    "Give up after this long, sub-agents included [default: the agent's timeout, else 120]",
 )
 .number();
 
@@ -148,12 +148,12 @@ const VERBOSE: Flag =
 
 const STREAM: Flag = Flag::switch(
     "stream",
-    "Print the answer as it arrives; with --json, stream the call and print the document at the end",
+    "Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end",
 );
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls} as JSON",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON",
 );
 
 /// What `--json` adds to the answer: how many tools the model called and,
@@ -161,26 +161,29 @@ const JSON: Flag = Flag::switch(
 #[derive(Serialize)]
 struct More {
     tool_calls: u64,
+    /// Calls made again under `[retry]`.
+    retry_attempts: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     state: Option<Recorded>,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let timeout = target::timeout(m, &TIMEOUT)?;
-    // Memory locks too: a process stopped while holding one cannot hold
-    // the run past its deadline.
-    crate::memory::wait_until(std::time::Instant::now() + timeout);
-    let (dry, verbose, stream, json) = (
-        m.flag(&DRY_RUN),
-        m.flag(&VERBOSE),
-        m.flag(&STREAM),
-        m.flag(&JSON),
-    );
+    let given_timeout = target::given_timeout(m, &TIMEOUT)?;
+    let (dry, verbose, json) = (m.flag(&DRY_RUN), m.flag(&VERBOSE), m.flag(&JSON));
     target::apply_agents_dir(m)?;
     let name = target::required_agent(m)?.to_owned();
 
     // The order of the Go `axe`, so the same mistake gets the same error.
     let mut cfg = agent::load(&name)?;
+    // --timeout when given, else the agent's `timeout` when set, else 120 s.
+    let timeout = given_timeout.unwrap_or_else(|| match cfg.timeout.get() {
+        0 => target::DEFAULT_TIMEOUT,
+        seconds => std::time::Duration::from_secs(seconds),
+    });
+    // Memory locks too: a process stopped while holding one cannot hold
+    // the run past its deadline.
+    crate::memory::wait_until(std::time::Instant::now() + timeout);
+    let stream = m.flag(&STREAM) || cfg.stream;
     if let Some(model) = m.string(&MODEL)? {
         cfg.model = model.to_owned();
     }
@@ -280,6 +283,7 @@ fn print(
     if json {
         let more = More {
             tool_calls: outcome.tool_calls,
+            retry_attempts: outcome.retry_attempts,
             state,
         };
         let tokens = (outcome.input_tokens, outcome.output_tokens);

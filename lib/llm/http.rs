@@ -238,19 +238,6 @@ pub fn parse_retry_after(value: &str, now: OffsetDateTime) -> Option<Duration> {
     Some(Duration::try_from(at - now).unwrap_or(Duration::ZERO))
 }
 
-/// 0.5 s, 1 s, 2 s, ... up to 30 s, give or take a quarter so that clients
-/// that failed together do not retry together.
-pub fn backoff(attempt: u32) -> Duration {
-    let base = Duration::from_millis(500).saturating_mul(1 << attempt.min(6));
-    let base = base.min(Duration::from_secs(30));
-    // Jitter from the clock: no random number crate for this.
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let factor = 0.75 + f64::from(nanos % 1000) / 2000.0;
-    base.mul_f64(factor)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,15 +255,6 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(parse_retry_after("soon", now), None);
-    }
-
-    #[test]
-    fn backoff_grows_and_is_capped() {
-        let b0 = backoff(0);
-        assert!(b0 >= Duration::from_millis(375) && b0 <= Duration::from_millis(625));
-        let b3 = backoff(3);
-        assert!(b3 >= Duration::from_secs(3) && b3 <= Duration::from_secs(5));
-        assert!(backoff(20) <= Duration::from_millis(37_500));
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod ollama;
 mod openai;
 mod openrouter;
 mod providers;
+pub mod retry;
 mod stream;
 mod wire;
 
@@ -25,6 +26,7 @@ use std::time::{Duration, Instant};
 
 pub use conversation::{Conversation, Message, Reply, Role, ToolCall, ToolDef, ToolResult};
 pub use providers::{Endpoint, PLACEHOLDER_MODEL, Provider, names, parse_model};
+pub use retry::{Backoff, RetryPolicy};
 
 use crate::error::{Category, Error, Result};
 use http::Failure;
@@ -74,9 +76,34 @@ impl Deadline {
 pub struct CallOptions {
     /// Bounds the whole call: connecting, every read, retries and waits.
     pub deadline: Deadline,
-    /// Further attempts after a 429, 529, 5xx or dropped connection.
-    pub retries: u32,
+    /// Further attempts after a 408, 429, 529, 5xx or dropped connection,
+    /// and the waits before them.
+    pub retry: RetryPolicy,
     pub stream: bool,
+}
+
+/// A retry about to be made: attempt `attempt` of `attempts` (the first
+/// call is 1), after a failure of category `after`, in `wait`.
+#[derive(Debug, Clone, Copy)]
+pub struct Retry {
+    pub attempt: u32,
+    pub attempts: u32,
+    pub after: Category,
+    pub wait: Duration,
+}
+
+impl std::fmt::Display for Retry {
+    /// Go's `-v` line: `[retry] Attempt 2/3 after rate_limit, waiting 1000ms`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "[retry] Attempt {}/{} after {}, waiting {}ms",
+            self.attempt,
+            self.attempts,
+            self.after,
+            self.wait.as_millis()
+        )
+    }
 }
 
 /// Sends `conversation` to `model` at `endpoint` and returns the reply.
@@ -88,6 +115,18 @@ pub fn complete(
     conversation: &Conversation,
     options: &CallOptions,
     on_text: &mut dyn FnMut(&str) -> std::io::Result<()>,
+) -> Result<Reply> {
+    complete_observed(endpoint, model, conversation, options, on_text, &mut |_| {})
+}
+
+/// [`complete`], telling `on_retry` of each retry before its wait.
+pub fn complete_observed(
+    endpoint: &Endpoint,
+    model: &str,
+    conversation: &Conversation,
+    options: &CallOptions,
+    on_text: &mut dyn FnMut(&str) -> std::io::Result<()>,
+    on_retry: &mut dyn FnMut(&Retry),
 ) -> Result<Reply> {
     let redactor = Redactor::new(&endpoint.api_key);
     let deadline = options.deadline.at;
@@ -118,23 +157,35 @@ pub fn complete(
             },
             Err(f) => f,
         };
+        let policy = &options.retry;
         let retry_in = match &failure {
-            _ if attempt >= options.retries || shown => None,
+            _ if attempt >= policy.max_retries || shown => None,
             Failure::Status {
                 status,
                 retry_after,
                 ..
-            } if *status == 429 || *status == 529 || (500..600).contains(status) => {
-                Some(retry_after.unwrap_or_else(|| http::backoff(attempt)))
+            } if matches!(status, 408 | 429 | 500..=599) => {
+                let after = match status {
+                    408 | 504 => Category::Timeout,
+                    _ => wire.category(*status),
+                };
+                let wait = retry_after.unwrap_or_else(|| policy.delay(attempt));
+                Some((after, wait))
             }
-            Failure::Dropped { .. } => Some(http::backoff(attempt)),
+            Failure::Dropped { .. } => Some((Category::Server, policy.delay(attempt))),
             _ => None,
         };
         match retry_in {
             // A server's Retry-After can be any number: compare, never add.
-            Some(wait) if wait < deadline.saturating_duration_since(Instant::now()) => {
-                std::thread::sleep(wait);
+            Some((after, wait)) if wait < deadline.saturating_duration_since(Instant::now()) => {
                 attempt += 1;
+                on_retry(&Retry {
+                    attempt: attempt + 1,
+                    attempts: policy.max_retries.saturating_add(1),
+                    after,
+                    wait,
+                });
+                std::thread::sleep(wait);
             }
             _ => return Err(redactor.error(error(failure, endpoint, options.deadline.limit))),
         }

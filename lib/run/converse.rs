@@ -32,6 +32,9 @@ pub struct Outcome {
     pub tool_calls: u64,
     /// Whether the model was offered tools, so the turns could loop.
     pub tools_offered: bool,
+    /// Calls made again under `[retry]`, over all turns (sub-agents' own
+    /// not included).
+    pub retry_attempts: u64,
 }
 
 /// Talks with `agent`'s model from `user` until a reply has no tool calls.
@@ -68,6 +71,7 @@ pub fn converse(
     };
     let (mut input_tokens, mut output_tokens, mut tool_calls) = (None, None, 0);
     let mut shown_before = false;
+    let mut retry_attempts = 0;
     for turn in 1..=MAX_TURNS {
         if trace {
             let pending: usize = conversation
@@ -83,7 +87,7 @@ pub fn converse(
         }
         let options = CallOptions {
             deadline,
-            retries: 0,
+            retry: agent.cfg.retry.policy(),
             stream: on_text.is_some(),
         };
         let mut shown_now = false;
@@ -98,7 +102,20 @@ pub fn converse(
             shown_now = true;
             out(text)
         };
-        let reply = llm::complete(&endpoint, &agent.model, &conversation, &options, &mut show)?;
+        let mut on_retry = |retry: &llm::Retry| {
+            retry_attempts += 1;
+            if session.verbose {
+                note(format_args!("{retry}"));
+            }
+        };
+        let reply = llm::complete_observed(
+            &endpoint,
+            &agent.model,
+            &conversation,
+            &options,
+            &mut show,
+            &mut on_retry,
+        )?;
         shown_before |= shown_now;
         input_tokens = add(input_tokens, reply.input_tokens);
         output_tokens = add(output_tokens, reply.output_tokens);
@@ -116,6 +133,7 @@ pub fn converse(
                 output_tokens,
                 tool_calls,
                 tools_offered: !conversation.tools.is_empty(),
+                retry_attempts,
             });
         }
         tool_calls += reply.tool_calls.len() as u64;

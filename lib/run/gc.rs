@@ -219,7 +219,7 @@ fn agent(
     };
     let options = CallOptions {
         deadline: Deadline::after(opts.timeout),
-        retries: 0,
+        retry: crate::llm::RetryPolicy::default(),
         stream: false,
     };
     let reply = llm::complete(&endpoint, &model, &conversation, &options, &mut |_| Ok(()))?;
