@@ -3,7 +3,7 @@
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::util::{Env, set_mode, stdout};
+use crate::util::{Env, output_past_busy, set_mode, stdout};
 
 const FULL: &str = r#"name = "reviewer"
 description = "Reviews PRs"
@@ -307,22 +307,23 @@ fn edit_runs_the_editor_on_the_agent_file() {
         "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$HOME/edited\"\nexit $EDIT_STATUS\n",
     );
     set_mode(&editor, 0o755);
-    env.cmd("axe-agents")
-        .args(["edit", "a"])
-        .env("EDITOR", format!("{} --wait", editor.display()))
-        .env("EDIT_STATUS", "0")
-        .assert()
-        .success()
-        .stdout("");
+    let out = output_past_busy(
+        env.cmd("axe-agents")
+            .args(["edit", "a"])
+            .env("EDITOR", format!("{} --wait", editor.display()))
+            .env("EDIT_STATUS", "0"),
+    );
+    assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
     let args = std::fs::read_to_string(env.root().join("home/edited")).unwrap();
     assert_eq!(args, format!("--wait\n{}\n", path.display()));
-    env.cmd("axe-agents")
-        .args(["edit", "a"])
-        .env("EDITOR", &editor)
-        .env("EDIT_STATUS", "3")
-        .assert()
-        .code(1)
-        .stderr("exit status 3\n");
+    let out = output_past_busy(
+        env.cmd("axe-agents")
+            .args(["edit", "a"])
+            .env("EDITOR", &editor)
+            .env("EDIT_STATUS", "3"),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "exit status 3\n");
 }
 
 #[test]
@@ -347,19 +348,8 @@ fn edit_falls_back_to_visual_then_editor_then_vi() {
             Some(v) => cmd.env("VISUAL", v),
             None => cmd.env_remove("VISUAL"),
         };
-        // A script just written can be "busy" for a moment: another test
-        // thread's fork may hold its write handle until that child execs
-        // (the kernel's ETXTBSY race). Nothing ran then; run it again.
-        for _ in 0..20 {
-            let out = cmd.output().unwrap();
-            if out.status.success() {
-                return;
-            }
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(err.contains("busy"), "{err}");
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        panic!("the editor stayed busy");
+        let out = output_past_busy(&mut cmd);
+        assert!(out.status.success(), "{out:?}");
     };
     let bin_dir = bin.to_str().unwrap();
     edit(Some(bin.join("visual").to_str().unwrap()), bin_dir);

@@ -215,3 +215,17 @@ pub fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
+
+/// Runs `cmd`, which runs a script this test just wrote, again while the
+/// kernel finds that script "busy" (ETXTBSY): another test thread's fork
+/// may hold its write handle until that child execs. Nothing ran then.
+pub fn output_past_busy(cmd: &mut Command) -> std::process::Output {
+    for _ in 0..20 {
+        let out = cmd.output().unwrap();
+        if !String::from_utf8_lossy(&out.stderr).contains("busy") {
+            return out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the script stayed busy");
+}
