@@ -124,12 +124,7 @@ fn openai_request_is_exact_and_prompt_comes_from_stdin() {
         .success()
         .stdout("fine");
     let req = server.only_request();
-    assert_eq!(req.path, "/v1/chat/completions");
-    assert_eq!(
-        req.header("authorization"),
-        Some(format!("Bearer {KEY}").as_str())
-    );
-    assert_eq!(req.header("x-api-key"), None);
+    assert_openai_bearer(&req);
     assert_eq!(
         req.json(),
         json!({
@@ -140,6 +135,17 @@ fn openai_request_is_exact_and_prompt_comes_from_stdin() {
             ]
         })
     );
+}
+
+/// An OpenAI-wire request: its path, the key as a bearer token, no
+/// Anthropic key header.
+fn assert_openai_bearer(req: &crate::server::Recorded) {
+    assert_eq!(req.path, "/v1/chat/completions");
+    assert_eq!(
+        req.header("authorization"),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(req.header("x-api-key"), None);
 }
 
 #[test]
@@ -163,12 +169,7 @@ fn openrouter_request_is_openais_with_its_own_key_and_model_names() {
         .success()
         .stdout("routed");
     let req = server.only_request();
-    assert_eq!(req.path, "/v1/chat/completions");
-    assert_eq!(
-        req.header("authorization"),
-        Some(format!("Bearer {KEY}").as_str())
-    );
-    assert_eq!(req.header("x-api-key"), None);
+    assert_openai_bearer(&req);
     assert_eq!(
         req.json(),
         json!({

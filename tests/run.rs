@@ -385,35 +385,25 @@ fn dry_run_params_are_what_is_sent() {
 fn dry_run_shows_the_words_as_the_task_and_stdin_as_stdin() {
     let env = Env::new();
     env.agent("p", "name = \"p\"\nmodel = \"ollama/llama3\"\n");
-    let out = env
-        .cmd("axe-run")
-        .args(["p", "--dry-run", "check", "this"])
-        .write_stdin("")
-        .assert()
-        .success();
-    let text = stdout(out.get_output());
+    let dry = |json: bool, stdin: &str| {
+        let mut cmd = env.cmd("axe-run");
+        cmd.args(["p", "--dry-run", "check", "this"]);
+        if json {
+            cmd.arg("--json");
+        }
+        stdout(cmd.write_stdin(stdin).assert().success().get_output())
+    };
+    let text = dry(false, "");
     assert!(
         text.contains("\n--- Task ---\ncheck this\n\n--- Stdin ---\n(none)\n\n"),
         "{text}"
     );
-    let out = env
-        .cmd("axe-run")
-        .args(["p", "--dry-run", "check", "this"])
-        .write_stdin("piped\n")
-        .assert()
-        .success();
-    let text = stdout(out.get_output());
+    let text = dry(false, "piped\n");
     assert!(
         text.contains("\n--- Task ---\ncheck this\n\n--- Stdin ---\npiped\n\n\n"),
         "{text}"
     );
-    let out = env
-        .cmd("axe-run")
-        .args(["p", "--dry-run", "--json", "check", "this"])
-        .write_stdin("piped\n")
-        .assert()
-        .success();
-    let doc: DryRunJson = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let doc: DryRunJson = serde_json::from_str(&dry(true, "piped\n")).unwrap();
     assert_eq!(
         (doc.task.as_deref(), doc.stdin.as_str()),
         (Some("check this"), "piped\n")
