@@ -3,8 +3,8 @@
 //! Every fallible operation in the library returns [`Error`]; the runner in
 //! [`crate::cli`] prints it as one line on stderr and exits with
 //! [`Error::exit_code`]. The codes are the Go `axe`'s (1 agent error,
-//! 2 config error, 3 API error) and two of ours (4 conflict, 5 busy), all
-//! in [`EXIT_CODES`].
+//! 2 config error, 3 API error) and three of ours (4 conflict, 5 busy,
+//! 6 unresolved sync conflict), all in [`EXIT_CODES`].
 
 use std::fmt;
 use std::io;
@@ -60,6 +60,9 @@ pub enum Error {
     /// Another process held a memory file's lock until our deadline
     /// (`--wait`, `--timeout`) passed; nothing was written.
     Busy(String),
+    /// `axe-sync` left a note's other side beside it (a conflict file)
+    /// that nobody has merged in yet; the message lists the files.
+    Unresolved(String),
 }
 
 /// The I/O error of a lock wait that reached its deadline, carried inside
@@ -93,7 +96,7 @@ pub struct ExitCode {
 /// Every exit code of the toolkit: the one table the man pages, `--help`
 /// and the reference's table (docs/reference.md, checked by a test) are made from.
 /// [`Error::exit_code`] gives no other code (a test checks that too).
-pub const EXIT_CODES: [ExitCode; 6] = [
+pub const EXIT_CODES: [ExitCode; 7] = [
     ExitCode {
         code: 0,
         name: "success",
@@ -123,6 +126,11 @@ pub const EXIT_CODES: [ExitCode; 6] = [
         code: 5,
         name: "busy",
         meaning: "busy: another process held a memory file's lock past `--wait` (or `axe-run`'s `--timeout`); nothing was written",
+    },
+    ExitCode {
+        code: 6,
+        name: "unresolved",
+        meaning: "`axe-sync`: a note both machines changed on the same lines kept its local text and has the other side's beside it in a conflict file (listed); everything else was synced; merge the text in and delete the file",
     },
 ];
 
@@ -178,6 +186,7 @@ impl Error {
             Error::MissingKey { .. } | Error::KeyCommand(_) => 3,
             Error::Conflict(_) => 4,
             Error::Busy(_) => 5,
+            Error::Unresolved(_) => 6,
             Error::InvalidAgentName(_)
             | Error::AgentNotFound { .. }
             | Error::AgentParse { .. }
@@ -235,6 +244,7 @@ impl fmt::Display for Error {
             | Error::KeyCommand(m)
             | Error::Conflict(m)
             | Error::Busy(m)
+            | Error::Unresolved(m)
             | Error::InvalidAgentName(m) => f.write_str(m),
             Error::NoMatch => f.write_str("no match"),
             Error::Api { category, message } => write!(f, "{category}: {message}"),
@@ -363,6 +373,7 @@ mod tests {
             Error::Conflict(String::new()),
             Error::NoMatch,
             Error::Busy(String::new()),
+            Error::Unresolved(String::new()),
         ];
         for e in &errors {
             // A match with no wildcard: a new variant must be listed above.
@@ -385,7 +396,8 @@ mod tests {
                 | Error::Output(_)
                 | Error::Conflict(_)
                 | Error::NoMatch
-                | Error::Busy(_) => {}
+                | Error::Busy(_)
+                | Error::Unresolved(_) => {}
             }
             assert!(EXIT_CODES.iter().any(|c| c.code == e.exit_code()), "{e:?}");
         }

@@ -12,12 +12,14 @@
 mod context;
 mod data;
 mod doc;
+mod merge;
 mod signals;
 mod store;
 mod view;
 
 pub use context::{Current, build, offer};
 pub use data::Outcome;
+pub use merge::merge;
 pub use signals::{Rejected, Signal, parse};
 pub use store::{Pruned, load, read, update, view};
 pub use view::View;

@@ -1,0 +1,59 @@
+//! Talking to the remote: fetch and push, each within the sync's deadline.
+
+use std::time::Instant;
+
+use super::git::{Git, failed};
+use crate::error::Result;
+
+/// The remote every clone syncs with.
+pub const REMOTE: &str = "origin";
+
+/// The remote's URL, `None` when there is no remote (a repository synced
+/// only locally).
+pub fn url(git: &Git) -> Result<Option<String>> {
+    let out = git.output(&["config", "--get", &format!("remote.{REMOTE}.url")], None)?;
+    Ok(out.ok.then(|| out.text()).filter(|u| !u.is_empty()))
+}
+
+/// Fetches the remote's branches; the id of `branch` there, `None` when it
+/// has none yet (a new, empty remote).
+pub fn fetch(git: &Git, branch: &str, deadline: Instant) -> Result<Option<String>> {
+    let args = ["fetch", "--quiet", "--no-tags", "--prune", REMOTE];
+    let out = git.run(&args, None, Some(deadline))?;
+    if !out.ok {
+        return Err(failed(&args, &out));
+    }
+    tracking(git, branch)
+}
+
+/// The last fetched id of the remote's `branch`.
+pub fn tracking(git: &Git, branch: &str) -> Result<Option<String>> {
+    let name = format!("refs/remotes/{REMOTE}/{branch}^{{commit}}");
+    let out = git.output(&["rev-parse", "-q", "--verify", &name], None)?;
+    Ok(out.ok.then(|| out.text()))
+}
+
+/// How a push went.
+pub enum Pushed {
+    Done,
+    /// The remote moved on since our fetch: fetch, merge and try again.
+    Rejected,
+}
+
+/// Pushes HEAD to the remote's `branch`.
+pub fn push(git: &Git, branch: &str, deadline: Instant) -> Result<Pushed> {
+    let refspec = format!("HEAD:refs/heads/{branch}");
+    let args = ["push", "--quiet", "--porcelain", REMOTE, refspec.as_str()];
+    let out = git.run(&args, None, Some(deadline))?;
+    if out.ok {
+        return Ok(Pushed::Done);
+    }
+    let said = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let rejected = ["[rejected]", "non-fast-forward", "fetch first", "stale info"]
+        .iter()
+        .any(|w| said.contains(w));
+    match rejected {
+        true => Ok(Pushed::Rejected),
+        false => Err(failed(&args, &out)),
+    }
+}
