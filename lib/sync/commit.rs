@@ -114,6 +114,7 @@ pub fn commit(git: &Git, tree: &Tree, paths: &[String], message: &str, dry_run: 
     if !info.is_empty() {
         git.ok(&["update-index", "-z", "--index-info"], Some(&info))?;
     }
+    super::pause::at("staged");
     done.commit = commit_index(git, &[], message)?;
     if !info.is_empty() {
         // Fresh stat data for the files just staged, so the next status

@@ -25,6 +25,7 @@ use serde::Serialize;
 use super::commit::{self, commit_index, head, store};
 use super::git::Git;
 use super::kind::{self, Kind};
+use super::pause;
 use super::worktree::Tree;
 use crate::error::{Error, Result};
 use crate::memory::notes::conflict;
@@ -116,6 +117,7 @@ pub fn merge(git: &Git, tree: &Tree, theirs: &str, host: &str, dry_run: bool) ->
             conflicted |= m.conflict.is_some();
             Ok(m.text)
         })?;
+        pause::at("merging");
         match ours.get(rel) {
             Some(o) => {
                 let m = kind::merge(git, kind, rel, b, blob(o), t)?;

@@ -21,6 +21,7 @@ pub mod git;
 mod kind;
 mod lines;
 mod merge;
+mod pause;
 mod remote;
 mod worktree;
 
@@ -93,25 +94,6 @@ pub fn host() -> String {
     }
 }
 
-/// A test hook: `AXE_SYNC_TEST_PAUSE=<step>:<file>` makes a sync that
-/// reaches `<step>` create `<file>` and wait there to be killed, so tests
-/// can `kill -9` it at a named point instead of a random one. Unset, it
-/// costs one lookup per step.
-fn checkpoint(step: &str) {
-    let Some(spec) = std::env::var_os("AXE_SYNC_TEST_PAUSE") else {
-        return;
-    };
-    let spec = spec.to_string_lossy();
-    let Some((at, file)) = spec.split_once(':') else {
-        return;
-    };
-    if at == step {
-        let _ = fs::write(file, step);
-        // Bounded: a test that forgets to kill us does not leave us behind.
-        std::thread::sleep(std::time::Duration::from_secs(60));
-    }
-}
-
 /// The repository at `dir`, which must exist.
 fn open(dir: &Path) -> Result<Git> {
     let git = Git::at(dir)?;
@@ -170,7 +152,7 @@ pub fn sync(opts: &Options) -> Result<Report> {
     let branch = branch(&git)?;
     let tree = Tree::open(&opts.dir)?;
     let paths = commit::changed(&git, &|p| belongs(p, &opts.agents))?;
-    checkpoint("commit");
+    pause::at("commit");
     let committed = commit::commit(
         &git,
         &tree,
@@ -201,9 +183,9 @@ pub fn sync(opts: &Options) -> Result<Report> {
 /// Fetch, merge and push until the push lands or the attempts run out.
 fn exchange(git: &Git, tree: &Tree, opts: &Options, host: &str, branch: &str, report: &mut Report) -> Result<()> {
     loop {
-        checkpoint("fetch");
+        pause::at("fetch");
         if let Some(theirs) = remote::fetch(git, branch, opts.deadline)? {
-            checkpoint("merge");
+            pause::at("merge");
             let merged = merge::merge(git, tree, &theirs, host, opts.dry_run)?;
             report.merged.from = merged.from.or(report.merged.from.take());
             report.merged.commit = merged.commit.or(report.merged.commit.take());
@@ -217,7 +199,7 @@ fn exchange(git: &Git, tree: &Tree, opts: &Options, host: &str, branch: &str, re
         if !opts.push || opts.dry_run || theirs.as_deref() == Some(head.as_str()) {
             return Ok(());
         }
-        checkpoint("push");
+        pause::at("push");
         report.push_attempts += 1;
         match remote::push(git, branch, opts.deadline)? {
             remote::Pushed::Done => {
