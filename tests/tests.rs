@@ -31,5 +31,6 @@ mod search;
 mod server;
 mod state;
 mod stress;
+mod sync;
 mod util;
 mod wire;

@@ -96,14 +96,14 @@ pub fn host() -> String {
 
 /// The repository at `dir`, which must exist.
 fn open(dir: &Path) -> Result<Git> {
-    let git = Git::at(dir)?;
-    if !git.exists() {
+    // Before git runs: it would run in the directory, which may not exist.
+    if !dir.join(".git").join("HEAD").is_file() {
         return Err(Error::Config(format!(
             "{} is not a sync repository: run `axe-sync init` first",
             dir.display()
         )));
     }
-    Ok(git)
+    Git::at(dir)
 }
 
 /// Takes the repository's sync lock, waiting as long as a memory file's
