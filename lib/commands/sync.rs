@@ -54,7 +54,7 @@ const DRY_RUN: Flag = Flag::switch(
 const TIMEOUT: Flag = Flag::with_value(
     "timeout",
     "SECONDS",
-    "Give up on a fetch or push after this long [default: 120]",
+    "Give up on the network (fetch and push, in all) after this long [default: 120]",
 )
 .number();
 

@@ -176,6 +176,11 @@ pub fn sync(opts: &Options) -> Result<Report> {
     if remote.is_some() {
         exchange(&git, &tree, opts, &host, &branch, &mut report)?;
     }
+    if !opts.dry_run {
+        // Whatever a sync cut off mid-merge left undone, this one has done
+        // (merged again, or found nothing left to merge).
+        let _ = fs::remove_file(merge::journal(&git));
+    }
     report.conflicts = unresolved(&git)?;
     Ok(report)
 }

@@ -55,25 +55,35 @@ impl Tree {
 
     /// Changes the file `rel` under its exclusive lock: `change` gets what
     /// it holds now (`None`: no file) and says what it should hold
-    /// (`None`: removed). Nothing is written when that is what it holds.
+    /// (`None`: removed). Nothing is written when that is what it holds,
+    /// and nothing is created for a file that should not exist.
     pub fn update(
         &self,
         rel: &str,
-        change: impl FnOnce(Option<&[u8]>) -> Result<Option<Vec<u8>>>,
+        mut change: impl FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>>,
     ) -> Result<()> {
         let fail = |op: &str, e: io::Error| Error::memory("failed to merge", op, &self.path(rel), &e);
-        let Some((dir, name)) = self.holding(rel, true)? else {
-            return Err(fail("open", io::ErrorKind::NotFound.into()));
-        };
-        let existing = match dir.entry(&name).map_err(|e| fail("stat", e))? {
-            Some(_) => open_locked(&dir, &name, Open::Read, Mode::Exclusive).map_err(|e| fail("open", e))?,
+        let existing = match self.holding(rel, false)? {
+            Some((dir, name)) => open_locked(&dir, &name, Open::Read, Mode::Exclusive)
+                .map_err(|e| fail("open", e))?
+                .map(|file| (dir, name, file)),
             None => None,
         };
-        let (file, created) = match existing {
-            Some(file) => (file, false),
-            None => create_locked(&dir, &name, Open::Update).map_err(|e| fail("open", e))?,
+        let (dir, name, file, created) = match existing {
+            Some((dir, name, file)) => (dir, name, file, false),
+            None => {
+                if change(None)?.is_none() {
+                    return Ok(());
+                }
+                let (dir, name) = self
+                    .holding(rel, true)?
+                    .ok_or_else(|| fail("open", io::ErrorKind::NotFound.into()))?;
+                let (file, created) = create_locked(&dir, &name, Open::Update).map_err(|e| fail("open", e))?;
+                (dir, name, file, created)
+            }
         };
         let now = read_whole(&dir, &name, &file).map_err(|e| fail("read", e))?;
+        // A file we just made is no file; one another writer made first is.
         let now = (!created || !now.is_empty()).then_some(now);
         let wanted = match change(now.as_deref()) {
             Ok(wanted) => wanted,
