@@ -25,7 +25,7 @@ pub(crate) mod read;
 pub(crate) mod run;
 pub(crate) mod signals;
 pub(crate) mod stderr;
-pub(crate) mod sync;
 pub(crate) mod suggest;
+pub(crate) mod sync;
 pub(crate) mod timeout;
 pub(crate) mod tools;

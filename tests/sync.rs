@@ -35,43 +35,95 @@ impl Machine {
     }
 
     fn init(&self, remote: &Path) -> Output {
-        let out = self.env.cmd("axe-sync").args(["init", "--remote"]).arg(remote).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = self
+            .env
+            .cmd("axe-sync")
+            .args(["init", "--remote"])
+            .arg(remote)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         out
     }
 
     fn sync(&self, args: &[&str]) -> Output {
-        self.env.cmd("axe-sync").arg("run").args(args).output().unwrap()
+        self.env
+            .cmd("axe-sync")
+            .arg("run")
+            .args(args)
+            .output()
+            .unwrap()
     }
 
     /// A sync that must end well (0, or 6 for a conflict file left).
     fn synced(&self) -> Output {
         let out = self.sync(&[]);
         let code = out.status.code();
-        assert!(matches!(code, Some(0 | 6)), "sync: {code:?} {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            matches!(code, Some(0 | 6)),
+            "sync: {code:?} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         out
     }
 
     fn remember(&self, text: &str) {
-        let out = self.env.cmd("axe-notes-remember").args(["bot", text]).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = self
+            .env
+            .cmd("axe-notes-remember")
+            .args(["bot", text])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     fn append(&self, task: &str) {
-        let out = self.env.cmd("axe-mem-append").args(["bot", "--task", task, "--result", "ok"]).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = self
+            .env
+            .cmd("axe-mem-append")
+            .args(["bot", "--task", task, "--result", "ok"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     fn ingest(&self, fact: &str, step: &str) {
         let input = format!("AXE_MEMORY: KEY_FACT {fact}\nAXE_MEMORY: STEP_DONE {step}\n");
-        let out = self.env.cmd("axe-state-ingest").arg("bot").write_stdin(input).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = self
+            .env
+            .cmd("axe-state-ingest")
+            .arg("bot")
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// Recall, then reflect `text` with `--if-match`: true when written,
     /// false when MEMORY.md changed in between (exit 4, nothing written).
     fn reflect(&self, text: &str) -> bool {
-        let out = self.env.cmd("axe-notes-recall").args(["bot", "--json"]).output().unwrap();
+        let out = self
+            .env
+            .cmd("axe-notes-recall")
+            .args(["bot", "--json"])
+            .output()
+            .unwrap();
         let recalled: Value = serde_json::from_slice(&out.stdout).unwrap();
         let sha = recalled["memory_sha256"].as_str().unwrap().to_owned();
         let out = self
@@ -103,7 +155,11 @@ impl Machine {
 fn collect(root: &Path, dir: &Path, found: &mut BTreeMap<String, Vec<u8>>) {
     for e in fs::read_dir(dir).unwrap() {
         let path = e.unwrap().path();
-        let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         if rel == ".git" {
             continue;
         }
@@ -143,7 +199,11 @@ fn state(m: &Machine) -> Value {
 
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -151,7 +211,9 @@ fn strings(v: &Value) -> Vec<String> {
 fn no_markers(m: &Machine) {
     for (path, bytes) in m.files() {
         let text = String::from_utf8_lossy(&bytes);
-        let marked = text.lines().any(|l| l.starts_with("<<<<<<<") || l.starts_with(">>>>>>>"));
+        let marked = text
+            .lines()
+            .any(|l| l.starts_with("<<<<<<<") || l.starts_with(">>>>>>>"));
         assert!(!marked, "{path} holds a conflict marker:\n{text}");
     }
 }
@@ -162,9 +224,15 @@ struct Rng(u64);
 
 impl Rng {
     fn seeded() -> Rng {
-        let seed = std::env::var("AXE_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-        });
+        let seed = std::env::var("AXE_TEST_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            });
         eprintln!("sync test seed: {seed} (AXE_TEST_SEED={seed} replays it)");
         Rng(seed | 1)
     }
@@ -211,7 +279,10 @@ fn three_clones_writing_and_syncing_in_random_order_lose_nothing() {
         Server::route(move |_| {
             let fact = format!("served-{}", served.fetch_add(1, Ordering::SeqCst));
             facts_served.lock().unwrap().push(fact.clone());
-            Answer::json(200, &anthropic_reply(&format!("done\nAXE_MEMORY: KEY_FACT {fact}")))
+            Answer::json(
+                200,
+                &anthropic_reply(&format!("done\nAXE_MEMORY: KEY_FACT {fact}")),
+            )
         })
     };
     let machines: Vec<Machine> = (0..3).map(|_| Machine::new()).collect();
@@ -277,7 +348,11 @@ fn three_clones_writing_and_syncing_in_random_order_lose_nothing() {
                                     .write_stdin(t.clone())
                                     .output()
                                     .unwrap();
-                                assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                                assert!(
+                                    out.status.success(),
+                                    "{}",
+                                    String::from_utf8_lossy(&out.stderr)
+                                );
                             }
                         }
                     }
@@ -302,7 +377,9 @@ fn three_clones_writing_and_syncing_in_random_order_lose_nothing() {
             m.synced();
         }
     }
-    written.facts.extend(facts_served.lock().unwrap().iter().cloned());
+    written
+        .facts
+        .extend(facts_served.lock().unwrap().iter().cloned());
     written.reflected = reflected.into_inner().unwrap();
     let first = machines[0].files();
     for m in &machines {
@@ -310,20 +387,36 @@ fn three_clones_writing_and_syncing_in_random_order_lose_nothing() {
         no_markers(m);
         let notes = daily(m);
         for t in &written.notes {
-            assert_eq!(notes.matches(t.as_str()).count(), 1, "{t} once in the daily logs:\n{notes}");
+            assert_eq!(
+                notes.matches(t.as_str()).count(),
+                1,
+                "{t} once in the daily logs:\n{notes}"
+            );
         }
         let log = m.file("memory/bot.md");
         for t in &written.tasks {
-            assert_eq!(log.matches(&format!("**Task:** {t}\n")).count(), 1, "{t} once in the run log:\n{log}");
+            assert_eq!(
+                log.matches(&format!("**Task:** {t}\n")).count(),
+                1,
+                "{t} once in the run log:\n{log}"
+            );
         }
         let st = state(m);
         let facts = strings(&st["key_facts"]);
         for f in &written.facts {
-            assert_eq!(facts.iter().filter(|x| *x == f).count(), 1, "{f} once in {facts:?}");
+            assert_eq!(
+                facts.iter().filter(|x| *x == f).count(),
+                1,
+                "{f} once in {facts:?}"
+            );
         }
         let steps = strings(&st["tasks"]["main"]["completed_steps"]);
         for s in &written.steps {
-            assert_eq!(steps.iter().filter(|x| *x == s).count(), 1, "{s} once in {steps:?}");
+            assert_eq!(
+                steps.iter().filter(|x| *x == s).count(),
+                1,
+                "{s} once in {steps:?}"
+            );
         }
     }
     // MEMORY.md holds a text some machine reflected, and so does every
@@ -364,19 +457,37 @@ fn a_true_memory_conflict_keeps_both_texts_reports_them_until_resolved() {
     assert!(b.reflect("shared\nB says that\nend\n"));
     assert_eq!(a.sync(&[]).status.code(), Some(0));
     let out = b.sync(&["--json"]);
-    assert_eq!(out.status.code(), Some(6), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(6),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let side = report["conflicts"][0].as_str().unwrap().to_owned();
-    assert!(side.starts_with("notes/agents/bot/MEMORY.conflict-") && side.ends_with(".md"), "{side}");
+    assert!(
+        side.starts_with("notes/agents/bot/MEMORY.conflict-") && side.ends_with(".md"),
+        "{side}"
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains(&side));
-    assert_eq!(a.sync(&[]).status.code(), Some(6), "the conflict reached the other machine too");
+    assert_eq!(
+        a.sync(&[]).status.code(),
+        Some(6),
+        "the conflict reached the other machine too"
+    );
     for m in [&a, &b] {
-        assert_eq!(m.file("notes/agents/bot/MEMORY.md"), "shared\nB says that\nend\n");
+        assert_eq!(
+            m.file("notes/agents/bot/MEMORY.md"),
+            "shared\nB says that\nend\n"
+        );
         assert_eq!(m.file(&side), "shared\nA says this\nend\n");
         no_markers(m);
         let recall = m.env.cmd("axe-notes-recall").arg("bot").output().unwrap();
         let recall = String::from_utf8_lossy(&recall.stdout).into_owned();
-        assert!(recall.starts_with("(Unresolved sync conflict: agents/bot/MEMORY.conflict-"), "{recall}");
+        assert!(
+            recall.starts_with("(Unresolved sync conflict: agents/bot/MEMORY.conflict-"),
+            "{recall}"
+        );
         let context = m.env.cmd("axe-context").arg("bot").output().unwrap();
         assert!(String::from_utf8_lossy(&context.stdout).contains("Unresolved sync conflict"));
         let status = m.env.cmd("axe-sync").arg("status").output().unwrap();
@@ -388,7 +499,10 @@ fn a_true_memory_conflict_keeps_both_texts_reports_them_until_resolved() {
     assert_eq!(a.sync(&[]).status.code(), Some(0));
     assert_eq!(b.sync(&[]).status.code(), Some(0));
     assert!(!b.repo().join(&side).exists());
-    assert_eq!(b.file("notes/agents/bot/MEMORY.md"), "shared\nA says this\nB says that\nend\n");
+    assert_eq!(
+        b.file("notes/agents/bot/MEMORY.md"),
+        "shared\nA says this\nB says that\nend\n"
+    );
     let recall = b.env.cmd("axe-notes-recall").arg("bot").output().unwrap();
     assert!(!String::from_utf8_lossy(&recall.stdout).contains("Unresolved"));
 }
@@ -400,7 +514,10 @@ fn paused_at(m: &Machine, step: &str) -> std::process::Child {
     let _ = fs::remove_file(&marker);
     let mut cmd = m.env.std_cmd("axe-sync");
     cmd.args(["run"])
-        .env("AXE_SYNC_TEST_PAUSE", format!("{step}:{}", marker.display()))
+        .env(
+            "AXE_SYNC_TEST_PAUSE",
+            format!("{step}:{}", marker.display()),
+        )
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let mut child = cmd.spawn().unwrap();
@@ -409,7 +526,10 @@ fn paused_at(m: &Machine, step: &str) -> std::process::Child {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the sync ended before {step}: {status}");
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "never reached {step}");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "never reached {step}"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     child
@@ -442,7 +562,11 @@ fn a_sync_killed_at_any_step_loses_nothing_and_the_next_one_completes() {
             assert_eq!(daily(&a).matches(tag).count(), 1, "{step}: {tag}");
         }
         let out = a.sync(&["--json"]);
-        assert!(out.status.success(), "{step}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{step}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(report["recovered"], step == "merging", "{step}: {report}");
         b.synced();
@@ -459,7 +583,10 @@ fn a_sync_killed_at_any_step_loses_nothing_and_the_next_one_completes() {
             }
             let st = state(m);
             let facts = strings(&st["key_facts"]);
-            assert!(facts.contains(&"fact [a3]".into()) && facts.contains(&"fact [b3]".into()), "{step}: {facts:?}");
+            assert!(
+                facts.contains(&"fact [a3]".into()) && facts.contains(&"fact [b3]".into()),
+                "{step}: {facts:?}"
+            );
             assert_eq!(facts.len(), 2, "{step}: {facts:?}");
             let steps = strings(&st["tasks"]["main"]["completed_steps"]);
             assert_eq!(steps.len(), 2, "{step}: {steps:?}");
@@ -477,7 +604,12 @@ fn a_second_sync_waits_for_the_first_then_says_busy() {
     a.init(&remote);
     let mut first = paused_at(&a, "fetch");
     let out = a.sync(&["--wait", "0"]);
-    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("another axe-sync is running"));
     first.kill().unwrap();
     first.wait().unwrap();
@@ -498,15 +630,27 @@ fn conflict_markers_are_never_committed() {
     let out = a.sync(&[]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("notes/agents/bot/MEMORY.md holds git conflict markers"), "{err}");
-    assert_eq!(git(&remote, &["rev-parse", "main"]), before, "nothing pushed");
+    assert!(
+        err.contains("notes/agents/bot/MEMORY.md holds git conflict markers"),
+        "{err}"
+    );
+    assert_eq!(
+        git(&remote, &["rev-parse", "main"]),
+        before,
+        "nothing pushed"
+    );
     // A markdown heading rule alone is no marker.
     assert!(a.reflect("Title\n=======\n\ntext\n"));
     assert_eq!(a.sync(&[]).status.code(), Some(0));
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
@@ -528,10 +672,22 @@ fn a_plain_git_pull_merges_by_entry_through_the_drivers() {
         .program("git")
         .arg("-C")
         .arg(b.repo())
-        .args(["-c", "pull.rebase=false", "pull", "-q", "--no-edit", "origin", "main"])
+        .args([
+            "-c",
+            "pull.rebase=false",
+            "pull",
+            "-q",
+            "--no-edit",
+            "origin",
+            "main",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let notes = daily(&b);
     assert_eq!(notes.matches("[pa]").count(), 1, "{notes}");
     assert_eq!(notes.matches("[pb]").count(), 1, "{notes}");
@@ -552,7 +708,11 @@ fn dry_run_changes_nothing() {
     assert!(out.status.success());
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["committed"]["commit"], Value::Null);
-    assert_eq!(report["committed"]["files"].as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(
+        report["committed"]["files"].as_array().unwrap().len(),
+        1,
+        "{report}"
+    );
     assert_eq!(report["pushed"], false);
     assert_eq!(git(&a.repo(), &["rev-parse", "HEAD"]), head);
     assert_eq!(git(&remote, &["rev-parse", "main"]), head);
@@ -561,10 +721,19 @@ fn dry_run_changes_nothing() {
 #[test]
 fn without_git_on_path_the_error_says_so() {
     let a = Machine::new();
-    let out = a.env.cmd("axe-sync").args(["init"]).env("PATH", "/nonexistent").output().unwrap();
+    let out = a
+        .env
+        .cmd("axe-sync")
+        .args(["init"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.trim(), "git was not found on PATH: axe-sync needs git (2.28 or newer)");
+    assert_eq!(
+        err.trim(),
+        "git was not found on PATH: axe-sync needs git (2.28 or newer)"
+    );
 }
 
 #[test]
@@ -581,7 +750,12 @@ fn before_init_the_error_says_what_to_run() {
 #[test]
 fn unknown_flag() {
     let a = Machine::new();
-    let out = a.env.cmd("axe-sync").args(["run", "--bogus"]).output().unwrap();
+    let out = a
+        .env
+        .cmd("axe-sync")
+        .args(["run", "--bogus"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unrecognized flag --bogus"));
 }

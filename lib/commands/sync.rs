@@ -149,7 +149,10 @@ const fn file(name: &'static str, help: &'static str) -> Arg {
 }
 
 const BASE: Arg = file("BASE", "The common ancestor's version (git's %O)");
-const OURS: Arg = file("OURS", "Our version, where the result is written (git's %A)");
+const OURS: Arg = file(
+    "OURS",
+    "Our version, where the result is written (git's %A)",
+);
 const THEIRS: Arg = file("THEIRS", "Their version (git's %B)");
 const PATH: Arg = file("PATH", "The file's path in the repository (git's %P)");
 
@@ -218,7 +221,12 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             a.to_str()
                 .filter(|a| !a.is_empty() && !a.contains('/') && *a != "." && *a != "..")
                 .map(str::to_owned)
-                .ok_or_else(|| Error::InvalidAgentName(format!("invalid agent name \"{}\"", a.to_string_lossy())))
+                .ok_or_else(|| {
+                    Error::InvalidAgentName(format!(
+                        "invalid agent name \"{}\"",
+                        a.to_string_lossy()
+                    ))
+                })
         })
         .collect::<Result<Vec<_>>>()?;
     let report = sync::sync(&Options {
@@ -238,7 +246,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 
 /// A sync's report in words, one line a step.
 fn say(r: &Report, out: &mut dyn Write) -> Result<()> {
-    let short = |id: &Option<String>| id.as_deref().map_or(String::new(), |i| format!(" ({})", &i[..i.len().min(10)]));
+    let short = |id: &Option<String>| {
+        id.as_deref()
+            .map_or(String::new(), |i| format!(" ({})", &i[..i.len().min(10)]))
+    };
     let would = if r.dry_run { "would be " } else { "" };
     let mut lines = Vec::new();
     let (files, removed) = (r.committed.files.len(), r.committed.removed.len());
@@ -246,20 +257,34 @@ fn say(r: &Report, out: &mut dyn Write) -> Result<()> {
         lines.push(format!(
             "Committed: {files} changed, {removed} removed{}{}",
             short(&r.committed.commit),
-            if r.dry_run { " (dry run: nothing committed)" } else { "" }
+            if r.dry_run {
+                " (dry run: nothing committed)"
+            } else {
+                ""
+            }
         ));
     }
     if r.recovered {
         lines.push("Finished a sync that was cut off".to_owned());
     }
     if r.merged.from.is_some() {
-        lines.push(format!("Merged {} files {would}from {}{}", r.merged.files.len(), r.remote.as_deref().unwrap_or("the remote"), short(&r.merged.commit)));
+        lines.push(format!(
+            "Merged {} files {would}from {}{}",
+            r.merged.files.len(),
+            r.remote.as_deref().unwrap_or("the remote"),
+            short(&r.merged.commit)
+        ));
     }
     if r.pushed {
-        lines.push(format!("Pushed to {}", r.remote.as_deref().unwrap_or("the remote")));
+        lines.push(format!(
+            "Pushed to {}",
+            r.remote.as_deref().unwrap_or("the remote")
+        ));
     }
     if r.remote.is_none() {
-        lines.push("No remote: committed here only (axe-sync init --remote URL sets one)".to_owned());
+        lines.push(
+            "No remote: committed here only (axe-sync init --remote URL sets one)".to_owned(),
+        );
     }
     if lines.is_empty() {
         lines.push("Nothing to sync".to_owned());
@@ -289,15 +314,27 @@ fn status(m: &Matches, out: &mut dyn Write) -> Result<()> {
         let w = |out: &mut dyn Write, line: String| writeln!(out, "{line}").map_err(Error::Output);
         w(out, format!("Repository: {} (branch {})", s.dir, s.branch))?;
         match &s.remote {
-            Some(url) => w(out, format!("Remote: {url}, {} ahead, {} behind as of the last fetch", s.ahead, s.behind))?,
+            Some(url) => w(
+                out,
+                format!(
+                    "Remote: {url}, {} ahead, {} behind as of the last fetch",
+                    s.ahead, s.behind
+                ),
+            )?,
             None => w(out, "Remote: none".to_owned())?,
         }
-        w(out, format!("Changed since the last sync: {}", s.changed.len()))?;
+        w(
+            out,
+            format!("Changed since the last sync: {}", s.changed.len()),
+        )?;
         for f in &s.changed {
             w(out, format!("  {f}"))?;
         }
         if s.interrupted {
-            w(out, "A sync was cut off mid-merge; the next axe-sync run finishes it".to_owned())?;
+            w(
+                out,
+                "A sync was cut off mid-merge; the next axe-sync run finishes it".to_owned(),
+            )?;
         }
     }
     unresolved(&s.conflicts)
@@ -306,14 +343,27 @@ fn status(m: &Matches, out: &mut dyn Write) -> Result<()> {
 fn merge_driver(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let a = m.args();
     let [kind, base, ours, theirs, path] = a else {
-        return Err(Error::Usage("usage: axe-sync merge-driver <KIND> <BASE> <OURS> <THEIRS> <PATH>".into()));
+        return Err(Error::Usage(
+            "usage: axe-sync merge-driver <KIND> <BASE> <OURS> <THEIRS> <PATH>".into(),
+        ));
     };
     let kind = kind.to_str().and_then(Kind::named).ok_or_else(|| {
-        Error::Usage(format!("unknown kind \"{}\": runlog, daily, state or lines", kind.to_string_lossy()))
+        Error::Usage(format!(
+            "unknown kind \"{}\": runlog, daily, state or lines",
+            kind.to_string_lossy()
+        ))
     })?;
     let rel = path.to_string_lossy();
-    if let Some(side) = sync::merge_driver(kind, Path::new(base), Path::new(ours), Path::new(theirs), &rel)? {
-        crate::stderr::note(format_args!("axe-sync: {rel}: both sides changed the same lines; ours kept, theirs written to {side}"));
+    if let Some(side) = sync::merge_driver(
+        kind,
+        Path::new(base),
+        Path::new(ours),
+        Path::new(theirs),
+        &rel,
+    )? {
+        crate::stderr::note(format_args!(
+            "axe-sync: {rel}: both sides changed the same lines; ours kept, theirs written to {side}"
+        ));
     }
     let _ = out;
     Ok(())

@@ -86,7 +86,13 @@ pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<String>> 
 /// Stages `paths` (as [`changed`] gives them) from the work tree, each read
 /// under its lock and [`admit`]ted; then commits the index when its tree
 /// differs from HEAD's. With `dry_run`, only says what would be.
-pub fn commit(git: &Git, tree: &Tree, paths: &[String], message: &str, dry_run: bool) -> Result<Committed> {
+pub fn commit(
+    git: &Git,
+    tree: &Tree,
+    paths: &[String],
+    message: &str,
+    dry_run: bool,
+) -> Result<Committed> {
     let mut staged = Vec::new();
     let mut done = Committed::default();
     for rel in paths {
@@ -102,7 +108,10 @@ pub fn commit(git: &Git, tree: &Tree, paths: &[String], message: &str, dry_run: 
     if dry_run {
         return Ok(done);
     }
-    let blobs: Vec<(&str, &[u8])> = staged.iter().map(|(r, b)| (r.as_str(), b.as_slice())).collect();
+    let blobs: Vec<(&str, &[u8])> = staged
+        .iter()
+        .map(|(r, b)| (r.as_str(), b.as_slice()))
+        .collect();
     let oids = store(git, &blobs)?;
     let mut info = Vec::new();
     for ((rel, _), oid) in staged.iter().zip(&oids) {
@@ -134,7 +143,10 @@ pub fn store(git: &Git, blobs: &[(&str, &[u8])]) -> Result<Vec<String>> {
     if blobs.is_empty() {
         return Ok(Vec::new());
     }
-    let dir = git.git_dir().join("axe-sync").join(format!("stage-{}", std::process::id()));
+    let dir = git
+        .git_dir()
+        .join("axe-sync")
+        .join(format!("stage-{}", std::process::id()));
     fs::create_dir_all(&dir).map_err(|e| Error::memory("", "mkdir", &dir, &e))?;
     let result = (|| {
         let mut list = Vec::new();
@@ -144,11 +156,16 @@ pub fn store(git: &Git, blobs: &[(&str, &[u8])]) -> Result<Vec<String>> {
             list.extend_from_slice(path.as_os_str().as_encoded_bytes());
             list.push(b'\n');
         }
-        let out = git.ok(&["hash-object", "-w", "--no-filters", "--stdin-paths"], Some(&list))?;
+        let out = git.ok(
+            &["hash-object", "-w", "--no-filters", "--stdin-paths"],
+            Some(&list),
+        )?;
         let oids: Vec<String> = out.text().lines().map(str::to_owned).collect();
         match oids.len() == blobs.len() {
             true => Ok(oids),
-            false => Err(Error::Child("git hash-object gave fewer ids than files".into())),
+            false => Err(Error::Child(
+                "git hash-object gave fewer ids than files".into(),
+            )),
         }
     })();
     let _ = fs::remove_dir_all(&dir);
@@ -170,12 +187,19 @@ pub fn commit_index(git: &Git, more: &[String], message: &str) -> Result<Option<
     if let Some(head) = &head
         && more.is_empty()
     {
-        let current = git.ok(&["rev-parse", &format!("{head}^{{tree}}")], None)?.text();
+        let current = git
+            .ok(&["rev-parse", &format!("{head}^{{tree}}")], None)?
+            .text();
         if current == tree {
             return Ok(None);
         }
     }
-    let mut args = vec!["commit-tree".to_owned(), tree, "-m".to_owned(), message.to_owned()];
+    let mut args = vec![
+        "commit-tree".to_owned(),
+        tree,
+        "-m".to_owned(),
+        message.to_owned(),
+    ];
     for parent in head.iter().chain(more) {
         args.push("-p".to_owned());
         args.push(parent.clone());
@@ -192,7 +216,9 @@ mod tests {
 
     #[test]
     fn conflict_markers_are_found_and_heading_rules_are_not() {
-        assert!(has_conflict_markers(b"a\n<<<<<<< ours\nx\n=======\ny\n>>>>>>> theirs\n"));
+        assert!(has_conflict_markers(
+            b"a\n<<<<<<< ours\nx\n=======\ny\n>>>>>>> theirs\n"
+        ));
         assert!(!has_conflict_markers(b"Title\n=======\n\ntext\n"));
         assert!(!has_conflict_markers(b">>>>>>> alone\n"));
         assert!(admit("a.md", b"<<<<<<< a\n>>>>>>> b\n").is_err());

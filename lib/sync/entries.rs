@@ -150,9 +150,16 @@ mod tests {
     fn an_entry_removed_on_one_side_stays_removed() {
         let base = b"## 2026-01-01T00:00:00Z\n**Task:** a\n**Result:** x\n\n";
         let ours = b"";
-        let theirs = [&base[..], b"## 2026-01-02T00:00:00Z\n**Task:** b\n**Result:** y\n\n"].concat();
+        let theirs = [
+            &base[..],
+            b"## 2026-01-02T00:00:00Z\n**Task:** b\n**Result:** y\n\n",
+        ]
+        .concat();
         let merged = merge(Layout::RunLog, base, ours, &theirs);
-        assert_eq!(merged, b"## 2026-01-02T00:00:00Z\n**Task:** b\n**Result:** y\n\n");
+        assert_eq!(
+            merged,
+            b"## 2026-01-02T00:00:00Z\n**Task:** b\n**Result:** y\n\n"
+        );
     }
 
     #[test]

@@ -25,7 +25,12 @@ pub const MIN_VERSION: (u32, u32) = (2, 28);
 
 /// Variables kept from the caller's environment although they start with
 /// `GIT_`: how to reach a remote, which is the user's to say.
-const KEPT: &[&str] = &["GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_PROXY_COMMAND"];
+const KEPT: &[&str] = &[
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH_VARIANT",
+    "GIT_PROXY_COMMAND",
+];
 
 /// The memory repository, as git is run on it.
 pub struct Git {
@@ -84,7 +89,11 @@ impl Git {
         let version = text
             .strip_prefix("git version ")
             .and_then(parse_version)
-            .ok_or_else(|| Error::Child(format!("git --version said {text:?}: not a git axe-sync knows")))?;
+            .ok_or_else(|| {
+                Error::Child(format!(
+                    "git --version said {text:?}: not a git axe-sync knows"
+                ))
+            })?;
         if version < MIN_VERSION {
             return Err(Error::Child(format!(
                 "git {}.{} is too old for axe-sync: it needs {}.{} or newer",
@@ -133,10 +142,14 @@ impl Git {
         deadline: Option<Instant>,
     ) -> Result<Output> {
         let mut cmd = self.command(args);
-        cmd.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+        cmd.stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
         let mut child = cmd.spawn().map_err(|e| {
             Error::Child(match e.kind() {
                 std::io::ErrorKind::NotFound => {
@@ -181,7 +194,11 @@ pub fn failed(args: &[impl AsRef<OsStr>], out: &Output) -> Error {
 }
 
 /// Waits for `child`, reading its output, until it ends or `deadline`.
-fn collect(child: &mut Child, deadline: Option<Instant>, args: &[impl AsRef<OsStr>]) -> Result<Output> {
+fn collect(
+    child: &mut Child,
+    deadline: Option<Instant>,
+    args: &[impl AsRef<OsStr>],
+) -> Result<Output> {
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let mut stderr = child.stderr.take().expect("stderr is piped");
     let err_reader = std::thread::spawn(move || {
@@ -222,7 +239,10 @@ fn collect(child: &mut Child, deadline: Option<Instant>, args: &[impl AsRef<OsSt
 }
 
 /// The child's status, or `None` when it was killed at `deadline`.
-fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Option<std::process::ExitStatus>> {
+fn wait_until(
+    child: &mut Child,
+    deadline: Instant,
+) -> std::io::Result<Option<std::process::ExitStatus>> {
     let mut pause = Duration::from_millis(1);
     loop {
         if let Some(status) = child.try_wait()? {

@@ -32,7 +32,10 @@ impl Kind {
     ];
 
     pub fn named(name: &str) -> Option<Kind> {
-        Kind::NAMES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
+        Kind::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, k)| *k)
     }
 
     /// The kind of the file at `rel` in the repository (the memory data
@@ -58,10 +61,13 @@ fn is_day(name: &str) -> bool {
     let b = name.as_bytes();
     name.len() == 13
         && name.ends_with(".md")
-        && b[..10]
-            .iter()
-            .enumerate()
-            .all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
+        && b[..10].iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
 }
 
 /// A merge's outcome: the file's new content (`None`: removed), and, for
@@ -125,9 +131,18 @@ mod tests {
 
     #[test]
     fn files_are_known_by_where_they_are() {
-        assert_eq!(Kind::of("memory/reviewer.md"), Kind::Entries(Layout::RunLog));
-        assert_eq!(Kind::of("notes/agents/a/daily/2026-11-22.md"), Kind::Entries(Layout::Daily));
-        assert_eq!(Kind::of("agents/a/daily/2026-11-22.md"), Kind::Entries(Layout::Daily));
+        assert_eq!(
+            Kind::of("memory/reviewer.md"),
+            Kind::Entries(Layout::RunLog)
+        );
+        assert_eq!(
+            Kind::of("notes/agents/a/daily/2026-11-22.md"),
+            Kind::Entries(Layout::Daily)
+        );
+        assert_eq!(
+            Kind::of("agents/a/daily/2026-11-22.md"),
+            Kind::Entries(Layout::Daily)
+        );
         assert_eq!(Kind::of("state/a.json"), Kind::State);
         assert_eq!(Kind::of("notes/agents/a/MEMORY.md"), Kind::Lines);
         assert_eq!(Kind::of("notes/world/deploys.md"), Kind::Lines);

@@ -21,12 +21,22 @@ pub fn merge(git: &Git, base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<(Vec<
             fs::write(path, bytes).map_err(|e| Error::memory("", "write", path, &e))?;
         }
         let run = |ours_wins: bool| {
-            let mut args = vec!["merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs"];
+            let mut args = vec![
+                "merge-file",
+                "-p",
+                "-L",
+                "ours",
+                "-L",
+                "base",
+                "-L",
+                "theirs",
+            ];
             if ours_wins {
                 args.push("--ours");
             }
             let files = paths.iter().map(|p| p.as_os_str());
-            let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).chain(files).collect();
+            let args: Vec<&std::ffi::OsStr> =
+                args.iter().map(|a| a.as_ref()).chain(files).collect();
             git.output(&args, None)
         };
         let out = run(false)?;

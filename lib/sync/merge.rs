@@ -61,7 +61,8 @@ pub fn journal(git: &Git) -> PathBuf {
 pub fn merge(git: &Git, tree: &Tree, theirs: &str, host: &str, dry_run: bool) -> Result<Merged> {
     let mut done = Merged::default();
     let head = head(git)?;
-    if head.as_deref() == Some(theirs) || head.as_ref().is_some_and(|h| is_ancestor(git, theirs, h)) {
+    if head.as_deref() == Some(theirs) || head.as_ref().is_some_and(|h| is_ancestor(git, theirs, h))
+    {
         return Ok(done);
     }
     done.from = Some(theirs.to_owned());
@@ -123,7 +124,9 @@ pub fn merge(git: &Git, tree: &Tree, theirs: &str, host: &str, dry_run: bool) ->
                 let m = kind::merge(git, kind, rel, b, blob(o), t)?;
                 conflicted |= m.conflict.is_some();
                 match m.text {
-                    Some(text) if Some(text.as_slice()) == t => entries.push((rel.clone(), change.theirs.clone())),
+                    Some(text) if Some(text.as_slice()) == t => {
+                        entries.push((rel.clone(), change.theirs.clone()))
+                    }
                     Some(text) => to_store.push((rel.clone(), text)),
                     None => entries.push((rel.clone(), None)),
                 }
@@ -137,9 +140,17 @@ pub fn merge(git: &Git, tree: &Tree, theirs: &str, host: &str, dry_run: bool) ->
             done.conflicts.push(side);
         }
     }
-    let blobs: Vec<(&str, &[u8])> = to_store.iter().map(|(r, b)| (r.as_str(), b.as_slice())).collect();
+    let blobs: Vec<(&str, &[u8])> = to_store
+        .iter()
+        .map(|(r, b)| (r.as_str(), b.as_slice()))
+        .collect();
     let stored = store(git, &blobs)?;
-    entries.extend(to_store.iter().map(|(r, _)| r.clone()).zip(stored.into_iter().map(Some)));
+    entries.extend(
+        to_store
+            .iter()
+            .map(|(r, _)| r.clone())
+            .zip(stored.into_iter().map(Some)),
+    );
     let mut info = Vec::new();
     let zero = commit::zero(Some(&theirs.to_owned()));
     for (rel, oid) in &entries {
@@ -152,14 +163,38 @@ pub fn merge(git: &Git, tree: &Tree, theirs: &str, host: &str, dry_run: bool) ->
     git.ok(&["update-index", "-z", "--index-info"], Some(&info))?;
     done.commit = match (&head, forward) {
         (Some(h), true) => {
-            git.ok(&["update-ref", "-m", "axe-sync: fast-forward", "HEAD", theirs, h], None)?;
+            git.ok(
+                &[
+                    "update-ref",
+                    "-m",
+                    "axe-sync: fast-forward",
+                    "HEAD",
+                    theirs,
+                    h,
+                ],
+                None,
+            )?;
             Some(theirs.to_owned())
         }
         (None, _) => {
-            git.ok(&["update-ref", "-m", "axe-sync: first sync", "HEAD", theirs, &zero], None)?;
+            git.ok(
+                &[
+                    "update-ref",
+                    "-m",
+                    "axe-sync: first sync",
+                    "HEAD",
+                    theirs,
+                    &zero,
+                ],
+                None,
+            )?;
             Some(theirs.to_owned())
         }
-        (Some(_), false) => commit_index(git, &[theirs.to_owned()], &format!("axe-sync: merge on {host}"))?,
+        (Some(_), false) => commit_index(
+            git,
+            &[theirs.to_owned()],
+            &format!("axe-sync: merge on {host}"),
+        )?,
     };
     let _ = fs::remove_file(&journal);
     Ok(done)
@@ -173,7 +208,9 @@ fn is_ancestor(git: &Git, a: &str, b: &str) -> bool {
 
 /// The empty tree's id, for histories with nothing in common.
 fn empty_tree(git: &Git) -> Result<String> {
-    Ok(git.ok(&["hash-object", "-t", "tree", "--stdin"], Some(b""))?.text())
+    Ok(git
+        .ok(&["hash-object", "-t", "tree", "--stdin"], Some(b""))?
+        .text())
 }
 
 /// The commit time of `commit`.
@@ -234,7 +271,9 @@ fn cat(git: &Git, oids: &[&String]) -> Result<HashMap<String, Vec<u8>>> {
         let (Some(oid), Some(_), Some(size)) = (parts.next(), parts.next(), parts.next()) else {
             return Err(Error::Child(format!("git cat-file: {header}")));
         };
-        let size: usize = size.parse().map_err(|_| Error::Child(format!("git cat-file: {header}")))?;
+        let size: usize = size
+            .parse()
+            .map_err(|_| Error::Child(format!("git cat-file: {header}")))?;
         if rest.len() < size + 1 {
             return Err(Error::Child("git cat-file ended early".into()));
         }

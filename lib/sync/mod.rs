@@ -87,7 +87,10 @@ pub fn default_dir() -> Result<PathBuf> {
 
 /// This machine's name, for commit messages and conflict files.
 pub fn host() -> String {
-    let name = rustix::system::uname().nodename().to_string_lossy().into_owned();
+    let name = rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned();
     match name.is_empty() {
         true => "localhost".to_owned(),
         false => name,
@@ -110,7 +113,14 @@ fn open(dir: &Path) -> Result<Git> {
 /// lock is waited for; held until the returned file is dropped.
 fn lock(git: &Git) -> Result<fs::File> {
     let path = git.git_dir().join("axe-sync");
-    let fail = |e: std::io::Error| Error::memory("another axe-sync is running", "lock", &path.join("lock"), &e);
+    let fail = |e: std::io::Error| {
+        Error::memory(
+            "another axe-sync is running",
+            "lock",
+            &path.join("lock"),
+            &e,
+        )
+    };
     let dir = Dir::root(&path, true)
         .map_err(fail)?
         .ok_or_else(|| fail(std::io::ErrorKind::NotFound.into()))?;
@@ -186,7 +196,14 @@ pub fn sync(opts: &Options) -> Result<Report> {
 }
 
 /// Fetch, merge and push until the push lands or the attempts run out.
-fn exchange(git: &Git, tree: &Tree, opts: &Options, host: &str, branch: &str, report: &mut Report) -> Result<()> {
+fn exchange(
+    git: &Git,
+    tree: &Tree,
+    opts: &Options,
+    host: &str,
+    branch: &str,
+    report: &mut Report,
+) -> Result<()> {
     loop {
         pause::at("fetch");
         if let Some(theirs) = remote::fetch(git, branch, opts.deadline)? {
@@ -227,7 +244,14 @@ fn exchange(git: &Git, tree: &Tree, opts: &Options, host: &str, branch: &str, re
 /// The conflict files in the work tree.
 fn unresolved(git: &Git) -> Result<Vec<String>> {
     let out = git.ok(
-        &["ls-files", "-z", "--cached", "--others", "--exclude-standard", "*.conflict-*.md"],
+        &[
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "*.conflict-*.md",
+        ],
         None,
     )?;
     let mut files: Vec<String> = out
@@ -277,7 +301,8 @@ pub struct Initialized {
 /// again), installs the merge drivers in its own config, writes
 /// `.gitattributes` and `.gitignore`, sets the remote, and syncs once.
 pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<Initialized> {
-    fs::create_dir_all(dir).map_err(|e| Error::Config(format!("failed to create {}: {e}", dir.display())))?;
+    fs::create_dir_all(dir)
+        .map_err(|e| Error::Config(format!("failed to create {}: {e}", dir.display())))?;
     let git = Git::at(dir)?;
     let created = !git.exists();
     if created {
@@ -289,13 +314,27 @@ pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<I
     let exe = shell_quote(&exe.to_string_lossy());
     for (name, _) in Kind::NAMES {
         let key = format!("merge.axe-{name}");
-        git.ok(&["config", &format!("{key}.name"), &format!("axe-sync: {name}")], None)?;
+        git.ok(
+            &[
+                "config",
+                &format!("{key}.name"),
+                &format!("axe-sync: {name}"),
+            ],
+            None,
+        )?;
         let driver = format!("{exe} merge-driver {name} %O %A %B %P");
         git.ok(&["config", &format!("{key}.driver"), &driver], None)?;
     }
-    if git.output(&["config", "user.email"], None)?.text().is_empty() {
+    if git
+        .output(&["config", "user.email"], None)?
+        .text()
+        .is_empty()
+    {
         git.ok(&["config", "user.name", "axe-sync"], None)?;
-        git.ok(&["config", "user.email", &format!("axe-sync@{}", host())], None)?;
+        git.ok(
+            &["config", "user.email", &format!("axe-sync@{}", host())],
+            None,
+        )?;
     }
     for (name, text) in [(".gitattributes", ATTRIBUTES), (".gitignore", IGNORE)] {
         let path = dir.join(name);
@@ -358,7 +397,10 @@ pub fn status(dir: &Path) -> Result<Status> {
     let remote = remote::url(&git)?;
     let (mut ahead, mut behind) = (0, 0);
     if let (Some(h), Some(t)) = (&head, remote::tracking(&git, &branch)?) {
-        let out = git.ok(&["rev-list", "--left-right", "--count", &format!("{h}...{t}")], None)?;
+        let out = git.ok(
+            &["rev-list", "--left-right", "--count", &format!("{h}...{t}")],
+            None,
+        )?;
         let text = out.text();
         let mut n = text.split_whitespace().map(|n| n.parse().unwrap_or(0));
         (ahead, behind) = (n.next().unwrap_or(0), n.next().unwrap_or(0));
@@ -381,10 +423,17 @@ pub fn status(dir: &Path) -> Result<Status> {
 /// OURS; a line conflict keeps our lines and writes their text beside the
 /// file (`PATH`, relative to the work tree, git's working directory).
 /// Returns the conflict file written, if any.
-pub fn merge_driver(kind: Kind, base: &Path, ours: &Path, theirs: &Path, rel: &str) -> Result<Option<String>> {
+pub fn merge_driver(
+    kind: Kind,
+    base: &Path,
+    ours: &Path,
+    theirs: &Path,
+    rel: &str,
+) -> Result<Option<String>> {
     let read = |p: &Path| fs::read(p).map_err(|e| Error::memory("", "read", p, &e));
     let (b, o, t) = (read(base)?, read(ours)?, read(theirs)?);
-    let cwd = std::env::current_dir().map_err(|e| Error::Child(format!("no working directory: {e}")))?;
+    let cwd =
+        std::env::current_dir().map_err(|e| Error::Child(format!("no working directory: {e}")))?;
     let git = Git::at(&cwd)?;
     let merged = kind::merge(&git, kind, rel, Some(&b), Some(&o), Some(&t))?;
     let mut out = fs::File::create(ours).map_err(|e| Error::memory("", "write", ours, &e))?;
@@ -394,6 +443,7 @@ pub fn merge_driver(kind: Kind, base: &Path, ours: &Path, theirs: &Path, rel: &s
         return Ok(None);
     };
     let side = conflict::path_for(rel, &host(), time::OffsetDateTime::now_utc());
-    fs::write(cwd.join(&side), theirs_text).map_err(|e| Error::memory("", "write", &cwd.join(&side), &e))?;
+    fs::write(cwd.join(&side), theirs_text)
+        .map_err(|e| Error::memory("", "write", &cwd.join(&side), &e))?;
     Ok(Some(side))
 }

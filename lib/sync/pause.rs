@@ -21,4 +21,3 @@ pub fn at(step: &str) {
         std::thread::sleep(std::time::Duration::from_secs(60));
     }
 }
-

@@ -48,10 +48,17 @@ pub fn push(git: &Git, branch: &str, deadline: Instant) -> Result<Pushed> {
     if out.ok {
         return Ok(Pushed::Done);
     }
-    let said = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    let rejected = ["rejected", "non-fast-forward", "fetch first", "stale info", "cannot lock ref"]
-        .iter()
-        .any(|w| said.contains(w));
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let rejected = [
+        "rejected",
+        "non-fast-forward",
+        "fetch first",
+        "stale info",
+        "cannot lock ref",
+    ]
+    .iter()
+    .any(|w| said.contains(w));
     match rejected {
         true => Ok(Pushed::Rejected),
         false => Err(failed(&args, &out)),

@@ -47,10 +47,14 @@ impl Tree {
         let Some((dir, name)) = self.holding(rel, false)? else {
             return Ok(None);
         };
-        let Some(file) = open_locked(&dir, &name, Open::Read, Mode::Shared).map_err(|e| fail("open", e))? else {
+        let Some(file) =
+            open_locked(&dir, &name, Open::Read, Mode::Shared).map_err(|e| fail("open", e))?
+        else {
             return Ok(None);
         };
-        read_whole(&dir, &name, &file).map(Some).map_err(|e| fail("read", e))
+        read_whole(&dir, &name, &file)
+            .map(Some)
+            .map_err(|e| fail("read", e))
     }
 
     /// Changes the file `rel` under its exclusive lock: `change` gets what
@@ -62,7 +66,8 @@ impl Tree {
         rel: &str,
         mut change: impl FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>>,
     ) -> Result<()> {
-        let fail = |op: &str, e: io::Error| Error::memory("failed to merge", op, &self.path(rel), &e);
+        let fail =
+            |op: &str, e: io::Error| Error::memory("failed to merge", op, &self.path(rel), &e);
         let existing = match self.holding(rel, false)? {
             Some((dir, name)) => open_locked(&dir, &name, Open::Read, Mode::Exclusive)
                 .map_err(|e| fail("open", e))?
@@ -78,7 +83,8 @@ impl Tree {
                 let (dir, name) = self
                     .holding(rel, true)?
                     .ok_or_else(|| fail("open", io::ErrorKind::NotFound.into()))?;
-                let (file, created) = create_locked(&dir, &name, Open::Update).map_err(|e| fail("open", e))?;
+                let (file, created) =
+                    create_locked(&dir, &name, Open::Update).map_err(|e| fail("open", e))?;
                 (dir, name, file, created)
             }
         };

@@ -65,9 +65,12 @@ mod tests {
     fn conflict_names_are_recognised() {
         let at = OffsetDateTime::from_unix_timestamp(1_795_417_200).unwrap();
         let path = path_for("agents/a/MEMORY.md", "box.local", at);
-        assert_eq!(path, "agents/a/MEMORY.conflict-box-local-20261123T070000Z.md");
+        assert_eq!(
+            path,
+            "agents/a/MEMORY.conflict-box-local-20261123T070000Z.md"
+        );
         let name = path.rsplit('/').next().unwrap();
-        assert!(is_conflict(&name));
+        assert!(is_conflict(name));
         assert!(!is_conflict("MEMORY.md"));
         assert!(!is_conflict("deploy-conflict-x.md"));
     }

@@ -497,6 +497,7 @@ mod tests {
             budget: 0,
             memory_sha256: None,
             memory_shown: true,
+            conflict: None,
         }
     }
 

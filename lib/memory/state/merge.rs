@@ -56,7 +56,9 @@ fn merge_states(b: &State, o: &State, t: &State) -> State {
         // Resolved on either side is resolved.
         let key = error_key(e);
         let resolved = o.errors.iter().chain(&t.errors);
-        if let Some(other) = resolved.filter(|x| x.resolved).find(|x| error_key(x) == key)
+        if let Some(other) = resolved
+            .filter(|x| x.resolved)
+            .find(|x| error_key(x) == key)
             && !e.resolved
         {
             e.resolved = true;
@@ -79,9 +81,16 @@ fn merge_states(b: &State, o: &State, t: &State) -> State {
 fn merge_task(b: Option<&Task>, o: &Task, t: &Task) -> Task {
     let empty = Task::default();
     let b = b.unwrap_or(&empty);
-    let completed = set3(&b.completed_steps, &o.completed_steps, &t.completed_steps, |s| step_key(s));
+    let completed = set3(
+        &b.completed_steps,
+        &o.completed_steps,
+        &t.completed_steps,
+        |s| step_key(s),
+    );
     let done: HashSet<String> = completed.iter().map(|s| step_key(s)).collect();
-    let mut pending = set3(&b.pending_steps, &o.pending_steps, &t.pending_steps, |s| step_key(s));
+    let mut pending = set3(&b.pending_steps, &o.pending_steps, &t.pending_steps, |s| {
+        step_key(s)
+    });
     pending.retain(|s| !done.contains(&step_key(s)));
     Task {
         id: o.id.clone(),
@@ -91,17 +100,32 @@ fn merge_task(b: Option<&Task>, o: &Task, t: &Task) -> Task {
         completed_steps: completed,
         pending_steps: pending,
         blocked_reason: scalar3(&b.blocked_reason, &o.blocked_reason, &t.blocked_reason),
-        files_modified: set3(&b.files_modified, &o.files_modified, &t.files_modified, Clone::clone),
+        files_modified: set3(
+            &b.files_modified,
+            &o.files_modified,
+            &t.files_modified,
+            Clone::clone,
+        ),
         unknown: unknown3(&b.unknown, &o.unknown, &t.unknown),
     }
 }
 
 fn decision_key(d: &Decision) -> (u64, String, String, String) {
-    (d.iteration, d.task_id.clone(), d.description.clone(), d.rationale.clone())
+    (
+        d.iteration,
+        d.task_id.clone(),
+        d.description.clone(),
+        d.rationale.clone(),
+    )
 }
 
 fn error_key(e: &ErrorRecord) -> (u64, String, String, String) {
-    (e.iteration, e.task_id.clone(), e.phase.clone(), e.error.clone())
+    (
+        e.iteration,
+        e.task_id.clone(),
+        e.phase.clone(),
+        e.error.clone(),
+    )
 }
 
 /// Theirs when only they changed it, else ours.
@@ -158,7 +182,13 @@ mod tests {
     use super::*;
 
     fn merged(b: &str, o: &str, t: &str) -> serde_json::Value {
-        let out = merge(Path::new("s.json"), b.as_bytes(), o.as_bytes(), t.as_bytes()).unwrap();
+        let out = merge(
+            Path::new("s.json"),
+            b.as_bytes(),
+            o.as_bytes(),
+            t.as_bytes(),
+        )
+        .unwrap();
         serde_json::from_slice(&out).unwrap()
     }
 
@@ -170,14 +200,29 @@ mod tests {
         let m = merged(b, o, t);
         assert_eq!(m["iteration"], 3);
         assert_eq!(m["tasks"]["main"]["phase"], "b");
-        assert_eq!(m["tasks"]["main"]["completed_steps"], serde_json::json!(["x"]));
-        assert_eq!(m["tasks"]["main"]["pending_steps"], serde_json::json!(["y", "z"]));
+        assert_eq!(
+            m["tasks"]["main"]["completed_steps"],
+            serde_json::json!(["x"])
+        );
+        assert_eq!(
+            m["tasks"]["main"]["pending_steps"],
+            serde_json::json!(["y", "z"])
+        );
         assert!(m["tasks"]["other"].is_object());
         assert_eq!(m["decisions"].as_array().unwrap().len(), 2);
         // f0 was removed by them since the base.
         assert_eq!(m["key_facts"], serde_json::json!(["f1", "f2"]));
-        let out = merge(Path::new("s.json"), b.as_bytes(), o.as_bytes(), t.as_bytes()).unwrap();
-        assert!(String::from_utf8(out).unwrap().contains("1e400"), "unknown fields kept verbatim");
+        let out = merge(
+            Path::new("s.json"),
+            b.as_bytes(),
+            o.as_bytes(),
+            t.as_bytes(),
+        )
+        .unwrap();
+        assert!(
+            String::from_utf8(out).unwrap().contains("1e400"),
+            "unknown fields kept verbatim"
+        );
     }
 
     #[test]
