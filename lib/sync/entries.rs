@@ -143,7 +143,7 @@ mod tests {
             "# 2026-11-22\n\n## 09:00\n\nfirst\n\n## 09:30\n\ntheirs\n\n## 10:00\n\nours\n\n## 11:00\n\nlate\n"
         );
         // Merging again changes nothing: an entry is never doubled.
-        assert_eq!(merge(Layout::Daily, &ours, &merged, &theirs), merged);
+        assert_eq!(merge(Layout::Daily, BASE, &merged, &theirs), merged);
     }
 
     #[test]
