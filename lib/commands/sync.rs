@@ -177,13 +177,15 @@ keeps our text and writes theirs beside the file, as axe-sync does.",
     run: Run::Action(merge_driver),
 };
 
-/// `--dir`, else the memory data directory.
+/// `--dir`, else the memory data directory; absolute, since git runs in
+/// the directory with `GIT_DIR` beneath it.
 fn dir(m: &Matches) -> Result<PathBuf> {
-    match m.value(&DIR) {
-        Some(d) if d.is_empty() => Err(Error::Usage("--dir must not be empty".into())),
-        Some(d) => Ok(PathBuf::from(d)),
-        None => sync::default_dir(),
-    }
+    let dir = match m.value(&DIR) {
+        Some(d) if d.is_empty() => return Err(Error::Usage("--dir must not be empty".into())),
+        Some(d) => PathBuf::from(d),
+        None => sync::default_dir()?,
+    };
+    std::path::absolute(&dir).map_err(|e| Error::Config(format!("{}: {e}", dir.display())))
 }
 
 fn deadline(m: &Matches) -> Result<Instant> {

@@ -57,9 +57,18 @@ pub fn has_conflict_markers(bytes: &[u8]) -> bool {
     false
 }
 
-/// The files `git status` finds changed, added or removed in the work
-/// tree, relative to the root, that `wanted` keeps.
-pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<String>> {
+/// What `git status` found.
+pub struct Changed {
+    /// The files changed, added or removed in the work tree (or staged),
+    /// relative to the root, that the caller wants committed.
+    pub paths: Vec<String>,
+    /// Nothing at all differs from HEAD: no commit step to do.
+    pub clean: bool,
+}
+
+/// The files `git status` finds changed, added or removed, those `wanted`
+/// keeps.
+pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Changed> {
     let out = git.ok(
         &[
             "status",
@@ -80,22 +89,28 @@ pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Vec<String>> 
         .collect();
     paths.sort();
     paths.dedup();
-    Ok(paths)
+    Ok(Changed {
+        paths,
+        clean: out.stdout.is_empty(),
+    })
 }
 
-/// Stages `paths` (as [`changed`] gives them) from the work tree, each read
-/// under its lock and [`admit`]ted; then commits the index when its tree
-/// differs from HEAD's. With `dry_run`, only says what would be.
+/// Stages what [`changed`] found from the work tree, each file read under
+/// its lock and [`admit`]ted; then commits the index when its tree differs
+/// from HEAD's. With `dry_run`, only says what would be.
 pub fn commit(
     git: &Git,
     tree: &Tree,
-    paths: &[String],
+    changed: &Changed,
     message: &str,
     dry_run: bool,
 ) -> Result<Committed> {
     let mut staged = Vec::new();
     let mut done = Committed::default();
-    for rel in paths {
+    if changed.clean {
+        return Ok(done);
+    }
+    for rel in &changed.paths {
         match tree.read(rel)? {
             Some(bytes) => {
                 admit(rel, &bytes)?;

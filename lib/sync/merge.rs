@@ -42,6 +42,9 @@ pub struct Merged {
     /// Conflict files written: the other side's text of a note whose
     /// lines both sides changed.
     pub conflicts: Vec<String>,
+    /// HEAD afterwards.
+    #[serde(skip)]
+    pub head: Option<String>,
 }
 
 /// A file changed on their side since the base: its blob ids there and in
@@ -59,8 +62,11 @@ pub fn journal(git: &Git) -> PathBuf {
 /// Merges `theirs` (a commit id) into HEAD and the work tree. `host` names
 /// the conflict files this machine writes.
 pub fn merge(git: &Git, tree: &Tree, theirs: &str, host: &str, dry_run: bool) -> Result<Merged> {
-    let mut done = Merged::default();
     let head = head(git)?;
+    let mut done = Merged {
+        head: head.clone(),
+        ..Merged::default()
+    };
     if head.as_deref() == Some(theirs) || head.as_ref().is_some_and(|h| is_ancestor(git, theirs, h))
     {
         return Ok(done);
@@ -82,6 +88,7 @@ pub fn merge(git: &Git, tree: &Tree, theirs: &str, host: &str, dry_run: bool) ->
     if dry_run || changes.is_empty() && forward {
         if !dry_run && let Some(h) = &head {
             git.ok(&["update-ref", "HEAD", theirs, h], None)?;
+            done.head = Some(theirs.to_owned());
         }
         return Ok(done);
     }
@@ -197,6 +204,7 @@ pub fn merge(git: &Git, tree: &Tree, theirs: &str, host: &str, dry_run: bool) ->
         )?,
     };
     let _ = fs::remove_file(&journal);
+    done.head = done.commit.clone().or(done.head);
     Ok(done)
 }
 

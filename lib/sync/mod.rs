@@ -128,10 +128,19 @@ fn lock(git: &Git) -> Result<fs::File> {
     Ok(file)
 }
 
-/// The branch HEAD is on.
+/// The branch HEAD is on, read from `.git/HEAD` (a process less).
 fn branch(git: &Git) -> Result<String> {
-    let out = git.ok(&["symbolic-ref", "--short", "HEAD"], None)?;
-    Ok(out.text())
+    let path = git.git_dir().join("HEAD");
+    let text = fs::read_to_string(&path).map_err(|e| Error::memory("", "read", &path, &e))?;
+    text.trim()
+        .strip_prefix("ref: refs/heads/")
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            Error::Config(format!(
+                "{} is on no branch (a detached HEAD): check out a branch to sync",
+                git.root.display()
+            ))
+        })
 }
 
 /// Whether `rel` is one of `agents`' files or shared by all of them.
@@ -161,64 +170,83 @@ pub fn sync(opts: &Options) -> Result<Report> {
     let recovered = merge::journal(&git).exists();
     let branch = branch(&git)?;
     let tree = Tree::open(&opts.dir)?;
-    let paths = commit::changed(&git, &|p| belongs(p, &opts.agents))?;
-    pause::at("commit");
-    let committed = commit::commit(
-        &git,
-        &tree,
-        &paths,
-        &format!("axe-sync on {host}: {} files", paths.len()),
-        opts.dry_run,
-    )?;
     let remote = remote::url(&git)?;
+    pause::at("commit");
+    let changed = commit::changed(&git, &|p| belongs(p, &opts.agents))?;
+    pause::at("fetch");
+    // The first fetch runs while the commit step reads and stages: they
+    // touch different parts of the repository (remote-tracking refs and
+    // new objects; the index and the branch).
+    let (committed, fetched) = std::thread::scope(|s| {
+        let fetch = remote
+            .is_some()
+            .then(|| s.spawn(|| remote::fetch(&git, &branch, opts.deadline)));
+        let message = format!("axe-sync on {host}: {} files", changed.paths.len());
+        let committed = commit::commit(&git, &tree, &changed, &message, opts.dry_run);
+        let fetched = fetch.map(|f| {
+            f.join()
+                .unwrap_or_else(|_| Err(Error::Child("git fetch: its thread failed".into())))
+        });
+        (committed, fetched)
+    });
     let mut report = Report {
         dir: opts.dir.to_string_lossy().into_owned(),
         remote: remote.clone(),
         branch: branch.clone(),
         dry_run: opts.dry_run,
         recovered,
-        committed,
+        committed: committed?,
         merged: Merged::default(),
         pushed: false,
         push_attempts: 0,
         conflicts: Vec::new(),
     };
-    if remote.is_some() {
-        exchange(&git, &tree, opts, &host, &branch, &mut report)?;
+    if let Some(fetched) = fetched {
+        exchange(&git, &tree, opts, &host, &branch, fetched?, &mut report)?;
     }
     if !opts.dry_run {
         // Whatever a sync cut off mid-merge left undone, this one has done
         // (merged again, or found nothing left to merge).
         let _ = fs::remove_file(merge::journal(&git));
+        if report.committed.commit.is_some() || report.merged.commit.is_some() {
+            // The maintenance the fetch was told not to run while the
+            // commit step worked beside it (packing loose objects).
+            let _ = git.output(&["maintenance", "run", "--auto", "--quiet"], None);
+        }
     }
     report.conflicts = unresolved(&git)?;
     Ok(report)
 }
 
-/// Fetch, merge and push until the push lands or the attempts run out.
+/// Merge what was `fetched`, push, and while the remote rejects the push
+/// (another machine pushed first) fetch, merge and push again, a bounded
+/// number of times.
 fn exchange(
     git: &Git,
     tree: &Tree,
     opts: &Options,
     host: &str,
     branch: &str,
+    mut fetched: Option<String>,
     report: &mut Report,
 ) -> Result<()> {
     loop {
-        pause::at("fetch");
-        if let Some(theirs) = remote::fetch(git, branch, opts.deadline)? {
-            pause::at("merge");
-            let merged = merge::merge(git, tree, &theirs, host, opts.dry_run)?;
-            report.merged.from = merged.from.or(report.merged.from.take());
-            report.merged.commit = merged.commit.or(report.merged.commit.take());
-            report.merged.files.extend(merged.files);
-            report.merged.conflicts.extend(merged.conflicts);
-        }
-        let Some(head) = commit::head(git)? else {
+        let head = match &fetched {
+            Some(theirs) => {
+                pause::at("merge");
+                let merged = merge::merge(git, tree, theirs, host, opts.dry_run)?;
+                report.merged.from = merged.from.or(report.merged.from.take());
+                report.merged.commit = merged.commit.or(report.merged.commit.take());
+                report.merged.files.extend(merged.files);
+                report.merged.conflicts.extend(merged.conflicts);
+                merged.head
+            }
+            None => commit::head(git)?,
+        };
+        let Some(head) = head else {
             return Ok(());
         };
-        let theirs = remote::tracking(git, branch)?;
-        if !opts.push || opts.dry_run || theirs.as_deref() == Some(head.as_str()) {
+        if !opts.push || opts.dry_run || fetched.as_deref() == Some(head.as_str()) {
             return Ok(());
         }
         pause::at("push");
@@ -238,6 +266,8 @@ fn exchange(
                 )));
             }
         }
+        pause::at("fetch");
+        fetched = remote::fetch(git, branch, opts.deadline)?;
     }
 }
 
@@ -412,7 +442,7 @@ pub fn status(dir: &Path) -> Result<Status> {
         head,
         ahead,
         behind,
-        changed: commit::changed(&git, &|_| true)?,
+        changed: commit::changed(&git, &|_| true)?.paths,
         conflicts: unresolved(&git)?,
         interrupted: merge::journal(&git).exists(),
     })

@@ -18,7 +18,19 @@ pub fn url(git: &Git) -> Result<Option<String>> {
 /// Fetches the remote's branches; the id of `branch` there, `None` when it
 /// has none yet (a new, empty remote).
 pub fn fetch(git: &Git, branch: &str, deadline: Instant) -> Result<Option<String>> {
-    let args = ["fetch", "--quiet", "--no-tags", "--prune", REMOTE];
+    // No automatic maintenance (a repack) while a commit step may work
+    // beside the fetch: the sync runs it afterwards.
+    let args = [
+        "-c",
+        "maintenance.auto=false",
+        "-c",
+        "gc.auto=0",
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--prune",
+        REMOTE,
+    ];
     let out = git.run(&args, None, Some(deadline))?;
     if !out.ok {
         return Err(failed(&args, &out));
