@@ -34,20 +34,23 @@ impl Machine {
         self.env.data_dir().join("axe")
     }
 
-    fn init(&self, remote: &Path) -> Output {
+    /// Runs `bin` with `args` (and `input` on stdin), which must succeed.
+    fn ok(&self, bin: &str, args: &[&str], input: &str) -> Output {
         let out = self
             .env
-            .cmd("axe-sync")
-            .args(["init", "--remote"])
-            .arg(remote)
+            .cmd(bin)
+            .args(args)
+            .write_stdin(input.to_owned())
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{bin} {args:?}: {err}");
         out
+    }
+
+    fn init(&self, remote: &Path) -> Output {
+        let remote = remote.to_str().unwrap();
+        self.ok("axe-sync", &["init", "--remote", remote], "")
     }
 
     fn sync(&self, args: &[&str]) -> Output {
@@ -63,56 +66,26 @@ impl Machine {
     fn synced(&self) -> Output {
         let out = self.sync(&[]);
         let code = out.status.code();
-        assert!(
-            matches!(code, Some(0 | 6)),
-            "sync: {code:?} {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(matches!(code, Some(0 | 6)), "sync: {code:?} {err}");
         out
     }
 
     fn remember(&self, text: &str) {
-        let out = self
-            .env
-            .cmd("axe-notes-remember")
-            .args(["bot", text])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        self.ok("axe-notes-remember", &["bot", text], "");
     }
 
     fn append(&self, task: &str) {
-        let out = self
-            .env
-            .cmd("axe-mem-append")
-            .args(["bot", "--task", task, "--result", "ok"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        self.ok(
+            "axe-mem-append",
+            &["bot", "--task", task, "--result", "ok"],
+            "",
         );
     }
 
     fn ingest(&self, fact: &str, step: &str) {
         let input = format!("AXE_MEMORY: KEY_FACT {fact}\nAXE_MEMORY: STEP_DONE {step}\n");
-        let out = self
-            .env
-            .cmd("axe-state-ingest")
-            .arg("bot")
-            .write_stdin(input)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        self.ok("axe-state-ingest", &["bot"], &input);
     }
 
     /// Recall, then reflect `text` with `--if-match`: true when written,
@@ -182,6 +155,20 @@ fn remote() -> (tempfile::TempDir, PathBuf) {
         .unwrap();
     assert!(out.status.success());
     (dir, path)
+}
+
+/// A bare remote and `n` machines joined to it by `axe-sync init`; `None`
+/// (the test skipped, or failed under AXE_TEST_ALL) without git.
+fn joined(n: usize) -> Option<(tempfile::TempDir, PathBuf, Vec<Machine>)> {
+    if !have("git") {
+        return None;
+    }
+    let (keep, remote) = remote();
+    let machines: Vec<Machine> = (0..n).map(|_| Machine::new()).collect();
+    for m in &machines {
+        m.init(&remote);
+    }
+    Some((keep, remote, machines))
 }
 
 /// The text of every daily log of a machine, joined.
@@ -267,11 +254,10 @@ struct Written {
 
 #[test]
 fn three_clones_writing_and_syncing_in_random_order_lose_nothing() {
-    if !have("git") {
+    let Some((_keep, _, machines)) = joined(3) else {
         return;
-    }
+    };
     let mut rng = Rng::seeded();
-    let (_keep, remote) = remote();
     let served = Arc::new(AtomicUsize::new(0));
     let facts_served = Arc::new(Mutex::new(Vec::new()));
     let server = {
@@ -285,10 +271,6 @@ fn three_clones_writing_and_syncing_in_random_order_lose_nothing() {
             )
         })
     };
-    let machines: Vec<Machine> = (0..3).map(|_| Machine::new()).collect();
-    for m in &machines {
-        m.init(&remote);
-    }
     let mut written = Written::default();
     let reflected = Mutex::new(Vec::new());
     for round in 0..6 {
@@ -443,13 +425,12 @@ fn three_clones_writing_and_syncing_in_random_order_lose_nothing() {
 
 #[test]
 fn a_true_memory_conflict_keeps_both_texts_reports_them_until_resolved() {
-    if !have("git") {
+    let Some((_keep, _, machines)) = joined(2) else {
         return;
-    }
-    let (_keep, remote) = remote();
-    let (a, b) = (Machine::new(), Machine::new());
-    a.init(&remote);
-    b.init(&remote);
+    };
+    let [a, b] = &machines[..] else {
+        unreachable!()
+    };
     assert!(a.reflect("shared\nfirst line\nend\n"));
     a.synced();
     b.synced();
@@ -537,14 +518,13 @@ fn paused_at(m: &Machine, step: &str) -> std::process::Child {
 
 #[test]
 fn a_sync_killed_at_any_step_loses_nothing_and_the_next_one_completes() {
-    if !have("git") {
-        return;
-    }
     for step in ["commit", "staged", "fetch", "merge", "merging", "push"] {
-        let (_keep, remote) = remote();
-        let (a, b) = (Machine::new(), Machine::new());
-        a.init(&remote);
-        b.init(&remote);
+        let Some((_keep, _, machines)) = joined(2) else {
+            return;
+        };
+        let [a, b] = &machines[..] else {
+            unreachable!()
+        };
         b.remember("from b [b1]");
         b.append("task [b2]");
         b.ingest("fact [b3]", "step [b4]");
@@ -552,14 +532,14 @@ fn a_sync_killed_at_any_step_loses_nothing_and_the_next_one_completes() {
         a.remember("from a [a1]");
         a.append("task [a2]");
         a.ingest("fact [a3]", "step [a4]");
-        let mut child = paused_at(&a, step);
+        let mut child = paused_at(a, step);
         // Written while the sync is stopped: no lock is held across a pause.
         a.remember("meanwhile [a5]");
         child.kill().unwrap();
         child.wait().unwrap();
-        no_markers(&a);
+        no_markers(a);
         for tag in ["[a1]", "[a5]"] {
-            assert_eq!(daily(&a).matches(tag).count(), 1, "{step}: {tag}");
+            assert_eq!(daily(a).matches(tag).count(), 1, "{step}: {tag}");
         }
         let out = a.sync(&["--json"]);
         assert!(
@@ -596,13 +576,11 @@ fn a_sync_killed_at_any_step_loses_nothing_and_the_next_one_completes() {
 
 #[test]
 fn a_second_sync_waits_for_the_first_then_says_busy() {
-    if !have("git") {
+    let Some((_keep, _, machines)) = joined(1) else {
         return;
-    }
-    let (_keep, remote) = remote();
-    let a = Machine::new();
-    a.init(&remote);
-    let mut first = paused_at(&a, "fetch");
+    };
+    let a = &machines[0];
+    let mut first = paused_at(a, "fetch");
     let out = a.sync(&["--wait", "0"]);
     assert_eq!(
         out.status.code(),
@@ -619,12 +597,10 @@ fn a_second_sync_waits_for_the_first_then_says_busy() {
 
 #[test]
 fn conflict_markers_are_never_committed() {
-    if !have("git") {
+    let Some((_keep, remote, machines)) = joined(1) else {
         return;
-    }
-    let (_keep, remote) = remote();
-    let a = Machine::new();
-    a.init(&remote);
+    };
+    let a = &machines[0];
     assert!(a.reflect("x\n<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n"));
     let before = git(&remote, &["rev-parse", "main"]);
     let out = a.sync(&[]);
@@ -656,13 +632,12 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 #[test]
 fn a_plain_git_pull_merges_by_entry_through_the_drivers() {
-    if !have("git") {
+    let Some((_keep, _, machines)) = joined(2) else {
         return;
-    }
-    let (_keep, remote) = remote();
-    let (a, b) = (Machine::new(), Machine::new());
-    a.init(&remote);
-    b.init(&remote);
+    };
+    let [a, b] = &machines[..] else {
+        unreachable!()
+    };
     a.remember("from a [pa]");
     a.synced();
     b.remember("from b [pb]");
@@ -688,20 +663,18 @@ fn a_plain_git_pull_merges_by_entry_through_the_drivers() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let notes = daily(&b);
+    let notes = daily(b);
     assert_eq!(notes.matches("[pa]").count(), 1, "{notes}");
     assert_eq!(notes.matches("[pb]").count(), 1, "{notes}");
-    no_markers(&b);
+    no_markers(b);
 }
 
 #[test]
 fn dry_run_changes_nothing() {
-    if !have("git") {
+    let Some((_keep, remote, machines)) = joined(1) else {
         return;
-    }
-    let (_keep, remote) = remote();
-    let a = Machine::new();
-    a.init(&remote);
+    };
+    let a = &machines[0];
     a.remember("not yet [d1]");
     let head = git(&a.repo(), &["rev-parse", "HEAD"]);
     let out = a.sync(&["--dry-run", "--json"]);

@@ -80,11 +80,10 @@ pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Changed> {
         ],
         None,
     )?;
+    // Each record is `XY <path>`.
     let mut paths: Vec<String> = out
-        .stdout
-        .split(|&b| b == 0)
-        .filter(|r| r.len() > 3)
-        .map(|r| String::from_utf8_lossy(&r[3..]).into_owned())
+        .paths()
+        .filter_map(|r| r.get(3..).map(str::to_owned))
         .filter(|p| wanted(p))
         .collect();
     paths.sort();

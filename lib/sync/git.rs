@@ -48,6 +48,14 @@ pub struct Output {
 }
 
 impl Output {
+    /// stdout as the NUL-separated paths of a `-z` listing.
+    pub fn paths(&self) -> impl Iterator<Item = String> + '_ {
+        self.stdout
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+    }
+
     /// stdout as text, its last newline removed.
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.stdout).trim_end().to_owned()
@@ -83,7 +91,27 @@ impl Git {
         self.git_dir.join("HEAD").is_file()
     }
 
+    /// Checks git's version, once per git program: the check is
+    /// remembered in `.git/axe-sync/git-version` against the program's
+    /// path, size and modification time, so a sync with nothing to do
+    /// spends no process on it.
     fn check_version(&self) -> Result<()> {
+        let seen = self.git_dir.join("axe-sync").join("git-version");
+        let program = program_stamp();
+        if program.is_some() && std::fs::read_to_string(&seen).ok() == program {
+            return Ok(());
+        }
+        self.ask_version()?;
+        if let Some(stamp) = program
+            && seen.parent().is_some_and(Path::is_dir)
+        {
+            // Best effort: without it the next sync asks again.
+            let _ = std::fs::write(&seen, stamp);
+        }
+        Ok(())
+    }
+
+    fn ask_version(&self) -> Result<()> {
         let out = self.output(&["--version"], None)?;
         let text = out.text();
         let version = text
@@ -261,6 +289,26 @@ fn wait_until(
         std::thread::sleep(pause.min(left));
         pause = (pause * 2).min(Duration::from_millis(20));
     }
+}
+
+/// The git program on PATH as `<path> <size> <mtime>`, `None` when none
+/// is found (then asking it fails with the clear error).
+fn program_stamp() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).find_map(|dir| {
+        let git = dir.join("git");
+        let meta = std::fs::metadata(&git).ok()?;
+        (meta.is_file() && meta.mode() & 0o111 != 0).then(|| {
+            format!(
+                "{} {} {}.{}\n",
+                git.display(),
+                meta.len(),
+                meta.mtime(),
+                meta.mtime_nsec()
+            )
+        })
+    })
 }
 
 /// `2.47.3` or `2.39.2.windows.1` as (major, minor).

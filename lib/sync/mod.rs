@@ -177,17 +177,23 @@ pub fn sync(opts: &Options) -> Result<Report> {
     // The first fetch runs while the commit step reads and stages: they
     // touch different parts of the repository (remote-tracking refs and
     // new objects; the index and the branch).
-    let (committed, fetched) = std::thread::scope(|s| {
+    let (committed, fetched, listed) = std::thread::scope(|s| {
         let fetch = remote
             .is_some()
             .then(|| s.spawn(|| remote::fetch(&git, &branch, opts.deadline)));
+        // The conflict files as they are now; what the merge adds or
+        // removes is known from the merge.
+        let listed = s.spawn(|| unresolved(&git));
         let message = format!("axe-sync on {host}: {} files", changed.paths.len());
         let committed = commit::commit(&git, &tree, &changed, &message, opts.dry_run);
         let fetched = fetch.map(|f| {
             f.join()
                 .unwrap_or_else(|_| Err(Error::Child("git fetch: its thread failed".into())))
         });
-        (committed, fetched)
+        let listed = listed
+            .join()
+            .unwrap_or_else(|_| Err(Error::Child("git ls-files: its thread failed".into())));
+        (committed, fetched, listed)
     });
     let mut report = Report {
         dir: opts.dir.to_string_lossy().into_owned(),
@@ -214,7 +220,14 @@ pub fn sync(opts: &Options) -> Result<Report> {
             let _ = git.output(&["maintenance", "run", "--auto", "--quiet"], None);
         }
     }
-    report.conflicts = unresolved(&git)?;
+    let mut conflicts = listed?;
+    let merged = &report.merged;
+    let arrived = merged.files.iter().filter(|p| is_conflict_path(p));
+    conflicts.extend(arrived.chain(&merged.conflicts).cloned());
+    conflicts.retain(|p| opts.dir.join(p).is_file());
+    conflicts.sort();
+    conflicts.dedup();
+    report.conflicts = conflicts;
     Ok(report)
 }
 
@@ -271,6 +284,11 @@ fn exchange(
     }
 }
 
+/// Whether the file at `rel` is a conflict file.
+fn is_conflict_path(rel: &str) -> bool {
+    conflict::is_conflict(rel.rsplit('/').next().unwrap_or(rel))
+}
+
 /// The conflict files in the work tree.
 fn unresolved(git: &Git) -> Result<Vec<String>> {
     let out = git.ok(
@@ -285,14 +303,8 @@ fn unresolved(git: &Git) -> Result<Vec<String>> {
         None,
     )?;
     let mut files: Vec<String> = out
-        .stdout
-        .split(|&b| b == 0)
-        .filter(|p| !p.is_empty())
-        .map(|p| String::from_utf8_lossy(p).into_owned())
-        .filter(|p| {
-            let name = p.rsplit('/').next().unwrap_or(p);
-            conflict::is_conflict(name) && Path::new(&git.root).join(p).exists()
-        })
+        .paths()
+        .filter(|p| is_conflict_path(p) && git.root.join(p).is_file())
         .collect();
     files.sort();
     files.dedup();

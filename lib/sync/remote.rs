@@ -9,10 +9,29 @@ use crate::error::Result;
 pub const REMOTE: &str = "origin";
 
 /// The remote's URL, `None` when there is no remote (a repository synced
-/// only locally).
+/// only locally). Read from `.git/config` (a process less a sync), where
+/// `git remote add` wrote it: `url = ...` in `[remote "origin"]`.
 pub fn url(git: &Git) -> Result<Option<String>> {
-    let out = git.output(&["config", "--get", &format!("remote.{REMOTE}.url")], None)?;
-    Ok(out.ok.then(|| out.text()).filter(|u| !u.is_empty()))
+    let path = git.git_dir().join("config");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(crate::error::Error::memory("", "read", &path, &e)),
+    };
+    let section = format!("[remote \"{REMOTE}\"]");
+    let mut inside = false;
+    let mut url = None;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            inside = line == section;
+        } else if inside && let Some((key, value)) = line.split_once('=') {
+            if key.trim().eq_ignore_ascii_case("url") {
+                // The last one wins, as for git.
+                url = Some(value.trim().trim_matches('"').to_owned());
+            }
+        }
+    }
+    Ok(url.filter(|u| !u.is_empty()))
 }
 
 /// Fetches the remote's branches; the id of `branch` there, `None` when it
