@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::commit::{self, commit_index, head, store};
+use super::commit::{self, commit_index, store};
 use super::git::Git;
 use super::kind::{self, Kind};
 use super::pause;
@@ -59,10 +59,17 @@ pub fn journal(git: &Git) -> PathBuf {
     git.git_dir().join("axe-sync").join("merging")
 }
 
-/// Merges `theirs` (a commit id) into HEAD and the work tree. `host` names
-/// the conflict files this machine writes.
-pub fn merge(git: &Git, tree: &Tree, theirs: &str, host: &str, dry_run: bool) -> Result<Merged> {
-    let head = head(git)?;
+/// Merges `theirs` (a commit id) into `head` (HEAD, `None` before the
+/// first commit) and the work tree. `host` names the conflict files this
+/// machine writes.
+pub fn merge(
+    git: &Git,
+    tree: &Tree,
+    head: Option<String>,
+    theirs: &str,
+    host: &str,
+    dry_run: bool,
+) -> Result<Merged> {
     let mut done = Merged {
         head: head.clone(),
         ..Merged::default()

@@ -172,29 +172,30 @@ pub fn sync(opts: &Options) -> Result<Report> {
     let tree = Tree::open(&opts.dir)?;
     let remote = remote::url(&git)?;
     pause::at("commit");
-    let changed = commit::changed(&git, &|p| belongs(p, &opts.agents))?;
-    pause::at("fetch");
     // The first fetch runs while the commit step reads and stages: they
     // touch different parts of the repository (remote-tracking refs and
-    // new objects; the index and the branch).
+    // new objects; the index and the branch). Beside them, the conflict
+    // files as they are now (what the merge adds or removes is known from
+    // the merge) and HEAD, for when nothing is committed.
     let (committed, fetched, listed) = std::thread::scope(|s| {
-        let fetch = remote
-            .is_some()
-            .then(|| s.spawn(|| remote::fetch(&git, &branch, opts.deadline)));
-        // The conflict files as they are now; what the merge adds or
-        // removes is known from the merge.
-        let listed = s.spawn(|| unresolved(&git));
-        let message = format!("axe-sync on {host}: {} files", changed.paths.len());
-        let committed = commit::commit(&git, &tree, &changed, &message, opts.dry_run);
-        let fetched = fetch.map(|f| {
-            f.join()
-                .unwrap_or_else(|_| Err(Error::Child("git fetch: its thread failed".into())))
+        let fetch = remote.is_some().then(|| {
+            s.spawn(|| {
+                pause::at("fetch");
+                remote::fetch(&git, &branch, opts.deadline)
+            })
         });
+        let listed = s.spawn(|| Ok((unresolved(&git)?, commit::head(&git)?)));
+        let committed = commit::changed(&git, &|p| belongs(p, &opts.agents)).and_then(|changed| {
+            let message = format!("axe-sync on {host}: {} files", changed.paths.len());
+            commit::commit(&git, &tree, &changed, &message, opts.dry_run)
+        });
+        let fetched = fetch.map(|f| f.join().unwrap_or_else(|_| Err(thread_failed("fetch"))));
         let listed = listed
             .join()
-            .unwrap_or_else(|_| Err(Error::Child("git ls-files: its thread failed".into())));
+            .unwrap_or_else(|_| Err(thread_failed("ls-files")));
         (committed, fetched, listed)
     });
+    let (listed, head) = listed?;
     let mut report = Report {
         dir: opts.dir.to_string_lossy().into_owned(),
         remote: remote.clone(),
@@ -208,7 +209,14 @@ pub fn sync(opts: &Options) -> Result<Report> {
         conflicts: Vec::new(),
     };
     if let Some(fetched) = fetched {
-        exchange(&git, &tree, opts, &host, &branch, fetched?, &mut report)?;
+        let head = report.committed.commit.clone().or(head);
+        let on = Repo {
+            git: &git,
+            tree: &tree,
+            host: &host,
+            branch: &branch,
+        };
+        exchange(&on, opts, head, fetched?, &mut report)?;
     }
     if !opts.dry_run {
         // Whatever a sync cut off mid-merge left undone, this one has done
@@ -220,7 +228,7 @@ pub fn sync(opts: &Options) -> Result<Report> {
             let _ = git.output(&["maintenance", "run", "--auto", "--quiet"], None);
         }
     }
-    let mut conflicts = listed?;
+    let mut conflicts = listed;
     let merged = &report.merged;
     let arrived = merged.files.iter().filter(|p| is_conflict_path(p));
     conflicts.extend(arrived.chain(&merged.conflicts).cloned());
@@ -231,32 +239,49 @@ pub fn sync(opts: &Options) -> Result<Report> {
     Ok(report)
 }
 
-/// Merge what was `fetched`, push, and while the remote rejects the push
-/// (another machine pushed first) fetch, merge and push again, a bounded
-/// number of times.
+/// The repository a sync works on, and what it knows of it.
+struct Repo<'a> {
+    git: &'a Git,
+    tree: &'a Tree,
+    host: &'a str,
+    branch: &'a str,
+}
+
+/// An error for a helper thread that panicked.
+fn thread_failed(what: &str) -> Error {
+    Error::Child(format!("git {what}: its thread failed"))
+}
+
+/// Merge what was `fetched` into `head`, push, and while the remote
+/// rejects the push (another machine pushed first) fetch, merge and push
+/// again, a bounded number of times.
 fn exchange(
-    git: &Git,
-    tree: &Tree,
+    on: &Repo<'_>,
     opts: &Options,
-    host: &str,
-    branch: &str,
+    mut head: Option<String>,
     mut fetched: Option<String>,
     report: &mut Report,
 ) -> Result<()> {
+    let Repo {
+        git,
+        tree,
+        host,
+        branch,
+    } = *on;
     loop {
-        let head = match &fetched {
+        head = match &fetched {
             Some(theirs) => {
                 pause::at("merge");
-                let merged = merge::merge(git, tree, theirs, host, opts.dry_run)?;
+                let merged = merge::merge(git, tree, head, theirs, host, opts.dry_run)?;
                 report.merged.from = merged.from.or(report.merged.from.take());
                 report.merged.commit = merged.commit.or(report.merged.commit.take());
                 report.merged.files.extend(merged.files);
                 report.merged.conflicts.extend(merged.conflicts);
                 merged.head
             }
-            None => commit::head(git)?,
+            None => head,
         };
-        let Some(head) = head else {
+        let Some(head) = head.clone() else {
             return Ok(());
         };
         if !opts.push || opts.dry_run || fetched.as_deref() == Some(head.as_str()) {

@@ -24,11 +24,12 @@ pub fn url(git: &Git) -> Result<Option<String>> {
     for line in text.lines().map(str::trim) {
         if line.starts_with('[') {
             inside = line == section;
-        } else if inside && let Some((key, value)) = line.split_once('=') {
-            if key.trim().eq_ignore_ascii_case("url") {
-                // The last one wins, as for git.
-                url = Some(value.trim().trim_matches('"').to_owned());
-            }
+        } else if inside
+            && let Some((key, value)) = line.split_once('=')
+            && key.trim().eq_ignore_ascii_case("url")
+        {
+            // The last one wins, as for git.
+            url = Some(value.trim().trim_matches('"').to_owned());
         }
     }
     Ok(url.filter(|u| !u.is_empty()))
