@@ -64,6 +64,8 @@ pub struct Changed {
     pub paths: Vec<String>,
     /// Nothing at all differs from HEAD: no commit step to do.
     pub clean: bool,
+    /// Every path status named, wanted or not.
+    pub all: Vec<String>,
 }
 
 /// The files `git status` finds changed, added or removed, those `wanted`
@@ -81,16 +83,17 @@ pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Changed> {
         None,
     )?;
     // Each record is `XY <path>`.
-    let mut paths: Vec<String> = out
+    let all: Vec<String> = out
         .paths()
         .filter_map(|r| r.get(3..).map(str::to_owned))
-        .filter(|p| wanted(p))
         .collect();
+    let mut paths: Vec<String> = all.iter().filter(|p| wanted(p)).cloned().collect();
     paths.sort();
     paths.dedup();
     Ok(Changed {
         paths,
         clean: out.stdout.is_empty(),
+        all,
     })
 }
 

@@ -184,10 +184,12 @@ pub fn sync(opts: &Options) -> Result<Report> {
                 remote::fetch(&git, &branch, opts.deadline)
             })
         });
-        let listed = s.spawn(|| Ok((unresolved(&git)?, commit::head(&git)?)));
+        let listed = s.spawn(|| Ok((unresolved(&git, false)?, commit::head(&git)?)));
         let committed = commit::changed(&git, &|p| belongs(p, &opts.agents)).and_then(|changed| {
             let message = format!("axe-sync on {host}: {} files", changed.paths.len());
-            commit::commit(&git, &tree, &changed, &message, opts.dry_run)
+            let done = commit::commit(&git, &tree, &changed, &message, opts.dry_run)?;
+            // New conflict files are untracked: status named them.
+            Ok((done, changed.all))
         });
         let fetched = fetch.map(|f| f.join().unwrap_or_else(|_| Err(thread_failed("fetch"))));
         let listed = listed
@@ -196,13 +198,14 @@ pub fn sync(opts: &Options) -> Result<Report> {
         (committed, fetched, listed)
     });
     let (listed, head) = listed?;
+    let (committed, seen) = committed?;
     let mut report = Report {
         dir: opts.dir.to_string_lossy().into_owned(),
         remote: remote.clone(),
         branch: branch.clone(),
         dry_run: opts.dry_run,
         recovered,
-        committed: committed?,
+        committed,
         merged: Merged::default(),
         pushed: false,
         push_attempts: 0,
@@ -229,6 +232,7 @@ pub fn sync(opts: &Options) -> Result<Report> {
         }
     }
     let mut conflicts = listed;
+    conflicts.extend(seen.into_iter().filter(|p| is_conflict_path(p)));
     let merged = &report.merged;
     let arrived = merged.files.iter().filter(|p| is_conflict_path(p));
     conflicts.extend(arrived.chain(&merged.conflicts).cloned());
@@ -314,19 +318,16 @@ fn is_conflict_path(rel: &str) -> bool {
     conflict::is_conflict(rel.rsplit('/').next().unwrap_or(rel))
 }
 
-/// The conflict files in the work tree.
-fn unresolved(git: &Git) -> Result<Vec<String>> {
-    let out = git.ok(
-        &[
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-            "*.conflict-*.md",
-        ],
-        None,
-    )?;
+/// The conflict files git tracks that are in the work tree; with
+/// `untracked`, those it does not track yet too (a walk of the whole
+/// tree, which a sync leaves to `git status`).
+fn unresolved(git: &Git, untracked: bool) -> Result<Vec<String>> {
+    let mut args = vec!["ls-files", "-z", "--cached"];
+    if untracked {
+        args.extend(["--others", "--exclude-standard"]);
+    }
+    args.push("*.conflict-*.md");
+    let out = git.ok(&args, None)?;
     let mut files: Vec<String> = out
         .paths()
         .filter(|p| is_conflict_path(p) && git.root.join(p).is_file())
@@ -392,6 +393,9 @@ pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<I
         let driver = format!("{exe} merge-driver {name} %O %A %B %P");
         git.ok(&["config", &format!("{key}.driver"), &driver], None)?;
     }
+    // Years of daily logs make a large tree: git remembers which
+    // directories changed, so a status with nothing new stays quick.
+    git.ok(&["config", "core.untrackedCache", "true"], None)?;
     if git
         .output(&["config", "user.email"], None)?
         .text()
@@ -480,7 +484,7 @@ pub fn status(dir: &Path) -> Result<Status> {
         ahead,
         behind,
         changed: commit::changed(&git, &|_| true)?.paths,
-        conflicts: unresolved(&git)?,
+        conflicts: unresolved(&git, true)?,
         interrupted: merge::journal(&git).exists(),
     })
 }
