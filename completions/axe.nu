@@ -369,7 +369,7 @@ export extern "axe-sync" [
 export extern "axe-sync init" [
     --remote: string  # Sync with the git remote at URL (a bare directory, ssh, https); joins it when it has memory already
     --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
-    --timeout: number  # Give up on a fetch or push after this long [default: 120]
+    --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {dir, created, remote, sync} as JSON, sync as axe-sync run --json prints it
     --help(-h)  # Print help
@@ -382,7 +382,7 @@ export extern "axe-sync run" [
     --no-push  # Commit, fetch and merge, but do not push
     --dry-run  # Say what would be committed and merged; fetch, but change nothing
     --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
-    --timeout: number  # Give up on a fetch or push after this long [default: 120]
+    --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts} as JSON
     --help(-h)  # Print help
@@ -744,7 +744,7 @@ export extern "axe sync" [
 export extern "axe sync init" [
     --remote: string  # Sync with the git remote at URL (a bare directory, ssh, https); joins it when it has memory already
     --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
-    --timeout: number  # Give up on a fetch or push after this long [default: 120]
+    --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {dir, created, remote, sync} as JSON, sync as axe-sync run --json prints it
     --help(-h)  # Print help
@@ -757,7 +757,7 @@ export extern "axe sync run" [
     --no-push  # Commit, fetch and merge, but do not push
     --dry-run  # Say what would be committed and merged; fetch, but change nothing
     --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
-    --timeout: number  # Give up on a fetch or push after this long [default: 120]
+    --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts} as JSON
     --help(-h)  # Print help

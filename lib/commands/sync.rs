@@ -204,14 +204,9 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
     } else {
         let verb = if done.created { "Made" } else { "Set up" };
         writeln!(out, "{verb} the memory repository {}", done.dir).map_err(Error::Output)?;
-        if let Some(report) = &done.sync {
-            say(report, out)?;
-        }
+        say(&done.sync, out)?;
     }
-    match &done.sync {
-        Some(report) => unresolved(&report.conflicts),
-        None => Ok(()),
-    }
+    unresolved(&done.sync.conflicts)
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -342,7 +337,7 @@ fn status(m: &Matches, out: &mut dyn Write) -> Result<()> {
     unresolved(&s.conflicts)
 }
 
-fn merge_driver(m: &Matches, out: &mut dyn Write) -> Result<()> {
+fn merge_driver(m: &Matches, _: &mut dyn Write) -> Result<()> {
     let a = m.args();
     let [kind, base, ours, theirs, path] = a else {
         return Err(Error::Usage(
@@ -367,6 +362,5 @@ fn merge_driver(m: &Matches, out: &mut dyn Write) -> Result<()> {
             "axe-sync: {rel}: both sides changed the same lines; ours kept, theirs written to {side}"
         ));
     }
-    let _ = out;
     Ok(())
 }

@@ -361,8 +361,8 @@ pub struct Initialized {
     /// A new repository was made (else one was there and is set up again).
     pub created: bool,
     pub remote: Option<String>,
-    /// The first sync, when there is a remote to sync with.
-    pub sync: Option<Report>,
+    /// The first sync (a commit only, without a remote).
+    pub sync: Report,
 }
 
 /// `axe-sync init`: makes `dir` a repository (or sets up the one there
@@ -433,7 +433,7 @@ pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<I
         dir: dir.to_string_lossy().into_owned(),
         created,
         remote,
-        sync: Some(sync),
+        sync,
     })
 }
 
