@@ -16,6 +16,7 @@ mod hardening_state;
 mod hardening_writes;
 mod llm;
 mod mcp;
+mod mcp_client;
 mod mcp_sdk;
 mod mem_append;
 mod mem_count;

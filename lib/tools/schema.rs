@@ -27,7 +27,10 @@ pub fn check(schema: &Value, args: &Map<String, Value>) -> Result<(), String> {
         schema.get("additionalProperties"),
         Some(Value::Bool(true) | Value::Object(_))
     );
-    for name in args.keys().filter(|k| !open && !properties.contains_key(*k)) {
+    for name in args
+        .keys()
+        .filter(|k| !open && !properties.contains_key(*k))
+    {
         let known: Vec<&str> = properties.keys().map(String::as_str).collect();
         problems.push(match known.is_empty() {
             true => format!("unknown argument \"{name}\" (it takes none)"),

@@ -101,7 +101,12 @@ fn check_url(at: &str, url: &str) -> Result<(), String> {
             "{at}.url must use http or https scheme, got {scheme:?}"
         ));
     }
-    if rest.split(['/', '?', '#']).next().unwrap_or_default().is_empty() {
+    if rest
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or_default()
+        .is_empty()
+    {
         return Err(format!("{at}.url must include a host"));
     }
     Ok(())
@@ -181,7 +186,9 @@ mod tests {
             Err("mcp_servers[0].command is required".into())
         );
         assert_eq!(
-            one("name = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\nheaders = {\"a b\" = \"1\"}"),
+            one(
+                "name = \"a\"\ntransport = \"stdio\"\ncommand = \"x\"\nheaders = {\"a b\" = \"1\"}"
+            ),
             Err("mcp_servers[0].headers: \"a b\" is not a header name".into())
         );
         assert_eq!(
@@ -197,7 +204,10 @@ mod tests {
     fn variables_expand_or_are_named() {
         let var = |n: &str| (n == "T").then(|| "tok".to_owned());
         assert_eq!(expand("Bearer ${T}", var).unwrap(), "Bearer tok");
-        assert_eq!(expand("$T ${ } ${1A} ${T", var).unwrap(), "$T ${ } ${1A} ${T");
+        assert_eq!(
+            expand("$T ${ } ${1A} ${T", var).unwrap(),
+            "$T ${ } ${1A} ${T"
+        );
         assert_eq!(
             expand("${T}-${NOPE}", var),
             Err("environment variable \"NOPE\" is not set or empty".into())

@@ -53,7 +53,11 @@ pub fn next(input: &mut impl BufRead) -> io::Result<Option<Event>> {
 }
 
 fn event(name: String, data: String) -> Event {
-    let name = if name.is_empty() { "message".into() } else { name };
+    let name = if name.is_empty() {
+        "message".into()
+    } else {
+        name
+    };
     Event { name, data }
 }
 

@@ -45,11 +45,7 @@ impl Http {
         headers.push(("content-type".into(), "application/json".into()));
         headers.extend(self.state_headers());
         let body = serde_json::to_vec(message).map_err(|e| e.to_string())?;
-        let response = send(
-            minreq::post(&self.url).with_body(body),
-            &headers,
-            deadline,
-        )?;
+        let response = send(minreq::post(&self.url).with_body(body), &headers, deadline)?;
         if let Some(id) = header(&response, "mcp-session-id") {
             *lock(&self.session) = Some(id.to_owned());
         }
@@ -142,9 +138,7 @@ pub fn send(
     // minreq counts whole seconds: round up; the deadline of the wait
     // for an answer is kept exactly by the caller.
     let seconds = left.as_secs() + u64::from(left.subsec_nanos() > 0);
-    let mut request = request
-        .with_timeout(seconds)
-        .with_follow_redirects(false);
+    let mut request = request.with_timeout(seconds).with_follow_redirects(false);
     for (name, value) in headers {
         request = request.with_header(name.as_str(), value.as_str());
     }

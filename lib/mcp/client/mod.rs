@@ -256,7 +256,11 @@ fn describe(part: &Value) -> String {
 }
 
 fn or_unknown(text: &str) -> &str {
-    if text.is_empty() { "unknown type" } else { text }
+    if text.is_empty() {
+        "unknown type"
+    } else {
+        text
+    }
 }
 
 /// The size of what base64 `data` holds.

@@ -92,7 +92,12 @@ fn deadline_soon() -> Instant {
     Instant::now() + std::time::Duration::from_secs(5)
 }
 
-fn post(url: &str, headers: &[(String, String)], message: &Value, deadline: Instant) -> Result<(), String> {
+fn post(
+    url: &str,
+    headers: &[(String, String)],
+    message: &Value,
+    deadline: Instant,
+) -> Result<(), String> {
     let mut headers = headers.to_vec();
     headers.push(("content-type".into(), "application/json".into()));
     let body = serde_json::to_vec(message).map_err(|e| e.to_string())?;

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::Transport;
 use super::super::jsonrpc::{self, Line, MAX_LINE};
+use super::Transport;
 use super::pending::Pending;
 use crate::signals::{self, Stop};
 use crate::stderr::note;
@@ -68,7 +68,11 @@ impl Stdio {
         let mut cmd = Command::new(launch.command);
         cmd.args(launch.args)
             .env_clear()
-            .envs(PASSED.iter().filter_map(|k| Some((*k, std::env::var_os(k)?))))
+            .envs(
+                PASSED
+                    .iter()
+                    .filter_map(|k| Some((*k, std::env::var_os(k)?))),
+            )
             .envs(launch.env)
             .current_dir(launch.cwd)
             .stdin(Piped::piped())

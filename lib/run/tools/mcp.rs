@@ -89,7 +89,13 @@ impl Servers {
 
     /// Registers `client`'s tools: a name another tool of the conversation
     /// has is skipped; one another server offers is a config error.
-    fn add(&mut self, client: Client, tools: Vec<Tool>, taken: &[String], verbose: bool) -> Result<()> {
+    fn add(
+        &mut self,
+        client: Client,
+        tools: Vec<Tool>,
+        taken: &[String],
+        verbose: bool,
+    ) -> Result<()> {
         let index = self.clients.len();
         let listed = tools.len();
         let mut kept = 0;
@@ -209,7 +215,12 @@ fn say_starting(server: &McpServer) {
     }
 }
 
-fn start_one(resolved: Resolved, workdir: &std::path::Path, deadline: Deadline, verbose: bool) -> Started {
+fn start_one(
+    resolved: Resolved,
+    workdir: &std::path::Path,
+    deadline: Deadline,
+    verbose: bool,
+) -> Started {
     let client = Client::connect(resolved, workdir, deadline.at, verbose)?;
     let tools = client
         .tools(deadline.at)
