@@ -18,6 +18,7 @@ mod llm;
 mod mcp;
 mod mcp_client;
 mod mcp_sdk;
+mod mcp_servers;
 mod mem_append;
 mod mem_count;
 mod mem_load;
