@@ -581,3 +581,105 @@ fn sub_agents_get_their_own_agent_files_servers() {
         .clone();
     assert_eq!(child_tools[0]["name"], "kid_echo");
 }
+
+/// What the test's streamable HTTP server answers `request`: a session
+/// at `initialize`, the tool list as events (a notification first), the
+/// call as JSON.
+fn streamable(request: &crate::server::Recorded) -> Answer {
+    use crate::server::sse_data;
+    if request.method == "DELETE" {
+        return Answer::raw(200, "");
+    }
+    let message = request.json();
+    let id = message["id"].clone();
+    let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
+    match message["method"].as_str().unwrap() {
+        "initialize" => Answer::json(
+            200,
+            &reply(
+                json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                          "serverInfo": {"name": "t", "version": "1"}}),
+            ),
+        )
+        .with_header("Mcp-Session-Id", "sess-1"),
+        "tools/list" => Answer::sse(&[
+            sse_data(
+                &json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})
+                    .to_string(),
+            ),
+            sse_data(
+                &reply(json!({"tools": [{"name": "shout", "inputSchema": {"type": "object"}}]}))
+                    .to_string(),
+            ),
+        ]),
+        "tools/call" => Answer::json(
+            200,
+            &reply(
+                json!({"content": [{"type": "text", "text": message["params"]["arguments"]["w"].as_str().unwrap().to_uppercase()}]}),
+            ),
+        ),
+        _ => Answer::raw(202, ""),
+    }
+}
+
+#[test]
+fn streamable_http_keeps_its_session_sends_headers_and_ends_it() {
+    let env = Env::new();
+    let mcp = Server::route(streamable);
+    agent(
+        &env,
+        "a",
+        "",
+        &format!(
+            "[[mcp_servers]]\nname = \"web\"\ntransport = \"streamable-http\"\nurl = \"{}/mcp\"\n\
+             headers = {{ Authorization = \"Bearer ${{AXE_TEST_TOKEN}}\" }}\n",
+            mcp.url
+        ),
+    );
+    let server = Server::start(vec![
+        calls(&[("c1", "shout", json!({"w": "hey"}))]),
+        ok("done"),
+    ]);
+    run(&env, &server.url)
+        .arg("a")
+        .env("AXE_TEST_TOKEN", "tok")
+        .assert()
+        .success();
+    assert_eq!(results(&server)[0]["content"], "HEY");
+    let seen: Vec<_> = mcp.requests();
+    let what: Vec<String> = seen
+        .iter()
+        .map(|r| match r.method.as_str() {
+            "POST" => r.json()["method"].as_str().unwrap().to_owned(),
+            other => other.to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        what,
+        [
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/call",
+            "DELETE"
+        ]
+    );
+    for (i, r) in seen.iter().enumerate() {
+        assert_eq!(r.path, "/mcp");
+        assert_eq!(r.header("authorization"), Some("Bearer tok"));
+        let later = i > 0;
+        assert_eq!(r.header("mcp-session-id").is_some(), later, "{what:?} {i}");
+        assert_eq!(r.header("mcp-protocol-version").is_some(), later);
+        if later {
+            assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
+            assert_eq!(r.header("mcp-protocol-version"), Some("2025-06-18"));
+        }
+        if r.method == "POST" {
+            assert_eq!(
+                r.header("accept"),
+                Some("application/json, text/event-stream")
+            );
+        }
+    }
+    assert_eq!(seen[0].json()["params"]["protocolVersion"], "2025-11-25");
+}
