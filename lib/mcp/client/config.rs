@@ -30,7 +30,8 @@ pub struct McpServer {
     /// default.
     pub cwd: String,
     /// Whether the run fails when the server does not start or answer;
-    /// absent means true.
+    /// absent means true. JSON shows the value in effect.
+    #[serde(serialize_with = "required_in_effect")]
     pub required: Option<bool>,
 }
 
@@ -47,6 +48,10 @@ impl McpServer {
 pub const STDIO: &str = "stdio";
 pub const STREAMABLE_HTTP: &str = "streamable-http";
 pub const SSE: &str = "sse";
+
+fn required_in_effect<S: Serializer>(required: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bool(required.unwrap_or(true))
+}
 
 fn names_only<S: Serializer>(map: &BTreeMap<String, String>, s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(map.keys())
