@@ -252,17 +252,22 @@ fn gone_soon(pid: i32) -> bool {
     true
 }
 
+/// An agent whose server's tool never answers and which ignores
+/// SIGTERM, and a model that calls that tool.
+fn hanging() -> Option<(Env, Server)> {
+    let py = python()?;
+    let env = Env::new();
+    let server = fake(&py, "sloth", &["--stubborn", "hang"], "");
+    agent(&env, "a", "", &server);
+    let calls_it = vec![calls(&[("c1", "hang", json!({}))]), ok("never")];
+    Some((env, Server::start(calls_it)))
+}
+
 #[test]
 fn a_server_that_never_answers_ends_at_the_deadline_and_is_stopped() {
-    let Some(py) = python() else { return };
-    let env = Env::new();
-    agent(
-        &env,
-        "a",
-        "",
-        &fake(&py, "sloth", &["--stubborn", "hang"], ""),
-    );
-    let server = Server::start(vec![calls(&[("c1", "hang", json!({}))]), ok("never")]);
+    let Some((env, server)) = hanging() else {
+        return;
+    };
     let started = Instant::now();
     run(&env, &server.url)
         .args(["a", "--timeout", "2"])
@@ -278,15 +283,9 @@ fn a_server_that_never_answers_ends_at_the_deadline_and_is_stopped() {
 
 #[test]
 fn kill_term_on_axe_run_mid_call_leaves_no_server_process() {
-    let Some(py) = python() else { return };
-    let env = Env::new();
-    agent(
-        &env,
-        "a",
-        "",
-        &fake(&py, "sloth", &["--stubborn", "hang"], ""),
-    );
-    let server = Server::start(vec![calls(&[("c1", "hang", json!({}))]), ok("never")]);
+    let Some((env, server)) = hanging() else {
+        return;
+    };
     let mut cmd = env.std_cmd("axe-run");
     for p in ["ANTHROPIC", "OPENAI", "OLLAMA"] {
         cmd.env(format!("AXE_{p}_BASE_URL"), &server.url);
@@ -354,6 +353,8 @@ fn one_tool_name_on_two_servers_is_a_config_error() {
     assert!(server.requests().is_empty(), "nothing sent to the model");
 }
 
+/// A name a built-in tool has is skipped; one a server lists twice is
+/// offered once.
 #[test]
 fn a_name_a_built_in_tool_has_is_skipped() {
     let Some(py) = python() else { return };
@@ -362,7 +363,7 @@ fn a_name_a_built_in_tool_has_is_skipped() {
         &env,
         "a",
         "sub_agents = [\"b\"]",
-        &fake(&py, "s", &["call_agent", "echo"], ""),
+        &fake(&py, "s", &["call_agent", "echo", "echo"], ""),
     );
     let server = Server::start(vec![ok("fine")]);
     let out = run(&env, &server.url).args(["a", "-v"]).assert().success();

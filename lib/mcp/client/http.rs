@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::super::jsonrpc::MAX_LINE;
-use super::{Transport, events};
+use super::events;
+use super::transport::Transport;
 
 /// The longest a DELETE at the end may hold up the end of the run.
 const GOODBYE: Duration = Duration::from_secs(2);

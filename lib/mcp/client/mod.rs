@@ -12,6 +12,7 @@ mod http;
 mod pending;
 mod sse;
 mod stdio;
+mod transport;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,19 +22,8 @@ use serde_json::{Map, Value, json};
 
 use super::VERSIONS;
 use config::McpServer;
-pub use stdio::Launch;
-
-/// Where a client's messages go and its answers come from.
-trait Transport: Send + Sync {
-    /// Sends request `message` (whose id is `id`) and waits until
-    /// `deadline` for its answer.
-    fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, String>;
-    fn notify(&self, message: &Value, deadline: Instant) -> Result<(), String>;
-    /// The revision agreed at `initialize`, which HTTP requests name.
-    fn negotiated(&self, _version: &str) {}
-    /// Ends the session; bounded, never fails.
-    fn close(&self);
-}
+use stdio::Launch;
+use transport::Transport;
 
 /// A server's tool as it lists it.
 #[derive(Debug, Clone)]

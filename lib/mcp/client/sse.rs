@@ -12,10 +12,10 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::Transport;
 use super::events;
 use super::http::{read_error, send};
 use super::pending::Pending;
+use super::transport::Transport;
 
 pub struct Sse {
     endpoint: String,

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::super::jsonrpc::{self, Line, MAX_LINE};
-use super::Transport;
 use super::pending::Pending;
+use super::transport::Transport;
 use crate::signals::{self, Stop};
 use crate::stderr::note;
 

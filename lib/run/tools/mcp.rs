@@ -110,10 +110,11 @@ impl Servers {
                 continue;
             }
             if let Some(other) = self.routes.iter().find(|r| r.def.name == tool.name) {
-                let first = &self.clients[other.client].name;
+                // Listed twice by one server: once is enough.
                 if other.client == index {
                     continue;
                 }
+                let first = &self.clients[other.client].name;
                 return Err(Error::AgentInvalid(format!(
                     "MCP tool \"{}\" collision between servers \"{first}\" and \"{}\"",
                     tool.name, client.name
