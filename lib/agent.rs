@@ -773,6 +773,22 @@ model = "{PLACEHOLDER_MODEL}"
 # parallel = true
 # timeout = 120
 
+# MCP servers whose tools the model may call (optional); ${{VAR}} is read
+# from the environment. stdio servers are started for the run.
+# [[mcp_servers]]
+# name = "my-tools"
+# url = "https://my-mcp-server.example.com/sse"
+# transport = "sse"              # or "streamable-http"
+# headers = {{ Authorization = "Bearer ${{MY_TOKEN}}" }}
+#
+# [[mcp_servers]]
+# name = "files"
+# transport = "stdio"
+# command = "npx"
+# args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+# env = {{}}
+# required = false               # default true: the run fails without it
+
 # [memory]
 # enabled = false
 # path = ""

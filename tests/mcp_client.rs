@@ -519,6 +519,13 @@ fn dry_run_lists_the_servers_and_starts_none() {
             {"name": "remote", "transport": "streamable-http", "required": false},
         ])
     );
+    env.cmd("axe-agents")
+        .args(["show", "a"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "\nMCP Servers:    local (stdio), remote (streamable-http)\n",
+        ));
     assert!(!marker.exists(), "a dry run started a server");
 }
 
