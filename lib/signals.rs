@@ -7,15 +7,15 @@
 //! - `SIGINT`, `SIGTERM` and `SIGHUP` are held while a file is being
 //!   replaced ([`hold`]), so the temp file is removed before the process
 //!   dies; outside a [`Hold`] they kill as they always do.
-//!
 //! - Programs we start in their own process group (an MCP server over
 //!   stdio, [`spawn_group`]) are stopped when an ending signal ends us: a
 //!   thread holds the signals from the first such start on, stops every
 //!   group still running, then lets the signal end the process.
 //!
 //! Handlers only store to atomics (signal-hook's `flag` module) or wake a
-//! thread (its `iterator`), so nothing here needs unsafe code. A caught signal is reset to its default by
-//! `exec`, so programs we start (`$EDITOR`, `api_key_cmd`) are unaffected.
+//! thread (its `iterator`), so nothing here needs unsafe code. A caught
+//! signal is reset to its default by `exec`, so programs we start
+//! (`$EDITOR`, `api_key_cmd`, MCP servers) are unaffected.
 
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};

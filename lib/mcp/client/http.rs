@@ -163,7 +163,7 @@ pub fn send(
 }
 
 /// A header of `response`, its name in any case.
-pub fn header<'r>(response: &'r minreq::ResponseLazy, name: &str) -> Option<&'r str> {
+fn header<'r>(response: &'r minreq::ResponseLazy, name: &str) -> Option<&'r str> {
     response
         .headers
         .iter()

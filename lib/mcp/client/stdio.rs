@@ -93,12 +93,7 @@ impl Stdio {
             child: Arc::clone(&child),
             pending: Arc::clone(&pending),
         };
-        let name = launch.name.to_owned();
-        if launch.verbose {
-            drain(stderr, Some(name.clone()));
-        } else {
-            drain(stderr, None);
-        }
+        drain(stderr, launch.verbose.then(|| launch.name.to_owned()));
         let replies = transport.writer();
         thread::spawn(move || read(stdout, &pending, &child, &replies));
         Ok(transport)
