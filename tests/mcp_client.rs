@@ -104,11 +104,12 @@ pub fn offered(server: &Server) -> Vec<String> {
 fn a_call_reaches_its_server_and_the_result_the_model() {
     let Some(py) = python() else { return };
     let env = Env::new();
+    std::fs::create_dir(env.root().join("sub")).unwrap();
     let servers = fake(
         &py,
         "tools",
-        &["--pages", "echo", "image", "fail", "env"],
-        "env = { GIVEN = \"${FROM_ENV}\" }",
+        &["--pages", "echo", "image", "fail", "env", "cwd"],
+        "env = { GIVEN = \"${FROM_ENV}\" }\ncwd = \"sub\"",
     );
     agent(&env, "a", "", &servers);
     let server = Server::start(vec![
@@ -121,6 +122,7 @@ fn a_call_reaches_its_server_and_the_result_the_model() {
                 "env",
                 json!({"names": ["GIVEN", "ANTHROPIC_API_KEY", "SECRET_OF_MINE", "HOME"]}),
             ),
+            ("c5", "cwd", json!({})),
         ]),
         ok("done"),
     ]);
@@ -131,8 +133,8 @@ fn a_call_reaches_its_server_and_the_result_the_model() {
         .assert()
         .success()
         .stdout("done");
-    // Listed over four pages, offered under their own names.
-    assert_eq!(offered(&server), ["echo", "image", "fail", "env"]);
+    // Listed over five pages, offered under their own names.
+    assert_eq!(offered(&server), ["echo", "image", "fail", "env", "cwd"]);
     let first = &server.requests()[0].json()["tools"][3];
     assert_eq!(first["description"], "the env tool");
     assert_eq!(first["input_schema"]["required"], json!(["names"]));
@@ -146,6 +148,8 @@ fn a_call_reaches_its_server_and_the_result_the_model() {
             json!({"type": "tool_result", "tool_use_id": "c4", "content": json!({
                 "ANTHROPIC_API_KEY": null, "GIVEN": "expanded", "HOME": home, "SECRET_OF_MINE": null,
             }).to_string().replace("\":", "\": ").replace(",\"", ", \""), "is_error": false}),
+            // `cwd` is taken from the workdir.
+            json!({"type": "tool_result", "tool_use_id": "c5", "content": env.root().join("sub").canonicalize().unwrap().display().to_string(), "is_error": false}),
         ]
     );
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
@@ -154,7 +158,7 @@ fn a_call_reaches_its_server_and_the_result_the_model() {
         "{err}"
     );
     assert!(
-        err.contains("[mcp] \"tools\" discovered 4 tool(s), registered 4"),
+        err.contains("[mcp] \"tools\" discovered 5 tool(s), registered 5"),
         "{err}"
     );
 }
@@ -690,4 +694,37 @@ fn streamable_http_keeps_its_session_sends_headers_and_ends_it() {
         }
     }
     assert_eq!(seen[0].json()["params"]["protocolVersion"], "2025-11-25");
+}
+
+#[test]
+fn an_sse_endpoint_on_another_origin_is_refused() {
+    let env = Env::new();
+    let legacy = Server::start(vec![Answer::sse(&[
+        "event: endpoint\ndata: http://elsewhere.example/message?sessionId=1\n\n".to_owned(),
+    ])]);
+    agent(
+        &env,
+        "a",
+        "",
+        &format!(
+            "[[mcp_servers]]\nname = \"legacy\"\ntransport = \"sse\"\nurl = \"{}/sse\"\n",
+            legacy.url
+        ),
+    );
+    let server = Server::start(vec![ok("never")]);
+    let origin = legacy.url.replace("http://", "");
+    run(&env, &server.url)
+        .arg("a")
+        .assert()
+        .code(3)
+        .stderr(format!(
+            "failed to connect MCP server \"legacy\": the endpoint event names another origin \
+             (\"http://elsewhere.example/message?sessionId=1\"), not http://{origin}\n"
+        ));
+    assert_eq!(legacy.only_request().method, "GET");
+    assert_eq!(
+        legacy.only_request().header("accept"),
+        Some("text/event-stream")
+    );
+    assert!(server.requests().is_empty());
 }

@@ -4,6 +4,7 @@ which does what its name says when called:
 
   echo   answers its arguments as JSON text
   env    answers {NAME: value-or-null} for the names in its `names` argument
+  cwd    answers the directory it runs in
   image  answers a text part and a 4-byte PNG image part
   fail   answers a tool error (isError) with the text "it broke"
   die    exits with status 3 without answering
@@ -56,6 +57,8 @@ def call(id, name, arguments):
         answer(id, text(json.dumps(arguments, sort_keys=True)))
     elif name == "env":
         answer(id, text(json.dumps({n: os.environ.get(n) for n in arguments["names"]}, sort_keys=True)))
+    elif name == "cwd":
+        answer(id, text(os.getcwd()))
     elif name == "image":
         answer(id, {"content": [{"type": "text", "text": "a dot:"},
                                 {"type": "image", "mimeType": "image/png", "data": "iVBORw=="}]})
