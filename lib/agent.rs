@@ -16,6 +16,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::dirs;
 use crate::error::{Error, Result};
 use crate::llm::{Backoff, RetryPolicy, retry};
+pub use crate::mcp::client::config::McpServer;
 use crate::read;
 
 /// A parsed agent file. Counts are [`Count`]s, so that negative values
@@ -32,6 +33,8 @@ pub struct AgentConfig {
     pub workdir: String,
     pub sub_agents: Vec<String>,
     pub sub_agents_config: SubAgentsConfig,
+    /// MCP servers whose tools the model is offered.
+    pub mcp_servers: Vec<McpServer>,
     /// Seconds for the whole run; 0 is the default (120). `axe-run
     /// --timeout` wins when given.
     pub timeout: Count,
@@ -343,6 +346,7 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
             crate::timeout::MAX_SECONDS
         )));
     }
+    crate::mcp::client::config::validate(&cfg.mcp_servers).map_err(Error::AgentInvalid)?;
     let r = &cfg.retry;
     for (field, value) in [
         ("retry.max_retries", r.max_retries),
@@ -768,6 +772,22 @@ model = "{PLACEHOLDER_MODEL}"
 # max_depth = 3
 # parallel = true
 # timeout = 120
+
+# MCP servers whose tools the model may call (optional); ${{VAR}} is read
+# from the environment. stdio servers are started for the run.
+# [[mcp_servers]]
+# name = "my-tools"
+# url = "https://my-mcp-server.example.com/sse"
+# transport = "sse"              # or "streamable-http"
+# headers = {{ Authorization = "Bearer ${{MY_TOKEN}}" }}
+#
+# [[mcp_servers]]
+# name = "files"
+# transport = "stdio"
+# command = "npx"
+# args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+# env = {{}}
+# required = false               # default true: the run fails without it
 
 # [memory]
 # enabled = false

@@ -47,6 +47,9 @@ pub enum Error {
     MissingKey { provider: String, env: String },
     /// A provider's `api_key_cmd` failed.
     KeyCommand(String),
+    /// An MCP server the agent requires did not start, connect or list
+    /// its tools.
+    ToolServer(String),
     /// A program we run for the user (`$EDITOR`, a subcommand's
     /// executable) is unset, would not start, or failed.
     Child(String),
@@ -107,12 +110,12 @@ pub const EXIT_CODES: [ExitCode; 6] = [
     ExitCode {
         code: 2,
         name: "config",
-        meaning: "agent not found or invalid, an invalid agent name, a bad `config.toml`, an API key with a control character in it, a base URL with a user name or password, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite",
+        meaning: "agent not found or invalid, an invalid agent name, a bad `config.toml`, an API key with a control character in it, a base URL with a user name or password, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite; an unset `${VAR}` in an MCP server's headers or env, one tool name on two MCP servers",
     },
     ExitCode {
         code: 3,
         name: "API",
-        meaning: "API errors: auth, rate limit, overload, server errors, timeouts, unreachable server, bad or empty reply, a streamed reply that ended before its end marker, no API key",
+        meaning: "API errors: auth, rate limit, overload, server errors, timeouts, unreachable server, bad or empty reply, a streamed reply that ended before its end marker, no API key; a required MCP server that does not start, connect or list its tools",
     },
     ExitCode {
         code: 4,
@@ -175,7 +178,7 @@ impl Error {
             | Error::BadModel(_)
             | Error::UnknownProvider { .. } => 1,
             Error::Api { category, .. } => category.exit_code(),
-            Error::MissingKey { .. } | Error::KeyCommand(_) => 3,
+            Error::MissingKey { .. } | Error::KeyCommand(_) | Error::ToolServer(_) => 3,
             Error::Conflict(_) => 4,
             Error::Busy(_) => 5,
             Error::InvalidAgentName(_)
@@ -233,6 +236,7 @@ impl fmt::Display for Error {
             | Error::Child(m)
             | Error::BadModel(m)
             | Error::KeyCommand(m)
+            | Error::ToolServer(m)
             | Error::Conflict(m)
             | Error::Busy(m)
             | Error::InvalidAgentName(m) => f.write_str(m),
@@ -358,6 +362,7 @@ mod tests {
                 env: String::new(),
             },
             Error::KeyCommand(String::new()),
+            Error::ToolServer(String::new()),
             Error::Child(String::new()),
             Error::Output(io::Error::other("x")),
             Error::Conflict(String::new()),
@@ -381,6 +386,7 @@ mod tests {
                 | Error::UnknownProvider { .. }
                 | Error::MissingKey { .. }
                 | Error::KeyCommand(_)
+                | Error::ToolServer(_)
                 | Error::Child(_)
                 | Error::Output(_)
                 | Error::Conflict(_)

@@ -156,7 +156,11 @@ fn show_memory_numbers_alone_are_displayed() {
 #[test]
 fn show_json_has_every_field_with_defaults_and_paths() {
     let env = Env::new();
-    let path = env.agent("a", "name = \"a\"\nmodel = \"x/y\"\nsub_agents = [\"b\"]\n");
+    let path = env.agent(
+        "a",
+        "name = \"a\"\nmodel = \"x/y\"\nsub_agents = [\"b\"]\n\
+         [[mcp_servers]]\nname = \"s\"\ntransport = \"stdio\"\ncommand = \"c\"\nenv = { KEY = \"sk-secret\" }\n",
+    );
     let out = env
         .cmd("axe-agents")
         .args(["show", "a", "--json"])
@@ -179,7 +183,10 @@ fn show_json_has_every_field_with_defaults_and_paths() {
             "notes": {"enabled": false, "workspace": "", "recall_days": 3, "recall_chars": 24000,
                       "max_memory_chars": 10000, "max_topic_chars": 10000},
             "state": {"enabled": false, "path": "", "max_entries": 100, "context_budget": 3000},
-            "context": {"budget": null, "order": ["state", "memory", "log", "world", "daily"]}
+            "context": {"budget": null, "order": ["state", "memory", "log", "world", "daily"]},
+            // Of headers and env only the names: their values are often keys.
+            "mcp_servers": [{"name": "s", "transport": "stdio", "url": "", "headers": [],
+                             "command": "c", "args": [], "env": ["KEY"], "cwd": "", "required": true}]
         })
     );
 }

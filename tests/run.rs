@@ -443,6 +443,7 @@ struct DryRunJson {
     notes: Option<DryRunNotes>,
     session_memory: Option<String>,
     context: Option<serde_json::Value>,
+    mcp_servers: Vec<serde_json::Value>,
 }
 
 #[derive(Deserialize)]

@@ -252,6 +252,15 @@ fn show_text(cfg: &AgentConfig) -> String {
             subs && sub.timeout.get() != 0,
             sub.timeout.to_string(),
         ),
+        (
+            "MCP Servers:",
+            !cfg.mcp_servers.is_empty(),
+            cfg.mcp_servers
+                .iter()
+                .map(|m| format!("{} ({})", m.name, m.transport))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
         ("Memory Enabled:", memory.enabled, "true".into()),
         ("Memory Path:", !memory.path.is_empty(), memory.path.clone()),
         // With memory on, the limits in effect are worth seeing even

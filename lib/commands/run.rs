@@ -71,6 +71,10 @@ With sub_agents, the model may delegate through the call_agent tool; each
 sub-agent runs with its own files, skill and memory, several at once unless
 sub_agents_config.parallel is false.
 
+With [[mcp_servers]], the tools of those MCP servers are offered too: stdio
+servers are started for the conversation and stopped when it ends, signals
+included; --dry-run lists them and starts none.
+
 With [memory] enabled, the last memory.last_n entries of the agent's log
 are part of the prompt, and a successful run appends an entry (task and
 answer). Memory problems are warnings; they never fail the run.",

@@ -50,14 +50,18 @@ pub fn converse(
     sub: &SubAgent,
 ) -> Result<Outcome> {
     let endpoint = session.endpoint(agent.provider)?;
-    let ctx = tools::Context {
+    let mut ctx = tools::Context {
         session,
         agent,
         depth,
         deadline,
         sub_agent: sub,
         memory: tools::memory(session, agent),
+        mcp: tools::Servers::default(),
     };
+    // Its MCP servers run while it talks, and stop with `ctx` however the
+    // conversation ends.
+    tools::connect(&mut ctx)?;
     let tools = tools::offered(&ctx);
     // The loop's progress lines are the top-level agent's alone, as in Go.
     let trace = session.verbose && depth == 0 && !tools.is_empty();

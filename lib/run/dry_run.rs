@@ -134,6 +134,15 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
             let _ = out.write_str("\n");
         }
     }
+    // Listed, never started: a dry run runs nothing.
+    if !cfg.mcp_servers.is_empty() {
+        let _ = out.write_str("--- MCP Servers ---\n");
+        for server in &cfg.mcp_servers {
+            let optional = if server.required() { "" } else { ", optional" };
+            let _ = writeln!(out, "{} ({}{optional})", server.name, server.transport);
+        }
+        let _ = out.write_str("\n");
+    }
     let _ = out.write_str("--- Sub-Agents ---\n");
     if cfg.sub_agents.is_empty() {
         let _ = out.write_str("(none)\n");
@@ -181,6 +190,15 @@ struct Json<'a> {
     session_memory: Option<&'a str>,
     /// `null` without a `[context] budget`.
     context: Option<&'a Assembled>,
+    /// The servers a run would start; none is started.
+    mcp_servers: Vec<McpServer<'a>>,
+}
+
+#[derive(Serialize)]
+struct McpServer<'a> {
+    name: &'a str,
+    transport: &'a str,
+    required: bool,
 }
 
 #[derive(Serialize)]
@@ -232,6 +250,15 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
                 Injected::Context(c) => Some(c),
                 _ => None,
             },
+            mcp_servers: cfg
+                .mcp_servers
+                .iter()
+                .map(|s| McpServer {
+                    name: &s.name,
+                    transport: &s.transport,
+                    required: s.required(),
+                })
+                .collect(),
             notes: agent.notes.as_ref().map(|ws| Notes {
                 workspace: ws.root.display().to_string(),
                 tools: tools::names(session, agent, 0),
