@@ -284,7 +284,7 @@ fn reflect_replaces_memory_and_if_match_refuses_a_lost_update() {
         .args(["a", "--if-match", &first])
         .write_stdin("stale")
         .assert()
-        .code(4)
+        .code(6)
         .get_output()
         .clone();
     let err = String::from_utf8_lossy(&err.stderr);
