@@ -375,6 +375,7 @@ mod tests {
             Error::Conflict(String::new()),
             Error::NoMatch,
             Error::Busy(String::new()),
+            Error::Budget { used: 0, max: 0 },
         ];
         for e in &errors {
             // A match with no wildcard: a new variant must be listed above.
@@ -397,7 +398,8 @@ mod tests {
                 | Error::Output(_)
                 | Error::Conflict(_)
                 | Error::NoMatch
-                | Error::Busy(_) => {}
+                | Error::Busy(_)
+                | Error::Budget { .. } => {}
             }
             assert!(EXIT_CODES.iter().any(|c| c.code == e.exit_code()), "{e:?}");
         }

@@ -32,12 +32,13 @@ fn llm_std(env: &Env, url: &str, provider: &str) -> std::process::Command {
         "anthropic" => cmd.env("ANTHROPIC_API_KEY", KEY),
         "openai" => cmd.env("OPENAI_API_KEY", KEY),
         "openrouter" => cmd.env("OPENROUTER_API_KEY", KEY),
+        "google" => cmd.env("GEMINI_API_KEY", KEY),
         _ => &mut cmd,
     };
     cmd
 }
 
-const PROVIDERS: [&str; 4] = ["anthropic", "openai", "ollama", "openrouter"];
+const PROVIDERS: [&str; 5] = ["anthropic", "openai", "ollama", "openrouter", "google"];
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -179,7 +180,9 @@ fn openrouter_request_is_openais_with_its_own_key_and_model_names() {
                 {"role": "user", "content": "hello"}
             ],
             "temperature": 0.5,
-            "max_tokens": 64
+            "max_tokens": 64,
+            // Asking for the call's cost.
+            "usage": {"include": true}
         })
     );
 }
@@ -409,9 +412,23 @@ fn request_files_map_tools_to_each_wire_format() {
             }),
         ),
     ];
-    // OpenRouter speaks OpenAI's wire, tools and all.
-    let openrouter = ("openrouter", expected[1].1.clone());
-    for (provider, body) in expected.into_iter().chain([openrouter]) {
+    // OpenRouter speaks OpenAI's wire, tools and all, and asks for the cost.
+    let mut openrouter = ("openrouter", expected[1].1.clone());
+    openrouter.1["usage"] = json!({"include": true});
+    // Gemini: calls and results are parts, a result named after its call.
+    let google = (
+        "google",
+        json!({
+            "systemInstruction": {"parts": [{"text": "Use tools."}]},
+            "contents": [
+                {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "weather", "args": {"city": "Paris"}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "weather", "response": {"content": "sunny"}}}]}
+            ],
+            "tools": [{"functionDeclarations": [{"name": "weather", "description": "Current weather", "parameters": schema}]}]
+        }),
+    );
+    for (provider, body) in expected.into_iter().chain([openrouter, google]) {
         let server = Server::start(vec![Answer::json(
             200,
             &reply_for(provider, "It is sunny."),
@@ -955,8 +972,16 @@ fn streaming_prints_as_text_arrives_for_every_provider() {
             pieces.concat(),
             "{provider}"
         );
-        let body = server.only_request().json();
-        assert_eq!(body["stream"], true, "{provider}");
+        let req = server.only_request();
+        let body = req.json();
+        match provider {
+            // Gemini streams from another method, named in the path.
+            "google" => assert_eq!(
+                req.path,
+                "/v1beta/models/m:streamGenerateContent?alt=sse"
+            ),
+            _ => assert_eq!(body["stream"], true, "{provider}"),
+        }
         if provider == "openai" || provider == "openrouter" {
             assert_eq!(body["stream_options"], json!({"include_usage": true}));
         }
@@ -980,14 +1005,12 @@ fn streamed_json_is_the_same_envelope() {
             "{provider}"
         );
         assert!(e.model.ends_with("-test"), "{provider}");
-        assert_eq!(
-            e.stop_reason,
-            if provider == "anthropic" {
-                "end_turn"
-            } else {
-                "stop"
-            }
-        );
+        let stop = match provider {
+            "anthropic" => "end_turn",
+            "google" => "STOP",
+            _ => "stop",
+        };
+        assert_eq!(e.stop_reason, stop);
     }
 }
 
@@ -1140,7 +1163,7 @@ fn bad_input_errors() {
     let url = closed_port_url();
     let run = |args: &[&str]| llm(&env, &url, "openai").args(args).assert();
     run(&["-m", "gemini/pro", "q"]).code(1).stderr(
-        "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter\n",
+        "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google\n",
     );
     run(&["-m", "gpt4", "q"])
         .code(1)

@@ -11,6 +11,11 @@ use crate::error::Category;
 /// The API requires `max_tokens`; this is what Go sent when none was set.
 const DEFAULT_MAX_TOKENS: u64 = 4096;
 
+/// No prompt shorter than 1024 tokens is cached, and no token is shorter
+/// than a byte: a shorter prefix is sent without `cache_control`, as it
+/// was before caching, since asking would change nothing.
+const MIN_CACHED_BYTES: usize = 1024;
+
 /// Anthropic's Messages API.
 pub struct Anthropic;
 
@@ -53,21 +58,24 @@ impl Wire for Anthropic {
         };
         body.insert("max_tokens".into(), json!(max_tokens));
         body.insert("messages".into(), messages(c));
+        let tools: Vec<Value> = c
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect();
+        let prefix = c.system_parts().0.len() + json!(tools).to_string().len();
+        let cache = c.caches() && prefix >= MIN_CACHED_BYTES;
         if !c.system.is_empty() {
-            body.insert("system".into(), system(c));
+            body.insert("system".into(), system(c, cache));
         }
         if let Some(t) = c.temperature {
             body.insert("temperature".into(), json!(t));
         }
-        if !c.tools.is_empty() {
-            let mut tools: Vec<Value> = c
-                .tools
-                .iter()
-                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-                .collect();
+        if !tools.is_empty() {
+            let mut tools = tools;
             // The tools come first in the prompt: marking the last caches
             // them all, whatever follows.
-            if let Some(Value::Object(last)) = tools.last_mut().filter(|_| c.caches()) {
+            if let Some(Value::Object(last)) = tools.last_mut().filter(|_| cache) {
                 last.insert("cache_control".into(), ephemeral());
             }
             body.insert("tools".into(), json!(tools));
@@ -238,9 +246,9 @@ impl Wire for Anthropic {
 /// The system prompt: a string, or with caching its stable prefix as a
 /// cached block and the rest (the run log's entries, which change every
 /// run) after it, so that a repeat run reads the prefix from the cache.
-fn system(c: &Conversation) -> Value {
+fn system(c: &Conversation, cache: bool) -> Value {
     let (stable, rest) = c.system_parts();
-    if !c.caches() || stable.is_empty() {
+    if !cache || stable.is_empty() {
         return json!(c.system);
     }
     let mut blocks = vec![json!({"type": "text", "text": stable, "cache_control": ephemeral()})];
