@@ -397,7 +397,12 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     if !cfg.params.temperature.is_finite() {
         return fail("params.temperature must be a finite number");
     }
-    if let Some(Err(e)) = cfg.params.response_format.as_ref().map(ResponseFormat::from_value) {
+    if let Some(Err(e)) = cfg
+        .params
+        .response_format
+        .as_ref()
+        .map(ResponseFormat::from_value)
+    {
         return Err(Error::AgentInvalid(format!("params.response_format: {e}")));
     }
     if cfg.budget.max_tokens.is_negative() {
@@ -1050,6 +1055,28 @@ mod tests {
         assert!(s.contains("# last_n = 10"));
         assert!(s.contains("# max_entries = 100"));
         assert!(s.contains("# [memory]\n# enabled = false\n# path = \"\"\n"));
+    }
+
+    #[test]
+    fn every_setting_the_scaffold_shows_is_valid_once_uncommented() {
+        let text: String = scaffold("x")
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest) if rest.starts_with('[') || rest.contains(" = ") => rest,
+                _ => l,
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let cfg = parse(&text).unwrap();
+        validate(&cfg).unwrap();
+        assert_eq!((cfg.timeout, cfg.stream), (Count(120), false));
+        assert_eq!(cfg.retry.max_retries, Count(3));
+        assert_eq!(cfg.budget.max_tokens, Count(100_000));
+        assert_eq!(
+            cfg.params.response_format(),
+            Some(ResponseFormat::JsonObject)
+        );
+        assert_eq!(cfg.params.cache, Some(true));
     }
 
     #[test]

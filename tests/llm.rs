@@ -14,7 +14,9 @@ use crate::server::{
     Answer, Gate, PATIENCE, Raw, Server, closed_port_url, not_http, sse_data, sse_event,
 };
 use crate::util::{Env, stdout};
-use crate::wire::{KEY, anthropic_reply, ollama_reply, openai_reply, reply_for, stream_answer};
+use crate::wire::{
+    KEY, anthropic_reply, google_reply, ollama_reply, openai_reply, reply_for, stream_answer,
+};
 
 /// `axe-llm` pointed at `server` for `provider`, with a key where one is
 /// needed.
@@ -87,6 +89,84 @@ fn anthropic_request_is_exact() {
             "messages": [{"role": "user", "content": "hello world"}]
         })
     );
+}
+
+#[test]
+fn google_request_is_exact_and_the_key_stays_out_of_the_url() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &google_reply("Hi there"))]);
+    let out = llm(&env, &server.url, "google")
+        .args([
+            "-m",
+            "google/gemini-2.5-flash",
+            "-s",
+            "Be brief",
+            "--temperature",
+            "0.5",
+            "--max-tokens",
+            "64",
+            "--json",
+            "hello",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let e: Envelope = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        (e.content.as_str(), e.model.as_str(), e.stop_reason.as_str()),
+        ("Hi there", "gemini-test", "STOP")
+    );
+    let req = server.only_request();
+    assert_eq!(req.path, "/v1beta/models/gemini-2.5-flash:generateContent");
+    assert_eq!(req.header("x-goog-api-key"), Some(KEY));
+    assert_eq!(req.header("authorization"), None);
+    assert_eq!(
+        req.json(),
+        json!({
+            "systemInstruction": {"parts": [{"text": "Be brief"}]},
+            "contents": [{"role": "user", "parts": [{"text": "hello"}]}],
+            "generationConfig": {"temperature": 0.5, "maxOutputTokens": 64}
+        })
+    );
+    // A 404 names where the request went, which carries no key.
+    let server = Server::start(vec![Answer::raw(404, "")]);
+    llm(&env, &server.url, "google")
+        .args(["-m", "google/nope", "q"])
+        .assert()
+        .code(1)
+        .stderr(format!(
+            "bad_request: Not Found (POST {}/v1beta/models/nope:generateContent)\n",
+            server.url
+        ));
+    // Google's own address needs a key: without one, nothing is sent.
+    env.cmd("axe-llm")
+        .args(["-m", "google/m", "q"])
+        .assert()
+        .code(3)
+        .stderr("API key for provider \"google\" is not configured (set GEMINI_API_KEY or add to config.toml)\n");
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn google_blocked_prompts_and_cut_streams_are_errors() {
+    let env = Env::new();
+    let blocked = json!({"promptFeedback": {"blockReason": "SAFETY"}});
+    let server = Server::start(vec![Answer::json(200, &blocked)]);
+    llm(&env, &server.url, "google")
+        .args(["-m", "google/m", "q"])
+        .assert()
+        .code(1)
+        .stderr("bad_request: the prompt was blocked: SAFETY\n");
+    // A stream without a finish reason did not end.
+    let server = Server::start(vec![Answer::sse(&[sse_data(
+        &json!({"candidates": [{"content": {"parts": [{"text": "half"}]}}]}).to_string(),
+    )])]);
+    llm(&env, &server.url, "google")
+        .args(["-m", "google/m", "--stream", "q"])
+        .assert()
+        .code(3)
+        .stderr("server: the reply ended before it was complete\n");
 }
 
 #[test]
@@ -568,6 +648,14 @@ const STATUSES: &[(&str, u16, &str, i32)] = &[
     ("openrouter", 500, "server", 3),
     ("openrouter", 502, "overloaded", 3),
     ("openrouter", 503, "overloaded", 3),
+    ("google", 400, "bad_request", 1),
+    ("google", 401, "auth", 3),
+    ("google", 403, "auth", 3),
+    ("google", 404, "bad_request", 1),
+    ("google", 429, "rate_limit", 3),
+    ("google", 500, "server", 3),
+    ("google", 503, "overloaded", 3),
+    ("google", 504, "timeout", 3),
 ];
 
 fn error_body(provider: &str, message: &str) -> Value {
@@ -575,6 +663,9 @@ fn error_body(provider: &str, message: &str) -> Value {
         "anthropic" => json!({"type": "error", "error": {"type": "x_error", "message": message}}),
         "openai" => json!({"error": {"message": message, "type": "x", "code": null}}),
         "openrouter" => json!({"error": {"code": 402, "message": message, "metadata": {}}}),
+        "google" => {
+            json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
+        }
         _ => json!({"error": message}),
     }
 }
@@ -976,10 +1067,7 @@ fn streaming_prints_as_text_arrives_for_every_provider() {
         let body = req.json();
         match provider {
             // Gemini streams from another method, named in the path.
-            "google" => assert_eq!(
-                req.path,
-                "/v1beta/models/m:streamGenerateContent?alt=sse"
-            ),
+            "google" => assert_eq!(req.path, "/v1beta/models/m:streamGenerateContent?alt=sse"),
             _ => assert_eq!(body["stream"], true, "{provider}"),
         }
         if provider == "openai" || provider == "openrouter" {

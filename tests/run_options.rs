@@ -121,7 +121,9 @@ fn the_budget_is_shared_with_sub_agents_and_the_flag_sets_it() {
         "{stderr}"
     );
     // With --json, the error is a JSON line too.
-    assert!(stderr.ends_with("{\"error\":\"budget exceeded: used 26 of 20 tokens\",\"exit_code\":4}\n"));
+    assert!(
+        stderr.ends_with("{\"error\":\"budget exceeded: used 26 of 20 tokens\",\"exit_code\":4}\n")
+    );
     assert_eq!(server.requests().len(), 2, "no third call");
 
     // A budget the run stays within: a normal run, the fields still there.
@@ -236,14 +238,25 @@ fn a_json_format_anthropic_cannot_give_or_an_unknown_type_is_refused() {
         .assert()
         .success();
     for (format, why) in [
-        ("\"xml\"", "unknown type \"xml\" (expected text, json_object, json_schema)"),
-        ("{ type = \"json_schema\" }", "type \"json_schema\" needs a schema"),
-        ("{ type = \"json_object\", schema = {} }", "unknown field \"schema\" for type \"json_object\""),
+        (
+            "\"xml\"",
+            "unknown type \"xml\" (expected text, json_object, json_schema)",
+        ),
+        (
+            "{ type = \"json_schema\" }",
+            "type \"json_schema\" needs a schema",
+        ),
+        (
+            "{ type = \"json_object\", schema = {} }",
+            "unknown field \"schema\" for type \"json_object\"",
+        ),
         ("3", "must be a string or a table"),
     ] {
         env.agent(
             "bad",
-            &format!("name = \"bad\"\nmodel = \"openai/m\"\n[params]\nresponse_format = {format}\n"),
+            &format!(
+                "name = \"bad\"\nmodel = \"openai/m\"\n[params]\nresponse_format = {format}\n"
+            ),
         );
         env.cmd("axe-run")
             .args(["bad", "--dry-run"])
@@ -276,8 +289,12 @@ fn anthropic_caches_the_stable_prefix_and_a_repeat_run_sends_it_byte_for_byte() 
         Answer::json(200, &r)
     };
     let server = Server::start(vec![
-        reply(json!({"input_tokens": 20, "output_tokens": 7, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 0})),
-        reply(json!({"input_tokens": 60, "output_tokens": 7, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 300})),
+        reply(
+            json!({"input_tokens": 20, "output_tokens": 7, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 0}),
+        ),
+        reply(
+            json!({"input_tokens": 60, "output_tokens": 7, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 300}),
+        ),
     ]);
     let first = run(&env, &server.url)
         .args(["c", "one", "--json"])
@@ -287,7 +304,11 @@ fn anthropic_caches_the_stable_prefix_and_a_repeat_run_sends_it_byte_for_byte() 
         .clone();
     let first = json_of(&first);
     assert_eq!(
-        (&first["input_tokens"], &first["cache_write_tokens"], &first["cache_read_tokens"]),
+        (
+            &first["input_tokens"],
+            &first["cache_write_tokens"],
+            &first["cache_read_tokens"]
+        ),
         (&json!(320), &json!(300), &json!(0)),
         "input counts every prompt token, cached or not"
     );
@@ -371,8 +392,8 @@ fn openrouter_cost_is_summed_over_turns_and_sub_agents() {
     let server = Server::route(|r| {
         let body = r.json();
         assert_eq!(body["usage"], json!({"include": true}), "cost asked for");
-        let boss = system_text(&body).is_empty()
-            && body["messages"][0]["content"] == "You are boss.";
+        let boss =
+            system_text(&body).is_empty() && body["messages"][0]["content"] == "You are boss.";
         let turns = body["messages"].as_array().unwrap().len();
         let mut reply = if boss && turns == 2 {
             json!({"model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": null,
@@ -392,7 +413,10 @@ fn openrouter_cost_is_summed_over_turns_and_sub_agents() {
         .clone();
     let doc = json_of(&out);
     assert_eq!(server.requests().len(), 3);
-    assert_eq!(doc["cost"], 0.75, "two turns of the parent and the helper's");
+    assert_eq!(
+        doc["cost"], 0.75,
+        "two turns of the parent and the helper's"
+    );
     assert_eq!(doc["input_tokens"], 20, "the parent's own turns");
     // axe-llm too; a provider without a cost has no field.
     let out = env
@@ -451,7 +475,8 @@ fn gemini_runs_a_tool_loop_with_a_sub_agent() {
         assert_eq!(r.path, "/v1beta/models/gemini-test:generateContent");
         assert_eq!(r.header("x-goog-api-key"), Some(crate::wire::KEY));
     }
-    let result = json!({"functionResponse": {"name": "call_agent", "response": {"content": "found it"}}});
+    let result =
+        json!({"functionResponse": {"name": "call_agent", "response": {"content": "found it"}}});
     assert_eq!(doc["content"], format!("saw {result}"));
     assert_eq!(doc["tool_calls"], 1);
     assert_eq!(doc["input_tokens"], 15, "4 and 11 over the parent's turns");
@@ -471,7 +496,13 @@ fn a_conversation_goes_on_from_messages_and_comes_back_whole() {
     fs::write(&conv, given.to_string()).unwrap();
     let server = Server::start(vec![Answer::json(200, &anthropic_reply("sed"))]);
     let out = run(&env, &server.url)
-        .args(["m", "--json", "--messages", conv.to_str().unwrap(), "Another?"])
+        .args([
+            "m",
+            "--json",
+            "--messages",
+            conv.to_str().unwrap(),
+            "Another?",
+        ])
         .assert()
         .success()
         .get_output()
@@ -511,7 +542,10 @@ fn a_conversation_goes_on_from_messages_and_comes_back_whole() {
     assert_eq!(messages.as_array().unwrap().len(), 6);
     assert_eq!(messages[5]["content"], "awk");
     assert_eq!(
-        server.only_request().json()["messages"].as_array().unwrap().len(),
+        server.only_request().json()["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
         5
     );
 }
@@ -522,8 +556,14 @@ fn bad_messages_are_one_line_naming_the_message() {
     env.agent("a", "name = \"a\"\nmodel = \"anthropic/m\"\n");
     let server = Server::start(vec![Answer::json(200, &anthropic_reply("x"))]);
     let cases = [
-        (r#"{"role": "user"}"#, "expected a JSON array of messages, found an object"),
-        (r#"[{"role": "system", "content": "x"}]"#, "message 0: unknown role \"system\" (expected user, assistant or tool)"),
+        (
+            r#"{"role": "user"}"#,
+            "expected a JSON array of messages, found an object",
+        ),
+        (
+            r#"[{"role": "system", "content": "x"}]"#,
+            "message 0: unknown role \"system\" (expected user, assistant or tool)",
+        ),
         (
             r#"[{"role": "user", "content": "x"}, {"role": "tool", "tool_results": [{"call_id": "c9", "content": "r"}]}]"#,
             "message 1: tool result for \"c9\" matches no tool call of the message before it",
@@ -557,6 +597,9 @@ fn bad_messages_are_one_line_naming_the_message() {
         .get_output()
         .clone();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("failed to read messages ") && err.contains("over the limit"), "{err}");
+    assert!(
+        err.starts_with("failed to read messages ") && err.contains("over the limit"),
+        "{err}"
+    );
     assert!(server.requests().is_empty());
 }

@@ -351,7 +351,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 /// The earlier turns and the task of a run given `--messages`: the prompt
 /// when there is one, else the last message, which must then be the
 /// user's. Without `--messages`, no turns and the prompt.
-fn go_on_from(history: Option<Vec<Message>>, task: String) -> Result<(Option<Vec<Message>>, String)> {
+fn go_on_from(
+    history: Option<Vec<Message>>,
+    task: String,
+) -> Result<(Option<Vec<Message>>, String)> {
     let Some(mut history) = history else {
         return Ok((None, task));
     };

@@ -271,9 +271,10 @@ fn usage(u: &Value) -> Usage {
         u["cache_creation_input_tokens"].as_u64(),
     );
     Usage {
-        input_tokens: u["input_tokens"]
-            .as_u64()
-            .map(|n| n.saturating_add(read.unwrap_or(0)).saturating_add(write.unwrap_or(0))),
+        input_tokens: u["input_tokens"].as_u64().map(|n| {
+            n.saturating_add(read.unwrap_or(0))
+                .saturating_add(write.unwrap_or(0))
+        }),
         output_tokens: u["output_tokens"].as_u64(),
         cache_read_tokens: read,
         cache_write_tokens: write,

@@ -174,7 +174,11 @@ fn add_chunk(
     let Some(candidate) = chunk["candidates"].as_array().and_then(|c| c.first()) else {
         return Ok(false);
     };
-    for part in candidate["content"]["parts"].as_array().into_iter().flatten() {
+    for part in candidate["content"]["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
         // A thinking model's thoughts are not its answer.
         if part["thought"].as_bool() == Some(true) {
             continue;
@@ -254,7 +258,8 @@ fn contents(c: &Conversation) -> Value {
                     parts.push(json!({"text": m.content}));
                 }
                 for call in &m.tool_calls {
-                    parts.push(json!({"functionCall": {"name": call.name, "args": call.arguments}}));
+                    parts
+                        .push(json!({"functionCall": {"name": call.name, "args": call.arguments}}));
                     calls.push(call);
                 }
                 out.push(json!({"role": "model", "parts": parts}));

@@ -216,7 +216,8 @@ fn response_format(format: &ResponseFormat) -> Value {
             strict,
         } => {
             // The API requires a name; most callers have no use for one.
-            let mut inner = json!({"name": name.as_deref().unwrap_or("response"), "schema": schema});
+            let mut inner =
+                json!({"name": name.as_deref().unwrap_or("response"), "schema": schema});
             if let Some(strict) = strict {
                 inner["strict"] = json!(strict);
             }

@@ -167,7 +167,10 @@ mod tests {
             "expected a JSON array of messages, found an object"
         );
         assert!(err("[").starts_with("not JSON: "));
-        assert_eq!(err(r#"["hi"]"#), "message 0: expected an object, found a string");
+        assert_eq!(
+            err(r#"["hi"]"#),
+            "message 0: expected an object, found a string"
+        );
         assert_eq!(err(r#"[{"content": "x"}]"#), "message 0: no role");
         assert_eq!(
             err(r#"[{"role": "user", "content": "a"}, {"role": "system", "content": "b"}]"#),
@@ -178,7 +181,9 @@ mod tests {
                 .starts_with("message 0: unknown field `extra`")
         );
         assert_eq!(
-            err(r#"[{"role": "user"}, {"role": "tool", "tool_results": [{"call_id": "c9", "content": ""}]}]"#),
+            err(
+                r#"[{"role": "user"}, {"role": "tool", "tool_results": [{"call_id": "c9", "content": ""}]}]"#
+            ),
             "message 1: tool result for \"c9\" matches no tool call of the message before it"
         );
         assert_eq!(

@@ -44,7 +44,10 @@ impl Session {
 
     /// Adds a reply's usage to the tree's.
     pub fn spend(&self, usage: &Usage) {
-        self.spent.lock().unwrap_or_else(|e| e.into_inner()).add(usage);
+        self.spent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(usage);
     }
 
     /// What the tree has used so far.
