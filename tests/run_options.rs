@@ -603,3 +603,34 @@ fn bad_messages_are_one_line_naming_the_message() {
     );
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn dry_run_shows_the_turns_before_the_task() {
+    let env = Env::new();
+    env.agent("a", "name = \"a\"\nmodel = \"anthropic/m\"\n");
+    let conv = r#"[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}, {"role": "user", "content": "and now?"}]"#;
+    let out = env
+        .cmd("axe-run")
+        .args(["a", "--dry-run", "--messages", "-"])
+        .write_stdin(conv)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = stdout(&out);
+    assert!(
+        text.contains("--- Task ---\nand now?\n\n--- Stdin ---\n(none)\n\n--- Messages ---\n2 message(s) before the task\n"),
+        "{text}"
+    );
+    let out = env
+        .cmd("axe-run")
+        .args(["a", "--dry-run", "--json", "--messages", "-"])
+        .write_stdin(conv)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let doc = json_of(&out);
+    assert_eq!(doc["task"], "and now?");
+    assert_eq!(doc["messages"].as_array().unwrap().len(), 2);
+}

@@ -268,9 +268,14 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if dry {
         let shown = dry_run::Shown {
             timeout: Seconds(timeout),
-            task: words.as_deref(),
+            // With --messages the task may be the last message's.
+            task: match &history {
+                Some(_) => Some(task.as_str()),
+                None => words.as_deref(),
+            },
             stdin: &stdin,
             memory: &begun.injected,
+            history: history.as_deref(),
         };
         return if json {
             dry_run::json(out, &session, &agent, &shown)
