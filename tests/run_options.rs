@@ -16,6 +16,17 @@ fn json_of(out: &std::process::Output) -> Value {
     serde_json::from_str(&stdout(out)).unwrap()
 }
 
+/// The output of a command that must exit with `code`.
+trait Exits {
+    fn exits(&mut self, code: i32) -> std::process::Output;
+}
+
+impl Exits for assert_cmd::Command {
+    fn exits(&mut self, code: i32) -> std::process::Output {
+        self.assert().code(code).get_output().clone()
+    }
+}
+
 /// The parent `boss`, which may call `helper`, with `extra` in its file;
 /// both keep a run log and state.
 fn family(env: &Env, model: &str, extra: &str) {
@@ -72,10 +83,7 @@ fn a_spent_budget_stops_before_tools_run_prints_the_partial_answer_and_remembers
     // --json: the document, then the same line and code.
     let out = run(&env, &server.url)
         .args(["boss", "go", "--json"])
-        .assert()
-        .code(4)
-        .get_output()
-        .clone();
+        .exits(4);
     let doc = json_of(&out);
     assert_eq!(doc["content"], "Let me ask the helper.");
     assert_eq!(
@@ -107,10 +115,7 @@ fn the_budget_is_shared_with_sub_agents_and_the_flag_sets_it() {
     });
     let out = run(&env, &server.url)
         .args(["boss", "go", "--budget-tokens", "20", "--json", "-v"])
-        .assert()
-        .code(4)
-        .get_output()
-        .clone();
+        .exits(4);
     let doc = json_of(&out);
     assert_eq!(doc["budget_used_tokens"], 26);
     assert_eq!(doc["budget_exceeded"], true);
@@ -130,10 +135,7 @@ fn the_budget_is_shared_with_sub_agents_and_the_flag_sets_it() {
     let server = Server::start(vec![Answer::json(200, &anthropic_reply("ok"))]);
     let out = run(&env, &server.url)
         .args(["helper", "go", "--budget-tokens", "100", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+        .exits(0);
     let doc = json_of(&out);
     assert_eq!(
         (&doc["budget_used_tokens"], &doc["budget_exceeded"]),
@@ -150,10 +152,7 @@ fn the_budget_is_shared_with_sub_agents_and_the_flag_sets_it() {
     )]);
     let out = run(&env, &server.url)
         .args(["tight", "go", "--budget-tokens", "0", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+        .exits(0);
     assert!(json_of(&out).get("budget_max_tokens").is_none());
 }
 
@@ -296,12 +295,7 @@ fn anthropic_caches_the_stable_prefix_and_a_repeat_run_sends_it_byte_for_byte() 
             json!({"input_tokens": 60, "output_tokens": 7, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 300}),
         ),
     ]);
-    let first = run(&env, &server.url)
-        .args(["c", "one", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let first = run(&env, &server.url).args(["c", "one", "--json"]).exits(0);
     let first = json_of(&first);
     assert_eq!(
         (
@@ -312,12 +306,7 @@ fn anthropic_caches_the_stable_prefix_and_a_repeat_run_sends_it_byte_for_byte() 
         (&json!(320), &json!(300), &json!(0)),
         "input counts every prompt token, cached or not"
     );
-    let second = run(&env, &server.url)
-        .args(["c", "two", "-v"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let second = run(&env, &server.url).args(["c", "two", "-v"]).exits(0);
     assert!(String::from_utf8_lossy(&second.stderr).contains("\nCache:    300 read, 0 written\n"));
     let bodies: Vec<Value> = server.requests().iter().map(Recorded::json).collect();
     let ephemeral = json!({"type": "ephemeral"});
@@ -367,12 +356,7 @@ fn openai_cached_tokens_are_counted_streamed_or_not() {
     ]);
     let server = Server::start(vec![Answer::json(200, &whole), streamed]);
     for args in [&["o", "q", "--json"][..], &["o", "q", "--json", "--stream"]] {
-        let out = run(&env, &server.url)
-            .args(args)
-            .assert()
-            .success()
-            .get_output()
-            .clone();
+        let out = run(&env, &server.url).args(args).exits(0);
         let doc = json_of(&out);
         assert_eq!(
             (&doc["input_tokens"], &doc["cache_read_tokens"]),
@@ -407,10 +391,7 @@ fn openrouter_cost_is_summed_over_turns_and_sub_agents() {
     });
     let out = run(&env, &server.url)
         .args(["boss", "go", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+        .exits(0);
     let doc = json_of(&out);
     assert_eq!(server.requests().len(), 3);
     assert_eq!(
@@ -424,18 +405,12 @@ fn openrouter_cost_is_summed_over_turns_and_sub_agents() {
         .env("AXE_OPENROUTER_BASE_URL", &server.url)
         .env("OPENROUTER_API_KEY", crate::wire::KEY)
         .args(["-m", "openrouter/x/y", "--json", "q"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+        .exits(0);
     assert_eq!(json_of(&out)["cost"], 0.25);
     let server = Server::start(vec![Answer::json(200, &anthropic_reply("x"))]);
     let out = run(&env, &server.url)
         .args(["helper", "q", "--json", "-m", "anthropic/m"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+        .exits(0);
     assert!(json_of(&out).get("cost").is_none());
 }
 
@@ -464,10 +439,7 @@ fn gemini_runs_a_tool_loop_with_a_sub_agent() {
     });
     let out = run(&env, &server.url)
         .args(["boss", "go", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+        .exits(0);
     let doc = json_of(&out);
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
@@ -503,10 +475,7 @@ fn a_conversation_goes_on_from_messages_and_comes_back_whole() {
             conv.to_str().unwrap(),
             "Another?",
         ])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+        .exits(0);
     let sent = server.only_request().json()["messages"].clone();
     assert_eq!(sent.as_array().unwrap()[..2], given.as_array().unwrap()[..]);
     assert_eq!(sent[2]["role"], "user");
@@ -534,10 +503,7 @@ fn a_conversation_goes_on_from_messages_and_comes_back_whole() {
     let out = run(&env, &server.url)
         .args(["m", "--json", "--messages", "-"])
         .write_stdin(asked.to_string())
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+        .exits(0);
     let messages = json_of(&out)["messages"].clone();
     assert_eq!(messages.as_array().unwrap().len(), 6);
     assert_eq!(messages[5]["content"], "awk");
@@ -592,10 +558,7 @@ fn bad_messages_are_one_line_naming_the_message() {
     fs::File::create(&big).unwrap().set_len(65 << 20).unwrap();
     let out = run(&env, &server.url)
         .args(["a", "q", "--messages", big.to_str().unwrap()])
-        .assert()
-        .code(1)
-        .get_output()
-        .clone();
+        .exits(1);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.starts_with("failed to read messages ") && err.contains("over the limit"),
@@ -613,10 +576,7 @@ fn dry_run_shows_the_turns_before_the_task() {
         .cmd("axe-run")
         .args(["a", "--dry-run", "--messages", "-"])
         .write_stdin(conv)
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+        .exits(0);
     let text = stdout(&out);
     assert!(
         text.contains("--- Task ---\nand now?\n\n--- Stdin ---\n(none)\n\n--- Messages ---\n2 message(s) before the task\n"),
@@ -626,10 +586,7 @@ fn dry_run_shows_the_turns_before_the_task() {
         .cmd("axe-run")
         .args(["a", "--dry-run", "--json", "--messages", "-"])
         .write_stdin(conv)
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+        .exits(0);
     let doc = json_of(&out);
     assert_eq!(doc["task"], "and now?");
     assert_eq!(doc["messages"].as_array().unwrap().len(), 2);
