@@ -1,5 +1,6 @@
 //! `axe-llm` against a local server speaking each provider's wire format.
 
+use std::fs;
 use std::io::Read;
 use std::process::Stdio;
 use std::sync::mpsc;
@@ -167,6 +168,46 @@ fn google_blocked_prompts_and_cut_streams_are_errors() {
         .assert()
         .code(3)
         .stderr("server: the reply ended before it was complete\n");
+}
+
+#[test]
+fn a_request_may_ask_for_json_where_the_provider_can_give_it() {
+    let env = Env::new();
+    let file = env.root().join("req.json");
+    fs::write(
+        &file,
+        r#"{"messages": [{"role": "user", "content": "q"}], "response_format": "json_object"}"#,
+    )
+    .unwrap();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("{}"))]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "--request", file.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_eq!(
+        server.only_request().json()["response_format"],
+        json!({"type": "json_object"})
+    );
+    llm(&env, &server.url, "anthropic")
+        .args(["-m", "anthropic/m", "--request", file.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "params.response_format \"json_object\" is not supported by provider \"anthropic\"",
+        ));
+    assert_eq!(server.requests().len(), 1, "nothing sent to Anthropic");
+    fs::write(
+        &file,
+        r#"{"messages": [{"role": "user", "content": "q"}], "response_format": "yaml"}"#,
+    )
+    .unwrap();
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "--request", file.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "response_format: unknown type \"yaml\" (expected text, json_object, json_schema)",
+        ));
 }
 
 #[test]

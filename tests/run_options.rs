@@ -157,6 +157,35 @@ fn the_budget_is_shared_with_sub_agents_and_the_flag_sets_it() {
 }
 
 #[test]
+fn a_sub_agent_that_finds_the_budget_spent_makes_no_call() {
+    let env = Env::new();
+    family(
+        &env,
+        "anthropic/claude-test",
+        "[sub_agents_config]\nparallel = false\n",
+    );
+    // Two calls one after the other: the first helper spends the budget,
+    // the second is refused before its call, and the parent stops.
+    let server = Server::route(|r| {
+        if system_text(&r.json()).starts_with("You are boss.") {
+            let calls = [
+                ("c1", json!({"agent": "helper", "task": "one"})),
+                ("c2", json!({"agent": "helper", "task": "two"})),
+            ];
+            Answer::json(200, &tool_use(&calls))
+        } else {
+            Answer::json(200, &anthropic_reply("found it"))
+        }
+    });
+    run(&env, &server.url)
+        .args(["boss", "go", "--budget-tokens", "20"])
+        .assert()
+        .code(4)
+        .stderr("budget exceeded: used 26 of 20 tokens\n");
+    assert_eq!(server.requests().len(), 2, "the parent's and one helper's");
+}
+
+#[test]
 fn a_negative_budget_is_a_config_error() {
     let env = Env::new();
     env.agent(
