@@ -63,8 +63,8 @@ impl Wire for Anthropic {
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
-        let prefix = c.system_parts().0.len() + json!(tools).to_string().len();
-        let cache = c.caches() && prefix >= MIN_CACHED_BYTES;
+        let cache = c.caches()
+            && c.system_parts().0.len() + json!(tools).to_string().len() >= MIN_CACHED_BYTES;
         if !c.system.is_empty() {
             body.insert("system".into(), system(c, cache));
         }
