@@ -620,3 +620,39 @@ fn dry_run_shows_the_turns_before_the_task() {
     assert_eq!(doc["task"], "and now?");
     assert_eq!(doc["messages"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn anthropic_cache_counts_come_from_a_stream_too() {
+    let env = Env::new();
+    env.agent("a", "name = \"a\"\nmodel = \"anthropic/claude-test\"\n");
+    let event = crate::server::sse_event;
+    let server = Server::start(vec![Answer::sse(&[
+        event(
+            "message_start",
+            &json!({"type": "message_start", "message": {"model": "claude-test",
+                "usage": {"input_tokens": 4, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 100}}}),
+        ),
+        event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "hi"}}),
+        ),
+        event(
+            "message_delta",
+            &json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+        ),
+        event("message_stop", &json!({"type": "message_stop"})),
+    ])]);
+    let out = run(&env, &server.url)
+        .args(["a", "q", "--stream", "--json"])
+        .exits(0);
+    let doc = json_of(&out);
+    assert_eq!(
+        (
+            &doc["input_tokens"],
+            &doc["output_tokens"],
+            &doc["cache_read_tokens"],
+            &doc["cache_write_tokens"]
+        ),
+        (&json!(1004), &json!(2), &json!(900), &json!(100))
+    );
+}
