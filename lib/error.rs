@@ -3,8 +3,8 @@
 //! Every fallible operation in the library returns [`Error`]; the runner in
 //! [`crate::cli`] prints it as one line on stderr and exits with
 //! [`Error::exit_code`]. The codes are the Go `axe`'s (1 agent error,
-//! 2 config error, 3 API error) and two of ours (4 conflict, 5 busy), all
-//! in [`EXIT_CODES`].
+//! 2 config error, 3 API error, 4 token budget exceeded) and two of ours
+//! (5 busy, 6 conflict), all in [`EXIT_CODES`].
 
 use std::fmt;
 use std::io;
@@ -63,6 +63,9 @@ pub enum Error {
     /// Another process held a memory file's lock until our deadline
     /// (`--wait`, `--timeout`) passed; nothing was written.
     Busy(String),
+    /// A run used up its `[budget] max_tokens` (`--budget-tokens`): its
+    /// partial answer is printed, nothing is remembered.
+    Budget { used: u64, max: u64 },
 }
 
 /// The I/O error of a lock wait that reached its deadline, carried inside
@@ -96,7 +99,7 @@ pub struct ExitCode {
 /// Every exit code of the toolkit: the one table the man pages, `--help`
 /// and the reference's table (docs/reference.md, checked by a test) are made from.
 /// [`Error::exit_code`] gives no other code (a test checks that too).
-pub const EXIT_CODES: [ExitCode; 6] = [
+pub const EXIT_CODES: [ExitCode; 7] = [
     ExitCode {
         code: 0,
         name: "success",
@@ -110,7 +113,7 @@ pub const EXIT_CODES: [ExitCode; 6] = [
     ExitCode {
         code: 2,
         name: "config",
-        meaning: "agent not found or invalid, an invalid agent name, a bad `config.toml`, an API key with a control character in it, a base URL with a user name or password, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite; an unset `${VAR}` in an MCP server's headers or env, one tool name on two MCP servers",
+        meaning: "agent not found or invalid, an invalid agent name, a bad `config.toml`, an API key with a control character in it, a base URL with a user name or password, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite; an unset `${VAR}` in an MCP server's headers or env, one tool name on two MCP servers; a `response_format` the provider cannot honour",
     },
     ExitCode {
         code: 3,
@@ -119,13 +122,18 @@ pub const EXIT_CODES: [ExitCode; 6] = [
     },
     ExitCode {
         code: 4,
-        name: "conflict",
-        meaning: "a conflict: `axe-notes-reflect` or `axe-notes-learn --if-match` found the file changed since it was read; nothing was written",
+        name: "budget",
+        meaning: "the token budget (`[budget] max_tokens`, `axe-run --budget-tokens`) ran out: the partial answer is printed, nothing is remembered (the Go `axe`'s code)",
     },
     ExitCode {
         code: 5,
         name: "busy",
         meaning: "busy: another process held a memory file's lock past `--wait` (or `axe-run`'s `--timeout`); nothing was written",
+    },
+    ExitCode {
+        code: 6,
+        name: "conflict",
+        meaning: "a conflict: `axe-notes-reflect` or `axe-notes-learn --if-match` found the file changed since it was read; nothing was written",
     },
 ];
 
@@ -179,8 +187,9 @@ impl Error {
             | Error::UnknownProvider { .. } => 1,
             Error::Api { category, .. } => category.exit_code(),
             Error::MissingKey { .. } | Error::KeyCommand(_) | Error::ToolServer(_) => 3,
-            Error::Conflict(_) => 4,
+            Error::Budget { .. } => 4,
             Error::Busy(_) => 5,
+            Error::Conflict(_) => 6,
             Error::InvalidAgentName(_)
             | Error::AgentNotFound { .. }
             | Error::AgentParse { .. }
@@ -241,6 +250,9 @@ impl fmt::Display for Error {
             | Error::Busy(m)
             | Error::InvalidAgentName(m) => f.write_str(m),
             Error::NoMatch => f.write_str("no match"),
+            Error::Budget { used, max } => {
+                write!(f, "budget exceeded: used {used} of {max} tokens")
+            }
             Error::Api { category, message } => write!(f, "{category}: {message}"),
             Error::UnknownProvider { name, supported } => write!(
                 f,
@@ -368,6 +380,7 @@ mod tests {
             Error::Conflict(String::new()),
             Error::NoMatch,
             Error::Busy(String::new()),
+            Error::Budget { used: 0, max: 0 },
         ];
         for e in &errors {
             // A match with no wildcard: a new variant must be listed above.
@@ -391,7 +404,8 @@ mod tests {
                 | Error::Output(_)
                 | Error::Conflict(_)
                 | Error::NoMatch
-                | Error::Busy(_) => {}
+                | Error::Busy(_)
+                | Error::Budget { .. } => {}
             }
             assert!(EXIT_CODES.iter().any(|c| c.code == e.exit_code()), "{e:?}");
         }

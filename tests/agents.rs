@@ -178,6 +178,7 @@ fn show_json_has_every_field_with_defaults_and_paths() {
             "sub_agents_config": {"max_depth": 0, "parallel": true, "timeout": 0},
             "timeout": 0, "stream": false,
             "retry": {"max_retries": 0, "backoff": "", "initial_delay_ms": 0, "max_delay_ms": 0},
+            "budget": {"max_tokens": 0},
             "memory": {"enabled": false, "path": "", "last_n": 0, "max_entries": 0},
             "params": {"temperature": 0.0, "max_tokens": 0},
             "notes": {"enabled": false, "workspace": "", "recall_days": 3, "recall_chars": 24000,

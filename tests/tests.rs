@@ -29,6 +29,7 @@ mod notes;
 mod pipeline;
 mod readme;
 mod run;
+mod run_options;
 mod search;
 mod server;
 mod state;
