@@ -33,7 +33,7 @@ _axe_values() {
             ;;
         model)
             compopt -o nospace 2>/dev/null
-            COMPREPLY=($(compgen -W $'anthropic/\nopenai/\nollama/\nopenrouter/' -- "$cur"))
+            COMPREPLY=($(compgen -W $'anthropic/\nopenai/\nollama/\nopenrouter/\ngoogle/' -- "$cur"))
             ;;
         words:*)
             local words=${1#words:}
@@ -133,8 +133,8 @@ _axe_spec_axe_version() {
     subs=''
 }
 _axe_spec_axe_run() {
-    flags='--prompt -p --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --task --phase --timeout --dry-run --verbose -v --stream --json --help -h --version -V'
-    valued=' --prompt=none -p=none --agents-dir=dir --skill=file --workdir=dir --model=model -m=model --system=none -s=none --temperature=none --max-tokens=none --task=none --phase=none --timeout=none '
+    flags='--prompt -p --messages --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --json --help -h --version -V'
+    valued=' --prompt=none -p=none --messages=file --agents-dir=dir --skill=file --workdir=dir --model=model -m=model --system=none -s=none --temperature=none --max-tokens=none --budget-tokens=none --task=none --phase=none --timeout=none '
     args='agent none...'
     subs=''
 }

@@ -97,29 +97,31 @@ complete -c axe -n 'not __axe_at 0 -' -a '(__axe_delegate)'
 # axe-run
 complete -c axe-run -f
 complete -c axe-run -s p -l prompt -x -d 'Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given'
+complete -c axe-run -l messages -r -F -d 'Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages'
 complete -c axe-run -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
 complete -c axe-run -l skill -r -F -d 'Use this skill file instead of the agent\'s'
 complete -c axe-run -l workdir -x -a '(__fish_complete_directories)' -d 'Resolve the agent\'s files in DIR'
-complete -c axe-run -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/' -d 'Use this model instead of the agent\'s'
+complete -c axe-run -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Use this model instead of the agent\'s'
 complete -c axe-run -s s -l system -x -d 'Use this persona instead of the agent\'s system_prompt (skill, files and memory still follow)'
 complete -c axe-run -l temperature -x -d 'Sampling temperature for this run, sent even when 0 [default: the agent\'s]'
 complete -c axe-run -l max-tokens -x -d 'Longest answer in tokens for this run; 0 is not sent [default: the agent\'s]'
+complete -c axe-run -l budget-tokens -x -d 'Stop once the run, sub-agents included, has used N tokens (input and output): the partial answer is printed, nothing remembered, exit 4; 0 is no limit [default: the agent\'s budget.max_tokens]'
 complete -c axe-run -l task -x -d 'With [state]: the task this run works on, whose state is shown and recorded [default: main]'
 complete -c axe-run -l phase -x -d 'With [state]: the task\'s phase now'
 complete -c axe-run -l timeout -x -d 'Give up after this long, sub-agents included [default: the agent\'s timeout, else 120]'
 complete -c axe-run -l dry-run -d 'Show the resolved context and stop: no call, no memory entry'
 complete -c axe-run -s v -l verbose -d 'Print what is sent and received on stderr'
 complete -c axe-run -l stream -d 'Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end'
-complete -c axe-run -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON'
+complete -c axe-run -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages'
 complete -c axe-run -s h -l help -d 'Print help'
 complete -c axe-run -s V -l version -d 'Print version'
-complete -c axe-run -n '__axe_at 0 - --prompt -p --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --task --phase --timeout' -a '(__axe_agents)'
+complete -c axe-run -n '__axe_at 0 - --prompt -p --messages --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout' -a '(__axe_agents)'
 
 # axe-gc
 complete -c axe-gc -f
 complete -c axe-gc -l all -d 'Run on every agent that has memory.enabled = true, one after another'
 complete -c axe-gc -l dry-run -d 'Analyze and print suggestions without trimming the memory file'
-complete -c axe-gc -l model -x -a 'anthropic/ openai/ ollama/ openrouter/' -d 'Use this model for the analysis instead of the agent\'s'
+complete -c axe-gc -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Use this model for the analysis instead of the agent\'s'
 complete -c axe-gc -l timeout -x -d 'Give up on an analysis after this long [default: 120]'
 complete -c axe-gc -l budget -x -d 'Send the analysis only the newest entries that fit in N characters [default: the whole log]'
 complete -c axe-gc -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
@@ -146,7 +148,7 @@ complete -c axe-agents -n '__axe_in show --agents-dir' -s V -l version -d 'Print
 complete -c axe-agents -n '__axe_at 1 show --agents-dir' -a '(__axe_agents)'
 complete -c axe-agents -n '__axe_at 0 - ' -a init -d 'Create a new agent configuration file'
 complete -c axe-agents -n '__axe_in init --agents-dir --model -m' -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
-complete -c axe-agents -n '__axe_in init --agents-dir --model -m' -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/' -d 'Write this model [default: default_model in config.toml, else a placeholder]'
+complete -c axe-agents -n '__axe_in init --agents-dir --model -m' -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Write this model [default: default_model in config.toml, else a placeholder]'
 complete -c axe-agents -n '__axe_in init --agents-dir --model -m' -l memory -d 'Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100'
 complete -c axe-agents -n '__axe_in init --agents-dir --model -m' -l notes -d 'Turn notes memory on ([notes] enabled = true)'
 complete -c axe-agents -n '__axe_in init --agents-dir --model -m' -l state -d 'Turn structured state on ([state] enabled = true)'
@@ -174,7 +176,7 @@ complete -c axe-config -n '__axe_in init ' -s V -l version -d 'Print version'
 
 # axe-llm
 complete -c axe-llm -f
-complete -c axe-llm -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/' -d 'The model, e.g. openai/gpt-4o, ollama/llama3 [default: the request\'s, else default_model in config.toml]'
+complete -c axe-llm -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'The model, e.g. openai/gpt-4o, ollama/llama3 [default: the request\'s, else default_model in config.toml]'
 complete -c axe-llm -s s -l system -x -d 'The system prompt'
 complete -c axe-llm -l system-file -r -F -d 'Read the system prompt from PATH'
 complete -c axe-llm -l temperature -x -d 'Sampling temperature, sent even when 0 [default: the server\'s]'
@@ -183,7 +185,7 @@ complete -c axe-llm -l timeout -x -d 'Give up after this long, retries included 
 complete -c axe-llm -l retries -x -d 'Retry 408, 429, 529, 5xx and dropped connections N times, waiting 0.5 s, 1 s, 2 s... (at most 30 s) or as Retry-After says [default: 0]'
 complete -c axe-llm -l stream -d 'Print the answer as it arrives; with --json, stream the call and print the document at the end'
 complete -c axe-llm -l request -r -F -d 'Send the conversation in FILE (- for standard input), tools and all'
-complete -c axe-llm -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON'
+complete -c axe-llm -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)'
 complete -c axe-llm -s h -l help -d 'Print help'
 complete -c axe-llm -s V -l version -d 'Print version'
 
@@ -281,7 +283,7 @@ complete -c axe-notes-remember -n '__axe_at 0 - --wait' -a '(__axe_agents)'
 
 # axe-notes-reflect
 complete -c axe-notes-reflect -f
-complete -c axe-notes-reflect -l if-match -x -d 'Write only if the file still has this sha256 (from recall --json or path --json); else exit 4'
+complete -c axe-notes-reflect -l if-match -x -d 'Write only if the file still has this sha256 (from recall --json or path --json); else exit 6'
 complete -c axe-notes-reflect -l allow-empty -d 'Write even when standard input is empty (else refused: a failed pipeline must not erase memory)'
 complete -c axe-notes-reflect -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-notes-reflect -l json -d 'Print {agent, topic, path, sha256, chars} as JSON'
@@ -293,7 +295,7 @@ complete -c axe-notes-reflect -n '__axe_at 0 - --if-match --wait' -a '(__axe_age
 complete -c axe-notes-learn -f
 complete -c axe-notes-learn -l agent -x -a '(__axe_agents)' -d 'Use this agent\'s notes workspace (and, for search, only its own files)'
 complete -c axe-notes-learn -l workspace -x -a '(__fish_complete_directories)' -d 'Use the notes workspace DIR [default: the agent\'s, else <data>/axe/notes]'
-complete -c axe-notes-learn -l if-match -x -d 'Write only if the file still has this sha256 (from recall --json or path --json); else exit 4'
+complete -c axe-notes-learn -l if-match -x -d 'Write only if the file still has this sha256 (from recall --json or path --json); else exit 6'
 complete -c axe-notes-learn -l allow-empty -d 'Write even when standard input is empty (else refused: a failed pipeline must not erase memory)'
 complete -c axe-notes-learn -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-notes-learn -l json -d 'Print {agent, topic, path, sha256, chars} as JSON'

@@ -11,7 +11,7 @@ def "nu-complete axe agents" [] {
 }
 
 def "nu-complete axe models" [] {
-    ["anthropic/" "openai/" "ollama/" "openrouter/"]
+    ["anthropic/" "openai/" "ollama/" "openrouter/" "google/"]
 }
 
 def "nu-complete axe shells" [] {
@@ -38,6 +38,7 @@ export extern "axe-run" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...prompt: string  # The task, as words joined by spaces; --prompt, else standard input when piped, follows after a blank line
     --prompt(-p): string  # Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given
+    --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
@@ -45,13 +46,14 @@ export extern "axe-run" [
     --system(-s): string  # Use this persona instead of the agent's system_prompt (skill, files and memory still follow)
     --temperature: number  # Sampling temperature for this run, sent even when 0 [default: the agent's]
     --max-tokens: int  # Longest answer in tokens for this run; 0 is not sent [default: the agent's]
+    --budget-tokens: int  # Stop once the run, sub-agents included, has used N tokens (input and output): the partial answer is printed, nothing remembered, exit 4; 0 is no limit [default: the agent's budget.max_tokens]
     --task: string  # With [state]: the task this run works on, whose state is shown and recorded [default: main]
     --phase: string  # With [state]: the task's phase now
     --timeout: number  # Give up after this long, sub-agents included [default: the agent's timeout, else 120]
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -147,7 +149,7 @@ export extern "axe-llm" [
     --retries: int  # Retry 408, 429, 529, 5xx and dropped connections N times, waiting 0.5 s, 1 s, 2 s... (at most 30 s) or as Retry-After says [default: 0]
     --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -258,7 +260,7 @@ export extern "axe-notes-remember" [
 # Replace an agent's MEMORY.md with standard input
 export extern "axe-notes-reflect" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, topic, path, sha256, chars} as JSON
@@ -271,7 +273,7 @@ export extern "axe-notes-learn" [
     topic?: string  # The topic; its file name keeps letters and digits, lower-cased, and dashes
     --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
-    --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, topic, path, sha256, chars} as JSON
@@ -413,6 +415,7 @@ export extern "axe run" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...prompt: string  # The task, as words joined by spaces; --prompt, else standard input when piped, follows after a blank line
     --prompt(-p): string  # Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given
+    --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
@@ -420,13 +423,14 @@ export extern "axe run" [
     --system(-s): string  # Use this persona instead of the agent's system_prompt (skill, files and memory still follow)
     --temperature: number  # Sampling temperature for this run, sent even when 0 [default: the agent's]
     --max-tokens: int  # Longest answer in tokens for this run; 0 is not sent [default: the agent's]
+    --budget-tokens: int  # Stop once the run, sub-agents included, has used N tokens (input and output): the partial answer is printed, nothing remembered, exit 4; 0 is no limit [default: the agent's budget.max_tokens]
     --task: string  # With [state]: the task this run works on, whose state is shown and recorded [default: main]
     --phase: string  # With [state]: the task's phase now
     --timeout: number  # Give up after this long, sub-agents included [default: the agent's timeout, else 120]
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -522,7 +526,7 @@ export extern "axe llm" [
     --retries: int  # Retry 408, 429, 529, 5xx and dropped connections N times, waiting 0.5 s, 1 s, 2 s... (at most 30 s) or as Retry-After says [default: 0]
     --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -633,7 +637,7 @@ export extern "axe notes remember" [
 # Replace an agent's MEMORY.md with standard input
 export extern "axe notes reflect" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
-    --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, topic, path, sha256, chars} as JSON
@@ -646,7 +650,7 @@ export extern "axe notes learn" [
     topic?: string  # The topic; its file name keeps letters and digits, lower-cased, and dashes
     --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
-    --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 4
+    --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, topic, path, sha256, chars} as JSON

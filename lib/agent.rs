@@ -15,7 +15,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::dirs;
 use crate::error::{Error, Result};
-use crate::llm::{Backoff, RetryPolicy, retry};
+use crate::llm::{Backoff, ResponseFormat, RetryPolicy, retry};
+pub use crate::mcp::client::config::McpServer;
 use crate::read;
 
 /// A parsed agent file. Counts are [`Count`]s, so that negative values
@@ -32,12 +33,15 @@ pub struct AgentConfig {
     pub workdir: String,
     pub sub_agents: Vec<String>,
     pub sub_agents_config: SubAgentsConfig,
+    /// MCP servers whose tools the model is offered.
+    pub mcp_servers: Vec<McpServer>,
     /// Seconds for the whole run; 0 is the default (120). `axe-run
     /// --timeout` wins when given.
     pub timeout: Count,
     /// Stream the answer as `--stream` does (either one is enough).
     pub stream: bool,
     pub retry: RetryConfig,
+    pub budget: BudgetConfig,
     pub memory: LogConfig,
     pub params: ParamsConfig,
     pub notes: NotesConfig,
@@ -83,6 +87,14 @@ impl RetryConfig {
             max_delay: ms(self.max_delay_ms, retry::DEFAULT_MAX_DELAY),
         }
     }
+}
+
+/// `[budget]`: the most tokens (input and output, every turn and
+/// sub-agent) a run may use; 0 is no limit.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct BudgetConfig {
+    pub max_tokens: Count,
 }
 
 /// `[memory]`: the run log's settings (the section keeps Go's name).
@@ -250,6 +262,22 @@ pub struct ParamsConfig {
     #[serde(deserialize_with = "number")]
     pub temperature: f64,
     pub max_tokens: i64,
+    /// `"text"`, `"json_object"` or `{type = "json_schema", schema = ...}`,
+    /// as written: [`validate`] checks it, [`ParamsConfig::response_format`]
+    /// reads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<serde_json::Value>,
+    /// Prompt caching, on unless `false`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<bool>,
+}
+
+impl ParamsConfig {
+    /// The response format; call only on a validated config.
+    pub fn response_format(&self) -> Option<ResponseFormat> {
+        let v = self.response_format.as_ref()?;
+        ResponseFormat::from_value(v).ok()
+    }
 }
 
 /// A count (or seconds) in an agent file. It is read as any integer, so
@@ -260,6 +288,11 @@ pub struct ParamsConfig {
 pub struct Count(i64);
 
 impl Count {
+    /// `n`, as a flag gives it for this run.
+    pub fn new(n: u64) -> Count {
+        Count(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+
     /// The value, which [`validate`] has made sure is not negative.
     pub fn get(self) -> u64 {
         u64::try_from(self.0).unwrap_or(0)
@@ -343,6 +376,7 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
             crate::timeout::MAX_SECONDS
         )));
     }
+    crate::mcp::client::config::validate(&cfg.mcp_servers).map_err(Error::AgentInvalid)?;
     let r = &cfg.retry;
     for (field, value) in [
         ("retry.max_retries", r.max_retries),
@@ -366,6 +400,17 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     }
     if !cfg.params.temperature.is_finite() {
         return fail("params.temperature must be a finite number");
+    }
+    if let Some(Err(e)) = cfg
+        .params
+        .response_format
+        .as_ref()
+        .map(ResponseFormat::from_value)
+    {
+        return Err(Error::AgentInvalid(format!("params.response_format: {e}")));
+    }
+    if cfg.budget.max_tokens.is_negative() {
+        return fail("budget.max_tokens must be non-negative");
     }
     if cfg.memory.last_n.is_negative() {
         return fail("memory.last_n must be non-negative");
@@ -764,10 +809,44 @@ model = "{PLACEHOLDER_MODEL}"
 # Sub-agents this agent can invoke (optional)
 # sub_agents = []
 
+# Seconds for the whole run, sub-agents included (default 120; --timeout wins)
+# timeout = 120
+
+# Print the answer as it arrives, as --stream does
+# stream = false
+
 # [sub_agents_config]
 # max_depth = 3
 # parallel = true
 # timeout = 120
+
+# Call again after a rate limit, an overload, a 5xx or a dropped connection
+# [retry]
+# max_retries = 3
+# backoff = "exponential"   # or "linear", "fixed"
+# initial_delay_ms = 500
+# max_delay_ms = 30000
+
+# Most tokens (input + output, every turn and sub-agent) a run may use;
+# past it the run stops with exit 4 (also --budget-tokens)
+# [budget]
+# max_tokens = 100000
+
+# MCP servers whose tools the model may call (optional); ${{VAR}} is read
+# from the environment. stdio servers are started for the run.
+# [[mcp_servers]]
+# name = "my-tools"
+# url = "https://my-mcp-server.example.com/sse"
+# transport = "sse"              # or "streamable-http"
+# headers = {{ Authorization = "Bearer ${{MY_TOKEN}}" }}
+#
+# [[mcp_servers]]
+# name = "files"
+# transport = "stdio"
+# command = "npx"
+# args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+# env = {{}}
+# required = false               # default true: the run fails without it
 
 # [memory]
 # enabled = false
@@ -778,6 +857,8 @@ model = "{PLACEHOLDER_MODEL}"
 # [params]
 # temperature = 0.3
 # max_tokens = 4096
+# response_format = "json_object"   # "text", or {{ type = "json_schema", schema = {{ ... }} }}
+# cache = true                      # prompt caching; false turns it off
 
 # Notes: world facts, MEMORY.md and daily logs, read and written by the
 # model through tools (recall, remember, reflect, learn_fact, search_notes)
@@ -994,6 +1075,28 @@ mod tests {
         assert!(s.contains("# last_n = 10"));
         assert!(s.contains("# max_entries = 100"));
         assert!(s.contains("# [memory]\n# enabled = false\n# path = \"\"\n"));
+    }
+
+    #[test]
+    fn every_setting_the_scaffold_shows_is_valid_once_uncommented() {
+        let text: String = scaffold("x")
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest) if rest.starts_with('[') || rest.contains(" = ") => rest,
+                _ => l,
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let cfg = parse(&text).unwrap();
+        validate(&cfg).unwrap();
+        assert_eq!((cfg.timeout, cfg.stream), (Count(120), false));
+        assert_eq!(cfg.retry.max_retries, Count(3));
+        assert_eq!(cfg.budget.max_tokens, Count(100_000));
+        assert_eq!(
+            cfg.params.response_format(),
+            Some(ResponseFormat::JsonObject)
+        );
+        assert_eq!(cfg.params.cache, Some(true));
     }
 
     #[test]

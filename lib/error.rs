@@ -3,8 +3,8 @@
 //! Every fallible operation in the library returns [`Error`]; the runner in
 //! [`crate::cli`] prints it as one line on stderr and exits with
 //! [`Error::exit_code`]. The codes are the Go `axe`'s (1 agent error,
-//! 2 config error, 3 API error) and three of ours (4 conflict, 5 busy,
-//! 6 unresolved sync conflict), all in [`EXIT_CODES`].
+//! 2 config error, 3 API error, 4 token budget exceeded) and three of ours
+//! (5 busy, 6 conflict, 7 unresolved sync conflict), all in [`EXIT_CODES`].
 
 use std::fmt;
 use std::io;
@@ -47,6 +47,9 @@ pub enum Error {
     MissingKey { provider: String, env: String },
     /// A provider's `api_key_cmd` failed.
     KeyCommand(String),
+    /// An MCP server the agent requires did not start, connect or list
+    /// its tools.
+    ToolServer(String),
     /// A program we run for the user (`$EDITOR`, a subcommand's
     /// executable) is unset, would not start, or failed.
     Child(String),
@@ -60,6 +63,9 @@ pub enum Error {
     /// Another process held a memory file's lock until our deadline
     /// (`--wait`, `--timeout`) passed; nothing was written.
     Busy(String),
+    /// A run used up its `[budget] max_tokens` (`--budget-tokens`): its
+    /// partial answer is printed, nothing is remembered.
+    Budget { used: u64, max: u64 },
     /// `axe-sync` left a note's other side beside it (a conflict file)
     /// that nobody has merged in yet; the message lists the files.
     Unresolved(String),
@@ -96,7 +102,7 @@ pub struct ExitCode {
 /// Every exit code of the toolkit: the one table the man pages, `--help`
 /// and the reference's table (docs/reference.md, checked by a test) are made from.
 /// [`Error::exit_code`] gives no other code (a test checks that too).
-pub const EXIT_CODES: [ExitCode; 7] = [
+pub const EXIT_CODES: [ExitCode; 8] = [
     ExitCode {
         code: 0,
         name: "success",
@@ -110,17 +116,17 @@ pub const EXIT_CODES: [ExitCode; 7] = [
     ExitCode {
         code: 2,
         name: "config",
-        meaning: "agent not found or invalid, an invalid agent name, a bad `config.toml`, an API key with a control character in it, a base URL with a user name or password, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite",
+        meaning: "agent not found or invalid, an invalid agent name, a bad `config.toml`, an API key with a control character in it, a base URL with a user name or password, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite; an unset `${VAR}` in an MCP server's headers or env, one tool name on two MCP servers; a `response_format` the provider cannot honour",
     },
     ExitCode {
         code: 3,
         name: "API",
-        meaning: "API errors: auth, rate limit, overload, server errors, timeouts, unreachable server, bad or empty reply, a streamed reply that ended before its end marker, no API key",
+        meaning: "API errors: auth, rate limit, overload, server errors, timeouts, unreachable server, bad or empty reply, a streamed reply that ended before its end marker, no API key; a required MCP server that does not start, connect or list its tools",
     },
     ExitCode {
         code: 4,
-        name: "conflict",
-        meaning: "a conflict: `axe-notes-reflect` or `axe-notes-learn --if-match` found the file changed since it was read; nothing was written",
+        name: "budget",
+        meaning: "the token budget (`[budget] max_tokens`, `axe-run --budget-tokens`) ran out: the partial answer is printed, nothing is remembered (the Go `axe`'s code)",
     },
     ExitCode {
         code: 5,
@@ -129,6 +135,11 @@ pub const EXIT_CODES: [ExitCode; 7] = [
     },
     ExitCode {
         code: 6,
+        name: "conflict",
+        meaning: "a conflict: `axe-notes-reflect` or `axe-notes-learn --if-match` found the file changed since it was read; nothing was written",
+    },
+    ExitCode {
+        code: 7,
         name: "unresolved",
         meaning: "`axe-sync`: a note both machines changed on the same lines kept its local text and has the other side's beside it in a conflict file (listed); everything else was synced; merge the text in and delete the file",
     },
@@ -183,10 +194,11 @@ impl Error {
             | Error::BadModel(_)
             | Error::UnknownProvider { .. } => 1,
             Error::Api { category, .. } => category.exit_code(),
-            Error::MissingKey { .. } | Error::KeyCommand(_) => 3,
-            Error::Conflict(_) => 4,
+            Error::MissingKey { .. } | Error::KeyCommand(_) | Error::ToolServer(_) => 3,
+            Error::Budget { .. } => 4,
             Error::Busy(_) => 5,
-            Error::Unresolved(_) => 6,
+            Error::Conflict(_) => 6,
+            Error::Unresolved(_) => 7,
             Error::InvalidAgentName(_)
             | Error::AgentNotFound { .. }
             | Error::AgentParse { .. }
@@ -242,11 +254,15 @@ impl fmt::Display for Error {
             | Error::Child(m)
             | Error::BadModel(m)
             | Error::KeyCommand(m)
+            | Error::ToolServer(m)
             | Error::Conflict(m)
             | Error::Busy(m)
             | Error::Unresolved(m)
             | Error::InvalidAgentName(m) => f.write_str(m),
             Error::NoMatch => f.write_str("no match"),
+            Error::Budget { used, max } => {
+                write!(f, "budget exceeded: used {used} of {max} tokens")
+            }
             Error::Api { category, message } => write!(f, "{category}: {message}"),
             Error::UnknownProvider { name, supported } => write!(
                 f,
@@ -368,11 +384,13 @@ mod tests {
                 env: String::new(),
             },
             Error::KeyCommand(String::new()),
+            Error::ToolServer(String::new()),
             Error::Child(String::new()),
             Error::Output(io::Error::other("x")),
             Error::Conflict(String::new()),
             Error::NoMatch,
             Error::Busy(String::new()),
+            Error::Budget { used: 0, max: 0 },
             Error::Unresolved(String::new()),
         ];
         for e in &errors {
@@ -392,11 +410,13 @@ mod tests {
                 | Error::UnknownProvider { .. }
                 | Error::MissingKey { .. }
                 | Error::KeyCommand(_)
+                | Error::ToolServer(_)
                 | Error::Child(_)
                 | Error::Output(_)
                 | Error::Conflict(_)
                 | Error::NoMatch
                 | Error::Busy(_)
+                | Error::Budget { .. }
                 | Error::Unresolved(_) => {}
             }
             assert!(EXIT_CODES.iter().any(|c| c.code == e.exit_code()), "{e:?}");

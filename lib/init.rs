@@ -42,6 +42,15 @@ pub const CONFIG_TOML: &str = r#"# axe global configuration: API keys and base U
 # Ollama on this machine or another; no key.
 # [providers.ollama]
 # base_url = "http://localhost:11434"
+
+# OpenRouter: openrouter/<its own model name>, e.g.
+# openrouter/anthropic/claude-sonnet-4 (key also from OPENROUTER_API_KEY).
+# [providers.openrouter]
+# api_key = "sk-or-..."
+
+# Google Gemini: google/gemini-2.5-flash (key also from GEMINI_API_KEY).
+# [providers.google]
+# api_key = "..."
 "#;
 
 /// `skills/sample/SKILL.md`: a skill to copy from.

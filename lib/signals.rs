@@ -7,15 +7,25 @@
 //! - `SIGINT`, `SIGTERM` and `SIGHUP` are held while a file is being
 //!   replaced ([`hold`]), so the temp file is removed before the process
 //!   dies; outside a [`Hold`] they kill as they always do.
+//! - Programs we start in their own process group (an MCP server over
+//!   stdio, [`spawn_group`]) are stopped when an ending signal ends us: a
+//!   thread holds the signals from the first such start on, stops every
+//!   group still running, then lets the signal end the process.
 //!
-//! Handlers only store to atomics (signal-hook's `flag` module), so nothing
-//! here needs unsafe code. A caught signal is reset to its default by
-//! `exec`, so programs we start (`$EDITOR`, `api_key_cmd`) are unaffected.
+//! Handlers only store to atomics (signal-hook's `flag` module) or wake a
+//! thread (its `iterator`), so nothing here needs unsafe code. A caught
+//! signal is reset to its default by `exec`, so programs we start
+//! (`$EDITOR`, `api_key_cmd`, MCP servers) are unaffected.
 
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
 
+use rustix::process::{Pid, Signal, kill_process_group};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
+use signal_hook::iterator::Signals;
 use signal_hook::{flag, low_level};
 
 /// Makes a file size limit an error (`EFBIG`) instead of a kill. Called
@@ -104,4 +114,65 @@ impl Drop for Hold {
             }
         }
     }
+}
+
+/// Process groups started by [`spawn_group`] and not yet stopped.
+fn groups() -> MutexGuard<'static, Vec<u32>> {
+    static GROUPS: OnceLock<Mutex<Vec<u32>>> = OnceLock::new();
+    let groups = GROUPS.get_or_init(|| {
+        // Held from here on, so an ending signal waits for the thread below,
+        // which stops the groups and then drops the hold: the process dies
+        // of the signal then (or when a write in progress is whole).
+        let hold = hold();
+        if let Ok(mut signals) = Signals::new(ENDING) {
+            std::thread::spawn(move || {
+                if signals.forever().next().is_some() {
+                    let running = groups();
+                    running.iter().for_each(|g| stop_group(*g, Stop::Term));
+                    std::thread::sleep(Duration::from_millis(200));
+                    running.iter().for_each(|g| stop_group(*g, Stop::Kill));
+                    drop(hold);
+                    // Only reached while another hold finishes its write.
+                    std::thread::park();
+                }
+            });
+        }
+        Mutex::new(Vec::new())
+    });
+    groups.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Starts `cmd` as the leader of a process group of its own (so a Ctrl-C
+/// meant for us does not reach it first), which is stopped if an ending
+/// signal ends this process. The list is locked across the start, so a
+/// signal comes either before it (nothing started) or after (stopped).
+pub fn spawn_group(cmd: &mut Command) -> std::io::Result<Child> {
+    let mut running = groups();
+    let child = cmd.process_group(0).spawn()?;
+    running.push(child.id());
+    Ok(child)
+}
+
+/// How to stop a group.
+#[derive(Debug, Clone, Copy)]
+pub enum Stop {
+    Term,
+    Kill,
+}
+
+/// Sends every process of group `group` the signal of `how`; a group that
+/// is gone already is no error.
+pub fn stop_group(group: u32, how: Stop) {
+    let signal = match how {
+        Stop::Term => Signal::TERM,
+        Stop::Kill => Signal::KILL,
+    };
+    if let Some(pid) = i32::try_from(group).ok().and_then(Pid::from_raw) {
+        let _ = kill_process_group(pid, signal);
+    }
+}
+
+/// Group `group` is stopped for good: no signal needs to reach it.
+pub fn forget_group(group: u32) {
+    groups().retain(|g| *g != group);
 }

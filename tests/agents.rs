@@ -156,7 +156,11 @@ fn show_memory_numbers_alone_are_displayed() {
 #[test]
 fn show_json_has_every_field_with_defaults_and_paths() {
     let env = Env::new();
-    let path = env.agent("a", "name = \"a\"\nmodel = \"x/y\"\nsub_agents = [\"b\"]\n");
+    let path = env.agent(
+        "a",
+        "name = \"a\"\nmodel = \"x/y\"\nsub_agents = [\"b\"]\n\
+         [[mcp_servers]]\nname = \"s\"\ntransport = \"stdio\"\ncommand = \"c\"\nenv = { KEY = \"sk-secret\" }\n",
+    );
     let out = env
         .cmd("axe-agents")
         .args(["show", "a", "--json"])
@@ -174,12 +178,16 @@ fn show_json_has_every_field_with_defaults_and_paths() {
             "sub_agents_config": {"max_depth": 0, "parallel": true, "timeout": 0},
             "timeout": 0, "stream": false,
             "retry": {"max_retries": 0, "backoff": "", "initial_delay_ms": 0, "max_delay_ms": 0},
+            "budget": {"max_tokens": 0},
             "memory": {"enabled": false, "path": "", "last_n": 0, "max_entries": 0},
             "params": {"temperature": 0.0, "max_tokens": 0},
             "notes": {"enabled": false, "workspace": "", "recall_days": 3, "recall_chars": 24000,
                       "max_memory_chars": 10000, "max_topic_chars": 10000},
             "state": {"enabled": false, "path": "", "max_entries": 100, "context_budget": 3000},
-            "context": {"budget": null, "order": ["state", "memory", "log", "world", "daily"]}
+            "context": {"budget": null, "order": ["state", "memory", "log", "world", "daily"]},
+            // Of headers and env only the names: their values are often keys.
+            "mcp_servers": [{"name": "s", "transport": "stdio", "url": "", "headers": [],
+                             "command": "c", "args": [], "env": ["KEY"], "cwd": "", "required": true}]
         })
     );
 }

@@ -80,7 +80,7 @@ fn bash_offers_agents_flags_subcommands_and_models() {
     assert_eq!(bash(&env, &["axe-run", "--dr"]), ["--dry-run"]);
     assert_eq!(
         bash(&env, &["axe-run", "--model", ""]),
-        ["anthropic/", "openai/", "ollama/", "openrouter/"]
+        ["anthropic/", "openai/", "ollama/", "openrouter/", "google/"]
     );
     assert_eq!(
         bash(&env, &["axe-run", "--model", "=", "op"]),
@@ -247,7 +247,7 @@ fn fish_completes_agents_flags_subcommands_and_models() {
     assert_eq!(fish(&env, "axe-run --dr"), ["--dry-run"]);
     assert_eq!(
         fish(&env, "axe-run --model "),
-        ["anthropic/", "ollama/", "openai/", "openrouter/"]
+        ["anthropic/", "google/", "ollama/", "openai/", "openrouter/"]
     );
     assert_eq!(fish(&env, "axe-agents "), ["edit", "init", "list", "show"]);
     assert_eq!(fish(&env, "axe-agents show "), agents);

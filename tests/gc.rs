@@ -459,7 +459,7 @@ fn json_keeps_stderr_json_too() {
         "name = \"b\"\nmodel = \"gemini/m\"\n[memory]\nenabled = true\n",
     );
     env.write(&env.log_path("b"), entries(2));
-    let why = "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter";
+    let why = "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google";
     let out = gc(&env, &server.url)
         .args(["--all", "--json"])
         .assert()

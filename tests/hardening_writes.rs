@@ -545,7 +545,7 @@ fn a_refused_or_failed_write_leaves_no_new_empty_file() {
         .args(["brand-new", "--if-match", "0000"])
         .write_stdin("x")
         .assert()
-        .code(4);
+        .code(6);
     assert!(!ws.join("world/brand-new.md").exists());
     // A file size limit: reflect with no MEMORY.md yet, learn a new topic.
     for (bin, arg, file) in [

@@ -1,5 +1,6 @@
 //! `axe-llm` against a local server speaking each provider's wire format.
 
+use std::fs;
 use std::io::Read;
 use std::process::Stdio;
 use std::sync::mpsc;
@@ -14,7 +15,9 @@ use crate::server::{
     Answer, Gate, PATIENCE, Raw, Server, closed_port_url, not_http, sse_data, sse_event,
 };
 use crate::util::{Env, stdout};
-use crate::wire::{KEY, anthropic_reply, ollama_reply, openai_reply, reply_for, stream_answer};
+use crate::wire::{
+    KEY, anthropic_reply, google_reply, ollama_reply, openai_reply, reply_for, stream_answer,
+};
 
 /// `axe-llm` pointed at `server` for `provider`, with a key where one is
 /// needed.
@@ -32,12 +35,13 @@ fn llm_std(env: &Env, url: &str, provider: &str) -> std::process::Command {
         "anthropic" => cmd.env("ANTHROPIC_API_KEY", KEY),
         "openai" => cmd.env("OPENAI_API_KEY", KEY),
         "openrouter" => cmd.env("OPENROUTER_API_KEY", KEY),
+        "google" => cmd.env("GEMINI_API_KEY", KEY),
         _ => &mut cmd,
     };
     cmd
 }
 
-const PROVIDERS: [&str; 4] = ["anthropic", "openai", "ollama", "openrouter"];
+const PROVIDERS: [&str; 5] = ["anthropic", "openai", "ollama", "openrouter", "google"];
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -86,6 +90,124 @@ fn anthropic_request_is_exact() {
             "messages": [{"role": "user", "content": "hello world"}]
         })
     );
+}
+
+#[test]
+fn google_request_is_exact_and_the_key_stays_out_of_the_url() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &google_reply("Hi there"))]);
+    let out = llm(&env, &server.url, "google")
+        .args([
+            "-m",
+            "google/gemini-2.5-flash",
+            "-s",
+            "Be brief",
+            "--temperature",
+            "0.5",
+            "--max-tokens",
+            "64",
+            "--json",
+            "hello",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let e: Envelope = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        (e.content.as_str(), e.model.as_str(), e.stop_reason.as_str()),
+        ("Hi there", "gemini-test", "STOP")
+    );
+    let req = server.only_request();
+    assert_eq!(req.path, "/v1beta/models/gemini-2.5-flash:generateContent");
+    assert_eq!(req.header("x-goog-api-key"), Some(KEY));
+    assert_eq!(req.header("authorization"), None);
+    assert_eq!(
+        req.json(),
+        json!({
+            "systemInstruction": {"parts": [{"text": "Be brief"}]},
+            "contents": [{"role": "user", "parts": [{"text": "hello"}]}],
+            "generationConfig": {"temperature": 0.5, "maxOutputTokens": 64}
+        })
+    );
+    // A 404 names where the request went, which carries no key.
+    let server = Server::start(vec![Answer::raw(404, "")]);
+    llm(&env, &server.url, "google")
+        .args(["-m", "google/nope", "q"])
+        .assert()
+        .code(1)
+        .stderr(format!(
+            "bad_request: Not Found (POST {}/v1beta/models/nope:generateContent)\n",
+            server.url
+        ));
+    // Google's own address needs a key: without one, nothing is sent.
+    env.cmd("axe-llm")
+        .args(["-m", "google/m", "q"])
+        .assert()
+        .code(3)
+        .stderr("API key for provider \"google\" is not configured (set GEMINI_API_KEY or add to config.toml)\n");
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn google_blocked_prompts_and_cut_streams_are_errors() {
+    let env = Env::new();
+    let blocked = json!({"promptFeedback": {"blockReason": "SAFETY"}});
+    let server = Server::start(vec![Answer::json(200, &blocked)]);
+    llm(&env, &server.url, "google")
+        .args(["-m", "google/m", "q"])
+        .assert()
+        .code(1)
+        .stderr("bad_request: the prompt was blocked: SAFETY\n");
+    // A stream without a finish reason did not end.
+    let server = Server::start(vec![Answer::sse(&[sse_data(
+        &json!({"candidates": [{"content": {"parts": [{"text": "half"}]}}]}).to_string(),
+    )])]);
+    llm(&env, &server.url, "google")
+        .args(["-m", "google/m", "--stream", "q"])
+        .assert()
+        .code(3)
+        .stderr("server: the reply ended before it was complete\n");
+}
+
+#[test]
+fn a_request_may_ask_for_json_where_the_provider_can_give_it() {
+    let env = Env::new();
+    let file = env.root().join("req.json");
+    fs::write(
+        &file,
+        r#"{"messages": [{"role": "user", "content": "q"}], "response_format": "json_object"}"#,
+    )
+    .unwrap();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("{}"))]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "--request", file.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_eq!(
+        server.only_request().json()["response_format"],
+        json!({"type": "json_object"})
+    );
+    llm(&env, &server.url, "anthropic")
+        .args(["-m", "anthropic/m", "--request", file.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "params.response_format \"json_object\" is not supported by provider \"anthropic\"",
+        ));
+    assert_eq!(server.requests().len(), 1, "nothing sent to Anthropic");
+    fs::write(
+        &file,
+        r#"{"messages": [{"role": "user", "content": "q"}], "response_format": "yaml"}"#,
+    )
+    .unwrap();
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "--request", file.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "response_format: unknown type \"yaml\" (expected text, json_object, json_schema)",
+        ));
 }
 
 #[test]
@@ -179,7 +301,9 @@ fn openrouter_request_is_openais_with_its_own_key_and_model_names() {
                 {"role": "user", "content": "hello"}
             ],
             "temperature": 0.5,
-            "max_tokens": 64
+            "max_tokens": 64,
+            // Asking for the call's cost.
+            "usage": {"include": true}
         })
     );
 }
@@ -409,9 +533,23 @@ fn request_files_map_tools_to_each_wire_format() {
             }),
         ),
     ];
-    // OpenRouter speaks OpenAI's wire, tools and all.
-    let openrouter = ("openrouter", expected[1].1.clone());
-    for (provider, body) in expected.into_iter().chain([openrouter]) {
+    // OpenRouter speaks OpenAI's wire, tools and all, and asks for the cost.
+    let mut openrouter = ("openrouter", expected[1].1.clone());
+    openrouter.1["usage"] = json!({"include": true});
+    // Gemini: calls and results are parts, a result named after its call.
+    let google = (
+        "google",
+        json!({
+            "systemInstruction": {"parts": [{"text": "Use tools."}]},
+            "contents": [
+                {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "weather", "args": {"city": "Paris"}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "weather", "response": {"content": "sunny"}}}]}
+            ],
+            "tools": [{"functionDeclarations": [{"name": "weather", "description": "Current weather", "parameters": schema}]}]
+        }),
+    );
+    for (provider, body) in expected.into_iter().chain([openrouter, google]) {
         let server = Server::start(vec![Answer::json(
             200,
             &reply_for(provider, "It is sunny."),
@@ -551,6 +689,14 @@ const STATUSES: &[(&str, u16, &str, i32)] = &[
     ("openrouter", 500, "server", 3),
     ("openrouter", 502, "overloaded", 3),
     ("openrouter", 503, "overloaded", 3),
+    ("google", 400, "bad_request", 1),
+    ("google", 401, "auth", 3),
+    ("google", 403, "auth", 3),
+    ("google", 404, "bad_request", 1),
+    ("google", 429, "rate_limit", 3),
+    ("google", 500, "server", 3),
+    ("google", 503, "overloaded", 3),
+    ("google", 504, "timeout", 3),
 ];
 
 fn error_body(provider: &str, message: &str) -> Value {
@@ -558,6 +704,9 @@ fn error_body(provider: &str, message: &str) -> Value {
         "anthropic" => json!({"type": "error", "error": {"type": "x_error", "message": message}}),
         "openai" => json!({"error": {"message": message, "type": "x", "code": null}}),
         "openrouter" => json!({"error": {"code": 402, "message": message, "metadata": {}}}),
+        "google" => {
+            json!({"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
+        }
         _ => json!({"error": message}),
     }
 }
@@ -955,8 +1104,13 @@ fn streaming_prints_as_text_arrives_for_every_provider() {
             pieces.concat(),
             "{provider}"
         );
-        let body = server.only_request().json();
-        assert_eq!(body["stream"], true, "{provider}");
+        let req = server.only_request();
+        let body = req.json();
+        match provider {
+            // Gemini streams from another method, named in the path.
+            "google" => assert_eq!(req.path, "/v1beta/models/m:streamGenerateContent?alt=sse"),
+            _ => assert_eq!(body["stream"], true, "{provider}"),
+        }
         if provider == "openai" || provider == "openrouter" {
             assert_eq!(body["stream_options"], json!({"include_usage": true}));
         }
@@ -980,14 +1134,12 @@ fn streamed_json_is_the_same_envelope() {
             "{provider}"
         );
         assert!(e.model.ends_with("-test"), "{provider}");
-        assert_eq!(
-            e.stop_reason,
-            if provider == "anthropic" {
-                "end_turn"
-            } else {
-                "stop"
-            }
-        );
+        let stop = match provider {
+            "anthropic" => "end_turn",
+            "google" => "STOP",
+            _ => "stop",
+        };
+        assert_eq!(e.stop_reason, stop);
     }
 }
 
@@ -1140,7 +1292,7 @@ fn bad_input_errors() {
     let url = closed_port_url();
     let run = |args: &[&str]| llm(&env, &url, "openai").args(args).assert();
     run(&["-m", "gemini/pro", "q"]).code(1).stderr(
-        "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter\n",
+        "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google\n",
     );
     run(&["-m", "gpt4", "q"])
         .code(1)

@@ -43,7 +43,7 @@ const HANDSHAKE: &str = "2025-11-25";
 /// The stateless revision, for the rows to come.
 const STATELESS: &str = "2026-07-28";
 
-const HOW: &str = "run tests/mcp/install (as .ci/run does)";
+pub const HOW: &str = "run tests/mcp/install (as .ci/run does)";
 
 fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -52,7 +52,7 @@ fn script(name: &str) -> PathBuf {
 }
 
 /// Where `tests/mcp/install` puts the SDKs.
-fn sdk_dir() -> PathBuf {
+pub fn sdk_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("AXE_TEST_SDK_DIR").filter(|d| !d.is_empty()) {
         return dir.into();
     }

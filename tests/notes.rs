@@ -15,7 +15,7 @@ use time::OffsetDateTime;
 
 use crate::server::{Answer, Recorded, Server};
 use crate::util::{Env, read, stdout};
-use crate::wire::{reply_for, served_by};
+use crate::wire::{reply_for, served_by, system_text};
 
 const EMPTY_SHA: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
@@ -284,7 +284,7 @@ fn reflect_replaces_memory_and_if_match_refuses_a_lost_update() {
         .args(["a", "--if-match", &first])
         .write_stdin("stale")
         .assert()
-        .code(4)
+        .code(6)
         .get_output()
         .clone();
     let err = String::from_utf8_lossy(&err.stderr);
@@ -824,7 +824,7 @@ for i in $(seq 1 {ROUNDS}); do
   if printf 'writer {w} round %s\n' "$i" | axe-notes-reflect a --if-match "$sha" >/dev/null 2>&1; then
     won=$((won+1))
   else
-    [ $? -eq 4 ] || exit 8
+    [ $? -eq 6 ] || exit 8
     lost=$((lost+1))
   fi
 done
@@ -977,7 +977,7 @@ fn a_sub_agent_with_notes_gets_its_own_tools() {
     notes_agent(&env, "helper", "anthropic", "");
     let server = Server::route(|r| {
         let body = r.json();
-        let system = body["system"].as_str().unwrap_or_default().to_owned();
+        let system = system_text(&body);
         let turns = body["messages"].as_array().unwrap().len();
         let reply = match (system.starts_with("You are boss."), turns) {
             (true, 1) => {
@@ -1004,12 +1004,7 @@ fn a_sub_agent_with_notes_gets_its_own_tools() {
         let r = server
             .requests()
             .into_iter()
-            .find(|r| {
-                r.json()["system"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .starts_with(who)
-            })
+            .find(|r| system_text(&r.json()).starts_with(who))
             .unwrap();
         r.json()["tools"]
             .as_array()

@@ -53,13 +53,16 @@ fn answer(r: &Recorded) -> crate::server::Answer {
     let provider = match r.path.as_str() {
         p if p.ends_with("/messages") => "anthropic",
         p if p.ends_with("/chat/completions") => "openai",
+        p if p.starts_with("/v1beta/models/") => "google",
         _ => "ollama",
     };
     let text = "Two problems: the lock is taken after the read.";
-    let stream = serde_json::from_slice::<Value>(&r.body)
-        .ok()
-        .and_then(|b| b["stream"].as_bool())
-        .unwrap_or(false);
+    // Gemini streams from another method; the rest say so in the body.
+    let stream = r.path.contains(":streamGenerateContent")
+        || serde_json::from_slice::<Value>(&r.body)
+            .ok()
+            .and_then(|b| b["stream"].as_bool())
+            .unwrap_or(false);
     match stream {
         true => stream_answer(provider, &[text]),
         false => crate::server::Answer::json(200, &reply_for(provider, text)),

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::server::{Answer, Gate, PATIENCE, Recorded, Server};
 use crate::util::{Env, entries, entry, header_count, read, stdout};
-use crate::wire::{KEY, anthropic_reply, served_by, stream_answer};
+use crate::wire::{KEY, anthropic_reply, served_by, stream_answer, system_text};
 
 /// `axe-run` with every provider pointed at `url` and keys set.
 pub fn run(env: &Env, url: &str) -> Command {
@@ -36,7 +36,7 @@ fn ok(text: &str) -> Answer {
 }
 
 fn system_of(r: &Recorded) -> String {
-    r.json()["system"].as_str().unwrap_or_default().to_owned()
+    system_text(&r.json())
 }
 
 /// The agent `name` with a system prompt naming it, so a routing server
@@ -443,6 +443,7 @@ struct DryRunJson {
     notes: Option<DryRunNotes>,
     session_memory: Option<String>,
     context: Option<serde_json::Value>,
+    mcp_servers: Vec<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -840,7 +841,7 @@ fn family_server(
 ) -> Server {
     Server::route(move |req| {
         let body = req.json();
-        let system = body["system"].as_str().unwrap_or_default().to_owned();
+        let system = system_text(&body);
         let messages = body["messages"].as_array().unwrap().clone();
         if system.starts_with("You are parent.") {
             if messages.len() == 1 {
@@ -1411,7 +1412,7 @@ fn every_exit_code() {
         (
             vec!["gemini"],
             1,
-            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter\n",
+            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google\n",
         ),
         (vec!["a"], 1, "bad_request: bad\n"),
     ];

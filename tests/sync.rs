@@ -62,12 +62,12 @@ impl Machine {
             .unwrap()
     }
 
-    /// A sync that must end well (0, or 6 for a conflict file left).
+    /// A sync that must end well (0, or 7 for a conflict file left).
     fn synced(&self) -> Output {
         let out = self.sync(&[]);
         let code = out.status.code();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(matches!(code, Some(0 | 6)), "sync: {code:?} {err}");
+        assert!(matches!(code, Some(0 | 7)), "sync: {code:?} {err}");
         out
     }
 
@@ -89,7 +89,7 @@ impl Machine {
     }
 
     /// Recall, then reflect `text` with `--if-match`: true when written,
-    /// false when MEMORY.md changed in between (exit 4, nothing written).
+    /// false when MEMORY.md changed in between (exit 6, nothing written).
     fn reflect(&self, text: &str) -> bool {
         let out = self
             .env
@@ -108,7 +108,7 @@ impl Machine {
             .unwrap();
         match out.status.code() {
             Some(0) => true,
-            Some(4) => false,
+            Some(6) => false,
             c => panic!("reflect: {c:?} {}", String::from_utf8_lossy(&out.stderr)),
         }
     }
@@ -344,8 +344,8 @@ fn three_clones_writing_and_syncing_in_random_order_lose_nothing() {
                         let out = m.sync(&[]);
                         let err = String::from_utf8_lossy(&out.stderr);
                         // Only the documented outcomes: synced, a conflict
-                        // file left (6), or pushes outrun by the others.
-                        let fine = matches!(out.status.code(), Some(0 | 6))
+                        // file left (7), or pushes outrun by the others.
+                        let fine = matches!(out.status.code(), Some(0 | 7))
                             || err.contains("rejected") && out.status.code() == Some(1);
                         assert!(fine, "sync: {:?} {err}", out.status.code());
                     }
@@ -415,7 +415,7 @@ fn three_clones_writing_and_syncing_in_random_order_lose_nothing() {
     match conflicts.is_empty() {
         true => assert_eq!(last.status.code(), Some(0), "{err}"),
         false => {
-            assert_eq!(last.status.code(), Some(6), "{err}");
+            assert_eq!(last.status.code(), Some(7), "{err}");
             for c in conflicts {
                 assert!(err.contains(c.as_str()), "{c} is listed: {err}");
             }
@@ -440,7 +440,7 @@ fn a_true_memory_conflict_keeps_both_texts_reports_them_until_resolved() {
     let out = b.sync(&["--json"]);
     assert_eq!(
         out.status.code(),
-        Some(6),
+        Some(7),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -453,7 +453,7 @@ fn a_true_memory_conflict_keeps_both_texts_reports_them_until_resolved() {
     assert!(String::from_utf8_lossy(&out.stderr).contains(&side));
     assert_eq!(
         a.sync(&[]).status.code(),
-        Some(6),
+        Some(7),
         "the conflict reached the other machine too"
     );
     for m in [&a, &b] {
@@ -472,7 +472,7 @@ fn a_true_memory_conflict_keeps_both_texts_reports_them_until_resolved() {
         let context = m.env.cmd("axe-context").arg("bot").output().unwrap();
         assert!(String::from_utf8_lossy(&context.stdout).contains("Unresolved sync conflict"));
         let status = m.env.cmd("axe-sync").arg("status").output().unwrap();
-        assert_eq!(status.status.code(), Some(6));
+        assert_eq!(status.status.code(), Some(7));
     }
     // Resolved: merged by hand on one machine, the file removed there.
     assert!(a.reflect("shared\nA says this\nB says that\nend\n"));

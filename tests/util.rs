@@ -94,10 +94,12 @@ impl Env {
             "ANTHROPIC_API_KEY",
             "OPENAI_API_KEY",
             "OPENROUTER_API_KEY",
+            "GEMINI_API_KEY",
             "AXE_ANTHROPIC_BASE_URL",
             "AXE_OPENAI_BASE_URL",
             "AXE_OLLAMA_BASE_URL",
             "AXE_OPENROUTER_BASE_URL",
+            "AXE_GOOGLE_BASE_URL",
         ] {
             cmd.env_remove(var);
         }

@@ -9,11 +9,36 @@ pub const KEY: &str = "sk-test-SECRET-4242";
 
 /// `cmd` with every provider's base URL pointed at `url` and the keys set.
 pub fn served_by(mut cmd: assert_cmd::Command, url: &str) -> assert_cmd::Command {
-    for p in ["ANTHROPIC", "OPENAI", "OLLAMA"] {
+    for p in ["ANTHROPIC", "OPENAI", "OLLAMA", "OPENROUTER", "GOOGLE"] {
         cmd.env(format!("AXE_{p}_BASE_URL"), url);
     }
-    cmd.env("ANTHROPIC_API_KEY", KEY).env("OPENAI_API_KEY", KEY);
+    for key in ["ANTHROPIC", "OPENAI", "OPENROUTER", "GEMINI"] {
+        cmd.env(format!("{key}_API_KEY"), KEY);
+    }
     cmd
+}
+
+/// The system prompt of a request body as text, however the wire spells
+/// it: Anthropic's string or blocks (cached and not), Gemini's
+/// `systemInstruction`.
+pub fn system_text(body: &Value) -> String {
+    let blocks = match &body["system"] {
+        Value::String(s) => return s.clone(),
+        Value::Array(blocks) => blocks,
+        _ => match body["systemInstruction"]["parts"].as_array() {
+            Some(parts) => parts,
+            None => return String::new(),
+        },
+    };
+    blocks.iter().filter_map(|b| b["text"].as_str()).collect()
+}
+
+pub fn google_reply(text: &str) -> Value {
+    json!({
+        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 11, "candidatesTokenCount": 7, "totalTokenCount": 18},
+        "modelVersion": "gemini-test"
+    })
 }
 
 pub fn anthropic_reply(text: &str) -> Value {
@@ -43,6 +68,7 @@ pub fn reply_for(provider: &str, text: &str) -> Value {
     match provider {
         "anthropic" => anthropic_reply(text),
         "openai" | "openrouter" => openai_reply(text),
+        "google" => google_reply(text),
         _ => ollama_reply(text),
     }
 }
@@ -90,6 +116,21 @@ pub fn stream_answer(provider: &str, pieces: &[&str]) -> Answer {
                 &json!({"model": "gpt-test", "choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7}}).to_string(),
             ));
             events.push(sse_data("[DONE]"));
+            Answer::sse(&events)
+        }
+        "google" => {
+            // Each event a response of its own; the last has the finish
+            // reason and the counts.
+            let mut events: Vec<String> = pieces
+                .iter()
+                .map(|p| {
+                    sse_data(&json!({"candidates": [{"content": {"role": "model", "parts": [{"text": p}]}, "index": 0}], "modelVersion": "gemini-test"}).to_string())
+                })
+                .collect();
+            events.push(sse_data(
+                &json!({"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP", "index": 0}],
+                        "usageMetadata": {"promptTokenCount": 11, "candidatesTokenCount": 7}, "modelVersion": "gemini-test"}).to_string(),
+            ));
             Answer::sse(&events)
         }
         _ => {

@@ -252,6 +252,31 @@ fn show_text(cfg: &AgentConfig) -> String {
             subs && sub.timeout.get() != 0,
             sub.timeout.to_string(),
         ),
+        (
+            "MCP Servers:",
+            !cfg.mcp_servers.is_empty(),
+            cfg.mcp_servers
+                .iter()
+                .map(|m| format!("{} ({})", m.name, m.transport))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        (
+            "Timeout:",
+            cfg.timeout.get() != 0,
+            format!("{}s", cfg.timeout),
+        ),
+        ("Stream:", cfg.stream, "true".into()),
+        (
+            "Retry:",
+            cfg.retry.max_retries.get() != 0,
+            retry_line(&cfg.retry),
+        ),
+        (
+            "Budget:",
+            cfg.budget.max_tokens.get() != 0,
+            format!("{} tokens", cfg.budget.max_tokens),
+        ),
         ("Memory Enabled:", memory.enabled, "true".into()),
         ("Memory Path:", !memory.path.is_empty(), memory.path.clone()),
         // With memory on, the limits in effect are worth seeing even
@@ -275,6 +300,20 @@ fn show_text(cfg: &AgentConfig) -> String {
             "Max Tokens:",
             params.max_tokens != 0,
             params.max_tokens.to_string(),
+        ),
+        (
+            "Answer Format:",
+            params.response_format.is_some(),
+            params
+                .response_format
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        ),
+        (
+            "Cache:",
+            params.cache.is_some(),
+            params.cache.unwrap_or(true).to_string(),
         ),
         ("Notes Enabled:", cfg.notes.enabled, "true".into()),
         (
@@ -312,6 +351,19 @@ fn show_text(cfg: &AgentConfig) -> String {
         .filter(|(_, set, _)| *set)
         .map(|(label, _, value)| format!("{label:<16}{value}\n"))
         .collect()
+}
+
+/// `[retry]` on one line: `3 (exponential, 500ms to 30000ms)`, the
+/// delays in effect.
+fn retry_line(retry: &agent::RetryConfig) -> String {
+    let p = retry.policy();
+    format!(
+        "{} ({}, {}ms to {}ms)",
+        p.max_retries,
+        p.backoff.name(),
+        p.initial_delay.as_millis(),
+        p.max_delay.as_millis()
+    )
 }
 
 /// A float as Go's `%g` prints it: the shortest digits that read back the
@@ -444,5 +496,21 @@ mod tests {
     fn show_prints_only_what_is_set() {
         let cfg = agent::parse("name = \"a\"\nmodel = \"x/y\"\n").unwrap();
         assert_eq!(show_text(&cfg), "Name:           a\nModel:          x/y\n");
+    }
+
+    #[test]
+    fn show_prints_the_run_options_that_are_set() {
+        let cfg = agent::parse(
+            "name = \"a\"\nmodel = \"x/y\"\ntimeout = 30\nstream = true\n\
+             [retry]\nmax_retries = 2\nbackoff = \"linear\"\n[budget]\nmax_tokens = 500\n\
+             [params]\nresponse_format = \"json_object\"\ncache = false\n",
+        )
+        .unwrap();
+        assert_eq!(
+            show_text(&cfg),
+            "Name:           a\nModel:          x/y\nTimeout:        30s\nStream:         true\n\
+             Retry:          2 (linear, 500ms to 30000ms)\nBudget:         500 tokens\n\
+             Answer Format:  \"json_object\"\nCache:          false\n"
+        );
     }
 }

@@ -8,20 +8,21 @@
 struct Answer<'a, T: serde::Serialize> {
     model: &'a str,
     content: &'a str,
-    /// `null` when the server did not say.
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
+    /// Tokens `null` when the server did not say; cache counts and cost
+    /// left out then.
+    #[serde(flatten)]
+    usage: &'a crate::llm::Usage,
     stop_reason: &'a str,
     duration_ms: u128,
     #[serde(flatten)]
     more: T,
 }
 
-/// Writes `reply` as an [`Answer`], with token counts `(input, output)`.
+/// Writes `reply` as an [`Answer`], with what the calls used.
 pub fn write_answer(
     out: &mut dyn std::io::Write,
     reply: &crate::llm::Reply,
-    (input_tokens, output_tokens): (Option<u64>, Option<u64>),
+    usage: &crate::llm::Usage,
     duration_ms: u128,
     more: impl serde::Serialize,
 ) -> crate::error::Result<()> {
@@ -30,8 +31,7 @@ pub fn write_answer(
         &Answer {
             model: &reply.model,
             content: &reply.content,
-            input_tokens,
-            output_tokens,
+            usage,
             stop_reason: &reply.stop_reason,
             duration_ms,
             more,

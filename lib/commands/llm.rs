@@ -121,7 +121,7 @@ const REQUEST: Flag = Flag::with_value(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)",
 );
 
 /// What `axe-llm --json` adds to the answer. `tool_calls` is how many
@@ -222,8 +222,7 @@ fn print_reply(
             tool_calls: reply.tool_calls.len(),
             calls: &reply.tool_calls,
         };
-        let tokens = (reply.input_tokens, reply.output_tokens);
-        return super::answer::write_answer(out, reply, tokens, duration_ms, more);
+        return super::answer::write_answer(out, reply, &reply.usage, duration_ms, more);
     }
     super::answer::write_text(out, &reply.content, streamed)?;
     // The answer's text is all stdout carries, and a reply may be nothing

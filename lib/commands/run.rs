@@ -12,12 +12,12 @@ use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::config;
 use crate::dirs;
 use crate::error::{Error, Result};
-use crate::llm::{self, Deadline};
+use crate::llm::{self, Deadline, Message, Role};
 use crate::memory::state::{Current, DEFAULT_TASK};
 use crate::prompt;
 use crate::run::context::Injected;
 use crate::run::state::Recorded;
-use crate::run::{Outcome, Prepared, Session, TextSink, dry_run, once};
+use crate::run::{Outcome, Prepared, Session, TextSink, dry_run, history, once};
 use crate::stderr::note;
 use crate::timeout::Seconds;
 
@@ -37,6 +37,7 @@ pub const COMMAND: Command = Command {
     ],
     flags: &[
         PROMPT,
+        MESSAGES,
         AGENTS_DIR,
         SKILL,
         WORKDIR,
@@ -44,6 +45,7 @@ pub const COMMAND: Command = Command {
         SYSTEM,
         TEMPERATURE,
         MAX_TOKENS,
+        BUDGET_TOKENS,
         STATE_TASK,
         PHASE,
         TIMEOUT,
@@ -71,6 +73,10 @@ With sub_agents, the model may delegate through the call_agent tool; each
 sub-agent runs with its own files, skill and memory, several at once unless
 sub_agents_config.parallel is false.
 
+With [[mcp_servers]], the tools of those MCP servers are offered too: stdio
+servers are started for the conversation and stopped when it ends, signals
+included; --dry-run lists them and starts none.
+
 With [memory] enabled, the last memory.last_n entries of the agent's log
 are part of the prompt, and a successful run appends an entry (task and
 answer). Memory problems are warnings; they never fail the run.",
@@ -83,6 +89,13 @@ const PROMPT: Flag = Flag::with_value(
     "Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given",
 )
 .short('p');
+
+const MESSAGES: Flag = Flag::with_value(
+    "messages",
+    "FILE",
+    "Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages",
+)
+.completes(Complete::File);
 
 const SKILL: Flag = Flag::with_value(
     "skill",
@@ -123,6 +136,13 @@ const MAX_TOKENS: Flag = Flag::with_value(
 )
 .int();
 
+const BUDGET_TOKENS: Flag = Flag::with_value(
+    "budget-tokens",
+    "N",
+    "Stop once the run, sub-agents included, has used N tokens (input and output): the partial answer is printed, nothing remembered, exit 4; 0 is no limit [default: the agent's budget.max_tokens]",
+)
+.int();
+
 const STATE_TASK: Flag = Flag::with_value(
     "task",
     "ID",
@@ -153,18 +173,31 @@ const STREAM: Flag = Flag::switch(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages",
 );
 
-/// What `--json` adds to the answer: how many tools the model called and,
-/// with `[state]`, the signals recorded and rejected.
+/// What `--json` adds to the answer: how many tools the model called,
+/// the budget, with `[state]` the signals recorded and rejected, and with
+/// `--messages` the whole conversation.
 #[derive(Serialize)]
-struct More {
+struct More<'a> {
     tool_calls: u64,
     /// Calls made again under `[retry]`.
     retry_attempts: u64,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    budget: Option<Budget>,
     #[serde(skip_serializing_if = "Option::is_none")]
     state: Option<Recorded>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    messages: Option<&'a [Message]>,
+}
+
+/// The run's token budget: its tokens over the whole tree of agents.
+#[derive(Serialize)]
+struct Budget {
+    budget_max_tokens: u64,
+    budget_used_tokens: u64,
+    budget_exceeded: bool,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -200,6 +233,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if let Some(n) = m.number::<u64>(&MAX_TOKENS)? {
         cfg.params.max_tokens = i64::try_from(n).unwrap_or(i64::MAX);
     }
+    if let Some(n) = m.number::<u64>(&BUDGET_TOKENS)? {
+        cfg.budget.max_tokens = agent::Count::new(n);
+    }
     // The model is checked before the config is read, as in Go.
     llm::parse_model(&cfg.model)?;
     let config = config::load()?;
@@ -212,12 +248,17 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         agent.temperature = temperature;
     }
     let words = target::words_after_agent(m);
+    let messages = m.string(&MESSAGES)?;
+    let history = messages.map(history::read).transpose()?;
     // --prompt takes standard input's place, as in Go; blank is absent.
     let stdin = match m.string(&PROMPT)? {
         Some(text) if !text.trim().is_empty() => text.to_owned(),
+        // Standard input held the messages.
+        _ if messages == Some("-") => String::new(),
         _ => super::stdin::piped_stdin()?,
     };
     let task = super::stdin::words_then(words.as_deref(), &stdin);
+    let (history, task) = go_on_from(history, task)?;
     let mut warn = |w: String| note(format_args!("Warning: {w}"));
     let now = Current {
         task: Some(m.string(&STATE_TASK)?.unwrap_or(DEFAULT_TASK)),
@@ -231,9 +272,14 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if dry {
         let shown = dry_run::Shown {
             timeout: Seconds(timeout),
-            task: words.as_deref(),
+            // With --messages the task may be the last message's.
+            task: match &history {
+                Some(_) => Some(task.as_str()),
+                None => words.as_deref(),
+            },
             stdin: &stdin,
             memory: &begun.injected,
+            history: history.as_deref(),
         };
         return if json {
             dry_run::json(out, &session, &agent, &shown)
@@ -242,8 +288,12 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         };
     }
 
-    // A missing key fails before anything else is said or sent.
+    // A missing key, or a response format the provider cannot give,
+    // fails before anything else is said or sent.
     session.endpoint(agent.provider)?;
+    if let Some(format) = agent.cfg.params.response_format() {
+        agent.provider.check_response_format(&format)?;
+    }
     if verbose {
         print_context(&agent, Seconds(timeout), &stdin, &begun.injected);
     }
@@ -259,38 +309,73 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         Ok(())
     };
     let on_text: Option<TextSink> = if stream { Some(&mut show) } else { None };
-    let ran = begun.finish(&session, 0, deadline, on_text, &mut warn);
+    let given = history.is_some();
+    let ran = begun.finish(
+        &session,
+        0,
+        deadline,
+        history.unwrap_or_default(),
+        on_text,
+        &mut warn,
+    );
     let duration_ms = started.elapsed().as_millis();
     if verbose {
         note(format_args!("Duration: {duration_ms}ms"));
     }
     let ran = ran?;
     if verbose {
-        print_totals(&ran.outcome);
+        print_totals(&ran.outcome, &session);
     }
-    print(out, &ran.outcome, json, stream, duration_ms, ran.state)
-}
-
-fn print(
-    out: &mut dyn Write,
-    outcome: &Outcome,
-    json: bool,
-    streamed: bool,
-    duration_ms: u128,
-    state: Option<Recorded>,
-) -> Result<()> {
-    let reply = &outcome.reply;
+    let outcome = &ran.outcome;
     if json {
+        let spent = session.spent();
+        // The tokens are this agent's turns; the cost is what the whole
+        // run cost, sub-agents included.
+        let usage = llm::Usage {
+            cost: spent.cost,
+            ..outcome.usage
+        };
         let more = More {
             tool_calls: outcome.tool_calls,
             retry_attempts: outcome.retry_attempts,
-            state,
+            budget: session.budget.map(|max| Budget {
+                budget_max_tokens: max,
+                budget_used_tokens: spent.tokens(),
+                budget_exceeded: outcome.exceeded.is_some(),
+            }),
+            state: ran.state,
+            messages: given.then_some(&outcome.messages[..]),
         };
-        let tokens = (outcome.input_tokens, outcome.output_tokens);
-        return super::answer::write_answer(out, reply, tokens, duration_ms, more);
+        super::answer::write_answer(out, &outcome.reply, &usage, duration_ms, more)?;
+    } else {
+        super::answer::write_text(out, &outcome.reply.content, stream)?;
     }
-    super::answer::write_text(out, &reply.content, streamed)?;
-    out.flush().map_err(Error::Output)
+    out.flush().map_err(Error::Output)?;
+    match outcome.exceeded {
+        Some((used, max)) => Err(Error::Budget { used, max }),
+        None => Ok(()),
+    }
+}
+
+/// The earlier turns and the task of a run given `--messages`: the prompt
+/// when there is one, else the last message, which must then be the
+/// user's. Without `--messages`, no turns and the prompt.
+fn go_on_from(
+    history: Option<Vec<Message>>,
+    task: String,
+) -> Result<(Option<Vec<Message>>, String)> {
+    let Some(mut history) = history else {
+        return Ok((None, task));
+    };
+    if !task.trim().is_empty() {
+        return Ok((Some(history), task));
+    }
+    match history.pop() {
+        Some(last) if last.role == Role::User => Ok((Some(history), last.content)),
+        _ => Err(Error::Usage(
+            "--messages: the conversation does not end with a user message: give a prompt to send next".into(),
+        )),
+    }
 }
 
 /// The `--verbose` lines before the call.
@@ -331,17 +416,25 @@ fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str, injected: &Inj
 }
 
 /// The `--verbose` lines after the call.
-fn print_totals(outcome: &Outcome) {
-    let looped = if outcome.tools_offered {
-        " (cumulative)"
-    } else {
-        ""
+fn print_totals(outcome: &Outcome, session: &Session) {
+    let usage = &outcome.usage;
+    let looped = match session.budget {
+        Some(max) => format!(" (cumulative, budget: {}/{max})", session.spent().tokens()),
+        None if outcome.tools_offered => " (cumulative)".to_owned(),
+        None => String::new(),
     };
     note(format_args!(
         "Tokens:   {} input, {} output{looped}",
-        known(outcome.input_tokens),
-        known(outcome.output_tokens)
+        known(usage.input_tokens),
+        known(usage.output_tokens)
     ));
+    if usage.cache_read_tokens.is_some() || usage.cache_write_tokens.is_some() {
+        note(format_args!(
+            "Cache:    {} read, {} written",
+            usage.cache_read_tokens.unwrap_or(0),
+            usage.cache_write_tokens.unwrap_or(0)
+        ));
+    }
     note(format_args!("Stop:     {}", outcome.reply.stop_reason));
 }
 

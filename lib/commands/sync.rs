@@ -25,7 +25,7 @@ each file is and pushes. Run logs and daily logs are merged entry by
 entry (every entry once, in time order); state files by meaning; MEMORY.md
 and world topics line by line, and where two machines changed the same
 lines the local text stays and the other side is written whole beside it
-(MEMORY.conflict-<host>-<time>.md): exit code 6 until that file is
+(MEMORY.conflict-<host>-<time>.md): exit code 7 until that file is
 removed. git never writes a memory file: every file is read and written
 under the lock the memory commands use. Needs git 2.28 or newer on PATH.",
     run: Run::Subcommands(&[INIT, RUN, STATUS, MERGE_DRIVER]),
@@ -110,7 +110,7 @@ entry, pushes; a push the remote rejected because another machine pushed
 meanwhile is fetched, merged and pushed again, up to 4 times. One sync
 runs at a time per repository; another waits --wait seconds, then exits 5.
 A sync cut off (a signal, kill -9, the network gone) leaves every file
-whole; the next one finishes it. Exit code 6 lists conflict files left
+whole; the next one finishes it. Exit code 7 lists conflict files left
 unresolved.",
     run: Run::Action(run),
 };
@@ -125,7 +125,7 @@ const STATUS: Command = Command {
     description: "\
 Prints the remote, the branch, commits ahead of and behind the remote as
 of the last fetch, files changed since the last sync, and unresolved
-conflict files (exit code 6 when there are any).",
+conflict files (exit code 7 when there are any).",
     run: Run::Action(status),
 };
 
@@ -292,7 +292,7 @@ fn say(r: &Report, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// Exit code 6 while conflict files are left.
+/// Exit code 7 while conflict files are left.
 fn unresolved(conflicts: &[String]) -> Result<()> {
     if conflicts.is_empty() {
         return Ok(());

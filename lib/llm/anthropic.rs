@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::conversation::{Conversation, Reply, Role, ToolCall};
+use super::conversation::{Conversation, Reply, Role, ToolCall, Usage};
 use super::http::Failure;
 use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
 use super::wire::{Wire, error_text};
@@ -10,6 +10,11 @@ use crate::error::Category;
 
 /// The API requires `max_tokens`; this is what Go sent when none was set.
 const DEFAULT_MAX_TOKENS: u64 = 4096;
+
+/// No prompt shorter than 1024 tokens is cached, and no token is shorter
+/// than a byte: a shorter prefix is sent without `cache_control`, as it
+/// was before caching, since asking would change nothing.
+const MIN_CACHED_BYTES: usize = 1024;
 
 /// Anthropic's Messages API.
 pub struct Anthropic;
@@ -53,18 +58,26 @@ impl Wire for Anthropic {
         };
         body.insert("max_tokens".into(), json!(max_tokens));
         body.insert("messages".into(), messages(c));
+        let tools: Vec<Value> = c
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect();
+        let cache = c.caches()
+            && c.system_parts().0.len() + json!(tools).to_string().len() >= MIN_CACHED_BYTES;
         if !c.system.is_empty() {
-            body.insert("system".into(), json!(c.system));
+            body.insert("system".into(), system(c, cache));
         }
         if let Some(t) = c.temperature {
             body.insert("temperature".into(), json!(t));
         }
-        if !c.tools.is_empty() {
-            let tools: Vec<Value> = c
-                .tools
-                .iter()
-                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-                .collect();
+        if !tools.is_empty() {
+            let mut tools = tools;
+            // The tools come first in the prompt: marking the last caches
+            // them all, whatever follows.
+            if let Some(Value::Object(last)) = tools.last_mut().filter(|_| cache) {
+                last.insert("cache_control".into(), ephemeral());
+            }
             body.insert("tools".into(), json!(tools));
         }
         if stream {
@@ -98,7 +111,7 @@ impl Wire for Anthropic {
             #[serde(default)]
             stop_reason: Option<String>,
             #[serde(default)]
-            usage: Usage,
+            usage: Value,
         }
         #[derive(serde::Deserialize)]
         struct Block {
@@ -113,21 +126,13 @@ impl Wire for Anthropic {
             #[serde(default)]
             input: Map<String, Value>,
         }
-        #[derive(serde::Deserialize, Default)]
-        struct Usage {
-            #[serde(default)]
-            input_tokens: Option<u64>,
-            #[serde(default)]
-            output_tokens: Option<u64>,
-        }
         let wire: Wire = serde_json::from_slice(bytes).map_err(bad_reply)?;
         if wire.content.is_empty() {
             return Err(no_content());
         }
         let mut reply = Reply {
             model: wire.model,
-            input_tokens: wire.usage.input_tokens,
-            output_tokens: wire.usage.output_tokens,
+            usage: usage(&wire.usage),
             stop_reason: wire.stop_reason.unwrap_or_default(),
             ..Reply::default()
         };
@@ -164,7 +169,7 @@ impl Wire for Anthropic {
                 "message_start" => {
                     let message = &data["message"];
                     reply.model = message["model"].as_str().unwrap_or_default().to_owned();
-                    reply.input_tokens = message["usage"]["input_tokens"].as_u64();
+                    reply.usage = usage(&message["usage"]);
                 }
                 "content_block_start" => {
                     blocks += 1;
@@ -207,7 +212,7 @@ impl Wire for Anthropic {
                         finished = true;
                     }
                     if let Some(n) = data["usage"]["output_tokens"].as_u64() {
-                        reply.output_tokens = Some(n);
+                        reply.usage.output_tokens = Some(n);
                     }
                 }
                 "error" => {
@@ -235,6 +240,45 @@ impl Wire for Anthropic {
         }
         reply.tool_calls = calls.finish();
         Ok(reply)
+    }
+}
+
+/// The system prompt: a string, or with caching its stable prefix as a
+/// cached block and the rest (the run log's entries, which change every
+/// run) after it, so that a repeat run reads the prefix from the cache.
+fn system(c: &Conversation, cache: bool) -> Value {
+    let (stable, rest) = c.system_parts();
+    if !cache || stable.is_empty() {
+        return json!(c.system);
+    }
+    let mut blocks = vec![json!({"type": "text", "text": stable, "cache_control": ephemeral()})];
+    if !rest.is_empty() {
+        blocks.push(json!({"type": "text", "text": rest}));
+    }
+    json!(blocks)
+}
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// A `usage` object. Anthropic's `input_tokens` leaves out what was read
+/// from or written to the cache; ours counts every prompt token, as
+/// OpenAI's `prompt_tokens` does.
+fn usage(u: &Value) -> Usage {
+    let (read, write) = (
+        u["cache_read_input_tokens"].as_u64(),
+        u["cache_creation_input_tokens"].as_u64(),
+    );
+    Usage {
+        input_tokens: u["input_tokens"].as_u64().map(|n| {
+            n.saturating_add(read.unwrap_or(0))
+                .saturating_add(write.unwrap_or(0))
+        }),
+        output_tokens: u["output_tokens"].as_u64(),
+        cache_read_tokens: read,
+        cache_write_tokens: write,
+        cost: None,
     }
 }
 

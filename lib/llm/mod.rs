@@ -1,4 +1,5 @@
-//! Talking to LLM providers: Anthropic, OpenAI-compatible servers, Ollama.
+//! Talking to LLM providers: Anthropic, OpenAI-compatible servers, Ollama,
+//! OpenRouter, Google Gemini.
 //!
 //! A [`Conversation`] is provider-neutral (it is also the `--request` file
 //! format of `axe-llm`); each provider's [`wire::Wire`] turns it into its
@@ -8,11 +9,13 @@
 //! everything we print.
 //!
 //! The modules read top-down: `complete` here uses `providers`, which
-//! lists the wire modules (`anthropic`, `openai`, `ollama`), which use
+//! lists the wire modules (`anthropic`, `openai`, `ollama`, `openrouter`,
+//! `gemini`), which use
 //! `wire`, `stream`, `http` and `conversation`; nothing imports upward.
 
 mod anthropic;
 mod conversation;
+mod gemini;
 mod http;
 mod ollama;
 mod openai;
@@ -24,7 +27,9 @@ mod wire;
 
 use std::time::{Duration, Instant};
 
-pub use conversation::{Conversation, Message, Reply, Role, ToolCall, ToolDef, ToolResult};
+pub use conversation::{
+    Conversation, Message, Reply, ResponseFormat, Role, ToolCall, ToolDef, ToolResult, Usage,
+};
 pub use providers::{Endpoint, PLACEHOLDER_MODEL, Provider, names, parse_model};
 pub use retry::{Backoff, RetryPolicy};
 
@@ -128,12 +133,16 @@ pub fn complete_observed(
     on_text: &mut dyn FnMut(&str) -> std::io::Result<()>,
     on_retry: &mut dyn FnMut(&Retry),
 ) -> Result<Reply> {
+    if let Some(format) = &conversation.response_format {
+        endpoint.provider.check_response_format(format)?;
+    }
     let redactor = Redactor::new(&endpoint.api_key);
     let deadline = options.deadline.at;
     let wire = endpoint.provider.wire();
     let body = wire.body(model, conversation, options.stream);
     let body = serde_json::to_vec(&body).expect("JSON values serialize");
-    let (url, headers) = (endpoint.url(), wire.headers(&endpoint.api_key));
+    let url = endpoint.call_url(model, options.stream);
+    let headers = wire.headers(&endpoint.api_key);
     let post = || http::post(&url, &headers, &body, deadline);
     let mut attempt = 0;
     loop {
@@ -187,7 +196,10 @@ pub fn complete_observed(
                 });
                 std::thread::sleep(wait);
             }
-            _ => return Err(redactor.error(error(failure, endpoint, options.deadline.limit))),
+            _ => {
+                let e = error(failure, endpoint, &url, options.deadline.limit);
+                return Err(redactor.error(e));
+            }
         }
     }
 }
@@ -219,7 +231,7 @@ fn attempt_once(
 }
 
 /// The `<category>: <message>` error for a failed call to `endpoint`.
-fn error(failure: Failure, endpoint: &Endpoint, timeout: Duration) -> Error {
+fn error(failure: Failure, endpoint: &Endpoint, url: &str, timeout: Duration) -> Error {
     let wire = endpoint.provider.wire();
     match failure {
         Failure::Status {
@@ -234,7 +246,7 @@ fn error(failure: Failure, endpoint: &Endpoint, timeout: Duration) -> Error {
                 // request went (never with a password: those are refused
                 // before any call).
                 match status {
-                    404 => format!("{text} (POST {})", endpoint.url()),
+                    404 => format!("{text} (POST {url})"),
                     _ => text,
                 }
             });

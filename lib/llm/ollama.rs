@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::conversation::{Conversation, Reply, ToolCall};
+use super::conversation::{Conversation, Reply, ResponseFormat, ToolCall, Usage};
 use super::http::Failure;
 use super::stream::{Lines, TextSink, cut_short, json as parse_chunk};
 use super::wire::{Wire, error_text};
@@ -60,7 +60,21 @@ impl Wire for Ollama {
         if !c.tools.is_empty() {
             body.insert("tools".into(), super::openai::tools(c));
         }
+        // `format`: "json", or the schema itself; free text is the default.
+        match &c.response_format {
+            Some(ResponseFormat::JsonObject) => {
+                body.insert("format".into(), json!("json"));
+            }
+            Some(ResponseFormat::JsonSchema { schema, .. }) => {
+                body.insert("format".into(), schema.clone());
+            }
+            Some(ResponseFormat::Text) | None => {}
+        }
         Value::Object(body)
+    }
+
+    fn honours(&self, _: &ResponseFormat) -> bool {
+        true
     }
 
     fn category(&self, status: u16) -> Category {
@@ -160,8 +174,11 @@ fn tool_calls(message: &Value, first: usize) -> Vec<ToolCall> {
 fn finish(mut reply: Reply, last: &Value) -> Result<Reply, Failure> {
     reply.model = last["model"].as_str().unwrap_or(&reply.model).to_owned();
     reply.stop_reason = last["done_reason"].as_str().unwrap_or_default().to_owned();
-    reply.input_tokens = last["prompt_eval_count"].as_u64();
-    reply.output_tokens = last["eval_count"].as_u64();
+    reply.usage = Usage {
+        input_tokens: last["prompt_eval_count"].as_u64(),
+        output_tokens: last["eval_count"].as_u64(),
+        ..Usage::default()
+    };
     if reply.content.is_empty() && reply.tool_calls.is_empty() {
         return Err(Failure::Api(
             Category::Server,

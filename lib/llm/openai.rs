@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::conversation::{Conversation, Reply, Role, ToolCall, ToolResult};
+use super::conversation::{Conversation, Reply, ResponseFormat, Role, ToolCall, ToolResult, Usage};
 use super::http::Failure;
 use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
 use super::wire::{Wire, error_text};
@@ -49,12 +49,19 @@ impl Wire for OpenAi {
         if !c.tools.is_empty() {
             body.insert("tools".into(), tools(c));
         }
+        if let Some(format) = &c.response_format {
+            body.insert("response_format".into(), response_format(format));
+        }
         if stream {
             body.insert("stream".into(), json!(true));
             // Token counts come in a last chunk only when asked for.
             body.insert("stream_options".into(), json!({"include_usage": true}));
         }
         Value::Object(body)
+    }
+
+    fn honours(&self, _: &ResponseFormat) -> bool {
+        true
     }
 
     fn category(&self, status: u16) -> Category {
@@ -110,8 +117,7 @@ impl Wire for OpenAi {
         Ok(Reply {
             model: v["model"].as_str().unwrap_or_default().to_owned(),
             content,
-            input_tokens: v["usage"]["prompt_tokens"].as_u64(),
-            output_tokens: v["usage"]["completion_tokens"].as_u64(),
+            usage: usage(&v["usage"]),
             stop_reason: choice["finish_reason"]
                 .as_str()
                 .unwrap_or_default()
@@ -150,9 +156,8 @@ impl Wire for OpenAi {
             if let Some(model) = chunk["model"].as_str().filter(|m| !m.is_empty()) {
                 reply.model = model.to_owned();
             }
-            if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-                reply.input_tokens = usage["prompt_tokens"].as_u64().or(reply.input_tokens);
-                reply.output_tokens = usage["completion_tokens"].as_u64().or(reply.output_tokens);
+            if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
+                reply.usage = usage(u);
             }
             let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) else {
                 continue;
@@ -184,6 +189,40 @@ impl Wire for OpenAi {
         }
         reply.tool_calls = calls.finish();
         Ok(reply)
+    }
+}
+
+/// A `usage` object: `prompt_tokens` counts the cached ones too, which
+/// `prompt_tokens_details.cached_tokens` tells apart; OpenRouter adds the
+/// call's `cost`.
+fn usage(u: &Value) -> Usage {
+    Usage {
+        input_tokens: u["prompt_tokens"].as_u64(),
+        output_tokens: u["completion_tokens"].as_u64(),
+        cache_read_tokens: u["prompt_tokens_details"]["cached_tokens"].as_u64(),
+        cache_write_tokens: None,
+        cost: u["cost"].as_f64(),
+    }
+}
+
+/// `response_format` as Chat Completions takes it.
+fn response_format(format: &ResponseFormat) -> Value {
+    match format {
+        ResponseFormat::Text => json!({"type": "text"}),
+        ResponseFormat::JsonObject => json!({"type": "json_object"}),
+        ResponseFormat::JsonSchema {
+            name,
+            schema,
+            strict,
+        } => {
+            // The API requires a name; most callers have no use for one.
+            let mut inner =
+                json!({"name": name.as_deref().unwrap_or("response"), "schema": schema});
+            if let Some(strict) = strict {
+                inner["strict"] = json!(strict);
+            }
+            json!({"type": "json_schema", "json_schema": inner})
+        }
     }
 }
 

@@ -1,10 +1,11 @@
 //! OpenRouter: OpenAI's Chat Completions wire at
 //! `POST https://openrouter.ai/api/v1/chat/completions`, with its own
-//! default address, key variable and a few statuses of its own.
+//! default address, key variable, a few statuses of its own and the cost
+//! of each call, which it reports when asked.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use super::conversation::{Conversation, Reply};
+use super::conversation::{Conversation, Reply, ResponseFormat};
 use super::http::Failure;
 use super::openai::OpenAi;
 use super::stream::TextSink;
@@ -39,8 +40,15 @@ impl Wire for OpenRouter {
         OpenAi.headers(key)
     }
 
+    /// OpenAI's, asking for the call's cost in `usage` too.
     fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value {
-        OpenAi.body(model, c, stream)
+        let mut body = OpenAi.body(model, c, stream);
+        body["usage"] = json!({"include": true});
+        body
+    }
+
+    fn honours(&self, format: &ResponseFormat) -> bool {
+        OpenAi.honours(format)
     }
 
     fn parse_reply(&self, bytes: &[u8]) -> Result<Reply, Failure> {

@@ -4,6 +4,8 @@
 use std::fmt;
 
 use super::anthropic::Anthropic;
+use super::conversation::ResponseFormat;
+use super::gemini::Gemini;
 use super::ollama::Ollama;
 use super::openai::OpenAi;
 use super::openrouter::OpenRouter;
@@ -16,6 +18,7 @@ const ALL: &[Provider] = &[
     Provider::OPENAI,
     Provider::OLLAMA,
     Provider::OPENROUTER,
+    Provider::GOOGLE,
 ];
 
 /// A provider: a handle on its [`Wire`] implementation.
@@ -27,6 +30,7 @@ impl Provider {
     pub const OPENAI: Provider = Provider(&OpenAi);
     pub const OLLAMA: Provider = Provider(&Ollama);
     pub const OPENROUTER: Provider = Provider(&OpenRouter);
+    pub const GOOGLE: Provider = Provider(&Gemini);
 
     pub fn name(self) -> &'static str {
         self.0.name()
@@ -54,6 +58,26 @@ impl Provider {
         }
     }
 
+    /// An error unless requests to this provider can ask for answers of
+    /// this shape: a config error, which no retry or other model string
+    /// of the same provider mends.
+    pub fn check_response_format(self, format: &ResponseFormat) -> Result<()> {
+        if self.0.honours(format) {
+            return Ok(());
+        }
+        let can: Vec<&str> = ALL
+            .iter()
+            .filter(|p| p.0.honours(format))
+            .map(|p| p.name())
+            .collect();
+        Err(Error::Config(format!(
+            "params.response_format {} is not supported by provider \"{}\" (supported by {})",
+            format.to_value(),
+            self.name(),
+            can.join(", ")
+        )))
+    }
+
     pub(super) fn wire(self) -> &'static dyn Wire {
         self.0
     }
@@ -74,7 +98,7 @@ impl fmt::Debug for Provider {
 }
 
 /// The names of every provider: `anthropic`, `openai`, `ollama`,
-/// `openrouter`.
+/// `openrouter`, `google`.
 pub fn names() -> impl Iterator<Item = &'static str> {
     ALL.iter().map(|p| p.name())
 }
@@ -142,6 +166,12 @@ impl Endpoint {
         let base = base.strip_suffix(first.as_str()).unwrap_or(base);
         format!("{base}{path}")
     }
+
+    /// Where a call to `model` goes: [`Endpoint::url`], and the model and
+    /// method for a provider whose URL names them.
+    pub fn call_url(&self, model: &str, stream: bool) -> String {
+        self.url() + &self.provider.wire().path_tail(model, stream)
+    }
 }
 
 impl fmt::Debug for Endpoint {
@@ -186,7 +216,7 @@ mod tests {
         );
         assert_eq!(
             msg("gemini/pro"),
-            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter"
+            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google"
         );
         assert_eq!(parse_model("gemini/pro").unwrap_err().exit_code(), 1);
         let placeholder = parse_model(PLACEHOLDER_MODEL).unwrap_err();

@@ -20,6 +20,15 @@ impl Backoff {
     /// them.
     pub const NAMES: [&'static str; 3] = ["exponential", "linear", "fixed"];
 
+    /// Its name in an agent file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backoff::Exponential => "exponential",
+            Backoff::Linear => "linear",
+            Backoff::Fixed => "fixed",
+        }
+    }
+
     /// The backoff called `name` (empty: the default, exponential).
     pub fn parse(name: &str) -> Option<Backoff> {
         match name {

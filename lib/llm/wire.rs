@@ -7,7 +7,7 @@ use std::io::Read;
 
 use serde_json::Value;
 
-use super::conversation::{Conversation, Reply};
+use super::conversation::{Conversation, Reply, ResponseFormat};
 use super::http::Failure;
 use super::stream::TextSink;
 use crate::error::Category;
@@ -33,6 +33,12 @@ pub trait Wire: Sync {
     /// Where calls go under the base URL: `/v1/chat/completions`.
     fn path(&self) -> &'static str;
 
+    /// What follows [`Wire::path`] for a call to `model`: nothing, unless
+    /// the URL names the model (Gemini's does).
+    fn path_tail(&self, _model: &str, _stream: bool) -> String {
+        String::new()
+    }
+
     /// The headers of every call; `key` is empty when none is configured
     /// for a server of the user's own, which then gets no auth header.
     fn headers(&self, key: &str) -> Vec<(&'static str, String)>;
@@ -41,6 +47,13 @@ pub trait Wire: Sync {
     /// none, unless the API requires one.
     fn default_max_tokens(&self) -> Option<u64> {
         None
+    }
+
+    /// Whether the body can ask for answers of this shape. Free text
+    /// needs no asking; a provider with a JSON mode says so (Anthropic
+    /// has none).
+    fn honours(&self, format: &ResponseFormat) -> bool {
+        !format.is_json()
     }
 
     /// The JSON body for `model`.

@@ -11,7 +11,10 @@
 //! messages on stdout, diagnostics on stderr. A line that is not JSON is a
 //! parse error and the server goes on; a tool's failure is a tool result
 //! with `isError`, never a protocol error; end of input ends the server.
+//!
+//! `client` is the other side: other servers' tools for an agent's run.
 
+pub mod client;
 pub mod jsonrpc;
 mod resources;
 

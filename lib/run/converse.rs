@@ -10,7 +10,7 @@ use super::prepared::Prepared;
 use super::session::Session;
 use super::tools::{self, SubAgent};
 use crate::error::{Error, Result};
-use crate::llm::{self, CallOptions, Conversation, Deadline, Message, Reply, Role};
+use crate::llm::{self, CallOptions, Conversation, Deadline, Message, Reply, Role, Usage};
 use crate::stderr::note;
 
 /// Turns before a conversation is given up.
@@ -22,12 +22,12 @@ pub type TextSink<'a> = &'a mut dyn FnMut(&str) -> io::Result<()>;
 /// How a conversation ended.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    /// The last reply, the one without tool calls.
+    /// The last reply: the one without tool calls, or when the budget ran
+    /// out the last one there was (the partial answer).
     pub reply: Reply,
-    /// Summed over this agent's turns (sub-agents' own calls not included).
-    /// `None` when no turn's reply said.
-    pub input_tokens: Option<u64>,
-    pub output_tokens: Option<u64>,
+    /// Summed over this agent's turns (sub-agents' own calls not
+    /// included; the session sums the whole tree).
+    pub usage: Usage,
     /// Tool calls the model made, over all turns.
     pub tool_calls: u64,
     /// Whether the model was offered tools, so the turns could loop.
@@ -35,44 +35,74 @@ pub struct Outcome {
     /// Calls made again under `[retry]`, over all turns (sub-agents' own
     /// not included).
     pub retry_attempts: u64,
+    /// `(used, max)` when the run's token budget ran out before the model
+    /// was done: no further call was made, no tool run.
+    pub exceeded: Option<(u64, u64)>,
+    /// The whole conversation: `start`, then every turn, the last reply
+    /// included (tool calls the budget stopped are left out, so the list
+    /// can be sent again).
+    pub messages: Vec<Message>,
 }
 
-/// Talks with `agent`'s model from `user` until a reply has no tool calls.
-/// `on_text`, when given, receives the text of every turn as it arrives;
-/// `sub` runs a sub-agent the model calls.
+/// Talks with `agent`'s model from `start` (the first user message, or a
+/// conversation to go on with) until a reply has no tool calls or the
+/// run's token budget runs out. `on_text`, when given, receives the text
+/// of every turn as it arrives; `sub` runs a sub-agent the model calls.
 pub fn converse(
     session: &Session,
     agent: &Prepared,
-    user: &str,
+    start: Vec<Message>,
     depth: u32,
     deadline: Deadline,
     mut on_text: Option<TextSink>,
     sub: &SubAgent,
 ) -> Result<Outcome> {
     let endpoint = session.endpoint(agent.provider)?;
-    let ctx = tools::Context {
+    let mut ctx = tools::Context {
         session,
         agent,
         depth,
         deadline,
         sub_agent: sub,
         memory: tools::memory(session, agent),
+        mcp: tools::Servers::default(),
     };
+    // Its MCP servers run while it talks, and stop with `ctx` however the
+    // conversation ends.
+    tools::connect(&mut ctx)?;
     let tools = tools::offered(&ctx);
     // The loop's progress lines are the top-level agent's alone, as in Go.
     let trace = session.verbose && depth == 0 && !tools.is_empty();
     let mut conversation = Conversation {
         model: None,
         system: agent.system.clone(),
-        messages: vec![Message::user(user)],
+        messages: start,
         tools,
         temperature: agent.temperature,
         max_tokens: agent.max_tokens(),
+        response_format: agent.cfg.params.response_format(),
+        cache: agent.cfg.params.cache,
+        system_stable: Some(agent.system_stable),
     };
-    let (mut input_tokens, mut output_tokens, mut tool_calls) = (None, None, 0);
+    let mut outcome = Outcome {
+        reply: Reply {
+            model: agent.model.clone(),
+            ..Reply::default()
+        },
+        usage: Usage::default(),
+        tool_calls: 0,
+        tools_offered: !conversation.tools.is_empty(),
+        retry_attempts: 0,
+        exceeded: None,
+        messages: Vec::new(),
+    };
     let mut shown_before = false;
-    let mut retry_attempts = 0;
     for turn in 1..=MAX_TURNS {
+        if let Some(exceeded) = session.over_budget() {
+            outcome.exceeded = Some(exceeded);
+            outcome.messages = conversation.messages;
+            return Ok(outcome);
+        }
         if trace {
             let pending: usize = conversation
                 .messages
@@ -103,7 +133,7 @@ pub fn converse(
             out(text)
         };
         let mut on_retry = |retry: &llm::Retry| {
-            retry_attempts += 1;
+            outcome.retry_attempts += 1;
             if session.verbose {
                 note(format_args!("{retry}"));
             }
@@ -117,8 +147,8 @@ pub fn converse(
             &mut on_retry,
         )?;
         shown_before |= shown_now;
-        input_tokens = add(input_tokens, reply.input_tokens);
-        output_tokens = add(output_tokens, reply.output_tokens);
+        outcome.usage.add(&reply.usage);
+        session.spend(&reply.usage);
         if trace {
             note(format_args!(
                 "[turn {turn}] Received response: {} ({} tool calls)",
@@ -126,24 +156,25 @@ pub fn converse(
                 reply.tool_calls.len()
             ));
         }
-        if reply.tool_calls.is_empty() || conversation.tools.is_empty() {
-            return Ok(Outcome {
-                reply,
-                input_tokens,
-                output_tokens,
-                tool_calls,
-                tools_offered: !conversation.tools.is_empty(),
-                retry_attempts,
-            });
+        let done = reply.tool_calls.is_empty() || conversation.tools.is_empty();
+        // Tools run only while the budget lasts.
+        let exceeded = if done { None } else { session.over_budget() };
+        if done || exceeded.is_some() {
+            conversation
+                .messages
+                .push(assistant(reply.content.clone(), Vec::new()));
+            outcome.reply = reply;
+            outcome.exceeded = exceeded;
+            outcome.messages = conversation.messages;
+            return Ok(outcome);
         }
-        tool_calls += reply.tool_calls.len() as u64;
+        outcome.tool_calls += reply.tool_calls.len() as u64;
         let results = tools::run(&ctx, &reply.tool_calls);
-        conversation.messages.push(Message {
-            role: Role::Assistant,
-            content: reply.content,
-            tool_calls: reply.tool_calls,
-            tool_results: Vec::new(),
-        });
+        // The partial answer, should the budget run out before the next.
+        outcome.reply = reply.clone();
+        conversation
+            .messages
+            .push(assistant(reply.content, reply.tool_calls));
         conversation.messages.push(Message {
             role: Role::Tool,
             content: String::new(),
@@ -157,10 +188,11 @@ pub fn converse(
     )))
 }
 
-/// Token counts summed over turns: known when any turn said.
-fn add(total: Option<u64>, turn: Option<u64>) -> Option<u64> {
-    match (total, turn) {
-        (Some(a), Some(b)) => Some(a.saturating_add(b)),
-        (a, b) => a.or(b),
+fn assistant(content: String, tool_calls: Vec<llm::ToolCall>) -> Message {
+    Message {
+        role: Role::Assistant,
+        content,
+        tool_calls,
+        tool_results: Vec::new(),
     }
 }

@@ -10,6 +10,7 @@ use super::prepared::Prepared;
 use super::session::Session;
 use super::tools;
 use crate::error::{Error, Result};
+use crate::llm::Message;
 use crate::memory::context::Assembled;
 use crate::timeout::Seconds;
 
@@ -22,6 +23,8 @@ pub struct Shown<'a> {
     pub stdin: &'a str,
     /// The memory block after the task.
     pub memory: &'a Injected,
+    /// The turns before the task, with `--messages`.
+    pub history: Option<&'a [Message]>,
 }
 
 /// Go's text layout (reference, "Dry-run output").
@@ -83,6 +86,13 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
         s.stdin
     };
     let _ = write!(out, "--- Stdin ---\n{stdin}\n\n");
+    if let Some(history) = s.history {
+        let _ = write!(
+            out,
+            "--- Messages ---\n{} message(s) before the task\n\n",
+            history.len()
+        );
+    }
     // With a shared budget the entries are in its block, shown below.
     if let Some(r) = agent
         .recall
@@ -134,6 +144,15 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
             let _ = out.write_str("\n");
         }
     }
+    // Listed, never started: a dry run runs nothing.
+    if !cfg.mcp_servers.is_empty() {
+        let _ = out.write_str("--- MCP Servers ---\n");
+        for server in &cfg.mcp_servers {
+            let optional = if server.required() { "" } else { ", optional" };
+            let _ = writeln!(out, "{} ({}{optional})", server.name, server.transport);
+        }
+        let _ = out.write_str("\n");
+    }
     let _ = out.write_str("--- Sub-Agents ---\n");
     if cfg.sub_agents.is_empty() {
         let _ = out.write_str("(none)\n");
@@ -181,6 +200,18 @@ struct Json<'a> {
     session_memory: Option<&'a str>,
     /// `null` without a `[context] budget`.
     context: Option<&'a Assembled>,
+    /// The turns before the task; only with `--messages`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    messages: Option<&'a [Message]>,
+    /// The servers a run would start; none is started.
+    mcp_servers: Vec<McpServer<'a>>,
+}
+
+#[derive(Serialize)]
+struct McpServer<'a> {
+    name: &'a str,
+    transport: &'a str,
+    required: bool,
 }
 
 #[derive(Serialize)]
@@ -232,10 +263,20 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
                 Injected::Context(c) => Some(c),
                 _ => None,
             },
+            mcp_servers: cfg
+                .mcp_servers
+                .iter()
+                .map(|s| McpServer {
+                    name: &s.name,
+                    transport: &s.transport,
+                    required: s.required(),
+                })
+                .collect(),
             notes: agent.notes.as_ref().map(|ws| Notes {
                 workspace: ws.root.display().to_string(),
                 tools: tools::names(session, agent, 0),
             }),
+            messages: s.history,
         },
     )
 }

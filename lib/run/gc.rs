@@ -216,6 +216,7 @@ fn agent(
         tools: Vec::new(),
         temperature: Some(0.3),
         max_tokens: 4096,
+        ..Conversation::default()
     };
     let options = CallOptions {
         deadline: Deadline::after(opts.timeout),

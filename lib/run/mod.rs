@@ -9,6 +9,7 @@ pub mod context;
 mod converse;
 pub mod dry_run;
 pub mod gc;
+pub mod history;
 pub mod once;
 pub(crate) mod prepared;
 pub mod recall;

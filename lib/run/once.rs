@@ -2,7 +2,8 @@
 //! `call_agent` starts: the agent prepared in its workdir, its memory
 //! block added to the task ([`begin`]), then the conversation and
 //! everything a run records, the state on success or failure and the
-//! run-log entry on success ([`Begun::finish`]). `axe-run` shows its
+//! run-log entry on success, nothing when the token budget ran out
+//! ([`Begun::finish`]). `axe-run` shows its
 //! `--dry-run` and `-v` lines between the two steps; a sub-agent goes
 //! straight on. So a new kind of memory is wired once, here, for both.
 //!
@@ -19,7 +20,7 @@ use super::session::Session;
 use super::state::{self, Recorded};
 use crate::agent::{self, AgentConfig};
 use crate::error::{Error, Result};
-use crate::llm::{self, Deadline};
+use crate::llm::{self, Deadline, Message};
 use crate::memory::state::{Current, DEFAULT_TASK};
 use crate::stderr::note;
 
@@ -90,13 +91,16 @@ pub struct Ran {
 }
 
 impl Begun<'_> {
-    /// Talks with the model at `depth` until it answers, then records the
-    /// run: its state (a failure too) and, on success, its run-log entry.
+    /// Talks with the model at `depth` until it answers, going on from
+    /// `history` (earlier turns, given with `axe-run --messages`), then
+    /// records the run: its state (a failure too) and, on success, its
+    /// run-log entry. A run whose token budget ran out records nothing.
     pub fn finish(
         self,
         session: &Session,
         depth: u32,
         deadline: Deadline,
+        history: Vec<Message>,
         on_text: Option<TextSink>,
         warn: Warn,
     ) -> Result<Ran> {
@@ -105,15 +109,28 @@ impl Begun<'_> {
         let sub = |name: &str, user: &str, depth: u32, deadline: Deadline| {
             sub_agent(session, name, user, depth, deadline)
         };
-        let sent = &self.sent;
-        let outcome = match converse::converse(session, agent, sent, depth, deadline, on_text, &sub)
-        {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                state::record(agent, task, phase, Err(&e.to_string()), warn);
-                return Err(e);
-            }
-        };
+        let asked = history.len();
+        let mut start = history;
+        start.push(Message::user(self.sent));
+        let mut outcome =
+            match converse::converse(session, agent, start, depth, deadline, on_text, &sub) {
+                Ok(outcome) => outcome,
+                Err(e) => {
+                    state::record(agent, task, phase, Err(&e.to_string()), warn);
+                    return Err(e);
+                }
+            };
+        // The conversation given back keeps the task as given: the memory
+        // block is this run's, and the next run brings its own.
+        if let Some(m) = outcome.messages.get_mut(asked) {
+            self.task.clone_into(&mut m.content);
+        }
+        if outcome.exceeded.is_some() {
+            return Ok(Ran {
+                outcome,
+                state: None,
+            });
+        }
         let state = state::record(agent, task, phase, Ok(&outcome.reply.content), warn);
         let log = &agent.cfg.memory;
         if log.enabled
@@ -151,7 +168,10 @@ fn sub_agent(
         phase: None,
     };
     let ran = begin(&agent, user, now, false, &mut warn)
-        .finish(session, depth, deadline, None, &mut warn)
+        .finish(session, depth, deadline, Vec::new(), None, &mut warn)
         .map_err(|e| e.to_string())?;
+    if let Some((used, max)) = ran.outcome.exceeded {
+        return Err(Error::Budget { used, max }.to_string());
+    }
     Ok(ran.outcome.reply.content)
 }

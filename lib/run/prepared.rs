@@ -22,8 +22,12 @@ pub struct Prepared {
     pub workdir: PathBuf,
     pub skill: String,
     pub files: Vec<ContextFile>,
-    /// Persona, skill, files and memory.
+    /// Persona, skill, files, the notes directive, then the run log's
+    /// entries.
     pub system: String,
+    /// The bytes of `system` before the run log's entries: the same from
+    /// run to run while the agent and its files are.
+    pub system_stable: usize,
     /// Present when memory is enabled.
     pub recall: Option<Recall>,
     /// The notes workspace, when `[notes]` is enabled.
@@ -68,17 +72,20 @@ impl Prepared {
         let files = files::resolve(&cfg.files, &workdir).map_err(|e| (Step::Files, e))?;
         let skill = prompt::load_skill(&cfg.skill, config_dir).map_err(|e| (Step::Skill, e))?;
         let mut system = prompt::system(&cfg.system_prompt, &skill, &files);
-        let recall = cfg.memory.enabled.then(|| recall::load(name, &cfg.memory));
-        // With a shared budget the entries go in its block instead.
-        if let Some(r) = recall.as_ref().filter(|_| cfg.context.budget.is_none()) {
-            prompt::add_memory(&mut system, &r.entries);
-        }
         let notes = match cfg.notes.enabled {
             true => Some(Workspace::of(&cfg.notes).map_err(|e| (Step::Notes, e))?),
             false => None,
         };
         if notes.is_some() {
             prompt::add_notes(&mut system);
+        }
+        // The run log's entries change with every run, so they go last,
+        // after the prefix a provider may cache.
+        let system_stable = system.len();
+        let recall = cfg.memory.enabled.then(|| recall::load(name, &cfg.memory));
+        // With a shared budget the entries go in its block instead.
+        if let Some(r) = recall.as_ref().filter(|_| cfg.context.budget.is_none()) {
+            prompt::add_memory(&mut system, &r.entries);
         }
         let state = match cfg.state.enabled {
             true => Some(
@@ -98,6 +105,7 @@ impl Prepared {
             skill,
             files,
             system,
+            system_stable,
             recall,
             notes,
             state,

@@ -1,22 +1,29 @@
 //! What every agent of one run shares.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use crate::agent::AgentConfig;
 use crate::config::{Config, Endpoints};
 use crate::error::Result;
-use crate::llm::{Endpoint, Provider};
+use crate::llm::{Endpoint, Provider, Usage};
 
 /// Deepest sub-agent nesting when `max_depth` is not 1..=5.
 const DEFAULT_MAX_DEPTH: u32 = 3;
 
 /// What every agent of one run shares: the global config, the depth limit
-/// of the whole tree, and how talkative to be.
+/// of the whole tree, what the tree has spent against its token budget,
+/// and how talkative to be.
 pub struct Session {
     endpoints: Endpoints,
     config_dir: PathBuf,
     /// The top-level agent's effective `max_depth`; it bounds the tree.
     pub max_depth: u32,
+    /// The top-level agent's `[budget] max_tokens`, when not 0: it bounds
+    /// the tree, whose sub-agents run in threads of their own.
+    pub budget: Option<u64>,
+    /// What every call of the tree used, summed as replies come.
+    spent: Mutex<Usage>,
     pub verbose: bool,
 }
 
@@ -29,8 +36,31 @@ impl Session {
             endpoints: Endpoints::new(config),
             config_dir,
             max_depth: depth.unwrap_or(DEFAULT_MAX_DEPTH),
+            budget: Some(top.budget.max_tokens.get()).filter(|&n| n > 0),
+            spent: Mutex::new(Usage::default()),
             verbose,
         }
+    }
+
+    /// Adds a reply's usage to the tree's.
+    pub fn spend(&self, usage: &Usage) {
+        self.spent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(usage);
+    }
+
+    /// What the tree has used so far.
+    pub fn spent(&self) -> Usage {
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `(used, max)` once the tree's tokens reach the budget: no further
+    /// call can stay within it.
+    pub fn over_budget(&self) -> Option<(u64, u64)> {
+        let max = self.budget?;
+        let used = self.spent().tokens();
+        (used >= max).then_some((used, max))
     }
 
     pub fn config_dir(&self) -> &Path {

@@ -7,8 +7,10 @@
 //!
 //! What is checked is what the tools declare: `properties` (each with a
 //! `type`, and for numbers an optional `minimum`) and `required`. An
-//! argument the schema does not name is an error; an optional one sent as
-//! `null` counts as left out, as models often send it so.
+//! argument the schema does not name is an error, unless the schema says
+//! `additionalProperties` (as an MCP server's tool may take more than it
+//! names); an optional one sent as `null` counts as left out, as models
+//! often send it so.
 
 use serde_json::{Map, Value};
 
@@ -21,7 +23,14 @@ pub fn check(schema: &Value, args: &Map<String, Value>) -> Result<(), String> {
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     let mut problems = Vec::new();
-    for name in args.keys().filter(|k| !properties.contains_key(*k)) {
+    let open = matches!(
+        schema.get("additionalProperties"),
+        Some(Value::Bool(true) | Value::Object(_))
+    );
+    for name in args
+        .keys()
+        .filter(|k| !open && !properties.contains_key(*k))
+    {
         let known: Vec<&str> = properties.keys().map(String::as_str).collect();
         problems.push(match known.is_empty() {
             true => format!("unknown argument \"{name}\" (it takes none)"),
@@ -160,5 +169,14 @@ mod tests {
             problems(json!({"content": "x", "days": 1e300})),
             "\"days\" argument must be an integer, not a number"
         );
+    }
+
+    #[test]
+    fn an_open_schema_takes_arguments_it_does_not_name() {
+        let schema = json!({"properties": {"a": {"type": "string"}}, "additionalProperties": true});
+        let args = json!({"a": "x", "b": 1});
+        assert_eq!(check(&schema, args.as_object().unwrap()), Ok(()));
+        let args = json!({"a": 1});
+        assert!(check(&schema, args.as_object().unwrap()).is_err());
     }
 }

@@ -12,7 +12,7 @@ use crate::memory::notes::{self, Workspace};
 pub const IF_MATCH: Flag = Flag::with_value(
     "if-match",
     "SHA256",
-    "Write only if the file still has this sha256 (from recall --json or path --json); else exit 4",
+    "Write only if the file still has this sha256 (from recall --json or path --json); else exit 6",
 );
 
 pub const ALLOW_EMPTY: Flag = Flag::switch(

@@ -2,6 +2,7 @@
 
 use std::sync::Mutex;
 
+use super::mcp::Servers;
 use crate::llm::Deadline;
 use crate::run::prepared::Prepared;
 use crate::run::session::Session;
@@ -23,6 +24,8 @@ pub struct Context<'a> {
     /// The agent's memory, for the memory tools, with what they have read
     /// in this conversation.
     pub memory: Memory,
+    /// The agent's MCP servers, once [`super::connect`] started them.
+    pub mcp: Servers,
 }
 
 /// The memory tools' view of `agent`'s memory, nothing seen yet.

@@ -1,19 +1,23 @@
 //! The tools of a conversation: its own (`call_agent`, which needs the
-//! conversation to run a sub-agent) and the memory tools of
-//! [`crate::tools`], over the agent's memory. Several calls in one reply
+//! conversation to run a sub-agent), the memory tools of
+//! [`crate::tools`], over the agent's memory, and those of the agent's MCP
+//! servers (`mcp.rs`), which the others' names win over. Several calls in one reply
 //! run at once (unless the agent says `parallel = false`), their results
 //! in call order; whatever goes wrong comes back to the model as an error
 //! result and never ends the run.
 
 mod call_agent;
 mod context;
+mod mcp;
 
 use std::thread;
 
 pub use context::{Context, SubAgent, memory};
+pub use mcp::Servers;
 
 use super::prepared::Prepared;
 use super::session::Session;
+use crate::error::Result;
 use crate::llm::{Deadline, ToolCall, ToolDef, ToolResult};
 use crate::tools::{self, NotesSeen};
 
@@ -22,7 +26,21 @@ use crate::tools::{self, NotesSeen};
 pub fn offered(ctx: &Context) -> Vec<ToolDef> {
     let mut defs: Vec<ToolDef> = call_agent::offer(ctx).into_iter().collect();
     defs.extend(tools::offered(tools::MEMORY, &ctx.memory));
+    defs.extend(ctx.mcp.offered());
     defs
+}
+
+/// Starts the agent's MCP servers for `ctx`, whose other tools keep their
+/// names; they stop when `ctx` goes.
+pub fn connect(ctx: &mut Context) -> Result<()> {
+    let servers = &ctx.agent.cfg.mcp_servers;
+    if servers.is_empty() {
+        return Ok(());
+    }
+    let taken: Vec<String> = offered(ctx).into_iter().map(|t| t.name).collect();
+    let (workdir, verbose) = (&ctx.agent.workdir, ctx.session.verbose);
+    ctx.mcp = Servers::start(servers, workdir, &taken, ctx.deadline, verbose)?;
+    Ok(())
 }
 
 /// The names of the tools `agent` at `depth` is offered, for `--dry-run`.
@@ -35,6 +53,7 @@ pub fn names(session: &Session, agent: &Prepared, depth: u32) -> Vec<String> {
         deadline: Deadline::after(std::time::Duration::ZERO),
         sub_agent: &never,
         memory: memory(session, agent),
+        mcp: Servers::default(),
     };
     offered(&ctx).into_iter().map(|t| t.name).collect()
 }
@@ -85,6 +104,7 @@ fn run_one(ctx: &Context, call: &ToolCall, seen: &NotesSeen) -> ToolResult {
         .or_else(|| {
             tools::call(tools::MEMORY, &ctx.memory, call, seen).map(|r| r.map(|reply| reply.text))
         })
+        .or_else(|| ctx.mcp.call(call, seen, ctx.deadline))
         .unwrap_or_else(|| Err(format!("Unknown tool: \"{}\"", call.name)));
     result(call, outcome)
 }

@@ -1,0 +1,201 @@
+//! The legacy SSE transport (revision 2024-11-05): a GET opens an event
+//! stream whose first `endpoint` event names where to POST messages
+//! (resolved against the stream's URL, and only on the same origin, so a
+//! server cannot send our headers elsewhere); answers come back on the
+//! stream, which a thread reads until the run ends.
+
+use std::io::BufReader;
+use std::sync::Arc;
+use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::thread;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::events;
+use super::http::{read_error, send};
+use super::pending::Pending;
+use super::transport::Transport;
+
+pub struct Sse {
+    endpoint: String,
+    headers: Vec<(String, String)>,
+    pending: Arc<Pending>,
+}
+
+impl Sse {
+    /// Opens the stream at `url` and waits for its endpoint; the stream
+    /// is read until `deadline`, the run's.
+    pub fn connect(
+        url: &str,
+        headers: Vec<(String, String)>,
+        deadline: Instant,
+    ) -> Result<Sse, String> {
+        let mut get = headers.clone();
+        get.push(("accept".into(), "text/event-stream".into()));
+        let response = send(minreq::get(url), &get, deadline)?;
+        let pending = Arc::new(Pending::default());
+        let (found, endpoint) = channel();
+        let (base, reader_pending, post_headers) =
+            (url.to_owned(), Arc::clone(&pending), headers.clone());
+        thread::spawn(move || {
+            let mut stream = BufReader::new(response);
+            let mut post_to: Option<String> = None;
+            let why = loop {
+                let event = match events::next(&mut stream) {
+                    Ok(Some(event)) => event,
+                    Ok(None) => break "the server closed the event stream".to_owned(),
+                    Err(e) => break read_error(&e),
+                };
+                match (&post_to, event.name.as_str()) {
+                    (None, "endpoint") => {
+                        let resolved = resolve(&base, event.data.trim());
+                        let _ = found.send(resolved.clone());
+                        match resolved {
+                            Ok(url) => post_to = Some(url),
+                            Err(why) => break why,
+                        }
+                    }
+                    (Some(url), "message") => {
+                        let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
+                            continue;
+                        };
+                        let reply = |answer: Value| {
+                            let _ = post(url, &post_headers, &answer, deadline_soon());
+                        };
+                        reader_pending.handle(message, &reply);
+                    }
+                    _ => {}
+                }
+            };
+            reader_pending.end(why);
+        });
+        let left = deadline.saturating_duration_since(Instant::now());
+        let endpoint = match endpoint.recv_timeout(left) {
+            Ok(found) => found?,
+            // The reader ended first and said why.
+            Err(RecvTimeoutError::Disconnected) => return Err(pending.why_ended()),
+            Err(RecvTimeoutError::Timeout) => {
+                return Err("no endpoint event before the run's deadline".into());
+            }
+        };
+        Ok(Sse {
+            endpoint,
+            headers,
+            pending,
+        })
+    }
+}
+
+/// A little time for answering a server's request from the reader.
+fn deadline_soon() -> Instant {
+    Instant::now() + std::time::Duration::from_secs(5)
+}
+
+fn post(
+    url: &str,
+    headers: &[(String, String)],
+    message: &Value,
+    deadline: Instant,
+) -> Result<(), String> {
+    let mut headers = headers.to_vec();
+    headers.push(("content-type".into(), "application/json".into()));
+    let body = serde_json::to_vec(message).map_err(|e| e.to_string())?;
+    send(minreq::post(url).with_body(body), &headers, deadline).map(drop)
+}
+
+impl Transport for Sse {
+    fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, String> {
+        let rx = self.pending.expect(id)?;
+        if let Err(e) = post(&self.endpoint, &self.headers, message, deadline) {
+            self.pending.forget(id);
+            return Err(e);
+        }
+        self.pending.wait(id, &rx, deadline)
+    }
+
+    fn notify(&self, message: &Value, deadline: Instant) -> Result<(), String> {
+        post(&self.endpoint, &self.headers, message, deadline)
+    }
+
+    fn close(&self) {
+        // The stream's thread ends with the run's deadline or the process;
+        // the legacy transport has no message to end a session.
+        self.pending.end("the client closed".into());
+    }
+}
+
+/// The `endpoint` event's URL resolved against the stream's `base`: a
+/// full URL, a path from the root, or one relative to the stream's
+/// directory; refused unless it has the stream's scheme, host and port.
+fn resolve(base: &str, endpoint: &str) -> Result<String, String> {
+    let from = origin(base).ok_or("the stream's URL has no host")?;
+    let url = if endpoint.contains("://") {
+        endpoint.to_owned()
+    } else if endpoint.starts_with('/') {
+        format!("{from}{endpoint}")
+    } else {
+        let path = base.split(['?', '#']).next().unwrap_or(base);
+        let dir = &path[..path.rfind('/').map_or(path.len(), |i| i + 1)];
+        let dir = if dir.len() < from.len() {
+            format!("{from}/")
+        } else {
+            dir.to_owned()
+        };
+        format!("{dir}{endpoint}")
+    };
+    if origin(&url).is_some_and(|o| o.eq_ignore_ascii_case(&from)) {
+        Ok(url)
+    } else {
+        Err(format!(
+            "the endpoint event names another origin ({endpoint:?}), not {from}"
+        ))
+    }
+}
+
+/// `scheme://host:port` of `url`, the port made explicit.
+fn origin(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    if authority.is_empty() || authority.contains('@') {
+        return None;
+    }
+    let has_port = authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let port = match (has_port, scheme) {
+        (true, _) => "",
+        (false, "https") => ":443",
+        (false, _) => ":80",
+    };
+    Some(format!("{scheme}://{authority}{port}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_resolve_on_the_same_origin_only() {
+        let base = "http://127.0.0.1:3001/sse";
+        assert_eq!(
+            resolve(base, "/message?sessionId=1").unwrap(),
+            "http://127.0.0.1:3001/message?sessionId=1"
+        );
+        assert_eq!(
+            resolve("http://h/a/sse?x=1", "m?s=2").unwrap(),
+            "http://h/a/m?s=2"
+        );
+        assert_eq!(
+            resolve("http://h:80/sse", "http://h/m").unwrap(),
+            "http://h/m"
+        );
+        for elsewhere in [
+            "http://evil/m",
+            "https://127.0.0.1:3001/m",
+            "http://127.0.0.1:3002/m",
+        ] {
+            assert!(resolve(base, elsewhere).is_err(), "{elsewhere}");
+        }
+    }
+}

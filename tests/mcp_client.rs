@@ -1,0 +1,730 @@
+//! `[[mcp_servers]]`: an agent's tools from MCP servers. The model's calls
+//! are scripted through the local provider (`tests/server.rs`), so a run
+//! really calls the server's tool and the test reads what came back in the
+//! next request. The servers: `tests/mcp/fake_server.py`, a small stdio
+//! server that misbehaves on request (dies, hangs, floods stderr), and the
+//! real ones in `tests/mcp_servers.rs`.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::run::run;
+use crate::server::{Answer, Server};
+use crate::util::{Env, have, read, stdout};
+use crate::wire::anthropic_reply;
+
+/// The Python interpreter itself (not a shim that needs the real `HOME`),
+/// or `None`, reported, when there is none.
+pub fn python() -> Option<PathBuf> {
+    static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            if !have("python3") {
+                return None;
+            }
+            let out = std::process::Command::new("python3")
+                .args(["-c", "import sys; print(sys.executable)"])
+                .output()
+                .ok()?;
+            Some(PathBuf::from(String::from_utf8(out.stdout).ok()?.trim()))
+        })
+        .clone()
+}
+
+fn fake_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/fake_server.py")
+}
+
+/// An `[[mcp_servers]]` table running the fake server with `args`.
+fn fake(python: &Path, name: &str, args: &[&str], extra: &str) -> String {
+    let mut all = vec![fake_script().display().to_string()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    format!(
+        "[[mcp_servers]]\nname = \"{name}\"\ntransport = \"stdio\"\ncommand = {:?}\nargs = {}\n{extra}\n",
+        python.display().to_string(),
+        serde_json::to_string(&all).unwrap()
+    )
+}
+
+/// The agent `name` on the local provider, with `tables` after its fields.
+pub fn agent(env: &Env, name: &str, fields: &str, tables: &str) {
+    env.agent(
+        name,
+        &format!(
+            "name = \"{name}\"\nmodel = \"anthropic/claude-test\"\nworkdir = {:?}\n{fields}\n{tables}",
+            env.root().display().to_string()
+        ),
+    );
+}
+
+/// A reply calling `(id, tool, input)` for each call.
+pub fn calls(list: &[(&str, &str, Value)]) -> Answer {
+    let content: Vec<Value> = list
+        .iter()
+        .map(
+            |(id, name, input)| json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+        )
+        .collect();
+    Answer::json(
+        200,
+        &json!({"model": "claude-test", "content": content, "stop_reason": "tool_use",
+                "usage": {"input_tokens": 5, "output_tokens": 3}}),
+    )
+}
+
+pub fn ok(text: &str) -> Answer {
+    Answer::json(200, &anthropic_reply(text))
+}
+
+/// The tool results the second request carried back.
+pub fn results(server: &Server) -> Vec<Value> {
+    let second = &server.requests()[1];
+    second.json()["messages"][2]["content"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// The names of the tools the first request offered.
+pub fn offered(server: &Server) -> Vec<String> {
+    server.requests()[0].json()["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_call_reaches_its_server_and_the_result_the_model() {
+    let Some(py) = python() else { return };
+    let env = Env::new();
+    std::fs::create_dir(env.root().join("sub")).unwrap();
+    let servers = fake(
+        &py,
+        "tools",
+        &["--pages", "echo", "image", "fail", "env", "cwd"],
+        "env = { GIVEN = \"${FROM_ENV}\" }\ncwd = \"sub\"",
+    );
+    agent(&env, "a", "", &servers);
+    let server = Server::start(vec![
+        calls(&[
+            ("c1", "echo", json!({"word": "hi", "n": 2})),
+            ("c2", "image", json!({})),
+            ("c3", "fail", json!({})),
+            (
+                "c4",
+                "env",
+                json!({"names": ["GIVEN", "ANTHROPIC_API_KEY", "SECRET_OF_MINE", "HOME"]}),
+            ),
+            ("c5", "cwd", json!({})),
+        ]),
+        ok("done"),
+    ]);
+    let out = run(&env, &server.url)
+        .args(["a", "-v"])
+        .env("FROM_ENV", "expanded")
+        .env("SECRET_OF_MINE", "do not pass")
+        .assert()
+        .success()
+        .stdout("done");
+    // Listed over five pages, offered under their own names.
+    assert_eq!(offered(&server), ["echo", "image", "fail", "env", "cwd"]);
+    let first = &server.requests()[0].json()["tools"][3];
+    assert_eq!(first["description"], "the env tool");
+    assert_eq!(first["input_schema"]["required"], json!(["names"]));
+    let home = env.root().join("home").display().to_string();
+    assert_eq!(
+        results(&server),
+        [
+            json!({"type": "tool_result", "tool_use_id": "c1", "content": "{\"n\": 2, \"word\": \"hi\"}", "is_error": false}),
+            json!({"type": "tool_result", "tool_use_id": "c2", "content": "a dot:\n[image: image/png, 4 bytes]", "is_error": false}),
+            json!({"type": "tool_result", "tool_use_id": "c3", "content": "it broke", "is_error": true}),
+            json!({"type": "tool_result", "tool_use_id": "c4", "content": json!({
+                "ANTHROPIC_API_KEY": null, "GIVEN": "expanded", "HOME": home, "SECRET_OF_MINE": null,
+            }).to_string().replace("\":", "\": ").replace(",\"", ", \""), "is_error": false}),
+            // `cwd` is taken from the workdir.
+            json!({"type": "tool_result", "tool_use_id": "c5", "content": env.root().join("sub").canonicalize().unwrap().display().to_string(), "is_error": false}),
+        ]
+    );
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains(&format!("[mcp] Starting \"tools\": {} ", py.display())),
+        "{err}"
+    );
+    assert!(
+        err.contains("[mcp] \"tools\" discovered 5 tool(s), registered 5"),
+        "{err}"
+    );
+}
+
+#[test]
+fn arguments_are_checked_against_the_servers_schema() {
+    let Some(py) = python() else { return };
+    let env = Env::new();
+    agent(&env, "a", "", &fake(&py, "s", &["env", "echo"], ""));
+    let server = Server::start(vec![
+        calls(&[
+            ("c1", "env", json!({"names": "HOME"})),
+            ("c2", "echo", json!({"anything": ["goes"]})),
+        ]),
+        ok("done"),
+    ]);
+    run(&env, &server.url).arg("a").assert().success();
+    let results = results(&server);
+    assert_eq!(
+        results[0]["content"],
+        "env error: \"names\" argument must be an array, not a string"
+    );
+    assert_eq!(results[0]["is_error"], true);
+    // A schema that names nothing takes what it is given.
+    assert_eq!(results[1]["content"], "{\"anything\": [\"goes\"]}");
+}
+
+#[test]
+fn a_server_that_dies_mid_call_is_an_error_result_and_the_run_goes_on() {
+    let Some(py) = python() else { return };
+    let env = Env::new();
+    agent(&env, "a", "", &fake(&py, "mortal", &["die", "echo"], ""));
+    let server = Server::start(vec![
+        calls(&[("c1", "die", json!({}))]),
+        calls(&[("c2", "echo", json!({}))]),
+        ok("carried on"),
+    ]);
+    run(&env, &server.url)
+        .arg("a")
+        .assert()
+        .success()
+        .stdout("carried on");
+    let reqs = server.requests();
+    let died = &reqs[1].json()["messages"][2]["content"][0];
+    assert_eq!(died["is_error"], true);
+    assert_eq!(
+        died["content"],
+        "MCP server \"mortal\" failed: the server exited (exit status: 3)"
+    );
+    let after = &reqs[2].json()["messages"][4]["content"][0];
+    assert_eq!(after["is_error"], true);
+    assert!(
+        after["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("MCP server \"mortal\" failed: "),
+        "{after}"
+    );
+}
+
+/// The pids `hang` wrote: the server's and its child's.
+fn hung_pids(dir: &Path) -> Vec<i32> {
+    let path = dir.join("pids");
+    let until = Instant::now() + crate::server::PATIENCE;
+    while !path.exists() {
+        assert!(Instant::now() < until, "the server never hung");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    read(&path)
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect()
+}
+
+/// Whether `pid` is a live process (a zombie waiting for its reaper is
+/// not).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn gone_soon(pid: i32) -> bool {
+    let until = Instant::now() + Duration::from_secs(5);
+    while alive(pid) {
+        if Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    true
+}
+
+/// An agent whose server's tool never answers and which ignores
+/// SIGTERM, and a model that calls that tool.
+fn hanging() -> Option<(Env, Server)> {
+    let py = python()?;
+    let env = Env::new();
+    let server = fake(&py, "sloth", &["--stubborn", "hang"], "");
+    agent(&env, "a", "", &server);
+    let calls_it = vec![calls(&[("c1", "hang", json!({}))]), ok("never")];
+    Some((env, Server::start(calls_it)))
+}
+
+#[test]
+fn a_server_that_never_answers_ends_at_the_deadline_and_is_stopped() {
+    let Some((env, server)) = hanging() else {
+        return;
+    };
+    let started = Instant::now();
+    run(&env, &server.url)
+        .args(["a", "--timeout", "2"])
+        .assert()
+        .code(3)
+        .stderr("timeout: no complete reply within 2s\n");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // The server ignored SIGTERM; it and its child are gone all the same.
+    for pid in hung_pids(env.root()) {
+        assert!(gone_soon(pid), "process {pid} outlived the run");
+    }
+}
+
+#[test]
+fn kill_term_on_axe_run_mid_call_leaves_no_server_process() {
+    let Some((env, server)) = hanging() else {
+        return;
+    };
+    let mut cmd = env.std_cmd("axe-run");
+    for p in ["ANTHROPIC", "OPENAI", "OLLAMA"] {
+        cmd.env(format!("AXE_{p}_BASE_URL"), &server.url);
+    }
+    let mut child = cmd
+        .env("ANTHROPIC_API_KEY", crate::wire::KEY)
+        .arg("a")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Mid-call: the server wrote its pids and hangs.
+    let pids = hung_pids(env.root());
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let ended = child.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(ended.signal(), Some(15), "axe-run dies of the signal");
+    for pid in pids {
+        assert!(gone_soon(pid), "process {pid} outlived axe-run");
+    }
+}
+
+#[test]
+fn a_server_flooding_stderr_does_not_block_and_v_shows_it() {
+    let Some(py) = python() else { return };
+    let env = Env::new();
+    agent(&env, "a", "", &fake(&py, "loud", &["--flood", "echo"], ""));
+    let server = Server::start(vec![calls(&[("c1", "echo", json!({"a": 1}))]), ok("heard")]);
+    run(&env, &server.url)
+        .arg("a")
+        .assert()
+        .success()
+        .stdout("heard")
+        .stderr("");
+    assert_eq!(results(&server)[0]["content"], "{\"a\": 1}");
+    let out = run(&env, &server.url).args(["a", "-v"]).assert().success();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains(&format!("[mcp] loud: {}", "x".repeat(1023))),
+        "server stderr under -v"
+    );
+}
+
+#[test]
+fn one_tool_name_on_two_servers_is_a_config_error() {
+    let Some(py) = python() else { return };
+    let env = Env::new();
+    let both = format!(
+        "{}{}",
+        fake(&py, "first", &["echo", "fail"], ""),
+        fake(&py, "second", &["echo"], "")
+    );
+    agent(&env, "a", "", &both);
+    let server = Server::start(vec![ok("never")]);
+    run(&env, &server.url)
+        .arg("a")
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("MCP tool \"echo\" collision between servers \"first\" and \"second\"\n");
+    assert!(server.requests().is_empty(), "nothing sent to the model");
+}
+
+/// A name a built-in tool has is skipped; one a server lists twice is
+/// offered once.
+#[test]
+fn a_name_a_built_in_tool_has_is_skipped() {
+    let Some(py) = python() else { return };
+    let env = Env::new();
+    agent(
+        &env,
+        "a",
+        "sub_agents = [\"b\"]",
+        &fake(&py, "s", &["call_agent", "echo", "echo"], ""),
+    );
+    let server = Server::start(vec![ok("fine")]);
+    let out = run(&env, &server.url).args(["a", "-v"]).assert().success();
+    assert_eq!(offered(&server), ["call_agent", "echo"]);
+    assert_eq!(
+        server.requests()[0].json()["tools"][0]["description"]
+            .as_str()
+            .unwrap()
+            .split('.')
+            .next(),
+        Some("Delegate a task to a sub-agent"),
+        "the built-in one"
+    );
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("[mcp] Skipping \"call_agent\" from \"s\" (conflicts with built-in tool)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_server_that_fails_to_start_ends_the_run_unless_not_required() {
+    let Some(py) = python() else { return };
+    let env = Env::new();
+    let missing = "[[mcp_servers]]\nname = \"ghost\"\ntransport = \"stdio\"\ncommand = \"no-such-mcp-server\"\n";
+    agent(
+        &env,
+        "a",
+        "",
+        &format!("{missing}{}", fake(&py, "real", &["echo"], "")),
+    );
+    let server = Server::start(vec![ok("never")]);
+    run(&env, &server.url).arg("a").assert().code(3).stderr(
+        "failed to connect MCP server \"ghost\": no-such-mcp-server: no such file or directory\n",
+    );
+    assert!(server.requests().is_empty());
+    // Not required: a warning, and the run goes on with the others' tools.
+    let muted = fake(&py, "mute", &["--mute", "echo"], "required = false");
+    agent(
+        &env,
+        "b",
+        "",
+        &format!(
+            "{missing}required = false\n{muted}{}",
+            fake(&py, "real", &["image"], "")
+        ),
+    );
+    let server = Server::start(vec![ok("went on")]);
+    run(&env, &server.url)
+        .args(["b", "--timeout", "2"])
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains(
+            "Warning: MCP server \"ghost\" is not available, going on without its tools: no-such-mcp-server: no such file or directory\n",
+        ));
+    // The mute one held the run until its deadline: nothing was left for
+    // the model. Without it the run ends well.
+    agent(
+        &env,
+        "c",
+        "",
+        &format!(
+            "{missing}required = false\n{}",
+            fake(&py, "real", &["image"], "")
+        ),
+    );
+    let server = Server::start(vec![ok("went on")]);
+    run(&env, &server.url)
+        .arg("c")
+        .assert()
+        .success()
+        .stdout("went on");
+    assert_eq!(offered(&server), ["image"]);
+}
+
+#[test]
+fn bad_fields_and_unset_variables_are_config_errors() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("never")]);
+    for (table, message) in [
+        (
+            "[[mcp_servers]]\nurl = \"http://h/mcp\"\ntransport = \"sse\"",
+            "mcp_servers[0].name is required",
+        ),
+        (
+            "[[mcp_servers]]\nname = \"x\"\nurl = \"ftp://h\"\ntransport = \"sse\"",
+            "mcp_servers[0].url must use http or https scheme, got \"ftp\"",
+        ),
+        (
+            "[[mcp_servers]]\nname = \"x\"\nurl = \"http://h\"\ntransport = \"websocket\"",
+            "mcp_servers[0].transport must be one of: sse, streamable-http, stdio",
+        ),
+        (
+            "[[mcp_servers]]\nname = \"x\"\ntransport = \"stdio\"",
+            "mcp_servers[0].command is required",
+        ),
+        (
+            "[[mcp_servers]]\nname = \"x\"\ntransport = \"stdio\"\ncommand = \"c\"\n[[mcp_servers]]\nname = \"x\"\ntransport = \"stdio\"\ncommand = \"c\"",
+            "mcp_servers names must be unique: \"x\"",
+        ),
+        (
+            "[[mcp_servers]]\nname = \"x\"\nurl = \"http://127.0.0.1:9/mcp\"\ntransport = \"streamable-http\"\nheaders = { Authorization = \"Bearer ${AXE_TEST_UNSET_TOKEN}\" }",
+            "failed to connect MCP server \"x\": environment variable \"AXE_TEST_UNSET_TOKEN\" is not set or empty",
+        ),
+    ] {
+        agent(&env, "a", "", table);
+        run(&env, &server.url)
+            .arg("a")
+            .env_remove("AXE_TEST_UNSET_TOKEN")
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(format!("{message}\n"));
+    }
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn dry_run_lists_the_servers_and_starts_none() {
+    let env = Env::new();
+    let marker = env.root().join("started");
+    agent(
+        &env,
+        "a",
+        "",
+        &format!(
+            "[[mcp_servers]]\nname = \"local\"\ntransport = \"stdio\"\ncommand = \"touch\"\nargs = [{:?}]\n\
+             [[mcp_servers]]\nname = \"remote\"\ntransport = \"streamable-http\"\nurl = \"http://127.0.0.1:9/mcp\"\nrequired = false\n\
+             headers = {{ Authorization = \"Bearer ${{AXE_TEST_UNSET_TOKEN}}\" }}\n",
+            marker.display().to_string()
+        ),
+    );
+    let out = env
+        .cmd("axe-run")
+        .args(["a", "--dry-run"])
+        .assert()
+        .success();
+    let text = stdout(out.get_output());
+    assert!(
+        text.contains("--- MCP Servers ---\nlocal (stdio)\nremote (streamable-http, optional)\n\n--- Sub-Agents ---"),
+        "{text}"
+    );
+    let out = env
+        .cmd("axe-run")
+        .args(["a", "--dry-run", "--json"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    assert_eq!(
+        doc["mcp_servers"],
+        json!([
+            {"name": "local", "transport": "stdio", "required": true},
+            {"name": "remote", "transport": "streamable-http", "required": false},
+        ])
+    );
+    env.cmd("axe-agents")
+        .args(["show", "a"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "\nMCP Servers:    local (stdio), remote (streamable-http)\n",
+        ));
+    assert!(!marker.exists(), "a dry run started a server");
+}
+
+#[test]
+fn sub_agents_get_their_own_agent_files_servers() {
+    let Some(py) = python() else { return };
+    let env = Env::new();
+    agent(
+        &env,
+        "parent",
+        "sub_agents = [\"child\"]\nsystem_prompt = \"You are parent.\"",
+        "",
+    );
+    agent(
+        &env,
+        "child",
+        "system_prompt = \"You are child.\"",
+        &fake(&py, "kid-tools", &["--prefix=kid_", "echo"], ""),
+    );
+    let server = Server::route(|req| {
+        let body = req.json();
+        let parent = body["system"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("You are parent.");
+        let turns = body["messages"].as_array().unwrap().len();
+        match (parent, turns) {
+            (true, 1) => calls(&[("p1", "call_agent", json!({"agent": "child", "task": "t"}))]),
+            (false, 1) => calls(&[("k1", "kid_echo", json!({"from": "child"}))]),
+            (false, _) => ok(&format!(
+                "child saw {}",
+                body["messages"][2]["content"][0]["content"]
+            )),
+            (true, _) => ok(&format!(
+                "parent saw {}",
+                body["messages"][2]["content"][0]["content"]
+            )),
+        }
+    });
+    run(&env, &server.url)
+        .arg("parent")
+        .assert()
+        .success()
+        .stdout("parent saw \"child saw \\\"{\\\\\\\"from\\\\\\\": \\\\\\\"child\\\\\\\"}\\\"\"");
+    let reqs = server.requests();
+    assert_eq!(
+        offered(&server),
+        ["call_agent"],
+        "the parent has no servers"
+    );
+    let child_tools = reqs
+        .iter()
+        .find(|r| {
+            r.json()["system"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("You are child.")
+        })
+        .unwrap()
+        .json()["tools"]
+        .clone();
+    assert_eq!(child_tools[0]["name"], "kid_echo");
+}
+
+/// What the test's streamable HTTP server answers `request`: a session
+/// at `initialize`, the tool list as events (a notification first), the
+/// call as JSON.
+fn streamable(request: &crate::server::Recorded) -> Answer {
+    use crate::server::sse_data;
+    if request.method == "DELETE" {
+        return Answer::raw(200, "");
+    }
+    let message = request.json();
+    let id = message["id"].clone();
+    let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
+    match message["method"].as_str().unwrap() {
+        "initialize" => Answer::json(
+            200,
+            &reply(
+                json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                          "serverInfo": {"name": "t", "version": "1"}}),
+            ),
+        )
+        .with_header("Mcp-Session-Id", "sess-1"),
+        "tools/list" => Answer::sse(&[
+            sse_data(
+                &json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})
+                    .to_string(),
+            ),
+            sse_data(
+                &reply(json!({"tools": [{"name": "shout", "inputSchema": {"type": "object"}}]}))
+                    .to_string(),
+            ),
+        ]),
+        "tools/call" => Answer::json(
+            200,
+            &reply(
+                json!({"content": [{"type": "text", "text": message["params"]["arguments"]["w"].as_str().unwrap().to_uppercase()}]}),
+            ),
+        ),
+        _ => Answer::raw(202, ""),
+    }
+}
+
+#[test]
+fn streamable_http_keeps_its_session_sends_headers_and_ends_it() {
+    let env = Env::new();
+    let mcp = Server::route(streamable);
+    agent(
+        &env,
+        "a",
+        "",
+        &format!(
+            "[[mcp_servers]]\nname = \"web\"\ntransport = \"streamable-http\"\nurl = \"{}/mcp\"\n\
+             headers = {{ Authorization = \"Bearer ${{AXE_TEST_TOKEN}}\" }}\n",
+            mcp.url
+        ),
+    );
+    let server = Server::start(vec![
+        calls(&[("c1", "shout", json!({"w": "hey"}))]),
+        ok("done"),
+    ]);
+    run(&env, &server.url)
+        .arg("a")
+        .env("AXE_TEST_TOKEN", "tok")
+        .assert()
+        .success();
+    assert_eq!(results(&server)[0]["content"], "HEY");
+    let seen: Vec<_> = mcp.requests();
+    let what: Vec<String> = seen
+        .iter()
+        .map(|r| match r.method.as_str() {
+            "POST" => r.json()["method"].as_str().unwrap().to_owned(),
+            other => other.to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        what,
+        [
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/call",
+            "DELETE"
+        ]
+    );
+    for (i, r) in seen.iter().enumerate() {
+        assert_eq!(r.path, "/mcp");
+        assert_eq!(r.header("authorization"), Some("Bearer tok"));
+        let later = i > 0;
+        assert_eq!(r.header("mcp-session-id").is_some(), later, "{what:?} {i}");
+        assert_eq!(r.header("mcp-protocol-version").is_some(), later);
+        if later {
+            assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
+            assert_eq!(r.header("mcp-protocol-version"), Some("2025-06-18"));
+        }
+        if r.method == "POST" {
+            assert_eq!(
+                r.header("accept"),
+                Some("application/json, text/event-stream")
+            );
+        }
+    }
+    assert_eq!(seen[0].json()["params"]["protocolVersion"], "2025-11-25");
+}
+
+#[test]
+fn an_sse_endpoint_on_another_origin_is_refused() {
+    let env = Env::new();
+    let legacy = Server::start(vec![Answer::sse(&[
+        "event: endpoint\ndata: http://elsewhere.example/message?sessionId=1\n\n".to_owned(),
+    ])]);
+    agent(
+        &env,
+        "a",
+        "",
+        &format!(
+            "[[mcp_servers]]\nname = \"legacy\"\ntransport = \"sse\"\nurl = \"{}/sse\"\n",
+            legacy.url
+        ),
+    );
+    let server = Server::start(vec![ok("never")]);
+    let origin = legacy.url.replace("http://", "");
+    run(&env, &server.url)
+        .arg("a")
+        .assert()
+        .code(3)
+        .stderr(format!(
+            "failed to connect MCP server \"legacy\": the endpoint event names another origin \
+             (\"http://elsewhere.example/message?sessionId=1\"), not http://{origin}\n"
+        ));
+    assert_eq!(legacy.only_request().method, "GET");
+    assert_eq!(
+        legacy.only_request().header("accept"),
+        Some("text/event-stream")
+    );
+    assert!(server.requests().is_empty());
+}
