@@ -732,3 +732,50 @@ fn unknown_flag() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unrecognized flag --bogus"));
 }
+
+#[test]
+fn a_remote_that_is_gone_fails_the_fetch_and_keeps_the_local_commit() {
+    let Some((_keep, remote, machines)) = joined(1) else {
+        return;
+    };
+    let a = &machines[0];
+    fs::remove_dir_all(&remote).unwrap();
+    a.remember("offline [g1]");
+    let out = a.sync(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("git fetch failed: "), "{err}");
+    assert_eq!(
+        git(&a.repo(), &["status", "--porcelain"]),
+        "",
+        "committed here"
+    );
+    assert_eq!(daily(a).matches("[g1]").count(), 1);
+}
+
+#[test]
+fn a_remote_that_never_answers_is_given_up_at_the_timeout() {
+    let Some((_keep, _, machines)) = joined(1) else {
+        return;
+    };
+    let a = &machines[0];
+    let url = "ssh://nowhere.invalid/memory.git";
+    git(&a.repo(), &["remote", "set-url", "origin", url]);
+    let started = Instant::now();
+    let out = a
+        .env
+        .cmd("axe-sync")
+        .args(["run", "--timeout", "0.5"])
+        // An ssh that hangs, as one to a host that drops packets does.
+        .env("GIT_SSH_COMMAND", "sleep 30 #")
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("did not finish within its timeout"), "{err}");
+}

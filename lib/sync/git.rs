@@ -61,11 +61,18 @@ impl Output {
         String::from_utf8_lossy(&self.stdout).trim_end().to_owned()
     }
 
-    /// The last line git wrote to stderr: its reason.
+    /// Git's reason, from what it wrote to stderr: its first `fatal:` or
+    /// `error:` line (the advice after it says less), else its last line.
     pub fn reason(&self) -> String {
         let text = String::from_utf8_lossy(&self.stderr);
-        let line = text.lines().rev().find(|l| !l.trim().is_empty());
-        line.unwrap_or("(no message)").trim().to_owned()
+        let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let said = lines().find_map(|l| {
+            l.strip_prefix("fatal: ")
+                .or_else(|| l.strip_prefix("error: "))
+        });
+        said.or_else(|| lines().last())
+            .unwrap_or("(no message)")
+            .to_owned()
     }
 }
 
@@ -212,13 +219,23 @@ impl Git {
     }
 }
 
+/// The git command `args` run: its first word that is not an option or
+/// the value of a `-c`.
+fn subcommand(args: &[impl AsRef<OsStr>]) -> String {
+    let mut words = args.iter().map(|a| a.as_ref().to_string_lossy());
+    while let Some(w) = words.next() {
+        if w == "-c" {
+            words.next();
+        } else if !w.starts_with('-') {
+            return w.into_owned();
+        }
+    }
+    String::new()
+}
+
 /// The error of a git command that failed.
 pub fn failed(args: &[impl AsRef<OsStr>], out: &Output) -> Error {
-    let first = args
-        .first()
-        .map(|a| a.as_ref().to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Error::Child(format!("git {first} failed: {}", out.reason()))
+    Error::Child(format!("git {} failed: {}", subcommand(args), out.reason()))
 }
 
 /// Waits for `child`, reading its output, until it ends or `deadline`.
@@ -253,16 +270,13 @@ fn collect(
             stdout,
             stderr,
         }),
-        None => {
-            let first = args
-                .first()
-                .map(|a| a.as_ref().to_string_lossy().into_owned())
-                .unwrap_or_default();
-            Err(Error::Api {
-                category: crate::error::Category::Timeout,
-                message: format!("git {first} did not finish within its timeout; it was stopped"),
-            })
-        }
+        None => Err(Error::Api {
+            category: crate::error::Category::Timeout,
+            message: format!(
+                "git {} did not finish within its timeout; it was stopped",
+                subcommand(args)
+            ),
+        }),
     }
 }
 
