@@ -70,7 +70,7 @@ impl Output {
             l.strip_prefix("fatal: ")
                 .or_else(|| l.strip_prefix("error: "))
         });
-        said.or_else(|| lines().last())
+        said.or_else(|| lines().next_back())
             .unwrap_or("(no message)")
             .to_owned()
     }
