@@ -48,6 +48,11 @@ impl Machine {
         out
     }
 
+    /// Runs `bin` with `args`, however it ends.
+    fn run(&self, bin: &str, args: &[&str]) -> Output {
+        self.env.cmd(bin).args(args).output().unwrap()
+    }
+
     fn init(&self, remote: &Path) -> Output {
         let remote = remote.to_str().unwrap();
         self.ok("axe-sync", &["init", "--remote", remote], "")
@@ -91,12 +96,7 @@ impl Machine {
     /// Recall, then reflect `text` with `--if-match`: true when written,
     /// false when MEMORY.md changed in between (exit 6, nothing written).
     fn reflect(&self, text: &str) -> bool {
-        let out = self
-            .env
-            .cmd("axe-notes-recall")
-            .args(["bot", "--json"])
-            .output()
-            .unwrap();
+        let out = self.run("axe-notes-recall", &["bot", "--json"]);
         let recalled: Value = serde_json::from_slice(&out.stdout).unwrap();
         let sha = recalled["memory_sha256"].as_str().unwrap().to_owned();
         let out = self
@@ -144,6 +144,12 @@ fn collect(root: &Path, dir: &Path, found: &mut BTreeMap<String, Vec<u8>>) {
     }
 }
 
+/// `out` is of a command that succeeded; else its stderr says why not.
+fn succeeded(out: &Output) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status.code());
+}
+
 /// A bare remote, in a temp dir.
 fn remote() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -169,6 +175,14 @@ fn joined(n: usize) -> Option<(tempfile::TempDir, PathBuf, Vec<Machine>)> {
         m.init(&remote);
     }
     Some((keep, remote, machines))
+}
+
+/// Two machines joined to one remote, as [`joined`].
+fn pair() -> Option<(tempfile::TempDir, [Machine; 2])> {
+    let (keep, _, mut machines) = joined(2)?;
+    let b = machines.pop()?;
+    let a = machines.pop()?;
+    Some((keep, [a, b]))
 }
 
 /// The text of every daily log of a machine, joined.
@@ -330,11 +344,7 @@ fn three_clones_writing_and_syncing_in_random_order_lose_nothing() {
                                     .write_stdin(t.clone())
                                     .output()
                                     .unwrap();
-                                assert!(
-                                    out.status.success(),
-                                    "{}",
-                                    String::from_utf8_lossy(&out.stderr)
-                                );
+                                succeeded(&out);
                             }
                         }
                     }
@@ -425,12 +435,10 @@ fn three_clones_writing_and_syncing_in_random_order_lose_nothing() {
 
 #[test]
 fn a_true_memory_conflict_keeps_both_texts_reports_them_until_resolved() {
-    let Some((_keep, _, machines)) = joined(2) else {
+    let Some((_keep, [a, b])) = pair() else {
         return;
     };
-    let [a, b] = &machines[..] else {
-        unreachable!()
-    };
+    let (a, b) = (&a, &b);
     assert!(a.reflect("shared\nfirst line\nend\n"));
     a.synced();
     b.synced();
@@ -463,15 +471,15 @@ fn a_true_memory_conflict_keeps_both_texts_reports_them_until_resolved() {
         );
         assert_eq!(m.file(&side), "shared\nA says this\nend\n");
         no_markers(m);
-        let recall = m.env.cmd("axe-notes-recall").arg("bot").output().unwrap();
+        let recall = m.run("axe-notes-recall", &["bot"]);
         let recall = String::from_utf8_lossy(&recall.stdout).into_owned();
         assert!(
             recall.starts_with("(Unresolved sync conflict: agents/bot/MEMORY.conflict-"),
             "{recall}"
         );
-        let context = m.env.cmd("axe-context").arg("bot").output().unwrap();
+        let context = m.run("axe-context", &["bot"]);
         assert!(String::from_utf8_lossy(&context.stdout).contains("Unresolved sync conflict"));
-        let status = m.env.cmd("axe-sync").arg("status").output().unwrap();
+        let status = m.run("axe-sync", &["status"]);
         assert_eq!(status.status.code(), Some(7));
     }
     // Resolved: merged by hand on one machine, the file removed there.
@@ -484,7 +492,7 @@ fn a_true_memory_conflict_keeps_both_texts_reports_them_until_resolved() {
         b.file("notes/agents/bot/MEMORY.md"),
         "shared\nA says this\nB says that\nend\n"
     );
-    let recall = b.env.cmd("axe-notes-recall").arg("bot").output().unwrap();
+    let recall = b.run("axe-notes-recall", &["bot"]);
     assert!(!String::from_utf8_lossy(&recall.stdout).contains("Unresolved"));
 }
 
@@ -519,12 +527,10 @@ fn paused_at(m: &Machine, step: &str) -> std::process::Child {
 #[test]
 fn a_sync_killed_at_any_step_loses_nothing_and_the_next_one_completes() {
     for step in ["commit", "staged", "fetch", "merge", "merging", "push"] {
-        let Some((_keep, _, machines)) = joined(2) else {
+        let Some((_keep, [a, b])) = pair() else {
             return;
         };
-        let [a, b] = &machines[..] else {
-            unreachable!()
-        };
+        let (a, b) = (&a, &b);
         b.remember("from b [b1]");
         b.append("task [b2]");
         b.ingest("fact [b3]", "step [b4]");
@@ -632,12 +638,10 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 #[test]
 fn a_plain_git_pull_merges_by_entry_through_the_drivers() {
-    let Some((_keep, _, machines)) = joined(2) else {
+    let Some((_keep, [a, b])) = pair() else {
         return;
     };
-    let [a, b] = &machines[..] else {
-        unreachable!()
-    };
+    let (a, b) = (&a, &b);
     a.remember("from a [pa]");
     a.synced();
     b.remember("from b [pb]");
@@ -658,11 +662,7 @@ fn a_plain_git_pull_merges_by_entry_through_the_drivers() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let notes = daily(b);
     assert_eq!(notes.matches("[pa]").count(), 1, "{notes}");
     assert_eq!(notes.matches("[pb]").count(), 1, "{notes}");
@@ -723,12 +723,7 @@ fn before_init_the_error_says_what_to_run() {
 #[test]
 fn unknown_flag() {
     let a = Machine::new();
-    let out = a
-        .env
-        .cmd("axe-sync")
-        .args(["run", "--bogus"])
-        .output()
-        .unwrap();
+    let out = a.run("axe-sync", &["run", "--bogus"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unrecognized flag --bogus"));
 }
