@@ -17,7 +17,7 @@
 
 mod commit;
 mod entries;
-pub mod git;
+mod git;
 mod kind;
 mod lines;
 mod merge;
