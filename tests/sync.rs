@@ -626,6 +626,38 @@ fn conflict_markers_are_never_committed() {
     assert_eq!(a.sync(&[]).status.code(), Some(0));
 }
 
+#[test]
+fn a_plain_git_commit_of_conflict_markers_is_refused_by_the_hook() {
+    let Some((_keep, _, machines)) = joined(1) else {
+        return;
+    };
+    let repo = machines[0].repo();
+    fs::write(
+        repo.join("x.md"),
+        "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n",
+    )
+    .unwrap();
+    let git_here = |args: &[&str]| {
+        let mut cmd = machines[0].env.program("git");
+        cmd.arg("-C").arg(&repo);
+        cmd.args(["-c", "user.name=t", "-c", "user.email=t@t"]);
+        cmd.args(args).output().unwrap()
+    };
+    let commit = |file: &str| {
+        git_here(&["add", file]);
+        git_here(&["commit", "-q", "-m", "m"])
+    };
+    let out = commit("x.md");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("axe-sync: git conflict markers in x.md"),
+        "{err}"
+    );
+    fs::write(repo.join("x.md"), "Title\n=======\n").unwrap();
+    succeeded(&commit("x.md"));
+}
+
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .arg("-C")

@@ -110,7 +110,11 @@ fn open(dir: &Path) -> Result<Git> {
 }
 
 /// Takes the repository's sync lock, waiting as long as a memory file's
-/// lock is waited for; held until the returned file is dropped.
+/// lock is waited for; held until the returned file is dropped and every
+/// git this sync started has ended: the lock's descriptor is inherited by
+/// them, so a git left running by a sync killed with `kill -9` (a fetch
+/// beside the commit step) keeps the next sync waiting until it is done,
+/// rather than racing it for git's own locks.
 fn lock(git: &Git) -> Result<fs::File> {
     let path = git.git_dir().join("axe-sync");
     let fail = |e: std::io::Error| {
@@ -125,6 +129,7 @@ fn lock(git: &Git) -> Result<fs::File> {
         .map_err(fail)?
         .ok_or_else(|| fail(std::io::ErrorKind::NotFound.into()))?;
     let (file, _) = create_locked(&dir, "lock".as_ref(), Open::Update).map_err(fail)?;
+    rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty()).map_err(|e| fail(e.into()))?;
     Ok(file)
 }
 
@@ -228,7 +233,18 @@ pub fn sync(opts: &Options) -> Result<Report> {
         if report.committed.commit.is_some() || report.merged.commit.is_some() {
             // The maintenance the fetch was told not to run while the
             // commit step worked beside it (packing loose objects).
-            let _ = git.output(&["maintenance", "run", "--auto", "--quiet"], None);
+            // In the foreground: detached, it would hold the sync lock.
+            let args = [
+                "-c",
+                "maintenance.autoDetach=false",
+                "-c",
+                "gc.autoDetach=false",
+                "maintenance",
+                "run",
+                "--auto",
+                "--quiet",
+            ];
+            let _ = git.output(&args, None);
         }
     }
     let mut conflicts = listed;
@@ -407,6 +423,7 @@ pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<I
             None,
         )?;
     }
+    install_hook(&git)?;
     for (name, text) in [(".gitattributes", ATTRIBUTES), (".gitignore", IGNORE)] {
         let path = dir.join(name);
         if !path.exists() {
@@ -435,6 +452,35 @@ pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<I
         remote,
         sync,
     })
+}
+
+/// The pre-commit hook `init` installs: a user's own `git commit` in the
+/// repository refuses staged files with conflict markers too, as
+/// `axe-sync` refuses them (`git grep --cached` reads what is staged).
+pub const PRE_COMMIT: &str = r#"#!/bin/sh
+# Written by axe-sync init: no conflict marker is committed to memory.
+marked=$(git grep --cached -l -E '^<<<<<<<( |$)' -- . | while read -r f; do
+  git grep --cached -q -E '^>>>>>>>( |$)' -- "$f" && printf '%s ' "$f"
+done)
+if [ -n "$marked" ]; then
+  echo "axe-sync: git conflict markers in $marked- resolve them first" >&2
+  exit 1
+fi
+"#;
+
+/// Installs [`PRE_COMMIT`] unless the repository has a pre-commit hook of
+/// its own already.
+fn install_hook(git: &Git) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let hooks = git.git_dir().join("hooks");
+    let path = hooks.join("pre-commit");
+    if path.exists() {
+        return Ok(());
+    }
+    let fail = |e: std::io::Error| Error::memory("", "write", &path, &e);
+    fs::create_dir_all(&hooks).map_err(fail)?;
+    fs::write(&path, PRE_COMMIT).map_err(fail)?;
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).map_err(fail)
 }
 
 /// `'path'` for a shell, as git runs a merge driver through one.
