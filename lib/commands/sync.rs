@@ -90,8 +90,9 @@ const INIT: Command = Command {
     rules: &[],
     description: "\
 Makes the directory a git repository on branch main (or sets up the one
-there again), installs the merge drivers in its own .git/config, writes
-.gitattributes and .gitignore, sets the remote `origin` to --remote, and
+there again), installs the merge drivers in its own .git/config and a
+pre-commit hook that refuses conflict markers, writes .gitattributes and
+.gitignore, sets the remote `origin` to --remote, and
 runs one sync: what is here is committed, what the remote has is merged
 in, and the result pushed. Run it on every machine, with the same URL.",
     run: Run::Action(init),
