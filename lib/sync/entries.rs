@@ -57,6 +57,11 @@ fn parse(bytes: &[u8]) -> Parsed<'_> {
     Parsed { preamble, entries }
 }
 
+/// How many entries `bytes` holds.
+pub fn count(bytes: &[u8]) -> usize {
+    parse(bytes).entries.len()
+}
+
 /// The header line of an entry, without `## `: what orders it.
 fn header(entry: &[u8]) -> &[u8] {
     let line = entry.split(|&b| b == b'\n').next().unwrap_or_default();
@@ -160,6 +165,14 @@ mod tests {
             merged,
             b"## 2026-01-02T00:00:00Z\n**Task:** b\n**Result:** y\n\n"
         );
+    }
+
+    #[test]
+    fn a_file_removed_on_one_side_keeps_only_the_other_sides_new_entries() {
+        let theirs = [BASE, b"\n## 10:00\n\nnew\n"].concat();
+        let merged = merge(Layout::Daily, BASE, b"", &theirs);
+        assert_eq!(merged, b"# 2026-11-22\n\n## 10:00\n\nnew\n");
+        assert_eq!(count(&merge(Layout::Daily, BASE, b"", BASE)), 0);
     }
 
     #[test]

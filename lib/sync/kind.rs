@@ -102,20 +102,29 @@ pub fn merge(
     if ours == base {
         return Ok(Merged::clean(theirs));
     }
+    let b = base.unwrap_or_default();
+    if let Kind::Entries(layout) = kind {
+        // A file removed on one side (a pruned daily log) is no entries
+        // there: the entries added on the other side are kept, those the
+        // removal took stay gone, and with none left the file goes.
+        let (o, t) = (ours.unwrap_or_default(), theirs.unwrap_or_default());
+        let merged = entries::merge(layout, b, o, t);
+        let any = entries::count(&merged) > 0;
+        return Ok(Merged::clean(any.then_some(merged.as_slice())));
+    }
     // Changed on one side, removed on the other: the change is kept.
     let (Some(o), Some(t)) = (ours, theirs) else {
         return Ok(Merged::clean(ours.or(theirs)));
     };
-    let b = base.unwrap_or_default();
     match kind {
-        Kind::Entries(layout) => Ok(Merged::clean(Some(&entries::merge(layout, b, o, t)))),
         Kind::State => match state::merge(Path::new(rel), b, o, t) {
             Ok(text) => Ok(Merged::clean(Some(&text))),
             // A side that is no state (edited by hand and broken) cannot
             // be merged by meaning; by lines, nothing is lost either.
             Err(_) => merge(git, Kind::Lines, rel, base, ours, theirs),
         },
-        Kind::Lines => {
+        // (Entries were merged above.)
+        Kind::Lines | Kind::Entries(_) => {
             let (text, conflicted) = lines::merge(git, b, o, t)?;
             Ok(Merged {
                 text: Some(text),
