@@ -23,6 +23,7 @@ pub(crate) mod memory;
 pub(crate) mod prompt;
 pub(crate) mod read;
 pub(crate) mod run;
+pub(crate) mod secrets;
 pub(crate) mod signals;
 pub(crate) mod stderr;
 pub(crate) mod suggest;

@@ -25,7 +25,7 @@ mod wire;
 use std::time::{Duration, Instant};
 
 pub use conversation::{Conversation, Message, Reply, Role, ToolCall, ToolDef, ToolResult};
-pub use providers::{Endpoint, PLACEHOLDER_MODEL, Provider, names, parse_model};
+pub use providers::{Endpoint, PLACEHOLDER_MODEL, Provider, key_vars, names, parse_model};
 pub use retry::{Backoff, RetryPolicy};
 
 use crate::error::{Category, Error, Result};
