@@ -11,6 +11,8 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod init;
+/// The credential scanner, for whatever keeps or ships memory.
+pub mod secrets;
 
 pub(crate) mod beneath;
 pub(crate) mod config;
@@ -23,7 +25,6 @@ pub(crate) mod memory;
 pub(crate) mod prompt;
 pub(crate) mod read;
 pub(crate) mod run;
-pub(crate) mod secrets;
 pub(crate) mod signals;
 pub(crate) mod stderr;
 pub(crate) mod suggest;

@@ -16,8 +16,10 @@ use crate::llm::{self, Deadline};
 use crate::memory::state::{Current, DEFAULT_TASK};
 use crate::prompt;
 use crate::run::context::Injected;
+use crate::run::once::Ran;
 use crate::run::state::Recorded;
 use crate::run::{Outcome, Prepared, Session, TextSink, dry_run, once};
+use crate::secrets::{self, Redaction};
 use crate::stderr::note;
 use crate::timeout::Seconds;
 
@@ -153,7 +155,7 @@ const STREAM: Flag = Flag::switch(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, redacted} as JSON",
 );
 
 /// What `--json` adds to the answer: how many tools the model called and,
@@ -165,6 +167,8 @@ struct More {
     retry_attempts: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     state: Option<Recorded>,
+    /// The secrets its memory writes took out.
+    redacted: Vec<Redaction>,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -267,24 +271,28 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let ran = ran?;
     if verbose {
         print_totals(&ran.outcome);
+        for line in secrets::lines(&ran.redacted) {
+            note(format_args!("Memory:   {line}"));
+        }
     }
-    print(out, &ran.outcome, json, stream, duration_ms, ran.state)
+    print(out, ran, json, stream, duration_ms)
 }
 
 fn print(
     out: &mut dyn Write,
-    outcome: &Outcome,
+    ran: Ran,
     json: bool,
     streamed: bool,
     duration_ms: u128,
-    state: Option<Recorded>,
 ) -> Result<()> {
+    let outcome = &ran.outcome;
     let reply = &outcome.reply;
     if json {
         let more = More {
             tool_calls: outcome.tool_calls,
             retry_attempts: outcome.retry_attempts,
-            state,
+            state: ran.state,
+            redacted: ran.redacted,
         };
         let tokens = (outcome.input_tokens, outcome.output_tokens);
         return super::answer::write_answer(out, reply, tokens, duration_ms, more);

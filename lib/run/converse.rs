@@ -11,6 +11,7 @@ use super::session::Session;
 use super::tools::{self, SubAgent};
 use crate::error::{Error, Result};
 use crate::llm::{self, CallOptions, Conversation, Deadline, Message, Reply, Role};
+use crate::secrets::Redaction;
 use crate::stderr::note;
 
 /// Turns before a conversation is given up.
@@ -35,6 +36,8 @@ pub struct Outcome {
     /// Calls made again under `[retry]`, over all turns (sub-agents' own
     /// not included).
     pub retry_attempts: u64,
+    /// The secrets the memory tools' writes took out.
+    pub redacted: Vec<Redaction>,
 }
 
 /// Talks with `agent`'s model from `user` until a reply has no tool calls.
@@ -134,6 +137,13 @@ pub fn converse(
                 tool_calls,
                 tools_offered: !conversation.tools.is_empty(),
                 retry_attempts,
+                redacted: std::mem::take(
+                    &mut ctx
+                        .memory
+                        .redacted
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()),
+                ),
             });
         }
         tool_calls += reply.tool_calls.len() as u64;

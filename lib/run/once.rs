@@ -21,6 +21,7 @@ use crate::agent::{self, AgentConfig};
 use crate::error::{Error, Result};
 use crate::llm::{self, Deadline};
 use crate::memory::state::{Current, DEFAULT_TASK};
+use crate::secrets::{self, Place, Redaction};
 use crate::stderr::note;
 
 /// Where a warning goes.
@@ -83,10 +84,12 @@ pub fn begin<'a>(
     }
 }
 
-/// How a run ended, and what its answer said to the state.
+/// How a run ended, what its answer said to the state, and the secrets
+/// its memory writes took out (the tools', the state's, the run log's).
 pub struct Ran {
     pub outcome: Outcome,
     pub state: Option<Recorded>,
+    pub redacted: Vec<Redaction>,
 }
 
 impl Begun<'_> {
@@ -106,22 +109,35 @@ impl Begun<'_> {
             sub_agent(session, name, user, depth, deadline)
         };
         let sent = &self.sent;
-        let outcome = match converse::converse(session, agent, sent, depth, deadline, on_text, &sub)
-        {
+        let conversed = converse::converse(session, agent, sent, depth, deadline, on_text, &sub);
+        // After the conversation: the key it resolved is known by then.
+        let secrets = session.secrets(&agent.cfg);
+        let mut outcome = match conversed {
             Ok(outcome) => outcome,
             Err(e) => {
-                state::record(agent, task, phase, Err(&e.to_string()), warn);
+                state::record(agent, task, phase, Err(&e.to_string()), &secrets, warn);
                 return Err(e);
             }
         };
-        let state = state::record(agent, task, phase, Ok(&outcome.reply.content), warn);
-        let log = &agent.cfg.memory;
-        if log.enabled
-            && let Err(w) = recall::record(&agent.name, log, self.task, &outcome.reply.content)
-        {
-            warn(w);
+        let answer = Ok(outcome.reply.content.as_str());
+        let state = state::record(agent, task, phase, answer, &secrets, warn);
+        let mut redacted = std::mem::take(&mut outcome.redacted);
+        if let Some(s) = &state {
+            redacted.extend(secrets::at(Place::State, &s.redacted));
         }
-        Ok(Ran { outcome, state })
+        let log = &agent.cfg.memory;
+        if log.enabled {
+            let content = &outcome.reply.content;
+            match recall::record(&agent.name, log, self.task, content, &secrets) {
+                Ok(kinds) => redacted.extend(secrets::at(Place::RunLog, &kinds)),
+                Err(w) => warn(w),
+            }
+        }
+        Ok(Ran {
+            outcome,
+            state,
+            redacted,
+        })
     }
 }
 
@@ -153,5 +169,10 @@ fn sub_agent(
     let ran = begin(&agent, user, now, false, &mut warn)
         .finish(session, depth, deadline, None, &mut warn)
         .map_err(|e| e.to_string())?;
+    if session.verbose {
+        for line in secrets::lines(&ran.redacted) {
+            note(format_args!("[sub-agent] {name}: {line}"));
+        }
+    }
     Ok(ran.outcome.reply.content)
 }

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use super::kind::Kind;
-use super::scan::{self, Redacted};
+use super::scan::{self, Found, Redacted};
 use crate::config::Config;
 
 /// Keys in the environment that are secrets whichever provider uses
@@ -39,7 +39,7 @@ impl Secrets {
     /// else config.toml's, else on. The keys are the providers' from the
     /// environment and the file, and `resolved` (a run's, `api_key_cmd`
     /// output included).
-    pub fn of(agent: Option<bool>, config: &Config, resolved: Vec<String>) -> Secrets {
+    pub(crate) fn of(agent: Option<bool>, config: &Config, resolved: Vec<String>) -> Secrets {
         if !agent.or(config.memory.redact).unwrap_or(true) {
             return Secrets::off();
         }
@@ -61,6 +61,16 @@ impl Secrets {
     pub fn load(agent: Option<bool>) -> Secrets {
         let config = crate::config::load().unwrap_or_default();
         Secrets::of(agent, &config, Vec::new())
+    }
+
+    /// What [`Secrets::redact`] would take out of `text`: what a check
+    /// before memory leaves the machine looks for.
+    pub fn find(&self, text: &[u8]) -> Vec<Found> {
+        if !self.on {
+            return Vec::new();
+        }
+        let keys: Vec<&str> = self.keys.iter().map(String::as_str).collect();
+        scan::find(text, &keys)
     }
 
     /// `text` as memory keeps it.
@@ -128,7 +138,19 @@ fn place_name<S: serde::Serializer>(place: &Place, s: S) -> Result<S::Ok, S::Err
 
 /// One [`Redaction`] per kind in `kinds`, all in `place`.
 pub fn at(place: Place, kinds: &[Kind]) -> Vec<Redaction> {
-    kinds.iter().map(|&kind| Redaction { kind, place }).collect()
+    kinds
+        .iter()
+        .map(|&kind| Redaction { kind, place })
+        .collect()
+}
+
+/// Says `done` on stderr, a line per place ([`lines`]): what commands
+/// that write memory directly tell their user whether or not asked, as
+/// the text they gave is not what was kept.
+pub fn tell(done: &[Redaction]) {
+    for line in lines(done) {
+        crate::stderr::note(format_args!("{line}"));
+    }
 }
 
 /// The `-v` lines of `done`, one per place, in the order first met:

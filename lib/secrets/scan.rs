@@ -261,7 +261,9 @@ fn labelled(text: &[u8], i: usize) -> Option<Found> {
         }
         Label::AwsSecret => {
             let start = value_start(text, after)?;
-            let len = run(&text[start..], |b| b.is_ascii_alphanumeric() || b == b'/' || b == b'+');
+            let len = run(&text[start..], |b| {
+                b.is_ascii_alphanumeric() || b == b'/' || b == b'+'
+            });
             (len == 40 && random(&text[start..start + len])).then_some(())?;
             (Kind::AwsSecretKey, start..start + len)
         }
@@ -357,7 +359,9 @@ fn url_password(text: &[u8], i: usize) -> Option<Found> {
         return None;
     }
     let len = run(&text[start..(start + 512).min(text.len())], |b| {
-        !matches!(b, b'/' | b'?' | b'#' | b'@' | b'"' | b'\'' | b'<' | b'>') && !is_blank(b) && !is_end(b)
+        !matches!(b, b'/' | b'?' | b'#' | b'@' | b'"' | b'\'' | b'<' | b'>')
+            && !is_blank(b)
+            && !is_end(b)
     });
     if text.get(start + len) != Some(&b'@') {
         return None;

@@ -98,14 +98,8 @@ const POSITIVES: &[(&str, &str)] = &[
         "AIzaSyA-0123456789abcdefghijklmnopqrstu",
         "[redacted: google api key]",
     ),
-    (
-        "sk_live_0123456789abcdefABCDEF",
-        "[redacted: stripe key]",
-    ),
-    (
-        "glpat-AbCdEf0123456789xYzW",
-        "[redacted: gitlab token]",
-    ),
+    ("sk_live_0123456789abcdefABCDEF", "[redacted: stripe key]"),
+    ("glpat-AbCdEf0123456789xYzW", "[redacted: gitlab token]"),
     (
         "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
         "[redacted: npm token]",
@@ -114,10 +108,7 @@ const POSITIVES: &[(&str, &str)] = &[
         "hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh",
         "[redacted: hugging face token]",
     ),
-    (
-        "tvly-dev-AbCdEf0123456789AbCd",
-        "[redacted: tavily key]",
-    ),
+    ("tvly-dev-AbCdEf0123456789AbCd", "[redacted: tavily key]"),
     // Two in a row, and a marker found again is left as it is.
     (
         "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 ghp_ZyXwVuTsRqPoNmLkJiHgFeDcBa9876543210 [redacted: bearer token]",
@@ -212,7 +203,10 @@ fn ranges_are_exact_and_text_stays_utf8() {
 #[test]
 fn the_report_names_kinds_and_places_never_values() {
     let mut done = at(Place::RunLog, &[Kind::GithubToken]);
-    done.extend(at(Place::State, &[Kind::AwsAccessKey, Kind::AwsAccessKey, Kind::BearerToken]));
+    done.extend(at(
+        Place::State,
+        &[Kind::AwsAccessKey, Kind::AwsAccessKey, Kind::BearerToken],
+    ));
     done.extend(at(Place::MemoryFile, &[Kind::PrivateKey]));
     assert_eq!(
         lines(&done),

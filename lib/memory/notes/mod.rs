@@ -29,7 +29,7 @@ mod terms;
 mod topic;
 mod workspace;
 
-pub use daily::{entry_chars, remember};
+pub use daily::remember;
 pub use note::{Unreadable, unreadable_note};
 pub use prune::prune;
 pub use recall::{Kind, NoteFile, Recalled, answer, files, recall, shown};
