@@ -16,6 +16,7 @@ struct Json {
     bytes: u64,
     truncated: bool,
     task_truncated: bool,
+    redacted: Vec<serde_json::Value>,
 }
 
 fn append(env: &Env, args: &[&str]) -> assert_cmd::assert::Assert {

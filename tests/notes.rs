@@ -96,6 +96,7 @@ struct Written {
     path: String,
     sha256: Option<String>,
     chars: usize,
+    redacted: Vec<serde_json::Value>,
 }
 
 #[test]

@@ -26,6 +26,7 @@ mod modules;
 mod notes;
 mod pipeline;
 mod readme;
+mod redact;
 mod run;
 mod search;
 mod server;
