@@ -780,6 +780,7 @@ model = "{PLACEHOLDER_MODEL}"
 # path = ""
 # last_n = 10
 # max_entries = 100
+# redact = true          # credentials out of all memory (default: config.toml's, else on)
 
 # [params]
 # temperature = 0.3

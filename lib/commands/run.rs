@@ -75,7 +75,10 @@ sub_agents_config.parallel is false.
 
 With [memory] enabled, the last memory.last_n entries of the agent's log
 are part of the prompt, and a successful run appends an entry (task and
-answer). Memory problems are warnings; they never fail the run.",
+answer). Memory problems are warnings; they never fail the run. What
+memory keeps (run log, notes, state) has credentials replaced by markers
+such as [redacted: github token], unless [memory] redact = false; -v
+and --json's redacted say what was taken out.",
     run: Run::Action(run),
 };
 

@@ -66,11 +66,10 @@ impl Secrets {
     /// What [`Secrets::redact`] would take out of `text`: what a check
     /// before memory leaves the machine looks for.
     pub fn find(&self, text: &[u8]) -> Vec<Found> {
-        if !self.on {
-            return Vec::new();
+        match self.on {
+            true => scan::find(text, &self.keys()),
+            false => Vec::new(),
         }
-        let keys: Vec<&str> = self.keys.iter().map(String::as_str).collect();
-        scan::find(text, &keys)
     }
 
     /// `text` as memory keeps it.
@@ -81,8 +80,11 @@ impl Secrets {
                 kinds: Vec::new(),
             };
         }
-        let keys: Vec<&str> = self.keys.iter().map(String::as_str).collect();
-        scan::redact(text, &keys)
+        scan::redact(text, &self.keys())
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.keys.iter().map(String::as_str).collect()
     }
 
     /// [`Secrets::redact`] of a string, which stays a string: every range
