@@ -144,10 +144,17 @@ const STARTS: [bool; 256] = {
 /// in order, overlapping finds merged into one.
 pub fn find(text: &[u8], known: &[&str]) -> Vec<Found> {
     let mut found = Vec::new();
+    // What was found is skipped whole: it holds nothing more to find (a
+    // labelled value is named by a token it is, see `labelled`), and so a
+    // text of many starts is still read once, a private key cut off at
+    // the end or a long header value included.
+    let mut past = 0;
     for (i, &b) in text.iter().enumerate() {
-        if STARTS[b as usize]
+        if i >= past
+            && STARTS[b as usize]
             && let Some(f) = at(text, i)
         {
+            past = f.range.end;
             found.push(f);
         }
     }
@@ -212,9 +219,16 @@ fn at(text: &[u8], i: usize) -> Option<Found> {
         }
         _ => {}
     }
-    if i > 0 && is_word(text[i - 1]) {
+    // Not within a word or a token: so each token is read from its start
+    // only, and the text once.
+    if i > 0 && is_token(text[i - 1]) {
         return None;
     }
+    token(text, i).or_else(|| labelled(text, i))
+}
+
+/// A token known by its shape (a prefix, an AWS key id) at `i`.
+fn token(text: &[u8], i: usize) -> Option<Found> {
     let rest = &text[i..];
     if let Some(p) = PREFIXED.iter().find(|p| rest.starts_with(p.prefix)) {
         let body = i + p.prefix.len();
@@ -226,7 +240,7 @@ fn at(text: &[u8], i: usize) -> Option<Found> {
             });
         }
     }
-    aws_access_key(text, i).or_else(|| labelled(text, i))
+    aws_access_key(text, i)
 }
 
 /// `AKIA` or `ASIA` and 16 upper-case letters or digits: exactly 20.
@@ -271,8 +285,12 @@ fn labelled(text: &[u8], i: usize) -> Option<Found> {
             let start = value_start(text, after)?;
             (Kind::ApiKey, credential(text, start, 16)?)
         }
-        Label::Authorization => (Kind::Authorization, authorization(text, after)?),
+        Label::Authorization => authorization(text, after)?,
     };
+    // A value that is a token of a known shape has that token's name.
+    let kind = token(text, range.start)
+        .filter(|t| t.range.end <= range.end)
+        .map_or(kind, |t| t.kind);
     Some(Found { kind, range })
 }
 
@@ -296,30 +314,42 @@ fn value_start(text: &[u8], mut at: usize) -> Option<usize> {
 }
 
 /// A credential at `start`: `min` or more of the bytes tokens are made of
-/// (base64 and JWTs included) with a letter and a digit in them.
+/// (base64 and JWTs included, `=` only as padding at the end) with a
+/// letter and a digit in them.
 fn credential(text: &[u8], start: usize, min: usize) -> Option<Range<usize>> {
-    let len = run(&text[start..], |b| {
-        is_token(b) || matches!(b, b'.' | b'~' | b'+' | b'/' | b'=')
+    let body = run(capped(text, start), |b| {
+        is_token(b) || matches!(b, b'.' | b'~' | b'+' | b'/')
     });
+    let len = body
+        + run(
+            &text[start + body..(start + body + 2).min(text.len())],
+            |b| b == b'=',
+        );
     let value = &text[start..start + len];
     let mixed = value.iter().any(u8::is_ascii_digit) && value.iter().any(u8::is_ascii_alphabetic);
     (len >= min && mixed).then_some(start..start + len)
 }
 
 /// The credential of an `Authorization` header whose name ends at
-/// `after`: what follows a known scheme (8 bytes at least), or a value
-/// that is one credential on its own.
-fn authorization(text: &[u8], after: usize) -> Option<Range<usize>> {
+/// `after`: what follows a known scheme (8 bytes at least; a bearer
+/// token with `Bearer`), or a value that is one credential on its own.
+fn authorization(text: &[u8], after: usize) -> Option<(Kind, Range<usize>)> {
     let start = value_start(text, after)?;
-    let word = run(&text[start..], |b| !is_blank(b) && !is_end(b));
+    // Schemes are short: no need to read a long word to the end.
+    let near = &text[start..(start + 32).min(text.len())];
+    let word = run(near, |b| !is_blank(b) && !is_end(b));
     let scheme = &text[start..start + word];
     if SCHEMES.iter().any(|s| scheme.eq_ignore_ascii_case(s)) {
-        let cred = start + word + run(&text[start + word..], is_blank);
-        let len = run(&text[cred..], |b| !is_end(b));
+        let cred = start + word + run(capped(text, start + word), is_blank);
+        let len = run(capped(text, cred), |b| !is_end(b));
         let value = text[cred..cred + len].trim_ascii_end();
-        return (value.len() >= 8).then_some(cred..cred + value.len());
+        let kind = match scheme.eq_ignore_ascii_case(b"bearer") {
+            true => Kind::BearerToken,
+            false => Kind::Authorization,
+        };
+        return (value.len() >= 8).then_some((kind, cred..cred + value.len()));
     }
-    credential(text, start, 16)
+    Some((Kind::Authorization, credential(text, start, 16)?))
 }
 
 /// A PEM private-key block starting at `i`, to its `-----END ...-----`
@@ -331,8 +361,8 @@ fn private_key(text: &[u8], i: usize) -> Option<Found> {
         return None;
     }
     let label_start = i + BEGIN.len();
-    let line = run(&text[label_start..], |b| b != b'\n').min(100);
-    let label_len = memmem::find(&text[label_start..label_start + line], DASHES)?;
+    let line = &text[label_start..(label_start + 100).min(text.len())];
+    let label_len = memmem::find(&line[..run(line, |b| b != b'\n')], DASHES)?;
     let label = &text[label_start..label_start + label_len];
     if !(label.ends_with(b"PRIVATE KEY") || label.ends_with(b"PRIVATE KEY BLOCK")) {
         return None;
@@ -358,7 +388,7 @@ fn url_password(text: &[u8], i: usize) -> Option<Found> {
     if !text[i..].starts_with(b"://") {
         return None;
     }
-    let len = run(&text[start..(start + 512).min(text.len())], |b| {
+    let len = run(capped(text, start), |b| {
         !matches!(b, b'/' | b'?' | b'#' | b'@' | b'"' | b'\'' | b'<' | b'>')
             && !is_blank(b)
             && !is_end(b)
@@ -372,6 +402,16 @@ fn url_password(text: &[u8], i: usize) -> Option<Found> {
         kind: Kind::UrlPassword,
         range: password,
     })
+}
+
+/// The longest header value, credential or URL userinfo read: longer
+/// ones are not what they seem, and the bound keeps a text of many labels
+/// from being read once per label.
+const VALUE_LIMIT: usize = 4096;
+
+/// `text` from `start`, at most [`VALUE_LIMIT`] bytes of it.
+fn capped(text: &[u8], start: usize) -> &[u8] {
+    &text[start..(start + VALUE_LIMIT).min(text.len())]
 }
 
 /// How many bytes at the start of `text` satisfy `keep`.
