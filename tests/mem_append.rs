@@ -168,6 +168,7 @@ fn result_truncation_at_1000_characters() {
         .success();
     let json: Json = serde_json::from_str(&stdout(out.get_output())).unwrap();
     assert!(json.truncated);
+    assert!(json.redacted.is_empty(), "nothing to take out");
     assert!(read(&log).ends_with(&format!("**Result:** {}...\n\n", "é".repeat(1000))));
 
     fs::remove_file(&log).unwrap();

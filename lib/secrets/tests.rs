@@ -257,9 +257,13 @@ fn repeated_starts_cost_one_pass() {
 fn throughput() {
     let entry = "## 2026-02-28T15:04:05Z\n**Task:** summarise the deploy notes of the api service\n**Result:** The canary passed; rollback was not needed. Bearer tokens are rotated by the auth service at https://auth.example.com/rotate?after=30d, and the sha256 of the build is 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08.\n\n";
     let mut text = String::new();
-    while text.len() < 10 << 20 {
+    for n in 0.. {
+        if text.len() >= 10 << 20 {
+            break;
+        }
         text.push_str(entry);
-        if text.len() % 97 == 0 {
+        // A secret in one entry of a hundred.
+        if n % 100 == 0 {
             text.push_str("token ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789\n");
         }
     }
