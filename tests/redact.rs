@@ -80,15 +80,22 @@ fn leaky_model() -> Server {
     ])
 }
 
-#[test]
-fn a_models_secrets_are_redacted_in_the_run_log_the_notes_and_the_state() {
-    let env = Env::new();
-    agent(&env, "");
+/// `axe-run a -v --json` of the agent with `extra` in its `[memory]`,
+/// against [`leaky_model`].
+fn leaky_run(env: &Env, extra: &str) -> (Server, assert_cmd::assert::Assert) {
+    agent(env, extra);
     let server = leaky_model();
     let out = served_by(env.cmd("axe-run"), &server.url)
         .args(["a", "-v", "--json", "deploy it"])
         .assert()
         .success();
+    (server, out)
+}
+
+#[test]
+fn a_models_secrets_are_redacted_in_the_run_log_the_notes_and_the_state() {
+    let env = Env::new();
+    let (server, out) = leaky_run(&env, "");
     let log = run_log(&env);
     assert!(
         log.ends_with(
@@ -180,12 +187,7 @@ fn the_configured_keys_are_redacted_wherever_they_appear() {
 #[test]
 fn redact_false_keeps_the_text_as_it_was() {
     let env = Env::new();
-    agent(&env, "redact = false");
-    let server = leaky_model();
-    let out = served_by(env.cmd("axe-run"), &server.url)
-        .args(["a", "-v", "--json", "deploy it"])
-        .assert()
-        .success();
+    let (_server, out) = leaky_run(&env, "redact = false");
     assert!(run_log(&env).contains(&format!(
         "Done.\n{PEM}\nAXE_MEMORY: KEY_FACT the token is {GITHUB}\n"
     )));

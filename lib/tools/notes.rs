@@ -12,6 +12,8 @@
 //! created. Every call of one reply carries the hashes as they were when
 //! the reply came, so of two rewrites of one file in a reply, one loses.
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
@@ -302,6 +304,20 @@ fn content<'a>(call: &'a Call, tool: &str, what: &str) -> Result<&'a str, String
     Ok(content)
 }
 
+/// `content` over the file at `path`, which must still hash to
+/// `expected`, within `cap`, through the agent's secrets.
+fn write_over(
+    ctx: &Memory,
+    ws: &Workspace,
+    path: &Path,
+    content: &str,
+    expected: &str,
+    cap: (usize, &str),
+) -> crate::error::Result<notes::Rewritten> {
+    let bytes = content.as_bytes();
+    notes::rewrite(ws, path, bytes, Some(expected), cap, &ctx.secrets)
+}
+
 fn reflect(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
     let content = content(call, "reflect", "MEMORY.md")?;
@@ -314,15 +330,7 @@ fn reflect(ctx: &Memory, call: &Call) -> Result<Reply, String> {
         ctx.notes_cfg.max_memory_chars.as_usize(),
         "max_memory_chars",
     );
-    let written = notes::rewrite(
-        ws,
-        &path,
-        content.as_bytes(),
-        Some(&expected),
-        cap,
-        &ctx.secrets,
-    );
-    match written {
+    match write_over(ctx, ws, &path, content, &expected, cap) {
         Ok(done) => {
             ctx.seen.lock().unwrap_or_else(|e| e.into_inner()).memory = Some(done.sha256.clone());
             trace(
@@ -371,15 +379,7 @@ fn learn_fact(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let given = !call.str("if_match").trim().is_empty();
     let expected = expected(call, seen);
     let cap = (ctx.notes_cfg.max_topic_chars.as_usize(), "max_topic_chars");
-    let written = notes::rewrite(
-        ws,
-        &path,
-        content.as_bytes(),
-        Some(&expected),
-        cap,
-        &ctx.secrets,
-    );
-    match written {
+    match write_over(ctx, ws, &path, content, &expected, cap) {
         Ok(done) => {
             let mut seen = ctx.seen.lock().unwrap_or_else(|e| e.into_inner());
             seen.world.retain(|(t, _)| *t != topic);
