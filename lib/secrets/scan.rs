@@ -4,8 +4,8 @@
 //! Bytes, not strings: the run log holds whatever it was given. Every
 //! rule starts with a pair of bytes of a small set (a bit looked up per
 //! byte), which dismisses nearly every word at its first two bytes, so a
-//! text costs little more than reading it. The known keys are looked for apart, each
-//! with `memchr::memmem` (SIMD).
+//! text costs little more than reading it. The known keys are looked for
+//! apart, each with `memchr::memmem` (SIMD).
 //!
 //! Boundaries are what keeps ordinary text whole: a token must start
 //! where a word starts and be long and random enough (two of lower case,
@@ -300,7 +300,7 @@ fn labelled(text: &[u8], i: usize) -> Option<Found> {
         }
         Label::AwsSecret => {
             let start = value_start(text, after)?;
-            let len = run(&text[start..], |b| {
+            let len = run(capped(text, start), |b| {
                 b.is_ascii_alphanumeric() || b == b'/' || b == b'+'
             });
             (len == 40 && random(&text[start..start + len])).then_some(())?;
