@@ -42,6 +42,12 @@ pub const CONFIG_TOML: &str = r#"# axe global configuration: API keys and base U
 # Ollama on this machine or another; no key.
 # [providers.ollama]
 # base_url = "http://localhost:11434"
+
+# What memory keeps (run logs, notes, state) has credentials replaced by
+# markers such as [redacted: github token]; false keeps them, for every
+# agent whose file does not say otherwise.
+# [memory]
+# redact = true
 "#;
 
 /// `skills/sample/SKILL.md`: a skill to copy from.

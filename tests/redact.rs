@@ -196,6 +196,9 @@ fn redact_false_keeps_the_text_as_it_was() {
     let doc: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
     assert_eq!(doc["redacted"], json!([]));
     assert!(!String::from_utf8_lossy(&out.get_output().stderr).contains("redacted"));
+    // The setting is shown with the agent's.
+    let shown = env.cmd("axe-agents").args(["show", "a"]).assert().success();
+    assert!(stdout(shown.get_output()).contains("\nMemory Redact:  false\n"));
 
     // config.toml turns it off for every agent that does not say; an
     // agent's own setting wins.
