@@ -24,6 +24,9 @@ pub enum Kind {
     AwsSecretKey,
     /// The value after an `api_key`, `x-api-key`, `apikey` label.
     ApiKey,
+    /// The value after an `access_token`, `client_secret` or similar
+    /// label.
+    Secret,
     BearerToken,
     /// An `Authorization:` value without a better name.
     Authorization,
@@ -51,6 +54,7 @@ impl Kind {
             Kind::AwsAccessKey => "aws access key",
             Kind::AwsSecretKey => "aws secret key",
             Kind::ApiKey => "api key",
+            Kind::Secret => "secret",
             Kind::BearerToken => "bearer token",
             Kind::Authorization => "authorization header",
             Kind::UrlPassword => "url password",

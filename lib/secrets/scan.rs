@@ -86,6 +86,7 @@ enum Label {
     Bearer,
     AwsSecret,
     ApiKey,
+    Secret,
 }
 
 /// Labels, matched in any case, as whole words.
@@ -100,6 +101,12 @@ const LABELS: &[(&[u8], Label)] = &[
     (b"api_key", Label::ApiKey),
     (b"api-key", Label::ApiKey),
     (b"apikey", Label::ApiKey),
+    (b"access_token", Label::Secret),
+    (b"refresh_token", Label::Secret),
+    (b"auth_token", Label::Secret),
+    (b"client_secret", Label::Secret),
+    (b"secret_key", Label::Secret),
+    (b"private_token", Label::Secret),
 ];
 
 /// The schemes of an `Authorization:` value, in lower case.
@@ -240,7 +247,7 @@ fn at(text: &[u8], i: usize) -> Option<Found> {
         // The end of a name such as `MY_API_KEY=` or `MY_SECRET_ACCESS_KEY`.
         b'_' => {
             return labelled(text, i + 1)
-                .filter(|f| matches!(f.kind, Kind::ApiKey | Kind::AwsSecretKey));
+                .filter(|f| matches!(f.kind, Kind::ApiKey | Kind::Secret | Kind::AwsSecretKey));
         }
         _ => {}
     }
@@ -306,9 +313,13 @@ fn labelled(text: &[u8], i: usize) -> Option<Found> {
             (len == 40 && random(&text[start..start + len])).then_some(())?;
             (Kind::AwsSecretKey, start..start + len)
         }
-        Label::ApiKey => {
+        Label::ApiKey | Label::Secret => {
             let start = value_start(text, after)?;
-            (Kind::ApiKey, credential(text, start, 16)?)
+            let kind = match label {
+                Label::ApiKey => Kind::ApiKey,
+                _ => Kind::Secret,
+            };
+            (kind, credential(text, start, 16)?)
         }
         Label::Authorization => authorization(text, after)?,
     };

@@ -79,6 +79,14 @@ const POSITIVES: &[(&str, &str)] = &[
         "SERVICE_API_KEY=[redacted: api key]",
     ),
     (
+        "GET /cb?code=1&access_token=ya29.A0ARrdaM-b7f3kP9xQ2&state=x",
+        "GET /cb?code=1&access_token=[redacted: secret]&state=x",
+    ),
+    (
+        "OAUTH_CLIENT_SECRET: \"Xy7pQ2rS9tU4vW1zA8bC\"",
+        "OAUTH_CLIENT_SECRET: \"[redacted: secret]\"",
+    ),
+    (
         "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nabc+/=\n-----END RSA PRIVATE KEY-----\nb",
         "a\n[redacted: private key]\nb",
     ),
@@ -133,6 +141,8 @@ const NEGATIVES: &[&str] = &[
     "xAKIAIOSFODNN7EXAMPLE",
     "ghp_short",
     "The api_key is set in config.toml.",
+    "refresh the access_token when it expires; client_secret: see the vault",
+    "secret_key = ${SECRET_KEY}",
     "api_key = \"x\"",
     "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
     "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----",
