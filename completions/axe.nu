@@ -53,7 +53,7 @@ export extern "axe-run" [
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -192,7 +192,7 @@ export extern "axe-mem-append" [
     --timestamp: string  # Date the entry at this RFC 3339 time instead of now
     --file: path  # Work on the log at PATH instead of an agent's
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON
+    --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -252,7 +252,7 @@ export extern "axe-notes-remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -263,7 +263,7 @@ export extern "axe-notes-reflect" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -276,7 +276,7 @@ export extern "axe-notes-learn" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -327,7 +327,7 @@ export extern "axe-state-ingest" [
     --phase: string  # The task's phase, set on it
     --tee  # Pass standard input through to standard output, signal lines removed
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, recorded, rejected, pruned} as JSON (not with --tee)
+    --json  # Print {agent, path, recorded, rejected, pruned, redacted} as JSON (not with --tee)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -344,7 +344,7 @@ export extern "axe-state-record" [
     --branch: string  # The task's branch
     --pr: string  # The task's pull request
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, iteration, pruned} as JSON
+    --json  # Print {agent, path, iteration, pruned, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -381,7 +381,7 @@ export extern "axe run" [
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -520,7 +520,7 @@ export extern "axe mem append" [
     --timestamp: string  # Date the entry at this RFC 3339 time instead of now
     --file: path  # Work on the log at PATH instead of an agent's
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON
+    --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -580,7 +580,7 @@ export extern "axe notes remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -591,7 +591,7 @@ export extern "axe notes reflect" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -604,7 +604,7 @@ export extern "axe notes learn" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -655,7 +655,7 @@ export extern "axe state ingest" [
     --phase: string  # The task's phase, set on it
     --tee  # Pass standard input through to standard output, signal lines removed
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, recorded, rejected, pruned} as JSON (not with --tee)
+    --json  # Print {agent, path, recorded, rejected, pruned, redacted} as JSON (not with --tee)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -672,7 +672,7 @@ export extern "axe state record" [
     --branch: string  # The task's branch
     --pr: string  # The task's pull request
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, iteration, pruned} as JSON
+    --json  # Print {agent, path, iteration, pruned, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

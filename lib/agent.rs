@@ -97,7 +97,8 @@ pub struct BudgetConfig {
     pub max_tokens: Count,
 }
 
-/// `[memory]`: the run log's settings (the section keeps Go's name).
+/// `[memory]`: the run log's settings (the section keeps Go's name), and
+/// what holds for all of the agent's memory.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct LogConfig {
@@ -105,6 +106,11 @@ pub struct LogConfig {
     pub path: String,
     pub last_n: Count,
     pub max_entries: Count,
+    /// Whether credentials are redacted from everything the agent's
+    /// memory keeps (run log, notes, state); unset: config.toml's
+    /// `[memory] redact`, else on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redact: Option<bool>,
 }
 
 /// `[notes]`: the notes workspace and the tools that read and write it.
@@ -853,6 +859,7 @@ model = "{PLACEHOLDER_MODEL}"
 # path = ""
 # last_n = 10
 # max_entries = 100
+# redact = true          # credentials out of all memory (default: config.toml's, else on)
 
 # [params]
 # temperature = 0.3
@@ -934,7 +941,8 @@ mod tests {
                 enabled: true,
                 path: "/tmp/mem.md".into(),
                 last_n: Count(5),
-                max_entries: Count(50)
+                max_entries: Count(50),
+                redact: None,
             }
         );
     }

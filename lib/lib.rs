@@ -11,6 +11,8 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod init;
+/// The credential scanner, for whatever keeps or ships memory.
+pub mod secrets;
 
 pub(crate) mod beneath;
 pub(crate) mod config;

@@ -754,6 +754,7 @@ struct Envelope {
     duration_ms: u64,
     tool_calls: u64,
     retry_attempts: u64,
+    redacted: Vec<Value>,
 }
 
 fn parse_envelope(text: &str) -> Envelope {

@@ -28,6 +28,7 @@ mod modules;
 mod notes;
 mod pipeline;
 mod readme;
+mod redact;
 mod run;
 mod run_options;
 mod search;

@@ -291,6 +291,12 @@ fn show_text(cfg: &AgentConfig) -> String {
             memory.enabled || memory.max_entries.get() != 0,
             effective(memory.max_entries.get(), "no limit"),
         ),
+        // Set only to say something else than config.toml does.
+        (
+            "Memory Redact:",
+            memory.redact.is_some(),
+            memory.redact.unwrap_or(true).to_string(),
+        ),
         (
             "Temperature:",
             params.temperature != 0.0,

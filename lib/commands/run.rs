@@ -18,6 +18,7 @@ use crate::prompt;
 use crate::run::context::Injected;
 use crate::run::state::Recorded;
 use crate::run::{Outcome, Prepared, Session, TextSink, dry_run, history, once};
+use crate::secrets::{self, Redaction};
 use crate::stderr::note;
 use crate::timeout::Seconds;
 
@@ -79,7 +80,10 @@ included; --dry-run lists them and starts none.
 
 With [memory] enabled, the last memory.last_n entries of the agent's log
 are part of the prompt, and a successful run appends an entry (task and
-answer). Memory problems are warnings; they never fail the run.",
+answer). Memory problems are warnings; they never fail the run. What
+memory keeps (run log, notes, state) has credentials replaced by markers
+such as [redacted: github token], unless [memory] redact = false; -v
+and --json's redacted say what was taken out.",
     run: Run::Action(run),
 };
 
@@ -173,7 +177,7 @@ const STREAM: Flag = Flag::switch(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages",
 );
 
 /// What `--json` adds to the answer: how many tools the model called,
@@ -190,6 +194,8 @@ struct More<'a> {
     state: Option<Recorded>,
     #[serde(skip_serializing_if = "Option::is_none")]
     messages: Option<&'a [Message]>,
+    /// The secrets its memory writes took out.
+    redacted: Vec<Redaction>,
 }
 
 /// The run's token budget: its tokens over the whole tree of agents.
@@ -325,6 +331,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let ran = ran?;
     if verbose {
         print_totals(&ran.outcome, &session);
+        for line in secrets::lines(&ran.redacted) {
+            note(format_args!("Memory:   {line}"));
+        }
     }
     let outcome = &ran.outcome;
     if json {
@@ -345,6 +354,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             }),
             state: ran.state,
             messages: given.then_some(&outcome.messages[..]),
+            redacted: ran.redacted,
         };
         super::answer::write_answer(out, &outcome.reply, &usage, duration_ms, more)?;
     } else {

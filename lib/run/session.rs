@@ -7,6 +7,7 @@ use crate::agent::AgentConfig;
 use crate::config::{Config, Endpoints};
 use crate::error::Result;
 use crate::llm::{Endpoint, Provider, Usage};
+use crate::secrets::Secrets;
 
 /// Deepest sub-agent nesting when `max_depth` is not 1..=5.
 const DEFAULT_MAX_DEPTH: u32 = 3;
@@ -65,6 +66,14 @@ impl Session {
 
     pub fn config_dir(&self) -> &Path {
         &self.config_dir
+    }
+
+    /// What `agent`'s memory writes do with credentials: its `[memory]
+    /// redact`, else config.toml's; the keys of the environment, the file
+    /// and those this run resolved (an `api_key_cmd`'s output included).
+    pub fn secrets(&self, agent: &AgentConfig) -> Secrets {
+        let resolved = self.endpoints.resolved_keys();
+        Secrets::of(agent.memory.redact, self.endpoints.config(), resolved)
     }
 
     /// Where to send `provider`'s calls, with its key; an `api_key_cmd`

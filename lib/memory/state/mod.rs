@@ -12,6 +12,7 @@
 mod context;
 mod data;
 mod doc;
+mod redact;
 mod signals;
 mod store;
 mod view;

@@ -36,6 +36,8 @@ pub fn memory(session: &Session, agent: &Prepared) -> Memory {
         notes: agent.notes.clone(),
         seen: Mutex::new(NotesSeen::default()),
         verbose: session.verbose,
+        secrets: session.secrets(&agent.cfg),
+        redacted: Mutex::default(),
         served: None,
     }
 }
