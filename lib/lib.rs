@@ -12,6 +12,7 @@ pub mod commands;
 pub mod error;
 pub mod init;
 
+pub(crate) mod act;
 pub(crate) mod beneath;
 pub(crate) mod config;
 pub(crate) mod dirs;
