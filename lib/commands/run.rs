@@ -2,11 +2,13 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
 use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR};
+use crate::act::Artifact;
 use crate::agent;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::config;
@@ -16,7 +18,9 @@ use crate::llm::{self, Deadline};
 use crate::memory::state::{Current, DEFAULT_TASK};
 use crate::prompt;
 use crate::run::context::Injected;
+use crate::run::details::Detail;
 use crate::run::state::Recorded;
+use crate::run::artifacts;
 use crate::run::{Outcome, Prepared, Session, TextSink, dry_run, once};
 use crate::stderr::note;
 use crate::timeout::Seconds;
@@ -50,6 +54,8 @@ pub const COMMAND: Command = Command {
         DRY_RUN,
         VERBOSE,
         STREAM,
+        ARTIFACT_DIR,
+        KEEP_ARTIFACTS,
         JSON,
     ],
     rules: &[AGENT_REQUIRED],
@@ -70,6 +76,11 @@ the same count, and the calls themselves as calls).
 With sub_agents, the model may delegate through the call_agent tool; each
 sub-agent runs with its own files, skill and memory, several at once unless
 sub_agents_config.parallel is false.
+
+With tools = [...] the model may also work in the workdir (list_directory,
+read_file, write_file, edit_file), run commands (run_command, inside
+bubblewrap where it is installed) and reach the web (url_fetch,
+web_search); paths never leave the workdir or the artifact directory.
 
 With [memory] enabled, the last memory.last_n entries of the agent's log
 are part of the prompt, and a successful run appends an entry (task and
@@ -151,9 +162,21 @@ const STREAM: Flag = Flag::switch(
     "Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end",
 );
 
+const ARTIFACT_DIR: Flag = Flag::with_value(
+    "artifact-dir",
+    "DIR",
+    "Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]",
+)
+.completes(Complete::Dir);
+
+const KEEP_ARTIFACTS: Flag = Flag::switch(
+    "keep-artifacts",
+    "Keep the run's own artifact directory when it ends, and say where it is",
+);
+
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts} as JSON",
 );
 
 /// What `--json` adds to the answer: how many tools the model called and,
@@ -163,6 +186,10 @@ struct More {
     tool_calls: u64,
     /// Calls made again under `[retry]`.
     retry_attempts: u64,
+    /// The top-level agent's tool calls, in the order they were made.
+    tool_call_details: Vec<Detail>,
+    /// What the agents wrote to the artifact directory.
+    artifacts: Vec<Artifact>,
     #[serde(skip_serializing_if = "Option::is_none")]
     state: Option<Recorded>,
 }
@@ -204,7 +231,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     llm::parse_model(&cfg.model)?;
     let config = config::load()?;
     let config_dir = dirs::config_dir()?;
-    let session = Session::new(config, config_dir, &cfg, verbose);
+    let mut session = Session::new(config, config_dir, &cfg, verbose);
     let workdir = m.value(&WORKDIR).map(PathBuf::from);
     let mut agent = once::prepare(&session, &name, cfg, workdir).map_err(|(_, e)| e)?;
     if temperature.is_some() {
@@ -244,8 +271,13 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 
     // A missing key fails before anything else is said or sent.
     session.endpoint(agent.provider)?;
+    let flag_dir = m.value(&ARTIFACT_DIR).map(std::path::Path::new);
+    session.artifacts = artifacts::open(&agent.cfg.artifacts, flag_dir, &agent.workdir)?.map(Arc::new);
     if verbose {
         print_context(&agent, Seconds(timeout), &stdin, &begun.injected);
+        if let Some(a) = &session.artifacts {
+            note(format_args!("Artifacts: {}", a.dir.display()));
+        }
     }
     let started = Instant::now();
     let deadline = Deadline::after(timeout);
@@ -261,6 +293,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let on_text: Option<TextSink> = if stream { Some(&mut show) } else { None };
     let ran = begun.finish(&session, 0, deadline, on_text, &mut warn);
     let duration_ms = started.elapsed().as_millis();
+    let artifacts = session.artifacts.as_ref().map(|a| a.written()).unwrap_or_default();
+    // Whichever way the run ended, its own directory goes unless kept.
+    if let Some(kept) = session.artifacts.as_ref().and_then(|a| a.finish(m.flag(&KEEP_ARTIFACTS))) {
+        note(format_args!("artifacts preserved: {}", kept.display()));
+    }
     if verbose {
         note(format_args!("Duration: {duration_ms}ms"));
     }
@@ -268,29 +305,24 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if verbose {
         print_totals(&ran.outcome);
     }
-    print(out, &ran.outcome, json, stream, duration_ms, ran.state)
+    if !json {
+        super::answer::write_text(out, &ran.outcome.reply.content, stream)?;
+        return out.flush().map_err(Error::Output);
+    }
+    let details = std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
+    let more = More {
+        tool_calls: ran.outcome.tool_calls,
+        retry_attempts: ran.outcome.retry_attempts,
+        tool_call_details: details,
+        artifacts,
+        state: ran.state,
+    };
+    print_json(out, &ran.outcome, duration_ms, more)
 }
 
-fn print(
-    out: &mut dyn Write,
-    outcome: &Outcome,
-    json: bool,
-    streamed: bool,
-    duration_ms: u128,
-    state: Option<Recorded>,
-) -> Result<()> {
-    let reply = &outcome.reply;
-    if json {
-        let more = More {
-            tool_calls: outcome.tool_calls,
-            retry_attempts: outcome.retry_attempts,
-            state,
-        };
-        let tokens = (outcome.input_tokens, outcome.output_tokens);
-        return super::answer::write_answer(out, reply, tokens, duration_ms, more);
-    }
-    super::answer::write_text(out, &reply.content, streamed)?;
-    out.flush().map_err(Error::Output)
+fn print_json(out: &mut dyn Write, outcome: &Outcome, duration_ms: u128, more: More) -> Result<()> {
+    let tokens = (outcome.input_tokens, outcome.output_tokens);
+    super::answer::write_answer(out, &outcome.reply, tokens, duration_ms, more)
 }
 
 /// The `--verbose` lines before the call.
@@ -309,6 +341,12 @@ fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str, injected: &Inj
     note(format_args!("Stdin:    {piped}"));
     note(format_args!("Timeout:  {timeout}s"));
     note(format_args!("Params:   {}", agent.params_line()));
+    if !cfg.tools.is_empty() {
+        note(format_args!("Tools:    {}", cfg.tools.join(", ")));
+    }
+    if let Some(sandbox) = &agent.sandbox {
+        note(format_args!("Sandbox:  {}", sandbox.describe()));
+    }
     if let Some(r) = &agent.recall {
         match &r.path {
             Some(path) if r.loaded > 0 => note(format_args!(

@@ -57,6 +57,7 @@ pub fn converse(
         deadline,
         sub_agent: sub,
         memory: tools::memory(session, agent),
+        act: tools::act(session, agent, deadline),
     };
     let tools = tools::offered(&ctx);
     // The loop's progress lines are the top-level agent's alone, as in Go.
@@ -137,7 +138,7 @@ pub fn converse(
             });
         }
         tool_calls += reply.tool_calls.len() as u64;
-        let results = tools::run(&ctx, &reply.tool_calls);
+        let results = tools::run(&ctx, &reply.tool_calls, turn - 1);
         conversation.messages.push(Message {
             role: Role::Assistant,
             content: reply.content,

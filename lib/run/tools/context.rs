@@ -2,14 +2,16 @@
 
 use std::sync::Mutex;
 
+use crate::act::{Act, Sandbox};
 use crate::llm::Deadline;
 use crate::run::prepared::Prepared;
 use crate::run::session::Session;
 use crate::tools::{Memory, NotesSeen};
 
-/// Runs a sub-agent: `(name, user message, depth, deadline)` to its answer
-/// or what went wrong.
-pub type SubAgent<'a> = dyn Fn(&str, &str, u32, Deadline) -> Result<String, String> + Sync + 'a;
+/// Runs a sub-agent: `(name, user message, depth, deadline, the caller's
+/// allowed_hosts)` to its answer or what went wrong.
+pub type SubAgent<'a> =
+    dyn Fn(&str, &str, u32, Deadline, &[String]) -> Result<String, String> + Sync + 'a;
 
 /// A conversation's view for its tools.
 pub struct Context<'a> {
@@ -23,6 +25,8 @@ pub struct Context<'a> {
     /// The agent's memory, for the memory tools, with what they have read
     /// in this conversation.
     pub memory: Memory,
+    /// What the built-in tools the agent was given work on.
+    pub act: Act,
 }
 
 /// The memory tools' view of `agent`'s memory, nothing seen yet.
@@ -34,5 +38,21 @@ pub fn memory(session: &Session, agent: &Prepared) -> Memory {
         seen: Mutex::new(NotesSeen::default()),
         verbose: session.verbose,
         served: None,
+    }
+}
+
+/// The built-in tools' view of `agent` in this run, until `deadline`.
+pub fn act(session: &Session, agent: &Prepared, deadline: Deadline) -> Act {
+    Act {
+        agent: agent.name.clone(),
+        tools: agent.cfg.tools.clone(),
+        workdir: agent.workdir.clone(),
+        artifacts: session.artifacts.clone(),
+        default_write: agent.cfg.artifacts.default_write,
+        allowed_hosts: agent.allowed_hosts.clone(),
+        sandbox: agent.sandbox.clone().unwrap_or(Sandbox::Heuristic {
+            why: "no command tool".into(),
+        }),
+        deadline: deadline.at,
     }
 }
