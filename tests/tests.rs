@@ -30,6 +30,8 @@ mod run;
 mod search;
 mod server;
 mod state;
+mod tools;
+mod tools_security;
 mod stress;
 mod util;
 mod wire;

@@ -71,12 +71,28 @@ fn root(base: &Base) -> Result<Dir, String> {
 pub fn file(base: &Base, rel: &str, create: bool) -> Result<(Dir, OsString), String> {
     let path = relative(rel)?;
     match root(base)?.file(path, create) {
-        Ok(Some(found)) => Ok(found),
+        Ok(Some(found)) => {
+            gate();
+            Ok(found)
+        }
         Ok(None) => Err(format!("open {rel}: no such file or directory")),
         Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
             Err("path is a directory, not a file".into())
         }
         Err(e) => Err(failed(base, rel, &e)),
+    }
+}
+
+/// A pause for axe's own tests, between finding a file's directory and
+/// using it, so a test can swap the path meanwhile: with
+/// `AXE_TEST_TOOL_GATE` naming a FIFO, the tool waits until the test has
+/// opened it and closed it again. Debug builds (the test binaries) only.
+fn gate() {
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    if let Some(fifo) = std::env::var_os("AXE_TEST_TOOL_GATE") {
+        let _ = std::fs::read(fifo);
     }
 }
 
