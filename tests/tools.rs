@@ -5,6 +5,7 @@
 //! file as the Go version's documentation writes one.
 
 use std::fs;
+use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -258,25 +259,46 @@ pub fn processes_with(marker: &str) -> Vec<String> {
     found
 }
 
+/// A `PATH` of the programs the tests' commands use, without
+/// bubblewrap.
+pub fn path_without_bwrap(env: &Env) -> PathBuf {
+    let bin = env.root().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    for program in ["sh", "cat", "echo", "printf", "sleep"] {
+        let found = ["/bin", "/usr/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(program))
+            .find(|p| p.exists())
+            .unwrap();
+        symlink(found, bin.join(program)).unwrap();
+    }
+    bin
+}
+
 #[test]
 fn nothing_a_command_started_outlives_it_or_the_deadline() {
-    let env = Env::new();
-    tool_agent(&env, "\"run_command\"", "");
-    // A background child outliving its shell, then a command that would
-    // outlive the run: both are gone when axe-run is.
-    let server = script(vec![
-        vec![("run_command", json!({"command": "sleep 1000.4242 & echo started"}))],
-        vec![("run_command", json!({"command": "sleep 1000.4343"}))],
-    ]);
-    let out = run(&env, &server.url)
-        .args(["a", "--timeout", "3"])
-        .assert()
-        .code(3);
-    assert_eq!(only_result(&server), ("started\n".into(), false));
-    assert!(processes_with("sleep 1000.4242").is_empty(), "the background child survived");
-    assert!(processes_with("sleep 1000.4343").is_empty(), "the command outlived the deadline");
-    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
-    assert!(err.contains("timeout"), "{err}");
+    // Inside bubblewrap where it works, and with the plain process group.
+    for (i, plain) in [false, true].into_iter().enumerate() {
+        let env = Env::new();
+        tool_agent(&env, "\"run_command\"", "");
+        // A background child outliving its shell, then a command that
+        // would outlive the run: both are gone when axe-run is.
+        let (child, long) = (format!("sleep 1000.424{i}"), format!("sleep 1000.434{i}"));
+        let server = script(vec![
+            vec![("run_command", json!({"command": format!("{child} & echo started")}))],
+            vec![("run_command", json!({"command": long}))],
+        ]);
+        let mut cmd = run(&env, &server.url);
+        if plain {
+            cmd.env("PATH", path_without_bwrap(&env));
+        }
+        let out = cmd.args(["a", "--timeout", "3"]).assert().code(3);
+        assert_eq!(only_result(&server), ("started\n".into(), false));
+        assert!(processes_with(&child).is_empty(), "the background child survived");
+        assert!(processes_with(&long).is_empty(), "the command outlived the deadline ({plain}): {:?}", processes_with(&long));
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(err.contains("timeout"), "{err}");
+    }
 }
 
 #[test]

@@ -16,12 +16,15 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use super::{Act, Sandbox, heuristic, names, offer, text, text_schema};
 use crate::tools::{Call, Reply, Tool};
+
+/// How long bubblewrap has to exit once its sandbox is killed.
+const GRACE: Duration = Duration::from_secs(5);
 
 /// The most output kept, as Go's.
 const OUTPUT_LIMIT: usize = 100 * 1024;
@@ -85,14 +88,46 @@ fn run_command(act: &Act, call: &Call) -> Result<Reply, String> {
     let left = act.deadline.saturating_duration_since(Instant::now());
     let (status, timed_out) = match wait_rx.recv_timeout(left) {
         Ok(status) => (status, false),
-        Err(_) => {
-            kill_group(group);
-            (wait_rx.recv().unwrap_or_else(|e| Err(std::io::Error::other(e))), true)
-        }
+        Err(_) => (stop(&act.sandbox, group, &wait_rx), true),
     };
     // Whatever it left running goes too.
     kill_group(group);
-    let left = act.deadline.saturating_duration_since(Instant::now());
+    finish(status, timed_out, &output, &read_rx, act.deadline)
+}
+
+/// Ends the command leading the process group `group`, at the deadline,
+/// and what `waited` then says of it.
+fn stop(
+    sandbox: &Sandbox,
+    group: u32,
+    waited: &mpsc::Receiver<std::io::Result<ExitStatus>>,
+) -> std::io::Result<ExitStatus> {
+    if let Sandbox::Bwrap { .. } = sandbox {
+        // The sandbox's first process is bubblewrap's child: once it is
+        // killed, the kernel ends every process of the sandbox before
+        // bubblewrap sees it go and exits itself. Killing bubblewrap alone
+        // would leave that to happen a moment after we returned.
+        kill_children(group);
+        if let Ok(status) = waited.recv_timeout(GRACE) {
+            return status;
+        }
+    }
+    kill_group(group);
+    waited
+        .recv()
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+}
+
+/// The result of a command that ended with `status`, with what it wrote
+/// (read until its pipe closes, at most until `deadline`).
+fn finish(
+    status: std::io::Result<ExitStatus>,
+    timed_out: bool,
+    output: &Mutex<Vec<u8>>,
+    read_rx: &mpsc::Receiver<()>,
+    deadline: Instant,
+) -> Result<Reply, String> {
+    let left = deadline.saturating_duration_since(Instant::now());
     let _ = read_rx.recv_timeout(left);
     let output = shown(&output.lock().unwrap_or_else(|e| e.into_inner()));
     let status = status.map_err(|e| failed(&e))?;
@@ -154,6 +189,20 @@ fn exit(status: ExitStatus) -> Option<i32> {
         return None;
     }
     Some(status.code().unwrap_or(-1))
+}
+
+/// Kills the children of the process `parent`, when the kernel says
+/// which they are.
+fn kill_children(parent: u32) {
+    let Ok(children) = std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+    else {
+        return;
+    };
+    for pid in children.split_whitespace().filter_map(|p| p.parse().ok()) {
+        if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+    }
 }
 
 /// Kills the process group `group`; one already gone is no error.
