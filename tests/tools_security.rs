@@ -423,3 +423,35 @@ fn a_redirect_to_a_private_address_is_refused_without_an_allow_list() {
     );
     assert_eq!(site.requests().len(), 1);
 }
+
+/// A sub-agent without `allowed_hosts` of its own has its parent's.
+#[test]
+fn a_sub_agent_inherits_its_parents_allowed_hosts() {
+    let env = Env::new();
+    env.agent(
+        "parent",
+        "name = \"parent\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"You are parent.\"\nsub_agents = [\"kid\"]\nallowed_hosts = [\"docs.example\"]\n",
+    );
+    env.agent(
+        "kid",
+        "name = \"kid\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"You are kid.\"\ntools = [\"url_fetch\"]\n",
+    );
+    let server = Server::route(|req| {
+        let body = req.json();
+        let messages = body["messages"].as_array().unwrap().clone();
+        let system = body["system"].as_str().unwrap_or_default().to_owned();
+        match (system.starts_with("You are parent."), messages.len()) {
+            (true, 1) => crate::tools::calls(&[("call_agent", json!({"agent": "kid", "task": "fetch"}))]),
+            (false, 1) => crate::tools::calls(&[("url_fetch", json!({"url": "http://elsewhere.example/"}))]),
+            (_, _) => {
+                let last = &messages.last().unwrap()["content"][0]["content"];
+                Answer::json(200, &crate::wire::anthropic_reply(last.as_str().unwrap()))
+            }
+        }
+    });
+    run(&env, &server.url)
+        .arg("parent")
+        .assert()
+        .success()
+        .stdout("host \"elsewhere.example\" is not in allowed_hosts");
+}
