@@ -123,16 +123,31 @@ fn file_tools_write_read_list_and_edit_with_gos_results() {
             json!({"path": "notes/deep/todo.txt", "content": "one\ntwo\nthree\ntwo\n"}),
         )],
         vec![
-            ("read_file", json!({"path": "notes/deep/todo.txt", "offset": 2, "limit": 2})),
-            ("read_file", json!({"path": "notes/deep/todo.txt", "offset": 9})),
+            (
+                "read_file",
+                json!({"path": "notes/deep/todo.txt", "offset": 2, "limit": 2}),
+            ),
+            (
+                "read_file",
+                json!({"path": "notes/deep/todo.txt", "offset": 9}),
+            ),
             ("read_file", json!({"path": "bin"})),
             ("read_file", json!({"path": "notes"})),
             ("list_directory", json!({"path": "."})),
             ("read_file", json!({"path": "missing.txt"})),
         ],
-        vec![("edit_file", json!({"path": "notes/deep/todo.txt", "old_string": "two", "new_string": "2"}))],
-        vec![("edit_file", json!({"path": "notes/deep/todo.txt", "old_string": "two", "new_string": "2", "replace_all": true}))],
-        vec![("edit_file", json!({"path": "notes/deep/todo.txt", "old_string": "zzz", "new_string": "y"}))],
+        vec![(
+            "edit_file",
+            json!({"path": "notes/deep/todo.txt", "old_string": "two", "new_string": "2"}),
+        )],
+        vec![(
+            "edit_file",
+            json!({"path": "notes/deep/todo.txt", "old_string": "two", "new_string": "2", "replace_all": true}),
+        )],
+        vec![(
+            "edit_file",
+            json!({"path": "notes/deep/todo.txt", "old_string": "zzz", "new_string": "y"}),
+        )],
     ]);
     let (out, _) = run_a(&env, &server, &[]);
     assert_eq!(out, "done");
@@ -157,11 +172,18 @@ fn file_tools_write_read_list_and_edit_with_gos_results() {
     );
     assert_eq!(
         results(&server, 2),
-        [("old_string found 2 times; set replace_all to true or provide a more unique string".into(), true)]
+        [(
+            "old_string found 2 times; set replace_all to true or provide a more unique string"
+                .into(),
+            true
+        )]
     );
     assert_eq!(
         results(&server, 3),
-        [("replaced 2 occurrence(s) in notes/deep/todo.txt".into(), false)]
+        [(
+            "replaced 2 occurrence(s) in notes/deep/todo.txt".into(),
+            false
+        )]
     );
     assert_eq!(
         results(&server, 4),
@@ -190,13 +212,24 @@ fn json_lists_every_call_with_its_turn_and_cut_output() {
     let first = &details[0];
     assert_eq!(first["name"], "read_file");
     assert_eq!(first["input"], json!({"path": "long.txt"}));
-    assert_eq!((first["turn"].clone(), first["is_error"].clone()), (json!(0), json!(false)));
+    assert_eq!(
+        (first["turn"].clone(), first["is_error"].clone()),
+        (json!(0), json!(false))
+    );
     let output = first["output"].as_str().unwrap();
     assert_eq!(output, format!("1: {}... (truncated)", "x".repeat(1021)));
     assert!(first["duration_ms"].is_u64());
     assert_eq!(
-        (details[1]["turn"].clone(), details[1]["is_error"].clone(), details[1]["output"].clone()),
-        (json!(1), json!(true), json!("absolute paths are not allowed"))
+        (
+            details[1]["turn"].clone(),
+            details[1]["is_error"].clone(),
+            details[1]["output"].clone()
+        ),
+        (
+            json!(1),
+            json!(true),
+            json!("absolute paths are not allowed")
+        )
     );
     assert_eq!(doc["artifacts"], json!([]));
 }
@@ -208,7 +241,10 @@ fn a_result_with_terminal_escapes_is_escaped_on_stderr_and_exact_in_json() {
     fs::write(work.join("evil.txt"), "\x1b]0;pwned\x07\x1b[2J").unwrap();
     let server = script(vec![vec![("read_file", json!({"path": "evil.txt"}))]]);
     let (out, err) = run_a(&env, &server, &["--json", "-v"]);
-    assert!(!err.contains('\x1b'), "a raw escape reached the terminal: {err:?}");
+    assert!(
+        !err.contains('\x1b'),
+        "a raw escape reached the terminal: {err:?}"
+    );
     assert!(
         err.contains("[tool] read_file {\"path\":\"evil.txt\"} (success, ")
             && err.contains("): 1: \\x1b]0;pwned\\x07\\x1b[2J"),
@@ -230,7 +266,10 @@ fn run_command_runs_in_the_workdir_with_gos_results() {
     let server = script(vec![vec![
         ("run_command", json!({"command": "cat in.txt; pwd"})),
         ("run_command", json!({"command": "echo boom >&2; exit 3"})),
-        ("run_command", json!({"command": "head -c 200000 /dev/zero | tr '\\0' a"})),
+        (
+            "run_command",
+            json!({"command": "head -c 200000 /dev/zero | tr '\\0' a"}),
+        ),
         ("run_command", json!({"command": ""})),
     ]]);
     run_a(&env, &server, &[]);
@@ -240,7 +279,10 @@ fn run_command_runs_in_the_workdir_with_gos_results() {
     let long = &got[2].0;
     assert_eq!(
         long,
-        &format!("{}\n... [output truncated, exceeded 100KB]", "a".repeat(102_400))
+        &format!(
+            "{}\n... [output truncated, exceeded 100KB]",
+            "a".repeat(102_400)
+        )
     );
     assert_eq!(got[3], ("command is required".into(), true));
 }
@@ -285,7 +327,10 @@ fn nothing_a_command_started_outlives_it_or_the_deadline() {
         // would outlive the run: both are gone when axe-run is.
         let (child, long) = (format!("sleep 1000.424{i}"), format!("sleep 1000.434{i}"));
         let server = script(vec![
-            vec![("run_command", json!({"command": format!("{child} & echo started")}))],
+            vec![(
+                "run_command",
+                json!({"command": format!("{child} & echo started")}),
+            )],
             vec![("run_command", json!({"command": long}))],
         ]);
         let mut cmd = run(&env, &server.url);
@@ -294,8 +339,15 @@ fn nothing_a_command_started_outlives_it_or_the_deadline() {
         }
         let out = cmd.args(["a", "--timeout", "3"]).assert().code(3);
         assert_eq!(only_result(&server), ("started\n".into(), false));
-        assert!(processes_with(&child).is_empty(), "the background child survived");
-        assert!(processes_with(&long).is_empty(), "the command outlived the deadline ({plain}): {:?}", processes_with(&long));
+        assert!(
+            processes_with(&child).is_empty(),
+            "the background child survived"
+        );
+        assert!(
+            processes_with(&long).is_empty(),
+            "the command outlived the deadline ({plain}): {:?}",
+            processes_with(&long)
+        );
         let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
         assert!(err.contains("timeout"), "{err}");
     }
@@ -311,9 +363,15 @@ fn artifacts_go_to_a_run_directory_removed_unless_kept() {
     );
     let turns = || {
         script(vec![
-            vec![("write_file", json!({"path": "report/summary.md", "content": "# Sum", "artifact": true}))],
+            vec![(
+                "write_file",
+                json!({"path": "report/summary.md", "content": "# Sum", "artifact": true}),
+            )],
             vec![
-                ("read_file", json!({"path": "report/summary.md", "artifact": true})),
+                (
+                    "read_file",
+                    json!({"path": "report/summary.md", "artifact": true}),
+                ),
                 ("list_directory", json!({"path": ".", "artifact": true})),
                 ("read_file", json!({"path": "../x", "artifact": true})),
                 ("write_file", json!({"path": "plain.txt", "content": "w"})),
@@ -334,7 +392,10 @@ fn artifacts_go_to_a_run_directory_removed_unless_kept() {
     );
     assert_eq!(
         only_result(&server),
-        ("wrote 5 bytes to report/summary.md (artifact)".into(), false)
+        (
+            "wrote 5 bytes to report/summary.md (artifact)".into(),
+            false
+        )
     );
     assert_eq!(
         results(&server, 1),
@@ -347,7 +408,11 @@ fn artifacts_go_to_a_run_directory_removed_unless_kept() {
     );
     assert!(work.join("plain.txt").exists());
     let runs = cache.join("axe/artifacts");
-    assert_eq!(fs::read_dir(&runs).unwrap().count(), 0, "the run's directory was left");
+    assert_eq!(
+        fs::read_dir(&runs).unwrap().count(),
+        0,
+        "the run's directory was left"
+    );
 
     // Kept: said, and there.
     let server = turns();
@@ -362,25 +427,37 @@ fn artifacts_go_to_a_run_directory_removed_unless_kept() {
         .find_map(|l| l.strip_prefix("artifacts preserved: "))
         .expect(&err);
     assert!(Path::new(kept).starts_with(&runs), "{kept}");
-    assert_eq!(fs::read_to_string(Path::new(kept).join("report/summary.md")).unwrap(), "# Sum");
+    assert_eq!(
+        fs::read_to_string(Path::new(kept).join("report/summary.md")).unwrap(),
+        "# Sum"
+    );
 
     // --artifact-dir: that directory, kept, nothing said.
     let mine = env.root().join("mine");
     let server = turns();
     let (_, err) = run_a(&env, &server, &["--artifact-dir", mine.to_str().unwrap()]);
     assert!(!err.contains("preserved"), "{err}");
-    assert_eq!(fs::read_to_string(mine.join("report/summary.md")).unwrap(), "# Sum");
+    assert_eq!(
+        fs::read_to_string(mine.join("report/summary.md")).unwrap(),
+        "# Sum"
+    );
 }
 
 #[test]
 fn without_artifacts_the_parameter_is_refused_and_dir_is_relative_to_the_workdir() {
     let env = Env::new();
     tool_agent(&env, "\"write_file\"", "");
-    let server = script(vec![vec![("write_file", json!({"path": "x", "artifact": true}))]]);
+    let server = script(vec![vec![(
+        "write_file",
+        json!({"path": "x", "artifact": true}),
+    )]]);
     run_a(&env, &server, &[]);
     assert_eq!(
         only_result(&server),
-        ("artifact directory not configured for this agent".into(), true)
+        (
+            "artifact directory not configured for this agent".into(),
+            true
+        )
     );
     // A configured dir, from the workdir; default_write sends writes there.
     let work = tool_agent(
@@ -388,7 +465,10 @@ fn without_artifacts_the_parameter_is_refused_and_dir_is_relative_to_the_workdir
         "\"write_file\"",
         "[artifacts]\nenabled = true\ndir = \"out/$AXE_TEST_PART\"\ndefault_write = true",
     );
-    let server = script(vec![vec![("write_file", json!({"path": "f.txt", "content": "c"}))]]);
+    let server = script(vec![vec![(
+        "write_file",
+        json!({"path": "f.txt", "content": "c"}),
+    )]]);
     run(&env, &server.url)
         .env("AXE_TEST_PART", "p1")
         .arg("a")
@@ -401,7 +481,9 @@ fn without_artifacts_the_parameter_is_refused_and_dir_is_relative_to_the_workdir
         .args(["a", "--dry-run"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("artifacts.dir must not contain \"..\""));
+        .stderr(predicates::str::contains(
+            "artifacts.dir must not contain \"..\"",
+        ));
 }
 
 #[test]
@@ -458,7 +540,10 @@ fn web_search_asks_tavily_and_formats_its_results() {
         )
     );
     let asked = tavily.only_request();
-    assert_eq!((asked.method.as_str(), asked.path.as_str()), ("POST", "/search"));
+    assert_eq!(
+        (asked.method.as_str(), asked.path.as_str()),
+        ("POST", "/search")
+    );
     assert_eq!(asked.json()["query"], "rust axe");
     assert_eq!(asked.header("authorization"), Some("Bearer tvly-SECRET"));
     // Without a key: Go's message, nothing sent.
@@ -466,7 +551,10 @@ fn web_search_asks_tavily_and_formats_its_results() {
     run(&env, &server.url).arg("a").assert().success();
     assert_eq!(
         only_result(&server),
-        ("TAVILY_API_KEY environment variable is not set".into(), true)
+        (
+            "TAVILY_API_KEY environment variable is not set".into(),
+            true
+        )
     );
 }
 
@@ -503,12 +591,21 @@ enabled = true
             ("list_directory", json!({"path": "."})),
             ("read_file", json!({"path": "README.md"})),
         ],
-        vec![("write_file", json!({"path": "src/main.rs", "content": "fn main() {}\n"}))],
-        vec![("edit_file", json!({"path": "src/main.rs", "old_string": "fn main() {}", "new_string": "fn main() { println!(\"hi\"); }"}))],
+        vec![(
+            "write_file",
+            json!({"path": "src/main.rs", "content": "fn main() {}\n"}),
+        )],
+        vec![(
+            "edit_file",
+            json!({"path": "src/main.rs", "old_string": "fn main() {}", "new_string": "fn main() { println!(\"hi\"); }"}),
+        )],
         vec![
             ("run_command", json!({"command": "cat src/main.rs"})),
             ("url_fetch", json!({"url": "https://example.com/"})),
-            ("write_file", json!({"path": "notes.md", "content": "done", "artifact": true})),
+            (
+                "write_file",
+                json!({"path": "notes.md", "content": "done", "artifact": true}),
+            ),
         ],
     ]);
     let out = run(&env, &server.url)
@@ -517,7 +614,15 @@ enabled = true
         .success();
     assert_eq!(
         names_offered(&server),
-        ["list_directory", "read_file", "write_file", "edit_file", "run_command", "url_fetch", "web_search"]
+        [
+            "list_directory",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "run_command",
+            "url_fetch",
+            "web_search"
+        ]
     );
     assert_eq!(
         results(&server, 0),
@@ -540,5 +645,8 @@ enabled = true
         ]
     );
     let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(doc["artifacts"], json!([{"path": "notes.md", "agent": "coder", "size": 4}]));
+    assert_eq!(
+        doc["artifacts"],
+        json!([{"path": "notes.md", "agent": "coder", "size": 4}])
+    );
 }

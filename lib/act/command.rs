@@ -207,7 +207,10 @@ fn kill_children(parent: u32) {
 
 /// Kills the process group `group`; one already gone is no error.
 fn kill_group(group: u32) {
-    if let Some(pid) = i32::try_from(group).ok().and_then(rustix::process::Pid::from_raw) {
+    if let Some(pid) = i32::try_from(group)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }

@@ -48,12 +48,18 @@ fn url_fetch(act: &Act, call: &Call) -> Result<Reply, String> {
         let addrs = hosts::resolve(&url.host, url.port)?;
         let response = http_get::get(&url, &addrs, deadline)
             .map_err(|e| format!("Get {:?}: {e}", url.to_text()))?;
-        let location = response.location.as_deref().filter(|_| {
-            matches!(response.status, 301 | 302 | 303 | 307 | 308)
-        });
-        let Some(location) = location else { break response };
+        let location = response
+            .location
+            .as_deref()
+            .filter(|_| matches!(response.status, 301 | 302 | 303 | 307 | 308));
+        let Some(location) = location else {
+            break response;
+        };
         if redirects == MAX_REDIRECTS {
-            return Err(format!("Get {:?}: stopped after {MAX_REDIRECTS} redirects", url.to_text()));
+            return Err(format!(
+                "Get {:?}: stopped after {MAX_REDIRECTS} redirects",
+                url.to_text()
+            ));
         }
         redirects += 1;
         url = url.join(location)?;

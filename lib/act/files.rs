@@ -114,7 +114,11 @@ fn list_directory(act: &Act, call: &Call) -> Result<Reply, String> {
     let lines: Vec<String> = entries
         .into_iter()
         .map(|(name, kind)| {
-            let slash = if kind == rustix::fs::FileType::Directory { "/" } else { "" };
+            let slash = if kind == rustix::fs::FileType::Directory {
+                "/"
+            } else {
+                ""
+            };
             format!("{}{slash}", name.to_string_lossy())
         })
         .collect();
@@ -132,7 +136,9 @@ fn read_whole(base: &Base, rel: &str) -> Result<(Dir, std::ffi::OsString, Vec<u8
         Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
             Err("path is a directory, not a file".into())
         }
-        Err(e) if beneath::is_link(&e) => Err("path escapes workdir".replace("workdir", base.label)),
+        Err(e) if beneath::is_link(&e) => {
+            Err("path escapes workdir".replace("workdir", base.label))
+        }
         Err(e) => Err(paths::failed(base, rel, &e)),
     }
 }
@@ -161,7 +167,11 @@ fn read_file(act: &Act, call: &Call) -> Result<Reply, String> {
     // another.
     let lines: Vec<&str> = match content.is_empty() {
         true => Vec::new(),
-        false => content.strip_suffix('\n').unwrap_or(&content).split('\n').collect(),
+        false => content
+            .strip_suffix('\n')
+            .unwrap_or(&content)
+            .split('\n')
+            .collect(),
     };
     if offset > lines.len() {
         return Err(format!(
@@ -192,7 +202,13 @@ fn write_file(act: &Act, call: &Call) -> Result<Reply, String> {
     let content = call.str("content");
     let (dir, name) = paths::file(&base, rel, true)?;
     replace(&dir, &name, content.as_bytes()).map_err(|e| paths::failed(&base, rel, &e))?;
-    Ok(text(done(act, &base, rel, content.len(), format!("wrote {} bytes to {rel}", content.len()))))
+    Ok(text(done(
+        act,
+        &base,
+        rel,
+        content.len(),
+        format!("wrote {} bytes to {rel}", content.len()),
+    )))
 }
 
 /// `message`, marked and recorded when the file is an artifact.

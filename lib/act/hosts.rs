@@ -33,7 +33,10 @@ pub fn resolve(host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
         return Err(format!("lookup {host}: no addresses"));
     }
     if let Some(bad) = addrs.iter().find(|a| !public(a.ip())) {
-        return Err(format!("host {host:?} resolves to private address {}", bad.ip()));
+        return Err(format!(
+            "host {host:?} resolves to private address {}",
+            bad.ip()
+        ));
     }
     Ok(addrs)
 }
@@ -89,14 +92,21 @@ fn public_v6(ip: Ipv6Addr) -> bool {
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
     let low = || Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-    if s[..5] == [0; 5] && (s[5] == 0xffff || (s[5] == 0 && !ip.is_loopback() && !ip.is_unspecified())) {
+    if s[..5] == [0; 5]
+        && (s[5] == 0xffff || (s[5] == 0 && !ip.is_loopback() && !ip.is_unspecified()))
+    {
         return Some(low());
     }
     if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         return Some(low());
     }
     if s[0] == 0x2002 {
-        return Some(Ipv4Addr::new((s[1] >> 8) as u8, s[1] as u8, (s[2] >> 8) as u8, s[2] as u8));
+        return Some(Ipv4Addr::new(
+            (s[1] >> 8) as u8,
+            s[1] as u8,
+            (s[2] >> 8) as u8,
+            s[2] as u8,
+        ));
     }
     None
 }
@@ -111,7 +121,8 @@ mod testing {
     /// `AXE_URL_FETCH_ALLOW_LOOPBACK=1`: loopback addresses count as
     /// public. Every other range stays blocked.
     pub fn loopback_allowed() -> bool {
-        cfg!(debug_assertions) && std::env::var_os("AXE_URL_FETCH_ALLOW_LOOPBACK").is_some_and(|v| v == "1")
+        cfg!(debug_assertions)
+            && std::env::var_os("AXE_URL_FETCH_ALLOW_LOOPBACK").is_some_and(|v| v == "1")
     }
 
     /// `AXE_URL_FETCH_RESOLVE=name=ip,name=ip`: what those names resolve
@@ -139,15 +150,41 @@ mod tests {
     #[test]
     fn blocked_ranges() {
         for bad in [
-            "0.0.0.0", "10.1.2.3", "127.0.0.1", "100.64.0.1", "169.254.169.254", "172.16.0.1",
-            "172.31.255.255", "192.168.1.1", "198.18.0.1", "198.19.255.255", "224.0.0.1",
-            "255.255.255.255", "::", "::1", "fc00::1", "fd12::1", "fe80::1", "ff02::1",
-            "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::127.0.0.1", "64:ff9b::a00:1",
-            "2002:a00:1::", "::ffff:169.254.169.254",
+            "0.0.0.0",
+            "10.1.2.3",
+            "127.0.0.1",
+            "100.64.0.1",
+            "169.254.169.254",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "198.18.0.1",
+            "198.19.255.255",
+            "224.0.0.1",
+            "255.255.255.255",
+            "::",
+            "::1",
+            "fc00::1",
+            "fd12::1",
+            "fe80::1",
+            "ff02::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "::127.0.0.1",
+            "64:ff9b::a00:1",
+            "2002:a00:1::",
+            "::ffff:169.254.169.254",
         ] {
             assert!(!public(bad.parse().unwrap()), "{bad}");
         }
-        for good in ["1.1.1.1", "8.8.8.8", "172.32.0.1", "100.128.0.1", "2606:4700::1111", "::ffff:1.1.1.1"] {
+        for good in [
+            "1.1.1.1",
+            "8.8.8.8",
+            "172.32.0.1",
+            "100.128.0.1",
+            "2606:4700::1111",
+            "::ffff:1.1.1.1",
+        ] {
             assert!(public(good.parse().unwrap()), "{good}");
         }
     }

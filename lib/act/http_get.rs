@@ -60,8 +60,16 @@ impl Url {
             return Err(format!("no host in URL {text:?}"));
         }
         let port = match port {
-            None | Some("") => if https { 443 } else { 80 },
-            Some(p) => p.parse().map_err(|_| format!("invalid port {p:?} in URL"))?,
+            None | Some("") => {
+                if https {
+                    443
+                } else {
+                    80
+                }
+            }
+            Some(p) => p
+                .parse()
+                .map_err(|_| format!("invalid port {p:?} in URL"))?,
         };
         let target = match target {
             "" => "/".to_owned(),
@@ -156,7 +164,8 @@ pub fn get(url: &Url, addrs: &[SocketAddr], deadline: Instant) -> Result<Respons
         true => {
             let name = rustls::pki_types::ServerName::try_from(url.host.clone())
                 .map_err(|e| format!("invalid TLS name {:?}: {e}", url.host))?;
-            let conn = rustls::ClientConnection::new(tls_config()?, name).map_err(|e| e.to_string())?;
+            let conn =
+                rustls::ClientConnection::new(tls_config()?, name).map_err(|e| e.to_string())?;
             let stream = rustls::StreamOwned::new(conn, tcp.try_clone().map_err(describe)?);
             exchange(stream, &tcp, &request, deadline)
         }
@@ -192,10 +201,14 @@ fn exchange(
 ) -> Result<Vec<u8>, String> {
     let left = || {
         let left = deadline.saturating_duration_since(Instant::now());
-        (!left.is_zero()).then_some(left).ok_or("timed out".to_owned())
+        (!left.is_zero())
+            .then_some(left)
+            .ok_or("timed out".to_owned())
     };
     tcp.set_write_timeout(Some(left()?)).map_err(describe)?;
-    stream.write_all(request.as_bytes()).map_err(|e| io_failed(&e))?;
+    stream
+        .write_all(request.as_bytes())
+        .map_err(|e| io_failed(&e))?;
     stream.flush().map_err(|e| io_failed(&e))?;
     let mut raw = Vec::new();
     let mut buf = [0; 16 * 1024];
@@ -232,7 +245,9 @@ fn parse(raw: &[u8]) -> Result<Response, String> {
         .ok_or("malformed HTTP response")?;
     let (mut content_type, mut location, mut chunked) = (String::new(), None, false);
     for line in lines {
-        let Some((name, value)) = line.split_once(':') else { continue };
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
         let value = value.trim();
         match name.trim().to_ascii_lowercase().as_str() {
             "content-type" => content_type = value.to_owned(),
@@ -242,7 +257,11 @@ fn parse(raw: &[u8]) -> Result<Response, String> {
         }
     }
     let body = &raw[end + 4..];
-    let body = if chunked { dechunk(body) } else { body.to_vec() };
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_vec()
+    };
     Ok(Response {
         status,
         content_type,
@@ -257,7 +276,9 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
     while let Some(line_end) = memchr::memmem::find(body, b"\r\n") {
         let size = String::from_utf8_lossy(&body[..line_end]);
         let size = size.split(';').next().unwrap_or_default().trim();
-        let Ok(size) = usize::from_str_radix(size, 16) else { break };
+        let Ok(size) = usize::from_str_radix(size, 16) else {
+            break;
+        };
         let start = line_end + 2;
         if size == 0 || start >= body.len() {
             break;
@@ -276,7 +297,10 @@ mod tests {
     #[test]
     fn urls() {
         let u = Url::parse("HTTPS://Example.COM:8443/a/b?q=1#frag").unwrap();
-        assert_eq!((u.https, u.host.as_str(), u.port, u.target.as_str()), (true, "example.com", 8443, "/a/b?q=1"));
+        assert_eq!(
+            (u.https, u.host.as_str(), u.port, u.target.as_str()),
+            (true, "example.com", 8443, "/a/b?q=1")
+        );
         let u = Url::parse("http://[::1]/").unwrap();
         assert_eq!((u.host.as_str(), u.port), ("::1", 80));
         assert_eq!(u.to_text(), "http://[::1]/");

@@ -60,7 +60,11 @@ fn relative(rel: &str) -> Result<&Path, String> {
 fn root(base: &Base) -> Result<Dir, String> {
     match Dir::root(base.root, false) {
         Ok(Some(dir)) => Ok(dir),
-        Ok(None) => Err(format!("the {} {} does not exist", base.label, base.root.display())),
+        Ok(None) => Err(format!(
+            "the {} {} does not exist",
+            base.label,
+            base.root.display()
+        )),
         Err(e) => Err(format!("open the {}: {}", base.label, describe(&e))),
     }
 }

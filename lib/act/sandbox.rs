@@ -131,7 +131,11 @@ fn hidden() -> Vec<OsString> {
     ];
     let mut out: Vec<OsString> = Vec::new();
     for dir in dirs.into_iter().flatten() {
-        if dir.is_absolute() && dir.is_dir() && dir != Path::new("/") && !out.contains(&dir.clone().into()) {
+        if dir.is_absolute()
+            && dir.is_dir()
+            && dir != Path::new("/")
+            && !out.contains(&dir.clone().into())
+        {
             out.push(dir.into());
         }
     }

@@ -98,9 +98,7 @@ fn web_search(act: &Act, call: &Call) -> Result<Reply, String> {
         if let Some((cut, _)) = shown.char_indices().nth(ERROR_BODY) {
             shown.truncate(cut);
         }
-        return Err(format!(
-            "Tavily API error (HTTP {status}): {shown}"
-        ));
+        return Err(format!("Tavily API error (HTTP {status}): {shown}"));
     }
     let parsed: Results = serde_json::from_slice(&raw)
         .map_err(|e| format!("failed to parse Tavily response: {e}"))?;

@@ -17,10 +17,10 @@ use crate::error::{Error, Result};
 use crate::llm::{self, Deadline};
 use crate::memory::state::{Current, DEFAULT_TASK};
 use crate::prompt;
+use crate::run::artifacts;
 use crate::run::context::Injected;
 use crate::run::details::Detail;
 use crate::run::state::Recorded;
-use crate::run::artifacts;
 use crate::run::{Outcome, Prepared, Session, TextSink, dry_run, once};
 use crate::stderr::note;
 use crate::timeout::Seconds;
@@ -272,7 +272,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // A missing key fails before anything else is said or sent.
     session.endpoint(agent.provider)?;
     let flag_dir = m.value(&ARTIFACT_DIR).map(std::path::Path::new);
-    session.artifacts = artifacts::open(&agent.cfg.artifacts, flag_dir, &agent.workdir)?.map(Arc::new);
+    session.artifacts =
+        artifacts::open(&agent.cfg.artifacts, flag_dir, &agent.workdir)?.map(Arc::new);
     if verbose {
         print_context(&agent, Seconds(timeout), &stdin, &begun.injected);
         if let Some(a) = &session.artifacts {
@@ -293,9 +294,17 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let on_text: Option<TextSink> = if stream { Some(&mut show) } else { None };
     let ran = begun.finish(&session, 0, deadline, on_text, &mut warn);
     let duration_ms = started.elapsed().as_millis();
-    let artifacts = session.artifacts.as_ref().map(|a| a.written()).unwrap_or_default();
+    let artifacts = session
+        .artifacts
+        .as_ref()
+        .map(|a| a.written())
+        .unwrap_or_default();
     // Whichever way the run ended, its own directory goes unless kept.
-    if let Some(kept) = session.artifacts.as_ref().and_then(|a| a.finish(m.flag(&KEEP_ARTIFACTS))) {
+    if let Some(kept) = session
+        .artifacts
+        .as_ref()
+        .and_then(|a| a.finish(m.flag(&KEEP_ARTIFACTS)))
+    {
         note(format_args!("artifacts preserved: {}", kept.display()));
     }
     if verbose {

@@ -11,7 +11,11 @@ use crate::error::{Error, Result};
 
 /// The run's artifact directory, made if missing; `None` when the run
 /// has none.
-pub fn open(cfg: &ArtifactsConfig, flag: Option<&Path>, workdir: &Path) -> Result<Option<Artifacts>> {
+pub fn open(
+    cfg: &ArtifactsConfig,
+    flag: Option<&Path>,
+    workdir: &Path,
+) -> Result<Option<Artifacts>> {
     let (dir, temporary) = match flag {
         Some(dir) => (dir.to_owned(), false),
         None if !cfg.enabled => return Ok(None),

@@ -74,14 +74,21 @@ pub fn run(ctx: &Context, calls: &[ToolCall], turn: usize) -> Vec<ToolResult> {
                 .zip(calls)
                 .map(|(h, call)| {
                     h.join().unwrap_or_else(|_| {
-                        (result(call, Err(crashed(&call.name).to_owned())), Duration::ZERO)
+                        (
+                            result(call, Err(crashed(&call.name).to_owned())),
+                            Duration::ZERO,
+                        )
                     })
                 })
                 .collect()
         })
     };
     if ctx.depth == 0 {
-        let mut kept = ctx.session.details.lock().unwrap_or_else(|e| e.into_inner());
+        let mut kept = ctx
+            .session
+            .details
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         for (call, (result, took)) in calls.iter().zip(&ran) {
             kept.push(Detail::of(call, result, turn, *took));
         }
