@@ -136,9 +136,8 @@ fn read_whole(base: &Base, rel: &str) -> Result<(Dir, std::ffi::OsString, Vec<u8
         Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
             Err("path is a directory, not a file".into())
         }
-        Err(e) if beneath::is_link(&e) => {
-            Err("path escapes workdir".replace("workdir", base.label))
-        }
+        // Swapped for a symlink since it was resolved.
+        Err(e) if beneath::is_link(&e) => Err(format!("path escapes {}", base.label)),
         Err(e) => Err(paths::failed(base, rel, &e)),
     }
 }

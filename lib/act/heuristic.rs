@@ -2,8 +2,9 @@
 //! missing: it refuses `~` expansion, `..` that climbs out of the workdir
 //! and absolute paths outside it (URLs masked first, `/dev/*` allowed, a
 //! workdir of `/` allows all). It reads text, not what the shell will do:
-//! `cat $(printf /etc/passwd)` or `d=/etc; cat $d/passwd` pass it, as the
-//! Go project's issue #31 says. It is not a boundary and axe says so.
+//! `cat $(printf '\057etc\057passwd')` passes it, and so does a path
+//! built from variables, as the Go project's issue #31 says. It is not a
+//! boundary and axe says so.
 //!
 //! One difference from Go's pattern: a path starts only where a word
 //! does, so `cat src/main.go` is not taken for the absolute `/main.go`.
