@@ -40,19 +40,7 @@ pub fn script(turns: Vec<Vec<(&str, Value)>>) -> Server {
 /// `(content, is_error)` of every result sent back after turn `turn`
 /// (from 0).
 pub fn results(server: &Server, turn: usize) -> Vec<(String, bool)> {
-    let request = &server.requests()[turn + 1];
-    let messages = request.json()["messages"].as_array().unwrap().clone();
-    messages.last().unwrap()["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["content"].as_str().unwrap().to_owned(),
-                r["is_error"].as_bool().unwrap(),
-            )
-        })
-        .collect()
+    crate::notes::tool_results(&server.requests()[turn + 1])
 }
 
 /// The one result of a one-call run.

@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{Act, Sandbox, heuristic, names, offer, text, text_schema};
+use super::context::{Act, offer, text, text_schema};
+use super::sandbox::Sandbox;
+use super::{heuristic, names};
 use crate::tools::{Call, Reply, Tool};
 
 /// How long bubblewrap has to exit once its sandbox is killed.
@@ -54,13 +56,17 @@ fn run_command(act: &Act, call: &Call) -> Result<Reply, String> {
     if command.is_empty() {
         return Err("command is required".into());
     }
+    // Chosen with the agent whenever it has this tool.
+    let Some(sandbox) = &act.sandbox else {
+        return Err("run_command: no sandbox was chosen for this agent".into());
+    };
     // Inside bubblewrap the sandbox is the boundary; the text check would
     // only refuse harmless reads there.
-    if let Sandbox::Heuristic { .. } = act.sandbox {
+    if let Sandbox::Heuristic { .. } = sandbox {
         heuristic::check(&act.workdir, command)?;
     }
     let writable: Vec<&Path> = act.artifacts.iter().map(|a| a.dir.as_path()).collect();
-    let mut cmd = act.sandbox.command(&act.workdir, &writable, command);
+    let mut cmd = sandbox.command(&act.workdir, &writable, command);
     let (reader, writer) = std::io::pipe().map_err(|e| failed(&e))?;
     let writer2 = writer.try_clone().map_err(|e| failed(&e))?;
     cmd.env_clear()
@@ -88,7 +94,7 @@ fn run_command(act: &Act, call: &Call) -> Result<Reply, String> {
     let left = act.deadline.saturating_duration_since(Instant::now());
     let (status, timed_out) = match wait_rx.recv_timeout(left) {
         Ok(status) => (status, false),
-        Err(_) => (stop(&act.sandbox, group, &wait_rx), true),
+        Err(_) => (stop(sandbox, group, &wait_rx), true),
     };
     // Whatever it left running goes too.
     kill_group(group);
@@ -103,10 +109,10 @@ fn stop(
     waited: &mpsc::Receiver<std::io::Result<ExitStatus>>,
 ) -> std::io::Result<ExitStatus> {
     if let Sandbox::Bwrap { .. } = sandbox {
-        // The sandbox's first process is bubblewrap's child: once it is
-        // killed, the kernel ends every process of the sandbox before
-        // bubblewrap sees it go and exits itself. Killing bubblewrap alone
-        // would leave that to happen a moment after we returned.
+        // The sandbox's first process (the shell) is bubblewrap's child:
+        // once it is killed, the kernel ends every process of the sandbox
+        // before bubblewrap sees it go and exits itself. Killing bubblewrap
+        // alone would leave that to happen a moment after we returned.
         kill_children(group);
         if let Ok(status) = waited.recv_timeout(GRACE) {
             return status;

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::context::{Act, offer, text, text_schema};
 use super::http_get::{self, Url};
-use super::{Act, hosts, html, names, offer, text, text_schema};
+use super::{hosts, html, names};
 use crate::tools::{Call, Reply, Tool};
 
 const TIMEOUT: Duration = Duration::from_secs(15);

@@ -8,9 +8,9 @@ use std::io::Write;
 
 use serde_json::json;
 
+use super::context::{Act, artifact_param, offer, text, text_schema};
 use super::names;
 use super::paths::{self, Base};
-use super::{Act, artifact_param, offer, text, text_schema};
 use crate::beneath::{self, Dir, Open};
 use crate::tools::{Call, Reply, Tool};
 
@@ -232,12 +232,7 @@ fn edit_file(act: &Act, call: &Call) -> Result<Reply, String> {
     let content = String::from_utf8(content)
         .map_err(|_| "the file is not UTF-8 text; edit_file changes text files".to_owned())?;
     let count = content.matches(old).count();
-    let all = call
-        .call
-        .arguments
-        .get("replace_all")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(false);
+    let all = call.flag("replace_all").unwrap_or(false);
     if count == 0 {
         return Err("old_string not found in file".into());
     }

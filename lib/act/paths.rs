@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::io;
 use std::path::Path;
 
-use super::Act;
+use super::context::Act;
 use crate::beneath::{self, Dir};
 use crate::tools::Call;
 
@@ -22,12 +22,7 @@ pub struct Base<'a> {
 /// The directory `call` works in: the artifact directory when its
 /// `artifact` argument says so (or, left out, when `default` does).
 pub fn base<'a>(act: &'a Act, call: &Call, default: bool) -> Result<Base<'a>, String> {
-    let artifact = call
-        .call
-        .arguments
-        .get("artifact")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(default);
+    let artifact = call.flag("artifact").unwrap_or(default);
     if !artifact {
         return Ok(Base {
             root: &act.workdir,

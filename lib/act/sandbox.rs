@@ -110,7 +110,16 @@ impl Sandbox {
         for dir in std::iter::once(&workdir).chain(writable) {
             cmd.arg("--bind").arg(dir).arg(dir);
         }
-        cmd.args(["--unshare-all", "--die-with-parent", "--new-session"]);
+        // The shell is the first process of the sandbox's own process
+        // namespace, not a child of bubblewrap's init: when it ends, the
+        // kernel ends every process it left before bubblewrap sees it go,
+        // so nothing of a command outlives our wait for it.
+        cmd.args([
+            "--unshare-all",
+            "--as-pid-1",
+            "--die-with-parent",
+            "--new-session",
+        ]);
         if *network {
             cmd.arg("--share-net");
         }

@@ -9,7 +9,8 @@ use std::io::Read;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Act, names, offer, text, text_schema};
+use super::context::{Act, offer, text, text_schema};
+use super::names;
 use crate::tools::{Call, Reply, Tool};
 
 const DEFAULT_URL: &str = "https://api.tavily.com";

@@ -179,8 +179,9 @@ const JSON: Flag = Flag::switch(
     "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts} as JSON",
 );
 
-/// What `--json` adds to the answer: how many tools the model called and,
-/// with `[state]`, the signals recorded and rejected.
+/// What `--json` adds to the answer: the model's tool calls (how many, and
+/// each one), retries, artifacts and, with `[state]`, the signals recorded
+/// and rejected.
 #[derive(Serialize)]
 struct More {
     tool_calls: u64,

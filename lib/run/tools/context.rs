@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use crate::act::{Act, Sandbox};
+use crate::act::Act;
 use crate::llm::Deadline;
 use crate::run::prepared::Prepared;
 use crate::run::session::Session;
@@ -50,9 +50,7 @@ pub fn act(session: &Session, agent: &Prepared, deadline: Deadline) -> Act {
         artifacts: session.artifacts.clone(),
         default_write: agent.cfg.artifacts.default_write,
         allowed_hosts: agent.allowed_hosts.clone(),
-        sandbox: agent.sandbox.clone().unwrap_or(Sandbox::Heuristic {
-            why: "no command tool".into(),
-        }),
+        sandbox: agent.sandbox.clone(),
         deadline: deadline.at,
     }
 }
