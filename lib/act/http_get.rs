@@ -30,6 +30,12 @@ pub struct Url {
 impl Url {
     pub fn parse(text: &str) -> Result<Url, String> {
         let text = text.trim();
+        // Nothing of it may end up as a header line of its own.
+        if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(format!(
+                "invalid URL {text:?}: spaces and control characters must be percent-encoded"
+            ));
+        }
         let (scheme, rest) = text.split_once("://").unwrap_or(("", text));
         let https = match scheme.to_ascii_lowercase().as_str() {
             "http" => false,
@@ -309,6 +315,7 @@ mod tests {
             "unsupported scheme \"file\": only http and https are allowed"
         );
         assert!(Url::parse("http://a@b/").is_err());
+        assert!(Url::parse("http://h/a\r\nX-Injected: 1").is_err());
         let base = Url::parse("http://h/dir/page?x").unwrap();
         assert_eq!(base.join("other").unwrap().to_text(), "http://h/dir/other");
         assert_eq!(base.join("/top").unwrap().to_text(), "http://h/top");

@@ -60,13 +60,17 @@ fn root(base: &Base) -> Result<Dir, String> {
             base.label,
             base.root.display()
         )),
-        Err(e) => Err(format!("open the {}: {}", base.label, describe(&e))),
+        Err(e) => Err(format!(
+            "open the {}: {}",
+            base.label,
+            crate::error::describe_io(&e)
+        )),
     }
 }
 
-/// The directory holding the file `rel` and its name there; with
-/// `create`, missing directories on the way are made. `Ok(None)` when a
-/// directory on the way is missing.
+/// The directory holding the file `rel` and its name there (a symlink
+/// as the file itself resolved inside); with `create`, missing
+/// directories on the way are made.
 pub fn file(base: &Base, rel: &str, create: bool) -> Result<(Dir, OsString), String> {
     let path = relative(rel)?;
     match root(base)?.file(path, create) {
@@ -114,9 +118,5 @@ pub fn failed(base: &Base, rel: &str, err: &io::Error) -> String {
         let inside = p.strip_prefix(base.root).unwrap_or(p);
         return format!("{} is not a directory", inside.display());
     }
-    format!("{rel}: {}", describe(err))
-}
-
-pub fn describe(err: &io::Error) -> String {
-    crate::error::describe_io(err)
+    format!("{rel}: {}", crate::error::describe_io(err))
 }
