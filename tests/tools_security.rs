@@ -568,6 +568,11 @@ fn url_fetch_returns_text_and_checks_every_redirect() {
         ("url_fetch", at("/to-other")),
         ("url_fetch", at("/to-outsider")),
         ("url_fetch", at("/loop")),
+        // Plain HTTP where TLS is expected: an error, at once.
+        (
+            "url_fetch",
+            json!({"url": format!("https://public.test:{port}/")}),
+        ),
     ]]);
     run(&env, &server.url)
         .env("AXE_URL_FETCH_ALLOW_LOOPBACK", "1")
@@ -619,6 +624,14 @@ fn url_fetch_returns_text_and_checks_every_redirect() {
             format!("Get \"http://public.test:{port}/loop\": stopped after 10 redirects"),
             true
         )
+    );
+    assert!(
+        got[8].1
+            && got[8]
+                .0
+                .starts_with(&format!("Get \"https://public.test:{port}/\": ")),
+        "{:?}",
+        got[8]
     );
     let seen = other_seen.join().unwrap();
     assert!(seen.starts_with("GET /there HTTP/1.1\r\n"), "{seen}");
