@@ -708,3 +708,47 @@ fn a_sub_agent_inherits_its_parents_allowed_hosts() {
         .success()
         .stdout("host \"elsewhere.example\" is not in allowed_hosts");
 }
+
+/// A bubblewrap that cannot make namespaces (as in some containers) is
+/// treated as absent, and said so; with `require`, the run is refused.
+#[test]
+fn a_bubblewrap_that_cannot_make_namespaces_is_said_and_not_trusted() {
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "");
+    let bin = path_without_bwrap(&env);
+    let fake = bin.join("bwrap");
+    fs::write(
+        &fake,
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+    )
+    .unwrap();
+    crate::util::set_mode(&fake, 0o755);
+    let server = script(vec![vec![(
+        "run_command",
+        json!({"command": "cat /etc/passwd"}),
+    )]]);
+    let mut cmd = run(&env, &server.url);
+    cmd.env("PATH", &bin).args(["a", "-v"]);
+    let out = crate::util::output_past_busy(&mut cmd);
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(&format!(
+            "Sandbox:  none: {} cannot make namespaces here (bwrap: No permissions to create new namespace); run_command only checks the command's text, which is not a boundary",
+            fake.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        only_result(&server)
+            .0
+            .starts_with("command rejected: absolute path")
+    );
+    tool_agent(&env, "\"run_command\"", "[sandbox]\nrequire = true");
+    run(&env, &server.url)
+        .env("PATH", &bin)
+        .arg("a")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("cannot make namespaces here"));
+}
