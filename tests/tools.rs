@@ -638,3 +638,58 @@ enabled = true
         json!([{"path": "notes.md", "agent": "coder", "size": 4}])
     );
 }
+
+/// `kill -TERM` of `axe-run` while a command runs: the command goes with
+/// it, inside bubblewrap and in its plain process group alike.
+#[test]
+fn a_command_goes_when_axe_run_is_stopped() {
+    for (i, plain) in [false, true].into_iter().enumerate() {
+        let env = Env::new();
+        tool_agent(&env, "\"run_command\"", "");
+        let marker = format!("sleep 1000.515{i}");
+        let server = script(vec![vec![(
+            "run_command",
+            json!({"command": format!("{marker} & {marker}")}),
+        )]]);
+        let mut child = env.std_cmd("axe-run");
+        child
+            .env("AXE_ANTHROPIC_BASE_URL", &server.url)
+            .env("ANTHROPIC_API_KEY", crate::wire::KEY)
+            // Not the deadline: the signal must end it.
+            .args(["a", "--timeout", "3600"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if plain {
+            child.env("PATH", path_without_bwrap(&env));
+        }
+        let mut child = child.spawn().unwrap();
+        // Until both sleeps run (a state to wait for, not a race).
+        let since = std::time::Instant::now();
+        while processes_with(&marker).len() < 2 {
+            assert!(
+                since.elapsed() < crate::server::PATIENCE,
+                "the command never ran"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+        let since = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if since.elapsed() > crate::server::PATIENCE {
+                let _ = child.kill();
+                panic!("axe-run held on to its command after SIGTERM ({plain})");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(15), "{status:?}");
+        assert!(
+            processes_with(&marker).is_empty(),
+            "the command outlived axe-run ({plain})"
+        );
+    }
+}

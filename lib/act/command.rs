@@ -25,6 +25,9 @@ use super::sandbox::Sandbox;
 use super::{heuristic, names};
 use crate::tools::{Call, Reply, Tool};
 
+/// How often a running command's wait looks for an ending signal.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
 /// How long bubblewrap has to exit once its sandbox is killed.
 const GRACE: Duration = Duration::from_secs(5);
 
@@ -91,14 +94,32 @@ fn run_command(act: &Act, call: &Call) -> Result<Reply, String> {
     thread::spawn(move || {
         let _ = wait_tx.send(child.wait());
     });
-    let left = act.deadline.saturating_duration_since(Instant::now());
-    let (status, timed_out) = match wait_rx.recv_timeout(left) {
-        Ok(status) => (status, false),
-        Err(_) => (stop(sandbox, group, &wait_rx), true),
+    // An ending signal (Ctrl-C, `kill`) is held while the command runs,
+    // so that the command goes with us: it leads a group of its own, which
+    // the terminal's Ctrl-C does not reach.
+    let hold = crate::signals::hold();
+    let (status, ended) = loop {
+        let left = act.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break (
+                stop(sandbox, group, &wait_rx),
+                Some("at the run's deadline"),
+            );
+        }
+        match wait_rx.recv_timeout(left.min(SIGNAL_POLL)) {
+            Ok(status) => break (status, None),
+            Err(_) if hold.interrupted() => {
+                break (stop(sandbox, group, &wait_rx), Some("as axe was stopped"));
+            }
+            Err(_) => {}
+        }
     };
     // Whatever it left running goes too.
     kill_group(group);
-    finish(status, timed_out, &output, &read_rx, act.deadline)
+    // Dropping the hold after a signal ends the process here.
+    let result = finish(status, ended, &output, &read_rx, act.deadline);
+    drop(hold);
+    result
 }
 
 /// Ends the command leading the process group `group`, at the deadline,
@@ -124,22 +145,24 @@ fn stop(
         .unwrap_or_else(|e| Err(std::io::Error::other(e)))
 }
 
-/// The result of a command that ended with `status`, with what it wrote
-/// (read until its pipe closes, at most until `deadline`).
+/// The result of a command that ended with `status` (killed, when
+/// `ended` says why), with what it wrote: read until its pipe closes, but
+/// not past `deadline`, nor long after the command ended (a process that
+/// left its group and kept the pipe is not waited for).
 fn finish(
     status: std::io::Result<ExitStatus>,
-    timed_out: bool,
+    ended: Option<&str>,
     output: &Mutex<Vec<u8>>,
     read_rx: &mpsc::Receiver<()>,
     deadline: Instant,
 ) -> Result<Reply, String> {
     let left = deadline.saturating_duration_since(Instant::now());
-    let _ = read_rx.recv_timeout(left);
+    let _ = read_rx.recv_timeout(left.min(GRACE));
     let output = shown(&output.lock().unwrap_or_else(|e| e.into_inner()));
     let status = status.map_err(|e| failed(&e))?;
-    if timed_out {
+    if let Some(why) = ended {
         return Err(format!(
-            "command killed at the run's deadline, with everything it started\n{output}"
+            "command killed {why}, with everything it started\n{output}"
         ));
     }
     match exit(status) {
