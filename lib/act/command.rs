@@ -5,9 +5,9 @@
 //!
 //! The command leads a process group of its own. When the shell ends,
 //! what it left running in that group is killed: a tool call leaves
-//! nothing behind. When the run's deadline comes first, the whole group
-//! is killed there and then (inside bubblewrap, killing it takes the
-//! whole sandbox with it).
+//! nothing behind. When the run's deadline comes first, or `axe-run` is
+//! asked to stop (SIGINT, SIGTERM, SIGHUP), the whole group is killed
+//! there and then (inside bubblewrap, the whole sandbox with it).
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
