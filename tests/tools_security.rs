@@ -292,6 +292,12 @@ fn under_bubblewrap_a_command_cannot_read_secrets_or_write_outside() {
             "run_command",
             json!({"command": format!("echo x > {var_tmp}")}),
         ),
+        // axe-run's own environment holds the key: out of sight. (Part of
+        // it: axe redacts the whole key in what the provider sends.)
+        (
+            "run_command",
+            json!({"command": format!("cat /proc/[0-9]*/environ | tr '\\0' '\\n' | grep -c {} || true", &KEY[3..])}),
+        ),
     ]]);
     let out = run(&env, &server.url)
         .env("HOME", &home)
@@ -333,6 +339,7 @@ fn under_bubblewrap_a_command_cannot_read_secrets_or_write_outside() {
     assert!(pids <= 4, "it sees {pids} processes");
     // The system itself stays readable, as to any program.
     assert_eq!(got[6], ("root".into(), false));
+    assert_eq!(got[8], ("0\n".into(), false));
     assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
 }
 
