@@ -821,6 +821,21 @@ model = "{PLACEHOLDER_MODEL}"
 # parallel = true
 # timeout = 120
 
+# Built-in tools the model may call (optional): list_directory, read_file,
+# write_file, edit_file, run_command, url_fetch, web_search
+# tools = []
+# allowed_hosts = []      # url_fetch: [] = any public host
+
+# [artifacts]
+# enabled = false
+# dir = ""                # default: a directory for each run, removed after it
+# default_write = false
+
+# run_command runs inside bubblewrap where it works
+# [sandbox]
+# require = false         # refuse to run commands without it
+# network = false
+
 # [memory]
 # enabled = false
 # path = ""
