@@ -14,6 +14,7 @@ pub mod init;
 /// The credential scanner, for whatever keeps or ships memory.
 pub mod secrets;
 
+pub(crate) mod act;
 pub(crate) mod beneath;
 pub(crate) mod config;
 pub(crate) mod dirs;

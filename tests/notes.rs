@@ -1051,7 +1051,7 @@ fn tool_calls(calls: &[(&str, &str, Value)]) -> Value {
 
 /// Every tool result the last message of a request carried back (anthropic's
 /// format), as text and whether it is an error.
-fn tool_results(r: &Recorded) -> Vec<(String, bool)> {
+pub fn tool_results(r: &Recorded) -> Vec<(String, bool)> {
     let messages = r.json()["messages"].as_array().unwrap().clone();
     messages.last().unwrap()["content"]
         .as_array()

@@ -35,5 +35,7 @@ mod search;
 mod server;
 mod state;
 mod stress;
+mod tools;
+mod tools_security;
 mod util;
 mod wire;

@@ -68,6 +68,7 @@ pub fn converse(
         deadline,
         sub_agent: sub,
         memory: tools::memory(session, agent),
+        act: tools::act(session, agent, deadline),
         mcp: tools::Servers::default(),
     };
     // Its MCP servers run while it talks, and stop with `ctx` however the
@@ -175,7 +176,7 @@ pub fn converse(
             return Ok(outcome);
         }
         outcome.tool_calls += reply.tool_calls.len() as u64;
-        let results = tools::run(&ctx, &reply.tool_calls);
+        let results = tools::run(&ctx, &reply.tool_calls, turn - 1);
         // The partial answer, should the budget run out before the next.
         outcome.reply = reply.clone();
         conversation

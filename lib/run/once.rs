@@ -109,8 +109,8 @@ impl Begun<'_> {
     ) -> Result<Ran> {
         let agent = self.agent;
         let (task, phase) = (self.now.task.unwrap_or_default(), self.now.phase);
-        let sub = |name: &str, user: &str, depth: u32, deadline: Deadline| {
-            sub_agent(session, name, user, depth, deadline)
+        let sub = |name: &str, user: &str, depth: u32, deadline: Deadline, hosts: &[String]| {
+            sub_agent(session, name, user, depth, deadline, hosts)
         };
         let asked = history.len();
         let mut start = history;
@@ -162,19 +162,24 @@ impl Begun<'_> {
 
 /// Runs the sub-agent `name` at `depth` on `user`, the way [`begin`] and
 /// [`Begun::finish`] run any agent, under its own main task, and returns
-/// its answer. Its warnings are shown only with `-v`.
+/// its answer; without `allowed_hosts` of its own it has its caller's
+/// (`hosts`). Its warnings are shown only with `-v`.
 fn sub_agent(
     session: &Session,
     name: &str,
     user: &str,
     depth: u32,
     deadline: Deadline,
+    hosts: &[String],
 ) -> std::result::Result<String, String> {
     let cfg = agent::load(name).map_err(|e| format!("failed to load agent \"{name}\": {e}"))?;
-    let agent = prepare(session, name, cfg, None).map_err(|(step, e)| match step {
+    let mut agent = prepare(session, name, cfg, None).map_err(|(step, e)| match step {
         Some(step) => format!("failed to {step} for agent \"{name}\": {e}"),
         None => format!("invalid model for agent \"{name}\": {e}"),
     })?;
+    if agent.allowed_hosts.is_empty() {
+        agent.allowed_hosts = hosts.to_vec();
+    }
     let mut warn = |w: String| {
         // A sub-agent's memory trouble is only worth a line when asked.
         if session.verbose {

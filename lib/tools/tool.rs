@@ -133,6 +133,11 @@ impl Call<'_> {
             .unwrap_or_default()
     }
 
+    /// A boolean argument; `None` when left out.
+    pub fn flag(&self, key: &str) -> Option<bool> {
+        self.call.arguments.get(key).and_then(Value::as_bool)
+    }
+
     /// An integer argument that the schema keeps at 0 or more; `None`
     /// when left out.
     pub fn count(&self, key: &str) -> Option<u64> {
