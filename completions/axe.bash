@@ -139,8 +139,8 @@ _axe_spec_axe_run() {
     subs=''
 }
 _axe_spec_axe_gc() {
-    flags='--all --dry-run --model --timeout --budget --agents-dir --wait --json --help -h --version -V'
-    valued=' --model=model --timeout=none --budget=none --agents-dir=dir --wait=none '
+    flags='--all --dry-run --model -m --timeout --budget --agents-dir --wait --json --help -h --version -V'
+    valued=' --model=model -m=model --timeout=none --budget=none --agents-dir=dir --wait=none '
     args='agent'
     subs=''
 }

@@ -122,7 +122,7 @@ complete -c axe-run -n '__axe_at 0 - --prompt -p --messages --agents-dir --skill
 complete -c axe-gc -f
 complete -c axe-gc -l all -d 'Run on every agent that has memory.enabled = true, one after another'
 complete -c axe-gc -l dry-run -d 'Analyze and print suggestions without trimming the memory file'
-complete -c axe-gc -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Use this model for the analysis instead of the agent\'s'
+complete -c axe-gc -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Use this model for the analysis instead of the agent\'s'
 complete -c axe-gc -l timeout -x -d 'Give up on an analysis after this long [default: 120]'
 complete -c axe-gc -l budget -x -d 'Send the analysis only the newest entries that fit in N characters [default: the whole log]'
 complete -c axe-gc -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
@@ -130,7 +130,7 @@ complete -c axe-gc -l wait -x -d 'Wait this long at most for another process\'s 
 complete -c axe-gc -l json -d 'Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON'
 complete -c axe-gc -s h -l help -d 'Print help'
 complete -c axe-gc -s V -l version -d 'Print version'
-complete -c axe-gc -n '__axe_at 0 - --model --timeout --budget --agents-dir --wait' -a '(__axe_agents)'
+complete -c axe-gc -n '__axe_at 0 - --model -m --timeout --budget --agents-dir --wait' -a '(__axe_agents)'
 
 # axe-agents
 complete -c axe-agents -f

@@ -65,7 +65,7 @@ export extern "axe-gc" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --all  # Run on every agent that has memory.enabled = true, one after another
     --dry-run  # Analyze and print suggestions without trimming the memory file
-    --model: string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
+    --model(-m): string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
     --timeout: number  # Give up on an analysis after this long [default: 120]
     --budget: int  # Send the analysis only the newest entries that fit in N characters [default: the whole log]
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
@@ -395,7 +395,7 @@ export extern "axe gc" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --all  # Run on every agent that has memory.enabled = true, one after another
     --dry-run  # Analyze and print suggestions without trimming the memory file
-    --model: string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
+    --model(-m): string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
     --timeout: number  # Give up on an analysis after this long [default: 120]
     --budget: int  # Send the analysis only the newest entries that fit in N characters [default: the whole log]
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
