@@ -133,14 +133,14 @@ _axe_spec_axe_version() {
     subs=''
 }
 _axe_spec_axe_run() {
-    flags='--prompt -p --messages --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --json --help -h --version -V'
-    valued=' --prompt=none -p=none --messages=file --agents-dir=dir --skill=file --workdir=dir --model=model -m=model --system=none -s=none --temperature=none --max-tokens=none --budget-tokens=none --task=none --phase=none --timeout=none '
+    flags='--prompt -p --messages --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --artifact-dir --keep-artifacts --json --help -h --version -V'
+    valued=' --prompt=none -p=none --messages=file --agents-dir=dir --skill=file --workdir=dir --model=model -m=model --system=none -s=none --temperature=none --max-tokens=none --budget-tokens=none --task=none --phase=none --timeout=none --artifact-dir=dir '
     args='agent none...'
     subs=''
 }
 _axe_spec_axe_gc() {
-    flags='--all --dry-run --model --timeout --budget --agents-dir --wait --json --help -h --version -V'
-    valued=' --model=model --timeout=none --budget=none --agents-dir=dir --wait=none '
+    flags='--all --dry-run --model -m --timeout --budget --agents-dir --wait --json --help -h --version -V'
+    valued=' --model=model -m=model --timeout=none --budget=none --agents-dir=dir --wait=none '
     args='agent'
     subs=''
 }

@@ -53,7 +53,9 @@ export extern "axe-run" [
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages
+    --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
+    --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -63,7 +65,7 @@ export extern "axe-gc" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --all  # Run on every agent that has memory.enabled = true, one after another
     --dry-run  # Analyze and print suggestions without trimming the memory file
-    --model: string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
+    --model(-m): string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
     --timeout: number  # Give up on an analysis after this long [default: 120]
     --budget: int  # Send the analysis only the newest entries that fit in N characters [default: the whole log]
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
@@ -192,7 +194,7 @@ export extern "axe-mem-append" [
     --timestamp: string  # Date the entry at this RFC 3339 time instead of now
     --file: path  # Work on the log at PATH instead of an agent's
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON
+    --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -252,7 +254,7 @@ export extern "axe-notes-remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -263,7 +265,7 @@ export extern "axe-notes-reflect" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -276,7 +278,7 @@ export extern "axe-notes-learn" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -327,7 +329,7 @@ export extern "axe-state-ingest" [
     --phase: string  # The task's phase, set on it
     --tee  # Pass standard input through to standard output, signal lines removed
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, recorded, rejected, pruned} as JSON (not with --tee)
+    --json  # Print {agent, path, recorded, rejected, pruned, redacted} as JSON (not with --tee)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -344,7 +346,7 @@ export extern "axe-state-record" [
     --branch: string  # The task's branch
     --pr: string  # The task's pull request
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, iteration, pruned} as JSON
+    --json  # Print {agent, path, iteration, pruned, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -430,7 +432,9 @@ export extern "axe run" [
     --dry-run  # Show the resolved context and stop: no call, no memory entry
     --verbose(-v)  # Print what is sent and received on stderr
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages
+    --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
+    --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -440,7 +444,7 @@ export extern "axe gc" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --all  # Run on every agent that has memory.enabled = true, one after another
     --dry-run  # Analyze and print suggestions without trimming the memory file
-    --model: string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
+    --model(-m): string@"nu-complete axe models"  # Use this model for the analysis instead of the agent's
     --timeout: number  # Give up on an analysis after this long [default: 120]
     --budget: int  # Send the analysis only the newest entries that fit in N characters [default: the whole log]
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
@@ -569,7 +573,7 @@ export extern "axe mem append" [
     --timestamp: string  # Date the entry at this RFC 3339 time instead of now
     --file: path  # Work on the log at PATH instead of an agent's
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON
+    --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -629,7 +633,7 @@ export extern "axe notes remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -640,7 +644,7 @@ export extern "axe notes reflect" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -653,7 +657,7 @@ export extern "axe notes learn" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, topic, path, sha256, chars} as JSON
+    --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -704,7 +708,7 @@ export extern "axe state ingest" [
     --phase: string  # The task's phase, set on it
     --tee  # Pass standard input through to standard output, signal lines removed
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, recorded, rejected, pruned} as JSON (not with --tee)
+    --json  # Print {agent, path, recorded, rejected, pruned, redacted} as JSON (not with --tee)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -721,7 +725,7 @@ export extern "axe state record" [
     --branch: string  # The task's branch
     --pr: string  # The task's pull request
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {agent, path, iteration, pruned} as JSON
+    --json  # Print {agent, path, iteration, pruned, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

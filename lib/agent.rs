@@ -47,6 +47,39 @@ pub struct AgentConfig {
     pub notes: NotesConfig,
     pub state: StateConfig,
     pub context: ContextConfig,
+    /// Built-in tools offered to the model (`read_file`, `run_command`,
+    /// ...); a name not in [`crate::act::names::ALL`] is a config error.
+    pub tools: Vec<String>,
+    /// Hosts `url_fetch` may reach (exact, any case, any port); empty:
+    /// any public host, or the parent's list for a sub-agent.
+    pub allowed_hosts: Vec<String>,
+    pub artifacts: ArtifactsConfig,
+    pub sandbox: SandboxConfig,
+}
+
+/// `[artifacts]`: a directory for files an agent makes for its caller
+/// rather than in its workdir.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ArtifactsConfig {
+    pub enabled: bool,
+    /// Empty: a directory for this run under the cache directory, removed
+    /// after it unless `--keep-artifacts`. Relative: from the workdir;
+    /// `~` and `$VAR` expanded.
+    pub dir: String,
+    /// The file tools work in the artifact directory unless a call says
+    /// `artifact = false`.
+    pub default_write: bool,
+}
+
+/// `[sandbox]`: how `run_command` is held.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SandboxConfig {
+    /// Refuse to run commands without bubblewrap.
+    pub require: bool,
+    /// Keep the network inside bubblewrap.
+    pub network: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -97,7 +130,8 @@ pub struct BudgetConfig {
     pub max_tokens: Count,
 }
 
-/// `[memory]`: the run log's settings (the section keeps Go's name).
+/// `[memory]`: the run log's settings (the section keeps Go's name), and
+/// what holds for all of the agent's memory.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct LogConfig {
@@ -105,6 +139,11 @@ pub struct LogConfig {
     pub path: String,
     pub last_n: Count,
     pub max_entries: Count,
+    /// Whether credentials are redacted from everything the agent's
+    /// memory keeps (run log, notes, state); unset: config.toml's
+    /// `[memory] redact`, else on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redact: Option<bool>,
 }
 
 /// `[notes]`: the notes workspace and the tools that read and write it.
@@ -431,6 +470,25 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
         if value.is_negative() {
             return Err(Error::AgentInvalid(format!("{field} must be non-negative")));
         }
+    }
+    if let Some(name) = cfg
+        .tools
+        .iter()
+        .find(|t| !crate::act::names::ALL.contains(&t.as_str()))
+    {
+        return Err(Error::AgentInvalid(format!(
+            "unknown tool {name:?} in tools config"
+        )));
+    }
+    let artifacts = &cfg.artifacts;
+    if !artifacts.dir.is_empty() && !artifacts.enabled {
+        return fail("artifacts.dir requires artifacts.enabled = true");
+    }
+    if std::path::Path::new(&artifacts.dir)
+        .components()
+        .any(|c| c == std::path::Component::ParentDir)
+    {
+        return fail("artifacts.dir must not contain \"..\"");
     }
     let order = &cfg.context.order;
     if let Some((i, kind)) = order
@@ -820,6 +878,21 @@ model = "{PLACEHOLDER_MODEL}"
 # parallel = true
 # timeout = 120
 
+# Built-in tools the model may call (optional): list_directory, read_file,
+# write_file, edit_file, run_command, url_fetch, web_search
+# tools = []
+# allowed_hosts = []      # url_fetch: [] = any public host
+
+# [artifacts]
+# enabled = false
+# dir = ""                # default: a directory for each run, removed after it
+# default_write = false
+
+# run_command runs inside bubblewrap where it works
+# [sandbox]
+# require = false         # refuse to run commands without it
+# network = false
+
 # Call again after a rate limit, an overload, a 5xx or a dropped connection
 # [retry]
 # max_retries = 3
@@ -853,6 +926,7 @@ model = "{PLACEHOLDER_MODEL}"
 # path = ""
 # last_n = 10
 # max_entries = 100
+# redact = true          # credentials out of all memory (default: config.toml's, else on)
 
 # [params]
 # temperature = 0.3
@@ -934,7 +1008,8 @@ mod tests {
                 enabled: true,
                 path: "/tmp/mem.md".into(),
                 last_n: Count(5),
-                max_entries: Count(50)
+                max_entries: Count(50),
+                redact: None,
             }
         );
     }

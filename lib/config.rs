@@ -26,6 +26,16 @@ pub struct Config {
     /// without `--model`; empty: none. Read through [`Config::default_model`].
     pub default_model: String,
     pub providers: BTreeMap<String, ProviderConfig>,
+    pub memory: MemoryConfig,
+}
+
+/// `[memory]` of config.toml: what holds for every agent's memory unless
+/// its agent file says otherwise.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct MemoryConfig {
+    /// Whether credentials are redacted from what memory keeps; unset: on.
+    pub redact: Option<bool>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -115,6 +125,12 @@ impl Config {
         })
     }
 
+    /// The keys written in the file (`api_key`; an `api_key_cmd` is not
+    /// run for this).
+    pub fn file_keys(&self) -> impl Iterator<Item = &str> {
+        self.providers.values().map(|p| p.api_key.trim())
+    }
+
     /// The base URL for `provider`, without a trailing slash.
     pub fn base_url(&self, provider: Provider, env: &dyn Fn(&str) -> Option<String>) -> String {
         let var = format!("AXE_{}_BASE_URL", provider.name().to_uppercase());
@@ -167,6 +183,17 @@ impl Endpoints {
             config,
             known: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The file's settings.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The keys resolved so far (an `api_key_cmd`'s output included).
+    pub fn resolved_keys(&self) -> Vec<String> {
+        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        known.iter().map(|e| e.api_key.clone()).collect()
     }
 
     /// Where to send `provider`'s calls, with its key.

@@ -23,6 +23,17 @@ pub fn data_dir() -> Result<PathBuf> {
     })
 }
 
+/// `$XDG_CACHE_HOME/axe`, else `$HOME/.cache/axe`: what a run may leave
+/// behind and anyone may remove (a run's artifacts).
+pub fn cache_dir() -> Result<PathBuf> {
+    if let Some(dir) = non_empty(std::env::var_os("XDG_CACHE_HOME")) {
+        return Ok(PathBuf::from(dir).join("axe"));
+    }
+    let home = etcetera::home_dir()
+        .map_err(|e| Error::Config(format!("unable to determine cache directory: {e}")))?;
+    Ok(home.join(".cache").join("axe"))
+}
+
 /// [`config_dir`] with the environment passed in, so it can be tested
 /// without touching the process environment.
 pub fn config_dir_from(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf> {

@@ -116,7 +116,7 @@ pub const EXIT_CODES: [ExitCode; 8] = [
     ExitCode {
         code: 2,
         name: "config",
-        meaning: "agent not found or invalid, an invalid agent name, a bad `config.toml`, an API key with a control character in it, a base URL with a user name or password, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite; an unset `${VAR}` in an MCP server's headers or env, one tool name on two MCP servers; a `response_format` the provider cannot honour",
+        meaning: "agent not found or invalid (an unknown tool in `tools`), `[sandbox] require = true` where bubblewrap cannot run, an artifact directory that cannot be made, an invalid agent name, a bad `config.toml`, an API key with a control character in it, a base URL with a user name or password, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite; an unset `${VAR}` in an MCP server's headers or env, one tool name on two MCP servers; a `response_format` the provider cannot honour",
     },
     ExitCode {
         code: 3,

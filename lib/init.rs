@@ -51,6 +51,12 @@ pub const CONFIG_TOML: &str = r#"# axe global configuration: API keys and base U
 # Google Gemini: google/gemini-2.5-flash (key also from GEMINI_API_KEY).
 # [providers.google]
 # api_key = "..."
+
+# What memory keeps (run logs, notes, state) has credentials replaced by
+# markers such as [redacted: github token]; false keeps them, for every
+# agent whose file does not say otherwise.
+# [memory]
+# redact = true
 "#;
 
 /// `skills/sample/SKILL.md`: a skill to copy from.

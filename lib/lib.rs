@@ -11,7 +11,10 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod init;
+/// The credential scanner, for whatever keeps or ships memory.
+pub mod secrets;
 
+pub(crate) mod act;
 pub(crate) mod beneath;
 pub(crate) mod config;
 pub(crate) mod dirs;

@@ -154,6 +154,22 @@ fn show_memory_numbers_alone_are_displayed() {
 }
 
 #[test]
+fn show_lists_tools_hosts_artifacts_and_sandbox_when_set() {
+    let env = Env::new();
+    env.agent(
+        "a",
+        "name = \"a\"\nmodel = \"x/y\"\ntools = [\"read_file\", \"url_fetch\"]\nallowed_hosts = [\"docs.rs\"]\n[artifacts]\nenabled = true\n[sandbox]\nrequire = true\n",
+    );
+    env.cmd("axe-agents")
+        .args(["show", "a"])
+        .assert()
+        .success()
+        .stdout(
+            "Name:           a\nModel:          x/y\nTools:          read_file, url_fetch\nAllowed Hosts:  docs.rs\nArtifacts:      a directory for each run\nSandbox:        require = true, network = false\n",
+        );
+}
+
+#[test]
 fn show_json_has_every_field_with_defaults_and_paths() {
     let env = Env::new();
     let path = env.agent(
@@ -185,6 +201,9 @@ fn show_json_has_every_field_with_defaults_and_paths() {
                       "max_memory_chars": 10000, "max_topic_chars": 10000},
             "state": {"enabled": false, "path": "", "max_entries": 100, "context_budget": 3000},
             "context": {"budget": null, "order": ["state", "memory", "log", "world", "daily"]},
+            "tools": [], "allowed_hosts": [],
+            "artifacts": {"enabled": false, "dir": "", "default_write": false},
+            "sandbox": {"require": false, "network": false},
             // Of headers and env only the names: their values are often keys.
             "mcp_servers": [{"name": "s", "transport": "stdio", "url": "", "headers": [],
                              "command": "c", "args": [], "env": ["KEY"], "cwd": "", "required": true}]

@@ -155,7 +155,7 @@ fn model_override() {
     let server = Server::start(vec![Answer::json(200, &ollama_reply(ANALYSIS))]);
     with_log(&env, "m", "last_n = 3", 4);
     gc(&env, &server.url)
-        .args(["m", "--model", "ollama/llama3"])
+        .args(["m", "-m", "ollama/llama3"])
         .assert()
         .success();
     let req = server.only_request();

@@ -656,3 +656,49 @@ fn sigterm_ends_the_server_without_tearing_a_write() {
         }
     }
 }
+
+/// A client's writes lose their secrets as a run's do, and the tool's
+/// result says which, by kind and place.
+#[test]
+fn secrets_a_client_writes_are_redacted_and_reported() {
+    let env = Env::new();
+    let token = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+    let mut c = Client::start(&env, &["keeper"]);
+    c.initialize();
+    let appended = call_result(
+        &mut c,
+        "log_append",
+        json!({"task": "push", "result": format!("used {token}")}),
+    );
+    assert_eq!(
+        appended["structuredContent"]["redacted"],
+        json!([{"kind": "github token", "where": "run log"}])
+    );
+    let text = appended["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.ends_with(" Before writing, redacted 1 secret (github token) from the run log: the marker stays in its place."),
+        "{text}"
+    );
+    let recorded = call_result(
+        &mut c,
+        "state_record",
+        json!({"signals": "AXE_MEMORY: KEY_FACT key AKIAIOSFODNN7EXAMPLE"}),
+    );
+    assert_eq!(
+        recorded["structuredContent"]["redacted"],
+        json!([{"kind": "aws access key", "where": "state"}])
+    );
+    let nothing = call_result(&mut c, "remember", json!({"content": "nothing secret"}));
+    assert_eq!(nothing["structuredContent"]["redacted"], json!([]));
+    c.finish();
+    let log = read(&env.log_path("keeper"));
+    assert!(
+        log.ends_with("**Result:** used [redacted: github token]\n\n"),
+        "{log}"
+    );
+    let state = read(&env.data_dir().join("axe/state/keeper.json"));
+    assert!(
+        state.contains("\"key [redacted: aws access key]\""),
+        "{state}"
+    );
+}

@@ -16,6 +16,7 @@ struct Json {
     bytes: u64,
     truncated: bool,
     task_truncated: bool,
+    redacted: Vec<serde_json::Value>,
 }
 
 fn append(env: &Env, args: &[&str]) -> assert_cmd::assert::Assert {
@@ -167,6 +168,7 @@ fn result_truncation_at_1000_characters() {
         .success();
     let json: Json = serde_json::from_str(&stdout(out.get_output())).unwrap();
     assert!(json.truncated);
+    assert!(json.redacted.is_empty(), "nothing to take out");
     assert!(read(&log).ends_with(&format!("**Result:** {}...\n\n", "é".repeat(1000))));
 
     fs::remove_file(&log).unwrap();

@@ -96,6 +96,7 @@ struct Written {
     path: String,
     sha256: Option<String>,
     chars: usize,
+    redacted: Vec<serde_json::Value>,
 }
 
 #[test]
@@ -117,6 +118,7 @@ fn the_writes_report_alike() {
             path: shown(&today),
             sha256: None,
             chars: 29,
+            redacted: Vec::new(),
         }
     );
     assert_eq!(
@@ -127,6 +129,7 @@ fn the_writes_report_alike() {
             path: shown("agents/a/MEMORY.md"),
             sha256: Some("216999f2898ef2f6f5514c9966e633a6224e147925670b4a0461ac6036b37df4".into()),
             chars: 3,
+            redacted: Vec::new(),
         }
     );
     assert_eq!(
@@ -137,6 +140,7 @@ fn the_writes_report_alike() {
             path: shown("world/deploy-process.md"),
             sha256: Some("2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881".into()),
             chars: 1,
+            redacted: Vec::new(),
         }
     );
     // Without --json, each prints the path it wrote, relative to the
@@ -1047,7 +1051,7 @@ fn tool_calls(calls: &[(&str, &str, Value)]) -> Value {
 
 /// Every tool result the last message of a request carried back (anthropic's
 /// format), as text and whether it is an error.
-fn tool_results(r: &Recorded) -> Vec<(String, bool)> {
+pub fn tool_results(r: &Recorded) -> Vec<(String, bool)> {
     let messages = r.json()["messages"].as_array().unwrap().clone();
     messages.last().unwrap()["content"]
         .as_array()

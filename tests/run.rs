@@ -444,6 +444,9 @@ struct DryRunJson {
     session_memory: Option<String>,
     context: Option<serde_json::Value>,
     mcp_servers: Vec<serde_json::Value>,
+    tools: Vec<String>,
+    sandbox: Option<String>,
+    allowed_hosts: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -485,6 +488,8 @@ fn dry_run_json_is_one_document() {
     assert_eq!(mem.path.unwrap(), env.log_path("j").display().to_string());
     assert!(doc.system_prompt.ends_with(&mem.entries));
     assert_eq!((doc.max_depth, doc.parallel), (3, true));
+    assert_eq!(doc.tools, ["call_agent"]);
+    assert_eq!(doc.sandbox, None);
 }
 
 #[test]
@@ -754,6 +759,9 @@ struct Envelope {
     duration_ms: u64,
     tool_calls: u64,
     retry_attempts: u64,
+    redacted: Vec<Value>,
+    tool_call_details: Vec<Value>,
+    artifacts: Vec<Value>,
 }
 
 fn parse_envelope(text: &str) -> Envelope {
@@ -1325,16 +1333,26 @@ fn verbose_traces_turns_and_sub_agents() {
         "{}",
         tail[3]
     );
-    assert_eq!(
-        tail[4],
-        "[turn 2] Sending request (3 messages, 1 tool calls pending)"
+    // Every call, as it ends: its arguments, outcome and result.
+    assert!(
+        predicate::str::is_match(
+            r#"^\[tool\] call_agent \{"agent":"kid","task":"play"\} \(success, \d+ms\): kid did \[Task: play\]$"#
+        )
+        .unwrap()
+        .eval(tail[4]),
+        "{}",
+        tail[4]
     );
     assert_eq!(
         tail[5],
+        "[turn 2] Sending request (3 messages, 1 tool calls pending)"
+    );
+    assert_eq!(
+        tail[6],
         "[turn 2] Received response: end_turn (0 tool calls)"
     );
     assert_eq!(
-        tail[7..],
+        tail[8..],
         [
             "Tokens:   16 input, 10 output (cumulative)",
             "Stop:     end_turn"

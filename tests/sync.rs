@@ -806,3 +806,60 @@ fn a_remote_that_never_answers_is_given_up_at_the_timeout() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("did not finish within its timeout"), "{err}");
 }
+
+/// A GitHub token as a model might echo one.
+const TOKEN: &str = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gH3kM5";
+
+#[test]
+fn a_secret_a_model_wrote_does_not_reach_the_remote() {
+    let Some((_keep, remote, machines)) = joined(1) else {
+        return;
+    };
+    let a = &machines[0];
+    let reply = format!("Deployed with {TOKEN}\nAXE_MEMORY: KEY_FACT the token is {TOKEN}");
+    let server = Server::start(vec![Answer::json(200, &anthropic_reply(&reply))]);
+    let out = a
+        .env
+        .cmd("axe-run")
+        .arg("bot")
+        .env("AXE_ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .write_stdin("deploy")
+        .output()
+        .unwrap();
+    succeeded(&out);
+    a.synced();
+    let history = git(&remote, &["log", "-p", "--all"]);
+    assert!(
+        history.contains("Deployed with"),
+        "the run reached the remote"
+    );
+    assert!(!history.contains(TOKEN), "{history}");
+}
+
+#[test]
+fn a_secret_written_into_memory_by_hand_is_refused_and_named() {
+    let Some((_keep, remote, machines)) = joined(1) else {
+        return;
+    };
+    let a = &machines[0];
+    let before = git(&remote, &["rev-parse", "main"]);
+    let topic = a.repo().join("notes/world/deploys.md");
+    fs::create_dir_all(topic.parent().unwrap()).unwrap();
+    fs::write(&topic, format!("Deploys\n\nuse {TOKEN}\n")).unwrap();
+    let out = a.sync(&[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("notes/world/deploys.md holds what looks like a secret (github token; the first on line 3)"),
+        "{err}"
+    );
+    assert!(!err.contains(TOKEN));
+    assert_eq!(
+        git(&remote, &["rev-parse", "main"]),
+        before,
+        "nothing pushed"
+    );
+    fs::write(&topic, "Deploys\n\nuse the vault\n").unwrap();
+    assert_eq!(a.sync(&[]).status.code(), Some(0));
+}

@@ -236,6 +236,28 @@ fn show_text(cfg: &AgentConfig) -> String {
         ("Skill:", !cfg.skill.is_empty(), cfg.skill.clone()),
         ("Files:", !cfg.files.is_empty(), cfg.files.join(", ")),
         ("Workdir:", !cfg.workdir.is_empty(), cfg.workdir.clone()),
+        ("Tools:", !cfg.tools.is_empty(), cfg.tools.join(", ")),
+        (
+            "Allowed Hosts:",
+            !cfg.allowed_hosts.is_empty(),
+            cfg.allowed_hosts.join(", "),
+        ),
+        (
+            "Artifacts:",
+            cfg.artifacts.enabled,
+            match cfg.artifacts.dir.is_empty() {
+                true => "a directory for each run".into(),
+                false => cfg.artifacts.dir.clone(),
+            },
+        ),
+        (
+            "Sandbox:",
+            cfg.sandbox.require || cfg.sandbox.network,
+            format!(
+                "require = {}, network = {}",
+                cfg.sandbox.require, cfg.sandbox.network
+            ),
+        ),
         ("Sub-Agents:", subs, cfg.sub_agents.join(", ")),
         (
             "Max Depth:",
@@ -290,6 +312,12 @@ fn show_text(cfg: &AgentConfig) -> String {
             "Memory MaxEntries:",
             memory.enabled || memory.max_entries.get() != 0,
             effective(memory.max_entries.get(), "no limit"),
+        ),
+        // Set only to say something else than config.toml does.
+        (
+            "Memory Redact:",
+            memory.redact.is_some(),
+            memory.redact.unwrap_or(true).to_string(),
         ),
         (
             "Temperature:",

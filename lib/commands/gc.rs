@@ -58,6 +58,7 @@ const MODEL: Flag = Flag::with_value(
     "PROVIDER/MODEL",
     "Use this model for the analysis instead of the agent's",
 )
+.short('m')
 .completes(Complete::Model);
 
 /// An agent or `--all`.

@@ -9,6 +9,7 @@ use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::mcp::Server;
 use crate::memory::notes::Workspace;
+use crate::secrets::Secrets;
 use crate::tools::{Memory, NotesSeen, Served};
 
 pub const COMMAND: Command = Command {
@@ -74,6 +75,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             notes,
             seen: Mutex::new(NotesSeen::default()),
             verbose: false,
+            secrets: Secrets::load(cfg.memory.redact),
+            redacted: Mutex::default(),
             served: Some(Served { cfg }),
         },
         read_only: m.flag(&READ_ONLY),

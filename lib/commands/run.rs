@@ -2,11 +2,13 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
 use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR};
+use crate::act::Artifact;
 use crate::agent;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::config;
@@ -15,9 +17,12 @@ use crate::error::{Error, Result};
 use crate::llm::{self, Deadline, Message, Role};
 use crate::memory::state::{Current, DEFAULT_TASK};
 use crate::prompt;
+use crate::run::artifacts;
 use crate::run::context::Injected;
+use crate::run::details::Detail;
 use crate::run::state::Recorded;
 use crate::run::{Outcome, Prepared, Session, TextSink, dry_run, history, once};
+use crate::secrets::{self, Redaction};
 use crate::stderr::note;
 use crate::timeout::Seconds;
 
@@ -52,6 +57,8 @@ pub const COMMAND: Command = Command {
         DRY_RUN,
         VERBOSE,
         STREAM,
+        ARTIFACT_DIR,
+        KEEP_ARTIFACTS,
         JSON,
     ],
     rules: &[AGENT_REQUIRED],
@@ -73,13 +80,21 @@ With sub_agents, the model may delegate through the call_agent tool; each
 sub-agent runs with its own files, skill and memory, several at once unless
 sub_agents_config.parallel is false.
 
+With tools = [...] the model may also work in the workdir (list_directory,
+read_file, write_file, edit_file), run commands (run_command, inside
+bubblewrap where it is installed) and reach the web (url_fetch,
+web_search); paths never leave the workdir or the artifact directory.
+
 With [[mcp_servers]], the tools of those MCP servers are offered too: stdio
 servers are started for the conversation and stopped when it ends, signals
 included; --dry-run lists them and starts none.
 
 With [memory] enabled, the last memory.last_n entries of the agent's log
 are part of the prompt, and a successful run appends an entry (task and
-answer). Memory problems are warnings; they never fail the run.",
+answer). Memory problems are warnings; they never fail the run. What
+memory keeps (run log, notes, state) has credentials replaced by markers
+such as [redacted: github token], unless [memory] redact = false; -v
+and --json's redacted say what was taken out.",
     run: Run::Action(run),
 };
 
@@ -171,25 +186,43 @@ const STREAM: Flag = Flag::switch(
     "Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end",
 );
 
-const JSON: Flag = Flag::switch(
-    "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages",
+const ARTIFACT_DIR: Flag = Flag::with_value(
+    "artifact-dir",
+    "DIR",
+    "Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]",
+)
+.completes(Complete::Dir);
+
+const KEEP_ARTIFACTS: Flag = Flag::switch(
+    "keep-artifacts",
+    "Keep the run's own artifact directory when it ends, and say where it is",
 );
 
-/// What `--json` adds to the answer: how many tools the model called,
-/// the budget, with `[state]` the signals recorded and rejected, and with
-/// `--messages` the whole conversation.
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages",
+);
+
+/// What `--json` adds to the answer: the model's tool calls (how many, and
+/// each one), retries, artifacts, the budget, with `[state]` the signals
+/// recorded and rejected, and with `--messages` the whole conversation.
 #[derive(Serialize)]
 struct More<'a> {
     tool_calls: u64,
     /// Calls made again under `[retry]`.
     retry_attempts: u64,
+    /// The top-level agent's tool calls, in the order they were made.
+    tool_call_details: Vec<Detail>,
+    /// What the agents wrote to the artifact directory.
+    artifacts: Vec<Artifact>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     budget: Option<Budget>,
     #[serde(skip_serializing_if = "Option::is_none")]
     state: Option<Recorded>,
     #[serde(skip_serializing_if = "Option::is_none")]
     messages: Option<&'a [Message]>,
+    /// The secrets its memory writes took out.
+    redacted: Vec<Redaction>,
 }
 
 /// The run's token budget: its tokens over the whole tree of agents.
@@ -240,7 +273,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     llm::parse_model(&cfg.model)?;
     let config = config::load()?;
     let config_dir = dirs::config_dir()?;
-    let session = Session::new(config, config_dir, &cfg, verbose);
+    let mut session = Session::new(config, config_dir, &cfg, verbose);
     let workdir = m.value(&WORKDIR).map(PathBuf::from);
     let mut agent = once::prepare(&session, &name, cfg, workdir).map_err(|(_, e)| e)?;
     if temperature.is_some() {
@@ -294,8 +327,14 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if let Some(format) = agent.cfg.params.response_format() {
         agent.provider.check_response_format(&format)?;
     }
+    let flag_dir = m.value(&ARTIFACT_DIR).map(std::path::Path::new);
+    session.artifacts =
+        artifacts::open(&agent.cfg.artifacts, flag_dir, &agent.workdir)?.map(Arc::new);
     if verbose {
         print_context(&agent, Seconds(timeout), &stdin, &begun.injected);
+        if let Some(a) = &session.artifacts {
+            note(format_args!("Artifacts: {}", a.dir.display()));
+        }
     }
     let started = Instant::now();
     let deadline = Deadline::after(timeout);
@@ -319,12 +358,28 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         &mut warn,
     );
     let duration_ms = started.elapsed().as_millis();
+    let artifacts = session
+        .artifacts
+        .as_ref()
+        .map(|a| a.written())
+        .unwrap_or_default();
+    // Whichever way the run ended, its own directory goes unless kept.
+    if let Some(kept) = session
+        .artifacts
+        .as_ref()
+        .and_then(|a| a.finish(m.flag(&KEEP_ARTIFACTS)))
+    {
+        note(format_args!("artifacts preserved: {}", kept.display()));
+    }
     if verbose {
         note(format_args!("Duration: {duration_ms}ms"));
     }
     let ran = ran?;
     if verbose {
         print_totals(&ran.outcome, &session);
+        for line in secrets::lines(&ran.redacted) {
+            note(format_args!("Memory:   {line}"));
+        }
     }
     let outcome = &ran.outcome;
     if json {
@@ -335,9 +390,13 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             cost: spent.cost,
             ..outcome.usage
         };
+        let details =
+            std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
         let more = More {
             tool_calls: outcome.tool_calls,
             retry_attempts: outcome.retry_attempts,
+            tool_call_details: details,
+            artifacts,
             budget: session.budget.map(|max| Budget {
                 budget_max_tokens: max,
                 budget_used_tokens: spent.tokens(),
@@ -345,6 +404,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             }),
             state: ran.state,
             messages: given.then_some(&outcome.messages[..]),
+            redacted: ran.redacted,
         };
         super::answer::write_answer(out, &outcome.reply, &usage, duration_ms, more)?;
     } else {
@@ -394,6 +454,12 @@ fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str, injected: &Inj
     note(format_args!("Stdin:    {piped}"));
     note(format_args!("Timeout:  {timeout}s"));
     note(format_args!("Params:   {}", agent.params_line()));
+    if !cfg.tools.is_empty() {
+        note(format_args!("Tools:    {}", cfg.tools.join(", ")));
+    }
+    if let Some(sandbox) = &agent.sandbox {
+        note(format_args!("Sandbox:  {}", sandbox.describe()));
+    }
     if let Some(r) = &agent.recall {
         match &r.path {
             Some(path) if r.loaded > 0 => note(format_args!(

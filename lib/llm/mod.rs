@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 pub use conversation::{
     Conversation, Message, Reply, ResponseFormat, Role, ToolCall, ToolDef, ToolResult, Usage,
 };
-pub use providers::{Endpoint, PLACEHOLDER_MODEL, Provider, names, parse_model};
+pub use providers::{Endpoint, PLACEHOLDER_MODEL, Provider, key_vars, names, parse_model};
 pub use retry::{Backoff, RetryPolicy};
 
 use crate::error::{Category, Error, Result};

@@ -97,6 +97,11 @@ impl fmt::Debug for Provider {
     }
 }
 
+/// The environment variables the providers that need a key read it from.
+pub fn key_vars() -> impl Iterator<Item = &'static str> {
+    ALL.iter().filter(|p| p.needs_key()).map(|p| p.key_env())
+}
+
 /// The names of every provider: `anthropic`, `openai`, `ollama`,
 /// `openrouter`, `google`.
 pub fn names() -> impl Iterator<Item = &'static str> {

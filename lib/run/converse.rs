@@ -11,6 +11,7 @@ use super::session::Session;
 use super::tools::{self, SubAgent};
 use crate::error::{Error, Result};
 use crate::llm::{self, CallOptions, Conversation, Deadline, Message, Reply, Role, Usage};
+use crate::secrets::Redaction;
 use crate::stderr::note;
 
 /// Turns before a conversation is given up.
@@ -42,6 +43,8 @@ pub struct Outcome {
     /// included (tool calls the budget stopped are left out, so the list
     /// can be sent again).
     pub messages: Vec<Message>,
+    /// The secrets the memory tools' writes took out.
+    pub redacted: Vec<Redaction>,
 }
 
 /// Talks with `agent`'s model from `start` (the first user message, or a
@@ -65,6 +68,7 @@ pub fn converse(
         deadline,
         sub_agent: sub,
         memory: tools::memory(session, agent),
+        act: tools::act(session, agent, deadline),
         mcp: tools::Servers::default(),
     };
     // Its MCP servers run while it talks, and stop with `ctx` however the
@@ -95,12 +99,14 @@ pub fn converse(
         retry_attempts: 0,
         exceeded: None,
         messages: Vec::new(),
+        redacted: Vec::new(),
     };
     let mut shown_before = false;
     for turn in 1..=MAX_TURNS {
         if let Some(exceeded) = session.over_budget() {
             outcome.exceeded = Some(exceeded);
             outcome.messages = conversation.messages;
+            outcome.redacted = redacted(&ctx);
             return Ok(outcome);
         }
         if trace {
@@ -166,10 +172,11 @@ pub fn converse(
             outcome.reply = reply;
             outcome.exceeded = exceeded;
             outcome.messages = conversation.messages;
+            outcome.redacted = redacted(&ctx);
             return Ok(outcome);
         }
         outcome.tool_calls += reply.tool_calls.len() as u64;
-        let results = tools::run(&ctx, &reply.tool_calls);
+        let results = tools::run(&ctx, &reply.tool_calls, turn - 1);
         // The partial answer, should the budget run out before the next.
         outcome.reply = reply.clone();
         conversation
@@ -195,4 +202,15 @@ fn assistant(content: String, tool_calls: Vec<llm::ToolCall>) -> Message {
         tool_calls,
         tool_results: Vec::new(),
     }
+}
+
+/// What the memory tools' writes took out, so far.
+fn redacted(ctx: &tools::Context) -> Vec<Redaction> {
+    std::mem::take(
+        &mut ctx
+            .memory
+            .redacted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()),
+    )
 }

@@ -144,6 +144,22 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
             let _ = out.write_str("\n");
         }
     }
+    // Only for agents given built-in tools: the layout of the others
+    // stays Go's.
+    if !cfg.tools.is_empty() {
+        let _ = write!(
+            out,
+            "--- Tools ---\n{}\n",
+            tools::names(session, agent, 0).join(", ")
+        );
+        if let Some(sandbox) = &agent.sandbox {
+            let _ = writeln!(out, "Sandbox:       {}", sandbox.describe());
+        }
+        if !agent.allowed_hosts.is_empty() {
+            let _ = writeln!(out, "Allowed hosts: {}", agent.allowed_hosts.join(", "));
+        }
+        let _ = out.write_str("\n");
+    }
     // Listed, never started: a dry run runs nothing.
     if !cfg.mcp_servers.is_empty() {
         let _ = out.write_str("--- MCP Servers ---\n");
@@ -200,6 +216,11 @@ struct Json<'a> {
     session_memory: Option<&'a str>,
     /// `null` without a `[context] budget`.
     context: Option<&'a Assembled>,
+    /// Every tool the model would be offered.
+    tools: Vec<String>,
+    /// What holds `run_command`; `null` without it.
+    sandbox: Option<String>,
+    allowed_hosts: &'a [String],
     /// The turns before the task; only with `--messages`.
     #[serde(skip_serializing_if = "Option::is_none")]
     messages: Option<&'a [Message]>,
@@ -272,6 +293,9 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
                     required: s.required(),
                 })
                 .collect(),
+            tools: tools::names(session, agent, 0),
+            sandbox: agent.sandbox.as_ref().map(|s| s.describe()),
+            allowed_hosts: &agent.allowed_hosts,
             notes: agent.notes.as_ref().map(|ws| Notes {
                 workspace: ws.root.display().to_string(),
                 tools: tools::names(session, agent, 0),

@@ -5,8 +5,10 @@
 //! `call_agent` tool goes through the same path, [`once`], so both
 //! behave alike.
 
+pub mod artifacts;
 pub mod context;
 mod converse;
+pub mod details;
 pub mod dry_run;
 pub mod gc;
 pub mod history;

@@ -22,6 +22,7 @@ use crate::agent::{self, AgentConfig};
 use crate::error::{Error, Result};
 use crate::llm::{self, Deadline, Message};
 use crate::memory::state::{Current, DEFAULT_TASK};
+use crate::secrets::{self, Place, Redaction};
 use crate::stderr::note;
 
 /// Where a warning goes.
@@ -84,10 +85,12 @@ pub fn begin<'a>(
     }
 }
 
-/// How a run ended, and what its answer said to the state.
+/// How a run ended, what its answer said to the state, and the secrets
+/// its memory writes took out (the tools', the state's, the run log's).
 pub struct Ran {
     pub outcome: Outcome,
     pub state: Option<Recorded>,
+    pub redacted: Vec<Redaction>,
 }
 
 impl Begun<'_> {
@@ -106,57 +109,77 @@ impl Begun<'_> {
     ) -> Result<Ran> {
         let agent = self.agent;
         let (task, phase) = (self.now.task.unwrap_or_default(), self.now.phase);
-        let sub = |name: &str, user: &str, depth: u32, deadline: Deadline| {
-            sub_agent(session, name, user, depth, deadline)
+        let sub = |name: &str, user: &str, depth: u32, deadline: Deadline, hosts: &[String]| {
+            sub_agent(session, name, user, depth, deadline, hosts)
         };
         let asked = history.len();
         let mut start = history;
         start.push(Message::user(self.sent));
-        let mut outcome =
-            match converse::converse(session, agent, start, depth, deadline, on_text, &sub) {
-                Ok(outcome) => outcome,
-                Err(e) => {
-                    state::record(agent, task, phase, Err(&e.to_string()), warn);
-                    return Err(e);
-                }
-            };
+        let conversed = converse::converse(session, agent, start, depth, deadline, on_text, &sub);
+        // After the conversation: the key it resolved is known by then.
+        let secrets = session.secrets(&agent.cfg);
+        let mut outcome = match conversed {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                state::record(agent, task, phase, Err(&e.to_string()), &secrets, warn);
+                return Err(e);
+            }
+        };
         // The conversation given back keeps the task as given: the memory
         // block is this run's, and the next run brings its own.
         if let Some(m) = outcome.messages.get_mut(asked) {
             self.task.clone_into(&mut m.content);
         }
+        // What the memory tools took out was written, budget or not.
+        let mut redacted = std::mem::take(&mut outcome.redacted);
         if outcome.exceeded.is_some() {
             return Ok(Ran {
                 outcome,
                 state: None,
+                redacted,
             });
         }
-        let state = state::record(agent, task, phase, Ok(&outcome.reply.content), warn);
-        let log = &agent.cfg.memory;
-        if log.enabled
-            && let Err(w) = recall::record(&agent.name, log, self.task, &outcome.reply.content)
-        {
-            warn(w);
+        let answer = Ok(outcome.reply.content.as_str());
+        let state = state::record(agent, task, phase, answer, &secrets, warn);
+        if let Some(s) = &state {
+            redacted.extend(secrets::at(Place::State, &s.redacted));
         }
-        Ok(Ran { outcome, state })
+        let log = &agent.cfg.memory;
+        if log.enabled {
+            let content = &outcome.reply.content;
+            match recall::record(&agent.name, log, self.task, content, &secrets) {
+                Ok(kinds) => redacted.extend(secrets::at(Place::RunLog, &kinds)),
+                Err(w) => warn(w),
+            }
+        }
+        Ok(Ran {
+            outcome,
+            state,
+            redacted,
+        })
     }
 }
 
 /// Runs the sub-agent `name` at `depth` on `user`, the way [`begin`] and
 /// [`Begun::finish`] run any agent, under its own main task, and returns
-/// its answer. Its warnings are shown only with `-v`.
+/// its answer; without `allowed_hosts` of its own it has its caller's
+/// (`hosts`). Its warnings are shown only with `-v`.
 fn sub_agent(
     session: &Session,
     name: &str,
     user: &str,
     depth: u32,
     deadline: Deadline,
+    hosts: &[String],
 ) -> std::result::Result<String, String> {
     let cfg = agent::load(name).map_err(|e| format!("failed to load agent \"{name}\": {e}"))?;
-    let agent = prepare(session, name, cfg, None).map_err(|(step, e)| match step {
+    let mut agent = prepare(session, name, cfg, None).map_err(|(step, e)| match step {
         Some(step) => format!("failed to {step} for agent \"{name}\": {e}"),
         None => format!("invalid model for agent \"{name}\": {e}"),
     })?;
+    if agent.allowed_hosts.is_empty() {
+        agent.allowed_hosts = hosts.to_vec();
+    }
     let mut warn = |w: String| {
         // A sub-agent's memory trouble is only worth a line when asked.
         if session.verbose {
@@ -170,6 +193,11 @@ fn sub_agent(
     let ran = begin(&agent, user, now, false, &mut warn)
         .finish(session, depth, deadline, Vec::new(), None, &mut warn)
         .map_err(|e| e.to_string())?;
+    if session.verbose {
+        for line in secrets::lines(&ran.redacted) {
+            note(format_args!("[sub-agent] {name}: {line}"));
+        }
+    }
     if let Some((used, max)) = ran.outcome.exceeded {
         return Err(Error::Budget { used, max }.to_string());
     }

@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::recall::{self, Recall};
+use crate::act::{Sandbox, names, sandbox};
 use crate::agent::AgentConfig;
 use crate::error::Error;
 use crate::files::{self, ContextFile};
@@ -37,6 +38,11 @@ pub struct Prepared {
     /// What is sent: the agent's `params.temperature` unless 0 (Go's
     /// "unset"), or a `--temperature` given for this run, 0 included.
     pub temperature: Option<f64>,
+    /// The hosts `url_fetch` may reach: its own `allowed_hosts`, or for a
+    /// sub-agent without any, its parent's.
+    pub allowed_hosts: Vec<String>,
+    /// How `run_command` runs, when the agent has it.
+    pub sandbox: Option<Sandbox>,
 }
 
 /// Which step of [`Prepared::new`] failed, for the sub-agent's message.
@@ -46,6 +52,7 @@ pub enum Step {
     Skill,
     Notes,
     State,
+    Sandbox,
 }
 
 impl fmt::Display for Step {
@@ -55,6 +62,7 @@ impl fmt::Display for Step {
             Step::Skill => "load skill",
             Step::Notes => "resolve notes workspace",
             Step::State => "resolve state file",
+            Step::Sandbox => "set up the sandbox",
         })
     }
 }
@@ -95,7 +103,17 @@ impl Prepared {
             false => None,
         };
         let temperature = Some(cfg.params.temperature).filter(|t| *t != 0.0);
+        // Found only when commands may run: most agents never pay for it.
+        let sandbox = match cfg.tools.iter().any(|t| t == names::RUN_COMMAND) {
+            true => Some(
+                sandbox::choose(cfg.sandbox.require, cfg.sandbox.network)
+                    .map_err(|e| (Step::Sandbox, Error::Config(e)))?,
+            ),
+            false => None,
+        };
         Ok(Prepared {
+            allowed_hosts: cfg.allowed_hosts.clone(),
+            sandbox,
             name: name.to_owned(),
             temperature,
             cfg,

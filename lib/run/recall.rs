@@ -10,6 +10,7 @@ use time::OffsetDateTime;
 
 use crate::agent::LogConfig;
 use crate::memory;
+use crate::secrets::{Kind, Secrets};
 
 /// What was loaded for one agent.
 #[derive(Debug, Clone, Default)]
@@ -65,16 +66,24 @@ pub fn load(agent: &str, config: &LogConfig) -> Recall {
     recall
 }
 
-/// Appends the entry for a successful run; the error is the warning text.
-pub fn record(agent: &str, config: &LogConfig, task: &str, result: &str) -> Result<(), String> {
+/// Appends the entry for a successful run, through `secrets`, and says
+/// what they took out; the error is the warning text.
+pub fn record(
+    agent: &str,
+    config: &LogConfig,
+    task: &str,
+    result: &str,
+    secrets: &Secrets,
+) -> Result<Vec<Kind>, String> {
     let fail = |e: crate::error::Error| format!("failed to save memory for \"{agent}\": {e}");
     let path = memory::log::file_path(agent, &config.path).map_err(fail)?;
-    memory::log::append(
+    let appended = memory::log::append(
         &path,
         task.as_bytes(),
         result.as_bytes(),
         OffsetDateTime::now_utc(),
+        secrets,
     )
     .map_err(fail)?;
-    Ok(())
+    Ok(appended.redacted)
 }

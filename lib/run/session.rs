@@ -1,19 +1,23 @@
 //! What every agent of one run shares.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use super::details::Detail;
+use crate::act::Artifacts;
 use crate::agent::AgentConfig;
 use crate::config::{Config, Endpoints};
 use crate::error::Result;
 use crate::llm::{Endpoint, Provider, Usage};
+use crate::secrets::Secrets;
 
 /// Deepest sub-agent nesting when `max_depth` is not 1..=5.
 const DEFAULT_MAX_DEPTH: u32 = 3;
 
 /// What every agent of one run shares: the global config, the depth limit
 /// of the whole tree, what the tree has spent against its token budget,
-/// and how talkative to be.
+/// how talkative to be, the artifact directory, and what the top-level
+/// agent's tools were called with.
 pub struct Session {
     endpoints: Endpoints,
     config_dir: PathBuf,
@@ -25,6 +29,11 @@ pub struct Session {
     /// What every call of the tree used, summed as replies come.
     spent: Mutex<Usage>,
     pub verbose: bool,
+    /// The run's artifact directory, every agent of the tree writing to
+    /// the same one (each file recorded under its agent).
+    pub artifacts: Option<Arc<Artifacts>>,
+    /// The top-level agent's tool calls, for `--json`.
+    pub details: Mutex<Vec<Detail>>,
 }
 
 impl Session {
@@ -39,6 +48,8 @@ impl Session {
             budget: Some(top.budget.max_tokens.get()).filter(|&n| n > 0),
             spent: Mutex::new(Usage::default()),
             verbose,
+            artifacts: None,
+            details: Mutex::new(Vec::new()),
         }
     }
 
@@ -65,6 +76,22 @@ impl Session {
 
     pub fn config_dir(&self) -> &Path {
         &self.config_dir
+    }
+
+    /// What `agent`'s memory writes do with credentials: its `[memory]
+    /// redact`, else config.toml's; the keys of the environment, the file
+    /// and those this run resolved (an `api_key_cmd`'s output included).
+    pub fn secrets(&self, agent: &AgentConfig) -> Secrets {
+        let resolved = self.endpoints.resolved_keys();
+        Secrets::of(agent.memory.redact, self.endpoints.config(), resolved)
+    }
+
+    /// The secrets to keep off stderr (`-v`'s tool lines show what the
+    /// model sent): on whatever `[memory] redact` says, since that setting
+    /// is about what memory keeps.
+    pub fn shown_secrets(&self) -> Secrets {
+        let resolved = self.endpoints.resolved_keys();
+        Secrets::of(Some(true), self.endpoints.config(), resolved)
     }
 
     /// Where to send `provider`'s calls, with its key; an `api_key_cmd`

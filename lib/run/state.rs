@@ -8,22 +8,28 @@ use time::format_description::well_known::Rfc3339;
 
 use super::prepared::Prepared;
 use crate::memory::state::{self, Outcome, Rejected, Signal};
+use crate::secrets::{Kind, Secrets};
 
 /// What a run's answer said to its state.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Recorded {
     pub recorded: Vec<Signal>,
     pub rejected: Vec<Rejected>,
+    /// The secrets taken out of the state on its save.
+    #[serde(skip)]
+    pub redacted: Vec<Kind>,
 }
 
 /// Records the run's outcome on `task`: with `Ok(answer)`, its signals and
 /// a success; with `Err(error)`, a failure. `None` when the agent keeps no
-/// state; rejected signal lines and failures to save go to `warn`.
+/// state; rejected signal lines and failures to save go to `warn`. The
+/// save goes through `secrets`.
 pub fn record(
     agent: &Prepared,
     task: &str,
     phase: Option<&str>,
     outcome: Result<&str, &str>,
+    secrets: &Secrets,
     warn: &mut dyn FnMut(String),
 ) -> Option<Recorded> {
     let path = agent.state.as_ref()?;
@@ -37,13 +43,18 @@ pub fn record(
         at,
         ..Outcome::default()
     };
-    let saved = state::update(path, agent.cfg.state.max_entries.as_usize(), |s| {
+    let max = agent.cfg.state.max_entries.as_usize();
+    let saved = state::update(path, max, secrets, |s| {
         s.apply(&parsed.signals, task, phase);
         s.record(task, phase, &done);
     });
-    if let Err(e) = saved {
-        warn(format!("failed to save state for \"{}\": {e}", agent.name));
-    }
+    let redacted = match saved {
+        Ok(saved) => saved.redacted,
+        Err(e) => {
+            warn(format!("failed to save state for \"{}\": {e}", agent.name));
+            Vec::new()
+        }
+    };
     for r in &parsed.rejected {
         warn(format!(
             "state signal of \"{}\" not recorded, line {}: {}: {}",
@@ -53,5 +64,6 @@ pub fn record(
     Some(Recorded {
         recorded: parsed.signals,
         rejected: parsed.rejected,
+        redacted,
     })
 }

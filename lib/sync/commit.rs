@@ -17,6 +17,7 @@ use serde::Serialize;
 use super::git::Git;
 use super::worktree::Tree;
 use crate::error::{Error, Result};
+use crate::secrets::Secrets;
 
 /// What a commit step recorded.
 #[derive(Debug, Default, Serialize)]
@@ -30,13 +31,27 @@ pub struct Committed {
 }
 
 /// The one check a file's bytes pass before they are committed: a file
-/// holding git's conflict markers is refused and named, so markers never
-/// reach a commit or a remote. (The secret scanner plugs in here too: a
-/// file in which a secret is still found is refused the same way.)
-pub fn admit(rel: &str, bytes: &[u8]) -> Result<()> {
+/// holding git's conflict markers, or what `secrets` finds to be a
+/// credential (memory writes redact them, but a person or another program
+/// may have written one in directly), is refused and named, never the
+/// value itself: neither reaches a commit or a remote.
+pub fn admit(rel: &str, bytes: &[u8], secrets: &Secrets) -> Result<()> {
     if has_conflict_markers(bytes) {
         return Err(Error::Memory(format!(
             "{rel} holds git conflict markers (<<<<<<< … >>>>>>>): resolve them by hand; nothing was committed"
+        )));
+    }
+    let found = secrets.find(bytes);
+    if let Some(first) = found.first() {
+        let line = 1 + bytes[..first.range.start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        let mut kinds: Vec<&str> = found.iter().map(|f| f.kind.name()).collect();
+        kinds.dedup();
+        return Err(Error::Memory(format!(
+            "{rel} holds what looks like a secret ({}; the first on line {line}): take it out (or set [memory] redact = false in config.toml); nothing was committed",
+            kinds.join(", ")
         )));
     }
     Ok(())
@@ -112,10 +127,12 @@ pub fn commit(
     if changed.clean {
         return Ok(done);
     }
+    // config.toml's `[memory] redact` and the keys this process knows.
+    let secrets = Secrets::load(None);
     for rel in &changed.paths {
         match tree.read(rel)? {
             Some(bytes) => {
-                admit(rel, &bytes)?;
+                admit(rel, &bytes, &secrets)?;
                 staged.push((rel.clone(), bytes));
                 done.files.push(rel.clone());
             }
@@ -232,12 +249,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_secret_is_refused_by_kind_and_line_never_shown() {
+        let key = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gH3kM5";
+        let text = format!("notes\nthe token is {key}\n");
+        let err = admit("x.md", text.as_bytes(), &Secrets::with_keys(Vec::new())).unwrap_err();
+        let said = err.to_string();
+        assert!(
+            said.starts_with(
+                "x.md holds what looks like a secret (github token; the first on line 2)"
+            ),
+            "{said}"
+        );
+        assert!(!said.contains(key));
+        assert!(admit("x.md", text.as_bytes(), &Secrets::off()).is_ok());
+    }
+
+    #[test]
     fn conflict_markers_are_found_and_heading_rules_are_not() {
         assert!(has_conflict_markers(
             b"a\n<<<<<<< ours\nx\n=======\ny\n>>>>>>> theirs\n"
         ));
         assert!(!has_conflict_markers(b"Title\n=======\n\ntext\n"));
         assert!(!has_conflict_markers(b">>>>>>> alone\n"));
-        assert!(admit("a.md", b"<<<<<<< a\n>>>>>>> b\n").is_err());
+        let off = Secrets::off();
+        assert!(admit("a.md", b"<<<<<<< a\n>>>>>>> b\n", &off).is_err());
     }
 }

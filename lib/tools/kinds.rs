@@ -8,12 +8,13 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::tool::{Call, Memory, Reply, Served, Tool};
+use super::tool::{Call, Memory, Reply, Served, Tool, redacted_schema};
 use crate::llm::ToolDef;
 use crate::memory::block::Block;
 use crate::memory::context::{self, Request};
 use crate::memory::log;
 use crate::memory::state::{self, Current, Outcome};
+use crate::secrets::Place;
 
 pub const LOG_RECENT: Tool<Memory> = Tool {
     name: "log_recent",
@@ -53,7 +54,11 @@ pub const LOG_APPEND: Tool<Memory> = Tool {
         )
     },
     run: log_append,
-    output: || json!({"type": "object", "properties": {"timestamp": {"type": "string"}, "bytes": {"type": "integer"}}, "required": ["timestamp", "bytes"]}),
+    output: || {
+        json!({"type": "object", "properties": {
+            "timestamp": {"type": "string"}, "bytes": {"type": "integer"}, "redacted": redacted_schema(),
+        }, "required": ["timestamp", "bytes", "redacted"]})
+    },
     reads: false,
     crashed: "log_append error: the tool crashed",
 };
@@ -102,7 +107,8 @@ pub const STATE_RECORD: Tool<Memory> = Tool {
     output: || {
         json!({"type": "object", "properties": {
             "recorded": {"type": "array"}, "rejected": {"type": "array"}, "iteration": {"type": "integer"},
-        }, "required": ["recorded", "rejected", "iteration"]})
+            "redacted": redacted_schema(),
+        }, "required": ["recorded", "rejected", "iteration", "redacted"]})
     },
     reads: false,
     crashed: "state_record error: the tool crashed",
@@ -202,11 +208,13 @@ fn log_append(m: &Memory, call: &Call) -> Result<Reply, String> {
         call.str("task").as_bytes(),
         call.str("result").as_bytes(),
         OffsetDateTime::now_utc(),
+        &m.secrets,
     )
     .map_err(fail)?;
+    let (said, redacted) = m.took_out(Place::RunLog, &done.redacted);
     Ok(Reply {
-        text: format!("Appended the entry of {}.", done.timestamp),
-        data: json!({"timestamp": done.timestamp, "bytes": done.bytes}),
+        text: format!("Appended the entry of {}.{said}", done.timestamp),
+        data: json!({"timestamp": done.timestamp, "bytes": done.bytes, "redacted": redacted}),
     })
 }
 
@@ -254,7 +262,7 @@ fn state_record(m: &Memory, call: &Call) -> Result<Reply, String> {
     let at = OffsetDateTime::now_utc()
         .format(&Rfc3339)
         .unwrap_or_default();
-    let (saved, _, ()) = state::update(&path, cfg.max_entries.as_usize(), |s| {
+    let saved = state::update(&path, cfg.max_entries.as_usize(), &m.secrets, |s| {
         if phase.is_some() {
             s.task(task, phase);
         }
@@ -270,12 +278,15 @@ fn state_record(m: &Memory, call: &Call) -> Result<Reply, String> {
         }
     })
     .map_err(fail)?;
+    let iteration = saved.state.iteration;
     let mut text = format!("Recorded {} signal(s)", parsed.signals.len());
     if let Some(success) = success {
         let ended = if success { "a success" } else { "a failure" };
-        text.push_str(&format!(" and {ended} (iteration {})", saved.iteration));
+        text.push_str(&format!(" and {ended} (iteration {iteration})"));
     }
     text.push('.');
+    let (said, redacted) = m.took_out(Place::State, &saved.redacted);
+    text.push_str(&said);
     for r in &parsed.rejected {
         text.push_str(&format!(
             "\nNot recorded, line {}: {}: {}",
@@ -284,7 +295,7 @@ fn state_record(m: &Memory, call: &Call) -> Result<Reply, String> {
     }
     Ok(Reply {
         text,
-        data: json!({"recorded": parsed.signals, "rejected": parsed.rejected, "iteration": saved.iteration}),
+        data: json!({"recorded": parsed.signals, "rejected": parsed.rejected, "iteration": iteration, "redacted": redacted}),
     })
 }
 

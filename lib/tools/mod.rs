@@ -101,6 +101,8 @@ mod tests {
             notes: Some(Workspace::at(tmp.path())),
             seen: Mutex::new(NotesSeen::default()),
             verbose: false,
+            secrets: crate::secrets::Secrets::with_keys(Vec::new()),
+            redacted: Mutex::default(),
             served: None,
         };
         let names: Vec<String> = offered(MEMORY, &memory)

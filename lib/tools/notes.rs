@@ -12,14 +12,17 @@
 //! created. Every call of one reply carries the hashes as they were when
 //! the reply came, so of two rewrites of one file in a reply, one loses.
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
-use super::tool::{Call, Memory, Reply, Tool};
+use super::tool::{Call, Memory, Reply, Tool, redacted_schema};
 use crate::error::Error;
 use crate::llm::ToolDef;
 use crate::memory::hash::sha256_hex;
 use crate::memory::notes::{self, Kind, Scope, Workspace};
+use crate::secrets::Place;
 use crate::stderr::note;
 
 pub const RECALL: Tool<Memory> = Tool {
@@ -237,27 +240,32 @@ fn recall_output() -> Value {
 fn remember(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
     let cap = ctx.notes_cfg.max_memory_chars.as_usize();
-    let path = notes::remember(
+    let done = notes::remember(
         ws,
         &ctx.agent,
         call.str("content").as_bytes(),
         OffsetDateTime::now_utc(),
         cap,
+        &ctx.secrets,
     )
     .map_err(|e| format!("remember error: {e}"))?;
-    let shown = ws.relative(&path);
+    let shown = ws.relative(&done.path);
     trace(ctx, format_args!("remember -> {shown}"));
+    let (said, redacted) = ctx.took_out(Place::DailyLog, &done.redacted);
     Ok(Reply {
-        text: format!("Remembered in {shown}."),
-        data: json!({"path": shown}),
+        text: format!("Remembered in {shown}.{said}"),
+        data: json!({"path": shown, "redacted": redacted}),
     })
 }
 
 fn remember_output() -> Value {
     json!({
         "type": "object",
-        "properties": {"path": {"type": "string", "description": "The daily log written, relative to the workspace"}},
-        "required": ["path"],
+        "properties": {
+            "path": {"type": "string", "description": "The daily log written, relative to the workspace"},
+            "redacted": redacted_schema(),
+        },
+        "required": ["path", "redacted"],
     })
 }
 
@@ -268,8 +276,9 @@ fn rewrite_output() -> Value {
             "path": {"type": "string"},
             "sha256": {"type": "string", "description": "The new content's sha256: the next if_match"},
             "chars": {"type": "integer"},
+            "redacted": redacted_schema(),
         },
-        "required": ["path", "sha256", "chars"],
+        "required": ["path", "sha256", "chars", "redacted"],
     })
 }
 
@@ -295,6 +304,20 @@ fn content<'a>(call: &'a Call, tool: &str, what: &str) -> Result<&'a str, String
     Ok(content)
 }
 
+/// `content` over the file at `path`, which must still hash to
+/// `expected`, within `cap`, through the agent's secrets.
+fn write_over(
+    ctx: &Memory,
+    ws: &Workspace,
+    path: &Path,
+    content: &str,
+    expected: &str,
+    cap: (usize, &str),
+) -> crate::error::Result<notes::Rewritten> {
+    let bytes = content.as_bytes();
+    notes::rewrite(ws, path, bytes, Some(expected), cap, &ctx.secrets)
+}
+
 fn reflect(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
     let content = content(call, "reflect", "MEMORY.md")?;
@@ -307,16 +330,17 @@ fn reflect(ctx: &Memory, call: &Call) -> Result<Reply, String> {
         ctx.notes_cfg.max_memory_chars.as_usize(),
         "max_memory_chars",
     );
-    match notes::rewrite(ws, &path, content.as_bytes(), Some(&expected), cap) {
+    match write_over(ctx, ws, &path, content, &expected, cap) {
         Ok(done) => {
             ctx.seen.lock().unwrap_or_else(|e| e.into_inner()).memory = Some(done.sha256.clone());
             trace(
                 ctx,
                 format_args!("reflect -> MEMORY.md, {} characters", done.chars),
             );
+            let (said, redacted) = ctx.took_out(Place::MemoryFile, &done.redacted);
             Ok(Reply {
-                text: format!("MEMORY.md rewritten ({} characters).", done.chars),
-                data: json!({"path": ws.relative(&path), "sha256": done.sha256, "chars": done.chars}),
+                text: format!("MEMORY.md rewritten ({} characters).{said}", done.chars),
+                data: json!({"path": ws.relative(&path), "sha256": done.sha256, "chars": done.chars, "redacted": redacted}),
             })
         }
         Err(Error::Conflict(_)) => {
@@ -355,18 +379,23 @@ fn learn_fact(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let given = !call.str("if_match").trim().is_empty();
     let expected = expected(call, seen);
     let cap = (ctx.notes_cfg.max_topic_chars.as_usize(), "max_topic_chars");
-    match notes::rewrite(ws, &path, content.as_bytes(), Some(&expected), cap) {
+    match write_over(ctx, ws, &path, content, &expected, cap) {
         Ok(done) => {
             let mut seen = ctx.seen.lock().unwrap_or_else(|e| e.into_inner());
             seen.world.retain(|(t, _)| *t != topic);
             seen.world.push((topic.clone(), done.sha256.clone()));
+            drop(seen);
             trace(
                 ctx,
                 format_args!("learn_fact -> world/{topic}.md, {} characters", done.chars),
             );
+            let (said, redacted) = ctx.took_out(Place::Topic, &done.redacted);
             Ok(Reply {
-                text: format!("Learned world/{topic}.md ({} characters).", done.chars),
-                data: json!({"path": format!("world/{topic}.md"), "sha256": done.sha256, "chars": done.chars}),
+                text: format!(
+                    "Learned world/{topic}.md ({} characters).{said}",
+                    done.chars
+                ),
+                data: json!({"path": format!("world/{topic}.md"), "sha256": done.sha256, "chars": done.chars, "redacted": redacted}),
             })
         }
         Err(Error::Conflict(_)) => Err(match (seen, given) {

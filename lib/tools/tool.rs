@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::agent::NotesConfig;
 use crate::llm::{ToolCall, ToolDef};
 use crate::memory::notes::Workspace;
+use crate::secrets::{self, Kind, Place, Redaction, Secrets};
 
 /// One tool, over a context `C` of its kind.
 pub struct Tool<C> {
@@ -66,10 +67,46 @@ pub struct Memory {
     pub seen: Mutex<NotesSeen>,
     /// Whether to say each call on stderr (`-v`).
     pub verbose: bool,
+    /// What the tools' writes do with credentials.
+    pub secrets: Secrets,
+    /// The secrets the tools' writes took out so far, for the caller's
+    /// report (`axe-run -v` and `--json`).
+    pub redacted: Mutex<Vec<Redaction>>,
     /// The rest of the agent's memory, when it is served to another agent
     /// (`axe-mcp`): its run log, state and the one budgeted block become
     /// tools too. Inside a run they are in the prompt already: `None`.
     pub served: Option<Served>,
+}
+
+impl Memory {
+    /// Notes that a write to `place` took out `kinds`, and says it as a
+    /// tool's reply does: the sentence for the model (empty when nothing
+    /// was taken out) and the list for its data.
+    pub fn took_out(&self, place: Place, kinds: &[Kind]) -> (String, Value) {
+        let done = secrets::at(place, kinds);
+        let sentence = secrets::lines(&done)
+            .into_iter()
+            .map(|l| format!(" Before writing, {l}: the marker stays in its place."))
+            .collect();
+        let data = serde_json::to_value(&done).unwrap_or_default();
+        self.redacted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(done);
+        (sentence, data)
+    }
+}
+
+/// The JSON Schema of a write's `redacted`, in every writing tool's data.
+pub fn redacted_schema() -> Value {
+    serde_json::json!({
+        "type": "array",
+        "description": "Secrets taken out before writing, each replaced by [redacted: <kind>]",
+        "items": {"type": "object", "properties": {
+            "kind": {"type": "string"},
+            "where": {"type": "string"},
+        }, "required": ["kind", "where"]},
+    })
 }
 
 /// An agent's whole memory, served: its configuration says which kinds
@@ -94,6 +131,11 @@ impl Call<'_> {
             .get(key)
             .and_then(Value::as_str)
             .unwrap_or_default()
+    }
+
+    /// A boolean argument; `None` when left out.
+    pub fn flag(&self, key: &str) -> Option<bool> {
+        self.call.arguments.get(key).and_then(Value::as_bool)
     }
 
     /// An integer argument that the schema keeps at 0 or more; `None`

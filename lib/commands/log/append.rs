@@ -13,6 +13,7 @@ use crate::commands::args::AGENT;
 use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
 use crate::memory;
+use crate::secrets::{self, Place, Redaction, Secrets};
 
 pub const COMMAND: Command = Command {
     name: "axe-mem-append",
@@ -45,6 +46,12 @@ renders the same in markdown but does not start a new entry.
 
 The entry is written in one piece under an exclusive lock, so runs and
 trims working on the same log at the same time never tear or lose it.
+Credentials in the task or the result (the configured providers' keys,
+sk-... keys, AWS keys, bearer tokens, private keys, GitHub and other
+tokens) are replaced by a marker such as [redacted: github token], and a
+line on stderr says so, unless [memory] redact = false in the agent file
+or config.toml.
+
 Prints nothing unless --json is given.",
     run: Run::Action(run),
 };
@@ -78,7 +85,7 @@ const TIMESTAMP: Flag = Flag::with_value(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {agent, path, timestamp, bytes, truncated, task_truncated} as JSON",
+    "Print {agent, path, timestamp, bytes, truncated, task_truncated, redacted} as JSON",
 );
 
 #[derive(Serialize)]
@@ -89,6 +96,7 @@ struct Json {
     bytes: u64,
     truncated: bool,
     task_truncated: bool,
+    redacted: Vec<Redaction>,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -127,7 +135,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         None => read_kept(io::stdin().lock(), memory::log::RESULT_LIMIT)
             .map_err(|e| Error::stdin(&e))?,
     };
-    let appended = memory::log::append(&target.path, &task, &result, at)?;
+    let redact = target.memory.as_ref().and_then(|m| m.redact);
+    let appended = memory::log::append(&target.path, &task, &result, at, &Secrets::load(redact))?;
+    let redacted = secrets::at(Place::RunLog, &appended.redacted);
+    secrets::tell(&redacted);
     if m.flag(&JSON) {
         return crate::cli::write_json(
             out,
@@ -137,6 +148,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                 bytes: appended.bytes,
                 truncated: appended.truncated,
                 task_truncated: appended.task_truncated,
+                redacted,
             },
         );
     }

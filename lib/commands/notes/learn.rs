@@ -61,6 +61,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let who = Who {
         agent: target.agent.as_deref(),
         topic: Some(&name),
+        secrets: target.secrets(),
     };
     rewrite::from_stdin(m, out, &target.ws, &path, limit, m.flag(&JSON), who)
 }

@@ -20,6 +20,7 @@ use crate::agent::{self, NotesConfig};
 use crate::cli::{Arg, Complete, Flag, Matches};
 use crate::error::{Error, Result};
 use crate::memory::notes::Workspace;
+use crate::secrets::{self, Redaction, Secrets};
 
 pub const AGENT: Arg = super::args::AGENT;
 
@@ -43,6 +44,8 @@ pub struct Notes {
     pub agent: Option<String>,
     pub cfg: NotesConfig,
     pub ws: Workspace,
+    /// The agent's `[memory] redact`; `None` without an agent.
+    pub redact: Option<bool>,
 }
 
 /// The agent named by the AGENT argument, which must exist, and its
@@ -53,12 +56,13 @@ pub fn of_agent(m: &Matches) -> Result<Notes> {
 }
 
 fn named(name: &str) -> Result<Notes> {
-    let cfg = agent::load(name)?.notes;
-    let ws = Workspace::of(&cfg)?;
+    let agent = agent::load(name)?;
+    let ws = Workspace::of(&agent.notes)?;
     Ok(Notes {
         agent: Some(name.to_owned()),
-        cfg,
+        cfg: agent.notes,
         ws,
+        redact: agent.memory.redact,
     })
 }
 
@@ -71,6 +75,7 @@ pub fn of_flags(m: &Matches, agent_flag: &Flag, workspace: &Flag) -> Result<Note
             agent: None,
             cfg: NotesConfig::default(),
             ws: Workspace::at(PathBuf::from(dir)),
+            redact: None,
         }),
         (None, None) => {
             let cfg = NotesConfig::default();
@@ -79,6 +84,7 @@ pub fn of_flags(m: &Matches, agent_flag: &Flag, workspace: &Flag) -> Result<Note
                 agent: None,
                 cfg,
                 ws,
+                redact: None,
             })
         }
     }
@@ -88,6 +94,11 @@ impl Notes {
     /// The agent's name; only [`of_agent`] targets always have one.
     pub fn agent(&self) -> &str {
         self.agent.as_deref().unwrap_or_default()
+    }
+
+    /// What its writes do with credentials.
+    pub fn secrets(&self) -> Secrets {
+        Secrets::load(self.redact)
     }
 }
 
@@ -110,14 +121,17 @@ pub fn skipped(ws: &Workspace, unreadable: &[crate::memory::notes::Unreadable]) 
 }
 
 /// `--json` of the notes writes: one shape for all three.
-pub const WRITTEN_JSON: Flag =
-    Flag::switch("json", "Print {agent, topic, path, sha256, chars} as JSON");
+pub const WRITTEN_JSON: Flag = Flag::switch(
+    "json",
+    "Print {agent, topic, path, sha256, chars, redacted} as JSON",
+);
 
 /// What a notes write did, reported alike by `remember`, `reflect` and
 /// `learn`: the file's path relative to the workspace on one line (which
 /// shows the day a remember went to and the name a topic got), or with
 /// `--json` one object of one shape, `{agent, topic, path, sha256,
-/// chars}`.
+/// chars, redacted}`; a line on stderr for each place secrets were
+/// taken out of.
 #[derive(Serialize)]
 pub struct Written<'a> {
     /// `null` for a workspace named without an agent (`learn`).
@@ -131,6 +145,8 @@ pub struct Written<'a> {
     pub sha256: Option<String>,
     /// The characters written, as the command's limit counts them.
     pub chars: usize,
+    /// The secrets taken out before the write.
+    pub redacted: Vec<Redaction>,
 }
 
 impl Written<'_> {
@@ -142,6 +158,7 @@ impl Written<'_> {
         path: &Path,
         json: bool,
     ) -> Result<()> {
+        secrets::tell(&self.redacted);
         if json {
             return crate::cli::write_json(out, self);
         }

@@ -40,6 +40,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let who = Who {
         agent: Some(agent),
         topic: None,
+        secrets: target.secrets(),
     };
     rewrite::from_stdin(m, out, &target.ws, &path, limit, m.flag(&JSON), who)
 }

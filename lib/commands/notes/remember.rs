@@ -9,6 +9,7 @@ use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
 use crate::commands::args::WAIT;
 use crate::error::Result;
 use crate::memory::notes;
+use crate::secrets::{self, Place};
 
 pub const COMMAND: Command = Command {
     name: "axe-notes-remember",
@@ -50,19 +51,21 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     };
     let limit = target.cfg.max_memory_chars.as_usize();
     let agent = target.agent();
-    let path = notes::remember(
+    let done = notes::remember(
         &target.ws,
         agent,
         &content,
         OffsetDateTime::now_utc(),
         limit,
+        &target.secrets(),
     )?;
     let written = Written {
         agent: Some(agent),
         topic: None,
-        path: path.to_string_lossy().into_owned(),
+        path: done.path.to_string_lossy().into_owned(),
         sha256: None,
-        chars: notes::entry_chars(&content),
+        chars: done.chars,
+        redacted: secrets::at(Place::DailyLog, &done.redacted),
     };
-    written.print(out, &target.ws, &path, m.flag(&JSON))
+    written.print(out, &target.ws, &done.path, m.flag(&JSON))
 }

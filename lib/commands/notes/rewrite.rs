@@ -8,6 +8,7 @@ use super::Written;
 use crate::cli::{Flag, Matches};
 use crate::error::{Error, Result};
 use crate::memory::notes::{self, Workspace};
+use crate::secrets::{self, Place, Secrets};
 
 pub const IF_MATCH: Flag = Flag::with_value(
     "if-match",
@@ -20,10 +21,12 @@ pub const ALLOW_EMPTY: Flag = Flag::switch(
     "Write even when standard input is empty (else refused: a failed pipeline must not erase memory)",
 );
 
-/// Who wrote what, for the report.
+/// Who wrote what, for the report, and what the write does with
+/// credentials.
 pub struct Who<'a> {
     pub agent: Option<&'a str>,
     pub topic: Option<&'a str>,
+    pub secrets: Secrets,
 }
 
 /// Replaces `path` with standard input, within `limit`, and reports it
@@ -46,13 +49,19 @@ pub fn from_stdin(
             "standard input is empty: {shown} left as it was (--allow-empty writes it empty)"
         )));
     }
-    let done = notes::rewrite(ws, path, &content, m.string(&IF_MATCH)?, limit)?;
+    let if_match = m.string(&IF_MATCH)?;
+    let done = notes::rewrite(ws, path, &content, if_match, limit, &who.secrets)?;
+    let place = match who.topic {
+        Some(_) => Place::Topic,
+        None => Place::MemoryFile,
+    };
     let written = Written {
         agent: who.agent,
         topic: who.topic,
         path: path.to_string_lossy().into_owned(),
         sha256: Some(done.sha256),
         chars: done.chars,
+        redacted: secrets::at(place, &done.redacted),
     };
     written.print(out, ws, path, json)
 }

@@ -11,6 +11,7 @@ use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
 use crate::memory::state::DEFAULT_TASK;
 use crate::memory::state::{self, Pruned, Rejected, Signal};
+use crate::secrets::{self, Place, Redaction};
 use crate::stderr::note;
 
 pub const COMMAND: Command = Command {
@@ -45,7 +46,7 @@ const TEE: Flag = Flag::switch(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {agent, path, recorded, rejected, pruned} as JSON (not with --tee)",
+    "Print {agent, path, recorded, rejected, pruned, redacted} as JSON (not with --tee)",
 );
 
 #[derive(Serialize)]
@@ -55,6 +56,7 @@ struct Json<'a> {
     recorded: &'a [Signal],
     rejected: &'a [Rejected],
     pruned: Pruned,
+    redacted: Vec<Redaction>,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -68,7 +70,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let parsed = state::parse(&input);
     let task = m.string(&TASK)?.unwrap_or(DEFAULT_TASK);
     let phase = m.string(&PHASE)?;
-    let (_, pruned, ()) = state::update(&t.path, t.cfg.max_entries.as_usize(), |s| {
+    let saved = state::update(&t.path, t.cfg.max_entries.as_usize(), &t.secrets, |s| {
         if phase.is_some() {
             s.task(task, phase);
         }
@@ -80,6 +82,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             r.line, r.reason, r.text
         ));
     }
+    let redacted = secrets::at(Place::State, &saved.redacted);
+    secrets::tell(&redacted);
     if json {
         return crate::cli::write_json(
             out,
@@ -88,7 +92,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                 path: t.path.to_string_lossy().into_owned(),
                 recorded: &parsed.signals,
                 rejected: &parsed.rejected,
-                pruned,
+                pruned: saved.pruned,
+                redacted,
             },
         );
     }

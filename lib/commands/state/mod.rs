@@ -13,6 +13,7 @@ use super::args::required_agent;
 use crate::agent::{self, StateConfig};
 use crate::cli::{Flag, Matches};
 use crate::error::Result;
+use crate::secrets::Secrets;
 
 /// `--task ID` of the commands that record into or show a task.
 pub const TASK: Flag = Flag::with_value(
@@ -26,13 +27,21 @@ pub struct Target {
     pub agent: String,
     pub cfg: StateConfig,
     pub path: PathBuf,
+    /// What its saves do with credentials (`[memory] redact`).
+    pub secrets: Secrets,
 }
 
 /// The agent named by AGENT, which must exist, and its state file:
 /// `[state] path`, else `<data>/state/<agent>.json`.
 pub fn resolve(m: &Matches) -> Result<Target> {
     let agent = required_agent(m)?.to_owned();
-    let cfg = agent::load(&agent)?.state;
+    let loaded = agent::load(&agent)?;
+    let cfg = loaded.state;
     let path = crate::memory::state::file_path(&agent, &cfg.path)?;
-    Ok(Target { agent, cfg, path })
+    Ok(Target {
+        agent,
+        cfg,
+        path,
+        secrets: Secrets::load(loaded.memory.redact),
+    })
 }

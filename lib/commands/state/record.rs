@@ -11,6 +11,7 @@ use crate::commands::args::AGENT;
 use crate::commands::args::WAIT;
 use crate::error::Result;
 use crate::memory::state::{self, Outcome};
+use crate::secrets::{self, Place, Redaction};
 
 pub const COMMAND: Command = Command {
     name: "axe-state-record",
@@ -54,7 +55,10 @@ const MODIFIED_FILE: Flag =
         .completes(Complete::File);
 const BRANCH: Flag = Flag::with_value("branch", "B", "The task's branch");
 const PR: Flag = Flag::with_value("pr", "PR", "The task's pull request");
-const JSON: Flag = Flag::switch("json", "Print {agent, path, iteration, pruned} as JSON");
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {agent, path, iteration, pruned, redacted} as JSON",
+);
 
 #[derive(serde::Serialize)]
 struct Json<'a> {
@@ -62,6 +66,7 @@ struct Json<'a> {
     path: String,
     iteration: u64,
     pruned: state::Pruned,
+    redacted: Vec<Redaction>,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -88,17 +93,20 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         pr,
         at: now,
     };
-    let (s, pruned, ()) = state::update(&t.path, t.cfg.max_entries.as_usize(), |s| {
+    let saved = state::update(&t.path, t.cfg.max_entries.as_usize(), &t.secrets, |s| {
         s.record(&task, phase, &outcome)
     })?;
+    let redacted = secrets::at(Place::State, &saved.redacted);
+    secrets::tell(&redacted);
     if m.flag(&JSON) {
         return crate::cli::write_json(
             out,
             &Json {
                 agent: &t.agent,
                 path: t.path.to_string_lossy().into_owned(),
-                iteration: s.iteration,
-                pruned,
+                iteration: saved.state.iteration,
+                pruned: saved.pruned,
+                redacted,
             },
         );
     }

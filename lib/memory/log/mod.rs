@@ -33,6 +33,7 @@ use super::replace;
 use crate::beneath::{Dir, Open};
 use crate::dirs;
 use crate::error::{Error, Result};
+use crate::secrets::{Kind, Secrets};
 use crate::signals::Hold;
 
 /// What an append wrote.
@@ -42,17 +43,28 @@ pub struct Appended {
     pub bytes: u64,
     pub truncated: bool,
     pub task_truncated: bool,
+    /// The secrets `secrets` took out of the task and the result.
+    pub redacted: Vec<Kind>,
 }
 
 /// Appends one entry, creating the file (0644) and its directories (0755)
-/// when missing. `at` is the entry's time: callers pass the clock.
-pub fn append(path: &Path, task: &[u8], result: &[u8], at: OffsetDateTime) -> Result<Appended> {
+/// when missing. `at` is the entry's time: callers pass the clock. The
+/// task and the result go through `secrets` first, whole, so a secret is
+/// never cut in two by the length limit and half of it kept.
+pub fn append(
+    path: &Path,
+    task: &[u8],
+    result: &[u8],
+    at: OffsetDateTime,
+    secrets: &Secrets,
+) -> Result<Appended> {
+    let (task, result) = (secrets.redact(task), secrets.redact(result));
     let Formatted {
         timestamp,
         bytes,
         truncated,
         task_truncated,
-    } = entry::format(at, task, result);
+    } = entry::format(at, &task.text, &result.text);
     let (dir, name) = holding(path, true)?.ok_or_else(|| {
         let gone = io::Error::from(io::ErrorKind::NotFound);
         Error::memory("failed to create memory directory", "mkdir", path, &gone)
@@ -70,6 +82,7 @@ pub fn append(path: &Path, task: &[u8], result: &[u8], at: OffsetDateTime) -> Re
         bytes: bytes.len() as u64,
         truncated,
         task_truncated,
+        redacted: task.kinds.into_iter().chain(result.kinds).collect(),
     })
 }
 

@@ -22,7 +22,14 @@ fn log_with(dir: &Path, n: usize) -> PathBuf {
     let path = dir.join("agent.md");
     for i in 0..n {
         let at = T0 + Duration::minutes(i as i64);
-        append(&path, format!("task {i}").as_bytes(), b"result", at).unwrap();
+        append(
+            &path,
+            format!("task {i}").as_bytes(),
+            b"result",
+            at,
+            &Secrets::off(),
+        )
+        .unwrap();
     }
     path
 }
@@ -54,7 +61,7 @@ fn file_path_default_and_empty_agent_name() {
 fn append_creates_file_and_dirs() {
     let d = dir();
     let path = d.path().join("a/b/mem.md");
-    append(&path, b"t", b"r", T0).unwrap();
+    append(&path, b"t", b"r", T0, &Secrets::off()).unwrap();
     assert!(path.parent().unwrap().is_dir());
     assert_eq!(
         text(&path),
@@ -66,7 +73,14 @@ fn append_creates_file_and_dirs() {
 fn append_appends_to_existing_file() {
     let d = dir();
     let path = log_with(d.path(), 1);
-    append(&path, b"second", b"r2", T0 + Duration::hours(1)).unwrap();
+    append(
+        &path,
+        b"second",
+        b"r2",
+        T0 + Duration::hours(1),
+        &Secrets::off(),
+    )
+    .unwrap();
     let s = text(&path);
     assert_eq!(
         headers(&s),
@@ -79,7 +93,14 @@ fn append_appends_to_existing_file() {
 fn append_reports_what_it_wrote() {
     let d = dir();
     let path = d.path().join("m.md");
-    let a = append(&path, b"t", "y".repeat(1001).as_bytes(), T0).unwrap();
+    let a = append(
+        &path,
+        b"t",
+        "y".repeat(1001).as_bytes(),
+        T0,
+        &Secrets::off(),
+    )
+    .unwrap();
     assert_eq!(a.timestamp, "2026-02-28T15:04:05Z");
     assert!(a.truncated);
     assert_eq!(a.bytes, fs::metadata(&path).unwrap().len());
@@ -92,7 +113,7 @@ fn append_file_and_dir_permissions() {
     let d = dir();
     let path = d.path().join("new/mem.md");
     // umask may only remove bits; the usual 022 leaves these intact.
-    append(&path, b"t", b"r", T0).unwrap();
+    append(&path, b"t", b"r", T0, &Secrets::off()).unwrap();
     let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let umask = 0o777 & !mode(&path) & 0o644;
     assert_eq!(umask, 0, "file mode {:o}", mode(&path));
@@ -364,7 +385,14 @@ fn records_round_trip_appended_entries() {
     fs::write(&path, "preamble\n\n").unwrap();
     let results = ["plain", "## looks like a header\n## Summary\nok", "", "x\n"];
     for (i, r) in results.iter().enumerate() {
-        append(&path, format!("task\n{i}").as_bytes(), r.as_bytes(), T0).unwrap();
+        append(
+            &path,
+            format!("task\n{i}").as_bytes(),
+            r.as_bytes(),
+            T0,
+            &Secrets::off(),
+        )
+        .unwrap();
     }
     assert_eq!(
         count(&path).unwrap().entries,

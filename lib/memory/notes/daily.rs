@@ -18,6 +18,7 @@ use crate::beneath::Open;
 use crate::error::{Error, Result};
 use crate::memory::append::write_whole;
 use crate::memory::lock::create_locked;
+use crate::secrets::{Kind, Secrets};
 
 /// The characters of `content` as an entry holds them and the limit
 /// counts them: without the white space it ends with.
@@ -27,18 +28,31 @@ pub fn entry_chars(content: &[u8]) -> usize {
         .count()
 }
 
+/// What a remember wrote.
+#[derive(Debug, Clone)]
+pub struct Remembered {
+    pub path: PathBuf,
+    /// The entry's characters, as the limit counts them.
+    pub chars: usize,
+    /// The secrets taken out of it.
+    pub redacted: Vec<Kind>,
+}
+
 /// Appends `content` to `agent`'s log of the day of `at` (UTC), creating
 /// the file with its `# <date>` line. The entry is one write under the
 /// file's exclusive lock, cut off again if it cannot finish. Content over
-/// `limit` characters is refused, not cut.
+/// `limit` characters (once `secrets` took out what it finds) is refused,
+/// not cut.
 pub fn remember(
     ws: &Workspace,
     agent: &str,
     content: &[u8],
     at: OffsetDateTime,
     limit: usize,
-) -> Result<PathBuf> {
-    let content = content.trim_ascii_end();
+    secrets: &Secrets,
+) -> Result<Remembered> {
+    let redacted = secrets.redact(content);
+    let content = redacted.text.trim_ascii_end();
     if content.trim_ascii().is_empty() {
         return Err(Error::Input(
             "nothing to remember: the text is empty".into(),
@@ -71,5 +85,9 @@ pub fn remember(
         }
         return Err(fail("write", e));
     }
-    Ok(path)
+    Ok(Remembered {
+        path,
+        chars,
+        redacted: redacted.kinds,
+    })
 }

@@ -30,11 +30,11 @@ mod terms;
 mod topic;
 mod workspace;
 
-pub use daily::{entry_chars, remember};
+pub use daily::remember;
 pub use note::{Unreadable, unreadable_note};
 pub use prune::prune;
 pub use recall::{Kind, NoteFile, Recalled, answer, files, recall, shown};
-pub use rewrite::rewrite;
+pub use rewrite::{Rewritten, rewrite};
 pub use search::{Found, search};
 pub use topic::sanitize as topic_name;
 pub use workspace::{Scope, Workspace};

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::memory::hash::sha256_hex;
 use crate::memory::lock::create_locked;
 use crate::memory::replace::replace;
+use crate::secrets::{Kind, Secrets};
 
 /// What a rewrite wrote.
 #[derive(Debug, Clone)]
@@ -18,19 +19,25 @@ pub struct Rewritten {
     /// The SHA-256 of the new content: the next `--if-match`.
     pub sha256: String,
     pub chars: usize,
+    /// The secrets taken out of the content.
+    pub redacted: Vec<Kind>,
 }
 
 /// Replaces the file at `path` in `ws` (shown as `what`) with `content`.
 /// `if_match` is the SHA-256 the file must still have (the empty file's
 /// when it did not exist); `limit` caps the content in characters, named
-/// `limit_name` in the refusal.
+/// `limit_name` in the refusal. The content goes through `secrets` first;
+/// the hash returned is of what was written.
 pub fn rewrite(
     ws: &Workspace,
     path: &Path,
     content: &[u8],
     if_match: Option<&str>,
     (limit, limit_name): (usize, &str),
+    secrets: &Secrets,
 ) -> Result<Rewritten> {
+    let redacted = secrets.redact(content);
+    let content: &[u8] = &redacted.text;
     let what = ws.relative(path);
     let chars = String::from_utf8_lossy(content).chars().count();
     if chars > limit {
@@ -70,5 +77,6 @@ pub fn rewrite(
     Ok(Rewritten {
         sha256: sha256_hex(content),
         chars,
+        redacted: redacted.kinds,
     })
 }

@@ -13,6 +13,7 @@ mod context;
 mod data;
 mod doc;
 mod merge;
+mod redact;
 mod signals;
 mod store;
 mod view;

@@ -6,11 +6,13 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::data::{State, VERSION};
+use super::redact::redact;
 use super::view::View;
 use crate::beneath::{Dir, Open};
 use crate::error::{Error, Result};
 use crate::memory::lock::{Mode, create_locked, open_locked};
 use crate::memory::replace::replace;
+use crate::secrets::{Kind, Secrets};
 
 /// What pruning on save dropped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -108,15 +110,26 @@ pub(super) fn parse<'a, T: Deserialize<'a> + Default>(path: &Path, text: &'a [u8
     })
 }
 
+/// What a save wrote.
+#[derive(Debug)]
+pub struct Saved {
+    pub state: State,
+    pub pruned: Pruned,
+    /// The secrets taken out before the save.
+    pub redacted: Vec<Kind>,
+}
+
 /// Changes the state at `path` with `change`, holding its lock from the
 /// read to the replace, so concurrent changes never lose each other; then
 /// keeps at most `max_entries` decisions and errors (0: no limit),
-/// dropping the oldest decisions and resolved errors first.
-pub fn update<T>(
+/// dropping the oldest decisions and resolved errors first, and takes out
+/// what `secrets` finds.
+pub fn update(
     path: &Path,
     max_entries: usize,
-    change: impl FnOnce(&mut State) -> T,
-) -> Result<(State, Pruned, T)> {
+    secrets: &Secrets,
+    change: impl FnOnce(&mut State),
+) -> Result<Saved> {
     let fail = |op: &str, e: io::Error| Error::memory("failed to save state", op, path, &e);
     let (dir, name) = Dir::holding(path, true)
         .map_err(|e| fail("mkdir", e))?
@@ -127,13 +140,18 @@ pub fn update<T>(
         let text = read_whole(&mut file).map_err(|e| fail("read", e))?;
         let mut state: State = parse(path, &text)?;
         state.version = state.version.max(VERSION);
-        let out = change(&mut state);
+        change(&mut state);
         let pruned = prune(&mut state, max_entries);
+        let redacted = redact(&mut state, secrets);
         let mut json = serde_json::to_vec_pretty(&state).expect("a state serialises");
         json.push(b'\n');
         replace(&file, &dir, &name, |tmp, _| tmp.write_all(&json))
             .map_err(|e| fail("replace", e))?;
-        Ok((state, pruned, out))
+        Ok(Saved {
+            state,
+            pruned,
+            redacted,
+        })
     })();
     if saved.is_err() && created {
         // A save that failed leaves no new empty state behind; we still
@@ -216,7 +234,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.json");
         std::fs::write(&path, r#"{"version": 9, "iteration": 2, "future": [1], "tasks": {"t": {"id": "t", "phase": "x", "extra": true}}}"#).unwrap();
-        let (state, _, ()) = update(&path, 100, |s| s.key_facts.push("f".into())).unwrap();
+        let state = update(&path, 100, &Secrets::off(), |s| {
+            s.key_facts.push("f".into())
+        })
+        .unwrap()
+        .state;
         assert_eq!(state.version, 9);
         let saved: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -231,7 +253,7 @@ mod tests {
             )),
             "{err}"
         );
-        assert!(update(&path, 100, |_| ()).is_err());
+        assert!(update(&path, 100, &Secrets::off(), |_| ()).is_err());
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "{\"iteration\": 2,\n \"tasks\": [",

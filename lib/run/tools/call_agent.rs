@@ -95,7 +95,7 @@ pub fn run(ctx: &Context, call: &Call) -> Result<String, String> {
     } else {
         format!("Task: {task}\n\nContext:\n{context}")
     };
-    match (ctx.sub_agent)(name, &user, depth + 1, deadline) {
+    match (ctx.sub_agent)(name, &user, depth + 1, deadline, &caller.allowed_hosts) {
         Ok(content) => {
             if verbose {
                 note(format_args!(

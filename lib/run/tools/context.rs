@@ -3,14 +3,16 @@
 use std::sync::Mutex;
 
 use super::mcp::Servers;
+use crate::act::Act;
 use crate::llm::Deadline;
 use crate::run::prepared::Prepared;
 use crate::run::session::Session;
 use crate::tools::{Memory, NotesSeen};
 
-/// Runs a sub-agent: `(name, user message, depth, deadline)` to its answer
-/// or what went wrong.
-pub type SubAgent<'a> = dyn Fn(&str, &str, u32, Deadline) -> Result<String, String> + Sync + 'a;
+/// Runs a sub-agent: `(name, user message, depth, deadline, the caller's
+/// allowed_hosts)` to its answer or what went wrong.
+pub type SubAgent<'a> =
+    dyn Fn(&str, &str, u32, Deadline, &[String]) -> Result<String, String> + Sync + 'a;
 
 /// A conversation's view for its tools.
 pub struct Context<'a> {
@@ -26,6 +28,8 @@ pub struct Context<'a> {
     pub memory: Memory,
     /// The agent's MCP servers, once [`super::connect`] started them.
     pub mcp: Servers,
+    /// What the built-in tools the agent was given work on.
+    pub act: Act,
 }
 
 /// The memory tools' view of `agent`'s memory, nothing seen yet.
@@ -36,6 +40,22 @@ pub fn memory(session: &Session, agent: &Prepared) -> Memory {
         notes: agent.notes.clone(),
         seen: Mutex::new(NotesSeen::default()),
         verbose: session.verbose,
+        secrets: session.secrets(&agent.cfg),
+        redacted: Mutex::default(),
         served: None,
+    }
+}
+
+/// The built-in tools' view of `agent` in this run, until `deadline`.
+pub fn act(session: &Session, agent: &Prepared, deadline: Deadline) -> Act {
+    Act {
+        agent: agent.name.clone(),
+        tools: agent.cfg.tools.clone(),
+        workdir: agent.workdir.clone(),
+        artifacts: session.artifacts.clone(),
+        default_write: agent.cfg.artifacts.default_write,
+        allowed_hosts: agent.allowed_hosts.clone(),
+        sandbox: agent.sandbox.clone(),
+        deadline: deadline.at,
     }
 }

@@ -1,31 +1,38 @@
 //! The tools of a conversation: its own (`call_agent`, which needs the
-//! conversation to run a sub-agent), the memory tools of
-//! [`crate::tools`], over the agent's memory, and those of the agent's MCP
-//! servers (`mcp.rs`), which the others' names win over. Several calls in one reply
-//! run at once (unless the agent says `parallel = false`), their results
-//! in call order; whatever goes wrong comes back to the model as an error
-//! result and never ends the run.
+//! conversation to run a sub-agent), the memory tools of [`crate::tools`]
+//! over the agent's memory, the built-in tools of [`crate::act`] its file
+//! gives it, and those of its MCP servers (`mcp.rs`), which the others'
+//! names win over. A call goes to the first source that has its name, an
+//! arm each in [`run_one`]; a new source of tools is one more arm there
+//! and in [`offered`]. Several calls in one reply run at once (unless the
+//! agent says `parallel = false`), their results in call order; whatever
+//! goes wrong comes back to the model as an error result and never ends
+//! the run.
 
 mod call_agent;
 mod context;
 mod mcp;
 
 use std::thread;
+use std::time::{Duration, Instant};
 
-pub use context::{Context, SubAgent, memory};
+pub use context::{Context, SubAgent, act, memory};
 pub use mcp::Servers;
 
+use super::details::{self, Detail};
 use super::prepared::Prepared;
 use super::session::Session;
+use crate::act::BUILTIN;
 use crate::error::Result;
 use crate::llm::{Deadline, ToolCall, ToolDef, ToolResult};
 use crate::tools::{self, NotesSeen};
 
 /// The definitions of the tools offered in `ctx`: the conversation's own
-/// (`call_agent`) first.
+/// (`call_agent`) first, then the memory tools, then the built-in ones.
 pub fn offered(ctx: &Context) -> Vec<ToolDef> {
     let mut defs: Vec<ToolDef> = call_agent::offer(ctx).into_iter().collect();
     defs.extend(tools::offered(tools::MEMORY, &ctx.memory));
+    defs.extend(tools::offered(BUILTIN, &ctx.act));
     defs.extend(ctx.mcp.offered());
     defs
 }
@@ -45,21 +52,24 @@ pub fn connect(ctx: &mut Context) -> Result<()> {
 
 /// The names of the tools `agent` at `depth` is offered, for `--dry-run`.
 pub fn names(session: &Session, agent: &Prepared, depth: u32) -> Vec<String> {
-    let never = |_: &str, _: &str, _: u32, _: Deadline| Err(String::new());
+    let never = |_: &str, _: &str, _: u32, _: Deadline, _: &[String]| Err(String::new());
+    let deadline = Deadline::after(Duration::ZERO);
     let ctx = Context {
         session,
         agent,
         depth,
-        deadline: Deadline::after(std::time::Duration::ZERO),
+        deadline,
         sub_agent: &never,
         memory: memory(session, agent),
+        act: act(session, agent, deadline),
         mcp: Servers::default(),
     };
     offered(&ctx).into_iter().map(|t| t.name).collect()
 }
 
-/// Results for `calls`, in their order.
-pub fn run(ctx: &Context, calls: &[ToolCall]) -> Vec<ToolResult> {
+/// Results for `calls` of turn `turn` (from 0), in their order. The
+/// top-level agent's calls are kept in the session for `--json`.
+pub fn run(ctx: &Context, calls: &[ToolCall], turn: usize) -> Vec<ToolResult> {
     // What the model had seen when it wrote this reply, for every call of
     // it, whichever runs first: a rewrite cannot build on another's result
     // it has not seen.
@@ -70,32 +80,54 @@ pub fn run(ctx: &Context, calls: &[ToolCall]) -> Vec<ToolResult> {
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     let seen = &seen;
-    if calls.len() < 2 || !ctx.agent.parallel() {
-        return calls.iter().map(|call| run_one(ctx, call, seen)).collect();
-    }
-    thread::scope(|scope| {
-        let handles: Vec<_> = calls
-            .iter()
-            .map(|call| scope.spawn(move || run_one(ctx, call, seen)))
-            .collect();
-        handles
-            .into_iter()
-            .zip(calls)
-            .map(|(h, call)| {
-                h.join().unwrap_or_else(|_| {
-                    let crashed = match call.name == call_agent::NAME {
-                        true => call_agent::CRASHED,
-                        false => tools::find(tools::MEMORY, &call.name)
-                            .map_or("the tool crashed", |t| t.crashed),
-                    };
-                    result(call, Err(crashed.to_owned()))
+    let ran: Vec<(ToolResult, Duration)> = if calls.len() < 2 || !ctx.agent.parallel() {
+        calls.iter().map(|call| run_one(ctx, call, seen)).collect()
+    } else {
+        thread::scope(|scope| {
+            let handles: Vec<_> = calls
+                .iter()
+                .map(|call| scope.spawn(move || run_one(ctx, call, seen)))
+                .collect();
+            handles
+                .into_iter()
+                .zip(calls)
+                .map(|(h, call)| {
+                    h.join().unwrap_or_else(|_| {
+                        (
+                            result(call, Err(crashed(&call.name).to_owned())),
+                            Duration::ZERO,
+                        )
+                    })
                 })
-            })
-            .collect()
-    })
+                .collect()
+        })
+    };
+    if ctx.depth == 0 {
+        let mut kept = ctx
+            .session
+            .details
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for (call, (result, took)) in calls.iter().zip(&ran) {
+            kept.push(Detail::of(call, result, turn, *took));
+        }
+    }
+    ran.into_iter().map(|(result, _)| result).collect()
 }
 
-fn run_one(ctx: &Context, call: &ToolCall, seen: &NotesSeen) -> ToolResult {
+/// What the model is told when the tool `name` panicked.
+fn crashed(name: &str) -> &'static str {
+    if name == call_agent::NAME {
+        return call_agent::CRASHED;
+    }
+    tools::find(tools::MEMORY, name)
+        .map(|t| t.crashed)
+        .or_else(|| tools::find(BUILTIN, name).map(|t| t.crashed))
+        .unwrap_or("the tool crashed")
+}
+
+fn run_one(ctx: &Context, call: &ToolCall, seen: &NotesSeen) -> (ToolResult, Duration) {
+    let started = Instant::now();
     let own = (call.name == call_agent::NAME)
         .then(|| call_agent::offer(ctx))
         .flatten()
@@ -104,9 +136,15 @@ fn run_one(ctx: &Context, call: &ToolCall, seen: &NotesSeen) -> ToolResult {
         .or_else(|| {
             tools::call(tools::MEMORY, &ctx.memory, call, seen).map(|r| r.map(|reply| reply.text))
         })
+        .or_else(|| tools::call(BUILTIN, &ctx.act, call, seen).map(|r| r.map(|reply| reply.text)))
         .or_else(|| ctx.mcp.call(call, seen, ctx.deadline))
         .unwrap_or_else(|| Err(format!("Unknown tool: \"{}\"", call.name)));
-    result(call, outcome)
+    let result = result(call, outcome);
+    let took = started.elapsed();
+    if ctx.session.verbose {
+        details::say(call, &result, took, &ctx.session.shown_secrets());
+    }
+    (result, took)
 }
 
 fn result(call: &ToolCall, outcome: Result<String, String>) -> ToolResult {

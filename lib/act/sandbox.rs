@@ -1,0 +1,152 @@
+//! How `run_command` holds a command: inside bubblewrap (`bwrap`, the
+//! sandbox Flatpak uses) where it is installed and can make namespaces,
+//! else only the Go `axe`'s check of the command's text, which is not a
+//! boundary ([`super::heuristic`]).
+//!
+//! Inside bubblewrap the command sees the whole filesystem read-only, the
+//! user's home and axe's config and data directories (keys, other agents'
+//! memory) as empty directories, a private `/tmp`, and only the workdir
+//! (and the artifact directory) writable; it has its own process, IPC,
+//! UTS and network namespaces (no network unless `[sandbox] network =
+//! true`), a new session (no typing into our terminal), and dies with us.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+/// How commands run for one agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sandbox {
+    /// Inside bubblewrap, found at `program`.
+    Bwrap { program: PathBuf, network: bool },
+    /// Without it, for the reason given: Go's text check alone.
+    Heuristic { why: String },
+}
+
+/// Whether bubblewrap works here: its path, or why not. Found once per
+/// process, and only when a command tool is given.
+fn probe() -> &'static Result<PathBuf, String> {
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    FOUND.get_or_init(|| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let program = std::env::split_paths(&path)
+            .map(|dir| dir.join("bwrap"))
+            .find(|p| is_executable(p))
+            .ok_or("bubblewrap (bwrap) is not on PATH")?;
+        // Some containers forbid the namespaces it needs: try once.
+        let tried = Command::new(&program)
+            .args(["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent"])
+            .args(["--new-session", "--", "true"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output();
+        match tried {
+            Ok(out) if out.status.success() => Ok(program),
+            Ok(out) => Err(format!(
+                "{} cannot make namespaces here ({})",
+                program.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )),
+            Err(e) => Err(format!(
+                "{} would not start: {}",
+                program.display(),
+                crate::error::describe_io(&e)
+            )),
+        }
+    })
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The sandbox for an agent's commands: bubblewrap when it works, else
+/// the text check; `Err` when `require` and it does not.
+pub fn choose(require: bool, network: bool) -> Result<Sandbox, String> {
+    match probe() {
+        Ok(program) => Ok(Sandbox::Bwrap {
+            program: program.clone(),
+            network,
+        }),
+        Err(why) if require => Err(format!(
+            "run_command needs bubblewrap ([sandbox] require = true), but {why}"
+        )),
+        Err(why) => Ok(Sandbox::Heuristic { why: why.clone() }),
+    }
+}
+
+impl Sandbox {
+    /// One line on what holds commands, for `-v` and `--dry-run`.
+    pub fn describe(&self) -> String {
+        match self {
+            Sandbox::Bwrap { network, .. } => format!(
+                "bubblewrap (read-only filesystem, writable workdir, private /tmp, network {})",
+                if *network { "on" } else { "off" }
+            ),
+            Sandbox::Heuristic { why } => format!(
+                "none: {why}; run_command only checks the command's text, which is not a boundary"
+            ),
+        }
+    }
+
+    /// The process that runs `command` with `sh -c` in `workdir`, with
+    /// `writable` the directories it may write besides.
+    pub fn command(&self, workdir: &Path, writable: &[&Path], command: &str) -> Command {
+        let Sandbox::Bwrap { program, network } = self else {
+            let mut cmd = Command::new("sh");
+            cmd.arg("-c").arg(command).current_dir(workdir);
+            return cmd;
+        };
+        let mut cmd = Command::new(program);
+        cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
+        cmd.args(["--tmpfs", "/tmp"]);
+        for hidden in hidden() {
+            cmd.arg("--tmpfs").arg(hidden);
+        }
+        // After the hidden ones, so a workdir inside them is still there.
+        for dir in std::iter::once(&workdir).chain(writable) {
+            cmd.arg("--bind").arg(dir).arg(dir);
+        }
+        // The shell is the first process of the sandbox's own process
+        // namespace, not a child of bubblewrap's init: when it ends, the
+        // kernel ends every process it left before bubblewrap sees it go,
+        // so nothing of a command outlives our wait for it.
+        cmd.args([
+            "--unshare-all",
+            "--as-pid-1",
+            "--die-with-parent",
+            "--new-session",
+        ]);
+        if *network {
+            cmd.arg("--share-net");
+        }
+        cmd.arg("--chdir").arg(workdir);
+        cmd.args(["--", "sh", "-c"]).arg(command);
+        cmd
+    }
+}
+
+/// Directories a command has no business reading: the user's home and
+/// axe's own (config with its keys, every agent's memory). Only those
+/// that exist: bubblewrap cannot make a mount point on a read-only root.
+fn hidden() -> Vec<OsString> {
+    let dirs = [
+        std::env::var_os("HOME").map(PathBuf::from),
+        crate::dirs::config_dir().ok(),
+        crate::dirs::data_dir().ok(),
+    ];
+    let mut out: Vec<OsString> = Vec::new();
+    for dir in dirs.into_iter().flatten() {
+        if dir.is_absolute()
+            && dir.is_dir()
+            && dir != Path::new("/")
+            && !out.contains(&dir.clone().into())
+        {
+            out.push(dir.into());
+        }
+    }
+    out
+}
