@@ -597,8 +597,9 @@ fn a_second_sync_waits_for_the_first_then_says_busy() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("another axe-sync is running"));
     first.kill().unwrap();
     first.wait().unwrap();
-    // Its lock went with it.
-    assert_eq!(a.sync(&["--wait", "0"]).status.code(), Some(0));
+    // Its lock goes with it, once a git it started (the commit step's,
+    // beside the paused fetch) has ended too: the next sync waits for that.
+    assert_eq!(a.sync(&["--wait", "10"]).status.code(), Some(0));
 }
 
 #[test]
