@@ -76,6 +76,20 @@ impl Machine {
         out
     }
 
+    /// `axe-run bot` with `task`, against the local provider `server`.
+    fn run_agent(&self, server: &Server, task: &str) {
+        let out = self
+            .env
+            .cmd("axe-run")
+            .arg("bot")
+            .env("AXE_ANTHROPIC_BASE_URL", &server.url)
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .write_stdin(task.to_owned())
+            .output()
+            .unwrap();
+        succeeded(&out);
+    }
+
     fn remember(&self, text: &str) {
         self.ok("axe-notes-remember", &["bot", text], "");
     }
@@ -334,18 +348,7 @@ fn three_clones_writing_and_syncing_in_random_order_lose_nothing() {
                                     reflected.lock().unwrap().push(t.clone());
                                 }
                             }
-                            Op::Run(t) => {
-                                let out = m
-                                    .env
-                                    .cmd("axe-run")
-                                    .arg("bot")
-                                    .env("AXE_ANTHROPIC_BASE_URL", &server.url)
-                                    .env("ANTHROPIC_API_KEY", "sk-test")
-                                    .write_stdin(t.clone())
-                                    .output()
-                                    .unwrap();
-                                succeeded(&out);
-                            }
+                            Op::Run(t) => m.run_agent(server, t),
                         }
                     }
                 });
@@ -819,16 +822,7 @@ fn a_secret_a_model_wrote_does_not_reach_the_remote() {
     let a = &machines[0];
     let reply = format!("Deployed with {TOKEN}\nAXE_MEMORY: KEY_FACT the token is {TOKEN}");
     let server = Server::start(vec![Answer::json(200, &anthropic_reply(&reply))]);
-    let out = a
-        .env
-        .cmd("axe-run")
-        .arg("bot")
-        .env("AXE_ANTHROPIC_BASE_URL", &server.url)
-        .env("ANTHROPIC_API_KEY", "sk-test")
-        .write_stdin("deploy")
-        .output()
-        .unwrap();
-    succeeded(&out);
+    a.run_agent(&server, "deploy");
     a.synced();
     let history = git(&remote, &["log", "-p", "--all"]);
     assert!(
