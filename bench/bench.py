@@ -463,13 +463,16 @@ def sync_rows(quick, tool, rows, checks):
     """axe-sync: a sync with nothing changed on a workspace of 10 years of
     daily logs and 200 topics, beside `git status` + `git fetch` on the
     same repository; and the sync that merges two clones which each added
-    1,000 daily-log entries to the same day."""
+    1,000 entries to the same day's log."""
     import datetime
     years, added = (1, 100) if quick else (10, 1000)
     env, ws = notes_world(f"sync-{years}y", 1, 365 * years, 200, 2000)
     remote = DATA / f"sync-{years}y.git"
     other = DATA / f"sync-{years}y-clone"
-    for d in (remote, other, ws / ".git", ws / ".gitattributes", ws / ".gitignore"):
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    # The days a previous run added are not part of the workspace.
+    later = [p for p in (ws / "agents" / "agent0" / "daily").glob("*.md") if p.name > f"{today}.md"]
+    for d in (remote, other, ws / ".git", ws / ".gitattributes", ws / ".gitignore", *later):
         if d.is_dir():
             shutil.rmtree(d)
         elif d.exists():
@@ -488,11 +491,13 @@ def sync_rows(quick, tool, rows, checks):
     checks.append((f"axe-sync with nothing changed ({years} years) within 1.5x of git status + git fetch",
                    ratio <= 1.5, f"{ratio:.2f}x"))
 
-    today = datetime.datetime.now(datetime.timezone.utc).date()
-    day = f"agents/agent0/daily/{today}.md"
-    rounds = iter(range(1_000_000))
+    rounds = iter(range(1, 1_000_000))
 
     def add(root, who, k):
+        # A day of its own each round (the days after today, which the
+        # workspace does not have yet), so every round merges the same
+        # amount: 1,000 entries on each side of one new daily log.
+        day = f"agents/agent0/daily/{today + datetime.timedelta(days=k)}.md"
         with open(root / day, "a") as f:
             for i in range(added):
                 f.write(f"\n## {i // 60 % 24:02}:{i % 60:02}\n\nentry {i} of {who} in round {k}: "
@@ -826,9 +831,9 @@ def main():
             "\n\naxe-sync rows: a notes workspace of ten years of daily logs and 200 topics as a "
             "repository with a bare remote on the same disk; the first row syncs with nothing "
             "changed, beside `git status` and `git fetch` on the same repository (one `sh -c`); "
-            "the second is the sync of a clone that added 1,000 entries to today's daily log after "
-            "another clone added and pushed 1,000 of its own (commit, fetch, merge by entry, push), "
-            "the other clone's sync untimed."
+            "the second is the sync of a clone that added 1,000 entries to a day's log after "
+            "another clone added and pushed 1,000 of its own to the same day (commit, fetch, merge "
+            "by entry, push), the other clone's sync untimed; a new day each round."
             "\n\n" + table + "\n"
         )
     # Too few runs in quick mode to judge a bar: it only checks the harness.

@@ -208,8 +208,7 @@ pub fn store(git: &Git, blobs: &[(&str, &[u8])]) -> Result<Vec<String>> {
 
 /// The id of HEAD, `None` before the first commit.
 pub fn head(git: &Git) -> Result<Option<String>> {
-    let out = git.output(&["rev-parse", "-q", "--verify", "HEAD^{commit}"], None)?;
-    Ok(out.ok.then(|| out.text()))
+    git.resolve("HEAD")
 }
 
 /// Commits the index as a child of HEAD (and of `more` parents), moving

@@ -93,6 +93,47 @@ impl Git {
         &self.git_dir
     }
 
+    /// The commit the ref `name` (`HEAD`, `refs/heads/main`) points to,
+    /// `None` when there is none. A branch is read from its file under
+    /// `.git` or from `packed-refs`, as git keeps them, which spares a
+    /// process on every sync; anything else (a symbolic ref other than
+    /// HEAD, a reftable repository) is asked of `git rev-parse`.
+    pub fn resolve(&self, name: &str) -> Result<Option<String>> {
+        let direct = |name: &str| -> Option<String> {
+            let text = std::fs::read_to_string(self.git_dir.join(name)).ok();
+            let packed = || {
+                let packed = std::fs::read_to_string(self.git_dir.join("packed-refs")).ok()?;
+                packed.lines().find_map(|l| {
+                    let (oid, r) = l.split_once(' ')?;
+                    (r == name).then(|| oid.to_owned())
+                })
+            };
+            let oid = match text {
+                Some(t) => t.trim().to_owned(),
+                None => packed()?,
+            };
+            let hex = matches!(oid.len(), 40 | 64) && oid.bytes().all(|b| b.is_ascii_hexdigit());
+            hex.then_some(oid)
+        };
+        let target = match name {
+            "HEAD" => std::fs::read_to_string(self.git_dir.join("HEAD"))
+                .ok()
+                .and_then(|t| t.trim().strip_prefix("ref: ").map(str::to_owned)),
+            _ => Some(name.to_owned()),
+        };
+        let refs = self.git_dir.join("refs");
+        if let Some(target) = target.filter(|t| t.starts_with("refs/") && refs.is_dir())
+            && let Some(oid) = direct(&target)
+        {
+            return Ok(Some(oid));
+        }
+        let out = self.output(
+            &["rev-parse", "-q", "--verify", &format!("{name}^{{commit}}")],
+            None,
+        )?;
+        Ok(out.ok.then(|| out.text()))
+    }
+
     /// Whether the repository exists yet.
     pub fn exists(&self) -> bool {
         self.git_dir.join("HEAD").is_file()

@@ -60,9 +60,7 @@ pub fn fetch(git: &Git, branch: &str, deadline: Instant) -> Result<Option<String
 
 /// The last fetched id of the remote's `branch`.
 pub fn tracking(git: &Git, branch: &str) -> Result<Option<String>> {
-    let name = format!("refs/remotes/{REMOTE}/{branch}^{{commit}}");
-    let out = git.output(&["rev-parse", "-q", "--verify", &name], None)?;
-    Ok(out.ok.then(|| out.text()))
+    git.resolve(&format!("refs/remotes/{REMOTE}/{branch}"))
 }
 
 /// How a push went.
