@@ -100,7 +100,7 @@ _axe_spec_axe() {
     flags='--json --completions --man-pages --help -h --version -V'
     valued=' --completions=none --man-pages=dir '
     args=''
-    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm context=axe_context mcp=axe_mcp mem=axe_mem notes=axe_notes state=axe_state help=axe_help version=axe_version '
+    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm context=axe_context mcp=axe_mcp mem=axe_mem notes=axe_notes state=axe_state sync=axe_sync help=axe_help version=axe_version '
 }
 _axe_spec_axe_mem() {
     flags='-h --help'
@@ -123,7 +123,7 @@ _axe_spec_axe_state() {
 _axe_spec_axe_help() {
     flags=''
     valued=''
-    args='words:run,gc,agents,config,llm,context,mcp,mem,notes,state,help,version...'
+    args='words:run,gc,agents,config,llm,context,mcp,mem,notes,state,sync,help,version...'
     subs=''
 }
 _axe_spec_axe_version() {
@@ -312,4 +312,34 @@ _axe_spec_axe_state_context() {
     args='agent'
     subs=''
 }
-complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context
+_axe_spec_axe_sync() {
+    flags='--help -h --version -V'
+    valued=' '
+    args=''
+    subs=' init=axe_sync_init run=axe_sync_run status=axe_sync_status merge-driver=axe_sync_merge_driver '
+}
+_axe_spec_axe_sync_init() {
+    flags='--remote --dir --timeout --wait --json --help -h --version -V'
+    valued=' --remote=none --dir=dir --timeout=none --wait=none '
+    args=''
+    subs=''
+}
+_axe_spec_axe_sync_run() {
+    flags='--no-push --dry-run --dir --timeout --wait --json --help -h --version -V'
+    valued=' --dir=dir --timeout=none --wait=none '
+    args='agent...'
+    subs=''
+}
+_axe_spec_axe_sync_status() {
+    flags='--dir --json --help -h --version -V'
+    valued=' --dir=dir '
+    args=''
+    subs=''
+}
+_axe_spec_axe_sync_merge_driver() {
+    flags='--help -h --version -V'
+    valued=' '
+    args='none file file file file'
+    subs=''
+}
+complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync

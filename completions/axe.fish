@@ -43,7 +43,7 @@ end
 # `axe WORD... ARGS`: the completions of axe-WORD-... for ARGS.
 function __axe_delegate
     set -l words (commandline -opc)[2..-1]
-    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context
+    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync
     for n in 1 2
         set -l program axe-(string join - -- $words[1..$n])
         if contains -- $program $known
@@ -88,9 +88,10 @@ complete -c axe -n '__axe_at 1 state' -a show -d 'Print an agent\'s structured s
 complete -c axe -n '__axe_at 1 state' -a ingest -d 'Record the AXE_MEMORY signal lines of standard input in an agent\'s state'
 complete -c axe -n '__axe_at 1 state' -a record -d 'Record the outcome of a run on a task in an agent\'s state'
 complete -c axe -n '__axe_at 1 state' -a context -d 'Print an agent\'s Session Memory block within a character budget'
+complete -c axe -n '__axe_at 0 -' -a sync -d 'Sync agent memory across machines over git'
 complete -c axe -n '__axe_at 0 -' -a help -d 'Print help, or a command\'s help'
 complete -c axe -n '__axe_at 0 -' -a version -d 'Print version'
-complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm context mcp mem notes state'
+complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm context mcp mem notes state sync'
 complete -c axe -n 'not __axe_at 0 -' -a '(__axe_delegate)'
 
 # axe-run
@@ -374,3 +375,38 @@ complete -c axe-state-context -l json -d 'Print {agent, budget, chars, text, inc
 complete -c axe-state-context -s h -l help -d 'Print help'
 complete -c axe-state-context -s V -l version -d 'Print version'
 complete -c axe-state-context -n '__axe_at 0 - --task --phase --budget --wait' -a '(__axe_agents)'
+
+# axe-sync
+complete -c axe-sync -f
+complete -c axe-sync -s h -l help -d 'Print help'
+complete -c axe-sync -s V -l version -d 'Print version'
+complete -c axe-sync -n '__axe_at 0 - ' -a init -d 'Make the memory directory a git repository and sync it once'
+complete -c axe-sync -n '__axe_in init --remote --dir --timeout --wait' -l remote -x -d 'Sync with the git remote at URL (a bare directory, ssh, https); joins it when it has memory already'
+complete -c axe-sync -n '__axe_in init --remote --dir --timeout --wait' -l dir -x -a '(__fish_complete_directories)' -d 'The repository: a memory directory other than the data directory (an agent\'s own notes workspace)'
+complete -c axe-sync -n '__axe_in init --remote --dir --timeout --wait' -l timeout -x -d 'Give up on the network (fetch and push, in all) after this long [default: 120]'
+complete -c axe-sync -n '__axe_in init --remote --dir --timeout --wait' -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
+complete -c axe-sync -n '__axe_in init --remote --dir --timeout --wait' -l json -d 'Print {dir, created, remote, sync} as JSON, sync as axe-sync run --json prints it'
+complete -c axe-sync -n '__axe_in init --remote --dir --timeout --wait' -s h -l help -d 'Print help'
+complete -c axe-sync -n '__axe_in init --remote --dir --timeout --wait' -s V -l version -d 'Print version'
+complete -c axe-sync -n '__axe_at 0 - ' -a run -d 'Commit, fetch, merge and push memory'
+complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -l no-push -d 'Commit, fetch and merge, but do not push'
+complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -l dry-run -d 'Say what would be committed and merged; fetch, but change nothing'
+complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -l dir -x -a '(__fish_complete_directories)' -d 'The repository: a memory directory other than the data directory (an agent\'s own notes workspace)'
+complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -l timeout -x -d 'Give up on the network (fetch and push, in all) after this long [default: 120]'
+complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
+complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -l json -d 'Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts} as JSON'
+complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -s h -l help -d 'Print help'
+complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -s V -l version -d 'Print version'
+complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -a '(__axe_agents)'
+complete -c axe-sync -n '__axe_at 0 - ' -a status -d 'Show what a sync would do, without fetching'
+complete -c axe-sync -n '__axe_in status --dir' -l dir -x -a '(__fish_complete_directories)' -d 'The repository: a memory directory other than the data directory (an agent\'s own notes workspace)'
+complete -c axe-sync -n '__axe_in status --dir' -l json -d 'Print {dir, remote, branch, head, ahead, behind, changed, conflicts, interrupted} as JSON'
+complete -c axe-sync -n '__axe_in status --dir' -s h -l help -d 'Print help'
+complete -c axe-sync -n '__axe_in status --dir' -s V -l version -d 'Print version'
+complete -c axe-sync -n '__axe_at 0 - ' -a merge-driver -d 'Merge one memory file for git (set up by init)'
+complete -c axe-sync -n '__axe_in merge-driver ' -s h -l help -d 'Print help'
+complete -c axe-sync -n '__axe_in merge-driver ' -s V -l version -d 'Print version'
+complete -c axe-sync -n '__axe_at 2 merge-driver' -F
+complete -c axe-sync -n '__axe_at 3 merge-driver' -F
+complete -c axe-sync -n '__axe_at 4 merge-driver' -F
+complete -c axe-sync -n '__axe_at 5 merge-driver' -F

@@ -19,7 +19,7 @@ def "nu-complete axe shells" [] {
 }
 
 def "nu-complete axe commands" [] {
-    ["run" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "state path" "state show" "state ingest" "state record" "state context"]
+    ["run" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "state path" "state show" "state ingest" "state record" "state context" "sync"]
 }
 
 # Run LLM agents from the shell and give them memory
@@ -363,6 +363,55 @@ export extern "axe-state-context" [
     --version(-V)  # Print version
 ]
 
+# Sync agent memory across machines over git
+export extern "axe-sync" [
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Make the memory directory a git repository and sync it once
+export extern "axe-sync init" [
+    --remote: string  # Sync with the git remote at URL (a bare directory, ssh, https); joins it when it has memory already
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --json  # Print {dir, created, remote, sync} as JSON, sync as axe-sync run --json prints it
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Commit, fetch, merge and push memory
+export extern "axe-sync run" [
+    ...agent: string@"nu-complete axe agents"  # Commit only these agents' files (and the shared world topics); everything is still merged
+    --no-push  # Commit, fetch and merge, but do not push
+    --dry-run  # Say what would be committed and merged; fetch, but change nothing
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Show what a sync would do, without fetching
+export extern "axe-sync status" [
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --json  # Print {dir, remote, branch, head, ahead, behind, changed, conflicts, interrupted} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Merge one memory file for git (set up by init)
+export extern "axe-sync merge-driver" [
+    kind?: string  # runlog, daily, state or lines
+    base?: path  # The common ancestor's version (git's %O)
+    ours?: path  # Our version, where the result is written (git's %A)
+    theirs?: path  # Their version (git's %B)
+    path?: path  # The file's path in the repository (git's %P)
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
 # Run an agent: build its prompt, call its model, print the answer
 export extern "axe run" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
@@ -689,6 +738,55 @@ export extern "axe state context" [
     --budget: int  # The most characters [default: the agent's state.context_budget]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {agent, budget, chars, text, included, left_out} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Sync agent memory across machines over git
+export extern "axe sync" [
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Make the memory directory a git repository and sync it once
+export extern "axe sync init" [
+    --remote: string  # Sync with the git remote at URL (a bare directory, ssh, https); joins it when it has memory already
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --json  # Print {dir, created, remote, sync} as JSON, sync as axe-sync run --json prints it
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Commit, fetch, merge and push memory
+export extern "axe sync run" [
+    ...agent: string@"nu-complete axe agents"  # Commit only these agents' files (and the shared world topics); everything is still merged
+    --no-push  # Commit, fetch and merge, but do not push
+    --dry-run  # Say what would be committed and merged; fetch, but change nothing
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Show what a sync would do, without fetching
+export extern "axe sync status" [
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --json  # Print {dir, remote, branch, head, ahead, behind, changed, conflicts, interrupted} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Merge one memory file for git (set up by init)
+export extern "axe sync merge-driver" [
+    kind?: string  # runlog, daily, state or lines
+    base?: path  # The common ancestor's version (git's %O)
+    ours?: path  # Our version, where the result is written (git's %A)
+    theirs?: path  # Their version (git's %B)
+    path?: path  # The file's path in the repository (git's %P)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -3,8 +3,8 @@
 //! Every fallible operation in the library returns [`Error`]; the runner in
 //! [`crate::cli`] prints it as one line on stderr and exits with
 //! [`Error::exit_code`]. The codes are the Go `axe`'s (1 agent error,
-//! 2 config error, 3 API error, 4 token budget exceeded) and two of ours
-//! (5 busy, 6 conflict), all in [`EXIT_CODES`].
+//! 2 config error, 3 API error, 4 token budget exceeded) and three of ours
+//! (5 busy, 6 conflict, 7 unresolved sync conflict), all in [`EXIT_CODES`].
 
 use std::fmt;
 use std::io;
@@ -66,6 +66,9 @@ pub enum Error {
     /// A run used up its `[budget] max_tokens` (`--budget-tokens`): its
     /// partial answer is printed, nothing is remembered.
     Budget { used: u64, max: u64 },
+    /// `axe-sync` left a note's other side beside it (a conflict file)
+    /// that nobody has merged in yet; the message lists the files.
+    Unresolved(String),
 }
 
 /// The I/O error of a lock wait that reached its deadline, carried inside
@@ -99,7 +102,7 @@ pub struct ExitCode {
 /// Every exit code of the toolkit: the one table the man pages, `--help`
 /// and the reference's table (docs/reference.md, checked by a test) are made from.
 /// [`Error::exit_code`] gives no other code (a test checks that too).
-pub const EXIT_CODES: [ExitCode; 7] = [
+pub const EXIT_CODES: [ExitCode; 8] = [
     ExitCode {
         code: 0,
         name: "success",
@@ -134,6 +137,11 @@ pub const EXIT_CODES: [ExitCode; 7] = [
         code: 6,
         name: "conflict",
         meaning: "a conflict: `axe-notes-reflect` or `axe-notes-learn --if-match` found the file changed since it was read; nothing was written",
+    },
+    ExitCode {
+        code: 7,
+        name: "unresolved",
+        meaning: "`axe-sync`: a note both machines changed on the same lines kept its local text and has the other side's beside it in a conflict file (listed); everything else was synced; merge the text in and delete the file",
     },
 ];
 
@@ -190,6 +198,7 @@ impl Error {
             Error::Budget { .. } => 4,
             Error::Busy(_) => 5,
             Error::Conflict(_) => 6,
+            Error::Unresolved(_) => 7,
             Error::InvalidAgentName(_)
             | Error::AgentNotFound { .. }
             | Error::AgentParse { .. }
@@ -248,6 +257,7 @@ impl fmt::Display for Error {
             | Error::ToolServer(m)
             | Error::Conflict(m)
             | Error::Busy(m)
+            | Error::Unresolved(m)
             | Error::InvalidAgentName(m) => f.write_str(m),
             Error::NoMatch => f.write_str("no match"),
             Error::Budget { used, max } => {
@@ -381,6 +391,7 @@ mod tests {
             Error::NoMatch,
             Error::Busy(String::new()),
             Error::Budget { used: 0, max: 0 },
+            Error::Unresolved(String::new()),
         ];
         for e in &errors {
             // A match with no wildcard: a new variant must be listed above.
@@ -405,7 +416,8 @@ mod tests {
                 | Error::Conflict(_)
                 | Error::NoMatch
                 | Error::Busy(_)
-                | Error::Budget { .. } => {}
+                | Error::Budget { .. }
+                | Error::Unresolved(_) => {}
             }
             assert!(EXIT_CODES.iter().any(|c| c.code == e.exit_code()), "{e:?}");
         }

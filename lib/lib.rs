@@ -29,5 +29,6 @@ pub(crate) mod run;
 pub(crate) mod signals;
 pub(crate) mod stderr;
 pub(crate) mod suggest;
+pub(crate) mod sync;
 pub(crate) mod timeout;
 pub(crate) mod tools;

@@ -35,6 +35,7 @@ mod search;
 mod server;
 mod state;
 mod stress;
+mod sync;
 mod tools;
 mod tools_security;
 mod util;

@@ -16,6 +16,7 @@ pub mod notes;
 pub mod run;
 pub mod state;
 mod stdin;
+pub mod sync;
 
 use crate::cli::Command;
 
@@ -46,4 +47,5 @@ pub const ALL: &[&Command] = &[
     &state::ingest::COMMAND,
     &state::record::COMMAND,
     &state::context::COMMAND,
+    &sync::COMMAND,
 ];

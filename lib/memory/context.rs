@@ -47,6 +47,8 @@ struct Notes {
     files: Vec<notes::NoteFile>,
     /// Directories that could not be listed, by the kind they hold.
     unreadable: Vec<(NoteKind, notes::Unreadable)>,
+    /// Conflict files a sync left (relative to the workspace).
+    conflicts: Vec<String>,
 }
 
 /// One kind of memory in the block: its heading and how it offers its
@@ -215,10 +217,12 @@ fn load_notes(
         false => 0,
     };
     let (files, unreadable) = notes::files(&ws, agent, days, today);
+    let conflicts = ws.conflicts(agent);
     Ok(Notes {
         ws,
         files,
         unreadable,
+        conflicts,
     })
 }
 
@@ -277,6 +281,16 @@ fn offer_notes<'a>(
     };
     for (_, u) in n.unreadable.iter().filter(|(k, _)| *k == kind) {
         unreadable(b, u);
+    }
+    // Said first, under the kind of the note it is beside, until resolved.
+    let beside = |c: &&String| match c.starts_with("world/") {
+        true => kind == NoteKind::World,
+        false => kind == NoteKind::Memory,
+    };
+    let conflicts: Vec<String> = n.conflicts.iter().filter(beside).cloned().collect();
+    if let Some(said) = notes::conflict::line(&conflicts) {
+        let item = Cow::Owned(format!("{} (sync conflict)", conflicts.join(", ")));
+        b.offer(place, name, item, &["\n", &said, "\n"]);
     }
     for f in n.files.iter().filter(|f| f.kind == kind) {
         let Some(size) = f.size(&n.ws) else { continue };

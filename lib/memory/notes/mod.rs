@@ -15,6 +15,7 @@
 //! names what it left out; paths never leave the workspace; search ships
 //! here. Dates are UTC.
 
+pub mod conflict;
 mod daily;
 mod fold;
 mod note;

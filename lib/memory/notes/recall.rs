@@ -37,6 +37,7 @@ use std::sync::Arc;
 
 use time::{Date, Duration};
 
+use super::conflict;
 use super::note::{self, Note, Unreadable};
 pub use super::note::{Kind, LeftOut};
 use super::workspace::{At, Workspace, day};
@@ -73,6 +74,9 @@ pub struct Recalled {
     pub memory_sha256: Option<String>,
     /// Whether MEMORY.md was read and, when it has anything in it, shown.
     memory_shown: bool,
+    /// The line naming conflict files a sync left for this agent's notes,
+    /// shown first until they are resolved; the budget holds it.
+    pub conflict: Option<String>,
 }
 
 const SEPARATOR: &str = "\n\n---\n\n";
@@ -195,6 +199,11 @@ pub fn recall(
     today: Date,
     budget: usize,
 ) -> Result<Recalled> {
+    let conflict = conflict::line(&ws.conflicts(agent));
+    let reserved = conflict
+        .as_ref()
+        .map_or(0, |l| l.chars().count() + BEFORE_NOTE.len());
+    let budget = budget.saturating_sub(reserved);
     let (wanted, broken) = files(ws, agent, days, today);
     let mut unreadable: Vec<Unreadable> = broken.into_iter().map(|(_, u)| u).collect();
     let mut wanted = wanted.into_iter();
@@ -285,6 +294,7 @@ pub fn recall(
         budget,
         memory_sha256,
         memory_shown,
+        conflict,
     })
 }
 
@@ -410,6 +420,15 @@ pub fn render(r: &Recalled) -> Vec<u8> {
 /// The recall as the model and `axe-notes-recall` show it: the text, then
 /// the note on what it left out or could not read; within the budget.
 pub fn answer(ws: &Workspace, r: &Recalled) -> Vec<u8> {
+    let text = answer_within(ws, r);
+    match &r.conflict {
+        Some(line) => [line.as_bytes(), BEFORE_NOTE.as_bytes(), &text].concat(),
+        None => text,
+    }
+}
+
+/// [`answer`] without the conflict line, within what the budget leaves it.
+fn answer_within(ws: &Workspace, r: &Recalled) -> Vec<u8> {
     let shown = !r.items.is_empty();
     let room = match shown {
         true => r.budget.saturating_sub(size(&r.items) + BEFORE_NOTE.len()),
@@ -478,6 +497,7 @@ mod tests {
             budget: 0,
             memory_sha256: None,
             memory_shown: true,
+            conflict: None,
         }
     }
 

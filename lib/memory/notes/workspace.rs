@@ -9,6 +9,7 @@ use rustix::fs::FileType;
 
 use time::Date;
 
+use super::conflict::is_conflict;
 use crate::agent::NotesConfig;
 use crate::beneath::{self, Dir};
 use crate::error::{Error, Result};
@@ -153,7 +154,7 @@ impl Workspace {
             .collect();
         let mut names: Vec<&String> = all
             .iter()
-            .filter(|n| n.ends_with(".md") && !n.starts_with('.'))
+            .filter(|n| n.ends_with(".md") && !n.starts_with('.') && !is_conflict(n))
             .collect();
         names.sort();
         Ok(names
@@ -167,6 +168,29 @@ impl Workspace {
                 (n.clone(), at)
             })
             .collect())
+    }
+
+    /// The conflict files a sync left that concern `agent`: beside its
+    /// MEMORY.md and among the world topics, by name, relative to the
+    /// workspace.
+    pub fn conflicts(&self, agent: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for dir in [self.agent_dir(agent), self.world()] {
+            let Ok(Some(opened)) = self.open_dir(&dir) else {
+                continue;
+            };
+            let Ok(names) = opened.list() else {
+                continue;
+            };
+            let mut names: Vec<String> = names
+                .into_iter()
+                .filter_map(|(n, _)| n.into_string().ok())
+                .filter(|n| is_conflict(n) && !n.starts_with('.'))
+                .collect();
+            names.sort();
+            found.extend(names.into_iter().map(|n| self.relative(&dir.join(n))));
+        }
+        found
     }
 
     fn outside(&self, path: &Path) -> Error {

@@ -24,7 +24,7 @@ fn add_once(list: &mut Vec<String>, item: &str) {
 
 /// A step as a person would name it: surrounding spaces and case aside.
 /// Two steps are the same when their keys are equal.
-fn step_key(step: &str) -> String {
+pub(super) fn step_key(step: &str) -> String {
     step.trim().chars().flat_map(char::to_lowercase).collect()
 }
 

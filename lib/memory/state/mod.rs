@@ -12,6 +12,7 @@
 mod context;
 mod data;
 mod doc;
+mod merge;
 mod redact;
 mod signals;
 mod store;
@@ -19,6 +20,7 @@ mod view;
 
 pub use context::{Current, build, offer};
 pub use data::Outcome;
+pub use merge::merge;
 pub use signals::{Rejected, Signal, parse};
 pub use store::{Pruned, load, read, update, view};
 pub use view::View;

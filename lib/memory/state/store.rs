@@ -79,7 +79,7 @@ fn blank(text: &[u8]) -> bool {
     text.iter().all(u8::is_ascii_whitespace)
 }
 
-fn parse<'a, T: Deserialize<'a> + Default>(path: &Path, text: &'a [u8]) -> Result<T> {
+pub(super) fn parse<'a, T: Deserialize<'a> + Default>(path: &Path, text: &'a [u8]) -> Result<T> {
     if blank(text) {
         return Ok(T::default());
     }

@@ -1,0 +1,77 @@
+//! Files a sync left beside a note it could not merge line by line: the
+//! other machine's whole text of MEMORY.md or a world topic, named
+//! `MEMORY.conflict-<host>-<time>.md` beside `MEMORY.md`. Recall and the
+//! memory block name them until someone merges the text in and removes
+//! the file; search and recall never read one as a topic.
+
+use time::OffsetDateTime;
+
+/// What marks a conflict file's name.
+const MARK: &str = ".conflict-";
+
+/// The conflict file for the note at `rel` (`agents/a/MEMORY.md`, a path
+/// with `/`), beside it: the other side's text, merged on `host`, from a
+/// commit made `at` (so the same merge done again names the same file).
+pub fn path_for(rel: &str, host: &str, at: OffsetDateTime) -> String {
+    let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    let stamp = format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second()
+    );
+    let side = name_for(name, host, &stamp);
+    match dir.is_empty() {
+        true => side,
+        false => format!("{dir}/{side}"),
+    }
+}
+
+/// The conflict file's name for the note `name` (`MEMORY.md`).
+fn name_for(name: &str, host: &str, stamp: &str) -> String {
+    let stem = name.strip_suffix(".md").unwrap_or(name);
+    let host: String = host
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    format!("{stem}{MARK}{host}-{stamp}.md")
+}
+
+/// Whether `name` is a conflict file's.
+pub fn is_conflict(name: &str) -> bool {
+    name.ends_with(".md") && name.contains(MARK)
+}
+
+/// One line that names the conflict files (relative to the workspace).
+pub fn line(names: &[String]) -> Option<String> {
+    if names.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "(Unresolved sync conflict: {} {} another machine's text of a note beside yours; merge it in and delete the file.)",
+        names.join(", "),
+        if names.len() == 1 { "holds" } else { "hold" }
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflict_names_are_recognised() {
+        let at = OffsetDateTime::from_unix_timestamp(1_795_417_200).unwrap();
+        let path = path_for("agents/a/MEMORY.md", "box.local", at);
+        assert_eq!(
+            path,
+            "agents/a/MEMORY.conflict-box-local-20261123T070000Z.md"
+        );
+        let name = path.rsplit('/').next().unwrap();
+        assert!(is_conflict(name));
+        assert!(!is_conflict("MEMORY.md"));
+        assert!(!is_conflict("deploy-conflict-x.md"));
+    }
+}

@@ -1,0 +1,276 @@
+//! The commit step: what changed in the work tree, read under each file's
+//! lock, checked, and recorded as a commit with git's plumbing.
+//!
+//! `git status` only says which files to look at; their content is read
+//! by us, each under its shared lock, so a commit never holds half an
+//! entry or half a rewrite. The bytes go into git's object store with
+//! `hash-object -w --stdin-paths` (from copies in `.git/axe-sync`, made
+//! under the lock) and into the index with `update-index --index-info`;
+//! `write-tree`, `commit-tree` and `update-ref` make the commit, so a
+//! commit is all or nothing: killed before `update-ref`, there is no
+//! commit and the next sync stages the same files again.
+
+use std::fs;
+
+use serde::Serialize;
+
+use super::git::Git;
+use super::worktree::Tree;
+use crate::error::{Error, Result};
+use crate::secrets::Secrets;
+
+/// What a commit step recorded.
+#[derive(Debug, Default, Serialize)]
+pub struct Committed {
+    /// The new commit, when there was anything to commit.
+    pub commit: Option<String>,
+    /// Files added or changed.
+    pub files: Vec<String>,
+    /// Files removed.
+    pub removed: Vec<String>,
+}
+
+/// The one check a file's bytes pass before they are committed: a file
+/// holding git's conflict markers, or what `secrets` finds to be a
+/// credential (memory writes redact them, but a person or another program
+/// may have written one in directly), is refused and named, never the
+/// value itself: neither reaches a commit or a remote.
+pub fn admit(rel: &str, bytes: &[u8], secrets: &Secrets) -> Result<()> {
+    if has_conflict_markers(bytes) {
+        return Err(Error::Memory(format!(
+            "{rel} holds git conflict markers (<<<<<<< … >>>>>>>): resolve them by hand; nothing was committed"
+        )));
+    }
+    let found = secrets.find(bytes);
+    if let Some(first) = found.first() {
+        let line = 1 + bytes[..first.range.start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        let mut kinds: Vec<&str> = found.iter().map(|f| f.kind.name()).collect();
+        kinds.dedup();
+        return Err(Error::Memory(format!(
+            "{rel} holds what looks like a secret ({}; the first on line {line}): take it out (or set [memory] redact = false in config.toml); nothing was committed",
+            kinds.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// A line starting `<<<<<<< ` followed later by one starting `>>>>>>> `:
+/// what an unresolved `git merge` leaves. (`=======` alone is a markdown
+/// heading underline, so it is not enough.)
+pub fn has_conflict_markers(bytes: &[u8]) -> bool {
+    let mut opened = false;
+    for line in bytes.split(|&b| b == b'\n') {
+        if line.starts_with(b"<<<<<<< ") || line == b"<<<<<<<" {
+            opened = true;
+        } else if opened && (line.starts_with(b">>>>>>> ") || line == b">>>>>>>") {
+            return true;
+        }
+    }
+    false
+}
+
+/// What `git status` found.
+pub struct Changed {
+    /// The files changed, added or removed in the work tree (or staged),
+    /// relative to the root, that the caller wants committed.
+    pub paths: Vec<String>,
+    /// Nothing at all differs from HEAD: no commit step to do.
+    pub clean: bool,
+    /// Every path status named, wanted or not.
+    pub all: Vec<String>,
+}
+
+/// The files `git status` finds changed, added or removed, those `wanted`
+/// keeps.
+pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Changed> {
+    let out = git.ok(
+        &[
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--ignore-submodules",
+        ],
+        None,
+    )?;
+    // Each record is `XY <path>`.
+    let all: Vec<String> = out
+        .paths()
+        .filter_map(|r| r.get(3..).map(str::to_owned))
+        .collect();
+    let mut paths: Vec<String> = all.iter().filter(|p| wanted(p)).cloned().collect();
+    paths.sort();
+    paths.dedup();
+    Ok(Changed {
+        paths,
+        clean: out.stdout.is_empty(),
+        all,
+    })
+}
+
+/// Stages what [`changed`] found from the work tree, each file read under
+/// its lock and [`admit`]ted; then commits the index when its tree differs
+/// from HEAD's. With `dry_run`, only says what would be.
+pub fn commit(
+    git: &Git,
+    tree: &Tree,
+    changed: &Changed,
+    message: &str,
+    dry_run: bool,
+) -> Result<Committed> {
+    let mut staged = Vec::new();
+    let mut done = Committed::default();
+    if changed.clean {
+        return Ok(done);
+    }
+    // config.toml's `[memory] redact` and the keys this process knows.
+    let secrets = Secrets::load(None);
+    for rel in &changed.paths {
+        match tree.read(rel)? {
+            Some(bytes) => {
+                admit(rel, &bytes, &secrets)?;
+                staged.push((rel.clone(), bytes));
+                done.files.push(rel.clone());
+            }
+            None => done.removed.push(rel.clone()),
+        }
+    }
+    if dry_run {
+        return Ok(done);
+    }
+    let blobs: Vec<(&str, &[u8])> = staged
+        .iter()
+        .map(|(r, b)| (r.as_str(), b.as_slice()))
+        .collect();
+    let oids = store(git, &blobs)?;
+    let mut info = Vec::new();
+    for ((rel, _), oid) in staged.iter().zip(&oids) {
+        info.extend_from_slice(format!("100644 {oid}\t{rel}\0").as_bytes());
+    }
+    for rel in &done.removed {
+        info.extend_from_slice(format!("0 {}\t{rel}\0", zero(oids.first())).as_bytes());
+    }
+    if !info.is_empty() {
+        git.ok(&["update-index", "-z", "--index-info"], Some(&info))?;
+    }
+    super::pause::at("staged");
+    done.commit = commit_index(git, &[], message)?;
+    if !info.is_empty() {
+        // Fresh stat data for the files just staged, so the next status
+        // need not read them again. Best effort: only speed rides on it.
+        let _ = git.output(&["update-index", "-q", "--refresh"], None);
+    }
+    Ok(done)
+}
+
+/// An all-zero object id as long as `like` (SHA-1 or SHA-256).
+pub fn zero(like: Option<&String>) -> String {
+    "0".repeat(like.map_or(40, String::len))
+}
+
+/// Writes `blobs` (path, bytes) into the object store; their ids in order.
+pub fn store(git: &Git, blobs: &[(&str, &[u8])]) -> Result<Vec<String>> {
+    if blobs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let dir = git
+        .git_dir()
+        .join("axe-sync")
+        .join(format!("stage-{}", std::process::id()));
+    fs::create_dir_all(&dir).map_err(|e| Error::memory("", "mkdir", &dir, &e))?;
+    let result = (|| {
+        let mut list = Vec::new();
+        for (i, (_, bytes)) in blobs.iter().enumerate() {
+            let path = dir.join(i.to_string());
+            fs::write(&path, bytes).map_err(|e| Error::memory("", "write", &path, &e))?;
+            list.extend_from_slice(path.as_os_str().as_encoded_bytes());
+            list.push(b'\n');
+        }
+        let out = git.ok(
+            &["hash-object", "-w", "--no-filters", "--stdin-paths"],
+            Some(&list),
+        )?;
+        let oids: Vec<String> = out.text().lines().map(str::to_owned).collect();
+        match oids.len() == blobs.len() {
+            true => Ok(oids),
+            false => Err(Error::Child(
+                "git hash-object gave fewer ids than files".into(),
+            )),
+        }
+    })();
+    let _ = fs::remove_dir_all(&dir);
+    result
+}
+
+/// The id of HEAD, `None` before the first commit.
+pub fn head(git: &Git) -> Result<Option<String>> {
+    git.resolve("HEAD")
+}
+
+/// Commits the index as a child of HEAD (and of `more` parents), moving
+/// the branch only if HEAD is still what it was; `None` when the index
+/// holds HEAD's tree and no other parent is given.
+pub fn commit_index(git: &Git, more: &[String], message: &str) -> Result<Option<String>> {
+    let tree = git.ok(&["write-tree"], None)?.text();
+    let head = head(git)?;
+    if let Some(head) = &head
+        && more.is_empty()
+    {
+        let current = git
+            .ok(&["rev-parse", &format!("{head}^{{tree}}")], None)?
+            .text();
+        if current == tree {
+            return Ok(None);
+        }
+    }
+    let mut args = vec![
+        "commit-tree".to_owned(),
+        tree,
+        "-m".to_owned(),
+        message.to_owned(),
+    ];
+    for parent in head.iter().chain(more) {
+        args.push("-p".to_owned());
+        args.push(parent.clone());
+    }
+    let commit = git.ok(&args, None)?.text();
+    let old = head.unwrap_or_else(|| zero(Some(&commit)));
+    git.ok(&["update-ref", "-m", message, "HEAD", &commit, &old], None)?;
+    Ok(Some(commit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_is_refused_by_kind_and_line_never_shown() {
+        let key = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gH3kM5";
+        let text = format!("notes\nthe token is {key}\n");
+        let err = admit("x.md", text.as_bytes(), &Secrets::with_keys(Vec::new())).unwrap_err();
+        let said = err.to_string();
+        assert!(
+            said.starts_with(
+                "x.md holds what looks like a secret (github token; the first on line 2)"
+            ),
+            "{said}"
+        );
+        assert!(!said.contains(key));
+        assert!(admit("x.md", text.as_bytes(), &Secrets::off()).is_ok());
+    }
+
+    #[test]
+    fn conflict_markers_are_found_and_heading_rules_are_not() {
+        assert!(has_conflict_markers(
+            b"a\n<<<<<<< ours\nx\n=======\ny\n>>>>>>> theirs\n"
+        ));
+        assert!(!has_conflict_markers(b"Title\n=======\n\ntext\n"));
+        assert!(!has_conflict_markers(b">>>>>>> alone\n"));
+        let off = Secrets::off();
+        assert!(admit("a.md", b"<<<<<<< a\n>>>>>>> b\n", &off).is_err());
+    }
+}

@@ -1,0 +1,160 @@
+//! What a file of the memory repository is, and merging two versions of
+//! it by what it is: the one merge `axe-sync` and the git merge drivers
+//! share.
+
+use std::path::Path;
+
+use super::entries::{self, Layout};
+use super::git::Git;
+use super::lines;
+use crate::error::Result;
+use crate::memory::state;
+
+/// How a file merges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Entries united: a run log or a daily log.
+    Entries(Layout),
+    /// A state file: merged by meaning.
+    State,
+    /// Anything else (MEMORY.md, world topics): line by line, a conflict
+    /// kept beside.
+    Lines,
+}
+
+impl Kind {
+    /// The kinds by the names the merge drivers are given.
+    pub const NAMES: [(&'static str, Kind); 4] = [
+        ("runlog", Kind::Entries(Layout::RunLog)),
+        ("daily", Kind::Entries(Layout::Daily)),
+        ("state", Kind::State),
+        ("lines", Kind::Lines),
+    ];
+
+    pub fn named(name: &str) -> Option<Kind> {
+        Kind::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, k)| *k)
+    }
+
+    /// The kind of the file at `rel` in the repository (the memory data
+    /// directory, or a notes workspace given with `--dir`): the layout
+    /// `dirs.rs`, the notes workspace and the state store give files.
+    pub fn of(rel: &str) -> Kind {
+        let parts: Vec<&str> = rel.split('/').collect();
+        let name = parts.last().copied().unwrap_or_default();
+        let parent = parts.len().checked_sub(2).map(|i| parts[i]);
+        match (parent, name) {
+            (Some("daily"), n) if is_day(n) => Kind::Entries(Layout::Daily),
+            (Some("memory"), n) if parts.len() == 2 && n.ends_with(".md") => {
+                Kind::Entries(Layout::RunLog)
+            }
+            (Some("state"), n) if parts.len() == 2 && n.ends_with(".json") => Kind::State,
+            _ => Kind::Lines,
+        }
+    }
+}
+
+/// `YYYY-MM-DD.md`.
+fn is_day(name: &str) -> bool {
+    let b = name.as_bytes();
+    name.len() == 13
+        && name.ends_with(".md")
+        && b[..10].iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
+}
+
+/// A merge's outcome: the file's new content (`None`: removed), and, for
+/// a line conflict, the other side's whole text to keep beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    pub text: Option<Vec<u8>>,
+    pub conflict: Option<Vec<u8>>,
+}
+
+impl Merged {
+    fn clean(text: Option<&[u8]>) -> Merged {
+        Merged {
+            text: text.map(<[u8]>::to_vec),
+            conflict: None,
+        }
+    }
+}
+
+/// `ours` and `theirs` (`None`: no such file) merged against `base`.
+pub fn merge(
+    git: &Git,
+    kind: Kind,
+    rel: &str,
+    base: Option<&[u8]>,
+    ours: Option<&[u8]>,
+    theirs: Option<&[u8]>,
+) -> Result<Merged> {
+    if ours == theirs || theirs == base {
+        return Ok(Merged::clean(ours));
+    }
+    if ours == base {
+        return Ok(Merged::clean(theirs));
+    }
+    let b = base.unwrap_or_default();
+    if let Kind::Entries(layout) = kind {
+        // A file removed on one side (a pruned daily log) is no entries
+        // there: the entries added on the other side are kept, those the
+        // removal took stay gone, and with none left the file goes.
+        let (o, t) = (ours.unwrap_or_default(), theirs.unwrap_or_default());
+        let merged = entries::merge(layout, b, o, t);
+        let any = entries::count(&merged) > 0;
+        return Ok(Merged::clean(any.then_some(merged.as_slice())));
+    }
+    // Changed on one side, removed on the other: the change is kept.
+    let (Some(o), Some(t)) = (ours, theirs) else {
+        return Ok(Merged::clean(ours.or(theirs)));
+    };
+    match kind {
+        Kind::State => match state::merge(Path::new(rel), b, o, t) {
+            Ok(text) => Ok(Merged::clean(Some(&text))),
+            // A side that is no state (edited by hand and broken) cannot
+            // be merged by meaning; by lines, nothing is lost either.
+            Err(_) => merge(git, Kind::Lines, rel, base, ours, theirs),
+        },
+        // (Entries were merged above.)
+        Kind::Lines | Kind::Entries(_) => {
+            let (text, conflicted) = lines::merge(git, b, o, t)?;
+            Ok(Merged {
+                text: Some(text),
+                conflict: conflicted.then(|| t.to_vec()),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_known_by_where_they_are() {
+        assert_eq!(
+            Kind::of("memory/reviewer.md"),
+            Kind::Entries(Layout::RunLog)
+        );
+        assert_eq!(
+            Kind::of("notes/agents/a/daily/2026-11-22.md"),
+            Kind::Entries(Layout::Daily)
+        );
+        assert_eq!(
+            Kind::of("agents/a/daily/2026-11-22.md"),
+            Kind::Entries(Layout::Daily)
+        );
+        assert_eq!(Kind::of("state/a.json"), Kind::State);
+        assert_eq!(Kind::of("notes/agents/a/MEMORY.md"), Kind::Lines);
+        assert_eq!(Kind::of("notes/world/deploys.md"), Kind::Lines);
+        assert_eq!(Kind::of("notes/agents/a/daily/notes.md"), Kind::Lines);
+    }
+}

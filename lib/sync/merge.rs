@@ -1,0 +1,299 @@
+//! The merge step: the other side's commit merged into ours, file by file
+//! by what each file is ([`kind`](super::kind)), without `git merge`.
+//!
+//! git's checkout and merge write working files in place and without our
+//! locks: a run reading a memory file meanwhile could see half of it, and
+//! an append landing between git's read and write would be lost. So the
+//! merged contents are computed here from the three versions git holds,
+//! each working file is rewritten under its exclusive lock (merged with
+//! what it holds at that moment, appends since the commit step included),
+//! and the merge commit is made with plumbing from the merged blobs.
+//!
+//! Interrupted (a signal, `kill -9`, a full disk), the working files are
+//! each whole, old or merged; HEAD has not moved, so the next sync commits
+//! what was merged so far as a local change and merges again, which finds
+//! the work done: every merge here is idempotent (an entry is never
+//! doubled, a conflict file has the same name the second time). A journal
+//! in `.git/axe-sync/merging` says a merge was under way, for the report.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::commit::{self, commit_index, store};
+use super::git::Git;
+use super::kind::{self, Kind};
+use super::pause;
+use super::worktree::Tree;
+use crate::error::{Error, Result};
+use crate::memory::notes::conflict;
+
+/// What a merge step did.
+#[derive(Debug, Default, Serialize)]
+pub struct Merged {
+    /// The commit merged in, when there was one to merge.
+    pub from: Option<String>,
+    /// The merge commit made (or the commit fast-forwarded to).
+    pub commit: Option<String>,
+    /// Files the merge changed.
+    pub files: Vec<String>,
+    /// Conflict files written: the other side's text of a note whose
+    /// lines both sides changed.
+    pub conflicts: Vec<String>,
+    /// HEAD afterwards.
+    #[serde(skip)]
+    pub head: Option<String>,
+}
+
+/// A file changed on their side since the base: its blob ids there and in
+/// the base (`None`: no file).
+struct Change {
+    base: Option<String>,
+    theirs: Option<String>,
+}
+
+/// The journal's path.
+pub fn journal(git: &Git) -> PathBuf {
+    git.git_dir().join("axe-sync").join("merging")
+}
+
+/// Merges `theirs` (a commit id) into `head` (HEAD, `None` before the
+/// first commit) and the work tree. `host` names the conflict files this
+/// machine writes.
+pub fn merge(
+    git: &Git,
+    tree: &Tree,
+    head: Option<String>,
+    theirs: &str,
+    host: &str,
+    dry_run: bool,
+) -> Result<Merged> {
+    let mut done = Merged {
+        head: head.clone(),
+        ..Merged::default()
+    };
+    if head.as_deref() == Some(theirs) || head.as_ref().is_some_and(|h| is_ancestor(git, theirs, h))
+    {
+        return Ok(done);
+    }
+    done.from = Some(theirs.to_owned());
+    let forward = head.as_ref().is_none_or(|h| is_ancestor(git, h, theirs));
+    let base = match &head {
+        Some(h) => {
+            let out = git.output(&["merge-base", h, theirs], None)?;
+            match out.ok {
+                true => out.text(),
+                false => empty_tree(git)?,
+            }
+        }
+        None => empty_tree(git)?,
+    };
+    let changes = diff(git, &base, theirs)?;
+    done.files = changes.keys().cloned().collect();
+    if dry_run || changes.is_empty() && forward {
+        if !dry_run && let Some(h) = &head {
+            git.ok(&["update-ref", "HEAD", theirs, h], None)?;
+            done.head = Some(theirs.to_owned());
+        }
+        return Ok(done);
+    }
+    let ours: HashMap<String, Option<String>> = match (&head, forward) {
+        (Some(h), false) => diff(git, &base, h)?
+            .into_iter()
+            .filter(|(p, _)| changes.contains_key(p))
+            .map(|(p, c)| (p, c.theirs))
+            .collect(),
+        _ => HashMap::new(),
+    };
+    let wanted: Vec<&String> = changes
+        .values()
+        .flat_map(|c| [&c.base, &c.theirs])
+        .chain(ours.values())
+        .flatten()
+        .collect();
+    let blobs = cat(git, &wanted)?;
+    let blob = |oid: &Option<String>| oid.as_ref().and_then(|o| blobs.get(o)).map(Vec::as_slice);
+
+    let journal = journal(git);
+    fs::write(&journal, theirs).map_err(|e| Error::memory("", "write", &journal, &e))?;
+    let made = commit_time(git, theirs)?;
+    // The tree's version of each file (blob id, or bytes to store), and
+    // the conflict files to add.
+    let mut entries: Vec<(String, Option<String>)> = Vec::new();
+    let mut to_store: Vec<(String, Vec<u8>)> = Vec::new();
+    for (rel, change) in &changes {
+        let kind = Kind::of(rel);
+        let (b, t) = (blob(&change.base), blob(&change.theirs));
+        let mut conflicted = false;
+        tree.update(rel, |w| {
+            let m = kind::merge(git, kind, rel, b, w, t)?;
+            conflicted |= m.conflict.is_some();
+            Ok(m.text)
+        })?;
+        pause::at("merging");
+        match ours.get(rel) {
+            Some(o) => {
+                let m = kind::merge(git, kind, rel, b, blob(o), t)?;
+                conflicted |= m.conflict.is_some();
+                match m.text {
+                    Some(text) if Some(text.as_slice()) == t => {
+                        entries.push((rel.clone(), change.theirs.clone()))
+                    }
+                    Some(text) => to_store.push((rel.clone(), text)),
+                    None => entries.push((rel.clone(), None)),
+                }
+            }
+            None => entries.push((rel.clone(), change.theirs.clone())),
+        }
+        if conflicted && let Some(t) = t {
+            let side = conflict::path_for(rel, host, made);
+            tree.update(&side, |_| Ok(Some(t.to_vec())))?;
+            entries.push((side.clone(), change.theirs.clone()));
+            done.conflicts.push(side);
+        }
+    }
+    let blobs: Vec<(&str, &[u8])> = to_store
+        .iter()
+        .map(|(r, b)| (r.as_str(), b.as_slice()))
+        .collect();
+    let stored = store(git, &blobs)?;
+    entries.extend(
+        to_store
+            .iter()
+            .map(|(r, _)| r.clone())
+            .zip(stored.into_iter().map(Some)),
+    );
+    let mut info = Vec::new();
+    let zero = commit::zero(Some(&theirs.to_owned()));
+    for (rel, oid) in &entries {
+        let line = match oid {
+            Some(oid) => format!("100644 {oid}\t{rel}\0"),
+            None => format!("0 {zero}\t{rel}\0"),
+        };
+        info.extend_from_slice(line.as_bytes());
+    }
+    git.ok(&["update-index", "-z", "--index-info"], Some(&info))?;
+    done.commit = match (&head, forward) {
+        (Some(h), true) => {
+            git.ok(
+                &[
+                    "update-ref",
+                    "-m",
+                    "axe-sync: fast-forward",
+                    "HEAD",
+                    theirs,
+                    h,
+                ],
+                None,
+            )?;
+            Some(theirs.to_owned())
+        }
+        (None, _) => {
+            git.ok(
+                &[
+                    "update-ref",
+                    "-m",
+                    "axe-sync: first sync",
+                    "HEAD",
+                    theirs,
+                    &zero,
+                ],
+                None,
+            )?;
+            Some(theirs.to_owned())
+        }
+        (Some(_), false) => commit_index(
+            git,
+            &[theirs.to_owned()],
+            &format!("axe-sync: merge on {host}"),
+        )?,
+    };
+    let _ = fs::remove_file(&journal);
+    done.head = done.commit.clone().or(done.head);
+    Ok(done)
+}
+
+/// Whether commit `a` is an ancestor of commit `b`.
+fn is_ancestor(git: &Git, a: &str, b: &str) -> bool {
+    git.output(&["merge-base", "--is-ancestor", a, b], None)
+        .is_ok_and(|o| o.ok)
+}
+
+/// The empty tree's id, for histories with nothing in common.
+fn empty_tree(git: &Git) -> Result<String> {
+    Ok(git
+        .ok(&["hash-object", "-t", "tree", "--stdin"], Some(b""))?
+        .text())
+}
+
+/// The commit time of `commit`.
+fn commit_time(git: &Git, commit: &str) -> Result<time::OffsetDateTime> {
+    let secs: i64 = git
+        .ok(&["show", "-s", "--format=%ct", commit], None)?
+        .text()
+        .parse()
+        .unwrap_or_default();
+    Ok(time::OffsetDateTime::from_unix_timestamp(secs).unwrap_or(time::OffsetDateTime::UNIX_EPOCH))
+}
+
+/// The regular files that differ between two trees (or commits), with
+/// their blob ids on each side.
+fn diff(git: &Git, from: &str, to: &str) -> Result<BTreeMap<String, Change>> {
+    let out = git.ok(&["diff-tree", "-r", "-z", "--no-renames", from, to], None)?;
+    let mut fields = out.stdout.split(|&b| b == 0);
+    let mut changes = BTreeMap::new();
+    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+        let meta = String::from_utf8_lossy(meta);
+        let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+        let [old_mode, new_mode, old, new, ..] = parts[..] else {
+            continue;
+        };
+        let regular = |mode: &str| matches!(mode, "100644" | "100755" | "000000");
+        if !regular(old_mode) || !regular(new_mode) {
+            continue;
+        }
+        let id = |mode: &str, oid: &str| (mode != "000000").then(|| oid.to_owned());
+        changes.insert(
+            String::from_utf8_lossy(path).into_owned(),
+            Change {
+                base: id(old_mode, old),
+                theirs: id(new_mode, new),
+            },
+        );
+    }
+    Ok(changes)
+}
+
+/// The bytes of the blobs `oids`, by one `git cat-file --batch`.
+fn cat(git: &Git, oids: &[&String]) -> Result<HashMap<String, Vec<u8>>> {
+    let mut found = HashMap::new();
+    if oids.is_empty() {
+        return Ok(found);
+    }
+    let mut input = Vec::new();
+    for oid in oids {
+        input.extend_from_slice(oid.as_bytes());
+        input.push(b'\n');
+    }
+    let out = git.ok(&["cat-file", "--batch"], Some(&input))?;
+    let mut rest = out.stdout.as_slice();
+    while let Some(end) = memchr::memchr(b'\n', rest) {
+        let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+        rest = &rest[end + 1..];
+        let mut parts = header.split(' ');
+        let (Some(oid), Some(_), Some(size)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(Error::Child(format!("git cat-file: {header}")));
+        };
+        let size: usize = size
+            .parse()
+            .map_err(|_| Error::Child(format!("git cat-file: {header}")))?;
+        if rest.len() < size + 1 {
+            return Err(Error::Child("git cat-file ended early".into()));
+        }
+        found.insert(oid.to_owned(), rest[..size].to_vec());
+        rest = &rest[size + 1..];
+    }
+    Ok(found)
+}
