@@ -316,18 +316,18 @@ _axe_spec_axe_sync() {
     flags='--help -h --version -V'
     valued=' '
     args=''
-    subs=' init=axe_sync_init run=axe_sync_run status=axe_sync_status merge-driver=axe_sync_merge_driver '
-}
-_axe_spec_axe_sync_init() {
-    flags='--remote --dir --timeout --wait --json --help -h --version -V'
-    valued=' --remote=none --dir=dir --timeout=none --wait=none '
-    args=''
-    subs=''
+    subs=' run=axe_sync_run init=axe_sync_init status=axe_sync_status merge-driver=axe_sync_merge_driver '
 }
 _axe_spec_axe_sync_run() {
     flags='--no-push --dry-run --dir --timeout --wait --json --help -h --version -V'
     valued=' --dir=dir --timeout=none --wait=none '
     args='agent...'
+    subs=''
+}
+_axe_spec_axe_sync_init() {
+    flags='--remote --dir --timeout --wait --json --help -h --version -V'
+    valued=' --remote=none --dir=dir --timeout=none --wait=none '
+    args=''
     subs=''
 }
 _axe_spec_axe_sync_status() {

@@ -369,17 +369,6 @@ export extern "axe-sync" [
     --version(-V)  # Print version
 ]
 
-# Make the memory directory a git repository and sync it once
-export extern "axe-sync init" [
-    --remote: string  # Sync with the git remote at URL (a bare directory, ssh, https); joins it when it has memory already
-    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
-    --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
-    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {dir, created, remote, sync} as JSON, sync as axe-sync run --json prints it
-    --help(-h)  # Print help
-    --version(-V)  # Print version
-]
-
 # Commit, fetch, merge and push memory
 export extern "axe-sync run" [
     ...agent: string@"nu-complete axe agents"  # Commit only these agents' files (and the shared world topics); everything is still merged
@@ -389,6 +378,17 @@ export extern "axe-sync run" [
     --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Make the memory directory a git repository and sync it once
+export extern "axe-sync init" [
+    --remote: string  # Sync with the git remote at URL (a bare directory, ssh, https); joins it when it has memory already
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --json  # Print {dir, created, remote, sync} as JSON, sync as axe-sync run --json prints it
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -748,17 +748,6 @@ export extern "axe sync" [
     --version(-V)  # Print version
 ]
 
-# Make the memory directory a git repository and sync it once
-export extern "axe sync init" [
-    --remote: string  # Sync with the git remote at URL (a bare directory, ssh, https); joins it when it has memory already
-    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
-    --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
-    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {dir, created, remote, sync} as JSON, sync as axe-sync run --json prints it
-    --help(-h)  # Print help
-    --version(-V)  # Print version
-]
-
 # Commit, fetch, merge and push memory
 export extern "axe sync run" [
     ...agent: string@"nu-complete axe agents"  # Commit only these agents' files (and the shared world topics); everything is still merged
@@ -768,6 +757,17 @@ export extern "axe sync run" [
     --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Make the memory directory a git repository and sync it once
+export extern "axe sync init" [
+    --remote: string  # Sync with the git remote at URL (a bare directory, ssh, https); joins it when it has memory already
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --json  # Print {dir, created, remote, sync} as JSON, sync as axe-sync run --json prints it
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -858,3 +858,37 @@ fn a_secret_written_into_memory_by_hand_is_refused_and_named() {
     fs::write(&topic, "Deploys\n\nuse the vault\n").unwrap();
     assert_eq!(a.sync(&[]).status.code(), Some(0));
 }
+
+#[test]
+fn bare_axe_sync_is_axe_sync_run_and_a_near_miss_is_a_mistyped_command() {
+    let Some((_keep, remote, machines)) = joined(1) else {
+        return;
+    };
+    let a = &machines[0];
+    a.remember("bare sync [b1]");
+    // Flags alone: run's.
+    let out = a.run("axe-sync", &["--json"]);
+    succeeded(&out);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["pushed"], true, "{report}");
+    let head = git(&a.repo(), &["rev-parse", "HEAD"]);
+    assert_eq!(git(&remote, &["rev-parse", "main"]), head);
+    // An agent's name: run's, committing that agent's files.
+    a.remember("by name [b2]");
+    succeeded(&a.run("axe-sync", &["bot"]));
+    assert_ne!(git(&remote, &["rev-parse", "main"]), head);
+    assert!(git(&a.repo(), &["status", "--porcelain"]).is_empty());
+    // Nothing at all: run's too.
+    succeeded(&a.run("axe-sync", &[]));
+    // One edit from `status`: a mistyped command, not an agent.
+    let out = a.run("axe-sync", &["stauts"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "unrecognized subcommand \"stauts\" for axe-sync (did you mean \"status\"?)"
+    );
+    // Its own help still lists the commands.
+    let help = String::from_utf8(a.run("axe-sync", &["--help"]).stdout).unwrap();
+    assert!(help.contains("  axe-sync [OPTIONS] [AGENT]...\n"), "{help}");
+    assert!(help.contains("Commands:\n  run "), "{help}");
+}

@@ -70,7 +70,7 @@ fn run(command: &'static Command, words: Vec<OsString>, out: &mut dyn Write) -> 
             }
             // A command of subcommands without one (`axe-agents`) shows
             // what it has, as `git remote` and cobra's groups do.
-            Run::Subcommands(_) => out
+            Run::Subcommands(_) | Run::Default(_) => out
                 .write_all(help(command).as_bytes())
                 .map_err(Error::Output)?,
         },
@@ -98,12 +98,30 @@ fn select(
     mut command: &'static Command,
     mut words: Vec<OsString>,
 ) -> Result<(&'static Command, Vec<OsString>)> {
-    while let Run::Subcommands(subs) = command.run {
-        let Some(word) = words.first().and_then(|w| w.to_str()).map(str::to_owned) else {
-            break;
+    while let Run::Subcommands(subs) | Run::Default(subs) = command.run {
+        let default = match command.run {
+            Run::Default(subs) => subs.first(),
+            Run::Subcommands(_) | Run::Action(_) => None,
         };
-        if word.starts_with('-') {
-            break;
+        let first = words.first().map(|w| w.to_str());
+        let word = match first {
+            // Nothing, or flags: the default's (a command of subcommands
+            // alone shows its help), except its own help and version.
+            None => return Ok((default.unwrap_or(command), words)),
+            Some(Some("-h" | "--help" | "-V" | "--version")) => break,
+            Some(Some(w)) if w.starts_with('-') => {
+                return Ok((default.unwrap_or(command), words));
+            }
+            Some(Some(w)) => w.to_owned(),
+            // A word that is not UTF-8 names no subcommand.
+            Some(None) => return Ok((default.unwrap_or(command), words)),
+        };
+        let named = subs.iter().any(|s| s.word() == word) || word == "help";
+        if let Some(d) = default
+            && !named
+            && crate::suggest::near(&word, subs.iter().map(|s| s.word())).is_none()
+        {
+            return Ok((d, words));
         }
         let mut rest = words.split_off(1);
         let wants_help = word == "help";

@@ -85,7 +85,10 @@ pub fn asks_json(command: &Command, words: &[OsString]) -> bool {
         let named = words.first().and_then(|w| w.to_str());
         return match subs.iter().find(|s| Some(s.word()) == named) {
             Some(sub) => asks_json(sub, rest),
-            None => subs.iter().any(|s| asks_json(s, rest)),
+            // A line naming none may be a default's (`axe-sync --json`).
+            None => subs
+                .iter()
+                .any(|s| asks_json(s, rest) || asks_json(s, words)),
         };
     }
     let takes_value = |f: Option<&Flag>| f.is_some_and(|f| f.value.is_some());

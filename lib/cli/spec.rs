@@ -41,6 +41,11 @@ pub enum Run {
     /// The first word names one of these (`axe-agents list`), which reads
     /// the rest of the line.
     Subcommands(&'static [Command]),
+    /// As `Subcommands`, but a line that names none of them is the first
+    /// one's (`axe-sync` and `axe-sync notes` are `axe-sync run ...`,
+    /// as `git stash` is `git stash push`); a word one or two edits from a
+    /// subcommand's is still taken for a mistyped subcommand.
+    Default(&'static [Command]),
 }
 
 impl Command {
@@ -69,7 +74,7 @@ impl Command {
     pub fn subcommands(&self) -> &'static [Command] {
         match self.run {
             Run::Action(_) => &[],
-            Run::Subcommands(subs) => subs,
+            Run::Subcommands(subs) | Run::Default(subs) => subs,
         }
     }
 

@@ -14,21 +14,24 @@ use crate::sync::{self, Kind, Options, Report};
 pub const COMMAND: Command = Command {
     name: "axe-sync",
     about: "Sync agent memory across machines over git",
-    usage: &["<COMMAND> [OPTIONS]"],
+    usage: &["[OPTIONS] [AGENT]...", "<COMMAND> [OPTIONS]"],
     args: &[],
     flags: &[],
     rules: &[],
     description: "\
 The memory data directory (run logs, the notes workspace, state) is a git
-repository; `axe-sync run` commits what changed, fetches, merges by what
-each file is and pushes. Run logs and daily logs are merged entry by
-entry (every entry once, in time order); state files by meaning; MEMORY.md
-and world topics line by line, and where two machines changed the same
-lines the local text stays and the other side is written whole beside it
+repository; `axe-sync` (short for `axe-sync run`) commits what changed,
+fetches, merges by what each file is and pushes. A word one or two edits
+from a command's is taken for that command: an agent named like one needs
+`axe-sync run NAME`. Run logs and daily logs are merged entry by entry
+(every entry once, in time order); state files by meaning; MEMORY.md and
+world topics line by line, and where two machines changed the same lines
+the local text stays and the other side is written whole beside it
 (MEMORY.conflict-<host>-<time>.md): exit code 7 until that file is
 removed. git never writes a memory file: every file is read and written
 under the lock the memory commands use. Needs git 2.28 or newer on PATH.",
-    run: Run::Subcommands(&[INIT, RUN, STATUS, MERGE_DRIVER]),
+    // Bare `axe-sync` (or with agent names, or flags) is `axe-sync run`.
+    run: Run::Default(&[RUN, INIT, STATUS, MERGE_DRIVER]),
 };
 
 const DIR: Flag = Flag::with_value(
