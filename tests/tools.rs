@@ -313,7 +313,13 @@ fn nothing_a_command_started_outlives_it_or_the_deadline() {
         tool_agent(&env, "\"run_command\"", "");
         // A background child outliving its shell, then a command that
         // would outlive the run: both are gone when axe-run is.
-        let (child, long) = (format!("sleep 1000.424{i}"), format!("sleep 1000.434{i}"));
+        // Markers of this test process alone: another test binary on the
+        // machine (a second checkout's) may run the same test meanwhile.
+        let pid = std::process::id();
+        let (child, long) = (
+            format!("sleep 1000.{pid}424{i}"),
+            format!("sleep 1000.{pid}434{i}"),
+        );
         let server = script(vec![
             vec![(
                 "run_command",
@@ -646,7 +652,7 @@ fn a_command_goes_when_axe_run_is_stopped() {
     for (i, plain) in [false, true].into_iter().enumerate() {
         let env = Env::new();
         tool_agent(&env, "\"run_command\"", "");
-        let marker = format!("sleep 1000.515{i}");
+        let marker = format!("sleep 1000.{}515{i}", std::process::id());
         let server = script(vec![vec![(
             "run_command",
             json!({"command": format!("{marker} & {marker}")}),
