@@ -36,6 +36,7 @@ mod server;
 mod state;
 mod stress;
 mod tools;
+mod tools_attacks;
 mod tools_security;
 mod util;
 mod wire;

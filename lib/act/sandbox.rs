@@ -10,7 +10,6 @@
 //! UTS and network namespaces (no network unless `[sandbox] network =
 //! true`), a new session (no typing into our terminal), and dies with us.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -103,12 +102,25 @@ impl Sandbox {
         let mut cmd = Command::new(program);
         cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
         cmd.args(["--tmpfs", "/tmp"]);
-        for hidden in hidden() {
-            cmd.arg("--tmpfs").arg(hidden);
-        }
-        // After the hidden ones, so a workdir inside them is still there.
-        for dir in std::iter::once(&workdir).chain(writable) {
-            cmd.arg("--bind").arg(dir).arg(dir);
+        // Each place is as the deepest of these that holds it says: a
+        // workdir inside a hidden directory is there, and a hidden one
+        // inside the workdir stays hidden (the default workdir is the
+        // current directory, often the home that holds the keys). Mounts
+        // made later cover earlier ones, so shallower go first; at the
+        // same place, the bind goes last (a workdir that is the home).
+        let hidden = hidden();
+        let mut mounts: Vec<(&Path, bool)> = hidden.iter().map(|h| (h.as_path(), false)).collect();
+        mounts.extend(
+            std::iter::once(workdir)
+                .chain(writable.iter().copied())
+                .map(|w| (w, true)),
+        );
+        mounts.sort_by_key(|(path, bind)| (path.components().count(), *bind));
+        for (path, bind) in mounts {
+            match bind {
+                true => cmd.arg("--bind").arg(path).arg(path),
+                false => cmd.arg("--tmpfs").arg(path),
+            };
         }
         // The shell is the first process of the sandbox's own process
         // namespace, not a child of bubblewrap's init: when it ends, the
@@ -132,20 +144,16 @@ impl Sandbox {
 /// Directories a command has no business reading: the user's home and
 /// axe's own (config with its keys, every agent's memory). Only those
 /// that exist: bubblewrap cannot make a mount point on a read-only root.
-fn hidden() -> Vec<OsString> {
+fn hidden() -> Vec<PathBuf> {
     let dirs = [
         std::env::var_os("HOME").map(PathBuf::from),
         crate::dirs::config_dir().ok(),
         crate::dirs::data_dir().ok(),
     ];
-    let mut out: Vec<OsString> = Vec::new();
+    let mut out: Vec<PathBuf> = Vec::new();
     for dir in dirs.into_iter().flatten() {
-        if dir.is_absolute()
-            && dir.is_dir()
-            && dir != Path::new("/")
-            && !out.contains(&dir.clone().into())
-        {
-            out.push(dir.into());
+        if dir.is_absolute() && dir.is_dir() && dir != Path::new("/") && !out.contains(&dir) {
+            out.push(dir);
         }
     }
     out

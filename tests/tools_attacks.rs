@@ -1,0 +1,173 @@
+//! Attacks on the built-in tools that once got through (issue 22's
+//! review), each kept as the test that showed it: a workdir that holds
+//! axe's own directories (a run started in the home directory) showing
+//! the keys to a command under bubblewrap; a TLS server that never
+//! answers the handshake holding `url_fetch` past every deadline; a
+//! relative redirect whose query holds a URL. And what was decided for
+//! hard links and special files in the workdir.
+
+use std::fs;
+use std::net::TcpListener;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::run::run;
+use crate::server::{Answer, Server};
+use crate::tools::{only_result, results, run_a, script, tool_agent};
+use crate::tools_security::bwrap_works;
+use crate::util::Env;
+
+/// The default workdir is the current directory, and the home directory
+/// is where a shell starts: a workdir that holds the home, config and
+/// data directories must not bring them back into sight, however they
+/// nest.
+#[test]
+fn a_workdir_holding_axes_own_directories_does_not_show_them_to_commands() {
+    if !bwrap_works() {
+        return;
+    }
+    let env = Env::new();
+    env.write(
+        &env.config_dir().join("axe/config.toml"),
+        "api_key = \"PRIVATE\"",
+    );
+    env.write(&env.data_dir().join("axe/mem.md"), "PRIVATE memory");
+    env.write(&env.root().join("home/.ssh/id"), "PRIVATE key");
+    env.agent(
+        "a",
+        &format!(
+            "name = \"a\"\nmodel = \"anthropic/claude-test\"\nworkdir = \"{}\"\ntools = [\"run_command\"]\n",
+            env.root().display()
+        ),
+    );
+    let server = script(vec![vec![
+        (
+            "run_command",
+            json!({"command": "cat config/axe/config.toml data/axe/mem.md home/.ssh/id; echo made > here; cat here"}),
+        ),
+        (
+            "run_command",
+            json!({"command": "ls config/axe data/axe home"}),
+        ),
+    ]]);
+    run_a(&env, &server, &[]);
+    let got = results(&server, 0);
+    assert!(!got[0].0.contains("PRIVATE"), "{:?}", got[0]);
+    assert!(got[0].0.ends_with("made\n"), "{:?}", got[0]);
+    assert_eq!(
+        got[1],
+        ("config/axe:\n\ndata/axe:\n\nhome:\n".into(), false),
+        "not empty"
+    );
+    assert_eq!(
+        fs::read_to_string(env.root().join("here")).unwrap(),
+        "made\n"
+    );
+}
+
+/// A server that takes the connection and then says nothing: over TLS the
+/// handshake is read too, and gives up when the run's deadline comes.
+#[test]
+fn url_fetch_gives_up_on_a_tls_server_that_never_answers() {
+    let env = Env::new();
+    tool_agent(&env, "\"url_fetch\"", "");
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in silent.incoming().flatten() {
+            held.push(conn);
+        }
+    });
+    let server = script(vec![vec![(
+        "url_fetch",
+        json!({"url": format!("https://127.0.0.1:{port}/")}),
+    )]]);
+    let started = Instant::now();
+    let out = run(&env, &server.url)
+        .env("AXE_URL_FETCH_ALLOW_LOOPBACK", "1")
+        .args(["a", "-v", "--timeout", "3"])
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .code(3);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains(&format!(
+            "ms): Get \"https://127.0.0.1:{port}/\": timed out\n"
+        )),
+        "{err}"
+    );
+}
+
+/// `Location: /next?from=http://elsewhere/` is a path on the same host,
+/// not a URL of the scheme `/next?from=http`.
+#[test]
+fn a_relative_redirect_may_carry_a_url_in_its_query() {
+    let env = Env::new();
+    tool_agent(&env, "\"url_fetch\"", "");
+    let site = Server::route(|req| match req.path.as_str() {
+        "/" => Answer::raw(302, "").with_header("location", "/next?from=http://elsewhere/"),
+        "/next?from=http://elsewhere/" => Answer::raw(200, "arrived"),
+        _ => Answer::raw(404, "lost"),
+    });
+    let port = site.url.rsplit(':').next().unwrap().to_owned();
+    let server = script(vec![vec![(
+        "url_fetch",
+        json!({"url": format!("http://127.0.0.1:{port}/")}),
+    )]]);
+    run(&env, &server.url)
+        .env("AXE_URL_FETCH_ALLOW_LOOPBACK", "1")
+        .arg("a")
+        .assert()
+        .success();
+    assert_eq!(only_result(&server), ("arrived".into(), false));
+}
+
+/// A hard link in the workdir to a file outside it (made by someone who
+/// could reach both) is a name of that file: reading it reads the file,
+/// as the README says; writing or editing it replaces the workdir's name
+/// with a new file and leaves the outside one as it was. A FIFO or a
+/// device is refused at once, never read.
+#[test]
+fn hard_links_are_replaced_not_written_through_and_special_files_refused() {
+    let env = Env::new();
+    let work = tool_agent(&env, "\"read_file\", \"write_file\", \"edit_file\"", "");
+    let outside = env.root().join("outside.txt");
+    fs::write(&outside, "outside\n").unwrap();
+    fs::hard_link(&outside, work.join("w")).unwrap();
+    fs::hard_link(&outside, work.join("e")).unwrap();
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(work.join("fifo"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    // One call a turn: calls of one turn run at once.
+    let server = script(vec![
+        vec![("read_file", json!({"path": "w"}))],
+        vec![("write_file", json!({"path": "w", "content": "mine\n"}))],
+        vec![(
+            "edit_file",
+            json!({"path": "e", "old_string": "outside", "new_string": "edited"}),
+        )],
+        vec![("read_file", json!({"path": "fifo"}))],
+    ]);
+    run(&env, &server.url)
+        .arg("a")
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .success();
+    let got: Vec<(String, bool)> = (0..4)
+        .map(|turn| results(&server, turn).remove(0))
+        .collect();
+    assert_eq!(got[0], ("1: outside".into(), false));
+    assert!(!got[1].1 && !got[2].1, "{got:?}");
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "outside\n");
+    assert_eq!(fs::read_to_string(work.join("w")).unwrap(), "mine\n");
+    assert_eq!(fs::read_to_string(work.join("e")).unwrap(), "edited\n");
+    assert!(got[3].1, "{got:?}");
+}
