@@ -171,3 +171,53 @@ fn hard_links_are_replaced_not_written_through_and_special_files_refused() {
     assert_eq!(fs::read_to_string(work.join("e")).unwrap(), "edited\n");
     assert!(got[3].1, "{got:?}");
 }
+
+/// Calls of one turn run at once: writes of one file, all together,
+/// leave it whole, as one of them wrote it; edits of one file, all
+/// together, are all in it.
+#[test]
+fn writes_and_edits_of_one_file_at_once_take_turns() {
+    let env = Env::new();
+    let work = tool_agent(&env, "\"write_file\", \"edit_file\"", "");
+    let size = 2 << 20;
+    let contents: Vec<String> = ('a'..='h').map(|l| l.to_string().repeat(size)).collect();
+    let writes = contents
+        .iter()
+        .map(|c| ("write_file", json!({"path": "f", "content": c})))
+        .collect();
+    let lines: Vec<String> = (0..8).map(|i| format!("line {i}\n")).collect();
+    fs::write(work.join("e"), lines.concat()).unwrap();
+    let edits = (0..8)
+        .map(|i| {
+            let line = format!("line {i}\n");
+            let edited = format!("edited {i}\n");
+            (
+                "edit_file",
+                json!({"path": "e", "old_string": line, "new_string": edited}),
+            )
+        })
+        .collect();
+    let server = script(vec![writes, edits]);
+    run_a(&env, &server, &[]);
+    for result in results(&server, 0) {
+        assert_eq!(result, (format!("wrote {size} bytes to f"), false));
+    }
+    for result in results(&server, 1) {
+        assert_eq!(result, ("replaced 1 occurrence(s) in e".into(), false));
+    }
+    let left = fs::read_to_string(work.join("f")).unwrap();
+    assert!(
+        contents.contains(&left),
+        "the file is {} bytes, mixed",
+        left.len()
+    );
+    let edited: String = (0..8).map(|i| format!("edited {i}\n")).collect();
+    assert_eq!(fs::read_to_string(work.join("e")).unwrap(), edited);
+    let mut names: Vec<_> = fs::read_dir(&work)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["e", "f"]);
+}
