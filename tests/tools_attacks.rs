@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::run::run;
 use crate::server::{Answer, Server};
-use crate::tools::{only_result, results, run_a, script, tool_agent};
+use crate::tools::{only_result, processes_with, results, run_a, script, tool_agent};
 use crate::tools_security::bwrap_works;
 use crate::util::Env;
 
@@ -221,3 +221,56 @@ fn writes_and_edits_of_one_file_at_once_take_turns() {
     names.sort();
     assert_eq!(names, ["e", "f"]);
 }
+
+/// Whether no process holds `marker` by `limit` from now: the kernel
+/// ends a killed sandbox's processes a moment after its first one goes.
+fn all_gone(marker: &str, limit: Duration) -> bool {
+    let until = Instant::now() + limit;
+    while !processes_with(marker).is_empty() {
+        if Instant::now() > until {
+            return false;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    true
+}
+
+/// Under bubblewrap, what a command leaves (a new session, `nohup`, a
+/// double fork) goes with the sandbox, even when `axe-run` is killed
+/// with `kill -9` and so cannot clean up.
+#[test]
+fn under_bubblewrap_no_daemon_outlives_a_killed_run() {
+    if !bwrap_works() {
+        return;
+    }
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "");
+    let command = "setsid sleep 1000.5151 & nohup sleep 1000.5152 >/dev/null 2>&1 & (sleep 1000.5153 &); sleep 1000.5154";
+    let server = script(vec![vec![("run_command", json!({"command": command}))]]);
+    let mut axe = env.std_cmd("axe-run");
+    axe.env("AXE_ANTHROPIC_BASE_URL", &server.url)
+        .arg("a")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = axe.spawn().unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    // The sleeps themselves, not the shell or bubblewrap naming them.
+    let sleeps = || {
+        processes_with("sleep 1000.515")
+            .iter()
+            .filter(|p| p.starts_with("sleep "))
+            .count()
+    };
+    while sleeps() < 4 {
+        assert!(Instant::now() < until, "the command never ran");
+        thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        all_gone("sleep 1000.515", Duration::from_secs(5)),
+        "{:?}",
+        processes_with("sleep 1000.515")
+    );
+}
+
