@@ -274,3 +274,28 @@ fn under_bubblewrap_no_daemon_outlives_a_killed_run() {
     );
 }
 
+/// A page's `&` followed by text with a character of several bytes where
+/// an entity's name would end is text, not a crash.
+#[test]
+fn url_fetch_reads_an_ampersand_before_any_text() {
+    let env = Env::new();
+    tool_agent(&env, "\"url_fetch\"", "");
+    let page = "<p>Fish &chips, andé more &amp; tea&é</p>";
+    let site =
+        Server::route(move |_| Answer::raw(200, page).with_header("content-type", "text/html"));
+    let port = site.url.rsplit(':').next().unwrap().to_owned();
+    let server = script(vec![vec![(
+        "url_fetch",
+        json!({"url": format!("http://127.0.0.1:{port}/")}),
+    )]]);
+    let out = run(&env, &server.url)
+        .env("AXE_URL_FETCH_ALLOW_LOOPBACK", "1")
+        .arg("a")
+        .assert()
+        .success();
+    assert!(out.get_output().stderr.is_empty());
+    assert_eq!(
+        only_result(&server),
+        ("Fish &chips, andé more & tea&é".into(), false)
+    );
+}
