@@ -7,6 +7,7 @@
 //! hard links and special files in the workdir.
 
 use std::fs;
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -298,4 +299,38 @@ fn url_fetch_reads_an_ampersand_before_any_text() {
         only_result(&server),
         ("Fish &chips, andé more & tea&é".into(), false)
     );
+}
+
+/// A server answering `raw` to one request, on loopback.
+fn raw_server(raw: &'static [u8]) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut request = [0; 4096];
+        let _ = conn.read(&mut request);
+        let _ = conn.write_all(raw);
+    });
+    port
+}
+
+/// A chunk that claims more bytes than memory holds (or a `usize` can add
+/// to) is cut at what came, not a crash.
+#[test]
+fn url_fetch_takes_a_chunk_size_past_any_length() {
+    let env = Env::new();
+    tool_agent(&env, "\"url_fetch\"", "");
+    let port = raw_server(
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nffffffffffffffff\r\nonly this\r\n",
+    );
+    let server = script(vec![vec![(
+        "url_fetch",
+        json!({"url": format!("http://127.0.0.1:{port}/")}),
+    )]]);
+    run(&env, &server.url)
+        .env("AXE_URL_FETCH_ALLOW_LOOPBACK", "1")
+        .arg("a")
+        .assert()
+        .success();
+    assert_eq!(only_result(&server), ("only this\r\n".into(), false));
 }

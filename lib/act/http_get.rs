@@ -300,7 +300,9 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
         if size == 0 || start >= body.len() {
             break;
         }
-        let stop = (start + size).min(body.len());
+        // A size is the server's word: one past any length is cut at
+        // what came, never added past `usize`.
+        let stop = start.saturating_add(size).min(body.len());
         out.extend_from_slice(&body[start..stop]);
         body = body.get(stop + 2..).unwrap_or_default();
     }
