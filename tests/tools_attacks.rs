@@ -407,3 +407,48 @@ for line in sys.stdin:
     assert_eq!(said["id"], "mine");
     assert_eq!(said["error"]["code"], -32601);
 }
+
+/// Loopback written every way a resolver or URL parser takes it: each is
+/// refused, and the server listening there gets nothing.
+#[test]
+fn url_fetch_refuses_loopback_however_it_is_written() {
+    let env = Env::new();
+    tool_agent(&env, "\"url_fetch\"", "");
+    let target = Server::start(vec![Answer::raw(200, "secret")]);
+    let port = target.url.rsplit(':').next().unwrap().to_owned();
+    let forms = [
+        "2130706433",
+        "0x7f000001",
+        "0x7f.1",
+        "0177.0.0.1",
+        "127.1",
+        "127.0.0.1.",
+        "LOCALHOST",
+        "localhost.",
+        "[::ffff:7f00:1]",
+        "[::ffff:127.0.0.1]",
+        "[::127.0.0.1]",
+        "[::]",
+        "[0:0:0:0:0:0:0:1]",
+        "[fe80::1%25lo]",
+        "0",
+    ];
+    let mut urls: Vec<String> = forms
+        .iter()
+        .map(|host| format!("http://{host}:{port}/"))
+        .collect();
+    urls.push(format!("http://user@127.0.0.1:{port}/"));
+    urls.push(format!("http://public.example#@127.0.0.1:{port}/"));
+    urls.push(format!("gopher://127.0.0.1:{port}/"));
+    let calls = urls
+        .iter()
+        .map(|url| ("url_fetch", json!({"url": url})))
+        .collect();
+    let server = script(vec![calls]);
+    run_a(&env, &server, &[]);
+    let got = results(&server, 0);
+    for (url, result) in urls.iter().zip(&got) {
+        assert!(result.1, "{url} was fetched: {result:?}");
+    }
+    assert!(target.requests().is_empty(), "loopback was reached");
+}
