@@ -452,3 +452,36 @@ fn url_fetch_refuses_loopback_however_it_is_written() {
     }
     assert!(target.requests().is_empty(), "loopback was reached");
 }
+
+/// A workdir named by a symlink is bound where the link leads, so its
+/// place among the hidden directories is where it really is: a link in
+/// `/var/tmp` to the home directory is still the writable workdir.
+#[test]
+fn a_workdir_named_by_a_symlink_stays_writable_under_bubblewrap() {
+    if !bwrap_works() {
+        return;
+    }
+    let env = Env::new();
+    let link =
+        std::path::PathBuf::from(format!("/var/tmp/axe-workdir-link-{}", std::process::id()));
+    let _ = fs::remove_file(&link);
+    std::os::unix::fs::symlink(env.root().join("home"), &link).unwrap();
+    env.agent(
+        "a",
+        &format!(
+            "name = \"a\"\nmodel = \"anthropic/claude-test\"\nworkdir = \"{}\"\ntools = [\"run_command\"]\n",
+            link.display()
+        ),
+    );
+    let server = script(vec![vec![(
+        "run_command",
+        json!({"command": "echo made > f && cat f"}),
+    )]]);
+    run_a(&env, &server, &[]);
+    fs::remove_file(&link).unwrap();
+    assert_eq!(only_result(&server), ("made\n".into(), false));
+    assert_eq!(
+        fs::read_to_string(env.root().join("home/f")).unwrap(),
+        "made\n"
+    );
+}

@@ -108,18 +108,19 @@ impl Sandbox {
         // current directory, often the home that holds the keys). Mounts
         // made later cover earlier ones, so shallower go first; at the
         // same place, the bind goes last (a workdir that is the home).
-        let hidden = hidden();
-        let mut mounts: Vec<(&Path, bool)> = hidden.iter().map(|h| (h.as_path(), false)).collect();
+        // Depths are of the real paths: a mount lands where a symlink leads.
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let mut mounts: Vec<(PathBuf, bool)> = hidden().iter().map(|h| (real(h), false)).collect();
         mounts.extend(
             std::iter::once(workdir)
                 .chain(writable.iter().copied())
-                .map(|w| (w, true)),
+                .map(|w| (real(w), true)),
         );
         mounts.sort_by_key(|(path, bind)| (path.components().count(), *bind));
         for (path, bind) in mounts {
             match bind {
-                true => cmd.arg("--bind").arg(path).arg(path),
-                false => cmd.arg("--tmpfs").arg(path),
+                true => cmd.arg("--bind").arg(&path).arg(&path),
+                false => cmd.arg("--tmpfs").arg(&path),
             };
         }
         // The shell is the first process of the sandbox's own process
