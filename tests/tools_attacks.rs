@@ -485,3 +485,49 @@ fn a_workdir_named_by_a_symlink_stays_writable_under_bubblewrap() {
         "made\n"
     );
 }
+
+/// The file tools in a workdir that holds axe's config and data
+/// directories (a run started in the home directory) do not reach them;
+/// the rest of the workdir they do.
+#[test]
+fn file_tools_do_not_reach_axes_own_directories_inside_the_workdir() {
+    let env = Env::new();
+    let config = env.config_dir().join("axe/config.toml");
+    env.write(&config, "api_key = \"PRIVATE\"");
+    env.write(&env.data_dir().join("axe/mem.md"), "PRIVATE memory");
+    env.write(&env.root().join("notes.txt"), "mine");
+    env.agent(
+        "a",
+        &format!(
+            "name = \"a\"\nmodel = \"anthropic/claude-test\"\nworkdir = \"{}\"\ntools = [\"read_file\", \"write_file\", \"edit_file\", \"list_directory\"]\n",
+            env.root().display()
+        ),
+    );
+    let refused = (
+        "path is in axe's own config or data directory, which the workdir holds".to_owned(),
+        true,
+    );
+    let server = script(vec![vec![
+        ("read_file", json!({"path": "config/axe/config.toml"})),
+        ("read_file", json!({"path": "home/../data/axe/mem.md"})),
+        ("list_directory", json!({"path": "data/axe"})),
+        (
+            "write_file",
+            json!({"path": "config/axe/agents/evil.toml", "content": "x"}),
+        ),
+        (
+            "edit_file",
+            json!({"path": "config/axe/config.toml", "old_string": "PRIVATE", "new_string": "x"}),
+        ),
+        ("read_file", json!({"path": "notes.txt"})),
+    ]]);
+    run_a(&env, &server, &[]);
+    let got = results(&server, 0);
+    assert_eq!(got[..5], vec![refused; 5]);
+    assert_eq!(got[5], ("1: mine".into(), false));
+    assert_eq!(
+        fs::read_to_string(&config).unwrap(),
+        "api_key = \"PRIVATE\""
+    );
+    assert!(!env.config_dir().join("axe/agents/evil.toml").exists());
+}
