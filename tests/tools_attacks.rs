@@ -531,3 +531,27 @@ fn file_tools_do_not_reach_axes_own_directories_inside_the_workdir() {
     );
     assert!(!env.config_dir().join("axe/agents/evil.toml").exists());
 }
+
+/// `replace_all` of one letter by a long text over a large file would
+/// make a file of gigabytes in memory: refused before, the file as it
+/// was.
+#[test]
+fn an_edit_that_would_grow_a_file_past_the_limit_is_refused() {
+    let env = Env::new();
+    let work = tool_agent(&env, "\"edit_file\"", "");
+    let big = "a".repeat(1 << 20);
+    fs::write(work.join("f"), &big).unwrap();
+    let server = script(vec![vec![(
+        "edit_file",
+        json!({"path": "f", "old_string": "a", "new_string": "b".repeat(20), "replace_all": true}),
+    )]]);
+    run_a(&env, &server, &[]);
+    assert_eq!(
+        only_result(&server),
+        (
+            "the edit would make f larger than the limit of 10 MiB".into(),
+            true
+        )
+    );
+    assert_eq!(fs::read_to_string(work.join("f")).unwrap(), big);
+}

@@ -269,9 +269,20 @@ fn edit_file(act: &Act, call: &Call) -> Result<Reply, String> {
             "old_string found {count} times; set replace_all to true or provide a more unique string"
         ));
     }
-    let (edited, replaced) = match all {
-        true => (content.replace(old, new), count),
-        false => (content.replacen(old, new, 1), 1),
+    let replaced = if all { count } else { 1 };
+    // Worked out before it is made: a short `old_string` replaced all over
+    // a large file by a long one would otherwise ask for more memory than
+    // there is. No larger than a file these tools read.
+    let grown = (new.len().saturating_sub(old.len())).saturating_mul(replaced);
+    if content.len().saturating_add(grown) as u64 > READ_LIMIT {
+        return Err(format!(
+            "the edit would make {rel} larger than the limit of {} MiB",
+            READ_LIMIT >> 20
+        ));
+    }
+    let edited = match all {
+        true => content.replace(old, new),
+        false => content.replacen(old, new, 1),
     };
     write_over(&current, &dir, &name, edited.as_bytes())
         .map_err(|e| paths::failed(&base, rel, &e))?;
