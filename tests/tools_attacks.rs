@@ -555,3 +555,33 @@ fn an_edit_that_would_grow_a_file_past_the_limit_is_refused() {
     );
     assert_eq!(fs::read_to_string(work.join("f")).unwrap(), big);
 }
+
+/// A Unix socket is reached through the filesystem, read-only or not, and
+/// no network namespace stops it: the session bus (`systemd-run --user`)
+/// or docker's under `/run` would run anything outside the sandbox.
+/// `/run` is empty inside; where the test may make a socket there, a
+/// command cannot reach it.
+#[test]
+fn under_bubblewrap_the_sockets_in_run_are_out_of_reach() {
+    if !bwrap_works() {
+        return;
+    }
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "");
+    let path = format!("/run/axe-socket-{}", std::process::id());
+    let listener = std::os::unix::net::UnixListener::bind(&path).ok();
+    let server = script(vec![vec![
+        ("run_command", json!({"command": "ls -A /run"})),
+        (
+            "run_command",
+            json!({"command": format!("test -S {path} && echo reachable || echo gone")}),
+        ),
+    ]]);
+    run_a(&env, &server, &[]);
+    if listener.is_some() {
+        fs::remove_file(&path).unwrap();
+    }
+    let got = results(&server, 0);
+    assert_eq!(got[0], (String::new(), false));
+    assert_eq!(got[1], ("gone\n".into(), false));
+}

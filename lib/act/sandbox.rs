@@ -4,15 +4,20 @@
 //! boundary ([`super::heuristic`]).
 //!
 //! Inside bubblewrap the command sees the whole filesystem read-only, the
-//! user's home and axe's config and data directories (keys, other agents'
-//! memory) as empty directories, a private `/tmp`, and only the workdir
-//! (and the artifact directory) writable; it has its own process, IPC,
+//! user's home, axe's config and data directories (keys, other agents'
+//! memory) and `/run` (sockets) as empty directories, a private `/tmp`,
+//! and only the workdir (and the artifact directory) writable; it has its own process, IPC,
 //! UTS and network namespaces (no network unless `[sandbox] network =
 //! true`), a new session (no typing into our terminal), and dies with us.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+
+/// Where the sockets are.
+const RUN: &str = "/run";
+/// What systemd-resolved keeps there for name lookups.
+const RESOLVED: &str = "/run/systemd/resolve";
 
 /// How commands run for one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,6 +140,9 @@ impl Sandbox {
         ]);
         if *network {
             cmd.arg("--share-net");
+            // Name lookups may go through `/run` (a resolv.conf that
+            // links to systemd-resolved's), hidden with the sockets.
+            cmd.args(["--ro-bind-try", RESOLVED, RESOLVED]);
         }
         cmd.arg("--chdir").arg(workdir);
         cmd.args(["--", "sh", "-c"]).arg(command);
@@ -143,10 +151,15 @@ impl Sandbox {
 }
 
 /// Directories a command has no business reading: the user's home and
-/// axe's own (config with its keys, every agent's memory). Only those
-/// that exist: bubblewrap cannot make a mount point on a read-only root.
+/// axe's own (config with its keys, every agent's memory), and `/run`,
+/// where the system's and the user's sockets are: a Unix socket is
+/// reached through the filesystem, read-only or not, whatever the
+/// network namespace, and the session bus (`systemd-run --user`) or
+/// docker's runs anything outside the sandbox. Only those that exist:
+/// bubblewrap cannot make a mount point on a read-only root.
 fn hidden() -> Vec<PathBuf> {
     let dirs = [
+        Some(PathBuf::from(RUN)),
         std::env::var_os("HOME").map(PathBuf::from),
         crate::dirs::config_dir().ok(),
         crate::dirs::data_dir().ok(),
