@@ -20,6 +20,17 @@ use crate::tools::{only_result, processes_with, results, run_a, script, tool_age
 use crate::tools_security::bwrap_works;
 use crate::util::Env;
 
+/// Agent `a` working in `workdir` with `tools` (a TOML list's inside).
+fn agent_at(env: &Env, workdir: &std::path::Path, tools: &str) {
+    env.agent(
+        "a",
+        &format!(
+            "name = \"a\"\nmodel = \"anthropic/claude-test\"\nworkdir = \"{}\"\ntools = [{tools}]\n",
+            workdir.display()
+        ),
+    );
+}
+
 /// The default workdir is the current directory, and the home directory
 /// is where a shell starts: a workdir that holds the home, config and
 /// data directories must not bring them back into sight, however they
@@ -36,13 +47,7 @@ fn a_workdir_holding_axes_own_directories_does_not_show_them_to_commands() {
     );
     env.write(&env.data_dir().join("axe/mem.md"), "PRIVATE memory");
     env.write(&env.root().join("home/.ssh/id"), "PRIVATE key");
-    env.agent(
-        "a",
-        &format!(
-            "name = \"a\"\nmodel = \"anthropic/claude-test\"\nworkdir = \"{}\"\ntools = [\"run_command\"]\n",
-            env.root().display()
-        ),
-    );
+    agent_at(&env, env.root(), "\"run_command\"");
     let server = script(vec![vec![
         (
             "run_command",
@@ -107,24 +112,31 @@ fn url_fetch_gives_up_on_a_tls_server_that_never_answers() {
 /// not a URL of the scheme `/next?from=http`.
 #[test]
 fn a_relative_redirect_may_carry_a_url_in_its_query() {
-    let env = Env::new();
-    tool_agent(&env, "\"url_fetch\"", "");
     let site = Server::route(|req| match req.path.as_str() {
         "/" => Answer::raw(302, "").with_header("location", "/next?from=http://elsewhere/"),
         "/next?from=http://elsewhere/" => Answer::raw(200, "arrived"),
         _ => Answer::raw(404, "lost"),
     });
-    let port = site.url.rsplit(':').next().unwrap().to_owned();
-    let server = script(vec![vec![(
-        "url_fetch",
-        json!({"url": format!("http://127.0.0.1:{port}/")}),
-    )]]);
-    run(&env, &server.url)
+    assert_eq!(
+        fetched(&format!("{}/", site.url)),
+        ("arrived".into(), false)
+    );
+}
+
+/// What `url_fetch` of `url` gives the model, loopback let through (a
+/// debug-build knob: the local server stands in for a public one); the
+/// run must succeed with nothing on stderr.
+fn fetched(url: &str) -> (String, bool) {
+    let env = Env::new();
+    tool_agent(&env, "\"url_fetch\"", "");
+    let server = script(vec![vec![("url_fetch", json!({"url": url}))]]);
+    let out = run(&env, &server.url)
         .env("AXE_URL_FETCH_ALLOW_LOOPBACK", "1")
         .arg("a")
         .assert()
         .success();
-    assert_eq!(only_result(&server), ("arrived".into(), false));
+    assert!(out.get_output().stderr.is_empty());
+    only_result(&server)
 }
 
 /// A hard link in the workdir to a file outside it (made by someone who
@@ -279,24 +291,11 @@ fn under_bubblewrap_no_daemon_outlives_a_killed_run() {
 /// an entity's name would end is text, not a crash.
 #[test]
 fn url_fetch_reads_an_ampersand_before_any_text() {
-    let env = Env::new();
-    tool_agent(&env, "\"url_fetch\"", "");
     let page = "<p>Fish &chips, andé more &amp; tea&é</p>";
     let site =
         Server::route(move |_| Answer::raw(200, page).with_header("content-type", "text/html"));
-    let port = site.url.rsplit(':').next().unwrap().to_owned();
-    let server = script(vec![vec![(
-        "url_fetch",
-        json!({"url": format!("http://127.0.0.1:{port}/")}),
-    )]]);
-    let out = run(&env, &server.url)
-        .env("AXE_URL_FETCH_ALLOW_LOOPBACK", "1")
-        .arg("a")
-        .assert()
-        .success();
-    assert!(out.get_output().stderr.is_empty());
     assert_eq!(
-        only_result(&server),
+        fetched(&format!("{}/", site.url)),
         ("Fish &chips, andé more & tea&é".into(), false)
     );
 }
@@ -318,21 +317,13 @@ fn raw_server(raw: &'static [u8]) -> u16 {
 /// to) is cut at what came, not a crash.
 #[test]
 fn url_fetch_takes_a_chunk_size_past_any_length() {
-    let env = Env::new();
-    tool_agent(&env, "\"url_fetch\"", "");
     let port = raw_server(
         b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nffffffffffffffff\r\nonly this\r\n",
     );
-    let server = script(vec![vec![(
-        "url_fetch",
-        json!({"url": format!("http://127.0.0.1:{port}/")}),
-    )]]);
-    run(&env, &server.url)
-        .env("AXE_URL_FETCH_ALLOW_LOOPBACK", "1")
-        .arg("a")
-        .assert()
-        .success();
-    assert_eq!(only_result(&server), ("only this\r\n".into(), false));
+    assert_eq!(
+        fetched(&format!("http://127.0.0.1:{port}/")),
+        ("only this\r\n".into(), false)
+    );
 }
 
 /// A hostile MCP server over stdio: stray text, a request of its own, an
@@ -466,13 +457,7 @@ fn a_workdir_named_by_a_symlink_stays_writable_under_bubblewrap() {
         std::path::PathBuf::from(format!("/var/tmp/axe-workdir-link-{}", std::process::id()));
     let _ = fs::remove_file(&link);
     std::os::unix::fs::symlink(env.root().join("home"), &link).unwrap();
-    env.agent(
-        "a",
-        &format!(
-            "name = \"a\"\nmodel = \"anthropic/claude-test\"\nworkdir = \"{}\"\ntools = [\"run_command\"]\n",
-            link.display()
-        ),
-    );
+    agent_at(&env, &link, "\"run_command\"");
     let server = script(vec![vec![(
         "run_command",
         json!({"command": "echo made > f && cat f"}),
@@ -496,12 +481,10 @@ fn file_tools_do_not_reach_axes_own_directories_inside_the_workdir() {
     env.write(&config, "api_key = \"PRIVATE\"");
     env.write(&env.data_dir().join("axe/mem.md"), "PRIVATE memory");
     env.write(&env.root().join("notes.txt"), "mine");
-    env.agent(
-        "a",
-        &format!(
-            "name = \"a\"\nmodel = \"anthropic/claude-test\"\nworkdir = \"{}\"\ntools = [\"read_file\", \"write_file\", \"edit_file\", \"list_directory\"]\n",
-            env.root().display()
-        ),
+    agent_at(
+        &env,
+        env.root(),
+        "\"read_file\", \"write_file\", \"edit_file\", \"list_directory\"",
     );
     let refused = (
         "path is in axe's own config or data directory, which the workdir holds".to_owned(),
