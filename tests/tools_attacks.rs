@@ -499,6 +499,10 @@ fn file_tools_do_not_reach_axes_own_directories_inside_the_workdir() {
             json!({"path": "config/axe/agents/evil.toml", "content": "x"}),
         ),
         (
+            "write_file",
+            json!({"path": "config/axe/config.toml.d/x/y", "content": "x"}),
+        ),
+        (
             "edit_file",
             json!({"path": "config/axe/config.toml", "old_string": "PRIVATE", "new_string": "x"}),
         ),
@@ -506,8 +510,9 @@ fn file_tools_do_not_reach_axes_own_directories_inside_the_workdir() {
     ]]);
     run_a(&env, &server, &[]);
     let got = results(&server, 0);
-    assert_eq!(got[..5], vec![refused; 5]);
-    assert_eq!(got[5], ("1: mine".into(), false));
+    assert_eq!(got[..6], vec![refused; 6]);
+    assert_eq!(got[6], ("1: mine".into(), false));
+    assert!(!env.config_dir().join("axe/config.toml.d").exists());
     assert_eq!(
         fs::read_to_string(&config).unwrap(),
         "api_key = \"PRIVATE\""

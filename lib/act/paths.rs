@@ -73,7 +73,11 @@ fn root(base: &Base) -> Result<Dir, String> {
 /// directories on the way are made.
 pub fn file(base: &Base, rel: &str, create: bool) -> Result<(Dir, OsString), String> {
     let path = relative(rel)?;
-    match root(base)?.file(path, create) {
+    let root = root(base)?;
+    if create {
+        made_in_private(base, &root, path)?;
+    }
+    match root.file(path, create) {
         Ok(Some(found)) => {
             gate();
             private(base, &found.0)?;
@@ -133,6 +137,20 @@ fn private(base: &Base, dir: &Dir) -> Result<(), String> {
         )),
         false => Ok(()),
     }
+}
+
+/// Refuses a write to `path` that would make its missing directories in
+/// axe's own ([`private`]): the deepest of its directories already there
+/// is checked before any is made.
+fn made_in_private(base: &Base, root: &Dir, path: &Path) -> Result<(), String> {
+    let mut parent = path.parent();
+    while let Some(dir) = parent {
+        if let Ok(Some(found)) = root.dir(dir, false) {
+            return private(base, &found);
+        }
+        parent = dir.parent();
+    }
+    Ok(())
 }
 
 /// The message for an error reaching `rel`.
