@@ -6,9 +6,10 @@
 //! Inside bubblewrap the command sees the whole filesystem read-only, the
 //! user's home, axe's config and data directories (keys, other agents'
 //! memory) and `/run` (sockets) as empty directories, a private `/tmp`,
-//! and only the workdir (and the artifact directory) writable; it has its own process, IPC,
-//! UTS and network namespaces (no network unless `[sandbox] network =
-//! true`), a new session (no typing into our terminal), and dies with us.
+//! and only the workdir (and the artifact directory) writable; it has its
+//! own process, IPC, UTS and network namespaces (no network unless
+//! `[sandbox] network = true`), a new session (no typing into our
+//! terminal), and dies with us.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
