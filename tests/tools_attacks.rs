@@ -1,10 +1,16 @@
-//! Attacks on the built-in tools that once got through (issue 22's
-//! review), each kept as the test that showed it: a workdir that holds
-//! axe's own directories (a run started in the home directory) showing
-//! the keys to a command under bubblewrap; a TLS server that never
-//! answers the handshake holding `url_fetch` past every deadline; a
-//! relative redirect whose query holds a URL. And what was decided for
-//! hard links and special files in the workdir.
+//! Attacks on the built-in tools and MCP servers (issue 22's review).
+//! What got through on the first try, each kept as the test that showed
+//! it: a workdir that holds axe's own directories (a run started in the
+//! home directory) showing keys to a command under bubblewrap and to the
+//! file tools; the sockets under `/run` reachable from the sandbox; a TLS
+//! server silent in its handshake holding `url_fetch` past every
+//! deadline; a page's `&` before a character of several bytes, and a
+//! chunk size past any length, panicking `axe-run`; a relative redirect
+//! whose query holds a URL; calls of one turn writing or editing one file
+//! at once failing or losing edits; an edit growing a file past memory.
+//! And what held, kept so that it goes on holding: hard links, special
+//! files, loopback however it is written, daemons after a `kill -9`, a
+//! hostile MCP server.
 
 use std::fs;
 use std::io::{Read, Write};
