@@ -19,6 +19,8 @@ use std::sync::OnceLock;
 const RUN: &str = "/run";
 /// What systemd-resolved keeps there for name lookups.
 const RESOLVED: &str = "/run/systemd/resolve";
+/// Where NixOS and Guix keep the system's programs (their `PATH`).
+const SYSTEM: &str = "/run/current-system";
 
 /// How commands run for one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -139,6 +141,8 @@ impl Sandbox {
             "--die-with-parent",
             "--new-session",
         ]);
+        // Programs, read-only, where the system keeps them under `/run`.
+        cmd.args(["--ro-bind-try", SYSTEM, SYSTEM]);
         if *network {
             cmd.arg("--share-net");
             // Name lookups may go through `/run` (a resolv.conf that
