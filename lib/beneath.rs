@@ -191,6 +191,13 @@ impl Dir {
         Ok(Dir::root(parent, create)?.map(|dir| (dir, name)))
     }
 
+    /// Where this directory is now, as the kernel knows it (`None` where
+    /// it does not say: no `/proc`).
+    pub fn real_path(&self) -> Option<PathBuf> {
+        use std::os::fd::AsRawFd;
+        std::fs::read_link(format!("/proc/self/fd/{}", self.fd.as_raw_fd())).ok()
+    }
+
     /// The path of `name` in this directory, for messages.
     pub fn join(&self, name: impl AsRef<Path>) -> PathBuf {
         self.path.join(name)

@@ -37,6 +37,7 @@ mod state;
 mod stress;
 mod sync;
 mod tools;
+mod tools_attacks;
 mod tools_security;
 mod util;
 mod wire;

@@ -227,7 +227,7 @@ fn no_key_reaches_a_command() {
 
 /// Whether bubblewrap works here; when not, the test says so (and fails
 /// under `AXE_TEST_ALL`).
-fn bwrap_works() -> bool {
+pub fn bwrap_works() -> bool {
     if !have("bwrap") {
         return false;
     }

@@ -4,7 +4,7 @@
 //! whole (a temp file renamed over it), so a reader never sees half.
 
 use std::ffi::OsStr;
-use std::io::Write;
+use std::io::{Read, Write};
 
 use serde_json::json;
 
@@ -12,6 +12,7 @@ use super::context::{Act, artifact_param, offer, text, text_schema};
 use super::names;
 use super::paths::{self, Base};
 use crate::beneath::{self, Dir, Open};
+use crate::memory::lock::Mode;
 use crate::tools::{Call, Reply, Tool};
 
 /// The largest file `read_file` and `edit_file` take.
@@ -125,27 +126,37 @@ fn list_directory(act: &Act, call: &Call) -> Result<Reply, String> {
     Ok(text(lines.join("\n")))
 }
 
-/// The bytes of the file `rel` in `base`, with the directory that holds
-/// it and its name there.
-fn read_whole(base: &Base, rel: &str) -> Result<(Dir, std::ffi::OsString, Vec<u8>), String> {
+/// The bytes of the file `rel` in `base`.
+fn read_whole(base: &Base, rel: &str) -> Result<Vec<u8>, String> {
     let (dir, name) = paths::file(base, rel, false)?;
     let mut buf = Vec::new();
     match dir.read_into(&name, &mut buf, READ_LIMIT) {
-        Ok(true) => Ok((dir, name, buf)),
-        Ok(false) => Err(format!("open {rel}: no such file or directory")),
-        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
-            Err("path is a directory, not a file".into())
-        }
-        // Swapped for a symlink since it was resolved.
-        Err(e) if beneath::is_link(&e) => Err(format!("path escapes {}", base.label)),
-        Err(e) => Err(paths::failed(base, rel, &e)),
+        Ok(true) => Ok(buf),
+        Ok(false) => Err(missing(rel)),
+        Err(e) => Err(unread(base, rel, &e)),
     }
+}
+
+fn missing(rel: &str) -> String {
+    format!("open {rel}: no such file or directory")
+}
+
+/// The message for a file that could not be opened or read.
+fn unread(base: &Base, rel: &str, err: &std::io::Error) -> String {
+    if err.kind() == std::io::ErrorKind::IsADirectory {
+        return "path is a directory, not a file".into();
+    }
+    // Swapped for a symlink since it was resolved.
+    if beneath::is_link(err) {
+        return format!("path escapes {}", base.label);
+    }
+    paths::failed(base, rel, err)
 }
 
 fn read_file(act: &Act, call: &Call) -> Result<Reply, String> {
     let base = paths::base(act, call, false)?;
     let rel = call.str("path");
-    let (_, _, content) = read_whole(&base, rel)?;
+    let content = read_whole(&base, rel)?;
     if content[..content.len().min(BINARY_PEEK)].contains(&0) {
         return Err("binary file detected".into());
     }
@@ -228,7 +239,24 @@ fn edit_file(act: &Act, call: &Call) -> Result<Reply, String> {
     if old.is_empty() {
         return Err("old_string is required".into());
     }
-    let (dir, name, content) = read_whole(&base, rel)?;
+    let (dir, name) = paths::file(&base, rel, false)?;
+    // Under the file's lock from reading to replacing: another edit of it
+    // in the same turn (calls run at once) waits, and then edits what this
+    // one wrote instead of having it overwritten.
+    let current = locked(&dir, &name, Open::Write)
+        .map_err(|e| unread(&base, rel, &e))?
+        .ok_or_else(|| missing(rel))?;
+    let mut content = Vec::new();
+    (&current)
+        .take(READ_LIMIT + 1)
+        .read_to_end(&mut content)
+        .map_err(|e| unread(&base, rel, &e))?;
+    if content.len() as u64 > READ_LIMIT {
+        return Err(format!(
+            "{rel}: larger than the limit of {} MiB",
+            READ_LIMIT >> 20
+        ));
+    }
     let content = String::from_utf8(content)
         .map_err(|_| "the file is not UTF-8 text; edit_file changes text files".to_owned())?;
     let count = content.matches(old).count();
@@ -241,11 +269,23 @@ fn edit_file(act: &Act, call: &Call) -> Result<Reply, String> {
             "old_string found {count} times; set replace_all to true or provide a more unique string"
         ));
     }
-    let (edited, replaced) = match all {
-        true => (content.replace(old, new), count),
-        false => (content.replacen(old, new, 1), 1),
+    let replaced = if all { count } else { 1 };
+    // Worked out before it is made: a short `old_string` replaced all over
+    // a large file by a long one would otherwise ask for more memory than
+    // there is. No larger than a file these tools read.
+    let grown = (new.len().saturating_sub(old.len())).saturating_mul(replaced);
+    if content.len().saturating_add(grown) as u64 > READ_LIMIT {
+        return Err(format!(
+            "the edit would make {rel} larger than the limit of {} MiB",
+            READ_LIMIT >> 20
+        ));
+    }
+    let edited = match all {
+        true => content.replace(old, new),
+        false => content.replacen(old, new, 1),
     };
-    replace(&dir, &name, edited.as_bytes()).map_err(|e| paths::failed(&base, rel, &e))?;
+    write_over(&current, &dir, &name, edited.as_bytes())
+        .map_err(|e| paths::failed(&base, rel, &e))?;
     let message = format!("replaced {replaced} occurrence(s) in {rel}");
     Ok(text(done(act, &base, rel, edited.len(), message)))
 }
@@ -253,11 +293,29 @@ fn edit_file(act: &Act, call: &Call) -> Result<Reply, String> {
 /// Replaces the file `name` in `dir` with `data` (creating it, 0644, when
 /// missing), keeping an existing file's mode.
 fn replace(dir: &Dir, name: &OsStr, data: &[u8]) -> std::io::Result<()> {
-    let current = dir
-        .open(name, Open::Update)?
+    let current = locked(dir, name, Open::Update)?
         .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+    write_over(&current, dir, name, data)
+}
+
+/// The file `name` in `dir` opened `how`, exclusively locked, as the
+/// memory files are: writers of one file (calls of one turn run at once)
+/// take turns, each replacing the file whole, since they share the one
+/// temp file name beside it. Waits no longer than the run's deadline.
+fn locked(dir: &Dir, name: &OsStr, how: Open) -> std::io::Result<Option<std::fs::File>> {
+    crate::memory::lock::open_locked(dir, name, how, Mode::Exclusive)
+}
+
+/// Replaces the file `name` in `dir`, whose locked handle is `current`,
+/// with `data`.
+fn write_over(
+    current: &std::fs::File,
+    dir: &Dir,
+    name: &OsStr,
+    data: &[u8],
+) -> std::io::Result<()> {
     if !current.metadata()?.is_file() {
         return Err(beneath::not_regular());
     }
-    crate::memory::replace::replace(&current, dir, name, |file, _| file.write_all(data))
+    crate::memory::replace::replace(current, dir, name, |file, _| file.write_all(data))
 }

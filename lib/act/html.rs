@@ -47,7 +47,11 @@ fn decode(text: &str) -> std::borrow::Cow<'_, str> {
     while let Some(amp) = rest.find('&') {
         out.push_str(&rest[..amp]);
         rest = &rest[amp..];
-        let end = rest[..rest.len().min(12)].find(';');
+        // Bytes, not a slice of the text: the twelfth byte may fall inside
+        // a character. A `;` found is a boundary.
+        let end = rest.as_bytes()[..rest.len().min(12)]
+            .iter()
+            .position(|&b| b == b';');
         let decoded = end.and_then(|end| {
             let name = &rest[1..end];
             let c = match name {

@@ -110,7 +110,14 @@ impl Url {
     /// Where a redirect's `Location` leads from here.
     pub fn join(&self, location: &str) -> Result<Url, String> {
         let location = location.trim();
-        if location.contains("://") {
+        // A scheme is letters, digits, `+`, `-` and `.` before the first
+        // `:`; a path whose query holds a URL (`/next?u=http://x`) has none.
+        let scheme = location.split_once("://").map(|(scheme, _)| scheme);
+        if scheme.is_some_and(|s| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        }) {
             return Url::parse(location);
         }
         let scheme = if self.https { "https" } else { "http" };
@@ -212,6 +219,10 @@ fn exchange(
             .ok_or("timed out".to_owned())
     };
     tcp.set_write_timeout(Some(left()?)).map_err(describe)?;
+    // Over TLS the first write is the handshake, which reads the server's
+    // answer too: a server that never gives one must not hold us past the
+    // deadline.
+    tcp.set_read_timeout(Some(left()?)).map_err(describe)?;
     stream
         .write_all(request.as_bytes())
         .map_err(|e| io_failed(&e))?;
@@ -289,7 +300,9 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
         if size == 0 || start >= body.len() {
             break;
         }
-        let stop = (start + size).min(body.len());
+        // A size is the server's word: one past any length is cut at
+        // what came, never added past `usize`.
+        let stop = start.saturating_add(size).min(body.len());
         out.extend_from_slice(&body[start..stop]);
         body = body.get(stop + 2..).unwrap_or_default();
     }

@@ -73,9 +73,14 @@ fn root(base: &Base) -> Result<Dir, String> {
 /// directories on the way are made.
 pub fn file(base: &Base, rel: &str, create: bool) -> Result<(Dir, OsString), String> {
     let path = relative(rel)?;
-    match root(base)?.file(path, create) {
+    let root = root(base)?;
+    if create {
+        made_in_private(base, &root, path)?;
+    }
+    match root.file(path, create) {
         Ok(Some(found)) => {
             gate();
+            private(base, &found.0)?;
             Ok(found)
         }
         Ok(None) => Err(format!("open {rel}: no such file or directory")),
@@ -103,10 +108,49 @@ fn gate() {
 pub fn dir(base: &Base, rel: &str) -> Result<Dir, String> {
     let path = relative(rel)?;
     match root(base)?.dir(path, false) {
-        Ok(Some(dir)) => Ok(dir),
+        Ok(Some(dir)) => private(base, &dir).map(|()| dir),
         Ok(None) => Err(format!("open {rel}: no such file or directory")),
         Err(e) => Err(failed(base, rel, &e)),
     }
+}
+
+/// Refuses `dir` when it is in axe's config or data directory (keys,
+/// every agent's memory) and the workdir holds that directory, as a
+/// workdir that is the home does: the tools reach what the agent was
+/// given, not axe's own files, as commands under bubblewrap do not. A
+/// workdir inside one of them is the user's choice, and kept.
+fn private(base: &Base, dir: &Dir) -> Result<(), String> {
+    let Some(at) = dir.real_path() else {
+        return Ok(());
+    };
+    let root = std::fs::canonicalize(base.root).unwrap_or_else(|_| base.root.to_path_buf());
+    let own = [crate::dirs::config_dir(), crate::dirs::data_dir()];
+    let hidden = own
+        .into_iter()
+        .flatten()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .any(|d| at.starts_with(&d) && !root.starts_with(&d));
+    match hidden {
+        true => Err(format!(
+            "path is in axe's own config or data directory, which the {} holds",
+            base.label
+        )),
+        false => Ok(()),
+    }
+}
+
+/// Refuses a write to `path` that would make its missing directories in
+/// axe's own ([`private`]): the deepest of its directories already there
+/// is checked before any is made.
+fn made_in_private(base: &Base, root: &Dir, path: &Path) -> Result<(), String> {
+    let mut parent = path.parent();
+    while let Some(dir) = parent {
+        if let Ok(Some(found)) = root.dir(dir, false) {
+            return private(base, &found);
+        }
+        parent = dir.parent();
+    }
+    Ok(())
 }
 
 /// The message for an error reaching `rel`.

@@ -4,16 +4,23 @@
 //! boundary ([`super::heuristic`]).
 //!
 //! Inside bubblewrap the command sees the whole filesystem read-only, the
-//! user's home and axe's config and data directories (keys, other agents'
-//! memory) as empty directories, a private `/tmp`, and only the workdir
-//! (and the artifact directory) writable; it has its own process, IPC,
-//! UTS and network namespaces (no network unless `[sandbox] network =
-//! true`), a new session (no typing into our terminal), and dies with us.
+//! user's home, axe's config and data directories (keys, other agents'
+//! memory) and `/run` (sockets) as empty directories, a private `/tmp`,
+//! and only the workdir (and the artifact directory) writable; it has its
+//! own process, IPC, UTS and network namespaces (no network unless
+//! `[sandbox] network = true`), a new session (no typing into our
+//! terminal), and dies with us.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+
+/// Where the sockets are.
+const RUN: &str = "/run";
+/// What systemd-resolved keeps there for name lookups.
+const RESOLVED: &str = "/run/systemd/resolve";
+/// Where NixOS and Guix keep the system's programs (their `PATH`).
+const SYSTEM: &str = "/run/current-system";
 
 /// How commands run for one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,12 +110,26 @@ impl Sandbox {
         let mut cmd = Command::new(program);
         cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
         cmd.args(["--tmpfs", "/tmp"]);
-        for hidden in hidden() {
-            cmd.arg("--tmpfs").arg(hidden);
-        }
-        // After the hidden ones, so a workdir inside them is still there.
-        for dir in std::iter::once(&workdir).chain(writable) {
-            cmd.arg("--bind").arg(dir).arg(dir);
+        // Each place is as the deepest of these that holds it says: a
+        // workdir inside a hidden directory is there, and a hidden one
+        // inside the workdir stays hidden (the default workdir is the
+        // current directory, often the home that holds the keys). Mounts
+        // made later cover earlier ones, so shallower go first; at the
+        // same place, the bind goes last (a workdir that is the home).
+        // Depths are of the real paths: a mount lands where a symlink leads.
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let mut mounts: Vec<(PathBuf, bool)> = hidden().iter().map(|h| (real(h), false)).collect();
+        mounts.extend(
+            std::iter::once(workdir)
+                .chain(writable.iter().copied())
+                .map(|w| (real(w), true)),
+        );
+        mounts.sort_by_key(|(path, bind)| (path.components().count(), *bind));
+        for (path, bind) in mounts {
+            match bind {
+                true => cmd.arg("--bind").arg(&path).arg(&path),
+                false => cmd.arg("--tmpfs").arg(&path),
+            };
         }
         // The shell is the first process of the sandbox's own process
         // namespace, not a child of bubblewrap's init: when it ends, the
@@ -120,8 +141,13 @@ impl Sandbox {
             "--die-with-parent",
             "--new-session",
         ]);
+        // Programs, read-only, where the system keeps them under `/run`.
+        cmd.args(["--ro-bind-try", SYSTEM, SYSTEM]);
         if *network {
             cmd.arg("--share-net");
+            // Name lookups may go through `/run` (a resolv.conf that
+            // links to systemd-resolved's), hidden with the sockets.
+            cmd.args(["--ro-bind-try", RESOLVED, RESOLVED]);
         }
         cmd.arg("--chdir").arg(workdir);
         cmd.args(["--", "sh", "-c"]).arg(command);
@@ -130,22 +156,23 @@ impl Sandbox {
 }
 
 /// Directories a command has no business reading: the user's home and
-/// axe's own (config with its keys, every agent's memory). Only those
-/// that exist: bubblewrap cannot make a mount point on a read-only root.
-fn hidden() -> Vec<OsString> {
+/// axe's own (config with its keys, every agent's memory), and `/run`,
+/// where the system's and the user's sockets are: a Unix socket is
+/// reached through the filesystem, read-only or not, whatever the
+/// network namespace, and the session bus (`systemd-run --user`) or
+/// docker's runs anything outside the sandbox. Only those that exist:
+/// bubblewrap cannot make a mount point on a read-only root.
+fn hidden() -> Vec<PathBuf> {
     let dirs = [
+        Some(PathBuf::from(RUN)),
         std::env::var_os("HOME").map(PathBuf::from),
         crate::dirs::config_dir().ok(),
         crate::dirs::data_dir().ok(),
     ];
-    let mut out: Vec<OsString> = Vec::new();
+    let mut out: Vec<PathBuf> = Vec::new();
     for dir in dirs.into_iter().flatten() {
-        if dir.is_absolute()
-            && dir.is_dir()
-            && dir != Path::new("/")
-            && !out.contains(&dir.clone().into())
-        {
-            out.push(dir.into());
+        if dir.is_absolute() && dir.is_dir() && dir != Path::new("/") && !out.contains(&dir) {
+            out.push(dir);
         }
     }
     out
