@@ -264,7 +264,10 @@ fn under_bubblewrap_no_daemon_outlives_a_killed_run() {
     }
     let env = Env::new();
     tool_agent(&env, "\"run_command\"", "");
-    let command = "setsid sleep 1000.5151 & nohup sleep 1000.5152 >/dev/null 2>&1 & (sleep 1000.5153 &); sleep 1000.5154";
+    // Markers of this test process alone (see `tools::processes_with`).
+    let marker = format!("sleep 1000.{}616", std::process::id());
+    let command =
+        format!("setsid {marker}1 & nohup {marker}2 >/dev/null 2>&1 & ({marker}3 &); {marker}4");
     let server = script(vec![vec![("run_command", json!({"command": command}))]]);
     let mut axe = env.std_cmd("axe-run");
     axe.env("AXE_ANTHROPIC_BASE_URL", &server.url)
@@ -275,7 +278,7 @@ fn under_bubblewrap_no_daemon_outlives_a_killed_run() {
     let until = Instant::now() + Duration::from_secs(20);
     // The sleeps themselves, not the shell or bubblewrap naming them.
     let sleeps = || {
-        processes_with("sleep 1000.515")
+        processes_with(&marker)
             .iter()
             .filter(|p| p.starts_with("sleep "))
             .count()
@@ -287,9 +290,9 @@ fn under_bubblewrap_no_daemon_outlives_a_killed_run() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(
-        all_gone("sleep 1000.515", Duration::from_secs(5)),
+        all_gone(&marker, Duration::from_secs(5)),
         "{:?}",
-        processes_with("sleep 1000.515")
+        processes_with(&marker)
     );
 }
 
