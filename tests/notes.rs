@@ -809,6 +809,46 @@ fn dry_run_lists_the_notes_tools_and_workspace() {
     assert_eq!(doc["notes"], Value::Null);
 }
 
+#[test]
+fn dry_run_lists_only_the_notes_tools_under_notes_beside_other_tools() {
+    let env = Env::new();
+    env.agent("helper", "name = \"helper\"\nmodel = \"anthropic/m\"\n");
+    env.agent(
+        "a",
+        "name = \"a\"\nmodel = \"anthropic/m\"\ntools = [\"read_file\"]\nsub_agents = [\"helper\"]\n[notes]\nenabled = true\n",
+    );
+    let out = env
+        .cmd("axe-run")
+        .args(["a", "--dry-run"])
+        .assert()
+        .success();
+    let text = stdout(out.get_output());
+    assert!(
+        text.contains("Tools:     recall, remember, reflect, learn_fact, search_notes\n"),
+        "{text}"
+    );
+    assert!(text.contains("--- Tools ---\ncall_agent, recall"), "{text}");
+    let doc = json_out(env.cmd("axe-run").args(["a", "--dry-run", "--json"]));
+    assert_eq!(
+        doc["notes"]["tools"],
+        serde_json::json!([
+            "recall",
+            "remember",
+            "reflect",
+            "learn_fact",
+            "search_notes"
+        ])
+    );
+    assert_eq!(doc["tools"][0], "call_agent");
+    assert!(
+        doc["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "read_file")
+    );
+}
+
 // --- races and kills ------------------------------------------------------------
 
 #[test]
