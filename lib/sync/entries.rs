@@ -5,9 +5,9 @@
 //! time; a run log escapes such lines in a result) and runs to the next;
 //! in a daily log, whose text is kept as written, only at a `## HH:MM`
 //! line, so a heading in a note's markdown stays inside its entry. What
-//! comes before the first is the preamble (a daily log's `# <date>` line). Its identity
-//! is its text without the white space it ends with: the same entry
-//! synced twice, or reached by two paths, is kept once.
+//! comes before the first is the preamble (a daily log's `# <date>`
+//! line). Its identity is its text without the white space it ends with:
+//! the same entry synced twice, or reached by two paths, is kept once.
 //!
 //! Three-way: an entry the base had and one side no longer has was removed
 //! on purpose there (a trim of the run log) and stays removed; an entry
