@@ -843,7 +843,8 @@ pub fn scaffold_with(name: &str, model: Option<&str>, enable: Enable) -> String 
 }
 
 /// The template `agents init` writes: every field, the optional ones
-/// commented out, in the Go `axe`'s words.
+/// commented out, in the Go `axe`'s words; every top-level key before the
+/// first table, so that uncommented it stays top-level.
 pub fn scaffold(name: &str) -> String {
     format!(
         r#"name = {}
@@ -873,15 +874,15 @@ model = "{PLACEHOLDER_MODEL}"
 # Print the answer as it arrives, as --stream does
 # stream = false
 
-# [sub_agents_config]
-# max_depth = 3
-# parallel = true
-# timeout = 120
-
 # Built-in tools the model may call (optional): list_directory, read_file,
 # write_file, edit_file, run_command, url_fetch, web_search
 # tools = []
 # allowed_hosts = []      # url_fetch: [] = any public host
+
+# [sub_agents_config]
+# max_depth = 3
+# parallel = true
+# timeout = 120
 
 # [artifacts]
 # enabled = false

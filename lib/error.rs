@@ -121,7 +121,7 @@ pub const EXIT_CODES: [ExitCode; 8] = [
     ExitCode {
         code: 3,
         name: "API",
-        meaning: "API errors: auth, rate limit, overload, server errors, timeouts, unreachable server, bad or empty reply, a streamed reply that ended before its end marker, no API key; a required MCP server that does not start, connect or list its tools",
+        meaning: "API errors: auth, rate limit, overload, server errors, timeouts, unreachable server, bad or empty reply, a streamed reply that ended before its end marker, no API key; a required MCP server that does not start, connect or list its tools; a git remote that did not answer within `axe-sync`'s `--timeout`",
     },
     ExitCode {
         code: 4,
@@ -131,7 +131,7 @@ pub const EXIT_CODES: [ExitCode; 8] = [
     ExitCode {
         code: 5,
         name: "busy",
-        meaning: "busy: another process held a memory file's lock past `--wait` (or `axe-run`'s `--timeout`); nothing was written",
+        meaning: "busy: another process held a memory file's lock past `--wait` (or `axe-run`'s `--timeout`), or another `axe-sync` the repository's; nothing was written",
     },
     ExitCode {
         code: 6,

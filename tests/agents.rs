@@ -283,6 +283,35 @@ fn init_writes_the_scaffold_and_prints_its_path() {
 }
 
 #[test]
+fn the_scaffolds_top_level_settings_stay_top_level_once_uncommented() {
+    let env = Env::new();
+    let path = env.config_dir().join("axe/agents/helper.toml");
+    env.cmd("axe-agents")
+        .args(["init", "helper"])
+        .assert()
+        .success();
+    // A user taking up the sub-agent settings and the built-in tools.
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(
+            "# [sub_agents_config]\n# max_depth = 3",
+            "[sub_agents_config]\nmax_depth = 3",
+        )
+        .replace("# tools = []", "tools = [\"read_file\"]")
+        .replace("# allowed_hosts = []", "allowed_hosts = [\"docs.rs\"]");
+    std::fs::write(&path, text).unwrap();
+    let out = env
+        .cmd("axe-agents")
+        .args(["show", "helper", "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    assert_eq!(v["sub_agents_config"]["max_depth"], 3);
+    assert_eq!(v["tools"], serde_json::json!(["read_file"]));
+    assert_eq!(v["allowed_hosts"], serde_json::json!(["docs.rs"]));
+}
+
+#[test]
 fn init_never_replaces_an_agent_file() {
     let env = Env::new();
     let path = env.agent("mine", "name = \"mine\"\nmodel = \"x/y\"\n");

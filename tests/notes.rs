@@ -807,6 +807,25 @@ fn dry_run_lists_the_notes_tools_and_workspace() {
     env.agent("plain", "name = \"plain\"\nmodel = \"anthropic/m\"\n");
     let doc = json_out(env.cmd("axe-run").args(["plain", "--dry-run", "--json"]));
     assert_eq!(doc["notes"], Value::Null);
+    // Beside call_agent and built-in tools, the notes list only their own.
+    env.agent(
+        "b",
+        "name = \"b\"\nmodel = \"anthropic/m\"\ntools = [\"read_file\"]\nsub_agents = [\"plain\"]\n[notes]\nenabled = true\n",
+    );
+    let doc = json_out(env.cmd("axe-run").args(["b", "--dry-run", "--json"]));
+    assert_eq!(
+        doc["notes"]["tools"].as_array().unwrap()[..],
+        doc["tools"].as_array().unwrap()[1..6]
+    );
+    assert_eq!(doc["tools"][0], "call_agent");
+    let out = env
+        .cmd("axe-run")
+        .args(["b", "--dry-run"])
+        .assert()
+        .success();
+    assert!(stdout(out.get_output()).contains(
+        "Tools:     recall, remember, reflect, learn_fact, search_notes\n\n--- Tools ---\ncall_agent, recall"
+    ));
 }
 
 // --- races and kills ------------------------------------------------------------

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::run::{run, tool_use};
 use crate::server::{Answer, Recorded, Server};
+use crate::tools::{calls, tool_agent};
 use crate::util::{Env, read, stdout};
 use crate::wire::{anthropic_reply, google_reply, openai_reply, system_text};
 
@@ -654,5 +655,53 @@ fn anthropic_cache_counts_come_from_a_stream_too() {
             &doc["cache_write_tokens"]
         ),
         (&json!(1004), &json!(2), &json!(900), &json!(100))
+    );
+}
+
+#[test]
+fn a_budget_that_stops_a_reply_of_tool_calls_gives_back_messages_to_send_again() {
+    let env = Env::new();
+    let work = tool_agent(&env, "\"read_file\"", "[budget]\nmax_tokens = 10\n");
+    fs::write(work.join("f.txt"), "hello\n").unwrap();
+    // The second reply, only a tool call, takes the run past its budget.
+    let read = || calls(&[("read_file", json!({"path": "f.txt"}))]);
+    let server = Server::start(vec![read(), read()]);
+    let conv = env.root().join("conv.json");
+    fs::write(&conv, "[]").unwrap();
+    let out = run(&env, &server.url)
+        .args([
+            "a",
+            "--json",
+            "--messages",
+            conv.to_str().unwrap(),
+            "read it",
+        ])
+        .exits(4);
+    let messages = json_of(&out)["messages"].clone();
+    // No empty assistant message, which providers refuse (Anthropic's
+    // "text content blocks must be non-empty"): the call the budget
+    // stopped is left out, and with it the reply that was nothing else.
+    let roles: Vec<&Value> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["role"])
+        .collect();
+    assert_eq!(roles, [&json!("user"), &json!("assistant"), &json!("tool")]);
+    assert_eq!(messages[1]["tool_calls"][0]["name"], "read_file");
+
+    // Sent again with the next prompt: every message has something in it.
+    let server = Server::start(vec![Answer::json(200, &anthropic_reply("ok"))]);
+    run(&env, &server.url)
+        .args(["a", "--messages", "-", "--budget-tokens", "0", "go on"])
+        .write_stdin(messages.to_string())
+        .assert()
+        .success()
+        .stdout("ok");
+    let sent = server.only_request().json()["messages"].clone();
+    assert_eq!(sent.as_array().unwrap().len(), 4);
+    assert!(
+        sent.as_array().unwrap().iter().all(|m| m["content"] != ""),
+        "{sent}"
     );
 }

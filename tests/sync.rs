@@ -499,6 +499,38 @@ fn a_true_memory_conflict_keeps_both_texts_reports_them_until_resolved() {
     assert!(!String::from_utf8_lossy(&recall.stdout).contains("Unresolved"));
 }
 
+#[test]
+fn a_daily_entry_with_a_heading_in_its_text_stays_whole_through_a_merge() {
+    let Some((_keep, [a, b])) = pair() else {
+        return;
+    };
+    // remember keeps the text as given: a model's markdown may hold a
+    // `## ` line, which is no entry header of a daily log (`## HH:MM`).
+    a.remember("Deploy steps:\n## Steps\nrun x");
+    let rel = a
+        .files()
+        .into_keys()
+        .find(|p| p.contains("/daily/"))
+        .unwrap();
+    let date = rel.rsplit('/').next().unwrap().trim_end_matches(".md");
+    let ours = format!("# {date}\n\n## 14:05\n\nDeploy steps:\n## Steps\nrun x\n");
+    fs::write(a.repo().join(&rel), &ours).unwrap();
+    fs::create_dir_all(b.repo().join(&rel).parent().unwrap()).unwrap();
+    fs::write(
+        b.repo().join(&rel),
+        format!("# {date}\n\n## 13:00\n\nB\n\n## 15:00\n\nC\n"),
+    )
+    .unwrap();
+    a.synced();
+    b.synced();
+    a.synced();
+    let whole = format!(
+        "# {date}\n\n## 13:00\n\nB\n\n## 14:05\n\nDeploy steps:\n## Steps\nrun x\n\n## 15:00\n\nC\n"
+    );
+    assert_eq!(b.file(&rel), whole);
+    assert_eq!(a.file(&rel), whole);
+}
+
 /// Starts a sync on `m` that stops at `step` and waits there; returns it
 /// once it has got there.
 fn paused_at(m: &Machine, step: &str) -> std::process::Child {

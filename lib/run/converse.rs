@@ -40,8 +40,8 @@ pub struct Outcome {
     /// was done: no further call was made, no tool run.
     pub exceeded: Option<(u64, u64)>,
     /// The whole conversation: `start`, then every turn, the last reply
-    /// included (tool calls the budget stopped are left out, so the list
-    /// can be sent again).
+    /// included (tool calls the budget stopped are left out, and a reply
+    /// that was nothing else, so the list can be sent again).
     pub messages: Vec<Message>,
     /// The secrets the memory tools' writes took out.
     pub redacted: Vec<Redaction>,
@@ -166,9 +166,14 @@ pub fn converse(
         // Tools run only while the budget lasts.
         let exceeded = if done { None } else { session.over_budget() };
         if done || exceeded.is_some() {
-            conversation
-                .messages
-                .push(assistant(reply.content.clone(), Vec::new()));
+            // A reply that was only the tool calls the budget stopped
+            // leaves nothing to keep: an empty assistant message would be
+            // refused when the list is sent again.
+            if done || !reply.content.is_empty() {
+                conversation
+                    .messages
+                    .push(assistant(reply.content.clone(), Vec::new()));
+            }
             outcome.reply = reply;
             outcome.exceeded = exceeded;
             outcome.messages = conversation.messages;

@@ -109,7 +109,7 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
             out,
             "--- Notes ---\nWorkspace: {}\nTools:     {}\n\n",
             ws.root.display(),
-            tools::names(session, agent, 0).join(", ")
+            tools::memory_names(session, agent).join(", ")
         );
     }
     match s.memory {
@@ -298,7 +298,7 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
             allowed_hosts: &agent.allowed_hosts,
             notes: agent.notes.as_ref().map(|ws| Notes {
                 workspace: ws.root.display().to_string(),
-                tools: tools::names(session, agent, 0),
+                tools: tools::memory_names(session, agent),
             }),
             messages: s.history,
         },

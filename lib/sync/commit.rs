@@ -47,8 +47,13 @@ pub fn admit(rel: &str, bytes: &[u8], secrets: &Secrets) -> Result<()> {
             .iter()
             .filter(|&&b| b == b'\n')
             .count();
-        let mut kinds: Vec<&str> = found.iter().map(|f| f.kind.name()).collect();
-        kinds.dedup();
+        // Each kind once, in the order first found.
+        let mut kinds: Vec<&str> = Vec::new();
+        for f in &found {
+            if !kinds.contains(&f.kind.name()) {
+                kinds.push(f.kind.name());
+            }
+        }
         return Err(Error::Memory(format!(
             "{rel} holds what looks like a secret ({}; the first on line {line}): take it out (or set [memory] redact = false in config.toml); nothing was committed",
             kinds.join(", ")
@@ -261,6 +266,13 @@ mod tests {
         );
         assert!(!said.contains(key));
         assert!(admit("x.md", text.as_bytes(), &Secrets::off()).is_ok());
+        // Each kind is named once, however the secrets alternate.
+        let aws = "AKIAIOSFODNN7EXAMPLE";
+        let text = format!("{key}\n{aws}\n{key}x\n");
+        let said = admit("x.md", text.as_bytes(), &Secrets::with_keys(Vec::new()))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(said.matches("github token").count(), 1, "{said}");
     }
 
     #[test]

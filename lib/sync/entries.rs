@@ -2,10 +2,12 @@
 //! entries of both sides, each once, in time order, none split.
 //!
 //! An entry starts at a line beginning with `## ` (a run log's RFC 3339
-//! time, a daily log's `HH:MM`) and runs to the next; what comes before
-//! the first is the preamble (a daily log's `# <date>` line). Its identity
-//! is its text without the white space it ends with: the same entry
-//! synced twice, or reached by two paths, is kept once.
+//! time; a run log escapes such lines in a result) and runs to the next;
+//! in a daily log, whose text is kept as written, only at a `## HH:MM`
+//! line, so a heading in a note's markdown stays inside its entry. What
+//! comes before the first is the preamble (a daily log's `# <date>`
+//! line). Its identity is its text without the white space it ends with:
+//! the same entry synced twice, or reached by two paths, is kept once.
 //!
 //! Three-way: an entry the base had and one side no longer has was removed
 //! on purpose there (a trim of the run log) and stays removed; an entry
@@ -33,11 +35,11 @@ struct Parsed<'a> {
     entries: Vec<&'a [u8]>,
 }
 
-fn parse(bytes: &[u8]) -> Parsed<'_> {
+fn parse(layout: Layout, bytes: &[u8]) -> Parsed<'_> {
     let mut starts = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
-        if bytes[at..].starts_with(b"## ") {
+        if starts_entry(layout, &bytes[at..]) {
             starts.push(at);
         }
         at = match memchr::memchr(b'\n', &bytes[at..]) {
@@ -57,9 +59,23 @@ fn parse(bytes: &[u8]) -> Parsed<'_> {
     Parsed { preamble, entries }
 }
 
+/// Whether the line at the start of `rest` starts an entry.
+fn starts_entry(layout: Layout, rest: &[u8]) -> bool {
+    let Some(header) = rest.strip_prefix(b"## ") else {
+        return false;
+    };
+    match (layout, header) {
+        (Layout::RunLog, _) => true,
+        (Layout::Daily, [h1, h2, b':', m1, m2, ..]) => {
+            [h1, h2, m1, m2].iter().all(|b| b.is_ascii_digit())
+        }
+        (Layout::Daily, _) => false,
+    }
+}
+
 /// How many entries `bytes` holds.
-pub fn count(bytes: &[u8]) -> usize {
-    parse(bytes).entries.len()
+pub fn count(layout: Layout, bytes: &[u8]) -> usize {
+    parse(layout, bytes).entries.len()
 }
 
 /// The header line of an entry, without `## `: what orders it.
@@ -70,6 +86,7 @@ fn header(entry: &[u8]) -> &[u8] {
 
 /// The entries of `ours` and `theirs` merged against `base`.
 pub fn merge(layout: Layout, base: &[u8], ours: &[u8], theirs: &[u8]) -> Vec<u8> {
+    let parse = |bytes| parse(layout, bytes);
     let (base, ours, theirs) = (parse(base), parse(ours), parse(theirs));
     let in_base: HashSet<&[u8]> = base.entries.iter().copied().collect();
     let in_ours: HashSet<&[u8]> = ours.entries.iter().copied().collect();
@@ -172,7 +189,10 @@ mod tests {
         let theirs = [BASE, b"\n## 10:00\n\nnew\n"].concat();
         let merged = merge(Layout::Daily, BASE, b"", &theirs);
         assert_eq!(merged, b"# 2026-11-22\n\n## 10:00\n\nnew\n");
-        assert_eq!(count(&merge(Layout::Daily, BASE, b"", BASE)), 0);
+        assert_eq!(
+            count(Layout::Daily, &merge(Layout::Daily, BASE, b"", BASE)),
+            0
+        );
     }
 
     #[test]

@@ -109,7 +109,7 @@ pub fn merge(
         // removal took stay gone, and with none left the file goes.
         let (o, t) = (ours.unwrap_or_default(), theirs.unwrap_or_default());
         let merged = entries::merge(layout, b, o, t);
-        let any = entries::count(&merged) > 0;
+        let any = entries::count(layout, &merged) > 0;
         return Ok(Merged::clean(any.then_some(merged.as_slice())));
     }
     // Changed on one side, removed on the other: the change is kept.

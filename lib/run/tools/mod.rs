@@ -67,6 +67,16 @@ pub fn names(session: &Session, agent: &Prepared, depth: u32) -> Vec<String> {
     offered(&ctx).into_iter().map(|t| t.name).collect()
 }
 
+/// The names of the memory tools `agent` is offered (the notes tools),
+/// for `--dry-run`'s notes section.
+pub fn memory_names(session: &Session, agent: &Prepared) -> Vec<String> {
+    let memory = memory(session, agent);
+    tools::offered(tools::MEMORY, &memory)
+        .into_iter()
+        .map(|t| t.name)
+        .collect()
+}
+
 /// Results for `calls` of turn `turn` (from 0), in their order. The
 /// top-level agent's calls are kept in the session for `--json`.
 pub fn run(ctx: &Context, calls: &[ToolCall], turn: usize) -> Vec<ToolResult> {
