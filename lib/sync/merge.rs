@@ -13,7 +13,10 @@
 //! each whole, old or merged; HEAD has not moved, so the next sync commits
 //! what was merged so far as a local change and merges again, which finds
 //! the work done: every merge here is idempotent (an entry is never
-//! doubled, a conflict file has the same name the second time). A journal
+//! doubled, a conflict file has the same name the second time), except
+//! the state's run counter, a sum of both sides' runs since the base,
+//! which a redone merge counts the other side's runs into again (a count
+//! too high, nothing lost; the README says so). A journal
 //! in `.git/axe-sync/merging` says a merge was under way, for the report.
 
 use std::collections::{BTreeMap, HashMap};
