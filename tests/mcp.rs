@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use crate::util::{Env, read};
 
 /// Every tool, for a name with no agent file (every kind on).
-const ALL_TOOLS: [&str; 10] = [
+pub const ALL_TOOLS: [&str; 10] = [
     "recall",
     "remember",
     "reflect",

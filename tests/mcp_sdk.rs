@@ -236,21 +236,7 @@ fn check_session(env: &Env, mut client: assert_cmd::Command, expect: Expect) {
     // The tools, as the SDK parsed them.
     let tools = s["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(
-        names,
-        [
-            "recall",
-            "remember",
-            "reflect",
-            "learn_fact",
-            "search_notes",
-            "context",
-            "state_context",
-            "state_record",
-            "log_recent",
-            "log_append"
-        ]
-    );
+    assert_eq!(names, crate::mcp::ALL_TOOLS);
     assert!(s["nextCursor"].is_null(), "{context}");
     let schemas = [
         ("recall", json!({"days": "integer"}), json!([])),
