@@ -82,16 +82,20 @@ impl Session {
     /// redact`, else config.toml's; the keys of the environment, the file
     /// and those this run resolved (an `api_key_cmd`'s output included).
     pub fn secrets(&self, agent: &AgentConfig) -> Secrets {
-        let resolved = self.endpoints.resolved_keys();
-        Secrets::of(agent.memory.redact, self.endpoints.config(), resolved)
+        self.policy(agent.memory.redact)
     }
 
     /// The secrets to keep off stderr (`-v`'s tool lines show what the
     /// model sent): on whatever `[memory] redact` says, since that setting
     /// is about what memory keeps.
     pub fn shown_secrets(&self) -> Secrets {
+        self.policy(Some(true))
+    }
+
+    /// [`Secrets::of`] with `redact` over this run's config and keys.
+    fn policy(&self, redact: Option<bool>) -> Secrets {
         let resolved = self.endpoints.resolved_keys();
-        Secrets::of(Some(true), self.endpoints.config(), resolved)
+        Secrets::of(redact, self.endpoints.config(), resolved)
     }
 
     /// Where to send `provider`'s calls, with its key; an `api_key_cmd`
