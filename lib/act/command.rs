@@ -23,6 +23,7 @@ use serde_json::json;
 use super::context::{Act, offer, text, text_schema};
 use super::sandbox::Sandbox;
 use super::{heuristic, names};
+use crate::signals::{self, Stop};
 use crate::tools::{Call, Reply, Tool};
 
 /// How often a running command's wait looks for an ending signal.
@@ -97,7 +98,7 @@ fn run_command(act: &Act, call: &Call) -> Result<Reply, String> {
     // An ending signal (Ctrl-C, `kill`) is held while the command runs,
     // so that the command goes with us: it leads a group of its own, which
     // the terminal's Ctrl-C does not reach.
-    let hold = crate::signals::hold();
+    let hold = signals::hold();
     let (status, ended) = loop {
         let left = act.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -115,7 +116,7 @@ fn run_command(act: &Act, call: &Call) -> Result<Reply, String> {
         }
     };
     // Whatever it left running goes too.
-    kill_group(group);
+    signals::stop_group(group, Stop::Kill);
     // Dropping the hold after a signal ends the process here.
     let result = finish(status, ended, &output, &read_rx, act.deadline);
     drop(hold);
@@ -139,7 +140,7 @@ fn stop(
             return status;
         }
     }
-    kill_group(group);
+    signals::stop_group(group, Stop::Kill);
     waited
         .recv()
         .unwrap_or_else(|e| Err(std::io::Error::other(e)))
@@ -231,16 +232,6 @@ fn kill_children(parent: u32) {
         if let Some(pid) = rustix::process::Pid::from_raw(pid) {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }
-    }
-}
-
-/// Kills the process group `group`; one already gone is no error.
-fn kill_group(group: u32) {
-    if let Some(pid) = i32::try_from(group)
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }
 
