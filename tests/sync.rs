@@ -539,7 +539,7 @@ fn paused_at(m: &Machine, step: &str) -> std::process::Child {
     let mut cmd = m.env.std_cmd("axe-sync");
     cmd.args(["run"])
         .env(
-            "AXE_SYNC_TEST_PAUSE",
+            "AXE_TEST_SYNC_PAUSE",
             format!("{step}:{}", marker.display()),
         )
         .stdout(Stdio::null())

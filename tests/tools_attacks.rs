@@ -99,7 +99,7 @@ fn url_fetch_gives_up_on_a_tls_server_that_never_answers() {
     )]]);
     let started = Instant::now();
     let out = run(&env, &server.url)
-        .env("AXE_URL_FETCH_ALLOW_LOOPBACK", "1")
+        .env("AXE_TEST_URL_FETCH_LOOPBACK", "1")
         .args(["a", "-v", "--timeout", "3"])
         .timeout(Duration::from_secs(30))
         .assert()
@@ -137,7 +137,7 @@ fn fetched(url: &str) -> (String, bool) {
     tool_agent(&env, "\"url_fetch\"", "");
     let server = script(vec![vec![("url_fetch", json!({"url": url}))]]);
     let out = run(&env, &server.url)
-        .env("AXE_URL_FETCH_ALLOW_LOOPBACK", "1")
+        .env("AXE_TEST_URL_FETCH_LOOPBACK", "1")
         .arg("a")
         .assert()
         .success();

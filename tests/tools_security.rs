@@ -582,9 +582,9 @@ fn url_fetch_returns_text_and_checks_every_redirect() {
         ),
     ]]);
     run(&env, &server.url)
-        .env("AXE_URL_FETCH_ALLOW_LOOPBACK", "1")
+        .env("AXE_TEST_URL_FETCH_LOOPBACK", "1")
         .env(
-            "AXE_URL_FETCH_RESOLVE",
+            "AXE_TEST_URL_FETCH_RESOLVE",
             "public.test=127.0.0.1,b.test=127.0.0.2,rebind.test=10.0.0.7,outsider.test=127.0.0.1",
         )
         .arg("a")
@@ -666,7 +666,7 @@ fn a_redirect_to_a_private_address_is_refused_without_an_allow_list() {
         json!({"url": format!("http://127.0.0.1:{port}/")}),
     )]]);
     run(&env, &server.url)
-        .env("AXE_URL_FETCH_ALLOW_LOOPBACK", "1")
+        .env("AXE_TEST_URL_FETCH_LOOPBACK", "1")
         .arg("a")
         .assert()
         .success();

@@ -112,26 +112,24 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 }
 
 /// Knobs for axe's own tests, which need a "public" server on loopback
-/// and names that resolve where they say. Read only by debug builds (the
-/// test binaries): a release build has neither, so nothing an agent file
-/// or a user's environment sets can loosen the guard.
+/// and names that resolve where they say. Only builds with the
+/// `test-hooks` feature (the tests' own) read them: every other build has
+/// neither, so nothing an agent file or a user's environment sets can
+/// loosen the guard.
+#[cfg(feature = "test-hooks")]
 mod testing {
     use std::net::SocketAddr;
 
-    /// `AXE_URL_FETCH_ALLOW_LOOPBACK=1`: loopback addresses count as
+    /// `AXE_TEST_URL_FETCH_LOOPBACK=1`: loopback addresses count as
     /// public. Every other range stays blocked.
     pub fn loopback_allowed() -> bool {
-        cfg!(debug_assertions)
-            && std::env::var_os("AXE_URL_FETCH_ALLOW_LOOPBACK").is_some_and(|v| v == "1")
+        std::env::var_os("AXE_TEST_URL_FETCH_LOOPBACK").is_some_and(|v| v == "1")
     }
 
-    /// `AXE_URL_FETCH_RESOLVE=name=ip,name=ip`: what those names resolve
+    /// `AXE_TEST_URL_FETCH_RESOLVE=name=ip,name=ip`: what those names resolve
     /// to, in place of a lookup.
     pub fn resolve(host: &str, port: u16) -> Option<Vec<SocketAddr>> {
-        if !cfg!(debug_assertions) {
-            return None;
-        }
-        let table = std::env::var("AXE_URL_FETCH_RESOLVE").ok()?;
+        let table = std::env::var("AXE_TEST_URL_FETCH_RESOLVE").ok()?;
         let ips: Vec<SocketAddr> = table
             .split(',')
             .filter_map(|pair| pair.split_once('='))
@@ -140,6 +138,20 @@ mod testing {
             .map(|ip| SocketAddr::new(ip, port))
             .collect();
         (!ips.is_empty()).then_some(ips)
+    }
+}
+
+/// Every other build: no knobs.
+#[cfg(not(feature = "test-hooks"))]
+mod testing {
+    use std::net::SocketAddr;
+
+    pub fn loopback_allowed() -> bool {
+        false
+    }
+
+    pub fn resolve(_host: &str, _port: u16) -> Option<Vec<SocketAddr>> {
+        None
     }
 }
 

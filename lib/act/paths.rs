@@ -94,11 +94,10 @@ pub fn file(base: &Base, rel: &str, create: bool) -> Result<(Dir, OsString), Str
 /// A pause for axe's own tests, between finding a file's directory and
 /// using it, so a test can swap the path meanwhile: with
 /// `AXE_TEST_TOOL_GATE` naming a FIFO, the tool waits until the test has
-/// opened it and closed it again. Debug builds (the test binaries) only.
+/// opened it and closed it again. Only builds with the `test-hooks`
+/// feature (the tests' own) have it.
 fn gate() {
-    if !cfg!(debug_assertions) {
-        return;
-    }
+    #[cfg(feature = "test-hooks")]
     if let Some(fifo) = std::env::var_os("AXE_TEST_TOOL_GATE") {
         let _ = std::fs::read(fifo);
     }
