@@ -27,10 +27,13 @@ fn git_in(dir: &Path, args: &[&str], input: &[u8]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// A file to plant: its path's names, its bytes.
+type Planted<'a> = (Vec<&'a str>, &'a [u8]);
+
 /// The tree `base` (a tree id, or none) with `files` (path components,
 /// bytes) written into it, made with `git mktree`, which checks no names:
 /// what a hostile clone can push.
-fn tree(repo: &Path, base: Option<&str>, files: &[(Vec<&str>, &[u8])]) -> String {
+fn tree(repo: &Path, base: Option<&str>, files: &[Planted]) -> String {
     let mut entries: BTreeMap<Vec<u8>, (String, String)> = BTreeMap::new();
     if let Some(base) = base {
         let listing = git_in(repo, &["ls-tree", "-z", base], b"");
@@ -41,7 +44,7 @@ fn tree(repo: &Path, base: Option<&str>, files: &[(Vec<&str>, &[u8])]) -> String
             entries.insert(name.into(), (mode.to_owned(), oid.to_owned()));
         }
     }
-    let mut dirs: BTreeMap<&str, Vec<(Vec<&str>, &[u8])>> = BTreeMap::new();
+    let mut dirs: BTreeMap<&str, Vec<Planted>> = BTreeMap::new();
     for (path, bytes) in files {
         match &path[..] {
             [name] => {
@@ -74,7 +77,7 @@ fn tree(repo: &Path, base: Option<&str>, files: &[(Vec<&str>, &[u8])]) -> String
 /// `/`), as a clone that skipped every check would push it.
 fn plant(remote: &Path, files: &[(&str, &[u8])]) {
     let head = git(remote, &["rev-parse", "main"]);
-    let files: Vec<(Vec<&str>, &[u8])> = files
+    let files: Vec<Planted> = files
         .iter()
         .map(|(p, b)| (p.split('/').collect(), *b))
         .collect();
@@ -374,5 +377,61 @@ fn a_daemon_git_starts_does_not_keep_the_sync_lock() {
     // The daemon is alive; the next sync must not wait for it.
     a.remember("next [l2]");
     let out = a.sync(&["--wait", "1"]);
+    succeeded(&out);
+}
+
+#[test]
+fn a_git_left_running_by_a_killed_sync_still_keeps_the_next_sync_waiting() {
+    let Some((_keep, _, machines)) = joined(1) else {
+        return;
+    };
+    let a = &machines[0];
+    // A pre-push hook that stops git push until the test writes a line to
+    // a FIFO: the sync is killed while its git waits there.
+    let fifo = a.env.root().join("gate");
+    let started = a.env.root().join("hook-started");
+    succeeded(
+        &std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .output()
+            .unwrap(),
+    );
+    let hook = a.repo().join(".git/hooks/pre-push");
+    let script = format!(
+        // Bounded: a failing test does not leave it behind for long.
+        "#!/bin/sh\n: > \"{}\"\nexec timeout 60 sh -c 'read line < \"$0\"' \"{}\"\n",
+        started.display(),
+        fifo.display()
+    );
+    fs::write(&hook, script).unwrap();
+    crate::util::set_mode(&hook, 0o755);
+    a.remember("pushed [k1]");
+    let mut sync = a
+        .env
+        .std_cmd("axe-sync")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let since = std::time::Instant::now();
+    while !started.exists() {
+        assert!(sync.try_wait().unwrap().is_none(), "the sync ended early");
+        assert!(since.elapsed().as_secs() < 30, "the hook never ran");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    sync.kill().unwrap();
+    sync.wait().unwrap();
+    // Its git push lives on, waiting on the hook: the next sync waits.
+    let out = a.sync(&["--wait", "0.5"]);
+    assert_eq!(out.status.code(), Some(5));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("a git an earlier axe-sync started has not ended"),
+        "{err}"
+    );
+    // Released, that git ends, and the next sync goes ahead.
+    fs::write(&fifo, "go\n").unwrap();
+    fs::remove_file(&hook).unwrap();
+    let out = a.sync(&["--wait", "30"]);
     succeeded(&out);
 }
