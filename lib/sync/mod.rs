@@ -240,7 +240,8 @@ pub fn sync(opts: &Options) -> Result<Report> {
         if report.committed.commit.is_some() || report.merged.commit.is_some() {
             // The maintenance the fetch was told not to run while the
             // commit step worked beside it (packing loose objects).
-            // In the foreground: detached, it would hold the sync lock.
+            // In the foreground: detached, it would run on past the sync,
+            // unseen by the next one's wait for earlier gits ([`running`]).
             let args = [
                 "-c",
                 "maintenance.autoDetach=false",
