@@ -19,23 +19,23 @@ use crate::wire::anthropic_reply;
 const AGENT: &str = "name = \"bot\"\nmodel = \"anthropic/claude-3\"\n\n[memory]\nenabled = true\n\n[notes]\nenabled = true\n\n[state]\nenabled = true\n";
 
 /// One machine: its own world and a clone of the remote in its data dir.
-struct Machine {
-    env: Env,
+pub(crate) struct Machine {
+    pub(crate) env: Env,
 }
 
 impl Machine {
-    fn new() -> Machine {
+    pub(crate) fn new() -> Machine {
         let env = Env::new();
         env.agent("bot", AGENT);
         Machine { env }
     }
 
-    fn repo(&self) -> PathBuf {
+    pub(crate) fn repo(&self) -> PathBuf {
         self.env.data_dir().join("axe")
     }
 
     /// Runs `bin` with `args` (and `input` on stdin), which must succeed.
-    fn ok(&self, bin: &str, args: &[&str], input: &str) -> Output {
+    pub(crate) fn ok(&self, bin: &str, args: &[&str], input: &str) -> Output {
         let out = self
             .env
             .cmd(bin)
@@ -49,16 +49,16 @@ impl Machine {
     }
 
     /// Runs `bin` with `args`, however it ends.
-    fn run(&self, bin: &str, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, bin: &str, args: &[&str]) -> Output {
         self.env.cmd(bin).args(args).output().unwrap()
     }
 
-    fn init(&self, remote: &Path) -> Output {
+    pub(crate) fn init(&self, remote: &Path) -> Output {
         let remote = remote.to_str().unwrap();
         self.ok("axe-sync", &["init", "--remote", remote], "")
     }
 
-    fn sync(&self, args: &[&str]) -> Output {
+    pub(crate) fn sync(&self, args: &[&str]) -> Output {
         self.env
             .cmd("axe-sync")
             .arg("run")
@@ -68,7 +68,7 @@ impl Machine {
     }
 
     /// A sync that must end well (0, or 7 for a conflict file left).
-    fn synced(&self) -> Output {
+    pub(crate) fn synced(&self) -> Output {
         let out = self.sync(&[]);
         let code = out.status.code();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -90,11 +90,11 @@ impl Machine {
         succeeded(&out);
     }
 
-    fn remember(&self, text: &str) {
+    pub(crate) fn remember(&self, text: &str) {
         self.ok("axe-notes-remember", &["bot", text], "");
     }
 
-    fn append(&self, task: &str) {
+    pub(crate) fn append(&self, task: &str) {
         self.ok(
             "axe-mem-append",
             &["bot", "--task", task, "--result", "ok"],
@@ -102,7 +102,7 @@ impl Machine {
         );
     }
 
-    fn ingest(&self, fact: &str, step: &str) {
+    pub(crate) fn ingest(&self, fact: &str, step: &str) {
         let input = format!("AXE_MEMORY: KEY_FACT {fact}\nAXE_MEMORY: STEP_DONE {step}\n");
         self.ok("axe-state-ingest", &["bot"], &input);
     }
@@ -128,13 +128,13 @@ impl Machine {
     }
 
     /// Every file of the work tree but git's own, by path.
-    fn files(&self) -> BTreeMap<String, Vec<u8>> {
+    pub(crate) fn files(&self) -> BTreeMap<String, Vec<u8>> {
         let mut found = BTreeMap::new();
         collect(&self.repo(), &self.repo(), &mut found);
         found
     }
 
-    fn file(&self, rel: &str) -> String {
+    pub(crate) fn file(&self, rel: &str) -> String {
         fs::read_to_string(self.repo().join(rel)).unwrap_or_default()
     }
 }
@@ -159,13 +159,13 @@ fn collect(root: &Path, dir: &Path, found: &mut BTreeMap<String, Vec<u8>>) {
 }
 
 /// `out` is of a command that succeeded; else its stderr says why not.
-fn succeeded(out: &Output) {
+pub(crate) fn succeeded(out: &Output) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{:?}: {err}", out.status.code());
 }
 
 /// A bare remote, in a temp dir.
-fn remote() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn remote() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("memory.git");
     let out = std::process::Command::new("git")
@@ -179,7 +179,7 @@ fn remote() -> (tempfile::TempDir, PathBuf) {
 
 /// A bare remote and `n` machines joined to it by `axe-sync init`; `None`
 /// (the test skipped, or failed under AXE_TEST_ALL) without git.
-fn joined(n: usize) -> Option<(tempfile::TempDir, PathBuf, Vec<Machine>)> {
+pub(crate) fn joined(n: usize) -> Option<(tempfile::TempDir, PathBuf, Vec<Machine>)> {
     if !have("git") {
         return None;
     }
@@ -192,7 +192,7 @@ fn joined(n: usize) -> Option<(tempfile::TempDir, PathBuf, Vec<Machine>)> {
 }
 
 /// Two machines joined to one remote, as [`joined`].
-fn pair() -> Option<(tempfile::TempDir, [Machine; 2])> {
+pub(crate) fn pair() -> Option<(tempfile::TempDir, [Machine; 2])> {
     let (keep, _, mut machines) = joined(2)?;
     let b = machines.pop()?;
     let a = machines.pop()?;
@@ -200,7 +200,7 @@ fn pair() -> Option<(tempfile::TempDir, [Machine; 2])> {
 }
 
 /// The text of every daily log of a machine, joined.
-fn daily(m: &Machine) -> String {
+pub(crate) fn daily(m: &Machine) -> String {
     m.files()
         .iter()
         .filter(|(p, _)| p.contains("/daily/"))
@@ -208,11 +208,11 @@ fn daily(m: &Machine) -> String {
         .collect()
 }
 
-fn state(m: &Machine) -> Value {
+pub(crate) fn state(m: &Machine) -> Value {
     serde_json::from_str(&m.file("state/bot.json")).unwrap_or(Value::Null)
 }
 
-fn strings(v: &Value) -> Vec<String> {
+pub(crate) fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .map(|a| {
             a.iter()
@@ -533,7 +533,7 @@ fn a_daily_entry_with_a_heading_in_its_text_stays_whole_through_a_merge() {
 
 /// Starts a sync on `m` that stops at `step` and waits there; returns it
 /// once it has got there.
-fn paused_at(m: &Machine, step: &str) -> std::process::Child {
+pub(crate) fn paused_at(m: &Machine, step: &str) -> std::process::Child {
     let marker = m.env.root().join(format!("paused-{step}"));
     let _ = fs::remove_file(&marker);
     let mut cmd = m.env.std_cmd("axe-sync");
@@ -694,7 +694,7 @@ fn a_plain_git_commit_of_conflict_markers_is_refused_by_the_hook() {
     succeeded(&commit("x.md"));
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)

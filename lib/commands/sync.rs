@@ -63,7 +63,7 @@ const TIMEOUT: Flag = Flag::with_value(
 
 const RUN_JSON: Flag = Flag::switch(
     "json",
-    "Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts} as JSON",
+    "Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts, refused: [{path, reason}]} as JSON",
 );
 
 const INIT_JSON: Flag = Flag::switch(
@@ -115,7 +115,11 @@ meanwhile is fetched, merged and pushed again, up to 4 times. One sync
 runs at a time per repository; another waits --wait seconds, then exits 5.
 A sync cut off (a signal, kill -9, the network gone) leaves every file
 whole; the next one finishes it. Exit code 7 lists conflict files left
-unresolved.",
+unresolved. A path git itself refuses (a .git component in any spelling,
+`..`), in the remote's tree or the work tree, is never read or written:
+it is left out, named on stderr and in refused, and the sync goes on
+(exit code 0); what the sync pushes no longer holds it. No ignore rule
+(.gitignore, info/exclude, core.excludesFile) keeps a file from syncing.",
     run: Run::Action(run),
 };
 
@@ -203,6 +207,7 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
         return Err(Error::Usage("--remote must not be empty".into()));
     }
     let done = sync::init(&dir(m)?, remote, deadline(m)?)?;
+    say_refused(&done.sync);
     if m.flag(&INIT_JSON) {
         crate::cli::write_json(out, &done)?;
     } else {
@@ -237,6 +242,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         dry_run: m.flag(&DRY_RUN),
         deadline: deadline(m)?,
     })?;
+    say_refused(&report);
     if m.flag(&RUN_JSON) {
         crate::cli::write_json(out, &report)?;
     } else {
@@ -294,6 +300,18 @@ fn say(r: &Report, out: &mut dyn Write) -> Result<()> {
         writeln!(out, "{line}").map_err(Error::Output)?;
     }
     Ok(())
+}
+
+/// A line on stderr for each path left out, with or without `--json`:
+/// the sync itself succeeded. The name is quoted and escaped, as it came
+/// from a tree anyone could push.
+fn say_refused(r: &Report) {
+    for x in &r.refused {
+        crate::stderr::note(format_args!(
+            "axe-sync: refused {:?}: {}; left out, the rest synced",
+            x.path, x.reason
+        ));
+    }
 }
 
 /// Exit code 7 while conflict files are left.

@@ -68,7 +68,8 @@ pub fn wait_until(deadline: Instant) {
     *WAIT.lock().unwrap_or_else(|e| e.into_inner()) = Wait::Until(deadline);
 }
 
-fn deadline() -> Instant {
+/// When a lock wait starting now gives up.
+pub fn deadline() -> Instant {
     match *WAIT.lock().unwrap_or_else(|e| e.into_inner()) {
         Wait::For(wait) => Instant::now() + wait,
         Wait::Until(deadline) => deadline,

@@ -15,6 +15,7 @@ use std::fs;
 use serde::Serialize;
 
 use super::git::Git;
+use super::paths::{Refused, refusal};
 use super::worktree::Tree;
 use crate::error::{Error, Result};
 use crate::secrets::Secrets;
@@ -86,10 +87,22 @@ pub struct Changed {
     pub clean: bool,
     /// Every path status named, wanted or not.
     pub all: Vec<String>,
+    /// Paths status named that a sync never reads (a `.GIT` or `git~1`
+    /// directory made by hand): left out, reported.
+    pub refused: Vec<Refused>,
 }
 
 /// The files `git status` finds changed, added or removed, those `wanted`
 /// keeps.
+///
+/// What is memory is axe-sync's to say, not any ignore file's: a
+/// `.gitignore` of `*` pushed by one clone, the repository's
+/// `info/exclude` or the user's `core.excludesFile` would otherwise stop
+/// every new file (each day's daily log, a new agent's run log) from
+/// syncing, silently. So status lists ignored files too (`!!`, each file,
+/// with `--ignored=traditional` and `--untracked-files=all`), and they
+/// are taken like any other; only the leftovers of a write cut off are
+/// never memory ([`is_leftover`]).
 pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Changed> {
     let out = git.ok(
         &[
@@ -97,24 +110,45 @@ pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Changed> {
             "--porcelain=v1",
             "-z",
             "--untracked-files=all",
+            "--ignored=traditional",
             "--no-renames",
             "--ignore-submodules",
         ],
         None,
     )?;
+    let mut all = Vec::new();
+    let mut refused = Vec::new();
     // Each record is `XY <path>`.
-    let all: Vec<String> = out
-        .paths()
-        .filter_map(|r| r.get(3..).map(str::to_owned))
-        .collect();
+    for record in out.paths() {
+        let Some(path) = record.get(3..) else {
+            continue;
+        };
+        if let Some(reason) = refusal(path) {
+            refused.push(Refused {
+                path: path.to_owned(),
+                reason,
+            });
+        } else if !is_leftover(path) {
+            all.push(path.to_owned());
+        }
+    }
     let mut paths: Vec<String> = all.iter().filter(|p| wanted(p)).cloned().collect();
     paths.sort();
     paths.dedup();
     Ok(Changed {
         paths,
-        clean: out.stdout.is_empty(),
+        clean: all.is_empty(),
         all,
+        refused,
     })
+}
+
+/// A replace's temp file (`.<name>.axe-new`) or an append's marker
+/// (`.<name>.axe-append`): what a write cut off leaves, which the next
+/// write to that file cleans up.
+fn is_leftover(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.starts_with('.') && (name.ends_with(".axe-new") || name.ends_with(".axe-append"))
 }
 
 /// Stages what [`changed`] found from the work tree, each file read under

@@ -12,10 +12,12 @@
 //! remote helper) are killed as one process group.
 
 use std::ffi::OsStr;
+use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
@@ -36,6 +38,9 @@ const KEPT: &[&str] = &[
 pub struct Git {
     pub root: PathBuf,
     git_dir: PathBuf,
+    /// Once a sync holds the repository: the file each git it starts
+    /// holds a lock on for its life ([`super::running`]).
+    running: OnceLock<Arc<File>>,
 }
 
 /// What a git run gave back.
@@ -83,9 +88,16 @@ impl Git {
         let git = Git {
             root: root.to_owned(),
             git_dir: root.join(".git"),
+            running: OnceLock::new(),
         };
         git.check_version()?;
         Ok(git)
+    }
+
+    /// From now on, each git started holds its lock on `file` for its
+    /// life ([`super::running`]).
+    pub fn mark_running(&self, file: File) {
+        let _ = self.running.set(Arc::new(file));
     }
 
     /// `.git` of the repository.
@@ -201,6 +213,16 @@ impl Git {
             .current_dir(&self.root)
             .args(["--no-pager", "-c", "core.quotepath=false"])
             .args(args);
+        if let Some(file) = self.running.get() {
+            let file = Arc::clone(file);
+            // SAFETY: the closure runs in the forked child before exec,
+            // where only async-signal-safe work is allowed: `hold` makes
+            // two `fcntl` calls on a descriptor the child inherited, and
+            // neither allocates nor takes a lock of this process.
+            unsafe {
+                cmd.pre_exec(move || super::running::hold(&file));
+            }
+        }
         cmd
     }
 

@@ -28,6 +28,7 @@ use serde::Serialize;
 use super::commit::{self, commit_index, store};
 use super::git::Git;
 use super::kind::{self, Kind};
+use super::paths;
 use super::pause;
 use super::worktree::Tree;
 use crate::error::{Error, Result};
@@ -45,6 +46,9 @@ pub struct Merged {
     /// Conflict files written: the other side's text of a note whose
     /// lines both sides changed.
     pub conflicts: Vec<String>,
+    /// Paths of their tree left out (a `.git` or `..` component).
+    #[serde(skip)]
+    pub refused: Vec<paths::Refused>,
     /// HEAD afterwards.
     #[serde(skip)]
     pub head: Option<String>,
@@ -82,7 +86,7 @@ pub fn merge(
         return Ok(done);
     }
     done.from = Some(theirs.to_owned());
-    let forward = head.as_ref().is_none_or(|h| is_ancestor(git, h, theirs));
+    let mut forward = head.as_ref().is_none_or(|h| is_ancestor(git, h, theirs));
     let base = match &head {
         Some(h) => {
             let out = git.output(&["merge-base", h, theirs], None)?;
@@ -93,7 +97,11 @@ pub fn merge(
         }
         None => empty_tree(git)?,
     };
-    let changes = diff(git, &base, theirs)?;
+    let mut changes = diff(git, &base, theirs)?;
+    done.refused = paths::take_refused(&mut changes);
+    // Their tree holds what ours must not: a merge commit without it,
+    // never their commit itself.
+    forward &= done.refused.is_empty();
     done.files = changes.keys().cloned().collect();
     if dry_run || changes.is_empty() && forward {
         if !dry_run && let Some(h) = &head {
@@ -193,7 +201,7 @@ pub fn merge(
             )?;
             Some(theirs.to_owned())
         }
-        (None, _) => {
+        (None, true) => {
             git.ok(
                 &[
                     "update-ref",
@@ -207,7 +215,7 @@ pub fn merge(
             )?;
             Some(theirs.to_owned())
         }
-        (Some(_), false) => commit_index(
+        (_, false) => commit_index(
             git,
             &[theirs.to_owned()],
             &format!("axe-sync: merge on {host}"),

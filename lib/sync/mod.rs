@@ -21,8 +21,10 @@ mod git;
 mod kind;
 mod lines;
 mod merge;
+mod paths;
 mod pause;
 mod remote;
+mod running;
 mod worktree;
 
 use std::fs;
@@ -35,10 +37,11 @@ use serde::Serialize;
 pub use commit::Committed;
 pub use kind::Kind;
 pub use merge::Merged;
+pub use paths::Refused;
 
 use crate::beneath::{Dir, Open};
 use crate::error::{Error, Result};
-use crate::memory::lock::create_locked;
+use crate::memory::lock::{create_locked, deadline as lock_deadline};
 use crate::memory::notes::conflict;
 use git::Git;
 use worktree::Tree;
@@ -78,6 +81,9 @@ pub struct Report {
     pub push_attempts: u32,
     /// Conflict files in the repository: unresolved until removed.
     pub conflicts: Vec<String>,
+    /// Paths left out: of the remote's tree, or of the work tree, with a
+    /// component git itself refuses (`.git` in any spelling, `..`).
+    pub refused: Vec<Refused>,
 }
 
 /// The memory data directory: where `axe-sync` works unless told.
@@ -110,11 +116,11 @@ fn open(dir: &Path) -> Result<Git> {
 }
 
 /// Takes the repository's sync lock, waiting as long as a memory file's
-/// lock is waited for; held until the returned file is dropped and every
-/// git this sync started has ended: the lock's descriptor is inherited by
-/// them, so a git left running by a sync killed with `kill -9` (a fetch
-/// beside the commit step) keeps the next sync waiting until it is done,
-/// rather than racing it for git's own locks.
+/// lock is waited for; held until the returned file is dropped. No
+/// program gets it (a daemon git starts would keep it for its life); a
+/// git left running by a sync killed with `kill -9` (a fetch beside the
+/// commit step) keeps the next sync waiting another way, until it is
+/// done, rather than racing it for git's own locks ([`running`]).
 fn lock(git: &Git) -> Result<fs::File> {
     let path = git.git_dir().join("axe-sync");
     let fail = |e: std::io::Error| {
@@ -129,7 +135,7 @@ fn lock(git: &Git) -> Result<fs::File> {
         .map_err(fail)?
         .ok_or_else(|| fail(std::io::ErrorKind::NotFound.into()))?;
     let (file, _) = create_locked(&dir, "lock".as_ref(), Open::Update).map_err(fail)?;
-    rustix::io::fcntl_setfd(&file, rustix::io::FdFlags::empty()).map_err(|e| fail(e.into()))?;
+    git.mark_running(running::settle(&path, lock_deadline())?);
     Ok(file)
 }
 
@@ -194,7 +200,7 @@ pub fn sync(opts: &Options) -> Result<Report> {
             let message = format!("axe-sync on {host}: {} files", changed.paths.len());
             let done = commit::commit(&git, &tree, &changed, &message, opts.dry_run)?;
             // New conflict files are untracked: status named them.
-            Ok((done, changed.all))
+            Ok((done, changed.all, changed.refused))
         });
         let fetched = fetch.map(|f| f.join().unwrap_or_else(|_| Err(thread_failed("fetch"))));
         let listed = listed
@@ -203,7 +209,7 @@ pub fn sync(opts: &Options) -> Result<Report> {
         (committed, fetched, listed)
     });
     let (listed, head) = listed?;
-    let (committed, seen) = committed?;
+    let (committed, seen, refused) = committed?;
     let mut report = Report {
         dir: opts.dir.to_string_lossy().into_owned(),
         remote: remote.clone(),
@@ -215,6 +221,7 @@ pub fn sync(opts: &Options) -> Result<Report> {
         pushed: false,
         push_attempts: 0,
         conflicts: Vec::new(),
+        refused,
     };
     if let Some(fetched) = fetched {
         let head = report.committed.commit.clone().or(head);
@@ -233,7 +240,8 @@ pub fn sync(opts: &Options) -> Result<Report> {
         if report.committed.commit.is_some() || report.merged.commit.is_some() {
             // The maintenance the fetch was told not to run while the
             // commit step worked beside it (packing loose objects).
-            // In the foreground: detached, it would hold the sync lock.
+            // In the foreground: detached, it would run on past the sync,
+            // unseen by the next one's wait for earlier gits ([`running`]).
             let args = [
                 "-c",
                 "maintenance.autoDetach=false",
@@ -297,6 +305,7 @@ fn exchange(
                 report.merged.commit = merged.commit.or(report.merged.commit.take());
                 report.merged.files.extend(merged.files);
                 report.merged.conflicts.extend(merged.conflicts);
+                report.refused.extend(merged.refused);
                 merged.head
             }
             None => head,
@@ -340,7 +349,9 @@ fn is_conflict_path(rel: &str) -> bool {
 fn unresolved(git: &Git, untracked: bool) -> Result<Vec<String>> {
     let mut args = vec!["ls-files", "-z", "--cached"];
     if untracked {
-        args.extend(["--others", "--exclude-standard"]);
+        // No ignore rules: a conflict file a `.gitignore` matches is
+        // unresolved all the same.
+        args.push("--others");
     }
     args.push("*.conflict-*.md");
     let out = git.ok(&args, None)?;

@@ -3,13 +3,15 @@
 //! root (`beneath`), under each file's lock (`memory::lock`), replaced
 //! atomically (`memory::replace`). git itself never writes one: a commit
 //! reads a file whole under its shared lock, and a merge rewrites it under
-//! its exclusive lock, merged with whatever was appended meanwhile.
+//! its exclusive lock, merged with whatever was appended meanwhile. No
+//! path git would refuse (`.git` in any spelling, `..`) is ever opened.
 
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
+use super::paths::refusal;
 use crate::beneath::{Dir, Open};
 use crate::error::{Error, Result};
 use crate::memory::append;
@@ -34,6 +36,11 @@ impl Tree {
     }
 
     fn holding(&self, rel: &str, create: bool) -> Result<Option<(Dir, OsString)>> {
+        // The callers leave such paths out already; this is the last
+        // guard that nothing is read or written through `.git`.
+        if let Some(reason) = refusal(rel) {
+            return Err(Error::Memory(format!("refused {rel:?}: {reason}")));
+        }
         self.root
             .file(Path::new(rel), create)
             .map_err(|e| Error::memory("", "open", &self.path(rel), &e))
