@@ -5,6 +5,11 @@
 //! behaviour lives here so the small tools, `axe-run` and `axe-gc` share
 //! one implementation of every operation.
 
+// One exception, allowed where it stands: the sync's gits take a record
+// lock between fork and exec (`sync::git`), which std offers only as an
+// unsafe hook. Anything else unsafe is a compile error.
+#![deny(unsafe_code)]
+
 // Public: what the executables in bins/ and the tests in tests/ reach.
 pub mod agent;
 pub mod cli;

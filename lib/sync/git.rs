@@ -215,10 +215,12 @@ impl Git {
             .args(args);
         if let Some(file) = self.running.get() {
             let file = Arc::clone(file);
+            // The crate's one unsafe block (lib.rs denies the rest).
             // SAFETY: the closure runs in the forked child before exec,
             // where only async-signal-safe work is allowed: `hold` makes
             // two `fcntl` calls on a descriptor the child inherited, and
             // neither allocates nor takes a lock of this process.
+            #[allow(unsafe_code)]
             unsafe {
                 cmd.pre_exec(move || super::running::hold(&file));
             }
