@@ -23,6 +23,7 @@ pub mod names;
 mod paths;
 pub mod sandbox;
 mod search;
+pub mod workdir;
 
 pub use artifacts::{Artifact, Artifacts};
 pub use context::Act;

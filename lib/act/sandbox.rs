@@ -25,8 +25,14 @@ const SYSTEM: &str = "/run/current-system";
 /// How commands run for one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sandbox {
-    /// Inside bubblewrap, found at `program`.
-    Bwrap { program: PathBuf, network: bool },
+    /// Inside bubblewrap, found at `program`; `whole` when the workdir is
+    /// `/`, so that the whole filesystem is writable (named so: see
+    /// [`super::workdir`]).
+    Bwrap {
+        program: PathBuf,
+        network: bool,
+        whole: bool,
+    },
     /// Without it, for the reason given: Go's text check alone.
     Heuristic { why: String },
 }
@@ -70,13 +76,14 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The sandbox for an agent's commands: bubblewrap when it works, else
-/// the text check; `Err` when `require` and it does not.
-pub fn choose(require: bool, network: bool) -> Result<Sandbox, String> {
+/// The sandbox for an agent's commands in `workdir`: bubblewrap when it
+/// works, else the text check; `Err` when `require` and it does not.
+pub fn choose(require: bool, network: bool, workdir: &Path) -> Result<Sandbox, String> {
     match probe() {
         Ok(program) => Ok(Sandbox::Bwrap {
             program: program.clone(),
             network,
+            whole: super::workdir::whole_filesystem(workdir),
         }),
         Err(why) if require => Err(format!(
             "run_command needs bubblewrap ([sandbox] require = true), but {why}"
@@ -89,8 +96,15 @@ impl Sandbox {
     /// One line on what holds commands, for `-v` and `--dry-run`.
     pub fn describe(&self) -> String {
         match self {
-            Sandbox::Bwrap { network, .. } => format!(
-                "bubblewrap (read-only filesystem, writable workdir, private /tmp, network {})",
+            Sandbox::Bwrap { network, whole, .. } => format!(
+                "bubblewrap ({}, private /tmp, network {})",
+                match whole {
+                    // The workdir's bind covers the read-only root; only
+                    // the hidden directories, deeper, stay out.
+                    true =>
+                        "workdir /: the whole filesystem writable, but for the hidden home, axe's directories and /run",
+                    false => "read-only filesystem, writable workdir",
+                },
                 if *network { "on" } else { "off" }
             ),
             Sandbox::Heuristic { why } => format!(
@@ -102,7 +116,10 @@ impl Sandbox {
     /// The process that runs `command` with `sh -c` in `workdir`, with
     /// `writable` the directories it may write besides.
     pub fn command(&self, workdir: &Path, writable: &[&Path], command: &str) -> Command {
-        let Sandbox::Bwrap { program, network } = self else {
+        let Sandbox::Bwrap {
+            program, network, ..
+        } = self
+        else {
             let mut cmd = Command::new("sh");
             cmd.arg("-c").arg(command).current_dir(workdir);
             return cmd;
