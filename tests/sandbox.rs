@@ -10,9 +10,9 @@ use std::fs;
 use serde_json::json;
 
 use crate::run::run;
-use crate::tools::{only_result, script};
+use crate::tools::{only_result, results, run_a, script, tool_agent};
 use crate::tools_security::bwrap_works;
-use crate::util::Env;
+use crate::util::{Env, have};
 
 /// An agent `a` with `tools` and no workdir of its own.
 fn agent_without_workdir(env: &Env, tools: &str) {
@@ -157,4 +157,83 @@ fn the_home_or_what_holds_it_as_an_unnamed_workdir_is_refused() {
         .arg("a")
         .assert()
         .success();
+}
+
+/// With `[sandbox] network = true` a command shares the host's network
+/// namespace, and with it the host's abstract Unix sockets (X11's
+/// `@/tmp/.X11-unix/X0`, D-Bus buses): it may make no Unix socket at all,
+/// so neither those nor one in the filesystem are reached, while a pair
+/// of its own still works. The host's loopback stays reachable, and `-v`
+/// says exactly that.
+#[test]
+fn with_the_network_no_unix_socket_is_reached_and_loopback_is_said() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    if !bwrap_works() || !have("python3") {
+        return;
+    }
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "[sandbox]\nnetwork = true");
+    let name = format!("axe-test-abstract-{}", std::process::id());
+    let abstract_socket =
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap()).unwrap();
+    abstract_socket.set_nonblocking(true).unwrap();
+    // Outside /run, /tmp and the home: in the filesystem the command sees.
+    let path = format!("/var/tmp/axe-test-socket-{}", std::process::id());
+    let _ = fs::remove_file(&path);
+    let path_socket = UnixListener::bind(&path).unwrap();
+    path_socket.set_nonblocking(true).unwrap();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let python = |code: &str| json!({"command": format!("python3 -c \"import socket; {code}\"")});
+    let server = script(vec![vec![
+        (
+            "run_command",
+            python(&format!(
+                "s = socket.socket(socket.AF_UNIX); s.connect('\\0{name}'); print('reached')"
+            )),
+        ),
+        (
+            "run_command",
+            python(&format!(
+                "s = socket.socket(socket.AF_UNIX); s.connect('{path}'); print('reached')"
+            )),
+        ),
+        (
+            "run_command",
+            python("a, b = socket.socketpair(); a.send(b'x'); print(b.recv(1))"),
+        ),
+        (
+            "run_command",
+            python(&format!(
+                "socket.create_connection(('127.0.0.1', {port}), timeout=5); print('reached')"
+            )),
+        ),
+        // Standard input is still there, and empty.
+        ("run_command", json!({"command": "cat; echo end"})),
+    ]]);
+    let (_, err) = run_a(&env, &server, &["-v"]);
+    let _ = fs::remove_file(&path);
+    let got = results(&server, 0);
+    for (i, what) in [(0, "abstract"), (1, "path")] {
+        assert!(
+            got[i].1 && got[i].0.contains("PermissionError"),
+            "the {what} Unix socket: {:?}",
+            got[i]
+        );
+    }
+    assert!(
+        abstract_socket.accept().is_err(),
+        "the abstract socket was reached"
+    );
+    assert!(path_socket.accept().is_err(), "the socket file was reached");
+    assert_eq!(got[2], ("b'x'\n".into(), false));
+    assert_eq!(got[3], ("reached\n".into(), false));
+    assert!(tcp.accept().is_ok(), "loopback was not reached");
+    assert_eq!(got[4], ("end\n".into(), false));
+    assert!(
+        err.contains("Sandbox:  bubblewrap (read-only filesystem, writable workdir, private /tmp, network on: the host's, its loopback services included; no Unix sockets)"),
+        "{err}"
+    );
 }

@@ -23,6 +23,7 @@ pub mod names;
 mod paths;
 pub mod sandbox;
 mod search;
+mod seccomp;
 pub mod workdir;
 
 pub use artifacts::{Artifact, Artifacts};

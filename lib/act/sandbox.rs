@@ -9,8 +9,11 @@
 //! and only the workdir (and the artifact directory) writable; it has its
 //! own process, IPC, UTS and network namespaces (no network unless
 //! `[sandbox] network = true`), a new session (no typing into our
-//! terminal), and dies with us.
+//! terminal), and dies with us. With the network it is in the host's
+//! network namespace, loopback included, and may make no Unix socket
+//! ([`super::seccomp`]): abstract ones live in that namespace.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -105,7 +108,17 @@ impl Sandbox {
                         "workdir /: the whole filesystem writable, but for the hidden home, axe's directories and /run",
                     false => "read-only filesystem, writable workdir",
                 },
-                if *network { "on" } else { "off" }
+                match (network, super::seccomp::program().is_some()) {
+                    (false, _) => "off",
+                    // Nothing but a network stack of its own could keep
+                    // the host's loopback out: see README.
+                    (true, true) => {
+                        "on: the host's, its loopback services included; no Unix sockets"
+                    }
+                    (true, false) => {
+                        "on: the host's, its loopback services and abstract Unix sockets included"
+                    }
+                }
             ),
             Sandbox::Heuristic { why } => format!(
                 "none: {why}; run_command only checks the command's text, which is not a boundary"
@@ -114,15 +127,22 @@ impl Sandbox {
     }
 
     /// The process that runs `command` with `sh -c` in `workdir`, with
-    /// `writable` the directories it may write besides.
-    pub fn command(&self, workdir: &Path, writable: &[&Path], command: &str) -> Command {
+    /// `writable` the directories it may write besides; its standard
+    /// input is set (empty, for the command).
+    pub fn command(
+        &self,
+        workdir: &Path,
+        writable: &[&Path],
+        command: &str,
+    ) -> std::io::Result<Command> {
         let Sandbox::Bwrap {
             program, network, ..
         } = self
         else {
             let mut cmd = Command::new("sh");
             cmd.arg("-c").arg(command).current_dir(workdir);
-            return cmd;
+            cmd.stdin(Stdio::null());
+            return Ok(cmd);
         };
         let mut cmd = Command::new(program);
         cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
@@ -160,15 +180,33 @@ impl Sandbox {
         ]);
         // Programs, read-only, where the system keeps them under `/run`.
         cmd.args(["--ro-bind-try", SYSTEM, SYSTEM]);
+        cmd.stdin(Stdio::null());
         if *network {
             cmd.arg("--share-net");
             // Name lookups may go through `/run` (a resolv.conf that
             // links to systemd-resolved's), hidden with the sockets.
             cmd.args(["--ro-bind-try", RESOLVED, RESOLVED]);
+            if let Some(filter) = super::seccomp::program() {
+                // Given on standard input, the one descriptor a child
+                // gets without unsafe code or leaking it to other
+                // children; the program fits a pipe's buffer. bubblewrap
+                // reads it to the end and closes it, so the command's
+                // standard input is opened again, empty, below.
+                let (reader, mut writer) = std::io::pipe()?;
+                writer.write_all(&filter)?;
+                drop(writer);
+                cmd.stdin(reader).args(["--seccomp", "0"]);
+            }
         }
         cmd.arg("--chdir").arg(workdir);
-        cmd.args(["--", "sh", "-c"]).arg(command);
-        cmd
+        match *network && super::seccomp::program().is_some() {
+            // `$0` is `sh` either way, as for a plain `sh -c`.
+            true => cmd
+                .args(["--", "sh", "-c", "exec sh -c \"$1\" </dev/null", "sh"])
+                .arg(command),
+            false => cmd.args(["--", "sh", "-c"]).arg(command),
+        };
+        Ok(cmd)
     }
 }
 
