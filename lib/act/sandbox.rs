@@ -181,30 +181,31 @@ impl Sandbox {
         // Programs, read-only, where the system keeps them under `/run`.
         cmd.args(["--ro-bind-try", SYSTEM, SYSTEM]);
         cmd.stdin(Stdio::null());
+        let filter = network.then(super::seccomp::program).flatten();
         if *network {
             cmd.arg("--share-net");
             // Name lookups may go through `/run` (a resolv.conf that
             // links to systemd-resolved's), hidden with the sockets.
             cmd.args(["--ro-bind-try", RESOLVED, RESOLVED]);
-            if let Some(filter) = super::seccomp::program() {
-                // Given on standard input, the one descriptor a child
-                // gets without unsafe code or leaking it to other
-                // children; the program fits a pipe's buffer. bubblewrap
-                // reads it to the end and closes it, so the command's
-                // standard input is opened again, empty, below.
-                let (reader, mut writer) = std::io::pipe()?;
-                writer.write_all(&filter)?;
-                drop(writer);
-                cmd.stdin(reader).args(["--seccomp", "0"]);
-            }
+        }
+        if let Some(filter) = &filter {
+            // Given on standard input, the one descriptor a child gets
+            // without unsafe code or leaking it to other children; the
+            // program fits a pipe's buffer. bubblewrap reads it to the end
+            // and closes it, so the command's standard input is opened
+            // again, empty, below.
+            let (reader, mut writer) = std::io::pipe()?;
+            writer.write_all(filter)?;
+            drop(writer);
+            cmd.stdin(reader).args(["--seccomp", "0"]);
         }
         cmd.arg("--chdir").arg(workdir);
-        match *network && super::seccomp::program().is_some() {
+        match filter {
             // `$0` is `sh` either way, as for a plain `sh -c`.
-            true => cmd
+            Some(_) => cmd
                 .args(["--", "sh", "-c", "exec sh -c \"$1\" </dev/null", "sh"])
                 .arg(command),
-            false => cmd.args(["--", "sh", "-c"]).arg(command),
+            None => cmd.args(["--", "sh", "-c"]).arg(command),
         };
         Ok(cmd)
     }
