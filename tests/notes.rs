@@ -810,7 +810,7 @@ fn dry_run_lists_the_notes_tools_and_workspace() {
     // Beside call_agent and built-in tools, the notes list only their own.
     env.agent(
         "b",
-        "name = \"b\"\nmodel = \"anthropic/m\"\ntools = [\"read_file\"]\nsub_agents = [\"plain\"]\n[notes]\nenabled = true\n",
+        "name = \"b\"\nmodel = \"anthropic/m\"\nworkdir = \".\"\ntools = [\"read_file\"]\nsub_agents = [\"plain\"]\n[notes]\nenabled = true\n",
     );
     let doc = json_out(env.cmd("axe-run").args(["b", "--dry-run", "--json"]));
     assert_eq!(

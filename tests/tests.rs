@@ -31,6 +31,7 @@ mod readme;
 mod redact;
 mod run;
 mod run_options;
+mod sandbox;
 mod search;
 mod server;
 mod state;

@@ -528,6 +528,39 @@ fn url_fetch_refuses_loopback_unspecified_and_private_addresses() {
     );
 }
 
+/// IPv6 spellings that carry the loopback address where the guard once
+/// read only the mapped and well-known forms: IPv4-translated (SIIT) and
+/// the local-use NAT64 prefix, whose embedding position varies.
+#[test]
+fn url_fetch_refuses_loopback_written_as_translated_ipv6() {
+    let env = Env::new();
+    tool_agent(&env, "\"url_fetch\"", "");
+    let target = Server::start(vec![Answer::raw(200, "secret")]);
+    let port = target.url.rsplit(':').next().unwrap().to_owned();
+    let hosts = ["::ffff:0:7f00:1", "64:ff9b:1::7f00:1", "64:ff9b:1:7f00:1::"];
+    let server = script(vec![
+        hosts
+            .iter()
+            .map(|h| ("url_fetch", json!({"url": format!("http://[{h}]:{port}/")})))
+            .collect(),
+    ]);
+    run_a(&env, &server, &[]);
+    let got = results(&server, 0);
+    for (host, got) in hosts.iter().zip(&got) {
+        assert_eq!(
+            got,
+            &(
+                format!("host \"{host}\" resolves to private address {host}"),
+                true
+            )
+        );
+    }
+    assert!(
+        target.requests().is_empty(),
+        "a private address was reached"
+    );
+}
+
 /// With loopback let through (a debug-build knob for these tests), the
 /// local server stands in for a public one.
 #[test]

@@ -12,7 +12,7 @@
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -70,12 +70,13 @@ fn run_command(act: &Act, call: &Call) -> Result<Reply, String> {
         heuristic::check(&act.workdir, command)?;
     }
     let writable: Vec<&Path> = act.artifacts.iter().map(|a| a.dir.as_path()).collect();
-    let mut cmd = sandbox.command(&act.workdir, &writable, command);
+    let mut cmd = sandbox
+        .command(&act.workdir, &writable, command)
+        .map_err(|e| failed(&e))?;
     let (reader, writer) = std::io::pipe().map_err(|e| failed(&e))?;
     let writer2 = writer.try_clone().map_err(|e| failed(&e))?;
     cmd.env_clear()
         .envs(environment(&act.workdir))
-        .stdin(Stdio::null())
         .stdout(writer)
         .stderr(writer2)
         .process_group(0);

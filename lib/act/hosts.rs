@@ -2,8 +2,9 @@
 //! agent's `allowed_hosts` when it has one (exact, any case, any port);
 //! and every address its name resolves to must be public: not loopback,
 //! private, link-local, unique-local, CGNAT, benchmark, multicast,
-//! unspecified, broadcast or documentation space, nor any of these
-//! written as IPv4-mapped, IPv4-compatible, NAT64 or 6to4 IPv6.
+//! unspecified, broadcast, documentation or other special-purpose space
+//! (IANA's registries), nor any of these written as IPv4-mapped,
+//! IPv4-translated, IPv4-compatible, NAT64 or 6to4 IPv6.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 
@@ -63,6 +64,7 @@ fn public_v4(ip: Ipv4Addr) -> bool {
         || (a == 192 && b == 168)
         || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
         || (a == 192 && b == 0 && c == 2) // documentation
+        || (a == 192 && b == 88 && c == 99) // 6to4 relay anycast (deprecated)
         || (a == 198 && (b == 18 || b == 19)) // benchmark
         || (a == 198 && b == 51 && c == 100) // documentation
         || (a == 203 && b == 0 && c == 113) // documentation
@@ -70,45 +72,43 @@ fn public_v4(ip: Ipv4Addr) -> bool {
     !blocked
 }
 
+/// IANA's IPv6 special-purpose registry, read strictly: an address that
+/// carries an IPv4 one is that address; otherwise only global unicast
+/// (`2000::/3`) outside its reserved blocks is public. That leaves out
+/// loopback, unspecified, the local-use NAT64 prefix `64:ff9b:1::/48`
+/// (its operator chooses where the IPv4 address sits, so no one reading
+/// of it is safe), discard-only `100::/64`, SRv6 `5f00::/16`, unique-local,
+/// link-local, site-local and multicast.
 fn public_v6(ip: Ipv6Addr) -> bool {
     if let Some(v4) = embedded_v4(ip) {
         return public_v4(v4);
     }
-    let first = ip.segments()[0];
-    let blocked = ip.is_unspecified()
-        || ip.is_loopback()
-        || (first & 0xfe00) == 0xfc00 // unique local
-        || (first & 0xffc0) == 0xfe80 // link-local
-        || (first & 0xffc0) == 0xfec0 // site-local (deprecated)
-        || (first & 0xff00) == 0xff00 // multicast
-        || (first == 0x2001 && ip.segments()[1] == 0x0db8) // documentation
-        || first == 0x0100 && ip.segments()[1..4] == [0, 0, 0]; // discard
+    let s = ip.segments();
+    let blocked = (s[0] & 0xe000) != 0x2000 // not global unicast
+        // IETF protocol assignments: Teredo (whose client address is
+        // obfuscated and whose relays are gone), benchmarking, ORCHID,
+        // anycast services url_fetch has no use for.
+        || (s[0] == 0x2001 && s[1] < 0x0200)
+        || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+        || (s[0] == 0x3fff && s[1] < 0x1000); // documentation (RFC 9637)
     !blocked
 }
 
 /// The IPv4 address an IPv6 one carries: mapped (`::ffff:a.b.c.d`),
-/// compatible (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`) or 6to4
-/// (`2002:AABB:CCDD::`).
+/// translated (`::ffff:0:a.b.c.d`, SIIT), compatible (`::a.b.c.d`, which
+/// makes `::` and `::1` read as `0.0.0.0` and `0.0.0.1`, both refused),
+/// well-known NAT64 (`64:ff9b::a.b.c.d`) or 6to4 (`2002:AABB:CCDD::`).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
-    let low = || Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-    if s[..5] == [0; 5]
-        && (s[5] == 0xffff || (s[5] == 0 && !ip.is_loopback() && !ip.is_unspecified()))
-    {
-        return Some(low());
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8);
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, hi, lo]
+        | [0, 0, 0, 0, 0xffff, 0, hi, lo]
+        | [0, 0, 0, 0, 0, 0, hi, lo]
+        | [0x64, 0xff9b, 0, 0, 0, 0, hi, lo]
+        | [0x2002, hi, lo, ..] => Some(v4(hi, lo)),
+        _ => None,
     }
-    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        return Some(low());
-    }
-    if s[0] == 0x2002 {
-        return Some(Ipv4Addr::new(
-            (s[1] >> 8) as u8,
-            s[1] as u8,
-            (s[2] >> 8) as u8,
-            s[2] as u8,
-        ));
-    }
-    None
 }
 
 /// Knobs for axe's own tests, which need a "public" server on loopback
@@ -198,6 +198,50 @@ mod tests {
             "::ffff:1.1.1.1",
         ] {
             assert!(public(good.parse().unwrap()), "{good}");
+        }
+    }
+
+    /// Every IPv6 spelling that carries an IPv4 address is judged by that
+    /// address; the translation prefixes whose embedding varies, and the
+    /// special-purpose blocks outside the IPv4 ones, are refused whole.
+    #[test]
+    fn ipv4_inside_ipv6_and_special_blocks() {
+        for bad in [
+            "::ffff:0:127.0.0.1",                   // SIIT, IPv4-translated (RFC 2765)
+            "::ffff:0:10.0.0.1",                    //
+            "::ffff:0:169.254.169.254",             //
+            "::ffff:0:0:0",                         //
+            "::10.0.0.1",                           // IPv4-compatible
+            "::ffff:192.168.0.1",                   // IPv4-mapped
+            "64:ff9b::127.0.0.1",                   // NAT64, well-known (RFC 6052)
+            "64:ff9b:1::7f00:1",                    // NAT64, local use (RFC 8215), any position
+            "64:ff9b:1:7f00:1::",                   //
+            "64:ff9b:1:ffff::1:1",                  //
+            "2002:7f00:1::1",                       // 6to4 of loopback
+            "2002:a9fe:a9fe::",                     // 6to4 of cloud metadata
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2", // Teredo (whole 2001::/23)
+            "2001:2::1",                            // benchmarking
+            "2001:10::1",                           // ORCHID
+            "100::1",                               // discard-only
+            "5f00::1",                              // SRv6 SIDs (RFC 9602)
+            "3fff::1",                              // documentation (RFC 9637)
+            "3fff:fff::1",                          //
+            "2001:db8::1",                          // documentation
+            "4000::1",                              // outside global unicast 2000::/3
+            "192.88.99.1",                          // 6to4 relay anycast (deprecated)
+            "240.0.0.1",                            // reserved
+        ] {
+            assert!(!public(bad.parse().unwrap()), "{bad} counted as public");
+        }
+        for good in [
+            "::ffff:0:1.1.1.1",
+            "64:ff9b::8.8.8.8",
+            "2002:808:808::1",
+            "2a00:1450:4001:80b::200e",
+            "3fff:1000::1",
+            "192.88.100.1",
+        ] {
+            assert!(public(good.parse().unwrap()), "{good} refused");
         }
     }
 

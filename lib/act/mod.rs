@@ -23,6 +23,8 @@ pub mod names;
 mod paths;
 pub mod sandbox;
 mod search;
+mod seccomp;
+pub mod workdir;
 
 pub use artifacts::{Artifact, Artifacts};
 pub use context::Act;

@@ -19,3 +19,13 @@ pub const ALL: [&str; 7] = [
     URL_FETCH,
     WEB_SEARCH,
 ];
+
+/// The tools that work in the workdir: what a workdir the user did not
+/// name is checked for ([`super::workdir`]).
+pub const IN_WORKDIR: [&str; 5] = [
+    LIST_DIRECTORY,
+    READ_FILE,
+    WRITE_FILE,
+    EDIT_FILE,
+    RUN_COMMAND,
+];

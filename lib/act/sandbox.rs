@@ -9,8 +9,11 @@
 //! and only the workdir (and the artifact directory) writable; it has its
 //! own process, IPC, UTS and network namespaces (no network unless
 //! `[sandbox] network = true`), a new session (no typing into our
-//! terminal), and dies with us.
+//! terminal), and dies with us. With the network it is in the host's
+//! network namespace, loopback included, and may make no Unix socket
+//! ([`super::seccomp`]): abstract ones live in that namespace.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -25,8 +28,14 @@ const SYSTEM: &str = "/run/current-system";
 /// How commands run for one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sandbox {
-    /// Inside bubblewrap, found at `program`.
-    Bwrap { program: PathBuf, network: bool },
+    /// Inside bubblewrap, found at `program`; `whole` when the workdir is
+    /// `/`, so that the whole filesystem is writable (named so: see
+    /// [`super::workdir`]).
+    Bwrap {
+        program: PathBuf,
+        network: bool,
+        whole: bool,
+    },
     /// Without it, for the reason given: Go's text check alone.
     Heuristic { why: String },
 }
@@ -70,13 +79,14 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The sandbox for an agent's commands: bubblewrap when it works, else
-/// the text check; `Err` when `require` and it does not.
-pub fn choose(require: bool, network: bool) -> Result<Sandbox, String> {
+/// The sandbox for an agent's commands in `workdir`: bubblewrap when it
+/// works, else the text check; `Err` when `require` and it does not.
+pub fn choose(require: bool, network: bool, workdir: &Path) -> Result<Sandbox, String> {
     match probe() {
         Ok(program) => Ok(Sandbox::Bwrap {
             program: program.clone(),
             network,
+            whole: super::workdir::whole_filesystem(workdir),
         }),
         Err(why) if require => Err(format!(
             "run_command needs bubblewrap ([sandbox] require = true), but {why}"
@@ -89,9 +99,26 @@ impl Sandbox {
     /// One line on what holds commands, for `-v` and `--dry-run`.
     pub fn describe(&self) -> String {
         match self {
-            Sandbox::Bwrap { network, .. } => format!(
-                "bubblewrap (read-only filesystem, writable workdir, private /tmp, network {})",
-                if *network { "on" } else { "off" }
+            Sandbox::Bwrap { network, whole, .. } => format!(
+                "bubblewrap ({}, private /tmp, network {})",
+                match whole {
+                    // The workdir's bind covers the read-only root; only
+                    // the hidden directories, deeper, stay out.
+                    true =>
+                        "workdir /: the whole filesystem writable, but for the hidden home, axe's directories and /run",
+                    false => "read-only filesystem, writable workdir",
+                },
+                match (network, super::seccomp::program().is_some()) {
+                    (false, _) => "off",
+                    // Nothing but a network stack of its own could keep
+                    // the host's loopback out: see README.
+                    (true, true) => {
+                        "on: the host's, its loopback services included; no Unix sockets"
+                    }
+                    (true, false) => {
+                        "on: the host's, its loopback services and abstract Unix sockets included"
+                    }
+                }
             ),
             Sandbox::Heuristic { why } => format!(
                 "none: {why}; run_command only checks the command's text, which is not a boundary"
@@ -100,12 +127,22 @@ impl Sandbox {
     }
 
     /// The process that runs `command` with `sh -c` in `workdir`, with
-    /// `writable` the directories it may write besides.
-    pub fn command(&self, workdir: &Path, writable: &[&Path], command: &str) -> Command {
-        let Sandbox::Bwrap { program, network } = self else {
+    /// `writable` the directories it may write besides; its standard
+    /// input is set (empty, for the command).
+    pub fn command(
+        &self,
+        workdir: &Path,
+        writable: &[&Path],
+        command: &str,
+    ) -> std::io::Result<Command> {
+        let Sandbox::Bwrap {
+            program, network, ..
+        } = self
+        else {
             let mut cmd = Command::new("sh");
             cmd.arg("-c").arg(command).current_dir(workdir);
-            return cmd;
+            cmd.stdin(Stdio::null());
+            return Ok(cmd);
         };
         let mut cmd = Command::new(program);
         cmd.args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]);
@@ -143,15 +180,34 @@ impl Sandbox {
         ]);
         // Programs, read-only, where the system keeps them under `/run`.
         cmd.args(["--ro-bind-try", SYSTEM, SYSTEM]);
+        cmd.stdin(Stdio::null());
+        let filter = network.then(super::seccomp::program).flatten();
         if *network {
             cmd.arg("--share-net");
             // Name lookups may go through `/run` (a resolv.conf that
             // links to systemd-resolved's), hidden with the sockets.
             cmd.args(["--ro-bind-try", RESOLVED, RESOLVED]);
         }
+        if let Some(filter) = &filter {
+            // Given on standard input, the one descriptor a child gets
+            // without unsafe code or leaking it to other children; the
+            // program fits a pipe's buffer. bubblewrap reads it to the end
+            // and closes it, so the command's standard input is opened
+            // again, empty, below.
+            let (reader, mut writer) = std::io::pipe()?;
+            writer.write_all(filter)?;
+            drop(writer);
+            cmd.stdin(reader).args(["--seccomp", "0"]);
+        }
         cmd.arg("--chdir").arg(workdir);
-        cmd.args(["--", "sh", "-c"]).arg(command);
-        cmd
+        match filter {
+            // `$0` is `sh` either way, as for a plain `sh -c`.
+            Some(_) => cmd
+                .args(["--", "sh", "-c", "exec sh -c \"$1\" </dev/null", "sh"])
+                .arg(command),
+            None => cmd.args(["--", "sh", "-c"]).arg(command),
+        };
+        Ok(cmd)
     }
 }
 

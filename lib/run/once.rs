@@ -29,7 +29,8 @@ use crate::stderr::note;
 pub type Warn<'a> = &'a mut dyn FnMut(String);
 
 /// Prepares the agent `name` with `cfg`: in `workdir` when given, else its
-/// own `workdir`, else the current directory. The error says which step
+/// own `workdir`, else the current directory, when that is not too wide
+/// for its tools ([`crate::act::workdir`]). The error says which step
 /// failed.
 pub fn prepare(
     session: &Session,
@@ -38,10 +39,16 @@ pub fn prepare(
     workdir: Option<PathBuf>,
 ) -> std::result::Result<Prepared, (Option<Step>, Error)> {
     let model = llm::parse_model(&cfg.model).map_err(|e| (None, e))?;
-    let workdir = workdir.unwrap_or_else(|| match cfg.workdir.is_empty() {
-        true => current_dir(),
-        false => cfg.workdir.clone().into(),
-    });
+    let workdir = match workdir {
+        Some(dir) => dir,
+        None if !cfg.workdir.is_empty() => cfg.workdir.clone().into(),
+        None => {
+            let dir = current_dir();
+            crate::act::workdir::unnamed(&dir, &cfg.tools)
+                .map_err(|e| (Some(Step::Workdir), Error::Config(e)))?;
+            dir
+        }
+    };
     Prepared::new(name, cfg, model, workdir, session.config_dir()).map_err(|(s, e)| (Some(s), e))
 }
 

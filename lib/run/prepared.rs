@@ -48,6 +48,7 @@ pub struct Prepared {
 /// Which step of [`Prepared::new`] failed, for the sub-agent's message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
+    Workdir,
     Files,
     Skill,
     Notes,
@@ -58,6 +59,7 @@ pub enum Step {
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Step::Workdir => "choose the workdir",
             Step::Files => "resolve files",
             Step::Skill => "load skill",
             Step::Notes => "resolve notes workspace",
@@ -106,7 +108,7 @@ impl Prepared {
         // Found only when commands may run: most agents never pay for it.
         let sandbox = match cfg.tools.iter().any(|t| t == names::RUN_COMMAND) {
             true => Some(
-                sandbox::choose(cfg.sandbox.require, cfg.sandbox.network)
+                sandbox::choose(cfg.sandbox.require, cfg.sandbox.network, &workdir)
                     .map_err(|e| (Step::Sandbox, Error::Config(e)))?,
             ),
             false => None,

@@ -1,0 +1,239 @@
+//! Where the workdir tools and `run_command`'s sandbox stop: a workdir
+//! that only happens to be the current directory (`/` under systemd, the
+//! home) is refused unless named, and `-v` says what a command may write
+//! and reach; with `[sandbox] network = true`, no Unix socket (the host's
+//! abstract ones, X11 and D-Bus, among them), while the host's loopback
+//! stays reachable and `-v` says so.
+
+use std::fs;
+
+use serde_json::json;
+
+use crate::run::run;
+use crate::tools::{only_result, results, run_a, script, tool_agent};
+use crate::tools_security::bwrap_works;
+use crate::util::{Env, have};
+
+/// An agent `a` with `tools` and no workdir of its own.
+fn agent_without_workdir(env: &Env, tools: &str) {
+    env.agent(
+        "a",
+        &format!("name = \"a\"\nmodel = \"anthropic/claude-test\"\ntools = [{tools}]\n"),
+    );
+}
+
+/// The current directory `/`, the default workdir, is refused before the
+/// model is asked anything, for the file tools as for commands.
+#[test]
+fn the_root_as_an_unnamed_workdir_is_refused() {
+    let env = Env::new();
+    for tools in ["\"read_file\"", "\"run_command\""] {
+        agent_without_workdir(&env, tools);
+        let server = script(vec![]);
+        let out = run(&env, &server.url)
+            .current_dir("/")
+            .arg("a")
+            .assert()
+            .code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert_eq!(
+            err.lines().collect::<Vec<_>>(),
+            [
+                "refusing the current directory / as the workdir of tools: it is the whole filesystem; name it to use it (--workdir /, or workdir in the agent file)"
+            ],
+            "{tools}"
+        );
+        assert!(server.requests().is_empty(), "the model was asked");
+    }
+}
+
+/// Named, `/` is taken, and `-v` says the whole filesystem is writable,
+/// as it is (a file made in `/var/tmp` from inside the sandbox is there).
+#[test]
+fn the_root_named_as_the_workdir_is_taken_and_said_writable() {
+    let env = Env::new();
+    agent_without_workdir(&env, "\"read_file\"");
+    let server = script(vec![vec![("read_file", json!({"path": "etc/hostname"}))]]);
+    run(&env, &server.url)
+        .current_dir("/")
+        .args(["a", "--workdir", "/"])
+        .assert()
+        .success();
+    assert!(!only_result(&server).1, "{:?}", only_result(&server));
+    if !bwrap_works() {
+        return;
+    }
+    agent_without_workdir(&env, "\"run_command\"");
+    let made = format!("/var/tmp/axe-whole-fs-{}", std::process::id());
+    let server = script(vec![vec![(
+        "run_command",
+        json!({"command": format!("echo x > {made} && echo made")}),
+    )]]);
+    let out = run(&env, &server.url)
+        .current_dir("/")
+        .args(["a", "--workdir", "/", "-v"])
+        .assert()
+        .success();
+    let written = fs::read_to_string(&made);
+    let _ = fs::remove_file(&made);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("Sandbox:  bubblewrap (workdir /: the whole filesystem writable, but for the hidden home, axe's directories and /run, private /tmp, network off)"),
+        "{err}"
+    );
+    assert_eq!(only_result(&server), ("made\n".into(), false));
+    assert_eq!(written.unwrap(), "x\n");
+}
+
+/// The home as the current directory is refused too (it holds keys, and
+/// axe's own directories), and so is a directory holding it; named with
+/// `--workdir` or the agent file's `workdir`, it is taken.
+#[test]
+fn the_home_or_what_holds_it_as_an_unnamed_workdir_is_refused() {
+    let env = Env::new();
+    agent_without_workdir(&env, "\"list_directory\"");
+    let home = env.root().join("home");
+    for (dir, why) in [
+        (home.clone(), "is the home directory".to_owned()),
+        (
+            env.root().to_path_buf(),
+            format!("holds the home directory {}", home.display()),
+        ),
+    ] {
+        let server = script(vec![]);
+        let out = run(&env, &server.url)
+            .current_dir(&dir)
+            .arg("a")
+            .assert()
+            .code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        let dir = dir.display();
+        assert_eq!(
+            err,
+            format!(
+                "refusing the current directory {dir} as the workdir of tools: it {why}; name it to use it (--workdir {dir}, or workdir in the agent file)\n"
+            ),
+        );
+        assert!(server.requests().is_empty(), "the model was asked");
+    }
+    // axe's data directory outside the home counts too.
+    fs::create_dir_all(env.data_dir()).unwrap();
+    let server = script(vec![]);
+    run(&env, &server.url)
+        .current_dir(env.data_dir())
+        .env("HOME", "/nonexistent")
+        .arg("a")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("it holds axe's data directory"));
+    // Named, it is taken.
+    let server = script(vec![vec![("list_directory", json!({"path": "."}))]]);
+    run(&env, &server.url)
+        .current_dir(&home)
+        .args(["a", "--workdir"])
+        .arg(&home)
+        .assert()
+        .success();
+    assert!(!only_result(&server).1);
+    env.agent(
+        "a",
+        &format!(
+            "name = \"a\"\nmodel = \"anthropic/claude-test\"\nworkdir = \"{}\"\ntools = [\"list_directory\"]\n",
+            home.display()
+        ),
+    );
+    let server = script(vec![vec![("list_directory", json!({"path": "."}))]]);
+    run(&env, &server.url)
+        .current_dir(&home)
+        .arg("a")
+        .assert()
+        .success();
+    assert!(!only_result(&server).1);
+    // Tools that never touch the workdir need none.
+    agent_without_workdir(&env, "\"url_fetch\"");
+    let server = script(vec![]);
+    run(&env, &server.url)
+        .current_dir(&home)
+        .arg("a")
+        .assert()
+        .success();
+}
+
+/// With `[sandbox] network = true` a command shares the host's network
+/// namespace, and with it the host's abstract Unix sockets (X11's
+/// `@/tmp/.X11-unix/X0`, D-Bus buses): it may make no Unix socket at all,
+/// so neither those nor one in the filesystem are reached, while a pair
+/// of its own still works. The host's loopback stays reachable, and `-v`
+/// says exactly that.
+#[test]
+fn with_the_network_no_unix_socket_is_reached_and_loopback_is_said() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    if !bwrap_works() || !have("python3") {
+        return;
+    }
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "[sandbox]\nnetwork = true");
+    let name = format!("axe-test-abstract-{}", std::process::id());
+    let abstract_socket =
+        UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap()).unwrap();
+    abstract_socket.set_nonblocking(true).unwrap();
+    // Outside /run, /tmp and the home: in the filesystem the command sees.
+    let path = format!("/var/tmp/axe-test-socket-{}", std::process::id());
+    let _ = fs::remove_file(&path);
+    let path_socket = UnixListener::bind(&path).unwrap();
+    path_socket.set_nonblocking(true).unwrap();
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    tcp.set_nonblocking(true).unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let python = |code: &str| json!({"command": format!("python3 -c \"import socket; {code}\"")});
+    let server = script(vec![vec![
+        (
+            "run_command",
+            python(&format!(
+                "s = socket.socket(socket.AF_UNIX); s.connect('\\0{name}'); print('reached')"
+            )),
+        ),
+        (
+            "run_command",
+            python(&format!(
+                "s = socket.socket(socket.AF_UNIX); s.connect('{path}'); print('reached')"
+            )),
+        ),
+        (
+            "run_command",
+            python("a, b = socket.socketpair(); a.send(b'x'); print(b.recv(1))"),
+        ),
+        (
+            "run_command",
+            python(&format!(
+                "socket.create_connection(('127.0.0.1', {port}), timeout=5); print('reached')"
+            )),
+        ),
+        // Standard input is still there, and empty.
+        ("run_command", json!({"command": "cat; echo end"})),
+    ]]);
+    let (_, err) = run_a(&env, &server, &["-v"]);
+    let _ = fs::remove_file(&path);
+    let got = results(&server, 0);
+    for (i, what) in [(0, "abstract"), (1, "path")] {
+        assert!(
+            got[i].1 && got[i].0.contains("PermissionError"),
+            "the {what} Unix socket: {:?}",
+            got[i]
+        );
+    }
+    assert!(
+        abstract_socket.accept().is_err(),
+        "the abstract socket was reached"
+    );
+    assert!(path_socket.accept().is_err(), "the socket file was reached");
+    assert_eq!(got[2], ("b'x'\n".into(), false));
+    assert_eq!(got[3], ("reached\n".into(), false));
+    assert!(tcp.accept().is_ok(), "loopback was not reached");
+    assert_eq!(got[4], ("end\n".into(), false));
+    assert!(
+        err.contains("Sandbox:  bubblewrap (read-only filesystem, writable workdir, private /tmp, network on: the host's, its loopback services included; no Unix sockets)"),
+        "{err}"
+    );
+}
