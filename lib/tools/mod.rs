@@ -104,6 +104,7 @@ mod tests {
             secrets: crate::secrets::Secrets::with_keys(Vec::new()),
             redacted: Mutex::default(),
             served: None,
+            deadline: None,
         };
         let names: Vec<String> = offered(MEMORY, &memory)
             .into_iter()
