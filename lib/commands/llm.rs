@@ -265,7 +265,7 @@ fn system_prompt(m: &Matches) -> Result<Option<String>> {
     match (m.string(&SYSTEM)?, m.value(&SYSTEM_FILE)) {
         (Some(text), _) => Ok(Some(text.to_owned())),
         (None, Some(path)) => {
-            match read::lossy_text(Path::new(path), read::PROMPT_LIMIT, read::Links::Follow) {
+            match read::lossy_text(Path::new(path), read::PROMPT_LIMIT) {
                 Ok(text) => Ok(Some(text)),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
                     "system file not found: {}",
