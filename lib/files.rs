@@ -247,7 +247,9 @@ impl Walk<'_> {
             return;
         }
         if self.matched.len() == MAX_FILES {
-            self.stop(format!("{rel} and the files after it: past {MAX_FILES} files"));
+            self.stop(format!(
+                "{rel} and the files after it: past {MAX_FILES} files"
+            ));
             return;
         }
         self.matched.insert(rel);

@@ -166,9 +166,6 @@ mod tests {
         std::fs::write(&path, b"a\xffb").unwrap();
         let err = text(&path, 1 << 20).unwrap_err();
         assert_eq!(describe_io(&err), "stream did not contain valid UTF-8");
-        assert_eq!(
-            lossy_text(&path, 1 << 20).unwrap(),
-            "a\u{fffd}b"
-        );
+        assert_eq!(lossy_text(&path, 1 << 20).unwrap(), "a\u{fffd}b");
     }
 }

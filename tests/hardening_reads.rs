@@ -341,8 +341,14 @@ fn a_context_glob_over_a_deep_tree_finishes_and_says_what_it_left_out() {
         .get_output()
         .clone();
     let text = stdout(&out);
-    let shallow = (1..=10).map(|d| format!("d{d}")).collect::<Vec<_>>().join("/");
-    let deep = (1..=32).map(|d| format!("d{d}")).collect::<Vec<_>>().join("/");
+    let shallow = (1..=10)
+        .map(|d| format!("d{d}"))
+        .collect::<Vec<_>>()
+        .join("/");
+    let deep = (1..=32)
+        .map(|d| format!("d{d}"))
+        .collect::<Vec<_>>()
+        .join("/");
     assert!(
         text.contains(&format!(
             "--- Files (1) ---\n{shallow}/f.md\nLeft out (1):\n- {deep}/d33: deeper than 32 directories below the workdir, not walked\n"
@@ -358,10 +364,15 @@ fn a_context_glob_over_a_deep_tree_finishes_and_says_what_it_left_out() {
         .get_output()
         .clone();
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["files"], serde_json::json!([format!("{shallow}/f.md")]));
+    assert_eq!(
+        json["files"],
+        serde_json::json!([format!("{shallow}/f.md")])
+    );
     assert_eq!(
         json["files_left_out"],
-        serde_json::json!([format!("{deep}/d33: deeper than 32 directories below the workdir, not walked")])
+        serde_json::json!([format!(
+            "{deep}/d33: deeper than 32 directories below the workdir, not walked"
+        )])
     );
 }
 
@@ -382,7 +393,10 @@ fn context_files_past_the_count_or_the_total_size_are_left_out_and_named() {
         .get_output()
         .clone();
     let text = stdout(&out);
-    assert!(text.contains("--- Files (10000) ---\nmany/00000.txt\n"), "{text:.300}");
+    assert!(
+        text.contains("--- Files (10000) ---\nmany/00000.txt\n"),
+        "{text:.300}"
+    );
     assert!(
         text.contains("many/09999.txt\nLeft out (1):\n- many/10000.txt and the files after it: past 10000 files\n"),
         "{}",
@@ -417,7 +431,9 @@ fn context_files_past_the_count_or_the_total_size_are_left_out_and_named() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("Files:    2 file(s)\nLeft out: c.log: past the 16 MiB of all context files\n"),
+        err.contains(
+            "Files:    2 file(s)\nLeft out: c.log: past the 16 MiB of all context files\n"
+        ),
         "{err}"
     );
 }

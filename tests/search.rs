@@ -547,7 +547,10 @@ fn a_word_of_a_million_characters_is_searched_at_once() {
     let ((text, is_error), out, took) = search_through_run(&env, "deploy", &["--timeout", "5"]);
     assert!(took < PROMPT, "axe-run --timeout 5 took {took:?}");
     assert!(out.status.success(), "{out:?}");
-    assert!(!is_error && text.contains("Deployed billing to prod"), "{text}");
+    assert!(
+        !is_error && text.contains("Deployed billing to prod"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -581,13 +584,17 @@ fn axe_mcp_answers_the_next_request_promptly_after_a_search_of_a_long_word() {
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
     };
-    send(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
     send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     assert_eq!(rx.recv_timeout(PROMPT).unwrap()["id"], 1);
     let started = Instant::now();
-    send(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "search_notes", "arguments": {"query": "deploy"}}}));
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "search_notes", "arguments": {"query": "deploy"}}}),
+    );
     send(serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
     let searched = rx.recv_timeout(PROMPT).expect("no answer to the search");
     assert_eq!(searched["id"], 2);
@@ -600,13 +607,18 @@ fn axe_mcp_answers_the_next_request_promptly_after_a_search_of_a_long_word() {
     // found as it is, and as promptly.
     let word = format!("deploy{}", "y".repeat(1_500_000));
     let started = Instant::now();
-    send(serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-        "params": {"name": "search_notes", "arguments": {"query": word}}}));
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "search_notes", "arguments": {"query": word}}}),
+    );
     let searched = rx.recv_timeout(PROMPT).expect("no answer to the search");
     assert!(started.elapsed() < PROMPT, "{:?}", started.elapsed());
     let text = searched["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.starts_with("world/hashes.md:1: "), "{}", &text[..text.len().min(200)]);
-    drop(send);
+    assert!(
+        text.starts_with("world/hashes.md:1: "),
+        "{}",
+        &text[..text.len().min(200)]
+    );
     drop(stdin);
     assert!(child.wait().unwrap().success());
     reader.join().unwrap();

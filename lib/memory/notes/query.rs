@@ -149,7 +149,10 @@ mod tests {
     #[test]
     fn a_quote_left_open_is_an_ordinary_character() {
         let q = parse("when did we deploy \"billing to prod?").unwrap();
-        assert_eq!(keys(&q), ["when", "did", "w", "deplo", "bill", "to", "prod"]);
+        assert_eq!(
+            keys(&q),
+            ["when", "did", "w", "deplo", "bill", "to", "prod"]
+        );
         assert_eq!(q.clauses, (0..7).map(|i| vec![i]).collect::<Vec<_>>());
         // A phrase closed before it stays one; a word of both is once.
         let q = parse("\"blue green\" red \"green").unwrap();
