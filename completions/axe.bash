@@ -271,8 +271,8 @@ _axe_spec_axe_notes_learn() {
     subs=''
 }
 _axe_spec_axe_notes_search() {
-    flags='--agent --workspace --limit --json --help -h --version -V'
-    valued=' --agent=agent --workspace=dir --limit=none '
+    flags='--agent --workspace --limit --timeout --json --help -h --version -V'
+    valued=' --agent=agent --workspace=dir --limit=none --timeout=none '
     args='none...'
     subs=''
 }

@@ -289,6 +289,7 @@ export extern "axe-notes-search" [
     --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
     --limit: int  # Print the best N [default: 10]
+    --timeout: number  # Stop searching after this long and print what was found [default: no limit]
     --json  # Print {query, results: [{path, line, text, score, heading, snippet}]} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -668,6 +669,7 @@ export extern "axe notes search" [
     --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
     --limit: int  # Print the best N [default: 10]
+    --timeout: number  # Stop searching after this long and print what was found [default: no limit]
     --json  # Print {query, results: [{path, line, text, score, heading, snippet}]} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version

@@ -10,14 +10,47 @@
 //! `**` walks real directories only, so a symlink loop cannot trap it.
 //! Text that is not UTF-8 is kept with U+FFFD in place of bad bytes, as
 //! Go's JSON encoding sent it.
+//!
+//! Every directory is listed and every file read through handles walked
+//! from the workdir's ([`crate::beneath`]), never through a path looked up
+//! again: a directory swapped for a symlink out of the workdir between
+//! the walk and the read makes the read fail, never leads it outside. What
+//! is read is what was checked: the regular file, its size and its bytes
+//! are those of the one handle opened (without blocking, so a FIFO cannot
+//! hang the run).
+//!
+//! A checked-out tree can be anything, so the walk is bounded: no
+//! directory deeper than [`MAX_DEPTH`] below the workdir is walked, no
+//! more than [`MAX_FILES`] matches are taken nor [`MAX_LISTED`] names
+//! looked at, and the files together hold at most [`TOTAL_LIMIT`] bytes.
+//! What a bound left out is said ([`Resolved::left_out`]), for
+//! `--dry-run` and `-v`.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use rustix::fs::FileType;
+
+use crate::beneath::Dir;
 use crate::error::{Error, Result};
 use crate::glob::{Pattern, Segment};
 use crate::read;
+
+/// How many directories below the workdir a walk goes: far more than a
+/// source tree nests, few enough that a tree made to be deep ends soon.
+pub const MAX_DEPTH: usize = 32;
+
+/// The most files the globs match: far more than a prompt can hold.
+pub const MAX_FILES: usize = 10_000;
+
+/// The most names a walk looks at (`**` over a tree of a million files).
+pub const MAX_LISTED: usize = 1_000_000;
+
+/// The most bytes of all context files together: what one may hold, as
+/// no prompt holds more.
+pub const TOTAL_LIMIT: u64 = read::PROMPT_LIMIT;
 
 /// One context file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,10 +60,19 @@ pub struct ContextFile {
     pub content: String,
 }
 
+/// The files the globs matched, and what a bound left out.
+#[derive(Debug, Default)]
+pub struct Resolved {
+    pub files: Vec<ContextFile>,
+    /// One line for each bound that left something out, naming it:
+    /// `a/b: deeper than 32 directories below the workdir, not walked`.
+    pub left_out: Vec<String>,
+}
+
 /// The files matched by `patterns` inside `workdir`.
-pub fn resolve(patterns: &[String], workdir: &Path) -> Result<Vec<ContextFile>> {
+pub fn resolve(patterns: &[String], workdir: &Path) -> Result<Resolved> {
     if patterns.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Resolved::default());
     }
     let compiled = patterns
         .iter()
@@ -38,110 +80,216 @@ pub fn resolve(patterns: &[String], workdir: &Path) -> Result<Vec<ContextFile>> 
             Pattern::new(p).map_err(|e| Error::Config(format!("invalid glob pattern \"{p}\": {e}")))
         })
         .collect::<Result<Vec<_>>>()?;
-    let root = fs::canonicalize(workdir).map_err(|e| {
+    let unresolved = |e: std::io::Error| {
         Error::Config(format!(
             "failed to resolve workdir {}: {}",
             workdir.display(),
             crate::error::describe_io(&e)
         ))
-    })?;
-    let mut candidates = Vec::new();
+    };
+    let real = fs::canonicalize(workdir).map_err(unresolved)?;
+    let root = Dir::root(&real, false)
+        .map_err(unresolved)?
+        .ok_or_else(|| unresolved(std::io::ErrorKind::NotFound.into()))?;
+    let mut walk = Walk {
+        root: &root,
+        matched: BTreeSet::new(),
+        listed: 0,
+        too_deep: Vec::new(),
+        stopped: None,
+    };
     for pattern in compiled.iter().filter(|p| !p.escapes) {
-        expand(&root, String::new(), &pattern.segments, &mut candidates);
+        walk.expand(&root, String::new(), 0, &pattern.segments);
     }
-    // Sorted and de-duplicated by relative path; the first reading wins.
-    let mut files = BTreeMap::new();
-    for rel in candidates {
-        if files.contains_key(&rel) {
+    let mut left_out = Vec::new();
+    if let Some(first) = walk.too_deep.first() {
+        let more = match walk.too_deep.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        left_out.push(format!(
+            "{first}{more}: deeper than {MAX_DEPTH} directories below the workdir, not walked"
+        ));
+    }
+    left_out.extend(walk.stopped.take());
+    // Sorted by relative path; each read once.
+    let mut files = Vec::new();
+    let mut total = 0u64;
+    let matched: Vec<String> = std::mem::take(&mut walk.matched).into_iter().collect();
+    for (i, rel) in matched.iter().enumerate() {
+        let Some(content) = read_inside(&root, rel) else {
             continue;
+        };
+        total += content.len() as u64;
+        if total > TOTAL_LIMIT {
+            let more = match matched.len() - i - 1 {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            left_out.push(format!(
+                "{rel}{more}: past the {} MiB of all context files",
+                TOTAL_LIMIT >> 20
+            ));
+            break;
         }
-        if let Some(content) = read_inside(&root, &root.join(&rel)) {
-            files.insert(rel, content);
-        }
+        files.push(ContextFile {
+            path: rel.clone(),
+            content,
+        });
     }
-    Ok(files
-        .into_iter()
-        .map(|(path, content)| ContextFile { path, content })
-        .collect())
+    Ok(Resolved { files, left_out })
 }
 
-/// Pushes the relative paths under `dir` (which is `rel`) that match
-/// `segments`. Candidates may be directories or missing; reading sorts
-/// them out.
-fn expand(dir: &Path, rel: String, segments: &[Segment], out: &mut Vec<String>) {
-    let Some((first, rest)) = segments.split_first() else {
-        out.push(rel);
-        return;
-    };
-    let join = |name: &str| {
-        if rel.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{rel}/{name}")
+/// A walk of the globs from the workdir's handle, within its bounds.
+struct Walk<'a> {
+    root: &'a Dir,
+    /// Relative paths matched so far: files, or names reading sorts out.
+    matched: BTreeSet<String>,
+    /// Names looked at so far.
+    listed: usize,
+    /// The directories not walked for their depth.
+    too_deep: Vec<String>,
+    /// Why the walk stopped before its end, when it did.
+    stopped: Option<String>,
+}
+
+impl Walk<'_> {
+    /// Matches the relative paths under `dir` (which is `rel`, `depth`
+    /// below the workdir) against `segments`.
+    fn expand(&mut self, dir: &Dir, rel: String, depth: usize, segments: &[Segment]) {
+        if self.stopped.is_some() {
+            return;
         }
-    };
-    match first {
-        Segment::Literal(name) => step(dir, join(name), name, rest, out),
-        Segment::Wild(wild) => {
-            for (name, _) in list(dir) {
-                if wild.matches(&name) {
-                    step(dir, join(&name), &name, rest, out);
+        let Some((first, rest)) = segments.split_first() else {
+            self.matched(rel);
+            return;
+        };
+        match first {
+            Segment::Literal(name) => self.step(dir, &rel, depth, name, rest),
+            Segment::Wild(wild) => {
+                for (name, kind) in self.list(dir) {
+                    if !wild.matches(&name) {
+                        continue;
+                    }
+                    match (rest.is_empty(), kind) {
+                        (true, _) => self.matched(join(&rel, &name)),
+                        (false, FileType::Directory | FileType::Symlink) => {
+                            self.descend(dir, &rel, depth, &name, rest)
+                        }
+                        (false, _) => {}
+                    }
+                }
+            }
+            Segment::Any => {
+                // Zero directories, then one more for each real subdirectory.
+                if !rest.is_empty() {
+                    self.expand(dir, rel.clone(), depth, rest);
+                }
+                for (name, kind) in self.list(dir) {
+                    if kind == FileType::Directory {
+                        self.descend(dir, &rel, depth, &name, segments);
+                    } else if rest.is_empty() {
+                        self.matched(join(&rel, &name));
+                    }
                 }
             }
         }
-        Segment::Any => {
-            // Zero directories, then one more for each real subdirectory.
-            if !rest.is_empty() {
-                expand(dir, rel.clone(), rest, out);
-            }
-            for (name, is_dir) in list(dir) {
-                if is_dir {
-                    expand(&dir.join(&name), join(&name), segments, out);
-                } else if rest.is_empty() {
-                    out.push(join(&name));
-                }
-            }
+    }
+
+    /// Goes on into `name` in `dir` with the `rest` of the pattern.
+    fn step(&mut self, dir: &Dir, rel: &str, depth: usize, name: &str, rest: &[Segment]) {
+        match rest.is_empty() {
+            true => self.matched(join(rel, name)),
+            false => self.descend(dir, rel, depth, name, rest),
+        }
+    }
+
+    /// Walks the directory `name` in `dir` with `segments`: a symlink is
+    /// followed inside the workdir only, and a name that is no directory
+    /// matches nothing below it.
+    fn descend(&mut self, dir: &Dir, rel: &str, depth: usize, name: &str, segments: &[Segment]) {
+        let rel = join(rel, name);
+        if depth >= MAX_DEPTH {
+            self.too_deep.push(rel);
+            return;
+        }
+        if let Ok(Some(sub)) = dir.dir(Path::new(name), false) {
+            self.expand(&sub, rel, depth + 1, segments);
+        }
+    }
+
+    /// The entries of `dir` by name, as they are (a symlink is a
+    /// symlink); names that are not UTF-8 cannot match a pattern written
+    /// in TOML and are left out.
+    fn list(&mut self, dir: &Dir) -> Vec<(String, FileType)> {
+        let Ok(entries) = dir.list() else {
+            return Vec::new();
+        };
+        self.listed += entries.len();
+        if self.listed > MAX_LISTED {
+            self.stop(format!(
+                "{}: past {MAX_LISTED} names looked at, the walk stopped",
+                self.shown(dir)
+            ));
+            return Vec::new();
+        }
+        let mut entries: Vec<(String, FileType)> = entries
+            .into_iter()
+            .filter_map(|(name, kind)| Some((name.into_string().ok()?, kind)))
+            .collect();
+        // In name order, so what a bound leaves out is the same each time.
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        entries
+    }
+
+    fn matched(&mut self, rel: String) {
+        if self.stopped.is_some() || self.matched.contains(&rel) {
+            return;
+        }
+        if self.matched.len() == MAX_FILES {
+            self.stop(format!(
+                "{rel} and the files after it: past {MAX_FILES} files"
+            ));
+            return;
+        }
+        self.matched.insert(rel);
+    }
+
+    fn stop(&mut self, why: String) {
+        self.stopped.get_or_insert(why);
+    }
+
+    /// `dir` relative to the workdir, for a message.
+    fn shown(&self, dir: &Dir) -> String {
+        let (Some(at), Some(root)) = (dir.real_path(), self.root.real_path()) else {
+            return ".".to_owned();
+        };
+        match at.strip_prefix(&root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+            _ => ".".to_owned(),
         }
     }
 }
 
-/// Goes on into `dir/name` with the `rest` of the pattern.
-fn step(dir: &Path, rel: String, name: &str, rest: &[Segment], out: &mut Vec<String>) {
-    if rest.is_empty() {
-        out.push(rel);
-    } else {
-        let path = dir.join(name);
-        if path.is_dir() {
-            expand(&path, rel, rest, out);
-        }
+fn join(rel: &str, name: &str) -> String {
+    match rel.is_empty() {
+        true => name.to_owned(),
+        false => format!("{rel}/{name}"),
     }
 }
 
-/// The entries of `dir` as (name, is a real directory); names that are
-/// not UTF-8 cannot match a pattern written in TOML and are left out.
-fn list(dir: &Path) -> Vec<(String, bool)> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-            Some((e.file_name().into_string().ok()?, is_dir))
-        })
-        .collect()
-}
-
-/// The text of `path` when it is a regular, non-binary file of at most
-/// [`read::PROMPT_LIMIT`] that resolves inside `root`.
-fn read_inside(root: &Path, path: &Path) -> Option<String> {
-    let real: PathBuf = fs::canonicalize(path).ok()?;
-    if !real.starts_with(root) {
+/// The text of `rel` when it is a regular, non-binary file of at most
+/// [`read::PROMPT_LIMIT`] inside `root`: walked from its handle, a
+/// symlink resolved inside it, and checked on the handle that is read.
+fn read_inside(root: &Dir, rel: &str) -> Option<String> {
+    let (dir, name) = root.file(Path::new(rel), false).ok()??;
+    let mut bytes = Vec::new();
+    if !dir
+        .read_into(OsStr::new(&name), &mut bytes, read::PROMPT_LIMIT)
+        .ok()?
+    {
         return None;
     }
-    // `real` has no symlinks: one put at its end since is not followed
-    // out of the workdir.
-    let bytes = read::bytes(&real, read::PROMPT_LIMIT, read::Links::Refuse).ok()?;
     if is_binary(&bytes) {
         return None;
     }

@@ -83,7 +83,7 @@ pub fn load_skill(skill: &str, config_dir: &Path) -> Result<String> {
         return Ok(String::new());
     }
     let path = config_dir.join(skill);
-    match read::lossy_text(&path, read::PROMPT_LIMIT, read::Links::Follow) {
+    match read::lossy_text(&path, read::PROMPT_LIMIT) {
         Ok(text) => Ok(text),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
             "skill not found: {}",

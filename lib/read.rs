@@ -1,5 +1,5 @@
 //! Reading files we did not write: agent files, `config.toml`, skills,
-//! `axe-llm --system-file` and `--request` files, context files.
+//! `axe-llm --system-file` and `--request` files; the caps of context files.
 //!
 //! A path there can name anything, so every such read goes through here:
 //! - the open does not block (`O_NONBLOCK`): opening a FIFO would wait
@@ -17,9 +17,10 @@
 //! `config.toml` is a fixed path; a skill is wherever the agent file or
 //! `--skill` says (relative to the config directory, or absolute, as in
 //! Go: the user names it); `--system-file` and `--request` are named on
-//! the command line; context files must resolve inside the workdir
-//! ([`crate::files`]), as a checked-out repository may hold symlinks
-//! pointing anywhere.
+//! the command line. Context files are not read here: they must resolve
+//! inside the workdir, as a checked-out repository may hold symlinks
+//! pointing anywhere, so [`crate::files`] reads them through
+//! [`crate::beneath`]'s handles.
 //!
 //! Memory files (the run log, notes, state) have readers of their own in
 //! [`crate::memory`], with locking.
@@ -41,29 +42,16 @@ pub const PROMPT_LIMIT: u64 = 16 << 20;
 /// tool results; a few times [`PROMPT_LIMIT`].
 pub const REQUEST_LIMIT: u64 = 64 << 20;
 
-/// Whether the last component of the path may be a symlink.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Links {
-    Follow,
-    /// For a path already resolved: a symlink put there since is refused.
-    Refuse,
-}
-
 /// The bytes of the regular file at `path`, at most `limit` of them.
 ///
 /// Errors keep the OS error (a missing file is `NotFound`); a file that is
 /// not regular is `not a regular file` (a directory `is a directory`), and
 /// one over `limit` is `<size> bytes, over the limit of <N> MiB`.
-pub fn bytes(path: &Path, limit: u64, links: Links) -> io::Result<Vec<u8>> {
+pub fn bytes(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let mut options = OpenOptions::new();
-    options.read(true).custom_flags(
-        libc::O_NONBLOCK
-            | libc::O_CLOEXEC
-            | match links {
-                Links::Follow => 0,
-                Links::Refuse => libc::O_NOFOLLOW,
-            },
-    );
+    options
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC);
     let file = options.open(path)?;
     // The handle's own type: the path may have changed since anyone
     // looked at it. O_NONBLOCK means nothing to a regular file's reads.
@@ -90,14 +78,14 @@ pub fn bytes(path: &Path, limit: u64, links: Links) -> io::Result<Vec<u8>> {
 /// [`bytes`] as UTF-8 text; other bytes are an error, as
 /// `fs::read_to_string` has it.
 pub fn text(path: &Path, limit: u64) -> io::Result<String> {
-    String::from_utf8(bytes(path, limit, Links::Follow)?)
+    String::from_utf8(bytes(path, limit)?)
         .map_err(|_| io::Error::other("stream did not contain valid UTF-8"))
 }
 
 /// [`bytes`] as text with U+FFFD for bytes that are not UTF-8, as Go's
 /// JSON encoding sent them.
-pub fn lossy_text(path: &Path, limit: u64, links: Links) -> io::Result<String> {
-    Ok(match String::from_utf8(bytes(path, limit, links)?) {
+pub fn lossy_text(path: &Path, limit: u64) -> io::Result<String> {
+    Ok(match String::from_utf8(bytes(path, limit)?) {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     })
@@ -131,8 +119,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, vec![b'a'; 1 << 20]).unwrap();
-        assert_eq!(bytes(&path, 1 << 20, Links::Follow).unwrap().len(), 1 << 20);
-        let err = bytes(&path, (1 << 20) - 1, Links::Follow).unwrap_err();
+        assert_eq!(bytes(&path, 1 << 20).unwrap().len(), 1 << 20);
+        let err = bytes(&path, (1 << 20) - 1).unwrap_err();
         assert_eq!(
             describe_io(&err),
             "1048576 bytes, over the limit of 1048575 bytes"
@@ -144,32 +132,31 @@ mod tests {
         // /proc files are regular and report a size of 0.
         let path = Path::new("/proc/self/maps");
         if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0) {
-            let err = bytes(path, 0, Links::Follow).unwrap_err();
+            let err = bytes(path, 0).unwrap_err();
             assert_eq!(describe_io(&err), "over the limit of 0 bytes");
-            assert!(!bytes(path, 1 << 20, Links::Follow).unwrap().is_empty());
+            assert!(!bytes(path, 1 << 20).unwrap().is_empty());
         }
     }
 
     #[test]
     fn devices_and_directories_are_refused_and_missing_files_stay_not_found() {
-        let err = bytes(Path::new("/dev/zero"), 1 << 20, Links::Follow).unwrap_err();
+        let err = bytes(Path::new("/dev/zero"), 1 << 20).unwrap_err();
         assert_eq!(describe_io(&err), "not a regular file");
         let dir = tempfile::tempdir().unwrap();
-        let err = bytes(dir.path(), 1 << 20, Links::Follow).unwrap_err();
+        let err = bytes(dir.path(), 1 << 20).unwrap_err();
         assert_eq!(describe_io(&err), "is a directory");
-        let err = bytes(&dir.path().join("none"), 1, Links::Follow).unwrap_err();
+        let err = bytes(&dir.path().join("none"), 1).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
     }
 
     #[test]
-    fn links_are_followed_or_refused_as_asked() {
+    fn links_are_followed() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("target");
         std::fs::write(&target, "x").unwrap();
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        assert_eq!(bytes(&link, 1, Links::Follow).unwrap(), b"x");
-        assert!(bytes(&link, 1, Links::Refuse).is_err());
+        assert_eq!(bytes(&link, 1).unwrap(), b"x");
     }
 
     #[test]
@@ -179,9 +166,6 @@ mod tests {
         std::fs::write(&path, b"a\xffb").unwrap();
         let err = text(&path, 1 << 20).unwrap_err();
         assert_eq!(describe_io(&err), "stream did not contain valid UTF-8");
-        assert_eq!(
-            lossy_text(&path, 1 << 20, Links::Follow).unwrap(),
-            "a\u{fffd}b"
-        );
+        assert_eq!(lossy_text(&path, 1 << 20).unwrap(), "a\u{fffd}b");
     }
 }

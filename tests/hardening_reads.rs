@@ -12,6 +12,8 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use predicates::prelude::PredicateBooleanExt;
+
 use crate::util::{Env, stdout};
 
 /// `bin` in this world with 10 s to finish and 1 GiB of address space;
@@ -266,4 +268,177 @@ fn a_context_file_over_the_limit_is_skipped_like_a_binary() {
         "{text:.2000}"
     );
     assert!(!text.contains("huge.log"), "{text:.2000}");
+}
+
+// --- context files: one handle checked and read, a bounded walk ----------------
+
+/// Agent `a` with `files` and `work` as its workdir.
+fn files_agent(env: &Env, work: &Path, files: &str) {
+    env.agent(
+        "a",
+        &format!(
+            "name = \"a\"\nmodel = \"anthropic/m\"\nfiles = {files}\nworkdir = \"{}\"\n",
+            work.display()
+        ),
+    );
+}
+
+/// A directory swapped for a symlink out of the workdir, again and again,
+/// while runs read the file in it: no run ever reads the file outside.
+#[test]
+fn a_context_directory_swapped_for_a_symlink_out_is_never_read_through() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let env = Env::new();
+    let work = env.root().join("work");
+    let outside = env.root().join("outside");
+    fs::create_dir_all(work.join("docs")).unwrap();
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(work.join("docs/note.md"), "inside text").unwrap();
+    fs::write(outside.join("note.md"), "OUTSIDE SECRET").unwrap();
+    // A symlink that leads out from the start is skipped, as ever.
+    symlink(outside.join("note.md"), work.join("out.md")).unwrap();
+    files_agent(&env, &work, r#"["docs/note.md", "docs/*", "out.md"]"#);
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = crate::hardening_writes::swapper(work.join("docs"), outside, Arc::clone(&stop));
+    for _ in 0..400 {
+        let out = env
+            .cmd("axe-run")
+            .args(["a", "--dry-run"])
+            .timeout(Duration::from_secs(10))
+            .output()
+            .unwrap();
+        let text = stdout(&out);
+        assert!(out.status.success(), "{out:?}");
+        assert!(!text.contains("OUTSIDE SECRET"), "read outside:\n{text}");
+    }
+    stop.store(true, Ordering::Relaxed);
+    assert!(swaps.join().unwrap() > 0);
+    // The swapper ends with the directory back: its file is read.
+    env.cmd("axe-run")
+        .args(["a", "--dry-run"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("inside text"))
+        .stdout(predicates::prelude::predicate::str::contains("OUTSIDE SECRET").not());
+}
+
+/// A tree deeper than the walk goes: 40 directories, a file at the bottom
+/// and one on the way, and a FIFO the glob matches.
+#[test]
+fn a_context_glob_over_a_deep_tree_finishes_and_says_what_it_left_out() {
+    let env = Env::new();
+    let work = env.root().join("work");
+    let mut dir = work.clone();
+    for depth in 1..=40 {
+        dir = dir.join(format!("d{depth}"));
+        fs::create_dir_all(&dir).unwrap();
+        if depth == 10 || depth == 40 {
+            fs::write(dir.join("f.md"), format!("file at {depth}")).unwrap();
+        }
+    }
+    mkfifo(&work.join("d1/pipe.md"));
+    files_agent(&env, &work, r#"["**/*.md"]"#);
+    let out = guarded(&env, "axe-run")
+        .args(["a", "--dry-run"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = stdout(&out);
+    let shallow = (1..=10)
+        .map(|d| format!("d{d}"))
+        .collect::<Vec<_>>()
+        .join("/");
+    let deep = (1..=32)
+        .map(|d| format!("d{d}"))
+        .collect::<Vec<_>>()
+        .join("/");
+    assert!(
+        text.contains(&format!(
+            "--- Files (1) ---\n{shallow}/f.md\nLeft out (1):\n- {deep}/d33: deeper than 32 directories below the workdir, not walked\n"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("file at 40"), "{text}");
+    // The same with --json, and in -v's lines.
+    let out = guarded(&env, "axe-run")
+        .args(["a", "--dry-run", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        json["files"],
+        serde_json::json!([format!("{shallow}/f.md")])
+    );
+    assert_eq!(
+        json["files_left_out"],
+        serde_json::json!([format!(
+            "{deep}/d33: deeper than 32 directories below the workdir, not walked"
+        )])
+    );
+}
+
+/// More files than the walk takes, and more bytes than a prompt holds.
+#[test]
+fn context_files_past_the_count_or_the_total_size_are_left_out_and_named() {
+    let env = Env::new();
+    let work = env.root().join("work");
+    fs::create_dir_all(work.join("many")).unwrap();
+    for i in 0..10_005 {
+        fs::write(work.join(format!("many/{i:05}.txt")), "x").unwrap();
+    }
+    files_agent(&env, &work, r#"["many/*"]"#);
+    let out = guarded(&env, "axe-run")
+        .args(["a", "--dry-run"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = stdout(&out);
+    assert!(
+        text.contains("--- Files (10000) ---\nmany/00000.txt\n"),
+        "{text:.300}"
+    );
+    assert!(
+        text.contains("many/09999.txt\nLeft out (1):\n- many/10000.txt and the files after it: past 10000 files\n"),
+        "{}",
+        &text[text.len().saturating_sub(600)..]
+    );
+    // Three files of 7 MiB: the third would pass the 16 MiB of them all.
+    let big = env.root().join("big");
+    for name in ["a.log", "b.log", "c.log"] {
+        big_text_file(&big.join(name), 7 * MIB);
+    }
+    files_agent(&env, &big, r#"["*.log"]"#);
+    let out = guarded(&env, "axe-run")
+        .args(["a", "--dry-run"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "--- Files (2) ---\na.log\nb.log\nLeft out (1):\n- c.log: past the 16 MiB of all context files\n"
+        ),
+        "{:.300}",
+        text.split("--- Files").nth(1).unwrap_or_default()
+    );
+    // A run says it with -v, before its call.
+    let out = crate::wire::served_by(env.cmd("axe-run"), &crate::server::closed_port_url())
+        .args(["a", "-v"])
+        .write_stdin("go")
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "Files:    2 file(s)\nLeft out: c.log: past the 16 MiB of all context files\n"
+        ),
+        "{err}"
+    );
 }

@@ -170,7 +170,11 @@ fn symlinks_that_stay_inside_the_workspace_still_work() {
 
 /// Swaps `dir` between the real directory and a symlink to `outside`
 /// until told to stop.
-fn swapper(dir: PathBuf, outside: PathBuf, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+pub fn swapper(
+    dir: PathBuf,
+    outside: PathBuf,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<u64> {
     std::thread::spawn(move || {
         let aside = dir.with_extension("aside");
         let mut swaps = 0;

@@ -264,20 +264,18 @@ fn system_prompt(m: &Matches) -> Result<Option<String>> {
     // The rules refuse both.
     match (m.string(&SYSTEM)?, m.value(&SYSTEM_FILE)) {
         (Some(text), _) => Ok(Some(text.to_owned())),
-        (None, Some(path)) => {
-            match read::lossy_text(Path::new(path), read::PROMPT_LIMIT, read::Links::Follow) {
-                Ok(text) => Ok(Some(text)),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
-                    "system file not found: {}",
-                    path.to_string_lossy()
-                ))),
-                Err(e) => Err(Error::Config(format!(
-                    "failed to read system file {}: {}",
-                    path.to_string_lossy(),
-                    crate::error::describe_io(&e)
-                ))),
-            }
-        }
+        (None, Some(path)) => match read::lossy_text(Path::new(path), read::PROMPT_LIMIT) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
+                "system file not found: {}",
+                path.to_string_lossy()
+            ))),
+            Err(e) => Err(Error::Config(format!(
+                "failed to read system file {}: {}",
+                path.to_string_lossy(),
+                crate::error::describe_io(&e)
+            ))),
+        },
         (None, None) => Ok(None),
     }
 }

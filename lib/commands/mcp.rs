@@ -78,6 +78,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             secrets: Secrets::load(cfg.memory.redact),
             redacted: Mutex::default(),
             served: Some(Served { cfg }),
+            deadline: None,
         },
         read_only: m.flag(&READ_ONLY),
         instructions,

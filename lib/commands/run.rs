@@ -450,6 +450,9 @@ fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str, injected: &Inj
     note(format_args!("Workdir:  {}", agent.workdir.display()));
     note(format_args!("Skill:    {skill}"));
     note(format_args!("Files:    {} file(s)", agent.files.len()));
+    for line in &agent.files_left_out {
+        note(format_args!("Left out: {line}"));
+    }
     let piped = if stdin.trim().is_empty() { "no" } else { "yes" };
     note(format_args!("Stdin:    {piped}"));
     note(format_args!("Timeout:  {timeout}s"));

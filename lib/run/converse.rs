@@ -67,7 +67,7 @@ pub fn converse(
         depth,
         deadline,
         sub_agent: sub,
-        memory: tools::memory(session, agent),
+        memory: tools::memory(session, agent, Some(deadline)),
         act: tools::act(session, agent, deadline),
         mcp: tools::Servers::default(),
     };

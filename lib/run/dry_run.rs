@@ -74,6 +74,12 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
     for f in &agent.files {
         let _ = writeln!(out, "{}", f.path);
     }
+    if !agent.files_left_out.is_empty() {
+        let _ = writeln!(out, "Left out ({}):", agent.files_left_out.len());
+    }
+    for line in &agent.files_left_out {
+        let _ = writeln!(out, "- {line}");
+    }
     let _ = out.write_str("\n");
     // Go's layout had no words to show: the section is there only when
     // there are some, so a run without them looks as it did.
@@ -201,6 +207,9 @@ struct Json<'a> {
     system_prompt: &'a str,
     skill: &'a str,
     files: Vec<&'a str>,
+    /// What a bound of the walk left out; only when something was.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    files_left_out: &'a [String],
     /// The PROMPT words; `null` when none were given.
     task: Option<&'a str>,
     stdin: &'a str,
@@ -264,6 +273,7 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
             system_prompt: &agent.system,
             skill: &agent.skill,
             files: agent.files.iter().map(|f| f.path.as_str()).collect(),
+            files_left_out: &agent.files_left_out,
             task: s.task,
             stdin: s.stdin,
             memory: agent.recall.as_ref().map(|r| Memory {

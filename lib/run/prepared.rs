@@ -23,6 +23,8 @@ pub struct Prepared {
     pub workdir: PathBuf,
     pub skill: String,
     pub files: Vec<ContextFile>,
+    /// What a bound of the context files' walk left out, a line each.
+    pub files_left_out: Vec<String>,
     /// Persona, skill, files, the notes directive, then the run log's
     /// entries.
     pub system: String,
@@ -79,7 +81,8 @@ impl Prepared {
         workdir: PathBuf,
         config_dir: &Path,
     ) -> Result<Prepared, (Step, Error)> {
-        let files = files::resolve(&cfg.files, &workdir).map_err(|e| (Step::Files, e))?;
+        let resolved = files::resolve(&cfg.files, &workdir).map_err(|e| (Step::Files, e))?;
+        let (files, files_left_out) = (resolved.files, resolved.left_out);
         let skill = prompt::load_skill(&cfg.skill, config_dir).map_err(|e| (Step::Skill, e))?;
         let mut system = prompt::system(&cfg.system_prompt, &skill, &files);
         let notes = match cfg.notes.enabled {
@@ -124,6 +127,7 @@ impl Prepared {
             workdir,
             skill,
             files,
+            files_left_out,
             system,
             system_stable,
             recall,

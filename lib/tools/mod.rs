@@ -104,6 +104,7 @@ mod tests {
             secrets: crate::secrets::Secrets::with_keys(Vec::new()),
             redacted: Mutex::default(),
             served: None,
+            deadline: None,
         };
         let names: Vec<String> = offered(MEMORY, &memory)
             .into_iter()
@@ -148,8 +149,8 @@ mod tests {
             "{found}"
         );
         assert_eq!(
-            run("search_notes", json!({"query": "\"the build"})).unwrap_err(),
-            "search_notes error: the query has an unclosed \" (a phrase goes in double quotes: \"blue green\")"
+            run("search_notes", json!({"query": "*"})).unwrap_err(),
+            "search_notes error: the query has no words to search for"
         );
         assert!(
             run("reflect", json!({"content": "kept"})).is_ok(),

@@ -13,6 +13,7 @@
 //! the reply came, so of two rewrites of one file in a reply, one loses.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use time::OffsetDateTime;
@@ -414,13 +415,21 @@ fn learn_fact(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     }
 }
 
+/// How long one search may take when its caller has no deadline of its
+/// own (`axe-mcp`): the server answers one request at a time, so one
+/// client's search must not hold the others' for long.
+pub const SEARCH_LIMIT: Duration = Duration::from_secs(10);
+
 fn search(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
     let query = call.str("query");
     let want = call
         .count("limit")
         .map_or(10, |n| usize::try_from(n).unwrap_or(usize::MAX));
-    let searched = notes::search(ws, Scope::Agent(&ctx.agent), query, want)
+    let until = ctx
+        .deadline
+        .unwrap_or_else(|| Instant::now() + SEARCH_LIMIT);
+    let searched = notes::search(ws, Scope::Agent(&ctx.agent), query, want, Some(until))
         .map_err(|e| format!("search_notes error: {e}"))?;
     let found = &searched.found;
     trace(
@@ -439,6 +448,19 @@ fn search(ctx: &Memory, call: &Call) -> Result<Reply, String> {
         text.push_str("\n\n");
         text.push_str(&note);
     }
+    if searched.unsearched > 0 {
+        let limit = match ctx.deadline {
+            Some(_) => "at the run's deadline".to_owned(),
+            None => format!("after its limit of {} s", SEARCH_LIMIT.as_secs()),
+        };
+        text.push_str(&format!(
+            "\n\n(The search stopped {limit}: {} not searched.)",
+            match searched.unsearched {
+                1 => "1 file".to_owned(),
+                n => format!("{n} files"),
+            }
+        ));
+    }
     let results: Vec<Value> = found
         .iter()
         .map(|f| {
@@ -447,7 +469,10 @@ fn search(ctx: &Memory, call: &Call) -> Result<Reply, String> {
         .collect();
     Ok(Reply {
         text,
-        data: json!({"results": results}),
+        data: match searched.unsearched {
+            0 => json!({"results": results}),
+            n => json!({"results": results, "unsearched": n}),
+        },
     })
 }
 
@@ -460,7 +485,8 @@ fn search_output() -> Value {
             "heading": {"type": ["string", "null"]},
             "snippet": {"type": "string"},
             "score": {"type": "number"},
-        }, "required": ["path", "line", "heading", "snippet", "score"]}}},
+        }, "required": ["path", "line", "heading", "snippet", "score"]}},
+        "unsearched": {"type": "integer", "description": "Files not searched: the search stopped at its deadline"}},
         "required": ["results"],
     })
 }

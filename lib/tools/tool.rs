@@ -1,6 +1,7 @@
 //! What a tool is, and what a memory tool sees of its caller.
 
 use std::sync::Mutex;
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -76,6 +77,10 @@ pub struct Memory {
     /// (`axe-mcp`): its run log, state and the one budgeted block become
     /// tools too. Inside a run they are in the prompt already: `None`.
     pub served: Option<Served>,
+    /// When the caller's time is up: the run's deadline inside `axe-run`
+    /// (a search stops there). `None` for `axe-mcp`, where each search has
+    /// a limit of its own instead.
+    pub deadline: Option<Instant>,
 }
 
 impl Memory {

@@ -1,6 +1,7 @@
 //! `axe-notes-search`: notes ranked against a query.
 
 use std::io::Write;
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -9,6 +10,15 @@ use crate::cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::error::{Error, Result};
 use crate::memory::notes::{self, Found, Scope};
 use crate::stderr::note;
+use crate::timeout::Seconds;
+
+/// `n` files, in words.
+fn files(n: usize) -> String {
+    match n {
+        1 => "1 file".to_owned(),
+        n => format!("{n} files"),
+    }
+}
 
 const QUERY: Arg = Arg {
     name: "QUERY",
@@ -23,7 +33,7 @@ pub const COMMAND: Command = Command {
     about: "Search the notes of a workspace, best matches first",
     usage: &["[OPTIONS] <QUERY>..."],
     args: &[QUERY],
-    flags: &[AGENT_FLAG, WORKSPACE, LIMIT, JSON],
+    flags: &[AGENT_FLAG, WORKSPACE, LIMIT, TIMEOUT, JSON],
     rules: &[
         Rule::Required(Item::Arg(&QUERY)),
         Rule::Conflict(Item::Flag(&AGENT_FLAG), Item::Flag(&WORKSPACE)),
@@ -43,6 +53,11 @@ one in a heading, then one in the text.
 --workspace DIR, or without either <data>/axe/notes, searches every
 agent's.
 
+With --timeout, the search stops then: what the files searched so far
+hold is printed, and the files left unsearched are counted on stderr
+(in --json, as unsearched). A word longer than 64 bytes (a hash, base64)
+is matched as it is, in no other form.
+
 Like grep, it exits 1 with nothing on stderr when nothing matches (with
 --json after printing an empty list); an error exits 1 or 2 with a line on
 stderr.",
@@ -50,6 +65,13 @@ stderr.",
 };
 
 const LIMIT: Flag = Flag::with_value("limit", "N", "Print the best N [default: 10]").int();
+
+const TIMEOUT: Flag = Flag::with_value(
+    "timeout",
+    "SECONDS",
+    "Stop searching after this long and print what was found [default: no limit]",
+)
+.number();
 
 const JSON: Flag = Flag::switch(
     "json",
@@ -63,6 +85,13 @@ struct Json<'a> {
     /// Only when something could not be read.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     unreadable: Vec<super::Skipped>,
+    /// Only when `--timeout` stopped the search: the files not searched.
+    #[serde(skip_serializing_if = "is_zero")]
+    unsearched: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -88,7 +117,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         Some(agent) => Scope::Agent(agent),
         None => Scope::All,
     };
-    let searched = notes::search(&target.ws, scope, &query, limit)?;
+    let timeout = crate::commands::args::given_timeout(m, &TIMEOUT)?;
+    let until = timeout.map(|t| Instant::now() + t);
+    let searched = notes::search(&target.ws, scope, &query, limit, until)?;
     let found = &searched.found;
     // Said first, so that it is seen whatever the exit code.
     for u in &searched.unreadable {
@@ -98,6 +129,13 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             u.why
         ));
     }
+    if let (n @ 1.., Some(timeout)) = (searched.unsearched, timeout) {
+        note(format_args!(
+            "axe-notes-search: stopped at --timeout {} s: {} not searched",
+            Seconds(timeout),
+            files(n)
+        ));
+    }
     if m.flag(&JSON) {
         crate::cli::write_json(
             out,
@@ -105,6 +143,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                 query: &query,
                 results: found,
                 unreadable: super::skipped(&target.ws, &searched.unreadable),
+                unsearched: searched.unsearched,
             },
         )?;
     } else {

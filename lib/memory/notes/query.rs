@@ -6,6 +6,10 @@
 //! Words are split and folded as the notes are (`fold`), so what a query
 //! can hold is what a note can: `blue-green` is the two words `blue` and
 //! `green`, and outside quotes each is looked for on its own.
+//!
+//! A `"` left open is an ordinary character, as any other sign: people
+//! and models type questions such as `when did we deploy "billing?`, and
+//! refusing them would find nothing where the words would find the note.
 
 use super::fold;
 use super::terms::Atom;
@@ -25,8 +29,8 @@ pub struct Query {
     pub clauses: Vec<Vec<usize>>,
 }
 
-/// `text` as a query; refused when it has no words, an unclosed `"`, or
-/// more than [`MAX_WORDS`] words.
+/// `text` as a query; refused when it has no words or more than
+/// [`MAX_WORDS`] words.
 pub fn parse(text: &str) -> Result<Query> {
     let mut q = Parser::default();
     for c in text.chars() {
@@ -44,10 +48,9 @@ pub fn parse(text: &str) -> Result<Query> {
         }
     }
     q.end_word(false)?;
-    if q.in_phrase {
-        return Err(Error::Usage(
-            "the query has an unclosed \" (a phrase goes in double quotes: \"blue green\")".into(),
-        ));
+    // The words after a `"` never closed are words of their own.
+    for atom in std::mem::take(&mut q.phrase) {
+        q.clause(vec![atom]);
     }
     if q.clauses.is_empty() {
         return Err(Error::Usage("the query has no words to search for".into()));
@@ -144,13 +147,24 @@ mod tests {
     }
 
     #[test]
+    fn a_quote_left_open_is_an_ordinary_character() {
+        let q = parse("when did we deploy \"billing to prod?").unwrap();
+        assert_eq!(
+            keys(&q),
+            ["when", "did", "w", "deplo", "bill", "to", "prod"]
+        );
+        assert_eq!(q.clauses, (0..7).map(|i| vec![i]).collect::<Vec<_>>());
+        // A phrase closed before it stays one; a word of both is once.
+        let q = parse("\"blue green\" red \"green").unwrap();
+        assert_eq!(keys(&q), ["blu", "green", "red"]);
+        assert_eq!(q.clauses, [vec![0, 1], vec![2], vec![1]]);
+    }
+
+    #[test]
     fn bad_queries_are_refused_with_a_reason() {
         let err = |q: &str| parse(q).unwrap_err().to_string();
         assert_eq!(err(" * -- \"\" "), "the query has no words to search for");
-        assert_eq!(
-            err("blue \"green deploy"),
-            "the query has an unclosed \" (a phrase goes in double quotes: \"blue green\")"
-        );
+        assert_eq!(err(" \" "), "the query has no words to search for");
         let many: Vec<String> = (0..65).map(|i| format!("w{i}")).collect();
         assert!(err(&many.join(" ")).starts_with("the query has more than 64 words"));
         let long = format!("\"{}\"", ["very"; 65].join(" "));

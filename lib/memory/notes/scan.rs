@@ -9,9 +9,15 @@
 //! between them that is not a word (`"blue green"` is in `blue-green`),
 //! across lines too; a heading and the body below it do not join.
 
+use std::time::Instant;
+
 use super::fold;
 use super::query::Query;
 use super::terms::Matcher;
+
+/// How many bytes [`Scanner::scan`] reads between looks at the clock: a
+/// fraction of a millisecond of scanning.
+const CHECK_EVERY: usize = 1 << 16;
 
 /// The fields of a section: where its counts are in [`Section::counts`].
 pub const TOPIC: usize = 0;
@@ -134,15 +140,31 @@ impl<'q> Scanner<'q> {
         at
     }
 
-    /// Hands each section of `text` to `done`. One pass over the bytes:
-    /// this loop is most of a search's time, so it is written for speed.
-    pub fn scan(&mut self, text: &[u8], mut done: impl FnMut(Section)) {
+    /// Hands each section of `text` to `done`, and says whether it got to
+    /// the end: past `until`, it stops where it is (with the sections so
+    /// far handed over). One pass over the bytes: this loop is most of a
+    /// search's time, so it is written for speed.
+    pub fn scan(
+        &mut self,
+        text: &[u8],
+        until: Option<Instant>,
+        mut done: impl FnMut(Section),
+    ) -> bool {
         let (mut started, mut line, mut line_start, mut from) = (false, 1usize, true, 0);
         let mut field = BODY;
         self.start(1);
         let mut word = std::mem::take(&mut self.word);
         let mut i = 0;
+        // The clock is read once per stretch of text, not per word.
+        let mut check = CHECK_EVERY;
         while i < text.len() {
+            if i >= check {
+                check = i + CHECK_EVERY;
+                if until.is_some_and(|until| Instant::now() >= until) {
+                    self.word = word;
+                    return false;
+                }
+            }
             let b = text[i];
             if line_start {
                 if b == b'#' {
@@ -190,6 +212,7 @@ impl<'q> Scanner<'q> {
             self.section.len = text.len() - from;
             done(self.start(line));
         }
+        true
     }
 
     /// Starts a section at line `start`, handing back the one before.
@@ -281,9 +304,9 @@ mod tests {
         let q = query::parse(q).unwrap();
         let mut s = Scanner::new(&q);
         let mut out = Vec::new();
-        s.scan(text.as_bytes(), |s| {
+        assert!(s.scan(text.as_bytes(), None, |s| {
             out.push((s.len, s.start, s.counts, s.first_hit));
-        });
+        }));
         out
     }
 
@@ -349,7 +372,7 @@ mod tests {
             let mut s = Scanner::new(&parsed);
             assert!(s.may_match(text.as_bytes()), "{q} in {text}");
             let mut hit = false;
-            s.scan(text.as_bytes(), |s| hit |= s.first_hit.is_some());
+            s.scan(text.as_bytes(), None, |s| hit |= s.first_hit.is_some());
             assert!(hit, "{q} in {text}");
         }
         let parsed = query::parse("\"blue green\" red").unwrap();
@@ -357,6 +380,24 @@ mod tests {
         assert!(!s.may_match(b"blue sky, RED"[..8].as_ref()));
         assert!(s.may_match(b"Green and blue"));
         assert!(s.may_match(b"RED"));
+    }
+
+    #[test]
+    fn a_scan_past_its_deadline_stops_and_says_so() {
+        let q = query::parse("blue").unwrap();
+        let mut s = Scanner::new(&q);
+        let text = "## a\nblue\n".repeat(CHECK_EVERY / 4);
+        let mut sections = 0;
+        let past = Some(Instant::now());
+        assert!(!s.scan(text.as_bytes(), past, |_| sections += 1));
+        assert!(sections > 0 && sections < CHECK_EVERY / 4, "{sections}");
+        // A short text is read whole whatever the clock says, and the
+        // scanner is as good as new for the next.
+        sections = 0;
+        assert!(s.scan(b"# blue\n", past, |_| sections += 1));
+        assert_eq!(sections, 1);
+        let later = Some(Instant::now() + std::time::Duration::from_secs(3600));
+        assert!(s.scan(text.as_bytes(), later, |_| {}));
     }
 
     #[test]

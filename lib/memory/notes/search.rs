@@ -10,9 +10,16 @@
 //! A file or directory that cannot be read (no permission, a `world` that
 //! is a regular file) is skipped and named in the result, never the end of
 //! the search.
+//!
+//! A search keeps its caller's deadline (`axe-run`'s `--timeout`, a call
+//! to `axe-mcp`, `axe-notes-search --timeout`): past it, the files not yet
+//! searched (the one being read included) are counted in the result and
+//! what the others hold is ranked, so a caller is never held past its
+//! time and still gets what was found.
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use rustix::fs::FileType;
 
@@ -81,6 +88,8 @@ pub struct Searched {
     pub found: Vec<Found>,
     /// Skipped, in the order met.
     pub unreadable: Vec<Unreadable>,
+    /// The files not searched because the deadline came first.
+    pub unsearched: usize,
 }
 
 /// A matching section, as numbers: its counts are `counts[at..at +
@@ -94,8 +103,14 @@ struct Hit {
 }
 
 /// The best `limit` sections for `query` (see `query` for what it may
-/// hold) in the files of `scope`.
-pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result<Searched> {
+/// hold) in the files of `scope`, of those searched by `until`.
+pub fn search(
+    ws: &Workspace,
+    scope: Scope,
+    query: &str,
+    limit: usize,
+    until: Option<Instant>,
+) -> Result<Searched> {
     let query = query::parse(query)?;
     let clauses = query.clauses.len();
     let mut scanner = Scanner::new(&query);
@@ -105,7 +120,13 @@ pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result
     let mut counts: Vec<u32> = Vec::new();
     let (mut sections, mut total_len) = (0usize, 0usize);
     let mut buf = Vec::new();
+    let past = || until.is_some_and(|until| Instant::now() >= until);
+    let mut unsearched = 0;
     for (index, file) in files.iter().enumerate() {
+        if past() {
+            unsearched = files.len() - index;
+            break;
+        }
         buf.clear();
         match read(ws, file, &mut buf) {
             Ok(()) => {}
@@ -125,7 +146,10 @@ pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result
         }
         // The topic's name is the title of the file's first section.
         let mut topic = topic;
-        scanner.scan(&buf, |mut s| {
+        // A file cut off by the deadline counts for nothing: not half its
+        // sections.
+        let before = (hits.len(), counts.len(), sections, total_len);
+        let whole = scanner.scan(&buf, until, |mut s| {
             sections += 1;
             total_len += s.len;
             if let Some(named) = topic.take() {
@@ -143,6 +167,13 @@ pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result
                 counts.extend_from_slice(&s.counts);
             }
         });
+        if !whole {
+            hits.truncate(before.0);
+            counts.truncate(before.1);
+            (sections, total_len) = (before.2, before.3);
+            unsearched = files.len() - index;
+            break;
+        }
     }
     let counts_of = |h: &Hit| &counts[h.at..h.at + FIELDS * clauses];
     let n = sections as f64;
@@ -185,34 +216,54 @@ pub fn search(ws: &Workspace, scope: Scope, query: &str, limit: usize) -> Result
             .then_with(|| x.line.cmp(&y.line))
     });
     scored.truncate(limit);
-    let found = scored
-        .into_iter()
-        .map(|(score, h)| {
-            let file = &files[h.file as usize];
+    // Each file is read again once, however many of its sections are
+    // shown: in file order, then put back in the order of their scores.
+    let mut order: Vec<usize> = (0..scored.len()).collect();
+    order.sort_by_key(|&i| (scored[i].1.file, scored[i].1.line));
+    let mut shown: Vec<Option<Found>> = vec![None; scored.len()];
+    let (mut in_buf, mut starts) = (None, Vec::new());
+    for i in order {
+        let (score, h) = scored[i];
+        let file = &files[h.file as usize];
+        if in_buf != Some(h.file) {
             buf.clear();
             read(ws, file, &mut buf).map_err(|e| Error::memory("", "read", &file.path, &e))?;
-            let (line, text) = shown_line(&buf, h.line);
-            let at = scanner.first_match(&text).unwrap_or(0);
-            Ok(Found {
-                path: ws.relative(&file.path),
-                line,
-                heading: snippet::heading(&shown_line(&buf, h.start).1),
-                snippet: snippet::snippet(&text, at),
-                text,
-                score,
-            })
-        })
-        .collect::<Result<_>>()?;
-    Ok(Searched { found, unreadable })
+            in_buf = Some(h.file);
+            starts = line_starts(&buf);
+        }
+        let (line, text) = shown_line(&buf, &starts, h.line);
+        let at = scanner.first_match(&text).unwrap_or(0);
+        shown[i] = Some(Found {
+            path: ws.relative(&file.path),
+            line,
+            heading: snippet::heading(&shown_line(&buf, &starts, h.start).1),
+            snippet: snippet::snippet(&text, at),
+            text,
+            score,
+        });
+    }
+    Ok(Searched {
+        found: shown.into_iter().flatten().collect(),
+        unreadable,
+        unsearched,
+    })
 }
 
-/// Line `number` (1-based) of `text`, trimmed, and its number; a blank
-/// one gives way to the next that is not (a section found by its topic's
-/// name alone may begin with blank lines).
-fn shown_line(text: &[u8], number: u32) -> (usize, String) {
-    let lines = text.split(|&b| b == b'\n').enumerate();
-    for (i, line) in lines.skip(number as usize - 1) {
-        let line = String::from_utf8_lossy(line).trim().to_owned();
+/// Where each line of `text` begins.
+fn line_starts(text: &[u8]) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text).map(|i| i + 1))
+        .collect()
+}
+
+/// Line `number` (1-based) of `text`, whose lines begin at `starts`,
+/// trimmed, and its number; a blank one gives way to the next that is not
+/// (a section found by its topic's name alone may begin with blank lines).
+fn shown_line(text: &[u8], starts: &[usize], number: u32) -> (usize, String) {
+    let first = number as usize - 1;
+    for (i, &start) in starts.iter().enumerate().skip(first) {
+        let end = starts.get(i + 1).map_or(text.len(), |next| next - 1);
+        let line = String::from_utf8_lossy(&text[start..end]).trim().to_owned();
         if !line.is_empty() {
             return (i + 1, line);
         }
@@ -310,6 +361,23 @@ fn md_files(ws: &Workspace, dir: &Path, unreadable: &mut Vec<Unreadable>) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_search_past_its_deadline_counts_what_it_did_not_search() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = Workspace::at(tmp.path());
+        std::fs::create_dir_all(tmp.path().join("world")).unwrap();
+        for name in ["a", "b", "c"] {
+            let path = tmp.path().join(format!("world/{name}.md"));
+            std::fs::write(path, "We deploy on Tuesdays.\n").unwrap();
+        }
+        let searched = search(&ws, Scope::All, "deploy", 10, None).unwrap();
+        assert_eq!((searched.found.len(), searched.unsearched), (3, 0));
+        let past = Some(Instant::now());
+        let searched = search(&ws, Scope::All, "deploy", 10, past).unwrap();
+        assert!(searched.found.is_empty());
+        assert_eq!(searched.unsearched, 3);
+    }
 
     #[test]
     fn a_result_shows_its_heading_unless_the_line_is_the_heading() {

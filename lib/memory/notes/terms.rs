@@ -6,6 +6,11 @@
 //! Most words of the notes match nothing, so [`Matcher`] turns them down
 //! by their first byte before anything else; a word is stemmed only when
 //! it begins as a stem's words must, and once per distinct word.
+//!
+//! A word longer than [`LONGEST_STEMMED`] bytes is no English word (a
+//! hash, base64, a run of one letter) and is matched as it is: the
+//! stemmer's time grows with the square of a word's length, and one word
+//! of a million letters in a note took it minutes.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -17,9 +22,17 @@ use rust_stemmers::{Algorithm, Stemmer};
 /// stemmed each time, so memory stays small whatever the notes hold.
 const CACHE: usize = 1 << 16;
 
+/// The longest word stemmed, in bytes: well past the longest English
+/// words (45 letters), short enough that stemming one takes no time.
+pub const LONGEST_STEMMED: usize = 64;
+
 /// `word` (folded) as the English stemmer has it; a word with letters
-/// beyond ASCII is no English word and stays as it is.
+/// beyond ASCII, or longer than [`LONGEST_STEMMED`], is no English word
+/// and stays as it is.
 pub fn stem(word: &[u8]) -> Cow<'_, [u8]> {
+    if word.len() > LONGEST_STEMMED {
+        return Cow::Borrowed(word);
+    }
     match std::str::from_utf8(word) {
         Ok(w) if w.is_ascii() => match Stemmer::create(Algorithm::English).stem(w) {
             Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
@@ -289,6 +302,21 @@ mod tests {
         ] {
             assert_eq!(stemmed(word), want, "{word}");
         }
+    }
+
+    #[test]
+    fn a_word_past_the_longest_stemmed_is_matched_as_it_is() {
+        let at_limit = format!("{}walking", "x".repeat(LONGEST_STEMMED - 7));
+        assert_eq!(stemmed(&at_limit), at_limit[..LONGEST_STEMMED - 3]);
+        let past = format!("{}walking", "x".repeat(LONGEST_STEMMED - 6));
+        assert_eq!(stemmed(&past), past);
+        // Each end: a query of the long word finds it, and only it.
+        let long = format!("deploy{}", "y".repeat(1 << 20));
+        let atoms = [Atom::word(long.as_bytes()), Atom::word(b"deploy")];
+        let mut m = Matcher::new(&atoms);
+        assert_eq!(m.ascii(long.as_bytes()), 0b01);
+        assert_eq!(m.ascii(&long.as_bytes()[..long.len() - 1]), 0);
+        assert_eq!(m.ascii(b"deploys"), 0b10);
     }
 
     /// Every word begins with the key of its stem: the promise that lets

@@ -32,8 +32,9 @@ pub struct Context<'a> {
     pub act: Act,
 }
 
-/// The memory tools' view of `agent`'s memory, nothing seen yet.
-pub fn memory(session: &Session, agent: &Prepared) -> Memory {
+/// The memory tools' view of `agent`'s memory, nothing seen yet, until
+/// `deadline` (none for a listing of the tools).
+pub fn memory(session: &Session, agent: &Prepared, deadline: Option<Deadline>) -> Memory {
     Memory {
         agent: agent.name.clone(),
         notes_cfg: agent.cfg.notes.clone(),
@@ -43,6 +44,7 @@ pub fn memory(session: &Session, agent: &Prepared) -> Memory {
         secrets: session.secrets(&agent.cfg),
         redacted: Mutex::default(),
         served: None,
+        deadline: deadline.map(|d| d.at),
     }
 }
 

@@ -60,7 +60,7 @@ pub fn names(session: &Session, agent: &Prepared, depth: u32) -> Vec<String> {
         depth,
         deadline,
         sub_agent: &never,
-        memory: memory(session, agent),
+        memory: memory(session, agent, None),
         act: act(session, agent, deadline),
         mcp: Servers::default(),
     };
@@ -70,7 +70,7 @@ pub fn names(session: &Session, agent: &Prepared, depth: u32) -> Vec<String> {
 /// The names of the memory tools `agent` is offered (the notes tools),
 /// for `--dry-run`'s notes section.
 pub fn memory_names(session: &Session, agent: &Prepared) -> Vec<String> {
-    let memory = memory(session, agent);
+    let memory = memory(session, agent, None);
     tools::offered(tools::MEMORY, &memory)
         .into_iter()
         .map(|t| t.name)
