@@ -19,23 +19,23 @@ use crate::wire::anthropic_reply;
 const AGENT: &str = "name = \"bot\"\nmodel = \"anthropic/claude-3\"\n\n[memory]\nenabled = true\n\n[notes]\nenabled = true\n\n[state]\nenabled = true\n";
 
 /// One machine: its own world and a clone of the remote in its data dir.
-struct Machine {
-    env: Env,
+pub(crate) struct Machine {
+    pub(crate) env: Env,
 }
 
 impl Machine {
-    fn new() -> Machine {
+    pub(crate) fn new() -> Machine {
         let env = Env::new();
         env.agent("bot", AGENT);
         Machine { env }
     }
 
-    fn repo(&self) -> PathBuf {
+    pub(crate) fn repo(&self) -> PathBuf {
         self.env.data_dir().join("axe")
     }
 
     /// Runs `bin` with `args` (and `input` on stdin), which must succeed.
-    fn ok(&self, bin: &str, args: &[&str], input: &str) -> Output {
+    pub(crate) fn ok(&self, bin: &str, args: &[&str], input: &str) -> Output {
         let out = self
             .env
             .cmd(bin)
@@ -49,16 +49,16 @@ impl Machine {
     }
 
     /// Runs `bin` with `args`, however it ends.
-    fn run(&self, bin: &str, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, bin: &str, args: &[&str]) -> Output {
         self.env.cmd(bin).args(args).output().unwrap()
     }
 
-    fn init(&self, remote: &Path) -> Output {
+    pub(crate) fn init(&self, remote: &Path) -> Output {
         let remote = remote.to_str().unwrap();
         self.ok("axe-sync", &["init", "--remote", remote], "")
     }
 
-    fn sync(&self, args: &[&str]) -> Output {
+    pub(crate) fn sync(&self, args: &[&str]) -> Output {
         self.env
             .cmd("axe-sync")
             .arg("run")
@@ -68,7 +68,7 @@ impl Machine {
     }
 
     /// A sync that must end well (0, or 7 for a conflict file left).
-    fn synced(&self) -> Output {
+    pub(crate) fn synced(&self) -> Output {
         let out = self.sync(&[]);
         let code = out.status.code();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -77,7 +77,7 @@ impl Machine {
     }
 
     /// `axe-run bot` with `task`, against the local provider `server`.
-    fn run_agent(&self, server: &Server, task: &str) {
+    pub(crate) fn run_agent(&self, server: &Server, task: &str) {
         let out = self
             .env
             .cmd("axe-run")
@@ -90,11 +90,11 @@ impl Machine {
         succeeded(&out);
     }
 
-    fn remember(&self, text: &str) {
+    pub(crate) fn remember(&self, text: &str) {
         self.ok("axe-notes-remember", &["bot", text], "");
     }
 
-    fn append(&self, task: &str) {
+    pub(crate) fn append(&self, task: &str) {
         self.ok(
             "axe-mem-append",
             &["bot", "--task", task, "--result", "ok"],
@@ -102,14 +102,14 @@ impl Machine {
         );
     }
 
-    fn ingest(&self, fact: &str, step: &str) {
+    pub(crate) fn ingest(&self, fact: &str, step: &str) {
         let input = format!("AXE_MEMORY: KEY_FACT {fact}\nAXE_MEMORY: STEP_DONE {step}\n");
         self.ok("axe-state-ingest", &["bot"], &input);
     }
 
     /// Recall, then reflect `text` with `--if-match`: true when written,
     /// false when MEMORY.md changed in between (exit 6, nothing written).
-    fn reflect(&self, text: &str) -> bool {
+    pub(crate) fn reflect(&self, text: &str) -> bool {
         let out = self.run("axe-notes-recall", &["bot", "--json"]);
         let recalled: Value = serde_json::from_slice(&out.stdout).unwrap();
         let sha = recalled["memory_sha256"].as_str().unwrap().to_owned();
@@ -128,13 +128,13 @@ impl Machine {
     }
 
     /// Every file of the work tree but git's own, by path.
-    fn files(&self) -> BTreeMap<String, Vec<u8>> {
+    pub(crate) fn files(&self) -> BTreeMap<String, Vec<u8>> {
         let mut found = BTreeMap::new();
         collect(&self.repo(), &self.repo(), &mut found);
         found
     }
 
-    fn file(&self, rel: &str) -> String {
+    pub(crate) fn file(&self, rel: &str) -> String {
         fs::read_to_string(self.repo().join(rel)).unwrap_or_default()
     }
 }
@@ -159,13 +159,13 @@ fn collect(root: &Path, dir: &Path, found: &mut BTreeMap<String, Vec<u8>>) {
 }
 
 /// `out` is of a command that succeeded; else its stderr says why not.
-fn succeeded(out: &Output) {
+pub(crate) fn succeeded(out: &Output) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{:?}: {err}", out.status.code());
 }
 
 /// A bare remote, in a temp dir.
-fn remote() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn remote() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("memory.git");
     let out = std::process::Command::new("git")
@@ -179,7 +179,7 @@ fn remote() -> (tempfile::TempDir, PathBuf) {
 
 /// A bare remote and `n` machines joined to it by `axe-sync init`; `None`
 /// (the test skipped, or failed under AXE_TEST_ALL) without git.
-fn joined(n: usize) -> Option<(tempfile::TempDir, PathBuf, Vec<Machine>)> {
+pub(crate) fn joined(n: usize) -> Option<(tempfile::TempDir, PathBuf, Vec<Machine>)> {
     if !have("git") {
         return None;
     }
@@ -192,7 +192,7 @@ fn joined(n: usize) -> Option<(tempfile::TempDir, PathBuf, Vec<Machine>)> {
 }
 
 /// Two machines joined to one remote, as [`joined`].
-fn pair() -> Option<(tempfile::TempDir, [Machine; 2])> {
+pub(crate) fn pair() -> Option<(tempfile::TempDir, [Machine; 2])> {
     let (keep, _, mut machines) = joined(2)?;
     let b = machines.pop()?;
     let a = machines.pop()?;
@@ -200,7 +200,7 @@ fn pair() -> Option<(tempfile::TempDir, [Machine; 2])> {
 }
 
 /// The text of every daily log of a machine, joined.
-fn daily(m: &Machine) -> String {
+pub(crate) fn daily(m: &Machine) -> String {
     m.files()
         .iter()
         .filter(|(p, _)| p.contains("/daily/"))
@@ -223,7 +223,7 @@ fn strings(v: &Value) -> Vec<String> {
 }
 
 /// No file of `m` holds a git conflict marker.
-fn no_markers(m: &Machine) {
+pub(crate) fn no_markers(m: &Machine) {
     for (path, bytes) in m.files() {
         let text = String::from_utf8_lossy(&bytes);
         let marked = text
@@ -694,7 +694,7 @@ fn a_plain_git_commit_of_conflict_markers_is_refused_by_the_hook() {
     succeeded(&commit("x.md"));
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -844,7 +844,7 @@ fn a_remote_that_never_answers_is_given_up_at_the_timeout() {
 }
 
 /// A GitHub token as a model might echo one.
-const TOKEN: &str = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gH3kM5";
+pub(crate) const TOKEN: &str = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gH3kM5";
 
 #[test]
 fn a_secret_a_model_wrote_does_not_reach_the_remote() {

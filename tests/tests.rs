@@ -36,6 +36,7 @@ mod server;
 mod state;
 mod stress;
 mod sync;
+mod sync_content;
 mod tools;
 mod tools_attacks;
 mod tools_security;

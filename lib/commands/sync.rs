@@ -27,7 +27,7 @@ from a command's is taken for that command: an agent named like one needs
 (every entry once, in time order); state files by meaning; MEMORY.md and
 world topics line by line, and where two machines changed the same lines
 the local text stays and the other side is written whole beside it
-(MEMORY.conflict-<host>-<time>.md): exit code 7 until that file is
+(MEMORY.conflict-<host>-<time>-<hash>.md): exit code 7 until that file is
 removed. git never writes a memory file: every file is read and written
 under the lock the memory commands use. Needs git 2.28 or newer on PATH.",
     // Bare `axe-sync` (or with agent names, or flags) is `axe-sync run`.

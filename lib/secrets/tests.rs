@@ -317,9 +317,18 @@ fn a_long_labelled_credential_is_never_half_kept() {
         .map(|i| b"Ab1.Cd2-Ef3_Gh4~"[i % 16] as char)
         .collect();
     for (text, marker) in [
-        (format!("Authorization: Bearer {long}\nnext"), "bearer token"),
-        (format!("Authorization: Basic {long}\nnext"), "authorization header"),
-        (format!("curl -H 'Authorization: {long}'\nnext"), "authorization header"),
+        (
+            format!("Authorization: Bearer {long}\nnext"),
+            "bearer token",
+        ),
+        (
+            format!("Authorization: Basic {long}\nnext"),
+            "authorization header",
+        ),
+        (
+            format!("curl -H 'Authorization: {long}'\nnext"),
+            "authorization header",
+        ),
         (format!("use bearer {long}\nnext"), "bearer token"),
         (format!("{{\"access_token\": \"{long}\"}}\nnext"), "secret"),
         (format!("X_API_KEY={long}\nnext"), "api key"),
@@ -328,7 +337,10 @@ fn a_long_labelled_credential_is_never_half_kept() {
         let got = redact(text.as_bytes(), &[]);
         let got = String::from_utf8_lossy(&got.text);
         assert!(got.contains(&format!("[redacted: {marker}]")), "{got:.80}");
-        assert!(!got.contains("Ab1.Cd2") && !got.contains("Gh4~"), "{got:.200}");
+        assert!(
+            !got.contains("Ab1.Cd2") && !got.contains("Gh4~"),
+            "{got:.200}"
+        );
         assert!(got.ends_with("\nnext"), "{got:.200}");
         assert!(got.len() < 100, "{got:.200}");
     }

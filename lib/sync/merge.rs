@@ -13,10 +13,10 @@
 //! each whole, old or merged; HEAD has not moved, so the next sync commits
 //! what was merged so far as a local change and merges again, which finds
 //! the work done: every merge here is idempotent (an entry is never
-//! doubled, a conflict file has the same name the second time), except
-//! the state's run counter, a sum of both sides' runs since the base,
-//! which a redone merge counts the other side's runs into again (a count
-//! too high, nothing lost; the README says so). A journal
+//! doubled, a conflict file is named by its text's hash, so the same the
+//! second time), except the state's run counter, a sum of both sides' runs
+//! since the base, which a redone merge counts the other side's runs into
+//! again (a count too high, nothing lost; the README says so). A journal
 //! in `.git/axe-sync/merging` says a merge was under way, for the report.
 
 use std::collections::{BTreeMap, HashMap};
@@ -151,8 +151,10 @@ pub fn merge(
             None => entries.push((rel.clone(), change.theirs.clone())),
         }
         if conflicted && let Some(t) = t {
-            let side = conflict::path_for(rel, host, made);
-            tree.update(&side, |_| Ok(Some(t.to_vec())))?;
+            let side = conflict::path_for(rel, host, made, t);
+            // Never over another: a file of that name holds this text
+            // already (the name is its hash), or someone's edit of it.
+            tree.update(&side, |now| Ok(Some(now.unwrap_or(t).to_vec())))?;
             entries.push((side.clone(), change.theirs.clone()));
             done.conflicts.push(side);
         }

@@ -559,7 +559,8 @@ pub fn merge_driver(
     let Some(theirs_text) = merged.conflict else {
         return Ok(None);
     };
-    let side = conflict::path_for(rel, &host(), time::OffsetDateTime::now_utc());
+    let now = time::OffsetDateTime::now_utc();
+    let side = conflict::path_for(rel, &host(), now, &theirs_text);
     fs::write(cwd.join(&side), theirs_text)
         .map_err(|e| Error::memory("", "write", &cwd.join(&side), &e))?;
     Ok(Some(side))
