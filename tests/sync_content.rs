@@ -150,3 +150,117 @@ fn two_conflicts_in_one_second_on_one_host_keep_both_texts_everywhere() {
         }
     }
 }
+
+/// No file of `m` but a conflict file holds a git conflict marker.
+fn no_markers_in_memory(m: &Machine) {
+    for (path, bytes) in m.files() {
+        let text = String::from_utf8_lossy(&bytes);
+        let marked = text
+            .lines()
+            .any(|l| l.starts_with("<<<<<<<") || l.starts_with(">>>>>>>"));
+        assert!(
+            !marked || path.contains(".conflict-"),
+            "{path} holds a conflict marker:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn conflict_markers_that_arrive_are_kept_aside_never_merged_in() {
+    let Some((_keep, remote, machines)) = joined(1) else {
+        return;
+    };
+    let a = &machines[0];
+    assert!(a.reflect("shared\nbase\nend\n"));
+    a.remember("before [b1]");
+    a.synced();
+    let day = a
+        .files()
+        .into_keys()
+        .find(|p| p.contains("/daily/"))
+        .unwrap();
+    let daily = a.file(&day);
+    // A person's unfinished `git merge`, committed past the hook.
+    let marked = "<<<<<<< HEAD\nmine\n=======\nyours\n>>>>>>> other\n";
+    let memory = format!("shared\n{marked}end\n");
+    let topic = format!("Deploys\n\n{marked}");
+    let log = format!("{daily}\n## 23:59\n\n{marked}");
+    let p = Plain::clone(&remote);
+    p.push(&[
+        (MEMORY, &memory),
+        ("notes/world/deploys.md", &topic),
+        (&day, &log),
+    ]);
+    let out = a.sync(&["--json"]);
+    assert_eq!(code(&out), Some(7), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let conflicts: Vec<&str> = report["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(conflicts.len(), 3, "{report}");
+    for c in &conflicts {
+        assert!(stderr(&out).contains(c), "{}", stderr(&out));
+    }
+    // Memory is as it was; each arrived text is beside its note, whole.
+    no_markers_in_memory(a);
+    assert_eq!(a.file(MEMORY), "shared\nbase\nend\n");
+    assert!(!a.repo().join("notes/world/deploys.md").exists());
+    assert_eq!(a.file(&day), daily);
+    let mut kept: Vec<String> = conflicts.iter().map(|c| a.file(c)).collect();
+    kept.sort();
+    let mut arrived = vec![memory.clone(), topic.clone(), log.clone()];
+    arrived.sort();
+    assert_eq!(kept, arrived);
+    let recall = a.run("axe-notes-recall", &["bot"]);
+    let recall = String::from_utf8_lossy(&recall.stdout).into_owned();
+    assert!(!recall.contains("<<<<<<<"), "{recall}");
+    for c in &conflicts {
+        assert!(
+            recall.contains(c.strip_prefix("notes/").unwrap()),
+            "{recall}"
+        );
+    }
+    // What the remote has now is the note without markers, and what A
+    // writes next syncs.
+    let head = crate::sync::git(&remote, &["show", &format!("main:{MEMORY}")]);
+    assert_eq!(head, "shared\nbase\nend");
+    a.remember("after [b2]");
+    assert_eq!(code(&a.sync(&[])), Some(7));
+    let log = crate::sync::git(&remote, &["show", &format!("main:{day}")]);
+    assert!(log.contains("[b2]") && !log.contains("<<<<<<<"), "{log}");
+}
+
+#[test]
+fn the_hook_lets_a_conflict_file_hold_the_markers_it_arrived_with() {
+    let Some((_keep, _, machines)) = joined(1) else {
+        return;
+    };
+    let repo = machines[0].repo();
+    let marked = "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n";
+    fs::write(
+        repo.join("MEMORY.conflict-h-20260101T000000Z-0123456789ab.md"),
+        marked,
+    )
+    .unwrap();
+    let git_here = |args: &[&str]| {
+        let mut cmd = machines[0].env.program("git");
+        cmd.arg("-C").arg(&repo);
+        cmd.args(["-c", "user.name=t", "-c", "user.email=t@t"]);
+        cmd.args(args).output().unwrap()
+    };
+    succeeded(&git_here(&["add", "-A"]));
+    succeeded(&git_here(&["commit", "-q", "-m", "m"]));
+    // A note beside it with markers is still refused.
+    fs::write(repo.join("x.md"), marked).unwrap();
+    succeeded(&git_here(&["add", "x.md"]));
+    let out = git_here(&["commit", "-q", "-m", "m"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("markers in x.md -"),
+        "{}",
+        stderr(&out)
+    );
+}

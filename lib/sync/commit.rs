@@ -17,6 +17,7 @@ use serde::Serialize;
 use super::git::Git;
 use super::worktree::Tree;
 use crate::error::{Error, Result};
+use crate::memory::notes::conflict;
 use crate::secrets::Secrets;
 
 /// What a commit step recorded.
@@ -34,9 +35,12 @@ pub struct Committed {
 /// holding git's conflict markers, or what `secrets` finds to be a
 /// credential (memory writes redact them, but a person or another program
 /// may have written one in directly), is refused and named, never the
-/// value itself: neither reaches a commit or a remote.
+/// value itself: neither reaches a commit or a remote. A conflict file
+/// holds another machine's text as it arrived, markers and all: it is
+/// the place for them, so they are not judged there.
 pub fn admit(rel: &str, bytes: &[u8], secrets: &Secrets) -> Result<()> {
-    if has_conflict_markers(bytes) {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    if !conflict::is_conflict(name) && has_conflict_markers(bytes) {
         return Err(Error::Memory(format!(
             "{rel} holds git conflict markers (<<<<<<< … >>>>>>>): resolve them by hand; nothing was committed"
         )));

@@ -9,6 +9,11 @@
 //! what it holds at that moment, appends since the commit step included),
 //! and the merge commit is made with plumbing from the merged blobs.
 //!
+//! What arrives is whatever any clone pushed. A file holding git's
+//! conflict markers (a person's unfinished `git merge`, committed past
+//! the hook) is not merged in: it is kept aside in a conflict file, as a
+//! line conflict is, and reported; the note keeps our text.
+//!
 //! Interrupted (a signal, `kill -9`, a full disk), the working files are
 //! each whole, old or merged; HEAD has not moved, so the next sync commits
 //! what was merged so far as a local change and merges again, which finds
@@ -43,7 +48,8 @@ pub struct Merged {
     /// Files the merge changed.
     pub files: Vec<String>,
     /// Conflict files written: the other side's text of a note whose
-    /// lines both sides changed.
+    /// lines both sides changed, or of a file that arrived holding git's
+    /// conflict markers (never merged in).
     pub conflicts: Vec<String>,
     /// HEAD afterwards.
     #[serde(skip)]
@@ -126,9 +132,26 @@ pub fn merge(
     // the conflict files to add.
     let mut entries: Vec<(String, Option<String>)> = Vec::new();
     let mut to_store: Vec<(String, Vec<u8>)> = Vec::new();
+    // A file that arrived holding conflict markers was refused: then
+    // the merge is a merge commit even where it could fast-forward.
+    let mut refused = false;
     for (rel, change) in &changes {
         let kind = Kind::of(rel);
         let (b, t) = (blob(&change.base), blob(&change.theirs));
+        if let Some(t) = t.filter(|t| marked(rel, t)) {
+            // Someone's unfinished `git merge`, pushed past the hook: not
+            // merged in (memory never holds a marker), but kept aside like
+            // any text that could not be merged. The working file is left
+            // as it is, the tree keeps our version (HEAD's).
+            let side = keep_aside(tree, rel, host, made, t)?;
+            entries.push((side.clone(), change.theirs.clone()));
+            let head_version = ours.get(rel).cloned();
+            let head_version = head_version.unwrap_or_else(|| change.base.clone());
+            entries.push((rel.clone(), head_version));
+            done.conflicts.push(side);
+            refused = true;
+            continue;
+        }
         let mut conflicted = false;
         tree.update(rel, |w| {
             let m = kind::merge(git, kind, rel, b, w, t)?;
@@ -151,10 +174,7 @@ pub fn merge(
             None => entries.push((rel.clone(), change.theirs.clone())),
         }
         if conflicted && let Some(t) = t {
-            let side = conflict::path_for(rel, host, made, t);
-            // Never over another: a file of that name holds this text
-            // already (the name is its hash), or someone's edit of it.
-            tree.update(&side, |now| Ok(Some(now.unwrap_or(t).to_vec())))?;
+            let side = keep_aside(tree, rel, host, made, t)?;
             entries.push((side.clone(), change.theirs.clone()));
             done.conflicts.push(side);
         }
@@ -181,6 +201,11 @@ pub fn merge(
     }
     git.ok(&["update-index", "-z", "--index-info"], Some(&info))?;
     done.commit = match (&head, forward) {
+        _ if refused => commit_index(
+            git,
+            &[theirs.to_owned()],
+            &format!("axe-sync: merge on {host}"),
+        )?,
         (Some(h), true) => {
             git.ok(
                 &[
@@ -218,6 +243,29 @@ pub fn merge(
     let _ = fs::remove_file(&journal);
     done.head = done.commit.clone().or(done.head);
     Ok(done)
+}
+
+/// Whether `theirs`, the text of `rel` that arrived, holds git's conflict
+/// markers (a conflict file may: it holds what arrived, as it arrived).
+fn marked(rel: &str, theirs: &[u8]) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    !conflict::is_conflict(name) && commit::has_conflict_markers(theirs)
+}
+
+/// Writes `text`, the other side's version of `rel`, to its conflict file
+/// beside it; returns the file's path. Never over another: a file of that
+/// name holds this text already (the name is its hash), or someone's
+/// edit of it, which stays.
+fn keep_aside(
+    tree: &Tree,
+    rel: &str,
+    host: &str,
+    made: time::OffsetDateTime,
+    text: &[u8],
+) -> Result<String> {
+    let side = conflict::path_for(rel, host, made, text);
+    tree.update(&side, |now| Ok(Some(now.unwrap_or(text).to_vec())))?;
+    Ok(side)
 }
 
 /// Whether commit `a` is an ancestor of commit `b`.

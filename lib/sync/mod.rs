@@ -458,8 +458,9 @@ pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<I
 /// repository refuses staged files with conflict markers too, as
 /// `axe-sync` refuses them (`git grep --cached` reads what is staged).
 pub const PRE_COMMIT: &str = r#"#!/bin/sh
-# Written by axe-sync init: no conflict marker is committed to memory.
-marked=$(git grep --cached -l -E '^<<<<<<<( |$)' -- . | while read -r f; do
+# Written by axe-sync init: no conflict marker is committed to memory
+# (a conflict file holds another machine's text as it arrived: not judged).
+marked=$(git grep --cached -l -E '^<<<<<<<( |$)' -- . ':(exclude)*.conflict-*.md' | while read -r f; do
   git grep --cached -q -E '^>>>>>>>( |$)' -- "$f" && printf '%s ' "$f"
 done)
 if [ -n "$marked" ]; then
