@@ -264,3 +264,51 @@ fn the_hook_lets_a_conflict_file_hold_the_markers_it_arrived_with() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_secret_that_arrived_is_told_once_and_blocks_nothing_after() {
+    let Some((_keep, remote, machines)) = joined(2) else {
+        return;
+    };
+    let (a, b) = (&machines[0], &machines[1]);
+    // A keeps secrets as written, and syncs one.
+    a.env.write(
+        &a.env.config_dir().join("axe/config.toml"),
+        "[memory]\nredact = false\n",
+    );
+    a.remember(&format!("the deploy token is {TOKEN} [a1]"));
+    assert_eq!(code(&a.sync(&[])), Some(0));
+    // B writes to the same day's log, before and after it arrives.
+    b.remember("B's first note [b1]");
+    let out = b.sync(&[]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    let told = stderr(&out);
+    assert_eq!(told.matches("github token").count(), 1, "{told}");
+    assert!(told.contains("arrived"), "{told}");
+    assert!(!told.contains(TOKEN), "{told}");
+    b.remember("B's second note [b2]");
+    let out = b.sync(&[]);
+    assert_eq!(code(&out), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("github token"), "told once");
+    let history = crate::sync::git(&remote, &["log", "-p", "main"]);
+    assert!(history.contains("[b1]") && history.contains("[b2]"));
+    // What B adds of its own is still judged.
+    b.remember("B's third note [b3]");
+    let day = b
+        .files()
+        .into_keys()
+        .find(|p| p.contains("/daily/"))
+        .unwrap();
+    let path = b.repo().join(&day);
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str("\n## 23:59\n\nmine: AKIAIOSFODNN7EXAMPLE\n");
+    fs::write(&path, text).unwrap();
+    let out = b.sync(&[]);
+    assert_eq!(code(&out), Some(1));
+    assert!(
+        stderr(&out).contains("(aws access key; the first on line"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("github token"), "{}", stderr(&out));
+}

@@ -32,11 +32,12 @@ use serde::Serialize;
 
 use super::commit::{self, commit_index, store};
 use super::git::Git;
-use super::kind::{self, Kind};
+use super::kind::{self, Kind as FileKind};
 use super::pause;
 use super::worktree::Tree;
 use crate::error::{Error, Result};
 use crate::memory::notes::conflict;
+use crate::secrets::{self, Secrets};
 
 /// What a merge step did.
 #[derive(Debug, Default, Serialize)]
@@ -51,9 +52,22 @@ pub struct Merged {
     /// lines both sides changed, or of a file that arrived holding git's
     /// conflict markers (never merged in).
     pub conflicts: Vec<String>,
+    /// Files that arrived holding what looks like a secret (from a
+    /// machine that keeps them: `[memory] redact = false`). Said once, by
+    /// the merge that brings them; being on the remote already, they are
+    /// not refused at commit after.
+    pub secrets: Vec<Arrived>,
     /// HEAD afterwards.
     #[serde(skip)]
     pub head: Option<String>,
+}
+
+/// A file that arrived holding what looks like a secret, and its kinds
+/// (each once), never the value.
+#[derive(Debug, Serialize)]
+pub struct Arrived {
+    pub path: String,
+    pub kinds: Vec<secrets::Kind>,
 }
 
 /// A file changed on their side since the base: its blob ids there and in
@@ -135,9 +149,18 @@ pub fn merge(
     // A file that arrived holding conflict markers was refused: then
     // the merge is a merge commit even where it could fast-forward.
     let mut refused = false;
+    // config.toml's `[memory] redact` and the keys this process knows, as
+    // the commit step judges by.
+    let secrets = Secrets::load(None);
     for (rel, change) in &changes {
-        let kind = Kind::of(rel);
+        let kind = FileKind::of(rel);
         let (b, t) = (blob(&change.base), blob(&change.theirs));
+        let head_version = ours.get(rel).map_or(b, blob);
+        if let Some(t) = t
+            && let Some(found) = arrived(&secrets, rel, t, [b, head_version])
+        {
+            done.secrets.push(found);
+        }
         if let Some(t) = t.filter(|t| marked(rel, t)) {
             // Someone's unfinished `git merge`, pushed past the hook: not
             // merged in (memory never holds a marker), but kept aside like
@@ -243,6 +266,28 @@ pub fn merge(
     let _ = fs::remove_file(&journal);
     done.head = done.commit.clone().or(done.head);
     Ok(done)
+}
+
+/// What looks like a secret in `theirs`, the text of `rel` that arrived,
+/// that neither of `before` (the base's and our version) held: what this
+/// merge brings here first.
+fn arrived(
+    secrets: &Secrets,
+    rel: &str,
+    theirs: &[u8],
+    before: [Option<&[u8]>; 2],
+) -> Option<Arrived> {
+    let mut kinds: Vec<secrets::Kind> = Vec::new();
+    for f in secrets.find(theirs) {
+        let new = !commit::held(before.iter().flatten().copied(), &theirs[f.range]);
+        if new && !kinds.contains(&f.kind) {
+            kinds.push(f.kind);
+        }
+    }
+    (!kinds.is_empty()).then(|| Arrived {
+        path: rel.to_owned(),
+        kinds,
+    })
 }
 
 /// Whether `theirs`, the text of `rel` that arrived, holds git's conflict

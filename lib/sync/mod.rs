@@ -297,6 +297,7 @@ fn exchange(
                 report.merged.commit = merged.commit.or(report.merged.commit.take());
                 report.merged.files.extend(merged.files);
                 report.merged.conflicts.extend(merged.conflicts);
+                report.merged.secrets.extend(merged.secrets);
                 merged.head
             }
             None => head,
