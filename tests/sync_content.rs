@@ -312,3 +312,49 @@ fn a_secret_that_arrived_is_told_once_and_blocks_nothing_after() {
     );
     assert!(!stderr(&out).contains("github token"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_header_line_in_remembered_text_forges_no_daily_entry() {
+    let Some((_keep, [a, b])) = pair() else {
+        return;
+    };
+    // An entry header of a daily log inside the text: once written, it
+    // must not start an entry, or a merge places another's between.
+    let text = "Deploy steps:\n## 24:00\nsecond half [h1]";
+    a.remember(text);
+    let day = a
+        .files()
+        .into_keys()
+        .find(|p| p.contains("/daily/"))
+        .unwrap();
+    let date = day.rsplit('/').next().unwrap().trim_end_matches(".md");
+    fs::create_dir_all(b.repo().join(&day).parent().unwrap()).unwrap();
+    fs::write(
+        b.repo().join(&day),
+        format!("# {date}\n\n## 23:59\n\nB's entry [h2]\n"),
+    )
+    .unwrap();
+    a.synced();
+    b.synced();
+    a.synced();
+    for m in [a, b] {
+        let log = m.file(&day);
+        let entry = log
+            .find("Deploy steps:")
+            .map(|at| &log[at..])
+            .unwrap_or_default();
+        // Whole: the second half follows the first, nothing between.
+        assert!(
+            entry.starts_with("Deploy steps:\n ## 24:00\nsecond half [h1]\n"),
+            "{log}"
+        );
+        assert_eq!(log.matches("[h2]").count(), 1, "{log}");
+        assert_eq!(log.matches("[h1]").count(), 1, "{log}");
+        let recall = m.run("axe-notes-recall", &["bot"]);
+        let recall = String::from_utf8_lossy(&recall.stdout).into_owned();
+        assert!(
+            recall.contains("Deploy steps:\n ## 24:00\nsecond half [h1]"),
+            "{recall}"
+        );
+    }
+}
