@@ -377,7 +377,7 @@ export extern "axe-sync run" [
     --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
     --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts} as JSON
+    --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts, secrets: [{path, kinds}]}, pushed, push_attempts, conflicts} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -756,7 +756,7 @@ export extern "axe sync run" [
     --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
     --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts} as JSON
+    --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts, secrets: [{path, kinds}]}, pushed, push_attempts, conflicts} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -358,3 +358,32 @@ fn a_header_line_in_remembered_text_forges_no_daily_entry() {
         );
     }
 }
+
+#[test]
+fn a_file_whose_name_holds_a_secret_is_not_committed() {
+    let Some((_keep, remote, machines)) = joined(1) else {
+        return;
+    };
+    let a = &machines[0];
+    let before = crate::sync::git(&remote, &["rev-parse", "main"]);
+    // Planted by hand (or by a program that knows no better).
+    let planted = a.repo().join(format!("notes/world/{TOKEN}.md"));
+    fs::create_dir_all(planted.parent().unwrap()).unwrap();
+    fs::write(&planted, "nothing secret inside\n").unwrap();
+    a.remember("a note of the same sync [p1]");
+    let out = a.sync(&[]);
+    assert_eq!(code(&out), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("notes/world/[redacted: github token].md: its name holds what looks like a secret (github token)"),
+        "{err}"
+    );
+    assert!(!err.contains(TOKEN), "{err}");
+    assert_eq!(crate::sync::git(&remote, &["rev-parse", "main"]), before);
+    let names = crate::sync::git(&remote, &["log", "--all", "--name-only"]);
+    assert!(!names.contains(TOKEN), "{names}");
+    fs::remove_file(&planted).unwrap();
+    assert_eq!(code(&a.sync(&[])), Some(0));
+    let log = crate::sync::git(&remote, &["log", "-p", "main"]);
+    assert!(log.contains("[p1]"));
+}

@@ -18,7 +18,7 @@ use super::git::Git;
 use super::worktree::Tree;
 use crate::error::{Error, Result};
 use crate::memory::notes::conflict;
-use crate::secrets::Secrets;
+use crate::secrets::{Found, Secrets};
 
 /// What a commit step recorded.
 #[derive(Debug, Default, Serialize)]
@@ -58,29 +58,46 @@ pub fn admit(
             "{rel} holds git conflict markers (<<<<<<< … >>>>>>>): resolve them by hand; nothing was committed"
         )));
     }
+    // The path is scanned too: a name is never redacted, and a commit
+    // pushes it (a key used as a topic's name, a file planted by hand).
+    let named = secrets.find(rel.as_bytes());
     let mut found = secrets.find(bytes);
-    if !found.is_empty() {
-        let before = before();
-        found.retain(|f| !held(before.iter().map(Vec::as_slice), &bytes[f.range.clone()]));
+    let before = match named.is_empty() && found.is_empty() {
+        true => Vec::new(),
+        false => before(),
+    };
+    // A path committed already is judged no more than its content.
+    if !named.is_empty() && before.is_empty() {
+        let shown = secrets.redact(rel.as_bytes());
+        return Err(Error::Memory(format!(
+            "{}: its name holds what looks like a secret ({}): rename or remove the file; nothing was committed",
+            String::from_utf8_lossy(&shown.text),
+            kinds(&named).join(", ")
+        )));
     }
+    found.retain(|f| !held(before.iter().map(Vec::as_slice), &bytes[f.range.clone()]));
     if let Some(first) = found.first() {
         let line = 1 + bytes[..first.range.start]
             .iter()
             .filter(|&&b| b == b'\n')
             .count();
-        // Each kind once, in the order first found.
-        let mut kinds: Vec<&str> = Vec::new();
-        for f in &found {
-            if !kinds.contains(&f.kind.name()) {
-                kinds.push(f.kind.name());
-            }
-        }
         return Err(Error::Memory(format!(
             "{rel} holds what looks like a secret ({}; the first on line {line}): take it out (or set [memory] redact = false in config.toml); nothing was committed",
-            kinds.join(", ")
+            kinds(&found).join(", ")
         )));
     }
     Ok(())
+}
+
+/// The names of the kinds of `found`, each once, in the order first found.
+fn kinds(found: &[Found]) -> Vec<&'static str> {
+    let mut kinds: Vec<&str> = Vec::new();
+    for f in found {
+        if !kinds.contains(&f.kind.name()) {
+            kinds.push(f.kind.name());
+        }
+    }
+    kinds
 }
 
 /// Whether one of `versions` holds `value`.
