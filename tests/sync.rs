@@ -165,7 +165,7 @@ pub(crate) fn succeeded(out: &Output) {
 }
 
 /// A bare remote, in a temp dir.
-pub(crate) fn remote() -> (tempfile::TempDir, PathBuf) {
+fn remote() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("memory.git");
     let out = std::process::Command::new("git")
@@ -200,7 +200,7 @@ pub(crate) fn pair() -> Option<(tempfile::TempDir, [Machine; 2])> {
 }
 
 /// The text of every daily log of a machine, joined.
-pub(crate) fn daily(m: &Machine) -> String {
+fn daily(m: &Machine) -> String {
     m.files()
         .iter()
         .filter(|(p, _)| p.contains("/daily/"))
@@ -223,7 +223,7 @@ fn strings(v: &Value) -> Vec<String> {
 }
 
 /// No file of `m` holds a git conflict marker.
-pub(crate) fn no_markers(m: &Machine) {
+fn no_markers(m: &Machine) {
     for (path, bytes) in m.files() {
         let text = String::from_utf8_lossy(&bytes);
         let marked = text

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::sync::{Machine, TOKEN, joined, no_markers, pair, succeeded};
+use crate::sync::{Machine, TOKEN, joined, pair, succeeded};
 
 /// A plain `git clone` of the remote: no hook, no merge driver, commits
 /// at a time it is given.
