@@ -11,6 +11,7 @@
 //! commit and the next sync stages the same files again.
 
 use std::fs;
+use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -107,13 +108,20 @@ pub fn held<'a>(versions: impl IntoIterator<Item = &'a [u8]>, value: &[u8]) -> b
         .any(|v| memchr::memmem::find(v, value).is_some())
 }
 
+/// The merge's journal, `.git/axe-sync/merging`: the commit a merge under
+/// way is merging, there until it is done (see `merge`). Here, below the
+/// merge, as the commit step reads it too.
+pub fn journal(git: &Git) -> PathBuf {
+    git.git_dir().join("axe-sync").join("merging")
+}
+
 /// The versions of `rel` the repository holds already, as far as a commit
 /// step is concerned: HEAD's, and that of the commit a merge cut off was
 /// merging, whose files may be in the work tree already (the next sync
 /// commits them as a local change).
 fn committed(git: &Git, rel: &str) -> Vec<Vec<u8>> {
     let mut revs = vec!["HEAD".to_owned()];
-    if let Ok(merging) = fs::read_to_string(super::merge::journal(git)) {
+    if let Ok(merging) = fs::read_to_string(journal(git)) {
         revs.push(merging.trim().to_owned());
     }
     revs.iter()

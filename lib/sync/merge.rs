@@ -26,7 +26,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
-use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -77,10 +76,8 @@ struct Change {
     theirs: Option<String>,
 }
 
-/// The journal's path.
-pub fn journal(git: &Git) -> PathBuf {
-    git.git_dir().join("axe-sync").join("merging")
-}
+/// The journal's path (kept with the commit step, which reads it too).
+pub use super::commit::journal;
 
 /// Merges `theirs` (a commit id) into `head` (HEAD, `None` before the
 /// first commit) and the work tree. `host` names the conflict files this
