@@ -387,7 +387,7 @@ complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -l dry-run -d 'Say
 complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -l dir -x -a '(__fish_complete_directories)' -d 'The repository: a memory directory other than the data directory (an agent\'s own notes workspace)'
 complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -l timeout -x -d 'Give up on the network (fetch and push, in all) after this long [default: 120]'
 complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
-complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -l json -d 'Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts, refused: [{path, reason}]} as JSON'
+complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -l json -d 'Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts, secrets: [{path, kinds}]}, pushed, push_attempts, conflicts, refused: [{path, reason}]} as JSON'
 complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -s h -l help -d 'Print help'
 complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -s V -l version -d 'Print version'
 complete -c axe-sync -n '__axe_in run --dir --timeout --wait' -a '(__axe_agents)'

@@ -378,7 +378,7 @@ export extern "axe-sync run" [
     --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
     --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts, refused: [{path, reason}]} as JSON
+    --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts, secrets: [{path, kinds}]}, pushed, push_attempts, conflicts, refused: [{path, reason}]} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -758,7 +758,7 @@ export extern "axe sync run" [
     --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
     --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
-    --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts, refused: [{path, reason}]} as JSON
+    --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts, secrets: [{path, kinds}]}, pushed, push_attempts, conflicts, refused: [{path, reason}]} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

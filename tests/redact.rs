@@ -317,3 +317,73 @@ fn the_writing_commands_redact_and_say_so() {
     unchanged["decisions"] = json!([]);
     assert_eq!(unchanged, serde_json::from_str::<Value>(&first).unwrap());
 }
+
+/// A topic name is a file name, which is never redacted and which a sync
+/// pushes: one that holds a secret is refused, and nothing is created.
+#[test]
+fn a_topic_named_by_a_secret_is_refused_and_nothing_is_made() {
+    let env = Env::new();
+    agent(&env, "");
+    let world = env.data_dir().join("axe/notes/world");
+    let made = || fs::read_dir(&world).map(|d| d.count()).unwrap_or_default();
+    // A key this process knows, in lower-case hex: the file name, lower
+    // case, would hold it whole though the topic does not.
+    let key = "0123456789abcdef0123456789abcdef";
+    for topic in [GITHUB.to_owned(), format!("Keys {}", key.to_uppercase())] {
+        let out = env
+            .cmd("axe-notes-learn")
+            .arg(&topic)
+            .env("TAVILY_API_KEY", key)
+            .write_stdin("facts")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("the topic's name holds what looks like a secret ("),
+            "{err}"
+        );
+        assert!(
+            !err.contains(GITHUB) && !err.to_lowercase().contains(key),
+            "{err}"
+        );
+        assert_eq!(made(), 0, "{err}");
+    }
+    // Through the MCP tool, the same.
+    let mut mcp = env
+        .std_cmd("axe-mcp")
+        .arg("a")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = mcp.stdin.take().unwrap();
+    use std::io::{BufRead, Write};
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "learn_fact", "arguments": {"topic": GITHUB, "content": "facts"}}}),
+    ];
+    for line in lines {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    drop(stdin);
+    let replies = std::io::BufReader::new(mcp.stdout.take().unwrap());
+    let reply: Value = replies
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap())
+        .find(|r| r["id"] == 2)
+        .unwrap();
+    assert!(mcp.wait().unwrap().success());
+    let result = &reply["result"];
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert_eq!(result["isError"], true, "{reply}");
+    assert!(
+        text.starts_with(
+            "learn_fact error: the topic's name holds what looks like a secret (github token)"
+        ),
+        "{text}"
+    );
+    assert!(!reply.to_string().contains(GITHUB), "{reply}");
+    assert_eq!(made(), 0);
+}

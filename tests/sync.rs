@@ -77,7 +77,7 @@ impl Machine {
     }
 
     /// `axe-run bot` with `task`, against the local provider `server`.
-    fn run_agent(&self, server: &Server, task: &str) {
+    pub(crate) fn run_agent(&self, server: &Server, task: &str) {
         let out = self
             .env
             .cmd("axe-run")
@@ -109,7 +109,7 @@ impl Machine {
 
     /// Recall, then reflect `text` with `--if-match`: true when written,
     /// false when MEMORY.md changed in between (exit 6, nothing written).
-    fn reflect(&self, text: &str) -> bool {
+    pub(crate) fn reflect(&self, text: &str) -> bool {
         let out = self.run("axe-notes-recall", &["bot", "--json"]);
         let recalled: Value = serde_json::from_slice(&out.stdout).unwrap();
         let sha = recalled["memory_sha256"].as_str().unwrap().to_owned();
@@ -844,7 +844,7 @@ fn a_remote_that_never_answers_is_given_up_at_the_timeout() {
 }
 
 /// A GitHub token as a model might echo one.
-const TOKEN: &str = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gH3kM5";
+pub(crate) const TOKEN: &str = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gH3kM5";
 
 #[test]
 fn a_secret_a_model_wrote_does_not_reach_the_remote() {

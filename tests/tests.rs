@@ -38,6 +38,7 @@ mod state;
 mod stress;
 mod sync;
 mod sync_paths;
+mod sync_content;
 mod tools;
 mod tools_attacks;
 mod tools_security;

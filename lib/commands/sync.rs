@@ -27,7 +27,7 @@ from a command's is taken for that command: an agent named like one needs
 (every entry once, in time order); state files by meaning; MEMORY.md and
 world topics line by line, and where two machines changed the same lines
 the local text stays and the other side is written whole beside it
-(MEMORY.conflict-<host>-<time>.md): exit code 7 until that file is
+(MEMORY.conflict-<host>-<time>-<hash>.md): exit code 7 until that file is
 removed. git never writes a memory file: every file is read and written
 under the lock the memory commands use. Needs git 2.28 or newer on PATH.",
     // Bare `axe-sync` (or with agent names, or flags) is `axe-sync run`.
@@ -63,7 +63,7 @@ const TIMEOUT: Flag = Flag::with_value(
 
 const RUN_JSON: Flag = Flag::switch(
     "json",
-    "Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts}, pushed, push_attempts, conflicts, refused: [{path, reason}]} as JSON",
+    "Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts, secrets: [{path, kinds}]}, pushed, push_attempts, conflicts, refused: [{path, reason}]} as JSON",
 );
 
 const INIT_JSON: Flag = Flag::switch(
@@ -248,7 +248,22 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     } else {
         say(&report, out)?;
     }
+    arrived(&report);
     unresolved(&report.conflicts)
+}
+
+/// Says, once (the merge that brought it), that what arrived holds what
+/// looks like a secret: it is on the remote already, so it is not refused
+/// here; taking it out, or rotating it, is for a person.
+fn arrived(r: &Report) {
+    for a in &r.merged.secrets {
+        let kinds: Vec<&str> = a.kinds.iter().map(|k| k.name()).collect();
+        crate::stderr::note(format_args!(
+            "axe-sync: {} arrived from another machine holding what looks like a secret ({}); it is on the remote already: take it out there or rotate it",
+            a.path,
+            kinds.join(", ")
+        ));
+    }
 }
 
 /// A sync's report in words, one line a step.

@@ -307,7 +307,7 @@ fn labelled(text: &[u8], i: usize) -> Option<Found> {
         }
         Label::AwsSecret => {
             let start = value_start(text, after)?;
-            let len = run(capped(text, start), |b| {
+            let len = run(&text[start..], |b| {
                 b.is_ascii_alphanumeric() || b == b'/' || b == b'+'
             });
             (len == 40 && random(&text[start..start + len])).then_some(())?;
@@ -352,8 +352,15 @@ fn value_start(text: &[u8], mut at: usize) -> Option<usize> {
 /// A credential at `start`: `min` or more of the bytes tokens are made of
 /// (base64 and JWTs included, `=` only as padding at the end) with a
 /// letter and a digit in them.
+///
+/// Read to its end, however long: a bound would keep the rest of a long
+/// one (a JWT's signature is its end). None is needed for speed either: a
+/// value ends where the label of another could begin its own (a blank, a
+/// `:` or `=`, a quote, the line's end), so values never overlap and a
+/// text is still read once (`repeated_starts_cost_one_pass`). The same
+/// holds for header values and URL passwords.
 fn credential(text: &[u8], start: usize, min: usize) -> Option<Range<usize>> {
-    let body = run(capped(text, start), |b| {
+    let body = run(&text[start..], |b| {
         is_token(b) || matches!(b, b'.' | b'~' | b'+' | b'/')
     });
     let len = body
@@ -376,8 +383,8 @@ fn authorization(text: &[u8], after: usize) -> Option<(Kind, Range<usize>)> {
     let word = run(near, |b| !is_blank(b) && !is_end(b));
     let scheme = &text[start..start + word];
     if SCHEMES.iter().any(|s| scheme.eq_ignore_ascii_case(s)) {
-        let cred = start + word + run(capped(text, start + word), is_blank);
-        let len = run(capped(text, cred), |b| !is_end(b));
+        let cred = start + word + run(&text[start + word..], is_blank);
+        let len = run(&text[cred..], |b| !is_end(b));
         let value = text[cred..cred + len].trim_ascii_end();
         let kind = match scheme.eq_ignore_ascii_case(b"bearer") {
             true => Kind::BearerToken,
@@ -424,7 +431,7 @@ fn url_password(text: &[u8], i: usize) -> Option<Found> {
     if !text[i..].starts_with(b"://") {
         return None;
     }
-    let len = run(capped(text, start), |b| {
+    let len = run(&text[start..], |b| {
         !matches!(b, b'/' | b'?' | b'#' | b'@' | b'"' | b'\'' | b'<' | b'>')
             && !is_blank(b)
             && !is_end(b)
@@ -438,16 +445,6 @@ fn url_password(text: &[u8], i: usize) -> Option<Found> {
         kind: Kind::UrlPassword,
         range: password,
     })
-}
-
-/// The longest header value, credential or URL userinfo read: longer
-/// ones are not what they seem, and the bound keeps a text of many labels
-/// from being read once per label.
-const VALUE_LIMIT: usize = 4096;
-
-/// `text` from `start`, at most [`VALUE_LIMIT`] bytes of it.
-fn capped(text: &[u8], start: usize) -> &[u8] {
-    &text[start..(start + VALUE_LIMIT).min(text.len())]
 }
 
 /// How many bytes at the start of `text` satisfy `keep`.

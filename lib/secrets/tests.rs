@@ -251,12 +251,27 @@ fn repeated_starts_cost_one_pass() {
         "ghp_",
         "AKIA",
         "-----BEGIN RSA PRIVATE KEY-----\n-----END ",
+        // Labels inside values that are read to their end, unbounded.
+        "api_key=a/",
+        "aws_secret_key=a/",
+        "secretaccesskey=a+",
+        "bearer a.",
+        "Authorization: ab/",
+        "x_access_token:a~",
     ] {
         let text = unit.repeat((1 << 20) / unit.len());
         let start = std::time::Instant::now();
         find(text.as_bytes(), &[]);
         let took = start.elapsed();
         assert!(took.as_secs_f64() < 2.0, "{unit:?}: {took:?}");
+    }
+    // One label and a megabyte-long value that is no credential.
+    for label in ["api_key=", "Bearer ", "aws_secret_key=", "Authorization: "] {
+        let text = format!("{label}{}", "a/".repeat(1 << 19));
+        let start = std::time::Instant::now();
+        find(text.as_bytes(), &[]);
+        let took = start.elapsed();
+        assert!(took.as_secs_f64() < 2.0, "{label:?}: {took:?}");
     }
 }
 
@@ -292,4 +307,41 @@ fn throughput() {
         secs * 1e3,
         text.len() as f64 / 1e6 / secs
     );
+}
+
+/// A labelled credential longer than any bound is taken out whole: a
+/// long JWT's signature is its end, and half a secret is still one.
+#[test]
+fn a_long_labelled_credential_is_never_half_kept() {
+    let long: String = (0..10_000)
+        .map(|i| b"Ab1.Cd2-Ef3_Gh4~"[i % 16] as char)
+        .collect();
+    for (text, marker) in [
+        (
+            format!("Authorization: Bearer {long}\nnext"),
+            "bearer token",
+        ),
+        (
+            format!("Authorization: Basic {long}\nnext"),
+            "authorization header",
+        ),
+        (
+            format!("curl -H 'Authorization: {long}'\nnext"),
+            "authorization header",
+        ),
+        (format!("use bearer {long}\nnext"), "bearer token"),
+        (format!("{{\"access_token\": \"{long}\"}}\nnext"), "secret"),
+        (format!("X_API_KEY={long}\nnext"), "api key"),
+        (format!("https://user:{long}@host/\nnext"), "url password"),
+    ] {
+        let got = redact(text.as_bytes(), &[]);
+        let got = String::from_utf8_lossy(&got.text);
+        assert!(got.contains(&format!("[redacted: {marker}]")), "{got:.80}");
+        assert!(
+            !got.contains("Ab1.Cd2") && !got.contains("Gh4~"),
+            "{got:.200}"
+        );
+        assert!(got.ends_with("\nnext"), "{got:.200}");
+        assert!(got.len() < 100, "{got:.200}");
+    }
 }

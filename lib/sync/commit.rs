@@ -11,6 +11,7 @@
 //! commit and the next sync stages the same files again.
 
 use std::fs;
+use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -18,7 +19,8 @@ use super::git::Git;
 use super::paths::{Refused, refusal};
 use super::worktree::Tree;
 use crate::error::{Error, Result};
-use crate::secrets::Secrets;
+use crate::memory::notes::conflict;
+use crate::secrets::{Found, Secrets};
 
 /// What a commit step recorded.
 #[derive(Debug, Default, Serialize)]
@@ -35,32 +37,102 @@ pub struct Committed {
 /// holding git's conflict markers, or what `secrets` finds to be a
 /// credential (memory writes redact them, but a person or another program
 /// may have written one in directly), is refused and named, never the
-/// value itself: neither reaches a commit or a remote.
-pub fn admit(rel: &str, bytes: &[u8], secrets: &Secrets) -> Result<()> {
-    if has_conflict_markers(bytes) {
+/// value itself: neither reaches a commit or a remote. A conflict file
+/// holds another machine's text as it arrived, markers and all: it is
+/// the place for them, so they are not judged there.
+///
+/// Only what is new here is judged: a value found that the file's
+/// versions in `before` hold too (HEAD's: committed here, or arrived from
+/// a machine that keeps secrets, `[memory] redact = false`, and reported
+/// by the merge that brought it) is on the remote already, and refusing
+/// it again would stop every later commit of the file, a day's log on
+/// every machine, for good. `before` is asked only when something is
+/// found, which is rare.
+pub fn admit(
+    rel: &str,
+    bytes: &[u8],
+    secrets: &Secrets,
+    before: &dyn Fn() -> Vec<Vec<u8>>,
+) -> Result<()> {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    if !conflict::is_conflict(name) && has_conflict_markers(bytes) {
         return Err(Error::Memory(format!(
             "{rel} holds git conflict markers (<<<<<<< … >>>>>>>): resolve them by hand; nothing was committed"
         )));
     }
-    let found = secrets.find(bytes);
+    // The path is scanned too: a name is never redacted, and a commit
+    // pushes it (a key used as a topic's name, a file planted by hand).
+    let named = secrets.find(rel.as_bytes());
+    let mut found = secrets.find(bytes);
+    let before = match named.is_empty() && found.is_empty() {
+        true => Vec::new(),
+        false => before(),
+    };
+    // A path committed already is judged no more than its content.
+    if !named.is_empty() && before.is_empty() {
+        let shown = secrets.redact(rel.as_bytes());
+        return Err(Error::Memory(format!(
+            "{}: its name holds what looks like a secret ({}): rename or remove the file; nothing was committed",
+            String::from_utf8_lossy(&shown.text),
+            kinds(&named).join(", ")
+        )));
+    }
+    found.retain(|f| !held(before.iter().map(Vec::as_slice), &bytes[f.range.clone()]));
     if let Some(first) = found.first() {
         let line = 1 + bytes[..first.range.start]
             .iter()
             .filter(|&&b| b == b'\n')
             .count();
-        // Each kind once, in the order first found.
-        let mut kinds: Vec<&str> = Vec::new();
-        for f in &found {
-            if !kinds.contains(&f.kind.name()) {
-                kinds.push(f.kind.name());
-            }
-        }
         return Err(Error::Memory(format!(
             "{rel} holds what looks like a secret ({}; the first on line {line}): take it out (or set [memory] redact = false in config.toml); nothing was committed",
-            kinds.join(", ")
+            kinds(&found).join(", ")
         )));
     }
     Ok(())
+}
+
+/// The names of the kinds of `found`, each once, in the order first found.
+fn kinds(found: &[Found]) -> Vec<&'static str> {
+    let mut kinds: Vec<&str> = Vec::new();
+    for f in found {
+        if !kinds.contains(&f.kind.name()) {
+            kinds.push(f.kind.name());
+        }
+    }
+    kinds
+}
+
+/// Whether one of `versions` holds `value`.
+pub fn held<'a>(versions: impl IntoIterator<Item = &'a [u8]>, value: &[u8]) -> bool {
+    versions
+        .into_iter()
+        .any(|v| memchr::memmem::find(v, value).is_some())
+}
+
+/// The merge's journal, `.git/axe-sync/merging`: the commit a merge under
+/// way is merging, there until it is done (see `merge`). Here, below the
+/// merge, as the commit step reads it too.
+pub fn journal(git: &Git) -> PathBuf {
+    git.git_dir().join("axe-sync").join("merging")
+}
+
+/// The versions of `rel` the repository holds already, as far as a commit
+/// step is concerned: HEAD's, and that of the commit a merge cut off was
+/// merging, whose files may be in the work tree already (the next sync
+/// commits them as a local change).
+fn committed(git: &Git, rel: &str) -> Vec<Vec<u8>> {
+    let mut revs = vec!["HEAD".to_owned()];
+    if let Ok(merging) = fs::read_to_string(journal(git)) {
+        revs.push(merging.trim().to_owned());
+    }
+    revs.iter()
+        .filter_map(|rev| {
+            let out = git
+                .output(&["cat-file", "blob", &format!("{rev}:{rel}")], None)
+                .ok()?;
+            out.ok.then_some(out.stdout)
+        })
+        .collect()
 }
 
 /// A line starting `<<<<<<< ` followed later by one starting `>>>>>>> `:
@@ -171,7 +243,7 @@ pub fn commit(
     for rel in &changed.paths {
         match tree.read(rel)? {
             Some(bytes) => {
-                admit(rel, &bytes, &secrets)?;
+                admit(rel, &bytes, &secrets, &|| committed(git, rel))?;
                 staged.push((rel.clone(), bytes));
                 done.files.push(rel.clone());
             }
@@ -290,7 +362,14 @@ mod tests {
     fn a_secret_is_refused_by_kind_and_line_never_shown() {
         let key = "ghp_aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gH3kM5";
         let text = format!("notes\nthe token is {key}\n");
-        let err = admit("x.md", text.as_bytes(), &Secrets::with_keys(Vec::new())).unwrap_err();
+        let none = || Vec::new();
+        let err = admit(
+            "x.md",
+            text.as_bytes(),
+            &Secrets::with_keys(Vec::new()),
+            &none,
+        )
+        .unwrap_err();
         let said = err.to_string();
         assert!(
             said.starts_with(
@@ -299,13 +378,22 @@ mod tests {
             "{said}"
         );
         assert!(!said.contains(key));
-        assert!(admit("x.md", text.as_bytes(), &Secrets::off()).is_ok());
+        assert!(admit("x.md", text.as_bytes(), &Secrets::off(), &none).is_ok());
+        // A value the file held already is not judged again.
+        let had = || vec![format!("old {key}\n").into_bytes()];
+        let keys = Secrets::with_keys(Vec::new());
+        assert!(admit("x.md", text.as_bytes(), &keys, &had).is_ok());
         // Each kind is named once, however the secrets alternate.
         let aws = "AKIAIOSFODNN7EXAMPLE";
         let text = format!("{key}\n{aws}\n{key}x\n");
-        let said = admit("x.md", text.as_bytes(), &Secrets::with_keys(Vec::new()))
-            .unwrap_err()
-            .to_string();
+        let said = admit(
+            "x.md",
+            text.as_bytes(),
+            &Secrets::with_keys(Vec::new()),
+            &none,
+        )
+        .unwrap_err()
+        .to_string();
         assert_eq!(said.matches("github token").count(), 1, "{said}");
     }
 
@@ -317,6 +405,7 @@ mod tests {
         assert!(!has_conflict_markers(b"Title\n=======\n\ntext\n"));
         assert!(!has_conflict_markers(b">>>>>>> alone\n"));
         let off = Secrets::off();
-        assert!(admit("a.md", b"<<<<<<< a\n>>>>>>> b\n", &off).is_err());
+        let none = || Vec::new();
+        assert!(admit("a.md", b"<<<<<<< a\n>>>>>>> b\n", &off, &none).is_err());
     }
 }

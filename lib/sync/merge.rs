@@ -9,30 +9,35 @@
 //! what it holds at that moment, appends since the commit step included),
 //! and the merge commit is made with plumbing from the merged blobs.
 //!
+//! What arrives is whatever any clone pushed. A file holding git's
+//! conflict markers (a person's unfinished `git merge`, committed past
+//! the hook) is not merged in: it is kept aside in a conflict file, as a
+//! line conflict is, and reported; the note keeps our text.
+//!
 //! Interrupted (a signal, `kill -9`, a full disk), the working files are
 //! each whole, old or merged; HEAD has not moved, so the next sync commits
 //! what was merged so far as a local change and merges again, which finds
 //! the work done: every merge here is idempotent (an entry is never
-//! doubled, a conflict file has the same name the second time), except
-//! the state's run counter, a sum of both sides' runs since the base,
-//! which a redone merge counts the other side's runs into again (a count
-//! too high, nothing lost; the README says so). A journal
+//! doubled, a conflict file is named by its text's hash, so the same the
+//! second time), except the state's run counter, a sum of both sides' runs
+//! since the base, which a redone merge counts the other side's runs into
+//! again (a count too high, nothing lost; the README says so). A journal
 //! in `.git/axe-sync/merging` says a merge was under way, for the report.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
-use std::path::PathBuf;
 
 use serde::Serialize;
 
 use super::commit::{self, commit_index, store};
 use super::git::Git;
-use super::kind::{self, Kind};
+use super::kind::{self, Kind as FileKind};
 use super::paths;
 use super::pause;
 use super::worktree::Tree;
 use crate::error::{Error, Result};
 use crate::memory::notes::conflict;
+use crate::secrets::{self, Secrets};
 
 /// What a merge step did.
 #[derive(Debug, Default, Serialize)]
@@ -44,14 +49,28 @@ pub struct Merged {
     /// Files the merge changed.
     pub files: Vec<String>,
     /// Conflict files written: the other side's text of a note whose
-    /// lines both sides changed.
+    /// lines both sides changed, or of a file that arrived holding git's
+    /// conflict markers (never merged in).
     pub conflicts: Vec<String>,
     /// Paths of their tree left out (a `.git` or `..` component).
     #[serde(skip)]
     pub refused: Vec<paths::Refused>,
+    /// Files that arrived holding what looks like a secret (from a
+    /// machine that keeps them: `[memory] redact = false`). Said once, by
+    /// the merge that brings them; being on the remote already, they are
+    /// not refused at commit after.
+    pub secrets: Vec<Arrived>,
     /// HEAD afterwards.
     #[serde(skip)]
     pub head: Option<String>,
+}
+
+/// A file that arrived holding what looks like a secret, and its kinds
+/// (each once), never the value.
+#[derive(Debug, Serialize)]
+pub struct Arrived {
+    pub path: String,
+    pub kinds: Vec<secrets::Kind>,
 }
 
 /// A file changed on their side since the base: its blob ids there and in
@@ -61,10 +80,8 @@ struct Change {
     theirs: Option<String>,
 }
 
-/// The journal's path.
-pub fn journal(git: &Git) -> PathBuf {
-    git.git_dir().join("axe-sync").join("merging")
-}
+/// The journal's path (kept with the commit step, which reads it too).
+pub use super::commit::journal;
 
 /// Merges `theirs` (a commit id) into `head` (HEAD, `None` before the
 /// first commit) and the work tree. `host` names the conflict files this
@@ -134,9 +151,35 @@ pub fn merge(
     // the conflict files to add.
     let mut entries: Vec<(String, Option<String>)> = Vec::new();
     let mut to_store: Vec<(String, Vec<u8>)> = Vec::new();
+    // A file that arrived holding conflict markers was refused: then
+    // the merge is a merge commit even where it could fast-forward.
+    let mut refused = false;
+    // config.toml's `[memory] redact` and the keys this process knows, as
+    // the commit step judges by.
+    let secrets = Secrets::load(None);
     for (rel, change) in &changes {
-        let kind = Kind::of(rel);
+        let kind = FileKind::of(rel);
         let (b, t) = (blob(&change.base), blob(&change.theirs));
+        let head_version = ours.get(rel).map_or(b, blob);
+        if let Some(t) = t
+            && let Some(found) = arrived(&secrets, rel, t, [b, head_version])
+        {
+            done.secrets.push(found);
+        }
+        if let Some(t) = t.filter(|t| marked(rel, t)) {
+            // Someone's unfinished `git merge`, pushed past the hook: not
+            // merged in (memory never holds a marker), but kept aside like
+            // any text that could not be merged. The working file is left
+            // as it is, the tree keeps our version (HEAD's).
+            let side = keep_aside(tree, rel, host, made, t)?;
+            entries.push((side.clone(), change.theirs.clone()));
+            let head_version = ours.get(rel).cloned();
+            let head_version = head_version.unwrap_or_else(|| change.base.clone());
+            entries.push((rel.clone(), head_version));
+            done.conflicts.push(side);
+            refused = true;
+            continue;
+        }
         let mut conflicted = false;
         tree.update(rel, |w| {
             let m = kind::merge(git, kind, rel, b, w, t)?;
@@ -159,8 +202,7 @@ pub fn merge(
             None => entries.push((rel.clone(), change.theirs.clone())),
         }
         if conflicted && let Some(t) = t {
-            let side = conflict::path_for(rel, host, made);
-            tree.update(&side, |_| Ok(Some(t.to_vec())))?;
+            let side = keep_aside(tree, rel, host, made, t)?;
             entries.push((side.clone(), change.theirs.clone()));
             done.conflicts.push(side);
         }
@@ -187,6 +229,11 @@ pub fn merge(
     }
     git.ok(&["update-index", "-z", "--index-info"], Some(&info))?;
     done.commit = match (&head, forward) {
+        _ if refused => commit_index(
+            git,
+            &[theirs.to_owned()],
+            &format!("axe-sync: merge on {host}"),
+        )?,
         (Some(h), true) => {
             git.ok(
                 &[
@@ -224,6 +271,51 @@ pub fn merge(
     let _ = fs::remove_file(&journal);
     done.head = done.commit.clone().or(done.head);
     Ok(done)
+}
+
+/// What looks like a secret in `theirs`, the text of `rel` that arrived,
+/// that neither of `before` (the base's and our version) held: what this
+/// merge brings here first.
+fn arrived(
+    secrets: &Secrets,
+    rel: &str,
+    theirs: &[u8],
+    before: [Option<&[u8]>; 2],
+) -> Option<Arrived> {
+    let mut kinds: Vec<secrets::Kind> = Vec::new();
+    for f in secrets.find(theirs) {
+        let new = !commit::held(before.iter().flatten().copied(), &theirs[f.range]);
+        if new && !kinds.contains(&f.kind) {
+            kinds.push(f.kind);
+        }
+    }
+    (!kinds.is_empty()).then(|| Arrived {
+        path: rel.to_owned(),
+        kinds,
+    })
+}
+
+/// Whether `theirs`, the text of `rel` that arrived, holds git's conflict
+/// markers (a conflict file may: it holds what arrived, as it arrived).
+fn marked(rel: &str, theirs: &[u8]) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    !conflict::is_conflict(name) && commit::has_conflict_markers(theirs)
+}
+
+/// Writes `text`, the other side's version of `rel`, to its conflict file
+/// beside it; returns the file's path. Never over another: a file of that
+/// name holds this text already (the name is its hash), or someone's
+/// edit of it, which stays.
+fn keep_aside(
+    tree: &Tree,
+    rel: &str,
+    host: &str,
+    made: time::OffsetDateTime,
+    text: &[u8],
+) -> Result<String> {
+    let side = conflict::path_for(rel, host, made, text);
+    tree.update(&side, |now| Ok(Some(now.unwrap_or(text).to_vec())))?;
+    Ok(side)
 }
 
 /// Whether commit `a` is an ancestor of commit `b`.

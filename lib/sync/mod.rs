@@ -306,6 +306,7 @@ fn exchange(
                 report.merged.files.extend(merged.files);
                 report.merged.conflicts.extend(merged.conflicts);
                 report.refused.extend(merged.refused);
+                report.merged.secrets.extend(merged.secrets);
                 merged.head
             }
             None => head,
@@ -469,8 +470,9 @@ pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<I
 /// repository refuses staged files with conflict markers too, as
 /// `axe-sync` refuses them (`git grep --cached` reads what is staged).
 pub const PRE_COMMIT: &str = r#"#!/bin/sh
-# Written by axe-sync init: no conflict marker is committed to memory.
-marked=$(git grep --cached -l -E '^<<<<<<<( |$)' -- . | while read -r f; do
+# Written by axe-sync init: no conflict marker is committed to memory
+# (a conflict file holds another machine's text as it arrived: not judged).
+marked=$(git grep --cached -l -E '^<<<<<<<( |$)' -- . ':(exclude)*.conflict-*.md' | while read -r f; do
   git grep --cached -q -E '^>>>>>>>( |$)' -- "$f" && printf '%s ' "$f"
 done)
 if [ -n "$marked" ]; then
@@ -570,7 +572,8 @@ pub fn merge_driver(
     let Some(theirs_text) = merged.conflict else {
         return Ok(None);
     };
-    let side = conflict::path_for(rel, &host(), time::OffsetDateTime::now_utc());
+    let now = time::OffsetDateTime::now_utc();
+    let side = conflict::path_for(rel, &host(), now, &theirs_text);
     fs::write(cwd.join(&side), theirs_text)
         .map_err(|e| Error::memory("", "write", &cwd.join(&side), &e))?;
     Ok(Some(side))

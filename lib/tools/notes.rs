@@ -367,8 +367,8 @@ fn not_seen(tool: &str, what: &str) -> String {
 
 fn learn_fact(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
-    let topic =
-        notes::topic_name(call.str("topic")).map_err(|e| format!("learn_fact error: {e}"))?;
+    let topic = notes::topic_name(call.str("topic"), &ctx.secrets)
+        .map_err(|e| format!("learn_fact error: {e}"))?;
     let content = content(call, "learn_fact", "text of the topic")?;
     let path = ws.topic(&topic);
     let seen = call

@@ -37,7 +37,9 @@ agent of the workspace sees it, and prints the file's path relative to the
 workspace, which shows the name the topic got: letters and digits are
 kept, lower-cased, every other run of characters becomes one dash, and
 dashes at either end go (\"Deploy Process!\" is deploy-process, \"../etc\"
-is etc). A topic without a letter or digit is refused.
+is etc). A topic without a letter or digit is refused, and so is one
+whose name holds what looks like a secret (a file name is never
+redacted).
 
 The file is replaced atomically under its lock; --if-match writes only if
 the file still has that sha256 (exit 6 if not). Text longer than
@@ -55,13 +57,14 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         .map(|t| t.to_string_lossy().into_owned())
         .unwrap_or_default();
     let target = super::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
-    let name = notes::topic_name(&topic)?;
+    let secrets = target.secrets();
+    let name = notes::topic_name(&topic, &secrets)?;
     let path = target.ws.topic(&name);
     let limit = (target.cfg.max_topic_chars.as_usize(), "max_topic_chars");
     let who = Who {
         agent: target.agent.as_deref(),
         topic: Some(&name),
-        secrets: target.secrets(),
+        secrets,
     };
     rewrite::from_stdin(m, out, &target.ws, &path, limit, m.flag(&JSON), who)
 }

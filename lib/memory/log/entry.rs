@@ -142,18 +142,24 @@ fn indented_header(line: &[u8]) -> bool {
 }
 
 /// Copies `result`, giving every line after the first that is spaces and
-/// then `## ` one more leading space.
+/// then `## ` one more leading space ([`escape_headers`]); the first
+/// follows `**Result:** ` on its line, where it starts nothing.
+pub fn escape_result(result: &[u8], out: &mut Vec<u8>) {
+    let (first, rest) = first_line(result);
+    out.extend_from_slice(first);
+    escape_headers(rest, out);
+}
+
+/// Copies `text`, giving every line that is spaces and then `## ` one
+/// more leading space: what keeps text inside an entry from starting one
+/// (a run log's entry, or a daily log's, whose headers are `## HH:MM`).
 ///
 /// Markdown allows up to three spaces before a heading, so ` ## x` still
 /// renders as the heading `## x`, but it is no longer an entry header.
 /// Escaping lines that already had spaces too keeps the scheme reversible:
-/// [`unescape_result`] removes exactly one space from every such line.
-pub fn escape_result(result: &[u8], out: &mut Vec<u8>) {
-    let mut lines = result.split_inclusive(|&b| b == b'\n');
-    if let Some(first) = lines.next() {
-        out.extend_from_slice(first);
-    }
-    for line in lines {
+/// [`unescape_headers`] removes exactly one space from every such line.
+pub fn escape_headers(text: &[u8], out: &mut Vec<u8>) {
+    for line in text.split_inclusive(|&b| b == b'\n') {
         if indented_header(line) {
             out.push(b' ');
         }
@@ -163,12 +169,17 @@ pub fn escape_result(result: &[u8], out: &mut Vec<u8>) {
 
 /// The inverse of [`escape_result`].
 pub fn unescape_result(stored: &[u8]) -> Vec<u8> {
+    let (first, rest) = first_line(stored);
     let mut out = Vec::with_capacity(stored.len());
-    let mut lines = stored.split_inclusive(|&b| b == b'\n');
-    if let Some(first) = lines.next() {
-        out.extend_from_slice(first);
-    }
-    for line in lines {
+    out.extend_from_slice(first);
+    out.extend_from_slice(&unescape_headers(rest));
+    out
+}
+
+/// The inverse of [`escape_headers`].
+pub fn unescape_headers(stored: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(stored.len());
+    for line in stored.split_inclusive(|&b| b == b'\n') {
         if line.first() == Some(&b' ') && indented_header(line) {
             out.extend_from_slice(&line[1..]);
         } else {
@@ -176,6 +187,12 @@ pub fn unescape_result(stored: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+/// The first line of `text`, with its newline, and the rest.
+fn first_line(text: &[u8]) -> (&[u8], &[u8]) {
+    let end = memchr::memchr(b'\n', text).map_or(text.len(), |i| i + 1);
+    text.split_at(end)
 }
 
 /// Reads one entry (starting at its `## ` header) back into its parts.
@@ -326,6 +343,15 @@ mod tests {
             .count();
         assert_eq!(lines_starting_a_header, 1, "only the entry's own header");
         assert_eq!(parse(&f.bytes).result.as_bytes(), result);
+    }
+
+    #[test]
+    fn header_lines_in_any_text_are_escaped_and_restored() {
+        let text = b"## 09:15 first\nx\n  ## 10:00\n##no\n";
+        let mut out = Vec::new();
+        escape_headers(text, &mut out);
+        assert_eq!(out, b" ## 09:15 first\nx\n   ## 10:00\n##no\n");
+        assert_eq!(unescape_headers(&out), text);
     }
 
     #[test]

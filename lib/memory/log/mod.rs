@@ -25,7 +25,7 @@ mod tests;
 
 use entry::{Formatted, Record};
 
-pub use entry::{RESULT_LIMIT, TASK_LIMIT};
+pub use entry::{RESULT_LIMIT, TASK_LIMIT, escape_headers};
 
 use super::append::{self as appending, write_whole};
 use super::lock::{Mode, open_locked};

@@ -1,18 +1,29 @@
-//! Files a sync left beside a note it could not merge line by line: the
-//! other machine's whole text of MEMORY.md or a world topic, named
-//! `MEMORY.conflict-<host>-<time>.md` beside `MEMORY.md`. Recall and the
-//! memory block name them until someone merges the text in and removes
-//! the file; search and recall never read one as a topic.
+//! Files a sync left beside a note it could not merge: the other
+//! machine's whole text of MEMORY.md, a world topic or a daily log (one
+//! whose lines both sides changed, or that arrived holding git's conflict
+//! markers), named `MEMORY.conflict-<host>-<time>-<hash12>.md` beside
+//! `MEMORY.md`. Recall and the memory block name them until someone
+//! merges the text in and removes the file; search and recall never read
+//! one as a topic.
+//!
+//! The name ends with the first 12 hex digits of the text's SHA-256: host
+//! names repeat (containers, cloned machines, CI runners) and a second
+//! holds many commits, so host and time alone would let one conflict file
+//! take the place of another, the only copy of another machine's text.
+//! With the hash, two texts never share a name, and the same merge done
+//! again names the same file.
 
 use time::OffsetDateTime;
+
+use crate::memory::hash::sha256_hex;
 
 /// What marks a conflict file's name.
 const MARK: &str = ".conflict-";
 
 /// The conflict file for the note at `rel` (`agents/a/MEMORY.md`, a path
-/// with `/`), beside it: the other side's text, merged on `host`, from a
-/// commit made `at` (so the same merge done again names the same file).
-pub fn path_for(rel: &str, host: &str, at: OffsetDateTime) -> String {
+/// with `/`), beside it: `text`, the other side's, merged on `host`, from
+/// a commit made `at`.
+pub fn path_for(rel: &str, host: &str, at: OffsetDateTime, text: &[u8]) -> String {
     let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
     let stamp = format!(
         "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
@@ -23,7 +34,7 @@ pub fn path_for(rel: &str, host: &str, at: OffsetDateTime) -> String {
         at.minute(),
         at.second()
     );
-    let side = name_for(name, host, &stamp);
+    let side = name_for(name, host, &stamp, &sha256_hex(text)[..12]);
     match dir.is_empty() {
         true => side,
         false => format!("{dir}/{side}"),
@@ -31,13 +42,13 @@ pub fn path_for(rel: &str, host: &str, at: OffsetDateTime) -> String {
 }
 
 /// The conflict file's name for the note `name` (`MEMORY.md`).
-fn name_for(name: &str, host: &str, stamp: &str) -> String {
+fn name_for(name: &str, host: &str, stamp: &str, hash: &str) -> String {
     let stem = name.strip_suffix(".md").unwrap_or(name);
     let host: String = host
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
-    format!("{stem}{MARK}{host}-{stamp}.md")
+    format!("{stem}{MARK}{host}-{stamp}-{hash}.md")
 }
 
 /// Whether `name` is a conflict file's.
@@ -64,10 +75,15 @@ mod tests {
     #[test]
     fn conflict_names_are_recognised() {
         let at = OffsetDateTime::from_unix_timestamp(1_795_417_200).unwrap();
-        let path = path_for("agents/a/MEMORY.md", "box.local", at);
+        let path = path_for("agents/a/MEMORY.md", "box.local", at, b"abc");
         assert_eq!(
             path,
-            "agents/a/MEMORY.conflict-box-local-20261123T070000Z.md"
+            "agents/a/MEMORY.conflict-box-local-20261123T070000Z-ba7816bf8f01.md"
+        );
+        // Another text of the same host and second has a name of its own.
+        assert_ne!(
+            path_for("agents/a/MEMORY.md", "box.local", at, b"abd"),
+            path
         );
         let name = path.rsplit('/').next().unwrap();
         assert!(is_conflict(name));

@@ -8,6 +8,11 @@
 //!
 //! Deploys use blue-green switching.
 //! ```
+//!
+//! A line of the text that is spaces and then `## ` is stored with one
+//! space more (as the run log stores its results), so no text can forge
+//! an entry header; markdown renders it the same, and it is shown as
+//! stored.
 
 use std::path::PathBuf;
 
@@ -18,6 +23,7 @@ use crate::beneath::Open;
 use crate::error::{Error, Result};
 use crate::memory::append::write_whole;
 use crate::memory::lock::create_locked;
+use crate::memory::log::escape_headers;
 use crate::secrets::{Kind, Secrets};
 
 /// The characters of `content` as an entry holds them and the limit
@@ -76,7 +82,11 @@ pub fn remember(
         entry.extend_from_slice(format!("# {}\n", day(at.date())).as_bytes());
     }
     entry.extend_from_slice(format!("\n## {:02}:{:02}\n\n", at.hour(), at.minute()).as_bytes());
-    entry.extend_from_slice(content);
+    // A `## HH:MM` line in the text would start an entry of its own, which
+    // a sync merge would then place another machine's entries before:
+    // escaped as the run log escapes its results (one space more, the same
+    // markdown), every `## ` line, as headings are no entries either.
+    escape_headers(content, &mut entry);
     entry.push(b'\n');
     if let Err(e) = write_whole(&dir, &name, &file, &entry) {
         if created {

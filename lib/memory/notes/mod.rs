@@ -36,5 +36,5 @@ pub use prune::prune;
 pub use recall::{Kind, NoteFile, Recalled, answer, files, recall, shown};
 pub use rewrite::{Rewritten, rewrite};
 pub use search::{Found, search};
-pub use topic::sanitize as topic_name;
+pub use topic::name as topic_name;
 pub use workspace::{Scope, Workspace};

@@ -2,6 +2,7 @@
 
 use super::fold::combining;
 use crate::error::{Error, Result};
+use crate::secrets::{Kind, Secrets};
 
 /// The longest topic file name, in bytes, without `.md`. Every name made
 /// from it must fit the 255 bytes a file name may have: the longest is a
@@ -48,9 +49,47 @@ pub fn sanitize(topic: &str) -> Result<String> {
     Ok(name)
 }
 
+/// The file name (without `.md`) for `topic`, as [`sanitize`] makes it,
+/// refused when the topic or that name holds what `secrets` finds. A name
+/// is never redacted (a marker is no name), a sync pushes it, and the
+/// name's lower case can make a key whole that the topic's case hid: a
+/// key used as a topic would reach every machine and the remote.
+pub fn name(topic: &str, secrets: &Secrets) -> Result<String> {
+    let name = sanitize(topic)?;
+    let mut kinds: Vec<Kind> = Vec::new();
+    let found = secrets.find(topic.as_bytes());
+    for f in found.into_iter().chain(secrets.find(name.as_bytes())) {
+        if !kinds.contains(&f.kind) {
+            kinds.push(f.kind);
+        }
+    }
+    if kinds.is_empty() {
+        return Ok(name);
+    }
+    let kinds: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+    Err(Error::Input(format!(
+        "the topic's name holds what looks like a secret ({}): a file name is never redacted; name the topic for what it is about; nothing was written",
+        kinds.join(", ")
+    )))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::sanitize;
+    use super::{name, sanitize};
+    use crate::secrets::Secrets;
+
+    #[test]
+    fn a_name_holding_a_secret_is_refused() {
+        let keys = Secrets::with_keys(vec!["0123456789abcdef0123".into()]);
+        let err = name("ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", &keys).unwrap_err();
+        assert!(err.to_string().contains("(github token)"), "{err}");
+        // Only the name, lower case, holds the key whole.
+        let err = name("key 0123456789ABCDEF0123", &keys).unwrap_err();
+        assert!(err.to_string().contains("(provider key)"), "{err}");
+        assert_eq!(name("Deploy Process!", &keys).unwrap(), "deploy-process");
+        let off = Secrets::off();
+        assert!(name("ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", &off).is_ok());
+    }
 
     #[test]
     fn names() {
