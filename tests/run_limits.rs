@@ -64,14 +64,22 @@ fn a_pipe_that_never_closes_ends_at_the_deadline() {
     let env = Env::new();
     let server = Server::start(vec![ok("never")]);
     for (bin, args) in readers(&env) {
-        let mut child = spawn(&env, &server, bin, &[&args[..], &["--timeout", "2"]].concat());
+        let mut child = spawn(
+            &env,
+            &server,
+            bin,
+            &[&args[..], &["--timeout", "2"]].concat(),
+        );
         // Some input, and the write end held open: no end of file comes.
         let mut pipe = child.stdin.take().unwrap();
         pipe.write_all(b"the task\n").unwrap();
         let (code, err) = ended_within(child, Duration::from_secs(20));
         drop(pipe);
         assert_eq!(code, Some(3), "{bin}: {err}");
-        assert_eq!(err, "timeout: standard input did not end within 2s\n", "{bin}");
+        assert_eq!(
+            err, "timeout: standard input did not end within 2s\n",
+            "{bin}"
+        );
     }
     assert!(server.requests().is_empty(), "nothing was sent");
 }
@@ -82,7 +90,12 @@ fn standard_input_over_the_limit_is_refused_without_waiting_for_its_end() {
     let server = Server::start(vec![ok("never")]);
     for (bin, args) in readers(&env) {
         // A long deadline: the refusal comes from the size alone.
-        let mut child = spawn(&env, &server, bin, &[&args[..], &["--timeout", "600"]].concat());
+        let mut child = spawn(
+            &env,
+            &server,
+            bin,
+            &[&args[..], &["--timeout", "600"]].concat(),
+        );
         let mut pipe = child.stdin.take().unwrap();
         let big = vec![b'x'; STDIN_LIMIT + 1];
         // The command may stop reading once it has seen enough.

@@ -246,9 +246,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         0 => target::DEFAULT_TIMEOUT,
         seconds => std::time::Duration::from_secs(seconds),
     });
-    // Memory locks too: a process stopped while holding one cannot hold
-    // the run past its deadline.
-    crate::memory::wait_until(std::time::Instant::now() + timeout);
+    // The run's deadline starts now: reading standard input is part of
+    // the run. Memory locks too: a process stopped while holding one
+    // cannot hold the run past it.
+    let deadline = Deadline::after(timeout);
+    crate::memory::wait_until(deadline.at);
     let stream = m.flag(&STREAM) || cfg.stream;
     if let Some(model) = m.string(&MODEL)? {
         cfg.model = model.to_owned();
@@ -282,13 +284,15 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     }
     let words = target::words_after_agent(m);
     let messages = m.string(&MESSAGES)?;
-    let history = messages.map(history::read).transpose()?;
+    let history = messages
+        .map(|source| history::read(source, deadline))
+        .transpose()?;
     // --prompt takes standard input's place, as in Go; blank is absent.
     let stdin = match m.string(&PROMPT)? {
         Some(text) if !text.trim().is_empty() => text.to_owned(),
         // Standard input held the messages.
         _ if messages == Some("-") => String::new(),
-        _ => super::stdin::piped_stdin()?,
+        _ => super::stdin::piped_stdin(deadline)?,
     };
     let task = super::stdin::words_then(words.as_deref(), &stdin);
     let (history, task) = go_on_from(history, task)?;
@@ -337,7 +341,6 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         }
     }
     let started = Instant::now();
-    let deadline = Deadline::after(timeout);
     let mut show = |text: &str| -> io::Result<()> {
         // With --json the one document comes at the end instead; the
         // stream still keeps a long answer's connection alive.

@@ -4,40 +4,24 @@
 //! file is one line naming the message and what is wrong with it, never a
 //! provider's 400 after the call was paid for.
 
-use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value;
 
 use crate::error::{Error, Result, describe_io};
-use crate::llm::{Message, Role};
+use crate::llm::{Deadline, Message, Role};
 use crate::read;
 
-/// Reads the conversation in `source`, a file or `-` (standard input), at
-/// most [`read::REQUEST_LIMIT`] bytes of it.
-pub fn read(source: &str) -> Result<Vec<Message>> {
-    let failed = |e: &std::io::Error| {
-        Error::Input(format!(
-            "failed to read messages {source}: {}",
-            describe_io(e)
-        ))
-    };
+/// Reads the conversation in `source`, a file or `-` (standard input,
+/// read before `deadline`), at most [`read::REQUEST_LIMIT`] bytes of it.
+pub fn read(source: &str, deadline: Deadline) -> Result<Vec<Message>> {
+    let name = format!("messages {source}");
     let text = if source == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .lock()
-            .take(read::REQUEST_LIMIT + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| failed(&e))?;
-        if bytes.len() as u64 > read::REQUEST_LIMIT {
-            return Err(Error::Input(format!(
-                "failed to read messages {source}: over the limit of {} MiB",
-                read::REQUEST_LIMIT >> 20
-            )));
-        }
+        let bytes = crate::commands::stdin::read_until(deadline, read::REQUEST_LIMIT, &name)?;
         String::from_utf8_lossy(&bytes).into_owned()
     } else {
-        read::text(Path::new(source), read::REQUEST_LIMIT).map_err(|e| failed(&e))?
+        read::text(Path::new(source), read::REQUEST_LIMIT)
+            .map_err(|e| Error::Input(format!("failed to read {name}: {}", describe_io(&e))))?
     };
     parse(&text).map_err(|e| Error::Input(format!("invalid messages {source}: {e}")))
 }
