@@ -10,6 +10,7 @@ use crate::mcp_client::{agent, ok};
 use crate::server::Server;
 use crate::util::Env;
 use crate::wire::KEY;
+use serde_json::{Value, json};
 
 /// The most of standard input a prompt takes (docs/reference.md).
 const STDIN_LIMIT: usize = 16 << 20;
@@ -109,4 +110,156 @@ fn standard_input_over_the_limit_is_refused_without_waiting_for_its_end() {
         );
     }
     assert!(server.requests().is_empty(), "nothing was sent");
+}
+
+/// How many sub-agents' requests the provider is answering at once, and
+/// the most there ever were: each request is held a moment, so calls that
+/// run together overlap there.
+#[derive(Clone, Default)]
+struct Overlap(std::sync::Arc<std::sync::Mutex<(usize, usize)>>);
+
+impl Overlap {
+    fn hold(&self) {
+        {
+            let mut now = self.0.lock().unwrap();
+            now.0 += 1;
+            now.1 = now.1.max(now.0);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        self.0.lock().unwrap().0 -= 1;
+    }
+
+    fn peak(&self) -> usize {
+        self.0.lock().unwrap().1
+    }
+}
+
+/// A provider for `parent`, which calls `child` `fan` times, each child
+/// calling `leaf` `fan_out` times (none when 0). Every sub-agent's request
+/// is held in `overlap`; a sub-agent's answer names its task and what
+/// its own calls answered.
+fn tree_server(fan: usize, fan_out: usize, overlap: Overlap) -> Server {
+    use crate::mcp_client::calls;
+    Server::route(move |req| {
+        let body = req.json();
+        let system = crate::wire::system_text(&body);
+        let messages = body["messages"].as_array().unwrap();
+        let task = messages[0]["content"].as_str().unwrap_or_default();
+        let fan_to = |to: &str, n: usize| {
+            let list: Vec<(String, Value)> = (0..n)
+                .map(|i| {
+                    (
+                        format!("c{i}"),
+                        json!({"agent": to, "task": format!("{i}")}),
+                    )
+                })
+                .collect();
+            let list: Vec<(&str, &str, Value)> = list
+                .iter()
+                .map(|(id, input)| (id.as_str(), "call_agent", input.clone()))
+                .collect();
+            calls(&list)
+        };
+        let answered = || -> String {
+            let results = messages.last().unwrap()["content"].as_array().unwrap();
+            results
+                .iter()
+                .map(|r| r["content"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        if system.starts_with("You are parent.") {
+            return match messages.len() {
+                1 => fan_to("child", fan),
+                _ => ok("parent done"),
+            };
+        }
+        overlap.hold();
+        match (system.starts_with("You are child."), messages.len()) {
+            (true, 1) if fan_out > 0 => fan_to("leaf", fan_out),
+            (true, 1) => ok(&format!("[{task}]")),
+            (true, _) => ok(&format!("[{task}: {}]", answered())),
+            (false, _) => ok(&format!("{task}")),
+        }
+    })
+}
+
+/// The parent's second request: the results of its calls, in call order.
+fn parents_results(server: &Server) -> Vec<Value> {
+    let second = server
+        .requests()
+        .into_iter()
+        .find(|r| {
+            crate::wire::system_text(&r.json()).starts_with("You are parent.")
+                && r.json()["messages"].as_array().unwrap().len() == 3
+        })
+        .expect("the parent's second turn");
+    second.json()["messages"][2]["content"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn family(env: &Env, parent_tables: &str) {
+    agent(
+        env,
+        "parent",
+        "system_prompt = \"You are parent.\"\nsub_agents = [\"child\"]",
+        parent_tables,
+    );
+    agent(
+        env,
+        "child",
+        "system_prompt = \"You are child.\"\nsub_agents = [\"leaf\"]",
+        "",
+    );
+    agent(env, "leaf", "system_prompt = \"You are leaf.\"", "");
+}
+
+#[test]
+fn a_reply_of_500_calls_runs_at_most_8_at_once_and_answers_all_in_order() {
+    let env = Env::new();
+    family(&env, "");
+    let overlap = Overlap::default();
+    let server = tree_server(500, 0, overlap.clone());
+    crate::run::run(&env, &server.url)
+        .arg("parent")
+        .assert()
+        .success()
+        .stdout("parent done");
+    let results = parents_results(&server);
+    assert_eq!(results.len(), 500);
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r["tool_use_id"], format!("c{i}"));
+        assert_eq!(r["content"], format!("[Task: {i}]"), "{r}");
+        assert_eq!(r["is_error"], false);
+    }
+    let peak = overlap.peak();
+    assert!(peak <= 8, "{peak} calls ran at once, over the default of 8");
+    assert!(peak > 1, "the calls ran one at a time");
+}
+
+#[test]
+fn max_parallel_bounds_the_whole_tree_and_nested_calls_never_wait_on_their_callers() {
+    let env = Env::new();
+    family(&env, "[sub_agents_config]\nmax_parallel = 3");
+    let overlap = Overlap::default();
+    // 20 children calling 10 leaves each: 220 sub-agents in one tree.
+    let server = tree_server(20, 10, overlap.clone());
+    crate::run::run(&env, &server.url)
+        .arg("parent")
+        .assert()
+        .success()
+        .stdout("parent done");
+    let results = parents_results(&server);
+    let leaves: Vec<String> = (0..10).map(|i| format!("Task: {i}")).collect();
+    for (i, r) in results.iter().enumerate() {
+        assert_eq!(r["content"], format!("[Task: {i}: {}]", leaves.join(",")));
+    }
+    assert_eq!(results.len(), 20);
+    let peak = overlap.peak();
+    assert!(
+        peak <= 3,
+        "{peak} sub-agents ran at once, over max_parallel = 3"
+    );
 }
