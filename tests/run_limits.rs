@@ -179,7 +179,7 @@ fn tree_server(fan: usize, fan_out: usize, overlap: Overlap) -> Server {
             (true, 1) if fan_out > 0 => fan_to("leaf", fan_out),
             (true, 1) => ok(&format!("[{task}]")),
             (true, _) => ok(&format!("[{task}: {}]", answered())),
-            (false, _) => ok(&format!("{task}")),
+            (false, _) => ok(task),
         }
     })
 }

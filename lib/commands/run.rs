@@ -66,8 +66,8 @@ pub const COMMAND: Command = Command {
 Loads <AGENT>.toml from the first agents directory that has it (--agents-dir,
 then ./axe/agents, then <config>/agents; sub-agents are looked up the same
 way), resolves its context files (globs in the workdir), skill, and
-standard input (read when it is not a terminal and --prompt is not given),
-and sends the system prompt (persona, skill, files, memory) and the user
+standard input (read when it is not a terminal and --prompt is not given,
+within --timeout, at most 16 MiB), and sends the system prompt (persona, skill, files, memory) and the user
 message (the PROMPT words, then --prompt's text or else standard input
 after a blank line, or \"Execute the task described in your
 instructions.\" when both are empty)
@@ -78,7 +78,8 @@ the same count, and the calls themselves as calls).
 
 With sub_agents, the model may delegate through the call_agent tool; each
 sub-agent runs with its own files, skill and memory, several at once unless
-sub_agents_config.parallel is false.
+sub_agents_config.parallel is false. At most sub_agents_config.max_parallel
+tool calls (default 8) run at once in the whole run, sub-agents included.
 
 With tools = [...] the model may also work in the workdir (list_directory,
 read_file, write_file, edit_file), run commands (run_command, inside
