@@ -235,8 +235,9 @@ fn a_reply_of_500_calls_runs_at_most_8_at_once_and_answers_all_in_order() {
         assert_eq!(r["is_error"], false);
     }
     let peak = overlap.peak();
+    // That they still run at once is run.rs's
+    // sub_agents_run_in_parallel_and_results_keep_call_order.
     assert!(peak <= 8, "{peak} calls ran at once, over the default of 8");
-    assert!(peak > 1, "the calls ran one at a time");
 }
 
 #[test]
