@@ -252,6 +252,17 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // cannot hold the run past it.
     let deadline = Deadline::after(timeout);
     crate::memory::wait_until(deadline.at);
+    // --prompt takes standard input's place, as in Go; blank is absent.
+    let prompt = m.string(&PROMPT)?.filter(|text| !text.trim().is_empty());
+    let messages = m.string(&MESSAGES)?;
+    // Standard input is read from now on, beside what comes next, so
+    // time spent on the rest (a memory lock waited for) leaves input that
+    // has ended in hand: it holds the messages, or else the prompt.
+    let mut piped = match (messages, prompt) {
+        (Some("-"), _) => Some(super::stdin::Reading::start(crate::read::REQUEST_LIMIT)),
+        (_, Some(_)) => None,
+        _ => super::stdin::piped(super::stdin::PROMPT_LIMIT),
+    };
     let stream = m.flag(&STREAM) || cfg.stream;
     if let Some(model) = m.string(&MODEL)? {
         cfg.model = model.to_owned();
@@ -284,16 +295,15 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         agent.temperature = temperature;
     }
     let words = target::words_after_agent(m);
-    let messages = m.string(&MESSAGES)?;
     let history = messages
-        .map(|source| history::read(source, deadline))
+        .map(|source| history::read(source, |what| take(&mut piped)?.text(deadline, what)))
         .transpose()?;
-    // --prompt takes standard input's place, as in Go; blank is absent.
-    let stdin = match m.string(&PROMPT)? {
-        Some(text) if !text.trim().is_empty() => text.to_owned(),
-        // Standard input held the messages.
-        _ if messages == Some("-") => String::new(),
-        _ => super::stdin::piped_stdin(deadline)?,
+    let stdin = match prompt {
+        Some(text) => text.to_owned(),
+        None => match piped.take() {
+            Some(reading) => reading.text(deadline, "standard input")?,
+            None => String::new(),
+        },
     };
     let task = super::stdin::words_then(words.as_deref(), &stdin);
     let (history, task) = go_on_from(history, task)?;
@@ -511,4 +521,11 @@ fn print_totals(outcome: &Outcome, session: &Session) {
 /// A count the server may not have given.
 fn known(n: Option<u64>) -> String {
     n.map_or_else(|| "unknown".to_owned(), |n| n.to_string())
+}
+
+/// Standard input's reading, which `--messages -` made sure was started.
+fn take(piped: &mut Option<super::stdin::Reading>) -> Result<super::stdin::Reading> {
+    piped
+        .take()
+        .ok_or_else(|| Error::Input("standard input was already read".into()))
 }

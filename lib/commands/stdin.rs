@@ -7,7 +7,7 @@
 //! command ends and the thread with it.
 
 use std::io::Read;
-use std::sync::mpsc::{RecvTimeoutError, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Instant;
 
 use crate::error::{Category, Error, Result};
@@ -27,48 +27,79 @@ pub fn read_stdin() -> Result<String> {
 /// Standard input when it is piped, nothing when it is a terminal; read
 /// as [`read_until`] reads it, at most [`PROMPT_LIMIT`].
 pub fn piped_stdin(deadline: Deadline) -> Result<String> {
-    use std::io::IsTerminal;
-    if std::io::stdin().is_terminal() {
-        return Ok(String::new());
+    match piped(PROMPT_LIMIT) {
+        Some(reading) => reading.text(deadline, "standard input"),
+        None => Ok(String::new()),
     }
-    let bytes = read_until(deadline, PROMPT_LIMIT, "standard input")?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Standard input, being read, when it is not a terminal.
+pub fn piped(limit: u64) -> Option<Reading> {
+    use std::io::IsTerminal;
+    (!std::io::stdin().is_terminal()).then(|| Reading::start(limit))
 }
 
 /// All of standard input, ended by `deadline` (a timeout error, exit 3)
 /// and by `limit` (more is an input error, exit 1, as soon as it is
 /// seen). `what` names the input in those errors.
 pub fn read_until(deadline: Deadline, limit: u64, what: &str) -> Result<Vec<u8>> {
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let read = std::io::stdin()
-            .lock()
-            .take(limit.saturating_add(1))
-            .read_to_end(&mut bytes);
-        let _ = tx.send(read.map(|_| bytes));
-    });
-    let left = deadline.at.saturating_duration_since(Instant::now());
-    match rx.recv_timeout(left) {
-        Ok(Ok(bytes)) if bytes.len() as u64 > limit => Err(Error::Input(format!(
-            "failed to read {what}: over the limit of {} MiB",
-            limit >> 20
-        ))),
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(e)) => Err(Error::Input(format!(
-            "failed to read {what}: {}",
-            crate::error::describe_io(&e)
-        ))),
-        Err(RecvTimeoutError::Timeout) => Err(Error::Api {
-            category: Category::Timeout,
-            message: format!(
-                "{what} did not end within {}s",
-                deadline.limit.as_secs_f64()
-            ),
-        }),
-        Err(RecvTimeoutError::Disconnected) => Err(Error::Input(format!(
-            "failed to read {what}: its reader crashed"
-        ))),
+    Reading::start(limit).bytes(deadline, what)
+}
+
+/// Standard input being read by a thread of its own, from when the
+/// command knows it needs it, while the command goes on with the rest.
+pub struct Reading {
+    got: Receiver<std::io::Result<Vec<u8>>>,
+    limit: u64,
+}
+
+impl Reading {
+    /// Starts reading at most `limit` bytes (and one more, to tell).
+    pub fn start(limit: u64) -> Reading {
+        let (tx, got) = channel();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let read = std::io::stdin()
+                .lock()
+                .take(limit.saturating_add(1))
+                .read_to_end(&mut bytes);
+            let _ = tx.send(read.map(|_| bytes));
+        });
+        Reading { got, limit }
+    }
+
+    /// What was read, once its end came before `deadline`; input that
+    /// ended while the command did something else is there even when the
+    /// deadline has passed since.
+    pub fn bytes(self, deadline: Deadline, what: &str) -> Result<Vec<u8>> {
+        let left = deadline.at.saturating_duration_since(Instant::now());
+        match self.got.recv_timeout(left) {
+            Ok(Ok(bytes)) if bytes.len() as u64 > self.limit => Err(Error::Input(format!(
+                "failed to read {what}: over the limit of {} MiB",
+                self.limit >> 20
+            ))),
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(e)) => Err(Error::Input(format!(
+                "failed to read {what}: {}",
+                crate::error::describe_io(&e)
+            ))),
+            Err(RecvTimeoutError::Timeout) => Err(Error::Api {
+                category: Category::Timeout,
+                message: format!(
+                    "{what} did not end within {}s",
+                    deadline.limit.as_secs_f64()
+                ),
+            }),
+            Err(RecvTimeoutError::Disconnected) => Err(Error::Input(format!(
+                "failed to read {what}: its reader crashed"
+            ))),
+        }
+    }
+
+    /// [`Reading::bytes`] as text (bytes that are not UTF-8 become U+FFFD).
+    pub fn text(self, deadline: Deadline, what: &str) -> Result<String> {
+        let bytes = self.bytes(deadline, what)?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 }
 

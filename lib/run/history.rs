@@ -9,16 +9,17 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::{Error, Result, describe_io};
-use crate::llm::{Deadline, Message, Role};
+use crate::llm::{Message, Role};
 use crate::read;
 
-/// Reads the conversation in `source`, a file or `-` (standard input,
-/// read before `deadline`), at most [`read::REQUEST_LIMIT`] bytes of it.
-pub fn read(source: &str, deadline: Deadline) -> Result<Vec<Message>> {
+/// Reads the conversation in `source`, a file (at most
+/// [`read::REQUEST_LIMIT`] bytes) or `-`: `stdin`'s text, which its
+/// caller reads (within the run's deadline and the same limit), told
+/// what to call it.
+pub fn read(source: &str, stdin: impl FnOnce(&str) -> Result<String>) -> Result<Vec<Message>> {
     let name = format!("messages {source}");
     let text = if source == "-" {
-        let bytes = crate::commands::stdin::read_until(deadline, read::REQUEST_LIMIT, &name)?;
-        String::from_utf8_lossy(&bytes).into_owned()
+        stdin(&name)?
     } else {
         read::text(Path::new(source), read::REQUEST_LIMIT)
             .map_err(|e| Error::Input(format!("failed to read {name}: {}", describe_io(&e))))?
