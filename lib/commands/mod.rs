@@ -15,7 +15,7 @@ pub mod mcp;
 pub mod notes;
 pub mod run;
 pub mod state;
-pub(crate) mod stdin;
+mod stdin;
 pub mod sync;
 
 use crate::cli::Command;
