@@ -92,6 +92,10 @@ pub struct SubAgentsConfig {
     pub parallel: Option<bool>,
     /// Seconds; 0 is no limit of the sub-agent's own.
     pub timeout: Count,
+    /// The most tool calls (and MCP server starts) running at once in the
+    /// whole run, sub-agents included; 0 is the default (8). The top-level
+    /// agent's holds for its tree.
+    pub max_parallel: Count,
 }
 
 /// `[retry]`: calling the provider again after a rate limit, an overload,
@@ -404,6 +408,15 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
         return Err(Error::AgentInvalid(format!(
             "sub_agents_config.timeout cannot exceed {}",
             crate::timeout::MAX_SECONDS
+        )));
+    }
+    if sub.max_parallel.is_negative() {
+        return fail("sub_agents_config.max_parallel must be non-negative");
+    }
+    if sub.max_parallel.get() > crate::run::pool::MAX_PARALLEL {
+        return Err(Error::AgentInvalid(format!(
+            "sub_agents_config.max_parallel cannot exceed {}",
+            crate::run::pool::MAX_PARALLEL
         )));
     }
     if cfg.timeout.is_negative() {
@@ -883,6 +896,7 @@ model = "{PLACEHOLDER_MODEL}"
 # max_depth = 3
 # parallel = true
 # timeout = 120
+# max_parallel = 8        # tool calls at once in the whole run (0 = 8)
 
 # [artifacts]
 # enabled = false
@@ -1119,6 +1133,17 @@ mod tests {
             "sub_agents_config.timeout must be non-negative"
         );
         cfg.sub_agents_config.timeout = Count(0);
+        cfg.sub_agents_config.max_parallel = Count(-1);
+        assert_eq!(
+            invalid_message(&cfg),
+            "sub_agents_config.max_parallel must be non-negative"
+        );
+        cfg.sub_agents_config.max_parallel = Count(65);
+        assert_eq!(
+            invalid_message(&cfg),
+            "sub_agents_config.max_parallel cannot exceed 64"
+        );
+        cfg.sub_agents_config.max_parallel = Count(64);
         cfg.timeout = Count(-1);
         assert_eq!(invalid_message(&cfg), "timeout must be non-negative");
         cfg.timeout = Count(86_401);

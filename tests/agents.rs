@@ -18,6 +18,7 @@ sub_agents = ["summarizer", "linter"]
 max_depth = 2
 parallel = false
 timeout = 60
+max_parallel = 4
 
 [memory]
 enabled = true
@@ -106,6 +107,7 @@ Sub-Agents:     summarizer, linter
 Max Depth:      2
 Parallel:       false
 Sub-Agent Timeout:60
+Max Parallel:   4
 Memory Enabled: true
 Memory Path:    /logs/reviewer.md
 Memory LastN:   10
@@ -191,7 +193,7 @@ fn show_json_has_every_field_with_defaults_and_paths() {
             "memory_path": env.log_path("a").to_string_lossy(),
             "name": "a", "description": "", "model": "x/y", "system_prompt": "",
             "skill": "", "files": [], "workdir": "", "sub_agents": ["b"],
-            "sub_agents_config": {"max_depth": 0, "parallel": true, "timeout": 0},
+            "sub_agents_config": {"max_depth": 0, "parallel": true, "timeout": 0, "max_parallel": 0},
             "timeout": 0, "stream": false,
             "retry": {"max_retries": 0, "backoff": "", "initial_delay_ms": 0, "max_delay_ms": 0},
             "budget": {"max_tokens": 0},

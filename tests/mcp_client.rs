@@ -728,3 +728,85 @@ fn an_sse_endpoint_on_another_origin_is_refused() {
     );
     assert!(server.requests().is_empty());
 }
+
+/// A stdio server that answers `initialize` and `tools/list` (one tool,
+/// `take`), writes its pid to ./pids, then does `then` (Python) forever
+/// and never reads its input again.
+fn hostile(env: &Env, py: &Path, then: &str) -> String {
+    let script = env.root().join("hostile.py");
+    std::fs::write(
+        &script,
+        format!(
+            r#"import json, os, sys, time
+def send(m):
+    sys.stdout.write(json.dumps(m) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "initialize":
+        send({{"jsonrpc": "2.0", "id": m["id"], "result": {{"protocolVersion": m["params"]["protocolVersion"], "capabilities": {{"tools": {{}}}}, "serverInfo": {{"name": "h", "version": "1"}}}}}})
+    elif m.get("method") == "tools/list":
+        send({{"jsonrpc": "2.0", "id": m["id"], "result": {{"tools": [{{"name": "take", "inputSchema": {{"type": "object"}}}}]}}}})
+        break
+with open("pids.tmp", "w") as f:
+    f.write(f"{{os.getpid()}}\n")
+os.rename("pids.tmp", "pids")
+n = 0
+while True:
+{then}
+"#
+        ),
+    )
+    .unwrap();
+    format!(
+        "[[mcp_servers]]\nname = \"hostile\"\ntransport = \"stdio\"\ncommand = {:?}\nargs = [{:?}]\n",
+        py.display().to_string(),
+        script.display().to_string()
+    )
+}
+
+/// Runs agent `a` (whose server is `table`) with `--timeout 3` against a
+/// model that calls `take` with `argument`: the run ends at its deadline
+/// with the timeout's code and message, however the server behaves, and
+/// the server does not outlive it.
+fn ends_at_the_deadline(env: &Env, table: &str, argument: &str) {
+    agent(env, "a", "", table);
+    let server = Server::start(vec![
+        calls(&[("c1", "take", json!({"data": argument}))]),
+        ok("never"),
+    ]);
+    let started = Instant::now();
+    run(env, &server.url)
+        .args(["a", "--timeout", "3"])
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(3)
+        .stderr("timeout: no complete reply within 3s\n");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    for pid in hung_pids(env.root()) {
+        assert!(gone_soon(pid), "process {pid} outlived the run");
+    }
+}
+
+#[test]
+fn a_server_that_stops_reading_cannot_hold_a_large_call_past_the_deadline() {
+    let Some(py) = python() else { return };
+    let env = Env::new();
+    let table = hostile(&env, &py, "    time.sleep(1)");
+    // Far over a pipe's 64 KiB: the write cannot finish.
+    ends_at_the_deadline(&env, &table, &"x".repeat(200 << 10));
+}
+
+#[test]
+fn a_server_whose_requests_go_unread_cannot_hold_the_run_past_the_deadline() {
+    let Some(py) = python() else { return };
+    let env = Env::new();
+    // Requests of its own, never reading the answers: they fill the pipe
+    // to it long before the model's call comes.
+    let table = hostile(
+        &env,
+        &py,
+        "    n += 1\n    send({\"jsonrpc\": \"2.0\", \"id\": n, \"method\": \"ping\"})\n    if n % 100 == 0:\n        time.sleep(0.01)",
+    );
+    ends_at_the_deadline(&env, &table, "small");
+}

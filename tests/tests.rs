@@ -30,6 +30,7 @@ mod pipeline;
 mod readme;
 mod redact;
 mod run;
+mod run_limits;
 mod run_options;
 mod sandbox;
 mod search;

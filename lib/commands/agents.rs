@@ -274,6 +274,12 @@ fn show_text(cfg: &AgentConfig) -> String {
             subs && sub.timeout.get() != 0,
             sub.timeout.to_string(),
         ),
+        // Not only sub-agents: it bounds any reply's tool calls.
+        (
+            "Max Parallel:",
+            sub.max_parallel.get() != 0,
+            sub.max_parallel.to_string(),
+        ),
         (
             "MCP Servers:",
             !cfg.mcp_servers.is_empty(),

@@ -139,6 +139,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let temperature = m.number::<f64>(&TEMPERATURE)?;
     let max_tokens = m.number::<u64>(&MAX_TOKENS)?;
     let timeout = target::timeout(m, &TIMEOUT)?;
+    // Standard input is read within it too: a pipe may never close.
+    let deadline = llm::Deadline::after(timeout);
     let retries = m.number::<u32>(&RETRIES)?.unwrap_or(0);
     let stream = m.flag(&STREAM);
     let json = m.flag(&JSON);
@@ -151,10 +153,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                     "cannot combine --request with a PROMPT".into(),
                 ));
             }
-            read_request(source)?
+            read_request(source, deadline)?
         }
         None => Conversation {
-            messages: vec![Message::user(prompt(m)?)],
+            messages: vec![Message::user(prompt(m, deadline)?)],
             ..Conversation::default()
         },
     };
@@ -189,7 +191,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     };
     let endpoint = config.endpoint(provider)?;
     let options = CallOptions {
-        deadline: llm::Deadline::after(timeout),
+        deadline,
         retry: llm::RetryPolicy::times(retries),
         stream,
     };
@@ -240,7 +242,7 @@ fn print_reply(
 
 /// PROMPT's words, then standard input when it is piped (after a blank
 /// line), as `axe-run` builds its task.
-fn prompt(m: &Matches) -> Result<String> {
+fn prompt(m: &Matches, deadline: llm::Deadline) -> Result<String> {
     let words = (!m.args().is_empty()).then(|| {
         m.args()
             .iter()
@@ -248,7 +250,7 @@ fn prompt(m: &Matches) -> Result<String> {
             .collect::<Vec<_>>()
             .join(" ")
     });
-    let text = super::stdin::words_then(words.as_deref(), &super::stdin::piped_stdin()?);
+    let text = super::stdin::words_then(words.as_deref(), &super::stdin::piped_stdin(deadline)?);
     if text.trim().is_empty() {
         return Err(Error::Usage(
             "no prompt: give PROMPT or pipe it on standard input".into(),
@@ -281,10 +283,12 @@ fn system_prompt(m: &Matches) -> Result<Option<String>> {
 }
 
 /// The `--request` conversation, from a file (regular, at most
-/// [`read::REQUEST_LIMIT`]) or `-` (standard input).
-fn read_request(source: &str) -> Result<Conversation> {
+/// [`read::REQUEST_LIMIT`]) or `-` (standard input, as much, read before
+/// `deadline`).
+fn read_request(source: &str, deadline: llm::Deadline) -> Result<Conversation> {
     let text = if source == "-" {
-        super::stdin::read_stdin()?
+        let bytes = super::stdin::read_until(deadline, read::REQUEST_LIMIT, "standard input")?;
+        String::from_utf8_lossy(&bytes).into_owned()
     } else {
         read::text(Path::new(source), read::REQUEST_LIMIT).map_err(|e| {
             Error::Input(format!(

@@ -66,8 +66,8 @@ pub const COMMAND: Command = Command {
 Loads <AGENT>.toml from the first agents directory that has it (--agents-dir,
 then ./axe/agents, then <config>/agents; sub-agents are looked up the same
 way), resolves its context files (globs in the workdir), skill, and
-standard input (read when it is not a terminal and --prompt is not given),
-and sends the system prompt (persona, skill, files, memory) and the user
+standard input (read when it is not a terminal and --prompt is not given,
+within --timeout, at most 16 MiB), and sends the system prompt (persona, skill, files, memory) and the user
 message (the PROMPT words, then --prompt's text or else standard input
 after a blank line, or \"Execute the task described in your
 instructions.\" when both are empty)
@@ -78,7 +78,8 @@ the same count, and the calls themselves as calls).
 
 With sub_agents, the model may delegate through the call_agent tool; each
 sub-agent runs with its own files, skill and memory, several at once unless
-sub_agents_config.parallel is false.
+sub_agents_config.parallel is false. At most sub_agents_config.max_parallel
+tool calls (default 8) run at once in the whole run, sub-agents included.
 
 With tools = [...] the model may also work in the workdir (list_directory,
 read_file, write_file, edit_file), run commands (run_command, inside
@@ -246,9 +247,22 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         0 => target::DEFAULT_TIMEOUT,
         seconds => std::time::Duration::from_secs(seconds),
     });
-    // Memory locks too: a process stopped while holding one cannot hold
-    // the run past its deadline.
-    crate::memory::wait_until(std::time::Instant::now() + timeout);
+    // The run's deadline starts now: reading standard input is part of
+    // the run. Memory locks too: a process stopped while holding one
+    // cannot hold the run past it.
+    let deadline = Deadline::after(timeout);
+    crate::memory::wait_until(deadline.at);
+    // --prompt takes standard input's place, as in Go; blank is absent.
+    let prompt = m.string(&PROMPT)?.filter(|text| !text.trim().is_empty());
+    let messages = m.string(&MESSAGES)?;
+    // Standard input is read from now on, beside what comes next, so
+    // time spent on the rest (a memory lock waited for) leaves input that
+    // has ended in hand: it holds the messages, or else the prompt.
+    let mut piped = match (messages, prompt) {
+        (Some("-"), _) => Some(super::stdin::Reading::start(crate::read::REQUEST_LIMIT)),
+        (_, Some(_)) => None,
+        _ => super::stdin::piped(super::stdin::PROMPT_LIMIT),
+    };
     let stream = m.flag(&STREAM) || cfg.stream;
     if let Some(model) = m.string(&MODEL)? {
         cfg.model = model.to_owned();
@@ -281,14 +295,15 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         agent.temperature = temperature;
     }
     let words = target::words_after_agent(m);
-    let messages = m.string(&MESSAGES)?;
-    let history = messages.map(history::read).transpose()?;
-    // --prompt takes standard input's place, as in Go; blank is absent.
-    let stdin = match m.string(&PROMPT)? {
-        Some(text) if !text.trim().is_empty() => text.to_owned(),
-        // Standard input held the messages.
-        _ if messages == Some("-") => String::new(),
-        _ => super::stdin::piped_stdin()?,
+    let history = messages
+        .map(|source| history::read(source, |what| take(&mut piped)?.text(deadline, what)))
+        .transpose()?;
+    let stdin = match prompt {
+        Some(text) => text.to_owned(),
+        None => match piped.take() {
+            Some(reading) => reading.text(deadline, "standard input")?,
+            None => String::new(),
+        },
     };
     let task = super::stdin::words_then(words.as_deref(), &stdin);
     let (history, task) = go_on_from(history, task)?;
@@ -337,7 +352,6 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         }
     }
     let started = Instant::now();
-    let deadline = Deadline::after(timeout);
     let mut show = |text: &str| -> io::Result<()> {
         // With --json the one document comes at the end instead; the
         // stream still keeps a long answer's connection alive.
@@ -510,4 +524,11 @@ fn print_totals(outcome: &Outcome, session: &Session) {
 /// A count the server may not have given.
 fn known(n: Option<u64>) -> String {
     n.map_or_else(|| "unknown".to_owned(), |n| n.to_string())
+}
+
+/// Standard input's reading, which `--messages -` made sure was started.
+fn take(piped: &mut Option<super::stdin::Reading>) -> Result<super::stdin::Reading> {
+    piped
+        .take()
+        .ok_or_else(|| Error::Input("standard input was already read".into()))
 }

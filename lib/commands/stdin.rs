@@ -1,18 +1,106 @@
 //! Standard input as the commands read it.
+//!
+//! `axe-run` and `axe-llm` read theirs under the run's deadline and within
+//! a size limit: under cron or CI a pipe may never close, and a pipe may
+//! hold far more than any prompt. A thread of its own reads it, so the
+//! command waits only as long as its deadline; should that pass, the
+//! command ends and the thread with it.
+
+use std::io::Read;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::Instant;
+
+use crate::error::{Category, Error, Result};
+use crate::llm::Deadline;
+
+/// The most of standard input a prompt takes: what a prompt file may
+/// hold ([`crate::read::PROMPT_LIMIT`], 16 MiB), more than the largest
+/// context window.
+pub const PROMPT_LIMIT: u64 = crate::read::PROMPT_LIMIT;
 
 /// All of standard input, as text (bytes that are not UTF-8 become U+FFFD).
-pub fn read_stdin() -> crate::error::Result<String> {
+pub fn read_stdin() -> Result<String> {
     let bytes = read_stdin_bytes()?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// Standard input when it is piped, nothing when it is a terminal.
-pub fn piped_stdin() -> crate::error::Result<String> {
-    use std::io::IsTerminal;
-    if std::io::stdin().is_terminal() {
-        return Ok(String::new());
+/// Standard input when it is piped, nothing when it is a terminal; read
+/// as [`read_until`] reads it, at most [`PROMPT_LIMIT`].
+pub fn piped_stdin(deadline: Deadline) -> Result<String> {
+    match piped(PROMPT_LIMIT) {
+        Some(reading) => reading.text(deadline, "standard input"),
+        None => Ok(String::new()),
     }
-    read_stdin()
+}
+
+/// Standard input, being read, when it is not a terminal.
+pub fn piped(limit: u64) -> Option<Reading> {
+    use std::io::IsTerminal;
+    (!std::io::stdin().is_terminal()).then(|| Reading::start(limit))
+}
+
+/// All of standard input, ended by `deadline` (a timeout error, exit 3)
+/// and by `limit` (more is an input error, exit 1, as soon as it is
+/// seen). `what` names the input in those errors.
+pub fn read_until(deadline: Deadline, limit: u64, what: &str) -> Result<Vec<u8>> {
+    Reading::start(limit).bytes(deadline, what)
+}
+
+/// Standard input being read by a thread of its own, from when the
+/// command knows it needs it, while the command goes on with the rest.
+pub struct Reading {
+    got: Receiver<std::io::Result<Vec<u8>>>,
+    limit: u64,
+}
+
+impl Reading {
+    /// Starts reading at most `limit` bytes (and one more, to tell).
+    pub fn start(limit: u64) -> Reading {
+        let (tx, got) = channel();
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let read = std::io::stdin()
+                .lock()
+                .take(limit.saturating_add(1))
+                .read_to_end(&mut bytes);
+            let _ = tx.send(read.map(|_| bytes));
+        });
+        Reading { got, limit }
+    }
+
+    /// What was read, once its end came before `deadline`; input that
+    /// ended while the command did something else is there even when the
+    /// deadline has passed since.
+    pub fn bytes(self, deadline: Deadline, what: &str) -> Result<Vec<u8>> {
+        let left = deadline.at.saturating_duration_since(Instant::now());
+        match self.got.recv_timeout(left) {
+            Ok(Ok(bytes)) if bytes.len() as u64 > self.limit => Err(Error::Input(format!(
+                "failed to read {what}: over the limit of {} MiB",
+                self.limit >> 20
+            ))),
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(e)) => Err(Error::Input(format!(
+                "failed to read {what}: {}",
+                crate::error::describe_io(&e)
+            ))),
+            Err(RecvTimeoutError::Timeout) => Err(Error::Api {
+                category: Category::Timeout,
+                message: format!(
+                    "{what} did not end within {}s",
+                    deadline.limit.as_secs_f64()
+                ),
+            }),
+            Err(RecvTimeoutError::Disconnected) => Err(Error::Input(format!(
+                "failed to read {what}: its reader crashed"
+            ))),
+        }
+    }
+
+    /// [`Reading::bytes`] as text (bytes that are not UTF-8 become U+FFFD).
+    pub fn text(self, deadline: Deadline, what: &str) -> Result<String> {
+        let bytes = self.bytes(deadline, what)?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
 }
 
 /// The prompt words, then standard input after a blank line: the user
@@ -29,12 +117,11 @@ pub fn words_then(words: Option<&str>, stdin: &str) -> String {
 
 /// All of standard input as bytes, kept exactly (notes that are not UTF-8
 /// survive).
-pub fn read_stdin_bytes() -> crate::error::Result<Vec<u8>> {
-    use std::io::Read;
+pub fn read_stdin_bytes() -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .lock()
         .read_to_end(&mut bytes)
-        .map_err(|e| crate::error::Error::stdin(&e))?;
+        .map_err(|e| Error::stdin(&e))?;
     Ok(bytes)
 }

@@ -4,7 +4,6 @@
 //! file is one line naming the message and what is wrong with it, never a
 //! provider's 400 after the call was paid for.
 
-use std::io::Read;
 use std::path::Path;
 
 use serde_json::Value;
@@ -13,31 +12,17 @@ use crate::error::{Error, Result, describe_io};
 use crate::llm::{Message, Role};
 use crate::read;
 
-/// Reads the conversation in `source`, a file or `-` (standard input), at
-/// most [`read::REQUEST_LIMIT`] bytes of it.
-pub fn read(source: &str) -> Result<Vec<Message>> {
-    let failed = |e: &std::io::Error| {
-        Error::Input(format!(
-            "failed to read messages {source}: {}",
-            describe_io(e)
-        ))
-    };
+/// Reads the conversation in `source`, a file (at most
+/// [`read::REQUEST_LIMIT`] bytes) or `-`: `stdin`'s text, which its
+/// caller reads (within the run's deadline and the same limit), told
+/// what to call it.
+pub fn read(source: &str, stdin: impl FnOnce(&str) -> Result<String>) -> Result<Vec<Message>> {
+    let name = format!("messages {source}");
     let text = if source == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .lock()
-            .take(read::REQUEST_LIMIT + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| failed(&e))?;
-        if bytes.len() as u64 > read::REQUEST_LIMIT {
-            return Err(Error::Input(format!(
-                "failed to read messages {source}: over the limit of {} MiB",
-                read::REQUEST_LIMIT >> 20
-            )));
-        }
-        String::from_utf8_lossy(&bytes).into_owned()
+        stdin(&name)?
     } else {
-        read::text(Path::new(source), read::REQUEST_LIMIT).map_err(|e| failed(&e))?
+        read::text(Path::new(source), read::REQUEST_LIMIT)
+            .map_err(|e| Error::Input(format!("failed to read {name}: {}", describe_io(&e))))?
     };
     parse(&text).map_err(|e| Error::Input(format!("invalid messages {source}: {e}")))
 }

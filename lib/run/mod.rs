@@ -13,6 +13,7 @@ pub mod dry_run;
 pub mod gc;
 pub mod history;
 pub mod once;
+pub(crate) mod pool;
 pub(crate) mod prepared;
 pub mod recall;
 pub(crate) mod session;

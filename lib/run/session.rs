@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::details::Detail;
+use super::pool::Pool;
 use crate::act::Artifacts;
 use crate::agent::AgentConfig;
 use crate::config::{Config, Endpoints};
@@ -34,6 +35,9 @@ pub struct Session {
     pub artifacts: Option<Arc<Artifacts>>,
     /// The top-level agent's tool calls, for `--json`.
     pub details: Mutex<Vec<Detail>>,
+    /// The threads the whole tree's tool calls and MCP server starts may
+    /// use at once: the top-level agent's `max_parallel`.
+    pub pool: Pool,
 }
 
 impl Session {
@@ -50,6 +54,7 @@ impl Session {
             verbose,
             artifacts: None,
             details: Mutex::new(Vec::new()),
+            pool: Pool::new(top.sub_agents_config.max_parallel.as_usize()),
         }
     }
 

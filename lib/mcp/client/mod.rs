@@ -46,6 +46,7 @@ pub struct Client {
 }
 
 /// A server's settings with `${VAR}` expanded: what starting it needs.
+#[derive(Clone)]
 pub struct Resolved<'a> {
     pub server: &'a McpServer,
     pub headers: Vec<(String, String)>,

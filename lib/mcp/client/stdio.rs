@@ -4,11 +4,21 @@
 //! answer to its request; another drains its stderr, to `-v` or nowhere,
 //! so a chatty server never blocks on a full pipe. Closing it follows the
 //! protocol: stdin closed, then SIGTERM, then SIGKILL, to the whole group.
+//!
+//! A server may stop reading its input at any moment, and a write to it
+//! then blocks for good once the pipe is full (64 KiB: one large tool
+//! call). So only the writer thread ever writes: callers queue a message
+//! and wait for its answer under their deadline, the reader queues its
+//! answers to the server's own requests (a capped number of them: a
+//! server that asks and never reads loses the rest), and closing takes no
+//! lock the writer can hold while it is stuck. A stuck writer is freed
+//! when the group is killed (the write fails: nobody reads the pipe).
 
+use std::collections::VecDeque;
 use std::io::{BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio as Piped};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -46,10 +56,32 @@ const PASSED: &[&str] = &[
 /// How long a server has to go after each step of closing it.
 const GRACE: Duration = Duration::from_millis(500);
 
+/// The most answers to the server's own requests waiting to be written:
+/// a server that reads its input takes them far quicker than it asks.
+const MAX_REPLIES: usize = 64;
+
 pub struct Stdio {
-    stdin: Arc<Mutex<Option<ChildStdin>>>,
+    outbox: Arc<Outbox>,
     child: Arc<Mutex<Child>>,
     pending: Arc<Pending>,
+}
+
+/// What is on its way to the server, for the writer thread.
+#[derive(Default)]
+struct Outbox {
+    queue: Mutex<Queue>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    /// Whole lines, each with whether it answers the server.
+    lines: VecDeque<(Vec<u8>, bool)>,
+    replies: usize,
+    /// Set by close: the writer drops the server's input at once.
+    closed: bool,
+    /// Why writing stopped, once it has.
+    failed: Option<String>,
 }
 
 /// What starts a server.
@@ -87,52 +119,93 @@ impl Stdio {
         };
         let child = Arc::new(Mutex::new(child));
         let pending = Arc::new(Pending::default());
-        let stdin = Arc::new(Mutex::new(Some(stdin)));
+        let outbox = Arc::new(Outbox::default());
         let transport = Stdio {
-            stdin,
+            outbox: Arc::clone(&outbox),
             child: Arc::clone(&child),
             pending: Arc::clone(&pending),
         };
         drain(stderr, launch.verbose.then(|| launch.name.to_owned()));
-        let replies = transport.writer();
+        let writes = Arc::clone(&outbox);
+        thread::spawn(move || write(stdin, &writes));
+        let replies = move |message: Value| {
+            let _ = outbox.put(&message, true);
+        };
         thread::spawn(move || read(stdout, &pending, &child, &replies));
         Ok(transport)
     }
+}
 
-    /// Something the reader thread can answer the server's requests with:
-    /// the same handle, so closing it is closing the server's input.
-    fn writer(&self) -> impl Fn(Value) + Send + 'static {
-        let stdin = Arc::clone(&self.stdin);
-        move |message: Value| {
-            if let Some(out) = stdin.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
-                let _ = write_line(out, &message);
+impl Outbox {
+    fn queue(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `message` for the writer; never waits on the server. An
+    /// answer to the server (`reply`) past [`MAX_REPLIES`] is dropped.
+    fn put(&self, message: &Value, reply: bool) -> Result<(), String> {
+        let mut line = serde_json::to_vec(message).map_err(|e| e.to_string())?;
+        line.push(b'\n');
+        let mut queue = self.queue();
+        if queue.closed {
+            return Err("the server was closed".into());
+        }
+        if let Some(why) = &queue.failed {
+            return Err(why.clone());
+        }
+        if reply {
+            if queue.replies >= MAX_REPLIES {
+                return Ok(());
             }
+            queue.replies += 1;
+        }
+        queue.lines.push_back((line, reply));
+        self.changed.notify_one();
+        Ok(())
+    }
+
+    /// The next line to write, or `None` once the server is closed.
+    fn next(&self) -> Option<Vec<u8>> {
+        let mut queue = self.queue();
+        loop {
+            if queue.closed {
+                return None;
+            }
+            if let Some((line, reply)) = queue.lines.pop_front() {
+                queue.replies -= usize::from(reply);
+                return Some(line);
+            }
+            queue = self.changed.wait(queue).unwrap_or_else(|e| e.into_inner());
         }
     }
 
-    fn send(&self, message: &Value) -> Result<(), String> {
-        let mut stdin = self.stdin.lock().unwrap_or_else(|e| e.into_inner());
-        let out = stdin.as_mut().ok_or("the server was closed")?;
-        write_line(out, message).map_err(|e| {
-            format!(
-                "the server is not reading its input: {}",
-                crate::error::describe_io(&e)
-            )
-        })
+    fn close(&self) {
+        self.queue().closed = true;
+        self.changed.notify_one();
     }
 }
 
-fn write_line(out: &mut impl Write, message: &Value) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(message)?;
-    line.push(b'\n');
-    out.write_all(&line)?;
-    out.flush()
+/// The writer thread: the queue's lines, whole and in order, until the
+/// server is closed (its input then dropped, which asks it to go) or a
+/// write fails. It alone blocks when the server stops reading.
+fn write(mut stdin: ChildStdin, outbox: &Outbox) {
+    while let Some(line) = outbox.next() {
+        if let Err(e) = stdin.write_all(&line).and_then(|()| stdin.flush()) {
+            let mut queue = outbox.queue();
+            queue.failed = Some(format!(
+                "the server is not reading its input: {}",
+                crate::error::describe_io(&e)
+            ));
+            queue.lines.clear();
+            return;
+        }
+    }
 }
 
 impl Transport for Stdio {
     fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, String> {
         let rx = self.pending.expect(id)?;
-        if let Err(e) = self.send(message) {
+        if let Err(e) = self.outbox.put(message, false) {
             self.pending.forget(id);
             return Err(e);
         }
@@ -140,12 +213,13 @@ impl Transport for Stdio {
     }
 
     fn notify(&self, message: &Value, _deadline: Instant) -> Result<(), String> {
-        self.send(message)
+        self.outbox.put(message, false)
     }
 
     fn close(&self) {
-        // End of input asks the server to go.
-        self.stdin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // End of input asks the server to go, as soon as the writer is
+        // not stuck in a write; if it is, the signals below free it.
+        self.outbox.close();
         let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
         let group = child.id();
         for step in [None, Some(Stop::Term), Some(Stop::Kill)] {

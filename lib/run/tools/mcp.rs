@@ -1,11 +1,9 @@
 //! MCP servers as a source of a conversation's tools: the agent's
 //! `[[mcp_servers]]` started (or connected to) when its conversation
-//! starts, all at once, their tools offered beside the others under their
-//! own names, each call routed to its server within the run's deadline,
-//! and every server stopped when the conversation ends, however it ends
-//! (dropping [`Servers`] closes them).
-
-use std::thread;
+//! starts, as many at once as the run's pool spares, their tools offered
+//! beside the others under their own names, each call routed to its
+//! server within the run's deadline, and every server stopped when the
+//! conversation ends, however it ends (dropping [`Servers`] closes them).
 
 use serde_json::Value;
 
@@ -14,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::llm::{Deadline, ToolCall, ToolDef};
 use crate::mcp::client::config::expand;
 use crate::mcp::client::{Client, Resolved, Tool};
+use crate::run::pool::Pool;
 use crate::stderr::note;
 use crate::tools::{self, NotesSeen};
 
@@ -48,6 +47,7 @@ impl Servers {
         taken: &[String],
         deadline: Deadline,
         verbose: bool,
+        pool: &Pool,
     ) -> Result<Servers> {
         let resolved = servers
             .iter()
@@ -56,16 +56,11 @@ impl Servers {
         if verbose {
             servers.iter().for_each(say_starting);
         }
-        let started: Vec<Started> = thread::scope(|scope| {
-            let handles: Vec<_> = resolved
-                .into_iter()
-                .map(|r| scope.spawn(move || start_one(r, workdir, deadline, verbose)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err("it crashed axe".into())))
-                .collect()
-        });
+        let started: Vec<Started> = pool.each(
+            &resolved,
+            |r| start_one(r.clone(), workdir, deadline, verbose),
+            |_| Err("it crashed axe".into()),
+        );
         let mut out = Servers::default();
         let mut failed = None;
         for (server, started) in servers.iter().zip(started) {

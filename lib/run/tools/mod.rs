@@ -5,7 +5,8 @@
 //! names win over. A call goes to the first source that has its name, an
 //! arm each in [`run_one`]; a new source of tools is one more arm there
 //! and in [`offered`]. Several calls in one reply run at once (unless the
-//! agent says `parallel = false`), their results in call order; whatever
+//! agent says `parallel = false`), as many as the run's pool spares
+//! (`max_parallel`, see `run::pool`), their results in call order; whatever
 //! goes wrong comes back to the model as an error result and never ends
 //! the run.
 
@@ -13,7 +14,6 @@ mod call_agent;
 mod context;
 mod mcp;
 
-use std::thread;
 use std::time::{Duration, Instant};
 
 pub use context::{Context, SubAgent, act, memory};
@@ -46,7 +46,8 @@ pub fn connect(ctx: &mut Context) -> Result<()> {
     }
     let taken: Vec<String> = offered(ctx).into_iter().map(|t| t.name).collect();
     let (workdir, verbose) = (&ctx.agent.workdir, ctx.session.verbose);
-    ctx.mcp = Servers::start(servers, workdir, &taken, ctx.deadline, verbose)?;
+    let pool = &ctx.session.pool;
+    ctx.mcp = Servers::start(servers, workdir, &taken, ctx.deadline, verbose, pool)?;
     Ok(())
 }
 
@@ -90,27 +91,17 @@ pub fn run(ctx: &Context, calls: &[ToolCall], turn: usize) -> Vec<ToolResult> {
         .unwrap_or_else(|e| e.into_inner())
         .clone();
     let seen = &seen;
-    let ran: Vec<(ToolResult, Duration)> = if calls.len() < 2 || !ctx.agent.parallel() {
-        calls.iter().map(|call| run_one(ctx, call, seen)).collect()
+    let crashed = |call: &ToolCall| {
+        (
+            result(call, Err(crashed(&call.name).to_owned())),
+            Duration::ZERO,
+        )
+    };
+    let ran: Vec<(ToolResult, Duration)> = if ctx.agent.parallel() {
+        // As many at once as the run's pool spares, this thread included.
+        (ctx.session.pool).each(calls, |call| run_one(ctx, call, seen), crashed)
     } else {
-        thread::scope(|scope| {
-            let handles: Vec<_> = calls
-                .iter()
-                .map(|call| scope.spawn(move || run_one(ctx, call, seen)))
-                .collect();
-            handles
-                .into_iter()
-                .zip(calls)
-                .map(|(h, call)| {
-                    h.join().unwrap_or_else(|_| {
-                        (
-                            result(call, Err(crashed(&call.name).to_owned())),
-                            Duration::ZERO,
-                        )
-                    })
-                })
-                .collect()
-        })
+        calls.iter().map(|call| run_one(ctx, call, seen)).collect()
     };
     if ctx.depth == 0 {
         let mut kept = ctx
