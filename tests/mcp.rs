@@ -104,7 +104,10 @@ impl Client {
             return None;
         }
         let ping = self.reply();
-        assert_eq!(ping["id"], "after", "one answer to {line}: {first} then {ping}");
+        assert_eq!(
+            ping["id"], "after",
+            "one answer to {line}: {first} then {ping}"
+        );
         Some(first)
     }
 
@@ -741,7 +744,10 @@ fn structured_content_carries_the_memory_the_text_shows() {
     let seeded = "Ada rotates the deploy key on Fridays.\n";
     let notes = env.data_dir().join("axe/notes");
     env.write(&notes.join("agents/claude/MEMORY.md"), seeded);
-    env.write(&notes.join("world/deploys.md"), "Blue-green, never on Mondays.\n");
+    env.write(
+        &notes.join("world/deploys.md"),
+        "Blue-green, never on Mondays.\n",
+    );
     let mut c = Client::start(&env, &["claude"]);
     c.initialize();
     c.call(
@@ -793,8 +799,7 @@ fn structured_content_carries_the_memory_the_text_shows() {
     // Search: the snippet is there, and so is its path.
     let found = call_result(&mut c, "search_notes", json!({"query": "Fridays"}));
     assert_eq!(
-        found["structuredContent"]["results"][0]["path"],
-        "agents/claude/MEMORY.md",
+        found["structuredContent"]["results"][0]["path"], "agents/claude/MEMORY.md",
         "{found}"
     );
     assert!(
@@ -846,9 +851,15 @@ fn a_file_the_budget_left_out_is_not_seen() {
     // No hash either: a client without a session takes recall's hash as
     // its licence to overwrite, so one of a file not shown would let it
     // write blind.
-    assert!(data.get("memory_sha256").is_none_or(Value::is_null), "{second}");
     assert!(
-        !second["content"][0]["text"].as_str().unwrap().contains(&sha256(long.as_bytes())),
+        data.get("memory_sha256").is_none_or(Value::is_null),
+        "{second}"
+    );
+    assert!(
+        !second["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains(&sha256(long.as_bytes())),
         "{second}"
     );
     let (text, err) = c.call("reflect", json!({"content": "blind"}));
@@ -884,7 +895,10 @@ fn non_objects_and_batches_outside_2025_03_26_are_invalid_requests() {
     c.initialize();
     let r = invalid(&mut c, &format!("[{ping}]"));
     assert!(
-        r["error"]["message"].as_str().unwrap().contains("2025-06-18"),
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2025-06-18"),
         "{r}"
     );
     invalid(&mut c, "[]");
@@ -921,7 +935,14 @@ fn a_batch_under_2025_03_26_gets_an_array_of_replies() {
     let ids: Vec<&Value> = replies.iter().map(|r| &r["id"]).collect();
     assert_eq!(
         ids,
-        [&json!("p"), &json!(2), &Value::Null, &json!(3), &Value::Null, &json!(4)],
+        [
+            &json!("p"),
+            &json!(2),
+            &Value::Null,
+            &json!(3),
+            &Value::Null,
+            &json!(4)
+        ],
         "{replies:?}"
     );
     assert_eq!(replies[0]["result"], json!({}));
@@ -936,7 +957,10 @@ fn a_batch_under_2025_03_26_gets_an_array_of_replies() {
     assert_eq!(none, None);
     // Empty, and past the bound: one error, nothing run.
     let r = c.answer("[]").expect("an answer to []");
-    assert_eq!((r["error"]["code"].clone(), r["id"].clone()), (json!(-32600), Value::Null));
+    assert_eq!(
+        (r["error"]["code"].clone(), r["id"].clone()),
+        (json!(-32600), Value::Null)
+    );
     let many: Vec<Value> = (0..101)
         .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "remember", "arguments": {"content": format!("many {i}")}}}))
         .collect();
@@ -944,7 +968,13 @@ fn a_batch_under_2025_03_26_gets_an_array_of_replies() {
         .answer(&Value::Array(many).to_string())
         .expect("an answer to a batch past the bound");
     assert_eq!(r["error"]["code"], -32600, "{r}");
-    assert!(r["error"]["message"].as_str().unwrap().contains("at most 100"), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 100"),
+        "{r}"
+    );
     c.finish();
     let daily = env.data_dir().join("axe/notes/agents/a/daily");
     let text: String = std::fs::read_dir(&daily)
@@ -961,7 +991,15 @@ fn a_batch_under_2025_03_26_gets_an_array_of_replies() {
 /// what it does not declare, and the combinators not every client reads.
 fn portable(schema: &Value, at: &str, problems: &mut Vec<String>) {
     let types = ["string", "integer", "number", "boolean", "array", "object"];
-    for key in ["anyOf", "oneOf", "allOf", "not", "$ref", "const", "patternProperties"] {
+    for key in [
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "$ref",
+        "const",
+        "patternProperties",
+    ] {
         if schema.get(key).is_some() {
             problems.push(format!("{at}: {key}"));
         }
@@ -1064,16 +1102,24 @@ fn every_schema_is_portable_and_every_result_matches_its_schema() {
         portable(&t["outputSchema"], &format!("{name} output"), &mut problems);
     }
     assert!(problems.is_empty(), "{problems:#?}");
-    let schema = |name: &str| {
-        tools.iter().find(|t| t["name"] == name).unwrap()["outputSchema"].clone()
-    };
+    let schema =
+        |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["outputSchema"].clone();
     let calls = [
-        ("remember", json!({"content": "rollback done; key ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"})),
+        (
+            "remember",
+            json!({"content": "rollback done; key ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}),
+        ),
         ("recall", json!({})),
         ("reflect", json!({"content": "rollback rewritten"})),
-        ("learn_fact", json!({"topic": "ops", "content": "rollback plan v2"})),
+        (
+            "learn_fact",
+            json!({"topic": "ops", "content": "rollback plan v2"}),
+        ),
         ("search_notes", json!({"query": "rollback"})),
-        ("state_record", json!({"signals": "AXE_MEMORY: KEY_FACT rollback\nAXE_MEMORY: NOPE x", "outcome": "success"})),
+        (
+            "state_record",
+            json!({"signals": "AXE_MEMORY: KEY_FACT rollback\nAXE_MEMORY: NOPE x", "outcome": "success"}),
+        ),
         ("state_context", json!({})),
         ("log_append", json!({"task": "roll back", "result": "done"})),
         ("log_recent", json!({"last": 0})),
@@ -1087,7 +1133,12 @@ fn every_schema_is_portable_and_every_result_matches_its_schema() {
     // A recall whose budget leaves MEMORY.md out: no hash at all.
     env.write(&notes.join("agents/s/MEMORY.md"), "x".repeat(200_000));
     let r = call_result(&mut c, "recall", json!({}));
-    conforms(&r["structuredContent"], &schema("recall"), "recall", &mut problems);
+    conforms(
+        &r["structuredContent"],
+        &schema("recall"),
+        "recall",
+        &mut problems,
+    );
     assert!(problems.is_empty(), "{problems:#?}");
     c.finish();
 }

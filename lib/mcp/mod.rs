@@ -140,7 +140,11 @@ impl Server {
         let Some(method) = message.get("method").and_then(Value::as_str) else {
             // A reply to us (we send no requests) or no message at all.
             let id = id.unwrap_or(&Value::Null);
-            return Some(jsonrpc::error(id, INVALID_REQUEST, "a request needs a method"));
+            return Some(jsonrpc::error(
+                id,
+                INVALID_REQUEST,
+                "a request needs a method",
+            ));
         };
         // A notification: nothing to answer (initialized, cancelled, ...).
         let id = id?;

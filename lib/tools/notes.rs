@@ -473,7 +473,8 @@ fn search(ctx: &Memory, call: &Call) -> Result<Reply, String> {
     let results: Vec<Value> = found
         .iter()
         .map(|f| {
-            let mut one = json!({"path": f.path, "line": f.line, "snippet": f.snippet, "score": f.score});
+            let mut one =
+                json!({"path": f.path, "line": f.line, "snippet": f.snippet, "score": f.score});
             // Absent rather than null: strict clients refuse a schema
             // whose type is a list (["string", "null"]).
             if let Some(heading) = &f.heading {

@@ -40,8 +40,9 @@ dashes at either end go (\"Deploy Process!\" is deploy-process, \"../etc\"
 is etc). A topic without a letter or digit is refused.
 
 The file is replaced atomically under its lock; --if-match writes only if
-the file still has that sha256 (exit 6 if not). Text longer than
-notes.max_topic_chars (the agent's, else 10000) is refused.",
+the file still has that sha256: if not, nothing is written
+({exit:conflict}). Text longer than notes.max_topic_chars (the agent's,
+else 10000) is refused ({exit:error}).",
     run: Run::Action(run),
 };
 
