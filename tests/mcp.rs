@@ -848,6 +848,16 @@ fn a_file_the_budget_left_out_is_not_seen() {
             .all(|f| f["kind"] != "memory"),
         "{second}"
     );
+    // What the text says of it, the data says too.
+    let note = data["note"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("(Left out to keep within")
+            && second["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(note),
+        "{second}"
+    );
     // No hash either: a client without a session takes recall's hash as
     // its licence to overwrite, so one of a file not shown would let it
     // write blind.
