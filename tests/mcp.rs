@@ -93,6 +93,24 @@ impl Client {
         )
     }
 
+    /// The answer to `line`, made sure of without waiting forever: a ping
+    /// follows it, so a line left unanswered shows as the ping's reply
+    /// coming first. `None` when the line got no answer.
+    fn answer(&mut self, line: &str) -> Option<Value> {
+        self.send_line(line);
+        self.send_line(r#"{"jsonrpc":"2.0","id":"after","method":"ping"}"#);
+        let first = self.reply();
+        if first["id"] == "after" {
+            return None;
+        }
+        let ping = self.reply();
+        assert_eq!(
+            ping["id"], "after",
+            "one answer to {line}: {first} then {ping}"
+        );
+        Some(first)
+    }
+
     /// Closes stdin and waits: the server ends with 0.
     fn finish(mut self) {
         drop(self.stdin);
@@ -701,4 +719,436 @@ fn secrets_a_client_writes_are_redacted_and_reported() {
         state.contains("\"key [redacted: aws access key]\""),
         "{state}"
     );
+}
+
+/// The SHA-256 of `bytes` as `sha256sum` prints it: a hash computed by
+/// another program than the one under test.
+fn sha256(bytes: &[u8]) -> String {
+    let mut child = std::process::Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_owned()
+}
+
+/// Claude Code and Codex hand the model `structuredContent` in place of
+/// the text when it is there: it must hold the memory itself, each file's
+/// text with its path and hash, and the block of `context` and
+/// `state_context`; the text says the same, hashes included.
+#[test]
+fn structured_content_carries_the_memory_the_text_shows() {
+    let env = Env::new();
+    let seeded = "Ada rotates the deploy key on Fridays.\n";
+    let notes = env.data_dir().join("axe/notes");
+    env.write(&notes.join("agents/claude/MEMORY.md"), seeded);
+    env.write(
+        &notes.join("world/deploys.md"),
+        "Blue-green, never on Mondays.\n",
+    );
+    let mut c = Client::start(&env, &["claude"]);
+    c.initialize();
+    c.call(
+        "state_record",
+        json!({"signals": "AXE_MEMORY: KEY_FACT the staging database is Postgres 16"}),
+    );
+    let recalled = call_result(&mut c, "recall", json!({}));
+    let data = &recalled["structuredContent"];
+    let hash = sha256(seeded.as_bytes());
+    assert_eq!(data["memory_sha256"], hash.as_str(), "{recalled}");
+    let files = data["files"].as_array().unwrap();
+    let memory = files
+        .iter()
+        .find(|f| f["kind"] == "memory")
+        .unwrap_or_else(|| panic!("{recalled}"));
+    assert_eq!(memory["path"], "agents/claude/MEMORY.md");
+    assert_eq!(memory["sha256"], hash.as_str());
+    assert_eq!(memory["text"], seeded.trim_end());
+    let topic = files.iter().find(|f| f["kind"] == "world").unwrap();
+    assert_eq!(topic["path"], "world/deploys.md");
+    assert_eq!(topic["text"], "Blue-green, never on Mondays.");
+    assert_eq!(
+        topic["sha256"],
+        sha256(b"Blue-green, never on Mondays.\n").as_str()
+    );
+    // The text carries the same: the memory, each file's path and hash.
+    let text = recalled["content"][0]["text"].as_str().unwrap();
+    for part in [
+        seeded.trim_end(),
+        "agents/claude/MEMORY.md",
+        hash.as_str(),
+        "world/deploys.md",
+    ] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+    // The blocks: the text itself, the same in both.
+    for (tool, args) in [
+        ("context", json!({"budget": 4000})),
+        ("state_context", json!({})),
+    ] {
+        let r = call_result(&mut c, tool, args);
+        let block = r["structuredContent"]["text"].as_str().unwrap_or_default();
+        assert_eq!(block, r["content"][0]["text"], "{tool}: {r}");
+        assert!(block.contains("Postgres 16"), "{tool}: {r}");
+    }
+    let whole = call_result(&mut c, "context", json!({"budget": 4000}));
+    let block = whole["structuredContent"]["text"].as_str().unwrap();
+    assert!(block.contains(seeded.trim_end()), "{block}");
+    // Search: the snippet is there, and so is its path.
+    let found = call_result(&mut c, "search_notes", json!({"query": "Fridays"}));
+    assert_eq!(
+        found["structuredContent"]["results"][0]["path"], "agents/claude/MEMORY.md",
+        "{found}"
+    );
+    assert!(
+        found["structuredContent"]["results"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("Fridays")
+    );
+    c.finish();
+}
+
+/// A file the budget left out went out in no result: it is not seen, so
+/// a reflect without `if_match` is refused, even after a recall that did
+/// show it (what was seen is what the last recall showed).
+#[test]
+fn a_file_the_budget_left_out_is_not_seen() {
+    let env = Env::new();
+    env.agent(
+        "small",
+        "name = \"small\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\nrecall_chars = 400\n",
+    );
+    let memory = env.data_dir().join("axe/notes/agents/small/MEMORY.md");
+    env.write(&memory, "short and seen");
+    let mut c = Client::start(&env, &["small"]);
+    c.initialize();
+    let first = call_result(&mut c, "recall", json!({}));
+    assert_eq!(
+        first["structuredContent"]["files"][0]["path"],
+        "agents/small/MEMORY.md"
+    );
+    // Someone else makes it longer than the budget; the next recall
+    // leaves it out.
+    let long = "a line that stays\n".repeat(60);
+    env.write(&memory, &long);
+    let second = call_result(&mut c, "recall", json!({}));
+    let data = &second["structuredContent"];
+    assert_eq!(
+        data["left_out"][0]["path"], "agents/small/MEMORY.md",
+        "{second}"
+    );
+    assert!(
+        data["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["kind"] != "memory"),
+        "{second}"
+    );
+    // What the text says of it, the data says too.
+    let note = data["note"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("(Left out to keep within")
+            && second["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains(note),
+        "{second}"
+    );
+    // No hash either: a client without a session takes recall's hash as
+    // its licence to overwrite, so one of a file not shown would let it
+    // write blind.
+    assert!(
+        data.get("memory_sha256").is_none_or(Value::is_null),
+        "{second}"
+    );
+    assert!(
+        !second["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains(&sha256(long.as_bytes())),
+        "{second}"
+    );
+    let (text, err) = c.call("reflect", json!({"content": "blind"}));
+    assert!(err && text.contains("not shown to you whole"), "{text}");
+    assert_eq!(read(&memory), long);
+    c.finish();
+}
+
+/// A line that is JSON but no message, or a batch where the negotiated
+/// revision has none, gets -32600 with `id: null`: never silence, since
+/// the client waits for an answer.
+#[test]
+fn non_objects_and_batches_outside_2025_03_26_are_invalid_requests() {
+    let env = Env::new();
+    let mut c = Client::start(&env, &["a"]);
+    let invalid = |c: &mut Client, line: &str| {
+        let r = c
+            .answer(line)
+            .unwrap_or_else(|| panic!("no answer to {line}"));
+        assert_eq!(r["error"]["code"], -32600, "{line}: {r}");
+        assert_eq!(r["id"], Value::Null, "{line}: {r}");
+        assert!(r.get("id").is_some(), "{line}: {r}");
+        r
+    };
+    // Before initialize: no revision, no batches.
+    for line in ["1", "\"x\"", "null", "true", "[]", "{}", "[1]"] {
+        invalid(&mut c, line);
+    }
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    invalid(&mut c, &format!("[{ping}]"));
+    invalid(&mut c, r#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#);
+    // 2025-06-18 took batches out.
+    c.initialize();
+    let r = invalid(&mut c, &format!("[{ping}]"));
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2025-06-18"),
+        "{r}"
+    );
+    invalid(&mut c, "[]");
+    invalid(&mut c, "42");
+    assert_eq!(c.request("ping", json!({}))["result"], json!({}));
+    c.finish();
+}
+
+/// Where batches exist (2025-03-26), a batch gets one array of replies,
+/// each message answered as alone; a batch of notifications none; an
+/// empty one and one past the bound are refused whole.
+#[test]
+fn a_batch_under_2025_03_26_gets_an_array_of_replies() {
+    let env = Env::new();
+    let mut c = Client::start(&env, &["a"]);
+    let init = c.request(
+        "initialize",
+        json!({"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-03-26");
+    let batch = json!([
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "remember", "arguments": {"content": "batched"}}},
+        7,
+        {"jsonrpc": "2.0", "id": 3, "method": "no/such"},
+        {"foo": "boo"},
+        {"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}},
+    ]);
+    let replies = c
+        .answer(&batch.to_string())
+        .expect("an answer to the batch");
+    let replies = replies.as_array().unwrap_or_else(|| panic!("{replies}"));
+    let ids: Vec<&Value> = replies.iter().map(|r| &r["id"]).collect();
+    assert_eq!(
+        ids,
+        [
+            &json!("p"),
+            &json!(2),
+            &Value::Null,
+            &json!(3),
+            &Value::Null,
+            &json!(4)
+        ],
+        "{replies:?}"
+    );
+    assert_eq!(replies[0]["result"], json!({}));
+    assert_eq!(replies[1]["result"]["isError"], false, "{replies:?}");
+    for (i, code) in [(2, -32600), (3, -32601), (4, -32600), (5, -32600)] {
+        assert_eq!(replies[i]["error"]["code"], code, "{replies:?}");
+    }
+    // Notifications alone: nothing, so the next reply is the ping's.
+    let none = c.answer(
+        r#"[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}]"#,
+    );
+    assert_eq!(none, None);
+    // Empty, and past the bound: one error, nothing run.
+    let r = c.answer("[]").expect("an answer to []");
+    assert_eq!(
+        (r["error"]["code"].clone(), r["id"].clone()),
+        (json!(-32600), Value::Null)
+    );
+    let many: Vec<Value> = (0..101)
+        .map(|i| json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "remember", "arguments": {"content": format!("many {i}")}}}))
+        .collect();
+    let r = c
+        .answer(&Value::Array(many).to_string())
+        .expect("an answer to a batch past the bound");
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 100"),
+        "{r}"
+    );
+    c.finish();
+    let daily = env.data_dir().join("axe/notes/agents/a/daily");
+    let text: String = std::fs::read_dir(&daily)
+        .unwrap()
+        .map(|e| read(&e.unwrap().path()))
+        .collect();
+    assert_eq!(text.matches("batched").count(), 1, "{text}");
+    assert!(!text.contains("many "), "{text}");
+}
+
+/// What a strict client (OpenAI's, Gemini's, a typed SDK's) refuses in a
+/// JSON Schema, at `at`: a type that is a list or `null`, a node without
+/// a type, an array without `items`, an object whose `required` names
+/// what it does not declare, and the combinators not every client reads.
+fn portable(schema: &Value, at: &str, problems: &mut Vec<String>) {
+    let types = ["string", "integer", "number", "boolean", "array", "object"];
+    for key in [
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "$ref",
+        "const",
+        "patternProperties",
+    ] {
+        if schema.get(key).is_some() {
+            problems.push(format!("{at}: {key}"));
+        }
+    }
+    let Some(kind) = schema["type"].as_str().filter(|t| types.contains(t)) else {
+        problems.push(format!("{at}: type {}", schema["type"]));
+        return;
+    };
+    match kind {
+        "array" => match schema.get("items") {
+            Some(items) => portable(items, &format!("{at}[]"), problems),
+            None => problems.push(format!("{at}: an array without items")),
+        },
+        "object" => {
+            let empty = serde_json::Map::new();
+            let properties = schema["properties"].as_object().unwrap_or(&empty);
+            for (name, property) in properties {
+                portable(property, &format!("{at}.{name}"), problems);
+            }
+            for name in schema["required"].as_array().into_iter().flatten() {
+                if !properties.contains_key(name.as_str().unwrap_or_default()) {
+                    problems.push(format!("{at}: required {name} is not a property"));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What is wrong with `value` against `schema`: its type, its required
+/// fields, its enums, and any field the schema does not declare (so the
+/// schema, and the reference built on it, say all a result holds).
+fn conforms(value: &Value, schema: &Value, at: &str, problems: &mut Vec<String>) {
+    let fits = match schema["type"].as_str().unwrap_or_default() {
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "number" => value.is_number(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        other => {
+            problems.push(format!("{at}: schema type {other:?}"));
+            return;
+        }
+    };
+    if !fits {
+        problems.push(format!("{at}: {value} is not {}", schema["type"]));
+        return;
+    }
+    if let Some(allowed) = schema["enum"].as_array()
+        && !allowed.contains(value)
+    {
+        problems.push(format!("{at}: {value} is not one of {allowed:?}"));
+    }
+    if let Some(items) = value.as_array() {
+        for (i, item) in items.iter().enumerate() {
+            conforms(item, &schema["items"], &format!("{at}[{i}]"), problems);
+        }
+    }
+    if let Some(fields) = value.as_object() {
+        for name in schema["required"].as_array().into_iter().flatten() {
+            if !fields.contains_key(name.as_str().unwrap()) {
+                problems.push(format!("{at}: no {name}"));
+            }
+        }
+        for (name, field) in fields {
+            match schema["properties"].get(name) {
+                Some(property) => conforms(field, property, &format!("{at}.{name}"), problems),
+                None => problems.push(format!("{at}: {name} is not in the schema")),
+            }
+        }
+    }
+}
+
+/// Every schema a client is given is portable, and every structured
+/// result a call returns is what its output schema says, with fields both
+/// present and absent (a heading, a task, MEMORY.md's hash).
+#[test]
+fn every_schema_is_portable_and_every_result_matches_its_schema() {
+    let env = Env::new();
+    let notes = env.data_dir().join("axe/notes");
+    env.write(
+        &notes.join("agents/s/MEMORY.md"),
+        "before any heading: rollback\n\n# Deploys\n\nrollback the canary\n",
+    );
+    env.write(&notes.join("world/ops.md"), "rollback plan\n");
+    // A run log entry without a task line.
+    env.write(
+        &env.log_path("s"),
+        "## 2026-01-01T00:00:00Z\n**Result:** a result without a task\n\n",
+    );
+    let mut c = Client::start(&env, &["s"]);
+    c.initialize();
+    let tools = c.request("tools/list", json!({}));
+    let tools = tools["result"]["tools"].as_array().unwrap().clone();
+    let mut problems = Vec::new();
+    for t in &tools {
+        let name = t["name"].as_str().unwrap();
+        portable(&t["inputSchema"], &format!("{name} input"), &mut problems);
+        portable(&t["outputSchema"], &format!("{name} output"), &mut problems);
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    let schema =
+        |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["outputSchema"].clone();
+    let calls = [
+        (
+            "remember",
+            json!({"content": "rollback done; key ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}),
+        ),
+        ("recall", json!({})),
+        ("reflect", json!({"content": "rollback rewritten"})),
+        (
+            "learn_fact",
+            json!({"topic": "ops", "content": "rollback plan v2"}),
+        ),
+        ("search_notes", json!({"query": "rollback"})),
+        (
+            "state_record",
+            json!({"signals": "AXE_MEMORY: KEY_FACT rollback\nAXE_MEMORY: NOPE x", "outcome": "success"}),
+        ),
+        ("state_context", json!({})),
+        ("log_append", json!({"task": "roll back", "result": "done"})),
+        ("log_recent", json!({"last": 0})),
+        ("context", json!({"budget": 300})),
+    ];
+    for (name, args) in calls {
+        let r = call_result(&mut c, name, args);
+        assert_eq!(r["isError"], false, "{name}: {r}");
+        conforms(&r["structuredContent"], &schema(name), name, &mut problems);
+    }
+    // A recall whose budget leaves MEMORY.md out: no hash at all.
+    env.write(&notes.join("agents/s/MEMORY.md"), "x".repeat(200_000));
+    let r = call_result(&mut c, "recall", json!({}));
+    conforms(
+        &r["structuredContent"],
+        &schema("recall"),
+        "recall",
+        &mut problems,
+    );
+    assert!(problems.is_empty(), "{problems:#?}");
+    c.finish();
 }

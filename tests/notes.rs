@@ -297,6 +297,28 @@ fn reflect_replaces_memory_and_if_match_refuses_a_lost_update() {
         "{err}"
     );
     assert_eq!(read(&path), "second");
+    // What --help and the man pages say a stale --if-match exits with is
+    // the code it exits with, not 4 (the budget's).
+    for tool in ["reflect", "learn"] {
+        let help = notes(&env, tool).arg("--help").assert().success();
+        let help = String::from_utf8_lossy(&help.get_output().stdout).replace('\n', " ");
+        let man = fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("man/axe-notes-{tool}.1")),
+        )
+        .unwrap()
+        .replace('\n', " ")
+        .replace("\\-", "-");
+        for (what, text) in [("--help", &help), ("man page", &man)] {
+            assert!(
+                text.contains("if-match")
+                    && text.contains("(exit 6)")
+                    && !text.contains("exit 4")
+                    && !text.contains("exit code is 4"),
+                "{tool} {what}: {text}"
+            );
+        }
+    }
     // Too long: refused, naming the limit and the size.
     notes(&env, "reflect")
         .arg("a")

@@ -104,7 +104,7 @@ fn render(command: &Command, commands: &[(&str, &str)], with_args: bool) -> Stri
     }
     if !command.description.is_empty() {
         out.push('\n');
-        out.push_str(command.description.trim_end());
+        out.push_str(command.description().trim_end());
         out.push('\n');
     }
     let codes: Vec<String> = crate::error::EXIT_CODES

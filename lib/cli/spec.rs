@@ -10,7 +10,7 @@ use std::io::Write;
 use super::flag::{Arg, Flag, HELP, VERSION};
 use super::matches::Matches;
 use super::rule::Rule;
-use crate::error::Result;
+use crate::error::{EXIT_CODES, Result};
 
 /// One executable.
 pub struct Command {
@@ -78,6 +78,20 @@ impl Command {
         }
     }
 
+    /// The description as `--help` and the man page show it: each
+    /// `{exit:NAME}` becomes `exit N`, N the code of that name in
+    /// [`EXIT_CODES`], so that what a command says it exits with is the
+    /// table's, not a number typed beside it (one said 4, the budget's,
+    /// for a conflict).
+    pub fn description(&self) -> String {
+        let mut text = self.description.to_owned();
+        for code in &EXIT_CODES {
+            let named = format!("{{exit:{}}}", code.name);
+            text = text.replace(&named, &format!("exit {}", code.code));
+        }
+        text
+    }
+
     /// This command and its subcommands, depth first.
     pub fn tree(&'static self) -> Vec<&'static Command> {
         let mut all = vec![self];
@@ -93,6 +107,14 @@ mod tests {
     use crate::cli::flag::Kind;
     use crate::commands::ALL;
     use std::collections::HashSet;
+
+    #[test]
+    fn every_exit_code_a_description_names_is_in_the_table() {
+        for cmd in ALL.iter().flat_map(|c| c.tree()) {
+            let shown = cmd.description();
+            assert!(!shown.contains("{exit:"), "{}: {shown}", cmd.name);
+        }
+    }
 
     #[test]
     fn flag_tables_are_consistent() {

@@ -10,6 +10,11 @@ use serde_json::{Value, json};
 /// (the notes' own caps are kilobytes), so only a runaway client meets it.
 pub const MAX_LINE: usize = 16 << 20;
 
+/// The most messages one batch may hold: a client batches a handful of
+/// calls; a larger batch is refused whole, nothing in it run, so that one
+/// line cannot queue hours of work ahead of every later request.
+pub const MAX_BATCH: usize = 100;
+
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;

@@ -9,8 +9,12 @@
 //! (`server/discover`; every request names its version in `_meta`, and
 //! results say their kind). One JSON-RPC message a line, nothing but
 //! messages on stdout, diagnostics on stderr. A line that is not JSON is a
-//! parse error and the server goes on; a tool's failure is a tool result
-//! with `isError`, never a protocol error; end of input ends the server.
+//! parse error and the server goes on; a line that is JSON but no message
+//! is an invalid request: every line that is not a notification gets an
+//! answer, since a client waits for it. A batch is answered as one where
+//! the negotiated revision has batches (2025-03-26), refused elsewhere. A
+//! tool's failure is a tool result with `isError`, never a protocol
+//! error; end of input ends the server.
 //!
 //! `client` is the other side: other servers' tools for an agent's run.
 
@@ -32,6 +36,10 @@ use jsonrpc::{
 /// newest first; a client asking for another gets the newest.
 pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
+/// The one revision with JSON-RPC batches: 2025-03-26 added them and
+/// 2025-06-18 took them out again.
+const BATCHES: &str = "2025-03-26";
+
 /// The stateless revision: no handshake, the version in every request.
 pub const STATELESS: &str = "2026-07-28";
 
@@ -51,6 +59,8 @@ impl Server {
     /// Serves requests from `input` until it ends, replying on `output`.
     /// Only reading and writing the two streams can fail.
     pub fn serve(&self, input: &mut impl BufRead, output: &mut dyn Write) -> std::io::Result<()> {
+        // The revision `initialize` settled on: whether batches exist.
+        let mut negotiated = None;
         loop {
             let reply = match jsonrpc::read_line(input)? {
                 Line::End => return Ok(()),
@@ -60,7 +70,7 @@ impl Server {
                     &format!("message over {} MiB", jsonrpc::MAX_LINE >> 20),
                 )),
                 Line::Message(line) if line.trim_ascii().is_empty() => None,
-                Line::Message(line) => self.handle(&line),
+                Line::Message(line) => self.reply_to(&line, &mut negotiated),
             };
             if let Some(reply) = reply {
                 serde_json::to_writer(&mut *output, &reply)?;
@@ -70,20 +80,74 @@ impl Server {
         }
     }
 
-    /// The reply to one message; none for a notification.
-    fn handle(&self, line: &[u8]) -> Option<Value> {
+    /// The reply to one line: a message, or a batch of them where the
+    /// negotiated revision has batches (2025-03-26 only: added there,
+    /// removed in 2025-06-18). Whatever else a line holds is an invalid
+    /// request answered with `id: null`, never silence: a client waits for
+    /// its reply.
+    fn reply_to(&self, line: &[u8], negotiated: &mut Option<&'static str>) -> Option<Value> {
         let message: Value = match serde_json::from_slice(line) {
             Ok(m) => m,
             Err(e) => return Some(jsonrpc::error(&Value::Null, PARSE_ERROR, &e.to_string())),
         };
+        let invalid = |why: &str| Some(jsonrpc::error(&Value::Null, INVALID_REQUEST, why));
+        let batch = match message {
+            Value::Object(_) => return self.handle(&message, negotiated),
+            Value::Array(batch) => batch,
+            _ => return invalid("a message is a JSON object"),
+        };
+        if batch.is_empty() {
+            return invalid("an empty batch");
+        }
+        if *negotiated != Some(BATCHES) {
+            return invalid(&match negotiated {
+                Some(v) => format!("protocol version {v} has no batches (only {BATCHES} has)"),
+                None => format!("no batches before initialize settles on {BATCHES}"),
+            });
+        }
+        if batch.len() > jsonrpc::MAX_BATCH {
+            return invalid(&format!(
+                "a batch of {} messages; at most {} are taken",
+                batch.len(),
+                jsonrpc::MAX_BATCH
+            ));
+        }
+        let replies: Vec<Value> = batch
+            .iter()
+            .filter_map(|m| match m {
+                Value::Object(_) if m["method"] == "initialize" => Some(jsonrpc::error(
+                    m.get("id").unwrap_or(&Value::Null),
+                    INVALID_REQUEST,
+                    "initialize may not be part of a batch",
+                )),
+                Value::Object(_) => self.handle(m, negotiated),
+                _ => invalid("a message is a JSON object"),
+            })
+            .collect();
+        // A batch of notifications alone is answered with nothing.
+        (!replies.is_empty()).then_some(Value::Array(replies))
+    }
+
+    /// The reply to one message; none for a notification.
+    fn handle(&self, message: &Value, negotiated: &mut Option<&'static str>) -> Option<Value> {
+        let id = message.get("id");
+        if let Some(id) = id
+            && !matches!(id, Value::String(_) | Value::Number(_) | Value::Null)
+        {
+            let why = "an id is a string or a number";
+            return Some(jsonrpc::error(&Value::Null, INVALID_REQUEST, why));
+        }
         let Some(method) = message.get("method").and_then(Value::as_str) else {
             // A reply to us (we send no requests) or no message at all.
-            return message
-                .get("id")
-                .map(|id| jsonrpc::error(id, INVALID_REQUEST, "a request needs a method"));
+            let id = id.unwrap_or(&Value::Null);
+            return Some(jsonrpc::error(
+                id,
+                INVALID_REQUEST,
+                "a request needs a method",
+            ));
         };
         // A notification: nothing to answer (initialized, cancelled, ...).
-        let id = message.get("id")?;
+        let id = id?;
         let params = message.get("params").cloned().unwrap_or(json!({}));
         // A request of the stateless revision names its version; one we do
         // not speak gets the list we do.
@@ -101,6 +165,9 @@ impl Server {
                     "data": {"requested": v, "supported": supported()},
                 },
             }));
+        }
+        if method == "initialize" {
+            *negotiated = Some(pick(&params));
         }
         Some(match self.call(method, &params) {
             Ok(mut result) => {
@@ -130,13 +197,8 @@ impl Server {
     }
 
     fn initialize(&self, params: &Value) -> Value {
-        let asked = params["protocolVersion"].as_str().unwrap_or_default();
-        let version = VERSIONS
-            .iter()
-            .find(|v| **v == asked)
-            .unwrap_or(&VERSIONS[0]);
         json!({
-            "protocolVersion": version,
+            "protocolVersion": pick(params),
             "capabilities": capabilities(),
             "serverInfo": server_info(),
             "instructions": self.instructions,
@@ -221,6 +283,16 @@ impl Server {
             Err(text) => json!({"content": [{"type": "text", "text": text}], "isError": true}),
         })
     }
+}
+
+/// The revision `initialize` answers with: the client's when we speak
+/// it, else our newest.
+fn pick(params: &Value) -> &'static str {
+    let asked = params["protocolVersion"].as_str().unwrap_or_default();
+    VERSIONS
+        .iter()
+        .find(|v| **v == asked)
+        .unwrap_or(&VERSIONS[0])
 }
 
 fn server_info() -> Value {

@@ -31,8 +31,10 @@ pub const LOG_RECENT: Tool<Memory> = Tool {
     run: log_recent,
     output: || {
         json!({"type": "object", "properties": {"entries": {"type": "array", "items": {"type": "object", "properties": {
-            "timestamp": {"type": "string"}, "task": {"type": ["string", "null"]}, "result": {"type": "string"},
-        }}}}, "required": ["entries"]})
+            "timestamp": {"type": "string"},
+            "task": {"type": "string", "description": "Absent for an entry without a task line"},
+            "result": {"type": "string"},
+        }, "required": ["timestamp", "result"]}}}, "required": ["entries"]})
     },
     reads: true,
     crashed: "log_recent error: the tool crashed",
@@ -106,7 +108,14 @@ pub const STATE_RECORD: Tool<Memory> = Tool {
     run: state_record,
     output: || {
         json!({"type": "object", "properties": {
-            "recorded": {"type": "array"}, "rejected": {"type": "array"}, "iteration": {"type": "integer"},
+            "recorded": {"type": "array", "items": {"type": "object", "properties": {
+                "kind": {"type": "string", "enum": ["KEY_FACT", "DECISION", "STEP_DONE", "STEP_PENDING", "FILE_MODIFIED", "ERROR"]},
+                "text": {"type": "string"},
+            }, "required": ["kind", "text"]}},
+            "rejected": {"type": "array", "items": {"type": "object", "properties": {
+                "line": {"type": "integer"}, "text": {"type": "string"}, "reason": {"type": "string"},
+            }, "required": ["line", "text", "reason"]}},
+            "iteration": {"type": "integer"},
             "redacted": redacted_schema(),
         }, "required": ["recorded", "rejected", "iteration", "redacted"]})
     },
@@ -136,12 +145,15 @@ pub const CONTEXT: Tool<Memory> = Tool {
     crashed: "context error: the tool crashed",
 };
 
-/// The block a budget was filled with: its text, and what it left out.
+/// The block a budget was filled with: its text (all a client that shows
+/// its model only the structured result can show it), and what it left
+/// out.
 fn block_output() -> Value {
     json!({"type": "object", "properties": {
+        "text": {"type": "string", "description": "The block, as the text content gives it"},
         "budget": {"type": "integer"}, "chars": {"type": "integer"},
         "left_out": {"type": "array", "items": {"type": "string"}},
-    }, "required": ["budget", "chars", "left_out"]})
+    }, "required": ["text", "budget", "chars", "left_out"]})
 }
 
 /// The definition of a tool over a served kind the agent keeps.
@@ -186,9 +198,13 @@ fn log_recent(m: &Memory, call: &Call) -> Result<Reply, String> {
             record.task.as_deref().unwrap_or("(none)"),
             record.result.trim_end()
         ));
-        entries.push(
-            json!({"timestamp": record.timestamp, "task": record.task, "result": record.result}),
-        );
+        let mut entry = json!({"timestamp": record.timestamp, "result": record.result});
+        // Absent rather than null: strict clients refuse a schema whose
+        // type is a list (["string", "null"]).
+        if let Some(task) = &record.task {
+            entry["task"] = json!(task);
+        }
+        entries.push(entry);
     }
     if entries.is_empty() {
         text = "No entries in the run log.".into();
@@ -234,7 +250,7 @@ fn state_context(m: &Memory, call: &Call) -> Result<Reply, String> {
     let built = state::build(&view, now, Block::listing(budget));
     let left_out: Vec<String> = built.left_out.iter().map(|p| p.item.to_string()).collect();
     Ok(Reply {
-        data: json!({"budget": budget, "chars": built.chars(), "left_out": left_out}),
+        data: json!({"text": built.text, "budget": budget, "chars": built.chars(), "left_out": left_out}),
         text: built.text,
     })
 }
@@ -327,8 +343,8 @@ fn whole_context(m: &Memory, call: &Call) -> Result<Reply, String> {
     }
     let left_out: Vec<String> = built.left_out.iter().map(|p| p.item.to_string()).collect();
     Ok(Reply {
+        data: json!({"text": text, "budget": budget, "chars": built.chars, "left_out": left_out}),
         text,
-        data: json!({"budget": budget, "chars": built.chars, "left_out": left_out}),
     })
 }
 

@@ -198,43 +198,78 @@ fn recall(ctx: &Memory, call: &Call) -> Result<Reply, String> {
                 "path": ws.relative(&i.path),
                 "sha256": i.sha256,
                 "chars": i.chars,
+                "text": String::from_utf8_lossy(&i.text),
             })
         })
         .collect();
     let left_out: Vec<Value> = r
         .left_out
         .iter()
-        .map(|l| json!({"path": ws.relative(&l.path), "bytes": l.bytes}))
+        .map(|l| json!({"kind": l.kind, "path": ws.relative(&l.path), "bytes": l.bytes}))
         .collect();
-    Ok(Reply {
-        text: String::from_utf8_lossy(&notes::answer(ws, &r)).into_owned(),
-        data: json!({
-            "days": days,
-            "memory_sha256": r.memory_sha256,
-            "files": files,
-            "left_out": left_out,
-        }),
-    })
+    let mut data = json!({"days": days, "files": files, "left_out": left_out});
+    // The hash only of a MEMORY.md shown whole: for a client without a
+    // session it is the licence to overwrite (`if_match`), so one read
+    // but left out to keep within the budget gets none.
+    if let Some(sha) = r.memory_seen() {
+        data["memory_sha256"] = json!(sha);
+    }
+    if let Some(said) = notes::remarks(ws, &r) {
+        data["note"] = json!(said);
+    }
+    let mut text = String::from_utf8_lossy(&notes::answer(ws, &r)).into_owned();
+    // A client of `axe-mcp` may keep no session and must find the hashes
+    // for `if_match` in the text too, as it finds them in the data.
+    if ctx.served.is_some() {
+        text.push_str(&hashes(ws, &ctx.agent, &r));
+    }
+    Ok(Reply { text, data })
+}
+
+/// The lines after a served recall's text naming each file shown and its
+/// hash, and MEMORY.md's when it was seen empty.
+fn hashes(ws: &Workspace, agent: &str, r: &notes::Recalled) -> String {
+    let mut lines: Vec<String> = r
+        .items
+        .iter()
+        .map(|i| format!("{} {}", ws.relative(&i.path), i.sha256))
+        .collect();
+    if let Some(sha) = r.memory_seen()
+        && !r.items.iter().any(|i| i.kind == Kind::Memory)
+    {
+        lines.push(format!("{} (empty) {sha}", ws.relative(&ws.memory(agent))));
+    }
+    match lines.is_empty() {
+        true => String::new(),
+        false => format!(
+            "\n\nThe sha256 of each file shown whole, for reflect's and learn_fact's if_match:\n{}",
+            lines.join("\n")
+        ),
+    }
 }
 
 fn recall_output() -> Value {
+    let file = json!({"type": "object", "properties": {
+        "kind": {"type": "string", "enum": ["world", "memory", "daily"]},
+        "path": {"type": "string", "description": "Relative to the notes workspace"},
+        "sha256": {"type": "string", "description": "The file's sha256, for reflect's or learn_fact's if_match"},
+        "chars": {"type": "integer"},
+        "text": {"type": "string", "description": "The file's whole text, trailing white space trimmed"},
+    }, "required": ["kind", "path", "sha256", "chars", "text"]});
     json!({
         "type": "object",
         "properties": {
             "days": {"type": "integer"},
-            "memory_sha256": {"type": ["string", "null"], "description": "MEMORY.md's sha256 as read, for reflect's if_match; null when it was not read"},
-            "files": {"type": "array", "items": {"type": "object", "properties": {
+            "files": {"type": "array", "description": "Every file shown, whole: world topics, MEMORY.md, daily logs newest first", "items": file},
+            "memory_sha256": {"type": "string", "description": "MEMORY.md's sha256 when it was shown whole (or is empty), for reflect's if_match; absent when the budget left it out or it could not be read"},
+            "note": {"type": "string", "description": "What the recall says besides the files: conflict files a sync left, what was left out to keep within the budget, what could not be read; absent when nothing"},
+            "left_out": {"type": "array", "items": {"type": "object", "properties": {
                 "kind": {"type": "string", "enum": ["world", "memory", "daily"]},
                 "path": {"type": "string"},
-                "sha256": {"type": "string"},
-                "chars": {"type": "integer"},
-            }, "required": ["kind", "path", "sha256", "chars"]}},
-            "left_out": {"type": "array", "items": {"type": "object", "properties": {
-                "path": {"type": "string"},
                 "bytes": {"type": "integer"},
-            }, "required": ["path", "bytes"]}},
+            }, "required": ["kind", "path", "bytes"]}},
         },
-        "required": ["days", "memory_sha256", "files", "left_out"],
+        "required": ["days", "files", "left_out"],
     })
 }
 
@@ -444,49 +479,64 @@ fn search(ctx: &Memory, call: &Call) -> Result<Reply, String> {
             .collect::<Vec<_>>()
             .join("\n"),
     };
+    let results: Vec<Value> = found
+        .iter()
+        .map(|f| {
+            let mut one =
+                json!({"path": f.path, "line": f.line, "snippet": f.snippet, "score": f.score});
+            // Absent rather than null: strict clients refuse a schema
+            // whose type is a list (["string", "null"]).
+            if let Some(heading) = &f.heading {
+                one["heading"] = json!(heading);
+            }
+            one
+        })
+        .collect();
+    // What else the text says (files it could not read, where it
+    // stopped), in the data as `note` too: some clients show their model
+    // only the one.
+    let mut remarks = Vec::new();
     if let Some(note) = notes::unreadable_note(ws, &searched.unreadable) {
-        text.push_str("\n\n");
-        text.push_str(&note);
+        remarks.push(note);
     }
+    let mut data = json!({"results": results});
     if searched.unsearched > 0 {
         let limit = match ctx.deadline {
             Some(_) => "at the run's deadline".to_owned(),
             None => format!("after its limit of {} s", SEARCH_LIMIT.as_secs()),
         };
-        text.push_str(&format!(
-            "\n\n(The search stopped {limit}: {} not searched.)",
+        remarks.push(format!(
+            "(The search stopped {limit}: {} not searched.)",
             match searched.unsearched {
                 1 => "1 file".to_owned(),
                 n => format!("{n} files"),
             }
         ));
+        data["unsearched"] = json!(searched.unsearched);
     }
-    let results: Vec<Value> = found
-        .iter()
-        .map(|f| {
-            json!({"path": f.path, "line": f.line, "heading": f.heading, "snippet": f.snippet, "score": f.score})
-        })
-        .collect();
-    Ok(Reply {
-        text,
-        data: match searched.unsearched {
-            0 => json!({"results": results}),
-            n => json!({"results": results, "unsearched": n}),
-        },
-    })
+    if !remarks.is_empty() {
+        let note = remarks.join("\n\n");
+        text.push_str("\n\n");
+        text.push_str(&note);
+        data["note"] = json!(note);
+    }
+    Ok(Reply { text, data })
 }
 
 fn search_output() -> Value {
     json!({
         "type": "object",
-        "properties": {"results": {"type": "array", "items": {"type": "object", "properties": {
-            "path": {"type": "string"},
-            "line": {"type": "integer"},
-            "heading": {"type": ["string", "null"]},
-            "snippet": {"type": "string"},
-            "score": {"type": "number"},
-        }, "required": ["path", "line", "heading", "snippet", "score"]}},
-        "unsearched": {"type": "integer", "description": "Files not searched: the search stopped at its deadline"}},
+        "properties": {
+            "results": {"type": "array", "items": {"type": "object", "properties": {
+                "path": {"type": "string"},
+                "line": {"type": "integer"},
+                "heading": {"type": "string", "description": "The section's heading; absent for text before a file's first heading"},
+                "snippet": {"type": "string"},
+                "score": {"type": "number"},
+            }, "required": ["path", "line", "snippet", "score"]}},
+            "unsearched": {"type": "integer", "description": "Files not searched: the search stopped at its deadline; absent when every file was"},
+            "note": {"type": "string", "description": "What could not be read, and where the search stopped; absent when there is nothing to say"},
+        },
         "required": ["results"],
     })
 }

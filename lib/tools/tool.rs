@@ -29,8 +29,10 @@ pub struct Tool<C> {
 }
 
 /// What a tool answers: text for a model, and the same as data for a
-/// caller that takes it (MCP's `structuredContent`): hashes for a later
-/// `if_match`, paths, counts.
+/// caller that takes it (MCP's `structuredContent`). The data says all
+/// the text does, the memory's texts included, not only their hashes,
+/// paths and counts: some clients (Claude Code, Codex) show their model
+/// the data in place of the text.
 #[derive(Debug, Clone)]
 pub struct Reply {
     pub text: String,

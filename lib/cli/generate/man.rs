@@ -35,7 +35,7 @@ pub fn page(p: &Program, command: &'static Command) -> String {
         ".SH DESCRIPTION\n{}\n",
         escape(&sentence(command.about))
     ));
-    paragraphs(&mut out, command.description);
+    paragraphs(&mut out, &command.description());
     details(&mut out, command);
     for sub in command.subcommands() {
         out.push_str(&format!(
@@ -48,7 +48,7 @@ pub fn page(p: &Program, command: &'static Command) -> String {
             escape(sub.usage.first().copied().unwrap_or(""))
         ));
         paragraphs(&mut out, &sentence(sub.about));
-        paragraphs(&mut out, sub.description);
+        paragraphs(&mut out, &sub.description());
         details(&mut out, sub);
     }
     out.push_str(&exit_status());

@@ -42,8 +42,9 @@ whose name holds what looks like a secret (a file name is never
 redacted).
 
 The file is replaced atomically under its lock; --if-match writes only if
-the file still has that sha256 (exit 6 if not). Text longer than
-notes.max_topic_chars (the agent's, else 10000) is refused.",
+the file still has that sha256: if not, nothing is written
+({exit:conflict}). Text longer than notes.max_topic_chars (the agent's,
+else 10000) is refused ({exit:error}).",
     run: Run::Action(run),
 };
 

@@ -23,9 +23,9 @@ the old text or the new, never part of either.
 
 With --if-match, the write happens only if MEMORY.md still has that sha256
 (axe-notes-recall --json or axe-notes-path --json report it; a missing file
-has the empty file's). If someone changed it since, nothing is written and
-the exit code is 4: read it again, merge, write again. Text longer than the
-agent's notes.max_memory_chars is refused (exit 1), not cut.",
+has the empty file's). If someone changed it since, nothing is written
+({exit:conflict}): read it again, merge, write again. Text longer than the
+agent's notes.max_memory_chars is refused ({exit:error}), not cut.",
     run: Run::Action(run),
 };
 

@@ -427,6 +427,33 @@ pub fn answer(ws: &Workspace, r: &Recalled) -> Vec<u8> {
     }
 }
 
+/// What [`answer`] says besides the files' texts: the conflict line and
+/// the note on what was left out or could not be read, as it shows them;
+/// `None` when it says nothing more. For a caller that hands the files
+/// over one by one (an MCP client's structured result) and must still
+/// say all the text says.
+pub fn remarks(ws: &Workspace, r: &Recalled) -> Option<String> {
+    let body = answer_within(ws, r);
+    let rendered = render(r);
+    let note = match r.items.is_empty() {
+        // Nothing shown: the whole text is the note, unless it is ours.
+        true => Some(body).filter(|b| b != NOTHING.as_bytes()),
+        false => body
+            .strip_prefix(rendered.as_slice())
+            .and_then(|rest| rest.strip_prefix(BEFORE_NOTE.as_bytes()))
+            .map(<[u8]>::to_vec),
+    };
+    let said: Vec<String> = [r.conflict.clone(), note.map(|n| lossy(&n))]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!said.is_empty()).then(|| said.join(BEFORE_NOTE))
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
 /// [`answer`] without the conflict line, within what the budget leaves it.
 fn answer_within(ws: &Workspace, r: &Recalled) -> Vec<u8> {
     let shown = !r.items.is_empty();
