@@ -84,9 +84,20 @@ enum Turn {
     Say(&'static str),
 }
 
+/// How the fake model's `reflect` says what it read of MEMORY.md.
+#[derive(Clone, Copy)]
+enum Reflect {
+    /// It does not: the server's session knows what was shown.
+    Plain,
+    /// It passes the `memory_sha256` a recall showed it, if any, as
+    /// `if_match`, as the tool's description tells a client that keeps no
+    /// session to.
+    WithHash,
+}
+
 /// The script: given the tool results in the conversation so far, the next
 /// turn. `reflect` keeps exactly what the model was shown of MEMORY.md.
-fn next_turn(shown: &[String]) -> Turn {
+fn next_turn(shown: &[String], how: Reflect) -> Turn {
     match shown.len() {
         0 => Turn::Call("recall", json!({})),
         1 => {
@@ -96,10 +107,25 @@ fn next_turn(shown: &[String]) -> Turn {
             } else {
                 format!("{NEW}\n")
             };
-            Turn::Call("reflect", json!({"content": content}))
+            let mut arguments = json!({"content": content});
+            if let (Reflect::WithHash, Some(hash)) =
+                (how, shown.iter().find_map(|t| memory_hash(t)))
+            {
+                arguments["if_match"] = json!(hash);
+            }
+            Turn::Call("reflect", arguments)
         }
         _ => Turn::Say("done"),
     }
+}
+
+/// The 64 hex digits after `memory_sha256` in a tool result, as a model
+/// reads them off the JSON it was shown.
+fn memory_hash(text: &str) -> Option<&str> {
+    let (_, after) = text.split_once("memory_sha256")?;
+    let value = after.trim_start_matches(['"', '\\', ':', ' ']);
+    let hash = value.get(..64)?;
+    hash.bytes().all(|b| b.is_ascii_hexdigit()).then_some(hash)
 }
 
 /// `<sdk dir>/clients/node_modules/.bin`, which holds `claude`, `codex` and
@@ -151,7 +177,7 @@ fn search_path(bin: &Path) -> std::ffi::OsString {
 /// The fake model for `client`: it answers the client's conversation from
 /// [`next_turn`], anything else (a side request with no axe tools offered)
 /// with a plain "ok", and records every request.
-fn fake_model(client: Client) -> Server {
+fn fake_model(client: Client, how: Reflect) -> Server {
     Server::route(move |request| {
         let Ok(body) = serde_json::from_slice::<Value>(&request.body) else {
             return Answer::json(400, &json!({"error": "not JSON"}));
@@ -161,10 +187,10 @@ fn fake_model(client: Client) -> Server {
                 Answer::json(200, &json!({"input_tokens": 1}))
             }
             Client::ClaudeCode if request.path.starts_with("/v1/messages") => {
-                anthropic(&body, turn(client, &body))
+                anthropic(&body, turn(client, &body, how))
             }
             Client::Codex if request.path.starts_with("/v1/responses") => {
-                responses(&body, turn(client, &body))
+                responses(&body, turn(client, &body, how))
             }
             _ => Answer::json(
                 404,
@@ -176,11 +202,11 @@ fn fake_model(client: Client) -> Server {
 
 /// The fake model's turn for a request: the script's in the conversation
 /// (a request offering the axe tools), a plain "ok" elsewhere.
-fn turn(client: Client, body: &Value) -> Turn {
+fn turn(client: Client, body: &Value, how: Reflect) -> Turn {
     if offered(client, body, "recall").is_none() {
         return Turn::Say("ok");
     }
-    next_turn(&shown(client, body))
+    next_turn(&shown(client, body), how)
 }
 
 /// The text of every tool result in a request's conversation, in order:
@@ -478,8 +504,8 @@ fn seed(env: &Env, agent: &str, recall_chars: Option<usize>) -> PathBuf {
 
 /// Runs the client through the script and returns the conversation's
 /// requests, each with the tool results it showed the model.
-fn converse(env: &Env, client: Client, bin: &Path) -> Vec<Vec<String>> {
-    let model = fake_model(client);
+fn converse(env: &Env, client: Client, how: Reflect, bin: &Path) -> Vec<Vec<String>> {
+    let model = fake_model(client, how);
     let cmd = match client {
         Client::ClaudeCode => claude(env, bin, &model),
         Client::Codex => codex(env, bin, &model),
@@ -520,7 +546,7 @@ fn result(requests: &[Vec<String>], n: usize) -> &str {
 fn recall_shows_the_memory(client: Client, agent: &str, bin: &Path) {
     let env = Env::new();
     let memory = seed(&env, agent, None);
-    let requests = converse(&env, client, bin);
+    let requests = converse(&env, client, Reflect::Plain, bin);
     let recalled = result(&requests, 0);
     assert!(
         recalled.contains(SEED),
@@ -537,12 +563,12 @@ fn recall_shows_the_memory(client: Client, agent: &str, bin: &Path) {
 }
 
 /// A recall that leaves MEMORY.md out (a `recall_chars` too small for it)
-/// has not shown it: the reflect that follows is refused, and the seeded
-/// line stays.
-fn blind_reflect_is_refused(client: Client, agent: &str, bin: &Path) {
+/// has not shown it: the reflect that follows is refused, with or without
+/// whatever hash the recall gave, and the seeded line stays.
+fn blind_reflect_is_refused(client: Client, agent: &str, how: Reflect, bin: &Path) {
     let env = Env::new();
     let memory = seed(&env, agent, Some(20));
-    let requests = converse(&env, client, bin);
+    let requests = converse(&env, client, how, bin);
     let recalled = result(&requests, 0);
     assert!(
         !recalled.contains(SEED),
@@ -570,7 +596,14 @@ fn claude_code_shows_its_model_the_memory_recall_gave() {
 #[test]
 fn claude_code_cannot_reflect_over_a_memory_its_model_was_not_shown() {
     if let Some(bin) = client_bin("claude", "2.1.") {
-        blind_reflect_is_refused(Client::ClaudeCode, "claude", &bin);
+        blind_reflect_is_refused(Client::ClaudeCode, "claude", Reflect::Plain, &bin);
+    }
+}
+
+#[test]
+fn claude_code_cannot_reflect_by_the_hash_of_a_memory_its_model_was_not_shown() {
+    if let Some(bin) = client_bin("claude", "2.1.") {
+        blind_reflect_is_refused(Client::ClaudeCode, "claude", Reflect::WithHash, &bin);
     }
 }
 
@@ -584,6 +617,13 @@ fn codex_shows_its_model_the_memory_recall_gave() {
 #[test]
 fn codex_cannot_reflect_over_a_memory_its_model_was_not_shown() {
     if let Some(bin) = client_bin("codex", "0.169.") {
-        blind_reflect_is_refused(Client::Codex, "codex", &bin);
+        blind_reflect_is_refused(Client::Codex, "codex", Reflect::Plain, &bin);
+    }
+}
+
+#[test]
+fn codex_cannot_reflect_by_the_hash_of_a_memory_its_model_was_not_shown() {
+    if let Some(bin) = client_bin("codex", "0.169.") {
+        blind_reflect_is_refused(Client::Codex, "codex", Reflect::WithHash, &bin);
     }
 }
