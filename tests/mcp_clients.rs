@@ -10,7 +10,8 @@
 //! only what a tool result showed it, then says it is done. With MEMORY.md
 //! shown, the seeded line must be in the request and stay on disk; with
 //! MEMORY.md left out of the recall (a `recall_chars` too small for it),
-//! the reflect is a blind one and must be refused, the seeded line kept.
+//! the reflect is a blind one and must be refused, the seeded line kept,
+//! whether it passes no `if_match` or the `memory_sha256` the recall gave.
 //!
 //! How each client is driven headless, offline (learnt from `claude
 //! --help`, `codex exec --help`, `codex features list`, and tracing a run
