@@ -17,6 +17,7 @@ mod hardening_writes;
 mod llm;
 mod mcp;
 mod mcp_client;
+mod mcp_clients;
 mod mcp_sdk;
 mod mcp_servers;
 mod mem_append;

@@ -1,0 +1,630 @@
+//! `axe-mcp` under the real MCP clients people use: Claude Code and Codex,
+//! the CLIs from npm, run headless against a fake model on loopback.
+//!
+//! A client shows its model only what it puts in the model's request, and
+//! these two put a tool result's `structuredContent` there *in place of*
+//! its text whenever it is present (the spec allows it: the structured
+//! content is the result). So what matters is what the next request to the
+//! model carries, and the fake model here acts only on that: it calls
+//! `recall`, then `reflect` without `if_match`, keeping in the new MEMORY.md
+//! only what a tool result showed it, then says it is done. With MEMORY.md
+//! shown, the seeded line must be in the request and stay on disk; with
+//! MEMORY.md left out of the recall (a `recall_chars` too small for it),
+//! the reflect is a blind one and must be refused, the seeded line kept,
+//! whether it passes no `if_match` or the `memory_sha256` the recall gave.
+//!
+//! How each client is driven headless, offline (learnt from `claude
+//! --help`, `codex exec --help`, `codex features list`, and tracing a run
+//! for every connection and program it starts):
+//! - Claude Code 2.1 (`@anthropic-ai/claude-code`; its npm package copies
+//!   a native binary out of a platform package at install): `claude --bare
+//!   -p PROMPT --output-format json`, the server from `--mcp-config FILE
+//!   --strict-mcp-config` (nothing else from the user's setup), its tools
+//!   allowed by `--allowedTools`, no built-in tools (`--tools ""`). The
+//!   model is `ANTHROPIC_BASE_URL` + `ANTHROPIC_API_KEY`: `POST
+//!   /v1/messages?beta=true`, streamed as server-sent events. MCP tools are
+//!   named `mcp__axe__recall`; `ENABLE_TOOL_SEARCH=false` offers them
+//!   outright instead of behind its tool-search tool.
+//!   `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1` and `DISABLE_AUTOUPDATER=1`
+//!   keep it off every other host: a traced run connects to the fake only.
+//! - Codex 0.169 (`@openai/codex`, a node launcher for the native binary of
+//!   its platform package, run here on the Node 22 the install puts beside
+//!   it): `codex exec --skip-git-repo-check --ephemeral --json PROMPT`, stdin
+//!   closed. Everything else is `$CODEX_HOME/config.toml`: a
+//!   `model_providers` entry with `base_url` at the fake, `wire_api =
+//!   "responses"` (`POST /v1/responses`, streamed) and the key's variable
+//!   in `env_key`; `[mcp_servers.axe]` with `default_tools_approval_mode =
+//!   "approve"` (exec mode never asks, so a tool that writes is otherwise
+//!   refused); the features `plugins`, `remote_plugin` and `apps` off
+//!   (with them, each run clones github.com/openai/plugins in the
+//!   background), `shell_snapshot` off and analytics off. MCP tools come in
+//!   a `namespace` tool `mcp__axe`; a call names the namespace and `recall`.
+//!
+//! Where the clients are: `tests/mcp/install` (which `.ci/run` runs) puts
+//! them, pinned, in `<sdk dir>/clients/node_modules` (see
+//! [`crate::mcp_sdk::sdk_dir`]); nothing is fetched while the tests run.
+//! Without them a test says it skipped, and fails under `AXE_TEST_ALL`.
+//! Every client runs in a process group of its own, which is killed when
+//! the run ends or overstays [`LIMIT`], so a hang fails the test and no
+//! server outlives it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc::channel;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::mcp_sdk::{HOW, sdk_dir};
+use crate::server::{Answer, Recorded, Server, sse_event};
+use crate::util::{Env, read, unavailable};
+
+/// The seeded MEMORY.md line. Nothing in it that JSON escapes, so it reads
+/// the same in a tool result's text and in its structured content.
+const SEED: &str = "Staging deploys run from the runner named orca-7731, after the canary.";
+
+/// The line the fake model adds when it rewrites MEMORY.md.
+const NEW: &str = "Release notes go out on Fridays.";
+
+/// The longest a client's whole run may take: seconds are enough, this is
+/// for a machine under load; past it the run is killed and the test fails.
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// The two clients, as the fake model tells them apart.
+#[derive(Clone, Copy)]
+enum Client {
+    ClaudeCode,
+    Codex,
+}
+
+/// What the fake model does next.
+enum Turn {
+    /// Calls the axe tool of this name with these arguments.
+    Call(&'static str, Value),
+    /// Answers in words, which ends the client's run.
+    Say(&'static str),
+}
+
+/// How the fake model's `reflect` says what it read of MEMORY.md.
+#[derive(Clone, Copy)]
+enum Reflect {
+    /// It does not: the server's session knows what was shown.
+    Plain,
+    /// It passes the `memory_sha256` a recall showed it, if any, as
+    /// `if_match`, as the tool's description tells a client that keeps no
+    /// session to.
+    WithHash,
+}
+
+/// The script: given the tool results in the conversation so far, the next
+/// turn. `reflect` keeps exactly what the model was shown of MEMORY.md.
+fn next_turn(shown: &[String], how: Reflect) -> Turn {
+    match shown.len() {
+        0 => Turn::Call("recall", json!({})),
+        1 => {
+            let seen = shown.iter().any(|text| text.contains(SEED));
+            let content = if seen {
+                format!("{SEED}\n{NEW}\n")
+            } else {
+                format!("{NEW}\n")
+            };
+            let mut arguments = json!({"content": content});
+            if let (Reflect::WithHash, Some(hash)) =
+                (how, shown.iter().find_map(|t| memory_hash(t)))
+            {
+                arguments["if_match"] = json!(hash);
+            }
+            Turn::Call("reflect", arguments)
+        }
+        _ => Turn::Say("done"),
+    }
+}
+
+/// The 64 hex digits after `memory_sha256` in a tool result, as a model
+/// reads them off the JSON it was shown.
+fn memory_hash(text: &str) -> Option<&str> {
+    let (_, after) = text.split_once("memory_sha256")?;
+    let value = after.trim_start_matches(['"', '\\', ':', ' ']);
+    let hash = value.get(..64)?;
+    hash.bytes().all(|b| b.is_ascii_hexdigit()).then_some(hash)
+}
+
+/// `<sdk dir>/clients/node_modules/.bin`, which holds `claude`, `codex` and
+/// Node 22's `node`, when `program` there answers `--version` with `want`
+/// in it; `None`, reported, when not.
+fn client_bin(program: &str, want: &str) -> Option<PathBuf> {
+    let bin = sdk_dir().join("clients/node_modules/.bin");
+    let home = tempfile::tempdir().unwrap();
+    let version = Command::new(bin.join(program))
+        .arg("--version")
+        .env_clear()
+        .env("PATH", search_path(&bin))
+        .env("HOME", home.path())
+        .env("CODEX_HOME", home.path())
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+        .unwrap_or_default();
+    let node = Command::new(bin.join("node"))
+        .arg("--version")
+        .output()
+        .is_ok_and(|out| out.stdout.starts_with(b"v22."));
+    if version.contains(want) && node {
+        Some(bin)
+    } else {
+        unavailable(
+            &format!(
+                "{program} {want}* and Node 22 are not installed in {}",
+                bin.display()
+            ),
+            HOW,
+        );
+        None
+    }
+}
+
+/// `PATH` for a client: the installed ones (Node 22 among them) first.
+fn search_path(bin: &Path) -> std::ffi::OsString {
+    let mut dirs = vec![bin.to_path_buf()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// The fake model for `client`: it answers the client's conversation from
+/// [`next_turn`], anything else (a side request with no axe tools offered)
+/// with a plain "ok", and records every request.
+fn fake_model(client: Client, how: Reflect) -> Server {
+    Server::route(move |request| {
+        let Ok(body) = serde_json::from_slice::<Value>(&request.body) else {
+            return Answer::json(400, &json!({"error": "not JSON"}));
+        };
+        match client {
+            Client::ClaudeCode if request.path.starts_with("/v1/messages/count_tokens") => {
+                Answer::json(200, &json!({"input_tokens": 1}))
+            }
+            Client::ClaudeCode if request.path.starts_with("/v1/messages") => {
+                anthropic(&body, turn(client, &body, how))
+            }
+            Client::Codex if request.path.starts_with("/v1/responses") => {
+                responses(&body, turn(client, &body, how))
+            }
+            _ => Answer::json(
+                404,
+                &json!({"error": {"type": "not_found", "message": request.path}}),
+            ),
+        }
+    })
+}
+
+/// The fake model's turn for a request: the script's in the conversation
+/// (a request offering the axe tools), a plain "ok" elsewhere.
+fn turn(client: Client, body: &Value, how: Reflect) -> Turn {
+    if offered(client, body, "recall").is_none() {
+        return Turn::Say("ok");
+    }
+    next_turn(&shown(client, body), how)
+}
+
+/// The text of every tool result in a request's conversation, in order:
+/// all the model knows of what the tools gave.
+fn shown(client: Client, body: &Value) -> Vec<String> {
+    let text = |content: &Value| match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    };
+    let none = Vec::new();
+    match client {
+        Client::ClaudeCode => body["messages"]
+            .as_array()
+            .unwrap_or(&none)
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .filter(|block| block["type"] == "tool_result")
+            .map(|block| text(&block["content"]))
+            .collect(),
+        Client::Codex => body["input"]
+            .as_array()
+            .unwrap_or(&none)
+            .iter()
+            .filter(|item| item["type"] == "function_call_output")
+            .map(|item| text(&item["output"]))
+            .collect(),
+    }
+}
+
+/// The requests of the conversation: those that offer the axe tools.
+fn conversation(client: Client, server: &Server) -> Vec<Value> {
+    server
+        .requests()
+        .iter()
+        .filter_map(|r: &Recorded| serde_json::from_slice::<Value>(&r.body).ok())
+        .filter(|body| offered(client, body, "recall").is_some())
+        .collect()
+}
+
+/// How the client offers the axe tool `base` in a request: its name, and
+/// for Codex the namespace it sits in.
+fn offered(client: Client, body: &Value, base: &str) -> Option<(Option<String>, String)> {
+    let tools = body["tools"].as_array()?;
+    let suffix = format!("__{base}");
+    match client {
+        Client::ClaudeCode => tools
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .find(|name| name.starts_with("mcp__axe") && name.ends_with(&suffix))
+            .map(|name| (None, name.to_owned())),
+        Client::Codex => tools.iter().find_map(|t| {
+            let namespace = t["name"].as_str()?;
+            let inner = t["tools"].as_array()?;
+            (namespace.starts_with("mcp__axe") && inner.iter().any(|f| f["name"] == base))
+                .then(|| (Some(namespace.to_owned()), base.to_owned()))
+        }),
+    }
+}
+
+/// `turn` as an Anthropic Messages stream: one content block.
+fn anthropic(body: &Value, turn: Turn) -> Answer {
+    let (block, delta, stop) = match turn {
+        Turn::Call(base, input) => {
+            let name = offered(Client::ClaudeCode, body, base).map_or(base.to_owned(), |(_, n)| n);
+            (
+                json!({"type": "tool_use", "id": format!("toolu_{base}"), "name": name, "input": {}}),
+                json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+                "tool_use",
+            )
+        }
+        Turn::Say(text) => (
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta", "text": text}),
+            "end_turn",
+        ),
+    };
+    let events = [
+        json!({"type": "message_start", "message": {
+            "id": "msg_fake", "type": "message", "role": "assistant", "model": body["model"],
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": block}),
+        json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+               "usage": {"output_tokens": 1}}),
+        json!({"type": "message_stop"}),
+    ];
+    stream(&events)
+}
+
+/// `turn` as an OpenAI Responses stream: one output item.
+fn responses(body: &Value, turn: Turn) -> Answer {
+    let n = shown(Client::Codex, body).len();
+    let item = match turn {
+        Turn::Call(base, input) => {
+            let (namespace, name) = offered(Client::Codex, body, base)
+                .unwrap_or((Some("mcp__axe".to_owned()), base.to_owned()));
+            json!({
+                "type": "function_call", "id": format!("fc_{n}"), "call_id": format!("call_{n}"),
+                "namespace": namespace, "name": name, "arguments": input.to_string(),
+            })
+        }
+        Turn::Say(text) => json!({
+            "type": "message", "id": format!("msg_{n}"), "role": "assistant",
+            "content": [{"type": "output_text", "text": text}],
+        }),
+    };
+    let id = format!("resp_{n}");
+    stream(&[
+        json!({"type": "response.created", "response": {"id": id}}),
+        json!({"type": "response.output_item.done", "item": item}),
+        json!({"type": "response.completed", "response": {"id": id, "usage": {
+            "input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}}),
+    ])
+}
+
+/// Server-sent events, each named by its `type`, as both APIs send them.
+fn stream(events: &[Value]) -> Answer {
+    let events: Vec<String> = events
+        .iter()
+        .map(|e| sse_event(e["type"].as_str().unwrap_or_default(), e))
+        .collect();
+    Answer::sse(&events)
+}
+
+/// The environment `axe-mcp` gets from the client: this test's world only.
+fn world(env: &Env) -> Value {
+    json!({
+        "HOME": env.root().join("home"),
+        "XDG_CONFIG_HOME": env.config_dir(),
+        "XDG_DATA_HOME": env.data_dir(),
+    })
+}
+
+/// Claude Code, headless, with `axe-mcp claude` as its only server.
+fn claude(env: &Env, bin: &Path, model: &Server) -> Command {
+    let config = env.root().join("mcp.json");
+    env.write(
+        &config,
+        json!({"mcpServers": {"axe": {
+            "type": "stdio",
+            "command": env!("CARGO_BIN_EXE_axe-mcp"),
+            "args": ["claude"],
+            "env": world(env),
+        }}})
+        .to_string(),
+    );
+    let mut cmd = client_command(env, bin, "claude");
+    cmd.args(["--bare", "-p", "Recall your memory, then tidy MEMORY.md."])
+        .args(["--output-format", "json", "--tools", ""])
+        .arg("--mcp-config")
+        .arg(&config)
+        .arg("--strict-mcp-config")
+        .args(["--allowedTools", "mcp__axe__recall,mcp__axe__reflect"])
+        .env("ANTHROPIC_BASE_URL", &model.url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-fake")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("ENABLE_TOOL_SEARCH", "false");
+    cmd
+}
+
+/// Codex, headless, with `axe-mcp codex` as its only server.
+fn codex(env: &Env, bin: &Path, model: &Server) -> Command {
+    let home = env.root().join("codex-home");
+    let server = json!(env!("CARGO_BIN_EXE_axe-mcp"));
+    let vars: Vec<String> = world(env)
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    env.write(
+        &home.join("config.toml"),
+        format!(
+            r#"model = "fake-model"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = {base}
+wire_api = "responses"
+env_key = "AXE_TEST_FAKE_KEY"
+
+[mcp_servers.axe]
+command = {server}
+args = ["codex"]
+env = {{ {vars} }}
+default_tools_approval_mode = "approve"
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+shell_snapshot = false
+"#,
+            base = json!(format!("{}/v1", model.url)),
+            vars = vars.join(", "),
+        ),
+    );
+    let mut cmd = client_command(env, bin, "codex");
+    cmd.args(["exec", "--skip-git-repo-check", "--ephemeral", "--json"])
+        .arg("Recall your memory, then tidy MEMORY.md.")
+        .env("CODEX_HOME", &home)
+        .env("AXE_TEST_FAKE_KEY", "sk-fake");
+    cmd
+}
+
+/// `program` from the install, with nothing of the developer's setup: a
+/// fresh home, the test's world, Node 22 first on `PATH`.
+fn client_command(env: &Env, bin: &Path, program: &str) -> Command {
+    let mut cmd = Command::new(bin.join(program));
+    cmd.current_dir(env.root())
+        .env_clear()
+        .env("PATH", search_path(bin))
+        .env("HOME", env.root().join("home"))
+        .env("XDG_CONFIG_HOME", env.config_dir())
+        .env("XDG_DATA_HOME", env.data_dir());
+    cmd
+}
+
+/// Runs `cmd` to its end in a process group of its own, which is killed
+/// then (whatever it left running) or once [`LIMIT`] passes, which fails.
+fn run_bounded(mut cmd: Command) -> Output {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let group = Group(child.id());
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let finished = rx.recv_timeout(LIMIT);
+    drop(group);
+    match finished {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            let output = rx.recv_timeout(Duration::from_secs(10));
+            let stderr = output
+                .ok()
+                .and_then(Result::ok)
+                .map(|o| String::from_utf8_lossy(&o.stderr).into_owned());
+            panic!(
+                "{:?} did not finish within {LIMIT:?}; stderr: {stderr:?}",
+                cmd.get_program()
+            );
+        }
+    }
+}
+
+/// A process group, killed when dropped.
+struct Group(u32);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        use rustix::process::{Pid, Signal, kill_process_group};
+        if let Some(pid) = i32::try_from(self.0).ok().and_then(Pid::from_raw) {
+            // Gone already is fine: nothing was left running.
+            let _ = kill_process_group(pid, Signal::KILL);
+        }
+    }
+}
+
+/// Seeds `agent`'s MEMORY.md with [`SEED`], with `recall_chars` in an
+/// agent file when given; returns the file's path.
+fn seed(env: &Env, agent: &str, recall_chars: Option<usize>) -> PathBuf {
+    if let Some(chars) = recall_chars {
+        env.agent(
+            agent,
+            &format!(
+                "name = \"{agent}\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\nrecall_chars = {chars}\n"
+            ),
+        );
+    }
+    let memory = env
+        .data_dir()
+        .join(format!("axe/notes/agents/{agent}/MEMORY.md"));
+    env.write(&memory, format!("{SEED}\n"));
+    memory
+}
+
+/// Runs the client through the script and returns the conversation's
+/// requests, each with the tool results it showed the model.
+fn converse(env: &Env, client: Client, how: Reflect, bin: &Path) -> Vec<Vec<String>> {
+    let model = fake_model(client, how);
+    let cmd = match client {
+        Client::ClaudeCode => claude(env, bin, &model),
+        Client::Codex => codex(env, bin, &model),
+    };
+    let out = run_bounded(cmd);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success(),
+        "{:?}\nstdout: {stdout}\nstderr: {stderr}",
+        out.status
+    );
+    let requests: Vec<Vec<String>> = conversation(client, &model)
+        .iter()
+        .map(|body| shown(client, body))
+        .collect();
+    assert!(
+        requests.iter().any(|shown| shown.len() >= 2),
+        "the script did not run to its end: {requests:#?}\nstdout: {stdout}\nstderr: {stderr}"
+    );
+    requests
+}
+
+/// The first request after the `n`th tool result: what the model was shown
+/// of that tool's result.
+fn result(requests: &[Vec<String>], n: usize) -> &str {
+    requests
+        .iter()
+        .find(|shown| shown.len() > n)
+        .map(|shown| shown[n].as_str())
+        .unwrap_or_else(|| panic!("no request carried tool result {n}: {requests:#?}"))
+}
+
+/// The recall's result carries MEMORY.md's text to the model, so the
+/// reflect that follows keeps the seeded line.
+fn recall_shows_the_memory(client: Client, agent: &str, bin: &Path) {
+    let env = Env::new();
+    let memory = seed(&env, agent, None);
+    let requests = converse(&env, client, Reflect::Plain, bin);
+    let recalled = result(&requests, 0);
+    assert!(
+        recalled.contains(SEED),
+        "the model was not shown MEMORY.md: the request after recall carries {recalled:?}; \
+         the reflect it made then left MEMORY.md as {:?}",
+        read(&memory)
+    );
+    let reflected = result(&requests, 1);
+    assert!(
+        !reflected.contains("not overwritten"),
+        "a reflect over what was shown was refused: {reflected}"
+    );
+    assert_eq!(read(&memory), format!("{SEED}\n{NEW}\n"));
+}
+
+/// A recall that leaves MEMORY.md out (a `recall_chars` too small for it)
+/// has not shown it: the reflect that follows is refused, with or without
+/// whatever hash the recall gave, and the seeded line stays.
+fn blind_reflect_is_refused(client: Client, agent: &str, how: Reflect, bin: &Path) {
+    let env = Env::new();
+    let memory = seed(&env, agent, Some(20));
+    let requests = converse(&env, client, how, bin);
+    let recalled = result(&requests, 0);
+    assert!(
+        !recalled.contains(SEED),
+        "recall_chars did not keep MEMORY.md out of the recall: {recalled}"
+    );
+    let reflected = result(&requests, 1);
+    assert!(
+        reflected.contains("not overwritten"),
+        "the blind reflect was not refused: the request after it carries {reflected:?}"
+    );
+    assert_eq!(
+        read(&memory),
+        format!("{SEED}\n"),
+        "MEMORY.md was overwritten"
+    );
+}
+
+#[test]
+fn claude_code_shows_its_model_the_memory_recall_gave() {
+    if let Some(bin) = client_bin("claude", "2.1.") {
+        recall_shows_the_memory(Client::ClaudeCode, "claude", &bin);
+    }
+}
+
+#[test]
+fn claude_code_cannot_reflect_over_a_memory_its_model_was_not_shown() {
+    if let Some(bin) = client_bin("claude", "2.1.") {
+        blind_reflect_is_refused(Client::ClaudeCode, "claude", Reflect::Plain, &bin);
+    }
+}
+
+#[test]
+fn claude_code_cannot_reflect_by_the_hash_of_a_memory_its_model_was_not_shown() {
+    if let Some(bin) = client_bin("claude", "2.1.") {
+        blind_reflect_is_refused(Client::ClaudeCode, "claude", Reflect::WithHash, &bin);
+    }
+}
+
+#[test]
+fn codex_shows_its_model_the_memory_recall_gave() {
+    if let Some(bin) = client_bin("codex", "0.169.") {
+        recall_shows_the_memory(Client::Codex, "codex", &bin);
+    }
+}
+
+#[test]
+fn codex_cannot_reflect_over_a_memory_its_model_was_not_shown() {
+    if let Some(bin) = client_bin("codex", "0.169.") {
+        blind_reflect_is_refused(Client::Codex, "codex", Reflect::Plain, &bin);
+    }
+}
+
+#[test]
+fn codex_cannot_reflect_by_the_hash_of_a_memory_its_model_was_not_shown() {
+    if let Some(bin) = client_bin("codex", "0.169.") {
+        blind_reflect_is_refused(Client::Codex, "codex", Reflect::WithHash, &bin);
+    }
+}
