@@ -264,3 +264,58 @@ fn max_parallel_bounds_the_whole_tree_and_nested_calls_never_wait_on_their_calle
         "{peak} sub-agents ran at once, over max_parallel = 3"
     );
 }
+
+/// The memory tools that take standard input hold at most 64 MiB of it
+/// (docs/reference.md): more is refused as soon as it is seen, nothing
+/// written, rather than held in memory to the pipe's end.
+#[test]
+fn memory_tools_refuse_standard_input_over_their_limit() {
+    const MEMORY_LIMIT: usize = 64 << 20;
+    let env = Env::new();
+    env.agent(
+        "m",
+        "name = \"m\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\n[state]\nenabled = true\n",
+    );
+    let big = vec![b'x'; MEMORY_LIMIT + 1];
+    for args in [
+        &["axe-notes-remember", "m"][..],
+        &["axe-notes-reflect", "m"],
+        &["axe-notes-learn", "--agent", "m", "topic"],
+        &["axe-state-ingest", "m"],
+    ] {
+        let mut child = env
+            .std_cmd(args[0])
+            .args(&args[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        // The command may stop reading once it has seen enough.
+        let _ = pipe.write_all(&big);
+        let (code, err) = ended_within(child, Duration::from_secs(60));
+        drop(pipe);
+        assert_eq!(code, Some(1), "{args:?}: {err}");
+        assert!(
+            err.ends_with("failed to read standard input: over the limit of 64 MiB\n"),
+            "{args:?}: {err}"
+        );
+    }
+    let written: Vec<_> = walk(&env.data_dir());
+    assert!(written.is_empty(), "nothing written: {written:?}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .flat_map(|e| match e.file_type().is_ok_and(|t| t.is_dir()) {
+            true => walk(&e.path()),
+            false => vec![e.path()],
+        })
+        .collect()
+}

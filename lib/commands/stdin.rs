@@ -115,13 +115,29 @@ pub fn words_then(words: Option<&str>, stdin: &str) -> String {
     }
 }
 
+/// The most of standard input a memory tool takes (`axe-notes-remember`,
+/// `axe-notes-reflect`, `axe-notes-learn`, `axe-state-ingest`): what a
+/// note or a state may hold when read back (64 MiB), so a pipe of
+/// endless output is refused once it passes that, not held in memory.
+/// These tools wait for their input's end as `cat` does: they have no
+/// deadline.
+pub const MEMORY_LIMIT: u64 = crate::memory::notes::READ_LIMIT;
+
 /// All of standard input as bytes, kept exactly (notes that are not UTF-8
-/// survive).
+/// survive), at most [`MEMORY_LIMIT`] (more is an input error, exit 1, as
+/// soon as it is seen).
 pub fn read_stdin_bytes() -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .lock()
+        .take(MEMORY_LIMIT + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::stdin(&e))?;
+    if bytes.len() as u64 > MEMORY_LIMIT {
+        return Err(Error::Input(format!(
+            "failed to read standard input: over the limit of {} MiB",
+            MEMORY_LIMIT >> 20
+        )));
+    }
     Ok(bytes)
 }
