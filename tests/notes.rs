@@ -263,6 +263,26 @@ fn recall_within_its_budget_leaves_out_the_oldest_days_first_and_says_so() {
     assert!(text.contains("Keep this."));
 }
 
+/// A MEMORY.md the budget left out gets no hash in `--json`: a script
+/// passing `memory_sha256` to `reflect --if-match` would otherwise rewrite
+/// text it never showed.
+#[test]
+fn recall_gives_no_memory_hash_for_a_memory_it_left_out() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "recall_chars = 20");
+    let memory = workspace(&env).join("agents/a/MEMORY.md");
+    env.write(&memory, "A line the budget cannot hold, whatever it says.\n");
+    let doc = json_out(notes(&env, "recall").args(["a", "--json"]));
+    assert_eq!(doc["left_out"][0]["path"], "agents/a/MEMORY.md", "{doc}");
+    assert_eq!(doc["memory_sha256"], Value::Null, "{doc}");
+
+    // Shown whole, it has one.
+    notes_agent(&env, "a", "anthropic", "recall_chars = 2000");
+    let doc = json_out(notes(&env, "recall").args(["a", "--json"]));
+    assert_eq!(doc["memory_sha256"], doc["sections"][0]["sha256"], "{doc}");
+    assert!(doc["memory_sha256"].is_string(), "{doc}");
+}
+
 #[test]
 fn reflect_replaces_memory_and_if_match_refuses_a_lost_update() {
     let env = Env::new();

@@ -68,12 +68,12 @@ pub struct Recalled {
     /// Skipped: they could not be read.
     pub unreadable: Vec<Unreadable>,
     pub budget: usize,
-    /// The SHA-256 of MEMORY.md as read (of the empty file when there is
-    /// none), for a reflect that must not overwrite what it did not see;
-    /// `None` when it was not read (too large for the budget, unreadable).
+    /// The SHA-256 of MEMORY.md when it was seen whole: shown, or with
+    /// nothing in it to show (the hash of the empty file when there is
+    /// none), for a reflect that must not overwrite what it did not see.
+    /// `None` when it was left out or could not be read: a rewrite must not
+    /// take it as seen, nor may the hash be handed out for `--if-match`.
     pub memory_sha256: Option<String>,
-    /// Whether MEMORY.md was read and, when it has anything in it, shown.
-    memory_shown: bool,
     /// The line naming conflict files a sync left for this agent's notes,
     /// shown first until they are resolved; the budget holds it.
     pub conflict: Option<String>,
@@ -285,6 +285,7 @@ pub fn recall(
         left_out.insert(0, left(it));
     }
     memory_shown &= !left_out.iter().any(|l| l.kind == Kind::Memory);
+    let memory_sha256 = memory_sha256.filter(|_| memory_shown);
     // Shown world first, then MEMORY.md, then the days, as agnx shows them.
     items.sort_by_key(|i| i.kind);
     Ok(Recalled {
@@ -293,7 +294,6 @@ pub fn recall(
         unreadable,
         budget,
         memory_sha256,
-        memory_shown,
         conflict,
     })
 }
@@ -495,11 +495,10 @@ impl Recalled {
         size(&self.items)
     }
 
-    /// MEMORY.md's hash when the model has seen it whole: shown, or with
-    /// nothing in it to show. `None` when it was left out or could not be
-    /// read: a rewrite must not take it as seen.
+    /// MEMORY.md's hash when the model has seen it whole (see
+    /// [`Recalled::memory_sha256`]).
     pub fn memory_seen(&self) -> Option<&str> {
-        self.memory_sha256.as_deref().filter(|_| self.memory_shown)
+        self.memory_sha256.as_deref()
     }
 }
 
@@ -523,7 +522,6 @@ mod tests {
             unreadable: Vec::new(),
             budget: 0,
             memory_sha256: None,
-            memory_shown: true,
             conflict: None,
         }
     }
