@@ -875,7 +875,9 @@ model = "{PLACEHOLDER_MODEL}"
 # Context files - glob patterns resolved from workdir or cwd (optional)
 # files = []
 
-# Working directory (optional)
+# Working directory (optional). With file or command tools, the current
+# directory is refused when it is /, the home or holds axe's own
+# directories: name such a directory here (or with --workdir) to use it.
 # workdir = ""
 
 # Sub-agents this agent can invoke (optional)
