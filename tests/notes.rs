@@ -271,7 +271,10 @@ fn recall_gives_no_memory_hash_for_a_memory_it_left_out() {
     let env = Env::new();
     notes_agent(&env, "a", "anthropic", "recall_chars = 20");
     let memory = workspace(&env).join("agents/a/MEMORY.md");
-    env.write(&memory, "A line the budget cannot hold, whatever it says.\n");
+    env.write(
+        &memory,
+        "A line the budget cannot hold, whatever it says.\n",
+    );
     let doc = json_out(notes(&env, "recall").args(["a", "--json"]));
     assert_eq!(doc["left_out"][0]["path"], "agents/a/MEMORY.md", "{doc}");
     assert_eq!(doc["memory_sha256"], Value::Null, "{doc}");
