@@ -4,20 +4,62 @@
 //! a set, non-empty `XDG_*_HOME` is used as is (even when relative), and the
 //! data directory falls back to `$HOME/.local/share` on every platform.
 //! Nothing here creates a directory.
+//!
+//! A server started by an MCP client may not see the user's environment
+//! (Codex and the MCP Inspector drop `XDG_*`), so `axe-mcp` can name both
+//! directories on its command line, which a client passes on unchanged:
+//! [`set_overrides`] fixes them for the rest of the process.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 
-/// `$XDG_CONFIG_HOME/axe`, else the platform's config dir + `/axe`
-/// (`$HOME/.config/axe` on Linux).
+/// The directories named on the command line, set at most once, before
+/// any file is read, so every reader in the process agrees on them.
+static CONFIG_OVERRIDE: OnceLock<PathBuf> = OnceLock::new();
+static DATA_OVERRIDE: OnceLock<PathBuf> = OnceLock::new();
+
+/// Makes `config` and `data` (each axe's own directory, as [`config_dir`]
+/// and [`data_dir`] would give it) win over the environment from now on.
+/// A relative path is refused: each client starts its server in a
+/// directory of its own choosing, so one would name a different place for
+/// each, which is the split this exists to prevent.
+pub fn set_overrides(config: Option<&Path>, data: Option<&Path>) -> Result<()> {
+    for (dir, flag, cell) in [
+        (config, "--config-dir", &CONFIG_OVERRIDE),
+        (data, "--data-dir", &DATA_OVERRIDE),
+    ] {
+        let Some(dir) = dir else { continue };
+        if !dir.is_absolute() {
+            return Err(Error::Config(format!(
+                "{flag} must be an absolute path, not {:?}: an MCP client starts its server \
+                 in a directory of its own",
+                dir.display().to_string()
+            )));
+        }
+        // Set once per process; a second call (none today) keeps the first.
+        let _ = cell.set(dir.to_path_buf());
+    }
+    Ok(())
+}
+
+/// `--config-dir`'s directory when given, else `$XDG_CONFIG_HOME/axe`, else
+/// the platform's config dir + `/axe` (`$HOME/.config/axe` on Linux).
 pub fn config_dir() -> Result<PathBuf> {
+    if let Some(dir) = CONFIG_OVERRIDE.get() {
+        return Ok(dir.clone());
+    }
     config_dir_from(&|k| std::env::var_os(k))
 }
 
-/// `$XDG_DATA_HOME/axe`, else `$HOME/.local/share/axe`.
+/// `--data-dir`'s directory when given, else `$XDG_DATA_HOME/axe`, else
+/// `$HOME/.local/share/axe`.
 pub fn data_dir() -> Result<PathBuf> {
+    if let Some(dir) = DATA_OVERRIDE.get() {
+        return Ok(dir.clone());
+    }
     data_dir_from(&|k| std::env::var_os(k), &|| {
         etcetera::home_dir().map_err(|e| e.to_string())
     })

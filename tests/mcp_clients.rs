@@ -166,9 +166,11 @@ fn client_bin(program: &str, want: &str) -> Option<PathBuf> {
     }
 }
 
-/// `PATH` for a client: the installed ones (Node 22 among them) first.
+/// `PATH` for a client: the installed ones (Node 22 among them) first,
+/// then axe's executables.
 fn search_path(bin: &Path) -> std::ffi::OsString {
-    let mut dirs = vec![bin.to_path_buf()];
+    let axe = Path::new(env!("CARGO_BIN_EXE_axe-mcp")).parent().unwrap();
+    let mut dirs = vec![bin.to_path_buf(), axe.to_path_buf()];
     dirs.extend(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
     ));
@@ -377,16 +379,12 @@ fn claude(env: &Env, bin: &Path, model: &Server) -> Command {
     cmd
 }
 
-/// Codex, headless, with `axe-mcp codex` as its only server.
+/// Codex, headless, with the README's `[mcp_servers.axe]` block as its
+/// only server: `axe-mcp team`, `XDG_*` passed on by `env_vars`, and the
+/// writing tools approved (exec mode never asks, so they are otherwise
+/// refused with "approval policy is never").
 fn codex(env: &Env, bin: &Path, model: &Server) -> Command {
     let home = env.root().join("codex-home");
-    let server = json!(env!("CARGO_BIN_EXE_axe-mcp"));
-    let vars: Vec<String> = world(env)
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| format!("{k} = {v}"))
-        .collect();
     env.write(
         &home.join("config.toml"),
         format!(
@@ -400,12 +398,6 @@ base_url = {base}
 wire_api = "responses"
 env_key = "AXE_TEST_FAKE_KEY"
 
-[mcp_servers.axe]
-command = {server}
-args = ["codex"]
-env = {{ {vars} }}
-default_tools_approval_mode = "approve"
-
 [analytics]
 enabled = false
 
@@ -414,9 +406,10 @@ plugins = false
 remote_plugin = false
 apps = false
 shell_snapshot = false
-"#,
+
+{server}"#,
             base = json!(format!("{}/v1", model.url)),
-            vars = vars.join(", "),
+            server = readme_block("toml", "[mcp_servers.axe]"),
         ),
     );
     let mut cmd = client_command(env, bin, "codex");
@@ -427,10 +420,45 @@ shell_snapshot = false
     cmd
 }
 
-/// `program` from the install, with nothing of the developer's setup: a
-/// fresh home, the test's world, Node 22 first on `PATH`.
+/// The README's first ```` ```lang ```` block holding `needle`: the lines
+/// a user copies, so the test and the README cannot drift apart.
+fn readme_block(lang: &str, needle: &str) -> String {
+    let readme = include_str!("../README.md");
+    let fence = format!("```{lang}\n");
+    readme
+        .match_indices(&fence)
+        .map(|(at, _)| &readme[at + fence.len()..])
+        .filter_map(|rest| rest.find("```").map(|end| &rest[..end]))
+        .find(|body| body.contains(needle))
+        .unwrap_or_else(|| panic!("the README has no ```{lang} block with {needle:?}"))
+        .to_owned()
+}
+
+/// Runs the README's `claude mcp add` block with bash as the user would,
+/// in `dir`, with the user's environment: registers `axe-mcp`.
+fn claude_mcp_add(env: &Env, bin: &Path, dir: &Path) {
+    let script = readme_block("sh", "claude mcp add");
+    std::fs::create_dir_all(dir).unwrap();
+    let mut cmd = client_command(env, bin, "bash");
+    cmd.current_dir(dir).args(["-e", "-c", &script]);
+    let out = run_bounded(cmd);
+    assert!(
+        out.status.success(),
+        "the README's `claude mcp add` failed: {}\n{script}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `program` from the install (or the system's, for a shell), with
+/// nothing of the developer's setup: a fresh home, the test's world (its
+/// `XDG_*` set away from the defaults, as a user's may be), Node 22 first
+/// on `PATH`, then axe's executables, as after `cargo install`.
 fn client_command(env: &Env, bin: &Path, program: &str) -> Command {
-    let mut cmd = Command::new(bin.join(program));
+    let path = bin.join(program);
+    let mut cmd = Command::new(match path.exists() {
+        true => path,
+        false => PathBuf::from(program),
+    });
     cmd.current_dir(env.root())
         .env_clear()
         .env("PATH", search_path(bin))
@@ -511,6 +539,12 @@ fn converse(env: &Env, client: Client, how: Reflect, bin: &Path) -> Vec<Vec<Stri
         Client::ClaudeCode => claude(env, bin, &model),
         Client::Codex => codex(env, bin, &model),
     };
+    finish(cmd, client, &model)
+}
+
+/// Runs `cmd`, a client talking to `model`, to its end, which must be a
+/// success with the script run through; returns what [`converse`] does.
+fn finish(cmd: Command, client: Client, model: &Server) -> Vec<Vec<String>> {
     let out = run_bounded(cmd);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
@@ -521,7 +555,7 @@ fn converse(env: &Env, client: Client, how: Reflect, bin: &Path) -> Vec<Vec<Stri
         "{:?}\nstdout: {stdout}\nstderr: {stderr}",
         out.status
     );
-    let requests: Vec<Vec<String>> = conversation(client, &model)
+    let requests: Vec<Vec<String>> = conversation(client, model)
         .iter()
         .map(|body| shown(client, body))
         .collect();
@@ -611,20 +645,101 @@ fn claude_code_cannot_reflect_by_the_hash_of_a_memory_its_model_was_not_shown() 
 #[test]
 fn codex_shows_its_model_the_memory_recall_gave() {
     if let Some(bin) = client_bin("codex", "0.169.") {
-        recall_shows_the_memory(Client::Codex, "codex", &bin);
+        recall_shows_the_memory(Client::Codex, "team", &bin);
     }
 }
 
 #[test]
 fn codex_cannot_reflect_over_a_memory_its_model_was_not_shown() {
     if let Some(bin) = client_bin("codex", "0.169.") {
-        blind_reflect_is_refused(Client::Codex, "codex", Reflect::Plain, &bin);
+        blind_reflect_is_refused(Client::Codex, "team", Reflect::Plain, &bin);
     }
 }
 
 #[test]
 fn codex_cannot_reflect_by_the_hash_of_a_memory_its_model_was_not_shown() {
     if let Some(bin) = client_bin("codex", "0.169.") {
-        blind_reflect_is_refused(Client::Codex, "codex", Reflect::WithHash, &bin);
+        blind_reflect_is_refused(Client::Codex, "team", Reflect::WithHash, &bin);
     }
+}
+
+/// `claude mcp add` without `-s user` registers the server for the current
+/// directory only; the README's line registers it for the user, so it is
+/// there from any directory (here `$HOME`, the line having run in a
+/// project), and it connects.
+#[test]
+fn claude_code_lists_the_readme_server_from_any_directory() {
+    let Some(bin) = client_bin("claude", "2.1.") else {
+        return;
+    };
+    let env = Env::new();
+    claude_mcp_add(&env, &bin, &env.root().join("project"));
+    let mut list = client_command(&env, &bin, "claude");
+    list.current_dir(env.root().join("home"))
+        .args(["mcp", "list"])
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1");
+    let out = run_bounded(list);
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.lines().any(|l| l.starts_with("axe: ") && l.contains("Connected")),
+        "`claude mcp list` from $HOME does not show axe connected:\n{listed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Claude Code and Codex wired exactly as the README says, with the user's
+/// `XDG_*` away from the defaults, share one memory: Claude Code's model
+/// recalls what the user's shell tools keep and rewrites MEMORY.md; Codex's
+/// (which starts its servers without `XDG_*`) is then shown that rewrite
+/// and rewrites it in turn, in the same file; nothing lands in the default
+/// directories.
+#[test]
+fn claude_code_and_codex_share_one_memory_as_the_readme_wires_them() {
+    let (Some(claude_bin), Some(codex_bin)) =
+        (client_bin("claude", "2.1."), client_bin("codex", "0.169."))
+    else {
+        return;
+    };
+    let env = Env::new();
+    let memory = seed(&env, "team", None);
+    claude_mcp_add(&env, &claude_bin, &env.root().join("project"));
+
+    let model = fake_model(Client::ClaudeCode, Reflect::Plain);
+    let mut claude = client_command(&env, &claude_bin, "claude");
+    claude
+        .args(["-p", "Recall your memory, then tidy MEMORY.md."])
+        .args(["--output-format", "json", "--tools", ""])
+        .args(["--allowedTools", "mcp__axe__recall,mcp__axe__reflect"])
+        .env("ANTHROPIC_BASE_URL", &model.url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-fake")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("ENABLE_TOOL_SEARCH", "false");
+    let requests = finish(claude, Client::ClaudeCode, &model);
+    assert!(
+        result(&requests, 0).contains(SEED),
+        "Claude Code's recall did not show the user's memory: {requests:#?}"
+    );
+    assert_eq!(read(&memory), format!("{SEED}\n{NEW}\n"));
+
+    // Codex now: it must be shown what Claude Code wrote, and may write.
+    let requests = converse(&env, Client::Codex, Reflect::Plain, &codex_bin);
+    let recalled = result(&requests, 0);
+    assert!(
+        recalled.contains(NEW),
+        "Codex's recall did not show what Claude Code wrote: {recalled}"
+    );
+    let reflected = result(&requests, 1);
+    assert!(
+        !reflected.contains("not overwritten") && !reflected.contains("approval"),
+        "Codex's reflect was refused: {reflected}"
+    );
+    assert_eq!(read(&memory), format!("{SEED}\n{NEW}\n"));
+    let defaults = env.root().join("home/.local/share/axe");
+    assert!(
+        !defaults.exists(),
+        "a client's axe-mcp wrote to the default data directory {}",
+        defaults.display()
+    );
 }

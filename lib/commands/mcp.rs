@@ -1,11 +1,12 @@
 //! `axe-mcp`: an agent's memory over the Model Context Protocol (stdio).
 
 use std::io::Write;
+use std::path::Path;
 use std::sync::Mutex;
 
 use super::args::AGENT;
 use crate::agent::{self, AgentConfig};
-use crate::cli::{Command, Flag, Matches, Run};
+use crate::cli::{Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::mcp::Server;
 use crate::memory::notes::Workspace;
@@ -17,7 +18,7 @@ pub const COMMAND: Command = Command {
     about: "Serve an agent's memory to any MCP client over stdin and stdout",
     usage: &["[OPTIONS] [AGENT]"],
     args: &[AGENT],
-    flags: &[READ_ONLY],
+    flags: &[READ_ONLY, CONFIG_DIR, DATA_DIR],
     rules: &[],
     description: "\
 Speaks the Model Context Protocol on standard input and output (one
@@ -35,18 +36,23 @@ without AGENT: \"mcp\"), every kind is on with its defaults, under that
 name. A client without a session passes the sha256 recall gave as
 reflect's and learn_fact's if_match.
 
-Register it with a client:
+A client may start its server without the user's environment (Codex
+and the MCP Inspector drop XDG_*), so --config-dir and --data-dir name
+axe's directories on the command line, which reaches the server as
+written; each must be absolute. Register it with a client (the README
+gives each client's lines in full):
 
-  claude mcp add axe -- axe-mcp claude
+  claude mcp add -s user axe -- axe-mcp --config-dir \"$(axe-config path)\" \\
+    --data-dir \"${XDG_DATA_HOME:-$HOME/.local/share}/axe\" team
   # Codex, ~/.codex/config.toml:
   #   [mcp_servers.axe]
   #   command = \"axe-mcp\"
-  #   args = [\"codex\"]
-  # Cursor, .cursor/mcp.json:
-  #   {\"mcpServers\": {\"axe\": {\"command\": \"axe-mcp\", \"args\": [\"cursor\"]}}}
+  #   args = [\"team\"]
+  #   env_vars = [\"XDG_CONFIG_HOME\", \"XDG_DATA_HOME\"]
+  #   default_tools_approval_mode = \"approve\"
 
-Two clients given the same AGENT share one memory; each runs its own
-axe-mcp, and the files' locks keep every write whole.",
+Two clients given the same AGENT and directories share one memory; each
+runs its own axe-mcp, and the files' locks keep every write whole.",
     run: Run::Action(run),
 };
 
@@ -55,7 +61,26 @@ const READ_ONLY: Flag = Flag::switch(
     "Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)",
 );
 
+const CONFIG_DIR: Flag = Flag::with_value(
+    "config-dir",
+    "DIR",
+    "Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe",
+)
+.completes(Complete::Dir);
+
+const DATA_DIR: Flag = Flag::with_value(
+    "data-dir",
+    "DIR",
+    "Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe",
+)
+.completes(Complete::Dir);
+
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    // Before anything reads a file: the agent file itself is found there.
+    crate::dirs::set_overrides(
+        m.value(&CONFIG_DIR).map(Path::new),
+        m.value(&DATA_DIR).map(Path::new),
+    )?;
     let name = super::args::agent_arg(m)?.unwrap_or("mcp").to_owned();
     agent::check_name(&name)?;
     let (cfg, own_file) = match agent::load(&name) {
