@@ -205,8 +205,8 @@ _axe_spec_axe_context() {
     subs=''
 }
 _axe_spec_axe_mcp() {
-    flags='--read-only --help -h --version -V'
-    valued=' '
+    flags='--read-only --config-dir --data-dir --help -h --version -V'
+    valued=' --config-dir=dir --data-dir=dir '
     args='agent'
     subs=''
 }

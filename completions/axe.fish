@@ -205,9 +205,11 @@ complete -c axe-context -n '__axe_at 0 - --budget --task --phase --wait' -a '(__
 # axe-mcp
 complete -c axe-mcp -f
 complete -c axe-mcp -l read-only -d 'Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)'
+complete -c axe-mcp -l config-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as axe\'s config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe'
+complete -c axe-mcp -l data-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as axe\'s data directory (the memory) instead of $XDG_DATA_HOME/axe'
 complete -c axe-mcp -s h -l help -d 'Print help'
 complete -c axe-mcp -s V -l version -d 'Print version'
-complete -c axe-mcp -n '__axe_at 0 -' -a '(__axe_agents)'
+complete -c axe-mcp -n '__axe_at 0 - --config-dir --data-dir' -a '(__axe_agents)'
 
 # axe-mem-path
 complete -c axe-mem-path -f

@@ -172,6 +172,8 @@ export extern "axe-context" [
 export extern "axe-mcp" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --read-only  # Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -552,6 +554,8 @@ export extern "axe context" [
 export extern "axe mcp" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --read-only  # Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -1152,3 +1152,56 @@ fn every_schema_is_portable_and_every_result_matches_its_schema() {
     assert!(problems.is_empty(), "{problems:#?}");
     c.finish();
 }
+
+/// A client may start the server without the user's `XDG_*` (Codex does):
+/// `--config-dir` and `--data-dir` name axe's directories on the command
+/// line instead, and win over whatever the environment says. The agent
+/// file comes from the one, the memory goes to the other, and nothing to
+/// the environment's.
+#[test]
+fn the_directories_on_the_command_line_win_over_the_environment() {
+    let env = Env::new();
+    let config = env.root().join("elsewhere/config");
+    let data = env.root().join("elsewhere/data");
+    env.write(
+        &config.join("agents/team.toml"),
+        "name = \"team\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\n",
+    );
+    let (config_arg, data_arg) = (config.to_str().unwrap(), data.to_str().unwrap());
+    let mut c = Client::start(
+        &env,
+        &["--config-dir", config_arg, "--data-dir", data_arg, "team"],
+    );
+    c.initialize();
+    // The agent file's kinds: notes only, so no state and no run log.
+    assert_eq!(
+        tool_names(&mut c),
+        ["recall", "remember", "reflect", "learn_fact", "search_notes", "context"]
+    );
+    let (text, err) = c.call("reflect", json!({"content": "Deploys on Fridays.\n"}));
+    assert!(!err, "{text}");
+    c.finish();
+    assert_eq!(
+        read(&data.join("notes/agents/team/MEMORY.md")),
+        "Deploys on Fridays.\n"
+    );
+    assert!(!env.data_dir().exists(), "the environment's data dir was used");
+}
+
+/// A relative directory would name a different place for each client
+/// (each starts its server where it likes): refused, exit 2, nothing read.
+#[test]
+fn a_relative_directory_is_refused() {
+    let env = Env::new();
+    for flag in ["--config-dir", "--data-dir"] {
+        env.cmd("axe-mcp")
+            .args([flag, "axe", "team"])
+            .write_stdin("")
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicates::str::contains(format!(
+                "{flag} must be an absolute path"
+            )));
+    }
+}
