@@ -1176,7 +1176,14 @@ fn the_directories_on_the_command_line_win_over_the_environment() {
     // The agent file's kinds: notes only, so no state and no run log.
     assert_eq!(
         tool_names(&mut c),
-        ["recall", "remember", "reflect", "learn_fact", "search_notes", "context"]
+        [
+            "recall",
+            "remember",
+            "reflect",
+            "learn_fact",
+            "search_notes",
+            "context"
+        ]
     );
     let (text, err) = c.call("reflect", json!({"content": "Deploys on Fridays.\n"}));
     assert!(!err, "{text}");
@@ -1185,7 +1192,10 @@ fn the_directories_on_the_command_line_win_over_the_environment() {
         read(&data.join("notes/agents/team/MEMORY.md")),
         "Deploys on Fridays.\n"
     );
-    assert!(!env.data_dir().exists(), "the environment's data dir was used");
+    assert!(
+        !env.data_dir().exists(),
+        "the environment's data dir was used"
+    );
 }
 
 /// A relative directory would name a different place for each client

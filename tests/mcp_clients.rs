@@ -682,7 +682,9 @@ fn claude_code_lists_the_readme_server_from_any_directory() {
     let out = run_bounded(list);
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(
-        listed.lines().any(|l| l.starts_with("axe: ") && l.contains("Connected")),
+        listed
+            .lines()
+            .any(|l| l.starts_with("axe: ") && l.contains("Connected")),
         "`claude mcp list` from $HOME does not show axe connected:\n{listed}{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -1,10 +1,9 @@
-//! Every shell example of the README runs as written: each ```sh block is
-//! run by bash with `-e` in a world that has what the examples assume (the
-//! agents they name, a git repository with a change, the files they read,
-//! a local server answering for every provider), and must succeed. A block
-//! is left out only when a comment before it says why (`<!-- not run:
-//! ... -->`) or names the test that runs it (`<!-- quickstart: run by
-//! ... -->`, `<!-- install: ... -->`), so a new example is run unless
+//! Every shell example of the README runs as written, in order, as a
+//! newcomer runs them: one shell session in a fresh `HOME` with only what
+//! the README itself sets up (and a local server answering for every
+//! provider). A block is left out only when a comment before it says why
+//! (`<!-- not run: ... -->`) or that it installs into the system and which
+//! test runs it (`<!-- install: ... -->`), so a new example is run unless
 //! someone decides otherwise in the README itself.
 
 use std::fs;
@@ -15,37 +14,6 @@ use serde_json::Value;
 use crate::server::{Recorded, Server};
 use crate::util::{Env, have};
 use crate::wire::{reply_for, served_by, stream_answer};
-
-/// The README's ```sh blocks that no comment keeps from running here:
-/// (line, script).
-fn runnable_blocks() -> Vec<(usize, String)> {
-    let readme = include_str!("../README.md");
-    let lines: Vec<&str> = readme.lines().collect();
-    let mut blocks = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        if !line.starts_with("```") {
-            i += 1;
-            continue;
-        }
-        let lang = line.trim_start_matches('`');
-        let start = i;
-        i += 1;
-        let mut body = String::new();
-        while i < lines.len() && !lines[i].starts_with("```") {
-            body.push_str(lines[i]);
-            body.push('\n');
-            i += 1;
-        }
-        i += 1;
-        let marked = start > 0 && lines[start - 1].trim_start().starts_with("<!--");
-        if lang == "sh" && !marked {
-            blocks.push((start + 1, body));
-        }
-    }
-    blocks
-}
 
 /// What the local server answers: a reply in the wire format the path asks
 /// for, streamed when the request asks for a stream.
@@ -69,112 +37,76 @@ fn answer(r: &Recorded) -> crate::server::Answer {
     }
 }
 
-/// The agents, files and programs the examples take for granted.
-fn world(env: &Env, work: &Path) {
-    let claude = "anthropic/claude-sonnet-4-20250514";
-    for (name, extra) in [
-        (
-            "reviewer",
-            "[memory]\nenabled = true\n[notes]\nenabled = true\n",
-        ),
-        ("pr-reviewer", "[memory]\nenabled = true\nlast_n = 10\n"),
-        ("slow-local-agent", "[memory]\nenabled = true\nlast_n = 2\n"),
-        ("builder", "[state]\nenabled = true\n"),
-    ] {
-        let model = match name {
-            "slow-local-agent" => "ollama/llama3",
-            _ => claude,
-        };
-        env.agent(
-            name,
-            &format!(
-                "name = \"{name}\"\nmodel = \"{model}\"\nsystem_prompt = \"You review.\"\n{extra}"
-            ),
-        );
-    }
-    // The reader of `axe-agents init r3` set a default model.
-    fs::write(
-        env.config_dir().join("axe/config.toml"),
-        format!("default_model = \"{claude}\"\n"),
-    )
-    .unwrap();
-    fs::create_dir_all(work).unwrap();
-    let git = |args: &[&str]| {
-        let ok = std::process::Command::new("git")
-            .args(args)
-            .current_dir(work)
-            .env("HOME", env.root().join("home"))
-            .env("GIT_AUTHOR_NAME", "Ada")
-            .env("GIT_AUTHOR_EMAIL", "ada@example.org")
-            .env("GIT_COMMITTER_NAME", "Ada")
-            .env("GIT_COMMITTER_EMAIL", "ada@example.org")
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    };
-    git(&["init", "-q"]);
-    fs::write(work.join("lib.rs"), "fn f() {}\n").unwrap();
-    git(&["add", "lib.rs"]);
-    git(&["commit", "-q", "-m", "Add f"]);
-    fs::write(work.join("lib.rs"), "fn f() { g() }\n").unwrap();
-    fs::write(work.join("diff"), "- fn f() {}\n+ fn f() { g() }\n").unwrap();
-    fs::write(work.join("MEMORY.md"), "Ada reviews Rust.\n").unwrap();
-    fs::write(
-        work.join("deploys.md"),
-        "Deploys are blue-green: the new release goes green, then traffic moves.\n",
-    )
-    .unwrap();
-    fs::write(work.join("task.md"), "Build the parser.\n").unwrap();
-    fs::write(work.join("persona.md"), "You answer briefly.\n").unwrap();
-    fs::write(work.join("question.txt"), "What is a pipe?\n").unwrap();
-    // `llm-review` stands for any program of the reader's that reviews.
-    let bin = env.root().join("stub-bin");
-    fs::create_dir_all(&bin).unwrap();
-    let stub = bin.join("llm-review");
-    fs::write(&stub, "#!/bin/sh\ncat >/dev/null\necho 'Looks fine.'\n").unwrap();
-    crate::util::set_mode(&stub, 0o755);
-}
-
+/// The guide as a newcomer meets it: every ```sh block in order, in one
+/// shell session (a `cd` or a variable carries on, as in a terminal), in a
+/// fresh `HOME` with nothing prepared: no agents, no files, no repository,
+/// no `XDG_*`; only the providers' keys and base URLs a user would export
+/// (a local server standing in for every provider) and an `EDITOR`. A
+/// block is left out only when the comment before it says it is not run
+/// (`<!-- not run: ... -->`) or installs into the system (`<!-- install:
+/// ... -->`, run by the test it names); every other block must work, with
+/// what the README itself set up before it.
 #[test]
-fn every_shell_example_of_the_readme_runs_as_written() {
+fn the_guide_runs_top_to_bottom_in_a_fresh_home() {
     if !have("bash") || !have("git") || !have("jq") {
         return;
     }
-    let blocks = runnable_blocks();
-    assert!(blocks.len() >= 6, "the README lost its examples?");
-    let server = Server::route(answer);
-    for (line, script) in blocks {
-        // Each example in a world of its own, as a reader would try it.
-        let env = Env::new();
-        let work = env.root().join("repo");
-        world(&env, &work);
-        // This package's executables first, as after `cargo install`, then
-        // the stub, then the system's.
-        let bins = assert_cmd::cargo::cargo_bin("axe");
-        let path = format!(
-            "{}:{}:{}",
-            bins.parent().unwrap().display(),
-            env.root().join("stub-bin").display(),
-            std::env::var("PATH").unwrap()
-        );
-        let out = served_by(env.program("bash"), &server.url)
-            .env("PATH", path)
-            // The pipeline example sets `model`; the state example uses it.
-            .env("model", "anthropic/claude-sonnet-4-20250514")
-            // `axe-agents edit` opens it; here it closes at once.
-            .env("EDITOR", "true")
-            .current_dir(&work)
-            .args(["-e", "-c", &script])
-            .timeout(std::time::Duration::from_secs(60))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "README line {line}: exit {:?}\n--- script\n{script}--- stdout\n{}--- stderr\n{}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let lines: Vec<&str> = readme.lines().collect();
+    let mut script = String::from("set -e\n");
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i] != "```sh" {
+            i += 1;
+            continue;
+        }
+        let before = if i > 0 { lines[i - 1].trim_start() } else { "" };
+        let skipped = before.starts_with("<!-- not run") || before.starts_with("<!-- install");
+        let start = i + 1;
+        i += 1;
+        let mut body = String::new();
+        while i < lines.len() && !lines[i].starts_with("```") {
+            body.push_str(lines[i]);
+            body.push('\n');
+            i += 1;
+        }
+        if !skipped {
+            script.push_str(&format!("echo '--- README line {start}' >&2\n{body}"));
+        }
     }
+    let server = Server::route(answer);
+    let env = Env::new();
+    let home = env.root().join("home");
+    fs::create_dir_all(&home).unwrap();
+    let bins = assert_cmd::cargo::cargo_bin("axe");
+    let path = format!(
+        "{}:{}",
+        bins.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let out = served_by(env.program("bash"), &server.url)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env("PATH", path)
+        .env("EDITOR", "true")
+        .env("GIT_AUTHOR_NAME", "Ada")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.org")
+        .env("GIT_COMMITTER_NAME", "Ada")
+        .env("GIT_COMMITTER_EMAIL", "ada@example.org")
+        .current_dir(&home)
+        .args(["-c", &script])
+        .write_stdin("")
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let last = stderr.lines().rfind(|l| l.starts_with("--- README line"));
+    assert!(
+        out.status.success(),
+        "the guide stopped at {last:?}: exit {:?}\n--- stderr\n{stderr}",
+        out.status.code(),
+    );
 }
