@@ -163,8 +163,8 @@ _axe_spec_axe_agents_show() {
     subs=''
 }
 _axe_spec_axe_agents_init() {
-    flags='--agents-dir --model -m --memory --notes --state --json --help -h --version -V'
-    valued=' --agents-dir=dir --model=model -m=model '
+    flags='--agents-dir --model -m --system --skill --memory --notes --state --json --help -h --version -V'
+    valued=' --agents-dir=dir --model=model -m=model --system=none --skill=file '
     args='none'
     subs=''
 }

@@ -84,7 +84,7 @@ export extern "axe-agents" [
 # List all agent configurations
 export extern "axe-agents list" [
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
-    --json  # Print {agents: [{agent, name, description, model, path, source}]} as JSON
+    --json  # Print {agents: [{agent, name, description, model, path, source}], broken: [{agent, path, source, error}]} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -103,7 +103,9 @@ export extern "axe-agents init" [
     agent?: string  # The new agent's name
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --model(-m): string@"nu-complete axe models"  # Write this model [default: default_model in config.toml, else a placeholder]
-    --memory  # Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100
+    --system: string  # Write this persona as system_prompt (empty: none)
+    --skill: path  # Write this skill path as given (relative: from <config>; empty: none)
+    --memory  # Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100 (runs warn from 100 entries on)
     --notes  # Turn notes memory on ([notes] enabled = true)
     --state  # Turn structured state on ([state] enabled = true)
     --json  # Print {agent, path} as JSON
@@ -466,7 +468,7 @@ export extern "axe agents" [
 # List all agent configurations
 export extern "axe agents list" [
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
-    --json  # Print {agents: [{agent, name, description, model, path, source}]} as JSON
+    --json  # Print {agents: [{agent, name, description, model, path, source}], broken: [{agent, path, source, error}]} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -485,7 +487,9 @@ export extern "axe agents init" [
     agent?: string  # The new agent's name
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --model(-m): string@"nu-complete axe models"  # Write this model [default: default_model in config.toml, else a placeholder]
-    --memory  # Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100
+    --system: string  # Write this persona as system_prompt (empty: none)
+    --skill: path  # Write this skill path as given (relative: from <config>; empty: none)
+    --memory  # Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100 (runs warn from 100 entries on)
     --notes  # Turn notes memory on ([notes] enabled = true)
     --state  # Turn structured state on ([state] enabled = true)
     --json  # Print {agent, path} as JSON

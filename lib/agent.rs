@@ -743,12 +743,29 @@ pub struct Found {
     pub path: PathBuf,
 }
 
+/// An agent file of [`list_all`] that does not load, and why: the error
+/// `axe-run` would give for it.
+#[derive(Debug, Clone)]
+pub struct Broken {
+    pub stem: String,
+    pub source: Source,
+    pub path: PathBuf,
+    pub error: String,
+}
+
 /// Every agent that loads, over all of [`search_dirs`], in file-name order:
 /// a name is taken from the first directory that has it, as [`load`] takes
 /// it, so one that shadows another hides it even when it fails to load.
 pub fn list_found() -> Result<Vec<Found>> {
+    Ok(list_all()?.0)
+}
+
+/// [`list_found`], and the files it leaves out because they do not load,
+/// also in file-name order, so that `agents list` can say why a file the
+/// user sees in the directory is not listed.
+pub fn list_all() -> Result<(Vec<Found>, Vec<Broken>)> {
     let mut seen: Vec<String> = Vec::new();
-    let mut found = Vec::new();
+    let (mut found, mut broken) = (Vec::new(), Vec::new());
     for (source, dir) in search_dirs()? {
         for stem in stems_in(&dir)? {
             if seen.contains(&stem) {
@@ -756,18 +773,31 @@ pub fn list_found() -> Result<Vec<Found>> {
             }
             seen.push(stem.clone());
             let path = dir.join(format!("{stem}.toml"));
-            if let Ok(Some(config)) = read_agent_file(&path, &stem) {
-                found.push(Found {
-                    stem,
-                    config,
-                    source,
-                    path,
-                });
-            }
+            let error = match read_agent_file(&path, &stem) {
+                Ok(Some(config)) => {
+                    found.push(Found {
+                        stem,
+                        config,
+                        source,
+                        path,
+                    });
+                    continue;
+                }
+                // Listed a moment ago: a dangling symlink, or removed since.
+                Ok(None) => not_found(&stem).to_string(),
+                Err(e) => e.to_string(),
+            };
+            broken.push(Broken {
+                stem,
+                source,
+                path,
+                error,
+            });
         }
     }
     found.sort_by(|a, b| a.stem.cmp(&b.stem));
-    Ok(found)
+    broken.sort_by(|a, b| a.stem.cmp(&b.stem));
+    Ok((found, broken))
 }
 
 /// [`list`] for the agent files in `dir`.
@@ -812,10 +842,22 @@ fn stems_in(dir: &Path) -> Result<Vec<String>> {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Enable {
     /// The run log, with the template's limits: the last 10 entries in
-    /// the prompt, trimmed at 100, rather than the whole log forever.
+    /// the prompt rather than the whole log, and a warning on every run
+    /// from 100 entries on (runs never trim).
     pub memory: bool,
     pub notes: bool,
     pub state: bool,
+}
+
+/// What `agents init` fills into the template besides the name.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fill<'a> {
+    pub model: Option<&'a str>,
+    /// The persona, written as `system_prompt`.
+    pub system_prompt: Option<&'a str>,
+    /// The skill path, written as given.
+    pub skill: Option<&'a str>,
+    pub enable: Enable,
 }
 
 /// The model line of the template, which [`crate::llm::parse_model`]
@@ -823,10 +865,11 @@ pub struct Enable {
 /// says so.
 pub use crate::llm::PLACEHOLDER_MODEL;
 
-/// The template filled in by `agents init --model M --memory --notes
-/// --state`: the model line set, and the tables asked for on; the rest
-/// as [`scaffold`] has it.
-pub fn scaffold_with(name: &str, model: Option<&str>, enable: Enable) -> String {
+/// The template filled in by `agents init --model M --system TEXT --skill
+/// PATH --memory --notes --state`: those lines set, and the tables asked
+/// for on; the rest as [`scaffold`] has it.
+pub fn scaffold_with(name: &str, fill: Fill) -> String {
+    let (model, enable) = (fill.model, fill.enable);
     let mut text = scaffold(name);
     if let Some(model) = model {
         text = text.replace(
@@ -850,6 +893,23 @@ pub fn scaffold_with(name: &str, model: Option<&str>, enable: Enable) -> String 
         text = text.replace(
             "# [state]\n# enabled = false\n",
             "[state]\nenabled = true\n",
+        );
+    }
+    // The user's text goes in last, so no replacement above can match
+    // inside it; every quote in it is escaped, so the skill's line, which
+    // holds quotes, cannot match inside the persona either.
+    if let Some(system) = fill.system_prompt {
+        text = text.replacen(
+            "\n# system_prompt = \"\"\n",
+            &format!("\nsystem_prompt = {}\n", toml_text(system)),
+            1,
+        );
+    }
+    if let Some(skill) = fill.skill {
+        text = text.replacen(
+            "\n# skill = \"\"\n",
+            &format!("\nskill = {}\n", toml_string(skill)),
+            1,
         );
     }
     text
@@ -938,6 +998,10 @@ model = "{PLACEHOLDER_MODEL}"
 # env = {{}}
 # required = false               # default true: the run fails without it
 
+# The run log of tasks and answers: the last last_n entries go into the
+# prompt; from max_entries on, every run warns. Runs never trim it: axe mem
+# trim AGENT keeps the last last_n (free), axe gc AGENT has a model review
+# it first.
 # [memory]
 # enabled = false
 # path = ""
@@ -982,19 +1046,47 @@ model = "{PLACEHOLDER_MODEL}"
 
 /// A TOML basic string. Go pasted the name between quotes unescaped; a
 /// name with a quote then made a file that did not parse.
-fn toml_string(s: &str) -> String {
+pub fn toml_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-            c => out.push(c),
-        }
+        push_escaped(&mut out, c);
     }
     out.push('"');
     out
+}
+
+/// `s` as a TOML string that reads back exactly: a multi-line basic
+/// string when it has line breaks, so a persona in the file reads as it
+/// was typed, else [`toml_string`]. TOML drops the newline right after
+/// the opening `"""`, not the text's own first newline. Newlines and tabs
+/// stay as they are; a CR is escaped, since a parser may read CRLF as LF.
+fn toml_text(s: &str) -> String {
+    if !s.contains('\n') {
+        return toml_string(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    out.push_str("\"\"\"\n");
+    for c in s.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c => push_escaped(&mut out, c),
+        }
+    }
+    out.push_str("\"\"\"");
+    out
+}
+
+/// `c` as it goes inside a TOML basic string: every quote escaped (so no
+/// `"""` can end a multi-line one), backslashes and control characters
+/// too.
+fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+        c => out.push(c),
+    }
 }
 
 #[cfg(test)]
@@ -1161,7 +1253,12 @@ mod tests {
             notes: true,
             state: true,
         };
-        let filled = parse(&scaffold_with("x", Some("openai/q\"x"), all)).unwrap();
+        let fill = Fill {
+            model: Some("openai/q\"x"),
+            enable: all,
+            ..Fill::default()
+        };
+        let filled = parse(&scaffold_with("x", fill)).unwrap();
         assert_eq!(filled.model, "openai/q\"x");
         assert!(filled.memory.enabled && filled.notes.enabled && filled.state.enabled);
         // The template's recommendation, not the whole log forever.
@@ -1171,7 +1268,7 @@ mod tests {
         );
         assert_eq!(filled.memory.path, "", "the rest stays commented");
         assert!(filled.context.budget.is_none());
-        let plain = parse(&scaffold_with("x", None, Enable::default())).unwrap();
+        let plain = parse(&scaffold_with("x", Fill::default())).unwrap();
         assert!(!plain.memory.enabled && !plain.notes.enabled && !plain.state.enabled);
         assert_eq!(plain.model, PLACEHOLDER_MODEL);
         let s = scaffold("x");
@@ -1200,6 +1297,43 @@ mod tests {
             Some(ResponseFormat::JsonObject)
         );
         assert_eq!(cfg.params.cache, Some(true));
+    }
+
+    #[test]
+    fn scaffold_keeps_any_persona_and_skill_exactly() {
+        let all = Enable {
+            memory: true,
+            notes: true,
+            state: true,
+        };
+        for text in [
+            "one line",
+            "two\nlines",
+            "\nstarts with a newline",
+            "ends with a quote\"",
+            "ends with a newline\n",
+            "\"\"\"\nthree quotes\"\"\"\"",
+            "back\\slash\\\nand \\\"",
+            "tab\there\r\ncrlf\rcr\u{7f}del\u{1}",
+            // The template's own lines, which must stay the user's text.
+            "# [notes]\n# enabled = false\n# skill = \"\"\nmodel = \"provider/model\"",
+            "unicode: h\u{e9}llo \u{2028} \u{1F600}\n",
+        ] {
+            let fill = Fill {
+                model: Some("a/b"),
+                system_prompt: Some(text),
+                skill: Some(text),
+                enable: all,
+            };
+            let scaffold = scaffold_with("x", fill);
+            let cfg = parse(&scaffold).unwrap_or_else(|e| panic!("{text:?}: {e}\n{scaffold}"));
+            assert_eq!(
+                (cfg.system_prompt.as_str(), cfg.skill.as_str()),
+                (text, text)
+            );
+            assert_eq!(cfg.model, "a/b");
+            assert!(cfg.memory.enabled && cfg.notes.enabled && cfg.state.enabled);
+        }
     }
 
     #[test]

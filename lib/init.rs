@@ -120,17 +120,16 @@ pub fn config() -> Result<ConfigInit> {
     })
 }
 
-/// Writes the scaffold of a new agent `name` and returns its path; an
-/// existing file is an error and stays as it was. The exclusive create is
-/// the only check, so a file made a moment ago by someone else counts too.
-/// Writes the template for `name`, with `model` and the kinds of memory
-/// in `enable` on.
-pub fn agent(name: &str, model: Option<&str>, enable: agent::Enable) -> Result<PathBuf> {
+/// Writes the scaffold of a new agent `name`, filled in with `fill`, and
+/// returns its path; an existing file is an error and stays as it was. The
+/// exclusive create is the only check, so a file made a moment ago by
+/// someone else counts too.
+pub fn agent(name: &str, fill: agent::Fill) -> Result<PathBuf> {
     let path = agent::file_path(name)?;
     if let Some(dir) = path.parent() {
         mkdir(dir, "agents")?;
     }
-    match write_new(&path, &agent::scaffold_with(name, model, enable), 0o644) {
+    match write_new(&path, &agent::scaffold_with(name, fill), 0o644) {
         Ok(()) => Ok(path),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::Config(format!(
             "agent config already exists: {}",

@@ -3,7 +3,9 @@
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::util::{Env, output_past_busy, set_mode, stdout};
+use crate::server::{Answer, Server};
+use crate::util::{Env, entries, header_count, output_past_busy, read, set_mode, stdout};
+use crate::wire::{anthropic_reply, served_by};
 
 const FULL: &str = r#"name = "reviewer"
 description = "Reviews PRs"
@@ -32,20 +34,18 @@ max_tokens = 4096
 "#;
 
 #[test]
-fn list_prints_name_and_description_sorted_by_name_skipping_bad_files() {
+fn list_prints_file_names_and_descriptions_sorted_by_file_name() {
     let env = Env::new();
     env.agent(
         "b-file",
-        "name = \"alpha\"\nmodel = \"x/y\"\ndescription = \"first\"\n",
+        "name = \"b-file\"\nmodel = \"x/y\"\ndescription = \"first\"\n",
     );
-    env.agent("a-file", "name = \"beta\"\nmodel = \"x/y\"\n");
-    env.agent("broken", "name = \"broken\"\nmodel = ");
-    env.agent("invalid", "name = \"invalid\"\n");
+    env.agent("a-file", "name = \"a-file\"\nmodel = \"x/y\"\n");
     env.cmd("axe-agents")
         .arg("list")
         .assert()
         .success()
-        .stdout("alpha - first\nbeta\n")
+        .stdout("a-file\nb-file - first\n")
         .stderr("");
 }
 
@@ -62,7 +62,7 @@ fn list_of_no_agents_is_empty() {
         .args(["list", "--json"])
         .assert()
         .success();
-    assert_eq!(stdout(out.get_output()), "{\"agents\":[]}\n");
+    assert_eq!(stdout(out.get_output()), "{\"agents\":[],\"broken\":[]}\n");
 }
 
 #[test]
@@ -83,8 +83,80 @@ fn list_json_names_file_stem_and_path() {
         serde_json::json!({"agents": [{
             "agent": "rev", "name": "reviewer", "description": "d",
             "model": "x/y", "path": path.to_string_lossy(), "source": "config"
-        }]})
+        }], "broken": []})
     );
+}
+
+#[test]
+fn list_names_agents_by_file_marks_mismatched_names_and_reports_broken_files() {
+    let env = Env::new();
+    // Three copies of one agent, each saved under a new name and never
+    // renamed inside: the name typed is the file's.
+    for (file, description) in [("bad", "the first"), ("copy", ""), ("zcopy", "third")] {
+        env.agent(
+            file,
+            &format!("name = \"bad\"\nmodel = \"x/y\"\ndescription = \"{description}\"\n"),
+        );
+    }
+    let broken = env.agent("broken", "name = \"broken\"\nmodel = ");
+    let invalid = env.agent("invalid", "name = \"invalid\"\n");
+    let warnings = format!(
+        "Warning: not listed: {}: failed to parse agent config \"broken\": line 2, column 9: string values must be quoted, expected literal string\n\
+         Warning: not listed: {}: agent config missing required field: model\n",
+        broken.display(),
+        invalid.display()
+    );
+    env.cmd("axe-agents")
+        .arg("list")
+        .assert()
+        .success()
+        .stdout("bad - the first\ncopy (name = \"bad\")\nzcopy (name = \"bad\") - third\n")
+        .stderr(warnings.clone());
+    // Each listed name is one `axe-agents show` and `axe-run` take.
+    env.cmd("axe-agents")
+        .args(["show", "zcopy"])
+        .assert()
+        .success();
+    let out = env
+        .cmd("axe-agents")
+        .args(["list", "--json"])
+        .assert()
+        .success()
+        .stderr(warnings);
+    let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    let agents: Vec<(&str, &str)> = v["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["agent"].as_str().unwrap(), a["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(agents, [("bad", "bad"), ("copy", "bad"), ("zcopy", "bad")]);
+    assert_eq!(
+        v["broken"],
+        serde_json::json!([
+            {"agent": "broken", "path": broken.to_string_lossy(), "source": "config",
+             "error": "failed to parse agent config \"broken\": line 2, column 9: string values must be quoted, expected literal string"},
+            {"agent": "invalid", "path": invalid.to_string_lossy(), "source": "config",
+             "error": "agent config missing required field: model"},
+        ])
+    );
+}
+
+#[test]
+fn list_reports_an_unreadable_agent_file_and_lists_the_rest() {
+    let env = Env::new();
+    env.agent("good", "name = \"good\"\nmodel = \"x/y\"\n");
+    let secret = env.agent("secret", "name = \"secret\"\nmodel = \"x/y\"\n");
+    set_mode(&secret, 0o000);
+    env.unprivileged("axe-agents")
+        .arg("list")
+        .assert()
+        .success()
+        .stdout("good\n")
+        .stderr(format!(
+            "Warning: not listed: {p}: failed to parse agent config \"secret\": open {p}: permission denied\n",
+            p = secret.display()
+        ));
 }
 
 #[test]
@@ -353,6 +425,152 @@ fn init_json_and_unwritable_directory() {
             env.config_dir().join("axe/agents/b.toml").display()
         ));
     set_mode(&env.config_dir().join("axe/agents"), 0o755);
+}
+
+#[test]
+fn init_writes_system_prompt_and_skill_that_run_exactly_as_typed() {
+    let env = Env::new();
+    env.write(
+        &env.config_dir().join("axe/skills/review/SKILL.md"),
+        "Check the tests.",
+    );
+    // Quotes, a TOML multi-line delimiter, backslashes, a tab, a CR and
+    // blank lines: each must come back as typed.
+    let system = "You review \"diffs\" for 'axe'.\n\n\tSay \"\"\"LGTM\"\"\" or list issues; C:\\path\\n is not a newline.\r\nEnd.\n";
+    env.cmd("axe-agents")
+        .args([
+            "init",
+            "rev",
+            "--model",
+            "anthropic/claude-test",
+            "--system",
+        ])
+        .arg(system)
+        .args(["--skill", "skills/review/SKILL.md"])
+        .assert()
+        .success()
+        .stderr("");
+    let out = env
+        .cmd("axe-agents")
+        .args(["show", "rev", "--json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    assert_eq!(v["system_prompt"], system);
+    assert_eq!(v["skill"], "skills/review/SKILL.md");
+    let out = env
+        .cmd("axe-agents")
+        .args(["show", "rev"])
+        .assert()
+        .success();
+    assert!(
+        stdout(out.get_output()).contains(&format!(
+            "System Prompt:  {system}\nSkill:          skills/review/SKILL.md\n"
+        )),
+        "{}",
+        stdout(out.get_output())
+    );
+    let out = env
+        .cmd("axe-run")
+        .args(["rev", "--dry-run"])
+        .write_stdin("")
+        .assert()
+        .success();
+    assert!(
+        stdout(out.get_output()).contains(&format!(
+            "--- System Prompt ---\n{system}\n\n---\n\n## Skill\n\nCheck the tests.\n\n--- Skill ---\nCheck the tests.\n"
+        )),
+        "{}",
+        stdout(out.get_output())
+    );
+    // The rest of the template is still there to fill in.
+    let text = std::fs::read_to_string(env.config_dir().join("axe/agents/rev.toml")).unwrap();
+    assert!(
+        text.contains("# Agent persona (optional)\nsystem_prompt = \"\"\"\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nskill = \"skills/review/SKILL.md\"\n"),
+        "{text}"
+    );
+    assert!(text.contains("# files = []"), "{text}");
+}
+
+#[test]
+fn init_warns_when_the_skill_is_not_where_runs_will_look() {
+    let env = Env::new();
+    env.write(&env.root().join("home/review.md"), "Check.");
+    let skills = env.config_dir().join("axe");
+    env.cmd("axe-agents")
+        .args([
+            "init",
+            "r",
+            "--system",
+            "One line, \"quoted\".",
+            "--skill",
+            "review.md",
+        ])
+        .assert()
+        .success()
+        .stderr(format!(
+            "Warning: skill not found: {}/review.md (a relative skill path is read from {})\n",
+            skills.display(),
+            skills.display()
+        ));
+    let text = std::fs::read_to_string(env.config_dir().join("axe/agents/r.toml")).unwrap();
+    assert!(
+        text.contains("\nsystem_prompt = \"One line, \\\"quoted\\\".\"\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nskill = \"review.md\"\n"), "{text}");
+}
+
+#[test]
+fn init_help_says_runs_warn_at_max_entries_and_how_to_trim_for_free() {
+    let env = Env::new();
+    let out = env
+        .cmd("axe-agents")
+        .args(["init", "--help"])
+        .assert()
+        .success();
+    let help = stdout(out.get_output());
+    assert!(!help.contains("trimmed at 100"), "{help}");
+    assert!(help.contains("axe mem trim"), "{help}");
+    assert!(help.contains("--system <TEXT>"), "{help}");
+    assert!(help.contains("--skill <PATH>"), "{help}");
+}
+
+#[test]
+fn a_full_log_warns_with_the_free_trim_and_following_it_stops_the_warning() {
+    let env = Env::new();
+    let server = Server::start(vec![
+        Answer::json(200, &anthropic_reply("one")),
+        Answer::json(200, &anthropic_reply("two")),
+    ]);
+    env.cmd("axe-agents")
+        .args(["init", "m", "--model", "anthropic/claude-test", "--memory"])
+        .assert()
+        .success();
+    env.write(&env.log_path("m"), entries(100));
+    served_by(env.cmd("axe-run"), &server.url)
+        .arg("m")
+        .assert()
+        .success()
+        .stdout("one")
+        .stderr(
+            "Warning: agent \"m\" memory has 100 entries (max_entries: 100); runs only warn, nothing is trimmed. \
+             Run 'axe mem trim m' to keep the last 10 (no model call), or 'axe gc m' to have the model review it first.\n",
+        );
+    // The advice as given: the `axe` dispatcher, no model, no key.
+    env.cmd("axe").args(["mem", "trim", "m"]).assert().success();
+    assert_eq!(header_count(&read(&env.log_path("m"))), 10);
+    served_by(env.cmd("axe-run"), &server.url)
+        .arg("m")
+        .assert()
+        .success()
+        .stdout("two")
+        .stderr("");
+    assert_eq!(server.requests().len(), 2);
 }
 
 #[test]

@@ -74,7 +74,12 @@ fn agents_list_skips_a_fifo_or_a_device_and_lists_the_rest_symlinks_included() {
         .assert()
         .success()
         .stdout("linked\nplain\n")
-        .stderr("");
+        .stderr(format!(
+            "Warning: not listed: {fifo}: failed to parse agent config \"fifo\": open {fifo}: not a regular file\n\
+             Warning: not listed: {zero}: failed to parse agent config \"zero\": open {zero}: not a regular file\n",
+            fifo = agents.join("fifo.toml").display(),
+            zero = agents.join("zero.toml").display(),
+        ));
 }
 
 #[test]

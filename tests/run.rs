@@ -631,7 +631,8 @@ fn max_entries_warning_at_and_only_at_the_limit() {
     env.write(&env.log_path("m"), entries(3));
     agent(&env, "m", "[memory]\nenabled = true\nmax_entries = 3");
     run(&env, &server.url).arg("m").assert().success().stderr(
-        "Warning: agent \"m\" memory has 3 entries (max_entries: 3). Run 'axe gc m' to trim.\n",
+        "Warning: agent \"m\" memory has 3 entries (max_entries: 3); runs only warn, nothing is trimmed. \
+         Run 'axe mem trim m' to keep the last 3 (no model call), or 'axe gc m' to have the model review it first.\n",
     );
     agent(&env, "m", "[memory]\nenabled = true\nmax_entries = 10");
     run(&env, &server.url)

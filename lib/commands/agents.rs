@@ -43,18 +43,24 @@ const LIST: Command = Command {
     flags: &[AGENTS_DIR, LIST_JSON],
     rules: &[],
     description: "\
-Prints `name - description` (or just the name) for each agent file that
-loads, sorted by name; files that fail to load are left out, as in Go. An
-agent from --agents-dir or ./axe/agents has `[agents-dir]` or `[local]`
-after it; one that another directory's file of the same name hides is not
-listed. --json says where each comes from in source: agents-dir, local or
-config.",
+Prints `agent - description` (or just the agent) for each agent file that
+loads, sorted: the agent is the file name without .toml, the name axe-run
+takes. A file whose name field says something else has it after the agent,
+as in `copy (name = \"bad\")`. An agent from --agents-dir or ./axe/agents
+has `[agents-dir]` or `[local]` at the end; one that another directory's
+file of the same name hides is not listed.
+
+A file that fails to load is not listed and gets one line on stderr,
+`Warning: not listed: PATH: ERROR`, with the error axe-run would give;
+the exit code is still 0. --json says where each agent comes from in
+source (agents-dir, local or config) and lists the files that fail to
+load in broken.",
     run: Run::Action(list),
 };
 
 const LIST_JSON: Flag = Flag::switch(
     "json",
-    "Print {agents: [{agent, name, description, model, path, source}]} as JSON",
+    "Print {agents: [{agent, name, description, model, path, source}], broken: [{agent, path, source, error}]} as JSON",
 );
 
 const SHOW: Command = Command {
@@ -86,6 +92,8 @@ const INIT: Command = Command {
     flags: &[
         AGENTS_DIR,
         INIT_MODEL,
+        INIT_SYSTEM,
+        INIT_SKILL,
         INIT_MEMORY,
         INIT_NOTES,
         INIT_STATE,
@@ -96,10 +104,18 @@ const INIT: Command = Command {
 Writes a commented template to <AGENT>.toml in --agents-dir when given, else
 in ./axe/agents when that directory exists, else in <config>/agents
 (creating the directory), and prints its path. An existing file is never replaced.
---model (or default_model in config.toml) fills in the model; --memory,
---notes and --state turn those kinds of memory on, so a new agent can run
-without an editor. --memory keeps the template's limits: the last 10
-entries go into the prompt and the log is trimmed at 100.",
+--model (or default_model in config.toml) fills in the model, --system the
+persona and --skill the skill; --memory, --notes and --state turn those
+kinds of memory on, so a new agent can run without an editor.
+
+--system's text is written so that it reads back exactly, line breaks,
+quotes and all. --skill's path is written as given; a relative one is read
+from <config> at run time, so init warns when no file is there.
+
+--memory keeps the template's limits: the last 10 entries go into the
+prompt, and from 100 entries on every run warns that the log is full.
+Runs never trim it: `axe mem trim AGENT` keeps the last 10 without a model
+call; `axe gc AGENT` has the model review the log first, a paid call.",
     run: Run::Action(init),
 };
 
@@ -111,9 +127,22 @@ const INIT_MODEL: Flag = Flag::with_value(
 .short('m')
 .completes(Complete::Model);
 
+const INIT_SYSTEM: Flag = Flag::with_value(
+    "system",
+    "TEXT",
+    "Write this persona as system_prompt (empty: none)",
+);
+
+const INIT_SKILL: Flag = Flag::with_value(
+    "skill",
+    "PATH",
+    "Write this skill path as given (relative: from <config>; empty: none)",
+)
+.completes(Complete::File);
+
 const INIT_MEMORY: Flag = Flag::switch(
     "memory",
-    "Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100",
+    "Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100 (runs warn from 100 entries on)",
 );
 
 const INIT_NOTES: Flag = Flag::switch("notes", "Turn notes memory on ([notes] enabled = true)");
@@ -137,6 +166,15 @@ whitespace. The editor's failure is this command's failure.",
     run: Run::Action(edit),
 };
 
+/// A file `agents list` leaves out, in its JSON.
+#[derive(Serialize)]
+struct Unlisted<'a> {
+    agent: &'a str,
+    path: String,
+    source: agent::Source,
+    error: &'a str,
+}
+
 #[derive(Serialize)]
 struct Listed<'a> {
     agent: &'a str,
@@ -149,9 +187,16 @@ struct Listed<'a> {
 
 fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
     apply_agents_dir(m)?;
-    let mut agents = agent::list_found()?;
-    // Go sorted by the `name` field, not the file name.
-    agents.sort_by(|a, b| a.config.name.cmp(&b.config.name));
+    // By file name, which is what the user types: Go listed and sorted
+    // by the `name` field, so copies of one file all showed its name.
+    let (agents, broken) = agent::list_all()?;
+    for file in &broken {
+        eprintln!(
+            "Warning: not listed: {}: {}",
+            file.path.display(),
+            file.error
+        );
+    }
     if m.flag(&LIST_JSON) {
         let listed: Vec<Listed> = agents
             .iter()
@@ -164,19 +209,37 @@ fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
                 source: found.source,
             })
             .collect();
+        let broken: Vec<Unlisted> = broken
+            .iter()
+            .map(|file| Unlisted {
+                agent: &file.stem,
+                path: file.path.to_string_lossy().into_owned(),
+                source: file.source,
+                error: &file.error,
+            })
+            .collect();
         #[derive(Serialize)]
         struct List<'a> {
             agents: Vec<Listed<'a>>,
+            broken: Vec<Unlisted<'a>>,
         }
-        return crate::cli::write_json(out, &List { agents: listed });
+        return crate::cli::write_json(
+            out,
+            &List {
+                agents: listed,
+                broken,
+            },
+        );
     }
     for found in &agents {
         let cfg = &found.config;
-        let mut line = if cfg.description.is_empty() {
-            cfg.name.clone()
-        } else {
-            format!("{} - {}", cfg.name, cfg.description)
-        };
+        let mut line = found.stem.clone();
+        if cfg.name != found.stem {
+            line.push_str(&format!(" (name = {})", agent::toml_string(&cfg.name)));
+        }
+        if !cfg.description.is_empty() {
+            line.push_str(&format!(" - {}", cfg.description));
+        }
         // The config directory's agents print as in Go.
         if found.source != agent::Source::Config {
             line.push_str(&format!(" [{}]", found.source.name()));
@@ -437,12 +500,23 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
             config.default_model()?
         }
     };
-    let enable = agent::Enable {
-        memory: m.flag(&INIT_MEMORY),
-        notes: m.flag(&INIT_NOTES),
-        state: m.flag(&INIT_STATE),
+    // Blank is "not given", as `-p ""` is for axe-run.
+    let system_prompt = m.string(&INIT_SYSTEM)?.filter(|s| !s.is_empty());
+    let skill = m.string(&INIT_SKILL)?.filter(|s| !s.is_empty());
+    let fill = agent::Fill {
+        model,
+        system_prompt,
+        skill,
+        enable: agent::Enable {
+            memory: m.flag(&INIT_MEMORY),
+            notes: m.flag(&INIT_NOTES),
+            state: m.flag(&INIT_STATE),
+        },
     };
-    let path = crate::init::agent(name, model, enable)?;
+    let path = crate::init::agent(name, fill)?;
+    if let Some(skill) = fill.skill {
+        warn_missing_skill(skill)?;
+    }
     if m.flag(&INIT_JSON) {
         return crate::cli::write_json(
             out,
@@ -450,6 +524,22 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
         );
     }
     writeln!(out, "{}", path.display()).map_err(Error::Output)?;
+    Ok(())
+}
+
+/// A skill path that runs will not find is written anyway (the file may
+/// come later) but said at once: a path relative to the current directory
+/// is the likely mistake, since runs read it from the config directory.
+fn warn_missing_skill(skill: &str) -> Result<()> {
+    let config_dir = crate::dirs::config_dir()?;
+    let path = config_dir.join(skill);
+    if !path.is_file() {
+        eprintln!(
+            "Warning: skill not found: {} (a relative skill path is read from {})",
+            path.display(),
+            config_dir.display()
+        );
+    }
     Ok(())
 }
 

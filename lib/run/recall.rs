@@ -51,11 +51,16 @@ pub fn load(agent: &str, config: &LogConfig) -> Recall {
         }
     }
     // Counting reads the whole log, so only when there is a limit to check.
+    // The limit only warns, as in Go; Go's advice was `axe gc` alone, a
+    // model call, where trimming needs none.
     if config.max_entries.get() > 0 {
         match memory::log::count(&path) {
             Ok(c) if c.entries >= config.max_entries.get() => recall.warnings.push(format!(
-                "agent \"{agent}\" memory has {} entries (max_entries: {}). Run 'axe gc {agent}' to trim.",
-                c.entries, config.max_entries
+                "agent \"{agent}\" memory has {} entries (max_entries: {}); runs only warn, nothing is trimmed. \
+                 Run 'axe mem trim {agent}' to keep the last {} (no model call), or 'axe gc {agent}' to have the model review it first.",
+                c.entries,
+                config.max_entries,
+                config.trim_target().unwrap_or(config.max_entries.get())
             )),
             Ok(_) => {}
             Err(e) if recall.error.is_none() => recall.warnings.push(failed(&e)),
