@@ -38,6 +38,7 @@ export extern "axe-run" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...prompt: string  # The task, as words joined by spaces; --prompt, else standard input when piped, follows after a blank line
     --prompt(-p): string  # Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given
+    --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
@@ -55,7 +56,7 @@ export extern "axe-run" [
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
     --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
     --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -70,6 +71,7 @@ export extern "axe-gc" [
     --budget: int  # Send the analysis only the newest entries that fit in N characters [default: the whole log]
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -153,6 +155,7 @@ export extern "axe-llm" [
     --retries: int  # Retry 408, 429, 529, 5xx and dropped connections N times, waiting 0.5 s, 1 s, 2 s... (at most 30 s) or as Retry-After says [default: 0]
     --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
+    --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -422,6 +425,7 @@ export extern "axe run" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...prompt: string  # The task, as words joined by spaces; --prompt, else standard input when piped, follows after a blank line
     --prompt(-p): string  # Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given
+    --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
@@ -439,7 +443,7 @@ export extern "axe run" [
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
     --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
     --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -454,6 +458,7 @@ export extern "axe gc" [
     --budget: int  # Send the analysis only the newest entries that fit in N characters [default: the whole log]
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -537,6 +542,7 @@ export extern "axe llm" [
     --retries: int  # Retry 408, 429, 529, 5xx and dropped connections N times, waiting 0.5 s, 1 s, 2 s... (at most 30 s) or as Retry-After says [default: 0]
     --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
+    --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)
     --help(-h)  # Print help
     --version(-V)  # Print version

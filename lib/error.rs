@@ -66,6 +66,9 @@ pub enum Error {
     /// A run used up its `[budget] max_tokens` (`--budget-tokens`): its
     /// partial answer is printed, nothing is remembered.
     Budget { used: u64, max: u64 },
+    /// A prompt whose estimated size alone is over the run's budget:
+    /// refused before any call (`run::budget` says how it is estimated).
+    PromptOverBudget { estimate: u64, max: u64 },
     /// `axe-sync` left a note's other side beside it (a conflict file)
     /// that nobody has merged in yet; the message lists the files.
     Unresolved(String),
@@ -126,7 +129,7 @@ pub const EXIT_CODES: [ExitCode; 8] = [
     ExitCode {
         code: 4,
         name: "budget",
-        meaning: "the token budget (`[budget] max_tokens`, `axe-run --budget-tokens`) ran out: the partial answer is printed, nothing is remembered (the Go `axe`'s code)",
+        meaning: "the token budget (`[budget] max_tokens`, `axe-run --budget-tokens`) ran out or was passed: the partial answer is printed, nothing is remembered (the Go `axe`'s code); or the prompt's estimate alone was over it, and nothing was sent",
     },
     ExitCode {
         code: 5,
@@ -195,7 +198,7 @@ impl Error {
             | Error::UnknownProvider { .. } => 1,
             Error::Api { category, .. } => category.exit_code(),
             Error::MissingKey { .. } | Error::KeyCommand(_) | Error::ToolServer(_) => 3,
-            Error::Budget { .. } => 4,
+            Error::Budget { .. } | Error::PromptOverBudget { .. } => 4,
             Error::Busy(_) => 5,
             Error::Conflict(_) => 6,
             Error::Unresolved(_) => 7,
@@ -263,6 +266,11 @@ impl fmt::Display for Error {
             Error::Budget { used, max } => {
                 write!(f, "budget exceeded: used {used} of {max} tokens")
             }
+            Error::PromptOverBudget { estimate, max } => write!(
+                f,
+                "budget exceeded before any call: the prompt alone is about {estimate} tokens \
+                 (1 per 4 characters), over the budget of {max}"
+            ),
             Error::Api { category, message } => write!(f, "{category}: {message}"),
             Error::UnknownProvider { name, supported } => write!(
                 f,
@@ -391,6 +399,10 @@ mod tests {
             Error::NoMatch,
             Error::Busy(String::new()),
             Error::Budget { used: 0, max: 0 },
+            Error::PromptOverBudget {
+                estimate: 0,
+                max: 0,
+            },
             Error::Unresolved(String::new()),
         ];
         for e in &errors {
@@ -417,6 +429,7 @@ mod tests {
                 | Error::NoMatch
                 | Error::Busy(_)
                 | Error::Budget { .. }
+                | Error::PromptOverBudget { .. }
                 | Error::Unresolved(_) => {}
             }
             assert!(EXIT_CODES.iter().any(|c| c.code == e.exit_code()), "{e:?}");

@@ -24,7 +24,12 @@
 //! more than [`MAX_FILES`] matches are taken nor [`MAX_LISTED`] names
 //! looked at, and the files together hold at most [`TOTAL_LIMIT`] bytes.
 //! What a bound left out is said ([`Resolved::left_out`]), for
-//! `--dry-run` and `-v`.
+//! `--dry-run` and `-v`; so is every other file that changes or goes
+//! without a word otherwise: a pattern that matched nothing, a name that
+//! is not there, a binary or unreadable file (left out, with why), and a
+//! file sent with U+FFFD for bytes that were not UTF-8
+//! ([`Resolved::converted`]). A directory a pattern matches is no file
+//! and is not said: `*` matches every directory of the workdir.
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
@@ -60,14 +65,21 @@ pub struct ContextFile {
     pub content: String,
 }
 
-/// The files the globs matched, and what a bound left out.
+/// The files the globs matched, what was left out, and what was changed.
 #[derive(Debug, Default)]
 pub struct Resolved {
     pub files: Vec<ContextFile>,
-    /// One line for each bound that left something out, naming it:
-    /// `a/b: deeper than 32 directories below the workdir, not walked`.
+    /// One line for each pattern, file or bound that left something out,
+    /// naming it and why: `*.md: matched no file`, `a/b: deeper than 32
+    /// directories below the workdir, not walked`.
     pub left_out: Vec<String>,
+    /// One line for each file sent with U+FFFD in place of bytes that
+    /// were not UTF-8.
+    pub converted: Vec<String>,
 }
+
+/// What a file that was not UTF-8 is said to have become.
+const CONVERTED: &str = "not UTF-8, its bad bytes sent as U+FFFD";
 
 /// The files matched by `patterns` inside `workdir`.
 pub fn resolve(patterns: &[String], workdir: &Path) -> Result<Resolved> {
@@ -95,13 +107,24 @@ pub fn resolve(patterns: &[String], workdir: &Path) -> Result<Resolved> {
         root: &root,
         matched: BTreeSet::new(),
         listed: 0,
+        hits: 0,
         too_deep: Vec::new(),
         stopped: None,
     };
-    for pattern in compiled.iter().filter(|p| !p.escapes) {
-        walk.expand(&root, String::new(), 0, &pattern.segments);
-    }
     let mut left_out = Vec::new();
+    for (text, pattern) in patterns.iter().zip(&compiled) {
+        if pattern.escapes {
+            left_out.push(format!("{text}: outside the workdir"));
+            continue;
+        }
+        let before = walk.hits;
+        walk.expand(&root, String::new(), 0, &pattern.segments);
+        // Once the walk stopped, what a pattern did not match is the
+        // bound's to say.
+        if walk.hits == before && walk.stopped.is_none() {
+            left_out.push(format!("{text}: matched no file"));
+        }
+    }
     if let Some(first) = walk.too_deep.first() {
         let more = match walk.too_deep.len() {
             1 => String::new(),
@@ -114,11 +137,21 @@ pub fn resolve(patterns: &[String], workdir: &Path) -> Result<Resolved> {
     left_out.extend(walk.stopped.take());
     // Sorted by relative path; each read once.
     let mut files = Vec::new();
+    let mut converted = Vec::new();
     let mut total = 0u64;
     let matched: Vec<String> = std::mem::take(&mut walk.matched).into_iter().collect();
     for (i, rel) in matched.iter().enumerate() {
-        let Some(content) = read_inside(&root, rel) else {
-            continue;
+        let content = match read_inside(&root, rel) {
+            Ok(Text::Utf8(text)) => text,
+            Ok(Text::Converted(text)) => {
+                converted.push(format!("{rel}: {CONVERTED}"));
+                text
+            }
+            Err(Skip::Directory) => continue,
+            Err(Skip::Because(why)) => {
+                left_out.push(format!("{rel}: {why}"));
+                continue;
+            }
         };
         total += content.len() as u64;
         if total > TOTAL_LIMIT {
@@ -137,7 +170,11 @@ pub fn resolve(patterns: &[String], workdir: &Path) -> Result<Resolved> {
             content,
         });
     }
-    Ok(Resolved { files, left_out })
+    Ok(Resolved {
+        files,
+        left_out,
+        converted,
+    })
 }
 
 /// A walk of the globs from the workdir's handle, within its bounds.
@@ -147,6 +184,9 @@ struct Walk<'a> {
     matched: BTreeSet<String>,
     /// Names looked at so far.
     listed: usize,
+    /// Matches so far, the same path again included: a pattern that
+    /// adds none matched nothing.
+    hits: usize,
     /// The directories not walked for their depth.
     too_deep: Vec<String>,
     /// Why the walk stopped before its end, when it did.
@@ -243,7 +283,11 @@ impl Walk<'_> {
     }
 
     fn matched(&mut self, rel: String) {
-        if self.stopped.is_some() || self.matched.contains(&rel) {
+        if self.stopped.is_some() {
+            return;
+        }
+        self.hits += 1;
+        if self.matched.contains(&rel) {
             return;
         }
         if self.matched.len() == MAX_FILES {
@@ -278,24 +322,48 @@ fn join(rel: &str, name: &str) -> String {
     }
 }
 
+/// A context file's text.
+enum Text {
+    Utf8(String),
+    /// With U+FFFD in place of bytes that were not UTF-8.
+    Converted(String),
+}
+
+/// Why a match is not sent.
+enum Skip {
+    /// Not a file: not worth a line.
+    Directory,
+    Because(String),
+}
+
 /// The text of `rel` when it is a regular, non-binary file of at most
 /// [`read::PROMPT_LIMIT`] inside `root`: walked from its handle, a
 /// symlink resolved inside it, and checked on the handle that is read.
-fn read_inside(root: &Dir, rel: &str) -> Option<String> {
-    let (dir, name) = root.file(Path::new(rel), false).ok()??;
+fn read_inside(root: &Dir, rel: &str) -> std::result::Result<Text, Skip> {
+    let failed = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::IsADirectory => Skip::Directory,
+        _ => Skip::Because(crate::error::describe_io(&e)),
+    };
+    let gone = || Skip::Because("no such file".to_owned());
+    let (dir, name) = root
+        .file(Path::new(rel), false)
+        .map_err(failed)?
+        .ok_or_else(gone)?;
     let mut bytes = Vec::new();
     if !dir
         .read_into(OsStr::new(&name), &mut bytes, read::PROMPT_LIMIT)
-        .ok()?
+        .map_err(failed)?
     {
-        return None;
+        return Err(gone());
     }
     if is_binary(&bytes) {
-        return None;
+        return Err(Skip::Because(
+            "binary (a NUL byte in its first 512 bytes)".to_owned(),
+        ));
     }
-    Some(match String::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => Text::Utf8(s),
+        Err(e) => Text::Converted(String::from_utf8_lossy(e.as_bytes()).into_owned()),
     })
 }
 

@@ -1,5 +1,7 @@
 //! The system prompt an agent is run with: persona, skill, context files
-//! and memory, in the Go `axe`'s layout, byte for byte.
+//! and memory, in the Go `axe`'s layout, byte for byte, except that a
+//! section opens without a separator when nothing comes before it (Go
+//! sent an agent without a persona a leading `---`).
 
 use std::io;
 use std::path::Path;
@@ -13,17 +15,24 @@ pub const DEFAULT_USER_MESSAGE: &str = "Execute the task described in your instr
 
 const SECTION: &str = "\n\n---\n\n";
 
+/// Starts a section in `out`: after a separator, unless it is the first
+/// thing there, where a separator would set it apart from nothing.
+fn section(out: &mut String, heading: &str) {
+    if !out.is_empty() {
+        out.push_str(SECTION);
+    }
+    out.push_str(heading);
+}
+
 /// `persona`, then the skill and the context files as sections.
 pub fn system(persona: &str, skill: &str, files: &[ContextFile]) -> String {
     let mut out = String::from(persona);
     if !skill.is_empty() {
-        out.push_str(SECTION);
-        out.push_str("## Skill\n\n");
+        section(&mut out, "## Skill\n\n");
         out.push_str(skill);
     }
     if !files.is_empty() {
-        out.push_str(SECTION);
-        out.push_str("## Context Files\n\n");
+        section(&mut out, "## Context Files\n\n");
         for (i, f) in files.iter().enumerate() {
             if i > 0 {
                 out.push_str("\n\n");
@@ -41,8 +50,7 @@ pub fn system(persona: &str, skill: &str, files: &[ContextFile]) -> String {
 /// Adds the memory section (M6 6.2) when there are entries.
 pub fn add_memory(system: &mut String, entries: &str) {
     if !entries.is_empty() {
-        system.push_str(SECTION);
-        system.push_str("## Memory\n\n");
+        section(system, "## Memory\n\n");
         system.push_str(entries);
     }
 }
@@ -60,8 +68,7 @@ You have notes that last between runs, in a workspace shared with other agents:
 
 /// Adds the notes section: [`NOTES_DIRECTIVE`].
 pub fn add_notes(system: &mut String) {
-    system.push_str(SECTION);
-    system.push_str("## Notes\n\n");
+    section(system, "## Notes\n\n");
     system.push_str(NOTES_DIRECTIVE);
 }
 
@@ -123,13 +130,21 @@ mod tests {
                     file("d/.env", "X=1")
                 ]
             ),
-            "\n\n---\n\n## Context Files\n\n### a.rs\n```rs\nfn a() {}\n```\n\n### Makefile\n```\nall:\n```\n\n### d/.env\n```env\nX=1\n```"
+            "## Context Files\n\n### a.rs\n```rs\nfn a() {}\n```\n\n### Makefile\n```\nall:\n```\n\n### d/.env\n```env\nX=1\n```"
         );
         let mut s = system("P", "", &[]);
         add_memory(&mut s, "");
         assert_eq!(s, "P");
         add_memory(&mut s, "## t\nx\n\n");
         assert_eq!(s, "P\n\n---\n\n## Memory\n\n## t\nx\n\n");
+        // Nothing before it: no separator.
+        let mut s = system("", "S", &[]);
+        assert_eq!(s, "## Skill\n\nS");
+        let mut bare = String::new();
+        add_memory(&mut bare, "## t\nx\n\n");
+        assert_eq!(bare, "## Memory\n\n## t\nx\n\n");
+        add_notes(&mut s);
+        assert!(s.starts_with("## Skill\n\nS\n\n---\n\n## Notes\n\n"));
     }
 
     #[test]

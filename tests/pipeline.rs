@@ -88,3 +88,80 @@ fn the_readme_pipeline_matches_axe_run() {
     assert_eq!(untimed(&a), untimed(&b), "the same log");
     assert!(a.starts_with(&entries(3)) && a.len() > entries(3).len());
 }
+
+/// The script under `<!-- while-read` in the README.
+fn readme_loop() -> String {
+    let readme = include_str!("../README.md");
+    let start = readme
+        .find("<!-- while-read")
+        .expect("README marks its while-read loop");
+    let body = &readme[start..];
+    let open = body.find("```sh\n").unwrap() + "```sh\n".len();
+    let close = body[open..].find("```").unwrap();
+    body[open..open + close].to_owned()
+}
+
+/// The README's loop, with `-n` or with it taken out, run by bash:
+/// the user messages the server got.
+fn run_loop(script: &str) -> Vec<String> {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_axe-run")).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+    let server = Server::route(|_| Answer::json(200, &anthropic_reply("ok")));
+    let env = world();
+    let work = env.root().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let out = served_by(env.program("bash"), &server.url)
+        .args(["-euc", script])
+        .current_dir(&work)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    server
+        .requests()
+        .iter()
+        .map(|r| {
+            r.json()["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn the_readme_while_read_loop_runs_once_per_line_with_no_stdin() {
+    let script = readme_loop();
+    assert!(script.contains("axe-run -n "), "{script}");
+    assert_eq!(
+        run_loop(&script),
+        ["Review src/a.rs", "Review src/b.rs", "Review src/c.rs"]
+    );
+    // The trap -n is for: the first run reads the loop's other lines as
+    // its standard input, and the loop ends after one run.
+    assert_eq!(
+        run_loop(&script.replace("axe-run -n ", "axe-run ")),
+        ["Review src/a.rs\n\nsrc/b.rs\nsrc/c.rs\n"]
+    );
+}
+
+#[test]
+fn no_stdin_leaves_standard_input_unread_for_axe_llm_and_axe_gc() {
+    let server = Server::route(|_| Answer::json(200, &anthropic_reply("ok")));
+    let env = world();
+    served_by(env.cmd("axe-llm"), &server.url)
+        .args(["-n", "-m", "anthropic/claude-test", "hello"])
+        .write_stdin("the loop's next line\n")
+        .assert()
+        .success()
+        .stdout("ok");
+    let sent = server.only_request().json();
+    assert_eq!(sent["messages"][0]["content"], "hello");
+    // axe-gc reads no standard input; -n is taken so one loop line
+    // serves each of the three.
+    served_by(env.cmd("axe-gc"), &server.url)
+        .args(["-n", "reviewer", "--dry-run"])
+        .write_stdin("the loop's next line\n")
+        .assert()
+        .success();
+}

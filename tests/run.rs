@@ -119,6 +119,37 @@ fn request_carries_persona_skill_files_params_and_stdin() {
 }
 
 #[test]
+fn an_agent_without_a_persona_sends_no_leading_separator() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("ok"), ok("ok")]);
+    env.write(&env.config_dir().join("axe/skills/s.md"), "Be strict.");
+    env.write(&env.log_path("bare"), entries(1));
+    env.agent(
+        "bare",
+        "name = \"bare\"\nmodel = \"anthropic/claude-test\"\nskill = \"skills/s.md\"\n",
+    );
+    run(&env, &server.url)
+        .args(["bare", "go"])
+        .assert()
+        .success();
+    // Nothing before the first section: no separator before it either.
+    assert_eq!(system_of(&server.requests()[0]), "## Skill\n\nBe strict.");
+    // Memory alone is its own first section too.
+    env.agent(
+        "bare",
+        "name = \"bare\"\nmodel = \"anthropic/claude-test\"\n[memory]\nenabled = true\n",
+    );
+    run(&env, &server.url)
+        .args(["bare", "go"])
+        .assert()
+        .success();
+    assert_eq!(
+        system_of(&server.requests()[1]),
+        format!("## Memory\n\n{}", entries(1))
+    );
+}
+
+#[test]
 fn blank_stdin_sends_the_default_message_and_overrides_apply() {
     let env = Env::new();
     let server = Server::start(vec![Answer::json(
@@ -210,6 +241,63 @@ fn binary_files_and_directories_are_skipped() {
 }
 
 #[test]
+fn dry_run_and_verbose_say_what_was_converted_or_left_out_and_why() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("ok")]);
+    let w = env.root().join("w");
+    env.write(&w.join("good.txt"), "fine");
+    env.write(&w.join("latin.txt"), b"caf\xe9");
+    env.write(&w.join("bin.txt"), b"ab\0cd");
+    agent(
+        &env,
+        "g",
+        &format!(
+            "files = [\"*.txt\", \"*.md\", \"missing.rs\"]\nworkdir = \"{}\"",
+            w.display()
+        ),
+    );
+    let out = env
+        .cmd("axe-run")
+        .args(["g", "--dry-run"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains(
+            "--- Files (2) ---\ngood.txt\nlatin.txt\n\
+             Converted (1):\n- latin.txt: not UTF-8, its bad bytes sent as U+FFFD\n\
+             Left out (3):\n- *.md: matched no file\n- bin.txt: binary (a NUL byte in its first 512 bytes)\n\
+             - missing.rs: no such file\n\n"
+        ),
+        "{text}"
+    );
+    let out = env
+        .cmd("axe-run")
+        .args(["g", "--dry-run", "--json"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        doc["files_converted"],
+        json!(["latin.txt: not UTF-8, its bad bytes sent as U+FFFD"])
+    );
+    assert_eq!(doc["files_left_out"].as_array().unwrap().len(), 3);
+    let out = run(&env, &server.url)
+        .args(["g", "-v", "go"])
+        .assert()
+        .success();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains(
+            "Files:    2 file(s)\nConverted: latin.txt: not UTF-8, its bad bytes sent as U+FFFD\n\
+             Left out: *.md: matched no file\nLeft out: bin.txt: binary (a NUL byte in its first 512 bytes)\n\
+             Left out: missing.rs: no such file\n"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn nothing_outside_the_workdir_is_read() {
     let env = Env::new();
     let w = env.root().join("w");
@@ -290,7 +378,7 @@ fn dry_run_output_line_by_line() {
         "=== Dry Run ===\n\nModel:    anthropic/claude-test\nWorkdir:  {w}\nTimeout:  45s\n\
          Params:   temperature=0.5, max_tokens=100\n\n--- System Prompt ---\n\
          You are dr.\n\n---\n\n## Skill\n\nSkill text.\n\n---\n\n## Context Files\n\n### notes.txt\n```txt\nn1\n```\
-         \n\n---\n\n## Memory\n\n{memory}\n\n--- Skill ---\nSkill text.\n\n--- Files (1) ---\nnotes.txt\n\n\
+         \n\n--- Skill ---\nSkill text.\n\n--- Files (1) ---\nnotes.txt\n\n\
          --- Stdin ---\nthe task\n\n\n--- Memory ---\n{memory}\n\n--- Sub-Agents ---\nx, y\nMax Depth: 2\n\
          Parallel:  no\nTimeout:   30s\n",
         w = w.display()
@@ -763,6 +851,9 @@ struct Envelope {
     redacted: Vec<Value>,
     tool_call_details: Vec<Value>,
     artifacts: Vec<Value>,
+    /// With a run-log entry: whether it cut the answer and the task.
+    truncated: Option<bool>,
+    task_truncated: Option<bool>,
 }
 
 fn parse_envelope(text: &str) -> Envelope {
@@ -1696,4 +1787,42 @@ fn retry_fields_are_checked() {
             .code(2)
             .stderr(message);
     }
+}
+
+#[test]
+fn a_run_says_when_the_run_log_cut_its_task_or_answer() {
+    let env = Env::new();
+    let long = "a".repeat(1500);
+    let server = Server::start(vec![ok(&long), ok(&long), ok("short")]);
+    agent(&env, "m", "[memory]\nenabled = true");
+    let task = "t".repeat(1200);
+    let out = run(&env, &server.url)
+        .args(["m", "-v", &task])
+        .assert()
+        .success()
+        .stdout(long.clone());
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("Memory:   task and answer cut to 1000 characters in the run log\n"),
+        "{err}"
+    );
+    let out = run(&env, &server.url)
+        .args(["m", "--json", "short task"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        (&doc["truncated"], &doc["task_truncated"]),
+        (&json!(true), &json!(false))
+    );
+    // Kept whole: said as false; nothing to say without a log entry.
+    let out = run(&env, &server.url)
+        .args(["m", "--json", "short task"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        (&doc["truncated"], &doc["task_truncated"]),
+        (&json!(false), &json!(false))
+    );
 }

@@ -705,3 +705,61 @@ fn a_budget_that_stops_a_reply_of_tool_calls_gives_back_messages_to_send_again()
         "{sent}"
     );
 }
+
+#[test]
+fn a_run_whose_one_reply_overshoots_the_budget_is_reported_and_remembers_nothing() {
+    let env = Env::new();
+    env.agent(
+        "local",
+        "name = \"local\"\nmodel = \"anthropic/claude-test\"\n[memory]\nenabled = true\n",
+    );
+    let mut reply = anthropic_reply("hello");
+    reply["usage"] = json!({"input_tokens": 700, "output_tokens": 5});
+    let server = Server::start(vec![Answer::json(200, &reply), Answer::json(200, &reply)]);
+    // The answer is printed, then the line: the run was not within budget.
+    run(&env, &server.url)
+        .args(["local", "--budget-tokens", "5", "hi"])
+        .assert()
+        .code(4)
+        .stdout("hello")
+        .stderr("budget exceeded: used 705 of 5 tokens\n");
+    assert!(!env.log_path("local").exists(), "no run-log entry");
+    let out = run(&env, &server.url)
+        .args(["local", "--budget-tokens", "5", "--json", "hi"])
+        .exits(4);
+    let doc = json_of(&out);
+    assert_eq!(doc["content"], "hello");
+    assert_eq!(
+        (
+            &doc["budget_max_tokens"],
+            &doc["budget_used_tokens"],
+            &doc["budget_exceeded"]
+        ),
+        (&json!(5), &json!(705), &json!(true))
+    );
+    assert!(!env.log_path("local").exists(), "no run-log entry");
+    assert_eq!(server.requests().len(), 2, "one call per run");
+}
+
+#[test]
+fn a_prompt_whose_estimate_alone_is_over_the_budget_is_refused_before_any_call() {
+    let env = Env::new();
+    env.agent(
+        "local",
+        "name = \"local\"\nmodel = \"anthropic/claude-test\"\n[memory]\nenabled = true\n",
+    );
+    let server = Server::start(Vec::new());
+    // 1,000 characters: about 250 tokens, one per 4 characters.
+    let prompt = "x".repeat(1000);
+    run(&env, &server.url)
+        .args(["local", "--budget-tokens", "100", &prompt])
+        .assert()
+        .code(4)
+        .stdout("")
+        .stderr(
+            "budget exceeded before any call: the prompt alone is about 250 tokens \
+             (1 per 4 characters), over the budget of 100\n",
+        );
+    assert!(server.requests().is_empty(), "no request made");
+    assert!(!env.log_path("local").exists(), "nothing remembered");
+}

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::args::{self as target, AGENT};
 use super::args::{AGENTS_DIR, WAIT};
+use super::stdin::NO_STDIN;
 use crate::cli::{Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::error::{Error, Result};
 use crate::memory;
@@ -22,7 +23,9 @@ pub const COMMAND: Command = Command {
     about: "Analyze and trim agent memory",
     usage: &["[OPTIONS] <AGENT>", "[OPTIONS] --all"],
     args: &[AGENT],
-    flags: &[ALL, DRY_RUN, MODEL, TIMEOUT, BUDGET, AGENTS_DIR, WAIT, JSON],
+    flags: &[
+        ALL, DRY_RUN, MODEL, TIMEOUT, BUDGET, AGENTS_DIR, WAIT, NO_STDIN, JSON,
+    ],
     rules: &[Rule::Conflict(Item::Flag(&ALL), Item::Arg(&AGENT)), ONE],
     description: "\
 Sends the whole log to the model with a fixed prompt asking for three
@@ -39,7 +42,10 @@ an agent without memory, {agent, error} for one that failed, and
 
 A local model can take minutes over a long log: raise --timeout, or send
 only the newest entries that fit in --budget N characters (the analysis
-then sees the recent past whole, and the trim is unchanged).",
+then sees the recent past whole, and the trim is unchanged).
+
+Standard input is never read; -n (as axe-run's and axe-llm's) is taken so
+one line of a `while read` loop can call each of them alike.",
     run: Run::Action(run),
 };
 

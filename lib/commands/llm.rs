@@ -7,6 +7,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::args as target;
+use super::stdin::NO_STDIN;
 use crate::cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::config;
 use crate::error::{Error, Result};
@@ -38,6 +39,7 @@ pub const COMMAND: Command = Command {
         RETRIES,
         STREAM,
         REQUEST,
+        NO_STDIN,
         JSON,
     ],
     rules: &[Rule::Conflict(
@@ -46,8 +48,8 @@ pub const COMMAND: Command = Command {
     )],
     description: "\
 Prints the answer exactly, with no newline added, and nothing else. The
-user message is the PROMPT words, then standard input when it is piped,
-after a blank line. Without -m (or a model in the --request file), the
+user message is the PROMPT words, then standard input when it is piped
+(unless -n), after a blank line. Without -m (or a model in the --request file), the
 model is default_model in config.toml.
 
 Keys and servers come from the environment, then config.toml:
@@ -147,6 +149,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 
     let request = m.string(&REQUEST)?;
     let mut conversation = match request {
+        Some("-") if m.flag(&NO_STDIN) => {
+            return Err(Error::Usage(
+                "--request - reads standard input, which -n leaves unread: give a file".into(),
+            ));
+        }
         Some(source) => {
             if !m.args().is_empty() {
                 return Err(Error::Usage(
@@ -250,7 +257,11 @@ fn prompt(m: &Matches, deadline: llm::Deadline) -> Result<String> {
             .collect::<Vec<_>>()
             .join(" ")
     });
-    let text = super::stdin::words_then(words.as_deref(), &super::stdin::piped_stdin(deadline)?);
+    let stdin = match m.flag(&NO_STDIN) {
+        true => String::new(),
+        false => super::stdin::piped_stdin(deadline)?,
+    };
+    let text = super::stdin::words_then(words.as_deref(), &stdin);
     if text.trim().is_empty() {
         return Err(Error::Usage(
             "no prompt: give PROMPT or pipe it on standard input".into(),

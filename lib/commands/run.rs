@@ -8,6 +8,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR};
+use super::stdin::NO_STDIN;
 use crate::act::Artifact;
 use crate::agent;
 use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
@@ -20,8 +21,9 @@ use crate::prompt;
 use crate::run::artifacts;
 use crate::run::context::Injected;
 use crate::run::details::Detail;
+use crate::run::recall::Cut;
 use crate::run::state::Recorded;
-use crate::run::{Outcome, Prepared, Session, TextSink, dry_run, history, once};
+use crate::run::{Outcome, Prepared, Session, TextSink, budget, dry_run, history, once};
 use crate::secrets::{self, Redaction};
 use crate::stderr::note;
 use crate::timeout::Seconds;
@@ -42,6 +44,7 @@ pub const COMMAND: Command = Command {
     ],
     flags: &[
         PROMPT,
+        NO_STDIN,
         MESSAGES,
         AGENTS_DIR,
         SKILL,
@@ -66,8 +69,8 @@ pub const COMMAND: Command = Command {
 Loads <AGENT>.toml from the first agents directory that has it (--agents-dir,
 then ./axe/agents, then <config>/agents; sub-agents are looked up the same
 way), resolves its context files (globs in the workdir), skill, and
-standard input (read when it is not a terminal and --prompt is not given,
-within --timeout, at most 16 MiB), and sends the system prompt (persona, skill, files, memory) and the user
+standard input (read when it is not a terminal and neither --prompt nor
+-n is given, within --timeout, at most 16 MiB), and sends the system prompt (persona, skill, files, memory) and the user
 message (the PROMPT words, then --prompt's text or else standard input
 after a blank line, or \"Execute the task described in your
 instructions.\" when both are empty)
@@ -201,7 +204,7 @@ const KEEP_ARTIFACTS: Flag = Flag::switch(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry",
 );
 
 /// What `--json` adds to the answer: the model's tool calls (how many, and
@@ -224,6 +227,10 @@ struct More<'a> {
     messages: Option<&'a [Message]>,
     /// The secrets its memory writes took out.
     redacted: Vec<Redaction>,
+    /// What the run log's entry cut, as `axe-mem-append` says it; only
+    /// when an entry was written.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    logged: Option<Cut>,
 }
 
 /// The run's token budget: its tokens over the whole tree of agents.
@@ -255,12 +262,19 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // --prompt takes standard input's place, as in Go; blank is absent.
     let prompt = m.string(&PROMPT)?.filter(|text| !text.trim().is_empty());
     let messages = m.string(&MESSAGES)?;
+    let no_stdin = m.flag(&NO_STDIN);
+    if no_stdin && messages == Some("-") {
+        return Err(Error::Usage(
+            "--messages - reads standard input, which -n leaves unread: give a file".into(),
+        ));
+    }
     // Standard input is read from now on, beside what comes next, so
     // time spent on the rest (a memory lock waited for) leaves input that
     // has ended in hand: it holds the messages, or else the prompt.
     let mut piped = match (messages, prompt) {
         (Some("-"), _) => Some(super::stdin::Reading::start(crate::read::REQUEST_LIMIT)),
         (_, Some(_)) => None,
+        _ if no_stdin => None,
         _ => super::stdin::piped(super::stdin::PROMPT_LIMIT),
     };
     let stream = m.flag(&STREAM) || cfg.stream;
@@ -342,6 +356,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if let Some(format) = agent.cfg.params.response_format() {
         agent.provider.check_response_format(&format)?;
     }
+    // A prompt that alone would overrun the budget is not sent at all.
+    let earlier = history.as_deref().unwrap_or_default();
+    budget::check(session.budget, &agent.system, earlier, &begun.sent)?;
     let flag_dir = m.value(&ARTIFACT_DIR).map(std::path::Path::new);
     session.artifacts =
         artifacts::open(&agent.cfg.artifacts, flag_dir, &agent.workdir)?.map(Arc::new);
@@ -394,6 +411,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         for line in secrets::lines(&ran.redacted) {
             note(format_args!("Memory:   {line}"));
         }
+        if let Some(line) = ran.logged.and_then(|cut| cut.line()) {
+            note(format_args!("Memory:   {line}"));
+        }
     }
     let outcome = &ran.outcome;
     if json {
@@ -419,6 +439,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             state: ran.state,
             messages: given.then_some(&outcome.messages[..]),
             redacted: ran.redacted,
+            logged: ran.logged,
         };
         super::answer::write_answer(out, &outcome.reply, &usage, duration_ms, more)?;
     } else {
@@ -464,6 +485,9 @@ fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str, injected: &Inj
     note(format_args!("Workdir:  {}", agent.workdir.display()));
     note(format_args!("Skill:    {skill}"));
     note(format_args!("Files:    {} file(s)", agent.files.len()));
+    for line in &agent.files_converted {
+        note(format_args!("Converted: {line}"));
+    }
     for line in &agent.files_left_out {
         note(format_args!("Left out: {line}"));
     }

@@ -10,8 +10,18 @@ use std::io::Read;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Instant;
 
+use crate::cli::Flag;
 use crate::error::{Category, Error, Result};
 use crate::llm::Deadline;
+
+/// `-n/--no-stdin`, as `ssh -n`: standard input is not read at all, so a
+/// command inside a `while read` loop leaves the loop its lines. `-p ""`
+/// cannot say it: a blank prompt is "not given", as in Go.
+pub const NO_STDIN: Flag = Flag::switch(
+    "no-stdin",
+    "Do not read standard input (for a loop that reads it, as `while read`)",
+)
+.short('n');
 
 /// The most of standard input a prompt takes: what a prompt file may
 /// hold ([`crate::read::PROMPT_LIMIT`], 16 MiB), more than the largest

@@ -37,7 +37,8 @@ pub struct Outcome {
     /// not included).
     pub retry_attempts: u64,
     /// `(used, max)` when the run's token budget ran out before the model
-    /// was done: no further call was made, no tool run.
+    /// was done (no further call was made, no tool run), or its last
+    /// reply took the count past the budget.
     pub exceeded: Option<(u64, u64)>,
     /// The whole conversation: `start`, then every turn, the last reply
     /// included (tool calls the budget stopped are left out, and a reply
@@ -163,8 +164,13 @@ pub fn converse(
             ));
         }
         let done = reply.tool_calls.is_empty() || conversation.tools.is_empty();
-        // Tools run only while the budget lasts.
-        let exceeded = if done { None } else { session.over_budget() };
+        // Tools run only while the budget lasts; a last reply that took
+        // the count past it ends a run that was not within it either.
+        let exceeded = if done {
+            session.overshot()
+        } else {
+            session.over_budget()
+        };
         if done || exceeded.is_some() {
             // A reply that was only the tool calls the budget stopped
             // leaves nothing to keep: an empty assistant message would be

@@ -65,7 +65,10 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
         s.timeout,
         agent.params_line()
     );
-    let _ = write!(out, "--- System Prompt ---\n{}\n\n", agent.system);
+    // The run log's entries end the system prompt; they have a section
+    // of their own below, so they are not shown twice.
+    let persona = agent.system.get(..agent.system_stable).unwrap_or_default();
+    let _ = write!(out, "--- System Prompt ---\n{persona}\n\n");
     let _ = write!(out, "--- Skill ---\n{}\n\n", or_none(&agent.skill));
     let _ = writeln!(out, "--- Files ({}) ---", agent.files.len());
     if agent.files.is_empty() {
@@ -73,6 +76,12 @@ fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s
     }
     for f in &agent.files {
         let _ = writeln!(out, "{}", f.path);
+    }
+    if !agent.files_converted.is_empty() {
+        let _ = writeln!(out, "Converted ({}):", agent.files_converted.len());
+    }
+    for line in &agent.files_converted {
+        let _ = writeln!(out, "- {line}");
     }
     if !agent.files_left_out.is_empty() {
         let _ = writeln!(out, "Left out ({}):", agent.files_left_out.len());
@@ -207,9 +216,13 @@ struct Json<'a> {
     system_prompt: &'a str,
     skill: &'a str,
     files: Vec<&'a str>,
-    /// What a bound of the walk left out; only when something was.
+    /// What was left out, and why; only when something was.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     files_left_out: &'a [String],
+    /// The files sent with U+FFFD for bytes that were not UTF-8; only
+    /// when there were some.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    files_converted: &'a [String],
     /// The PROMPT words; `null` when none were given.
     task: Option<&'a str>,
     stdin: &'a str,
@@ -274,6 +287,7 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
             skill: &agent.skill,
             files: agent.files.iter().map(|f| f.path.as_str()).collect(),
             files_left_out: &agent.files_left_out,
+            files_converted: &agent.files_converted,
             task: s.task,
             stdin: s.stdin,
             memory: agent.recall.as_ref().map(|r| Memory {

@@ -6,6 +6,7 @@
 //! behave alike.
 
 pub mod artifacts;
+pub mod budget;
 pub mod context;
 mod converse;
 pub mod details;

@@ -92,12 +92,14 @@ pub fn begin<'a>(
     }
 }
 
-/// How a run ended, what its answer said to the state, and the secrets
-/// its memory writes took out (the tools', the state's, the run log's).
+/// How a run ended, what its answer said to the state, the secrets its
+/// memory writes took out (the tools', the state's, the run log's), and
+/// what the run log's entry cut, when one was written.
 pub struct Ran {
     pub outcome: Outcome,
     pub state: Option<Recorded>,
     pub redacted: Vec<Redaction>,
+    pub logged: Option<recall::Cut>,
 }
 
 impl Begun<'_> {
@@ -144,6 +146,7 @@ impl Begun<'_> {
                 outcome,
                 state: None,
                 redacted,
+                logged: None,
             });
         }
         let answer = Ok(outcome.reply.content.as_str());
@@ -152,10 +155,14 @@ impl Begun<'_> {
             redacted.extend(secrets::at(Place::State, &s.redacted));
         }
         let log = &agent.cfg.memory;
+        let mut logged = None;
         if log.enabled {
             let content = &outcome.reply.content;
             match recall::record(&agent.name, log, self.task, content, &secrets) {
-                Ok(kinds) => redacted.extend(secrets::at(Place::RunLog, &kinds)),
+                Ok((kinds, cut)) => {
+                    redacted.extend(secrets::at(Place::RunLog, &kinds));
+                    logged = Some(cut);
+                }
                 Err(w) => warn(w),
             }
         }
@@ -163,6 +170,7 @@ impl Begun<'_> {
             outcome,
             state,
             redacted,
+            logged,
         })
     }
 }

@@ -23,8 +23,11 @@ pub struct Prepared {
     pub workdir: PathBuf,
     pub skill: String,
     pub files: Vec<ContextFile>,
-    /// What a bound of the context files' walk left out, a line each.
+    /// The context files' patterns, files and bounds that left something
+    /// out, a line each with why.
     pub files_left_out: Vec<String>,
+    /// The context files sent with U+FFFD for bytes that were not UTF-8.
+    pub files_converted: Vec<String>,
     /// Persona, skill, files, the notes directive, then the run log's
     /// entries.
     pub system: String,
@@ -82,7 +85,8 @@ impl Prepared {
         config_dir: &Path,
     ) -> Result<Prepared, (Step, Error)> {
         let resolved = files::resolve(&cfg.files, &workdir).map_err(|e| (Step::Files, e))?;
-        let (files, files_left_out) = (resolved.files, resolved.left_out);
+        let (files, files_left_out, files_converted) =
+            (resolved.files, resolved.left_out, resolved.converted);
         let skill = prompt::load_skill(&cfg.skill, config_dir).map_err(|e| (Step::Skill, e))?;
         let mut system = prompt::system(&cfg.system_prompt, &skill, &files);
         let notes = match cfg.notes.enabled {
@@ -128,6 +132,7 @@ impl Prepared {
             skill,
             files,
             files_left_out,
+            files_converted,
             system,
             system_stable,
             recall,

@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 
+use serde::Serialize;
 use time::OffsetDateTime;
 
 use crate::agent::LogConfig;
@@ -71,15 +72,41 @@ pub fn load(agent: &str, config: &LogConfig) -> Recall {
     recall
 }
 
+/// What the run log kept of a run: whether it cut the answer and the
+/// task to their 1,000 characters (Go's rule), for `-v` and `--json`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Cut {
+    /// The answer (`axe-mem-append`'s name for the result's cut).
+    pub truncated: bool,
+    pub task_truncated: bool,
+}
+
+impl Cut {
+    /// The `-v` line's text, when something was cut.
+    pub fn line(&self) -> Option<String> {
+        let what = match (self.task_truncated, self.truncated) {
+            (true, true) => "task and answer",
+            (true, false) => "task",
+            (false, true) => "answer",
+            (false, false) => return None,
+        };
+        Some(format!(
+            "{what} cut to {} characters in the run log",
+            memory::log::RESULT_LIMIT
+        ))
+    }
+}
+
 /// Appends the entry for a successful run, through `secrets`, and says
-/// what they took out; the error is the warning text.
+/// what they took out and what the length limit cut; the error is the
+/// warning text.
 pub fn record(
     agent: &str,
     config: &LogConfig,
     task: &str,
     result: &str,
     secrets: &Secrets,
-) -> Result<Vec<Kind>, String> {
+) -> Result<(Vec<Kind>, Cut), String> {
     let fail = |e: crate::error::Error| format!("failed to save memory for \"{agent}\": {e}");
     let path = memory::log::file_path(agent, &config.path).map_err(fail)?;
     let appended = memory::log::append(
@@ -90,5 +117,9 @@ pub fn record(
         secrets,
     )
     .map_err(fail)?;
-    Ok(appended.redacted)
+    let cut = Cut {
+        truncated: appended.truncated,
+        task_truncated: appended.task_truncated,
+    };
+    Ok((appended.redacted, cut))
 }

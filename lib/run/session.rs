@@ -79,6 +79,14 @@ impl Session {
         (used >= max).then_some((used, max))
     }
 
+    /// `(used, max)` once the tree's tokens are past the budget: a run
+    /// that ends here was not within it. Reaching it exactly is within.
+    pub fn overshot(&self) -> Option<(u64, u64)> {
+        let max = self.budget?;
+        let used = self.spent().tokens();
+        (used > max).then_some((used, max))
+    }
+
     pub fn config_dir(&self) -> &Path {
         &self.config_dir
     }
