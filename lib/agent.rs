@@ -644,7 +644,8 @@ pub fn file_path(name: &str) -> Result<PathBuf> {
 /// no setting takes (once per file in a process).
 pub fn load(name: &str) -> Result<AgentConfig> {
     let path = file_path(name)?;
-    let (config, unknown) = read_agent_file(&path, name, Warn::Yes)?.ok_or_else(|| not_found(name))?;
+    let (config, unknown) =
+        read_agent_file(&path, name, Warn::Yes)?.ok_or_else(|| not_found(name))?;
     crate::unknown::warn(&path, &unknown);
     Ok(config)
 }
@@ -664,7 +665,8 @@ pub struct Loaded {
 /// them.
 pub fn load_quietly(name: &str) -> Result<Loaded> {
     let path = file_path(name)?;
-    let (config, unknown) = read_agent_file(&path, name, Warn::Yes)?.ok_or_else(|| not_found(name))?;
+    let (config, unknown) =
+        read_agent_file(&path, name, Warn::Yes)?.ok_or_else(|| not_found(name))?;
     Ok(Loaded {
         config,
         path,

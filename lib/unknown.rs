@@ -159,14 +159,12 @@ impl Walk<'_> {
 /// `path` and `key` as one would write them: `params.temprature`,
 /// `mcp_servers[0].comand`; a key that is not bare is quoted.
 fn dotted(path: &[Step], key: &str) -> String {
-    let bare = |k: &str| {
-        match !k.is_empty()
-            && k.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            true => k.to_owned(),
-            false => format!("{k:?}"),
-        }
+    let bare = |k: &str| match !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        true => k.to_owned(),
+        false => format!("{k:?}"),
     };
     let mut out = String::new();
     for step in path {
@@ -311,7 +309,10 @@ impl<'de> de::SeqAccess<'de> for Element<'_> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, Self::Error> {
-        self.0.take().map(|probe| seed.deserialize(probe)).transpose()
+        self.0
+            .take()
+            .map(|probe| seed.deserialize(probe))
+            .transpose()
     }
 }
 
@@ -339,14 +340,22 @@ mod tests {
             keys::<AgentConfig>(text),
             [
                 (3, "params.temprature".into(), s("params.temperature")),
-                (5, "sub_agents_config.max_dept".into(), s("sub_agents_config.max_depth")),
+                (
+                    5,
+                    "sub_agents_config.max_dept".into(),
+                    s("sub_agents_config.max_depth")
+                ),
                 (12, "mcp_servers[1].nmae".into(), s("mcp_servers[1].name")),
                 (13, "\"odd key\"".into(), None),
             ]
         );
         assert_eq!(
             keys::<Config>("[providers.openai]\napi_kye = \"k\"\n[memory]\nredact = true\n"),
-            [(2, "providers.openai.api_kye".into(), s("providers.openai.api_key"))]
+            [(
+                2,
+                "providers.openai.api_kye".into(),
+                s("providers.openai.api_key")
+            )]
         );
         assert!(keys::<AgentConfig>("name = ").is_empty());
         // Every field the scaffold shows is one the struct takes.

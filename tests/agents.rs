@@ -206,6 +206,7 @@ fn show_json_has_every_field_with_defaults_and_paths() {
             "tools": [], "allowed_hosts": [],
             "artifacts": {"enabled": false, "dir": "", "default_write": false},
             "sandbox": {"require": false, "network": false},
+            "unknown": [],
             // Of headers and env only the names: their values are often keys.
             "mcp_servers": [{"name": "s", "transport": "stdio", "url": "", "headers": [],
                              "command": "c", "args": [], "env": ["KEY"], "cwd": "", "required": true}]
@@ -461,8 +462,9 @@ fn subcommands_help_version_and_mistakes() {
         "{help}"
     );
     for line in [
-        "  list  List all agent configurations",
-        "  edit  Edit an agent configuration file",
+        "  list   List all agent configurations",
+        "  check  Check an agent file and config.toml for keys axe does not know",
+        "  edit   Edit an agent configuration file",
     ] {
         assert!(help.contains(line), "{help}");
     }

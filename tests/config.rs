@@ -157,7 +157,10 @@ fn a_section_typo_is_named_and_a_missing_key_says_where_axe_looked() {
              API key for provider \"openai\" is not configured: OPENAI_API_KEY is not set, and {c} has no [providers.openai] section\n"
         ));
     // The section there without a key, and no file at all.
-    env.write(&config, "[providers.openai]\nbase_url = \"https://api.openai.com\"\n");
+    env.write(
+        &config,
+        "[providers.openai]\nbase_url = \"https://api.openai.com\"\n",
+    );
     env.cmd("axe-llm")
         .args(["-m", "openai/gpt-test", "hi"])
         .assert()
