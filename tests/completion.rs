@@ -249,7 +249,10 @@ fn fish_completes_agents_flags_subcommands_and_models() {
         fish(&env, "axe-run --model "),
         ["anthropic/", "google/", "ollama/", "openai/", "openrouter/"]
     );
-    assert_eq!(fish(&env, "axe-agents "), ["check", "edit", "init", "list", "show"]);
+    assert_eq!(
+        fish(&env, "axe-agents "),
+        ["check", "edit", "init", "list", "show"]
+    );
     assert_eq!(fish(&env, "axe-agents show "), agents);
     assert_eq!(fish(&env, "axe-agents show --j"), ["--json"]);
     assert_eq!(
