@@ -148,7 +148,7 @@ _axe_spec_axe_agents() {
     flags='--help -h --version -V'
     valued=' '
     args=''
-    subs=' list=axe_agents_list show=axe_agents_show init=axe_agents_init edit=axe_agents_edit '
+    subs=' list=axe_agents_list show=axe_agents_show check=axe_agents_check init=axe_agents_init edit=axe_agents_edit '
 }
 _axe_spec_axe_agents_list() {
     flags='--agents-dir --json --help -h --version -V'
@@ -157,6 +157,12 @@ _axe_spec_axe_agents_list() {
     subs=''
 }
 _axe_spec_axe_agents_show() {
+    flags='--agents-dir --json --help -h --version -V'
+    valued=' --agents-dir=dir '
+    args='agent'
+    subs=''
+}
+_axe_spec_axe_agents_check() {
     flags='--agents-dir --json --help -h --version -V'
     valued=' --agents-dir=dir '
     args='agent'

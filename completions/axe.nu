@@ -100,6 +100,15 @@ export extern "axe-agents show" [
     --version(-V)  # Print version
 ]
 
+# Check an agent file and config.toml for keys axe does not know
+export extern "axe-agents check" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
+    --json  # Print {agent, path, unknown: [{file, line, key, section, did_you_mean}]} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
 # Create a new agent configuration file
 export extern "axe-agents init" [
     agent?: string  # The new agent's name
@@ -483,6 +492,15 @@ export extern "axe agents show" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --json  # Print the whole configuration, defaults included, as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Check an agent file and config.toml for keys axe does not know
+export extern "axe agents check" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
+    --json  # Print {agent, path, unknown: [{file, line, key, section, did_you_mean}]} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

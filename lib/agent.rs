@@ -4,7 +4,8 @@
 //! `./axe/agents` under the current directory, then `<config>/agents`.
 //!
 //! Unknown keys are ignored (Go's TOML decoder ignored them too), so agent
-//! files written for newer Go releases still load.
+//! files written for newer Go releases still load; each is warned of once
+//! on stderr, with the known name nearest to it ([`crate::unknown`]).
 
 use std::fs;
 use std::io;
@@ -639,9 +640,47 @@ pub fn file_path(name: &str) -> Result<PathBuf> {
     Ok(locate(name)?.1)
 }
 
-/// Loads and validates the agent `name`.
+/// Loads and validates the agent `name`, warning of the keys it has that
+/// no setting takes (once per file in a process).
 pub fn load(name: &str) -> Result<AgentConfig> {
-    read_agent_file(&file_path(name)?, name)?.ok_or_else(|| not_found(name))
+    let path = file_path(name)?;
+    let (config, unknown) =
+        read_agent_file(&path, name, Warn::Yes)?.ok_or_else(|| not_found(name))?;
+    crate::unknown::warn(&path, &unknown);
+    Ok(config)
+}
+
+/// An agent as [`load_quietly`] gives it.
+#[derive(Debug)]
+pub struct Loaded {
+    pub config: AgentConfig,
+    pub path: PathBuf,
+    /// The keys no setting takes, in the order they are written.
+    pub unknown: Vec<crate::unknown::Unknown>,
+}
+
+/// [`load`] for a command that shows the unknown keys itself (`agents
+/// show`, `agents check`) rather than warning of them; they are still
+/// warned of when the file does not validate, since then nothing shows
+/// them.
+pub fn load_quietly(name: &str) -> Result<Loaded> {
+    let path = file_path(name)?;
+    let (config, unknown) =
+        read_agent_file(&path, name, Warn::Yes)?.ok_or_else(|| not_found(name))?;
+    Ok(Loaded {
+        config,
+        path,
+        unknown,
+    })
+}
+
+/// Whether [`read_agent_file`] warns of unknown keys when the file does
+/// not validate: the warning may name the cause (`modle = ...` for a
+/// missing `model`), and a caller that fails gets no other chance.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Warn {
+    Yes,
+    No,
 }
 
 /// The error for an agent file that does not exist, naming the agent
@@ -672,7 +711,11 @@ pub fn near_name(typed: &str) -> Option<String> {
 /// Reads, parses and validates one agent file; `None` when it does not
 /// exist. A symlink is followed (dotfiles managers link agent files in);
 /// a FIFO, a device or a file over [`read::TOML_LIMIT`] is an error.
-fn read_agent_file(path: &Path, name: &str) -> Result<Option<AgentConfig>> {
+fn read_agent_file(
+    path: &Path,
+    name: &str,
+    warn: Warn,
+) -> Result<Option<(AgentConfig, Vec<crate::unknown::Unknown>)>> {
     let parse_err = |message: String| Error::AgentParse {
         name: name.to_owned(),
         message,
@@ -689,8 +732,14 @@ fn read_agent_file(path: &Path, name: &str) -> Result<Option<AgentConfig>> {
         }
     };
     let cfg = parse(&text).map_err(parse_err)?;
-    validate(&cfg)?;
-    Ok(Some(cfg))
+    let unknown = crate::unknown::find::<AgentConfig>(path, &text);
+    if let Err(e) = validate(&cfg) {
+        if warn == Warn::Yes {
+            crate::unknown::warn(path, &unknown);
+        }
+        return Err(e);
+    }
+    Ok(Some((cfg, unknown)))
 }
 
 /// Parses agent TOML; the error is one line with its position.
@@ -773,8 +822,9 @@ pub fn list_all() -> Result<(Vec<Found>, Vec<Broken>)> {
             }
             seen.push(stem.clone());
             let path = dir.join(format!("{stem}.toml"));
-            let error = match read_agent_file(&path, &stem) {
-                Ok(Some(config)) => {
+            // A listing is no place for each file's warnings.
+            let error = match read_agent_file(&path, &stem, Warn::No) {
+                Ok(Some((config, _))) => {
                     found.push(Found {
                         stem,
                         config,
@@ -805,7 +855,8 @@ pub fn list_in(dir: &Path) -> Result<Vec<(String, AgentConfig)>> {
     Ok(stems_in(dir)?
         .into_iter()
         .filter_map(|stem| {
-            let cfg = read_agent_file(&dir.join(format!("{stem}.toml")), &stem).ok()??;
+            let path = dir.join(format!("{stem}.toml"));
+            let (cfg, _) = read_agent_file(&path, &stem, Warn::No).ok()??;
             Some((stem, cfg))
         })
         .collect())

@@ -5,10 +5,12 @@
 //! environment variable, then `api_key` in the file, and (new here) then
 //! the output of `api_key_cmd`, for password managers; a base URL comes from
 //! `AXE_<PROVIDER>_BASE_URL`, then `base_url`, then the provider's default.
-//! A missing file is an empty config.
+//! A missing file is an empty config. Keys no setting takes are warned
+//! of, once per process ([`crate::unknown`]).
 
 use std::collections::BTreeMap;
 use std::io;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
@@ -27,6 +29,12 @@ pub struct Config {
     pub default_model: String,
     pub providers: BTreeMap<String, ProviderConfig>,
     pub memory: MemoryConfig,
+    /// The file it was read from, for messages; empty for a parsed text.
+    #[serde(skip)]
+    path: PathBuf,
+    /// Whether that file exists.
+    #[serde(skip)]
+    found: bool,
 }
 
 /// `[memory]` of config.toml: what holds for every agent's memory unless
@@ -48,12 +56,27 @@ pub struct ProviderConfig {
 }
 
 /// Reads `<config>/config.toml`; a missing file is an empty config. A
-/// FIFO, a device or a file over [`read::TOML_LIMIT`] is an error.
+/// FIFO, a device or a file over [`read::TOML_LIMIT`] is an error. The
+/// keys no setting takes are warned of.
 pub fn load() -> Result<Config> {
+    let (config, unknown) = load_quietly()?;
+    crate::unknown::warn(&config.path, &unknown);
+    Ok(config)
+}
+
+/// [`load`] with the keys no setting takes given back rather than warned
+/// of, for `agents check` to show.
+pub fn load_quietly() -> Result<(Config, Vec<crate::unknown::Unknown>)> {
     let path = dirs::config_dir()?.join("config.toml");
     let text = match read::text(&path, read::TOML_LIMIT) {
         Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Config::default()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let missing = Config {
+                path,
+                ..Config::default()
+            };
+            return Ok((missing, Vec::new()));
+        }
         Err(e) => {
             return Err(Error::Config(format!(
                 "failed to read config file {}: {}",
@@ -62,7 +85,11 @@ pub fn load() -> Result<Config> {
             )));
         }
     };
-    parse(&text)
+    let mut config = parse(&text)?;
+    let unknown = crate::unknown::find::<Config>(&path, &text);
+    config.path = path;
+    config.found = true;
+    Ok((config, unknown))
 }
 
 pub fn parse(text: &str) -> Result<Config> {
@@ -166,7 +193,26 @@ impl Config {
         Err(Error::MissingKey {
             provider: provider.name().to_owned(),
             env: provider.key_env().to_owned(),
+            file: self.where_looked(provider),
         })
+    }
+
+    /// What this file said of `provider`'s key, for the missing key's
+    /// message: a section under another name (`[provider.openai]`) is
+    /// warned of by [`load`], so the message says only what is missing.
+    fn where_looked(&self, provider: Provider) -> String {
+        let name = provider.name();
+        let file = match self.path.as_os_str().is_empty() {
+            true => "config.toml".to_owned(),
+            false => self.path.display().to_string(),
+        };
+        if !self.found && !self.path.as_os_str().is_empty() {
+            return format!("there is no {file}");
+        }
+        match self.providers.contains_key(name) {
+            false => format!("{file} has no [providers.{name}] section"),
+            true => format!("[providers.{name}] in {file} has no api_key or api_key_cmd"),
+        }
     }
 }
 
@@ -333,7 +379,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "API key for provider \"anthropic\" is not configured (set ANTHROPIC_API_KEY or add to config.toml)"
+            "API key for provider \"anthropic\" is not configured: ANTHROPIC_API_KEY is not set, and config.toml has no [providers.anthropic] section"
         );
         assert_eq!(err.exit_code(), 3);
         let cfg = parse("[providers.anthropic]\napi_key_cmd = \"exit 4\"\n").unwrap();

@@ -44,7 +44,13 @@ pub enum Error {
     /// A provider axe does not speak; `supported` lists those it does.
     UnknownProvider { name: String, supported: String },
     /// No API key for a provider that needs one.
-    MissingKey { provider: String, env: String },
+    /// `file` says what config.toml had: no file, no section, or a
+    /// section without a key.
+    MissingKey {
+        provider: String,
+        env: String,
+        file: String,
+    },
     /// A provider's `api_key_cmd` failed.
     KeyCommand(String),
     /// An MCP server the agent requires did not start, connect or list
@@ -276,9 +282,13 @@ impl fmt::Display for Error {
                 f,
                 "unsupported provider \"{name}\": supported providers are {supported}"
             ),
-            Error::MissingKey { provider, env } => write!(
+            Error::MissingKey {
+                provider,
+                env,
+                file,
+            } => write!(
                 f,
-                "API key for provider \"{provider}\" is not configured (set {env} or add to config.toml)"
+                "API key for provider \"{provider}\" is not configured: {env} is not set, and {file}"
             ),
             Error::AgentNotFound { name, near: None } => {
                 write!(f, "agent config not found: {name}")
@@ -390,6 +400,7 @@ mod tests {
             Error::MissingKey {
                 provider: String::new(),
                 env: String::new(),
+                file: String::new(),
             },
             Error::KeyCommand(String::new()),
             Error::ToolServer(String::new()),

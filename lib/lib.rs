@@ -37,3 +37,4 @@ pub(crate) mod suggest;
 pub(crate) mod sync;
 pub(crate) mod timeout;
 pub(crate) mod tools;
+pub(crate) mod unknown;

@@ -278,6 +278,7 @@ fn show_json_has_every_field_with_defaults_and_paths() {
             "tools": [], "allowed_hosts": [],
             "artifacts": {"enabled": false, "dir": "", "default_write": false},
             "sandbox": {"require": false, "network": false},
+            "unknown": [],
             // Of headers and env only the names: their values are often keys.
             "mcp_servers": [{"name": "s", "transport": "stdio", "url": "", "headers": [],
                              "command": "c", "args": [], "env": ["KEY"], "cwd": "", "required": true}]
@@ -679,8 +680,9 @@ fn subcommands_help_version_and_mistakes() {
         "{help}"
     );
     for line in [
-        "  list  List all agent configurations",
-        "  edit  Edit an agent configuration file",
+        "  list   List all agent configurations",
+        "  check  Check an agent file and config.toml for keys axe does not know",
+        "  edit   Edit an agent configuration file",
     ] {
         assert!(help.contains(line), "{help}");
     }
@@ -729,4 +731,159 @@ fn subcommands_help_version_and_mistakes() {
         .assert()
         .code(1)
         .stderr("unexpected argument \"extra\"\n");
+}
+
+// --- unknown keys ----------------------------------------------------------
+
+/// An agent file with a section typo (line 4) and a key typo (line 8).
+const TYPOS: &str = "name = \"t\"\nmodel = \"anthropic/claude-test\"\n\n[memroy]\nenabled = true\n\n[params]\ntemprature = 0.2\n";
+
+fn typo_warnings(path: &std::path::Path) -> String {
+    let p = path.display();
+    format!(
+        "Warning: {p}:4: unknown section [memroy], ignored (did you mean [memory]?)\n\
+         Warning: {p}:8: unknown key params.temprature, ignored (did you mean params.temperature?)\n"
+    )
+}
+
+#[test]
+fn typos_in_an_agent_file_are_warned_of_once_and_the_run_goes_on() {
+    use crate::run::tool_use;
+    use crate::server::{Answer, Server};
+    use crate::wire::{anthropic_reply, served_by};
+    let env = Env::new();
+    let path = env.agent("t", TYPOS);
+    let out = env
+        .cmd("axe-run")
+        .args(["t", "--dry-run", "-p", "hi"])
+        .assert()
+        .success()
+        .stderr(typo_warnings(&path));
+    // The typo'd setting is off, as the warning says.
+    assert!(!stdout(out.get_output()).contains("temperature"));
+    // A real run, and one whose sub-agent is that file, called twice:
+    // one warning per file per process.
+    let server = Server::start(vec![Answer::json(200, &anthropic_reply("fine"))]);
+    served_by(env.cmd("axe-run"), &server.url)
+        .args(["t", "-p", "hi"])
+        .assert()
+        .success()
+        .stdout("fine")
+        .stderr(typo_warnings(&path));
+    assert!(server.only_request().json().get("temperature").is_none());
+    env.agent(
+        "parent",
+        "name = \"parent\"\nmodel = \"anthropic/claude-test\"\nsub_agents = [\"t\"]\n",
+    );
+    let server = Server::start(vec![
+        Answer::json(
+            200,
+            &tool_use(&[
+                ("c1", serde_json::json!({"agent": "t", "task": "a"})),
+                ("c2", serde_json::json!({"agent": "t", "task": "b"})),
+            ]),
+        ),
+        Answer::json(200, &anthropic_reply("one")),
+        Answer::json(200, &anthropic_reply("two")),
+        Answer::json(200, &anthropic_reply("done")),
+    ]);
+    served_by(env.cmd("axe-run"), &server.url)
+        .args(["parent", "-p", "hi"])
+        .assert()
+        .success()
+        .stdout("done")
+        .stderr(typo_warnings(&path));
+}
+
+#[test]
+fn a_key_with_no_near_name_and_keys_in_arrays_of_tables_are_named() {
+    let env = Env::new();
+    let path = env.agent(
+        "t",
+        "name = \"t\"\nmodel = \"anthropic/claude-test\"\nfuture_thing = 1\n\
+         [[mcp_servers]]\nname = \"m\"\ntransport = \"stdio\"\ncommand = \"x\"\ncomand = \"y\"\n\
+         [mcp_servers.env]\nANY_NAME = \"v\"\n[params]\nresponse_format = { type = \"json_schema\", schema = { free = 1 } }\n",
+    );
+    let p = path.display();
+    env.cmd("axe-agents")
+        .args(["show", "t"])
+        .assert()
+        .success()
+        .stderr("");
+    env.cmd("axe-run")
+        .args(["t", "--dry-run", "-p", "hi"])
+        .assert()
+        .success()
+        .stderr(format!(
+            "Warning: {p}:3: unknown key future_thing, ignored\n\
+             Warning: {p}:8: unknown key mcp_servers[0].comand, ignored (did you mean mcp_servers[0].command?)\n"
+        ));
+}
+
+#[test]
+fn show_and_check_list_the_unknown_keys() {
+    let env = Env::new();
+    let path = env.agent("t", TYPOS);
+    let config = env.config_dir().join("axe/config.toml");
+    env.write(&config, "default_modle = \"openai/gpt\"\n");
+    let out = env
+        .cmd("axe-agents")
+        .args(["show", "t"])
+        .assert()
+        .success()
+        .stderr("");
+    assert!(
+        stdout(out.get_output()).ends_with(
+            "Unknown:        [memroy] at line 4 (did you mean [memory]?)\n\
+             Unknown:        params.temprature at line 8 (did you mean params.temperature?)\n"
+        ),
+        "{}",
+        stdout(out.get_output())
+    );
+    let out = env
+        .cmd("axe-agents")
+        .args(["show", "t", "--json"])
+        .assert()
+        .success()
+        .stderr("");
+    let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    assert_eq!(
+        v["unknown"],
+        serde_json::json!([
+            {"file": path.to_string_lossy(), "line": 4, "key": "memroy", "section": true, "did_you_mean": "memory"},
+            {"file": path.to_string_lossy(), "line": 8, "key": "params.temprature", "section": false, "did_you_mean": "params.temperature"},
+        ])
+    );
+    let (p, c) = (path.display(), config.display());
+    env.cmd("axe-agents")
+        .args(["check", "t"])
+        .assert()
+        .success()
+        .stderr("")
+        .stdout(format!(
+            "{p}:4: unknown section [memroy], ignored (did you mean [memory]?)\n\
+             {p}:8: unknown key params.temprature, ignored (did you mean params.temperature?)\n\
+             {c}:1: unknown key default_modle, ignored (did you mean default_model?)\n"
+        ));
+    let out = env
+        .cmd("axe-agents")
+        .args(["check", "t", "--json"])
+        .assert()
+        .success()
+        .stderr("");
+    let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    assert_eq!(v["agent"], "t");
+    assert_eq!(
+        v["unknown"][2],
+        serde_json::json!({"file": config.to_string_lossy(), "line": 1, "key": "default_modle", "section": false, "did_you_mean": "default_model"})
+    );
+    // A clean agent checks clean.
+    std::fs::remove_file(&config).unwrap();
+    env.agent("ok", "name = \"ok\"\nmodel = \"anthropic/claude-test\"\n");
+    env.cmd("axe-agents")
+        .args(["check", "ok"])
+        .assert()
+        .success()
+        .stdout("ok\n")
+        .stderr("");
 }

@@ -97,7 +97,7 @@ fn bash_offers_agents_flags_subcommands_and_models() {
     );
     assert_eq!(
         bash(&env, &["axe-agents", ""]),
-        ["list", "show", "init", "edit"]
+        ["list", "show", "check", "init", "edit"]
     );
     assert_eq!(bash(&env, &["axe-agents", "show", ""]), agents);
     assert_eq!(bash(&env, &["axe-agents", "show", "--j"]), ["--json"]);
@@ -249,7 +249,10 @@ fn fish_completes_agents_flags_subcommands_and_models() {
         fish(&env, "axe-run --model "),
         ["anthropic/", "google/", "ollama/", "openai/", "openrouter/"]
     );
-    assert_eq!(fish(&env, "axe-agents "), ["edit", "init", "list", "show"]);
+    assert_eq!(
+        fish(&env, "axe-agents "),
+        ["check", "edit", "init", "list", "show"]
+    );
     assert_eq!(fish(&env, "axe-agents show "), agents);
     assert_eq!(fish(&env, "axe-agents show --j"), ["--json"]);
     assert_eq!(

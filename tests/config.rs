@@ -139,3 +139,41 @@ fn mistakes_are_one_line_errors() {
             env!("CARGO_PKG_VERSION")
         ));
 }
+
+#[test]
+fn a_section_typo_is_named_and_a_missing_key_says_where_axe_looked() {
+    let env = Env::new();
+    let config = env.config_dir().join("axe/config.toml");
+    env.write(&config, "[provider.openai]\napi_key = \"sk-x\"\n");
+    env.agent("o", "name = \"o\"\nmodel = \"openai/gpt-test\"\n");
+    let c = config.display();
+    env.cmd("axe-run")
+        .args(["o", "-p", "hi"])
+        .assert()
+        .code(3)
+        .stdout("")
+        .stderr(format!(
+            "Warning: {c}:1: unknown section [provider], ignored (did you mean [providers]?)\n\
+             API key for provider \"openai\" is not configured: OPENAI_API_KEY is not set, and {c} has no [providers.openai] section\n"
+        ));
+    // The section there without a key, and no file at all.
+    env.write(
+        &config,
+        "[providers.openai]\nbase_url = \"https://api.openai.com\"\n",
+    );
+    env.cmd("axe-llm")
+        .args(["-m", "openai/gpt-test", "hi"])
+        .assert()
+        .code(3)
+        .stderr(format!(
+            "API key for provider \"openai\" is not configured: OPENAI_API_KEY is not set, and [providers.openai] in {c} has no api_key or api_key_cmd\n"
+        ));
+    std::fs::remove_file(&config).unwrap();
+    env.cmd("axe-llm")
+        .args(["-m", "openai/gpt-test", "hi"])
+        .assert()
+        .code(3)
+        .stderr(format!(
+            "API key for provider \"openai\" is not configured: OPENAI_API_KEY is not set, and there is no {c}\n"
+        ));
+}

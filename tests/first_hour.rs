@@ -450,7 +450,10 @@ fn a_base_url_ending_in_v1_and_no_key_reach_a_local_server() {
         .args(["-m", "openai/gpt-4o", "hello"])
         .assert()
         .code(3)
-        .stderr("API key for provider \"openai\" is not configured (set OPENAI_API_KEY or add to config.toml)\n");
+        .stderr(format!(
+            "API key for provider \"openai\" is not configured: OPENAI_API_KEY is not set, and there is no {}\n",
+            env.config_dir().join("axe/config.toml").display()
+        ));
 }
 
 #[test]

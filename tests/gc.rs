@@ -185,7 +185,10 @@ fn missing_key_and_bad_model() {
     let env = Env::new();
     with_log(&env, "m", "last_n = 3", 2);
     env.cmd("axe-gc").arg("m").assert().code(3).stderr(
-        "API key for provider \"anthropic\" is not configured (set ANTHROPIC_API_KEY or add to config.toml)\n",
+        format!(
+            "API key for provider \"anthropic\" is not configured: ANTHROPIC_API_KEY is not set, and there is no {}\n",
+            env.config_dir().join("axe/config.toml").display()
+        ),
     );
     env.cmd("axe-gc")
         .args(["m", "--model", "claude"])

@@ -145,7 +145,10 @@ fn google_request_is_exact_and_the_key_stays_out_of_the_url() {
         .args(["-m", "google/m", "q"])
         .assert()
         .code(3)
-        .stderr("API key for provider \"google\" is not configured (set GEMINI_API_KEY or add to config.toml)\n");
+        .stderr(format!(
+            "API key for provider \"google\" is not configured: GEMINI_API_KEY is not set, and there is no {}\n",
+            env.config_dir().join("axe/config.toml").display()
+        ));
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -1266,7 +1269,10 @@ fn key_and_config_errors() {
         .args(["-m", "anthropic/m", "q"])
         .assert()
         .code(3)
-        .stderr("API key for provider \"anthropic\" is not configured (set ANTHROPIC_API_KEY or add to config.toml)\n");
+        .stderr(format!(
+            "API key for provider \"anthropic\" is not configured: ANTHROPIC_API_KEY is not set, and there is no {}\n",
+            env.config_dir().join("axe/config.toml").display()
+        ));
     env.write(
         &env.config_dir().join("axe/config.toml"),
         "[providers.openai]\napi_key_cmd = \"echo nope >&2; exit 1\"\n",

@@ -1170,7 +1170,11 @@ fn refused_calls_come_back_as_error_results() {
             ),
             fail(
                 "keyless",
-                "API key for provider \"openai\" is not configured (set OPENAI_API_KEY or add to config.toml)"
+                format!(
+                    "API key for provider \"openai\" is not configured: OPENAI_API_KEY is not set, and there is no {}",
+                    env.config_dir().join("axe/config.toml").display()
+                )
+                .as_str()
             ),
         ]
     );
@@ -1544,7 +1548,10 @@ fn every_exit_code() {
         .arg("a")
         .assert()
         .code(3)
-        .stderr("API key for provider \"anthropic\" is not configured (set ANTHROPIC_API_KEY or add to config.toml)\n");
+        .stderr(format!(
+            "API key for provider \"anthropic\" is not configured: ANTHROPIC_API_KEY is not set, and there is no {}\n",
+            env.config_dir().join("axe/config.toml").display()
+        ));
     env.write(&env.config_dir().join("axe/config.toml"), "[providers\n");
     run(&env, &server.url)
         .arg("a")

@@ -10,6 +10,7 @@ use crate::agent::{self, AgentConfig};
 use crate::cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::error::{Error, Result};
 use crate::memory;
+use crate::unknown::Unknown;
 
 const NEW_AGENT: Arg = Arg {
     name: "AGENT",
@@ -32,7 +33,7 @@ Agent files are <name>.toml in the agents directories, looked up in order:
 then <config>/agents; the first that has the file wins. The file name
 without .toml is the name that axe-run and the memory commands take.
 `axe-config path` prints <config>.",
-    run: Run::Subcommands(&[LIST, SHOW, INIT, EDIT]),
+    run: Run::Subcommands(&[LIST, SHOW, CHECK, INIT, EDIT]),
 };
 
 const LIST: Command = Command {
@@ -75,13 +76,37 @@ Prints one labelled line per field that is set, in the Go axe's layout
 (labels padded to 16 columns; longer labels such as `Memory MaxEntries:`
 run into their value exactly as Go printed them). With --json every field
 is printed, unset ones with their defaults, plus the agent file's path and
-the memory log's path.",
+the memory log's path. Keys the file has that no setting takes (a typo, or
+a newer Go axe's) end the text as `Unknown:` lines, and are in --json's
+unknown: [{file, line, key, section, did_you_mean}].",
     run: Run::Action(show),
 };
 
 const SHOW_JSON: Flag = Flag::switch(
     "json",
     "Print the whole configuration, defaults included, as JSON",
+);
+
+const CHECK: Command = Command {
+    name: "axe-agents check",
+    about: "Check an agent file and config.toml for keys axe does not know",
+    usage: &["[OPTIONS] <AGENT>"],
+    args: &[AGENT],
+    flags: &[AGENTS_DIR, CHECK_JSON],
+    rules: &[AGENT_REQUIRED],
+    description: "\
+Loads the agent as axe-run does (an error is the same error), then prints
+`<file>:<line>: unknown key K, ignored (did you mean ...?)` for each key of
+its file and of config.toml that no setting takes, or `ok` when there is
+none. Unknown keys are not errors: every command that reads the file warns
+of them on stderr and goes on, as a file written for a newer Go axe must
+still load.",
+    run: Run::Action(check),
+};
+
+const CHECK_JSON: Flag = Flag::switch(
+    "json",
+    "Print {agent, path, unknown: [{file, line, key, section, did_you_mean}]} as JSON",
 );
 
 const INIT: Command = Command {
@@ -256,25 +281,71 @@ struct Shown<'a> {
     memory_path: String,
     #[serde(flatten)]
     config: &'a AgentConfig,
+    unknown: &'a [Unknown],
 }
 
 fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
     apply_agents_dir(m)?;
     let name = required_agent(m)?;
-    let cfg = agent::load(name)?;
+    // The unknown keys are shown here, not warned of.
+    let loaded = agent::load_quietly(name)?;
+    let cfg = &loaded.config;
     if m.flag(&SHOW_JSON) {
         let shown = Shown {
             agent: name,
-            path: agent::file_path(name)?.to_string_lossy().into_owned(),
+            path: loaded.path.to_string_lossy().into_owned(),
             memory_path: memory::log::file_path(name, &cfg.memory.path)?
                 .to_string_lossy()
                 .into_owned(),
-            config: &cfg,
+            config: cfg,
+            unknown: &loaded.unknown,
         };
         return crate::cli::write_json(out, &shown);
     }
-    out.write_all(show_text(&cfg).as_bytes())
-        .map_err(Error::Output)?;
+    let mut text = show_text(cfg);
+    for u in &loaded.unknown {
+        let key = match u.section {
+            true => format!("[{}]", u.key),
+            false => u.key.clone(),
+        };
+        text.push_str(&format!("{:<16}{key} at line {}", "Unknown:", u.line));
+        if let Some(near) = &u.did_you_mean {
+            match u.section {
+                true => text.push_str(&format!(" (did you mean [{near}]?)")),
+                false => text.push_str(&format!(" (did you mean {near}?)")),
+            }
+        }
+        text.push('\n');
+    }
+    out.write_all(text.as_bytes()).map_err(Error::Output)?;
+    Ok(())
+}
+
+fn check(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    apply_agents_dir(m)?;
+    let name = required_agent(m)?;
+    let loaded = agent::load_quietly(name)?;
+    let (_, in_config) = crate::config::load_quietly()?;
+    let unknown: Vec<&Unknown> = loaded.unknown.iter().chain(&in_config).collect();
+    if m.flag(&CHECK_JSON) {
+        return crate::cli::write_json(
+            out,
+            &serde_json::json!({
+                "agent": name,
+                "path": loaded.path.to_string_lossy(),
+                "unknown": unknown,
+            }),
+        );
+    }
+    let mut text = String::new();
+    for u in &unknown {
+        text.push_str(&u.located());
+        text.push('\n');
+    }
+    if unknown.is_empty() {
+        text.push_str("ok\n");
+    }
+    out.write_all(text.as_bytes()).map_err(Error::Output)?;
     Ok(())
 }
 
