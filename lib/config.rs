@@ -109,6 +109,7 @@ impl Config {
                 provider.key_env()
             )));
         }
+        check_base_url(provider, &base_url)?;
         let api_key = match self.api_key(provider, &env) {
             // A server of the user's own (llama.cpp, vLLM) often takes no
             // key: send none rather than make one up. The hosted APIs
@@ -249,6 +250,33 @@ fn clean_key(provider: Provider, key: &str, source: &str) -> Result<String> {
     Ok(key.to_owned())
 }
 
+/// Refuses, before any call, a base URL no call could go to: one
+/// without a scheme (`localhost:8080`), with one axe does not speak, or
+/// with a query string or fragment, which the path would be added after.
+/// The query is not shown: a key may be in it.
+fn check_base_url(provider: Provider, url: &str) -> Result<()> {
+    let var = format!("AXE_{}_BASE_URL", provider.name().to_uppercase());
+    let name = provider.name();
+    let Some((scheme, _)) = url.split_once("://") else {
+        return Err(Error::Config(format!(
+            "base URL \"{url}\" for provider \"{name}\" has no scheme: write http://{url} (or https://) in {var} or base_url"
+        )));
+    };
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Err(Error::Config(format!(
+            "base URL \"{url}\" for provider \"{name}\": axe speaks http:// and https:// only"
+        )));
+    }
+    if let Some(at) = url.find(['?', '#']) {
+        return Err(Error::Config(format!(
+            "base URL \"{}\" for provider \"{name}\" has a query string or fragment, which axe cannot add a path to: remove it (a key goes in {} or api_key)",
+            &url[..at],
+            provider.key_env()
+        )));
+    }
+    Ok(())
+}
+
 /// `url` with any `user:password@` taken out, and whether it had one.
 pub fn without_userinfo(url: &str) -> (String, bool) {
     let start = url.find("://").map_or(0, |i| i + 3);
@@ -335,7 +363,7 @@ mod tests {
             err.to_string(),
             "API key for provider \"anthropic\" is not configured (set ANTHROPIC_API_KEY or add to config.toml)"
         );
-        assert_eq!(err.exit_code(), 3);
+        assert_eq!(err.exit_code(), 2, "the configuration's fault");
         let cfg = parse("[providers.anthropic]\napi_key_cmd = \"exit 4\"\n").unwrap();
         let err = cfg.api_key(Provider::ANTHROPIC, &env(&[])).unwrap_err();
         assert_eq!(
