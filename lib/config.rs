@@ -257,20 +257,23 @@ fn clean_key(provider: Provider, key: &str, source: &str) -> Result<String> {
 fn check_base_url(provider: Provider, url: &str) -> Result<()> {
     let var = format!("AXE_{}_BASE_URL", provider.name().to_uppercase());
     let name = provider.name();
-    let Some((scheme, _)) = url.split_once("://") else {
+    // Every message shows the URL up to its query.
+    let query = url.find(['?', '#']);
+    let shown = &url[..query.unwrap_or(url.len())];
+    let Some((scheme, _)) = shown.split_once("://") else {
         return Err(Error::Config(format!(
-            "base URL \"{url}\" for provider \"{name}\" has no scheme: write http://{url} (or https://) in {var} or base_url"
+            "base URL \"{shown}\" for provider \"{name}\" has no scheme: write http://{shown} (or https://) in {var} or base_url"
         )));
     };
-    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+    // In lower case, as the HTTP library reads it.
+    if scheme != "http" && scheme != "https" {
         return Err(Error::Config(format!(
-            "base URL \"{url}\" for provider \"{name}\": axe speaks http:// and https:// only"
+            "base URL \"{shown}\" for provider \"{name}\": axe speaks http:// and https:// only"
         )));
     }
-    if let Some(at) = url.find(['?', '#']) {
+    if query.is_some() {
         return Err(Error::Config(format!(
-            "base URL \"{}\" for provider \"{name}\" has a query string or fragment, which axe cannot add a path to: remove it (a key goes in {} or api_key)",
-            &url[..at],
+            "base URL \"{shown}\" for provider \"{name}\" has a query string or fragment, which axe cannot add a path to: remove it (a key goes in {} or api_key)",
             provider.key_env()
         )));
     }
@@ -374,6 +377,23 @@ mod tests {
         let cfg = parse("[providers.anthropic]\napi_key_cmd = \"true\"\n").unwrap();
         let err = cfg.api_key(Provider::ANTHROPIC, &env(&[])).unwrap_err();
         assert!(err.to_string().ends_with("it printed nothing"));
+    }
+
+    #[test]
+    fn base_urls_that_cannot_work_are_refused_without_their_query() {
+        let refused = |url: &str| {
+            let e = check_base_url(Provider::OPENAI, url).unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            e.to_string()
+        };
+        assert!(
+            refused("h:1?key=sk-x")
+                .starts_with("base URL \"h:1\" for provider \"openai\" has no scheme")
+        );
+        assert!(!refused("ftp://h?key=sk-x").contains("sk-x"));
+        assert!(!refused("https://h/v1?key=sk-x").contains("sk-x"));
+        assert!(refused("HTTPS://h").contains("http:// and https:// only"));
+        assert!(check_base_url(Provider::OPENAI, "https://h:1/v1").is_ok());
     }
 
     #[test]
