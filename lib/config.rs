@@ -136,6 +136,7 @@ impl Config {
                 provider.key_env()
             )));
         }
+        check_base_url(provider, &base_url)?;
         let api_key = match self.api_key(provider, &env) {
             // A server of the user's own (llama.cpp, vLLM) often takes no
             // key: send none rather than make one up. The hosted APIs
@@ -295,6 +296,36 @@ fn clean_key(provider: Provider, key: &str, source: &str) -> Result<String> {
     Ok(key.to_owned())
 }
 
+/// Refuses, before any call, a base URL no call could go to: one
+/// without a scheme (`localhost:8080`), with one axe does not speak, or
+/// with a query string or fragment, which the path would be added after.
+/// The query is not shown: a key may be in it.
+fn check_base_url(provider: Provider, url: &str) -> Result<()> {
+    let var = format!("AXE_{}_BASE_URL", provider.name().to_uppercase());
+    let name = provider.name();
+    // Every message shows the URL up to its query.
+    let query = url.find(['?', '#']);
+    let shown = &url[..query.unwrap_or(url.len())];
+    let Some((scheme, _)) = shown.split_once("://") else {
+        return Err(Error::Config(format!(
+            "base URL \"{shown}\" for provider \"{name}\" has no scheme: write http://{shown} (or https://) in {var} or base_url"
+        )));
+    };
+    // In lower case, as the HTTP library reads it.
+    if scheme != "http" && scheme != "https" {
+        return Err(Error::Config(format!(
+            "base URL \"{shown}\" for provider \"{name}\": axe speaks http:// and https:// only"
+        )));
+    }
+    if query.is_some() {
+        return Err(Error::Config(format!(
+            "base URL \"{shown}\" for provider \"{name}\" has a query string or fragment, which axe cannot add a path to: remove it (a key goes in {} or api_key)",
+            provider.key_env()
+        )));
+    }
+    Ok(())
+}
+
 /// `url` with any `user:password@` taken out, and whether it had one.
 pub fn without_userinfo(url: &str) -> (String, bool) {
     let start = url.find("://").map_or(0, |i| i + 3);
@@ -381,7 +412,7 @@ mod tests {
             err.to_string(),
             "API key for provider \"anthropic\" is not configured: ANTHROPIC_API_KEY is not set, and config.toml has no [providers.anthropic] section"
         );
-        assert_eq!(err.exit_code(), 3);
+        assert_eq!(err.exit_code(), 2, "the configuration's fault");
         let cfg = parse("[providers.anthropic]\napi_key_cmd = \"exit 4\"\n").unwrap();
         let err = cfg.api_key(Provider::ANTHROPIC, &env(&[])).unwrap_err();
         assert_eq!(
@@ -392,6 +423,23 @@ mod tests {
         let cfg = parse("[providers.anthropic]\napi_key_cmd = \"true\"\n").unwrap();
         let err = cfg.api_key(Provider::ANTHROPIC, &env(&[])).unwrap_err();
         assert!(err.to_string().ends_with("it printed nothing"));
+    }
+
+    #[test]
+    fn base_urls_that_cannot_work_are_refused_without_their_query() {
+        let refused = |url: &str| {
+            let e = check_base_url(Provider::OPENAI, url).unwrap_err();
+            assert_eq!(e.exit_code(), 2);
+            e.to_string()
+        };
+        assert!(
+            refused("h:1?key=sk-x")
+                .starts_with("base URL \"h:1\" for provider \"openai\" has no scheme")
+        );
+        assert!(!refused("ftp://h?key=sk-x").contains("sk-x"));
+        assert!(!refused("https://h/v1?key=sk-x").contains("sk-x"));
+        assert!(refused("HTTPS://h").contains("http:// and https:// only"));
+        assert!(check_base_url(Provider::OPENAI, "https://h:1/v1").is_ok());
     }
 
     #[test]

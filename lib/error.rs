@@ -36,6 +36,10 @@ pub enum Error {
     /// A provider call failed; shown as `<category>: <message>` like Go's
     /// `ProviderError`.
     Api { category: Category, message: String },
+    /// No connection to the provider, or it broke before a reply: the
+    /// message names the URL and the cause, with no category before it
+    /// (Go's `server:` said the server failed, when none was reached).
+    Connection(String),
     /// A run that did not finish: the conversation outlasted its turn
     /// limit, or some agents of `axe-gc --all` failed.
     Agent(String),
@@ -125,12 +129,12 @@ pub const EXIT_CODES: [ExitCode; 8] = [
     ExitCode {
         code: 2,
         name: "config",
-        meaning: "agent not found or invalid (an unknown tool in `tools`), `[sandbox] require = true` where bubblewrap cannot run, an artifact directory that cannot be made, an invalid agent name, a bad `config.toml`, an API key with a control character in it, a base URL with a user name or password, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite; an unset `${VAR}` in an MCP server's headers or env, one tool name on two MCP servers; a `response_format` the provider cannot honour",
+        meaning: "agent not found or invalid (an unknown tool in `tools`), `[sandbox] require = true` where bubblewrap cannot run, an artifact directory that cannot be made, an invalid agent name, a bad `config.toml`, no API key for a provider that needs one, an API key with a control character in it, a base URL with a user name or password, without http:// or https://, or with a query string, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite; an unset `${VAR}` in an MCP server's headers or env, one tool name on two MCP servers; a `response_format` the provider cannot honour",
     },
     ExitCode {
         code: 3,
         name: "API",
-        meaning: "API errors: auth, rate limit, overload, server errors, timeouts, unreachable server, bad or empty reply, a streamed reply that ended before its end marker, no API key; a required MCP server that does not start, connect or list its tools; a git remote that did not answer within `axe-sync`'s `--timeout`",
+        meaning: "API errors: auth, rate limit, overload, server errors, timeouts, unreachable server, bad or empty reply, a streamed reply that ended before its end marker; a required MCP server that does not start, connect or list its tools; a git remote that did not answer within `axe-sync`'s `--timeout`",
     },
     ExitCode {
         code: 4,
@@ -203,7 +207,7 @@ impl Error {
             | Error::BadModel(_)
             | Error::UnknownProvider { .. } => 1,
             Error::Api { category, .. } => category.exit_code(),
-            Error::MissingKey { .. } | Error::KeyCommand(_) | Error::ToolServer(_) => 3,
+            Error::Connection(_) | Error::KeyCommand(_) | Error::ToolServer(_) => 3,
             Error::Budget { .. } | Error::PromptOverBudget { .. } => 4,
             Error::Busy(_) => 5,
             Error::Conflict(_) => 6,
@@ -212,6 +216,7 @@ impl Error {
             | Error::AgentNotFound { .. }
             | Error::AgentParse { .. }
             | Error::AgentInvalid(_)
+            | Error::MissingKey { .. }
             | Error::Config(_) => 2,
         }
     }
@@ -263,6 +268,7 @@ impl fmt::Display for Error {
             | Error::Child(m)
             | Error::BadModel(m)
             | Error::KeyCommand(m)
+            | Error::Connection(m)
             | Error::ToolServer(m)
             | Error::Conflict(m)
             | Error::Busy(m)
@@ -403,6 +409,7 @@ mod tests {
                 file: String::new(),
             },
             Error::KeyCommand(String::new()),
+            Error::Connection(String::new()),
             Error::ToolServer(String::new()),
             Error::Child(String::new()),
             Error::Output(io::Error::other("x")),
@@ -433,6 +440,7 @@ mod tests {
                 | Error::UnknownProvider { .. }
                 | Error::MissingKey { .. }
                 | Error::KeyCommand(_)
+                | Error::Connection(_)
                 | Error::ToolServer(_)
                 | Error::Child(_)
                 | Error::Output(_)

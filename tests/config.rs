@@ -150,7 +150,7 @@ fn a_section_typo_is_named_and_a_missing_key_says_where_axe_looked() {
     env.cmd("axe-run")
         .args(["o", "-p", "hi"])
         .assert()
-        .code(3)
+        .code(2)
         .stdout("")
         .stderr(format!(
             "Warning: {c}:1: unknown section [provider], ignored (did you mean [providers]?)\n\
@@ -164,7 +164,7 @@ fn a_section_typo_is_named_and_a_missing_key_says_where_axe_looked() {
     env.cmd("axe-llm")
         .args(["-m", "openai/gpt-test", "hi"])
         .assert()
-        .code(3)
+        .code(2)
         .stderr(format!(
             "API key for provider \"openai\" is not configured: OPENAI_API_KEY is not set, and [providers.openai] in {c} has no api_key or api_key_cmd\n"
         ));
@@ -172,7 +172,7 @@ fn a_section_typo_is_named_and_a_missing_key_says_where_axe_looked() {
     env.cmd("axe-llm")
         .args(["-m", "openai/gpt-test", "hi"])
         .assert()
-        .code(3)
+        .code(2)
         .stderr(format!(
             "API key for provider \"openai\" is not configured: OPENAI_API_KEY is not set, and there is no {c}\n"
         ));

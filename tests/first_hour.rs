@@ -449,7 +449,7 @@ fn a_base_url_ending_in_v1_and_no_key_reach_a_local_server() {
     env.cmd("axe-llm")
         .args(["-m", "openai/gpt-4o", "hello"])
         .assert()
-        .code(3)
+        .code(2)
         .stderr(format!(
             "API key for provider \"openai\" is not configured: OPENAI_API_KEY is not set, and there is no {}\n",
             env.config_dir().join("axe/config.toml").display()
@@ -466,7 +466,7 @@ fn a_bare_404_names_the_url() {
         .assert()
         .code(1)
         .stderr(format!(
-            "bad_request: Not Found (POST {}/api/v1/chat/completions)\n",
+            "bad_request: {}/api/v1/chat/completions answered 404 Not Found\n",
             server.url
         ));
 }

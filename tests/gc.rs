@@ -176,7 +176,10 @@ fn llm_error_trims_nothing() {
         .assert()
         .code(3)
         .stdout("Agent: m\nEntries: 10\n")
-        .stderr("server: down\n");
+        .stderr(format!(
+            "server: down ({}/v1/messages answered 500)\n",
+            server.url
+        ));
     assert_eq!(read(&env.log_path("m")), entries(10));
 }
 
@@ -184,7 +187,7 @@ fn llm_error_trims_nothing() {
 fn missing_key_and_bad_model() {
     let env = Env::new();
     with_log(&env, "m", "last_n = 3", 2);
-    env.cmd("axe-gc").arg("m").assert().code(3).stderr(
+    env.cmd("axe-gc").arg("m").assert().code(2).stderr(
         format!(
             "API key for provider \"anthropic\" is not configured: ANTHROPIC_API_KEY is not set, and there is no {}\n",
             env.config_dir().join("axe/config.toml").display()

@@ -494,7 +494,10 @@ fn a_retry_after_of_any_size_never_panics() {
         assert_eq!(out.status.code(), Some(3));
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),
-            "rate_limit: slow down\n"
+            format!(
+                "rate_limit: slow down ({}/v1/chat/completions answered 429)\n",
+                server.url
+            )
         );
     }
 }
@@ -928,8 +931,9 @@ fn a_huge_error_body_is_cut_to_a_readable_line() {
         .assert()
         .code(3)
         .stderr(format!(
-            "server: {}... (500 more characters)\n",
-            "z".repeat(1000)
+            "server: {}... (500 more characters) ({}/v1/chat/completions answered 500)\n",
+            "z".repeat(1000),
+            small.url
         ));
 }
 

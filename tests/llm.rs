@@ -137,14 +137,14 @@ fn google_request_is_exact_and_the_key_stays_out_of_the_url() {
         .assert()
         .code(1)
         .stderr(format!(
-            "bad_request: Not Found (POST {}/v1beta/models/nope:generateContent)\n",
+            "bad_request: {}/v1beta/models/nope:generateContent answered 404 Not Found\n",
             server.url
         ));
     // Google's own address needs a key: without one, nothing is sent.
     env.cmd("axe-llm")
         .args(["-m", "google/m", "q"])
         .assert()
-        .code(3)
+        .code(2)
         .stderr(format!(
             "API key for provider \"google\" is not configured: GEMINI_API_KEY is not set, and there is no {}\n",
             env.config_dir().join("axe/config.toml").display()
@@ -320,7 +320,7 @@ fn openrouter_needs_its_own_key() {
         .env("OPENAI_API_KEY", KEY)
         .args(["-m", "openrouter/openai/gpt-4o", "q"])
         .assert()
-        .code(3)
+        .code(2)
         .stderr(predicate::str::contains("OPENROUTER_API_KEY"))
         .stderr(predicate::str::contains(KEY).not());
 }
@@ -702,6 +702,16 @@ const STATUSES: &[(&str, u16, &str, i32)] = &[
     ("google", 504, "timeout", 3),
 ];
 
+/// Where a call to model `m` goes under the base URL.
+fn call_path(provider: &str) -> &'static str {
+    match provider {
+        "anthropic" => "/v1/messages",
+        "ollama" => "/api/chat",
+        "google" => "/v1beta/models/m:generateContent",
+        _ => "/v1/chat/completions",
+    }
+}
+
 fn error_body(provider: &str, message: &str) -> Value {
     match provider {
         "anthropic" => json!({"type": "error", "error": {"type": "x_error", "message": message}}),
@@ -727,7 +737,11 @@ fn every_error_status_maps_to_its_category_and_exit_code() {
             .assert()
             .code(code)
             .stdout("")
-            .stderr(format!("{category}: told you so\n"));
+            .stderr(format!(
+                "{category}: told you so ({}{} answered {status})\n",
+                server.url,
+                call_path(provider)
+            ));
         // Without a usable body, the status text is the message.
         let server = Server::start(vec![Answer::raw(status, "<html>oops</html>")]);
         llm(&env, &server.url, provider)
@@ -747,7 +761,10 @@ fn status_text_is_gos_when_the_body_says_nothing() {
         .args(["-m", "openai/m", "q"])
         .assert()
         .code(3)
-        .stderr("server: Service Unavailable\n");
+        .stderr(format!(
+            "server: {}/v1/chat/completions answered 503 Service Unavailable\n",
+            server.url
+        ));
 }
 
 #[test]
@@ -809,6 +826,140 @@ fn an_empty_text_block_is_an_empty_answer_not_an_error() {
         .stdout("");
 }
 
+/// A base URL given as the whole endpoint URL, as many servers document
+/// it, is that endpoint: its path is not added again.
+#[test]
+fn a_whole_endpoint_url_as_base_url_is_not_doubled() {
+    let env = Env::new();
+    let cases = [
+        ("anthropic", "/v1/messages", "/v1/messages"),
+        ("anthropic", "/proxy/v1/messages/", "/proxy/v1/messages"),
+        ("openai", "/v1/chat/completions", "/v1/chat/completions"),
+        (
+            "openai",
+            "/proxy/chat/completions",
+            "/proxy/chat/completions",
+        ),
+        (
+            "openrouter",
+            "/api/v1/chat/completions",
+            "/api/v1/chat/completions",
+        ),
+        ("ollama", "/api/chat", "/api/chat"),
+        (
+            "google",
+            "/v1beta/models/other:generateContent",
+            "/v1beta/models/m:generateContent",
+        ),
+        (
+            "google",
+            "/v1beta/models",
+            "/v1beta/models/m:generateContent",
+        ),
+    ];
+    for (provider, given, sent) in cases {
+        let server = Server::start(vec![Answer::json(200, &reply_for(provider, "ok"))]);
+        llm(&env, &format!("{}{given}", server.url), provider)
+            .args(["-m", &format!("{provider}/m"), "q"])
+            .assert()
+            .success()
+            .stdout("ok");
+        assert_eq!(server.only_request().path, sent, "{provider} {given}");
+    }
+    // -v says the base URL was taken as the endpoint.
+    let server = Server::start(vec![Answer::json(200, &openai_reply("ok"))]);
+    env.agent("whole", "name = \"whole\"\nmodel = \"openai/m\"\n");
+    let endpoint = format!("{}/v1/chat/completions", server.url);
+    crate::wire::served_by(env.cmd("axe-run"), &endpoint)
+        .args(["whole", "-v"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "Endpoint: {endpoint} (the base URL is a whole endpoint URL: used as it is)\n"
+        )));
+    assert_eq!(server.only_request().path, "/v1/chat/completions");
+}
+
+/// A server that is not the model API (a static file server, a web app)
+/// is named with what it answered and what was expected; every HTTP
+/// error names the URL and the status.
+#[test]
+fn an_http_error_names_the_url_the_status_and_what_was_expected() {
+    let env = Env::new();
+    let html = |status: u16, text: &'static str| {
+        move |_: &crate::server::Recorded| Answer::Full {
+            status,
+            headers: vec![("content-type".into(), "text/html;charset=utf-8".into())],
+            body: format!("<html><body><h1>Error response</h1><p>{text}</p></body></html>")
+                .into_bytes(),
+        }
+    };
+    let server = Server::route(html(501, "Unsupported method ('POST')"));
+    llm(&env, &server.url, "anthropic")
+        .args(["-m", "anthropic/m", "q"])
+        .assert()
+        .code(3)
+        .stderr(format!(
+            "server: {}/v1/messages answered 501 Not Implemented (text/html), not an Anthropic Messages API reply\n",
+            server.url
+        ));
+    let server = Server::route(html(404, "File Not Found"));
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "q"])
+        .assert()
+        .code(1)
+        .stderr(format!(
+            "bad_request: {}/v1/chat/completions answered 404 Not Found (text/html), not an OpenAI Chat Completions API reply\n",
+            server.url
+        ));
+    // The provider's own text, then where it came from.
+    let server = Server::start(vec![Answer::json(
+        400,
+        &error_body("openai", "told you so"),
+    )]);
+    llm(&env, &server.url, "openai")
+        .args(["-m", "openai/m", "q"])
+        .assert()
+        .code(1)
+        .stderr(format!(
+            "bad_request: told you so ({}/v1/chat/completions answered 400)\n",
+            server.url
+        ));
+    let server = Server::start(vec![Answer::raw(503, "")]);
+    llm(&env, &server.url, "ollama")
+        .args(["-m", "ollama/m", "q"])
+        .assert()
+        .code(3)
+        .stderr(format!(
+            "server: {}/api/chat answered 503 Service Unavailable\n",
+            server.url
+        ));
+}
+
+/// What is wrong with a base URL is wrong with the configuration (exit 2),
+/// found before any call: no scheme, a scheme axe does not speak, a query
+/// string (where a key may hide, which is never printed).
+#[test]
+fn a_base_url_that_cannot_work_is_a_config_error() {
+    let env = Env::new();
+    let run = |url: &str, provider: &str| {
+        llm(&env, url, provider)
+            .args(["-m", &format!("{provider}/m"), "q"])
+            .assert()
+            .code(2)
+            .stdout("")
+    };
+    run("localhost:8080", "openai").stderr(
+        "base URL \"localhost:8080\" for provider \"openai\" has no scheme: write http://localhost:8080 (or https://) in AXE_OPENAI_BASE_URL or base_url\n",
+    );
+    run("ftp://h/x", "anthropic").stderr(
+        "base URL \"ftp://h/x\" for provider \"anthropic\": axe speaks http:// and https:// only\n",
+    );
+    run("http://h/v1beta?key=hunter2", "google").stderr(
+        "base URL \"http://h/v1beta\" for provider \"google\" has a query string or fragment, which axe cannot add a path to: remove it (a key goes in GEMINI_API_KEY or api_key)\n",
+    );
+}
+
 #[test]
 fn refused_connections() {
     let env = Env::new();
@@ -818,14 +969,14 @@ fn refused_connections() {
         .assert()
         .code(3)
         .stderr(format!(
-            "server: connection refused: is Ollama running? (expected at {url})\n"
+            "connection refused: is Ollama running? (expected at {url})\n"
         ));
     llm(&env, &url, "anthropic")
         .args(["-m", "anthropic/m", "q"])
         .assert()
         .code(3)
         .stderr(format!(
-            "server: Post \"{url}/v1/messages\": connection refused\n"
+            "connection to {url}/v1/messages failed: connection refused\n"
         ));
 }
 
@@ -853,7 +1004,7 @@ fn an_unreachable_server_is_named_with_its_cause() {
     let err = call_fails(&env, "http://a..b:8080");
     assert!(
         err.starts_with(
-            "server: Post \"http://a..b:8080/v1/messages\": could not resolve host a..b: "
+            "connection to http://a..b:8080/v1/messages failed: could not resolve host a..b: "
         ),
         "{err}"
     );
@@ -864,7 +1015,7 @@ fn an_unreachable_server_is_named_with_its_cause() {
     let err = call_fails(&env, &format!("https://{plain}"));
     assert!(
         err.starts_with(&format!(
-            "server: Post \"https://{plain}/v1/messages\": the TLS handshake failed: "
+            "connection to https://{plain}/v1/messages failed: the TLS handshake failed: "
         )),
         "{err}"
     );
@@ -878,13 +1029,13 @@ fn an_unreachable_server_is_named_with_its_cause() {
     assert_eq!(
         call_fails(&env, &format!("https://{hangs_up}")),
         format!(
-            "server: Post \"https://{hangs_up}/v1/messages\": the connection closed during the TLS handshake\n"
+            "connection to https://{hangs_up}/v1/messages failed: the connection closed during the TLS handshake\n"
         )
     );
     assert_eq!(
         call_fails(&env, &format!("http://{hangs_up}")),
         format!(
-            "server: Post \"http://{hangs_up}/v1/messages\": no HTTP reply: the connection closed, or what came back was not HTTP\n"
+            "connection to http://{hangs_up}/v1/messages failed: no HTTP reply: the connection closed, or what came back was not HTTP\n"
         )
     );
 
@@ -906,7 +1057,7 @@ fn a_reply_cut_off_names_the_url_it_came_from() {
     ));
     assert_eq!(
         call_fails(&env, &format!("http://{cut}")),
-        format!("server: Post \"http://{cut}/v1/messages\": connection reset by peer\n")
+        format!("connection to http://{cut}/v1/messages failed: connection reset by peer\n")
     );
 }
 
@@ -923,7 +1074,10 @@ fn redirects_are_not_followed() {
         .args(["-m", "openai/m", "q"])
         .assert()
         .code(3)
-        .stderr("server: Found\n");
+        .stderr(format!(
+            "server: {}/v1/chat/completions answered 302 Found\n",
+            server.url
+        ));
     assert!(target.requests().is_empty(), "the redirect was followed");
 }
 
@@ -1003,7 +1157,10 @@ fn timeout_includes_retries() {
         .args(["-m", "openai/m", "--timeout", "3", "--retries", "50", "q"])
         .assert()
         .code(3)
-        .stderr("server: Internal Server Error\n");
+        .stderr(format!(
+            "server: {}/v1/chat/completions answered 500 Internal Server Error\n",
+            server.url
+        ));
     let took = started.elapsed();
     let tries = server.requests().len();
     assert!((2..=3).contains(&tries), "{tries} tries");
@@ -1268,7 +1425,7 @@ fn key_and_config_errors() {
     env.cmd("axe-llm")
         .args(["-m", "anthropic/m", "q"])
         .assert()
-        .code(3)
+        .code(2)
         .stderr(format!(
             "API key for provider \"anthropic\" is not configured: ANTHROPIC_API_KEY is not set, and there is no {}\n",
             env.config_dir().join("axe/config.toml").display()

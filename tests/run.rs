@@ -743,7 +743,10 @@ fn api_error_appends_nothing() {
         .assert()
         .code(3)
         .stdout("")
-        .stderr("server: boom\n");
+        .stderr(format!(
+            "server: boom ({}/v1/messages answered 500)\n",
+            server.url
+        ));
     assert!(!env.log_path("m").exists());
 }
 
@@ -1390,9 +1393,10 @@ fn failed_sub_agent_appends_nothing() {
         .assert()
         .success()
         .stdout("carried on")
-        .stderr(predicate::str::contains(
-            "[sub-agent] \"rem\" failed: server: down\n",
-        ));
+        .stderr(predicate::str::contains(format!(
+            "[sub-agent] \"rem\" failed: server: down ({}/v1/messages answered 500)\n",
+            server.url
+        )));
     assert!(!env.log_path("rem").exists());
 }
 
@@ -1494,6 +1498,10 @@ fn every_exit_code() {
         "invalid",
         "name = \"invalid\"\nmodel = \"a/b\"\n[memory]\nlast_n = -1\n",
     );
+    let bad = format!(
+        "bad_request: bad ({}/v1/messages answered 400)\n",
+        server.url
+    );
     let cases: Vec<(Vec<&str>, i32, &str)> = vec![
         (
             vec![],
@@ -1528,7 +1536,7 @@ fn every_exit_code() {
             1,
             "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google\n",
         ),
-        (vec!["a"], 1, "bad_request: bad\n"),
+        (vec!["a"], 1, &bad),
     ];
     for (args, code, err) in cases {
         run(&env, &server.url)
@@ -1547,7 +1555,7 @@ fn every_exit_code() {
     env.cmd("axe-run")
         .arg("a")
         .assert()
-        .code(3)
+        .code(2)
         .stderr(format!(
             "API key for provider \"anthropic\" is not configured: ANTHROPIC_API_KEY is not set, and there is no {}\n",
             env.config_dir().join("axe/config.toml").display()
@@ -1694,7 +1702,10 @@ fn retry_honours_retry_after_and_gives_up_after_max_retries() {
         .stderr(predicate::str::contains(
             "[retry] Attempt 2/2 after rate_limit, waiting 1000ms\n",
         ))
-        .stderr(predicate::str::ends_with("rate_limit: slow down\n"));
+        .stderr(predicate::str::ends_with(format!(
+            "rate_limit: slow down ({}/v1/messages answered 429)\n",
+            server.url
+        )));
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -1722,17 +1733,26 @@ fn retry_never_repeats_auth_or_bad_requests_and_is_off_by_default() {
         .args(["r", "go"])
         .assert()
         .code(3)
-        .stderr("auth: bad key\n");
+        .stderr(format!(
+            "auth: bad key ({}/v1/messages answered 401)\n",
+            server.url
+        ));
     run(&env, &server.url)
         .args(["r", "go"])
         .assert()
         .code(1)
-        .stderr("bad_request: bad\n");
+        .stderr(format!(
+            "bad_request: bad ({}/v1/messages answered 400)\n",
+            server.url
+        ));
     run(&env, &server.url)
         .args(["plain", "go"])
         .assert()
         .code(3)
-        .stderr("overloaded: busy\n");
+        .stderr(format!(
+            "overloaded: busy ({}/v1/messages answered 529)\n",
+            server.url
+        ));
     assert_eq!(server.requests().len(), 3);
 }
 

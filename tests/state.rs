@@ -512,13 +512,14 @@ fn a_failed_run_is_recorded_as_an_unresolved_error() {
         500,
         &json!({"error": {"message": "down"}}),
     )]);
+    let down = format!("server: down ({}/v1/messages answered 500)", server.url);
     served_by(env.cmd("axe-run"), &server.url)
         .args(["a", "--task", "7", "hi"])
         .assert()
         .code(3)
-        .stderr("server: down\n");
+        .stderr(format!("{down}\n"));
     let s = stored(&path);
-    assert_eq!(s["errors"][0]["error"], "server: down");
+    assert_eq!(s["errors"][0]["error"], down);
     assert_eq!(s["errors"][0]["task_id"], "7");
     assert_eq!(s["errors"][0]["resolved"], false);
     // --dry-run shows the block and records nothing.
@@ -529,9 +530,9 @@ fn a_failed_run_is_recorded_as_an_unresolved_error() {
         .success();
     let text = stdout(out.get_output());
     assert!(
-        text.contains(
-            "--- Session Memory ---\n## Session Memory\n\n### Task: 7\n\n### Unresolved Errors\n- [Iteration 1] server: down\n\n"
-        ),
+        text.contains(&format!(
+            "--- Session Memory ---\n## Session Memory\n\n### Task: 7\n\n### Unresolved Errors\n- [Iteration 1] {down}\n\n"
+        )),
         "{text}"
     );
     assert_eq!(stored(&path)["iteration"], 1);

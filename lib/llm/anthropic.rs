@@ -36,6 +36,14 @@ impl Wire for Anthropic {
         "/v1/messages"
     }
 
+    fn endpoint_end(&self) -> &'static str {
+        "/messages"
+    }
+
+    fn api(&self) -> &'static str {
+        "an Anthropic Messages API"
+    }
+
     fn headers(&self, key: &str) -> Vec<(&'static str, String)> {
         let mut headers = vec![("anthropic-version", "2023-06-01".to_owned())];
         if !key.is_empty() {

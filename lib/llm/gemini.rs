@@ -29,6 +29,24 @@ impl Wire for Gemini {
         "/v1beta/models"
     }
 
+    fn endpoint_end(&self) -> &'static str {
+        "/models"
+    }
+
+    /// A whole call URL names a model and a method
+    /// (`.../models/gemini-pro:generateContent`); the model called is the
+    /// one asked for, so both go.
+    fn strip_tail<'a>(&self, base: &'a str) -> &'a str {
+        match base.rsplit_once('/') {
+            Some((rest, last)) if last.contains(':') && rest.ends_with("/models") => rest,
+            _ => base,
+        }
+    }
+
+    fn api(&self) -> &'static str {
+        "a Gemini generateContent API"
+    }
+
     /// The model and the method are part of the URL.
     fn path_tail(&self, model: &str, stream: bool) -> String {
         let method = match stream {

@@ -24,6 +24,8 @@ pub enum Failure {
     Status {
         status: u16,
         reason: String,
+        /// Its media type, without parameters, when it gave one.
+        content_type: Option<String>,
         body: Vec<u8>,
         retry_after: Option<Duration>,
     },
@@ -55,10 +57,13 @@ pub fn status_text(status: u16, reason: &str) -> String {
         422 => "Unprocessable Entity",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
+        501 => "Not Implemented",
         502 => "Bad Gateway",
         503 => "Service Unavailable",
         504 => "Gateway Timeout",
-        _ if !reason.trim().is_empty() => reason.trim(),
+        // A reason phrase is the server's to choose: no escape sequence
+        // of it reaches the terminal.
+        _ if !reason.trim().is_empty() && !reason.chars().any(char::is_control) => reason.trim(),
         _ => return format!("HTTP {status}"),
     };
     text.to_owned()
@@ -107,6 +112,11 @@ pub fn post(
     }
     let status = response.status_code;
     let reason = response.reason_phrase.clone();
+    let content_type = response
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        .and_then(|(_, v)| media_type(v));
     let retry_after = response
         .headers
         .iter()
@@ -119,9 +129,54 @@ pub fn post(
     Err(Failure::Status {
         status,
         reason,
+        content_type,
         body,
         retry_after,
     })
+}
+
+/// The media type of a `Content-Type` value (`text/html` of
+/// `text/html; charset=utf-8`), when it looks like one: it is shown in
+/// an error, and the server chose it.
+fn media_type(value: &str) -> Option<String> {
+    let media = value.split(';').next().unwrap_or("").trim();
+    let plain =
+        !media.is_empty() && media.len() <= 100 && media.bytes().all(|b| b.is_ascii_graphic());
+    plain.then(|| media.to_ascii_lowercase())
+}
+
+/// `url` as error messages show it: no `user:password@` (base URLs with
+/// one are refused before any call, but no message is to rely on that)
+/// and no query value but ours (`alt=sse`), where a key could be.
+pub fn shown(url: &str) -> String {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    let host = match url[start..end].rfind('@') {
+        Some(at) => &url[start + at + 1..end],
+        None => &url[start..end],
+    };
+    let rest = &url[end..];
+    let (path, query) = match rest.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (rest, None),
+    };
+    let mut out = format!("{}{host}{path}", &url[..start]);
+    if let Some(query) = query {
+        let query = query.split('#').next().unwrap_or("");
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some(("alt", value)) => format!("alt={value}"),
+                Some((name, _)) => format!("{name}=..."),
+                None => pair.to_owned(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&pairs.join("&"));
+    }
+    out
 }
 
 /// Reads a whole body.
@@ -145,7 +200,10 @@ fn classify(url: &str, err: minreq::Error) -> Failure {
                 host(url)
             )),
         },
-        other => Failure::Api(Category::Server, format!("Post \"{url}\": {other}")),
+        other => Failure::Api(
+            Category::Server,
+            format!("Post \"{}\": {other}", shown(url)),
+        ),
     }
 }
 
@@ -270,9 +328,25 @@ mod tests {
     }
 
     #[test]
+    fn urls_are_shown_without_credentials() {
+        assert_eq!(shown("http://u:pw@h:1/v1/x"), "http://h:1/v1/x");
+        assert_eq!(
+            shown("https://h/v1beta/models/m:streamGenerateContent?alt=sse&key=AIza-secret#f"),
+            "https://h/v1beta/models/m:streamGenerateContent?alt=sse&key=..."
+        );
+        assert_eq!(shown("http://h/p"), "http://h/p");
+        assert_eq!(
+            media_type("Text/HTML; charset=utf-8").as_deref(),
+            Some("text/html")
+        );
+        assert_eq!(media_type("a\u{1b}[31m"), None);
+    }
+
+    #[test]
     fn status_texts_are_gos() {
         assert_eq!(status_text(503, "whatever"), "Service Unavailable");
         assert_eq!(status_text(529, "Overloaded"), "Overloaded");
         assert_eq!(status_text(599, ""), "HTTP 599");
+        assert_eq!(status_text(599, "x\u{1b}[2J"), "HTTP 599");
     }
 }

@@ -42,13 +42,21 @@ use stream::Redactor;
 const ERROR_TEXT_LIMIT: usize = 1000;
 
 fn api_error(category: Category, message: impl Into<String>) -> Error {
-    let mut message = message.into();
-    if let Some((cut, _)) = message.char_indices().nth(ERROR_TEXT_LIMIT) {
-        let more = message[cut..].chars().count();
-        message.truncate(cut);
-        message.push_str(&format!("... ({more} more characters)"));
+    Error::Api {
+        category,
+        message: cut(message.into()),
     }
-    Error::Api { category, message }
+}
+
+/// `text` held to [`ERROR_TEXT_LIMIT`] characters, saying how many more
+/// there were.
+fn cut(mut text: String) -> String {
+    if let Some((at, _)) = text.char_indices().nth(ERROR_TEXT_LIMIT) {
+        let more = text[at..].chars().count();
+        text.truncate(at);
+        text.push_str(&format!("... ({more} more characters)"));
+    }
+    text
 }
 
 /// When a call must be over, and the limit to name when it is not.
@@ -237,20 +245,35 @@ fn error(failure: Failure, endpoint: &Endpoint, url: &str, timeout: Duration) ->
         Failure::Status {
             status,
             reason,
+            content_type,
             body,
             ..
         } => {
-            let message = wire.error_message(&body).unwrap_or_else(|| {
-                let text = http::status_text(status, &reason);
-                // A bare 404 is most often a wrong base URL: say where the
-                // request went (never with a password: those are refused
-                // before any call).
-                match status {
-                    404 => format!("{text} (POST {url})"),
-                    _ => text,
+            // Every HTTP error says where the request went and what came
+            // back: a wrong base URL or a server that is no model API
+            // shows as what it is (never with a password or a key in the
+            // query: see `http::shown`).
+            let url = http::shown(url);
+            let text = http::status_text(status, &reason);
+            let message = match wire.error_message(&body) {
+                Some(said) => format!("{} ({url} answered {status})", cut(said)),
+                // Neither empty nor JSON: a web page, a proxy's text.
+                None if !body.is_empty()
+                    && serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err() =>
+                {
+                    let media = content_type.as_deref().unwrap_or("no content type");
+                    format!(
+                        "{url} answered {status} {} ({media}), not {} reply",
+                        cut(text),
+                        wire.api()
+                    )
                 }
-            });
-            api_error(wire.category(status), message)
+                None => format!("{url} answered {status} {}", cut(text)),
+            };
+            Error::Api {
+                category: wire.category(status),
+                message,
+            }
         }
         Failure::Timeout => api_error(
             Category::Timeout,
@@ -259,10 +282,16 @@ fn error(failure: Failure, endpoint: &Endpoint, url: &str, timeout: Duration) ->
         Failure::Dropped { url, err } => {
             let refused = err.kind() == std::io::ErrorKind::ConnectionRefused;
             let message = refused
-                .then(|| wire.refused(&endpoint.base_url))
+                .then(|| wire.refused(&http::shown(&endpoint.base_url)))
                 .flatten()
-                .unwrap_or_else(|| format!("Post \"{url}\": {}", crate::error::describe_io(&err)));
-            api_error(Category::Server, message)
+                .unwrap_or_else(|| {
+                    format!(
+                        "connection to {} failed: {}",
+                        http::shown(&url),
+                        crate::error::describe_io(&err)
+                    )
+                });
+            Error::Connection(cut(message))
         }
         Failure::Api(category, message) => api_error(category, message),
         Failure::Output(e) => Error::Output(e),

@@ -38,6 +38,14 @@ impl Wire for Ollama {
         "/api/chat"
     }
 
+    fn endpoint_end(&self) -> &'static str {
+        "/api/chat"
+    }
+
+    fn api(&self) -> &'static str {
+        "an Ollama chat API"
+    }
+
     fn headers(&self, _key: &str) -> Vec<(&'static str, String)> {
         Vec::new()
     }

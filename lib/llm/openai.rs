@@ -29,6 +29,15 @@ impl Wire for OpenAi {
         "/v1/chat/completions"
     }
 
+    /// Without `/v1`: servers that put the API elsewhere keep its end.
+    fn endpoint_end(&self) -> &'static str {
+        "/chat/completions"
+    }
+
+    fn api(&self) -> &'static str {
+        "an OpenAI Chat Completions API"
+    }
+
     fn headers(&self, key: &str) -> Vec<(&'static str, String)> {
         if key.is_empty() {
             return Vec::new();

@@ -36,6 +36,14 @@ impl Wire for OpenRouter {
         OpenAi.path()
     }
 
+    fn endpoint_end(&self) -> &'static str {
+        OpenAi.endpoint_end()
+    }
+
+    fn api(&self) -> &'static str {
+        OpenAi.api()
+    }
+
     fn headers(&self, key: &str) -> Vec<(&'static str, String)> {
         OpenAi.headers(key)
     }

@@ -159,17 +159,36 @@ pub struct Endpoint {
 impl Endpoint {
     /// Where calls go: the base URL and the provider's path. A base that
     /// already ends in the path's first segment (`http://host:8080/v1`, as
-    /// most servers document it) or in `/` is taken as meaning the same.
+    /// most servers document it) or in `/` is taken as meaning the same;
+    /// one that is already the whole endpoint URL is used as it is
+    /// ([`Endpoint::is_whole`]).
     pub fn url(&self) -> String {
-        let path = self.provider.wire().path();
+        let wire = self.provider.wire();
+        let base = self.base_url.trim_end_matches('/');
+        if let Some(whole) = self.whole() {
+            return whole.to_owned();
+        }
+        let path = wire.path();
         let first = path
             .split('/')
             .nth(1)
             .map(|s| format!("/{s}"))
             .unwrap_or_default();
-        let base = self.base_url.trim_end_matches('/');
         let base = base.strip_suffix(first.as_str()).unwrap_or(base);
         format!("{base}{path}")
+    }
+
+    /// Whether the base URL was given as the whole endpoint URL
+    /// (`http://host/v1/chat/completions`), which `-v` says: adding the
+    /// path again would double it, and the server's 404 would not say why.
+    pub fn is_whole(&self) -> bool {
+        self.whole().is_some()
+    }
+
+    fn whole(&self) -> Option<&str> {
+        let wire = self.provider.wire();
+        let base = wire.strip_tail(self.base_url.trim_end_matches('/'));
+        base.ends_with(wire.endpoint_end()).then_some(base)
     }
 
     /// Where a call to `model` goes: [`Endpoint::url`], and the model and
@@ -267,6 +286,42 @@ mod tests {
         assert_eq!(
             url(Provider::OPENAI, "http://h/proxy/v1"),
             "http://h/proxy/v1/chat/completions"
+        );
+        // A whole endpoint URL is used as it is; Gemini's names a model
+        // and a method, which the call sets.
+        for (provider, base, url_) in [
+            (
+                Provider::OPENAI,
+                "http://h/v1/chat/completions/",
+                "http://h/v1/chat/completions",
+            ),
+            (
+                Provider::OPENAI,
+                "http://h/x/chat/completions",
+                "http://h/x/chat/completions",
+            ),
+            (
+                Provider::ANTHROPIC,
+                "http://h/v1/messages",
+                "http://h/v1/messages",
+            ),
+            (Provider::OLLAMA, "http://h/api/chat", "http://h/api/chat"),
+            (
+                Provider::GOOGLE,
+                "http://h/v1beta/models/g:generateContent",
+                "http://h/v1beta/models",
+            ),
+            (
+                Provider::GOOGLE,
+                "http://h/v1beta/models",
+                "http://h/v1beta/models",
+            ),
+        ] {
+            assert_eq!(url(provider, base), url_, "{base}");
+        }
+        assert_eq!(
+            url(Provider::GOOGLE, "http://h/v1beta"),
+            "http://h/v1beta/models"
         );
     }
 

@@ -219,6 +219,7 @@ impl Redactor {
                 category,
                 message: self.text(&message),
             },
+            Error::Connection(message) => Error::Connection(self.text(&message)),
             other => other,
         }
     }

@@ -33,6 +33,21 @@ pub trait Wire: Sync {
     /// Where calls go under the base URL: `/v1/chat/completions`.
     fn path(&self) -> &'static str;
 
+    /// How a URL that is already this API's endpoint ends
+    /// (`/chat/completions`): a base URL ending so is used as it is, as
+    /// the servers that document their whole endpoint URL mean it.
+    fn endpoint_end(&self) -> &'static str;
+
+    /// `base` less what [`Wire::path_tail`] adds, when a whole call URL
+    /// was given as the base URL: nothing, unless the URL names the model.
+    fn strip_tail<'a>(&self, base: &'a str) -> &'a str {
+        base
+    }
+
+    /// The API its replies come from, with its article, for an answer
+    /// that is plainly not one: `an OpenAI Chat Completions API`.
+    fn api(&self) -> &'static str;
+
     /// What follows [`Wire::path`] for a call to `model`: nothing, unless
     /// the URL names the model (Gemini's does).
     fn path_tail(&self, _model: &str, _stream: bool) -> String {

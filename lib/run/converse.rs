@@ -62,6 +62,12 @@ pub fn converse(
     sub: &SubAgent,
 ) -> Result<Outcome> {
     let endpoint = session.endpoint(agent.provider)?;
+    if session.verbose && depth == 0 && endpoint.is_whole() {
+        note(format_args!(
+            "Endpoint: {} (the base URL is a whole endpoint URL: used as it is)",
+            endpoint.url()
+        ));
+    }
     let mut ctx = tools::Context {
         session,
         agent,
