@@ -106,10 +106,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             .write_all(crate::cli::version(&COMMAND).as_bytes())
             .map_err(Error::Output)?,
         Some("help") if args.len() > 1 => {
-            let mut words: Vec<OsString> = args[1..].iter().map(OsString::from).collect();
-            words.push("--help".into());
+            let words: Vec<OsString> = args[1..].iter().map(OsString::from).collect();
             out.flush().map_err(Error::Output)?;
-            return Err(dispatch::run(words));
+            return Err(dispatch::help(words));
         }
         _ if m.flag(&JSON) => {
             let found = dispatch::available();
