@@ -7,6 +7,7 @@ mod completion;
 mod config;
 mod context;
 mod dispatch;
+mod docs;
 mod first_hour;
 mod gc;
 mod generated;
