@@ -73,7 +73,9 @@ fn slug(heading: &str) -> String {
     let mut rest = heading.replace('`', "");
     // `[text](url)` renders as text.
     while let (Some(open), Some(mid)) = (rest.find('['), rest.find("](")) {
-        let Some(close) = rest[mid..].find(')') else { break };
+        let Some(close) = rest[mid..].find(')') else {
+            break;
+        };
         if open > mid {
             break;
         }
@@ -129,7 +131,9 @@ fn percent_decoded(s: &str) -> String {
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
         match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
             (b'%', Some(b)) => {
                 out.push(b);
@@ -197,10 +201,16 @@ fn every_relative_link_reaches_a_file_and_a_heading() {
 
 #[test]
 fn github_slugs_are_made_as_github_makes_them() {
-    assert_eq!(slug(" Memory on several machines"), "memory-on-several-machines");
+    assert_eq!(
+        slug(" Memory on several machines"),
+        "memory-on-several-machines"
+    );
     assert_eq!(slug(" `axe-agents`: agent files"), "axe-agents-agent-files");
     assert_eq!(slug(" Safety of memory files"), "safety-of-memory-files");
-    assert_eq!(slug(" What holds, and what does not"), "what-holds-and-what-does-not");
+    assert_eq!(
+        slug(" What holds, and what does not"),
+        "what-holds-and-what-does-not"
+    );
     assert_eq!(slug(" See [the guide](README.md) now"), "see-the-guide-now");
     let text = "# A\n## A\n```\n# not a heading\n```\n## B\n";
     let found: Vec<String> = anchors(text).into_iter().collect();
@@ -232,5 +242,8 @@ fn the_readmes_opening_list_names_every_executable() {
         .iter()
         .filter(|b| !list.contains(&format!("`{b}`")))
         .collect();
-    assert!(missing.is_empty(), "not in the README's opening list: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "not in the README's opening list: {missing:?}"
+    );
 }
