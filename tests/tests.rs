@@ -41,6 +41,7 @@ mod state;
 mod stress;
 mod sync;
 mod sync_content;
+mod sync_init;
 mod sync_paths;
 mod tools;
 mod tools_attacks;

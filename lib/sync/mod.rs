@@ -396,13 +396,29 @@ pub struct Initialized {
 /// `axe-sync init`: makes `dir` a repository (or sets up the one there
 /// again), installs the merge drivers in its own config, writes
 /// `.gitattributes` and `.gitignore`, sets the remote, and syncs once.
+/// The remote is asked first whether it answers; an init that fails takes
+/// back what it made ([`Undo`]), so the next one starts from what was
+/// there before.
 pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<Initialized> {
+    let undo = Undo::before(dir);
+    let done = set_up(dir, remote_url, deadline);
+    if done.is_err() {
+        undo.apply(dir);
+    }
+    done
+}
+
+/// What [`init`] does, undone by its caller when it fails.
+fn set_up(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<Initialized> {
     fs::create_dir_all(dir)
         .map_err(|e| Error::Config(format!("failed to create {}: {e}", dir.display())))?;
     let git = Git::at(dir)?;
     let created = !git.exists();
     if created {
         git.ok(&["init", "-q", "-b", BRANCH], None)?;
+    }
+    if let Some(url) = remote_url {
+        remote::check(&git, url, deadline)?;
     }
     let _lock = lock(&git)?;
     let exe = std::env::current_exe()
@@ -447,7 +463,7 @@ pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<I
             Some(_) => "set-url",
             None => "add",
         };
-        git.ok(&["remote", verb, remote::REMOTE, url], None)?;
+        git.ok(&["remote", verb, "--", remote::REMOTE, url], None)?;
     }
     drop(_lock);
     let remote = remote::url(&git)?;
@@ -458,12 +474,87 @@ pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<I
         dry_run: false,
         deadline,
     })?;
+    if let Some(url) = &remote
+        && sync.pushed
+    {
+        remote::point_head(&git, url, &sync.branch);
+    }
     Ok(Initialized {
         dir: dir.to_string_lossy().into_owned(),
         created,
         remote,
         sync,
     })
+}
+
+/// What was there before an init, to take back what a failed one made
+/// and nothing else: the directories and the repository it created, the
+/// files it wrote that were not there (while they still hold what it
+/// wrote), and the repository's config as it was (the merge drivers, the
+/// identity, the remote).
+struct Undo {
+    /// The directories `create_dir_all` would make, deepest first.
+    dirs: Vec<PathBuf>,
+    /// `.git` was there (a repository, or anything else by that name,
+    /// which is not this init's to remove).
+    repo: bool,
+    config: Option<Vec<u8>>,
+    hooks: bool,
+    /// The files init writes that were not there, with their text.
+    files: Vec<(PathBuf, &'static str)>,
+}
+
+impl Undo {
+    fn before(dir: &Path) -> Undo {
+        let dirs = dir
+            .ancestors()
+            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+            .map(Path::to_path_buf)
+            .collect();
+        let git_dir = dir.join(".git");
+        let files = [
+            (git_dir.join("hooks").join("pre-commit"), PRE_COMMIT),
+            (dir.join(".gitattributes"), ATTRIBUTES),
+            (dir.join(".gitignore"), IGNORE),
+        ]
+        .into_iter()
+        .filter(|(p, _)| fs::symlink_metadata(p).is_err())
+        .collect();
+        Undo {
+            dirs,
+            repo: fs::symlink_metadata(&git_dir).is_ok(),
+            config: fs::read(git_dir.join("config")).ok(),
+            hooks: git_dir.join("hooks").is_dir(),
+            files,
+        }
+    }
+
+    /// Best effort, after a failure that is what the user is told of.
+    fn apply(&self, dir: &Path) {
+        let git_dir = dir.join(".git");
+        if !self.repo {
+            // Made by this init: all of it goes, whatever is in it.
+            let _ = fs::remove_dir_all(&git_dir);
+        } else if let Some(config) = &self.config {
+            // Through a new file renamed over the old, as git writes it.
+            let new = git_dir.join("config.axe-new");
+            if fs::write(&new, config).is_ok() {
+                let _ = fs::rename(&new, git_dir.join("config"));
+            }
+        }
+        for (path, text) in &self.files {
+            if fs::read(path).is_ok_and(|now| now == text.as_bytes()) {
+                let _ = fs::remove_file(path);
+            }
+        }
+        if self.repo && !self.hooks {
+            let _ = fs::remove_dir(git_dir.join("hooks"));
+        }
+        // Only while empty: what anything else wrote there stays.
+        for made in &self.dirs {
+            let _ = fs::remove_dir(made);
+        }
+    }
 }
 
 /// The pre-commit hook `init` installs: a user's own `git commit` in the
