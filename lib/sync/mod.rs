@@ -177,11 +177,16 @@ fn belongs(rel: &str, agents: &[String]) -> bool {
 pub fn sync(opts: &Options) -> Result<Report> {
     let git = open(&opts.dir)?;
     let _lock = lock(&git)?;
+    sync_locked(&git, opts)
+}
+
+/// [`sync`], by one that holds the repository's lock already.
+fn sync_locked(git: &Git, opts: &Options) -> Result<Report> {
     let host = host();
-    let recovered = merge::journal(&git).exists();
-    let branch = branch(&git)?;
+    let recovered = merge::journal(git).exists();
+    let branch = branch(git)?;
     let tree = Tree::open(&opts.dir)?;
-    let remote = remote::url(&git)?;
+    let remote = remote::url(git)?;
     pause::at("commit");
     // The first fetch runs while the commit step reads and stages: they
     // touch different parts of the repository (remote-tracking refs and
@@ -192,13 +197,13 @@ pub fn sync(opts: &Options) -> Result<Report> {
         let fetch = remote.is_some().then(|| {
             s.spawn(|| {
                 pause::at("fetch");
-                remote::fetch(&git, &branch, opts.deadline)
+                remote::fetch(git, &branch, opts.deadline)
             })
         });
-        let listed = s.spawn(|| Ok((unresolved(&git, false)?, commit::head(&git)?)));
-        let committed = commit::changed(&git, &|p| belongs(p, &opts.agents)).and_then(|changed| {
+        let listed = s.spawn(|| Ok((unresolved(git, false)?, commit::head(git)?)));
+        let committed = commit::changed(git, &|p| belongs(p, &opts.agents)).and_then(|changed| {
             let message = format!("axe-sync on {host}: {} files", changed.paths.len());
-            let done = commit::commit(&git, &tree, &changed, &message, opts.dry_run)?;
+            let done = commit::commit(git, &tree, &changed, &message, opts.dry_run)?;
             // New conflict files are untracked: status named them.
             Ok((done, changed.all, changed.refused))
         });
@@ -226,7 +231,7 @@ pub fn sync(opts: &Options) -> Result<Report> {
     if let Some(fetched) = fetched {
         let head = report.committed.commit.clone().or(head);
         let on = Repo {
-            git: &git,
+            git,
             tree: &tree,
             host: &host,
             branch: &branch,
@@ -236,7 +241,7 @@ pub fn sync(opts: &Options) -> Result<Report> {
     if !opts.dry_run {
         // Whatever a sync cut off mid-merge left undone, this one has done
         // (merged again, or found nothing left to merge).
-        let _ = fs::remove_file(merge::journal(&git));
+        let _ = fs::remove_file(merge::journal(git));
         if report.committed.commit.is_some() || report.merged.commit.is_some() {
             // The maintenance the fetch was told not to run while the
             // commit step worked beside it (packing loose objects).
@@ -398,29 +403,58 @@ pub struct Initialized {
 /// `.gitattributes` and `.gitignore`, sets the remote, and syncs once.
 /// The remote is asked first whether it answers; an init that fails takes
 /// back what it made ([`Undo`]), so the next one starts from what was
-/// there before.
+/// there before. The sync lock is held from just after `git init` to the
+/// end, undoing included, so a failed init never undoes another's work.
 pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<Initialized> {
-    let undo = Undo::before(dir);
-    let done = set_up(dir, remote_url, deadline);
+    let made_dirs: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    let had_git = fs::symlink_metadata(dir.join(".git")).is_ok();
+    // Until the lock is held, only what this init made alone: directories
+    // (removed only while empty) and a `.git` that was not there.
+    let before_lock = |e: Error, git_made: bool| {
+        if git_made && !had_git {
+            let _ = fs::remove_dir_all(dir.join(".git"));
+        }
+        remove_empty(&made_dirs);
+        e
+    };
+    fs::create_dir_all(dir).map_err(|e| {
+        before_lock(
+            Error::Config(format!("failed to create {}: {e}", dir.display())),
+            false,
+        )
+    })?;
+    let git = Git::at(dir).map_err(|e| before_lock(e, false))?;
+    let created = !git.exists();
+    if created {
+        git.ok(&["init", "-q", "-b", BRANCH], None)
+            .map_err(|e| before_lock(e, true))?;
+    }
+    // Busy: another init or sync has the repository, and whatever is
+    // there may be its; nothing is undone but empty directories.
+    let _lock = lock(&git).map_err(|e| before_lock(e, false))?;
+    let undo = Undo::now(&git, created && !had_git, made_dirs);
+    let done = set_up(&git, created, remote_url, deadline);
     if done.is_err() {
-        undo.apply(dir);
+        undo.apply(&git.root);
     }
     done
 }
 
-/// What [`init`] does, undone by its caller when it fails.
-fn set_up(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<Initialized> {
-    fs::create_dir_all(dir)
-        .map_err(|e| Error::Config(format!("failed to create {}: {e}", dir.display())))?;
-    let git = Git::at(dir)?;
-    let created = !git.exists();
-    if created {
-        git.ok(&["init", "-q", "-b", BRANCH], None)?;
-    }
+/// What [`init`] does once it holds the lock; undone by it on failure.
+fn set_up(
+    git: &Git,
+    created: bool,
+    remote_url: Option<&str>,
+    deadline: Instant,
+) -> Result<Initialized> {
+    let dir = git.root.as_path();
     if let Some(url) = remote_url {
-        remote::check(&git, url, deadline)?;
+        remote::check(git, url, deadline)?;
     }
-    let _lock = lock(&git)?;
     let exe = std::env::current_exe()
         .map_err(|e| Error::Child(format!("cannot find axe-sync's own path: {e}")))?;
     let exe = shell_quote(&exe.to_string_lossy());
@@ -451,7 +485,7 @@ fn set_up(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<Ini
             None,
         )?;
     }
-    install_hook(&git)?;
+    install_hook(git)?;
     for (name, text) in [(".gitattributes", ATTRIBUTES), (".gitignore", IGNORE)] {
         let path = dir.join(name);
         if !path.exists() {
@@ -459,25 +493,27 @@ fn set_up(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<Ini
         }
     }
     if let Some(url) = remote_url {
-        let verb = match remote::url(&git)? {
+        let verb = match remote::url(git)? {
             Some(_) => "set-url",
             None => "add",
         };
         git.ok(&["remote", verb, "--", remote::REMOTE, url], None)?;
     }
-    drop(_lock);
-    let remote = remote::url(&git)?;
-    let sync = sync(&Options {
-        dir: dir.to_owned(),
-        agents: Vec::new(),
-        push: true,
-        dry_run: false,
-        deadline,
-    })?;
+    let remote = remote::url(git)?;
+    let sync = sync_locked(
+        git,
+        &Options {
+            dir: dir.to_owned(),
+            agents: Vec::new(),
+            push: true,
+            dry_run: false,
+            deadline,
+        },
+    )?;
     if let Some(url) = &remote
         && sync.pushed
     {
-        remote::point_head(&git, url, &sync.branch);
+        remote::point_head(git, url, &sync.branch);
     }
     Ok(Initialized {
         dir: dir.to_string_lossy().into_owned(),
@@ -487,16 +523,24 @@ fn set_up(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<Ini
     })
 }
 
-/// What was there before an init, to take back what a failed one made
-/// and nothing else: the directories and the repository it created, the
-/// files it wrote that were not there (while they still hold what it
-/// wrote), and the repository's config as it was (the merge drivers, the
-/// identity, the remote).
+/// Removes `dirs` (deepest first) while they are empty: what anything
+/// else wrote there stays.
+fn remove_empty(dirs: &[PathBuf]) {
+    for made in dirs {
+        let _ = fs::remove_dir(made);
+    }
+}
+
+/// What was there before an init changed anything, read under the sync
+/// lock, to take back what a failed one made and nothing else: the
+/// directories and the repository it created, the files it wrote that
+/// were not there (while they still hold what it wrote), and the
+/// repository's config as it was (the merge drivers, the identity, the
+/// remote).
 struct Undo {
-    /// The directories `create_dir_all` would make, deepest first.
+    /// The directories init made, deepest first.
     dirs: Vec<PathBuf>,
-    /// `.git` was there (a repository, or anything else by that name,
-    /// which is not this init's to remove).
+    /// `.git` was made by this init: all of it goes.
     repo: bool,
     config: Option<Vec<u8>>,
     hooks: bool,
@@ -505,25 +549,27 @@ struct Undo {
 }
 
 impl Undo {
-    fn before(dir: &Path) -> Undo {
-        let dirs = dir
-            .ancestors()
-            .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
-            .map(Path::to_path_buf)
-            .collect();
-        let git_dir = dir.join(".git");
+    /// `made`: whether this init's `git init` made the repository. Another
+    /// init that got the lock first and set it up (its merge drivers are
+    /// in the config) made it theirs.
+    fn now(git: &Git, made: bool, dirs: Vec<PathBuf>) -> Undo {
+        let git_dir = git.git_dir();
+        let config = fs::read(git_dir.join("config")).ok();
+        let set_up = config
+            .as_deref()
+            .is_some_and(|c| String::from_utf8_lossy(c).contains("[merge \"axe-"));
         let files = [
             (git_dir.join("hooks").join("pre-commit"), PRE_COMMIT),
-            (dir.join(".gitattributes"), ATTRIBUTES),
-            (dir.join(".gitignore"), IGNORE),
+            (git.root.join(".gitattributes"), ATTRIBUTES),
+            (git.root.join(".gitignore"), IGNORE),
         ]
         .into_iter()
         .filter(|(p, _)| fs::symlink_metadata(p).is_err())
         .collect();
         Undo {
             dirs,
-            repo: fs::symlink_metadata(&git_dir).is_ok(),
-            config: fs::read(git_dir.join("config")).ok(),
+            repo: made && !set_up,
+            config,
             hooks: git_dir.join("hooks").is_dir(),
             files,
         }
@@ -532,8 +578,7 @@ impl Undo {
     /// Best effort, after a failure that is what the user is told of.
     fn apply(&self, dir: &Path) {
         let git_dir = dir.join(".git");
-        if !self.repo {
-            // Made by this init: all of it goes, whatever is in it.
+        if self.repo {
             let _ = fs::remove_dir_all(&git_dir);
         } else if let Some(config) = &self.config {
             // Through a new file renamed over the old, as git writes it.
@@ -547,13 +592,10 @@ impl Undo {
                 let _ = fs::remove_file(path);
             }
         }
-        if self.repo && !self.hooks {
+        if !self.repo && !self.hooks {
             let _ = fs::remove_dir(git_dir.join("hooks"));
         }
-        // Only while empty: what anything else wrote there stays.
-        for made in &self.dirs {
-            let _ = fs::remove_dir(made);
-        }
+        remove_empty(&self.dirs);
     }
 }
 
