@@ -251,3 +251,40 @@ fn a_subcommand_that_cannot_start_is_an_error() {
             dir.join("axe-broken").display()
         ));
 }
+
+/// `axe help NAME` asks about a command: a name no command is near is
+/// "no such command", never an agent's command line built from `--help`.
+#[test]
+fn help_for_an_unknown_command_names_the_closest_or_says_there_is_none() {
+    let env = Env::new();
+    let out = env.cmd("axe").args(["help", "nope"]).assert().code(1);
+    let out = out.get_output();
+    assert_eq!(stdout(out), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "no such command \"nope\" for \"axe\" (axe help lists them)\n"
+    );
+    env.cmd("axe")
+        .args(["help", "rn"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("no such command \"rn\" for \"axe\" (did you mean \"run\"?)\n");
+    env.cmd("axe")
+        .args(["help", "mem", "lod"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("no such command \"mem lod\" for \"axe\" (did you mean \"mem load\"?)\n");
+    // An agent's name is no command either: its help is axe-run's.
+    env.memory_agent("reviewer", "");
+    env.cmd("axe")
+        .args(["help", "reviewer"])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("no such command \"reviewer\" for \"axe\" (axe help lists them)\n");
+    // What names a command still shows its help.
+    let out = env.cmd("axe").args(["help", "gc"]).assert().success();
+    assert!(stdout(out.get_output()).starts_with("axe-gc: "));
+}

@@ -97,7 +97,14 @@ there again), installs the merge drivers in its own .git/config and a
 pre-commit hook that refuses conflict markers, writes .gitattributes and
 .gitignore, sets the remote `origin` to --remote, and
 runs one sync: what is here is committed, what the remote has is merged
-in, and the result pushed. Run it on every machine, with the same URL.",
+in, and the result pushed. Run it on every machine, with the same URL.
+
+A --remote that git cannot reach is refused before anything changes; an
+init that fails later takes back what it made (the repository it created,
+or the config, hook and files it changed), so the next init starts from
+what was there. A bare remote on this machine whose HEAD names a branch
+it lacks (a `git init --bare` on master) is pointed at the branch pushed,
+so a `git clone` of it checks the memory out.",
     run: Run::Action(init),
 };
 

@@ -177,11 +177,16 @@ fn belongs(rel: &str, agents: &[String]) -> bool {
 pub fn sync(opts: &Options) -> Result<Report> {
     let git = open(&opts.dir)?;
     let _lock = lock(&git)?;
+    sync_locked(&git, opts)
+}
+
+/// [`sync`], by one that holds the repository's lock already.
+fn sync_locked(git: &Git, opts: &Options) -> Result<Report> {
     let host = host();
-    let recovered = merge::journal(&git).exists();
-    let branch = branch(&git)?;
+    let recovered = merge::journal(git).exists();
+    let branch = branch(git)?;
     let tree = Tree::open(&opts.dir)?;
-    let remote = remote::url(&git)?;
+    let remote = remote::url(git)?;
     pause::at("commit");
     // The first fetch runs while the commit step reads and stages: they
     // touch different parts of the repository (remote-tracking refs and
@@ -192,13 +197,13 @@ pub fn sync(opts: &Options) -> Result<Report> {
         let fetch = remote.is_some().then(|| {
             s.spawn(|| {
                 pause::at("fetch");
-                remote::fetch(&git, &branch, opts.deadline)
+                remote::fetch(git, &branch, opts.deadline)
             })
         });
-        let listed = s.spawn(|| Ok((unresolved(&git, false)?, commit::head(&git)?)));
-        let committed = commit::changed(&git, &|p| belongs(p, &opts.agents)).and_then(|changed| {
+        let listed = s.spawn(|| Ok((unresolved(git, false)?, commit::head(git)?)));
+        let committed = commit::changed(git, &|p| belongs(p, &opts.agents)).and_then(|changed| {
             let message = format!("axe-sync on {host}: {} files", changed.paths.len());
-            let done = commit::commit(&git, &tree, &changed, &message, opts.dry_run)?;
+            let done = commit::commit(git, &tree, &changed, &message, opts.dry_run)?;
             // New conflict files are untracked: status named them.
             Ok((done, changed.all, changed.refused))
         });
@@ -226,7 +231,7 @@ pub fn sync(opts: &Options) -> Result<Report> {
     if let Some(fetched) = fetched {
         let head = report.committed.commit.clone().or(head);
         let on = Repo {
-            git: &git,
+            git,
             tree: &tree,
             host: &host,
             branch: &branch,
@@ -236,7 +241,7 @@ pub fn sync(opts: &Options) -> Result<Report> {
     if !opts.dry_run {
         // Whatever a sync cut off mid-merge left undone, this one has done
         // (merged again, or found nothing left to merge).
-        let _ = fs::remove_file(merge::journal(&git));
+        let _ = fs::remove_file(merge::journal(git));
         if report.committed.commit.is_some() || report.merged.commit.is_some() {
             // The maintenance the fetch was told not to run while the
             // commit step worked beside it (packing loose objects).
@@ -396,15 +401,60 @@ pub struct Initialized {
 /// `axe-sync init`: makes `dir` a repository (or sets up the one there
 /// again), installs the merge drivers in its own config, writes
 /// `.gitattributes` and `.gitignore`, sets the remote, and syncs once.
+/// The remote is asked first whether it answers; an init that fails takes
+/// back what it made ([`Undo`]), so the next one starts from what was
+/// there before. The sync lock is held from just after `git init` to the
+/// end, undoing included, so a failed init never undoes another's work.
 pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<Initialized> {
-    fs::create_dir_all(dir)
-        .map_err(|e| Error::Config(format!("failed to create {}: {e}", dir.display())))?;
-    let git = Git::at(dir)?;
+    let made_dirs: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    let had_git = fs::symlink_metadata(dir.join(".git")).is_ok();
+    // Until the lock is held, only what this init made alone: directories
+    // (removed only while empty) and a `.git` that was not there.
+    let before_lock = |e: Error, git_made: bool| {
+        if git_made && !had_git {
+            let _ = fs::remove_dir_all(dir.join(".git"));
+        }
+        remove_empty(&made_dirs);
+        e
+    };
+    fs::create_dir_all(dir).map_err(|e| {
+        before_lock(
+            Error::Config(format!("failed to create {}: {e}", dir.display())),
+            false,
+        )
+    })?;
+    let git = Git::at(dir).map_err(|e| before_lock(e, false))?;
     let created = !git.exists();
     if created {
-        git.ok(&["init", "-q", "-b", BRANCH], None)?;
+        git.ok(&["init", "-q", "-b", BRANCH], None)
+            .map_err(|e| before_lock(e, true))?;
     }
-    let _lock = lock(&git)?;
+    // Busy: another init or sync has the repository, and whatever is
+    // there may be its; nothing is undone but empty directories.
+    let _lock = lock(&git).map_err(|e| before_lock(e, false))?;
+    let undo = Undo::now(&git, created && !had_git, made_dirs);
+    let done = set_up(&git, created, remote_url, deadline);
+    if done.is_err() {
+        undo.apply(&git.root);
+    }
+    done
+}
+
+/// What [`init`] does once it holds the lock; undone by it on failure.
+fn set_up(
+    git: &Git,
+    created: bool,
+    remote_url: Option<&str>,
+    deadline: Instant,
+) -> Result<Initialized> {
+    let dir = git.root.as_path();
+    if let Some(url) = remote_url {
+        remote::check(git, url, deadline)?;
+    }
     let exe = std::env::current_exe()
         .map_err(|e| Error::Child(format!("cannot find axe-sync's own path: {e}")))?;
     let exe = shell_quote(&exe.to_string_lossy());
@@ -435,7 +485,7 @@ pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<I
             None,
         )?;
     }
-    install_hook(&git)?;
+    install_hook(git)?;
     for (name, text) in [(".gitattributes", ATTRIBUTES), (".gitignore", IGNORE)] {
         let path = dir.join(name);
         if !path.exists() {
@@ -443,27 +493,110 @@ pub fn init(dir: &Path, remote_url: Option<&str>, deadline: Instant) -> Result<I
         }
     }
     if let Some(url) = remote_url {
-        let verb = match remote::url(&git)? {
+        let verb = match remote::url(git)? {
             Some(_) => "set-url",
             None => "add",
         };
-        git.ok(&["remote", verb, remote::REMOTE, url], None)?;
+        git.ok(&["remote", verb, "--", remote::REMOTE, url], None)?;
     }
-    drop(_lock);
-    let remote = remote::url(&git)?;
-    let sync = sync(&Options {
-        dir: dir.to_owned(),
-        agents: Vec::new(),
-        push: true,
-        dry_run: false,
-        deadline,
-    })?;
+    let remote = remote::url(git)?;
+    let sync = sync_locked(
+        git,
+        &Options {
+            dir: dir.to_owned(),
+            agents: Vec::new(),
+            push: true,
+            dry_run: false,
+            deadline,
+        },
+    )?;
+    if let Some(url) = &remote
+        && sync.pushed
+    {
+        remote::point_head(git, url, &sync.branch);
+    }
     Ok(Initialized {
         dir: dir.to_string_lossy().into_owned(),
         created,
         remote,
         sync,
     })
+}
+
+/// Removes `dirs` (deepest first) while they are empty: what anything
+/// else wrote there stays.
+fn remove_empty(dirs: &[PathBuf]) {
+    for made in dirs {
+        let _ = fs::remove_dir(made);
+    }
+}
+
+/// What was there before an init changed anything, read under the sync
+/// lock, to take back what a failed one made and nothing else: the
+/// directories and the repository it created, the files it wrote that
+/// were not there (while they still hold what it wrote), and the
+/// repository's config as it was (the merge drivers, the identity, the
+/// remote).
+struct Undo {
+    /// The directories init made, deepest first.
+    dirs: Vec<PathBuf>,
+    /// `.git` was made by this init: all of it goes.
+    repo: bool,
+    config: Option<Vec<u8>>,
+    hooks: bool,
+    /// The files init writes that were not there, with their text.
+    files: Vec<(PathBuf, &'static str)>,
+}
+
+impl Undo {
+    /// `made`: whether this init's `git init` made the repository. Another
+    /// init that got the lock first and set it up (its merge drivers are
+    /// in the config) made it theirs.
+    fn now(git: &Git, made: bool, dirs: Vec<PathBuf>) -> Undo {
+        let git_dir = git.git_dir();
+        let config = fs::read(git_dir.join("config")).ok();
+        let set_up = config
+            .as_deref()
+            .is_some_and(|c| String::from_utf8_lossy(c).contains("[merge \"axe-"));
+        let files = [
+            (git_dir.join("hooks").join("pre-commit"), PRE_COMMIT),
+            (git.root.join(".gitattributes"), ATTRIBUTES),
+            (git.root.join(".gitignore"), IGNORE),
+        ]
+        .into_iter()
+        .filter(|(p, _)| fs::symlink_metadata(p).is_err())
+        .collect();
+        Undo {
+            dirs,
+            repo: made && !set_up,
+            config,
+            hooks: git_dir.join("hooks").is_dir(),
+            files,
+        }
+    }
+
+    /// Best effort, after a failure that is what the user is told of.
+    fn apply(&self, dir: &Path) {
+        let git_dir = dir.join(".git");
+        if self.repo {
+            let _ = fs::remove_dir_all(&git_dir);
+        } else if let Some(config) = &self.config {
+            // Through a new file renamed over the old, as git writes it.
+            let new = git_dir.join("config.axe-new");
+            if fs::write(&new, config).is_ok() {
+                let _ = fs::rename(&new, git_dir.join("config"));
+            }
+        }
+        for (path, text) in &self.files {
+            if fs::read(path).is_ok_and(|now| now == text.as_bytes()) {
+                let _ = fs::remove_file(path);
+            }
+        }
+        if !self.repo && !self.hooks {
+            let _ = fs::remove_dir(git_dir.join("hooks"));
+        }
+        remove_empty(&self.dirs);
+    }
 }
 
 /// The pre-commit hook `init` installs: a user's own `git commit` in the

@@ -97,19 +97,91 @@ fn plain(word: &str) -> bool {
 /// Runs the subcommand that `words` start with; returns only on failure.
 /// The shortest match wins, so `axe run mem` is `axe-run mem`.
 pub fn run(words: Vec<OsString>) -> Error {
+    match resolve(&words) {
+        Some((program, path, k)) => exec(&program, &path, &words[k..]),
+        None => unknown(&words),
+    }
+}
+
+/// The program the leading words of `words` name, its path and how many
+/// words its name took; the shortest match wins.
+fn resolve(words: &[OsString]) -> Option<(String, PathBuf, usize)> {
     let leading: Vec<&str> = words
         .iter()
         .take(MAX_WORDS)
         .map_while(|w| w.to_str().filter(|w| plain(w)))
         .collect();
     let dirs = search_path();
-    for k in 1..=leading.len() {
+    (1..=leading.len()).find_map(|k| {
         let program = format!("axe-{}", leading[..k].join("-"));
-        if let Some(path) = find(&dirs, &program) {
-            return exec(&program, &path, &words[k..]);
-        }
+        find(&dirs, &program).map(|path| (program, path, k))
+    })
+}
+
+/// The words typed where a command's name was expected, at most as many
+/// as a name has.
+fn typed(words: &[OsString]) -> Vec<String> {
+    words
+        .iter()
+        .take(MAX_WORDS)
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// `axe mem` alone: the second words of the commands `first` starts.
+fn group<'a>(first: &str, names: &'a [String]) -> Vec<&'a str> {
+    names
+        .iter()
+        .filter_map(|n| n.strip_prefix(&format!("{first} ")))
+        .collect()
+}
+
+/// The command `typed` is nearest to, compared with each command of as
+/// many words: (what was typed of it, the command's name).
+fn closest<'a>(typed: &[String], names: &'a [String]) -> Option<(String, &'a str)> {
+    names
+        .iter()
+        .filter_map(|name| {
+            let n = name.split(' ').count().min(typed.len());
+            let said = typed[..n].join(" ");
+            let d = crate::suggest::edit_distance(&said, name);
+            // Near, and not every letter replaced: `hi` is no typo of `gc`.
+            let near = crate::suggest::near(&said, [name.as_str()]).is_some();
+            (near && d < said.chars().count()).then_some((d, said, name.as_str()))
+        })
+        .min_by_key(|(d, ..)| *d)
+        .map(|(_, said, name)| (said, name))
+}
+
+/// `axe help NAME...`: runs the command `NAME...` names with `--help`;
+/// returns only on failure. Words that name no command get the closest
+/// command or a plain "no such command": they are a command's name, never
+/// an agent or a prompt, so no `axe run` line is made of them.
+pub fn help(words: Vec<OsString>) -> Error {
+    if let Some((program, path, k)) = resolve(&words) {
+        let mut args = words[k..].to_vec();
+        args.push("--help".into());
+        return exec(&program, &path, &args);
     }
-    unknown(&words)
+    let typed = typed(&words);
+    let names: Vec<String> = available().into_iter().map(|f| f.name).collect();
+    let first = typed.first().map(String::as_str).unwrap_or_default();
+    let group = group(first, &names);
+    if !group.is_empty() && typed.len() == 1 {
+        return Error::Usage(format!(
+            "\"axe {first}\" needs a subcommand: {}",
+            group.join(", ")
+        ));
+    }
+    Error::Usage(match closest(&typed, &names) {
+        Some((said, name)) => {
+            format!("no such command \"{said}\" for \"axe\" (did you mean \"{name}\"?)")
+        }
+        None => format!(
+            "no such command \"{}\" for \"axe\" (axe help lists them)",
+            typed.join(" ")
+        ),
+    })
 }
 
 /// `unknown command "rn" for "axe" (did you mean "run"?)`: the typed words
@@ -118,18 +190,11 @@ pub fn run(words: Vec<OsString>) -> Error {
 /// "fix the tests"`), so the error says how to run one, as a command line
 /// to copy.
 fn unknown(words: &[OsString]) -> Error {
-    let typed: Vec<String> = words
-        .iter()
-        .take(MAX_WORDS)
-        .map(|w| w.to_string_lossy().into_owned())
-        .collect();
+    let typed = typed(words);
     let first = typed.first().cloned().unwrap_or_default();
     let names: Vec<String> = available().into_iter().map(|f| f.name).collect();
     // `axe mem` alone: a group word without its second word.
-    let group: Vec<&str> = names
-        .iter()
-        .filter_map(|n| n.strip_prefix(&format!("{first} ")))
-        .collect();
+    let group = group(&first, &names);
     if !group.is_empty() && typed.get(1).is_none_or(|w| w.starts_with('-')) {
         return Error::Usage(format!(
             "\"axe {first}\" needs a subcommand: {}",
@@ -160,18 +225,7 @@ fn unknown(words: &[OsString]) -> Error {
             format!("\"{first}\" is an agent: {}", run_line(&first)),
         );
     }
-    let best = names
-        .iter()
-        .filter_map(|name| {
-            let n = name.split(' ').count().min(typed.len());
-            let said = typed[..n].join(" ");
-            let d = crate::suggest::edit_distance(&said, name);
-            // Near, and not every letter replaced: `hi` is no typo of `gc`.
-            let near = crate::suggest::near(&said, [name.as_str()]).is_some();
-            (near && d < said.chars().count()).then_some((d, said, name))
-        })
-        .min_by_key(|(d, ..)| *d);
-    if let Some((_, said, name)) = best {
+    if let Some((said, name)) = closest(&typed, &names) {
         return say(&said, format!("did you mean \"{name}\"?"));
     }
     if let Some(agent) = crate::agent::near_name(&first) {

@@ -33,7 +33,8 @@ the directory that holds axe, then along PATH; a name of several words is
 joined with dashes (`axe mem load x` runs axe-mem-load). The executable
 replaces axe, so its input, output and exit code are the command's own.
 Any axe-NAME on PATH works, so new subcommands can be added without
-changing axe. `axe help NAME` is `axe-NAME --help`.",
+changing axe. `axe help NAME` is `axe-NAME --help`; a NAME that is no
+command gets the closest one, or \"no such command\" (exit 1).",
     run: Run::Action(run),
 };
 
@@ -106,10 +107,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             .write_all(crate::cli::version(&COMMAND).as_bytes())
             .map_err(Error::Output)?,
         Some("help") if args.len() > 1 => {
-            let mut words: Vec<OsString> = args[1..].iter().map(OsString::from).collect();
-            words.push("--help".into());
+            let words: Vec<OsString> = args[1..].iter().map(OsString::from).collect();
             out.flush().map_err(Error::Output)?;
-            return Err(dispatch::run(words));
+            return Err(dispatch::help(words));
         }
         _ if m.flag(&JSON) => {
             let found = dispatch::available();

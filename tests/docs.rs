@@ -1,0 +1,249 @@
+//! The documents hold together: every relative link in README.md and
+//! docs/*.md reaches a file, and its `#fragment` a heading there, by
+//! GitHub's rules; the README's opening list names every executable.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The package's root, where README.md and docs/ are.
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// README.md and every docs/*.md.
+fn documents() -> Vec<PathBuf> {
+    let mut docs = vec![root().join("README.md")];
+    for entry in fs::read_dir(root().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            docs.push(path);
+        }
+    }
+    docs.sort();
+    docs
+}
+
+/// The lines of `text` outside fenced code blocks, with their numbers.
+fn prose(text: &str) -> Vec<(usize, &str)> {
+    let mut fenced = false;
+    let mut lines = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            lines.push((i + 1, line));
+        }
+    }
+    lines
+}
+
+/// `line` without its code spans, which hold text, never links.
+fn without_code(line: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in line.split('`').enumerate() {
+        if i % 2 == 0 {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// The targets of the inline links `[text](target)` in `line`.
+fn links(line: &str) -> Vec<String> {
+    let line = without_code(line);
+    let mut found = Vec::new();
+    let mut rest = line.as_str();
+    while let Some(at) = rest.find("](") {
+        let after = &rest[at + 2..];
+        let Some(end) = after.find(')') else { break };
+        // `[text](target "title")`: the target is the first word.
+        let target = after[..end].split_whitespace().next().unwrap_or("");
+        found.push(target.trim_matches(['<', '>']).to_owned());
+        rest = &after[end..];
+    }
+    found
+}
+
+/// A heading's anchor as GitHub makes it: the rendered text (code spans
+/// and links as their text) lower-cased, everything but letters, digits,
+/// spaces, `-` and `_` dropped, spaces made `-`.
+fn slug(heading: &str) -> String {
+    let mut text = String::new();
+    let mut rest = heading.replace('`', "");
+    // `[text](url)` renders as text.
+    while let (Some(open), Some(mid)) = (rest.find('['), rest.find("](")) {
+        let Some(close) = rest[mid..].find(')') else {
+            break;
+        };
+        if open > mid {
+            break;
+        }
+        text.push_str(&rest[..open]);
+        text.push_str(&rest[open + 1..mid]);
+        rest = rest[mid + close + 1..].to_owned();
+    }
+    text.push_str(&rest);
+    text.trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every anchor of a markdown `text`: its headings' slugs (a repeated one
+/// with `-1`, `-2`, … as GitHub numbers them) and any `id`/`name` given
+/// in HTML.
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut found = BTreeSet::new();
+    for (_, line) in prose(text) {
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        if (1..=6).contains(&hashes) && line[hashes..].starts_with(' ') {
+            let base = slug(&line[hashes..]);
+            let n = seen.entry(base.clone()).or_insert(0);
+            found.insert(match *n {
+                0 => base.clone(),
+                n => format!("{base}-{n}"),
+            });
+            *n += 1;
+        }
+        for attr in ["id=\"", "name=\""] {
+            let mut rest = line;
+            while let Some(at) = rest.find(attr) {
+                let value = &rest[at + attr.len()..];
+                let end = value.find('"').unwrap_or(value.len());
+                found.insert(value[..end].to_owned());
+                rest = &value[end..];
+            }
+        }
+    }
+    found
+}
+
+/// `%20` and friends, as a browser reads a link.
+fn percent_decoded(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What is wrong with the link `target` in the document `from`, if
+/// anything.
+fn broken(from: &Path, target: &str) -> Option<String> {
+    let external = target.contains("://") || target.starts_with("mailto:");
+    if external || target.is_empty() {
+        return None;
+    }
+    let (path, fragment) = match target.split_once('#') {
+        Some((p, f)) => (p, Some(f)),
+        None => (target, None),
+    };
+    let file = match path {
+        "" => from.to_owned(),
+        p if p.starts_with('/') => root().join(&p[1..]),
+        p => from.parent().unwrap().join(percent_decoded(p)),
+    };
+    if !file.exists() {
+        return Some(format!("{} does not exist", file.display()));
+    }
+    let fragment = fragment.filter(|f| !f.is_empty())?;
+    if file.extension().is_none_or(|e| e != "md") {
+        return None;
+    }
+    let text = fs::read_to_string(&file).unwrap();
+    let fragment = percent_decoded(fragment).to_lowercase();
+    match anchors(&text).contains(&fragment) {
+        true => None,
+        false => Some(format!("{} has no heading #{fragment}", file.display())),
+    }
+}
+
+#[test]
+fn every_relative_link_reaches_a_file_and_a_heading() {
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for doc in documents() {
+        let text = fs::read_to_string(&doc).unwrap();
+        for (n, line) in prose(&text) {
+            for target in links(line) {
+                checked += 1;
+                if let Some(why) = broken(&doc, &target) {
+                    let name = doc.strip_prefix(root()).unwrap().display();
+                    wrong.push(format!("{name}:{n}: ({target}): {why}"));
+                }
+            }
+        }
+    }
+    assert!(checked > 10, "the link reader finds no links: {checked}");
+    assert!(wrong.is_empty(), "broken links:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn github_slugs_are_made_as_github_makes_them() {
+    assert_eq!(
+        slug(" Memory on several machines"),
+        "memory-on-several-machines"
+    );
+    assert_eq!(slug(" `axe-agents`: agent files"), "axe-agents-agent-files");
+    assert_eq!(slug(" Safety of memory files"), "safety-of-memory-files");
+    assert_eq!(
+        slug(" What holds, and what does not"),
+        "what-holds-and-what-does-not"
+    );
+    assert_eq!(slug(" See [the guide](README.md) now"), "see-the-guide-now");
+    let text = "# A\n## A\n```\n# not a heading\n```\n## B\n";
+    let found: Vec<String> = anchors(text).into_iter().collect();
+    assert_eq!(found, ["a", "a-1", "b"]);
+    let doc = root().join("docs/reference.md");
+    assert!(broken(&doc, "../README.md#no-such-heading-here").is_some());
+    assert!(broken(&doc, "no-such-file.md").is_some());
+    assert!(broken(&doc, "../README.md").is_none());
+}
+
+#[test]
+fn the_readmes_opening_list_names_every_executable() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme.find("The executables:").expect("the opening list");
+    let list = &readme[start..];
+    let list = &list[..list.find("\n\n").unwrap_or(list.len())];
+    let manifest = fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let mut bins = Vec::new();
+    let mut in_bin = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_bin = line == "[[bin]]";
+        } else if in_bin && let Some(name) = line.strip_prefix("name = ") {
+            bins.push(name.trim_matches('"').to_owned());
+        }
+    }
+    assert!(bins.len() > 20, "no [[bin]] read from Cargo.toml: {bins:?}");
+    let missing: Vec<&String> = bins
+        .iter()
+        .filter(|b| !list.contains(&format!("`{b}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not in the README's opening list: {missing:?}"
+    );
+}
