@@ -194,6 +194,7 @@ export extern "axe-mem-append" [
     --timestamp: string  # Date the entry at this RFC 3339 time instead of now
     --file: path  # Work on the log at PATH instead of an agent's
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -254,6 +255,7 @@ export extern "axe-notes-remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -265,6 +267,7 @@ export extern "axe-notes-reflect" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -278,6 +281,7 @@ export extern "axe-notes-learn" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -330,6 +334,7 @@ export extern "axe-state-ingest" [
     --phase: string  # The task's phase, set on it
     --tee  # Pass standard input through to standard output, signal lines removed
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, path, recorded, rejected, pruned, redacted} as JSON (not with --tee)
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -347,6 +352,7 @@ export extern "axe-state-record" [
     --branch: string  # The task's branch
     --pr: string  # The task's pull request
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, path, iteration, pruned, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -574,6 +580,7 @@ export extern "axe mem append" [
     --timestamp: string  # Date the entry at this RFC 3339 time instead of now
     --file: path  # Work on the log at PATH instead of an agent's
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -634,6 +641,7 @@ export extern "axe notes remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -645,6 +653,7 @@ export extern "axe notes reflect" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -658,6 +667,7 @@ export extern "axe notes learn" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -710,6 +720,7 @@ export extern "axe state ingest" [
     --phase: string  # The task's phase, set on it
     --tee  # Pass standard input through to standard output, signal lines removed
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, path, recorded, rejected, pruned, redacted} as JSON (not with --tee)
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -727,6 +738,7 @@ export extern "axe state record" [
     --branch: string  # The task's branch
     --pr: string  # The task's pull request
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, path, iteration, pruned, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version

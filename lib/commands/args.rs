@@ -124,6 +124,27 @@ pub fn given_timeout(m: &Matches, flag: &Flag) -> Result<Option<Duration>> {
         .transpose()
 }
 
+/// `-q`/`--quiet` of the memory writes: nothing on stdout on success, for
+/// git hooks and scripts that run on every commit; errors and warnings
+/// still go to stderr. Not with `--json`, which asks for the report.
+pub const QUIET: Flag = Flag::switch(
+    "quiet",
+    "Print nothing on success; errors and warnings still go to standard error",
+)
+.short('q');
+
+/// Where a write reports on success: `out`, or with `--quiet` nowhere.
+pub fn report_to<'a>(
+    m: &Matches,
+    out: &'a mut dyn std::io::Write,
+    sink: &'a mut std::io::Sink,
+) -> &'a mut dyn std::io::Write {
+    match m.flag(&QUIET) {
+        true => sink,
+        false => out,
+    }
+}
+
 /// `--wait SECONDS`: how long a memory tool waits for another process's
 /// lock on a file before giving up (exit 5, nothing written).
 pub const WAIT: Flag = Flag::with_value(
