@@ -223,7 +223,7 @@ _axe_spec_axe_mem_path() {
     subs=''
 }
 _axe_spec_axe_mem_append() {
-    flags='--task --task-file --result --timestamp --file --wait --json --help -h --version -V'
+    flags='--task --task-file --result --timestamp --file --wait --quiet -q --json --help -h --version -V'
     valued=' --task=none --task-file=file --result=none --timestamp=none --file=file --wait=none '
     args='agent'
     subs=''
@@ -259,19 +259,19 @@ _axe_spec_axe_notes_recall() {
     subs=''
 }
 _axe_spec_axe_notes_remember() {
-    flags='--wait --json --help -h --version -V'
+    flags='--wait --quiet -q --json --help -h --version -V'
     valued=' --wait=none '
     args='agent none...'
     subs=''
 }
 _axe_spec_axe_notes_reflect() {
-    flags='--if-match --allow-empty --wait --json --help -h --version -V'
+    flags='--if-match --allow-empty --wait --quiet -q --json --help -h --version -V'
     valued=' --if-match=none --wait=none '
     args='agent'
     subs=''
 }
 _axe_spec_axe_notes_learn() {
-    flags='--agent --workspace --if-match --allow-empty --wait --json --help -h --version -V'
+    flags='--agent --workspace --if-match --allow-empty --wait --quiet -q --json --help -h --version -V'
     valued=' --agent=agent --workspace=dir --if-match=none --wait=none '
     args='none'
     subs=''
@@ -301,13 +301,13 @@ _axe_spec_axe_state_show() {
     subs=''
 }
 _axe_spec_axe_state_ingest() {
-    flags='--task --phase --tee --wait --json --help -h --version -V'
+    flags='--task --phase --tee --wait --quiet -q --json --help -h --version -V'
     valued=' --task=none --phase=none --wait=none '
     args='agent'
     subs=''
 }
 _axe_spec_axe_state_record() {
-    flags='--task --phase --success --failure --error --file --branch --pr --wait --json --help -h --version -V'
+    flags='--task --phase --success --failure --error --file --branch --pr --wait --quiet -q --json --help -h --version -V'
     valued=' --task=none --phase=none --error=none --file=file --branch=none --pr=none --wait=none '
     args='agent'
     subs=''

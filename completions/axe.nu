@@ -210,6 +210,7 @@ export extern "axe-mem-append" [
     --timestamp: string  # Date the entry at this RFC 3339 time instead of now
     --file: path  # Work on the log at PATH instead of an agent's
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -270,6 +271,7 @@ export extern "axe-notes-remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -281,6 +283,7 @@ export extern "axe-notes-reflect" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -294,6 +297,7 @@ export extern "axe-notes-learn" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -346,6 +350,7 @@ export extern "axe-state-ingest" [
     --phase: string  # The task's phase, set on it
     --tee  # Pass standard input through to standard output, signal lines removed
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, path, recorded, rejected, pruned, redacted} as JSON (not with --tee)
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -363,6 +368,7 @@ export extern "axe-state-record" [
     --branch: string  # The task's branch
     --pr: string  # The task's pull request
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, path, iteration, pruned, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -606,6 +612,7 @@ export extern "axe mem append" [
     --timestamp: string  # Date the entry at this RFC 3339 time instead of now
     --file: path  # Work on the log at PATH instead of an agent's
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, path, timestamp, bytes, truncated, task_truncated, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -666,6 +673,7 @@ export extern "axe notes remember" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     ...text: string  # What to remember, as words joined by spaces [default: standard input]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -677,6 +685,7 @@ export extern "axe notes reflect" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -690,6 +699,7 @@ export extern "axe notes learn" [
     --if-match: string  # Write only if the file still has this sha256 (from recall --json or path --json); else exit 6
     --allow-empty  # Write even when standard input is empty (else refused: a failed pipeline must not erase memory)
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, topic, path, sha256, chars, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -742,6 +752,7 @@ export extern "axe state ingest" [
     --phase: string  # The task's phase, set on it
     --tee  # Pass standard input through to standard output, signal lines removed
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, path, recorded, rejected, pruned, redacted} as JSON (not with --tee)
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -759,6 +770,7 @@ export extern "axe state record" [
     --branch: string  # The task's branch
     --pr: string  # The task's pull request
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --quiet(-q)  # Print nothing on success; errors and warnings still go to standard error
     --json  # Print {agent, path, iteration, pruned, redacted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version

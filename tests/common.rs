@@ -113,18 +113,17 @@ fn both_agent_and_file_is_exit_1() {
 }
 
 #[test]
-fn unknown_agent_is_exit_2_and_creates_nothing() {
+fn an_agent_without_a_file_has_the_log_axe_mcp_serves_and_reads_create_nothing() {
     let env = Env::new();
-    for (bin, extra) in TOOLS {
-        env.cmd(bin)
-            .arg("nope")
-            .args(*extra)
-            .assert()
-            .code(2)
-            .stdout("")
-            .stderr("agent config not found: nope\n");
+    for (bin, extra) in TOOLS.iter().filter(|(b, _)| *b != "axe-mem-append") {
+        env.cmd(bin).arg("nope").args(*extra).assert().success();
     }
-    assert!(!env.data_dir().exists(), "a typo must not create a log");
+    assert!(!env.data_dir().exists(), "a read must not create a log");
+    env.cmd("axe-mem-append")
+        .args(["nope", "--task", "t", "--result", "r"])
+        .assert()
+        .success();
+    assert!(env.log_path("nope").exists());
 }
 
 #[test]
@@ -191,16 +190,17 @@ struct JsonError {
 #[test]
 fn json_errors_are_one_object_on_stderr() {
     let env = Env::new();
+    env.agent("nomodel", "name = \"nomodel\"\n");
     for (bin, extra) in TOOLS {
         let out = env
             .cmd(bin)
-            .args(["nope", "--json"])
+            .args(["nomodel", "--json"])
             .args(*extra)
             .assert()
             .code(2)
             .stdout("");
         let err: JsonError = serde_json::from_slice(&out.get_output().stderr).unwrap();
-        assert_eq!(err.error, "agent config not found: nope");
+        assert_eq!(err.error, "agent config missing required field: model");
         assert_eq!(err.exit_code, 2);
         let out = env.cmd(bin).args(["--json", "--bogus"]).assert().code(1);
         let err: JsonError = serde_json::from_slice(&out.get_output().stderr).unwrap();

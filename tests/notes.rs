@@ -1555,3 +1555,116 @@ fn search_refuses_a_limit_of_0() {
         .success()
         .stdout("world/ops.md:1: blue\n");
 }
+
+/// The README's git hook, installed as it says, in a real repository: a
+/// `git commit` shows git's own lines and nothing from axe, and the commit
+/// is noted.
+#[test]
+fn the_readmes_git_hook_notes_a_commit_and_prints_nothing() {
+    if !crate::util::have("git") {
+        return;
+    }
+    let readme = include_str!("../README.md");
+    let after = readme
+        .split_once("A git hook that notes every commit")
+        .expect("the README's hook recipe")
+        .1;
+    let hook = after
+        .split_once("```sh\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .expect("its block")
+        .0;
+    let env = Env::new();
+    let repo = env.root().join("project");
+    fs::create_dir_all(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = env
+            .shell("git")
+            .current_dir(&repo)
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+            .args(args)
+            .assert()
+            .success();
+        out.get_output().clone()
+    };
+    git(&["init", "-q"]);
+    let hook_path = repo.join(".git/hooks/post-commit");
+    env.write(&hook_path, hook);
+    crate::util::set_mode(&hook_path, 0o755);
+    fs::write(repo.join("a.txt"), "a\n").unwrap();
+    git(&["add", "a.txt"]);
+    let out = git(&["commit", "-m", "Fix the parser"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("Fix the parser"), "git's own line: {said}");
+    assert!(
+        !said.contains("daily") && !said.contains("axe"),
+        "axe spoke in a commit: {said}"
+    );
+    let daily = workspace(&env).join("agents/reviewer/daily");
+    let day = fs::read_dir(&daily)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(read(&day).contains("Fix the parser"), "{}", read(&day));
+}
+
+#[test]
+fn quiet_writes_print_nothing_and_still_report_errors() {
+    let env = Env::new();
+    for (bin, args, stdin) in [
+        ("axe-notes-remember", &["-q", "team", "a note"][..], ""),
+        ("axe-notes-reflect", &["--quiet", "team"][..], "memory\n"),
+        (
+            "axe-notes-learn",
+            &["-q", "--agent", "team", "deploys"][..],
+            "blue-green\n",
+        ),
+        (
+            "axe-mem-append",
+            &["-q", "team", "--task", "t", "--result", "r"][..],
+            "",
+        ),
+        (
+            "axe-state-record",
+            &["-q", "team", "--task", "t", "--success"][..],
+            "",
+        ),
+        (
+            "axe-state-ingest",
+            &["-q", "team"][..],
+            "AXE_MEMORY: KEY_FACT x\n",
+        ),
+    ] {
+        env.cmd(bin)
+            .args(args)
+            .write_stdin(stdin)
+            .assert()
+            .success()
+            .stdout("")
+            .stderr("");
+        // An error is still said, on stderr.
+        env.cmd(bin)
+            .args(args)
+            .arg("--wait")
+            .arg("-1")
+            .write_stdin(stdin)
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(predicate::str::contains("--wait"));
+        env.cmd(bin)
+            .args(args)
+            .arg("--json")
+            .write_stdin(stdin)
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr("{\"error\":\"cannot use both --quiet and --json\",\"exit_code\":1}\n");
+    }
+}

@@ -419,11 +419,12 @@ fn path_and_dispatch() {
         .assert()
         .success()
         .stdout("(no state)\n");
+    // No agent file: the state axe-mcp serves for that name, none yet.
     state(&env, "show")
         .arg("nope")
         .assert()
-        .code(2)
-        .stderr("agent config not found: nope\n");
+        .success()
+        .stdout("(no state)\n");
 }
 
 // --- through axe-run ---------------------------------------------------------
@@ -579,4 +580,83 @@ fn the_readmes_loop_runs_until_no_step_is_pending() {
     // Each run saw the state the last one left.
     let second = server.requests()[1].json().to_string();
     assert!(second.contains("Pending: a, b"), "{second}");
+}
+
+#[test]
+fn the_same_decision_fact_or_error_recorded_ten_times_is_kept_and_shown_once() {
+    let env = Env::new();
+    let path = agent(&env, "a", "max_entries = 4");
+    state(&env, "ingest")
+        .args(["a", "--phase", "TEST"])
+        .write_stdin("AXE_MEMORY: DECISION Keep the old parser\n")
+        .assert()
+        .success();
+    for _ in 0..10 {
+        state(&env, "ingest")
+            .args(["a", "--phase", "TEST"])
+            .write_stdin(
+                "AXE_MEMORY: DECISION Factory pattern for the service\n\
+                 AXE_MEMORY: KEY_FACT Project uses pytest\n\
+                 AXE_MEMORY: ERROR flaky network test\n",
+            )
+            .assert()
+            .success();
+        state(&env, "record")
+            .args(["a", "--task", "main", "--failure", "--error", "tests fail"])
+            .assert()
+            .success();
+    }
+    let s = stored(&path);
+    let decisions: Vec<&str> = s["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["description"].as_str().unwrap())
+        .collect();
+    // Ten repeats took no room from the older decision (max_entries = 4:
+    // two decisions, two unresolved errors, which pruning never drops),
+    // and the one kept is dated by its latest record.
+    assert_eq!(
+        decisions,
+        ["Keep the old parser", "Factory pattern for the service"]
+    );
+    assert_eq!(s["decisions"][1]["iteration"], 9);
+    assert_eq!(s["errors"].as_array().unwrap().len(), 2, "{s}");
+    for bin in ["context", "show"] {
+        let text = stdout(state(&env, bin).arg("a").assert().success().get_output());
+        for line in [
+            "- Factory pattern for the service\n",
+            "- Project uses pytest\n",
+            "flaky network test\n",
+            "tests fail\n",
+        ] {
+            assert_eq!(text.matches(line).count(), 1, "{bin}: {line:?} in {text}");
+        }
+    }
+    // A file that already holds repeats (agentium's own, or two machines'
+    // merged by axe-sync) shows each once, the newest.
+    let mut s = stored(&path);
+    let d = s["decisions"][1].clone();
+    let e = s["errors"][0].clone();
+    s["decisions"].as_array_mut().unwrap().insert(0, d);
+    s["errors"].as_array_mut().unwrap().insert(0, e);
+    s["key_facts"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!("Project uses pytest"));
+    fs::write(&path, s.to_string()).unwrap();
+    let text = stdout(
+        state(&env, "context")
+            .arg("a")
+            .assert()
+            .success()
+            .get_output(),
+    );
+    for line in [
+        "- Factory pattern for the service\n",
+        "- Project uses pytest\n",
+        "flaky network test\n",
+    ] {
+        assert_eq!(text.matches(line).count(), 1, "{line:?} in {text}");
+    }
 }

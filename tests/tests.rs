@@ -25,6 +25,7 @@ mod mem_append;
 mod mem_count;
 mod mem_load;
 mod mem_path;
+mod mem_shared;
 mod mem_trim;
 mod modules;
 mod notes;

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::agent::{self, AgentConfig};
 use crate::cli::{Arg, Complete, Flag, Item, Matches, Rule};
 use crate::error::{Error, Result};
 use crate::memory;
@@ -50,6 +51,40 @@ pub fn required_agent(m: &Matches) -> Result<&str> {
     agent_arg(m)?.ok_or_else(|| Error::Usage(AGENT_REQUIRED.message()))
 }
 
+/// The settings of the agent whose memory a memory tool works on, and
+/// whether it has a file of its own. A name with no agent file is still a
+/// memory: the one `axe-mcp` serves for it, every kind on with the
+/// defaults ([`every_kind_on`]), so `axe-mcp team` and `axe-notes-recall
+/// team` reach the same files. The name must still be one (no path
+/// tricks), and a broken agent file is still an error, never the defaults.
+pub fn memory_agent(name: &str) -> Result<(AgentConfig, bool)> {
+    agent::check_name(name)?;
+    match agent::load(name) {
+        Ok(cfg) => Ok((cfg, true)),
+        Err(Error::AgentNotFound { near, .. }) => {
+            // A typo once was an error here; now it is someone else's
+            // memory, so say which agent was probably meant.
+            if let Some(near) = near {
+                crate::stderr::note(format_args!(
+                    "note: no agent file \"{name}\" (did you mean \"{near}\"?): using the memory of \"{name}\", every kind on"
+                ));
+            }
+            Ok((every_kind_on(), false))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The memory of a name with no agent file: every kind on, with the
+/// documented defaults (`log_recent` then gives 10 entries).
+pub fn every_kind_on() -> AgentConfig {
+    let mut cfg = AgentConfig::default();
+    cfg.memory.enabled = true;
+    cfg.notes.enabled = true;
+    cfg.state.enabled = true;
+    cfg
+}
+
 /// `--agents-dir DIR` of `axe-run`, `axe-agents` and `axe-gc`: the first
 /// directory agent files are looked up in.
 pub const AGENTS_DIR: Flag = Flag::with_value(
@@ -65,7 +100,7 @@ pub fn apply_agents_dir(m: &Matches) -> Result<()> {
         if dir.is_empty() {
             return Err(Error::Usage("--agents-dir must not be empty".to_owned()));
         }
-        crate::agent::use_agents_dir(std::path::Path::new(dir));
+        agent::use_agents_dir(std::path::Path::new(dir));
     }
     Ok(())
 }
@@ -87,6 +122,27 @@ pub fn given_timeout(m: &Matches, flag: &Flag) -> Result<Option<Duration>> {
                 .map_err(|why| Error::Usage(format!("--timeout {why}")))
         })
         .transpose()
+}
+
+/// `-q`/`--quiet` of the memory writes: nothing on stdout on success, for
+/// git hooks and scripts that run on every commit; errors and warnings
+/// still go to stderr. Not with `--json`, which asks for the report.
+pub const QUIET: Flag = Flag::switch(
+    "quiet",
+    "Print nothing on success; errors and warnings still go to standard error",
+)
+.short('q');
+
+/// Where a write reports on success: `out`, or with `--quiet` nowhere.
+pub fn report_to<'a>(
+    m: &Matches,
+    out: &'a mut dyn std::io::Write,
+    sink: &'a mut std::io::Sink,
+) -> &'a mut dyn std::io::Write {
+    match m.flag(&QUIET) {
+        true => sink,
+        false => out,
+    }
 }
 
 /// `--wait SECONDS`: how long a memory tool waits for another process's

@@ -7,7 +7,6 @@ use serde::Serialize;
 
 use super::args::WAIT;
 use super::args::{AGENT, AGENT_REQUIRED, required_agent};
-use crate::agent;
 use crate::cli::{Command, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::memory::context::{self, Assembled, Request};
@@ -78,7 +77,7 @@ struct Json<'a> {
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     super::args::apply_wait(m)?;
     let name = required_agent(m)?;
-    let cfg = agent::load(name)?;
+    let (cfg, _) = super::args::memory_agent(name)?;
     let budget = match m.number::<usize>(&BUDGET)? {
         Some(n) => n,
         None => cfg.context.budget.map_or(DEFAULT_BUDGET, |b| b.as_usize()),

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::args::AGENT;
-use crate::agent::{self, AgentConfig};
+use crate::agent::AgentConfig;
 use crate::cli::{Command, Complete, Flag, Matches, Run};
 use crate::error::{Error, Result};
 use crate::mcp::Server;
@@ -82,12 +82,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         m.value(&DATA_DIR).map(Path::new),
     )?;
     let name = super::args::agent_arg(m)?.unwrap_or("mcp").to_owned();
-    agent::check_name(&name)?;
-    let (cfg, own_file) = match agent::load(&name) {
-        Ok(cfg) => (cfg, true),
-        Err(Error::AgentNotFound { .. }) => (every_kind_on(), false),
-        Err(e) => return Err(e),
-    };
+    let (cfg, own_file) = super::args::memory_agent(&name)?;
     let notes = match cfg.notes.enabled {
         true => Some(Workspace::of(&cfg.notes)?),
         false => None,
@@ -110,16 +105,6 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     };
     let stdin = std::io::stdin();
     server.serve(&mut stdin.lock(), out).map_err(Error::Output)
-}
-
-/// The memory of a name with no agent file: every kind on, with the
-/// documented defaults (`log_recent` then gives 10 entries).
-fn every_kind_on() -> AgentConfig {
-    let mut cfg = AgentConfig::default();
-    cfg.memory.enabled = true;
-    cfg.notes.enabled = true;
-    cfg.state.enabled = true;
-    cfg
 }
 
 /// What the client is told at `initialize`: whose memory, and how to use it.

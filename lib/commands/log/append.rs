@@ -24,12 +24,22 @@ pub const COMMAND: Command = Command {
         "[OPTIONS] --task-file <PATH> <AGENT>",
     ],
     args: &[AGENT],
-    flags: &[TASK, TASK_FILE, RESULT, TIMESTAMP, FILE, WAIT, JSON],
+    flags: &[
+        TASK,
+        TASK_FILE,
+        RESULT,
+        TIMESTAMP,
+        FILE,
+        WAIT,
+        crate::commands::args::QUIET,
+        JSON,
+    ],
     rules: &[
         super::NOT_BOTH,
         super::ONE,
         Rule::Conflict(Item::Flag(&TASK), Item::Flag(&TASK_FILE)),
         TASK_NEEDED,
+        Rule::Conflict(Item::Flag(&crate::commands::args::QUIET), Item::Flag(&JSON)),
     ],
     description: "\
 Writes the entry axe-run writes after a successful run:
@@ -101,6 +111,8 @@ struct Json {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     crate::commands::args::apply_wait(m)?;
+    let mut sink = std::io::sink();
+    let out = crate::commands::args::report_to(m, out, &mut sink);
     let target = super::resolve(m)?;
     // The rules see to exactly one of --task and --task-file.
     let task = match (m.value(&TASK), m.value(&TASK_FILE)) {

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::args::{AGENT, agent_arg};
-use crate::agent::{self, LogConfig};
+use crate::agent::LogConfig;
 use crate::cli::{Complete, Flag, Item, Matches, Rule};
 use crate::error::{Error, Result};
 use crate::memory;
@@ -56,8 +56,8 @@ impl Target {
     }
 }
 
-/// Reads `AGENT` or `--file`. An agent must have an agent file, as for
-/// `axe-run`: a typo in a name is an error, never a new, empty log.
+/// Reads `AGENT` or `--file`. An agent without an agent file has the log
+/// `axe-mcp` serves for its name (see [`super::args::memory_agent`]).
 pub fn resolve(m: &Matches) -> Result<Target> {
     let file = m.value(&FILE);
     match (agent_arg(m)?, file) {
@@ -69,7 +69,7 @@ pub fn resolve(m: &Matches) -> Result<Target> {
             path: PathBuf::from(path),
         }),
         (Some(name), None) => {
-            let cfg = agent::load(name)?;
+            let (cfg, _) = super::args::memory_agent(name)?;
             let path = memory::log::file_path(name, &cfg.memory.path)?;
             Ok(Target {
                 agent: Some(name.to_owned()),

@@ -25,10 +25,19 @@ pub const COMMAND: Command = Command {
         "[OPTIONS] --agent <AGENT> <TOPIC> < TEXT",
     ],
     args: &[TOPIC],
-    flags: &[AGENT_FLAG, WORKSPACE, IF_MATCH, ALLOW_EMPTY, WAIT, JSON],
+    flags: &[
+        AGENT_FLAG,
+        WORKSPACE,
+        IF_MATCH,
+        ALLOW_EMPTY,
+        WAIT,
+        crate::commands::args::QUIET,
+        JSON,
+    ],
     rules: &[
         Rule::Required(Item::Arg(&TOPIC)),
         Rule::Conflict(Item::Flag(&AGENT_FLAG), Item::Flag(&WORKSPACE)),
+        Rule::Conflict(Item::Flag(&crate::commands::args::QUIET), Item::Flag(&JSON)),
     ],
     description: "\
 Writes standard input as world/<topic>.md in the workspace (the agent's
@@ -52,6 +61,8 @@ const JSON: Flag = super::WRITTEN_JSON;
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     crate::commands::args::apply_wait(m)?;
+    let mut sink = std::io::sink();
+    let out = crate::commands::args::report_to(m, out, &mut sink);
     let topic = m
         .args()
         .first()

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::agent::{self, NotesConfig};
+use crate::agent::NotesConfig;
 use crate::cli::{Arg, Complete, Flag, Matches};
 use crate::error::{Error, Result};
 use crate::memory::notes::Workspace;
@@ -48,15 +48,15 @@ pub struct Notes {
     pub redact: Option<bool>,
 }
 
-/// The agent named by the AGENT argument, which must exist, and its
-/// workspace.
+/// The agent named by the AGENT argument, with or without an agent file
+/// (see [`super::args::memory_agent`]), and its workspace.
 pub fn of_agent(m: &Matches) -> Result<Notes> {
     let name = super::args::required_agent(m)?;
     named(name)
 }
 
 fn named(name: &str) -> Result<Notes> {
-    let agent = agent::load(name)?;
+    let (agent, _) = super::args::memory_agent(name)?;
     let ws = Workspace::of(&agent.notes)?;
     Ok(Notes {
         agent: Some(name.to_owned()),

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use super::AGENT;
 use super::rewrite::{self, ALLOW_EMPTY, IF_MATCH, Who};
-use crate::cli::{Command, Flag, Matches, Run};
+use crate::cli::{Command, Flag, Item, Matches, Rule, Run};
 use crate::commands::args::WAIT;
 use crate::error::Result;
 
@@ -13,8 +13,17 @@ pub const COMMAND: Command = Command {
     about: "Replace an agent's MEMORY.md with standard input",
     usage: &["[OPTIONS] <AGENT> < MEMORY.md"],
     args: &[AGENT],
-    flags: &[IF_MATCH, ALLOW_EMPTY, WAIT, JSON],
-    rules: &[crate::commands::args::AGENT_REQUIRED],
+    flags: &[
+        IF_MATCH,
+        ALLOW_EMPTY,
+        WAIT,
+        crate::commands::args::QUIET,
+        JSON,
+    ],
+    rules: &[
+        crate::commands::args::AGENT_REQUIRED,
+        Rule::Conflict(Item::Flag(&crate::commands::args::QUIET), Item::Flag(&JSON)),
+    ],
     description: "\
 Writes standard input as agents/<AGENT>/MEMORY.md in the agent's notes
 workspace and prints its path relative to the workspace. The file is
@@ -33,6 +42,8 @@ const JSON: Flag = super::WRITTEN_JSON;
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     crate::commands::args::apply_wait(m)?;
+    let mut sink = std::io::sink();
+    let out = crate::commands::args::report_to(m, out, &mut sink);
     let target = super::of_agent(m)?;
     let agent = target.agent();
     let path = target.ws.memory(agent);

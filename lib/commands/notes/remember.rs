@@ -5,7 +5,7 @@ use std::io::Write;
 use time::OffsetDateTime;
 
 use super::{AGENT, Written};
-use crate::cli::{Arg, Command, Complete, Flag, Matches, Run};
+use crate::cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use crate::commands::args::WAIT;
 use crate::error::Result;
 use crate::memory::notes;
@@ -25,8 +25,11 @@ pub const COMMAND: Command = Command {
             many: true,
         },
     ],
-    flags: &[WAIT, JSON],
-    rules: &[crate::commands::args::AGENT_REQUIRED],
+    flags: &[WAIT, crate::commands::args::QUIET, JSON],
+    rules: &[
+        crate::commands::args::AGENT_REQUIRED,
+        Rule::Conflict(Item::Flag(&crate::commands::args::QUIET), Item::Flag(&JSON)),
+    ],
     description: "\
 Appends a \"## HH:MM\" entry (UTC) to agents/<AGENT>/daily/<date>.md in the
 agent's notes workspace, creating the file with its \"# <date>\" line. The
@@ -44,6 +47,8 @@ const JSON: Flag = super::WRITTEN_JSON;
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     crate::commands::args::apply_wait(m)?;
+    let mut sink = std::io::sink();
+    let out = crate::commands::args::report_to(m, out, &mut sink);
     let target = super::of_agent(m)?;
     let content = match crate::commands::args::words_after_agent(m) {
         Some(words) => words.into_bytes(),

@@ -5,7 +5,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::TASK;
-use crate::cli::{Command, Flag, Matches, Run};
+use crate::cli::{Command, Flag, Item, Matches, Rule, Run};
 use crate::commands::args::AGENT;
 use crate::commands::args::WAIT;
 use crate::error::{Error, Result};
@@ -19,8 +19,12 @@ pub const COMMAND: Command = Command {
     about: "Record the AXE_MEMORY signal lines of standard input in an agent's state",
     usage: &["[OPTIONS] <AGENT> < OUTPUT"],
     args: &[AGENT],
-    flags: &[TASK, PHASE, TEE, WAIT, JSON],
-    rules: &[crate::commands::args::AGENT_REQUIRED],
+    flags: &[TASK, PHASE, TEE, WAIT, crate::commands::args::QUIET, JSON],
+    rules: &[
+        crate::commands::args::AGENT_REQUIRED,
+        Rule::Conflict(Item::Flag(&crate::commands::args::QUIET), Item::Flag(&JSON)),
+        Rule::Conflict(Item::Flag(&crate::commands::args::QUIET), Item::Flag(&TEE)),
+    ],
     description: "\
 Reads a model's output on standard input and records each signal line,
 \"AXE_MEMORY: TYPE text\" (or agentium's \"AGENTIUM_MEMORY:\"), in the
@@ -61,6 +65,8 @@ struct Json<'a> {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     crate::commands::args::apply_wait(m)?;
+    let mut sink = std::io::sink();
+    let out = crate::commands::args::report_to(m, out, &mut sink);
     let (tee, json) = (m.flag(&TEE), m.flag(&JSON));
     if tee && json {
         return Err(Error::Usage("cannot use --tee with --json".into()));

@@ -10,7 +10,7 @@ pub mod show;
 use std::path::PathBuf;
 
 use super::args::required_agent;
-use crate::agent::{self, StateConfig};
+use crate::agent::StateConfig;
 use crate::cli::{Flag, Matches};
 use crate::error::Result;
 use crate::secrets::Secrets;
@@ -31,11 +31,12 @@ pub struct Target {
     pub secrets: Secrets,
 }
 
-/// The agent named by AGENT, which must exist, and its state file:
+/// The agent named by AGENT, with or without an agent file (see
+/// [`super::args::memory_agent`]), and its state file:
 /// `[state] path`, else `<data>/state/<agent>.json`.
 pub fn resolve(m: &Matches) -> Result<Target> {
     let agent = required_agent(m)?.to_owned();
-    let loaded = agent::load(&agent)?;
+    let (loaded, _) = super::args::memory_agent(&agent)?;
     let cfg = loaded.state;
     let path = crate::memory::state::file_path(&agent, &cfg.path)?;
     Ok(Target {

@@ -28,6 +28,7 @@ pub const COMMAND: Command = Command {
         BRANCH,
         PR,
         WAIT,
+        crate::commands::args::QUIET,
         JSON,
     ],
     rules: &[
@@ -35,6 +36,7 @@ pub const COMMAND: Command = Command {
         Rule::Required(Item::Flag(&TASK)),
         Rule::Conflict(Item::Flag(&SUCCESS), Item::Flag(&FAILURE)),
         Rule::Either(Item::Flag(&SUCCESS), Item::Flag(&FAILURE)),
+        Rule::Conflict(Item::Flag(&crate::commands::args::QUIET), Item::Flag(&JSON)),
     ],
     description: "\
 Counts one more iteration and records its outcome on the task: its phase,
@@ -71,6 +73,8 @@ struct Json<'a> {
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     crate::commands::args::apply_wait(m)?;
+    let mut sink = std::io::sink();
+    let out = crate::commands::args::report_to(m, out, &mut sink);
     // The rules see to exactly one of --success and --failure, and --task.
     let success = m.flag(&SUCCESS);
     let task = m.string(&TASK)?.unwrap_or_default().to_owned();

@@ -3,7 +3,8 @@
 //!
 //! Items are taken in priority order (agentium's): the current task and
 //! its pending steps, other tasks still open, unresolved errors (newest
-//! first), decisions (newest first), key facts, and filled by the rule of
+//! first), decisions (newest first), key facts, each error, decision and
+//! fact once however often the file holds it, and filled by the rule of
 //! every budgeted block ([`Block`]): what does not fit is left out and
 //! listed, and smaller items after it may still go in. Every line is the
 //! block's own: a string of the state is shown on one line, whatever line
@@ -11,6 +12,7 @@
 //! is the text as shown.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt::Write;
 
 use super::view::{ErrorView, TaskView, Text, View};
@@ -128,9 +130,14 @@ pub fn offer<'a>(
     // meet again.
     let in_phase = |e: &ErrorView| now.phase.is_some_and(|p| e.phase.eq_ignore_ascii_case(p));
     let unresolved = || state.errors.iter().rev().filter(|e| !e.resolved);
+    // What a file holds more than once (agentium's own files, or two
+    // machines' merged by axe-sync: saves keep each once) is shown once,
+    // its newest.
+    let mut shown = HashSet::new();
     let errors = unresolved()
         .filter(|e| in_phase(e))
-        .chain(unresolved().filter(|e| !in_phase(e)));
+        .chain(unresolved().filter(|e| !in_phase(e)))
+        .filter(|e| shown.insert((&*e.phase.0, &*e.error.0)));
     for e in errors {
         scratch.clear();
         let _ = write!(scratch, "{}", e.iteration);
@@ -144,7 +151,11 @@ pub fn offer<'a>(
             &line,
         );
     }
+    let mut shown = HashSet::new();
     for d in state.decisions.iter().rev() {
+        if !shown.insert(&*d.description.0) {
+            continue;
+        }
         let text = &d.description;
         let line = ["- ", &one_line(text), "\n"];
         block.offer(
@@ -154,7 +165,8 @@ pub fn offer<'a>(
             &line,
         );
     }
-    for f in &state.key_facts {
+    let mut shown = HashSet::new();
+    for f in state.key_facts.iter().filter(|f| shown.insert(&*f.0)) {
         block.offer(
             at("\n### Key Facts\n"),
             "fact",

@@ -76,29 +76,51 @@ impl State {
             let error = outcome
                 .error
                 .map_or_else(|| format!("iteration {iteration} failed"), str::to_owned);
-            self.push_error(task, phase, error);
+            let earlier = self.open_error(task, &phase, &error);
+            self.push_error(task, phase, error, earlier);
+            compact(&mut self.errors, earlier.into_iter().collect());
         }
     }
 
-    /// A decision on `task`, made in this iteration.
-    fn push_decision(&mut self, task: &str, description: &str) {
+    /// A decision on `task`, made in this iteration. One the list holds
+    /// already at `earlier` (the same description) is made again: taken
+    /// out of its place (left empty, for [`compact`] to drop) and put last
+    /// with this iteration, keeping what else it had (a rationale, fields
+    /// of a newer version). So a decision is kept once, the list stays in
+    /// the order decisions were last made, and pruning, which drops from
+    /// the front, drops the one not made for longest, never a repeat's
+    /// older copies in place of other decisions.
+    fn push_decision(&mut self, task: &str, description: &str, earlier: Option<usize>) {
+        let old = earlier.map(|i| std::mem::take(&mut self.decisions[i]));
         self.decisions.push(Decision {
             iteration: self.iteration,
             task_id: task.to_owned(),
             description: description.to_owned(),
-            ..Decision::default()
+            ..old.unwrap_or_default()
         });
     }
 
-    /// An unresolved error on `task` in `phase`, met in this iteration.
-    fn push_error(&mut self, task: &str, phase: String, error: String) {
+    /// An unresolved error on `task` in `phase`, met in this iteration; one
+    /// at `earlier` (the same task, phase and text, unresolved) is met
+    /// again, as [`State::push_decision`] makes a decision again. An error
+    /// resolved since is a new one: it came back.
+    fn push_error(&mut self, task: &str, phase: String, error: String, earlier: Option<usize>) {
+        let old = earlier.map(|i| std::mem::take(&mut self.errors[i]));
         self.errors.push(ErrorRecord {
             iteration: self.iteration,
             task_id: task.to_owned(),
             phase,
             error,
-            ..ErrorRecord::default()
+            ..old.unwrap_or_default()
         });
+    }
+
+    /// Where the unresolved error `error` on `task` in `phase` is, if the
+    /// list holds it.
+    fn open_error(&self, task: &str, phase: &str, error: &str) -> Option<usize> {
+        self.errors
+            .iter()
+            .rposition(|e| !e.resolved && e.task_id == task && e.phase == phase && e.error == error)
     }
 
     /// The phase an error signal on `task` is met in: the one given, else
@@ -122,13 +144,29 @@ impl State {
     }
 
     /// Records `signals` in order, for task `task` in `phase`: facts and
-    /// files kept once, a STEP_DONE completing the pending step of the same
-    /// key (which keeps its own wording), a step pending or completed once.
-    /// Facts and steps are looked up by key, not scanned, so a long output
-    /// costs no more per signal than a short one.
+    /// files kept once, decisions and unresolved errors once, as last made
+    /// or met ([`State::push_decision`]), a STEP_DONE completing the
+    /// pending step of the same key (which keeps its own wording), a step
+    /// pending or completed once. Facts, decisions, errors and steps are
+    /// looked up by key, not scanned, so a long output costs no more per
+    /// signal than a short one.
     pub fn apply(&mut self, signals: &[Signal], task: &str, phase: Option<&str>) {
         use std::collections::{HashMap, HashSet};
         let mut facts: HashSet<String> = self.key_facts.iter().cloned().collect();
+        // The last of each, where an earlier file already holds repeats.
+        let mut decided: HashMap<String, usize> = (self.decisions.iter().enumerate())
+            .map(|(i, d)| (d.description.clone(), i))
+            .collect();
+        // Every error signal here is met in one phase (see `error_phase`).
+        let error_phase = match phase {
+            Some(p) => p.to_owned(),
+            None => (self.tasks.get(task)).map_or_else(String::new, |t| t.phase.clone()),
+        };
+        let mut met: HashMap<String, usize> = (self.errors.iter().enumerate())
+            .filter(|(_, e)| !e.resolved && e.task_id == task && e.phase == error_phase)
+            .map(|(i, e)| (e.error.clone(), i))
+            .collect();
+        let (mut decisions_gone, mut errors_gone) = (Vec::new(), Vec::new());
         // Pending steps are counted, not just known: a file written by hand
         // may list one twice, and each completion takes one of them.
         let mut pending: HashMap<String, usize> = HashMap::new();
@@ -147,10 +185,16 @@ impl State {
                         self.key_facts.push(signal.text.clone());
                     }
                 }
-                Kind::Decision => self.push_decision(task, text),
+                Kind::Decision => {
+                    let earlier = decided.insert(text.to_owned(), self.decisions.len());
+                    decisions_gone.extend(earlier);
+                    self.push_decision(task, text, earlier);
+                }
                 Kind::Error => {
                     let phase = self.error_phase(task, phase);
-                    self.push_error(task, phase, text.to_owned());
+                    let earlier = met.insert(text.to_owned(), self.errors.len());
+                    errors_gone.extend(earlier);
+                    self.push_error(task, phase, text.to_owned(), earlier);
                 }
                 Kind::StepPending => {
                     let t = self.task(task, phase);
@@ -182,12 +226,29 @@ impl State {
                 Kind::FileModified => add_once(&mut self.task(task, phase).files_modified, text),
             }
         }
+        compact(&mut self.decisions, decisions_gone);
+        compact(&mut self.errors, errors_gone);
     }
+}
+
+/// `list` without the items at `gone`, the places repeats were taken
+/// from; one pass, however many.
+fn compact<T>(list: &mut Vec<T>, mut gone: Vec<usize>) {
+    if gone.is_empty() {
+        return;
+    }
+    gone.sort_unstable();
+    let mut i = 0;
+    list.retain(|_| {
+        let keep = gone.binary_search(&i).is_err();
+        i += 1;
+        keep
+    });
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{State, add_once, step_key};
+    use super::{Decision, ErrorRecord, State, add_once, step_key};
     use crate::memory::state::signals::{Kind, Signal};
 
     fn same_step(a: &str, b: &str) -> bool {
@@ -209,10 +270,29 @@ mod tests {
         let text = signal.text.as_str();
         match signal.kind {
             Kind::KeyFact => add_once(&mut s.key_facts, text),
-            Kind::Decision => s.push_decision(task, text),
+            Kind::Decision => {
+                let earlier = s.decisions.iter().position(|d| d.description == text);
+                let old = earlier.map(|i| s.decisions.remove(i));
+                s.decisions.push(Decision {
+                    iteration: s.iteration,
+                    task_id: task.to_owned(),
+                    description: text.to_owned(),
+                    ..old.unwrap_or_default()
+                });
+            }
             Kind::Error => {
                 let phase = s.error_phase(task, phase);
-                s.push_error(task, phase, text.to_owned());
+                let earlier = (s.errors.iter()).position(|e| {
+                    !e.resolved && e.task_id == task && e.phase == phase && e.error == text
+                });
+                let old = earlier.map(|i| s.errors.remove(i));
+                s.errors.push(ErrorRecord {
+                    iteration: s.iteration,
+                    task_id: task.to_owned(),
+                    phase,
+                    error: text.to_owned(),
+                    ..old.unwrap_or_default()
+                });
             }
             Kind::StepDone => {
                 let t = s.task(task, phase);
