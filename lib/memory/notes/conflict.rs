@@ -6,6 +6,12 @@
 //! merges the text in and removes the file; search and recall never read
 //! one as a topic.
 //!
+//! A daily log's goes beside the agent's MEMORY.md, not among the days,
+//! as `daily-<date>.conflict-….md`: recall reads a calendar window of
+//! days and never lists the daily directory (ten years of it cost a
+//! recall half as much again), while the agent's own directory it lists
+//! anyway.
+//!
 //! The name ends with the first 12 hex digits of the text's SHA-256: host
 //! names repeat (containers, cloned machines, CI runners) and a second
 //! holds many commits, so host and time alone would let one conflict file
@@ -25,6 +31,15 @@ const MARK: &str = ".conflict-";
 /// a commit made `at`.
 pub fn path_for(rel: &str, host: &str, at: OffsetDateTime, text: &[u8]) -> String {
     let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    // A day's: beside MEMORY.md, one directory up (see the module's note).
+    let day;
+    let (dir, name) = match dir.rsplit_once('/') {
+        Some((agent, "daily")) => {
+            day = format!("daily-{name}");
+            (agent, day.as_str())
+        }
+        _ => (dir, name),
+    };
     let stamp = format!(
         "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
         at.year(),
@@ -84,6 +99,11 @@ mod tests {
         assert_ne!(
             path_for("agents/a/MEMORY.md", "box.local", at, b"abd"),
             path
+        );
+        // A day's goes beside MEMORY.md, where recall lists anyway.
+        assert_eq!(
+            path_for("notes/agents/a/daily/2026-11-23.md", "h", at, b"abc"),
+            "notes/agents/a/daily-2026-11-23.conflict-h-20261123T070000Z-ba7816bf8f01.md"
         );
         let name = path.rsplit('/').next().unwrap();
         assert!(is_conflict(name));

@@ -171,11 +171,11 @@ impl Workspace {
     }
 
     /// The conflict files a sync left that concern `agent`: beside its
-    /// MEMORY.md, among its daily logs and among the world topics, by
+    /// MEMORY.md (its daily logs' too) and among the world topics, by
     /// name, relative to the workspace.
     pub fn conflicts(&self, agent: &str) -> Vec<String> {
         let mut found = Vec::new();
-        for dir in [self.agent_dir(agent), self.daily_dir(agent), self.world()] {
+        for dir in [self.agent_dir(agent), self.world()] {
             let Ok(Some(opened)) = self.open_dir(&dir) else {
                 continue;
             };
