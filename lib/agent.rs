@@ -1140,6 +1140,21 @@ fn push_escaped(out: &mut String, c: char) {
     }
 }
 
+/// The scaffold with every commented setting and section uncommented:
+/// what a user gets who turns everything on, for the tests that hold the
+/// scaffold to the parser and to the structs.
+#[cfg(test)]
+pub fn scaffold_uncommented(name: &str) -> String {
+    scaffold(name)
+        .lines()
+        .map(|l| match l.strip_prefix("# ") {
+            Some(rest) if rest.starts_with('[') || rest.contains(" = ") => rest,
+            _ => l,
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1330,14 +1345,7 @@ mod tests {
 
     #[test]
     fn every_setting_the_scaffold_shows_is_valid_once_uncommented() {
-        let text: String = scaffold("x")
-            .lines()
-            .map(|l| match l.strip_prefix("# ") {
-                Some(rest) if rest.starts_with('[') || rest.contains(" = ") => rest,
-                _ => l,
-            })
-            .map(|l| format!("{l}\n"))
-            .collect();
+        let text = scaffold_uncommented("x");
         let cfg = parse(&text).unwrap();
         validate(&cfg).unwrap();
         assert_eq!((cfg.timeout, cfg.stream), (Count(120), false));

@@ -359,14 +359,7 @@ mod tests {
         );
         assert!(keys::<AgentConfig>("name = ").is_empty());
         // Every field the scaffold shows is one the struct takes.
-        let all: String = crate::agent::scaffold("x")
-            .lines()
-            .map(|l| match l.strip_prefix("# ") {
-                Some(rest) if rest.starts_with('[') || rest.contains(" = ") => rest,
-                _ => l,
-            })
-            .map(|l| format!("{l}\n"))
-            .collect();
+        let all = crate::agent::scaffold_uncommented("x");
         assert_eq!(keys::<AgentConfig>(&all), []);
     }
 }
