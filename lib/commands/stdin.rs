@@ -84,11 +84,7 @@ impl Reading {
     pub fn bytes(self, deadline: Deadline, what: &str) -> Result<Vec<u8>> {
         let left = deadline.at.saturating_duration_since(Instant::now());
         match self.got.recv_timeout(left) {
-            Ok(Ok(bytes)) if bytes.len() as u64 > self.limit => Err(Error::Input(format!(
-                "failed to read {what}: over the limit of {} MiB",
-                self.limit >> 20
-            ))),
-            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Ok(bytes)) => within(bytes, self.limit, what),
             Ok(Err(e)) => Err(Error::Input(format!(
                 "failed to read {what}: {}",
                 crate::error::describe_io(&e)
@@ -143,11 +139,17 @@ pub fn read_stdin_bytes() -> Result<Vec<u8>> {
         .take(MEMORY_LIMIT + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::stdin(&e))?;
-    if bytes.len() as u64 > MEMORY_LIMIT {
-        return Err(Error::Input(format!(
-            "failed to read standard input: over the limit of {} MiB",
-            MEMORY_LIMIT >> 20
-        )));
+    within(bytes, MEMORY_LIMIT, "standard input")
+}
+
+/// `bytes`, read with one byte past `limit` allowed so as to tell: more
+/// than `limit` is an input error (exit 1) naming `what`.
+fn within(bytes: Vec<u8>, limit: u64, what: &str) -> Result<Vec<u8>> {
+    match bytes.len() as u64 > limit {
+        true => Err(Error::Input(format!(
+            "failed to read {what}: over the limit of {} MiB",
+            limit >> 20
+        ))),
+        false => Ok(bytes),
     }
-    Ok(bytes)
 }
