@@ -253,13 +253,7 @@ fn a_context_file_over_the_limit_is_skipped_like_a_binary() {
     fs::create_dir(&work).unwrap();
     fs::write(work.join("notes.md"), "plain").unwrap();
     big_text_file(&work.join("huge.log"), 16 * MIB + 1);
-    env.agent(
-        "a",
-        &format!(
-            "name = \"a\"\nmodel = \"anthropic/m\"\nfiles = [\"*\"]\nworkdir = \"{}\"\n",
-            work.display()
-        ),
-    );
+    files_agent(&env, &work, r#"["*"]"#);
     let out = guarded(&env, "axe-run")
         .args(["a", "--dry-run"])
         .assert()
