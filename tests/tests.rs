@@ -27,7 +27,6 @@ mod mem_load;
 mod mem_path;
 mod mem_shared;
 mod mem_trim;
-mod modules;
 mod notes;
 mod pipeline;
 mod readme;

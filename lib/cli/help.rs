@@ -107,7 +107,7 @@ fn render(command: &Command, commands: &[(&str, &str)], with_args: bool) -> Stri
         out.push_str(command.description().trim_end());
         out.push('\n');
     }
-    let codes: Vec<String> = crate::error::EXIT_CODES
+    let codes: Vec<String> = axe_base::error::EXIT_CODES
         .iter()
         .map(|c| format!("{} {}", c.code, c.name))
         .collect();

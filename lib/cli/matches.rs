@@ -5,7 +5,7 @@ use std::ffi::{OsStr, OsString};
 use std::str::FromStr;
 
 use super::flag::Flag;
-use crate::error::{Error, Result};
+use axe_base::error::{Error, Result};
 
 /// The flags and positionals of one command line.
 pub struct Matches {

@@ -9,8 +9,8 @@ use std::ffi::OsString;
 use super::flag::{Flag, Kind};
 use super::matches::Matches;
 use super::spec::Command;
-use crate::error::{Error, Result};
-use crate::suggest;
+use axe_base::error::{Error, Result};
+use axe_base::suggest;
 
 /// What the command line asked for.
 pub enum Parsed {
@@ -150,8 +150,8 @@ fn unrecognized(command: &Command, name: &str) -> Error {
 mod tests {
     use super::*;
 
-    use crate::cli::flag::{Arg, Complete};
-    use crate::cli::spec::Run;
+    use crate::flag::{Arg, Complete};
+    use crate::spec::Run;
 
     const TEST: Command = Command {
         name: "axe-test",

@@ -128,7 +128,7 @@ pub fn first_broken(rules: &[Rule], args: &[Arg], m: &Matches) -> Option<(Rule, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::flag::Complete;
+    use crate::flag::Complete;
 
     const AGENT: Arg = Arg {
         name: "AGENT",

@@ -10,7 +10,7 @@ use std::io::Write;
 use super::flag::{Arg, Flag, HELP, VERSION};
 use super::matches::Matches;
 use super::rule::Rule;
-use crate::error::{EXIT_CODES, Result};
+use axe_base::error::{EXIT_CODES, Result};
 
 /// One executable.
 pub struct Command {
@@ -99,61 +99,5 @@ impl Command {
             all.extend(sub.tree());
         }
         all
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::cli::flag::Kind;
-    use crate::commands::ALL;
-    use std::collections::HashSet;
-
-    #[test]
-    fn every_exit_code_a_description_names_is_in_the_table() {
-        for cmd in ALL.iter().flat_map(|c| c.tree()) {
-            let shown = cmd.description();
-            assert!(!shown.contains("{exit:"), "{}: {shown}", cmd.name);
-        }
-    }
-
-    #[test]
-    fn flag_tables_are_consistent() {
-        for cmd in ALL.iter().flat_map(|c| c.tree()) {
-            let mut longs = HashSet::new();
-            let mut shorts = HashSet::new();
-            for f in cmd.all_flags() {
-                assert!(longs.insert(f.long), "{}: --{} twice", cmd.name, f.long);
-                if let Some(s) = f.short {
-                    assert!(shorts.insert(s), "{}: -{s} twice", cmd.name);
-                }
-                assert!(!f.help.is_empty() && !f.help.contains('\n'));
-                assert!(!f.help.ends_with('.'), "{}: --{}", cmd.name, f.long);
-                if let Some(v) = f.value {
-                    assert_eq!(v, v.to_uppercase(), "value names are upper case");
-                    // Typed shells (Nushell) are told what a number is.
-                    let kind = match v {
-                        "N" => Kind::Int,
-                        "SECONDS" | "T" => Kind::Number,
-                        _ => Kind::Text,
-                    };
-                    assert_eq!(f.kind, kind, "{}: --{}", cmd.name, f.long);
-                }
-            }
-            assert!(cmd.name.starts_with("axe"));
-            assert!(!cmd.about.is_empty() && !cmd.usage.is_empty());
-            for sub in cmd.subcommands() {
-                assert_eq!(sub.name, format!("{} {}", cmd.name, sub.word()));
-                assert!(
-                    cmd.args.is_empty(),
-                    "{}: the first word is the subcommand",
-                    cmd.name
-                );
-            }
-            assert!(
-                cmd.args.iter().rev().skip(1).all(|a| !a.many),
-                "{}: only the last argument takes many",
-                cmd.name
-            );
-        }
     }
 }

@@ -6,7 +6,7 @@ use super::conversation::{Conversation, Reply, Role, ToolCall, Usage};
 use super::http::Failure;
 use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
 use super::wire::{Wire, error_text};
-use crate::error::Category;
+use axe_base::error::Category;
 
 /// The API requires `max_tokens`; this is what Go sent when none was set.
 const DEFAULT_MAX_TOKENS: u64 = 4096;

@@ -7,7 +7,7 @@ use super::conversation::{Conversation, Reply, ResponseFormat, Role, ToolCall, U
 use super::http::Failure;
 use super::stream::{Sse, TextSink, cut_short, json as parse_chunk};
 use super::wire::{Wire, error_text};
-use crate::error::Category;
+use axe_base::error::Category;
 
 /// Google's Gemini API.
 pub struct Gemini;

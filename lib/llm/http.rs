@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc2822;
 
-use crate::error::Category;
+use axe_base::error::Category;
 
 /// How much of an error reply is read: far more than any real error text.
 /// A longer body is cut, no longer parses, and the status text stands in.

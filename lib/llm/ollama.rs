@@ -6,7 +6,7 @@ use super::conversation::{Conversation, Reply, ResponseFormat, ToolCall, Usage};
 use super::http::Failure;
 use super::stream::{Lines, TextSink, cut_short, json as parse_chunk};
 use super::wire::{Wire, error_text};
-use crate::error::Category;
+use axe_base::error::Category;
 
 /// Ollama's chat API.
 pub struct Ollama;

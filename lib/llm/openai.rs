@@ -7,7 +7,7 @@ use super::conversation::{Conversation, Reply, ResponseFormat, Role, ToolCall, T
 use super::http::Failure;
 use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
 use super::wire::{Wire, error_text};
-use crate::error::Category;
+use axe_base::error::Category;
 
 /// OpenAI's Chat Completions API and the servers that copy it.
 pub struct OpenAi;

@@ -10,7 +10,7 @@ use super::http::Failure;
 use super::openai::OpenAi;
 use super::stream::TextSink;
 use super::wire::Wire;
-use crate::error::Category;
+use axe_base::error::Category;
 
 /// OpenRouter's OpenAI-compatible API; everything but the names and the
 /// statuses is [`OpenAi`]'s.

@@ -10,7 +10,7 @@ use super::ollama::Ollama;
 use super::openai::OpenAi;
 use super::openrouter::OpenRouter;
 use super::wire::Wire;
-use crate::error::{Error, Result};
+use axe_base::error::{Error, Result};
 
 /// Every provider, in the order messages and completions list them.
 const ALL: &[Provider] = &[

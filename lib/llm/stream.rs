@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::conversation::{Reply, ToolCall};
 use super::http::{Failure, io_failure};
-use crate::error::{Category, Error};
+use axe_base::error::{Category, Error};
 
 /// One server-sent event.
 #[derive(Debug, Default, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::conversation::{Conversation, Reply, ResponseFormat};
 use super::http::Failure;
 use super::stream::TextSink;
-use crate::error::Category;
+use axe_base::error::Category;
 
 /// One provider's wire format. Adding a provider is a module implementing
 /// this and one line in [`super::providers::ALL`].

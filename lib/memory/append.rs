@@ -15,8 +15,8 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::MetadataExt;
 
-use crate::beneath::{Dir, Open};
-use crate::signals;
+use axe_base::beneath::{Dir, Open};
+use axe_base::signals;
 
 /// The marker's name for the file `name`.
 fn marker_name(name: &OsStr) -> OsString {

@@ -28,8 +28,8 @@ use time::Date;
 use super::block::{Block, Part, Place};
 use super::notes::{self, Kind as NoteKind, Workspace};
 use super::{log, state};
-use crate::agent::{AgentConfig, ContextKind};
-use crate::error::{Error, Result};
+use crate::settings::{ContextKind, Settings};
+use axe_base::error::{Error, Result};
 
 /// What a kind offers from: everything loaded for the block.
 struct Loaded<'a> {
@@ -119,7 +119,7 @@ pub struct Assembled {
 /// is reported to `failed` and left out; the others still go in.
 pub fn assemble(
     agent: &str,
-    cfg: &AgentConfig,
+    cfg: &Settings,
     request: &Request,
     failed: &mut dyn FnMut(ContextKind, Error),
 ) -> Assembled {
@@ -194,20 +194,20 @@ pub fn assemble(
     }
 }
 
-fn load_state(agent: &str, cfg: &AgentConfig) -> Result<(PathBuf, Vec<u8>)> {
+fn load_state(agent: &str, cfg: &Settings) -> Result<(PathBuf, Vec<u8>)> {
     let path = state::file_path(agent, &cfg.state.path)?;
     let bytes = state::read(&path)?;
     Ok((path, bytes))
 }
 
-fn load_log(agent: &str, cfg: &AgentConfig) -> Result<Vec<u8>> {
+fn load_log(agent: &str, cfg: &Settings) -> Result<Vec<u8>> {
     let path = log::file_path(agent, &cfg.memory.path)?;
     log::load(&path, cfg.memory.last_n.get())
 }
 
 fn load_notes(
     agent: &str,
-    cfg: &AgentConfig,
+    cfg: &Settings,
     today: Date,
     wants: impl Fn(ContextKind) -> bool,
 ) -> Result<Notes> {

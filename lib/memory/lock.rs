@@ -32,8 +32,8 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use super::{append, replace};
-use crate::beneath::{Dir, Open, not_regular};
-pub use crate::error::Busy;
+use axe_base::beneath::{Dir, Open, not_regular};
+pub use axe_base::error::Busy;
 
 /// Shared for reading, exclusive for changing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

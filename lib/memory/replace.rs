@@ -19,8 +19,8 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::MetadataExt;
 
-use crate::beneath::{Dir, Open};
-use crate::signals::{self, Hold};
+use axe_base::beneath::{Dir, Open};
+use axe_base::signals::{self, Hold};
 
 /// The temp file's name for the file `name`.
 fn temp_name(name: &OsStr) -> OsString {
@@ -58,7 +58,7 @@ pub fn replace(
         io::Error::other(format!(
             "{} is in the way ({}): remove it",
             dir.join(&temp).display(),
-            crate::error::describe_io(&e)
+            axe_base::error::describe_io(&e)
         ))
     })?;
     let result = write_new(current, dir, &temp, &hold, write)

@@ -18,9 +18,9 @@ use serde::Serialize;
 use super::git::Git;
 use super::paths::{Refused, refusal};
 use super::worktree::Tree;
-use crate::error::{Error, Result};
-use crate::memory::notes::conflict;
-use crate::secrets::{Found, Secrets};
+use axe_base::error::{Error, Result};
+use axe_memory::notes::conflict;
+use axe_memory::secrets::{Found, Secrets};
 
 /// What a commit step recorded.
 #[derive(Debug, Default, Serialize)]
@@ -231,6 +231,7 @@ pub fn commit(
     tree: &Tree,
     changed: &Changed,
     message: &str,
+    secrets: &Secrets,
     dry_run: bool,
 ) -> Result<Committed> {
     let mut staged = Vec::new();
@@ -238,12 +239,10 @@ pub fn commit(
     if changed.clean {
         return Ok(done);
     }
-    // config.toml's `[memory] redact` and the keys this process knows.
-    let secrets = Secrets::load(None);
     for rel in &changed.paths {
         match tree.read(rel)? {
             Some(bytes) => {
-                admit(rel, &bytes, &secrets, &|| committed(git, rel))?;
+                admit(rel, &bytes, secrets, &|| committed(git, rel))?;
                 staged.push((rel.clone(), bytes));
                 done.files.push(rel.clone());
             }

@@ -20,7 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
+use axe_base::error::{Error, Result};
 
 /// `git init -b` (2.28) is the newest thing relied on.
 pub const MIN_VERSION: (u32, u32) = (2, 28);
@@ -255,7 +255,7 @@ impl Git {
                 std::io::ErrorKind::NotFound => {
                     "git was not found on PATH: axe-sync needs git (2.28 or newer)".to_owned()
                 }
-                _ => format!("failed to run git: {}", crate::error::describe_io(&e)),
+                _ => format!("failed to run git: {}", axe_base::error::describe_io(&e)),
             })
         })?;
         let writer = input.map(|bytes| {
@@ -336,7 +336,7 @@ fn collect(
             stderr,
         }),
         None => Err(Error::Api {
-            category: crate::error::Category::Timeout,
+            category: axe_base::error::Category::Timeout,
             message: format!(
                 "git {} did not finish within its timeout; it was stopped",
                 subcommand(args)

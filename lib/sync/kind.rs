@@ -7,8 +7,8 @@ use std::path::Path;
 use super::entries::{self, Layout};
 use super::git::Git;
 use super::lines;
-use crate::error::Result;
-use crate::memory::state;
+use axe_base::error::Result;
+use axe_memory::state;
 
 /// How a file merges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

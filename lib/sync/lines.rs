@@ -7,7 +7,7 @@
 use std::fs;
 
 use super::git::Git;
-use crate::error::{Error, Result};
+use axe_base::error::{Error, Result};
 
 /// `ours` and `theirs` merged against `base`, and whether some lines
 /// conflicted (resolved to ours).

@@ -35,9 +35,9 @@ use super::kind::{self, Kind as FileKind};
 use super::paths;
 use super::pause;
 use super::worktree::Tree;
-use crate::error::{Error, Result};
-use crate::memory::notes::conflict;
-use crate::secrets::{self, Secrets};
+use axe_base::error::{Error, Result};
+use axe_memory::notes::conflict;
+use axe_memory::secrets::{self, Secrets};
 
 /// What a merge step did.
 #[derive(Debug, Default, Serialize)]
@@ -92,6 +92,7 @@ pub fn merge(
     head: Option<String>,
     theirs: &str,
     host: &str,
+    secrets: &Secrets,
     dry_run: bool,
 ) -> Result<Merged> {
     let mut done = Merged {
@@ -154,15 +155,12 @@ pub fn merge(
     // A file that arrived holding conflict markers was refused: then
     // the merge is a merge commit even where it could fast-forward.
     let mut refused = false;
-    // config.toml's `[memory] redact` and the keys this process knows, as
-    // the commit step judges by.
-    let secrets = Secrets::load(None);
     for (rel, change) in &changes {
         let kind = FileKind::of(rel);
         let (b, t) = (blob(&change.base), blob(&change.theirs));
         let head_version = ours.get(rel).map_or(b, blob);
         if let Some(t) = t
-            && let Some(found) = arrived(&secrets, rel, t, [b, head_version])
+            && let Some(found) = arrived(secrets, rel, t, [b, head_version])
         {
             done.secrets.push(found);
         }

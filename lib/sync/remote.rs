@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::git::{Git, failed};
-use crate::error::{Error, Result};
+use axe_base::error::{Error, Result};
 
 /// The remote every clone syncs with.
 pub const REMOTE: &str = "origin";
@@ -19,7 +19,7 @@ pub fn url(git: &Git) -> Result<Option<String>> {
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(crate::error::Error::memory("", "read", &path, &e)),
+        Err(e) => return Err(axe_base::error::Error::memory("", "read", &path, &e)),
     };
     let section = format!("[remote \"{REMOTE}\"]");
     let mut inside = false;

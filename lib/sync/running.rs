@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use rustix::fs::{FlockOperation, fcntl_lock};
 use rustix::io::{FdFlags, fcntl_setfd};
 
-use crate::error::{Error, Result};
+use axe_base::error::{Error, Result};
 
 /// Waits until no git an earlier sync started is running, then returns
 /// the file each git this sync starts holds its lock on.

@@ -12,11 +12,11 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 use super::paths::refusal;
-use crate::beneath::{Dir, Open};
-use crate::error::{Error, Result};
-use crate::memory::append;
-use crate::memory::lock::{Mode, create_locked, open_locked};
-use crate::memory::replace::replace;
+use axe_base::beneath::{Dir, Open};
+use axe_base::error::{Error, Result};
+use axe_memory::append;
+use axe_memory::lock::{Mode, create_locked, open_locked};
+use axe_memory::replace::replace;
 
 /// The work tree, opened at its root.
 pub struct Tree {
@@ -120,7 +120,7 @@ impl Tree {
 fn read_whole(dir: &Dir, name: &OsString, file: &File) -> io::Result<Vec<u8>> {
     let meta = file.metadata()?;
     if !meta.is_file() {
-        return Err(crate::beneath::not_regular());
+        return Err(axe_base::beneath::not_regular());
     }
     let len = append::whole_len(dir, name, file, meta.len());
     let mut bytes = Vec::with_capacity(len as usize);

@@ -9,12 +9,12 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::tool::{Call, Memory, Reply, Served, Tool, redacted_schema};
-use crate::llm::ToolDef;
-use crate::memory::block::Block;
-use crate::memory::context::{self, Request};
-use crate::memory::log;
-use crate::memory::state::{self, Current, Outcome};
-use crate::secrets::Place;
+use axe_llm::ToolDef;
+use axe_memory::block::Block;
+use axe_memory::context::{self, Request};
+use axe_memory::log;
+use axe_memory::secrets::Place;
+use axe_memory::state::{self, Current, Outcome};
 
 pub const LOG_RECENT: Tool<Memory> = Tool {
     name: "log_recent",
@@ -180,7 +180,7 @@ fn served<'a>(m: &'a Memory, tool: &str) -> Result<&'a Served, String> {
 }
 
 fn log_recent(m: &Memory, call: &Call) -> Result<Reply, String> {
-    let fail = |e: crate::error::Error| format!("log_recent error: {e}");
+    let fail = |e: axe_base::error::Error| format!("log_recent error: {e}");
     let cfg = &served(m, "log_recent")?.cfg.memory;
     let last = call.count("last").unwrap_or(match cfg.last_n.get() {
         0 => 10,
@@ -216,7 +216,7 @@ fn log_recent(m: &Memory, call: &Call) -> Result<Reply, String> {
 }
 
 fn log_append(m: &Memory, call: &Call) -> Result<Reply, String> {
-    let fail = |e: crate::error::Error| format!("log_append error: {e}");
+    let fail = |e: axe_base::error::Error| format!("log_append error: {e}");
     let cfg = &served(m, "log_append")?.cfg.memory;
     let path = log::file_path(&m.agent, &cfg.path).map_err(fail)?;
     let done = log::append(
@@ -235,7 +235,7 @@ fn log_append(m: &Memory, call: &Call) -> Result<Reply, String> {
 }
 
 fn state_context(m: &Memory, call: &Call) -> Result<Reply, String> {
-    let fail = |e: crate::error::Error| format!("state_context error: {e}");
+    let fail = |e: axe_base::error::Error| format!("state_context error: {e}");
     let cfg = &served(m, "state_context")?.cfg.state;
     let path = state::file_path(&m.agent, &cfg.path).map_err(fail)?;
     let bytes = state::read(&path).map_err(fail)?;
@@ -256,7 +256,7 @@ fn state_context(m: &Memory, call: &Call) -> Result<Reply, String> {
 }
 
 fn state_record(m: &Memory, call: &Call) -> Result<Reply, String> {
-    let fail = |e: crate::error::Error| format!("state_record error: {e}");
+    let fail = |e: axe_base::error::Error| format!("state_record error: {e}");
     let cfg = &served(m, "state_record")?.cfg.state;
     let success = match call.str("outcome") {
         "" => None,

@@ -19,12 +19,12 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use super::tool::{Call, Memory, Reply, Tool, redacted_schema};
-use crate::error::Error;
-use crate::llm::ToolDef;
-use crate::memory::hash::sha256_hex;
-use crate::memory::notes::{self, Kind, Scope, Workspace};
-use crate::secrets::Place;
-use crate::stderr::note;
+use axe_base::error::Error;
+use axe_base::stderr::note;
+use axe_llm::ToolDef;
+use axe_memory::hash::sha256_hex;
+use axe_memory::notes::{self, Kind, Scope, Workspace};
+use axe_memory::secrets::Place;
 
 pub const RECALL: Tool<Memory> = Tool {
     name: "recall",
@@ -349,7 +349,7 @@ fn write_over(
     content: &str,
     expected: &str,
     cap: (usize, &str),
-) -> crate::error::Result<notes::Rewritten> {
+) -> axe_base::error::Result<notes::Rewritten> {
     let bytes = content.as_bytes();
     notes::rewrite(ws, path, bytes, Some(expected), cap, &ctx.secrets)
 }

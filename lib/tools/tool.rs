@@ -5,10 +5,10 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::agent::NotesConfig;
-use crate::llm::{ToolCall, ToolDef};
-use crate::memory::notes::Workspace;
-use crate::secrets::{self, Kind, Place, Redaction, Secrets};
+use axe_llm::{ToolCall, ToolDef};
+use axe_memory::notes::Workspace;
+use axe_memory::secrets::{self, Kind, Place, Redaction, Secrets};
+use axe_memory::settings::NotesConfig;
 
 /// One tool, over a context `C` of its kind.
 pub struct Tool<C> {
@@ -119,7 +119,7 @@ pub fn redacted_schema() -> Value {
 /// An agent's whole memory, served: its configuration says which kinds
 /// it keeps and where.
 pub struct Served {
-    pub cfg: crate::agent::AgentConfig,
+    pub cfg: axe_memory::Settings,
 }
 
 /// A call whose arguments match its tool's schema, as its tool runs it.

@@ -5,8 +5,8 @@
 use std::fmt::Write;
 
 use super::program::{Program, Top};
-use super::script::{header, ident, kind_name, model_prefixes};
-use crate::cli::spec::Command;
+use super::script::{header, ident, kind_name};
+use crate::spec::Command;
 
 /// The engine; `%MODELS%` is replaced with the model prefixes. Candidates
 /// are split on newlines only, so file names with spaces stay whole.
@@ -109,7 +109,7 @@ _axe() {
 
 pub fn script(p: &Program) -> String {
     let mut out = header("#", "bash");
-    out.push_str(&ENGINE.replace("%MODELS%", &model_prefixes().join("\\n")));
+    out.push_str(&ENGINE.replace("%MODELS%", &p.model_prefixes().join("\\n")));
     out.push('\n');
     dispatcher_specs(p, &mut out);
     for cmd in p.executables().skip(1).flat_map(|c| c.tree()) {

@@ -5,9 +5,9 @@
 use std::fmt::Write;
 
 use super::program::{Program, Top};
-use super::script::{header, model_prefixes};
-use crate::cli::flag::{Complete, Flag};
-use crate::cli::spec::Command;
+use super::script::header;
+use crate::flag::{Complete, Flag};
+use crate::spec::Command;
 
 const HELPERS: &str = r#"
 # The agent names: the stems of ./axe/agents/*.toml and of
@@ -68,13 +68,14 @@ pub fn script(p: &Program) -> String {
     let mut out = header("#", "fish");
     let known: Vec<&str> = p.executables().skip(1).map(|c| c.name).collect();
     out.push_str(&HELPERS.replace("%ROUTES%", &known.join(" ")));
-    dispatcher(p, &mut out);
+    let models = p.model_prefixes().join(" ");
+    dispatcher(p, &models, &mut out);
     for cmd in p.executables().skip(1) {
         let _ = writeln!(out, "\n# {}\ncomplete -c {} -f", cmd.name, cmd.name);
         let subs = cmd.subcommands();
         let own = valued(cmd);
-        flags(&mut out, cmd.name, cmd, "");
-        positionals(&mut out, cmd.name, cmd, "-", 0, &own);
+        flags(&mut out, &models, cmd.name, cmd, "");
+        positionals(&mut out, &models, cmd.name, cmd, "-", 0, &own);
         for sub in subs {
             let _ = writeln!(
                 out,
@@ -84,8 +85,16 @@ pub fn script(p: &Program) -> String {
                 quote(sub.about)
             );
             let cond = format!("__axe_in {} {}", sub.word(), valued(sub));
-            flags(&mut out, cmd.name, sub, &cond);
-            positionals(&mut out, cmd.name, sub, sub.word(), 1, &valued(sub));
+            flags(&mut out, &models, cmd.name, sub, &cond);
+            positionals(
+                &mut out,
+                &models,
+                cmd.name,
+                sub,
+                sub.word(),
+                1,
+                &valued(sub),
+            );
         }
     }
     out
@@ -106,18 +115,18 @@ fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
-fn flags(out: &mut String, program: &str, cmd: &Command, cond: &str) {
+fn flags(out: &mut String, models: &str, program: &str, cmd: &Command, cond: &str) {
     for f in cmd.all_flags() {
         let _ = write!(out, "complete -c {program}");
         if !cond.is_empty() {
             let _ = write!(out, " -n '{cond}'");
         }
-        out.push_str(&flag(f));
+        out.push_str(&flag(f, models));
         out.push('\n');
     }
 }
 
-fn flag(f: &Flag) -> String {
+fn flag(f: &Flag, models: &str) -> String {
     let mut s = String::new();
     if let Some(c) = f.short {
         let _ = write!(s, " -s {c}");
@@ -129,17 +138,18 @@ fn flag(f: &Flag) -> String {
             Complete::Dir => " -x -a '(__fish_complete_directories)'",
             _ => " -x",
         });
-        s.push_str(&values(f.complete));
+        s.push_str(&values(f.complete, models));
     }
     let _ = write!(s, " -d {}", quote(f.help));
     s
 }
 
-/// `-a` for values of a kind that fish does not complete by itself.
-fn values(kind: Complete) -> String {
+/// `-a` for values of a kind that fish does not complete by itself;
+/// `models` are the model prefixes.
+fn values(kind: Complete, models: &str) -> String {
     match kind {
         Complete::Agent => " -a '(__axe_agents)'".into(),
-        Complete::Model => format!(" -a '{}'", model_prefixes().join(" ")),
+        Complete::Model => format!(" -a '{models}'"),
         _ => String::new(),
     }
 }
@@ -147,6 +157,7 @@ fn values(kind: Complete) -> String {
 /// The positionals of `cmd`, counted after `skip` subcommand words.
 fn positionals(
     out: &mut String,
+    models: &str,
     program: &str,
     cmd: &Command,
     word: &str,
@@ -168,7 +179,7 @@ fn positionals(
             Complete::Agent => " -a '(__axe_agents)'".to_owned(),
             Complete::File => " -F".to_owned(),
             Complete::Dir => " -a '(__fish_complete_directories)'".to_owned(),
-            Complete::Model => values(Complete::Model),
+            Complete::Model => values(Complete::Model, models),
             Complete::Nothing => continue,
         };
         let _ = writeln!(out, "complete -c {program} -n '{}'{what}", at.trim_end());
@@ -177,10 +188,10 @@ fn positionals(
 
 /// `axe`: its first words, `mem`'s second words, then the executable's
 /// own completions.
-fn dispatcher(p: &Program, out: &mut String) {
+fn dispatcher(p: &Program, models: &str, out: &mut String) {
     let axe = p.front;
     out.push_str("\n# axe\ncomplete -c axe -f\n");
-    flags(out, "axe", axe, "__axe_at 0 -");
+    flags(out, models, "axe", axe, "__axe_at 0 -");
     let tops = p.tops();
     for t in &tops {
         let about = match t {

@@ -2,8 +2,8 @@
 //! `groff -ww` and `mandoc -T lint`.
 
 use super::program::Program;
-use crate::cli::flag::Flag;
-use crate::cli::spec::Command;
+use crate::flag::Flag;
+use crate::spec::Command;
 
 /// The date on every page: the release this version of the tables is.
 const DATE: &str = "2026-11-21";
@@ -71,7 +71,7 @@ pub fn page(p: &Program, command: &'static Command) -> String {
 /// `.SH EXIT STATUS` from the one table of exit codes.
 fn exit_status() -> String {
     let mut out = String::from(".SH EXIT STATUS\n");
-    for c in &crate::error::EXIT_CODES {
+    for c in &axe_base::error::EXIT_CODES {
         out.push_str(&format!(
             ".TP\n.B {}\n{}\n",
             c.code,

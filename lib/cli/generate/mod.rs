@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 pub use program::{Program, Top};
 
-use crate::error::{Error, Result};
+use axe_base::error::{Error, Result};
 
 /// Shells that get a completion script, as `axe --completions` names them.
 pub const SHELLS: &[&str] = &["bash", "zsh", "fish", "nushell"];
@@ -59,7 +59,7 @@ impl Program {
         let failed = |p: &Path, e: std::io::Error| {
             Error::Output(std::io::Error::new(
                 e.kind(),
-                format!("{}: {}", p.display(), crate::error::describe_io(&e)),
+                format!("{}: {}", p.display(), axe_base::error::describe_io(&e)),
             ))
         };
         std::fs::create_dir_all(dir).map_err(|e| failed(dir, e))?;

@@ -6,9 +6,9 @@
 use std::fmt::Write;
 
 use super::program::Program;
-use super::script::{header, model_prefixes};
-use crate::cli::flag::{Complete, Flag, Kind};
-use crate::cli::spec::Command;
+use super::script::header;
+use crate::flag::{Complete, Flag, Kind};
+use crate::spec::Command;
 
 const HELPERS: &str = r#"
 # The agent names: the stems of ./axe/agents/*.toml and of
@@ -31,7 +31,8 @@ def "nu-complete axe shells" [] {
 
 pub fn script(p: &Program) -> String {
     let mut out = header("#", "nushell");
-    let models: Vec<String> = model_prefixes()
+    let models: Vec<String> = p
+        .model_prefixes()
         .iter()
         .map(|m| format!("\"{m}\""))
         .collect();

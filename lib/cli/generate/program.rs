@@ -1,15 +1,25 @@
 //! What the generators read: the `axe` command and the executables it
 //! fronts, passed in by the caller so the generators import no command.
 
-use crate::cli::spec::Command;
+use crate::spec::Command;
 
 /// `axe` and every executable it fronts, in `axe help`'s order.
 pub struct Program {
     pub front: &'static Command,
     pub commands: &'static [&'static Command],
+    /// The providers' names, offered as `name/` for a model value.
+    pub providers: fn() -> Vec<&'static str>,
 }
 
 impl Program {
+    /// The model prefixes offered for a model value: `anthropic/`, ...
+    pub fn model_prefixes(&self) -> Vec<String> {
+        (self.providers)()
+            .iter()
+            .map(|name| format!("{name}/"))
+            .collect()
+    }
+
     /// `axe` and every executable it fronts.
     pub fn executables(&self) -> impl Iterator<Item = &'static Command> {
         std::iter::once(self.front).chain(self.commands.iter().copied())

@@ -1,7 +1,7 @@
-//! What every completion script shares: names, headers, model prefixes.
+//! What every completion script shares: names, headers, kinds.
 
-use crate::cli::flag::Complete;
-use crate::cli::spec::Command;
+use crate::flag::Complete;
+use crate::spec::Command;
 
 /// A shell-safe identifier for a command: `axe_agents_list`.
 pub fn ident(command: &Command) -> String {
@@ -10,11 +10,6 @@ pub fn ident(command: &Command) -> String {
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect()
-}
-
-/// The model prefixes offered for a model value: `anthropic/`, ...
-pub fn model_prefixes() -> Vec<String> {
-    crate::llm::names().map(|name| format!("{name}/")).collect()
 }
 
 /// The header every script starts with.

@@ -4,10 +4,10 @@
 use std::fmt::Write;
 
 use super::program::{Program, Top};
-use super::script::{header, ident, model_prefixes};
-use crate::cli::flag::{Complete, Flag};
-use crate::cli::rule::{Item, Rule};
-use crate::cli::spec::Command;
+use super::script::{header, ident};
+use crate::flag::{Complete, Flag};
+use crate::rule::{Item, Rule};
+use crate::spec::Command;
 
 const HELPERS: &str = r#"
 _axe_agent_names() {
@@ -29,7 +29,7 @@ pub fn script(p: &Program) -> String {
     let names: Vec<&str> = p.executables().map(|c| c.name).collect();
     let mut out = format!("#compdef {}\n", names.join(" "));
     out.push_str(&header("#", "zsh"));
-    out.push_str(&HELPERS.replace("%MODELS%", &model_prefixes().join(" ")));
+    out.push_str(&HELPERS.replace("%MODELS%", &p.model_prefixes().join(" ")));
     dispatcher(p, &mut out);
     for cmd in p.executables().skip(1).flat_map(|c| c.tree()) {
         function(&mut out, cmd);

@@ -20,6 +20,7 @@ use time::OffsetDateTime;
 
 mod entry;
 mod scan;
+pub mod settings;
 #[cfg(test)]
 mod tests;
 
@@ -30,11 +31,11 @@ pub use entry::{RESULT_LIMIT, TASK_LIMIT, escape_headers};
 use super::append::{self as appending, write_whole};
 use super::lock::{Mode, open_locked};
 use super::replace;
-use crate::beneath::{Dir, Open};
-use crate::dirs;
-use crate::error::{Error, Result};
 use crate::secrets::{Kind, Secrets};
-use crate::signals::Hold;
+use axe_base::beneath::{Dir, Open};
+use axe_base::dirs;
+use axe_base::error::{Error, Result};
+use axe_base::signals::Hold;
 
 /// What an append wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -416,7 +417,7 @@ pub fn count_entries(bytes: &[u8]) -> u64 {
 
 /// The log of `agent`: `custom` when non-empty (used as is, even when
 /// relative, as in Go), else `<data>/memory/<agent>.md`. Creates nothing and
-/// does not check the name; [`crate::agent::check_name`] does that before.
+/// does not check the name; [`axe::agent::check_name`] does that before.
 pub fn file_path(agent: &str, custom: &str) -> Result<PathBuf> {
     if !custom.is_empty() {
         return Ok(PathBuf::from(custom));

@@ -21,7 +21,7 @@
 
 use time::OffsetDateTime;
 
-use crate::memory::hash::sha256_hex;
+use crate::hash::sha256_hex;
 
 /// What marks a conflict file's name.
 const MARK: &str = ".conflict-";

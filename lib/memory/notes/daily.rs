@@ -19,12 +19,12 @@ use std::path::PathBuf;
 use time::OffsetDateTime;
 
 use super::workspace::{Workspace, day};
-use crate::beneath::Open;
-use crate::error::{Error, Result};
-use crate::memory::append::write_whole;
-use crate::memory::lock::create_locked;
-use crate::memory::log::escape_headers;
+use crate::append::write_whole;
+use crate::lock::create_locked;
+use crate::log::escape_headers;
 use crate::secrets::{Kind, Secrets};
+use axe_base::beneath::Open;
+use axe_base::error::{Error, Result};
 
 /// The characters of `content` as an entry holds them and the limit
 /// counts them: without the white space it ends with.

@@ -25,6 +25,7 @@ mod recall;
 mod rewrite;
 mod scan;
 mod search;
+pub mod settings;
 mod snippet;
 mod terms;
 mod topic;

@@ -44,9 +44,9 @@ impl Unreadable {
     pub fn new(path: PathBuf, err: &std::io::Error) -> Unreadable {
         // The walk names the part that is not a directory; when that is
         // this path itself, the note names it already.
-        let why = match crate::beneath::not_a_dir(err) {
+        let why = match axe_base::beneath::not_a_dir(err) {
             Some(at) if at == path => "not a directory".to_owned(),
-            _ => crate::error::describe_io(err),
+            _ => axe_base::error::describe_io(err),
         };
         Unreadable { path, why }
     }

@@ -8,7 +8,7 @@ use rustix::fs::FileType;
 use time::{Date, Month};
 
 use super::workspace::{Workspace, day};
-use crate::error::{Error, Result};
+use axe_base::error::{Error, Result};
 
 /// The daily logs removed (or that would be, with `dry_run`) and how many
 /// stay.

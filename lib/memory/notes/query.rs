@@ -13,7 +13,7 @@
 
 use super::fold;
 use super::terms::Atom;
-use crate::error::{Error, Result};
+use axe_base::error::{Error, Result};
 
 /// Atoms and phrase words a query may have: a word's matches are a bit
 /// of a `u64` (`terms::Matcher`), so is a phrase's progress.

@@ -41,8 +41,8 @@ use super::conflict;
 use super::note::{self, Note, Unreadable};
 pub use super::note::{Kind, LeftOut};
 use super::workspace::{At, Workspace, day};
-use crate::error::Result;
-use crate::memory::hash::sha256_hex;
+use crate::hash::sha256_hex;
+use axe_base::error::Result;
 
 /// One file of a recall.
 #[derive(Debug, Clone)]
@@ -222,7 +222,9 @@ pub fn recall(
         _ => false,
     };
     let Some(memory_file) = wanted.next() else {
-        return Err(crate::error::Error::Memory("no MEMORY.md to recall".into()));
+        return Err(axe_base::error::Error::Memory(
+            "no MEMORY.md to recall".into(),
+        ));
     };
     let (memory, mut memory_shown) = match too_big(&memory_file, &mut left_out) {
         true => (None, false),

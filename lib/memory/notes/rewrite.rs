@@ -6,12 +6,12 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use super::workspace::Workspace;
-use crate::beneath::Open;
-use crate::error::{Error, Result};
-use crate::memory::hash::sha256_hex;
-use crate::memory::lock::create_locked;
-use crate::memory::replace::replace;
+use crate::hash::sha256_hex;
+use crate::lock::create_locked;
+use crate::replace::replace;
 use crate::secrets::{Kind, Secrets};
+use axe_base::beneath::Open;
+use axe_base::error::{Error, Result};
 
 /// What a rewrite wrote.
 #[derive(Debug, Clone)]

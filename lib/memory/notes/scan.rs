@@ -298,7 +298,7 @@ pub fn count_sections(text: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::notes::query;
+    use crate::notes::query;
 
     fn sections(text: &str, q: &str) -> Vec<(usize, usize, Vec<u32>, Option<usize>)> {
         let q = query::parse(q).unwrap();

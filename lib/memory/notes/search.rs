@@ -28,7 +28,7 @@ use super::query;
 use super::scan::{self, BODY, FIELDS, HEADING, Scanner, TOPIC};
 use super::snippet;
 use super::workspace::{At, Scope, Workspace};
-use crate::error::{Error, Result};
+use axe_base::error::{Error, Result};
 
 /// BM25's usual constants. Only the body's length is weighed: a topic's
 /// name and a heading are one short line each.

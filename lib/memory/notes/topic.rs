@@ -1,8 +1,8 @@
 //! World topic names: what a topic may be called on disk.
 
 use super::fold::combining;
-use crate::error::{Error, Result};
 use crate::secrets::{Kind, Secrets};
+use axe_base::error::{Error, Result};
 
 /// The longest topic file name, in bytes, without `.md`. Every name made
 /// from it must fit the 255 bytes a file name may have: the longest is a

@@ -10,10 +10,10 @@ use rustix::fs::FileType;
 use time::Date;
 
 use super::conflict::is_conflict;
-use crate::agent::NotesConfig;
-use crate::beneath::{self, Dir};
-use crate::error::{Error, Result};
-use crate::memory::append;
+use crate::append;
+use crate::settings::NotesConfig;
+use axe_base::beneath::{self, Dir};
+use axe_base::error::{Error, Result};
 
 /// The largest notes file read: far past any budget (a recall leaves out
 /// unread what cannot fit), so only a file that is not notes reaches it,
@@ -43,13 +43,13 @@ impl Workspace {
     /// relative path from the agents directory.
     pub fn of(cfg: &NotesConfig) -> Result<Workspace> {
         if cfg.workspace.is_empty() {
-            return Ok(Workspace::at(crate::dirs::data_dir()?.join("notes")));
+            return Ok(Workspace::at(axe_base::dirs::data_dir()?.join("notes")));
         }
         let path = PathBuf::from(&cfg.workspace);
         if path.is_absolute() {
             return Ok(Workspace::at(path));
         }
-        Ok(Workspace::at(crate::agent::agents_dir()?.join(path)))
+        Ok(Workspace::at(axe_base::dirs::agents_dir()?.join(path)))
     }
 
     pub fn world(&self) -> PathBuf {

@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::fmt::Write;
 
 use super::view::{ErrorView, TaskView, Text, View};
-use crate::memory::block::{Block, Place};
+use crate::block::{Block, Place};
 
 /// The heading of the block on its own.
 pub const HEAD: &str = "## Session Memory\n";
@@ -179,7 +179,7 @@ pub fn offer<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::state::data::{Decision, ErrorRecord, State};
+    use crate::state::data::{Decision, ErrorRecord, State};
 
     fn now(task: &str) -> Current<'_> {
         Current {

@@ -13,7 +13,7 @@ use std::path::Path;
 use super::data::{Decision, ErrorRecord, State, Task, VERSION, step_key};
 use super::doc::Unknown;
 use super::store::parse;
-use crate::error::Result;
+use axe_base::error::Result;
 
 /// The state files `ours` and `theirs` merged against `base` (each may be
 /// empty: no file), as a save writes it; `path` names the file in errors.

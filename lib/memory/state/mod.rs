@@ -14,6 +14,7 @@ mod data;
 mod doc;
 mod merge;
 mod redact;
+pub mod settings;
 mod signals;
 mod store;
 mod view;
@@ -32,11 +33,11 @@ pub const DEFAULT_TASK: &str = "main";
 
 /// The state file of `agent`: `custom` when set (used as is, as the run
 /// log's `memory.path`), else `<data>/state/<agent>.json`.
-pub fn file_path(agent: &str, custom: &str) -> crate::error::Result<PathBuf> {
+pub fn file_path(agent: &str, custom: &str) -> axe_base::error::Result<PathBuf> {
     if !custom.is_empty() {
         return Ok(PathBuf::from(custom));
     }
-    Ok(crate::dirs::data_dir()?
+    Ok(axe_base::dirs::data_dir()?
         .join("state")
         .join(format!("{agent}.json")))
 }

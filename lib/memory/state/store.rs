@@ -8,11 +8,11 @@ use serde::Deserialize;
 use super::data::{State, VERSION};
 use super::redact::redact;
 use super::view::View;
-use crate::beneath::{Dir, Open};
-use crate::error::{Error, Result};
-use crate::memory::lock::{Mode, create_locked, open_locked};
-use crate::memory::replace::replace;
+use crate::lock::{Mode, create_locked, open_locked};
+use crate::replace::replace;
 use crate::secrets::{Kind, Secrets};
+use axe_base::beneath::{Dir, Open};
+use axe_base::error::{Error, Result};
 
 /// What pruning on save dropped.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -190,7 +190,7 @@ fn prune(state: &mut State, max: usize) -> Pruned {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::state::data::{Decision, ErrorRecord};
+    use crate::state::data::{Decision, ErrorRecord};
 
     #[test]
     fn pruning_keeps_unresolved_errors() {

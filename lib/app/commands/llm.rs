@@ -1,0 +1,319 @@
+//! `axe-llm`: one call to a model, from the shell.
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::args as target;
+use super::stdin::NO_STDIN;
+use crate::config;
+use axe_base::error::{Error, Result};
+use axe_base::read;
+use axe_base::stderr::note;
+use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
+use axe_llm::{CallOptions, Conversation, Message, Reply, ToolCall};
+
+pub const COMMAND: Command = Command {
+    name: "axe-llm",
+    about: "Send a prompt to a model and print its answer",
+    usage: &[
+        "[-m <PROVIDER/MODEL>] [OPTIONS] [PROMPT]...",
+        "[OPTIONS] --request <FILE>",
+    ],
+    args: &[Arg {
+        name: "PROMPT",
+        noun: "prompt",
+        help: "The user message, as words joined by spaces; standard input, when piped, follows after a blank line",
+        complete: Complete::Nothing,
+        many: true,
+    }],
+    flags: &[
+        MODEL,
+        SYSTEM,
+        SYSTEM_FILE,
+        TEMPERATURE,
+        MAX_TOKENS,
+        TIMEOUT,
+        RETRIES,
+        STREAM,
+        REQUEST,
+        NO_STDIN,
+        JSON,
+    ],
+    rules: &[Rule::Conflict(
+        Item::Flag(&SYSTEM),
+        Item::Flag(&SYSTEM_FILE),
+    )],
+    description: "\
+Prints the answer exactly, with no newline added, and nothing else. The
+user message is the PROMPT words, then standard input when it is piped
+(unless -n), after a blank line. Without -m (or a model in the --request file), the
+model is default_model in config.toml.
+
+Keys and servers come from the environment, then config.toml:
+ANTHROPIC_API_KEY / OPENAI_API_KEY, or api_key or api_key_cmd under
+[providers.<name>]; AXE_<PROVIDER>_BASE_URL or base_url for another server
+(any OpenAI-compatible one works as openai). Ollama needs no key.
+
+With --request, the conversation comes from a JSON file (see the README):
+system prompt, messages with tool calls and tool results, tool definitions
+and parameters. Flags given with --request override its fields. A reply
+may call tools: --json gives their number as tool_calls (as axe-run does)
+and the calls themselves as calls, in the file's shape, so a script can
+run a tool loop; without --json each call is named on stderr, as
+`Tool call: NAME ARGUMENTS (id ID)`.",
+    run: Run::Action(run),
+};
+
+const MODEL: Flag = Flag::with_value(
+    "model",
+    "PROVIDER/MODEL",
+    "The model, e.g. openai/gpt-4o, ollama/llama3 [default: the request's, else default_model in config.toml]",
+)
+.short('m')
+.completes(Complete::Model);
+
+const SYSTEM: Flag = Flag::with_value("system", "TEXT", "The system prompt").short('s');
+
+const SYSTEM_FILE: Flag =
+    Flag::with_value("system-file", "PATH", "Read the system prompt from PATH")
+        .completes(Complete::File);
+
+const TEMPERATURE: Flag = Flag::with_value(
+    "temperature",
+    "T",
+    "Sampling temperature, sent even when 0 [default: the server's]",
+)
+.number();
+
+const MAX_TOKENS: Flag = Flag::with_value(
+    "max-tokens",
+    "N",
+    "Longest answer in tokens; 0 is not sent (Anthropic gets 4096) [default: 0]",
+)
+.int();
+
+const TIMEOUT: Flag = Flag::with_value(
+    "timeout",
+    "SECONDS",
+    "Give up after this long, retries included [default: 120]",
+)
+.number();
+
+const RETRIES: Flag = Flag::with_value(
+    "retries",
+    "N",
+    "Retry 408, 429, 529, 5xx and dropped connections N times, waiting 0.5 s, 1 s, 2 s... (at most 30 s) or as Retry-After says [default: 0]",
+)
+.int();
+
+const STREAM: Flag = Flag::switch(
+    "stream",
+    "Print the answer as it arrives; with --json, stream the call and print the document at the end",
+);
+
+const REQUEST: Flag = Flag::with_value(
+    "request",
+    "FILE",
+    "Send the conversation in FILE (- for standard input), tools and all",
+)
+.completes(Complete::File);
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)",
+);
+
+/// What `axe-llm --json` adds to the answer. `tool_calls` is how many
+/// tool calls the reply makes, as in `axe-run --json` (Go's name for a
+/// count); `calls` are the calls themselves, in the `--request` file's
+/// shape, so a script can answer them. Without `--request` no tools are
+/// offered, so there are none.
+#[derive(Serialize)]
+struct Calls<'a> {
+    tool_calls: usize,
+    calls: &'a [ToolCall],
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let temperature = m.number::<f64>(&TEMPERATURE)?;
+    let max_tokens = m.number::<u64>(&MAX_TOKENS)?;
+    let timeout = target::timeout(m, &TIMEOUT)?;
+    // Standard input is read within it too: a pipe may never close.
+    let deadline = axe_llm::Deadline::after(timeout);
+    let retries = m.number::<u32>(&RETRIES)?.unwrap_or(0);
+    let stream = m.flag(&STREAM);
+    let json = m.flag(&JSON);
+
+    let request = m.string(&REQUEST)?;
+    let mut conversation = match request {
+        Some("-") if m.flag(&NO_STDIN) => {
+            return Err(Error::Usage(
+                "--request - reads standard input, which -n leaves unread: give a file".into(),
+            ));
+        }
+        Some(source) => {
+            if !m.args().is_empty() {
+                return Err(Error::Usage(
+                    "cannot combine --request with a PROMPT".into(),
+                ));
+            }
+            read_request(source, deadline)?
+        }
+        None => Conversation {
+            messages: vec![Message::user(prompt(m, deadline)?)],
+            ..Conversation::default()
+        },
+    };
+    if let Some(system) = system_prompt(m)? {
+        conversation.system = system;
+    }
+    // Given, from the flag or the file, is sent, 0 included: only an
+    // agent file's 0 means "not set" (Go's), and there is none here.
+    if let Some(t) = temperature {
+        conversation.temperature = Some(t);
+    }
+    if let Some(n) = max_tokens {
+        conversation.max_tokens = n;
+    }
+    let given = match m.string(&MODEL)? {
+        Some(model) => Some(model.to_owned()),
+        None => conversation.model.clone(),
+    };
+    let ((provider, name), config) = match given {
+        // A model given is checked before the config is read, as axe-run
+        // does; the config's default is checked where it is read.
+        Some(model) => (axe_llm::parse_model(&model)?, config::load()?),
+        None => {
+            let config = config::load()?;
+            let model = config.default_model()?.ok_or_else(|| {
+                Error::Usage(
+                    "missing required flag --model (or set default_model in config.toml)".into(),
+                )
+            })?;
+            (axe_llm::parse_model(model)?, config)
+        }
+    };
+    let endpoint = config.endpoint(provider)?;
+    let options = CallOptions {
+        deadline,
+        retry: axe_llm::RetryPolicy::times(retries),
+        stream,
+    };
+
+    let started = Instant::now();
+    let reply = {
+        let mut show = |text: &str| -> io::Result<()> {
+            // With --json the one document comes at the end instead.
+            if !json {
+                out.write_all(text.as_bytes())?;
+                out.flush()?;
+            }
+            Ok(())
+        };
+        axe_llm::complete(&endpoint, &name, &conversation, &options, &mut show)?
+    };
+    let duration_ms = started.elapsed().as_millis();
+    print_reply(out, &reply, json, stream, duration_ms)
+}
+
+fn print_reply(
+    out: &mut dyn Write,
+    reply: &Reply,
+    json: bool,
+    streamed: bool,
+    duration_ms: u128,
+) -> Result<()> {
+    if json {
+        let more = Calls {
+            tool_calls: reply.tool_calls.len(),
+            calls: &reply.tool_calls,
+        };
+        return super::answer::write_answer(out, reply, &reply.usage, duration_ms, more);
+    }
+    super::answer::write_text(out, &reply.content, streamed)?;
+    // The answer's text is all stdout carries, and a reply may be nothing
+    // but tool calls: what the model asked for is said on stderr rather
+    // than lost without a word.
+    for call in &reply.tool_calls {
+        let arguments = serde_json::Value::Object(call.arguments.clone());
+        note(format_args!(
+            "Tool call: {} {arguments} (id {})",
+            call.name, call.id
+        ));
+    }
+    Ok(())
+}
+
+/// PROMPT's words, then standard input when it is piped (after a blank
+/// line), as `axe-run` builds its task.
+fn prompt(m: &Matches, deadline: axe_llm::Deadline) -> Result<String> {
+    let words = (!m.args().is_empty()).then(|| {
+        m.args()
+            .iter()
+            .map(|a| a.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    let stdin = match m.flag(&NO_STDIN) {
+        true => String::new(),
+        false => super::stdin::piped_stdin(deadline)?,
+    };
+    let text = super::stdin::words_then(words.as_deref(), &stdin);
+    if text.trim().is_empty() {
+        return Err(Error::Usage(
+            "no prompt: give PROMPT or pipe it on standard input".into(),
+        ));
+    }
+    Ok(text)
+}
+
+/// `-s TEXT` or `--system-file PATH`; an unreadable file (a FIFO, a
+/// device, one over [`read::PROMPT_LIMIT`]) is a config error, like a
+/// skill file for `axe-run`.
+fn system_prompt(m: &Matches) -> Result<Option<String>> {
+    // The rules refuse both.
+    match (m.string(&SYSTEM)?, m.value(&SYSTEM_FILE)) {
+        (Some(text), _) => Ok(Some(text.to_owned())),
+        (None, Some(path)) => match read::lossy_text(Path::new(path), read::PROMPT_LIMIT) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
+                "system file not found: {}",
+                path.to_string_lossy()
+            ))),
+            Err(e) => Err(Error::Config(format!(
+                "failed to read system file {}: {}",
+                path.to_string_lossy(),
+                axe_base::error::describe_io(&e)
+            ))),
+        },
+        (None, None) => Ok(None),
+    }
+}
+
+/// The `--request` conversation, from a file (regular, at most
+/// [`read::REQUEST_LIMIT`]) or `-` (standard input, as much, read before
+/// `deadline`).
+fn read_request(source: &str, deadline: axe_llm::Deadline) -> Result<Conversation> {
+    let text = if source == "-" {
+        let bytes = super::stdin::read_until(deadline, read::REQUEST_LIMIT, "standard input")?;
+        String::from_utf8_lossy(&bytes).into_owned()
+    } else {
+        read::text(Path::new(source), read::REQUEST_LIMIT).map_err(|e| {
+            Error::Input(format!(
+                "failed to read request file {source}: {}",
+                axe_base::error::describe_io(&e)
+            ))
+        })?
+    };
+    let conversation: Conversation = serde_json::from_str(&text)
+        .map_err(|e| Error::Input(format!("malformed request {source}: {e}")))?;
+    if conversation.messages.is_empty() {
+        return Err(Error::Input(format!(
+            "malformed request {source}: no messages"
+        )));
+    }
+    Ok(conversation)
+}

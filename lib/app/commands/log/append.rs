@@ -1,0 +1,204 @@
+//! `axe-mem-append`: add an entry to an agent's run log.
+
+use std::fs;
+use std::io::{self, IsTerminal, Read, Write};
+
+use serde::Serialize;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::{Base, FILE};
+use crate::commands::args::AGENT;
+use crate::commands::args::WAIT;
+use axe_base::error::{Error, Result};
+use axe_cli::{Command, Complete, Flag, Item, Matches, Rule, Run};
+use axe_memory::secrets::{self, Place, Redaction};
+
+pub const COMMAND: Command = Command {
+    name: "axe-mem-append",
+    about: "Append an entry to an agent's memory log",
+    usage: &[
+        "[OPTIONS] --task <TEXT> <AGENT>",
+        "[OPTIONS] --task <TEXT> --file <PATH>",
+        "[OPTIONS] --task-file <PATH> <AGENT>",
+    ],
+    args: &[AGENT],
+    flags: &[
+        TASK,
+        TASK_FILE,
+        RESULT,
+        TIMESTAMP,
+        FILE,
+        WAIT,
+        crate::commands::args::QUIET,
+        JSON,
+    ],
+    rules: &[
+        super::NOT_BOTH,
+        super::ONE,
+        Rule::Conflict(Item::Flag(&TASK), Item::Flag(&TASK_FILE)),
+        TASK_NEEDED,
+        Rule::Conflict(Item::Flag(&crate::commands::args::QUIET), Item::Flag(&JSON)),
+    ],
+    description: "\
+Writes the entry axe-run writes after a successful run:
+
+  ## <UTC time>
+  **Task:** <task>
+  **Result:** <result>
+
+An empty task or result is stored as (none); a task or a result longer
+than 1000 characters is cut and ends in \"...\". The result is stored
+exactly as given, so `echo` adds a trailing newline where `printf %s` does
+not. Result lines starting with \"## \" get one leading space, which
+renders the same in markdown but does not start a new entry.
+
+The entry is written in one piece under an exclusive lock, so runs and
+trims working on the same log at the same time never tear or lose it.
+Credentials in the task or the result (the configured providers' keys,
+sk-... keys, AWS keys, bearer tokens, private keys, GitHub and other
+tokens) are replaced by a marker such as [redacted: github token], and a
+line on stderr says so, unless [memory] redact = false in the agent file
+or config.toml.
+
+Prints nothing unless --json is given.",
+    run: Run::Action(run),
+};
+
+const TASK_NEEDED: Rule = Rule::Either(Item::Flag(&TASK), Item::Flag(&TASK_FILE));
+
+const TASK: Flag = Flag::with_value(
+    "task",
+    "TEXT",
+    "What the agent was asked (required; newlines become spaces)",
+);
+
+const TASK_FILE: Flag = Flag::with_value(
+    "task-file",
+    "PATH",
+    "Read the task from PATH, byte for byte (a shell's $(...) drops trailing newlines)",
+)
+.completes(Complete::File);
+
+const RESULT: Flag = Flag::with_value(
+    "result",
+    "TEXT",
+    "What it answered [default: standard input, when it is not a terminal]",
+);
+
+const TIMESTAMP: Flag = Flag::with_value(
+    "timestamp",
+    "TIME",
+    "Date the entry at this RFC 3339 time instead of now",
+);
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {agent, path, timestamp, bytes, truncated, task_truncated, redacted} as JSON",
+);
+
+#[derive(Serialize)]
+struct Json {
+    #[serde(flatten)]
+    base: Base,
+    timestamp: String,
+    bytes: u64,
+    truncated: bool,
+    task_truncated: bool,
+    redacted: Vec<Redaction>,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    crate::commands::args::apply_wait(m)?;
+    let mut sink = std::io::sink();
+    let out = crate::commands::args::report_to(m, out, &mut sink);
+    let target = super::resolve(m)?;
+    // The rules see to exactly one of --task and --task-file.
+    let task = match (m.value(&TASK), m.value(&TASK_FILE)) {
+        (Some(task), _) => task.as_encoded_bytes().to_vec(),
+        (None, Some(path)) => fs::File::open(path)
+            .and_then(|file| read_kept(file, axe_memory::log::TASK_LIMIT))
+            .map_err(|e| {
+                Error::Input(format!(
+                    "failed to read task file {}: {}",
+                    path.to_string_lossy(),
+                    axe_base::error::describe_io(&e)
+                ))
+            })?,
+        (None, None) => return Err(Error::Usage(TASK_NEEDED.message())),
+    };
+    let at = match m.string(&TIMESTAMP)? {
+        Some(t) => OffsetDateTime::parse(t, &Rfc3339)
+            .ok()
+            // Stored in UTC, which must still be a year RFC 3339 can write.
+            .and_then(|at| at.checked_to_offset(time::UtcOffset::UTC))
+            .filter(|at| (0..=9999).contains(&at.year()))
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "error parsing flag --timestamp: \"{t}\" is not an RFC 3339 time such as 2026-02-28T15:04:05Z"
+                ))
+            })?,
+        None => OffsetDateTime::now_utc(),
+    };
+    let result = match m.value(&RESULT) {
+        Some(r) => r.as_encoded_bytes().to_vec(),
+        None if io::stdin().is_terminal() => Vec::new(),
+        None => read_kept(io::stdin().lock(), axe_memory::log::RESULT_LIMIT)
+            .map_err(|e| Error::stdin(&e))?,
+    };
+    let redact = target.memory.as_ref().and_then(|m| m.redact);
+    let appended = axe_memory::log::append(
+        &target.path,
+        &task,
+        &result,
+        at,
+        &crate::config::secrets(redact),
+    )?;
+    let redacted = secrets::at(Place::RunLog, &appended.redacted);
+    secrets::tell(&redacted);
+    if m.flag(&JSON) {
+        return axe_cli::write_json(
+            out,
+            &Json {
+                base: target.base(),
+                timestamp: appended.timestamp,
+                bytes: appended.bytes,
+                truncated: appended.truncated,
+                task_truncated: appended.task_truncated,
+                redacted,
+            },
+        );
+    }
+    Ok(())
+}
+
+/// Reads `input`, keeping only as much as the stored entry can hold of
+/// `limit` characters, but reading to the end so the writer of a pipe
+/// never sees it closed early.
+fn read_kept(mut input: impl Read, limit: usize) -> io::Result<Vec<u8>> {
+    // Four bytes per character at most, plus one character to tell "longer".
+    let keep = (limit as u64 + 1) * 4;
+    let mut kept = Vec::new();
+    (&mut input).take(keep).read_to_end(&mut kept)?;
+    io::copy(&mut input, &mut io::sink())?;
+    Ok(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_input_is_read_to_the_end_but_kept_short() {
+        let input = "€".repeat(100_000);
+        let mut reader = io::Cursor::new(input.as_bytes());
+        let kept = read_kept(&mut reader, axe_memory::log::RESULT_LIMIT).unwrap();
+        assert_eq!(reader.position() as usize, input.len());
+        assert!(kept.len() <= 4004);
+        assert!(memory_cut(&kept), "still longer than the limit");
+    }
+
+    fn memory_cut(bytes: &[u8]) -> bool {
+        String::from_utf8_lossy(bytes).chars().count() > axe_memory::log::RESULT_LIMIT
+    }
+}

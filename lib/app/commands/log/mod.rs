@@ -1,0 +1,80 @@
+//! The run log's executables (`axe-mem-*`), and what they share: `AGENT`
+//! or `--file PATH`, which log a command works on.
+
+pub mod append;
+pub mod count;
+pub mod load;
+pub mod path;
+pub mod trim;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use super::args::{AGENT, agent_arg};
+use axe_base::error::{Error, Result};
+use axe_cli::{Complete, Flag, Item, Matches, Rule};
+use axe_memory::settings::LogConfig;
+
+pub const FILE: Flag = Flag::with_value(
+    "file",
+    "PATH",
+    "Work on the log at PATH instead of an agent's",
+)
+.completes(Complete::File);
+
+/// `AGENT` or `--file`, not both: the rules every log command starts with.
+pub const NOT_BOTH: Rule = Rule::Conflict(Item::Flag(&FILE), Item::Arg(&AGENT));
+pub const ONE: Rule = Rule::Either(Item::Arg(&AGENT), Item::Flag(&FILE));
+
+/// The usage lines every memory command shares.
+pub const USAGE: &[&str] = &["[OPTIONS] <AGENT>", "[OPTIONS] --file <PATH>"];
+
+/// A resolved log.
+pub struct Target {
+    /// The agent name, unless `--file` was used.
+    pub agent: Option<String>,
+    /// The agent's `[memory]` settings, unless `--file` was used.
+    pub memory: Option<LogConfig>,
+    pub path: PathBuf,
+}
+
+/// The fields every memory command's JSON starts with.
+#[derive(Serialize)]
+pub struct Base {
+    pub agent: Option<String>,
+    pub path: String,
+}
+
+impl Target {
+    pub fn base(&self) -> Base {
+        Base {
+            agent: self.agent.clone(),
+            path: self.path.to_string_lossy().into_owned(),
+        }
+    }
+}
+
+/// Reads `AGENT` or `--file`. An agent without an agent file has the log
+/// `axe-mcp` serves for its name (see [`super::args::memory_agent`]).
+pub fn resolve(m: &Matches) -> Result<Target> {
+    let file = m.value(&FILE);
+    match (agent_arg(m)?, file) {
+        // Only when a command left out the rules above.
+        (Some(_), Some(_)) | (None, None) => Err(Error::Usage(ONE.message())),
+        (None, Some(path)) => Ok(Target {
+            agent: None,
+            memory: None,
+            path: PathBuf::from(path),
+        }),
+        (Some(name), None) => {
+            let (cfg, _) = super::args::memory_agent(name)?;
+            let path = axe_memory::log::file_path(name, &cfg.memory.path)?;
+            Ok(Target {
+                agent: Some(name.to_owned()),
+                memory: Some(cfg.memory),
+                path,
+            })
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! `axe-mcp`: an agent's memory over the Model Context Protocol (stdio).
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+
+use super::args::AGENT;
+use crate::agent::AgentConfig;
+use crate::mcp::Server;
+use axe_base::error::{Error, Result};
+use axe_cli::{Command, Complete, Flag, Matches, Run};
+use axe_memory::notes::Workspace;
+use axe_tools::{Memory, NotesSeen, Served};
+
+pub const COMMAND: Command = Command {
+    name: "axe-mcp",
+    about: "Serve an agent's memory to any MCP client over stdin and stdout",
+    usage: &["[OPTIONS] [AGENT]"],
+    args: &[AGENT],
+    flags: &[READ_ONLY, CONFIG_DIR, DATA_DIR],
+    rules: &[],
+    description: "\
+Speaks the Model Context Protocol on standard input and output (one
+JSON-RPC message a line; diagnostics on standard error; the initialize
+handshake and the stateless 2026-07-28 revision) and offers tools over
+the agent's memory, with the same locks, budgets and caps as the
+executables: the notes tools a model gets inside axe-run (recall,
+remember, reflect, learn_fact, search_notes), the state (state_context,
+state_record), the run log (log_recent, log_append) and context, one
+block of all of it within a budget. Ends when standard input ends.
+
+AGENT names an agent file whose [memory], [notes], [state] and [context]
+say which kinds are served and where; without one of that name (or
+without AGENT: \"mcp\"), every kind is on with its defaults, under that
+name. A client without a session passes the sha256 recall gave as
+reflect's and learn_fact's if_match.
+
+A client may start its server without the user's environment (Codex
+and the MCP Inspector drop XDG_*), so --config-dir and --data-dir name
+axe's directories on the command line, which reaches the server as
+written; each must be absolute. Register it with a client (the README
+gives each client's lines in full):
+
+  claude mcp add -s user axe -- axe-mcp --config-dir \"$(axe-config path)\" \\
+    --data-dir \"${XDG_DATA_HOME:-$HOME/.local/share}/axe\" team
+  # Codex, ~/.codex/config.toml:
+  #   [mcp_servers.axe]
+  #   command = \"axe-mcp\"
+  #   args = [\"team\"]
+  #   env_vars = [\"XDG_CONFIG_HOME\", \"XDG_DATA_HOME\"]
+  #   default_tools_approval_mode = \"approve\"
+
+Two clients given the same AGENT and directories share one memory; each
+runs its own axe-mcp, and the files' locks keep every write whole.",
+    run: Run::Action(run),
+};
+
+const READ_ONLY: Flag = Flag::switch(
+    "read-only",
+    "Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)",
+);
+
+const CONFIG_DIR: Flag = Flag::with_value(
+    "config-dir",
+    "DIR",
+    "Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe",
+)
+.completes(Complete::Dir);
+
+const DATA_DIR: Flag = Flag::with_value(
+    "data-dir",
+    "DIR",
+    "Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe",
+)
+.completes(Complete::Dir);
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    // Before anything reads a file: the agent file itself is found there.
+    axe_base::dirs::set_overrides(
+        m.value(&CONFIG_DIR).map(Path::new),
+        m.value(&DATA_DIR).map(Path::new),
+    )?;
+    let name = super::args::agent_arg(m)?.unwrap_or("mcp").to_owned();
+    let (cfg, own_file) = super::args::memory_agent(&name)?;
+    let notes = match cfg.notes.enabled {
+        true => Some(Workspace::of(&cfg.notes)?),
+        false => None,
+    };
+    let instructions = instructions(&name, &cfg, own_file);
+    let server = Server {
+        memory: Memory {
+            agent: name,
+            notes_cfg: cfg.notes.clone(),
+            notes,
+            seen: Mutex::new(NotesSeen::default()),
+            verbose: false,
+            secrets: crate::config::secrets(cfg.memory.redact),
+            redacted: Mutex::default(),
+            served: Some(Served {
+                cfg: cfg.memory_settings(),
+            }),
+            deadline: None,
+        },
+        read_only: m.flag(&READ_ONLY),
+        instructions,
+    };
+    let stdin = std::io::stdin();
+    server.serve(&mut stdin.lock(), out).map_err(Error::Output)
+}
+
+/// What the client is told at `initialize`: whose memory, and how to use it.
+fn instructions(name: &str, cfg: &AgentConfig, own_file: bool) -> String {
+    let mut kinds = Vec::new();
+    if cfg.notes.enabled {
+        kinds.push("notes (recall before you start; remember what is worth keeping; reflect rewrites MEMORY.md and learn_fact a shared topic, only over what recall showed you, passing its sha256 as if_match when you keep no session; search_notes finds older notes)");
+    }
+    if cfg.state.enabled {
+        kinds.push("a structured state (state_context to read it; state_record for AXE_MEMORY: signal lines and outcomes)");
+    }
+    if cfg.memory.enabled {
+        kinds.push("a run log (log_recent, log_append)");
+    }
+    let whose = match own_file {
+        true => format!("The memory of the agent \"{name}\""),
+        false => format!(
+            "The memory of \"{name}\" (no agent file of that name: every kind on, with the defaults)"
+        ),
+    };
+    match kinds.is_empty() {
+        true => {
+            format!("{whose} keeps none of notes, state or a run log: only context is offered.")
+        }
+        false => format!(
+            "{whose}: {}. context gives one block of all of it within a budget.",
+            kinds.join("; ")
+        ),
+    }
+}

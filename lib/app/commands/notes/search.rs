@@ -1,0 +1,158 @@
+//! `axe-notes-search`: notes ranked against a query.
+
+use std::io::Write;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::{AGENT_FLAG, WORKSPACE};
+use axe_base::error::{Error, Result};
+use axe_base::stderr::note;
+use axe_base::timeout::Seconds;
+use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
+use axe_memory::notes::{self, Found, Scope};
+
+/// `n` files, in words.
+fn files(n: usize) -> String {
+    match n {
+        1 => "1 file".to_owned(),
+        n => format!("{n} files"),
+    }
+}
+
+const QUERY: Arg = Arg {
+    name: "QUERY",
+    noun: "a query",
+    help: "Words to look for in any order, case or form; word* for a prefix, \"two words\" for a phrase",
+    complete: Complete::Nothing,
+    many: true,
+};
+
+pub const COMMAND: Command = Command {
+    name: "axe-notes-search",
+    about: "Search the notes of a workspace, best matches first",
+    usage: &["[OPTIONS] <QUERY>..."],
+    args: &[QUERY],
+    flags: &[AGENT_FLAG, WORKSPACE, LIMIT, TIMEOUT, JSON],
+    rules: &[
+        Rule::Required(Item::Arg(&QUERY)),
+        Rule::Conflict(Item::Flag(&AGENT_FLAG), Item::Flag(&WORKSPACE)),
+    ],
+    description: "\
+Ranks the sections of every notes file (world topics, MEMORY.md files,
+daily logs; a section is a heading and the text up to the next one) by
+BM25F against the query, and prints the best as path:line: [heading]
+snippet, the line being the section's first with a match. A word matches
+in any case, with or without accents, and in any English form: deploy
+finds deploys, deployed and deployments. deploy* finds every word that
+begins so; '\"blue green\"' (a phrase in double quotes, inside the
+shell's) finds those words one after the other. A word in a topic's name counts most, then
+one in a heading, then one in the text.
+
+--agent searches the world topics and that agent's own files;
+--workspace DIR, or without either <data>/axe/notes, searches every
+agent's.
+
+With --timeout, the search stops then: what the files searched so far
+hold is printed, and the files left unsearched are counted on stderr
+(in --json, as unsearched). A word longer than 64 bytes (a hash, base64)
+is matched as it is, in no other form.
+
+Like grep, it exits 1 with nothing on stderr when nothing matches (with
+--json after printing an empty list); an error exits 1 or 2 with a line on
+stderr.",
+    run: Run::Action(run),
+};
+
+const LIMIT: Flag = Flag::with_value("limit", "N", "Print the best N [default: 10]").int();
+
+const TIMEOUT: Flag = Flag::with_value(
+    "timeout",
+    "SECONDS",
+    "Stop searching after this long and print what was found [default: no limit]",
+)
+.number();
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {query, results: [{path, line, text, score, heading, snippet}]} as JSON",
+);
+
+#[derive(Serialize)]
+struct Json<'a> {
+    query: &'a str,
+    results: &'a [Found],
+    /// Only when something could not be read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    unreadable: Vec<super::Skipped>,
+    /// Only when `--timeout` stopped the search: the files not searched.
+    #[serde(skip_serializing_if = "is_zero")]
+    unsearched: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let query: Vec<String> = m
+        .args()
+        .iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    let query = query.join(" ");
+    if query.trim().is_empty() {
+        // Words that are all blank: as if none were given.
+        return Err(Error::Usage(Rule::Required(Item::Arg(&QUERY)).message()));
+    }
+    let limit = m.number::<usize>(&LIMIT)?.unwrap_or(10);
+    // 0 would print nothing and exit 1 as if nothing matched.
+    if limit == 0 {
+        return Err(Error::Usage(
+            "error parsing flag --limit: 0 would print nothing (give 1 or more)".into(),
+        ));
+    }
+    let target = super::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
+    let scope = match &target.agent {
+        Some(agent) => Scope::Agent(agent),
+        None => Scope::All,
+    };
+    let timeout = crate::commands::args::given_timeout(m, &TIMEOUT)?;
+    let until = timeout.map(|t| Instant::now() + t);
+    let searched = notes::search(&target.ws, scope, &query, limit, until)?;
+    let found = &searched.found;
+    // Said first, so that it is seen whatever the exit code.
+    for u in &searched.unreadable {
+        note(format_args!(
+            "axe-notes-search: could not read {}: {}",
+            target.ws.relative(&u.path),
+            u.why
+        ));
+    }
+    if let (n @ 1.., Some(timeout)) = (searched.unsearched, timeout) {
+        note(format_args!(
+            "axe-notes-search: stopped at --timeout {} s: {} not searched",
+            Seconds(timeout),
+            files(n)
+        ));
+    }
+    if m.flag(&JSON) {
+        axe_cli::write_json(
+            out,
+            &Json {
+                query: &query,
+                results: found,
+                unreadable: super::skipped(&target.ws, &searched.unreadable),
+                unsearched: searched.unsearched,
+            },
+        )?;
+    } else {
+        for f in found {
+            writeln!(out, "{f}").map_err(Error::Output)?;
+        }
+    }
+    if found.is_empty() {
+        return Err(Error::NoMatch);
+    }
+    Ok(())
+}

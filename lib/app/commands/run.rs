@@ -1,0 +1,558 @@
+//! `axe-run`: run an agent, with its memory.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR};
+use super::stdin::NO_STDIN;
+use crate::agent;
+use crate::config;
+use crate::prompt;
+use crate::run::artifacts;
+use crate::run::context::Injected;
+use crate::run::details::Detail;
+use crate::run::recall::Cut;
+use crate::run::state::Recorded;
+use crate::run::{Outcome, Prepared, Session, TextSink, budget, dry_run, history, once};
+use axe_base::dirs;
+use axe_base::error::{Error, Result};
+use axe_base::stderr::note;
+use axe_base::timeout::Seconds;
+use axe_cli::{Arg, Command, Complete, Flag, Matches, Run};
+use axe_llm::{Deadline, Message, Role};
+use axe_memory::secrets::{self, Redaction};
+use axe_memory::state::{Current, DEFAULT_TASK};
+use axe_tools::builtin::Artifact;
+
+pub const COMMAND: Command = Command {
+    name: "axe-run",
+    about: "Run an agent: build its prompt, call its model, print the answer",
+    usage: &["[OPTIONS] <AGENT> [PROMPT]..."],
+    args: &[
+        AGENT,
+        Arg {
+            name: "PROMPT",
+            noun: "prompt",
+            help: "The task, as words joined by spaces; --prompt, else standard input when piped, follows after a blank line",
+            complete: Complete::Nothing,
+            many: true,
+        },
+    ],
+    flags: &[
+        PROMPT,
+        NO_STDIN,
+        MESSAGES,
+        AGENTS_DIR,
+        SKILL,
+        WORKDIR,
+        MODEL,
+        SYSTEM,
+        TEMPERATURE,
+        MAX_TOKENS,
+        BUDGET_TOKENS,
+        STATE_TASK,
+        PHASE,
+        TIMEOUT,
+        DRY_RUN,
+        VERBOSE,
+        STREAM,
+        ARTIFACT_DIR,
+        KEEP_ARTIFACTS,
+        JSON,
+    ],
+    rules: &[AGENT_REQUIRED],
+    description: "\
+Loads <AGENT>.toml from the first agents directory that has it (--agents-dir,
+then ./axe/agents, then <config>/agents; sub-agents are looked up the same
+way), resolves its context files (globs in the workdir), skill, and
+standard input (read when it is not a terminal and neither --prompt nor
+-n is given, within --timeout, at most 16 MiB), and sends the system prompt (persona, skill, files, memory) and the user
+message (the PROMPT words, then --prompt's text or else standard input
+after a blank line, or \"Execute the task described in your
+instructions.\" when both are empty)
+to the agent's model. Prints the answer exactly; on a terminal, a newline
+follows an answer that lacks one. With --json it prints one document, whose
+tool_calls is how many tools the model called over the run (axe-llm's has
+the same count, and the calls themselves as calls).
+
+With sub_agents, the model may delegate through the call_agent tool; each
+sub-agent runs with its own files, skill and memory, several at once unless
+sub_agents_config.parallel is false. At most sub_agents_config.max_parallel
+tool calls (default 8) run at once in the whole run, sub-agents included.
+
+With tools = [...] the model may also work in the workdir (list_directory,
+read_file, write_file, edit_file), run commands (run_command, inside
+bubblewrap where it is installed) and reach the web (url_fetch,
+web_search); paths never leave the workdir or the artifact directory.
+
+With [[mcp_servers]], the tools of those MCP servers are offered too: stdio
+servers are started for the conversation and stopped when it ends, signals
+included; --dry-run lists them and starts none.
+
+With [memory] enabled, the last memory.last_n entries of the agent's log
+are part of the prompt, and a successful run appends an entry (task and
+answer). Memory problems are warnings; they never fail the run. What
+memory keeps (run log, notes, state) has credentials replaced by markers
+such as [redacted: github token], unless [memory] redact = false; -v
+and --json's redacted say what was taken out.",
+    run: Run::Action(run),
+};
+
+const PROMPT: Flag = Flag::with_value(
+    "prompt",
+    "TEXT",
+    "Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given",
+)
+.short('p');
+
+const MESSAGES: Flag = Flag::with_value(
+    "messages",
+    "FILE",
+    "Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages",
+)
+.completes(Complete::File);
+
+const SKILL: Flag = Flag::with_value(
+    "skill",
+    "PATH",
+    "Use this skill file instead of the agent's",
+)
+.completes(Complete::File);
+
+const WORKDIR: Flag =
+    Flag::with_value("workdir", "DIR", "Resolve the agent's files in DIR").completes(Complete::Dir);
+
+const MODEL: Flag = Flag::with_value(
+    "model",
+    "PROVIDER/MODEL",
+    "Use this model instead of the agent's",
+)
+.short('m')
+.completes(Complete::Model);
+
+const SYSTEM: Flag = Flag::with_value(
+    "system",
+    "TEXT",
+    "Use this persona instead of the agent's system_prompt (skill, files and memory still follow)",
+)
+.short('s');
+
+const TEMPERATURE: Flag = Flag::with_value(
+    "temperature",
+    "T",
+    "Sampling temperature for this run, sent even when 0 [default: the agent's]",
+)
+.number();
+
+const MAX_TOKENS: Flag = Flag::with_value(
+    "max-tokens",
+    "N",
+    "Longest answer in tokens for this run; 0 is not sent [default: the agent's]",
+)
+.int();
+
+const BUDGET_TOKENS: Flag = Flag::with_value(
+    "budget-tokens",
+    "N",
+    "Stop once the run, sub-agents included, has used N tokens (input and output): the partial answer is printed, nothing remembered, exit 4; 0 is no limit [default: the agent's budget.max_tokens]",
+)
+.int();
+
+const STATE_TASK: Flag = Flag::with_value(
+    "task",
+    "ID",
+    "With [state]: the task this run works on, whose state is shown and recorded [default: main]",
+);
+
+const PHASE: Flag = Flag::with_value("phase", "P", "With [state]: the task's phase now");
+
+const TIMEOUT: Flag = Flag::with_value(
+    "timeout",
+    "SECONDS",
+    "Give up after this long, sub-agents included [default: the agent's timeout, else 120]",
+)
+.number();
+
+const DRY_RUN: Flag = Flag::switch(
+    "dry-run",
+    "Show the resolved context and stop: no call, no memory entry",
+);
+
+const VERBOSE: Flag =
+    Flag::switch("verbose", "Print what is sent and received on stderr").short('v');
+
+const STREAM: Flag = Flag::switch(
+    "stream",
+    "Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end",
+);
+
+const ARTIFACT_DIR: Flag = Flag::with_value(
+    "artifact-dir",
+    "DIR",
+    "Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]",
+)
+.completes(Complete::Dir);
+
+const KEEP_ARTIFACTS: Flag = Flag::switch(
+    "keep-artifacts",
+    "Keep the run's own artifact directory when it ends, and say where it is",
+);
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry",
+);
+
+/// What `--json` adds to the answer: the model's tool calls (how many, and
+/// each one), retries, artifacts, the budget, with `[state]` the signals
+/// recorded and rejected, and with `--messages` the whole conversation.
+#[derive(Serialize)]
+struct More<'a> {
+    tool_calls: u64,
+    /// Calls made again under `[retry]`.
+    retry_attempts: u64,
+    /// The top-level agent's tool calls, in the order they were made.
+    tool_call_details: Vec<Detail>,
+    /// What the agents wrote to the artifact directory.
+    artifacts: Vec<Artifact>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    budget: Option<Budget>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<Recorded>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    messages: Option<&'a [Message]>,
+    /// The secrets its memory writes took out.
+    redacted: Vec<Redaction>,
+    /// What the run log's entry cut, as `axe-mem-append` says it; only
+    /// when an entry was written.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    logged: Option<Cut>,
+}
+
+/// The run's token budget: its tokens over the whole tree of agents.
+#[derive(Serialize)]
+struct Budget {
+    budget_max_tokens: u64,
+    budget_used_tokens: u64,
+    budget_exceeded: bool,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let given_timeout = target::given_timeout(m, &TIMEOUT)?;
+    let (dry, verbose, json) = (m.flag(&DRY_RUN), m.flag(&VERBOSE), m.flag(&JSON));
+    target::apply_agents_dir(m)?;
+    let name = target::required_agent(m)?.to_owned();
+
+    // The order of the Go `axe`, so the same mistake gets the same error.
+    let mut cfg = agent::load(&name)?;
+    // --timeout when given, else the agent's `timeout` when set, else 120 s.
+    let timeout = given_timeout.unwrap_or_else(|| match cfg.timeout.get() {
+        0 => target::DEFAULT_TIMEOUT,
+        seconds => std::time::Duration::from_secs(seconds),
+    });
+    // The run's deadline starts now: reading standard input is part of
+    // the run. Memory locks too: a process stopped while holding one
+    // cannot hold the run past it.
+    let deadline = Deadline::after(timeout);
+    axe_memory::wait_until(deadline.at);
+    // --prompt takes standard input's place, as in Go; blank is absent.
+    let prompt = m.string(&PROMPT)?.filter(|text| !text.trim().is_empty());
+    let messages = m.string(&MESSAGES)?;
+    let no_stdin = m.flag(&NO_STDIN);
+    if no_stdin && messages == Some("-") {
+        return Err(Error::Usage(
+            "--messages - reads standard input, which -n leaves unread: give a file".into(),
+        ));
+    }
+    // Standard input is read from now on, beside what comes next, so
+    // time spent on the rest (a memory lock waited for) leaves input that
+    // has ended in hand: it holds the messages, or else the prompt.
+    let mut piped = match (messages, prompt) {
+        (Some("-"), _) => Some(super::stdin::Reading::start(axe_base::read::REQUEST_LIMIT)),
+        (_, Some(_)) => None,
+        _ if no_stdin => None,
+        _ => super::stdin::piped(super::stdin::PROMPT_LIMIT),
+    };
+    let stream = m.flag(&STREAM) || cfg.stream;
+    if let Some(model) = m.string(&MODEL)? {
+        cfg.model = model.to_owned();
+    }
+    if let Some(skill) = m.string(&SKILL)? {
+        cfg.skill = skill.to_owned();
+    }
+    if let Some(system) = m.string(&SYSTEM)? {
+        cfg.system_prompt = system.to_owned();
+    }
+    let temperature = m.number::<f64>(&TEMPERATURE)?;
+    if let Some(t) = temperature {
+        cfg.params.temperature = t;
+    }
+    if let Some(n) = m.number::<u64>(&MAX_TOKENS)? {
+        cfg.params.max_tokens = i64::try_from(n).unwrap_or(i64::MAX);
+    }
+    if let Some(n) = m.number::<u64>(&BUDGET_TOKENS)? {
+        cfg.budget.max_tokens = axe_base::count::Count::new(n);
+    }
+    // The model is checked before the config is read, as in Go.
+    axe_llm::parse_model(&cfg.model)?;
+    let config = config::load()?;
+    let config_dir = dirs::config_dir()?;
+    let mut session = Session::new(config, config_dir, &cfg, verbose);
+    let workdir = m.value(&WORKDIR).map(PathBuf::from);
+    let mut agent = once::prepare(&session, &name, cfg, workdir).map_err(|(_, e)| e)?;
+    if temperature.is_some() {
+        // Given for this run: sent as given, 0 included.
+        agent.temperature = temperature;
+    }
+    let words = target::words_after_agent(m);
+    let history = messages
+        .map(|source| history::read(source, |what| take(&mut piped)?.text(deadline, what)))
+        .transpose()?;
+    let stdin = match prompt {
+        Some(text) => text.to_owned(),
+        None => match piped.take() {
+            Some(reading) => reading.text(deadline, "standard input")?,
+            None => String::new(),
+        },
+    };
+    let task = super::stdin::words_then(words.as_deref(), &stdin);
+    let (history, task) = go_on_from(history, task)?;
+    let mut warn = |w: String| note(format_args!("Warning: {w}"));
+    let now = Current {
+        task: Some(m.string(&STATE_TASK)?.unwrap_or(DEFAULT_TASK)),
+        phase: m.string(&PHASE)?,
+    };
+    // The run log keeps the task as given; the model also gets the memory
+    // block (the state's, or the one over every kind).
+    let user = prompt::user_message(&task);
+    let begun = once::begin(&agent, user, now, dry || verbose, &mut warn);
+
+    if dry {
+        let shown = dry_run::Shown {
+            timeout: Seconds(timeout),
+            // With --messages the task may be the last message's.
+            task: match &history {
+                Some(_) => Some(task.as_str()),
+                None => words.as_deref(),
+            },
+            stdin: &stdin,
+            memory: &begun.injected,
+            history: history.as_deref(),
+        };
+        return if json {
+            dry_run::json(out, &session, &agent, &shown)
+        } else {
+            dry_run::text(out, &session, &agent, &shown)
+        };
+    }
+
+    // A missing key, or a response format the provider cannot give,
+    // fails before anything else is said or sent.
+    session.endpoint(agent.provider)?;
+    if let Some(format) = agent.cfg.params.response_format() {
+        agent.provider.check_response_format(&format)?;
+    }
+    // A prompt that alone would overrun the budget is not sent at all.
+    let earlier = history.as_deref().unwrap_or_default();
+    budget::check(session.budget, &agent.system, earlier, &begun.sent)?;
+    let flag_dir = m.value(&ARTIFACT_DIR).map(std::path::Path::new);
+    session.artifacts =
+        artifacts::open(&agent.cfg.artifacts, flag_dir, &agent.workdir)?.map(Arc::new);
+    if verbose {
+        print_context(&agent, Seconds(timeout), &stdin, &begun.injected);
+        if let Some(a) = &session.artifacts {
+            note(format_args!("Artifacts: {}", a.dir.display()));
+        }
+    }
+    let started = Instant::now();
+    let mut show = |text: &str| -> io::Result<()> {
+        // With --json the one document comes at the end instead; the
+        // stream still keeps a long answer's connection alive.
+        if !json {
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+        Ok(())
+    };
+    let on_text: Option<TextSink> = if stream { Some(&mut show) } else { None };
+    let given = history.is_some();
+    let ran = begun.finish(
+        &session,
+        0,
+        deadline,
+        history.unwrap_or_default(),
+        on_text,
+        &mut warn,
+    );
+    let duration_ms = started.elapsed().as_millis();
+    let artifacts = session
+        .artifacts
+        .as_ref()
+        .map(|a| a.written())
+        .unwrap_or_default();
+    // Whichever way the run ended, its own directory goes unless kept.
+    if let Some(kept) = session
+        .artifacts
+        .as_ref()
+        .and_then(|a| a.finish(m.flag(&KEEP_ARTIFACTS)))
+    {
+        note(format_args!("artifacts preserved: {}", kept.display()));
+    }
+    if verbose {
+        note(format_args!("Duration: {duration_ms}ms"));
+    }
+    let ran = ran?;
+    if verbose {
+        print_totals(&ran.outcome, &session);
+        for line in secrets::lines(&ran.redacted) {
+            note(format_args!("Memory:   {line}"));
+        }
+        if let Some(line) = ran.logged.and_then(|cut| cut.line()) {
+            note(format_args!("Memory:   {line}"));
+        }
+    }
+    let outcome = &ran.outcome;
+    if json {
+        let spent = session.spent();
+        // The tokens are this agent's turns; the cost is what the whole
+        // run cost, sub-agents included.
+        let usage = axe_llm::Usage {
+            cost: spent.cost,
+            ..outcome.usage
+        };
+        let details =
+            std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
+        let more = More {
+            tool_calls: outcome.tool_calls,
+            retry_attempts: outcome.retry_attempts,
+            tool_call_details: details,
+            artifacts,
+            budget: session.budget.map(|max| Budget {
+                budget_max_tokens: max,
+                budget_used_tokens: spent.tokens(),
+                budget_exceeded: outcome.exceeded.is_some(),
+            }),
+            state: ran.state,
+            messages: given.then_some(&outcome.messages[..]),
+            redacted: ran.redacted,
+            logged: ran.logged,
+        };
+        super::answer::write_answer(out, &outcome.reply, &usage, duration_ms, more)?;
+    } else {
+        super::answer::write_text(out, &outcome.reply.content, stream)?;
+    }
+    out.flush().map_err(Error::Output)?;
+    match outcome.exceeded {
+        Some((used, max)) => Err(Error::Budget { used, max }),
+        None => Ok(()),
+    }
+}
+
+/// The earlier turns and the task of a run given `--messages`: the prompt
+/// when there is one, else the last message, which must then be the
+/// user's. Without `--messages`, no turns and the prompt.
+fn go_on_from(
+    history: Option<Vec<Message>>,
+    task: String,
+) -> Result<(Option<Vec<Message>>, String)> {
+    let Some(mut history) = history else {
+        return Ok((None, task));
+    };
+    if !task.trim().is_empty() {
+        return Ok((Some(history), task));
+    }
+    match history.pop() {
+        Some(last) if last.role == Role::User => Ok((Some(history), last.content)),
+        _ => Err(Error::Usage(
+            "--messages: the conversation does not end with a user message: give a prompt to send next".into(),
+        )),
+    }
+}
+
+/// The `--verbose` lines before the call.
+fn print_context(agent: &Prepared, timeout: Seconds, stdin: &str, injected: &Injected) {
+    let cfg = &agent.cfg;
+    let skill = if cfg.skill.is_empty() {
+        "(none)"
+    } else {
+        &cfg.skill
+    };
+    note(format_args!("Model:    {}", agent.model_string()));
+    note(format_args!("Workdir:  {}", agent.workdir.display()));
+    note(format_args!("Skill:    {skill}"));
+    note(format_args!("Files:    {} file(s)", agent.files.len()));
+    for line in &agent.files_converted {
+        note(format_args!("Converted: {line}"));
+    }
+    for line in &agent.files_left_out {
+        note(format_args!("Left out: {line}"));
+    }
+    let piped = if stdin.trim().is_empty() { "no" } else { "yes" };
+    note(format_args!("Stdin:    {piped}"));
+    note(format_args!("Timeout:  {timeout}s"));
+    note(format_args!("Params:   {}", agent.params_line()));
+    if !cfg.tools.is_empty() {
+        note(format_args!("Tools:    {}", cfg.tools.join(", ")));
+    }
+    if let Some(sandbox) = &agent.sandbox {
+        note(format_args!("Sandbox:  {}", sandbox.describe()));
+    }
+    if let Some(r) = &agent.recall {
+        match &r.path {
+            Some(path) if r.loaded > 0 => note(format_args!(
+                "Memory:   {} entries loaded from {}",
+                r.loaded,
+                path.display()
+            )),
+            _ => note(format_args!("Memory:   0 entries (no memory file)")),
+        }
+    }
+    if let Injected::Context(c) = injected {
+        note(format_args!(
+            "Context:  {} of {} characters ({}), {} item(s) left out",
+            c.chars,
+            c.budget,
+            c.kinds.join(", "),
+            c.left_out.len()
+        ));
+    }
+}
+
+/// The `--verbose` lines after the call.
+fn print_totals(outcome: &Outcome, session: &Session) {
+    let usage = &outcome.usage;
+    let looped = match session.budget {
+        Some(max) => format!(" (cumulative, budget: {}/{max})", session.spent().tokens()),
+        None if outcome.tools_offered => " (cumulative)".to_owned(),
+        None => String::new(),
+    };
+    note(format_args!(
+        "Tokens:   {} input, {} output{looped}",
+        known(usage.input_tokens),
+        known(usage.output_tokens)
+    ));
+    if usage.cache_read_tokens.is_some() || usage.cache_write_tokens.is_some() {
+        note(format_args!(
+            "Cache:    {} read, {} written",
+            usage.cache_read_tokens.unwrap_or(0),
+            usage.cache_write_tokens.unwrap_or(0)
+        ));
+    }
+    note(format_args!("Stop:     {}", outcome.reply.stop_reason));
+}
+
+/// A count the server may not have given.
+fn known(n: Option<u64>) -> String {
+    n.map_or_else(|| "unknown".to_owned(), |n| n.to_string())
+}
+
+/// Standard input's reading, which `--messages -` made sure was started.
+fn take(piped: &mut Option<super::stdin::Reading>) -> Result<super::stdin::Reading> {
+    piped
+        .take()
+        .ok_or_else(|| Error::Input("standard input was already read".into()))
+}

@@ -1,0 +1,48 @@
+//! The structured state's executables (`axe-state-*`), and what they
+//! share: the state file a command works on, an agent's.
+
+pub mod context;
+pub mod ingest;
+pub mod path;
+pub mod record;
+pub mod show;
+
+use std::path::PathBuf;
+
+use super::args::required_agent;
+use axe_base::error::Result;
+use axe_cli::{Flag, Matches};
+use axe_memory::secrets::Secrets;
+use axe_memory::settings::StateConfig;
+
+/// `--task ID` of the commands that record into or show a task.
+pub const TASK: Flag = Flag::with_value(
+    "task",
+    "ID",
+    "The current task: signals about steps and files go to it [default: main]",
+);
+
+/// An agent's state file and settings.
+pub struct Target {
+    pub agent: String,
+    pub cfg: StateConfig,
+    pub path: PathBuf,
+    /// What its saves do with credentials (`[memory] redact`).
+    pub secrets: Secrets,
+}
+
+/// The agent named by AGENT, with or without an agent file (see
+/// [`super::args::memory_agent`]), and its state file:
+/// `[state] path`, else `<data>/state/<agent>.json`.
+pub fn resolve(m: &Matches) -> Result<Target> {
+    let agent = required_agent(m)?.to_owned();
+    let (loaded, _) = super::args::memory_agent(&agent)?;
+    let cfg = loaded.state;
+    let path = axe_memory::state::file_path(&agent, &cfg.path)?;
+    Ok(Target {
+        agent,
+        cfg,
+        path,
+        secrets: crate::config::secrets(loaded.memory.redact),
+    })
+}

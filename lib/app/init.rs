@@ -1,0 +1,206 @@
+//! What `axe-config init` and `axe-agents init` write: the config
+//! directory's skeleton and new agent files, never replacing a file that is
+//! already there.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::agent;
+use axe_base::dirs;
+use axe_base::error::{Error, Result, describe_io};
+
+/// The commented `config.toml` that `config init` writes (mode 0600: it is
+/// where API keys go).
+pub const CONFIG_TOML: &str = r#"# axe global configuration: API keys and base URLs of the LLM providers.
+# Uncomment the section of the provider you use. Agents name their model
+# as provider/model: anthropic/claude-sonnet-4-20250514, openai/gpt-4o,
+# ollama/llama3.
+#
+# Environment variables win over this file:
+#   API key:  <PROVIDER>_API_KEY        (e.g. ANTHROPIC_API_KEY)
+#   Base URL: AXE_<PROVIDER>_BASE_URL   (e.g. AXE_OPENAI_BASE_URL)
+# api_key_cmd runs a shell command and uses its output as the key, so the
+# key can stay in a password manager.
+
+# The model axe-llm uses without -m, and axe-agents init writes into a new
+# agent without --model.
+# default_model = "anthropic/claude-sonnet-4-20250514"
+
+# Anthropic's hosted API.
+# [providers.anthropic]
+# api_key = "sk-ant-..."
+# api_key_cmd = "pass show anthropic"
+
+# OpenAI's hosted API, or an OpenAI-compatible server of your own
+# (llama.cpp's llama-server, vLLM, LM Studio): set base_url, with or
+# without /v1. A server of your own needs no key unless it asks for one.
+# [providers.openai]
+# api_key = "sk-..."
+# base_url = "http://localhost:8080/v1"
+
+# Ollama on this machine or another; no key.
+# [providers.ollama]
+# base_url = "http://localhost:11434"
+
+# OpenRouter: openrouter/<its own model name>, e.g.
+# openrouter/anthropic/claude-sonnet-4 (key also from OPENROUTER_API_KEY).
+# [providers.openrouter]
+# api_key = "sk-or-..."
+
+# Google Gemini: google/gemini-2.5-flash (key also from GEMINI_API_KEY).
+# [providers.google]
+# api_key = "..."
+
+# What memory keeps (run logs, notes, state) has credentials replaced by
+# markers such as [redacted: github token]; false keeps them, for every
+# agent whose file does not say otherwise.
+# [memory]
+# redact = true
+"#;
+
+/// `skills/sample/SKILL.md`: a skill to copy from.
+pub const SAMPLE_SKILL: &str = r###"# Sample skill
+
+A skill is a markdown file of instructions that `axe-run` puts into the
+agent's system prompt under "## Skill". Point an agent at one with
+`skill = "skills/sample/SKILL.md"` (relative to the config directory) or
+with `axe-run --skill PATH`.
+
+## Purpose
+
+Say in one or two sentences what the agent does with this skill.
+
+## Instructions
+
+1. Read the task and any context files before answering.
+2. Work step by step; state assumptions you make.
+3. Keep the answer short and concrete.
+
+## Output format
+
+Describe the shape of the answer: a list, a table, a patch, a verdict.
+"###;
+
+/// What `config init` did: the directory and the files it created (an
+/// existing file is left alone and not listed).
+pub struct ConfigInit {
+    pub config_dir: PathBuf,
+    pub created: Vec<PathBuf>,
+}
+
+/// Creates `agents/`, `skills/sample/SKILL.md` and `config.toml` under the
+/// config directory, keeping whatever already exists.
+pub fn config() -> Result<ConfigInit> {
+    let config_dir = dirs::config_dir()?;
+    let mut created = Vec::new();
+    let agents = config_dir.join("agents");
+    mkdir(&agents, "agents")?;
+    let sample = config_dir.join("skills").join("sample");
+    mkdir(&sample, "skills/sample")?;
+    let files = [
+        (sample.join("SKILL.md"), SAMPLE_SKILL, 0o644, "SKILL.md"),
+        (
+            config_dir.join("config.toml"),
+            CONFIG_TOML,
+            0o600,
+            "config.toml",
+        ),
+    ];
+    for (path, text, mode, what) in files {
+        match write_new(&path, text, mode) {
+            Ok(()) => created.push(path),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(write_failed(what, &path, &e)),
+        }
+    }
+    Ok(ConfigInit {
+        config_dir,
+        created,
+    })
+}
+
+/// Writes the scaffold of a new agent `name`, filled in with `fill`, and
+/// returns its path; an existing file is an error and stays as it was. The
+/// exclusive create is the only check, so a file made a moment ago by
+/// someone else counts too.
+pub fn agent(name: &str, fill: agent::Fill) -> Result<PathBuf> {
+    let path = agent::file_path(name)?;
+    if let Some(dir) = path.parent() {
+        mkdir(dir, "agents")?;
+    }
+    match write_new(&path, &agent::scaffold_with(name, fill), 0o644) {
+        Ok(()) => Ok(path),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::Config(format!(
+            "agent config already exists: {}",
+            path.display()
+        ))),
+        Err(e) => Err(write_failed("agent config", &path, &e)),
+    }
+}
+
+fn mkdir(dir: &Path, what: &str) -> Result<()> {
+    fs::create_dir_all(dir).map_err(|e| {
+        Error::Config(format!(
+            "failed to create {what} directory: mkdir {}: {}",
+            dir.display(),
+            describe_io(&e)
+        ))
+    })
+}
+
+fn write_failed(what: &str, path: &Path, e: &io::Error) -> Error {
+    Error::Config(format!(
+        "failed to write {what}: open {}: {}",
+        path.display(),
+        describe_io(e)
+    ))
+}
+
+/// Creates `path` with `text`; fails with `AlreadyExists` instead of
+/// replacing a file, even one created a moment ago by someone else. A write
+/// that fails half way removes the file, so nothing half-written stays.
+fn write_new(path: &Path, text: &str, mode: u32) -> io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut file = options.open(path)?;
+    let written = file
+        .write_all(text.as_bytes())
+        .and_then(|()| file.sync_all());
+    if let Err(e) = written {
+        drop(file);
+        let _ = fs::remove_file(path);
+        return Err(e);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_template_is_valid_toml_with_nothing_set() {
+        let cfg = crate::config::parse(CONFIG_TOML).unwrap();
+        assert!(cfg.providers.is_empty());
+        assert_eq!(cfg.default_model().unwrap(), None);
+        // Uncommented, it is a model the toolkit takes.
+        let set = CONFIG_TOML.replace("# default_model", "default_model");
+        let cfg = crate::config::parse(&set).unwrap();
+        assert!(cfg.default_model().unwrap().is_some());
+    }
+
+    #[test]
+    fn write_new_never_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        write_new(&path, "one", 0o600).unwrap();
+        let e = write_new(&path, "two", 0o600).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "one");
+    }
+}

@@ -1,0 +1,233 @@
+//! The conversation loop: a reply with tool calls gets their results (see
+//! `tools`) and another turn, up to 50 turns. A sub-agent called through
+//! `call_agent` is run by the `sub_agent` the caller passes in (`once`'s),
+//! through this same loop, bounded by the caller's
+//! `sub_agents_config.timeout` inside the run's own deadline.
+
+use std::io;
+
+use super::prepared::Prepared;
+use super::session::Session;
+use super::tools::{self, SubAgent};
+use axe_base::error::{Error, Result};
+use axe_base::stderr::note;
+use axe_llm::{CallOptions, Conversation, Deadline, Message, Reply, Role, Usage};
+use axe_memory::secrets::Redaction;
+
+/// Turns before a conversation is given up.
+const MAX_TURNS: usize = 50;
+
+/// Where streamed text goes.
+pub type TextSink<'a> = &'a mut dyn FnMut(&str) -> io::Result<()>;
+
+/// How a conversation ended.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The last reply: the one without tool calls, or when the budget ran
+    /// out the last one there was (the partial answer).
+    pub reply: Reply,
+    /// Summed over this agent's turns (sub-agents' own calls not
+    /// included; the session sums the whole tree).
+    pub usage: Usage,
+    /// Tool calls the model made, over all turns.
+    pub tool_calls: u64,
+    /// Whether the model was offered tools, so the turns could loop.
+    pub tools_offered: bool,
+    /// Calls made again under `[retry]`, over all turns (sub-agents' own
+    /// not included).
+    pub retry_attempts: u64,
+    /// `(used, max)` when the run's token budget ran out before the model
+    /// was done (no further call was made, no tool run), or its last
+    /// reply took the count past the budget.
+    pub exceeded: Option<(u64, u64)>,
+    /// The whole conversation: `start`, then every turn, the last reply
+    /// included (tool calls the budget stopped are left out, and a reply
+    /// that was nothing else, so the list can be sent again).
+    pub messages: Vec<Message>,
+    /// The secrets the memory tools' writes took out.
+    pub redacted: Vec<Redaction>,
+}
+
+/// Talks with `agent`'s model from `start` (the first user message, or a
+/// conversation to go on with) until a reply has no tool calls or the
+/// run's token budget runs out. `on_text`, when given, receives the text
+/// of every turn as it arrives; `sub` runs a sub-agent the model calls.
+pub fn converse(
+    session: &Session,
+    agent: &Prepared,
+    start: Vec<Message>,
+    depth: u32,
+    deadline: Deadline,
+    mut on_text: Option<TextSink>,
+    sub: &SubAgent,
+) -> Result<Outcome> {
+    let endpoint = session.endpoint(agent.provider)?;
+    if session.verbose && depth == 0 && endpoint.is_whole() {
+        note(format_args!(
+            "Endpoint: {} (the base URL is a whole endpoint URL: used as it is)",
+            endpoint.url()
+        ));
+    }
+    let mut ctx = tools::Context {
+        session,
+        agent,
+        depth,
+        deadline,
+        sub_agent: sub,
+        memory: tools::memory(session, agent, Some(deadline)),
+        act: tools::act(session, agent, deadline),
+        mcp: tools::Servers::default(),
+    };
+    // Its MCP servers run while it talks, and stop with `ctx` however the
+    // conversation ends.
+    tools::connect(&mut ctx)?;
+    let tools = tools::offered(&ctx);
+    // The loop's progress lines are the top-level agent's alone, as in Go.
+    let trace = session.verbose && depth == 0 && !tools.is_empty();
+    let mut conversation = Conversation {
+        model: None,
+        system: agent.system.clone(),
+        messages: start,
+        tools,
+        temperature: agent.temperature,
+        max_tokens: agent.max_tokens(),
+        response_format: agent.cfg.params.response_format(),
+        cache: agent.cfg.params.cache,
+        system_stable: Some(agent.system_stable),
+    };
+    let mut outcome = Outcome {
+        reply: Reply {
+            model: agent.model.clone(),
+            ..Reply::default()
+        },
+        usage: Usage::default(),
+        tool_calls: 0,
+        tools_offered: !conversation.tools.is_empty(),
+        retry_attempts: 0,
+        exceeded: None,
+        messages: Vec::new(),
+        redacted: Vec::new(),
+    };
+    let mut shown_before = false;
+    for turn in 1..=MAX_TURNS {
+        if let Some(exceeded) = session.over_budget() {
+            outcome.exceeded = Some(exceeded);
+            outcome.messages = conversation.messages;
+            outcome.redacted = redacted(&ctx);
+            return Ok(outcome);
+        }
+        if trace {
+            let pending: usize = conversation
+                .messages
+                .iter()
+                .filter(|m| m.role == Role::Tool)
+                .map(|m| m.tool_results.len())
+                .sum();
+            note(format_args!(
+                "[turn {turn}] Sending request ({} messages, {pending} tool calls pending)",
+                conversation.messages.len()
+            ));
+        }
+        let options = CallOptions {
+            deadline,
+            retry: agent.cfg.retry.policy(),
+            stream: on_text.is_some(),
+        };
+        let mut shown_now = false;
+        let mut show = |text: &str| -> io::Result<()> {
+            let Some(out) = on_text.as_mut() else {
+                return Ok(());
+            };
+            // Text of an earlier turn stays on screen: set this turn apart.
+            if shown_before && !shown_now {
+                out("\n\n")?;
+            }
+            shown_now = true;
+            out(text)
+        };
+        let mut on_retry = |retry: &axe_llm::Retry| {
+            outcome.retry_attempts += 1;
+            if session.verbose {
+                note(format_args!("{retry}"));
+            }
+        };
+        let reply = axe_llm::complete_observed(
+            &endpoint,
+            &agent.model,
+            &conversation,
+            &options,
+            &mut show,
+            &mut on_retry,
+        )?;
+        shown_before |= shown_now;
+        outcome.usage.add(&reply.usage);
+        session.spend(&reply.usage);
+        if trace {
+            note(format_args!(
+                "[turn {turn}] Received response: {} ({} tool calls)",
+                reply.stop_reason,
+                reply.tool_calls.len()
+            ));
+        }
+        let done = reply.tool_calls.is_empty() || conversation.tools.is_empty();
+        // Tools run only while the budget lasts; a last reply that took
+        // the count past it ends a run that was not within it either.
+        let exceeded = if done {
+            session.overshot()
+        } else {
+            session.over_budget()
+        };
+        if done || exceeded.is_some() {
+            // A reply that was only the tool calls the budget stopped
+            // leaves nothing to keep: an empty assistant message would be
+            // refused when the list is sent again.
+            if done || !reply.content.is_empty() {
+                conversation
+                    .messages
+                    .push(assistant(reply.content.clone(), Vec::new()));
+            }
+            outcome.reply = reply;
+            outcome.exceeded = exceeded;
+            outcome.messages = conversation.messages;
+            outcome.redacted = redacted(&ctx);
+            return Ok(outcome);
+        }
+        outcome.tool_calls += reply.tool_calls.len() as u64;
+        let results = tools::run(&ctx, &reply.tool_calls, turn - 1);
+        // The partial answer, should the budget run out before the next.
+        outcome.reply = reply.clone();
+        conversation
+            .messages
+            .push(assistant(reply.content, reply.tool_calls));
+        conversation.messages.push(Message {
+            role: Role::Tool,
+            content: String::new(),
+            tool_calls: Vec::new(),
+            tool_results: results,
+        });
+    }
+    let who = if depth == 0 { "agent" } else { "sub-agent" };
+    Err(Error::Agent(format!(
+        "{who} exceeded maximum conversation turns ({MAX_TURNS})"
+    )))
+}
+
+fn assistant(content: String, tool_calls: Vec<axe_llm::ToolCall>) -> Message {
+    Message {
+        role: Role::Assistant,
+        content,
+        tool_calls,
+        tool_results: Vec::new(),
+    }
+}
+
+/// What the memory tools' writes took out, so far.
+fn redacted(ctx: &tools::Context) -> Vec<Redaction> {
+    std::mem::take(
+        &mut ctx
+            .memory
+            .redacted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()),
+    )
+}

@@ -1,0 +1,225 @@
+//! MCP servers as a source of a conversation's tools: the agent's
+//! `[[mcp_servers]]` started (or connected to) when its conversation
+//! starts, as many at once as the run's pool spares, their tools offered
+//! beside the others under their own names, each call routed to its
+//! server within the run's deadline, and every server stopped when the
+//! conversation ends, however it ends (dropping [`Servers`] closes them).
+
+use serde_json::Value;
+
+use crate::agent::McpServer;
+use crate::run::pool::Pool;
+use axe_base::error::{Error, Result};
+use axe_base::stderr::note;
+use axe_llm::{Deadline, ToolCall, ToolDef};
+use axe_tools::NotesSeen;
+use axe_tools::mcp::config::expand;
+use axe_tools::mcp::{Client, Resolved, Tool};
+
+/// The running servers of one conversation and the tools they offer.
+#[derive(Default)]
+pub struct Servers {
+    clients: Vec<Client>,
+    routes: Vec<Route>,
+}
+
+struct Route {
+    /// What the model is offered: the server's own name, description and
+    /// input schema.
+    def: ToolDef,
+    /// What a call is checked against: the same schema, open to arguments
+    /// it does not name unless it says `additionalProperties: false`.
+    check: ToolDef,
+    client: usize,
+}
+
+/// What starting one server came to.
+type Started = std::result::Result<(Client, Vec<Tool>), String>;
+
+impl Servers {
+    /// Starts `servers` for an agent in `workdir`; `taken` are the names of
+    /// the conversation's other tools, which keep them. An unset `${VAR}`
+    /// and a tool name on two servers are config errors; a required server
+    /// that fails is an error naming it, one that is not a warning.
+    pub fn start(
+        servers: &[McpServer],
+        workdir: &std::path::Path,
+        taken: &[String],
+        deadline: Deadline,
+        verbose: bool,
+        pool: &Pool,
+    ) -> Result<Servers> {
+        let resolved = servers
+            .iter()
+            .map(resolve)
+            .collect::<Result<Vec<Resolved>>>()?;
+        if verbose {
+            servers.iter().for_each(say_starting);
+        }
+        let started: Vec<Started> = pool.each(
+            &resolved,
+            |r| start_one(r.clone(), workdir, deadline, verbose),
+            |_| Err("it crashed axe".into()),
+        );
+        let mut out = Servers::default();
+        let mut failed = None;
+        for (server, started) in servers.iter().zip(started) {
+            match started {
+                Ok((client, tools)) => out.add(client, tools, taken, verbose)?,
+                Err(why) if server.required() => {
+                    failed.get_or_insert(Error::ToolServer(format!(
+                        "failed to connect MCP server \"{}\": {why}",
+                        server.name
+                    )));
+                }
+                Err(why) => note(format_args!(
+                    "Warning: MCP server \"{}\" is not available, going on without its tools: {why}",
+                    server.name
+                )),
+            }
+        }
+        // Every server that did start is stopped as `out` goes.
+        failed.map_or(Ok(out), Err)
+    }
+
+    /// Registers `client`'s tools: a name another tool of the conversation
+    /// has is skipped; one another server offers is a config error.
+    fn add(
+        &mut self,
+        client: Client,
+        tools: Vec<Tool>,
+        taken: &[String],
+        verbose: bool,
+    ) -> Result<()> {
+        let index = self.clients.len();
+        let listed = tools.len();
+        let mut kept = 0;
+        for tool in tools {
+            if taken.contains(&tool.name) {
+                if verbose {
+                    note(format_args!(
+                        "[mcp] Skipping \"{}\" from \"{}\" (conflicts with built-in tool)",
+                        tool.name, client.name
+                    ));
+                }
+                continue;
+            }
+            if let Some(other) = self.routes.iter().find(|r| r.def.name == tool.name) {
+                // Listed twice by one server: once is enough.
+                if other.client == index {
+                    continue;
+                }
+                let first = &self.clients[other.client].name;
+                return Err(Error::AgentInvalid(format!(
+                    "MCP tool \"{}\" collision between servers \"{first}\" and \"{}\"",
+                    tool.name, client.name
+                )));
+            }
+            let mut open = tool.input_schema.clone();
+            if open.get("additionalProperties") != Some(&Value::Bool(false)) {
+                open["additionalProperties"] = Value::Bool(true);
+            }
+            let def = ToolDef {
+                name: tool.name,
+                description: tool.description,
+                parameters: tool.input_schema,
+            };
+            let check = ToolDef {
+                parameters: open,
+                ..def.clone()
+            };
+            self.routes.push(Route {
+                def,
+                check,
+                client: index,
+            });
+            kept += 1;
+        }
+        if verbose {
+            note(format_args!(
+                "[mcp] \"{}\" discovered {listed} tool(s), registered {kept}",
+                client.name
+            ));
+        }
+        self.clients.push(client);
+        Ok(())
+    }
+
+    pub fn offered(&self) -> impl Iterator<Item = ToolDef> + '_ {
+        self.routes.iter().map(|r| r.def.clone())
+    }
+
+    /// Runs `call` on the server that offers its tool, its arguments
+    /// checked like every tool's; `None` when no server offers it.
+    pub fn call(
+        &self,
+        call: &ToolCall,
+        seen: &NotesSeen,
+        deadline: Deadline,
+    ) -> Option<std::result::Result<String, String>> {
+        let route = self.routes.iter().find(|r| r.def.name == call.name)?;
+        let client = &self.clients[route.client];
+        Some(axe_tools::checked(&route.check, call, seen, |c| {
+            client.call(&c.call.name, &c.call.arguments, deadline.at)
+        }))
+    }
+}
+
+/// `server` with `${VAR}` expanded in its headers and env.
+fn resolve(server: &McpServer) -> Result<Resolved<'_>> {
+    let var = |name: &str| std::env::var(name).ok();
+    let expanded = |map: &std::collections::BTreeMap<String, String>| {
+        map.iter()
+            .map(|(k, v)| Ok((k.clone(), expand(v, var)?)))
+            .collect::<std::result::Result<Vec<_>, String>>()
+            .map_err(|why| {
+                Error::Config(format!(
+                    "failed to connect MCP server \"{}\": {why}",
+                    server.name
+                ))
+            })
+    };
+    let headers = expanded(&server.headers)?;
+    if let Some((name, _)) = headers.iter().find(|(_, v)| v.contains(['\r', '\n', '\0'])) {
+        return Err(Error::Config(format!(
+            "failed to connect MCP server \"{}\": header {name:?} has a line break in it",
+            server.name
+        )));
+    }
+    Ok(Resolved {
+        server,
+        headers,
+        env: expanded(&server.env)?,
+    })
+}
+
+fn say_starting(server: &McpServer) {
+    let (name, transport) = (&server.name, &server.transport);
+    match server.is_stdio() {
+        true => note(format_args!(
+            "[mcp] Starting \"{name}\": {} ({transport})",
+            std::iter::once(&server.command)
+                .chain(&server.args)
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(" ")
+        )),
+        false => note(format_args!(
+            "[mcp] Connecting to \"{name}\" at {} ({transport})",
+            server.url.trim()
+        )),
+    }
+}
+
+fn start_one(
+    resolved: Resolved,
+    workdir: &std::path::Path,
+    deadline: Deadline,
+    verbose: bool,
+) -> Started {
+    let client = Client::connect(resolved, workdir, deadline.at, verbose)?;
+    let tools = client
+        .tools(deadline.at)
+        .map_err(|why| format!("failed to list its tools: {why}"))?;
+    Ok((client, tools))
+}

@@ -1,0 +1,39 @@
+//! A count (or seconds) as an agent file writes it.
+
+use serde::{Deserialize, Serialize};
+
+/// A count (or seconds) in an agent file. It is read as any integer, so
+/// that a negative one reaches the agent's validation and gets Go's message rather
+/// than a parse error; once validated, [`Count::get`] is its value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct Count(pub i64);
+
+impl Count {
+    /// `n`, as a flag gives it for this run.
+    pub fn new(n: u64) -> Count {
+        Count(i64::try_from(n).unwrap_or(i64::MAX))
+    }
+
+    /// The value, which validation has made sure is not negative.
+    pub fn get(self) -> u64 {
+        u64::try_from(self.0).unwrap_or(0)
+    }
+
+    /// The value as a size or a number of characters.
+    pub fn as_usize(self) -> usize {
+        usize::try_from(self.get()).unwrap_or(usize::MAX)
+    }
+
+    /// Whether the file wrote a negative number, which validation refuses.
+    pub fn is_negative(self) -> bool {
+        self.0 < 0
+    }
+}
+
+impl std::fmt::Display for Count {
+    /// As written in the file.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}

@@ -1,0 +1,358 @@
+//! Keys in an agent file or config.toml that no setting takes: a typo
+//! (`[memroy]`, `temprature`) that would otherwise leave a setting
+//! silently off, or a key of a newer Go `axe`. They are warned of, never
+//! refused, so that a file written for a newer release still loads.
+//!
+//! The known names come from the serde structs themselves: serde's derive
+//! hands a struct's field names to `deserialize_struct`, and [`Probe`]
+//! walks the type down to a table's path to read them there. No list is
+//! kept by hand, so a field is known the moment it is declared, and a
+//! map (`headers`, `env`) or a free-form value (`response_format`) takes
+//! any key.
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
+use serde::{Serialize, Serializer};
+use toml::de::{DeTable, DeValue};
+
+/// A key no setting takes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unknown {
+    /// The file it is in.
+    #[serde(serialize_with = "lossy")]
+    pub file: PathBuf,
+    /// 1-based, where the key is written.
+    pub line: usize,
+    /// Dotted from the top: `memroy`, `params.temprature`,
+    /// `mcp_servers[0].comand`.
+    pub key: String,
+    /// Whether its value is a table (`[memroy]`), so it reads as a
+    /// section.
+    pub section: bool,
+    /// The known name nearest to it, dotted the same way, when one is
+    /// near enough to be what was meant.
+    pub did_you_mean: Option<String>,
+}
+
+impl std::fmt::Display for Unknown {
+    /// `unknown section [memroy], ignored (did you mean [memory]?)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let show = |key: &str| match self.section {
+            true => format!("[{key}]"),
+            false => key.to_owned(),
+        };
+        let kind = if self.section { "section" } else { "key" };
+        write!(f, "unknown {kind} {}, ignored", show(&self.key))?;
+        if let Some(near) = &self.did_you_mean {
+            write!(f, " (did you mean {}?)", show(near))?;
+        }
+        Ok(())
+    }
+}
+
+impl Unknown {
+    /// The warning line: `<file>:<line>: unknown ...`.
+    pub fn located(&self) -> String {
+        format!("{}:{}: {self}", self.file.display(), self.line)
+    }
+}
+
+fn lossy<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&path.to_string_lossy())
+}
+
+/// The keys of `text` (the TOML of `file`) that `T` does not take, in the
+/// order they are written. A text that does not parse has none: its parse
+/// error is what is reported.
+pub fn find<T: DeserializeOwned>(file: &Path, text: &str) -> Vec<Unknown> {
+    let Ok(root) = DeTable::parse(text) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let mut walk = Walk {
+        file,
+        text,
+        path: Vec::new(),
+        found: &mut found,
+    };
+    walk.table::<T>(root.get_ref());
+    found.sort_by(|a, b| (a.line, &a.key).cmp(&(b.line, &b.key)));
+    found
+}
+
+/// Warns of `unknown` on stderr, one line each, the first time `file` is
+/// reported in this process: a run loads an agent once for itself and
+/// again for each call of it as a sub-agent.
+pub fn warn(file: &Path, unknown: &[Unknown]) {
+    static WARNED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    if unknown.is_empty() {
+        return;
+    }
+    let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+    if warned.iter().any(|f| f == file) {
+        return;
+    }
+    warned.push(file.to_owned());
+    for u in unknown {
+        crate::stderr::note(format_args!("Warning: {}", u.located()));
+    }
+}
+
+/// A step from a table to what it holds.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(String),
+    /// An element of an array of tables (`[[mcp_servers]]`).
+    Index(usize),
+}
+
+struct Walk<'a> {
+    file: &'a Path,
+    text: &'a str,
+    path: Vec<Step>,
+    found: &'a mut Vec<Unknown>,
+}
+
+impl Walk<'_> {
+    /// Checks the table at `self.path` against the fields `T` has there,
+    /// then every table it holds.
+    fn table<T: DeserializeOwned>(&mut self, table: &DeTable) {
+        let known = fields::<T>(&self.path);
+        for (key, value) in table.iter() {
+            let name: &str = key.get_ref();
+            if let Some(known) = known
+                && !known.contains(&name)
+            {
+                let before = &self.text[..key.span().start.min(self.text.len())];
+                self.found.push(Unknown {
+                    file: self.file.to_owned(),
+                    line: before.matches('\n').count() + 1,
+                    key: dotted(&self.path, name),
+                    section: matches!(value.get_ref(), DeValue::Table(_)),
+                    did_you_mean: crate::suggest::near(name, known.iter().copied())
+                        .map(|near| dotted(&self.path, near)),
+                });
+                continue;
+            }
+            self.path.push(Step::Key(name.to_owned()));
+            match value.get_ref() {
+                DeValue::Table(inner) => self.table::<T>(inner),
+                DeValue::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        if let DeValue::Table(inner) = item.get_ref() {
+                            self.path.push(Step::Index(i));
+                            self.table::<T>(inner);
+                            self.path.pop();
+                        }
+                    }
+                }
+                _ => {}
+            }
+            self.path.pop();
+        }
+    }
+}
+
+/// `path` and `key` as one would write them: `params.temprature`,
+/// `mcp_servers[0].comand`; a key that is not bare is quoted.
+fn dotted(path: &[Step], key: &str) -> String {
+    let bare = |k: &str| match !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        true => k.to_owned(),
+        false => format!("{k:?}"),
+    };
+    let mut out = String::new();
+    for step in path {
+        match step {
+            Step::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(&bare(k));
+            }
+            Step::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    if !out.is_empty() {
+        out.push('.');
+    }
+    out.push_str(&bare(key));
+    out
+}
+
+/// The field names `T` has at `path`, when a struct is there; `None` for
+/// a map, a free-form value or anything else, which take any key.
+fn fields<T: DeserializeOwned>(path: &[Step]) -> Option<&'static [&'static str]> {
+    let found = Cell::new(None);
+    // The probe always ends in an error once it has seen what is there.
+    let _ = T::deserialize(Probe {
+        path,
+        found: &found,
+    });
+    found.get()
+}
+
+/// A deserializer that holds no data: it leads `T`'s `Deserialize` down
+/// `path`, one key or element at a time, and records the fields of the
+/// struct it reaches.
+struct Probe<'a> {
+    path: &'a [Step],
+    found: &'a Cell<Option<&'static [&'static str]>>,
+}
+
+fn stop() -> de::value::Error {
+    de::Error::custom("probed")
+}
+
+impl<'de> de::Deserializer<'de> for Probe<'_> {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(stop())
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        if self.path.is_empty() {
+            self.found.set(Some(fields));
+            return Err(stop());
+        }
+        self.deserialize_map(visitor)
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.path.split_first() {
+            Some((Step::Key(key), rest)) => visitor.visit_map(Entry {
+                key: Some(key),
+                value: Some(Probe {
+                    path: rest,
+                    found: self.found,
+                }),
+            }),
+            _ => Err(stop()),
+        }
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        match self.path.split_first() {
+            Some((Step::Index(_), rest)) => visitor.visit_seq(Element(Some(Probe {
+                path: rest,
+                found: self.found,
+            }))),
+            _ => Err(stop()),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct tuple tuple_struct enum identifier
+        ignored_any
+    }
+}
+
+/// A map of one entry: the next key of the path, and the probe for the
+/// rest.
+struct Entry<'a> {
+    key: Option<&'a str>,
+    value: Option<Probe<'a>>,
+}
+
+impl<'de> de::MapAccess<'de> for Entry<'_> {
+    type Error = de::value::Error;
+
+    fn next_key_seed<K: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Self::Error> {
+        self.key
+            .take()
+            .map(|key| seed.deserialize(key.into_deserializer()))
+            .transpose()
+    }
+
+    fn next_value_seed<V: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: V,
+    ) -> Result<V::Value, Self::Error> {
+        seed.deserialize(self.value.take().ok_or_else(stop)?)
+    }
+}
+
+/// A sequence of one element: the probe for the rest of the path.
+struct Element<'a>(Option<Probe<'a>>);
+
+impl<'de> de::SeqAccess<'de> for Element<'_> {
+    type Error = de::value::Error;
+
+    fn next_element_seed<T: de::DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Self::Error> {
+        self.0
+            .take()
+            .map(|probe| seed.deserialize(probe))
+            .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct Outer {
+        name: String,
+        inner: Inner,
+        list: Vec<Inner>,
+        map: std::collections::BTreeMap<String, String>,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct Inner {
+        depth: i64,
+    }
+
+    #[test]
+    fn a_structs_fields_are_what_is_known() {
+        let text = "name = \"a\"\nnmae = 1\n[inner]\ndepht = 2\n[map]\nany = \"v\"\n\
+                    [[list]]\ndepth = 1\n[[list]]\nother = 3\n";
+        let got: Vec<_> = find::<Outer>(Path::new("f.toml"), text)
+            .into_iter()
+            .map(|u| (u.line, u.key, u.did_you_mean))
+            .collect();
+        let s = |x: &str| Some(x.to_owned());
+        assert_eq!(
+            got,
+            [
+                (2, "nmae".into(), s("name")),
+                (4, "inner.depht".into(), s("inner.depth")),
+                (10, "list[1].other".into(), None),
+            ]
+        );
+    }
+}

@@ -1,0 +1,318 @@
+//! Talking to LLM providers: Anthropic, OpenAI-compatible servers, Ollama,
+//! OpenRouter, Google Gemini.
+//!
+//! A [`Conversation`] is provider-neutral (it is also the `--request` file
+//! format of `axe-llm`); each provider's [`wire::Wire`] turns it into its
+//! JSON and its reply back into a [`Reply`]. [`complete`] adds what every
+//! call shares: one deadline for the whole call, retries, streaming, the
+//! `<category>: <message>` errors, and keeping the API key out of
+//! everything we print.
+//!
+//! The modules read top-down: `complete` here uses `providers`, which
+//! lists the wire modules (`anthropic`, `openai`, `ollama`, `openrouter`,
+//! `gemini`), which use
+//! `wire`, `stream`, `http` and `conversation`; nothing imports upward.
+
+mod anthropic;
+mod conversation;
+mod gemini;
+mod http;
+mod ollama;
+mod openai;
+mod openrouter;
+mod providers;
+pub mod retry;
+mod stream;
+mod wire;
+
+use std::time::{Duration, Instant};
+
+pub use conversation::{
+    Conversation, Message, Reply, ResponseFormat, Role, ToolCall, ToolDef, ToolResult, Usage,
+};
+pub use providers::{Endpoint, PLACEHOLDER_MODEL, Provider, key_vars, names, parse_model};
+pub use retry::{Backoff, RetryPolicy};
+
+use axe_base::error::{Category, Error, Result};
+use http::Failure;
+use stream::Redactor;
+
+/// The most of a provider's error text we show: servers have sent whole
+/// HTML pages and megabytes of JSON, which no terminal line should carry.
+const ERROR_TEXT_LIMIT: usize = 1000;
+
+fn api_error(category: Category, message: impl Into<String>) -> Error {
+    Error::Api {
+        category,
+        message: cut(message.into()),
+    }
+}
+
+/// `text` held to [`ERROR_TEXT_LIMIT`] characters, saying how many more
+/// there were.
+fn cut(mut text: String) -> String {
+    if let Some((at, _)) = text.char_indices().nth(ERROR_TEXT_LIMIT) {
+        let more = text[at..].chars().count();
+        text.truncate(at);
+        text.push_str(&format!("... ({more} more characters)"));
+    }
+    text
+}
+
+/// When a call must be over, and the limit to name when it is not.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    pub at: Instant,
+    pub limit: Duration,
+}
+
+impl Deadline {
+    /// `limit` from now. Limits are at most [`axe_base::timeout::MAX_SECONDS`];
+    /// a longer one is held to that rather than overflowing the clock.
+    pub fn after(limit: Duration) -> Deadline {
+        let limit = limit.min(Duration::from_secs(axe_base::timeout::MAX_SECONDS));
+        let now = Instant::now();
+        Deadline {
+            at: now.checked_add(limit).unwrap_or(now),
+            limit,
+        }
+    }
+
+    /// The earlier of the two: a sub-agent's own limit inside the run's.
+    pub fn min(self, other: Deadline) -> Deadline {
+        if other.at < self.at { other } else { self }
+    }
+}
+
+/// How to make a call.
+#[derive(Debug, Clone)]
+pub struct CallOptions {
+    /// Bounds the whole call: connecting, every read, retries and waits.
+    pub deadline: Deadline,
+    /// Further attempts after a 408, 429, 529, 5xx or dropped connection,
+    /// and the waits before them.
+    pub retry: RetryPolicy,
+    pub stream: bool,
+}
+
+/// A retry about to be made: attempt `attempt` of `attempts` (the first
+/// call is 1), after a failure of category `after`, in `wait`.
+#[derive(Debug, Clone, Copy)]
+pub struct Retry {
+    pub attempt: u32,
+    pub attempts: u32,
+    pub after: Category,
+    pub wait: Duration,
+}
+
+impl std::fmt::Display for Retry {
+    /// Go's `-v` line: `[retry] Attempt 2/3 after rate_limit, waiting 1000ms`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "[retry] Attempt {}/{} after {}, waiting {}ms",
+            self.attempt,
+            self.attempts,
+            self.after,
+            self.wait.as_millis()
+        )
+    }
+}
+
+/// Sends `conversation` to `model` at `endpoint` and returns the reply.
+/// With `options.stream`, text is handed to `on_text` as it arrives; the
+/// reply is the same as without streaming.
+pub fn complete(
+    endpoint: &Endpoint,
+    model: &str,
+    conversation: &Conversation,
+    options: &CallOptions,
+    on_text: &mut dyn FnMut(&str) -> std::io::Result<()>,
+) -> Result<Reply> {
+    complete_observed(endpoint, model, conversation, options, on_text, &mut |_| {})
+}
+
+/// [`complete`], telling `on_retry` of each retry before its wait.
+pub fn complete_observed(
+    endpoint: &Endpoint,
+    model: &str,
+    conversation: &Conversation,
+    options: &CallOptions,
+    on_text: &mut dyn FnMut(&str) -> std::io::Result<()>,
+    on_retry: &mut dyn FnMut(&Retry),
+) -> Result<Reply> {
+    if let Some(format) = &conversation.response_format {
+        endpoint.provider.check_response_format(format)?;
+    }
+    let redactor = Redactor::new(&endpoint.api_key);
+    let deadline = options.deadline.at;
+    let wire = endpoint.provider.wire();
+    let body = wire.body(model, conversation, options.stream);
+    let body = serde_json::to_vec(&body).expect("JSON values serialize");
+    let url = endpoint.call_url(model, options.stream);
+    let headers = wire.headers(&endpoint.api_key);
+    let post = || http::post(&url, &headers, &body, deadline);
+    let mut attempt = 0;
+    loop {
+        // Text already shown cannot be taken back, so a stream is retried
+        // only when it failed before its first word.
+        let mut shown = false;
+        let mut sink = |text: &str| {
+            shown = true;
+            on_text(text)
+        };
+        let result = attempt_once(endpoint, model, &post, options, &redactor, &mut sink);
+        let failure = match result {
+            Ok(reply) => return Ok(redactor.reply(reply)),
+            // A read that broke once the deadline had passed broke because
+            // of it: the HTTP library's own timeout, as a generic error.
+            Err(Failure::Dropped { .. }) if Instant::now() >= deadline => Failure::Timeout,
+            // Reading the body, the connection's URL is ours to name.
+            Err(Failure::Dropped { url: unnamed, err }) if unnamed.is_empty() => Failure::Dropped {
+                url: url.clone(),
+                err,
+            },
+            Err(f) => f,
+        };
+        let policy = &options.retry;
+        let retry_in = match &failure {
+            _ if attempt >= policy.max_retries || shown => None,
+            Failure::Status {
+                status,
+                retry_after,
+                ..
+            } if matches!(status, 408 | 429 | 500..=599) => {
+                let after = match status {
+                    408 | 504 => Category::Timeout,
+                    _ => wire.category(*status),
+                };
+                let wait = retry_after.unwrap_or_else(|| policy.delay(attempt));
+                Some((after, wait))
+            }
+            Failure::Dropped { .. } => Some((Category::Server, policy.delay(attempt))),
+            _ => None,
+        };
+        match retry_in {
+            // A server's Retry-After can be any number: compare, never add.
+            Some((after, wait)) if wait < deadline.saturating_duration_since(Instant::now()) => {
+                attempt += 1;
+                on_retry(&Retry {
+                    attempt: attempt + 1,
+                    attempts: policy.max_retries.saturating_add(1),
+                    after,
+                    wait,
+                });
+                std::thread::sleep(wait);
+            }
+            _ => {
+                let e = error(failure, endpoint, &url, options.deadline.limit);
+                return Err(redactor.error(e));
+            }
+        }
+    }
+}
+
+/// One attempt: `post` sends the request, the reply is read as the
+/// provider writes it.
+fn attempt_once(
+    endpoint: &Endpoint,
+    model: &str,
+    post: &dyn Fn() -> Result<minreq::ResponseLazy, Failure>,
+    options: &CallOptions,
+    redactor: &Redactor,
+    on_text: &mut dyn FnMut(&str) -> std::io::Result<()>,
+) -> Result<Reply, Failure> {
+    let mut response = post()?;
+    let wire = endpoint.provider.wire();
+    let mut reply = if options.stream {
+        let mut out = redactor.stream(on_text);
+        let reply = wire.read_stream(&mut response, &mut out)?;
+        out.finish().map_err(Failure::Output)?;
+        reply
+    } else {
+        wire.parse_reply(&http::read_all(response)?)?
+    };
+    if reply.model.is_empty() {
+        reply.model = model.to_owned();
+    }
+    Ok(reply)
+}
+
+/// The `<category>: <message>` error for a failed call to `endpoint`.
+fn error(failure: Failure, endpoint: &Endpoint, url: &str, timeout: Duration) -> Error {
+    let wire = endpoint.provider.wire();
+    match failure {
+        Failure::Status {
+            status,
+            reason,
+            content_type,
+            body,
+            ..
+        } => {
+            // Every HTTP error says where the request went and what came
+            // back: a wrong base URL or a server that is no model API
+            // shows as what it is (never with a password or a key in the
+            // query: see `http::shown`).
+            let url = http::shown(url);
+            let text = http::status_text(status, &reason);
+            let message = match wire.error_message(&body) {
+                Some(said) => format!("{} ({url} answered {status})", cut(said)),
+                // Neither empty nor JSON: a web page, a proxy's text.
+                None if !body.is_empty()
+                    && serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_err() =>
+                {
+                    let media = content_type.as_deref().unwrap_or("no content type");
+                    format!(
+                        "{url} answered {status} {} ({media}), not {} reply",
+                        cut(text),
+                        wire.api()
+                    )
+                }
+                None => format!("{url} answered {status} {}", cut(text)),
+            };
+            Error::Api {
+                category: wire.category(status),
+                message,
+            }
+        }
+        Failure::Timeout => api_error(
+            Category::Timeout,
+            format!("no complete reply within {}s", timeout.as_secs_f64()),
+        ),
+        Failure::Dropped { url, err } => {
+            let refused = err.kind() == std::io::ErrorKind::ConnectionRefused;
+            let message = refused
+                .then(|| wire.refused(&http::shown(&endpoint.base_url)))
+                .flatten()
+                .unwrap_or_else(|| {
+                    format!(
+                        "connection to {} failed: {}",
+                        http::shown(&url),
+                        axe_base::error::describe_io(&err)
+                    )
+                });
+            Error::Connection(cut(message))
+        }
+        Failure::Api(category, message) => api_error(category, message),
+        Failure::Output(e) => Error::Output(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_format_rejects_unknown_fields() {
+        let err = serde_json::from_str::<Conversation>(r#"{"messages": [], "temprature": 1}"#);
+        assert!(err.is_err());
+        let ok: Conversation = serde_json::from_str(
+            r#"{"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"t"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            ok.tools[0].parameters,
+            serde_json::json!({"type": "object", "properties": {}})
+        );
+    }
+}

@@ -1,0 +1,241 @@
+//! `run_command`: `sh -c` in the workdir, inside the agent's [`Sandbox`],
+//! with an environment of PATH, LANG, LC_ALL, USER, LOGNAME and TERM
+//! alone (HOME and TMPDIR are the workdir: no key of ours reaches it),
+//! its output (stdout and stderr as they came) cut at 100 KB.
+//!
+//! The command leads a process group of its own. When the shell ends,
+//! what it left running in that group is killed: a tool call leaves
+//! nothing behind. When the run's deadline comes first, or `axe-run` is
+//! asked to stop (SIGINT, SIGTERM, SIGHUP), the whole group is killed
+//! there and then (inside bubblewrap, the whole sandbox with it).
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::ExitStatus;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::context::{Act, offer, text, text_schema};
+use super::sandbox::Sandbox;
+use super::{heuristic, names};
+use crate::{Call, Reply, Tool};
+use axe_base::signals::{self, Stop};
+
+/// How often a running command's wait looks for an ending signal.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// How long bubblewrap has to exit once its sandbox is killed.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// The most output kept, as Go's.
+const OUTPUT_LIMIT: usize = 100 * 1024;
+
+/// What reaches the command from our environment.
+const INHERITED: [&str; 6] = ["PATH", "LANG", "LC_ALL", "USER", "LOGNAME", "TERM"];
+
+pub const RUN_COMMAND: Tool<Act> = Tool {
+    name: names::RUN_COMMAND,
+    offer: |act| {
+        offer(
+            act,
+            names::RUN_COMMAND,
+            "Execute a shell command in the agent's working directory via sh -c and return the combined stdout/stderr output. Commands are sandboxed to the working directory: absolute paths outside it are rejected, parent traversal (..) escaping it is rejected, and all file operations should use relative paths.",
+            json!({"command": {"type": "string", "description": "The shell command to execute."}}),
+            &["command"],
+        )
+    },
+    run: run_command,
+    output: text_schema,
+    reads: false,
+    crashed: "run_command error: the tool crashed",
+};
+
+fn run_command(act: &Act, call: &Call) -> Result<Reply, String> {
+    let command = call.str("command");
+    if command.is_empty() {
+        return Err("command is required".into());
+    }
+    // Chosen with the agent whenever it has this tool.
+    let Some(sandbox) = &act.sandbox else {
+        return Err("run_command: no sandbox was chosen for this agent".into());
+    };
+    // Inside bubblewrap the sandbox is the boundary; the text check would
+    // only refuse harmless reads there.
+    if let Sandbox::Heuristic { .. } = sandbox {
+        heuristic::check(&act.workdir, command)?;
+    }
+    let writable: Vec<&Path> = act.artifacts.iter().map(|a| a.dir.as_path()).collect();
+    let mut cmd = sandbox
+        .command(&act.workdir, &writable, command)
+        .map_err(|e| failed(&e))?;
+    let (reader, writer) = std::io::pipe().map_err(|e| failed(&e))?;
+    let writer2 = writer.try_clone().map_err(|e| failed(&e))?;
+    cmd.env_clear()
+        .envs(environment(&act.workdir))
+        .stdout(writer)
+        .stderr(writer2)
+        .process_group(0);
+    let child = cmd.spawn().map_err(|e| failed(&e));
+    // Our copies of the pipe's write end go, or it would never end.
+    drop(cmd);
+    let mut child = child?;
+    let group = child.id();
+    let output = Arc::new(Mutex::new(Vec::new()));
+    let (read_tx, read_rx) = mpsc::channel();
+    let kept = Arc::clone(&output);
+    thread::spawn(move || {
+        drain(reader, &kept);
+        let _ = read_tx.send(());
+    });
+    let (wait_tx, wait_rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = wait_tx.send(child.wait());
+    });
+    // An ending signal (Ctrl-C, `kill`) is held while the command runs,
+    // so that the command goes with us: it leads a group of its own, which
+    // the terminal's Ctrl-C does not reach.
+    let hold = signals::hold();
+    let (status, ended) = loop {
+        let left = act.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break (
+                stop(sandbox, group, &wait_rx),
+                Some("at the run's deadline"),
+            );
+        }
+        match wait_rx.recv_timeout(left.min(SIGNAL_POLL)) {
+            Ok(status) => break (status, None),
+            Err(_) if hold.interrupted() => {
+                break (stop(sandbox, group, &wait_rx), Some("as axe was stopped"));
+            }
+            Err(_) => {}
+        }
+    };
+    // Whatever it left running goes too.
+    signals::stop_group(group, Stop::Kill);
+    // Dropping the hold after a signal ends the process here.
+    let result = finish(status, ended, &output, &read_rx, act.deadline);
+    drop(hold);
+    result
+}
+
+/// Ends the command leading the process group `group`, at the deadline,
+/// and what `waited` then says of it.
+fn stop(
+    sandbox: &Sandbox,
+    group: u32,
+    waited: &mpsc::Receiver<std::io::Result<ExitStatus>>,
+) -> std::io::Result<ExitStatus> {
+    if let Sandbox::Bwrap { .. } = sandbox {
+        // The sandbox's first process (the shell) is bubblewrap's child:
+        // once it is killed, the kernel ends every process of the sandbox
+        // before bubblewrap sees it go and exits itself. Killing bubblewrap
+        // alone would leave that to happen a moment after we returned.
+        kill_children(group);
+        if let Ok(status) = waited.recv_timeout(GRACE) {
+            return status;
+        }
+    }
+    signals::stop_group(group, Stop::Kill);
+    waited
+        .recv()
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+}
+
+/// The result of a command that ended with `status` (killed, when
+/// `ended` says why), with what it wrote: read until its pipe closes, but
+/// not past `deadline`, nor long after the command ended (a process that
+/// left its group and kept the pipe is not waited for).
+fn finish(
+    status: std::io::Result<ExitStatus>,
+    ended: Option<&str>,
+    output: &Mutex<Vec<u8>>,
+    read_rx: &mpsc::Receiver<()>,
+    deadline: Instant,
+) -> Result<Reply, String> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let _ = read_rx.recv_timeout(left.min(GRACE));
+    let output = shown(&output.lock().unwrap_or_else(|e| e.into_inner()));
+    let status = status.map_err(|e| failed(&e))?;
+    if let Some(why) = ended {
+        return Err(format!(
+            "command killed {why}, with everything it started\n{output}"
+        ));
+    }
+    match exit(status) {
+        None => Ok(text(output)),
+        Some(code) => Err(format!("exit code {code}\n{output}")),
+    }
+}
+
+/// The command's environment.
+fn environment(workdir: &Path) -> Vec<(&'static str, std::ffi::OsString)> {
+    let mut env = vec![("HOME", workdir.into()), ("TMPDIR", workdir.into())];
+    for key in INHERITED {
+        if let Some(value) = std::env::var_os(key).filter(|v| !v.is_empty()) {
+            env.push((key, value));
+        }
+    }
+    env
+}
+
+/// Reads the pipe to its end, keeping the first bytes past the limit
+/// (enough to know it was passed) and dropping the rest.
+fn drain(mut reader: std::io::PipeReader, kept: &Mutex<Vec<u8>>) {
+    let mut buf = [0; 16 * 1024];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+                let room = (OUTPUT_LIMIT + 1).saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// The output as the model gets it: text, cut at the limit with Go's
+/// marker.
+fn shown(bytes: &[u8]) -> String {
+    if bytes.len() <= OUTPUT_LIMIT {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    let mut text = String::from_utf8_lossy(&bytes[..OUTPUT_LIMIT]).into_owned();
+    text.push_str("\n... [output truncated, exceeded 100KB]");
+    text
+}
+
+/// The exit code of a command that failed, `None` when it succeeded; a
+/// signal is -1, as Go reports it.
+fn exit(status: ExitStatus) -> Option<i32> {
+    if status.success() {
+        return None;
+    }
+    Some(status.code().unwrap_or(-1))
+}
+
+/// Kills the children of the process `parent`, when the kernel says
+/// which they are.
+fn kill_children(parent: u32) {
+    let Ok(children) = std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+    else {
+        return;
+    };
+    for pid in children.split_whitespace().filter_map(|p| p.parse().ok()) {
+        if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+fn failed(err: &std::io::Error) -> String {
+    format!("run_command: {}", axe_base::error::describe_io(err))
+}

@@ -1,0 +1,80 @@
+//! What a built-in tool sees of its caller ([`Act`]), and what the tools
+//! share to offer themselves and answer.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use super::artifacts::Artifacts;
+use super::sandbox::Sandbox;
+use crate::Reply;
+use axe_llm::ToolDef;
+
+/// What a built-in tool sees of its caller.
+pub struct Act {
+    /// The agent's name, which its artifacts are recorded under.
+    pub agent: String,
+    /// The tools it was given (`tools = [...]`); only these are offered.
+    pub tools: Vec<String>,
+    pub workdir: PathBuf,
+    /// The run's artifact directory, when it has one.
+    pub artifacts: Option<Arc<Artifacts>>,
+    /// `write_file` writes to the artifact directory unless told not to.
+    pub default_write: bool,
+    /// Hosts `url_fetch` may reach; empty: any public host.
+    pub allowed_hosts: Vec<String>,
+    /// How `run_command` runs, when the agent has it.
+    pub sandbox: Option<Sandbox>,
+    /// When the run must be over: a command still running then is killed
+    /// with everything it started.
+    pub deadline: Instant,
+}
+
+impl Act {
+    /// Whether the tool `name` was given to this agent.
+    fn gives(&self, name: &str) -> bool {
+        self.tools.iter().any(|t| t == name)
+    }
+}
+
+/// The definition of the tool `name` when `act` gives it.
+pub fn offer(
+    act: &Act,
+    name: &str,
+    description: &str,
+    properties: Value,
+    required: &[&str],
+) -> Option<ToolDef> {
+    act.gives(name).then(|| ToolDef {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        parameters: json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+        }),
+    })
+}
+
+/// A reply of text alone, its data saying the same.
+pub fn text(text: String) -> Reply {
+    Reply {
+        data: json!({ "text": text }),
+        text,
+    }
+}
+
+/// The output schema of [`text`]'s replies.
+pub fn text_schema() -> Value {
+    json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+}
+
+/// The parameter every file tool takes to work in the artifact directory.
+pub fn artifact_param(what: &str) -> Value {
+    json!({
+        "type": "boolean",
+        "description": format!("When true, {what} the artifact directory instead of the working directory."),
+    })
+}

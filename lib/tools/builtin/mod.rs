@@ -1,0 +1,44 @@
+//! Built-in tools: what an agent does to the world besides its memory,
+//! offered when its file lists them in `tools = [...]`. Like the memory
+//! tools they are rows of a table ([`BUILTIN`]) over a context of their
+//! own ([`Act`]: whose workdir, which artifact directory, which hosts,
+//! which sandbox, until when), so they run outside a conversation too.
+//!
+//! Every path a model names is walked from the directory's handle
+//! ([`axe_base::beneath`]), so `..`, absolute paths, symlinks and a swap
+//! mid-call stay inside; commands run in bubblewrap where it works
+//! ([`sandbox`]); `url_fetch` connects only to addresses it checked
+//! ([`fetch`]).
+
+pub mod artifacts;
+mod command;
+mod context;
+mod fetch;
+mod files;
+mod heuristic;
+mod hosts;
+mod html;
+mod http_get;
+pub mod names;
+mod paths;
+pub mod sandbox;
+mod search;
+mod seccomp;
+pub mod workdir;
+
+pub use artifacts::{Artifact, Artifacts};
+pub use context::Act;
+pub use sandbox::Sandbox;
+
+use crate::Tool;
+
+/// The built-in tools, in the order they are offered.
+pub const BUILTIN: &[Tool<Act>] = &[
+    files::LIST_DIRECTORY,
+    files::READ_FILE,
+    files::WRITE_FILE,
+    files::EDIT_FILE,
+    command::RUN_COMMAND,
+    fetch::URL_FETCH,
+    search::WEB_SEARCH,
+];

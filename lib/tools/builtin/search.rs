@@ -1,0 +1,115 @@
+//! `web_search`: a query to Tavily (`TAVILY_API_KEY`; its base URL from
+//! `AXE_WEB_SEARCH_BASE_URL`, or Go's `AXE_TAVILY_BASE_URL`, for tests
+//! and proxies), the results as Go formats them.
+
+use std::time::{Duration, Instant};
+
+use std::io::Read;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::context::{Act, offer, text, text_schema};
+use super::names;
+use crate::{Call, Reply, Tool};
+
+const DEFAULT_URL: &str = "https://api.tavily.com";
+const MAX_RESULTS: u32 = 10;
+/// The largest answer read, as Go's.
+const RESPONSE_LIMIT: usize = 100 * 1024;
+/// How much of an error's body is shown.
+const ERROR_BODY: usize = 500;
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+pub const WEB_SEARCH: Tool<Act> = Tool {
+    name: names::WEB_SEARCH,
+    offer: |act| {
+        offer(
+            act,
+            names::WEB_SEARCH,
+            "Search the web using Tavily and return text results including titles, URLs, and snippets.",
+            json!({"query": {"type": "string", "description": "The search query to perform."}}),
+            &["query"],
+        )
+    },
+    run: web_search,
+    output: text_schema,
+    reads: true,
+    crashed: "web_search error: the tool crashed",
+};
+
+#[derive(Deserialize)]
+struct Results {
+    #[serde(default)]
+    results: Vec<Found>,
+}
+
+#[derive(Deserialize)]
+struct Found {
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    url: String,
+    #[serde(default)]
+    content: String,
+}
+
+fn web_search(act: &Act, call: &Call) -> Result<Reply, String> {
+    let query = call.str("query");
+    if query.is_empty() {
+        return Err("query is required".into());
+    }
+    let key = std::env::var("TAVILY_API_KEY").unwrap_or_default();
+    if key.is_empty() {
+        return Err("TAVILY_API_KEY environment variable is not set".into());
+    }
+    let base = ["AXE_WEB_SEARCH_BASE_URL", "AXE_TAVILY_BASE_URL"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| DEFAULT_URL.to_owned());
+    let body = json!({
+        "query": query, "max_results": MAX_RESULTS, "search_depth": "basic",
+        "api_key": key, "include_images": false, "include_videos": false,
+    });
+    let left = act
+        .deadline
+        .min(Instant::now() + TIMEOUT)
+        .saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err("web_search: the run's deadline has passed".into());
+    }
+    let mut response = minreq::post(format!("{}/search", base.trim_end_matches('/')))
+        .with_header("Content-Type", "application/json")
+        .with_header("Authorization", format!("Bearer {key}"))
+        .with_body(body.to_string())
+        .with_timeout(left.as_secs().max(1))
+        // Never printed: the error names the endpoint, not the request.
+        .send_lazy()
+        .map_err(|e| format!("web_search: {base}: {e}"))?;
+    let status = response.status_code;
+    let mut raw = Vec::new();
+    std::io::Read::take(&mut response, RESPONSE_LIMIT as u64 + 1)
+        .read_to_end(&mut raw)
+        .map_err(|e| format!("web_search: {base}: {}", axe_base::error::describe_io(&e)))?;
+    if raw.len() > RESPONSE_LIMIT {
+        return Err("Tavily response too large to process".into());
+    }
+    if !(200..300).contains(&status) {
+        let mut shown = String::from_utf8_lossy(&raw).into_owned();
+        if let Some((cut, _)) = shown.char_indices().nth(ERROR_BODY) {
+            shown.truncate(cut);
+        }
+        return Err(format!("Tavily API error (HTTP {status}): {shown}"));
+    }
+    let parsed: Results = serde_json::from_slice(&raw)
+        .map_err(|e| format!("failed to parse Tavily response: {e}"))?;
+    if parsed.results.is_empty() {
+        return Ok(text("No results found.".into()));
+    }
+    let shown: Vec<String> = parsed
+        .results
+        .iter()
+        .map(|r| format!("Title: {}\nURL: {}\nSnippet: {}", r.title, r.url, r.content))
+        .collect();
+    Ok(text(shown.join("\n\n").trim().to_owned()))
+}

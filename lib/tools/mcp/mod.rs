@@ -1,0 +1,299 @@
+//! axe as an MCP client: the servers of an agent's `[[mcp_servers]]` as
+//! sources of tools. One [`Client`] per server: the handshake (the newest
+//! revision we speak offered, the server's choice checked, then
+//! `notifications/initialized`), `tools/list` page by page, `tools/call`,
+//! each bounded by the run's deadline, over one of three transports
+//! (`stdio`, `streamable-http`, `sse`). A tool's result becomes the text a
+//! model reads: what is not text is described, never dropped.
+
+pub mod config;
+mod events;
+mod http;
+pub mod jsonrpc;
+mod pending;
+mod sse;
+mod stdio;
+mod transport;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+
+use config::McpServer;
+use stdio::Launch;
+use transport::Transport;
+
+/// The protocol revisions of the handshake generation axe speaks, as a
+/// client and as `axe-mcp`, newest first.
+pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// A server's tool as it lists it.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// The most pages of `tools/list` read, and tools kept: far past any real
+/// server, short of one that pages forever.
+const MAX_PAGES: usize = 100;
+const MAX_TOOLS: usize = 10_000;
+
+/// A connected server.
+pub struct Client {
+    pub name: String,
+    transport: Box<dyn Transport>,
+    next_id: AtomicU64,
+}
+
+/// A server's settings with `${VAR}` expanded: what starting it needs.
+#[derive(Clone)]
+pub struct Resolved<'a> {
+    pub server: &'a McpServer,
+    pub headers: Vec<(String, String)>,
+    pub env: Vec<(String, String)>,
+}
+
+impl Client {
+    /// Starts or connects to the server and shakes hands, all before
+    /// `deadline`. `workdir` is where a stdio server's `cwd` starts.
+    pub fn connect(
+        resolved: Resolved,
+        workdir: &Path,
+        deadline: Instant,
+        verbose: bool,
+    ) -> Result<Client, String> {
+        let server = resolved.server;
+        let transport: Box<dyn Transport> = match server.transport.as_str() {
+            config::STDIO => Box::new(stdio::Stdio::start(Launch {
+                name: &server.name,
+                command: &server.command,
+                args: &server.args,
+                env: resolved.env,
+                cwd: &workdir.join(&server.cwd),
+                verbose,
+            })?),
+            config::SSE => Box::new(sse::Sse::connect(
+                server.url.trim(),
+                resolved.headers,
+                deadline,
+            )?),
+            _ => Box::new(http::Http::new(server.url.trim(), resolved.headers)),
+        };
+        let client = Client {
+            name: server.name.clone(),
+            transport,
+            next_id: AtomicU64::new(1),
+        };
+        // Closed by its drop from here on, whatever fails next.
+        client.initialize(deadline)?;
+        Ok(client)
+    }
+
+    fn initialize(&self, deadline: Instant) -> Result<(), String> {
+        let result = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": VERSIONS[0],
+                "capabilities": {},
+                "clientInfo": {"name": "axe", "version": env!("CARGO_PKG_VERSION")},
+            }),
+            deadline,
+        )?;
+        let version = result["protocolVersion"].as_str().unwrap_or_default();
+        if !VERSIONS.contains(&version) {
+            return Err(format!(
+                "it speaks protocol version {version:?}, not one of {}",
+                VERSIONS.join(", ")
+            ));
+        }
+        self.transport.negotiated(version);
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        self.transport.notify(&initialized, deadline)
+    }
+
+    /// The result of `method`, or what went wrong: the server's error
+    /// (`-32601 method not found`) or the transport's.
+    fn request(&self, method: &str, params: Value, deadline: Instant) -> Result<Value, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let answer = self.transport.request(id, &message, deadline)?;
+        if let Some(error) = answer.get("error") {
+            return Err(format!(
+                "{method}: error {}: {}",
+                error["code"],
+                error["message"].as_str().unwrap_or_default()
+            ));
+        }
+        match answer.get("result") {
+            Some(result) if result.is_object() => Ok(result.clone()),
+            _ => Err(format!("{method}: the answer has no result")),
+        }
+    }
+
+    /// Every tool the server lists, page by page.
+    pub fn tools(&self, deadline: Instant) -> Result<Vec<Tool>, String> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let page = self.request("tools/list", params, deadline)?;
+            for tool in page["tools"].as_array().into_iter().flatten() {
+                let Some(name) = tool["name"].as_str().filter(|n| !n.is_empty()) else {
+                    continue;
+                };
+                let mut schema = tool["inputSchema"].clone();
+                if !schema.is_object() {
+                    schema = json!({"type": "object"});
+                }
+                tools.push(Tool {
+                    name: name.to_owned(),
+                    description: tool["description"].as_str().unwrap_or_default().to_owned(),
+                    input_schema: schema,
+                });
+            }
+            if tools.len() > MAX_TOOLS {
+                return Err(format!("it lists more than {MAX_TOOLS} tools"));
+            }
+            cursor = page["nextCursor"]
+                .as_str()
+                .filter(|c| !c.is_empty())
+                .map(str::to_owned);
+            if cursor.is_none() {
+                return Ok(tools);
+            }
+        }
+        Err(format!("its tool list goes on past {MAX_PAGES} pages"))
+    }
+
+    /// Calls tool `name`: its result as text, or as an error when the
+    /// tool says it failed (`isError`) or the call itself failed.
+    pub fn call(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        deadline: Instant,
+    ) -> Result<String, String> {
+        let params = json!({"name": name, "arguments": arguments});
+        let result = self
+            .request("tools/call", params, deadline)
+            .map_err(|why| format!("MCP server \"{}\" failed: {why}", self.name))?;
+        let text = text_of(&result);
+        match result["isError"].as_bool().unwrap_or(false) {
+            true => Err(text),
+            false => Ok(text),
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.transport.close();
+    }
+}
+
+/// A tool result as text: its text parts as they are, the rest described
+/// (`[image: image/png, 1234 bytes]`, a resource by its URI), joined by
+/// newlines; with no content at all, its structured content as JSON.
+fn text_of(result: &Value) -> String {
+    let parts: Vec<String> = result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(describe)
+        .collect();
+    if !parts.is_empty() {
+        return parts.join("\n");
+    }
+    match result.get("structuredContent") {
+        Some(data) if !data.is_null() => data.to_string(),
+        _ => "(no content)".into(),
+    }
+}
+
+fn describe(part: &Value) -> String {
+    let str_of = |v: &Value, key: &str| v[key].as_str().unwrap_or_default().to_owned();
+    let kind = str_of(part, "type");
+    match kind.as_str() {
+        "text" => str_of(part, "text"),
+        "image" | "audio" => format!(
+            "[{kind}: {}, {} bytes]",
+            or_unknown(&str_of(part, "mimeType")),
+            decoded_len(part["data"].as_str().unwrap_or_default())
+        ),
+        "resource_link" => {
+            let name = str_of(part, "name");
+            match name.is_empty() {
+                true => format!("[resource link: {}]", str_of(part, "uri")),
+                false => format!("[resource link: {} ({name})]", str_of(part, "uri")),
+            }
+        }
+        "resource" => {
+            let resource = &part["resource"];
+            let uri = str_of(resource, "uri");
+            match resource["text"].as_str() {
+                Some(text) => format!("[resource: {uri}]\n{text}"),
+                None => format!(
+                    "[resource: {uri}, {}, {} bytes]",
+                    or_unknown(&str_of(resource, "mimeType")),
+                    decoded_len(resource["blob"].as_str().unwrap_or_default())
+                ),
+            }
+        }
+        other => format!("[{} content]", or_unknown(other)),
+    }
+}
+
+fn or_unknown(text: &str) -> &str {
+    if text.is_empty() {
+        "unknown type"
+    } else {
+        text
+    }
+}
+
+/// The size of what base64 `data` holds.
+fn decoded_len(data: &str) -> usize {
+    let data = data.trim_end();
+    let padding = data.bytes().rev().take_while(|b| *b == b'=').count();
+    (data.len() / 4 * 3 + (data.len() % 4).saturating_sub(1)).saturating_sub(padding)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_not_text_is_described() {
+        let result = json!({"content": [
+            {"type": "text", "text": "two images:"},
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+            {"type": "audio", "data": "AAAA"},
+            {"type": "resource_link", "uri": "file:///a.txt", "name": "a"},
+            {"type": "resource", "resource": {"uri": "test://1", "text": "inside"}},
+            {"type": "resource", "resource": {"uri": "test://2", "mimeType": "application/zip", "blob": "UEsD"}},
+            {"type": "hologram"},
+        ]});
+        assert_eq!(
+            text_of(&result),
+            "two images:\n[image: image/png, 8 bytes]\n[audio: unknown type, 3 bytes]\n\
+             [resource link: file:///a.txt (a)]\n[resource: test://1]\ninside\n\
+             [resource: test://2, application/zip, 3 bytes]\n[hologram content]"
+        );
+        assert_eq!(
+            text_of(&json!({"content": [], "structuredContent": {"n": 1}})),
+            "{\"n\":1}"
+        );
+        assert_eq!(text_of(&json!({})), "(no content)");
+        assert_eq!(decoded_len("QQ=="), 1);
+        assert_eq!(decoded_len("QUI="), 2);
+        assert_eq!(decoded_len("QUJD"), 3);
+        assert_eq!(decoded_len("QUJDRA"), 4);
+    }
+}
