@@ -288,3 +288,68 @@ fn help_for_an_unknown_command_names_the_closest_or_says_there_is_none() {
     let out = env.cmd("axe").args(["help", "gc"]).assert().success();
     assert!(stdout(out.get_output()).starts_with("axe-gc: "));
 }
+
+/// axe's own commands run inside `axe`: one `axe` with no `axe-*` beside
+/// it or on PATH runs them all, `axe help` included, and a sync set up
+/// through it gets merge drivers that reach `axe sync merge-driver`.
+#[test]
+fn own_commands_run_in_process_without_their_executables() {
+    let env = Env::new();
+    env.memory_agent("a", "");
+    let alone = env.root().join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    let axe = alone.join("axe");
+    std::fs::copy(assert_cmd::cargo::cargo_bin!("axe"), &axe).unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = env.program(&axe);
+        cmd.args(args).env("PATH", "/usr/bin:/bin");
+        cmd
+    };
+    run(&["mem", "count", "a"]).assert().success().stdout("0\n");
+    run(&["agents", "show", "nope"])
+        .assert()
+        .code(2)
+        .stderr("agent config not found: nope\n");
+    let out = run(&["help", "mem", "load"]).assert().success();
+    assert!(stdout(out.get_output()).starts_with("axe-mem-load: "));
+    let out = run(&["--json"]).assert().success();
+    let v: Value = serde_json::from_str(&stdout(out.get_output())).unwrap();
+    assert_eq!(v["commands"][0]["name"], "run");
+    assert_eq!(v["commands"][0]["path"], axe.to_string_lossy().as_ref());
+
+    let repo = env.root().join("repo");
+    run(&["sync", "init", "--dir"])
+        .arg(&repo)
+        .assert()
+        .success();
+    let driver = env
+        .std_program("git")
+        .args(["config", "--get", "merge.axe-runlog.driver"])
+        .current_dir(&repo)
+        .output()
+        .unwrap();
+    let driver = stdout(&driver);
+    assert_eq!(
+        driver.trim(),
+        format!("'{}' 'sync' merge-driver runlog %O %A %B %P", axe.display())
+    );
+    // The driver's command line, as git runs it, merges.
+    for f in ["o", "a", "b"] {
+        env.write(&repo.join(f), "");
+    }
+    let line = driver
+        .trim()
+        .replace("%O", "o")
+        .replace("%A", "a")
+        .replace("%B", "b")
+        .replace("%P", "a.md");
+    env.std_program("sh")
+        .args(["-c", &line])
+        .current_dir(&repo)
+        .env("PATH", "/usr/bin:/bin")
+        .status()
+        .unwrap()
+        .success()
+        .then_some(())
+        .expect("the merge driver runs");
+}

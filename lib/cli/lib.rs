@@ -54,7 +54,11 @@ pub fn fail(e: &Error, json: bool) -> ExitCode {
     ExitCode::from(e.exit_code())
 }
 
-fn run(command: &'static Command, words: Vec<OsString>, out: &mut dyn Write) -> Result<()> {
+/// Runs `command` with the command line `words` (without the program
+/// name), writing its results to `out`: what [`main_with`] does short of
+/// reporting an error and exiting, for a command run inside another
+/// (`axe help run`).
+pub fn run(command: &'static Command, words: Vec<OsString>, out: &mut dyn Write) -> Result<()> {
     let (command, words) = select(command, words)?;
     match parse(command, words)? {
         Parsed::Help => out

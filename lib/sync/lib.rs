@@ -410,11 +410,14 @@ pub struct Initialized {
 /// back what it made ([`Undo`]), so the next one starts from what was
 /// there before. The sync lock is held from just after `git init` to the
 /// end, undoing included, so a failed init never undoes another's work.
+/// `program` is the command line that runs `axe-sync` (the merge drivers
+/// run `program merge-driver ...`).
 pub fn init(
     dir: &Path,
     remote_url: Option<&str>,
     deadline: Instant,
     secrets: Secrets,
+    program: &[String],
 ) -> Result<Initialized> {
     let made_dirs: Vec<PathBuf> = dir
         .ancestors()
@@ -447,7 +450,7 @@ pub fn init(
     // there may be its; nothing is undone but empty directories.
     let _lock = lock(&git).map_err(|e| before_lock(e, false))?;
     let undo = Undo::now(&git, created && !had_git, made_dirs);
-    let done = set_up(&git, created, remote_url, deadline, secrets);
+    let done = set_up(&git, created, remote_url, deadline, secrets, program);
     if done.is_err() {
         undo.apply(&git.root);
     }
@@ -461,14 +464,14 @@ fn set_up(
     remote_url: Option<&str>,
     deadline: Instant,
     secrets: Secrets,
+    program: &[String],
 ) -> Result<Initialized> {
     let dir = git.root.as_path();
     if let Some(url) = remote_url {
         remote::check(git, url, deadline)?;
     }
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::Child(format!("cannot find axe-sync's own path: {e}")))?;
-    let exe = shell_quote(&exe.to_string_lossy());
+    let exe: Vec<String> = program.iter().map(|w| shell_quote(w)).collect();
+    let exe = exe.join(" ");
     for (name, _) in Kind::NAMES {
         let key = format!("merge.axe-{name}");
         git.ok(

@@ -207,13 +207,32 @@ fn deadline(m: &Matches) -> Result<Instant> {
     Ok(Instant::now() + args::timeout(m, &TIMEOUT)?)
 }
 
+/// The command line that runs `axe-sync` from a merge driver: this
+/// executable, and `sync` after it when it is `axe` running the command
+/// in process (`axe sync init`).
+fn program() -> Result<Vec<String>> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::Child(format!("cannot find axe-sync's own path: {e}")))?;
+    let mut words = vec![exe.to_string_lossy().into_owned()];
+    if exe.file_name().is_some_and(|n| n == "axe") {
+        words.push("sync".to_owned());
+    }
+    Ok(words)
+}
+
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
     args::apply_wait(m)?;
     let remote = m.string(&REMOTE)?;
     if remote.is_some_and(str::is_empty) {
         return Err(Error::Usage("--remote must not be empty".into()));
     }
-    let done = axe_sync::init(&dir(m)?, remote, deadline(m)?, crate::config::secrets(None))?;
+    let done = axe_sync::init(
+        &dir(m)?,
+        remote,
+        deadline(m)?,
+        crate::config::secrets(None),
+        &program()?,
+    )?;
     say_refused(&done.sync);
     if m.flag(&INIT_JSON) {
         axe_cli::write_json(out, &done)?;

@@ -1,13 +1,21 @@
-//! How `axe SUBCOMMAND` finds `axe-SUBCOMMAND`: the directory of the `axe`
-//! executable first, then `PATH`, as cargo and git look up their external
-//! subcommands. The found program replaces `axe` (exec), so stdin, stdout,
+//! How `axe SUBCOMMAND` runs: one of axe's own commands runs in this
+//! process (the `axe` executable links them all, so `axe mem load` needs
+//! no `axe-mem-load` installed and starts no second program); any other
+//! `axe-SUBCOMMAND` is a plugin, looked up in the directory of the `axe`
+//! executable first, then on `PATH`, as cargo and git look up their
+//! external subcommands. A plugin replaces `axe` (exec), so stdin, stdout,
 //! stderr, signals and the exit code are its own.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use std::io::Write;
+
+use axe_cli::Command;
 
 use crate::commands::ALL;
-use axe_base::error::Error;
+use axe_base::error::{Error, Result};
 
 /// Subcommands may span this many words: `axe mem load`.
 const MAX_WORDS: usize = 3;
@@ -52,12 +60,27 @@ fn find(dirs: &[PathBuf], program: &str) -> Option<PathBuf> {
         .find(|p| is_executable(p))
 }
 
-/// Every `axe-*` executable along the search path, the first of each name
-/// winning: ours in the order of [`ALL`], then others by name.
+/// Every command `axe` can run: its own, in the order of [`ALL`] (at the
+/// path of its executable beside `axe` when there is one, else `axe`'s
+/// own), then every other `axe-*` executable along the search path by
+/// name, the first of each name winning.
 pub fn available() -> Vec<Found> {
-    // Each with its place in ALL (ours) or ALL.len() (others), for sorting.
-    let mut found: Vec<(usize, Found)> = Vec::new();
-    for dir in search_path() {
+    let dirs = search_path();
+    let own = std::env::current_exe().unwrap_or_default();
+    let mut found: Vec<Found> = ALL
+        .iter()
+        .map(|c| Found {
+            name: words_of(c).join(" "),
+            path: dirs
+                .first()
+                .map(|dir| dir.join(c.name))
+                .filter(|p| is_executable(p))
+                .unwrap_or_else(|| own.clone()),
+            about: c.about,
+        })
+        .collect();
+    let mut plugins: Vec<Found> = Vec::new();
+    for dir in dirs {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -69,24 +92,32 @@ pub fn available() -> Vec<Found> {
                 continue;
             };
             let name = rest.replace('-', " ");
-            if rest.is_empty() || found.iter().any(|(_, f)| f.name == name) {
+            let seen = |f: &Found| f.name == name;
+            if rest.is_empty() || found.iter().any(seen) || plugins.iter().any(seen) {
                 continue;
             }
             if is_executable(&entry.path()) {
-                let ours = ALL.iter().position(|c| c.name == file);
-                found.push((
-                    ours.unwrap_or(ALL.len()),
-                    Found {
-                        name,
-                        path: entry.path(),
-                        about: ours.map_or("", |i| ALL[i].about),
-                    },
-                ));
+                plugins.push(Found {
+                    name,
+                    path: entry.path(),
+                    about: "",
+                });
             }
         }
     }
-    found.sort_by(|(a, f), (b, g)| (a, &f.name).cmp(&(b, &g.name)));
-    found.into_iter().map(|(_, f)| f).collect()
+    plugins.sort_by(|f, g| f.name.cmp(&g.name));
+    found.extend(plugins);
+    found
+}
+
+/// The words after `axe` that name `command`: `["mem", "load"]` for
+/// `axe-mem-load`.
+fn words_of(command: &Command) -> Vec<&'static str> {
+    let name: &'static str = command.name;
+    name.strip_prefix("axe-")
+        .unwrap_or(name)
+        .split('-')
+        .collect()
 }
 
 /// A word that can be part of an executable's name: no path tricks.
@@ -94,18 +125,30 @@ fn plain(word: &str) -> bool {
     !word.is_empty() && !word.starts_with('-') && !word.contains(['/', '\\', '\0', '.'])
 }
 
-/// Runs the subcommand that `words` start with; returns only on failure.
-/// The shortest match wins, so `axe run mem` is `axe-run mem`.
-pub fn run(words: Vec<OsString>) -> Error {
+/// What the leading words of a command line name.
+enum Target {
+    /// One of axe's own commands, run in this process.
+    Own(&'static Command),
+    /// A plugin: its program name and path.
+    Plugin(String, PathBuf),
+}
+
+/// Runs the subcommand that `words` start with, with the words after its
+/// name. The shortest match wins, so `axe run mem` is `axe-run mem`; at
+/// the same length axe's own command wins over a program of its name.
+pub fn run(words: Vec<OsString>) -> ExitCode {
     match resolve(&words) {
-        Some((program, path, k)) => exec(&program, &path, &words[k..]),
-        None => unknown(&words),
+        Some((Target::Own(command), k)) => axe_cli::main_with(command, words[k..].to_vec()),
+        Some((Target::Plugin(program, path), k)) => {
+            axe_cli::fail(&exec(&program, &path, &words[k..]), false)
+        }
+        None => axe_cli::fail(&unknown(&words), false),
     }
 }
 
-/// The program the leading words of `words` name, its path and how many
-/// words its name took; the shortest match wins.
-fn resolve(words: &[OsString]) -> Option<(String, PathBuf, usize)> {
+/// What the leading words of `words` name, and how many words its name
+/// took; the shortest match wins.
+fn resolve(words: &[OsString]) -> Option<(Target, usize)> {
     let leading: Vec<&str> = words
         .iter()
         .take(MAX_WORDS)
@@ -113,8 +156,12 @@ fn resolve(words: &[OsString]) -> Option<(String, PathBuf, usize)> {
         .collect();
     let dirs = search_path();
     (1..=leading.len()).find_map(|k| {
-        let program = format!("axe-{}", leading[..k].join("-"));
-        find(&dirs, &program).map(|path| (program, path, k))
+        let said = &leading[..k];
+        if let Some(own) = ALL.iter().find(|c| words_of(c) == said) {
+            return Some((Target::Own(own), k));
+        }
+        let program = format!("axe-{}", said.join("-"));
+        find(&dirs, &program).map(|path| (Target::Plugin(program, path), k))
     })
 }
 
@@ -153,17 +200,29 @@ fn closest<'a>(typed: &[String], names: &'a [String]) -> Option<(String, &'a str
         .map(|(_, said, name)| (said, name))
 }
 
-/// `axe help NAME...`: runs the command `NAME...` names with `--help`;
-/// returns only on failure. Words that name no command get the closest
-/// command or a plain "no such command": they are a command's name, never
-/// an agent or a prompt, so no `axe run` line is made of them.
-pub fn help(words: Vec<OsString>) -> Error {
-    if let Some((program, path, k)) = resolve(&words) {
-        let mut args = words[k..].to_vec();
-        args.push("--help".into());
-        return exec(&program, &path, &args);
+/// `axe help NAME...`: runs the command `NAME...` names with `--help`,
+/// axe's own writing to `out`; returns only on failure for a plugin.
+/// Words that name no command get the closest command or a plain "no such
+/// command": they are a command's name, never an agent or a prompt, so no
+/// `axe run` line is made of them.
+pub fn help(words: Vec<OsString>, out: &mut dyn Write) -> Result<()> {
+    let Some((target, k)) = resolve(&words) else {
+        return Err(no_such(&words));
+    };
+    let mut args = words[k..].to_vec();
+    args.push("--help".into());
+    match target {
+        Target::Own(command) => axe_cli::run(command, args, out),
+        Target::Plugin(program, path) => {
+            out.flush().map_err(Error::Output)?;
+            Err(exec(&program, &path, &args))
+        }
     }
-    let typed = typed(&words);
+}
+
+/// Why `axe help NAME...` names no command.
+fn no_such(words: &[OsString]) -> Error {
+    let typed = typed(words);
     let names: Vec<String> = available().into_iter().map(|f| f.name).collect();
     let first = typed.first().map(String::as_str).unwrap_or_default();
     let group = group(first, &names);

@@ -72,7 +72,7 @@ pub fn main() -> ExitCode {
         // The list of subcommands is the help a user wants from `axe -h`.
         Some("-h" | "--help") => words[0] = "help".into(),
         Some(w) if !w.starts_with('-') => {
-            return axe_cli::fail(&dispatch::run(words), false);
+            return dispatch::run(words);
         }
         Some(_) => {}
     }
@@ -109,8 +109,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             .map_err(Error::Output)?,
         Some("help") if args.len() > 1 => {
             let words: Vec<OsString> = args[1..].iter().map(OsString::from).collect();
-            out.flush().map_err(Error::Output)?;
-            return Err(dispatch::help(words));
+            return dispatch::help(words, out);
         }
         _ if m.flag(&JSON) => {
             let found = dispatch::available();
