@@ -1520,6 +1520,18 @@ fn every_exit_code() {
         ),
         (vec!["a", "--bogus"], 1, "unrecognized flag --bogus\n"),
         (vec!["ghost"], 2, "agent config not found: ghost\n"),
+        // Flags are read before any file, as cobra parsed them in Go: a
+        // malformed one is the error even when the agent is missing too.
+        (
+            vec!["ghost", "--max-tokens", "many"],
+            1,
+            "error parsing flag --max-tokens: invalid number \"many\"\n",
+        ),
+        (
+            vec!["ghost", "--temperature", "warm"],
+            1,
+            "error parsing flag --temperature: invalid number \"warm\"\n",
+        ),
         (
             vec!["../x"],
             2,

@@ -15,6 +15,7 @@ use crate::prompt;
 use crate::run::artifacts;
 use crate::run::context::Injected;
 use crate::run::details::Detail;
+use crate::run::prepared::Overrides;
 use crate::run::recall::Cut;
 use crate::run::state::Recorded;
 use crate::run::{Outcome, Prepared, Session, TextSink, budget, dry_run, history, once};
@@ -241,16 +242,78 @@ struct Budget {
     budget_exceeded: bool,
 }
 
+/// `axe-run`'s command line as typed values, read before anything is
+/// loaded or read: a malformed flag is reported before any file is
+/// touched, and what the flags set of the agent is one [`Overrides`].
+struct Args<'m> {
+    agent: &'m str,
+    /// The words after the agent: the task.
+    words: Option<String>,
+    timeout: Option<std::time::Duration>,
+    dry_run: bool,
+    verbose: bool,
+    json: bool,
+    stream: bool,
+    /// Takes standard input's place, as in Go; blank is absent.
+    prompt: Option<&'m str>,
+    messages: Option<&'m str>,
+    no_stdin: bool,
+    overrides: Overrides,
+    artifact_dir: Option<&'m std::path::Path>,
+    keep_artifacts: bool,
+    now: Current<'m>,
+}
+
+impl<'m> Args<'m> {
+    fn read(m: &'m Matches) -> Result<Args<'m>> {
+        let string = |flag| m.string(flag).map(|s| s.map(str::to_owned));
+        let args = Args {
+            agent: target::required_agent(m)?,
+            words: target::words_after_agent(m),
+            timeout: target::given_timeout(m, &TIMEOUT)?,
+            dry_run: m.flag(&DRY_RUN),
+            verbose: m.flag(&VERBOSE),
+            json: m.flag(&JSON),
+            stream: m.flag(&STREAM),
+            prompt: m.string(&PROMPT)?.filter(|text| !text.trim().is_empty()),
+            messages: m.string(&MESSAGES)?,
+            no_stdin: m.flag(&NO_STDIN),
+            overrides: Overrides {
+                model: string(&MODEL)?,
+                skill: string(&SKILL)?,
+                system_prompt: string(&SYSTEM)?,
+                temperature: m.number::<f64>(&TEMPERATURE)?,
+                max_tokens: m.number::<u64>(&MAX_TOKENS)?,
+                budget_tokens: m.number::<u64>(&BUDGET_TOKENS)?,
+                workdir: m.value(&WORKDIR).map(PathBuf::from),
+                allowed_hosts: Vec::new(),
+            },
+            artifact_dir: m.value(&ARTIFACT_DIR).map(std::path::Path::new),
+            keep_artifacts: m.flag(&KEEP_ARTIFACTS),
+            now: Current {
+                task: Some(m.string(&STATE_TASK)?.unwrap_or(DEFAULT_TASK)),
+                phase: m.string(&PHASE)?,
+            },
+        };
+        if args.no_stdin && args.messages == Some("-") {
+            return Err(Error::Usage(
+                "--messages - reads standard input, which -n leaves unread: give a file".into(),
+            ));
+        }
+        Ok(args)
+    }
+}
+
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let given_timeout = target::given_timeout(m, &TIMEOUT)?;
-    let (dry, verbose, json) = (m.flag(&DRY_RUN), m.flag(&VERBOSE), m.flag(&JSON));
     target::apply_agents_dir(m)?;
-    let name = target::required_agent(m)?.to_owned();
+    let args = Args::read(m)?;
+    let (dry, verbose, json) = (args.dry_run, args.verbose, args.json);
+    let name = args.agent;
 
     // The order of the Go `axe`, so the same mistake gets the same error.
-    let mut cfg = agent::load(&name)?;
+    let mut cfg = agent::load(name)?;
     // --timeout when given, else the agent's `timeout` when set, else 120 s.
-    let timeout = given_timeout.unwrap_or_else(|| match cfg.timeout.get() {
+    let timeout = args.timeout.unwrap_or_else(|| match cfg.timeout.get() {
         0 => target::DEFAULT_TIMEOUT,
         seconds => std::time::Duration::from_secs(seconds),
     });
@@ -259,56 +322,25 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // cannot hold the run past it.
     let deadline = Deadline::after(timeout);
     axe_memory::wait_until(deadline.at);
-    // --prompt takes standard input's place, as in Go; blank is absent.
-    let prompt = m.string(&PROMPT)?.filter(|text| !text.trim().is_empty());
-    let messages = m.string(&MESSAGES)?;
-    let no_stdin = m.flag(&NO_STDIN);
-    if no_stdin && messages == Some("-") {
-        return Err(Error::Usage(
-            "--messages - reads standard input, which -n leaves unread: give a file".into(),
-        ));
-    }
+    let (prompt, messages) = (args.prompt, args.messages);
     // Standard input is read from now on, beside what comes next, so
     // time spent on the rest (a memory lock waited for) leaves input that
     // has ended in hand: it holds the messages, or else the prompt.
     let mut piped = match (messages, prompt) {
         (Some("-"), _) => Some(super::stdin::Reading::start(axe_base::read::REQUEST_LIMIT)),
         (_, Some(_)) => None,
-        _ if no_stdin => None,
+        _ if args.no_stdin => None,
         _ => super::stdin::piped(super::stdin::PROMPT_LIMIT),
     };
-    let stream = m.flag(&STREAM) || cfg.stream;
-    if let Some(model) = m.string(&MODEL)? {
-        cfg.model = model.to_owned();
-    }
-    if let Some(skill) = m.string(&SKILL)? {
-        cfg.skill = skill.to_owned();
-    }
-    if let Some(system) = m.string(&SYSTEM)? {
-        cfg.system_prompt = system.to_owned();
-    }
-    let temperature = m.number::<f64>(&TEMPERATURE)?;
-    if let Some(t) = temperature {
-        cfg.params.temperature = t;
-    }
-    if let Some(n) = m.number::<u64>(&MAX_TOKENS)? {
-        cfg.params.max_tokens = i64::try_from(n).unwrap_or(i64::MAX);
-    }
-    if let Some(n) = m.number::<u64>(&BUDGET_TOKENS)? {
-        cfg.budget.max_tokens = axe_base::count::Count::new(n);
-    }
+    let stream = args.stream || cfg.stream;
+    args.overrides.apply(&mut cfg);
     // The model is checked before the config is read, as in Go.
     axe_llm::parse_model(&cfg.model)?;
     let config = config::load()?;
     let config_dir = dirs::config_dir()?;
     let mut session = Session::new(config, config_dir, &cfg, verbose);
-    let workdir = m.value(&WORKDIR).map(PathBuf::from);
-    let mut agent = once::prepare(&session, &name, cfg, workdir).map_err(|(_, e)| e)?;
-    if temperature.is_some() {
-        // Given for this run: sent as given, 0 included.
-        agent.temperature = temperature;
-    }
-    let words = target::words_after_agent(m);
+    let agent = once::prepare(&session, name, cfg, &args.overrides).map_err(|(_, e)| e)?;
+    let words = args.words;
     let history = messages
         .map(|source| history::read(source, |what| take(&mut piped)?.text(deadline, what)))
         .transpose()?;
@@ -322,10 +354,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let task = super::stdin::words_then(words.as_deref(), &stdin);
     let (history, task) = go_on_from(history, task)?;
     let mut warn = |w: String| note(format_args!("Warning: {w}"));
-    let now = Current {
-        task: Some(m.string(&STATE_TASK)?.unwrap_or(DEFAULT_TASK)),
-        phase: m.string(&PHASE)?,
-    };
+    let now = args.now;
     // The run log keeps the task as given; the model also gets the memory
     // block (the state's, or the one over every kind).
     let user = prompt::user_message(&task);
@@ -359,9 +388,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // A prompt that alone would overrun the budget is not sent at all.
     let earlier = history.as_deref().unwrap_or_default();
     budget::check(session.budget, &agent.system, earlier, &begun.sent)?;
-    let flag_dir = m.value(&ARTIFACT_DIR).map(std::path::Path::new);
     session.artifacts =
-        artifacts::open(&agent.cfg.artifacts, flag_dir, &agent.workdir)?.map(Arc::new);
+        artifacts::open(&agent.cfg.artifacts, args.artifact_dir, &agent.workdir)?.map(Arc::new);
     if verbose {
         print_context(&agent, Seconds(timeout), &stdin, &begun.injected);
         if let Some(a) = &session.artifacts {
@@ -398,7 +426,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if let Some(kept) = session
         .artifacts
         .as_ref()
-        .and_then(|a| a.finish(m.flag(&KEEP_ARTIFACTS)))
+        .and_then(|a| a.finish(args.keep_artifacts))
     {
         note(format_args!("artifacts preserved: {}", kept.display()));
     }

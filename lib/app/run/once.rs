@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use super::context::{self, Injected};
 use super::converse::{self, Outcome, TextSink};
-use super::prepared::{Prepared, Step};
+use super::prepared::{Overrides, Prepared, Step};
 use super::recall;
 use super::session::Session;
 use super::state::{self, Recorded};
@@ -28,19 +28,20 @@ use axe_memory::state::{Current, DEFAULT_TASK};
 /// Where a warning goes.
 pub type Warn<'a> = &'a mut dyn FnMut(String);
 
-/// Prepares the agent `name` with `cfg`: in `workdir` when given, else its
-/// own `workdir`, else the current directory, when that is not too wide
+/// Prepares the agent `name` with `cfg`, to which `given` is applied: in
+/// the workdir it gives, else the agent's own `workdir`, else the current
+/// directory, when that is not too wide
 /// for its tools ([`axe_tools::builtin::workdir`]). The error says which step
 /// failed.
 pub fn prepare(
     session: &Session,
     name: &str,
     cfg: AgentConfig,
-    workdir: Option<PathBuf>,
+    given: &Overrides,
 ) -> std::result::Result<Prepared, (Option<Step>, Error)> {
     let model = axe_llm::parse_model(&cfg.model).map_err(|e| (None, e))?;
-    let workdir = match workdir {
-        Some(dir) => dir,
+    let workdir = match &given.workdir {
+        Some(dir) => dir.clone(),
         None if !cfg.workdir.is_empty() => cfg.workdir.clone().into(),
         None => {
             let dir = current_dir();
@@ -49,7 +50,8 @@ pub fn prepare(
             dir
         }
     };
-    Prepared::new(name, cfg, model, workdir, session.config_dir()).map_err(|(s, e)| (Some(s), e))
+    Prepared::new(name, cfg, model, workdir, session.config_dir(), given)
+        .map_err(|(s, e)| (Some(s), e))
 }
 
 /// The current directory, or `.` when it is gone.
@@ -188,13 +190,16 @@ fn sub_agent(
     hosts: &[String],
 ) -> std::result::Result<String, String> {
     let cfg = agent::load(name).map_err(|e| format!("failed to load agent \"{name}\": {e}"))?;
-    let mut agent = prepare(session, name, cfg, None).map_err(|(step, e)| match step {
+    let given = Overrides {
+        allowed_hosts: hosts.to_vec(),
+        ..Overrides::default()
+    };
+    let mut cfg = cfg;
+    given.apply(&mut cfg);
+    let agent = prepare(session, name, cfg, &given).map_err(|(step, e)| match step {
         Some(step) => format!("failed to {step} for agent \"{name}\": {e}"),
         None => format!("invalid model for agent \"{name}\": {e}"),
     })?;
-    if agent.allowed_hosts.is_empty() {
-        agent.allowed_hosts = hosts.to_vec();
-    }
     let mut warn = |w: String| {
         // A sub-agent's memory trouble is only worth a line when asked.
         if session.verbose {

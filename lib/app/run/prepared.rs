@@ -50,6 +50,51 @@ pub struct Prepared {
     pub sandbox: Option<Sandbox>,
 }
 
+/// What a run is given beside its agent file: `axe-run`'s flags, or what
+/// a sub-agent takes from its caller. Applied once, by [`Overrides::apply`]
+/// to the agent's settings and by [`Prepared::new`] to what it resolves,
+/// so a prepared agent is never patched afterwards.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub model: Option<String>,
+    pub skill: Option<String>,
+    pub system_prompt: Option<String>,
+    /// Sent as given, 0 included (the file's 0 means unset, as Go's).
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u64>,
+    pub budget_tokens: Option<u64>,
+    pub workdir: Option<PathBuf>,
+    /// The hosts `url_fetch` may reach when the agent names none: a
+    /// sub-agent's caller's.
+    pub allowed_hosts: Vec<String>,
+}
+
+impl Overrides {
+    /// The settings of `cfg` these override.
+    pub fn apply(&self, cfg: &mut AgentConfig) {
+        let set = |to: &mut String, from: &Option<String>| {
+            if let Some(v) = from {
+                v.clone_into(to);
+            }
+        };
+        set(&mut cfg.model, &self.model);
+        set(&mut cfg.skill, &self.skill);
+        set(&mut cfg.system_prompt, &self.system_prompt);
+        if let Some(t) = self.temperature {
+            cfg.params.temperature = t;
+        }
+        if let Some(n) = self.max_tokens {
+            cfg.params.max_tokens = i64::try_from(n).unwrap_or(i64::MAX);
+        }
+        if let Some(n) = self.budget_tokens {
+            cfg.budget.max_tokens = axe_base::count::Count::new(n);
+        }
+        if cfg.allowed_hosts.is_empty() {
+            cfg.allowed_hosts.clone_from(&self.allowed_hosts);
+        }
+    }
+}
+
 /// Which step of [`Prepared::new`] failed, for the sub-agent's message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -76,13 +121,15 @@ impl fmt::Display for Step {
 
 impl Prepared {
     /// Resolves the files and skill of `cfg` (whose model is already
-    /// checked) and builds the system prompt, memory included.
+    /// checked, and to which `given` is applied) and builds the system
+    /// prompt, memory included.
     pub fn new(
         name: &str,
         cfg: AgentConfig,
         (provider, model): (Provider, String),
         workdir: PathBuf,
         config_dir: &Path,
+        given: &Overrides,
     ) -> Result<Prepared, (Step, Error)> {
         let resolved = files::resolve(&cfg.files, &workdir).map_err(|e| (Step::Files, e))?;
         let (files, files_left_out, files_converted) =
@@ -111,7 +158,9 @@ impl Prepared {
             ),
             false => None,
         };
-        let temperature = Some(cfg.params.temperature).filter(|t| *t != 0.0);
+        let temperature = given
+            .temperature
+            .or(Some(cfg.params.temperature).filter(|t| *t != 0.0));
         // Found only when commands may run: most agents never pay for it.
         let sandbox = match cfg.tools.iter().any(|t| t == names::RUN_COMMAND) {
             true => Some(
