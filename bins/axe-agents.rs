@@ -1,4 +1,4 @@
-//! `axe-agents`: see `axe::commands::agents`.
+//! `axe-agents`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::agents::COMMAND)
+    axe_launch::main("axe-agents")
 }

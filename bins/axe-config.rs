@@ -1,4 +1,4 @@
-//! `axe-config`: see `axe::commands::config`.
+//! `axe-config`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::config::COMMAND)
+    axe_launch::main("axe-config")
 }

@@ -1,4 +1,4 @@
-//! `axe-context`: see `axe::commands::context`.
+//! `axe-context`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::context::COMMAND)
+    axe_launch::main("axe-context")
 }

@@ -1,4 +1,4 @@
-//! `axe-gc`: see `axe::commands::gc`.
+//! `axe-gc`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::gc::COMMAND)
+    axe_launch::main("axe-gc")
 }

@@ -1,4 +1,4 @@
-//! `axe-llm`: see `axe::commands::llm`.
+//! `axe-llm`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::llm::COMMAND)
+    axe_launch::main("axe-llm")
 }

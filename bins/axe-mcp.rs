@@ -1,4 +1,4 @@
-//! `axe-mcp`: see `axe::commands::mcp`.
+//! `axe-mcp`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::mcp::COMMAND)
+    axe_launch::main("axe-mcp")
 }

@@ -1,4 +1,4 @@
-//! `axe-mem-append`: see `axe::commands::log::append`.
+//! `axe-mem-append`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::log::append::COMMAND)
+    axe_launch::main("axe-mem-append")
 }

@@ -1,4 +1,4 @@
-//! `axe-mem-count`: see `axe::commands::log::count`.
+//! `axe-mem-count`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::log::count::COMMAND)
+    axe_launch::main("axe-mem-count")
 }

@@ -1,4 +1,4 @@
-//! `axe-mem-load`: see `axe::commands::log::load`.
+//! `axe-mem-load`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::log::load::COMMAND)
+    axe_launch::main("axe-mem-load")
 }

@@ -1,4 +1,4 @@
-//! `axe-mem-path`: see `axe::commands::log::path`.
+//! `axe-mem-path`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::log::path::COMMAND)
+    axe_launch::main("axe-mem-path")
 }

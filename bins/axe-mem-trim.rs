@@ -1,4 +1,4 @@
-//! `axe-mem-trim`: see `axe::commands::log::trim`.
+//! `axe-mem-trim`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::log::trim::COMMAND)
+    axe_launch::main("axe-mem-trim")
 }

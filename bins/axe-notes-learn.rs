@@ -1,4 +1,4 @@
-//! `axe-notes-learn`: see `axe::commands::notes::learn`.
+//! `axe-notes-learn`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes::learn::COMMAND)
+    axe_launch::main("axe-notes-learn")
 }

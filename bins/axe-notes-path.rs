@@ -1,4 +1,4 @@
-//! `axe-notes-path`: see `axe::commands::notes::path`.
+//! `axe-notes-path`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes::path::COMMAND)
+    axe_launch::main("axe-notes-path")
 }

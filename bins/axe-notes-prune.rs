@@ -1,4 +1,4 @@
-//! `axe-notes-prune`: see `axe::commands::notes::prune`.
+//! `axe-notes-prune`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes::prune::COMMAND)
+    axe_launch::main("axe-notes-prune")
 }

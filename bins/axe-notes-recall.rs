@@ -1,4 +1,4 @@
-//! `axe-notes-recall`: see `axe::commands::notes::recall`.
+//! `axe-notes-recall`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes::recall::COMMAND)
+    axe_launch::main("axe-notes-recall")
 }

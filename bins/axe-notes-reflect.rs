@@ -1,4 +1,4 @@
-//! `axe-notes-reflect`: see `axe::commands::notes::reflect`.
+//! `axe-notes-reflect`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes::reflect::COMMAND)
+    axe_launch::main("axe-notes-reflect")
 }

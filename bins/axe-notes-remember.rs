@@ -1,4 +1,4 @@
-//! `axe-notes-remember`: see `axe::commands::notes::remember`.
+//! `axe-notes-remember`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes::remember::COMMAND)
+    axe_launch::main("axe-notes-remember")
 }

@@ -1,4 +1,4 @@
-//! `axe-notes-search`: see `axe::commands::notes::search`.
+//! `axe-notes-search`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::notes::search::COMMAND)
+    axe_launch::main("axe-notes-search")
 }

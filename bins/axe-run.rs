@@ -1,4 +1,4 @@
-//! `axe-run`: see `axe::commands::run`.
+//! `axe-run`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::run::COMMAND)
+    axe_launch::main("axe-run")
 }

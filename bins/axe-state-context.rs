@@ -1,4 +1,4 @@
-//! `axe-state-context`: see `axe::commands::state::context`.
+//! `axe-state-context`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::state::context::COMMAND)
+    axe_launch::main("axe-state-context")
 }

@@ -1,4 +1,4 @@
-//! `axe-state-ingest`: see `axe::commands::state::ingest`.
+//! `axe-state-ingest`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::state::ingest::COMMAND)
+    axe_launch::main("axe-state-ingest")
 }

@@ -1,4 +1,4 @@
-//! `axe-state-path`: see `axe::commands::state::path`.
+//! `axe-state-path`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::state::path::COMMAND)
+    axe_launch::main("axe-state-path")
 }

@@ -1,4 +1,4 @@
-//! `axe-state-record`: see `axe::commands::state::record`.
+//! `axe-state-record`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::state::record::COMMAND)
+    axe_launch::main("axe-state-record")
 }

@@ -1,4 +1,4 @@
-//! `axe-state-show`: see `axe::commands::state::show`.
+//! `axe-state-show`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::state::show::COMMAND)
+    axe_launch::main("axe-state-show")
 }

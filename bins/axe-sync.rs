@@ -1,4 +1,4 @@
-//! `axe-sync`: see `axe::commands::sync`.
+//! `axe-sync`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::sync::COMMAND)
+    axe_launch::main("axe-sync")
 }

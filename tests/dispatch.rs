@@ -353,3 +353,46 @@ fn own_commands_run_in_process_without_their_executables() {
         .then_some(())
         .expect("the merge driver runs");
 }
+
+/// Each `axe-NAME` starts the `axe` beside it as `axe-NAME`: through a
+/// symbolic link from elsewhere it still finds its own `axe`; alone it
+/// says what it could not run; and `axe` itself started under a command's
+/// name (a link, as packagers make) is that command.
+#[test]
+fn the_executables_start_the_axe_beside_them() {
+    let env = Env::new();
+    env.memory_agent("a", "");
+    let linked = env.root().join("linked");
+    std::fs::create_dir_all(&linked).unwrap();
+    let count = assert_cmd::cargo::cargo_bin!("axe-mem-count");
+    std::os::unix::fs::symlink(count, linked.join("axe-mem-count")).unwrap();
+    env.program(linked.join("axe-mem-count"))
+        .arg("a")
+        .env("PATH", "/usr/bin:/bin")
+        .assert()
+        .success()
+        .stdout("0\n");
+
+    let alone = env.root().join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    std::fs::copy(count, alone.join("axe-mem-count")).unwrap();
+    env.program(alone.join("axe-mem-count"))
+        .arg("a")
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(format!(
+            "failed to run {}: no such file or directory\n",
+            alone.join("axe").display()
+        ));
+
+    let named = env.root().join("named");
+    std::fs::create_dir_all(&named).unwrap();
+    let axe = assert_cmd::cargo::cargo_bin!("axe");
+    std::os::unix::fs::symlink(axe, named.join("axe-mem-count")).unwrap();
+    env.program(named.join("axe-mem-count"))
+        .args(["a", "--json"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("\"entries\":0"));
+}

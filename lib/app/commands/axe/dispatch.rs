@@ -6,7 +6,7 @@
 //! external subcommands. A plugin replaces `axe` (exec), so stdin, stdout,
 //! stderr, signals and the exit code are its own.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -108,6 +108,13 @@ pub fn available() -> Vec<Found> {
     plugins.sort_by(|f, g| f.name.cmp(&g.name));
     found.extend(plugins);
     found
+}
+
+/// The command of axe's own whose executable `arg0` (a program's name as
+/// started, or its path) names: `axe-run` for `/usr/bin/axe-run`.
+pub fn own(arg0: &OsStr) -> Option<&'static Command> {
+    let name = Path::new(arg0).file_name()?.to_str()?;
+    ALL.iter().copied().find(|c| c.name == name)
 }
 
 /// The words after `axe` that name `command`: `["mem", "load"]` for

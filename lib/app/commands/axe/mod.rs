@@ -63,10 +63,17 @@ pub const PROGRAM: Program = Program {
     providers: || axe_llm::names().collect(),
 };
 
-/// The life of `axe`: a subcommand runs in its place; anything else (help,
-/// version, options) is read like any command's line.
+/// The life of `axe`: started as one of its commands (`axe-run`, by that
+/// command's launcher or a link of that name), that command; else a
+/// subcommand runs in its place, and anything else (help, version,
+/// options) is read like any command's line.
 pub fn main() -> ExitCode {
-    let mut words: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let mut args = std::env::args_os();
+    let started_as = args.next().unwrap_or_default();
+    let mut words: Vec<OsString> = args.collect();
+    if let Some(command) = dispatch::own(&started_as) {
+        return axe_cli::main_with(command, words);
+    }
     match words.first().and_then(|w| w.to_str()) {
         Some("help" | "version") | None => {}
         // The list of subcommands is the help a user wants from `axe -h`.
