@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "target" / "release"
 DATA = ROOT / "bench" / "data"
 RESULTS = ROOT / "bench" / "RESULTS.md"
+INSTALL = ROOT / "bench" / "install.md"
 
 GNU_TIME = "/usr/bin/time"  # Debian package `time`
 
@@ -835,6 +836,9 @@ def main():
             "another clone added and pushed 1,000 of its own to the same day (commit, fetch, merge "
             "by entry, push), the other clone's sync untimed; a new day each round."
             "\n\n" + table + "\n"
+            # What bench/install measured last (a clean install takes minutes,
+            # so it is its own command).
+            + ("\n" + INSTALL.read_text() if INSTALL.exists() else "")
         )
     # Too few runs in quick mode to judge a bar: it only checks the harness.
     if not args.quick and not all(ok for _, ok, _ in checks):
