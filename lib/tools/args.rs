@@ -23,6 +23,8 @@ pub trait Param: Sized {
     const TYPE: &'static str;
     /// Whether a call must give it.
     const REQUIRED: bool = true;
+    /// The least value the schema takes, for the integers that have one.
+    const MINIMUM: Option<u64> = None;
     /// The value of an argument given as `value` (`None` when left out):
     /// `None` when it is not one of this type.
     fn read(value: Option<&Value>) -> Option<Self>;
@@ -50,9 +52,11 @@ impl Param for i64 {
     }
 }
 
-/// An integer the schema keeps at a minimum of 0 or more.
+/// An integer the schema keeps at 0 or more: its type says `minimum`, so
+/// a negative one is refused before it is read.
 impl Param for u64 {
     const TYPE: &'static str = "integer";
+    const MINIMUM: Option<u64> = Some(0);
     fn read(value: Option<&Value>) -> Option<Self> {
         i64::read(value).map(|n| u64::try_from(n).unwrap_or(0))
     }
@@ -61,6 +65,7 @@ impl Param for u64 {
 impl<T: Param> Param for Option<T> {
     const TYPE: &'static str = T::TYPE;
     const REQUIRED: bool = false;
+    const MINIMUM: Option<u64> = T::MINIMUM;
     fn read(value: Option<&Value>) -> Option<Self> {
         Some(T::read(value.filter(|v| !v.is_null())))
     }
@@ -72,12 +77,12 @@ pub trait Args: Sized {
     fn parse(args: &Map<String, Value>) -> Result<Self, String>;
 }
 
-/// One property of a schema.
+/// One property of a schema; `minimum` raises its type's least value.
 pub fn property<T: Param>(description: String, minimum: Option<u64>) -> Value {
     let mut p = Map::new();
     p.insert("type".into(), T::TYPE.into());
     p.insert("description".into(), description.into());
-    if let Some(min) = minimum {
+    if let Some(min) = T::MINIMUM.max(minimum) {
         p.insert("minimum".into(), min.into());
     }
     Value::Object(p)
@@ -95,15 +100,17 @@ pub fn field<T: Param>(args: &Map<String, Value>, name: &str) -> Result<T, Strin
     T::read(args.get(name)).ok_or_else(|| format!("\"{name}\" argument is required"))
 }
 
-/// Declares a tool's argument struct: each field with its type, an
-/// optional `[min N]`, and its description (an expression, which may use
+/// Declares a tool's argument struct: each field with its type (`u64`
+/// for a count, whose schema says `minimum: 0`), an optional `[min N]`
+/// above that, and its description (an expression, which may use
 /// the schema function's own parameters, declared after the struct's
 /// name). Yields the struct, `fn schema(..) -> Value` and [`Args`].
 ///
 /// ```ignore
 /// args! {
 ///     pub struct Recall {
-///         days: Option<u64> [min 0] = "Days of daily logs to read".into(),
+///         days: Option<u64> = "Days of daily logs to read",
+///         limit: Option<u64> [min 1] = "How many results",
 ///     }
 /// }
 /// ```
@@ -163,7 +170,8 @@ mod tests {
     crate::args! {
         struct Sample(what: &str) {
             content: String = format!("The {what}"),
-            days: Option<u64> [min 0] = "Days",
+            days: Option<u64> = "Days",
+            limit: Option<u64> [min 1] = "Limit",
             offset: Option<i64> = "Offset",
             all: Option<bool> = "All",
         }
@@ -176,14 +184,16 @@ mod tests {
             json!({"type": "object", "properties": {
                 "content": {"type": "string", "description": "The text"},
                 "days": {"type": "integer", "minimum": 0, "description": "Days"},
+                "limit": {"type": "integer", "minimum": 1, "description": "Limit"},
                 "offset": {"type": "integer", "description": "Offset"},
                 "all": {"type": "boolean", "description": "All"},
             }, "required": ["content"]})
         );
-        let args = json!({"content": "x", "days": 2.0, "offset": -3, "all": null});
+        let args = json!({"content": "x", "days": 2.0, "limit": 5, "offset": -3, "all": null});
         let read = Sample::parse(args.as_object().unwrap()).unwrap();
         assert_eq!(read.content, "x");
         assert_eq!(read.days, Some(2));
+        assert_eq!(read.limit, Some(5));
         assert_eq!(read.offset, Some(-3));
         assert_eq!(read.all, None);
         let missing = json!({});

@@ -18,7 +18,7 @@ use axe_memory::state::{self, Current, Outcome};
 
 crate::args! {
     pub struct LogRecent {
-        last: Option<u64> [min 0] = "How many entries, newest last (default: your memory.last_n, else 10; 0: all)",
+        last: Option<u64> = "How many entries, newest last (default: your memory.last_n, else 10; 0: all)",
     }
 }
 
@@ -33,7 +33,7 @@ crate::args! {
     pub struct StateContext {
         task: Option<String> = "The task now worked on, shown first",
         phase: Option<String> = "Its phase now: its errors come first",
-        budget: Option<u64> [min 0] = "The most characters (default: your state.context_budget)",
+        budget: Option<u64> = "The most characters (default: your state.context_budget)",
     }
 }
 
@@ -49,7 +49,7 @@ crate::args! {
 
 crate::args! {
     pub struct WholeContext {
-        budget: Option<u64> [min 0] = "The most characters (default: your context.budget, else 8000)",
+        budget: Option<u64> = "The most characters (default: your context.budget, else 8000)",
         task: Option<String> = "The state's task now",
         phase: Option<String> = "Its phase now",
     }

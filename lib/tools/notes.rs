@@ -28,7 +28,7 @@ use axe_memory::secrets::Place;
 
 crate::args! {
     pub struct Recall {
-        days: Option<u64> [min 0] = "Days of daily logs to read, today included (default: your recall_days)",
+        days: Option<u64> = "Days of daily logs to read, today included (default: your recall_days)",
     }
 }
 
