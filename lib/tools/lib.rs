@@ -198,6 +198,50 @@ mod tests {
         assert_eq!(BUILT.load(Ordering::SeqCst), 1);
     }
 
+    /// A name is offered once, by the first source that has it; what
+    /// `keep` refuses is neither offered nor run.
+    #[test]
+    fn the_first_source_wins_a_name_and_keep_filters() {
+        // Not COUNTED: that one's builds are counted by the test above.
+        const FIRST: &[Tool<()>] = &[Tool {
+            name: "echo",
+            description: "Say it back",
+            offered: |_| true,
+            schema: Echo::schema,
+            run: |_, args| Ok(Reply::text(<Echo as args::Args>::parse(args)?.text)),
+            output: || json!({}),
+            reads: true,
+            workdir: false,
+        }];
+        const SECOND: &[Tool<()>] = &[Tool {
+            name: "echo",
+            description: "Another echo",
+            offered: |_| true,
+            schema: || json!({"type": "object"}),
+            run: |_, _| Ok(Reply::text("second".into())),
+            output: || json!({}),
+            reads: false,
+            workdir: false,
+        }];
+        let (first, second) = (
+            Table::new(FIRST, (), |_| {}),
+            Table::new(SECOND, (), |_| {}),
+        );
+        let tools = Tools::new(vec![&first, &second], |_| true);
+        assert_eq!(tools.defs().len(), 1);
+        assert_eq!(tools.defs()[0].description, "Say it back");
+        let said = tools.call(&call_of("echo", json!({"text": "first"})));
+        assert_eq!(said.unwrap().unwrap().text, "first");
+        let writes = Tools::new(vec![&first, &second], |t| !t.reads);
+        assert_eq!(writes.defs()[0].description, "Another echo");
+        let said = writes.call(&call_of("echo", json!({})));
+        assert_eq!(said.unwrap().unwrap().text, "second");
+        let none = Tools::new(vec![&first], |t| !t.reads);
+        assert!(none.call(&call_of("echo", json!({"text": "x"}))).is_none());
+        assert_eq!(none.crashed("echo"), "the tool crashed");
+        assert_eq!(tools.crashed("echo"), "echo error: the tool crashed");
+    }
+
     /// Every tool's schema is its argument struct's: an object whose
     /// required arguments it names, each property typed and described.
     #[test]

@@ -36,8 +36,9 @@ pub trait ToolSource: Sync {
     /// passed its schema.
     fn run(&self, index: usize, call: &ToolCall) -> Result<Reply, String>;
 
-    /// A reply of the model came with calls (or a client's request did):
-    /// what they all start from, whichever runs first.
+    /// A reply of the model came with calls (or a client's request did).
+    /// A source whose calls build on what earlier ones read (the notes
+    /// tools) notes here what they all start from, whichever runs first.
     fn reply_came(&self) {}
 
     /// What the model is told when the tool `offered()[index]` panicked.
