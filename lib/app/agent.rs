@@ -52,7 +52,7 @@ pub struct AgentConfig {
     pub state: StateConfig,
     pub context: ContextConfig,
     /// Built-in tools offered to the model (`read_file`, `run_command`,
-    /// ...); a name not in [`axe_tools::builtin::names::ALL`] is a config error.
+    /// ...); a name not in [`axe_tools::builtin::BUILTIN`] is a config error.
     pub tools: Vec<String>,
     /// Hosts `url_fetch` may reach (exact, any case, any port); empty:
     /// any public host, or the parent's list for a sub-agent.
@@ -294,7 +294,7 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     if let Some(name) = cfg
         .tools
         .iter()
-        .find(|t| !axe_tools::builtin::names::ALL.contains(&t.as_str()))
+        .find(|t| !axe_tools::builtin::names().any(|n| n == t.as_str()))
     {
         return Err(Error::AgentInvalid(format!(
             "unknown tool {name:?} in tools config"

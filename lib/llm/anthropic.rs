@@ -71,8 +71,9 @@ impl Wire for Anthropic {
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
-        let cache = c.caches()
-            && c.system_parts().0.len() + json!(tools).to_string().len() >= MIN_CACHED_BYTES;
+        let stable = c.system_parts().0.len();
+        let cache =
+            c.caches() && (stable >= MIN_CACHED_BYTES || longer(&tools, MIN_CACHED_BYTES - stable));
         if !c.system.is_empty() {
             body.insert("system".into(), system(c, cache));
         }
@@ -86,7 +87,7 @@ impl Wire for Anthropic {
             if let Some(Value::Object(last)) = tools.last_mut().filter(|_| cache) {
                 last.insert("cache_control".into(), ephemeral());
             }
-            body.insert("tools".into(), json!(tools));
+            body.insert("tools".into(), Value::Array(tools));
         }
         if stream {
             body.insert("stream".into(), json!(true));
@@ -339,5 +340,55 @@ fn stream_error_category(kind: &str) -> Category {
         "authentication_error" | "permission_error" => Category::Auth,
         "invalid_request_error" | "not_found_error" => Category::BadRequest,
         _ => Category::Server,
+    }
+}
+
+/// Whether `value` as JSON text is at least `bytes` long: counted as it
+/// is written, and only until then, rather than writing all the tools'
+/// text on every turn just to measure it.
+fn longer(value: &impl serde::Serialize, bytes: usize) -> bool {
+    /// Counts what is written, failing (which stops the writing) once it
+    /// has seen enough.
+    struct Counter {
+        seen: usize,
+        enough: usize,
+    }
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.seen += buf.len();
+            match self.seen >= self.enough {
+                true => Err(std::io::ErrorKind::WriteZero.into()),
+                false => Ok(buf.len()),
+            }
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter {
+        seen: 0,
+        enough: bytes,
+    };
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.seen >= bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The measure says what the whole text's length would, at every
+    /// length around the bar, without writing it all.
+    #[test]
+    fn tools_are_measured_only_as_far_as_the_bar() {
+        let tools: Vec<Value> = (0..40)
+            .map(|i| json!({"name": format!("t{i}"), "description": "é ".repeat(i), "input_schema": {"type": "object"}}))
+            .collect();
+        let whole = json!(tools).to_string().len();
+        for bar in [0, 1, whole - 1, whole, whole + 1, 2 * whole] {
+            assert_eq!(longer(&tools, bar), whole >= bar, "bar {bar}");
+        }
+        let none: Vec<Value> = Vec::new();
+        assert!(longer(&none, 2) && !longer(&none, 3));
     }
 }

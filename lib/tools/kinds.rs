@@ -8,27 +8,59 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::tool::{Call, Memory, Reply, Served, Tool, redacted_schema};
-use axe_llm::ToolDef;
+use super::tool::{Memory, Reply, Served, Tool, redacted_schema};
+use crate::args::Args;
 use axe_memory::block::Block;
 use axe_memory::context::{self, Request};
 use axe_memory::log;
 use axe_memory::secrets::Place;
 use axe_memory::state::{self, Current, Outcome};
 
+crate::args! {
+    pub struct LogRecent {
+        last: Option<u64> = "How many entries, newest last (default: your memory.last_n, else 10; 0: all)",
+    }
+}
+
+crate::args! {
+    pub struct LogAppend {
+        task: String = "What you were asked",
+        result: String = "What you answered or did",
+    }
+}
+
+crate::args! {
+    pub struct StateContext {
+        task: Option<String> = "The task now worked on, shown first",
+        phase: Option<String> = "Its phase now: its errors come first",
+        budget: Option<u64> = "The most characters (default: your state.context_budget)",
+    }
+}
+
+crate::args! {
+    pub struct StateRecord {
+        signals: Option<String> = "Lines starting with AXE_MEMORY:; other lines are ignored",
+        task: Option<String> = "The task they are about (default: main)",
+        phase: Option<String> = "Its phase now",
+        outcome: Option<String> = "success or failure: a run ended, counted as an iteration",
+        error: Option<String> = "With failure: what went wrong",
+    }
+}
+
+crate::args! {
+    pub struct WholeContext {
+        budget: Option<u64> = "The most characters (default: your context.budget, else 8000)",
+        task: Option<String> = "The state's task now",
+        phase: Option<String> = "Its phase now",
+    }
+}
+
 pub const LOG_RECENT: Tool<Memory> = Tool {
     name: "log_recent",
-    offer: |m| {
-        offer(
-            m,
-            |s| s.cfg.memory.enabled,
-            "log_recent",
-            "Read the last entries of your run log: what each run was asked and answered.",
-            json!({"last": {"type": "integer", "minimum": 0, "description": "How many entries, newest last (default: your memory.last_n, else 10; 0: all)"}}),
-            &[],
-        )
-    },
-    run: log_recent,
+    description: "Read the last entries of your run log: what each run was asked and answered.",
+    offered: |m| serves(m, |s| s.cfg.memory.enabled),
+    schema: LogRecent::schema,
+    run: |m, args| log_recent(m, LogRecent::parse(args)?),
     output: || {
         json!({"type": "object", "properties": {"entries": {"type": "array", "items": {"type": "object", "properties": {
             "timestamp": {"type": "string"},
@@ -37,75 +69,41 @@ pub const LOG_RECENT: Tool<Memory> = Tool {
         }, "required": ["timestamp", "result"]}}}, "required": ["entries"]})
     },
     reads: true,
-    crashed: "log_recent error: the tool crashed",
+    workdir: false,
 };
 
 pub const LOG_APPEND: Tool<Memory> = Tool {
     name: "log_append",
-    offer: |m| {
-        offer(
-            m,
-            |s| s.cfg.memory.enabled,
-            "log_append",
-            "Add an entry to your run log: the task you were given and your answer.",
-            json!({
-                "task": {"type": "string", "description": "What you were asked"},
-                "result": {"type": "string", "description": "What you answered or did"},
-            }),
-            &["task", "result"],
-        )
-    },
-    run: log_append,
+    description: "Add an entry to your run log: the task you were given and your answer.",
+    offered: |m| serves(m, |s| s.cfg.memory.enabled),
+    schema: LogAppend::schema,
+    run: |m, args| log_append(m, LogAppend::parse(args)?),
     output: || {
         json!({"type": "object", "properties": {
             "timestamp": {"type": "string"}, "bytes": {"type": "integer"}, "redacted": redacted_schema(),
         }, "required": ["timestamp", "bytes", "redacted"]})
     },
     reads: false,
-    crashed: "log_append error: the tool crashed",
+    workdir: false,
 };
 
 pub const STATE_CONTEXT: Tool<Memory> = Tool {
     name: "state_context",
-    offer: |m| {
-        offer(
-            m,
-            |s| s.cfg.state.enabled,
-            "state_context",
-            "Read your structured state as a Session Memory block: the current task, its phase and steps, unresolved errors, decisions and key facts.",
-            json!({
-                "task": {"type": "string", "description": "The task now worked on, shown first"},
-                "phase": {"type": "string", "description": "Its phase now: its errors come first"},
-                "budget": {"type": "integer", "minimum": 0, "description": "The most characters (default: your state.context_budget)"},
-            }),
-            &[],
-        )
-    },
-    run: state_context,
-    output: || block_output(),
+    description: "Read your structured state as a Session Memory block: the current task, its phase and steps, unresolved errors, decisions and key facts.",
+    offered: |m| serves(m, |s| s.cfg.state.enabled),
+    schema: StateContext::schema,
+    run: |m, args| state_context(m, StateContext::parse(args)?),
+    output: block_output,
     reads: true,
-    crashed: "state_context error: the tool crashed",
+    workdir: false,
 };
 
 pub const STATE_RECORD: Tool<Memory> = Tool {
     name: "state_record",
-    offer: |m| {
-        offer(
-            m,
-            |s| s.cfg.state.enabled,
-            "state_record",
-            "Record in your structured state: signal lines (AXE_MEMORY: STEP_DONE ..., KEY_FACT ..., DECISION ..., ERROR ...) and, if a run ended, its outcome.",
-            json!({
-                "signals": {"type": "string", "description": "Lines starting with AXE_MEMORY:; other lines are ignored"},
-                "task": {"type": "string", "description": "The task they are about (default: main)"},
-                "phase": {"type": "string", "description": "Its phase now"},
-                "outcome": {"type": "string", "description": "success or failure: a run ended, counted as an iteration"},
-                "error": {"type": "string", "description": "With failure: what went wrong"},
-            }),
-            &[],
-        )
-    },
-    run: state_record,
+    description: "Record in your structured state: signal lines (AXE_MEMORY: STEP_DONE ..., KEY_FACT ..., DECISION ..., ERROR ...) and, if a run ended, its outcome.",
+    offered: |m| serves(m, |s| s.cfg.state.enabled),
+    schema: StateRecord::schema,
+    run: |m, args| state_record(m, StateRecord::parse(args)?),
     output: || {
         json!({"type": "object", "properties": {
             "recorded": {"type": "array", "items": {"type": "object", "properties": {
@@ -120,29 +118,18 @@ pub const STATE_RECORD: Tool<Memory> = Tool {
         }, "required": ["recorded", "rejected", "iteration", "redacted"]})
     },
     reads: false,
-    crashed: "state_record error: the tool crashed",
+    workdir: false,
 };
 
 pub const CONTEXT: Tool<Memory> = Tool {
     name: "context",
-    offer: |m| {
-        offer(
-            m,
-            |_| true,
-            "context",
-            "Read one block of all your memory within a character budget: the state, MEMORY.md, the run log's last entries, world facts and daily logs, most wanted first.",
-            json!({
-                "budget": {"type": "integer", "minimum": 0, "description": "The most characters (default: your context.budget, else 8000)"},
-                "task": {"type": "string", "description": "The state's task now"},
-                "phase": {"type": "string", "description": "Its phase now"},
-            }),
-            &[],
-        )
-    },
-    run: whole_context,
-    output: || block_output(),
+    description: "Read one block of all your memory within a character budget: the state, MEMORY.md, the run log's last entries, world facts and daily logs, most wanted first.",
+    offered: |m| serves(m, |_| true),
+    schema: WholeContext::schema,
+    run: |m, args| whole_context(m, WholeContext::parse(args)?),
+    output: block_output,
     reads: true,
-    crashed: "context error: the tool crashed",
+    workdir: false,
 };
 
 /// The block a budget was filled with: its text (all a client that shows
@@ -156,21 +143,10 @@ fn block_output() -> Value {
     }, "required": ["text", "budget", "chars", "left_out"]})
 }
 
-/// The definition of a tool over a served kind the agent keeps.
-fn offer(
-    m: &Memory,
-    keeps: fn(&Served) -> bool,
-    name: &str,
-    description: &str,
-    properties: Value,
-    required: &[&str],
-) -> Option<ToolDef> {
-    m.served.as_ref().filter(|s| keeps(s))?;
-    Some(ToolDef {
-        name: name.to_owned(),
-        description: description.to_owned(),
-        parameters: json!({"type": "object", "properties": properties, "required": required}),
-    })
+/// Whether the memory is served whole and keeps the kind `keeps` asks
+/// for.
+fn serves(m: &Memory, keeps: fn(&Served) -> bool) -> bool {
+    m.served.as_ref().is_some_and(keeps)
 }
 
 fn served<'a>(m: &'a Memory, tool: &str) -> Result<&'a Served, String> {
@@ -179,10 +155,10 @@ fn served<'a>(m: &'a Memory, tool: &str) -> Result<&'a Served, String> {
         .ok_or_else(|| format!("{tool} error: not served here"))
 }
 
-fn log_recent(m: &Memory, call: &Call) -> Result<Reply, String> {
+fn log_recent(m: &Memory, args: LogRecent) -> Result<Reply, String> {
     let fail = |e: axe_base::error::Error| format!("log_recent error: {e}");
     let cfg = &served(m, "log_recent")?.cfg.memory;
-    let last = call.count("last").unwrap_or(match cfg.last_n.get() {
+    let last = args.last.unwrap_or(match cfg.last_n.get() {
         0 => 10,
         n => n,
     });
@@ -215,14 +191,14 @@ fn log_recent(m: &Memory, call: &Call) -> Result<Reply, String> {
     })
 }
 
-fn log_append(m: &Memory, call: &Call) -> Result<Reply, String> {
+fn log_append(m: &Memory, args: LogAppend) -> Result<Reply, String> {
     let fail = |e: axe_base::error::Error| format!("log_append error: {e}");
     let cfg = &served(m, "log_append")?.cfg.memory;
     let path = log::file_path(&m.agent, &cfg.path).map_err(fail)?;
     let done = log::append(
         &path,
-        call.str("task").as_bytes(),
-        call.str("result").as_bytes(),
+        args.task.as_bytes(),
+        args.result.as_bytes(),
         OffsetDateTime::now_utc(),
         &m.secrets,
     )
@@ -234,18 +210,16 @@ fn log_append(m: &Memory, call: &Call) -> Result<Reply, String> {
     })
 }
 
-fn state_context(m: &Memory, call: &Call) -> Result<Reply, String> {
+fn state_context(m: &Memory, args: StateContext) -> Result<Reply, String> {
     let fail = |e: axe_base::error::Error| format!("state_context error: {e}");
     let cfg = &served(m, "state_context")?.cfg.state;
     let path = state::file_path(&m.agent, &cfg.path).map_err(fail)?;
     let bytes = state::read(&path).map_err(fail)?;
     let view = state::view(&path, &bytes).map_err(fail)?;
-    let budget = call
-        .count("budget")
-        .map_or(cfg.context_budget.as_usize(), as_usize);
+    let budget = args.budget.map_or(cfg.context_budget.as_usize(), as_usize);
     let now = Current {
-        task: Some(call.str("task")).filter(|t| !t.is_empty()),
-        phase: Some(call.str("phase")).filter(|p| !p.is_empty()),
+        task: given(&args.task),
+        phase: given(&args.phase),
     };
     let built = state::build(&view, now, Block::listing(budget));
     let left_out: Vec<String> = built.left_out.iter().map(|p| p.item.to_string()).collect();
@@ -255,10 +229,10 @@ fn state_context(m: &Memory, call: &Call) -> Result<Reply, String> {
     })
 }
 
-fn state_record(m: &Memory, call: &Call) -> Result<Reply, String> {
+fn state_record(m: &Memory, args: StateRecord) -> Result<Reply, String> {
     let fail = |e: axe_base::error::Error| format!("state_record error: {e}");
     let cfg = &served(m, "state_record")?.cfg.state;
-    let success = match call.str("outcome") {
+    let success = match args.outcome.as_deref().unwrap_or_default() {
         "" => None,
         "success" => Some(true),
         "failure" => Some(false),
@@ -269,12 +243,10 @@ fn state_record(m: &Memory, call: &Call) -> Result<Reply, String> {
         }
     };
     let path = state::file_path(&m.agent, &cfg.path).map_err(fail)?;
-    let parsed = state::parse(call.str("signals"));
-    let task = Some(call.str("task"))
-        .filter(|t| !t.is_empty())
-        .unwrap_or(state::DEFAULT_TASK);
-    let phase = Some(call.str("phase")).filter(|p| !p.is_empty());
-    let error = Some(call.str("error")).filter(|e| !e.is_empty());
+    let parsed = state::parse(args.signals.as_deref().unwrap_or_default());
+    let task = given(&args.task).unwrap_or(state::DEFAULT_TASK);
+    let phase = given(&args.phase);
+    let error = given(&args.error);
     let at = OffsetDateTime::now_utc()
         .format(&Rfc3339)
         .unwrap_or_default();
@@ -315,19 +287,17 @@ fn state_record(m: &Memory, call: &Call) -> Result<Reply, String> {
     })
 }
 
-fn whole_context(m: &Memory, call: &Call) -> Result<Reply, String> {
+fn whole_context(m: &Memory, args: WholeContext) -> Result<Reply, String> {
     let cfg = &served(m, "context")?.cfg;
-    let budget = call.count("budget").map_or_else(
+    let budget = args.budget.map_or_else(
         || cfg.context.budget.map_or(8000, |b| b.as_usize()),
         as_usize,
     );
     let request = Request {
         budget,
         now: Current {
-            task: Some(call.str("task"))
-                .filter(|t| !t.is_empty())
-                .or(Some(state::DEFAULT_TASK)),
-            phase: Some(call.str("phase")).filter(|p| !p.is_empty()),
+            task: given(&args.task).or(Some(state::DEFAULT_TASK)),
+            phase: given(&args.phase),
         },
         listing: true,
         log: None,
@@ -350,4 +320,9 @@ fn whole_context(m: &Memory, call: &Call) -> Result<Reply, String> {
 
 fn as_usize(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// An optional text argument, when it was given and not empty.
+fn given(text: &Option<String>) -> Option<&str> {
+    text.as_deref().filter(|t| !t.is_empty())
 }

@@ -1,25 +1,29 @@
-//! Tools a model may call, usable outside a conversation. A tool is a row
-//! ([`Tool`]) over a context of its kind: the memory tools ([`MEMORY`])
-//! need only whose memory and what this caller has seen ([`Memory`]), so
-//! the same rows serve `axe-run`'s conversations (which add their own,
-//! `call_agent`, in `run::tools`) and any other caller. A new memory tool
-//! is a function here and a row in [`MEMORY`].
+//! Tools a model may call, usable outside a conversation. Every source of
+//! tools is a [`ToolSource`] and [`Tools`] is the one place a call goes
+//! to its source. A tool of this crate is a row ([`Tool`]) of a table over
+//! a context of its kind: the memory tools ([`MEMORY`]) need only whose
+//! memory and what this caller has seen ([`Memory`]), so the same rows
+//! serve `axe-run`'s conversations (which add their own sources,
+//! `call_agent` and MCP servers, in `run::tools`) and `axe-mcp`. A new
+//! memory tool is its argument struct ([`args!`]), a function here and a
+//! row in [`MEMORY`].
 //!
 //! Whatever goes wrong in a tool is an error result for the model, never
 //! an error of the caller. A call whose arguments do not match the schema
-//! its tool was offered with is refused in [`call`], for every tool of
-//! every table, before it runs.
+//! its tool was offered with is refused in [`Tools::call`], for every tool
+//! of every source, before it runs.
 
+pub mod args;
 pub mod builtin;
 mod kinds;
 pub mod mcp;
 mod notes;
 mod schema;
+mod source;
 mod tool;
 
-pub use tool::{Call, Memory, NotesSeen, Reply, Served, Tool};
-
-use axe_llm::{ToolCall, ToolDef};
+pub use source::{Offered, Table, ToolSource, Tools};
+pub use tool::{Memory, NotesSeen, Reply, Served, Tool};
 
 /// The memory tools, in the order they are offered.
 pub const MEMORY: &[Tool<Memory>] = &[
@@ -35,51 +39,24 @@ pub const MEMORY: &[Tool<Memory>] = &[
     kinds::LOG_APPEND,
 ];
 
-/// The definitions of the tools of `table` offered in `ctx`.
-pub fn offered<C>(table: &[Tool<C>], ctx: &C) -> Vec<ToolDef> {
-    table.iter().filter_map(|t| (t.offer)(ctx)).collect()
-}
+/// The memory tools over `memory`: a source whose calls of one reply all
+/// start from what had been seen when the reply came.
+pub type MemoryTools = Table<Memory>;
 
-/// The tool of `table` named `name`.
-pub fn find<'t, C>(table: &'t [Tool<C>], name: &str) -> Option<&'t Tool<C>> {
-    table.iter().find(|t| t.name == name)
-}
-
-/// Runs `call` with the tool of `table` it names, when that tool is
-/// offered in `ctx`, its arguments checked against the schema it is
-/// offered with; `seen` is what the caller had seen when the call was
-/// made. `None` when `table` offers no tool of that name.
-pub fn call<C>(
-    table: &[Tool<C>],
-    ctx: &C,
-    call: &ToolCall,
-    seen: &NotesSeen,
-) -> Option<Result<Reply, String>> {
-    let tool = find(table, &call.name)?;
-    let def = (tool.offer)(ctx)?;
-    Some(checked(&def, call, seen, |c| (tool.run)(ctx, c)))
-}
-
-/// Runs `call` with `run` once its arguments match the schema of `def`,
-/// the tool it was offered as: the one check every tool's call passes.
-pub fn checked<T>(
-    def: &ToolDef,
-    call: &ToolCall,
-    seen: &NotesSeen,
-    run: impl FnOnce(&Call) -> Result<T, String>,
-) -> Result<T, String> {
-    schema::check(&def.parameters, &call.arguments)
-        .map_err(|problems| format!("{} error: {problems}", def.name))
-        .and_then(|()| run(&Call { call, seen }))
+/// The memory tools offered over `memory`.
+pub fn memory_tools(memory: Memory) -> MemoryTools {
+    Table::new(MEMORY, memory, Memory::reply_came)
 }
 
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     use serde_json::{Value, json};
 
     use super::*;
+    use axe_llm::ToolCall;
     use axe_memory::notes::Workspace;
     use axe_memory::settings::NotesConfig;
 
@@ -91,27 +68,30 @@ mod tests {
         }
     }
 
+    fn memory(notes: Option<Workspace>) -> Memory {
+        Memory {
+            agent: "a".into(),
+            notes_cfg: NotesConfig::default(),
+            notes,
+            seen: Mutex::new(NotesSeen::default()),
+            at_reply: Mutex::default(),
+            verbose: false,
+            secrets: axe_memory::secrets::Secrets::with_keys(Vec::new()),
+            redacted: Mutex::default(),
+            served: None,
+            deadline: None,
+        }
+    }
+
     /// The memory tools served with no conversation at all: a caller that
     /// holds an agent's memory settings and what it has seen, as a server
     /// for other agents would.
     #[test]
     fn memory_tools_run_outside_a_conversation() {
         let tmp = tempfile::tempdir().unwrap();
-        let memory = Memory {
-            agent: "a".into(),
-            notes_cfg: NotesConfig::default(),
-            notes: Some(Workspace::at(tmp.path())),
-            seen: Mutex::new(NotesSeen::default()),
-            verbose: false,
-            secrets: axe_memory::secrets::Secrets::with_keys(Vec::new()),
-            redacted: Mutex::default(),
-            served: None,
-            deadline: None,
-        };
-        let names: Vec<String> = offered(MEMORY, &memory)
-            .into_iter()
-            .map(|d| d.name)
-            .collect();
+        let source = memory_tools(memory(Some(Workspace::at(tmp.path()))));
+        let tools = Tools::new(vec![&source], |_| true);
+        let names: Vec<&str> = tools.defs().iter().map(|d| d.name.as_str()).collect();
         assert_eq!(
             names,
             [
@@ -122,9 +102,10 @@ mod tests {
                 "search_notes"
             ]
         );
+        // Each call its own reply, as a server's requests are.
         let run = |name: &str, args: Value| {
-            let now = memory.seen.lock().unwrap().clone();
-            call(MEMORY, &memory, &call_of(name, args), &now).expect("a memory tool")
+            tools.reply_came();
+            tools.call(&call_of(name, args)).expect("a memory tool")
         };
         let done = run("remember", json!({"content": "the build is green"})).unwrap();
         assert!(
@@ -158,36 +139,124 @@ mod tests {
             run("reflect", json!({"content": "kept"})).is_ok(),
             "seen whole by the recall"
         );
-        // The schema check is the table's, for every tool.
+        // The schema check is the dispatcher's, for every tool.
         let bad = run("reflect", json!({"contents": "x"})).unwrap_err();
         assert!(
             bad.starts_with("reflect error: unknown argument \"contents\""),
             "{bad}"
         );
-        // A tool of another table is not this table's to run.
-        assert!(
-            call(
-                MEMORY,
-                &memory,
-                &call_of("call_agent", json!({})),
-                &NotesSeen::default()
-            )
-            .is_none()
-        );
+        // A tool of another source is not this one's to run.
+        assert!(tools.call(&call_of("call_agent", json!({}))).is_none());
         // Without notes, nothing is offered and nothing runs.
-        let none = Memory {
-            notes: None,
-            ..memory
-        };
-        assert!(offered(MEMORY, &none).is_empty());
-        assert!(
-            call(
-                MEMORY,
-                &none,
-                &call_of("recall", json!({})),
-                &NotesSeen::default()
-            )
-            .is_none()
+        let none = memory_tools(memory(None));
+        let tools = Tools::new(vec![&none], |_| true);
+        assert!(tools.defs().is_empty());
+        assert!(tools.call(&call_of("recall", json!({}))).is_none());
+    }
+
+    /// How many times the counting table's definition was built.
+    static BUILT: AtomicUsize = AtomicUsize::new(0);
+
+    args! {
+        struct Echo {
+            text: String = "What to say",
+        }
+    }
+
+    const COUNTED: &[Tool<()>] = &[Tool {
+        name: "echo",
+        description: "Say it back",
+        offered: |_| true,
+        schema: || {
+            BUILT.fetch_add(1, Ordering::SeqCst);
+            Echo::schema()
+        },
+        run: |_, args| Ok(Reply::text(<Echo as args::Args>::parse(args)?.text)),
+        output: || json!({}),
+        reads: true,
+        workdir: false,
+    }];
+
+    /// A source's definitions, schemas included, are made once when it is
+    /// built, not again on every call (nor on every turn): a call is
+    /// checked against the schema made then.
+    #[test]
+    fn schemas_are_made_once_per_source() {
+        let source = Table::new(COUNTED, (), |_| {});
+        let tools = Tools::new(vec![&source], |_| true);
+        for turn in 0..3 {
+            tools.reply_came();
+            let said = tools.call(&call_of("echo", json!({"text": turn.to_string()})));
+            assert_eq!(said.unwrap().unwrap().text, turn.to_string());
+        }
+        let bad = tools.call(&call_of("echo", json!({"text": 1}))).unwrap();
+        assert_eq!(
+            bad.unwrap_err(),
+            "echo error: \"text\" argument must be a string, not a number"
         );
+        assert_eq!(tools.defs().len(), 1);
+        assert_eq!(BUILT.load(Ordering::SeqCst), 1);
+    }
+
+    /// A name is offered once, by the first source that has it; what
+    /// `keep` refuses is neither offered nor run.
+    #[test]
+    fn the_first_source_wins_a_name_and_keep_filters() {
+        // Not COUNTED: that one's builds are counted by the test above.
+        const FIRST: &[Tool<()>] = &[Tool {
+            name: "echo",
+            description: "Say it back",
+            offered: |_| true,
+            schema: Echo::schema,
+            run: |_, args| Ok(Reply::text(<Echo as args::Args>::parse(args)?.text)),
+            output: || json!({}),
+            reads: true,
+            workdir: false,
+        }];
+        const SECOND: &[Tool<()>] = &[Tool {
+            name: "echo",
+            description: "Another echo",
+            offered: |_| true,
+            schema: || json!({"type": "object"}),
+            run: |_, _| Ok(Reply::text("second".into())),
+            output: || json!({}),
+            reads: false,
+            workdir: false,
+        }];
+        let (first, second) = (
+            Table::new(FIRST, (), |_| {}),
+            Table::new(SECOND, (), |_| {}),
+        );
+        let tools = Tools::new(vec![&first, &second], |_| true);
+        assert_eq!(tools.defs().len(), 1);
+        assert_eq!(tools.defs()[0].description, "Say it back");
+        let said = tools.call(&call_of("echo", json!({"text": "first"})));
+        assert_eq!(said.unwrap().unwrap().text, "first");
+        let writes = Tools::new(vec![&first, &second], |t| !t.reads);
+        assert_eq!(writes.defs()[0].description, "Another echo");
+        let said = writes.call(&call_of("echo", json!({})));
+        assert_eq!(said.unwrap().unwrap().text, "second");
+        let none = Tools::new(vec![&first], |t| !t.reads);
+        assert!(none.call(&call_of("echo", json!({"text": "x"}))).is_none());
+        assert_eq!(none.crashed("echo"), "the tool crashed");
+        assert_eq!(tools.crashed("echo"), "echo error: the tool crashed");
+    }
+
+    /// Every tool's schema is its argument struct's: an object whose
+    /// required arguments it names, each property typed and described.
+    #[test]
+    fn every_row_has_a_schema_of_described_typed_properties() {
+        let builtin = builtin::BUILTIN.iter().map(|t| (t.name, (t.schema)()));
+        for (name, schema) in MEMORY.iter().map(|t| (t.name, (t.schema)())).chain(builtin) {
+            assert_eq!(schema["type"], "object", "{name}");
+            let properties = schema["properties"].as_object().unwrap();
+            for (arg, p) in properties {
+                assert!(p["type"].is_string(), "{name}.{arg}");
+                assert!(p["description"].is_string(), "{name}.{arg}");
+            }
+            for r in schema["required"].as_array().unwrap() {
+                assert!(properties.contains_key(r.as_str().unwrap()), "{name}");
+            }
+        }
     }
 }

@@ -18,123 +18,106 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
-use super::tool::{Call, Memory, Reply, Tool, redacted_schema};
+use super::tool::{Memory, NotesSeen, Reply, Tool, redacted_schema};
+use crate::args::Args;
 use axe_base::error::Error;
 use axe_base::stderr::note;
-use axe_llm::ToolDef;
 use axe_memory::hash::sha256_hex;
 use axe_memory::notes::{self, Kind, Scope, Workspace};
 use axe_memory::secrets::Place;
 
+crate::args! {
+    pub struct Recall {
+        days: Option<u64> = "Days of daily logs to read, today included (default: your recall_days)",
+    }
+}
+
+crate::args! {
+    pub struct Remember {
+        content: String = "What to remember",
+    }
+}
+
+crate::args! {
+    pub struct Reflect {
+        content: String = "The whole new MEMORY.md",
+        if_match: Option<String> = "MEMORY.md's sha256 as recall gave it (needed when the client keeps no session: never overwrite what was not read)",
+    }
+}
+
+crate::args! {
+    pub struct LearnFact {
+        topic: String = "The topic, e.g. people or deploys",
+        content: String = "The whole text of the topic",
+        if_match: Option<String> = "The topic's sha256 as recall gave it (needed when the client keeps no session)",
+    }
+}
+
+crate::args! {
+    pub struct Search {
+        query: String = "The words to look for, e.g. rollback canary, deploy*, \"blue green\"",
+        limit: Option<u64> [min 1] = "How many results (default 10)",
+    }
+}
+
 pub const RECALL: Tool<Memory> = Tool {
     name: "recall",
-    offer: |ctx| {
-        offered(
-            ctx,
-            "recall",
-            "Read your notes: the shared world facts, your MEMORY.md and your daily logs of the last days. Call it before you start.",
-            json!({"days": {"type": "integer", "minimum": 0, "description": "Days of daily logs to read, today included (default: your recall_days)"}}),
-            &[],
-        )
-    },
-    run: recall,
+    description: "Read your notes: the shared world facts, your MEMORY.md and your daily logs of the last days. Call it before you start.",
+    offered: has_notes,
+    schema: Recall::schema,
+    run: |ctx, args| recall(ctx, Recall::parse(args)?),
     output: recall_output,
     reads: true,
-    crashed: "recall error: the tool crashed",
+    workdir: false,
 };
 
 pub const REMEMBER: Tool<Memory> = Tool {
     name: "remember",
-    offer: |ctx| {
-        offered(
-            ctx,
-            "remember",
-            "Append an entry to today's daily log: what happened or what you found that is worth keeping.",
-            json!({"content": {"type": "string", "description": "What to remember"}}),
-            &["content"],
-        )
-    },
-    run: remember,
+    description: "Append an entry to today's daily log: what happened or what you found that is worth keeping.",
+    offered: has_notes,
+    schema: Remember::schema,
+    run: |ctx, args| remember(ctx, Remember::parse(args)?),
     output: remember_output,
     reads: false,
-    crashed: "remember error: the tool crashed",
+    workdir: false,
 };
 
 pub const REFLECT: Tool<Memory> = Tool {
     name: "reflect",
-    offer: |ctx| {
-        offered(
-            ctx,
-            "reflect",
-            "Rewrite your MEMORY.md, your curated long-term memory. It replaces the whole file: recall first and keep what still holds.",
-            json!({
-                "content": {"type": "string", "description": "The whole new MEMORY.md"},
-                "if_match": {"type": "string", "description": "MEMORY.md's sha256 as recall gave it (needed when the client keeps no session: never overwrite what was not read)"},
-            }),
-            &["content"],
-        )
-    },
-    run: reflect,
+    description: "Rewrite your MEMORY.md, your curated long-term memory. It replaces the whole file: recall first and keep what still holds.",
+    offered: has_notes,
+    schema: Reflect::schema,
+    run: |ctx, args| reflect(ctx, Reflect::parse(args)?),
     output: rewrite_output,
     reads: false,
-    crashed: "reflect error: the tool crashed",
+    workdir: false,
 };
 
 pub const LEARN_FACT: Tool<Memory> = Tool {
     name: "learn_fact",
-    offer: |ctx| {
-        offered(
-            ctx,
-            "learn_fact",
-            "Write a fact about the world under a topic, shared with every agent of the workspace. It replaces the topic's text.",
-            json!({
-                "topic": {"type": "string", "description": "The topic, e.g. people or deploys"},
-                "content": {"type": "string", "description": "The whole text of the topic"},
-                "if_match": {"type": "string", "description": "The topic's sha256 as recall gave it (needed when the client keeps no session)"},
-            }),
-            &["topic", "content"],
-        )
-    },
-    run: learn_fact,
+    description: "Write a fact about the world under a topic, shared with every agent of the workspace. It replaces the topic's text.",
+    offered: has_notes,
+    schema: LearnFact::schema,
+    run: |ctx, args| learn_fact(ctx, LearnFact::parse(args)?),
     output: rewrite_output,
     reads: false,
-    crashed: "learn_fact error: the tool crashed",
+    workdir: false,
 };
 
 pub const SEARCH: Tool<Memory> = Tool {
     name: "search_notes",
-    offer: |ctx| {
-        offered(
-            ctx,
-            "search_notes",
-            "Search all your notes, older ones included; the best matches first, each as path:line: [heading] snippet. Words match in any case, accent or English form (deploy finds deploys, deployed); end a word with * to find every word that begins so (deploy*); put words in double quotes to find them one after the other (\"blue green\").",
-            json!({
-                "query": {"type": "string", "description": "The words to look for, e.g. rollback canary, deploy*, \"blue green\""},
-                "limit": {"type": "integer", "minimum": 1, "description": "How many results (default 10)"},
-            }),
-            &["query"],
-        )
-    },
-    run: search,
+    description: "Search all your notes, older ones included; the best matches first, each as path:line: [heading] snippet. Words match in any case, accent or English form (deploy finds deploys, deployed); end a word with * to find every word that begins so (deploy*); put words in double quotes to find them one after the other (\"blue green\").",
+    offered: has_notes,
+    schema: Search::schema,
+    run: |ctx, args| search(ctx, Search::parse(args)?),
     output: search_output,
     reads: true,
-    crashed: "search_notes error: the tool crashed",
+    workdir: false,
 };
 
-/// The definition of a notes tool, when the agent has notes.
-fn offered(
-    ctx: &Memory,
-    name: &str,
-    description: &str,
-    properties: Value,
-    required: &[&str],
-) -> Option<ToolDef> {
-    ctx.notes.as_ref()?;
-    Some(ToolDef {
-        name: name.to_owned(),
-        description: description.to_owned(),
-        parameters: json!({"type": "object", "properties": properties, "required": required}),
-    })
+/// The notes tools are offered when the agent has notes.
+fn has_notes(ctx: &Memory) -> bool {
+    ctx.notes.is_some()
 }
 
 /// The workspace of the agent, which offered the tool only if it has one.
@@ -177,10 +160,10 @@ fn saw(ctx: &Memory, r: &notes::Recalled) {
         .collect();
 }
 
-fn recall(ctx: &Memory, call: &Call) -> Result<Reply, String> {
+fn recall(ctx: &Memory, args: Recall) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
     let cfg = &ctx.notes_cfg;
-    let days = call.count("days").unwrap_or(cfg.recall_days.get());
+    let days = args.days.unwrap_or(cfg.recall_days.get());
     let today = OffsetDateTime::now_utc().date();
     let r = notes::recall(ws, &ctx.agent, days, today, cfg.recall_chars.as_usize())
         .map_err(|e| format!("recall error: {e}"))?;
@@ -273,13 +256,13 @@ fn recall_output() -> Value {
     })
 }
 
-fn remember(ctx: &Memory, call: &Call) -> Result<Reply, String> {
+fn remember(ctx: &Memory, args: Remember) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
     let cap = ctx.notes_cfg.max_memory_chars.as_usize();
     let done = notes::remember(
         ws,
         &ctx.agent,
-        call.str("content").as_bytes(),
+        args.content.as_bytes(),
         OffsetDateTime::now_utc(),
         cap,
         &ctx.secrets,
@@ -321,17 +304,21 @@ fn rewrite_output() -> Value {
 /// The hash a rewrite expects the file to have: the caller's `if_match`
 /// (a client without a session), else what this caller saw whole, else
 /// the empty file's (a file never seen may only be written when empty).
-fn expected(call: &Call, seen: Option<&str>) -> String {
-    match call.str("if_match").trim() {
+fn expected(if_match: Option<&str>, seen: Option<&str>) -> String {
+    match if_match.unwrap_or_default().trim() {
         "" => seen.map_or_else(|| sha256_hex(b""), str::to_owned),
         given => given.to_owned(),
     }
 }
 
+/// Whether the caller gave an `if_match` (a client without a session).
+fn given(if_match: Option<&str>) -> bool {
+    !if_match.unwrap_or_default().trim().is_empty()
+}
+
 /// The content of a rewrite: refused when there is nothing in it, since a
 /// whole file replaced by nothing is far more often a slip than a wish.
-fn content<'a>(call: &'a Call, tool: &str, what: &str) -> Result<&'a str, String> {
-    let content = call.str("content");
+fn content<'a>(content: &'a str, tool: &str, what: &str) -> Result<&'a str, String> {
     if content.trim().is_empty() {
         return Err(format!(
             "{tool} error: the content is empty, so nothing was written: send the whole new {what}"
@@ -354,14 +341,16 @@ fn write_over(
     notes::rewrite(ws, path, bytes, Some(expected), cap, &ctx.secrets)
 }
 
-fn reflect(ctx: &Memory, call: &Call) -> Result<Reply, String> {
+fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
-    let content = content(call, "reflect", "MEMORY.md")?;
+    let content = content(&args.content, "reflect", "MEMORY.md")?;
     let path = ws.memory(&ctx.agent);
     // Not seen whole: only a MEMORY.md with nothing in it may be written.
-    let given = !call.str("if_match").trim().is_empty();
-    let seen = call.seen.memory.as_deref();
-    let expected = expected(call, seen);
+    let if_match = args.if_match.as_deref();
+    let given = given(if_match);
+    let at_reply = ctx.seen_at_reply();
+    let seen = at_reply.memory.as_deref();
+    let expected = expected(if_match, seen);
     let cap = (
         ctx.notes_cfg.max_memory_chars.as_usize(),
         "max_memory_chars",
@@ -400,20 +389,21 @@ fn not_seen(tool: &str, what: &str) -> String {
     )
 }
 
-fn learn_fact(ctx: &Memory, call: &Call) -> Result<Reply, String> {
+fn learn_fact(ctx: &Memory, args: LearnFact) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
-    let topic = notes::topic_name(call.str("topic"), &ctx.secrets)
+    let topic = notes::topic_name(&args.topic, &ctx.secrets)
         .map_err(|e| format!("learn_fact error: {e}"))?;
-    let content = content(call, "learn_fact", "text of the topic")?;
+    let content = content(&args.content, "learn_fact", "text of the topic")?;
     let path = ws.topic(&topic);
-    let seen = call
-        .seen
+    let at_reply: NotesSeen = ctx.seen_at_reply();
+    let seen = at_reply
         .world
         .iter()
         .find(|(t, _)| *t == topic)
         .map(|(_, sha)| sha.as_str());
-    let given = !call.str("if_match").trim().is_empty();
-    let expected = expected(call, seen);
+    let if_match = args.if_match.as_deref();
+    let given = given(if_match);
+    let expected = expected(if_match, seen);
     let cap = (ctx.notes_cfg.max_topic_chars.as_usize(), "max_topic_chars");
     match write_over(ctx, ws, &path, content, &expected, cap) {
         Ok(done) => {
@@ -439,7 +429,7 @@ fn learn_fact(ctx: &Memory, call: &Call) -> Result<Reply, String> {
                 "learn_fact error: world/{topic}.md has changed since you last read it, so it was not overwritten. Call recall, merge, then call learn_fact again."
             ),
             // Recalled when it did not exist: someone made it since.
-            (None, false) if call.seen.recalled && !call.seen.unseen_world.contains(&topic) => {
+            (None, false) if at_reply.recalled && !at_reply.unseen_world.contains(&topic) => {
                 format!(
                     "learn_fact error: world/{topic}.md has changed since you last read it (someone made it after your recall), so it was not overwritten. Call recall, merge, then call learn_fact again."
                 )
@@ -455,11 +445,11 @@ fn learn_fact(ctx: &Memory, call: &Call) -> Result<Reply, String> {
 /// client's search must not hold the others' for long.
 pub const SEARCH_LIMIT: Duration = Duration::from_secs(10);
 
-fn search(ctx: &Memory, call: &Call) -> Result<Reply, String> {
+fn search(ctx: &Memory, args: Search) -> Result<Reply, String> {
     let ws = workspace(ctx)?;
-    let query = call.str("query");
-    let want = call
-        .count("limit")
+    let query = args.query.as_str();
+    let want = args
+        .limit
         .map_or(10, |n| usize::try_from(n).unwrap_or(usize::MAX));
     let until = ctx
         .deadline

@@ -3,29 +3,35 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use axe_llm::{ToolCall, ToolDef};
 use axe_memory::notes::Workspace;
 use axe_memory::secrets::{self, Kind, Place, Redaction, Secrets};
 use axe_memory::settings::NotesConfig;
 
-/// One tool, over a context `C` of its kind.
+/// One tool, over a context `C` of its kind: a row of a table.
 pub struct Tool<C> {
     pub name: &'static str,
-    /// Its definition, when it is offered in `ctx`.
-    pub offer: fn(&C) -> Option<ToolDef>,
+    pub description: &'static str,
+    /// Whether it is offered in `ctx`.
+    pub offered: fn(&C) -> bool,
+    /// The JSON Schema of its arguments: its argument struct's
+    /// ([`crate::args!`]).
+    pub schema: fn() -> Value,
     /// The result of one call, or the error text the model gets instead.
-    /// Its arguments have been checked against the schema of `offer`.
-    pub run: fn(&C, &Call) -> Result<Reply, String>,
+    /// Its arguments have been checked against `schema`, and it reads
+    /// them into its argument struct.
+    pub run: fn(&C, &Map<String, Value>) -> Result<Reply, String>,
     /// The JSON Schema of [`Reply::data`], for callers that list it (an
     /// MCP client's `outputSchema`).
     pub output: fn() -> Value,
     /// Whether it only reads: offered under `axe-mcp --read-only`, and
     /// said in MCP's annotations.
     pub reads: bool,
-    /// What the model is told if the call panicked.
-    pub crashed: &'static str,
+    /// Whether it works in the agent's working directory (the file tools
+    /// and `run_command`): what a workdir the user did not name is
+    /// checked for.
+    pub workdir: bool,
 }
 
 /// What a tool answers: text for a model, and the same as data for a
@@ -37,6 +43,16 @@ pub struct Tool<C> {
 pub struct Reply {
     pub text: String,
     pub data: Value,
+}
+
+impl Reply {
+    /// A reply of text alone, its data saying the same.
+    pub fn text(text: String) -> Reply {
+        Reply {
+            data: serde_json::json!({ "text": text }),
+            text,
+        }
+    }
 }
 
 /// The hashes of the notes files the model has seen whole, so that its
@@ -68,6 +84,10 @@ pub struct Memory {
     pub notes: Option<Workspace>,
     /// What the caller's notes tools have read.
     pub seen: Mutex<NotesSeen>,
+    /// What had been read when the reply (or request) being answered
+    /// came: every call of one reply carries the same hashes, so of
+    /// several rewrites of one file in a reply at most one can win.
+    pub at_reply: Mutex<NotesSeen>,
     /// Whether to say each call on stderr (`-v`).
     pub verbose: bool,
     /// What the tools' writes do with credentials.
@@ -86,6 +106,20 @@ pub struct Memory {
 }
 
 impl Memory {
+    /// A reply came with calls: they all start from what was seen now.
+    pub fn reply_came(&self) {
+        let now = self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        *self.at_reply.lock().unwrap_or_else(|e| e.into_inner()) = now;
+    }
+
+    /// What had been read when the reply being answered came.
+    pub fn seen_at_reply(&self) -> NotesSeen {
+        self.at_reply
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// Notes that a write to `place` took out `kinds`, and says it as a
     /// tool's reply does: the sentence for the model (empty when nothing
     /// was taken out) and the list for its data.
@@ -120,35 +154,4 @@ pub fn redacted_schema() -> Value {
 /// it keeps and where.
 pub struct Served {
     pub cfg: axe_memory::Settings,
-}
-
-/// A call whose arguments match its tool's schema, as its tool runs it.
-pub struct Call<'a> {
-    pub call: &'a ToolCall,
-    /// What the model had seen when the reply holding this call came:
-    /// every call of one reply carries the same hashes, so of several
-    /// rewrites of one file in a reply at most one can win.
-    pub seen: &'a NotesSeen,
-}
-impl Call<'_> {
-    /// A string argument; empty when an optional one is left out.
-    pub fn str(&self, key: &str) -> &str {
-        self.call
-            .arguments
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    }
-
-    /// A boolean argument; `None` when left out.
-    pub fn flag(&self, key: &str) -> Option<bool> {
-        self.call.arguments.get(key).and_then(Value::as_bool)
-    }
-
-    /// An integer argument that the schema keeps at 0 or more; `None`
-    /// when left out.
-    pub fn count(&self, key: &str) -> Option<u64> {
-        let n = super::schema::integer(self.call.arguments.get(key)?)?;
-        Some(u64::try_from(n).unwrap_or(0))
-    }
 }

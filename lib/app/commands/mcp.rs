@@ -93,6 +93,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             notes_cfg: cfg.notes.clone(),
             notes,
             seen: Mutex::new(NotesSeen::default()),
+            at_reply: Mutex::default(),
             verbose: false,
             secrets: crate::config::secrets(cfg.memory.redact),
             redacted: Mutex::default(),

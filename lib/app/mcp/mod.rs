@@ -1,8 +1,9 @@
 //! `axe-mcp`: an agent's memory served over the Model Context Protocol on
 //! stdin and stdout, so that any MCP client (Claude Code, Codex, Cursor,
 //! another axe agent) reads and writes it with axe's guarantees: the
-//! tools are the same rows a model gets inside `axe-run`
-//! ([`axe_tools::MEMORY`]), over the same locked, atomic write path.
+//! tools are the same source a model gets inside `axe-run`
+//! ([`axe_tools::memory_tools`]), offered and dispatched the same way
+//! ([`Tools`]), over the same locked, atomic write path.
 //!
 //! Both generations of the protocol are spoken: the handshake one
 //! (`initialize`, then requests) and the stateless 2026-07-28 revision
@@ -30,7 +31,7 @@ use axe_tools::mcp::VERSIONS;
 use axe_tools::mcp::jsonrpc::{
     self, INVALID_PARAMS, INVALID_REQUEST, Line, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
 };
-use axe_tools::{Memory, Tool};
+use axe_tools::{Memory, MemoryTools, Tools};
 
 /// The one revision with JSON-RPC batches: 2025-03-26 added them and
 /// 2025-06-18 took them out again.
@@ -54,7 +55,37 @@ pub struct Server {
 impl Server {
     /// Serves requests from `input` until it ends, replying on `output`.
     /// Only reading and writing the two streams can fail.
-    pub fn serve(&self, input: &mut impl BufRead, output: &mut dyn Write) -> std::io::Result<()> {
+    pub fn serve(self, input: &mut impl BufRead, output: &mut dyn Write) -> std::io::Result<()> {
+        let source = axe_tools::memory_tools(self.memory);
+        // All the memory offers, or with `--read-only` what only reads.
+        let read_only = self.read_only;
+        let tools = Tools::new(vec![&source], |t| t.reads || !read_only);
+        let listed = tool_list(&tools);
+        let serving = Serving {
+            source: &source,
+            tools,
+            listed,
+            instructions: &self.instructions,
+        };
+        serving.serve(input, output)
+    }
+}
+
+/// A server serving: its tools offered and listed once.
+struct Serving<'s> {
+    source: &'s MemoryTools,
+    tools: Tools<'s>,
+    /// What `tools/list` answers.
+    listed: Value,
+    instructions: &'s str,
+}
+
+impl Serving<'_> {
+    fn memory(&self) -> &Memory {
+        self.source.ctx()
+    }
+
+    fn serve(&self, input: &mut impl BufRead, output: &mut dyn Write) -> std::io::Result<()> {
         // The revision `initialize` settled on: whether batches exist.
         let mut negotiated = None;
         loop {
@@ -181,13 +212,13 @@ impl Server {
             "initialize" => Ok(self.initialize(params)),
             "server/discover" => Ok(self.discover()),
             "ping" => Ok(json!({})),
-            "tools/list" => Ok(json!({"tools": self.tool_list()})),
+            "tools/list" => Ok(json!({"tools": self.listed})),
             "tools/call" => self.tool_call(params),
-            "resources/list" => Ok(json!({"resources": resources::list(&self.memory)})),
+            "resources/list" => Ok(json!({"resources": resources::list(self.memory())})),
             "resources/templates/list" => {
-                Ok(json!({"resourceTemplates": resources::templates(&self.memory)}))
+                Ok(json!({"resourceTemplates": resources::templates(self.memory())}))
             }
-            "resources/read" => resources::read(&self.memory, params),
+            "resources/read" => resources::read(self.memory(), params),
             _ => Err((METHOD_NOT_FOUND, format!("method not found: {method}"))),
         }
     }
@@ -213,37 +244,6 @@ impl Server {
         })
     }
 
-    /// The tools offered, with their rows: all that the memory offers, or
-    /// with `--read-only` those that only read.
-    fn offered(&self) -> Vec<(&'static Tool<Memory>, axe_llm::ToolDef)> {
-        axe_tools::MEMORY
-            .iter()
-            .filter(|t| t.reads || !self.read_only)
-            .filter_map(|t| Some((t, (t.offer)(&self.memory)?)))
-            .collect()
-    }
-
-    fn tool_list(&self) -> Vec<Value> {
-        self.offered()
-            .into_iter()
-            .map(|(t, d)| {
-                json!({
-                    "name": d.name,
-                    "description": d.description,
-                    "inputSchema": d.parameters,
-                    "outputSchema": (t.output)(),
-                    "annotations": {
-                        "readOnlyHint": t.reads,
-                        // An append adds; a rewrite replaces what was.
-                        "destructiveHint": !t.reads && d.name != "remember",
-                        "idempotentHint": t.reads,
-                        "openWorldHint": false,
-                    },
-                })
-            })
-            .collect()
-    }
-
     fn tool_call(&self, params: &Value) -> Result<Value, (i64, String)> {
         let name = params["name"]
             .as_str()
@@ -253,23 +253,16 @@ impl Server {
             Value::Object(map) => map.clone(),
             _ => return Err((INVALID_PARAMS, "arguments must be an object".to_owned())),
         };
-        if !self.offered().iter().any(|(_, d)| d.name == name) {
-            return Err((INVALID_PARAMS, format!("unknown tool: {name}")));
-        }
         let call = ToolCall {
             id: String::new(),
             name: name.to_owned(),
             arguments,
         };
         // What this client has seen, as a conversation's reply would carry.
-        let seen = self
-            .memory
-            .seen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let outcome = axe_tools::call(axe_tools::MEMORY, &self.memory, &call, &seen)
-            .unwrap_or_else(|| Err(format!("unknown tool: {name}")));
+        self.tools.reply_came();
+        let Some(outcome) = self.tools.call(&call) else {
+            return Err((INVALID_PARAMS, format!("unknown tool: {name}")));
+        };
         Ok(match outcome {
             Ok(reply) => json!({
                 "content": [{"type": "text", "text": reply.text}],
@@ -279,6 +272,35 @@ impl Server {
             Err(text) => json!({"content": [{"type": "text", "text": text}], "isError": true}),
         })
     }
+}
+
+/// What `tools/list` answers: every tool offered, with its output schema
+/// and what it does.
+fn tool_list(tools: &Tools) -> Value {
+    let listed: Vec<Value> = tools
+        .defs()
+        .iter()
+        .filter_map(|d| Some((d, tools.get(&d.name)?)))
+        .map(|(d, t)| {
+            let mut tool = json!({
+                "name": d.name,
+                "description": d.description,
+                "inputSchema": d.parameters,
+                "annotations": {
+                    "readOnlyHint": t.reads,
+                    // An append adds; a rewrite replaces what was.
+                    "destructiveHint": !t.reads && d.name != "remember",
+                    "idempotentHint": t.reads,
+                    "openWorldHint": false,
+                },
+            });
+            if let Some(output) = t.output {
+                tool["outputSchema"] = output();
+            }
+            tool
+        })
+        .collect();
+    Value::Array(listed)
 }
 
 /// The revision `initialize` answers with: the client's when we speak

@@ -24,14 +24,33 @@ pub fn estimate(system: &str, history: &[Message], sent: &str) -> u64 {
     for m in history {
         total += chars(&m.content);
         for call in &m.tool_calls {
-            let arguments = serde_json::to_string(&call.arguments).unwrap_or_default();
-            total += chars(&call.name) + chars(&arguments);
+            total += chars(&call.name) + json_chars(&call.arguments);
         }
         for result in &m.tool_results {
             total += chars(&result.content);
         }
     }
     total.div_ceil(CHARS_PER_TOKEN)
+}
+
+/// How many characters `value` is as JSON text, counted as it is
+/// written rather than written out to be measured.
+fn json_chars(value: &impl serde::Serialize) -> u64 {
+    /// Counts the characters written: every byte that does not continue
+    /// a UTF-8 sequence starts one.
+    struct Counter(u64);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.iter().filter(|b| (**b & 0xC0) != 0x80).count() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
 }
 
 /// Refuses a prompt whose [`estimate`] alone is over `budget` (`None`:
@@ -59,6 +78,19 @@ mod tests {
         assert_eq!(estimate("", &[], &long), 250);
         assert!(check(Some(250), "", &[], &long).is_ok());
         assert!(check(None, "", &[], &long).is_ok());
+        // A tool call's arguments count as their JSON text.
+        let call = axe_llm::ToolCall {
+            id: "c".into(),
+            name: "abc".into(),
+            arguments: serde_json::json!({"k": "é\"x"})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        };
+        let mut reply = Message::user("");
+        reply.tool_calls.push(call);
+        // `abc` and `{"k":"é\"x"}`: 3 + 12 characters.
+        assert_eq!(estimate("", &[reply], "x"), 16_u64.div_ceil(4));
         assert!(matches!(
             check(Some(249), "", &[], &long),
             Err(Error::PromptOverBudget {

@@ -68,20 +68,13 @@ pub fn converse(
             endpoint.url()
         ));
     }
-    let mut ctx = tools::Context {
-        session,
-        agent,
-        depth,
-        deadline,
-        sub_agent: sub,
-        memory: tools::memory(session, agent, Some(deadline)),
-        act: tools::act(session, agent, deadline),
-        mcp: tools::Servers::default(),
-    };
-    // Its MCP servers run while it talks, and stop with `ctx` however the
-    // conversation ends.
-    tools::connect(&mut ctx)?;
-    let tools = tools::offered(&ctx);
+    let mut sources = tools::Sources::new(session, agent, depth, deadline, sub);
+    // Its MCP servers run while it talks, and stop with `sources` however
+    // the conversation ends.
+    sources.connect()?;
+    // Offered and routed once for the whole conversation.
+    let offered = sources.tools();
+    let tools = offered.defs().to_vec();
     // The loop's progress lines are the top-level agent's alone, as in Go.
     let trace = session.verbose && depth == 0 && !tools.is_empty();
     let mut conversation = Conversation {
@@ -113,7 +106,7 @@ pub fn converse(
         if let Some(exceeded) = session.over_budget() {
             outcome.exceeded = Some(exceeded);
             outcome.messages = conversation.messages;
-            outcome.redacted = redacted(&ctx);
+            outcome.redacted = redacted(&sources);
             return Ok(outcome);
         }
         if trace {
@@ -189,11 +182,11 @@ pub fn converse(
             outcome.reply = reply;
             outcome.exceeded = exceeded;
             outcome.messages = conversation.messages;
-            outcome.redacted = redacted(&ctx);
+            outcome.redacted = redacted(&sources);
             return Ok(outcome);
         }
         outcome.tool_calls += reply.tool_calls.len() as u64;
-        let results = tools::run(&ctx, &reply.tool_calls, turn - 1);
+        let results = tools::run(&sources, &offered, &reply.tool_calls, turn - 1);
         // The partial answer, should the budget run out before the next.
         outcome.reply = reply.clone();
         conversation
@@ -222,10 +215,11 @@ fn assistant(content: String, tool_calls: Vec<axe_llm::ToolCall>) -> Message {
 }
 
 /// What the memory tools' writes took out, so far.
-fn redacted(ctx: &tools::Context) -> Vec<Redaction> {
+fn redacted(sources: &tools::Sources) -> Vec<Redaction> {
     std::mem::take(
-        &mut ctx
+        &mut sources
             .memory
+            .ctx()
             .redacted
             .lock()
             .unwrap_or_else(|e| e.into_inner()),

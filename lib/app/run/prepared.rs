@@ -11,7 +11,7 @@ use crate::prompt;
 use axe_base::error::Error;
 use axe_llm::Provider;
 use axe_memory::notes::Workspace;
-use axe_tools::builtin::{Sandbox, names, sandbox};
+use axe_tools::builtin::{RUN_COMMAND_NAME, Sandbox, sandbox};
 
 /// An agent ready to talk: everything its first request needs.
 pub struct Prepared {
@@ -162,7 +162,7 @@ impl Prepared {
             .temperature
             .or(Some(cfg.params.temperature).filter(|t| *t != 0.0));
         // Found only when commands may run: most agents never pay for it.
-        let sandbox = match cfg.tools.iter().any(|t| t == names::RUN_COMMAND) {
+        let sandbox = match cfg.tools.iter().any(|t| t == RUN_COMMAND_NAME) {
             true => Some(
                 sandbox::choose(cfg.sandbox.require, cfg.sandbox.network, &workdir)
                     .map_err(|e| (Step::Sandbox, Error::Config(e)))?,

@@ -18,12 +18,11 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
-use super::context::{Act, offer, text, text_schema};
+use super::context::{Act, text_schema};
+use super::heuristic;
 use super::sandbox::Sandbox;
-use super::{heuristic, names};
-use crate::{Call, Reply, Tool};
+use crate::args::Args;
+use crate::{Reply, Tool};
 use axe_base::signals::{self, Stop};
 
 /// How often a running command's wait looks for an ending signal.
@@ -38,25 +37,28 @@ const OUTPUT_LIMIT: usize = 100 * 1024;
 /// What reaches the command from our environment.
 const INHERITED: [&str; 6] = ["PATH", "LANG", "LC_ALL", "USER", "LOGNAME", "TERM"];
 
+/// Its name: an agent with it needs a sandbox.
+pub const RUN_COMMAND_NAME: &str = "run_command";
+
+crate::args! {
+    pub struct RunCommand {
+        command: String = "The shell command to execute.",
+    }
+}
+
 pub const RUN_COMMAND: Tool<Act> = Tool {
-    name: names::RUN_COMMAND,
-    offer: |act| {
-        offer(
-            act,
-            names::RUN_COMMAND,
-            "Execute a shell command in the agent's working directory via sh -c and return the combined stdout/stderr output. Commands are sandboxed to the working directory: absolute paths outside it are rejected, parent traversal (..) escaping it is rejected, and all file operations should use relative paths.",
-            json!({"command": {"type": "string", "description": "The shell command to execute."}}),
-            &["command"],
-        )
-    },
-    run: run_command,
+    name: RUN_COMMAND_NAME,
+    description: "Execute a shell command in the agent's working directory via sh -c and return the combined stdout/stderr output. Commands are sandboxed to the working directory: absolute paths outside it are rejected, parent traversal (..) escaping it is rejected, and all file operations should use relative paths.",
+    offered: |act| act.gives(RUN_COMMAND_NAME),
+    schema: RunCommand::schema,
+    run: |act, args| run_command(act, RunCommand::parse(args)?),
     output: text_schema,
     reads: false,
-    crashed: "run_command error: the tool crashed",
+    workdir: true,
 };
 
-fn run_command(act: &Act, call: &Call) -> Result<Reply, String> {
-    let command = call.str("command");
+fn run_command(act: &Act, args: RunCommand) -> Result<Reply, String> {
+    let command = args.command.as_str();
     if command.is_empty() {
         return Err("command is required".into());
     }
@@ -168,7 +170,7 @@ fn finish(
         ));
     }
     match exit(status) {
-        None => Ok(text(output)),
+        None => Ok(Reply::text(output)),
         Some(code) => Err(format!("exit code {code}\n{output}")),
     }
 }

@@ -1,5 +1,5 @@
 //! What a built-in tool sees of its caller ([`Act`]), and what the tools
-//! share to offer themselves and answer.
+//! share to describe themselves.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,8 +9,6 @@ use serde_json::{Value, json};
 
 use super::artifacts::Artifacts;
 use super::sandbox::Sandbox;
-use crate::Reply;
-use axe_llm::ToolDef;
 
 /// What a built-in tool sees of its caller.
 pub struct Act {
@@ -34,47 +32,18 @@ pub struct Act {
 
 impl Act {
     /// Whether the tool `name` was given to this agent.
-    fn gives(&self, name: &str) -> bool {
+    pub fn gives(&self, name: &str) -> bool {
         self.tools.iter().any(|t| t == name)
     }
 }
 
-/// The definition of the tool `name` when `act` gives it.
-pub fn offer(
-    act: &Act,
-    name: &str,
-    description: &str,
-    properties: Value,
-    required: &[&str],
-) -> Option<ToolDef> {
-    act.gives(name).then(|| ToolDef {
-        name: name.to_owned(),
-        description: description.to_owned(),
-        parameters: json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-        }),
-    })
+/// The description of the parameter every file tool takes to work in the
+/// artifact directory.
+pub fn artifact_param(what: &str) -> String {
+    format!("When true, {what} the artifact directory instead of the working directory.")
 }
 
-/// A reply of text alone, its data saying the same.
-pub fn text(text: String) -> Reply {
-    Reply {
-        data: json!({ "text": text }),
-        text,
-    }
-}
-
-/// The output schema of [`text`]'s replies.
+/// The output schema of [`Reply::text`]'s replies.
 pub fn text_schema() -> Value {
     json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
-}
-
-/// The parameter every file tool takes to work in the artifact directory.
-pub fn artifact_param(what: &str) -> Value {
-    json!({
-        "type": "boolean",
-        "description": format!("When true, {what} the artifact directory instead of the working directory."),
-    })
 }

@@ -8,36 +8,35 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
-use super::context::{Act, offer, text, text_schema};
+use super::context::{Act, text_schema};
 use super::http_get::{self, Url};
-use super::{hosts, html, names};
-use crate::{Call, Reply, Tool};
+use super::{hosts, html};
+use crate::args::Args;
+use crate::{Reply, Tool};
 
 const TIMEOUT: Duration = Duration::from_secs(15);
 const MAX_REDIRECTS: usize = 10;
 const MAX_CHARS: usize = 10_000;
 
+crate::args! {
+    pub struct UrlFetch {
+        url: String = "The URL to fetch.",
+    }
+}
+
 pub const URL_FETCH: Tool<Act> = Tool {
-    name: names::URL_FETCH,
-    offer: |act| {
-        offer(
-            act,
-            names::URL_FETCH,
-            "Fetch content from a URL using HTTP GET and return the response body as text.",
-            json!({"url": {"type": "string", "description": "The URL to fetch."}}),
-            &["url"],
-        )
-    },
-    run: url_fetch,
+    name: "url_fetch",
+    description: "Fetch content from a URL using HTTP GET and return the response body as text.",
+    offered: |act| act.gives(URL_FETCH.name),
+    schema: UrlFetch::schema,
+    run: |act, args| url_fetch(act, UrlFetch::parse(args)?),
     output: text_schema,
     reads: true,
-    crashed: "url_fetch error: the tool crashed",
+    workdir: false,
 };
 
-fn url_fetch(act: &Act, call: &Call) -> Result<Reply, String> {
-    let given = call.str("url");
+fn url_fetch(act: &Act, args: UrlFetch) -> Result<Reply, String> {
+    let given = args.url.as_str();
     if given.is_empty() {
         return Err("url is required".into());
     }
@@ -76,7 +75,7 @@ fn url_fetch(act: &Act, call: &Call) -> Result<Reply, String> {
         body.push_str("\n... [response truncated, exceeded 10000 characters]");
     }
     match response.status {
-        200..=299 => Ok(text(body)),
+        200..=299 => Ok(Reply::text(body)),
         status => Err(format!("HTTP {status}: {body}")),
     }
 }

@@ -6,12 +6,10 @@
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 
-use serde_json::json;
-
-use super::context::{Act, artifact_param, offer, text, text_schema};
-use super::names;
+use super::context::{Act, artifact_param, text_schema};
 use super::paths::{self, Base};
-use crate::{Call, Reply, Tool};
+use crate::args::Args;
+use crate::{Reply, Tool};
 use axe_base::beneath::{self, Dir, Open};
 use axe_memory::lock::Mode;
 
@@ -20,95 +18,87 @@ const READ_LIMIT: u64 = 10 << 20;
 /// Bytes looked at for a NUL, as Go's check.
 const BINARY_PEEK: usize = 512;
 
+crate::args! {
+    pub struct ListDirectory {
+        path: String = "Relative path to the directory to list. Use \".\" to list the working directory root.",
+        artifact: Option<bool> = artifact_param("list"),
+    }
+}
+
+crate::args! {
+    pub struct ReadFile {
+        path: String = "Relative path to the file to read.",
+        offset: Option<i64> = "1-indexed line number to start reading from. Defaults to 1.",
+        limit: Option<i64> = "Maximum number of lines to return. Defaults to 2000.",
+        artifact: Option<bool> = artifact_param("read from"),
+    }
+}
+
+crate::args! {
+    pub struct WriteFile {
+        path: String = "Relative path to the file to write.",
+        content: Option<String> = "The content to write to the file.",
+        artifact: Option<bool> = artifact_param("write to"),
+    }
+}
+
+crate::args! {
+    pub struct EditFile {
+        path: String = "Relative path to the file to edit.",
+        old_string: String = "The exact text to find in the file.",
+        new_string: String = "The text to replace old_string with.",
+        replace_all: Option<bool> = "When true, all occurrences are replaced. Defaults to false (single replacement).",
+        artifact: Option<bool> = artifact_param("edit in"),
+    }
+}
+
 pub const LIST_DIRECTORY: Tool<Act> = Tool {
-    name: names::LIST_DIRECTORY,
-    offer: |act| {
-        offer(
-            act,
-            names::LIST_DIRECTORY,
-            "List the contents of a directory relative to the working directory. Returns one entry per line; subdirectories are suffixed with /.",
-            json!({
-                "path": {"type": "string", "description": "Relative path to the directory to list. Use \".\" to list the working directory root."},
-                "artifact": artifact_param("list"),
-            }),
-            &["path"],
-        )
-    },
-    run: list_directory,
+    name: "list_directory",
+    description: "List the contents of a directory relative to the working directory. Returns one entry per line; subdirectories are suffixed with /.",
+    offered: |act| act.gives(LIST_DIRECTORY.name),
+    schema: ListDirectory::schema,
+    run: |act, args| list_directory(act, ListDirectory::parse(args)?),
     output: text_schema,
     reads: true,
-    crashed: "list_directory error: the tool crashed",
+    workdir: true,
 };
 
 pub const READ_FILE: Tool<Act> = Tool {
-    name: names::READ_FILE,
-    offer: |act| {
-        offer(
-            act,
-            names::READ_FILE,
-            "Read the contents of a file relative to the working directory. Returns line-numbered output in the format 'N: content' for each line.",
-            json!({
-                "path": {"type": "string", "description": "Relative path to the file to read."},
-                "offset": {"type": "integer", "description": "1-indexed line number to start reading from. Defaults to 1."},
-                "limit": {"type": "integer", "description": "Maximum number of lines to return. Defaults to 2000."},
-                "artifact": artifact_param("read from"),
-            }),
-            &["path"],
-        )
-    },
-    run: read_file,
+    name: "read_file",
+    description: "Read the contents of a file relative to the working directory. Returns line-numbered output in the format 'N: content' for each line.",
+    offered: |act| act.gives(READ_FILE.name),
+    schema: ReadFile::schema,
+    run: |act, args| read_file(act, ReadFile::parse(args)?),
     output: text_schema,
     reads: true,
-    crashed: "read_file error: the tool crashed",
+    workdir: true,
 };
 
 pub const WRITE_FILE: Tool<Act> = Tool {
-    name: names::WRITE_FILE,
-    offer: |act| {
-        offer(
-            act,
-            names::WRITE_FILE,
-            "Create or overwrite a file relative to the working directory. Creates parent directories as needed. Overwrites the file if it already exists.",
-            json!({
-                "path": {"type": "string", "description": "Relative path to the file to write."},
-                "content": {"type": "string", "description": "The content to write to the file."},
-                "artifact": artifact_param("write to"),
-            }),
-            &["path"],
-        )
-    },
-    run: write_file,
+    name: "write_file",
+    description: "Create or overwrite a file relative to the working directory. Creates parent directories as needed. Overwrites the file if it already exists.",
+    offered: |act| act.gives(WRITE_FILE.name),
+    schema: WriteFile::schema,
+    run: |act, args| write_file(act, WriteFile::parse(args)?),
     output: text_schema,
     reads: false,
-    crashed: "write_file error: the tool crashed",
+    workdir: true,
 };
 
 pub const EDIT_FILE: Tool<Act> = Tool {
-    name: names::EDIT_FILE,
-    offer: |act| {
-        offer(
-            act,
-            names::EDIT_FILE,
-            "Find and replace exact text in an existing file relative to the working directory. Supports single replacement (default) and replace-all mode.",
-            json!({
-                "path": {"type": "string", "description": "Relative path to the file to edit."},
-                "old_string": {"type": "string", "description": "The exact text to find in the file."},
-                "new_string": {"type": "string", "description": "The text to replace old_string with."},
-                "replace_all": {"type": "boolean", "description": "When true, all occurrences are replaced. Defaults to false (single replacement)."},
-                "artifact": artifact_param("edit in"),
-            }),
-            &["path", "old_string", "new_string"],
-        )
-    },
-    run: edit_file,
+    name: "edit_file",
+    description: "Find and replace exact text in an existing file relative to the working directory. Supports single replacement (default) and replace-all mode.",
+    offered: |act| act.gives(EDIT_FILE.name),
+    schema: EditFile::schema,
+    run: |act, args| edit_file(act, EditFile::parse(args)?),
     output: text_schema,
     reads: false,
-    crashed: "edit_file error: the tool crashed",
+    workdir: true,
 };
 
-fn list_directory(act: &Act, call: &Call) -> Result<Reply, String> {
-    let base = paths::base(act, call, false)?;
-    let rel = call.str("path");
+fn list_directory(act: &Act, args: ListDirectory) -> Result<Reply, String> {
+    let base = paths::base(act, args.artifact, false)?;
+    let rel = args.path.as_str();
     let dir = paths::dir(&base, rel)?;
     let mut entries = dir.list().map_err(|e| paths::failed(&base, rel, &e))?;
     entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -123,7 +113,7 @@ fn list_directory(act: &Act, call: &Call) -> Result<Reply, String> {
             format!("{}{slash}", name.to_string_lossy())
         })
         .collect();
-    Ok(text(lines.join("\n")))
+    Ok(Reply::text(lines.join("\n")))
 }
 
 /// The bytes of the file `rel` in `base`.
@@ -153,24 +143,25 @@ fn unread(base: &Base, rel: &str, err: &std::io::Error) -> String {
     paths::failed(base, rel, err)
 }
 
-fn read_file(act: &Act, call: &Call) -> Result<Reply, String> {
-    let base = paths::base(act, call, false)?;
-    let rel = call.str("path");
+fn read_file(act: &Act, args: ReadFile) -> Result<Reply, String> {
+    let base = paths::base(act, args.artifact, false)?;
+    let rel = args.path.as_str();
     let content = read_whole(&base, rel)?;
     if content[..content.len().min(BINARY_PEEK)].contains(&0) {
         return Err("binary file detected".into());
     }
-    let offset = signed(call, "offset").unwrap_or(1);
+    // As given, negative included: the messages for bad values are Go's.
+    let offset = args.offset.unwrap_or(1);
     if offset < 1 {
         return Err("offset must be >= 1".into());
     }
-    let limit = signed(call, "limit").unwrap_or(2000);
+    let limit = args.limit.unwrap_or(2000);
     if limit < 1 {
         return Err("limit must be >= 1".into());
     }
     let (offset, limit) = (offset as usize, limit as usize);
     if content.is_empty() && offset == 1 {
-        return Ok(text(String::new()));
+        return Ok(Reply::text(String::new()));
     }
     let content = String::from_utf8_lossy(&content);
     // Go's split: a last newline ends the last line, it does not start
@@ -196,23 +187,16 @@ fn read_file(act: &Act, call: &Call) -> Result<Reply, String> {
         .take(limit)
         .map(|(i, line)| format!("{}: {line}", i + 1))
         .collect();
-    Ok(text(shown.join("\n")))
+    Ok(Reply::text(shown.join("\n")))
 }
 
-/// An integer argument as given, negative included (the schema says only
-/// that it is an integer; the messages for bad values are Go's).
-fn signed(call: &Call, key: &str) -> Option<i64> {
-    let value = call.call.arguments.get(key)?;
-    value.as_i64().or_else(|| value.as_f64().map(|f| f as i64))
-}
-
-fn write_file(act: &Act, call: &Call) -> Result<Reply, String> {
-    let base = paths::base(act, call, act.default_write)?;
-    let rel = call.str("path");
-    let content = call.str("content");
+fn write_file(act: &Act, args: WriteFile) -> Result<Reply, String> {
+    let base = paths::base(act, args.artifact, act.default_write)?;
+    let rel = args.path.as_str();
+    let content = args.content.as_deref().unwrap_or_default();
     let (dir, name) = paths::file(&base, rel, true)?;
     replace(&dir, &name, content.as_bytes()).map_err(|e| paths::failed(&base, rel, &e))?;
-    Ok(text(done(
+    Ok(Reply::text(done(
         act,
         &base,
         rel,
@@ -232,10 +216,10 @@ fn done(act: &Act, base: &Base, rel: &str, size: usize, message: String) -> Stri
     }
 }
 
-fn edit_file(act: &Act, call: &Call) -> Result<Reply, String> {
-    let base = paths::base(act, call, false)?;
-    let rel = call.str("path");
-    let (old, new) = (call.str("old_string"), call.str("new_string"));
+fn edit_file(act: &Act, args: EditFile) -> Result<Reply, String> {
+    let base = paths::base(act, args.artifact, false)?;
+    let rel = args.path.as_str();
+    let (old, new) = (args.old_string.as_str(), args.new_string.as_str());
     if old.is_empty() {
         return Err("old_string is required".into());
     }
@@ -260,7 +244,7 @@ fn edit_file(act: &Act, call: &Call) -> Result<Reply, String> {
     let content = String::from_utf8(content)
         .map_err(|_| "the file is not UTF-8 text; edit_file changes text files".to_owned())?;
     let count = content.matches(old).count();
-    let all = call.flag("replace_all").unwrap_or(false);
+    let all = args.replace_all.unwrap_or(false);
     if count == 0 {
         return Err("old_string not found in file".into());
     }
@@ -287,7 +271,7 @@ fn edit_file(act: &Act, call: &Call) -> Result<Reply, String> {
     write_over(&current, &dir, &name, edited.as_bytes())
         .map_err(|e| paths::failed(&base, rel, &e))?;
     let message = format!("replaced {replaced} occurrence(s) in {rel}");
-    Ok(text(done(act, &base, rel, edited.len(), message)))
+    Ok(Reply::text(done(act, &base, rel, edited.len(), message)))
 }
 
 /// Replaces the file `name` in `dir` with `data` (creating it, 0644, when

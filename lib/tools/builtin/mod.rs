@@ -19,7 +19,6 @@ mod heuristic;
 mod hosts;
 mod html;
 mod http_get;
-pub mod names;
 mod paths;
 pub mod sandbox;
 mod search;
@@ -27,10 +26,11 @@ mod seccomp;
 pub mod workdir;
 
 pub use artifacts::{Artifact, Artifacts};
+pub use command::RUN_COMMAND_NAME;
 pub use context::Act;
 pub use sandbox::Sandbox;
 
-use crate::Tool;
+use crate::{Table, Tool};
 
 /// The built-in tools, in the order they are offered.
 pub const BUILTIN: &[Tool<Act>] = &[
@@ -42,3 +42,13 @@ pub const BUILTIN: &[Tool<Act>] = &[
     fetch::URL_FETCH,
     search::WEB_SEARCH,
 ];
+
+/// The names an agent file's `tools` may list: the table's, in order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    BUILTIN.iter().map(|t| t.name)
+}
+
+/// The built-in tools `act` gives.
+pub fn tools(act: Act) -> Table<Act> {
+    Table::new(BUILTIN, act, |_| {})
+}

@@ -8,7 +8,6 @@ use std::io;
 use std::path::Path;
 
 use super::context::Act;
-use crate::Call;
 use axe_base::beneath::{self, Dir};
 
 /// The directory a call works in, and its name in messages.
@@ -19,10 +18,10 @@ pub struct Base<'a> {
     pub artifact: bool,
 }
 
-/// The directory `call` works in: the artifact directory when its
+/// The directory a call works in: the artifact directory when its
 /// `artifact` argument says so (or, left out, when `default` does).
-pub fn base<'a>(act: &'a Act, call: &Call, default: bool) -> Result<Base<'a>, String> {
-    let artifact = call.flag("artifact").unwrap_or(default);
+pub fn base(act: &Act, artifact: Option<bool>, default: bool) -> Result<Base<'_>, String> {
+    let artifact = artifact.unwrap_or(default);
     if !artifact {
         return Ok(Base {
             root: &act.workdir,

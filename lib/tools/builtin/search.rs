@@ -9,9 +9,9 @@ use std::io::Read;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::context::{Act, offer, text, text_schema};
-use super::names;
-use crate::{Call, Reply, Tool};
+use super::context::{Act, text_schema};
+use crate::args::Args;
+use crate::{Reply, Tool};
 
 const DEFAULT_URL: &str = "https://api.tavily.com";
 const MAX_RESULTS: u32 = 10;
@@ -21,21 +21,21 @@ const RESPONSE_LIMIT: usize = 100 * 1024;
 const ERROR_BODY: usize = 500;
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+crate::args! {
+    pub struct WebSearch {
+        query: String = "The search query to perform.",
+    }
+}
+
 pub const WEB_SEARCH: Tool<Act> = Tool {
-    name: names::WEB_SEARCH,
-    offer: |act| {
-        offer(
-            act,
-            names::WEB_SEARCH,
-            "Search the web using Tavily and return text results including titles, URLs, and snippets.",
-            json!({"query": {"type": "string", "description": "The search query to perform."}}),
-            &["query"],
-        )
-    },
-    run: web_search,
+    name: "web_search",
+    description: "Search the web using Tavily and return text results including titles, URLs, and snippets.",
+    offered: |act| act.gives(WEB_SEARCH.name),
+    schema: WebSearch::schema,
+    run: |act, args| web_search(act, WebSearch::parse(args)?),
     output: text_schema,
     reads: true,
-    crashed: "web_search error: the tool crashed",
+    workdir: false,
 };
 
 #[derive(Deserialize)]
@@ -54,8 +54,8 @@ struct Found {
     content: String,
 }
 
-fn web_search(act: &Act, call: &Call) -> Result<Reply, String> {
-    let query = call.str("query");
+fn web_search(act: &Act, args: WebSearch) -> Result<Reply, String> {
+    let query = args.query.as_str();
     if query.is_empty() {
         return Err("query is required".into());
     }
@@ -104,12 +104,12 @@ fn web_search(act: &Act, call: &Call) -> Result<Reply, String> {
     let parsed: Results = serde_json::from_slice(&raw)
         .map_err(|e| format!("failed to parse Tavily response: {e}"))?;
     if parsed.results.is_empty() {
-        return Ok(text("No results found.".into()));
+        return Ok(Reply::text("No results found.".into()));
     }
     let shown: Vec<String> = parsed
         .results
         .iter()
         .map(|r| format!("Title: {}\nURL: {}\nSnippet: {}", r.title, r.url, r.content))
         .collect();
-    Ok(text(shown.join("\n\n").trim().to_owned()))
+    Ok(Reply::text(shown.join("\n\n").trim().to_owned()))
 }

@@ -9,15 +9,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::names;
+use super::BUILTIN;
 
 /// Whether the current directory `dir` may be the workdir of `tools`:
 /// why not, in one line saying how to name it, when it may not.
 pub fn unnamed(dir: &Path, tools: &[String]) -> Result<(), String> {
-    if !tools
-        .iter()
-        .any(|t| names::IN_WORKDIR.contains(&t.as_str()))
-    {
+    let in_workdir = |name: &String| BUILTIN.iter().any(|t| t.workdir && t.name == name);
+    if !tools.iter().any(in_workdir) {
         return Ok(());
     }
     let Some(why) = too_wide(&real(dir)) else {
@@ -83,10 +81,10 @@ mod tests {
 
     #[test]
     fn tools_outside_the_workdir_take_any() {
-        let web = vec![names::URL_FETCH.to_owned(), names::WEB_SEARCH.to_owned()];
+        let web = vec!["url_fetch".to_owned(), "web_search".to_owned()];
         assert!(unnamed(Path::new("/"), &web).is_ok());
         assert!(unnamed(Path::new("/"), &[]).is_ok());
-        let files = vec![names::READ_FILE.to_owned()];
+        let files = vec!["read_file".to_owned()];
         assert!(unnamed(Path::new("/"), &files).is_err());
     }
 

@@ -1,118 +1,163 @@
 //! `call_agent`: delegating a task to a sub-agent, which runs with its own
 //! files, skill and memory and returns only its final answer. Its refusals
-//! and failures go back to the model as error results, worded as Go's.
+//! and failures go back to the model as error results, worded as Go's. A
+//! source of one tool, offered while the tree may grow.
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
-use super::context::Context;
+use super::context::SubAgent;
+use crate::run::prepared::Prepared;
+use crate::run::session::Session;
 use axe_base::stderr::note;
-use axe_llm::{Deadline, ToolDef};
-use axe_tools::Call;
+use axe_llm::{Deadline, ToolCall, ToolDef};
+use axe_tools::args::Args;
+use axe_tools::{Offered, Reply, ToolSource};
 
 pub const NAME: &str = "call_agent";
 
-/// What the model is told if a sub-agent's call panicked.
-pub const CRASHED: &str = "call_agent error: the sub-agent crashed";
-
-/// The tool, offering the agent's sub-agents, while the tree may grow.
-pub fn offer(ctx: &Context) -> Option<ToolDef> {
-    let agents = &ctx.agent.cfg.sub_agents;
-    if agents.is_empty() || ctx.depth >= ctx.session.max_depth {
-        return None;
+axe_tools::args! {
+    /// Its arguments; the agents it may name are listed in the schema.
+    pub struct CallAgentArgs(list: &str) {
+        agent: String = format!("Name of the sub-agent to invoke (must be one of: {list})"),
+        task: String = "What you need the sub-agent to do",
+        context: Option<String> = "Additional context from your conversation to pass along",
     }
-    let list = agents.join(", ");
-    Some(ToolDef {
-        name: NAME.to_owned(),
-        description: format!(
-            "Delegate a task to a sub-agent. The sub-agent runs independently with its own context and returns only its final result. Available agents: {list}"
-        ),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "agent": {
-                    "type": "string",
-                    "description": format!("Name of the sub-agent to invoke (must be one of: {list})"),
-                },
-                "task": {
-                    "type": "string",
-                    "description": "What you need the sub-agent to do",
-                },
-                "context": {
-                    "type": "string",
-                    "description": "Additional context from your conversation to pass along",
-                },
-            },
-            "required": ["agent", "task"],
-        }),
-    })
 }
 
-/// Runs one `call_agent` call (its arguments' types already checked):
-/// checks the agent it names, runs the sub-agent through `ctx.sub_agent`
-/// within the caller's `sub_agents_config.timeout`.
-pub fn run(ctx: &Context, call: &Call) -> Result<String, String> {
-    let (session, caller, depth) = (ctx.session, ctx.agent, ctx.depth);
-    let (name, task, context) = (call.str("agent"), call.str("task"), call.str("context"));
-    if name.is_empty() {
-        return Err(r#"call_agent error: "agent" argument is required"#.into());
-    }
-    if task.is_empty() {
-        return Err(r#"call_agent error: "task" argument is required"#.into());
-    }
-    if !caller.cfg.sub_agents.iter().any(|a| a == name) {
-        return Err(format!(
-            "call_agent error: agent \"{name}\" is not in this agent's sub_agents list"
-        ));
-    }
-    if depth >= session.max_depth {
-        return Err(format!(
-            "call_agent error: maximum sub-agent depth ({}) reached",
-            session.max_depth
-        ));
-    }
-    let deadline = match caller.cfg.sub_agents_config.timeout.get() {
-        0 => ctx.deadline,
-        seconds => ctx
-            .deadline
-            .min(Deadline::after(Duration::from_secs(seconds))),
-    };
-    let verbose = session.verbose;
-    if verbose {
-        let preview = match task.char_indices().nth(80) {
-            Some((i, _)) => format!("{}...", &task[..i]),
-            None => task.to_owned(),
+/// `call_agent` for one conversation.
+pub struct CallAgent<'a> {
+    pub session: &'a Session,
+    pub agent: &'a Prepared,
+    pub depth: u32,
+    pub deadline: Deadline,
+    /// Runs a sub-agent's whole conversation. Passed in, so that tools
+    /// need not import the conversation loop that calls them.
+    pub sub_agent: &'a SubAgent<'a>,
+    offered: Vec<Offered>,
+}
+
+impl<'a> CallAgent<'a> {
+    pub fn new(
+        session: &'a Session,
+        agent: &'a Prepared,
+        depth: u32,
+        deadline: Deadline,
+        sub_agent: &'a SubAgent<'a>,
+    ) -> CallAgent<'a> {
+        let agents = &agent.cfg.sub_agents;
+        let offered = match agents.is_empty() || depth >= session.max_depth {
+            true => Vec::new(),
+            false => vec![offer(&agents.join(", "))],
         };
-        note(format_args!(
-            "[sub-agent] Calling \"{name}\" (depth {}) with task: {preview}",
-            depth + 1
-        ));
-    }
-    let started = Instant::now();
-    let user = if context.trim().is_empty() {
-        format!("Task: {task}")
-    } else {
-        format!("Task: {task}\n\nContext:\n{context}")
-    };
-    match (ctx.sub_agent)(name, &user, depth + 1, deadline, &caller.allowed_hosts) {
-        Ok(content) => {
-            if verbose {
-                note(format_args!(
-                    "[sub-agent] \"{name}\" completed in {}ms ({} chars returned)",
-                    started.elapsed().as_millis(),
-                    content.len()
-                ));
-            }
-            Ok(content)
+        CallAgent {
+            session,
+            agent,
+            depth,
+            deadline,
+            sub_agent,
+            offered,
         }
-        Err(message) => {
-            if verbose {
-                note(format_args!("[sub-agent] \"{name}\" failed: {message}"));
+    }
+}
+
+/// The tool, offering the sub-agents `list`.
+fn offer(list: &str) -> Offered {
+    Offered {
+        def: ToolDef {
+            name: NAME.to_owned(),
+            description: format!(
+                "Delegate a task to a sub-agent. The sub-agent runs independently with its own context and returns only its final result. Available agents: {list}"
+            ),
+            parameters: CallAgentArgs::schema(list),
+        },
+        check: None,
+        reads: false,
+        output: None,
+    }
+}
+
+impl ToolSource for CallAgent<'_> {
+    fn offered(&self) -> &[Offered] {
+        &self.offered
+    }
+
+    fn run(&self, _: usize, call: &ToolCall) -> Result<Reply, String> {
+        let args = CallAgentArgs::parse(&call.arguments)?;
+        self.call(&args).map(Reply::text)
+    }
+
+    fn crashed(&self, _: usize) -> String {
+        "call_agent error: the sub-agent crashed".into()
+    }
+}
+
+impl CallAgent<'_> {
+    /// Runs one `call_agent` call (its arguments' types already checked):
+    /// checks the agent it names, runs the sub-agent through `sub_agent`
+    /// within the caller's `sub_agents_config.timeout`.
+    fn call(&self, args: &CallAgentArgs) -> Result<String, String> {
+        let (session, caller, depth) = (self.session, self.agent, self.depth);
+        let (name, task) = (args.agent.as_str(), args.task.as_str());
+        let context = args.context.as_deref().unwrap_or_default();
+        if name.is_empty() {
+            return Err(r#"call_agent error: "agent" argument is required"#.into());
+        }
+        if task.is_empty() {
+            return Err(r#"call_agent error: "task" argument is required"#.into());
+        }
+        if !caller.cfg.sub_agents.iter().any(|a| a == name) {
+            return Err(format!(
+                "call_agent error: agent \"{name}\" is not in this agent's sub_agents list"
+            ));
+        }
+        if depth >= session.max_depth {
+            return Err(format!(
+                "call_agent error: maximum sub-agent depth ({}) reached",
+                session.max_depth
+            ));
+        }
+        let deadline = match caller.cfg.sub_agents_config.timeout.get() {
+            0 => self.deadline,
+            seconds => self
+                .deadline
+                .min(Deadline::after(Duration::from_secs(seconds))),
+        };
+        let verbose = session.verbose;
+        if verbose {
+            let preview = match task.char_indices().nth(80) {
+                Some((i, _)) => format!("{}...", &task[..i]),
+                None => task.to_owned(),
+            };
+            note(format_args!(
+                "[sub-agent] Calling \"{name}\" (depth {}) with task: {preview}",
+                depth + 1
+            ));
+        }
+        let started = Instant::now();
+        let user = if context.trim().is_empty() {
+            format!("Task: {task}")
+        } else {
+            format!("Task: {task}\n\nContext:\n{context}")
+        };
+        match (self.sub_agent)(name, &user, depth + 1, deadline, &caller.allowed_hosts) {
+            Ok(content) => {
+                if verbose {
+                    note(format_args!(
+                        "[sub-agent] \"{name}\" completed in {}ms ({} chars returned)",
+                        started.elapsed().as_millis(),
+                        content.len()
+                    ));
+                }
+                Ok(content)
             }
-            Err(format!(
-                "Error: sub-agent \"{name}\" failed - {message}. You may retry or proceed without this result."
-            ))
+            Err(message) => {
+                if verbose {
+                    note(format_args!("[sub-agent] \"{name}\" failed: {message}"));
+                }
+                Err(format!(
+                    "Error: sub-agent \"{name}\" failed - {message}. You may retry or proceed without this result."
+                ))
+            }
         }
     }
 }

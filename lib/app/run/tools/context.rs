@@ -1,8 +1,8 @@
-//! What a conversation's tools see of it.
+//! What a conversation's tools see of it: the views the memory and
+//! built-in tools work on.
 
 use std::sync::Mutex;
 
-use super::mcp::Servers;
 use crate::run::prepared::Prepared;
 use crate::run::session::Session;
 use axe_llm::Deadline;
@@ -14,24 +14,6 @@ use axe_tools::{Memory, NotesSeen};
 pub type SubAgent<'a> =
     dyn Fn(&str, &str, u32, Deadline, &[String]) -> Result<String, String> + Sync + 'a;
 
-/// A conversation's view for its tools.
-pub struct Context<'a> {
-    pub session: &'a Session,
-    pub agent: &'a Prepared,
-    pub depth: u32,
-    pub deadline: Deadline,
-    /// Runs a sub-agent's whole conversation. Passed in, so that tools
-    /// need not import the conversation loop that calls them.
-    pub sub_agent: &'a SubAgent<'a>,
-    /// The agent's memory, for the memory tools, with what they have read
-    /// in this conversation.
-    pub memory: Memory,
-    /// The agent's MCP servers, once [`super::connect`] started them.
-    pub mcp: Servers,
-    /// What the built-in tools the agent was given work on.
-    pub act: Act,
-}
-
 /// The memory tools' view of `agent`'s memory, nothing seen yet, until
 /// `deadline` (none for a listing of the tools).
 pub fn memory(session: &Session, agent: &Prepared, deadline: Option<Deadline>) -> Memory {
@@ -40,6 +22,7 @@ pub fn memory(session: &Session, agent: &Prepared, deadline: Option<Deadline>) -
         notes_cfg: agent.cfg.notes.clone(),
         notes: agent.notes.clone(),
         seen: Mutex::new(NotesSeen::default()),
+        at_reply: Mutex::default(),
         verbose: session.verbose,
         secrets: session.secrets(&agent.cfg),
         redacted: Mutex::default(),

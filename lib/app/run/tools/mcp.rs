@@ -1,9 +1,10 @@
 //! MCP servers as a source of a conversation's tools: the agent's
 //! `[[mcp_servers]]` started (or connected to) when its conversation
 //! starts, as many at once as the run's pool spares, their tools offered
-//! beside the others under their own names, each call routed to its
-//! server within the run's deadline, and every server stopped when the
-//! conversation ends, however it ends (dropping [`Servers`] closes them).
+//! beside the others under their own names (listed once, then), each call
+//! routed to its server within the run's deadline, and every server
+//! stopped when the conversation ends, however it ends (dropping
+//! [`Servers`] closes them).
 
 use serde_json::Value;
 
@@ -12,25 +13,22 @@ use crate::run::pool::Pool;
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_llm::{Deadline, ToolCall, ToolDef};
-use axe_tools::NotesSeen;
 use axe_tools::mcp::config::expand;
 use axe_tools::mcp::{Client, Resolved, Tool};
+use axe_tools::{Offered, Reply, ToolSource};
 
 /// The running servers of one conversation and the tools they offer.
-#[derive(Default)]
 pub struct Servers {
     clients: Vec<Client>,
-    routes: Vec<Route>,
-}
-
-struct Route {
-    /// What the model is offered: the server's own name, description and
-    /// input schema.
-    def: ToolDef,
-    /// What a call is checked against: the same schema, open to arguments
-    /// it does not name unless it says `additionalProperties: false`.
-    check: ToolDef,
-    client: usize,
+    /// Each tool as the model is offered it (the server's own name,
+    /// description and input schema), checked against the same schema
+    /// open to arguments it does not name unless it says
+    /// `additionalProperties: false`.
+    offered: Vec<Offered>,
+    /// The client of each tool offered.
+    client_of: Vec<usize>,
+    /// When calls must be answered: the conversation's deadline.
+    deadline: Deadline,
 }
 
 /// What starting one server came to.
@@ -61,7 +59,7 @@ impl Servers {
             |r| start_one(r.clone(), workdir, deadline, verbose),
             |_| Err("it crashed axe".into()),
         );
-        let mut out = Servers::default();
+        let mut out = Servers::none(deadline);
         let mut failed = None;
         for (server, started) in servers.iter().zip(started) {
             match started {
@@ -80,6 +78,16 @@ impl Servers {
         }
         // Every server that did start is stopped as `out` goes.
         failed.map_or(Ok(out), Err)
+    }
+
+    /// No servers: a conversation's until its servers start.
+    pub fn none(deadline: Deadline) -> Servers {
+        Servers {
+            clients: Vec::new(),
+            offered: Vec::new(),
+            client_of: Vec::new(),
+            deadline,
+        }
     }
 
     /// Registers `client`'s tools: a name another tool of the conversation
@@ -104,12 +112,13 @@ impl Servers {
                 }
                 continue;
             }
-            if let Some(other) = self.routes.iter().find(|r| r.def.name == tool.name) {
+            let other = self.offered.iter().position(|o| o.def.name == tool.name);
+            if let Some(other) = other.map(|i| self.client_of[i]) {
                 // Listed twice by one server: once is enough.
-                if other.client == index {
+                if other == index {
                     continue;
                 }
-                let first = &self.clients[other.client].name;
+                let first = &self.clients[other].name;
                 return Err(Error::AgentInvalid(format!(
                     "MCP tool \"{}\" collision between servers \"{first}\" and \"{}\"",
                     tool.name, client.name
@@ -119,20 +128,17 @@ impl Servers {
             if open.get("additionalProperties") != Some(&Value::Bool(false)) {
                 open["additionalProperties"] = Value::Bool(true);
             }
-            let def = ToolDef {
-                name: tool.name,
-                description: tool.description,
-                parameters: tool.input_schema,
-            };
-            let check = ToolDef {
-                parameters: open,
-                ..def.clone()
-            };
-            self.routes.push(Route {
-                def,
-                check,
-                client: index,
+            self.offered.push(Offered {
+                def: ToolDef {
+                    name: tool.name,
+                    description: tool.description,
+                    parameters: tool.input_schema,
+                },
+                check: Some(open),
+                reads: false,
+                output: None,
             });
+            self.client_of.push(index);
             kept += 1;
         }
         if verbose {
@@ -144,24 +150,23 @@ impl Servers {
         self.clients.push(client);
         Ok(())
     }
+}
 
-    pub fn offered(&self) -> impl Iterator<Item = ToolDef> + '_ {
-        self.routes.iter().map(|r| r.def.clone())
+impl ToolSource for Servers {
+    fn offered(&self) -> &[Offered] {
+        &self.offered
     }
 
-    /// Runs `call` on the server that offers its tool, its arguments
-    /// checked like every tool's; `None` when no server offers it.
-    pub fn call(
-        &self,
-        call: &ToolCall,
-        seen: &NotesSeen,
-        deadline: Deadline,
-    ) -> Option<std::result::Result<String, String>> {
-        let route = self.routes.iter().find(|r| r.def.name == call.name)?;
-        let client = &self.clients[route.client];
-        Some(axe_tools::checked(&route.check, call, seen, |c| {
-            client.call(&c.call.name, &c.call.arguments, deadline.at)
-        }))
+    /// Runs `call` on the server that offers its tool.
+    fn run(&self, index: usize, call: &ToolCall) -> std::result::Result<Reply, String> {
+        let client = &self.clients[self.client_of[index]];
+        client
+            .call(&call.name, &call.arguments, self.deadline.at)
+            .map(Reply::text)
+    }
+
+    fn crashed(&self, _: usize) -> String {
+        "the tool crashed".into()
     }
 }
 

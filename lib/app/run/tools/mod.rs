@@ -1,14 +1,15 @@
-//! The tools of a conversation: its own (`call_agent`, which needs the
+//! The tools of a conversation, from four sources built once when it
+//! starts ([`Sources`]): its own (`call_agent`, which needs the
 //! conversation to run a sub-agent), the memory tools of [`axe_tools`]
-//! over the agent's memory, the built-in tools of [`axe_tools::builtin`] its file
-//! gives it, and those of its MCP servers (`mcp.rs`), which the others'
-//! names win over. A call goes to the first source that has its name, an
-//! arm each in [`run_one`]; a new source of tools is one more arm there
-//! and in [`offered`]. Several calls in one reply run at once (unless the
-//! agent says `parallel = false`), as many as the run's pool spares
-//! (`max_parallel`, see `run::pool`), their results in call order; whatever
-//! goes wrong comes back to the model as an error result and never ends
-//! the run.
+//! over the agent's memory, the built-in tools of [`axe_tools::builtin`]
+//! its file gives it, and those of its MCP servers (`mcp.rs`), which the
+//! others' names win over. Each is an [`axe_tools::ToolSource`]; a call
+//! goes to its source through the one [`Tools`] dispatch, and a new source
+//! of tools is one more field of [`Sources`]. Several calls in one reply
+//! run at once (unless the agent says `parallel = false`), as many as the
+//! run's pool spares (`max_parallel`, see `run::pool`), their results in
+//! call order; whatever goes wrong comes back to the model as an error
+//! result and never ends the run.
 
 mod call_agent;
 mod context;
@@ -16,99 +17,119 @@ mod mcp;
 
 use std::time::{Duration, Instant};
 
-pub use context::{Context, SubAgent, act, memory};
+pub use context::{SubAgent, act, memory};
 pub use mcp::Servers;
 
 use super::details::{self, Detail};
 use super::prepared::Prepared;
 use super::session::Session;
 use axe_base::error::Result;
-use axe_llm::{Deadline, ToolCall, ToolDef, ToolResult};
-use axe_tools::NotesSeen;
-use axe_tools::builtin::BUILTIN;
+use axe_llm::{Deadline, ToolCall, ToolResult};
+use axe_tools::builtin::Act;
+use axe_tools::{MemoryTools, Table, ToolSource, Tools};
+use call_agent::CallAgent;
 
-/// The definitions of the tools offered in `ctx`: the conversation's own
-/// (`call_agent`) first, then the memory tools, then the built-in ones.
-pub fn offered(ctx: &Context) -> Vec<ToolDef> {
-    let mut defs: Vec<ToolDef> = call_agent::offer(ctx).into_iter().collect();
-    defs.extend(axe_tools::offered(axe_tools::MEMORY, &ctx.memory));
-    defs.extend(axe_tools::offered(BUILTIN, &ctx.act));
-    defs.extend(ctx.mcp.offered());
-    defs
+/// Where a conversation's tools come from, each source with what it
+/// offers worked out once, when the conversation starts.
+pub struct Sources<'a> {
+    pub session: &'a Session,
+    pub agent: &'a Prepared,
+    pub depth: u32,
+    own: CallAgent<'a>,
+    /// The agent's memory, for the memory tools, with what they have read
+    /// in this conversation.
+    pub memory: MemoryTools,
+    /// What the built-in tools the agent was given work on.
+    builtin: Table<Act>,
+    /// The agent's MCP servers, once [`Sources::connect`] started them.
+    mcp: Servers,
 }
 
-/// Starts the agent's MCP servers for `ctx`, whose other tools keep their
-/// names; they stop when `ctx` goes.
-pub fn connect(ctx: &mut Context) -> Result<()> {
-    let servers = &ctx.agent.cfg.mcp_servers;
-    if servers.is_empty() {
-        return Ok(());
+impl<'a> Sources<'a> {
+    /// The sources of `agent`'s tools at `depth`, until `deadline`; `sub`
+    /// runs a sub-agent. No MCP server is started yet.
+    pub fn new(
+        session: &'a Session,
+        agent: &'a Prepared,
+        depth: u32,
+        deadline: Deadline,
+        sub: &'a SubAgent<'a>,
+    ) -> Sources<'a> {
+        Sources {
+            session,
+            agent,
+            depth,
+            own: CallAgent::new(session, agent, depth, deadline, sub),
+            memory: axe_tools::memory_tools(memory(session, agent, Some(deadline))),
+            builtin: axe_tools::builtin::tools(act(session, agent, deadline)),
+            mcp: Servers::none(deadline),
+        }
     }
-    let taken: Vec<String> = offered(ctx).into_iter().map(|t| t.name).collect();
-    let (workdir, verbose) = (&ctx.agent.workdir, ctx.session.verbose);
-    let pool = &ctx.session.pool;
-    ctx.mcp = Servers::start(servers, workdir, &taken, ctx.deadline, verbose, pool)?;
-    Ok(())
+
+    /// Starts the agent's MCP servers, whose tools the others' names win
+    /// over; they stop when `self` goes.
+    pub fn connect(&mut self) -> Result<()> {
+        let servers = &self.agent.cfg.mcp_servers;
+        if servers.is_empty() {
+            return Ok(());
+        }
+        let taken: Vec<String> = self.tools().defs().iter().map(|t| t.name.clone()).collect();
+        let (workdir, verbose) = (&self.agent.workdir, self.session.verbose);
+        let deadline = self.own.deadline;
+        let pool = &self.session.pool;
+        self.mcp = Servers::start(servers, workdir, &taken, deadline, verbose, pool)?;
+        Ok(())
+    }
+
+    /// Every tool offered, in order: `call_agent`, the memory tools, the
+    /// built-in ones, the MCP servers'.
+    pub fn tools(&self) -> Tools<'_> {
+        let sources: Vec<&dyn ToolSource> = vec![&self.own, &self.memory, &self.builtin, &self.mcp];
+        Tools::new(sources, |_| true)
+    }
 }
 
 /// The names of the tools `agent` at `depth` is offered, for `--dry-run`.
 pub fn names(session: &Session, agent: &Prepared, depth: u32) -> Vec<String> {
     let never = |_: &str, _: &str, _: u32, _: Deadline, _: &[String]| Err(String::new());
     let deadline = Deadline::after(Duration::ZERO);
-    let ctx = Context {
-        session,
-        agent,
-        depth,
-        deadline,
-        sub_agent: &never,
-        memory: memory(session, agent, None),
-        act: act(session, agent, deadline),
-        mcp: Servers::default(),
-    };
-    offered(&ctx).into_iter().map(|t| t.name).collect()
+    let sources = Sources::new(session, agent, depth, deadline, &never);
+    let tools = sources.tools();
+    tools.defs().iter().map(|t| t.name.clone()).collect()
 }
 
 /// The names of the memory tools `agent` is offered (the notes tools),
 /// for `--dry-run`'s notes section.
 pub fn memory_names(session: &Session, agent: &Prepared) -> Vec<String> {
-    let memory = memory(session, agent, None);
-    axe_tools::offered(axe_tools::MEMORY, &memory)
-        .into_iter()
-        .map(|t| t.name)
+    let memory = axe_tools::memory_tools(memory(session, agent, None));
+    memory
+        .offered()
+        .iter()
+        .map(|t| t.def.name.clone())
         .collect()
 }
 
-/// Results for `calls` of turn `turn` (from 0), in their order. The
-/// top-level agent's calls are kept in the session for `--json`.
-pub fn run(ctx: &Context, calls: &[ToolCall], turn: usize) -> Vec<ToolResult> {
-    // What the model had seen when it wrote this reply, for every call of
-    // it, whichever runs first: a rewrite cannot build on another's result
-    // it has not seen.
-    let seen = ctx
-        .memory
-        .seen
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
-    let seen = &seen;
-    let crashed = |call: &ToolCall| {
-        (
-            result(call, Err(crashed(&call.name).to_owned())),
-            Duration::ZERO,
-        )
-    };
-    let ran: Vec<(ToolResult, Duration)> = if ctx.agent.parallel() {
+/// Results for `calls` of turn `turn` (from 0) with `tools`, those of
+/// `sources`, in their order. The top-level agent's calls are kept in the
+/// session for `--json`.
+pub fn run(sources: &Sources, tools: &Tools, calls: &[ToolCall], turn: usize) -> Vec<ToolResult> {
+    // What the model had seen when it wrote this reply is what every call
+    // of it starts from, whichever runs first: a rewrite cannot build on
+    // another's result it has not seen.
+    tools.reply_came();
+    let session = sources.session;
+    let crashed = |call: &ToolCall| (result(call, Err(tools.crashed(&call.name))), Duration::ZERO);
+    let ran: Vec<(ToolResult, Duration)> = if sources.agent.parallel() {
         // As many at once as the run's pool spares, this thread included.
-        (ctx.session.pool).each(calls, |call| run_one(ctx, call, seen), crashed)
+        (session.pool).each(calls, |call| run_one(session, tools, call), crashed)
     } else {
-        calls.iter().map(|call| run_one(ctx, call, seen)).collect()
+        calls
+            .iter()
+            .map(|call| run_one(session, tools, call))
+            .collect()
     };
-    if ctx.depth == 0 {
-        let mut kept = ctx
-            .session
-            .details
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+    if sources.depth == 0 {
+        let mut kept = session.details.lock().unwrap_or_else(|e| e.into_inner());
         for (call, (result, took)) in calls.iter().zip(&ran) {
             kept.push(Detail::of(call, result, turn, *took));
         }
@@ -116,42 +137,21 @@ pub fn run(ctx: &Context, calls: &[ToolCall], turn: usize) -> Vec<ToolResult> {
     ran.into_iter().map(|(result, _)| result).collect()
 }
 
-/// What the model is told when the tool `name` panicked.
-fn crashed(name: &str) -> &'static str {
-    if name == call_agent::NAME {
-        return call_agent::CRASHED;
-    }
-    axe_tools::find(axe_tools::MEMORY, name)
-        .map(|t| t.crashed)
-        .or_else(|| axe_tools::find(BUILTIN, name).map(|t| t.crashed))
-        .unwrap_or("the tool crashed")
-}
-
-fn run_one(ctx: &Context, call: &ToolCall, seen: &NotesSeen) -> (ToolResult, Duration) {
+fn run_one(session: &Session, tools: &Tools, call: &ToolCall) -> (ToolResult, Duration) {
     let started = Instant::now();
-    let own = (call.name == call_agent::NAME)
-        .then(|| call_agent::offer(ctx))
-        .flatten()
-        .map(|def| axe_tools::checked(&def, call, seen, |c| call_agent::run(ctx, c)));
-    let outcome = own
-        .or_else(|| {
-            axe_tools::call(axe_tools::MEMORY, &ctx.memory, call, seen)
-                .map(|r| r.map(|reply| reply.text))
-        })
-        .or_else(|| {
-            axe_tools::call(BUILTIN, &ctx.act, call, seen).map(|r| r.map(|reply| reply.text))
-        })
-        .or_else(|| ctx.mcp.call(call, seen, ctx.deadline))
+    let outcome = tools
+        .call(call)
+        .map(|r| r.map(|reply| reply.text))
         .unwrap_or_else(|| Err(format!("Unknown tool: \"{}\"", call.name)));
     let result = result(call, outcome);
     let took = started.elapsed();
-    if ctx.session.verbose {
-        details::say(call, &result, took, &ctx.session.shown_secrets());
+    if session.verbose {
+        details::say(call, &result, took, &session.shown_secrets());
     }
     (result, took)
 }
 
-fn result(call: &ToolCall, outcome: Result<String, String>) -> ToolResult {
+fn result(call: &ToolCall, outcome: std::result::Result<String, String>) -> ToolResult {
     let (content, is_error) = match outcome {
         Ok(content) => (content, false),
         Err(content) => (content, true),
