@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::jsonrpc::INVALID_PARAMS;
 use axe_memory::notes::Workspace;
-use axe_memory::{log, state};
+use axe_memory::{MemoryKind, log, state};
 use axe_tools::Memory;
 
 /// The run log's entries a resource read gives: its tail, as a run loads
@@ -29,56 +29,76 @@ const DAYS_LISTED: usize = 30;
 
 type Failure = (i64, String);
 
+/// The order resources are listed in: the notes workspace's, then the
+/// state and the run log.
+const LISTED: [MemoryKind; 5] = [
+    MemoryKind::Memory,
+    MemoryKind::World,
+    MemoryKind::Daily,
+    MemoryKind::State,
+    MemoryKind::Log,
+];
+const _: () = assert!(MemoryKind::each_once(&LISTED));
+
 /// The resources there are now.
 pub fn list(m: &Memory) -> Vec<Value> {
-    let mut out = Vec::new();
-    if let Some(ws) = &m.notes {
-        let memory = ws.memory(&m.agent);
-        if memory.exists() {
-            out.push(resource(
+    LISTED.iter().flat_map(|&kind| of_kind(m, kind)).collect()
+}
+
+/// The resources of `kind` there are now: a match, so a new kind does
+/// not compile until it says what it offers.
+fn of_kind(m: &Memory, kind: MemoryKind) -> Vec<Value> {
+    let row = kind.row();
+    // The state and the run log are offered only for an agent served
+    // whole, and kept by it.
+    let kept = || {
+        m.served
+            .as_ref()
+            .filter(|served| row.section.enabled(&served.cfg))
+    };
+    let own = |name: &str, title: &str| vec![resource(name, title, row.mime)];
+    match kind {
+        MemoryKind::Memory => match &m.notes {
+            Some(ws) if ws.memory(&m.agent).exists() => own(
                 &format!("axe://notes/agents/{}/MEMORY.md", m.agent),
                 "MEMORY.md",
-                "text/markdown",
-            ));
-        }
-        for topic in listed(ws, &ws.world()) {
-            out.push(resource(
-                &format!("axe://notes/world/{topic}"),
-                &topic,
-                "text/markdown",
-            ));
-        }
-        let mut days = listed(ws, &ws.daily_dir(&m.agent));
-        days.reverse();
-        for day in days.into_iter().take(DAYS_LISTED) {
-            out.push(resource(
-                &format!("axe://notes/agents/{}/daily/{day}", m.agent),
-                &day,
-                "text/markdown",
-            ));
-        }
+            ),
+            _ => Vec::new(),
+        },
+        MemoryKind::World => m.notes.as_ref().map_or_else(Vec::new, |ws| {
+            listed(ws, &ws.world())
+                .into_iter()
+                .map(|topic| resource(&format!("axe://notes/world/{topic}"), &topic, row.mime))
+                .collect()
+        }),
+        MemoryKind::Daily => m.notes.as_ref().map_or_else(Vec::new, |ws| {
+            let mut days = listed(ws, &ws.daily_dir(&m.agent));
+            days.reverse();
+            days.into_iter()
+                .take(DAYS_LISTED)
+                .map(|day| {
+                    let uri = format!("axe://notes/agents/{}/daily/{day}", m.agent);
+                    resource(&uri, &day, row.mime)
+                })
+                .collect()
+        }),
+        MemoryKind::State => match kept() {
+            Some(served)
+                if state::file_path(&m.agent, &served.cfg.state.path).is_ok_and(|p| p.exists()) =>
+            {
+                own(&format!("axe://state/{}.json", m.agent), "state")
+            }
+            _ => Vec::new(),
+        },
+        MemoryKind::Log => match kept() {
+            Some(served)
+                if log::file_path(&m.agent, &served.cfg.memory.path).is_ok_and(|p| p.exists()) =>
+            {
+                own(&format!("axe://log/{}.md", m.agent), "run log")
+            }
+            _ => Vec::new(),
+        },
     }
-    if let Some(served) = &m.served {
-        if served.cfg.state.enabled
-            && state::file_path(&m.agent, &served.cfg.state.path).is_ok_and(|p| p.exists())
-        {
-            out.push(resource(
-                &format!("axe://state/{}.json", m.agent),
-                "state",
-                "application/json",
-            ));
-        }
-        if served.cfg.memory.enabled
-            && log::file_path(&m.agent, &served.cfg.memory.path).is_ok_and(|p| p.exists())
-        {
-            out.push(resource(
-                &format!("axe://log/{}.md", m.agent),
-                "run log",
-                "text/markdown",
-            ));
-        }
-    }
-    out
 }
 
 /// The templates for what a list leaves out or what may come to be.
@@ -113,24 +133,23 @@ pub fn read(m: &Memory, params: &Value) -> Result<Value, Failure> {
             .ok_or_else(unknown)?;
         ("text/markdown", bytes)
     } else if let Some(name) = rest.strip_prefix("state/") {
-        let served = m.served.as_ref().filter(|s| s.cfg.state.enabled);
+        let row = MemoryKind::State.row();
+        let served = m.served.as_ref().filter(|s| row.section.enabled(&s.cfg));
         let cfg = served.ok_or_else(unknown)?;
         if name != format!("{}.json", m.agent) {
             return Err(unknown());
         }
         let path = state::file_path(&m.agent, &cfg.cfg.state.path).map_err(failed)?;
-        ("application/json", state::read(&path).map_err(failed)?)
+        (row.mime, state::read(&path).map_err(failed)?)
     } else if let Some(name) = rest.strip_prefix("log/") {
-        let served = m.served.as_ref().filter(|s| s.cfg.memory.enabled);
+        let row = MemoryKind::Log.row();
+        let served = m.served.as_ref().filter(|s| row.section.enabled(&s.cfg));
         let cfg = served.ok_or_else(unknown)?;
         if name != format!("{}.md", m.agent) {
             return Err(unknown());
         }
         let path = log::file_path(&m.agent, &cfg.cfg.memory.path).map_err(failed)?;
-        (
-            "text/markdown",
-            log::load(&path, LOG_ENTRIES).map_err(failed)?,
-        )
+        (row.mime, log::load(&path, LOG_ENTRIES).map_err(failed)?)
     } else {
         return Err(unknown());
     };
