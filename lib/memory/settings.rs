@@ -9,6 +9,7 @@ pub use crate::log::settings::LogConfig;
 pub use crate::notes::settings::NotesConfig;
 pub use crate::state::settings::StateConfig;
 use axe_base::count::Count;
+use axe_base::error::{Error, Result};
 
 /// The memory sections of an agent file, as the kinds read them.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -38,6 +39,31 @@ pub struct ContextConfig {
 pub type ContextKind = MemoryKind;
 
 impl ContextConfig {
+    /// The budget's check, which the agent's validation makes with the
+    /// other kinds' numbers.
+    pub fn validate_budget(&self) -> Result<()> {
+        non_negative(&[("context.budget", self.budget.unwrap_or_default())])
+    }
+
+    /// The order's check, which the agent's validation makes last, as
+    /// the Go order of its messages has it: a kind listed twice.
+    pub fn validate_order(&self) -> Result<()> {
+        let order = &self.order;
+        let Some((i, kind)) = order
+            .iter()
+            .enumerate()
+            .find(|(i, k)| order[..*i].contains(k))
+        else {
+            return Ok(());
+        };
+        Err(Error::AgentInvalid(format!(
+            "context.order lists \"{}\" twice (at {} and {})",
+            kind.name(),
+            order.iter().position(|k| k == kind).unwrap_or(0) + 1,
+            i + 1
+        )))
+    }
+
     /// The kinds in the order they are wanted.
     pub fn order(&self) -> &[MemoryKind] {
         match self.order.is_empty() {
@@ -47,9 +73,82 @@ impl ContextConfig {
     }
 }
 
+/// The first of `fields` (named as in the agent file) that is negative,
+/// as the agent file's error: the kinds' numbers are [`Count`]s so that
+/// a negative one reaches here and gets Go's message, not a parser's.
+pub(crate) fn non_negative(fields: &[(&str, Count)]) -> Result<()> {
+    match fields.iter().find(|(_, value)| value.is_negative()) {
+        Some((field, _)) => Err(Error::AgentInvalid(format!("{field} must be non-negative"))),
+        None => Ok(()),
+    }
+}
+
 fn order_in_effect<S: Serializer>(order: &[MemoryKind], s: S) -> Result<S::Ok, S::Error> {
     match order.is_empty() {
         true => MemoryKind::ORDER.serialize(s),
         false => order.serialize(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(result: axe_base::error::Result<()>) -> String {
+        match result {
+            Err(axe_base::error::Error::AgentInvalid(m)) => m,
+            other => panic!("not refused as an invalid agent: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_kind_checks_its_own_section_first_failure_first() {
+        let mut log = LogConfig::default();
+        log.validate().unwrap();
+        log.max_entries = Count(-1);
+        assert_eq!(
+            refused(log.validate()),
+            "memory.max_entries must be non-negative"
+        );
+        log.last_n = Count(-1);
+        assert_eq!(
+            refused(log.validate()),
+            "memory.last_n must be non-negative"
+        );
+
+        let mut notes = NotesConfig::default();
+        notes.validate().unwrap();
+        notes.max_topic_chars = Count(-1);
+        assert_eq!(
+            refused(notes.validate()),
+            "notes.max_topic_chars must be non-negative"
+        );
+        notes.recall_days = Count(-2);
+        assert_eq!(
+            refused(notes.validate()),
+            "notes.recall_days must be non-negative"
+        );
+
+        let mut state = StateConfig::default();
+        state.validate().unwrap();
+        state.context_budget = Count(-1);
+        assert_eq!(
+            refused(state.validate()),
+            "state.context_budget must be non-negative"
+        );
+
+        let mut context = ContextConfig::default();
+        context.validate_budget().unwrap();
+        context.validate_order().unwrap();
+        context.budget = Some(Count(-1));
+        assert_eq!(
+            refused(context.validate_budget()),
+            "context.budget must be non-negative"
+        );
+        context.order = vec![MemoryKind::Log, MemoryKind::State, MemoryKind::Log];
+        assert_eq!(
+            refused(context.validate_order()),
+            "context.order lists \"log\" twice (at 1 and 3)"
+        );
     }
 }
