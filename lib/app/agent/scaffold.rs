@@ -1,4 +1,12 @@
-//! The template `agents init` writes, and the options that fill it in.
+//! The template `agents init` writes, as data: its lines in order, prose
+//! and settings, each setting shown or commented out. [`Fill`]'s options
+//! are settings shown with a value ([`Fill::sets`]), applied to the data,
+//! never to the text, so a change of wording cannot make one silently do
+//! nothing; a table is shown when one of its settings is. The tests hold
+//! the template to the agent's structs: every field is in it, and every
+//! setting in it is a field.
+
+use std::borrow::Cow;
 
 use super::quote::{toml_string, toml_text};
 
@@ -24,203 +32,393 @@ pub struct Fill<'a> {
     pub enable: Enable,
 }
 
+/// A setting a fill shows: `key` of `table` (`""`: the top level), with
+/// its value as TOML, or the template's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Set {
+    pub table: &'static str,
+    pub key: &'static str,
+    pub value: Option<String>,
+}
+
+impl Fill<'_> {
+    /// The settings this fill shows, the tables it turns on with their
+    /// `enabled` and, for the run log, the template's limits.
+    pub fn sets(&self) -> Vec<Set> {
+        let set = |table, key, value| Set { table, key, value };
+        let mut out = Vec::new();
+        if let Some(model) = self.model {
+            out.push(set("", "model", Some(toml_string(model))));
+        }
+        if let Some(text) = self.system_prompt {
+            out.push(set("", "system_prompt", Some(toml_text(text))));
+        }
+        if let Some(skill) = self.skill {
+            out.push(set("", "skill", Some(toml_string(skill))));
+        }
+        let on = || Some("true".to_owned());
+        if self.enable.memory {
+            out.push(set("memory", "enabled", on()));
+            out.push(set("memory", "last_n", None));
+            out.push(set("memory", "max_entries", None));
+        }
+        if self.enable.notes {
+            out.push(set("notes", "enabled", on()));
+        }
+        if self.enable.state {
+            out.push(set("state", "enabled", on()));
+        }
+        out
+    }
+}
+
 /// The model line of the template, which [`axe_llm::parse_model`]
 /// recognises, so an agent nobody filled in fails with a message that
 /// says so.
 pub use axe_llm::PLACEHOLDER_MODEL;
 
+/// A line of the template.
+#[derive(Debug, Clone, Copy)]
+enum Line {
+    /// `# text`, or `#` alone for none.
+    Say(&'static str),
+    Blank,
+    /// A table's header as written (`[memory]`, `[[mcp_servers]]`): the
+    /// settings after it, up to the next, are its.
+    Table(&'static str),
+    Setting(Setting),
+}
+
+/// `key = value` and what is written after it (a note, with the spaces
+/// that line it up); `shown` ones are not commented out.
+#[derive(Debug, Clone, Copy)]
+struct Setting {
+    key: &'static str,
+    value: &'static str,
+    note: &'static str,
+    shown: bool,
+}
+
+const fn say(text: &'static str) -> Line {
+    Line::Say(text)
+}
+
+const fn table(header: &'static str) -> Line {
+    Line::Table(header)
+}
+
+/// A setting commented out.
+const fn set(key: &'static str, value: &'static str) -> Line {
+    noted(key, value, "")
+}
+
+const fn noted(key: &'static str, value: &'static str, note: &'static str) -> Line {
+    Line::Setting(Setting {
+        key,
+        value,
+        note,
+        shown: false,
+    })
+}
+
+/// A setting every agent has. Its value here is the one a new agent
+/// gets, except the name's and the model's, which are computed.
+const fn shown(key: &'static str, value: &'static str) -> Line {
+    Line::Setting(Setting {
+        key,
+        value,
+        note: "",
+        shown: true,
+    })
+}
+
+use Line::Blank;
+
+/// The template, in the Go `axe`'s words: every field, the optional ones
+/// commented out; every top-level key before the first table, so that
+/// uncommented it stays top-level.
+const TEMPLATE: &[Line] = &[
+    shown("name", ""),
+    shown("description", "\"\""),
+    Blank,
+    say("Full provider/model per models.dev"),
+    shown("model", ""),
+    Blank,
+    say("Agent persona (optional)"),
+    set("system_prompt", "\"\""),
+    Blank,
+    say("Default skill (optional, can be overridden with --skill flag)"),
+    set("skill", "\"\""),
+    Blank,
+    say("Context files - glob patterns resolved from workdir or cwd (optional)"),
+    set("files", "[]"),
+    Blank,
+    say("Working directory (optional). With file or command tools, the current"),
+    say("directory is refused when it is /, the home or holds axe's own"),
+    say("directories: name such a directory here (or with --workdir) to use it."),
+    set("workdir", "\"\""),
+    Blank,
+    say("Sub-agents this agent can invoke (optional)"),
+    set("sub_agents", "[]"),
+    Blank,
+    say("Seconds for the whole run, sub-agents included (default 120; --timeout wins)"),
+    set("timeout", "120"),
+    Blank,
+    say("Print the answer as it arrives, as --stream does"),
+    set("stream", "false"),
+    Blank,
+    say("Built-in tools the model may call (optional): list_directory, read_file,"),
+    say("write_file, edit_file, run_command, url_fetch, web_search"),
+    set("tools", "[]"),
+    noted(
+        "allowed_hosts",
+        "[]",
+        "      # url_fetch: [] = any public host",
+    ),
+    Blank,
+    table("[sub_agents_config]"),
+    set("max_depth", "3"),
+    set("parallel", "true"),
+    set("timeout", "120"),
+    noted(
+        "max_parallel",
+        "8",
+        "        # tool calls at once in the whole run (0 = 8)",
+    ),
+    Blank,
+    table("[artifacts]"),
+    set("enabled", "false"),
+    noted(
+        "dir",
+        "\"\"",
+        "                # default: a directory for each run, removed after it",
+    ),
+    set("default_write", "false"),
+    Blank,
+    say("run_command runs inside bubblewrap where it works"),
+    table("[sandbox]"),
+    noted(
+        "require",
+        "false",
+        "         # refuse to run commands without it",
+    ),
+    set("network", "false"),
+    Blank,
+    say("Call again after a rate limit, an overload, a 5xx or a dropped connection"),
+    table("[retry]"),
+    set("max_retries", "3"),
+    noted(
+        "backoff",
+        "\"exponential\"",
+        "   # or \"linear\", \"fixed\"",
+    ),
+    set("initial_delay_ms", "500"),
+    set("max_delay_ms", "30000"),
+    Blank,
+    say("Most tokens (input + output, every turn and sub-agent) a run may use;"),
+    say("past it the run stops with exit 4 (also --budget-tokens)"),
+    table("[budget]"),
+    set("max_tokens", "100000"),
+    Blank,
+    say("MCP servers whose tools the model may call (optional); ${VAR} is read"),
+    say("from the environment. stdio servers are started for the run."),
+    table("[[mcp_servers]]"),
+    set("name", "\"my-tools\""),
+    set("url", "\"https://my-mcp-server.example.com/sse\""),
+    noted(
+        "transport",
+        "\"sse\"",
+        "              # or \"streamable-http\"",
+    ),
+    set("headers", "{ Authorization = \"Bearer ${MY_TOKEN}\" }"),
+    say(""),
+    table("[[mcp_servers]]"),
+    set("name", "\"files\""),
+    set("transport", "\"stdio\""),
+    set("command", "\"npx\""),
+    set(
+        "args",
+        "[\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]",
+    ),
+    set("env", "{}"),
+    noted(
+        "required",
+        "false",
+        "               # default true: the run fails without it",
+    ),
+    Blank,
+    say("The run log of tasks and answers: the last last_n entries go into the"),
+    say("prompt; from max_entries on, every run warns. Runs never trim it: axe mem"),
+    say("trim AGENT keeps the last last_n (free), axe gc AGENT has a model review"),
+    say("it first."),
+    table("[memory]"),
+    set("enabled", "false"),
+    set("path", "\"\""),
+    set("last_n", "10"),
+    set("max_entries", "100"),
+    noted(
+        "redact",
+        "true",
+        "          # credentials out of all memory (default: config.toml's, else on)",
+    ),
+    Blank,
+    table("[params]"),
+    set("temperature", "0.3"),
+    set("max_tokens", "4096"),
+    noted(
+        "response_format",
+        "\"json_object\"",
+        "   # \"text\", or { type = \"json_schema\", schema = { ... } }",
+    ),
+    noted(
+        "cache",
+        "true",
+        "                      # prompt caching; false turns it off",
+    ),
+    Blank,
+    say("Notes: world facts, MEMORY.md and daily logs, read and written by the"),
+    say("model through tools (recall, remember, reflect, learn_fact, search_notes)"),
+    table("[notes]"),
+    set("enabled", "false"),
+    noted(
+        "workspace",
+        "\"\"",
+        "          # default: <data>/axe/notes; relative: from this directory",
+    ),
+    set("recall_days", "3"),
+    set("recall_chars", "24000"),
+    set("max_memory_chars", "10000"),
+    set("max_topic_chars", "10000"),
+    Blank,
+    say("Structured state: task progress, decisions, errors and key facts, fed by"),
+    say("\"AXE_MEMORY: TYPE text\" lines the model writes (see axe-state-ingest)"),
+    table("[state]"),
+    set("enabled", "false"),
+    noted(
+        "path",
+        "\"\"",
+        "               # default: <data>/axe/state/<agent>.json",
+    ),
+    set("max_entries", "100"),
+    set("context_budget", "3000"),
+    Blank,
+    say("One character budget over every kind above: the run log's entries,"),
+    say("MEMORY.md, world facts, daily logs and the state go into the prompt as"),
+    say("one block, most wanted first (see axe-context)"),
+    table("[context]"),
+    set("budget", "8000"),
+    set(
+        "order",
+        "[\"state\", \"memory\", \"log\", \"world\", \"daily\"]",
+    ),
+];
+
+/// Which settings a rendering shows.
+enum Showing<'a> {
+    /// Those the template shows, and those the fill sets.
+    Filled(&'a [Set]),
+    /// Every one, with the template's values.
+    #[cfg(test)]
+    All,
+}
+
+/// The lines of the template, each with the table it is in (`""`: the
+/// top level; `memory` for `[memory]`).
+fn lines() -> impl Iterator<Item = (Line, &'static str)> {
+    TEMPLATE.iter().scan("", |at, &line| {
+        if let Line::Table(header) = line {
+            *at = header.trim_matches(['[', ']']);
+        }
+        Some((line, *at))
+    })
+}
+
+/// The template for agent `name`, as `showing` has it.
+fn render(name: &str, showing: Showing) -> String {
+    // Each line with the value it shows: `None` for one commented out.
+    let lines: Vec<(Line, Option<Cow<str>>)> = lines()
+        .map(|(line, at)| {
+            let Line::Setting(s) = line else {
+                return (line, None);
+            };
+            let value = match (at, s.key) {
+                ("", "name") => Cow::Owned(toml_string(name)),
+                ("", "model") => Cow::Owned(toml_string(PLACEHOLDER_MODEL)),
+                _ => Cow::Borrowed(s.value),
+            };
+            let shown = match &showing {
+                #[cfg(test)]
+                Showing::All => Some(value),
+                Showing::Filled(sets) => {
+                    match sets.iter().find(|x| (x.table, x.key) == (at, s.key)) {
+                        Some(Set { value: Some(v), .. }) => Some(Cow::Borrowed(v.as_str())),
+                        Some(Set { value: None, .. }) => Some(value),
+                        None => s.shown.then_some(value),
+                    }
+                }
+            };
+            (line, shown)
+        })
+        .collect();
+    let mut out = String::new();
+    for (i, (line, value)) in lines.iter().enumerate() {
+        match line {
+            Line::Blank => out.push('\n'),
+            Line::Say("") => out.push_str("#\n"),
+            Line::Say(text) => {
+                out.push_str("# ");
+                out.push_str(text);
+                out.push('\n');
+            }
+            Line::Table(header) => {
+                // Shown when one of its settings is.
+                let shown = lines[i + 1..]
+                    .iter()
+                    .take_while(|(l, _)| !matches!(l, Line::Table(_)))
+                    .any(|(_, v)| v.is_some());
+                if !shown {
+                    out.push_str("# ");
+                }
+                out.push_str(header);
+                out.push('\n');
+            }
+            Line::Setting(s) => {
+                let value = match value {
+                    Some(v) => v,
+                    None => {
+                        out.push_str("# ");
+                        s.value
+                    }
+                };
+                out.push_str(s.key);
+                out.push_str(" = ");
+                out.push_str(value);
+                out.push_str(s.note);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
 /// The template filled in by `agents init --model M --system TEXT --skill
-/// PATH --memory --notes --state`: those lines set, and the tables asked
-/// for on; the rest as [`scaffold`] has it.
+/// PATH --memory --notes --state`: those settings shown with their
+/// values, and the tables asked for on; the rest as [`scaffold`] has it.
 pub fn scaffold_with(name: &str, fill: Fill) -> String {
-    let (model, enable) = (fill.model, fill.enable);
-    let mut text = scaffold(name);
-    if let Some(model) = model {
-        text = text.replace(
-            &format!("model = \"{PLACEHOLDER_MODEL}\""),
-            &format!("model = {}", toml_string(model)),
-        );
-    }
-    if enable.memory {
-        text = text.replace(
-            "# [memory]\n# enabled = false\n# path = \"\"\n# last_n = 10\n# max_entries = 100\n",
-            "[memory]\nenabled = true\n# path = \"\"\nlast_n = 10\nmax_entries = 100\n",
-        );
-    }
-    if enable.notes {
-        text = text.replace(
-            "# [notes]\n# enabled = false\n",
-            "[notes]\nenabled = true\n",
-        );
-    }
-    if enable.state {
-        text = text.replace(
-            "# [state]\n# enabled = false\n",
-            "[state]\nenabled = true\n",
-        );
-    }
-    // The user's text goes in last, so no replacement above can match
-    // inside it; every quote in it is escaped, so the skill's line, which
-    // holds quotes, cannot match inside the persona either.
-    if let Some(system) = fill.system_prompt {
-        text = text.replacen(
-            "\n# system_prompt = \"\"\n",
-            &format!("\nsystem_prompt = {}\n", toml_text(system)),
-            1,
-        );
-    }
-    if let Some(skill) = fill.skill {
-        text = text.replacen(
-            "\n# skill = \"\"\n",
-            &format!("\nskill = {}\n", toml_string(skill)),
-            1,
-        );
-    }
-    text
+    render(name, Showing::Filled(&fill.sets()))
 }
 
-/// The template `agents init` writes: every field, the optional ones
-/// commented out, in the Go `axe`'s words; every top-level key before the
-/// first table, so that uncommented it stays top-level.
+/// The template `agents init` writes.
 pub fn scaffold(name: &str) -> String {
-    format!(
-        r#"name = {}
-description = ""
-
-# Full provider/model per models.dev
-model = "{PLACEHOLDER_MODEL}"
-
-# Agent persona (optional)
-# system_prompt = ""
-
-# Default skill (optional, can be overridden with --skill flag)
-# skill = ""
-
-# Context files - glob patterns resolved from workdir or cwd (optional)
-# files = []
-
-# Working directory (optional). With file or command tools, the current
-# directory is refused when it is /, the home or holds axe's own
-# directories: name such a directory here (or with --workdir) to use it.
-# workdir = ""
-
-# Sub-agents this agent can invoke (optional)
-# sub_agents = []
-
-# Seconds for the whole run, sub-agents included (default 120; --timeout wins)
-# timeout = 120
-
-# Print the answer as it arrives, as --stream does
-# stream = false
-
-# Built-in tools the model may call (optional): list_directory, read_file,
-# write_file, edit_file, run_command, url_fetch, web_search
-# tools = []
-# allowed_hosts = []      # url_fetch: [] = any public host
-
-# [sub_agents_config]
-# max_depth = 3
-# parallel = true
-# timeout = 120
-# max_parallel = 8        # tool calls at once in the whole run (0 = 8)
-
-# [artifacts]
-# enabled = false
-# dir = ""                # default: a directory for each run, removed after it
-# default_write = false
-
-# run_command runs inside bubblewrap where it works
-# [sandbox]
-# require = false         # refuse to run commands without it
-# network = false
-
-# Call again after a rate limit, an overload, a 5xx or a dropped connection
-# [retry]
-# max_retries = 3
-# backoff = "exponential"   # or "linear", "fixed"
-# initial_delay_ms = 500
-# max_delay_ms = 30000
-
-# Most tokens (input + output, every turn and sub-agent) a run may use;
-# past it the run stops with exit 4 (also --budget-tokens)
-# [budget]
-# max_tokens = 100000
-
-# MCP servers whose tools the model may call (optional); ${{VAR}} is read
-# from the environment. stdio servers are started for the run.
-# [[mcp_servers]]
-# name = "my-tools"
-# url = "https://my-mcp-server.example.com/sse"
-# transport = "sse"              # or "streamable-http"
-# headers = {{ Authorization = "Bearer ${{MY_TOKEN}}" }}
-#
-# [[mcp_servers]]
-# name = "files"
-# transport = "stdio"
-# command = "npx"
-# args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
-# env = {{}}
-# required = false               # default true: the run fails without it
-
-# The run log of tasks and answers: the last last_n entries go into the
-# prompt; from max_entries on, every run warns. Runs never trim it: axe mem
-# trim AGENT keeps the last last_n (free), axe gc AGENT has a model review
-# it first.
-# [memory]
-# enabled = false
-# path = ""
-# last_n = 10
-# max_entries = 100
-# redact = true          # credentials out of all memory (default: config.toml's, else on)
-
-# [params]
-# temperature = 0.3
-# max_tokens = 4096
-# response_format = "json_object"   # "text", or {{ type = "json_schema", schema = {{ ... }} }}
-# cache = true                      # prompt caching; false turns it off
-
-# Notes: world facts, MEMORY.md and daily logs, read and written by the
-# model through tools (recall, remember, reflect, learn_fact, search_notes)
-# [notes]
-# enabled = false
-# workspace = ""          # default: <data>/axe/notes; relative: from this directory
-# recall_days = 3
-# recall_chars = 24000
-# max_memory_chars = 10000
-# max_topic_chars = 10000
-
-# Structured state: task progress, decisions, errors and key facts, fed by
-# "AXE_MEMORY: TYPE text" lines the model writes (see axe-state-ingest)
-# [state]
-# enabled = false
-# path = ""               # default: <data>/axe/state/<agent>.json
-# max_entries = 100
-# context_budget = 3000
-
-# One character budget over every kind above: the run log's entries,
-# MEMORY.md, world facts, daily logs and the state go into the prompt as
-# one block, most wanted first (see axe-context)
-# [context]
-# budget = 8000
-# order = ["state", "memory", "log", "world", "daily"]
-"#,
-        toml_string(name)
-    )
+    render(name, Showing::Filled(&[]))
 }
 
-/// The scaffold with every commented setting and section uncommented:
-/// what a user gets who turns everything on, for the tests that hold the
-/// scaffold to the parser and to the structs.
+/// The scaffold with every setting and table shown: what a user gets who
+/// turns everything on, for the tests that hold the scaffold to the
+/// parser and to the structs.
 #[cfg(test)]
 pub fn scaffold_uncommented(name: &str) -> String {
-    scaffold(name)
-        .lines()
-        .map(|l| match l.strip_prefix("# ") {
-            Some(rest) if rest.starts_with('[') || rest.contains(" = ") => rest,
-            _ => l,
-        })
-        .map(|l| format!("{l}\n"))
-        .collect()
+    render(name, Showing::All)
 }
 
 #[cfg(test)]
@@ -318,5 +516,73 @@ mod tests {
         let cfg = parse(&scaffold("we\"ird")).unwrap();
         assert_eq!(cfg.name, "we\"ird");
         assert_eq!(cfg.model, PLACEHOLDER_MODEL);
+    }
+
+    /// The settings of the template, as `(table, key)`.
+    fn settings() -> Vec<(&'static str, &'static str)> {
+        lines()
+            .filter_map(|(line, at)| match line {
+                Line::Setting(s) => Some((at, s.key)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_setting_a_fill_sets_is_in_the_template_once() {
+        let all = Fill {
+            model: Some("a/b"),
+            system_prompt: Some("p"),
+            skill: Some("s"),
+            enable: Enable {
+                memory: true,
+                notes: true,
+                state: true,
+            },
+        };
+        let settings = settings();
+        for set in all.sets() {
+            let found = settings.iter().filter(|&&s| s == (set.table, set.key));
+            assert_eq!(found.count(), 1, "{set:?}");
+        }
+    }
+
+    #[test]
+    fn every_field_of_an_agent_is_in_the_template() {
+        use crate::agent::AgentConfig;
+        use axe_base::unknown::fields_at;
+        let settings = settings();
+        let has = |table: &str, key: &str| settings.contains(&(table, key));
+        for &key in fields_at::<AgentConfig>(&[]).unwrap() {
+            match fields_at::<AgentConfig>(&[key]) {
+                Some(table) => {
+                    for inner in table {
+                        assert!(has(key, inner), "{key}.{inner} is not in the template");
+                    }
+                }
+                // Examples of servers, not every field of one.
+                None if key == "mcp_servers" => {
+                    assert!(settings.iter().any(|(t, _)| *t == key), "{key}");
+                }
+                None => assert!(has("", key), "{key} is not in the template"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_template_shows_the_kinds_and_tools_there_are() {
+        let cfg = parse(&scaffold_uncommented("x")).unwrap();
+        assert_eq!(cfg.context.order, axe_memory::MemoryKind::ORDER);
+        let said: String = TEMPLATE
+            .iter()
+            .filter_map(|l| match l {
+                Line::Say(text) => Some(*text),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        for tool in axe_tools::builtin::names::ALL {
+            assert!(said.contains(tool), "the template does not name {tool}");
+        }
     }
 }
