@@ -88,6 +88,9 @@ pub struct Row {
     /// one of its files: the layout `log::file_path`, `state::file_path`
     /// and the notes workspace give them.
     pub holds: fn(&[&str]) -> bool,
+    /// The same files as a git pattern (`.gitattributes`, where the
+    /// merge driver of each kind is named).
+    pub pattern: &'static str,
     /// Its MIME type as an MCP resource.
     pub mime: &'static str,
 }
@@ -102,6 +105,7 @@ pub const KINDS: &[Row; 5] = &[
         heading: "# Session Memory\n",
         merge: Merge::State,
         holds: |p| matches!(p, ["state", n] if n.ends_with(".json")),
+        pattern: "state/*.json",
         mime: "application/json",
     },
     Row {
@@ -112,6 +116,7 @@ pub const KINDS: &[Row; 5] = &[
         heading: "# Your Memory\n",
         merge: Merge::Lines,
         holds: |p| matches!(p, [.., "agents", _, "MEMORY.md"]),
+        pattern: "**/agents/*/MEMORY.md",
         mime: "text/markdown",
     },
     Row {
@@ -122,6 +127,7 @@ pub const KINDS: &[Row; 5] = &[
         heading: "# Recent Runs\n",
         merge: Merge::RunLog,
         holds: |p| matches!(p, ["memory", n] if n.ends_with(".md")),
+        pattern: "memory/*.md",
         mime: "text/markdown",
     },
     Row {
@@ -132,6 +138,7 @@ pub const KINDS: &[Row; 5] = &[
         heading: "# World Knowledge\n",
         merge: Merge::Lines,
         holds: |p| matches!(p, [.., "world", n] if n.ends_with(".md")),
+        pattern: "**/world/*.md",
         mime: "text/markdown",
     },
     Row {
@@ -142,6 +149,7 @@ pub const KINDS: &[Row; 5] = &[
         heading: "# Recent Experiences\n",
         merge: Merge::Daily,
         holds: |p| matches!(p, [.., "daily", n] if is_day(n)),
+        pattern: "**/daily/*.md",
         mime: "text/markdown",
     },
 ];

@@ -125,6 +125,26 @@ pub fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axe_memory::kinds::KINDS;
+
+    #[test]
+    fn gitattributes_names_the_merge_of_every_kind() {
+        // git merges a kind's files with the driver its row's merge is,
+        // `axe-sync` with the same merge: the two cannot part.
+        for row in KINDS {
+            let kind = Kind::from(row.merge);
+            let (name, _) = Kind::NAMES.iter().find(|(_, k)| *k == kind).unwrap();
+            let line = match kind {
+                // `*.md merge=axe-lines` covers them.
+                Kind::Lines => format!("*.md merge=axe-{name}"),
+                _ => format!("{} merge=axe-{name}", row.pattern),
+            };
+            assert!(
+                crate::ATTRIBUTES.lines().any(|l| l == line),
+                "{line:?} is not in .gitattributes"
+            );
+        }
+    }
 
     #[test]
     fn files_are_known_by_where_they_are() {
