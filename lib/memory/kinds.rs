@@ -93,6 +93,9 @@ pub struct Row {
     pub pattern: &'static str,
     /// Its MIME type as an MCP resource.
     pub mime: &'static str,
+    /// Where its MCP resources' URIs start: the notes workspace's kinds
+    /// share `axe://notes/`, the URIs mirroring where the files are.
+    pub uri: &'static str,
 }
 
 /// Every kind, at its [`MemoryKind::rank`].
@@ -107,6 +110,7 @@ pub const KINDS: &[Row; 5] = &[
         holds: |p| matches!(p, ["state", n] if n.ends_with(".json")),
         pattern: "state/*.json",
         mime: "application/json",
+        uri: "axe://state/",
     },
     Row {
         kind: MemoryKind::Memory,
@@ -118,6 +122,7 @@ pub const KINDS: &[Row; 5] = &[
         holds: |p| matches!(p, [.., "agents", _, "MEMORY.md"]),
         pattern: "**/agents/*/MEMORY.md",
         mime: "text/markdown",
+        uri: "axe://notes/",
     },
     Row {
         kind: MemoryKind::Log,
@@ -129,6 +134,7 @@ pub const KINDS: &[Row; 5] = &[
         holds: |p| matches!(p, ["memory", n] if n.ends_with(".md")),
         pattern: "memory/*.md",
         mime: "text/markdown",
+        uri: "axe://log/",
     },
     Row {
         kind: MemoryKind::World,
@@ -140,6 +146,7 @@ pub const KINDS: &[Row; 5] = &[
         holds: |p| matches!(p, [.., "world", n] if n.ends_with(".md")),
         pattern: "**/world/*.md",
         mime: "text/markdown",
+        uri: "axe://notes/",
     },
     Row {
         kind: MemoryKind::Daily,
@@ -151,6 +158,7 @@ pub const KINDS: &[Row; 5] = &[
         holds: |p| matches!(p, [.., "daily", n] if is_day(n)),
         pattern: "**/daily/*.md",
         mime: "text/markdown",
+        uri: "axe://notes/",
     },
 ];
 
