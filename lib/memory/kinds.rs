@@ -2,8 +2,9 @@
 //! is one [`Row`] of [`KINDS`], which says everything the code outside
 //! the kind's folder asks of it: its name (`[context] order`, `--json`,
 //! warnings), the agent-file section that turns it on, its heading in
-//! the shared block, where its files lie in the memory repository and how
-//! `axe-sync` merges them, and its MIME type as an MCP resource.
+//! the shared block, where its files lie in the memory repository (as
+//! path components and as a git pattern) and how `axe-sync` merges them,
+//! and where its MCP resources' URIs start and their MIME type.
 //!
 //! A new kind is its folder, a variant here and its row: [`MemoryKind::rank`]
 //! is a match, so the variant does not compile until it has a place, and
