@@ -245,4 +245,48 @@ mod tests {
         cfg.timeout = Count(0);
         assert_eq!(invalid_message(&cfg), "memory.last_n must be non-negative");
     }
+
+    #[test]
+    fn the_kinds_sections_are_checked_in_the_go_order() {
+        // Every kind's section wrong at once, and the agent's settings
+        // between them: each message shows once those before it are
+        // fixed, in the order Go gave them.
+        let mut cfg = valid();
+        cfg.memory.max_entries = Count(-1);
+        cfg.notes.recall_chars = Count(-1);
+        cfg.state.max_entries = Count(-1);
+        cfg.context.budget = Some(Count(-1));
+        cfg.tools = vec!["nope".into()];
+        cfg.artifacts.dir = "x".into();
+        cfg.context.order = vec![axe_memory::MemoryKind::Log; 2];
+        cfg.budget.max_tokens = Count(-1);
+        let mut said = Vec::new();
+        for fix in [
+            (|c: &mut AgentConfig| c.budget.max_tokens = Count(0)) as fn(&mut AgentConfig),
+            |c| c.memory.max_entries = Count(0),
+            |c| c.notes.recall_chars = Count(0),
+            |c| c.state.max_entries = Count(0),
+            |c| c.context.budget = None,
+            |c| c.tools.clear(),
+            |c| c.artifacts.dir.clear(),
+            |c| c.context.order.clear(),
+        ] {
+            said.push(invalid_message(&cfg));
+            fix(&mut cfg);
+        }
+        validate(&cfg).unwrap();
+        assert_eq!(
+            said,
+            [
+                "budget.max_tokens must be non-negative",
+                "memory.max_entries must be non-negative",
+                "notes.recall_chars must be non-negative",
+                "state.max_entries must be non-negative",
+                "context.budget must be non-negative",
+                "unknown tool \"nope\" in tools config",
+                "artifacts.dir requires artifacts.enabled = true",
+                "context.order lists \"log\" twice (at 1 and 2)",
+            ]
+        );
+    }
 }
