@@ -1,10 +1,12 @@
-//! Agent files: `<name>.toml` in the agents directories, loaded, validated,
-//! listed and scaffolded exactly as the Go `axe` did, so existing files keep
-//! working. Where a file is looked for is [`locate`] (`--agents-dir`, then
-//! `./axe/agents` under the current directory, then `<config>/agents`);
-//! what it holds is [`parse`] (the struct and its sections) and
-//! [`validate`]; reading and listing the files is [`load`]; the template
-//! `agents init` writes is [`scaffold`], its strings quoted by [`quote`].
+//! Agent files: `<name>.toml` in the agents directories, loaded,
+//! validated, listed and scaffolded exactly as the Go `axe` did, so
+//! existing files keep working. Where a file is looked for is
+//! [`locate`](mod@locate) (`--agents-dir`, then `./axe/agents` under the
+//! current directory, then `<config>/agents`); what it holds is
+//! [`parse`](mod@parse) (the struct and its sections) and
+//! [`validate`](mod@validate); reading and listing the files is
+//! [`load`](mod@load); the template `agents init` writes is
+//! [`scaffold`](mod@scaffold), its strings quoted by [`quote`](mod@quote).
 //!
 //! Unknown keys are ignored (Go's TOML decoder ignored them too), so agent
 //! files written for newer Go releases still load; each is warned of once

@@ -146,8 +146,8 @@ pub struct ParamsConfig {
     pub temperature: f64,
     pub max_tokens: i64,
     /// `"text"`, `"json_object"` or `{type = "json_schema", schema = ...}`,
-    /// as written: [`validate`] checks it, [`ParamsConfig::response_format`]
-    /// reads it.
+    /// as written: [`validate`](super::validate::validate) checks it,
+    /// [`ParamsConfig::response_format`] reads it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response_format: Option<serde_json::Value>,
     /// Prompt caching, on unless `false`.
