@@ -203,4 +203,48 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
         assert_eq!(fs::read_to_string(&path).unwrap(), "one");
     }
+
+    #[test]
+    fn config_template_shows_every_setting_and_provider() {
+        use crate::config::Config;
+        use axe_base::unknown::{fields_at, find};
+        // Every setting uncommented, as a user who fills all in has it.
+        let shown: String = CONFIG_TOML
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest) if rest.starts_with('[') || rest.contains(" = ") => rest,
+                _ => l,
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(find::<Config>(Path::new("config.toml"), &shown), []);
+        let table: toml::Table = toml::from_str(&shown).unwrap();
+        let keys = |t: &toml::Value| -> Vec<String> {
+            t.as_table()
+                .map_or_else(Vec::new, |t| t.keys().cloned().collect())
+        };
+        for &key in fields_at::<Config>(&[]).unwrap() {
+            assert!(table.contains_key(key), "{key} is not in the template");
+        }
+        for &key in fields_at::<Config>(&["memory"]).unwrap() {
+            assert!(
+                keys(&table["memory"]).iter().any(|k| k == key),
+                "memory.{key}"
+            );
+        }
+        let providers = &table["providers"];
+        for name in axe_llm::names() {
+            assert!(
+                keys(providers).iter().any(|k| k == name),
+                "[providers.{name}]"
+            );
+        }
+        let shown_keys: Vec<String> = keys(providers)
+            .iter()
+            .flat_map(|p| keys(&providers[p.as_str()]))
+            .collect();
+        for &key in fields_at::<Config>(&["providers", "openai"]).unwrap() {
+            assert!(shown_keys.iter().any(|k| k == key), "providers.*.{key}");
+        }
+    }
 }

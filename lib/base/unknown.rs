@@ -185,6 +185,14 @@ fn dotted(path: &[Step], key: &str) -> String {
     out
 }
 
+/// The field names `T` has at the table `path` (`[]` the top,
+/// `["params"]`, `["providers", "openai"]`), when a struct is there: what
+/// a template is held to, so it cannot drift from its struct.
+pub fn fields_at<T: DeserializeOwned>(path: &[&str]) -> Option<&'static [&'static str]> {
+    let path: Vec<Step> = path.iter().map(|k| Step::Key((*k).to_owned())).collect();
+    fields::<T>(&path)
+}
+
 /// The field names `T` has at `path`, when a struct is there; `None` for
 /// a map, a free-form value or anything else, which take any key.
 fn fields<T: DeserializeOwned>(path: &[Step]) -> Option<&'static [&'static str]> {

@@ -12,8 +12,9 @@
 //! # Recent Experiences      daily logs, newest first
 //! ```
 //!
-//! A kind is one arm of [`Source::of`]: its heading, and how it offers
-//! its items. Reading follows the budget: the state and the log's
+//! A kind's heading and the section that turns it on are its row of
+//! [`crate::kinds::KINDS`]; how it offers its items is its arm of
+//! [`offer`]. Reading follows the budget: the state and the log's
 //! tail are read whole (every item's size is needed to fill and to list),
 //! but a note file that cannot fit by its size alone is listed unread.
 //! A note file or directory that cannot be read (no permission, a `world`
@@ -28,7 +29,8 @@ use time::Date;
 use super::block::{Block, Part, Place};
 use super::notes::{self, Kind as NoteKind, Workspace};
 use super::{log, state};
-use crate::settings::{ContextKind, Settings};
+use crate::kinds::MemoryKind;
+use crate::settings::Settings;
 use axe_base::error::{Error, Result};
 
 /// What a kind offers from: everything loaded for the block.
@@ -51,38 +53,15 @@ struct Notes {
     conflicts: Vec<String>,
 }
 
-/// One kind of memory in the block: its heading and how it offers its
-/// items.
-struct Source {
-    heading: &'static str,
-    offer: for<'a> fn(&'a Loaded<'a>, &'static str, &mut Block<'a>) -> Result<()>,
-}
-
-impl Source {
-    /// The row of `kind`: a match, so a new kind does not compile until it
-    /// has one.
-    fn of(kind: ContextKind) -> Source {
-        match kind {
-            ContextKind::State => Source {
-                heading: "# Session Memory\n",
-                offer: offer_state,
-            },
-            ContextKind::Memory => Source {
-                heading: "# Your Memory\n",
-                offer: |l, h, b| offer_notes(l, NoteKind::Memory, h, b),
-            },
-            ContextKind::Log => Source {
-                heading: "# Recent Runs\n",
-                offer: offer_log,
-            },
-            ContextKind::World => Source {
-                heading: "# World Knowledge\n",
-                offer: |l, h, b| offer_notes(l, NoteKind::World, h, b),
-            },
-            ContextKind::Daily => Source {
-                heading: "# Recent Experiences\n",
-                offer: |l, h, b| offer_notes(l, NoteKind::Daily, h, b),
-            },
+/// How `kind` offers its items to the block, under its row's heading: a
+/// match, so a new kind does not compile until it says how.
+fn offer<'a>(kind: MemoryKind, l: &'a Loaded<'a>, b: &mut Block<'a>) -> Result<()> {
+    let heading = kind.row().heading;
+    match kind {
+        MemoryKind::State => offer_state(l, heading, b),
+        MemoryKind::Log => offer_log(l, heading, b),
+        MemoryKind::Memory | MemoryKind::World | MemoryKind::Daily => {
+            offer_notes(l, kind, heading, b)
         }
     }
 }
@@ -121,39 +100,36 @@ pub fn assemble(
     agent: &str,
     cfg: &Settings,
     request: &Request,
-    failed: &mut dyn FnMut(ContextKind, Error),
+    failed: &mut dyn FnMut(MemoryKind, Error),
 ) -> Assembled {
     let order = cfg.context.order();
-    let wants = |k: ContextKind| order.contains(&k);
-    let kept: Vec<ContextKind> = order
+    let wants = |k: MemoryKind| order.contains(&k);
+    let kept: Vec<MemoryKind> = order
         .iter()
         .copied()
-        .filter(|&k| match k {
-            ContextKind::State => cfg.state.enabled,
-            ContextKind::Log => cfg.memory.enabled,
-            ContextKind::Memory | ContextKind::World | ContextKind::Daily => cfg.notes.enabled,
-        })
+        .filter(|k| k.row().section.enabled(cfg))
         .collect();
-    let keeps = |k: ContextKind| kept.contains(&k);
+    let keeps = |k: MemoryKind| kept.contains(&k);
 
     // Loaded first, then offered: the block borrows from what is loaded.
-    let state_file = keeps(ContextKind::State)
+    let state_file = keeps(MemoryKind::State)
         .then(|| load_state(agent, cfg))
-        .and_then(|r| r.map_err(|e| failed(ContextKind::State, e)).ok());
-    let log_tail = keeps(ContextKind::Log)
+        .and_then(|r| r.map_err(|e| failed(MemoryKind::State, e)).ok());
+    let log_tail = keeps(MemoryKind::Log)
         .then(|| match request.log {
             Some(read) => Ok(Cow::Borrowed(read)),
             None => load_log(agent, cfg).map(Cow::Owned),
         })
-        .and_then(|r| r.map_err(|e| failed(ContextKind::Log, e)).ok());
-    let note_kinds = [ContextKind::Memory, ContextKind::World, ContextKind::Daily];
-    let notes = note_kinds
-        .iter()
-        .any(|&k| keeps(k))
+        .and_then(|r| r.map_err(|e| failed(MemoryKind::Log, e)).ok());
+    // The notes workspace is loaded once for all the kinds it holds.
+    let note_kinds = || kept.iter().copied().filter(|k| k.row().note.is_some());
+    let notes = note_kinds()
+        .next()
+        .is_some()
         .then(|| load_notes(agent, cfg, request.today, wants))
         .and_then(|r| {
             // Reported once, under the first of the notes kinds it stops.
-            let first = note_kinds.into_iter().find(|&k| keeps(k));
+            let first = note_kinds().next();
             r.map_err(|e| {
                 if let Some(k) = first {
                     failed(k, e);
@@ -163,7 +139,7 @@ pub fn assemble(
         });
     let state = state_file.as_ref().and_then(|(path, bytes)| {
         state::view(path, bytes)
-            .map_err(|e| failed(ContextKind::State, e))
+            .map_err(|e| failed(MemoryKind::State, e))
             .ok()
     });
     let loaded = Loaded {
@@ -178,8 +154,7 @@ pub fn assemble(
         false => Block::new(request.budget),
     };
     for &kind in &kept {
-        let source = Source::of(kind);
-        if let Err(e) = (source.offer)(&loaded, source.heading, &mut block) {
+        if let Err(e) = offer(kind, &loaded, &mut block) {
             failed(kind, e);
         }
     }
@@ -209,10 +184,10 @@ fn load_notes(
     agent: &str,
     cfg: &Settings,
     today: Date,
-    wants: impl Fn(ContextKind) -> bool,
+    wants: impl Fn(MemoryKind) -> bool,
 ) -> Result<Notes> {
     let ws = Workspace::of(&cfg.notes)?;
-    let days = match wants(ContextKind::Daily) {
+    let days = match wants(MemoryKind::Daily) {
         true => cfg.notes.recall_days.get(),
         false => 0,
     };
@@ -254,16 +229,18 @@ fn offer_log<'a>(l: &'a Loaded<'a>, heading: &'static str, b: &mut Block<'a>) ->
     Ok(())
 }
 
-/// The notes files of `kind`, most wanted first. One whose size alone
+/// The notes files of `of`, most wanted first. One whose size alone
 /// shows it cannot fit is listed unread.
 fn offer_notes<'a>(
     l: &'a Loaded<'a>,
-    kind: NoteKind,
+    of: MemoryKind,
     heading: &'static str,
     b: &mut Block<'a>,
 ) -> Result<()> {
-    let Some(n) = &l.notes else { return Ok(()) };
-    let name = note_kind_name(kind);
+    let (Some(n), Some(kind)) = (&l.notes, of.row().note) else {
+        return Ok(());
+    };
+    let name = of.name();
     let place = Place {
         section: heading,
         group: "",
@@ -318,12 +295,4 @@ fn offer_notes<'a>(
         b.offer(place, name, item, &["\n", t0, t1, t2, &text, "\n"]);
     }
     Ok(())
-}
-
-fn note_kind_name(kind: NoteKind) -> &'static str {
-    match kind {
-        NoteKind::Memory => ContextKind::Memory.name(),
-        NoteKind::World => ContextKind::World.name(),
-        NoteKind::Daily => ContextKind::Daily.name(),
-    }
 }

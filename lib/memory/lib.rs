@@ -1,18 +1,20 @@
 //! What agents remember, one folder per kind: `log/`, the run log (a
 //! markdown entry per run); `notes/`, the notes workspace (world facts,
 //! MEMORY.md, daily logs); `state/`, the structured state (tasks,
-//! decisions, errors, facts). `context` and `block` put every kind in one
-//! budgeted block. Every kind writes through `lock` (advisory locks,
-//! bounded waits, that follow a file replaced under them), `append`
-//! (whole entries or none, torn ones cut back) and `replace` (whole-file
-//! rewrites that are atomic, keep mode and owner, and clean up after
-//! signals and crashes), all on files reached through `axe_base::beneath`'s
-//! directory handles.
+//! decisions, errors, facts). `kinds` is the table of the kinds that
+//! everything outside their folders consults; `context` and `block` put
+//! every kind in one budgeted block. Every kind writes through `lock`
+//! (advisory locks, bounded waits, that follow a file replaced under
+//! them), `append` (whole entries or none, torn ones cut back) and
+//! `replace` (whole-file rewrites that are atomic, keep mode and owner,
+//! and clean up after signals and crashes), all on files reached through
+//! `axe_base::beneath`'s directory handles.
 
 pub mod append;
 pub mod block;
 pub mod context;
 pub mod hash;
+pub mod kinds;
 pub mod lock;
 pub mod log;
 pub mod notes;
@@ -21,5 +23,6 @@ pub mod secrets;
 pub mod settings;
 pub mod state;
 
+pub use kinds::MemoryKind;
 pub use lock::{DEFAULT_WAIT, wait_for, wait_until};
 pub use settings::Settings;

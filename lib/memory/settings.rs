@@ -4,10 +4,12 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
+pub use crate::kinds::MemoryKind;
 pub use crate::log::settings::LogConfig;
 pub use crate::notes::settings::NotesConfig;
 pub use crate::state::settings::StateConfig;
 use axe_base::count::Count;
+use axe_base::error::{Error, Result};
 
 /// The memory sections of an agent file, as the kinds read them.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -27,86 +29,126 @@ pub struct ContextConfig {
     /// each kind goes into the prompt on its own, as before.
     pub budget: Option<Count>,
     /// The kinds, most wanted first; a kind not listed is left out. Empty:
-    /// [`ContextKind::ORDER`]. JSON shows the order in effect.
+    /// [`MemoryKind::ORDER`]. JSON shows the order in effect.
     #[serde(serialize_with = "order_in_effect")]
-    pub order: Vec<ContextKind>,
+    pub order: Vec<MemoryKind>,
 }
 
-/// A kind of memory in the shared block. A name not here is a parse error
-/// naming the ones that are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ContextKind {
-    /// The structured state's Session Memory items (`[state]`).
-    State,
-    /// MEMORY.md (`[notes]`).
-    Memory,
-    /// The last `memory.last_n` run-log entries (`[memory]`).
-    Log,
-    /// World topics (`[notes]`).
-    World,
-    /// Daily logs of the last `notes.recall_days` days (`[notes]`).
-    Daily,
-}
-
-impl ContextKind {
-    /// The default order: what the agent is doing, what it chose to keep,
-    /// what it did lately, what it knows of the world, its diary. Kept in
-    /// step with [`Self::rank`] by a check at compile time.
-    pub const ORDER: [ContextKind; 5] = [
-        ContextKind::State,
-        ContextKind::Memory,
-        ContextKind::Log,
-        ContextKind::World,
-        ContextKind::Daily,
-    ];
-
-    /// Its place in [`Self::ORDER`]: a match, so a new kind does not
-    /// compile until it is given a place, and the check below fails until
-    /// `ORDER` holds each kind at its place.
-    const fn rank(self) -> usize {
-        match self {
-            ContextKind::State => 0,
-            ContextKind::Memory => 1,
-            ContextKind::Log => 2,
-            ContextKind::World => 3,
-            ContextKind::Daily => 4,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ContextKind::State => "state",
-            ContextKind::Memory => "memory",
-            ContextKind::Log => "log",
-            ContextKind::World => "world",
-            ContextKind::Daily => "daily",
-        }
-    }
-}
-
-/// `ORDER` lists each kind at its rank, and as many as there are ranks.
-const _: () = {
-    let mut i = 0;
-    while i < ContextKind::ORDER.len() {
-        assert!(ContextKind::ORDER[i].rank() == i);
-        i += 1;
-    }
-};
+/// The kinds were first the shared block's; the name stays for callers
+/// that still use it.
+pub type ContextKind = MemoryKind;
 
 impl ContextConfig {
+    /// The budget's check, which the agent's validation makes with the
+    /// other kinds' numbers.
+    pub fn validate_budget(&self) -> Result<()> {
+        non_negative(&[("context.budget", self.budget.unwrap_or_default())])
+    }
+
+    /// The order's check, which the agent's validation makes last, as
+    /// the Go order of its messages has it: a kind listed twice.
+    pub fn validate_order(&self) -> Result<()> {
+        let order = &self.order;
+        let Some((i, kind)) = order
+            .iter()
+            .enumerate()
+            .find(|(i, k)| order[..*i].contains(k))
+        else {
+            return Ok(());
+        };
+        Err(Error::AgentInvalid(format!(
+            "context.order lists \"{}\" twice (at {} and {})",
+            kind.name(),
+            order.iter().position(|k| k == kind).unwrap_or(0) + 1,
+            i + 1
+        )))
+    }
+
     /// The kinds in the order they are wanted.
-    pub fn order(&self) -> &[ContextKind] {
+    pub fn order(&self) -> &[MemoryKind] {
         match self.order.is_empty() {
-            true => &ContextKind::ORDER,
+            true => &MemoryKind::ORDER,
             false => &self.order,
         }
     }
 }
 
-fn order_in_effect<S: Serializer>(order: &[ContextKind], s: S) -> Result<S::Ok, S::Error> {
+/// The first of `fields` (named as in the agent file) that is negative,
+/// as the agent file's error: the kinds' numbers are [`Count`]s so that
+/// a negative one reaches here and gets Go's message, not a parser's.
+pub(crate) fn non_negative(fields: &[(&str, Count)]) -> Result<()> {
+    match fields.iter().find(|(_, value)| value.is_negative()) {
+        Some((field, _)) => Err(Error::AgentInvalid(format!("{field} must be non-negative"))),
+        None => Ok(()),
+    }
+}
+
+fn order_in_effect<S: Serializer>(order: &[MemoryKind], s: S) -> Result<S::Ok, S::Error> {
     match order.is_empty() {
-        true => ContextKind::ORDER.serialize(s),
+        true => MemoryKind::ORDER.serialize(s),
         false => order.serialize(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(result: axe_base::error::Result<()>) -> String {
+        match result {
+            Err(axe_base::error::Error::AgentInvalid(m)) => m,
+            other => panic!("not refused as an invalid agent: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_kind_checks_its_own_section_first_failure_first() {
+        let mut log = LogConfig::default();
+        log.validate().unwrap();
+        log.max_entries = Count(-1);
+        assert_eq!(
+            refused(log.validate()),
+            "memory.max_entries must be non-negative"
+        );
+        log.last_n = Count(-1);
+        assert_eq!(
+            refused(log.validate()),
+            "memory.last_n must be non-negative"
+        );
+
+        let mut notes = NotesConfig::default();
+        notes.validate().unwrap();
+        notes.max_topic_chars = Count(-1);
+        assert_eq!(
+            refused(notes.validate()),
+            "notes.max_topic_chars must be non-negative"
+        );
+        notes.recall_days = Count(-2);
+        assert_eq!(
+            refused(notes.validate()),
+            "notes.recall_days must be non-negative"
+        );
+
+        let mut state = StateConfig::default();
+        state.validate().unwrap();
+        state.context_budget = Count(-1);
+        assert_eq!(
+            refused(state.validate()),
+            "state.context_budget must be non-negative"
+        );
+
+        let mut context = ContextConfig::default();
+        context.validate_budget().unwrap();
+        context.validate_order().unwrap();
+        context.budget = Some(Count(-1));
+        assert_eq!(
+            refused(context.validate_budget()),
+            "context.budget must be non-negative"
+        );
+        context.order = vec![MemoryKind::Log, MemoryKind::State, MemoryKind::Log];
+        assert_eq!(
+            refused(context.validate_order()),
+            "context.order lists \"log\" twice (at 1 and 3)"
+        );
     }
 }

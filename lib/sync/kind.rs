@@ -8,6 +8,7 @@ use super::entries::{self, Layout};
 use super::git::Git;
 use super::lines;
 use axe_base::error::Result;
+use axe_memory::kinds::{MemoryKind, Merge};
 use axe_memory::state;
 
 /// How a file merges.
@@ -39,35 +40,22 @@ impl Kind {
     }
 
     /// The kind of the file at `rel` in the repository (the memory data
-    /// directory, or a notes workspace given with `--dir`): the layout
-    /// `dirs.rs`, the notes workspace and the state store give files.
+    /// directory, or a notes workspace given with `--dir`): the merge of
+    /// the memory kind that lays such files out, lines for any other.
     pub fn of(rel: &str) -> Kind {
-        let parts: Vec<&str> = rel.split('/').collect();
-        let name = parts.last().copied().unwrap_or_default();
-        let parent = parts.len().checked_sub(2).map(|i| parts[i]);
-        match (parent, name) {
-            (Some("daily"), n) if is_day(n) => Kind::Entries(Layout::Daily),
-            (Some("memory"), n) if parts.len() == 2 && n.ends_with(".md") => {
-                Kind::Entries(Layout::RunLog)
-            }
-            (Some("state"), n) if parts.len() == 2 && n.ends_with(".json") => Kind::State,
-            _ => Kind::Lines,
-        }
+        MemoryKind::of_file(rel).map_or(Kind::Lines, |k| Kind::from(k.row().merge))
     }
 }
 
-/// `YYYY-MM-DD.md`.
-fn is_day(name: &str) -> bool {
-    let b = name.as_bytes();
-    name.len() == 13
-        && name.ends_with(".md")
-        && b[..10].iter().enumerate().all(|(i, c)| {
-            if i == 4 || i == 7 {
-                *c == b'-'
-            } else {
-                c.is_ascii_digit()
-            }
-        })
+impl From<Merge> for Kind {
+    fn from(merge: Merge) -> Kind {
+        match merge {
+            Merge::RunLog => Kind::Entries(Layout::RunLog),
+            Merge::Daily => Kind::Entries(Layout::Daily),
+            Merge::State => Kind::State,
+            Merge::Lines => Kind::Lines,
+        }
+    }
 }
 
 /// A merge's outcome: the file's new content (`None`: removed), and, for
@@ -137,6 +125,26 @@ pub fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axe_memory::kinds::KINDS;
+
+    #[test]
+    fn gitattributes_names_the_merge_of_every_kind() {
+        // git merges a kind's files with the driver its row's merge is,
+        // `axe-sync` with the same merge: the two cannot part.
+        for row in KINDS {
+            let kind = Kind::from(row.merge);
+            let (name, _) = Kind::NAMES.iter().find(|(_, k)| *k == kind).unwrap();
+            let line = match kind {
+                // `*.md merge=axe-lines` covers them.
+                Kind::Lines => format!("*.md merge=axe-{name}"),
+                _ => format!("{} merge=axe-{name}", row.pattern),
+            };
+            assert!(
+                crate::ATTRIBUTES.lines().any(|l| l == line),
+                "{line:?} is not in .gitattributes"
+            );
+        }
+    }
 
     #[test]
     fn files_are_known_by_where_they_are() {

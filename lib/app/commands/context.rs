@@ -111,3 +111,16 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     }
     out.write_all(built.text.as_bytes()).map_err(Error::Output)
 }
+
+#[cfg(test)]
+mod tests {
+    use axe_memory::MemoryKind;
+
+    #[test]
+    fn the_description_names_the_default_order_of_the_kinds() {
+        let order: Vec<&str> = MemoryKind::ORDER.iter().map(|k| k.name()).collect();
+        let said = format!("(default: {})", order.join(", "));
+        let text = super::COMMAND.description.replace('\n', " ");
+        assert!(text.contains(&said), "{said} not in the description");
+    }
+}

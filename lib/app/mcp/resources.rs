@@ -9,14 +9,18 @@
 //! axe://log/<agent>.md                          the run log's last entries
 //! ```
 //!
-//! Only the served agent's own files (and the shared world) are listed or
-//! read, through the same bounded, symlink-safe reads as the tools.
+//! Where a kind's URIs start and its MIME type are its row of
+//! `axe_memory::kinds::KINDS`; what it lists and how it is read are its
+//! arms of [`of_kind`] and [`read`]. Only the served agent's own files
+//! (and the shared world) are listed or read, through the same bounded,
+//! symlink-safe reads as the tools.
 
 use serde_json::{Value, json};
 
 use super::jsonrpc::INVALID_PARAMS;
+use axe_memory::kinds::KINDS;
 use axe_memory::notes::Workspace;
-use axe_memory::{log, state};
+use axe_memory::{MemoryKind, log, state};
 use axe_tools::Memory;
 
 /// The run log's entries a resource read gives: its tail, as a run loads
@@ -29,56 +33,76 @@ const DAYS_LISTED: usize = 30;
 
 type Failure = (i64, String);
 
+/// The order resources are listed in: the notes workspace's, then the
+/// state and the run log.
+const LISTED: [MemoryKind; 5] = [
+    MemoryKind::Memory,
+    MemoryKind::World,
+    MemoryKind::Daily,
+    MemoryKind::State,
+    MemoryKind::Log,
+];
+const _: () = assert!(MemoryKind::each_once(&LISTED));
+
 /// The resources there are now.
 pub fn list(m: &Memory) -> Vec<Value> {
-    let mut out = Vec::new();
-    if let Some(ws) = &m.notes {
-        let memory = ws.memory(&m.agent);
-        if memory.exists() {
-            out.push(resource(
-                &format!("axe://notes/agents/{}/MEMORY.md", m.agent),
+    LISTED.iter().flat_map(|&kind| of_kind(m, kind)).collect()
+}
+
+/// The resources of `kind` there are now: a match, so a new kind does
+/// not compile until it says what it offers.
+fn of_kind(m: &Memory, kind: MemoryKind) -> Vec<Value> {
+    let row = kind.row();
+    // The state and the run log are offered only for an agent served
+    // whole, and kept by it.
+    let kept = || {
+        m.served
+            .as_ref()
+            .filter(|served| row.section.enabled(&served.cfg))
+    };
+    let own = |name: &str, title: &str| vec![resource(name, title, row.mime)];
+    match kind {
+        MemoryKind::Memory => match &m.notes {
+            Some(ws) if ws.memory(&m.agent).exists() => own(
+                &format!("{}agents/{}/MEMORY.md", row.uri, m.agent),
                 "MEMORY.md",
-                "text/markdown",
-            ));
-        }
-        for topic in listed(ws, &ws.world()) {
-            out.push(resource(
-                &format!("axe://notes/world/{topic}"),
-                &topic,
-                "text/markdown",
-            ));
-        }
-        let mut days = listed(ws, &ws.daily_dir(&m.agent));
-        days.reverse();
-        for day in days.into_iter().take(DAYS_LISTED) {
-            out.push(resource(
-                &format!("axe://notes/agents/{}/daily/{day}", m.agent),
-                &day,
-                "text/markdown",
-            ));
-        }
+            ),
+            _ => Vec::new(),
+        },
+        MemoryKind::World => m.notes.as_ref().map_or_else(Vec::new, |ws| {
+            listed(ws, &ws.world())
+                .into_iter()
+                .map(|topic| resource(&format!("{}world/{topic}", row.uri), &topic, row.mime))
+                .collect()
+        }),
+        MemoryKind::Daily => m.notes.as_ref().map_or_else(Vec::new, |ws| {
+            let mut days = listed(ws, &ws.daily_dir(&m.agent));
+            days.reverse();
+            days.into_iter()
+                .take(DAYS_LISTED)
+                .map(|day| {
+                    let uri = format!("{}agents/{}/daily/{day}", row.uri, m.agent);
+                    resource(&uri, &day, row.mime)
+                })
+                .collect()
+        }),
+        MemoryKind::State => match kept() {
+            Some(served)
+                if state::file_path(&m.agent, &served.cfg.state.path).is_ok_and(|p| p.exists()) =>
+            {
+                own(&format!("{}{}.json", row.uri, m.agent), "state")
+            }
+            _ => Vec::new(),
+        },
+        MemoryKind::Log => match kept() {
+            Some(served)
+                if log::file_path(&m.agent, &served.cfg.memory.path).is_ok_and(|p| p.exists()) =>
+            {
+                own(&format!("{}{}.md", row.uri, m.agent), "run log")
+            }
+            _ => Vec::new(),
+        },
     }
-    if let Some(served) = &m.served {
-        if served.cfg.state.enabled
-            && state::file_path(&m.agent, &served.cfg.state.path).is_ok_and(|p| p.exists())
-        {
-            out.push(resource(
-                &format!("axe://state/{}.json", m.agent),
-                "state",
-                "application/json",
-            ));
-        }
-        if served.cfg.memory.enabled
-            && log::file_path(&m.agent, &served.cfg.memory.path).is_ok_and(|p| p.exists())
-        {
-            out.push(resource(
-                &format!("axe://log/{}.md", m.agent),
-                "run log",
-                "text/markdown",
-            ));
-        }
-    }
-    out
 }
 
 /// The templates for what a list leaves out or what may come to be.
@@ -86,9 +110,10 @@ pub fn templates(m: &Memory) -> Vec<Value> {
     if m.notes.is_none() {
         return Vec::new();
     }
+    let (world, daily) = (MemoryKind::World.row(), MemoryKind::Daily.row());
     vec![
-        json!({"uriTemplate": "axe://notes/world/{topic}.md", "name": "world topic", "mimeType": "text/markdown"}),
-        json!({"uriTemplate": format!("axe://notes/agents/{}/daily/{{date}}.md", m.agent), "name": "daily log", "mimeType": "text/markdown"}),
+        json!({"uriTemplate": format!("{}world/{{topic}}.md", world.uri), "name": "world topic", "mimeType": world.mime}),
+        json!({"uriTemplate": format!("{}agents/{}/daily/{{date}}.md", daily.uri, m.agent), "name": "daily log", "mimeType": daily.mime}),
     ]
 }
 
@@ -98,42 +123,53 @@ pub fn read(m: &Memory, params: &Value) -> Result<Value, Failure> {
         .as_str()
         .ok_or((INVALID_PARAMS, "resources/read needs a uri".to_owned()))?;
     let unknown = || (INVALID_PARAMS, format!("unknown resource: {uri}"));
-    let rest = uri.strip_prefix("axe://").ok_or_else(unknown)?;
+    let row = KINDS
+        .iter()
+        .find(|r| uri.starts_with(r.uri))
+        .ok_or_else(unknown)?;
+    let rest = &uri[row.uri.len()..];
     let failed = |e: axe_base::error::Error| (INVALID_PARAMS, format!("{uri}: {e}"));
-    let (mime, bytes) = if let Some(rel) = rest.strip_prefix("notes/") {
-        let ws = m.notes.as_ref().ok_or_else(unknown)?;
-        let own = format!("agents/{}/", m.agent);
-        let allowed = rel.starts_with("world/") || rel.starts_with(&own);
-        if !allowed || !rel.ends_with(".md") || rel.split('/').any(|p| p == ".." || p.is_empty()) {
-            return Err(unknown());
-        }
-        let bytes = ws
-            .read(&ws.root.join(rel))
-            .map_err(failed)?
-            .ok_or_else(unknown)?;
-        ("text/markdown", bytes)
-    } else if let Some(name) = rest.strip_prefix("state/") {
-        let served = m.served.as_ref().filter(|s| s.cfg.state.enabled);
-        let cfg = served.ok_or_else(unknown)?;
-        if name != format!("{}.json", m.agent) {
-            return Err(unknown());
-        }
-        let path = state::file_path(&m.agent, &cfg.cfg.state.path).map_err(failed)?;
-        ("application/json", state::read(&path).map_err(failed)?)
-    } else if let Some(name) = rest.strip_prefix("log/") {
-        let served = m.served.as_ref().filter(|s| s.cfg.memory.enabled);
-        let cfg = served.ok_or_else(unknown)?;
-        if name != format!("{}.md", m.agent) {
-            return Err(unknown());
-        }
-        let path = log::file_path(&m.agent, &cfg.cfg.memory.path).map_err(failed)?;
-        (
-            "text/markdown",
-            log::load(&path, LOG_ENTRIES).map_err(failed)?,
-        )
-    } else {
-        return Err(unknown());
+    let kept = || {
+        m.served
+            .as_ref()
+            .filter(|s| row.section.enabled(&s.cfg))
+            .ok_or_else(unknown)
     };
+    // A match, so a new kind does not compile until it says how it is
+    // read.
+    let bytes = match row.kind {
+        MemoryKind::Memory | MemoryKind::World | MemoryKind::Daily => {
+            let ws = m.notes.as_ref().ok_or_else(unknown)?;
+            let own = format!("agents/{}/", m.agent);
+            let allowed = rest.starts_with("world/") || rest.starts_with(&own);
+            if !allowed
+                || !rest.ends_with(".md")
+                || rest.split('/').any(|p| p == ".." || p.is_empty())
+            {
+                return Err(unknown());
+            }
+            ws.read(&ws.root.join(rest))
+                .map_err(failed)?
+                .ok_or_else(unknown)?
+        }
+        MemoryKind::State => {
+            let served = kept()?;
+            if rest != format!("{}.json", m.agent) {
+                return Err(unknown());
+            }
+            let path = state::file_path(&m.agent, &served.cfg.state.path).map_err(failed)?;
+            state::read(&path).map_err(failed)?
+        }
+        MemoryKind::Log => {
+            let served = kept()?;
+            if rest != format!("{}.md", m.agent) {
+                return Err(unknown());
+            }
+            let path = log::file_path(&m.agent, &served.cfg.memory.path).map_err(failed)?;
+            log::load(&path, LOG_ENTRIES).map_err(failed)?
+        }
+    };
+    let mime = row.mime;
     Ok(json!({"contents": [{
         "uri": uri,
         "mimeType": mime,

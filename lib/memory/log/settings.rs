@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::settings::non_negative;
 use axe_base::count::Count;
+use axe_base::error::Result;
 
 /// `[memory]`: the run log's settings (the section keeps Go's name), and
 /// what holds for all of the agent's memory.
@@ -21,11 +23,39 @@ pub struct LogConfig {
 }
 
 impl LogConfig {
+    /// Checks the section as the agent's validation does, in the Go
+    /// order; the first failure wins.
+    pub fn validate(&self) -> Result<()> {
+        non_negative(&[
+            ("memory.last_n", self.last_n),
+            ("memory.max_entries", self.max_entries),
+        ])
+    }
+
     /// The trim target of `axe gc` (M7 3.11): `last_n` when positive, else
     /// `max_entries` when positive, else none.
     pub fn trim_target(&self) -> Option<u64> {
         [self.last_n.get(), self.max_entries.get()]
             .into_iter()
             .find(|&n| n > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trim_target_prefers_last_n() {
+        let m = |last_n, max_entries| LogConfig {
+            last_n: Count(last_n),
+            max_entries: Count(max_entries),
+            ..Default::default()
+        };
+        assert_eq!(m(5, 100).trim_target(), Some(5));
+        assert_eq!(m(5, 0).trim_target(), Some(5));
+        assert_eq!(m(0, 100).trim_target(), Some(100));
+        assert_eq!(m(0, 0).trim_target(), None);
+        assert_eq!(m(10, 5).trim_target(), Some(10));
     }
 }

@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::settings::non_negative;
 use axe_base::count::Count;
+use axe_base::error::Result;
 
 /// `[notes]`: the notes workspace and the tools that read and write it.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -32,5 +34,18 @@ impl Default for NotesConfig {
             max_memory_chars: Count::new(10_000),
             max_topic_chars: Count::new(10_000),
         }
+    }
+}
+
+impl NotesConfig {
+    /// Checks the section as the agent's validation does; the first
+    /// failure wins.
+    pub fn validate(&self) -> Result<()> {
+        non_negative(&[
+            ("notes.recall_days", self.recall_days),
+            ("notes.recall_chars", self.recall_chars),
+            ("notes.max_memory_chars", self.max_memory_chars),
+            ("notes.max_topic_chars", self.max_topic_chars),
+        ])
     }
 }

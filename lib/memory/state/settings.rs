@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::settings::non_negative;
 use axe_base::count::Count;
+use axe_base::error::Result;
 
 /// `[state]`: structured state (task progress, decisions, errors, facts).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -25,5 +27,16 @@ impl Default for StateConfig {
             max_entries: Count::new(100),
             context_budget: Count::new(3000),
         }
+    }
+}
+
+impl StateConfig {
+    /// Checks the section as the agent's validation does; the first
+    /// failure wins.
+    pub fn validate(&self) -> Result<()> {
+        non_negative(&[
+            ("state.max_entries", self.max_entries),
+            ("state.context_budget", self.context_budget),
+        ])
     }
 }

@@ -1,0 +1,212 @@
+//! Reading agent files: one by name, validated, its unknown keys warned
+//! of; or every one in the agents directories, for the listings.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use axe_base::error::{Error, Result};
+use axe_base::read;
+
+use super::locate::{Source, file_path, not_found, search_dirs, stems_in};
+use super::parse::{AgentConfig, parse};
+use super::validate::validate;
+
+/// Loads and validates the agent `name`, warning of the keys it has that
+/// no setting takes (once per file in a process).
+pub fn load(name: &str) -> Result<AgentConfig> {
+    let path = file_path(name)?;
+    let (config, unknown) =
+        read_agent_file(&path, name, Warn::Yes)?.ok_or_else(|| not_found(name))?;
+    axe_base::unknown::warn(&path, &unknown);
+    Ok(config)
+}
+
+/// An agent as [`load_quietly`] gives it.
+#[derive(Debug)]
+pub struct Loaded {
+    pub config: AgentConfig,
+    pub path: PathBuf,
+    /// The keys no setting takes, in the order they are written.
+    pub unknown: Vec<axe_base::unknown::Unknown>,
+}
+
+/// [`load`] for a command that shows the unknown keys itself (`agents
+/// show`, `agents check`) rather than warning of them; they are still
+/// warned of when the file does not validate, since then nothing shows
+/// them.
+pub fn load_quietly(name: &str) -> Result<Loaded> {
+    let path = file_path(name)?;
+    let (config, unknown) =
+        read_agent_file(&path, name, Warn::Yes)?.ok_or_else(|| not_found(name))?;
+    Ok(Loaded {
+        config,
+        path,
+        unknown,
+    })
+}
+
+/// Whether [`read_agent_file`] warns of unknown keys when the file does
+/// not validate: the warning may name the cause (`modle = ...` for a
+/// missing `model`), and a caller that fails gets no other chance.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Warn {
+    Yes,
+    No,
+}
+
+/// Reads, parses and validates one agent file; `None` when it does not
+/// exist. A symlink is followed (dotfiles managers link agent files in);
+/// a FIFO, a device or a file over [`read::TOML_LIMIT`] is an error.
+fn read_agent_file(
+    path: &Path,
+    name: &str,
+    warn: Warn,
+) -> Result<Option<(AgentConfig, Vec<axe_base::unknown::Unknown>)>> {
+    let parse_err = |message: String| Error::AgentParse {
+        name: name.to_owned(),
+        message,
+    };
+    let text = match read::text(path, read::TOML_LIMIT) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(parse_err(format!(
+                "open {}: {}",
+                path.display(),
+                axe_base::error::describe_io(&e)
+            )));
+        }
+    };
+    let cfg = parse(&text).map_err(parse_err)?;
+    let unknown = axe_base::unknown::find::<AgentConfig>(path, &text);
+    if let Err(e) = validate(&cfg) {
+        if warn == Warn::Yes {
+            axe_base::unknown::warn(path, &unknown);
+        }
+        return Err(e);
+    }
+    Ok(Some((cfg, unknown)))
+}
+
+/// Every agent that loads, as `(file stem, config)`, in file-name order.
+/// Files that fail to load are skipped, as in Go; a missing agents
+/// directory is an empty list.
+pub fn list() -> Result<Vec<(String, AgentConfig)>> {
+    Ok(list_found()?
+        .into_iter()
+        .map(|found| (found.stem, found.config))
+        .collect())
+}
+
+/// An agent of [`list_found`].
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub stem: String,
+    pub config: AgentConfig,
+    pub source: Source,
+    pub path: PathBuf,
+}
+
+/// An agent file of [`list_all`] that does not load, and why: the error
+/// `axe-run` would give for it.
+#[derive(Debug, Clone)]
+pub struct Broken {
+    pub stem: String,
+    pub source: Source,
+    pub path: PathBuf,
+    pub error: String,
+}
+
+/// Every agent that loads, over all of [`search_dirs`], in file-name order:
+/// a name is taken from the first directory that has it, as [`load`] takes
+/// it, so one that shadows another hides it even when it fails to load.
+pub fn list_found() -> Result<Vec<Found>> {
+    Ok(list_all()?.0)
+}
+
+/// [`list_found`], and the files it leaves out because they do not load,
+/// also in file-name order, so that `agents list` can say why a file the
+/// user sees in the directory is not listed.
+pub fn list_all() -> Result<(Vec<Found>, Vec<Broken>)> {
+    let mut seen: Vec<String> = Vec::new();
+    let (mut found, mut broken) = (Vec::new(), Vec::new());
+    for (source, dir) in search_dirs()? {
+        for stem in stems_in(&dir)? {
+            if seen.contains(&stem) {
+                continue;
+            }
+            seen.push(stem.clone());
+            let path = dir.join(format!("{stem}.toml"));
+            // A listing is no place for each file's warnings.
+            let error = match read_agent_file(&path, &stem, Warn::No) {
+                Ok(Some((config, _))) => {
+                    found.push(Found {
+                        stem,
+                        config,
+                        source,
+                        path,
+                    });
+                    continue;
+                }
+                // Listed a moment ago: a dangling symlink, or removed since.
+                Ok(None) => not_found(&stem).to_string(),
+                Err(e) => e.to_string(),
+            };
+            broken.push(Broken {
+                stem,
+                source,
+                path,
+                error,
+            });
+        }
+    }
+    found.sort_by(|a, b| a.stem.cmp(&b.stem));
+    broken.sort_by(|a, b| a.stem.cmp(&b.stem));
+    Ok((found, broken))
+}
+
+/// [`list`] for the agent files in `dir`.
+pub fn list_in(dir: &Path) -> Result<Vec<(String, AgentConfig)>> {
+    Ok(stems_in(dir)?
+        .into_iter()
+        .filter_map(|stem| {
+            let path = dir.join(format!("{stem}.toml"));
+            let (cfg, _) = read_agent_file(&path, &stem, Warn::No).ok()??;
+            Some((stem, cfg))
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn list_skips_what_does_not_load_and_sorts_by_file_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| fs::write(dir.path().join(name), text).unwrap();
+        write("b.toml", "name = \"bee\"\nmodel = \"a/b\"\n");
+        write(
+            "a.toml",
+            "name = \"zed\"\nmodel = \"a/b\"\n[memory]\nenabled = true\n",
+        );
+        write("broken.toml", "name = ");
+        write("invalid.toml", "name = \"x\"\n");
+        write("notes.txt", "name = \"n\"\nmodel = \"a/b\"\n");
+        fs::create_dir(dir.path().join("dir.toml")).unwrap();
+        let listed = list_in(dir.path()).unwrap();
+        let names: Vec<(&str, &str)> = listed
+            .iter()
+            .map(|(stem, cfg)| (stem.as_str(), cfg.name.as_str()))
+            .collect();
+        assert_eq!(names, [("a", "zed"), ("b", "bee")]);
+        assert!(listed[0].1.memory.enabled);
+    }
+
+    #[test]
+    fn list_of_a_missing_directory_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(list_in(&dir.path().join("agents")).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,35 @@
+//! Agent files: `<name>.toml` in the agents directories, loaded,
+//! validated, listed and scaffolded exactly as the Go `axe` did, so
+//! existing files keep working. Where a file is looked for is
+//! [`locate`](mod@locate) (`--agents-dir`, then `./axe/agents` under the
+//! current directory, then `<config>/agents`); what it holds is
+//! [`parse`](mod@parse) (the struct and its sections) and
+//! [`validate`](mod@validate); reading and listing the files is
+//! [`load`](mod@load); the template `agents init` writes is
+//! [`scaffold`](mod@scaffold), its strings quoted by [`quote`](mod@quote).
+//!
+//! Unknown keys are ignored (Go's TOML decoder ignored them too), so agent
+//! files written for newer Go releases still load; each is warned of once
+//! on stderr, with the known name nearest to it ([`axe_base::unknown`]).
+
+pub mod load;
+pub mod locate;
+pub mod parse;
+pub mod quote;
+pub mod scaffold;
+pub mod validate;
+
+pub use load::{Broken, Found, Loaded, list, list_all, list_found, list_in, load, load_quietly};
+pub use locate::{
+    Source, check_name, file_path, locate, near_name, not_found, search_dirs, use_agents_dir,
+};
+pub(crate) use parse::one_line_toml_error;
+pub use parse::{
+    AgentConfig, ArtifactsConfig, BudgetConfig, McpServer, ParamsConfig, RetryConfig,
+    SandboxConfig, SubAgentsConfig, parse,
+};
+pub use quote::toml_string;
+#[cfg(test)]
+pub use scaffold::scaffold_uncommented;
+pub use scaffold::{Enable, Fill, PLACEHOLDER_MODEL, scaffold, scaffold_with};
+pub use validate::validate;

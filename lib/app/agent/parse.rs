@@ -1,0 +1,326 @@
+//! What an agent file holds: [`AgentConfig`] and its sections, as serde
+//! reads them (the memory kinds' sections are theirs, in `axe_memory`),
+//! and [`parse`], whose errors are one line with their position.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use axe_base::count::Count;
+use axe_base::error::Result;
+use axe_llm::{Backoff, ResponseFormat, RetryPolicy, retry};
+use axe_memory::Settings;
+use axe_memory::settings::{ContextConfig, LogConfig, NotesConfig, StateConfig};
+pub use axe_tools::mcp::config::McpServer;
+
+/// A parsed agent file. Counts are [`Count`]s, so that negative values
+/// reach validation and get Go's message instead of a parser error.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct AgentConfig {
+    pub name: String,
+    pub description: String,
+    pub model: String,
+    pub system_prompt: String,
+    pub skill: String,
+    pub files: Vec<String>,
+    pub workdir: String,
+    pub sub_agents: Vec<String>,
+    pub sub_agents_config: SubAgentsConfig,
+    /// MCP servers whose tools the model is offered.
+    pub mcp_servers: Vec<McpServer>,
+    /// Seconds for the whole run; 0 is the default (120). `axe-run
+    /// --timeout` wins when given.
+    pub timeout: Count,
+    /// Stream the answer as `--stream` does (either one is enough).
+    pub stream: bool,
+    pub retry: RetryConfig,
+    pub budget: BudgetConfig,
+    pub memory: LogConfig,
+    pub params: ParamsConfig,
+    pub notes: NotesConfig,
+    pub state: StateConfig,
+    pub context: ContextConfig,
+    /// Built-in tools offered to the model (`read_file`, `run_command`,
+    /// ...); a name not in [`axe_tools::builtin::BUILTIN`] is a config error.
+    pub tools: Vec<String>,
+    /// Hosts `url_fetch` may reach (exact, any case, any port); empty:
+    /// any public host, or the parent's list for a sub-agent.
+    pub allowed_hosts: Vec<String>,
+    pub artifacts: ArtifactsConfig,
+    pub sandbox: SandboxConfig,
+}
+
+impl AgentConfig {
+    /// Its memory sections, as the memory kinds and their tools read them.
+    pub fn memory_settings(&self) -> Settings {
+        Settings {
+            memory: self.memory.clone(),
+            notes: self.notes.clone(),
+            state: self.state.clone(),
+            context: self.context.clone(),
+        }
+    }
+}
+
+/// `[artifacts]`: a directory for files an agent makes for its caller
+/// rather than in its workdir.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ArtifactsConfig {
+    pub enabled: bool,
+    /// Empty: a directory for this run under the cache directory, removed
+    /// after it unless `--keep-artifacts`. Relative: from the workdir;
+    /// `~` and `$VAR` expanded.
+    pub dir: String,
+    /// The file tools work in the artifact directory unless a call says
+    /// `artifact = false`.
+    pub default_write: bool,
+}
+
+/// `[sandbox]`: how `run_command` is held.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SandboxConfig {
+    /// Refuse to run commands without bubblewrap.
+    pub require: bool,
+    /// Keep the network inside bubblewrap.
+    pub network: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct SubAgentsConfig {
+    pub max_depth: Count,
+    /// Absent means true; kept optional so `agents show` can tell. JSON
+    /// shows the value in effect.
+    #[serde(serialize_with = "in_effect")]
+    pub parallel: Option<bool>,
+    /// Seconds; 0 is no limit of the sub-agent's own.
+    pub timeout: Count,
+    /// The most tool calls (and MCP server starts) running at once in the
+    /// whole run, sub-agents included; 0 is the default (8). The top-level
+    /// agent's holds for its tree.
+    pub max_parallel: Count,
+}
+
+/// `[retry]`: calling the provider again after a rate limit, an overload,
+/// a 5xx or a dropped connection. 0 delays are the defaults (500, 30000).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct RetryConfig {
+    pub max_retries: Count,
+    /// `exponential` (the default, with jitter), `linear` or `fixed`.
+    pub backoff: String,
+    pub initial_delay_ms: Count,
+    pub max_delay_ms: Count,
+}
+
+impl RetryConfig {
+    /// The policy in effect; call only on a validated config.
+    pub fn policy(&self) -> RetryPolicy {
+        let ms = |n: Count, default| match n.get() {
+            0 => default,
+            n => std::time::Duration::from_millis(n),
+        };
+        RetryPolicy {
+            max_retries: u32::try_from(self.max_retries.get()).unwrap_or(u32::MAX),
+            backoff: Backoff::parse(&self.backoff).unwrap_or(Backoff::Exponential),
+            initial_delay: ms(self.initial_delay_ms, retry::DEFAULT_INITIAL_DELAY),
+            max_delay: ms(self.max_delay_ms, retry::DEFAULT_MAX_DELAY),
+        }
+    }
+}
+
+/// `[budget]`: the most tokens (input and output, every turn and
+/// sub-agent) a run may use; 0 is no limit.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct BudgetConfig {
+    pub max_tokens: Count,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ParamsConfig {
+    /// Accepts `1` as well as `1.0`: TOML users rarely think about the dot.
+    #[serde(deserialize_with = "number")]
+    pub temperature: f64,
+    pub max_tokens: i64,
+    /// `"text"`, `"json_object"` or `{type = "json_schema", schema = ...}`,
+    /// as written: [`validate`](super::validate::validate) checks it,
+    /// [`ParamsConfig::response_format`] reads it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<serde_json::Value>,
+    /// Prompt caching, on unless `false`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<bool>,
+}
+
+impl ParamsConfig {
+    /// The response format; call only on a validated config.
+    pub fn response_format(&self) -> Option<ResponseFormat> {
+        let v = self.response_format.as_ref()?;
+        ResponseFormat::from_value(v).ok()
+    }
+}
+
+fn in_effect<S: Serializer>(parallel: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bool(parallel.unwrap_or(true))
+}
+
+fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Num {
+        Int(i64),
+        Float(f64),
+    }
+    Ok(match Num::deserialize(d)? {
+        Num::Int(i) => i as f64,
+        Num::Float(f) => f,
+    })
+}
+
+/// Parses agent TOML; the error is one line with its position.
+pub fn parse(text: &str) -> Result<AgentConfig, String> {
+    toml::from_str(text).map_err(|e| one_line_toml_error(text, &e))
+}
+
+/// The toml crate's errors are multi-line with a source excerpt; a tool's
+/// error is one line, so keep the position and the message.
+pub(crate) fn one_line_toml_error(text: &str, err: &toml::de::Error) -> String {
+    let mut message = err.message().trim().replace('\n', " ");
+    // The toml crate says only "duplicate key"; its span is the second
+    // key as written, so name it (Go's message named the key too).
+    if message == "duplicate key"
+        && let Some(key) = err.span().and_then(|span| text.get(span))
+    {
+        let bare = ['"', '\'']
+            .iter()
+            .find_map(|q| key.strip_prefix(*q)?.strip_suffix(*q))
+            .unwrap_or(key);
+        message = format!("duplicate key \"{bare}\"");
+    }
+    match err.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::scaffold_uncommented;
+
+    #[test]
+    fn load_memory_config_all_fields() {
+        let cfg = parse(
+            "name = \"a\"\nmodel = \"x/y\"\n[memory]\nenabled = true\npath = \"/tmp/mem.md\"\nlast_n = 5\nmax_entries = 50\n",
+        )
+        .unwrap();
+        assert_eq!(
+            cfg.memory,
+            LogConfig {
+                enabled: true,
+                path: "/tmp/mem.md".into(),
+                last_n: Count(5),
+                max_entries: Count(50),
+                redact: None,
+            }
+        );
+    }
+
+    #[test]
+    fn load_memory_config_defaults() {
+        let cfg = parse("name = \"a\"\nmodel = \"x/y\"\n").unwrap();
+        assert_eq!(cfg.memory, LogConfig::default());
+        assert!(!cfg.memory.enabled);
+        assert_eq!(cfg.memory.path, "");
+        assert_eq!(
+            (cfg.memory.last_n, cfg.memory.max_entries),
+            (Count(0), Count(0))
+        );
+    }
+
+    #[test]
+    fn parse_errors_are_one_line_with_position() {
+        let err = parse("name = \"a\"\nmodel = 5\n").unwrap_err();
+        assert!(!err.contains('\n'), "{err}");
+        assert!(err.starts_with("line 2, column 9: "), "{err}");
+    }
+
+    #[test]
+    fn duplicate_keys_are_named() {
+        for (text, expected) in [
+            (
+                "name = \"a\"\nmodel = \"m/x\"\nmodel = \"m/y\"\n",
+                "line 3, column 1: duplicate key \"model\"",
+            ),
+            (
+                "name = \"a\"\n[memory]\nenabled = true\n  'enabled' = false\n",
+                "line 4, column 3: duplicate key \"enabled\"",
+            ),
+            (
+                "name = \"a\"\n[memory]\nenabled = true\n[memory]\n",
+                "line 4, column 2: duplicate key \"memory\"",
+            ),
+        ] {
+            assert_eq!(parse(text).unwrap_err(), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_ignored_and_integer_temperature_accepted() {
+        let cfg =
+            parse("name = \"a\"\nmodel = \"m/x\"\ntools = [\"x\"]\n[params]\ntemperature = 1\n")
+                .unwrap();
+        assert_eq!(cfg.params.temperature, 1.0);
+    }
+
+    fn keys<T: serde::de::DeserializeOwned>(text: &str) -> Vec<(usize, String, Option<String>)> {
+        axe_base::unknown::find::<T>(std::path::Path::new("f.toml"), text)
+            .into_iter()
+            .map(|u| (u.line, u.key, u.did_you_mean))
+            .collect()
+    }
+
+    #[test]
+    fn unknown_keys_are_named_from_the_structs() {
+        let text = "name = \"a\"\nmodel = \"m/x\"\nparams.temprature = 1\n\
+                    [sub_agents_config]\nmax_dept = 2\n[context]\nbudget = 5\n\
+                    [[mcp_servers]]\nname = \"s\"\nheaders = { Any = \"v\" }\n\
+                    [[mcp_servers]]\nnmae = \"t\"\n['odd key']\n";
+        let s = |x: &str| Some(x.to_owned());
+        assert_eq!(
+            keys::<AgentConfig>(text),
+            [
+                (3, "params.temprature".into(), s("params.temperature")),
+                (
+                    5,
+                    "sub_agents_config.max_dept".into(),
+                    s("sub_agents_config.max_depth")
+                ),
+                (12, "mcp_servers[1].nmae".into(), s("mcp_servers[1].name")),
+                (13, "\"odd key\"".into(), None),
+            ]
+        );
+        assert_eq!(
+            keys::<crate::config::Config>(
+                "[providers.openai]\napi_kye = \"k\"\n[memory]\nredact = true\n"
+            ),
+            [(
+                2,
+                "providers.openai.api_kye".into(),
+                s("providers.openai.api_key")
+            )]
+        );
+        assert!(keys::<AgentConfig>("name = ").is_empty());
+        // Every field the scaffold shows is one the struct takes.
+        let all = scaffold_uncommented("x");
+        assert_eq!(keys::<AgentConfig>(&all), []);
+    }
+}
