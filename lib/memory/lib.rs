@@ -2,7 +2,7 @@
 //! markdown entry per run); `notes/`, the notes workspace (world facts,
 //! MEMORY.md, daily logs); `state/`, the structured state (tasks,
 //! decisions, errors, facts). `kinds` is the table of the kinds that
-//! everything outside their folders consults; `context` and `block` put
+//! everything outside their folders consults; `shared_block` and `block` put
 //! every kind in one budgeted block. Every kind writes through `lock`
 //! (advisory locks, bounded waits, that follow a file replaced under
 //! them), `append` (whole entries or none, torn ones cut back) and
@@ -12,7 +12,6 @@
 
 pub mod append;
 pub mod block;
-pub mod context;
 pub mod hash;
 pub mod kinds;
 pub mod lock;
@@ -21,6 +20,7 @@ pub mod notes;
 pub mod replace;
 pub mod secrets;
 pub mod settings;
+pub mod shared_block;
 pub mod state;
 
 pub use kinds::MemoryKind;

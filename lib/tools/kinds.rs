@@ -11,9 +11,9 @@ use time::format_description::well_known::Rfc3339;
 use super::tool::{Memory, Reply, Served, Tool, redacted_schema};
 use crate::args::Args;
 use axe_memory::block::Block;
-use axe_memory::context::{self, Request};
 use axe_memory::log;
 use axe_memory::secrets::Place;
+use axe_memory::shared_block::{self, Request};
 use axe_memory::state::{self, Current, Outcome};
 
 crate::args! {
@@ -304,7 +304,7 @@ fn whole_context(m: &Memory, args: WholeContext) -> Result<Reply, String> {
         today: OffsetDateTime::now_utc().date(),
     };
     let mut broken = Vec::new();
-    let built = context::assemble(&m.agent, cfg, &request, &mut |kind, e| {
+    let built = shared_block::assemble(&m.agent, cfg, &request, &mut |kind, e| {
         broken.push(format!("{}: {e}", kind.name()));
     });
     let mut text = built.text.clone();

@@ -9,7 +9,7 @@ use super::args::WAIT;
 use super::args::{AGENT, AGENT_REQUIRED, required_agent};
 use axe_base::error::{Error, Result};
 use axe_cli::{Command, Flag, Matches, Run};
-use axe_memory::context::{self, Assembled, Request};
+use axe_memory::shared_block::{self, Assembled, Request};
 use axe_memory::state::{self, Current};
 
 pub const COMMAND: Command = Command {
@@ -94,7 +94,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         today: time::OffsetDateTime::now_utc().date(),
     };
     let mut first = None;
-    let built = context::assemble(name, &cfg.memory_settings(), &request, &mut |_, e| {
+    let built = shared_block::assemble(name, &cfg.memory_settings(), &request, &mut |_, e| {
         first.get_or_insert(e);
     });
     if let Some(e) = first {

@@ -5,14 +5,14 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::context::Injected;
+use super::injected::Injected;
 use super::prepared::Prepared;
 use super::session::Session;
 use super::tools;
 use axe_base::error::{Error, Result};
 use axe_base::timeout::Seconds;
 use axe_llm::Message;
-use axe_memory::context::Assembled;
+use axe_memory::shared_block::Assembled;
 
 /// Everything `--dry-run` shows besides the agent itself.
 pub struct Shown<'a> {

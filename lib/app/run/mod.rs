@@ -7,12 +7,12 @@
 
 pub mod artifacts;
 pub mod budget;
-pub mod context;
 mod converse;
 pub mod details;
 pub mod dry_run;
 pub mod gc;
 pub mod history;
+pub mod injected;
 pub mod once;
 pub(crate) mod pool;
 pub(crate) mod prepared;

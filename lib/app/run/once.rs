@@ -12,8 +12,8 @@
 
 use std::path::PathBuf;
 
-use super::context::{self, Injected};
 use super::converse::{self, Outcome, TextSink};
+use super::injected::{self, Injected};
 use super::prepared::{Overrides, Prepared, Step};
 use super::recall;
 use super::session::Session;
@@ -84,7 +84,7 @@ pub fn begin<'a>(
     if let Some(r) = &agent.recall {
         r.warnings.iter().for_each(|w| warn(w.clone()));
     }
-    let (sent, injected) = context::with_memory(agent, task, now, listing, warn);
+    let (sent, injected) = injected::with_memory(agent, task, now, listing, warn);
     Begun {
         agent,
         task,

@@ -1,6 +1,6 @@
 //! Structured state after a run: the answer's signal lines and the run's
 //! outcome recorded as an iteration (the block before the call is
-//! `run::context`). As with the run log, trouble with the state is a
+//! `run::injected`). As with the run log, trouble with the state is a
 //! warning, never a failed run.
 
 use time::OffsetDateTime;

@@ -1,7 +1,7 @@
 //! The state document and the changes signals and outcomes make to it.
 
 use super::doc::{DecisionOf, ErrorOf, StateOf, TaskOf, Unknown};
-use super::signals::{Kind, Signal};
+use super::signal_lines::{Kind, Signal};
 
 /// The version this axe writes; a newer file's unknown fields are kept.
 pub const VERSION: u64 = 1;

@@ -9,20 +9,20 @@
 //! or malformed signals are reported, never dropped; the context builder
 //! leaves out only the items that do not fit and says which.
 
-mod context;
 mod data;
 mod doc;
 mod merge;
 mod redact;
+mod session_block;
 pub mod settings;
-mod signals;
+mod signal_lines;
 mod store;
 mod view;
 
-pub use context::{Current, build, offer};
 pub use data::Outcome;
 pub use merge::merge;
-pub use signals::{Rejected, Signal, parse};
+pub use session_block::{Current, build, offer};
+pub use signal_lines::{Rejected, Signal, parse};
 pub use store::{Pruned, load, read, update, view};
 pub use view::View;
 

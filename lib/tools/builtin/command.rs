@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::context::{Act, text_schema};
+use super::act::{Act, text_schema};
 use super::heuristic;
 use super::sandbox::Sandbox;
 use crate::args::Args;

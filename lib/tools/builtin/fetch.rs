@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::context::{Act, text_schema};
+use super::act::{Act, text_schema};
 use super::http_get::{self, Url};
 use super::{hosts, html};
 use crate::args::Args;

@@ -6,7 +6,7 @@
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 
-use super::context::{Act, artifact_param, text_schema};
+use super::act::{Act, artifact_param, text_schema};
 use super::paths::{self, Base};
 use crate::args::Args;
 use crate::{Reply, Tool};

@@ -10,9 +10,9 @@
 //! ([`sandbox`]); `url_fetch` connects only to addresses it checked
 //! ([`fetch`]).
 
+mod act;
 pub mod artifacts;
 mod command;
-mod context;
 mod fetch;
 mod files;
 mod heuristic;
@@ -25,9 +25,9 @@ mod search;
 mod seccomp;
 pub mod workdir;
 
+pub use act::Act;
 pub use artifacts::{Artifact, Artifacts};
 pub use command::RUN_COMMAND_NAME;
-pub use context::Act;
 pub use sandbox::Sandbox;
 
 use crate::{Table, Tool};

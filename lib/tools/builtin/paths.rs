@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::io;
 use std::path::Path;
 
-use super::context::Act;
+use super::act::Act;
 use axe_base::beneath::{self, Dir};
 
 /// The directory a call works in, and its name in messages.

@@ -9,7 +9,7 @@ use std::io::Read;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::context::{Act, text_schema};
+use super::act::{Act, text_schema};
 use crate::args::Args;
 use crate::{Reply, Tool};
 

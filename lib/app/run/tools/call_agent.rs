@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::context::SubAgent;
+use super::views::SubAgent;
 use crate::run::prepared::Prepared;
 use crate::run::session::Session;
 use axe_base::stderr::note;

@@ -12,13 +12,13 @@
 //! result and never ends the run.
 
 mod call_agent;
-mod context;
 mod mcp;
+mod views;
 
 use std::time::{Duration, Instant};
 
-pub use context::{SubAgent, act, memory};
 pub use mcp::Servers;
+pub use views::{SubAgent, act, memory};
 
 use super::details::{self, Detail};
 use super::prepared::Prepared;

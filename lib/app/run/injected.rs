@@ -1,6 +1,6 @@
 //! The memory that goes after the task in the user message: with a
 //! `[context] budget`, one block of every kind the agent keeps
-//! (`memory::context`); else, with `[state]`, the Session Memory block.
+//! (`memory::shared_block`); else, with `[state]`, the Session Memory block.
 //! It goes into the user message, not the system prompt, as agentium
 //! decided for its block: it is about this run, and the system prompt
 //! stays the same from run to run. As with the run log, trouble reading
@@ -8,7 +8,7 @@
 
 use super::prepared::Prepared;
 use axe_memory::block::Block;
-use axe_memory::context::{self, Assembled, Request};
+use axe_memory::shared_block::{self, Assembled, Request};
 use axe_memory::state::{self, Current};
 
 /// What was added to the user message.
@@ -55,7 +55,7 @@ pub fn with_memory(
                 .filter(|r| r.error.is_none())
                 .map(|r| r.entries.as_bytes()),
         };
-        Injected::Context(context::assemble(
+        Injected::Context(shared_block::assemble(
             &agent.name,
             &agent.cfg.memory_settings(),
             &request,
