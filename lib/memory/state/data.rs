@@ -249,7 +249,7 @@ fn compact<T>(list: &mut Vec<T>, mut gone: Vec<usize>) {
 #[cfg(test)]
 mod tests {
     use super::{Decision, ErrorRecord, State, add_once, step_key};
-    use crate::state::signals::{Kind, Signal};
+    use crate::state::signal_lines::{Kind, Signal};
 
     fn same_step(a: &str, b: &str) -> bool {
         step_key(a) == step_key(b)
