@@ -34,10 +34,6 @@ pub struct ContextConfig {
     pub order: Vec<MemoryKind>,
 }
 
-/// The kinds were first the shared block's; the name stays for callers
-/// that still use it.
-pub type ContextKind = MemoryKind;
-
 impl ContextConfig {
     /// The budget's check, which the agent's validation makes with the
     /// other kinds' numbers.
