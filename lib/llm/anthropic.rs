@@ -172,7 +172,7 @@ impl Wire for Anthropic {
         let mut finished = false;
         while let Some(event) = sse.next()? {
             let data = parse_chunk(&event.data)?;
-            let kind = data["type"].as_str().unwrap_or(&event.event);
+            let kind = data["type"].as_str().unwrap_or(&event.name);
             match kind {
                 "message_start" => {
                     let message = &data["message"];

@@ -93,6 +93,9 @@ pub struct CallOptions {
     /// and the waits before them.
     pub retry: RetryPolicy,
     pub stream: bool,
+    /// The HTTP client: one for a run, shared by its agents, so each
+    /// endpoint is one connection kept alive from turn to turn.
+    pub client: axe_net::Client,
 }
 
 /// A retry about to be made: attempt `attempt` of `attempts` (the first
@@ -151,7 +154,7 @@ pub fn complete_observed(
     let body = serde_json::to_vec(&body).expect("JSON values serialize");
     let url = endpoint.call_url(model, options.stream);
     let headers = wire.headers(&endpoint.api_key);
-    let post = || http::post(&url, &headers, &body, deadline);
+    let post = || http::post(&options.client, &url, &headers, &body, deadline);
     let mut attempt = 0;
     loop {
         // Text already shown cannot be taken back, so a stream is retried
@@ -217,16 +220,16 @@ pub fn complete_observed(
 fn attempt_once(
     endpoint: &Endpoint,
     model: &str,
-    post: &dyn Fn() -> Result<minreq::ResponseLazy, Failure>,
+    post: &dyn Fn() -> Result<axe_net::Response, Failure>,
     options: &CallOptions,
     redactor: &Redactor,
     on_text: &mut dyn FnMut(&str) -> std::io::Result<()>,
 ) -> Result<Reply, Failure> {
-    let mut response = post()?;
+    let response = post()?;
     let wire = endpoint.provider.wire();
     let mut reply = if options.stream {
         let mut out = redactor.stream(on_text);
-        let reply = wire.read_stream(&mut response, &mut out)?;
+        let reply = wire.read_stream(&mut response.into_reader(), &mut out)?;
         out.finish().map_err(Failure::Output)?;
         reply
     } else {

@@ -4,12 +4,12 @@
 //! server cannot send our headers elsewhere); answers come back on the
 //! stream, which a thread reads until the run ends.
 
-use std::io::BufReader;
 use std::sync::Arc;
 use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::thread;
 use std::time::Instant;
 
+use axe_net::{Client, Method};
 use serde_json::Value;
 
 use super::events;
@@ -18,6 +18,7 @@ use super::pending::Pending;
 use super::transport::Transport;
 
 pub struct Sse {
+    client: Client,
     endpoint: String,
     headers: Vec<(String, String)>,
     pending: Arc<Pending>,
@@ -33,16 +34,23 @@ impl Sse {
     ) -> Result<Sse, String> {
         let mut get = headers.clone();
         get.push(("accept".into(), "text/event-stream".into()));
-        let response = send(minreq::get(url), &get, deadline)?;
+        // Its own: the stream holds one connection for the run, and the
+        // POSTs are kept alive on another.
+        let client = Client::from_env();
+        let response = send(&client, Method::Get, url, &get, None, deadline)?;
         let pending = Arc::new(Pending::default());
         let (found, endpoint) = channel();
-        let (base, reader_pending, post_headers) =
-            (url.to_owned(), Arc::clone(&pending), headers.clone());
+        let (base, reader_pending, post_headers, reader_client) = (
+            url.to_owned(),
+            Arc::clone(&pending),
+            headers.clone(),
+            client.clone(),
+        );
         thread::spawn(move || {
-            let mut stream = BufReader::new(response);
+            let mut stream = events::reader(response.into_reader());
             let mut post_to: Option<String> = None;
             let why = loop {
-                let event = match events::next(&mut stream) {
+                let event = match stream.next() {
                     Ok(Some(event)) => event,
                     Ok(None) => break "the server closed the event stream".to_owned(),
                     Err(e) => break read_error(&e),
@@ -61,7 +69,8 @@ impl Sse {
                             continue;
                         };
                         let reply = |answer: Value| {
-                            let _ = post(url, &post_headers, &answer, deadline_soon());
+                            let _ =
+                                post(&reader_client, url, &post_headers, &answer, deadline_soon());
                         };
                         reader_pending.handle(message, &reply);
                     }
@@ -80,6 +89,7 @@ impl Sse {
             }
         };
         Ok(Sse {
+            client,
             endpoint,
             headers,
             pending,
@@ -93,6 +103,7 @@ fn deadline_soon() -> Instant {
 }
 
 fn post(
+    client: &Client,
     url: &str,
     headers: &[(String, String)],
     message: &Value,
@@ -101,13 +112,19 @@ fn post(
     let mut headers = headers.to_vec();
     headers.push(("content-type".into(), "application/json".into()));
     let body = serde_json::to_vec(message).map_err(|e| e.to_string())?;
-    send(minreq::post(url).with_body(body), &headers, deadline).map(drop)
+    send(client, Method::Post, url, &headers, Some(&body), deadline).map(drop)
 }
 
 impl Transport for Sse {
     fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, String> {
         let rx = self.pending.expect(id)?;
-        if let Err(e) = post(&self.endpoint, &self.headers, message, deadline) {
+        if let Err(e) = post(
+            &self.client,
+            &self.endpoint,
+            &self.headers,
+            message,
+            deadline,
+        ) {
             self.pending.forget(id);
             return Err(e);
         }
@@ -115,7 +132,13 @@ impl Transport for Sse {
     }
 
     fn notify(&self, message: &Value, deadline: Instant) -> Result<(), String> {
-        post(&self.endpoint, &self.headers, message, deadline)
+        post(
+            &self.client,
+            &self.endpoint,
+            &self.headers,
+            message,
+            deadline,
+        )
     }
 
     fn close(&self) {
