@@ -1,8 +1,9 @@
-//! The proxy variables, as curl reads them: a run's provider calls go
-//! through `HTTPS_PROXY` or `HTTP_PROXY` (a local proxy that records what
-//! it tunnels), straight to the host `NO_PROXY` names, and a proxy that
-//! is not there is one line naming the URL, exit 3. HTTPS is a local TLS
+//! The network of a run: its provider calls go through `HTTPS_PROXY` or
+//! `HTTP_PROXY` as curl reads them (a local proxy that records what it
+//! tunnels), straight to the host `NO_PROXY` names, and a proxy that is
+//! not there is one line naming the URL, exit 3. HTTPS is a local TLS
 //! front whose authority, made here with openssl, `SSL_CERT_FILE` names.
+//! And a tool conversation is one connection, kept alive, not one a turn.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -11,7 +12,11 @@ use std::process::Command as Std;
 use std::sync::{Arc, Mutex};
 use std::thread;
 
+use serde_json::{Value, json};
+
+use crate::run::run;
 use crate::server::{Answer, Server, closed_port_url};
+use crate::tools::tool_agent;
 use crate::util::{Env, have};
 use crate::wire::{anthropic_reply, served_by};
 
@@ -346,4 +351,81 @@ fn a_proxy_that_is_not_there_is_one_line_naming_the_url() {
         "{err}"
     );
     assert!(server.requests().is_empty());
+}
+
+/// A provider that keeps connections open, as real ones do: it answers
+/// every request on a connection (each with its length, none closing it)
+/// with the next of `replies`, the last repeating, and counts the
+/// connections it was opened.
+struct KeptAlive {
+    url: String,
+    connections: Arc<Mutex<usize>>,
+    requests: Arc<Mutex<usize>>,
+}
+
+impl KeptAlive {
+    fn start(replies: Vec<Value>) -> KeptAlive {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (connections, requests) = (Arc::new(Mutex::new(0)), Arc::new(Mutex::new(0)));
+        let (opened, asked) = (Arc::clone(&connections), Arc::clone(&requests));
+        let replies = Arc::new(Mutex::new(replies));
+        thread::spawn(move || {
+            for mut conn in listener.incoming().flatten() {
+                *opened.lock().unwrap() += 1;
+                let (asked, replies) = (Arc::clone(&asked), Arc::clone(&replies));
+                thread::spawn(move || {
+                    while read_request(&mut conn).is_some() {
+                        let n = {
+                            let mut asked = asked.lock().unwrap();
+                            *asked += 1;
+                            *asked
+                        };
+                        let replies = replies.lock().unwrap();
+                        let body = replies[(n - 1).min(replies.len() - 1)].to_string();
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                            body.len()
+                        );
+                        if conn.write_all(format!("{head}{body}").as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        KeptAlive {
+            url,
+            connections,
+            requests,
+        }
+    }
+}
+
+#[test]
+fn a_tool_conversation_is_one_connection_kept_alive() {
+    let env = Env::new();
+    tool_agent(&env, "\"list_directory\"", "");
+    let call = |id: &str| {
+        json!({"model": "claude-test", "stop_reason": "tool_use",
+               "content": [{"type": "tool_use", "id": id, "name": "list_directory", "input": {"path": "."}}],
+               "usage": {"input_tokens": 5, "output_tokens": 3}})
+    };
+    let server = KeptAlive::start(vec![
+        call("t0"),
+        call("t1"),
+        call("t2"),
+        anthropic_reply("done"),
+    ]);
+    run(&env, &server.url)
+        .arg("a")
+        .assert()
+        .success()
+        .stdout("done");
+    assert_eq!(*server.requests.lock().unwrap(), 4);
+    assert_eq!(
+        *server.connections.lock().unwrap(),
+        1,
+        "a connection a turn"
+    );
 }
