@@ -14,6 +14,7 @@
 //! `wire`, `stream`, `http` and `conversation`; nothing imports upward.
 
 mod anthropic;
+mod body;
 mod conversation;
 mod gemini;
 mod http;
@@ -150,8 +151,7 @@ pub fn complete_observed(
     let redactor = Redactor::new(&endpoint.api_key);
     let deadline = options.deadline.at;
     let wire = endpoint.provider.wire();
-    let body = wire.body(model, conversation, options.stream);
-    let body = serde_json::to_vec(&body).expect("JSON values serialize");
+    let body = wire.body(model, conversation, options.stream).to_vec();
     let url = endpoint.call_url(model, options.stream);
     let headers = wire.headers(&endpoint.api_key);
     let post = || http::post(&options.client, &url, &headers, &body, deadline);
