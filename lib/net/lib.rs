@@ -11,3 +11,5 @@ mod roots;
 pub mod sse;
 
 pub use client::{Client, Method, Response, reason};
+/// The URL parser every crate above uses.
+pub use url;

@@ -10,133 +10,88 @@ use std::io::{self, Read};
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use axe_net::url;
 use axe_net::{Client, Method};
 
 /// The most of a body read: far more than the 10,000 characters kept, so
 /// an HTML page still has its text after its markup is gone.
 const BODY_LIMIT: usize = 4 << 20;
 
-/// A URL `url_fetch` may fetch.
+/// A URL `url_fetch` may fetch: `http` or `https`, with a host and no
+/// user name or password.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Url {
+    url: url::Url,
     pub https: bool,
-    /// Lower case, without brackets for IPv6.
+    /// Lower case (international names in their ASCII form), without
+    /// brackets for IPv6.
     pub host: String,
     pub port: u16,
-    /// Path and query, from `/`.
-    pub target: String,
 }
 
 impl Url {
     pub fn parse(text: &str) -> Result<Url, String> {
         let text = text.trim();
-        // Nothing of it may end up as a header line of its own.
+        // A URL parser drops tabs and newlines and encodes spaces; a URL
+        // that has them was not meant as it would be read: refused whole.
         if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(format!(
                 "invalid URL {text:?}: spaces and control characters must be percent-encoded"
             ));
         }
-        let (scheme, rest) = text.split_once("://").unwrap_or(("", text));
-        let https = match scheme.to_ascii_lowercase().as_str() {
+        match url::Url::parse(text) {
+            Ok(url) => Url::checked(url),
+            Err(url::ParseError::RelativeUrlWithoutBase) => Err(unsupported("")),
+            Err(e) => Err(format!("invalid URL {text:?}: {e}")),
+        }
+    }
+
+    /// `url` when it may be fetched.
+    fn checked(url: url::Url) -> Result<Url, String> {
+        let https = match url.scheme() {
             "http" => false,
             "https" => true,
-            other => {
-                return Err(format!(
-                    "unsupported scheme {other:?}: only http and https are allowed"
-                ));
-            }
+            other => return Err(unsupported(other)),
         };
-        let rest = rest.split('#').next().unwrap_or_default();
-        let end = rest.find(['/', '?']).unwrap_or(rest.len());
-        let (authority, target) = rest.split_at(end);
-        if authority.contains('@') {
+        if !url.username().is_empty() || url.password().is_some() {
             return Err("URLs with a user name or password are not fetched".into());
         }
-        let (host, port) = match authority.strip_prefix('[') {
-            Some(v6) => {
-                let (host, after) = v6.split_once(']').ok_or("invalid IPv6 host in URL")?;
-                (host, after.strip_prefix(':'))
-            }
-            None => match authority.rsplit_once(':') {
-                Some((host, port)) => (host, Some(port)),
-                None => (authority, None),
-            },
+        let host = match url.host() {
+            Some(url::Host::Domain(name)) => name.to_ascii_lowercase(),
+            Some(url::Host::Ipv4(ip)) => ip.to_string(),
+            Some(url::Host::Ipv6(ip)) => ip.to_string(),
+            None => return Err(format!("no host in URL {:?}", url.as_str())),
         };
-        if host.is_empty() {
-            return Err(format!("no host in URL {text:?}"));
-        }
-        let port = match port {
-            None | Some("") => {
-                if https {
-                    443
-                } else {
-                    80
-                }
-            }
-            Some(p) => p
-                .parse()
-                .map_err(|_| format!("invalid port {p:?} in URL"))?,
-        };
-        let target = match target {
-            "" => "/".to_owned(),
-            t if t.starts_with('?') => format!("/{t}"),
-            t => t.to_owned(),
-        };
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| format!("no port in URL {:?}", url.as_str()))?;
+        let mut url = url;
+        url.set_fragment(None);
         Ok(Url {
+            url,
             https,
-            host: host.to_ascii_lowercase(),
+            host,
             port,
-            target,
         })
     }
 
-    /// `host[:port]` as a Host header and a URL write it.
-    fn authority(&self) -> String {
-        let host = match self.host.contains(':') {
-            true => format!("[{}]", self.host),
-            false => self.host.clone(),
-        };
-        match (self.https, self.port) {
-            (false, 80) | (true, 443) => host,
-            (_, port) => format!("{host}:{port}"),
-        }
-    }
-
     pub fn to_text(&self) -> String {
-        let scheme = if self.https { "https" } else { "http" };
-        format!("{scheme}://{}{}", self.authority(), self.target)
+        self.url.as_str().to_owned()
     }
 
     /// Where a redirect's `Location` leads from here.
     pub fn join(&self, location: &str) -> Result<Url, String> {
         let location = location.trim();
-        // A scheme is letters, digits, `+`, `-` and `.` before the first
-        // `:`; a path whose query holds a URL (`/next?u=http://x`) has none.
-        let scheme = location.split_once("://").map(|(scheme, _)| scheme);
-        if scheme.is_some_and(|s| {
-            !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
-        }) {
-            return Url::parse(location);
-        }
-        let scheme = if self.https { "https" } else { "http" };
-        if let Some(rest) = location.strip_prefix("//") {
-            return Url::parse(&format!("{scheme}://{rest}"));
-        }
-        let path = match location.starts_with('/') {
-            true => location.to_owned(),
-            false => {
-                let dir = self.target.split('?').next().unwrap_or("/");
-                let dir = &dir[..dir.rfind('/').map_or(0, |i| i + 1)];
-                format!("{dir}{location}")
-            }
-        };
-        Ok(Url {
-            target: path,
-            ..self.clone()
-        })
+        let url = self
+            .url
+            .join(location)
+            .map_err(|e| format!("invalid redirect {location:?}: {e}"))?;
+        Url::checked(url)
     }
+}
+
+fn unsupported(scheme: &str) -> String {
+    format!("unsupported scheme {scheme:?}: only http and https are allowed")
 }
 
 /// What came back.
@@ -190,10 +145,21 @@ mod tests {
 
     #[test]
     fn urls() {
-        let u = Url::parse("HTTPS://Example.COM:8443/a/b?q=1#frag").unwrap();
+        let u = Url::parse("HTTPS://Example.COM:8443/a/./b?q=1#frag").unwrap();
         assert_eq!(
-            (u.https, u.host.as_str(), u.port, u.target.as_str()),
-            (true, "example.com", 8443, "/a/b?q=1")
+            (u.https, u.host.as_str(), u.port, u.to_text().as_str()),
+            (
+                true,
+                "example.com",
+                8443,
+                "https://example.com:8443/a/b?q=1"
+            )
+        );
+        let u = Url::parse("http://Bücher.example/").unwrap();
+        assert_eq!(u.host, "xn--bcher-kva.example");
+        assert_eq!(
+            Url::parse("example.com/x").unwrap_err(),
+            "unsupported scheme \"\": only http and https are allowed"
         );
         let u = Url::parse("http://[::1]/").unwrap();
         assert_eq!((u.host.as_str(), u.port), ("::1", 80));
@@ -208,5 +174,10 @@ mod tests {
         assert_eq!(base.join("other").unwrap().to_text(), "http://h/dir/other");
         assert_eq!(base.join("/top").unwrap().to_text(), "http://h/top");
         assert_eq!(base.join("//g:81/x").unwrap().to_text(), "http://g:81/x");
+        assert_eq!(
+            base.join("../up?u=http://x").unwrap().to_text(),
+            "http://h/up?u=http://x"
+        );
+        assert!(base.join("ftp://h/").is_err());
     }
 }

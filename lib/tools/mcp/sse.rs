@@ -9,6 +9,7 @@ use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::thread;
 use std::time::Instant;
 
+use axe_net::url;
 use axe_net::{Client, Method};
 use serde_json::Value;
 
@@ -148,27 +149,17 @@ impl Transport for Sse {
     }
 }
 
-/// The `endpoint` event's URL resolved against the stream's `base`: a
+/// The `endpoint` event's URL resolved against the stream's `base` (a
 /// full URL, a path from the root, or one relative to the stream's
-/// directory; refused unless it has the stream's scheme, host and port.
+/// directory); refused unless it has the stream's scheme, host and port.
 fn resolve(base: &str, endpoint: &str) -> Result<String, String> {
-    let from = origin(base).ok_or("the stream's URL has no host")?;
-    let url = if endpoint.contains("://") {
-        endpoint.to_owned()
-    } else if endpoint.starts_with('/') {
-        format!("{from}{endpoint}")
-    } else {
-        let path = base.split(['?', '#']).next().unwrap_or(base);
-        let dir = &path[..path.rfind('/').map_or(path.len(), |i| i + 1)];
-        let dir = if dir.len() < from.len() {
-            format!("{from}/")
-        } else {
-            dir.to_owned()
-        };
-        format!("{dir}{endpoint}")
-    };
-    if origin(&url).is_some_and(|o| o.eq_ignore_ascii_case(&from)) {
-        Ok(url)
+    let base = url::Url::parse(base).map_err(|_| "the stream's URL has no host")?;
+    let from = origin(&base).ok_or("the stream's URL has no host")?;
+    let url = base
+        .join(endpoint)
+        .map_err(|e| format!("the endpoint event names no URL ({endpoint:?}): {e}"))?;
+    if origin(&url).is_some_and(|o| o == from) {
+        Ok(url.into())
     } else {
         Err(format!(
             "the endpoint event names another origin ({endpoint:?}), not {from}"
@@ -176,22 +167,15 @@ fn resolve(base: &str, endpoint: &str) -> Result<String, String> {
     }
 }
 
-/// `scheme://host:port` of `url`, the port made explicit.
-fn origin(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    if authority.is_empty() || authority.contains('@') {
+/// `scheme://host:port` of `url`, the port made explicit; none for a URL
+/// with a user name or without a host.
+fn origin(url: &url::Url) -> Option<String> {
+    let host = url.host_str().filter(|h| !h.is_empty())?;
+    if !url.username().is_empty() || url.password().is_some() {
         return None;
     }
-    let has_port = authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    let port = match (has_port, scheme) {
-        (true, _) => "",
-        (false, "https") => ":443",
-        (false, _) => ":80",
-    };
-    Some(format!("{scheme}://{authority}{port}"))
+    let port = url.port_or_known_default()?;
+    Some(format!("{}://{host}:{port}", url.scheme()))
 }
 
 #[cfg(test)]
