@@ -429,3 +429,46 @@ fn a_tool_conversation_is_one_connection_kept_alive() {
         "a connection a turn"
     );
 }
+
+/// A proxy or roots variable that cannot be used fails the calls it
+/// would carry, one line each, exit 3: never passed by, which would send
+/// the request around the proxy, or trust other roots.
+#[test]
+fn unusable_proxy_and_roots_variables_fail_the_call_naming_them() {
+    let env = Env::new();
+    agent(&env);
+    let url = "https://localhost:9";
+    let fails = |var: &str, value: &str| {
+        let out = served_by(env.cmd("axe-run"), url)
+            .env(var, value)
+            .args(["a", "hi"])
+            .assert()
+            .code(3)
+            .get_output()
+            .clone();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let missing = env.root().join("no-such.pem");
+    assert_eq!(
+        fails("SSL_CERT_FILE", missing.to_str().unwrap()),
+        format!(
+            "connection to {url}/v1/messages failed: certificate file {} (SSL_CERT_FILE): no such file or directory\n",
+            missing.display()
+        )
+    );
+    let empty = env.root().join("empty.pem");
+    std::fs::write(&empty, "no certificate here\n").unwrap();
+    assert_eq!(
+        fails("SSL_CERT_FILE", empty.to_str().unwrap()),
+        format!(
+            "connection to {url}/v1/messages failed: certificate file {} (SSL_CERT_FILE): no PEM certificate in it\n",
+            empty.display()
+        )
+    );
+    assert_eq!(
+        fails("HTTPS_PROXY", "ftp://proxy:21"),
+        format!(
+            "connection to {url}/v1/messages failed: the proxy HTTPS_PROXY names is not a proxy URL (expected http://host:port): \"ftp://proxy:21\"\n"
+        )
+    );
+}

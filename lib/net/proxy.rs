@@ -58,8 +58,9 @@ impl Proxies {
 }
 
 fn proxy(name: &str, value: &str) -> Choice {
-    ureq::Proxy::new(value)
-        .map_err(|_| format!("{name} is not a proxy URL (expected http://host:port): {value:?}"))
+    ureq::Proxy::new(value).map_err(|_| {
+        format!("the proxy {name} names is not a proxy URL (expected http://host:port): {value:?}")
+    })
 }
 
 fn read_list(var: &impl Fn(&str) -> Option<String>) -> Vec<Exempt> {

@@ -40,9 +40,12 @@ pub fn read_named(named: &Named) -> Result<RootCerts, String> {
     }
     let mut certs = Vec::new();
     if let Some(file) = &file {
-        let found = read(Path::new(file)).map_err(|e| format!("SSL_CERT_FILE {file}: {e}"))?;
+        let found = read(Path::new(file))
+            .map_err(|e| format!("certificate file {file} (SSL_CERT_FILE): {e}"))?;
         if found.is_empty() {
-            return Err(format!("SSL_CERT_FILE {file}: no PEM certificate in it"));
+            return Err(format!(
+                "certificate file {file} (SSL_CERT_FILE): no PEM certificate in it"
+            ));
         }
         certs.extend(found);
     }
@@ -51,8 +54,12 @@ pub fn read_named(named: &Named) -> Result<RootCerts, String> {
         .flat_map(|d| d.split(':'))
         .filter(|d| !d.is_empty())
     {
-        let entries =
-            std::fs::read_dir(dir).map_err(|e| format!("SSL_CERT_DIR {dir}: {}", describe(&e)))?;
+        let entries = std::fs::read_dir(dir).map_err(|e| {
+            format!(
+                "certificate directory {dir} (SSL_CERT_DIR): {}",
+                describe(&e)
+            )
+        })?;
         // Files that are no certificates (an index, a CRL) are passed by,
         // as OpenSSL passes them by.
         for entry in entries.flatten() {
@@ -60,7 +67,7 @@ pub fn read_named(named: &Named) -> Result<RootCerts, String> {
         }
     }
     if certs.is_empty() {
-        return Err("SSL_CERT_DIR: no PEM certificate in it".into());
+        return Err("no PEM certificate in the directories SSL_CERT_DIR names".into());
     }
     Ok(RootCerts::from(certs))
 }
