@@ -15,7 +15,7 @@ use std::thread;
 use serde_json::{Value, json};
 
 use crate::run::run;
-use crate::server::{Answer, Server, closed_port_url};
+use crate::server::{Answer, Server, closed_port_url, sse_event};
 use crate::tools::tool_agent;
 use crate::util::{Env, have};
 use crate::wire::{anthropic_reply, served_by};
@@ -365,11 +365,17 @@ struct KeptAlive {
 
 impl KeptAlive {
     fn start(replies: Vec<Value>) -> KeptAlive {
+        let replies = replies.iter().map(Value::to_string).collect();
+        KeptAlive::serve("application/json", replies)
+    }
+
+    /// Each of `bodies` as a reply of `content_type`.
+    fn serve(content_type: &'static str, bodies: Vec<String>) -> KeptAlive {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let (connections, requests) = (Arc::new(Mutex::new(0)), Arc::new(Mutex::new(0)));
         let (opened, asked) = (Arc::clone(&connections), Arc::clone(&requests));
-        let replies = Arc::new(Mutex::new(replies));
+        let replies = Arc::new(Mutex::new(bodies));
         thread::spawn(move || {
             for mut conn in listener.incoming().flatten() {
                 *opened.lock().unwrap() += 1;
@@ -382,9 +388,9 @@ impl KeptAlive {
                             *asked
                         };
                         let replies = replies.lock().unwrap();
-                        let body = replies[(n - 1).min(replies.len() - 1)].to_string();
+                        let body = &replies[(n - 1).min(replies.len() - 1)];
                         let head = format!(
-                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n",
                             body.len()
                         );
                         if conn.write_all(format!("{head}{body}").as_bytes()).is_err() {
@@ -470,5 +476,65 @@ fn unusable_proxy_and_roots_variables_fail_the_call_naming_them() {
         format!(
             "connection to {url}/v1/messages failed: the proxy HTTPS_PROXY names is not a proxy URL (expected http://host:port): \"ftp://proxy:21\"\n"
         )
+    );
+}
+
+/// A streamed reply of Anthropic's: a `list_directory` call (`id`), or
+/// the text "done" when `id` is `None`.
+fn streamed(id: Option<&str>) -> String {
+    let block = match id {
+        Some(id) => json!({"type": "tool_use", "id": id, "name": "list_directory", "input": {}}),
+        None => json!({"type": "text", "text": "done"}),
+    };
+    let stop = if id.is_some() { "tool_use" } else { "end_turn" };
+    let mut events = vec![
+        sse_event(
+            "message_start",
+            &json!({"type": "message_start", "message": {"model": "claude-test", "usage": {"input_tokens": 1}}}),
+        ),
+        sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 0, "content_block": block}),
+        ),
+    ];
+    if id.is_some() {
+        events.push(sse_event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \".\"}"}}),
+        ));
+    }
+    events.push(sse_event(
+        "message_delta",
+        &json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 1}}),
+    ));
+    events.push(sse_event("message_stop", &json!({"type": "message_stop"})));
+    // What a server may send after the end marker: the stream is read to
+    // its end, or the connection could not be used again.
+    events.push(": bye\n\n".to_owned());
+    events.concat()
+}
+
+#[test]
+fn a_streamed_tool_conversation_is_one_connection_too() {
+    let env = Env::new();
+    tool_agent(&env, "\"list_directory\"", "stream = true");
+    let bodies = vec![
+        streamed(Some("t0")),
+        streamed(Some("t1")),
+        streamed(Some("t2")),
+        streamed(None),
+    ];
+    let server = KeptAlive::serve("text/event-stream", bodies);
+    run(&env, &server.url)
+        .arg("a")
+        .assert()
+        .success()
+        .stdout("done");
+    assert_eq!(*server.requests.lock().unwrap(), 4);
+    assert_eq!(
+        *server.connections.lock().unwrap(),
+        1,
+        "a connection a turn"
     );
 }

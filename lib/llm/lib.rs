@@ -229,8 +229,10 @@ fn attempt_once(
     let wire = endpoint.provider.wire();
     let mut reply = if options.stream {
         let mut out = redactor.stream(on_text);
-        let reply = wire.read_stream(&mut response.into_reader(), &mut out)?;
+        let mut body = response.into_reader();
+        let reply = wire.read_stream(&mut body, &mut out)?;
         out.finish().map_err(Failure::Output)?;
+        drain(body);
         reply
     } else {
         wire.parse_reply(&http::read_all(response)?)?
@@ -239,6 +241,27 @@ fn attempt_once(
         reply.model = model.to_owned();
     }
     Ok(reply)
+}
+
+/// What a stream sends past its end marker (the rest of the last event,
+/// the chunked body's end): at most this much is read for it, waiting at
+/// most this long.
+const STREAM_TAIL_LIMIT: u64 = 64 << 10;
+const STREAM_TAIL_WAIT: Duration = Duration::from_secs(1);
+
+/// Reads what is left of a stream whose answer is whole, so that its
+/// connection goes back to the client for the next turn: the tail has
+/// come with the end marker, and reading it takes no time. A server that
+/// keeps the stream open past its end marker holds a thread of its own
+/// (until the call's deadline), not the run, which goes on after
+/// [`STREAM_TAIL_WAIT`] and opens another connection next turn.
+fn drain(body: impl std::io::Read + Send + 'static) {
+    let (done, drained) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut body.take(STREAM_TAIL_LIMIT), &mut std::io::sink());
+        let _ = done.send(());
+    });
+    let _ = drained.recv_timeout(STREAM_TAIL_WAIT);
 }
 
 /// The `<category>: <message>` error for a failed call to `endpoint`.
