@@ -147,6 +147,8 @@ impl Client {
             .proxies
             .choose(https, &host)
             .map_err(io::Error::other)?;
+        // ureq's requests with and without a body are builders of two
+        // types: one recipe for both.
         macro_rules! prepare {
             ($request:expr) => {{
                 let mut request = $request
