@@ -1057,7 +1057,9 @@ fn a_reply_cut_off_names_the_url_it_came_from() {
     ));
     assert_eq!(
         call_fails(&env, &format!("http://{cut}")),
-        format!("connection to http://{cut}/v1/messages failed: connection reset by peer\n")
+        format!(
+            "connection to http://{cut}/v1/messages failed: the connection closed before the reply was complete\n"
+        )
     );
 }
 

@@ -29,6 +29,7 @@ mod mem_shared;
 mod mem_trim;
 mod notes;
 mod pipeline;
+mod proxy;
 mod readme;
 mod redact;
 mod run;

@@ -100,6 +100,16 @@ impl Env {
             "AXE_OLLAMA_BASE_URL",
             "AXE_OPENROUTER_BASE_URL",
             "AXE_GOOGLE_BASE_URL",
+            // Every server a test starts is on 127.0.0.1: a developer's
+            // proxy must not stand between.
+            "HTTPS_PROXY",
+            "https_proxy",
+            "HTTP_PROXY",
+            "http_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+            "NO_PROXY",
+            "no_proxy",
         ] {
             cmd.env_remove(var);
         }

@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::body::Json;
 use super::conversation::{Conversation, Reply, Role, ToolCall, Usage};
 use super::http::Failure;
 use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
@@ -56,43 +57,50 @@ impl Wire for Anthropic {
         Some(DEFAULT_MAX_TOKENS)
     }
 
-    fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(model));
+    fn body<'a>(&self, model: &'a str, c: &'a Conversation, stream: bool) -> Json<'a> {
         let max_tokens = if c.max_tokens == 0 {
             DEFAULT_MAX_TOKENS
         } else {
             c.max_tokens
         };
-        body.insert("max_tokens".into(), json!(max_tokens));
-        body.insert("messages".into(), messages(c));
-        let tools: Vec<Value> = c
+        let mut body = vec![
+            ("model", Json::Str(model)),
+            ("max_tokens", Json::Owned(json!(max_tokens))),
+            ("messages", messages(c)),
+        ];
+        let tools: Vec<Json> = c
             .tools
             .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .map(|t| {
+                Json::object([
+                    ("name", Json::from(&t.name)),
+                    ("description", Json::from(&t.description)),
+                    ("input_schema", Json::Value(&t.parameters)),
+                ])
+            })
             .collect();
         let stable = c.system_parts().0.len();
         let cache =
             c.caches() && (stable >= MIN_CACHED_BYTES || longer(&tools, MIN_CACHED_BYTES - stable));
         if !c.system.is_empty() {
-            body.insert("system".into(), system(c, cache));
+            body.push(("system", system(c, cache)));
         }
         if let Some(t) = c.temperature {
-            body.insert("temperature".into(), json!(t));
+            body.push(("temperature", Json::Owned(json!(t))));
         }
         if !tools.is_empty() {
             let mut tools = tools;
             // The tools come first in the prompt: marking the last caches
             // them all, whatever follows.
-            if let Some(Value::Object(last)) = tools.last_mut().filter(|_| cache) {
-                last.insert("cache_control".into(), ephemeral());
+            if cache && let Some(last) = tools.pop() {
+                tools.push(last.with("cache_control", ephemeral()));
             }
-            body.insert("tools".into(), Value::Array(tools));
+            body.push(("tools", Json::Array(tools)));
         }
         if stream {
-            body.insert("stream".into(), json!(true));
+            body.push(("stream", Json::Owned(json!(true))));
         }
-        Value::Object(body)
+        Json::object(body)
     }
 
     fn category(&self, status: u16) -> Category {
@@ -173,7 +181,7 @@ impl Wire for Anthropic {
         let mut finished = false;
         while let Some(event) = sse.next()? {
             let data = parse_chunk(&event.data)?;
-            let kind = data["type"].as_str().unwrap_or(&event.event);
+            let kind = data["type"].as_str().unwrap_or(&event.name);
             match kind {
                 "message_start" => {
                     let message = &data["message"];
@@ -255,20 +263,21 @@ impl Wire for Anthropic {
 /// The system prompt: a string, or with caching its stable prefix as a
 /// cached block and the rest (the run log's entries, which change every
 /// run) after it, so that a repeat run reads the prefix from the cache.
-fn system(c: &Conversation, cache: bool) -> Value {
+fn system(c: &Conversation, cache: bool) -> Json<'_> {
     let (stable, rest) = c.system_parts();
     if !cache || stable.is_empty() {
-        return json!(c.system);
+        return Json::from(&c.system);
     }
-    let mut blocks = vec![json!({"type": "text", "text": stable, "cache_control": ephemeral()})];
+    let text = |text| Json::object([("type", Json::Str("text")), ("text", Json::Str(text))]);
+    let mut blocks = vec![text(stable).with("cache_control", ephemeral())];
     if !rest.is_empty() {
-        blocks.push(json!({"type": "text", "text": rest}));
+        blocks.push(text(rest));
     }
-    json!(blocks)
+    Json::Array(blocks)
 }
 
-fn ephemeral() -> Value {
-    json!({"type": "ephemeral"})
+fn ephemeral() -> Json<'static> {
+    Json::Owned(json!({"type": "ephemeral"}))
 }
 
 /// A `usage` object. Anthropic's `input_tokens` leaves out what was read
@@ -291,37 +300,51 @@ fn usage(u: &Value) -> Usage {
     }
 }
 
-fn messages(c: &Conversation) -> Value {
-    let messages: Vec<Value> = c
+fn messages(c: &Conversation) -> Json<'_> {
+    let turn = |role, content| Json::object([("role", Json::Str(role)), ("content", content)]);
+    let messages = c
         .messages
         .iter()
         .map(|m| match m.role {
             Role::Tool => {
                 // Tool results go back as a user turn of tool_result blocks.
-                let blocks: Vec<Value> = m
+                let blocks = m
                     .tool_results
                     .iter()
                     .map(|r| {
-                        json!({"type": "tool_result", "tool_use_id": r.call_id, "content": r.content, "is_error": r.is_error})
+                        Json::object([
+                            ("type", Json::Str("tool_result")),
+                            ("tool_use_id", Json::from(&r.call_id)),
+                            ("content", Json::from(&r.content)),
+                            ("is_error", Json::Owned(json!(r.is_error))),
+                        ])
                     })
                     .collect();
-                json!({"role": "user", "content": blocks})
+                turn("user", Json::Array(blocks))
             }
             Role::Assistant if !m.tool_calls.is_empty() => {
                 let mut blocks = Vec::new();
                 if !m.content.is_empty() {
-                    blocks.push(json!({"type": "text", "text": m.content}));
+                    blocks.push(Json::object([
+                        ("type", Json::Str("text")),
+                        ("text", Json::from(&m.content)),
+                    ]));
                 }
                 for call in &m.tool_calls {
-                    blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}));
+                    blocks.push(Json::object([
+                        ("type", Json::Str("tool_use")),
+                        ("id", Json::from(&call.id)),
+                        ("name", Json::from(&call.name)),
+                        ("input", Json::Args(&call.arguments)),
+                    ]));
                 }
-                json!({"role": "assistant", "content": blocks})
+                turn("assistant", Json::Array(blocks))
             }
-            Role::Assistant => json!({"role": "assistant", "content": m.content}),
-            Role::User => json!({"role": "user", "content": m.content}),
+            Role::Assistant => turn("assistant", Json::from(&m.content)),
+            Role::User => turn("user", Json::from(&m.content)),
         })
         .collect();
-    json!(messages)
+    Json::Array(messages)
 }
 
 fn bad_reply(e: serde_json::Error) -> Failure {

@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::body::Json;
 use super::conversation::{Conversation, Reply, ResponseFormat, Role, ToolCall, Usage};
 use super::http::Failure;
 use super::stream::{Sse, TextSink, cut_short, json as parse_chunk};
@@ -65,25 +66,30 @@ impl Wire for Gemini {
         vec![("x-goog-api-key", key.to_owned())]
     }
 
-    fn body(&self, _model: &str, c: &Conversation, _stream: bool) -> Value {
-        let mut body = Map::new();
+    fn body<'a>(&self, _model: &'a str, c: &'a Conversation, _stream: bool) -> Json<'a> {
+        let mut body = Vec::new();
         if !c.system.is_empty() {
-            body.insert(
-                "systemInstruction".into(),
-                json!({"parts": [{"text": c.system}]}),
-            );
+            let text = Json::object([("text", Json::from(&c.system))]);
+            body.push((
+                "systemInstruction",
+                Json::object([("parts", Json::Array(vec![text]))]),
+            ));
         }
-        body.insert("contents".into(), contents(c));
+        body.push(("contents", contents(c)));
         if !c.tools.is_empty() {
-            let declarations: Vec<Value> = c
+            let declarations = c
                 .tools
                 .iter()
-                .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.parameters}))
+                .map(|t| {
+                    Json::object([
+                        ("name", Json::from(&t.name)),
+                        ("description", Json::from(&t.description)),
+                        ("parameters", Json::Value(&t.parameters)),
+                    ])
+                })
                 .collect();
-            body.insert(
-                "tools".into(),
-                json!([{"functionDeclarations": declarations}]),
-            );
+            let tools = Json::object([("functionDeclarations", Json::Array(declarations))]);
+            body.push(("tools", Json::Array(vec![tools])));
         }
         let mut config = Map::new();
         if let Some(t) = c.temperature {
@@ -108,9 +114,9 @@ impl Wire for Gemini {
             None => {}
         }
         if !config.is_empty() {
-            body.insert("generationConfig".into(), Value::Object(config));
+            body.push(("generationConfig", Json::Owned(Value::Object(config))));
         }
-        Value::Object(body)
+        Json::object(body)
     }
 
     fn honours(&self, _: &ResponseFormat) -> bool {
@@ -264,26 +270,32 @@ fn no_candidates(v: &Value) -> Failure {
 /// `contents`: user turns, the model's turns (text and calls), and tool
 /// results as a user turn of `functionResponse` parts, each named after
 /// its call.
-fn contents(c: &Conversation) -> Value {
+fn contents(c: &Conversation) -> Json<'_> {
+    let turn =
+        |role, parts| Json::object([("role", Json::Str(role)), ("parts", Json::Array(parts))]);
+    let text = |text| Json::object([("text", Json::from(text))]);
     let mut out = Vec::new();
     let mut calls: Vec<&ToolCall> = Vec::new();
     for m in &c.messages {
         match m.role {
-            Role::User => out.push(json!({"role": "user", "parts": [{"text": m.content}]})),
+            Role::User => out.push(turn("user", vec![text(&m.content)])),
             Role::Assistant => {
                 let mut parts = Vec::new();
                 if !m.content.is_empty() || m.tool_calls.is_empty() {
-                    parts.push(json!({"text": m.content}));
+                    parts.push(text(&m.content));
                 }
                 for call in &m.tool_calls {
-                    parts
-                        .push(json!({"functionCall": {"name": call.name, "args": call.arguments}}));
+                    let function = Json::object([
+                        ("name", Json::from(&call.name)),
+                        ("args", Json::Args(&call.arguments)),
+                    ]);
+                    parts.push(Json::object([("functionCall", function)]));
                     calls.push(call);
                 }
-                out.push(json!({"role": "model", "parts": parts}));
+                out.push(turn("model", parts));
             }
             Role::Tool => {
-                let parts: Vec<Value> = m
+                let parts = m
                     .tool_results
                     .iter()
                     .map(|r| {
@@ -293,14 +305,17 @@ fn contents(c: &Conversation) -> Value {
                             .find(|c| c.id == r.call_id)
                             .map_or("", |c| c.name.as_str());
                         let key = if r.is_error { "error" } else { "content" };
-                        json!({"functionResponse": {"name": name, "response": {key: r.content}}})
+                        let response = Json::object([(key, Json::from(&r.content))]);
+                        let function =
+                            Json::object([("name", Json::Str(name)), ("response", response)]);
+                        Json::object([("functionResponse", function)])
                     })
                     .collect();
-                out.push(json!({"role": "user", "parts": parts}));
+                out.push(turn("user", parts));
             }
         }
     }
-    json!(out)
+    Json::Array(out)
 }
 
 /// A model name as one path segment: anything but letters, digits and

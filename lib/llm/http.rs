@@ -7,6 +7,7 @@
 use std::io::{self, Read};
 use std::time::{Duration, Instant};
 
+use axe_net::{Client, Method, Response};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc2822;
 
@@ -69,66 +70,43 @@ pub fn status_text(status: u16, reason: &str) -> String {
     text.to_owned()
 }
 
-/// POSTs `body` as JSON; an answer outside 2xx is read whole and returned
-/// as [`Failure::Status`].
+/// POSTs `body` as JSON through `client`; an answer outside 2xx is read
+/// whole and returned as [`Failure::Status`].
 pub fn post(
+    client: &Client,
     url: &str,
     headers: &[(&'static str, String)],
     body: &[u8],
     deadline: Instant,
-) -> Result<minreq::ResponseLazy, Failure> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    if left.is_zero() {
+) -> Result<Response, Failure> {
+    if deadline <= Instant::now() {
         return Err(Failure::Timeout);
     }
-    // minreq counts whole seconds from now; round up and let our own
-    // deadline checks do the rest.
-    let seconds = left.as_secs() + u64::from(left.subsec_nanos() > 0);
-    let mut request = minreq::post(url)
-        .with_header("content-type", "application/json")
-        .with_body(body.to_vec())
-        .with_timeout(seconds)
-        .with_follow_redirects(false);
-    for (name, value) in headers {
-        request = request.with_header(*name, value.as_str());
-    }
-    let response = request.send_lazy().map_err(|e| classify(url, e))?;
-    if (200..300).contains(&response.status_code) {
+    let mut all = vec![("content-type", "application/json")];
+    all.extend(headers.iter().map(|(name, value)| (*name, value.as_str())));
+    let response = client
+        .send(Method::Post, url, &all, Some(body), deadline)
+        .map_err(|e| io_failure(url, e))?;
+    if (200..300).contains(&response.status) {
         return Ok(response);
     }
-    // No reply at all is not the server saying 503: it is a connection
-    // that broke (a proxy hanging up, a server that crashed), and the
-    // status text would blame the provider.
-    if response.status_code == 503
-        && response.reason_phrase == NO_STATUS_LINE
-        && response.headers.is_empty()
-    {
-        return Err(Failure::Dropped {
-            url: url.to_owned(),
-            err: io::Error::other(
-                "no HTTP reply: the connection closed, or what came back was not HTTP",
-            ),
-        });
-    }
-    let status = response.status_code;
-    let reason = response.reason_phrase.clone();
-    let content_type = response
-        .headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-        .and_then(|(_, v)| media_type(v));
+    let status = response.status;
+    let content_type = response.header("content-type").and_then(media_type);
     let retry_after = response
-        .headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
-        .and_then(|(_, v)| parse_retry_after(v, OffsetDateTime::now_utc()));
+        .header("retry-after")
+        .and_then(|v| parse_retry_after(v, OffsetDateTime::now_utc()));
     // The body only improves the message; a broken one leaves the status,
     // and a huge one is not worth reading to its end.
     let mut body = Vec::new();
-    let _ = response.take(ERROR_BODY_LIMIT).read_to_end(&mut body);
+    let _ = response
+        .into_reader()
+        .take(ERROR_BODY_LIMIT)
+        .read_to_end(&mut body);
     Err(Failure::Status {
         status,
-        reason,
+        // The server's reason phrase is not kept by the client: the
+        // status's standard text stands in.
+        reason: axe_net::reason(status).unwrap_or_default().to_owned(),
         content_type,
         body,
         retry_after,
@@ -180,31 +158,13 @@ pub fn shown(url: &str) -> String {
 }
 
 /// Reads a whole body.
-pub fn read_all(mut response: minreq::ResponseLazy) -> Result<Vec<u8>, Failure> {
+pub fn read_all(response: Response) -> Result<Vec<u8>, Failure> {
     let mut body = Vec::new();
     response
+        .into_reader()
         .read_to_end(&mut body)
         .map_err(|e| io_failure("", e))?;
     Ok(body)
-}
-
-fn classify(url: &str, err: minreq::Error) -> Failure {
-    match err {
-        minreq::Error::IoError(e) => io_failure(url, e),
-        // The name resolved to no address at all: as unreachable as a
-        // name that does not resolve.
-        minreq::Error::AddressNotFound => Failure::Dropped {
-            url: url.to_owned(),
-            err: io::Error::other(format!(
-                "could not resolve host {}: it has no address",
-                host(url)
-            )),
-        },
-        other => Failure::Api(
-            Category::Server,
-            format!("Post \"{}\": {other}", shown(url)),
-        ),
-    }
 }
 
 /// A read or connect error: a timeout, or a dropped connection.
@@ -223,9 +183,9 @@ pub fn io_failure(url: &str, err: io::Error) -> Failure {
 /// text is all there is to know it by.
 const LOOKUP_FAILED: &str = "failed to lookup address information: ";
 
-/// minreq's stand-in for a reply without a status line: the connection
-/// closed before a word, or what came was not HTTP.
-const NO_STATUS_LINE: &str = "Server did not provide a status line";
+/// What the HTTP client (ureq) says of a connection that closed before
+/// the reply was whole.
+const PEER_DISCONNECTED: &str = "Peer disconnected";
 
 /// `err` as the user should read it. An OS error (connection refused,
 /// reset, no route to host) already says what happened. Errors made up by
@@ -254,6 +214,15 @@ fn explain(url: &str, err: io::Error) -> io::Error {
                 ""
             };
             format!("the TLS handshake failed: {text}{hint}")
+        }
+        // The HTTP client's word for a connection that ended early: before
+        // the status line (`url` is only given then), or in the body.
+        Some(text) if err.kind() == io::ErrorKind::UnexpectedEof && text == PEER_DISCONNECTED => {
+            match url.is_empty() {
+                true => "the connection closed before the reply was complete".to_owned(),
+                false => "no HTTP reply: the connection closed, or what came back was not HTTP"
+                    .to_owned(),
+            }
         }
         Some(text) => text,
         // Before any reply (`url` is only given then), over TLS: the other

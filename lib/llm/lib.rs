@@ -14,6 +14,7 @@
 //! `wire`, `stream`, `http` and `conversation`; nothing imports upward.
 
 mod anthropic;
+mod body;
 mod conversation;
 mod gemini;
 mod http;
@@ -93,6 +94,9 @@ pub struct CallOptions {
     /// and the waits before them.
     pub retry: RetryPolicy,
     pub stream: bool,
+    /// The HTTP client: one for a run, shared by its agents, so each
+    /// endpoint is one connection kept alive from turn to turn.
+    pub client: axe_net::Client,
 }
 
 /// A retry about to be made: attempt `attempt` of `attempts` (the first
@@ -147,11 +151,10 @@ pub fn complete_observed(
     let redactor = Redactor::new(&endpoint.api_key);
     let deadline = options.deadline.at;
     let wire = endpoint.provider.wire();
-    let body = wire.body(model, conversation, options.stream);
-    let body = serde_json::to_vec(&body).expect("JSON values serialize");
+    let body = wire.body(model, conversation, options.stream).to_vec();
     let url = endpoint.call_url(model, options.stream);
     let headers = wire.headers(&endpoint.api_key);
-    let post = || http::post(&url, &headers, &body, deadline);
+    let post = || http::post(&options.client, &url, &headers, &body, deadline);
     let mut attempt = 0;
     loop {
         // Text already shown cannot be taken back, so a stream is retried
@@ -217,17 +220,19 @@ pub fn complete_observed(
 fn attempt_once(
     endpoint: &Endpoint,
     model: &str,
-    post: &dyn Fn() -> Result<minreq::ResponseLazy, Failure>,
+    post: &dyn Fn() -> Result<axe_net::Response, Failure>,
     options: &CallOptions,
     redactor: &Redactor,
     on_text: &mut dyn FnMut(&str) -> std::io::Result<()>,
 ) -> Result<Reply, Failure> {
-    let mut response = post()?;
+    let response = post()?;
     let wire = endpoint.provider.wire();
     let mut reply = if options.stream {
         let mut out = redactor.stream(on_text);
-        let reply = wire.read_stream(&mut response, &mut out)?;
+        let mut body = response.into_reader();
+        let reply = wire.read_stream(&mut body, &mut out)?;
         out.finish().map_err(Failure::Output)?;
+        drain(body);
         reply
     } else {
         wire.parse_reply(&http::read_all(response)?)?
@@ -236,6 +241,27 @@ fn attempt_once(
         reply.model = model.to_owned();
     }
     Ok(reply)
+}
+
+/// What a stream sends past its end marker (the rest of the last event,
+/// the chunked body's end): at most this much is read for it, waiting at
+/// most this long.
+const STREAM_TAIL_LIMIT: u64 = 64 << 10;
+const STREAM_TAIL_WAIT: Duration = Duration::from_secs(1);
+
+/// Reads what is left of a stream whose answer is whole, so that its
+/// connection goes back to the client for the next turn: the tail has
+/// come with the end marker, and reading it takes no time. A server that
+/// keeps the stream open past its end marker holds a thread of its own
+/// (until the call's deadline), not the run, which goes on after
+/// [`STREAM_TAIL_WAIT`] and opens another connection next turn.
+fn drain(body: impl std::io::Read + Send + 'static) {
+    let (done, drained) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut body.take(STREAM_TAIL_LIMIT), &mut std::io::sink());
+        let _ = done.send(());
+    });
+    let _ = drained.recv_timeout(STREAM_TAIL_WAIT);
 }
 
 /// The `<category>: <message>` error for a failed call to `endpoint`.

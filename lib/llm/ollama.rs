@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::body::Json;
 use super::conversation::{Conversation, Reply, ResponseFormat, ToolCall, Usage};
 use super::http::Failure;
 use super::stream::{Lines, TextSink, cut_short, json as parse_chunk};
@@ -50,11 +51,12 @@ impl Wire for Ollama {
         Vec::new()
     }
 
-    fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(model));
-        body.insert("messages".into(), messages(c));
-        body.insert("stream".into(), json!(stream));
+    fn body<'a>(&self, model: &'a str, c: &'a Conversation, stream: bool) -> Json<'a> {
+        let mut body = vec![
+            ("model", Json::Str(model)),
+            ("messages", messages(c)),
+            ("stream", Json::Owned(json!(stream))),
+        ];
         let mut options = Map::new();
         if let Some(t) = c.temperature {
             options.insert("temperature".into(), json!(t));
@@ -63,22 +65,22 @@ impl Wire for Ollama {
             options.insert("num_predict".into(), json!(c.max_tokens));
         }
         if !options.is_empty() {
-            body.insert("options".into(), Value::Object(options));
+            body.push(("options", Json::Owned(Value::Object(options))));
         }
         if !c.tools.is_empty() {
-            body.insert("tools".into(), super::openai::tools(c));
+            body.push(("tools", super::openai::tools(c)));
         }
         // `format`: "json", or the schema itself; free text is the default.
         match &c.response_format {
             Some(ResponseFormat::JsonObject) => {
-                body.insert("format".into(), json!("json"));
+                body.push(("format", Json::Owned(json!("json"))));
             }
             Some(ResponseFormat::JsonSchema { schema, .. }) => {
-                body.insert("format".into(), schema.clone());
+                body.push(("format", Json::Value(schema)));
             }
             Some(ResponseFormat::Text) | None => {}
         }
-        Value::Object(body)
+        Json::object(body)
     }
 
     fn honours(&self, _: &ResponseFormat) -> bool {
@@ -149,12 +151,23 @@ impl Wire for Ollama {
     }
 }
 
-fn messages(c: &Conversation) -> Value {
+fn messages(c: &Conversation) -> Json<'_> {
     super::openai::chat_messages(
         c,
-        |call| json!({"function": {"name": call.name, "arguments": call.arguments}}),
+        |call| {
+            let function = Json::object([
+                ("name", Json::from(&call.name)),
+                ("arguments", Json::Args(&call.arguments)),
+            ]);
+            Json::object([("function", function)])
+        },
         // Ollama has no call ids: results follow in the order of the calls.
-        |result| json!({"role": "tool", "content": result.content}),
+        |result| {
+            Json::object([
+                ("role", Json::Str("tool")),
+                ("content", Json::from(&result.content)),
+            ])
+        },
     )
 }
 

@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::body::Json;
 use super::conversation::{Conversation, Reply, ResponseFormat, Role, ToolCall, ToolResult, Usage};
 use super::http::Failure;
 use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
@@ -45,28 +46,29 @@ impl Wire for OpenAi {
         vec![("authorization", format!("Bearer {key}"))]
     }
 
-    fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value {
-        let mut body = Map::new();
-        body.insert("model".into(), json!(model));
-        body.insert("messages".into(), messages(c));
+    fn body<'a>(&self, model: &'a str, c: &'a Conversation, stream: bool) -> Json<'a> {
+        let mut body = vec![("model", Json::Str(model)), ("messages", messages(c))];
         if let Some(t) = c.temperature {
-            body.insert("temperature".into(), json!(t));
+            body.push(("temperature", Json::Owned(json!(t))));
         }
         if c.max_tokens != 0 {
-            body.insert("max_tokens".into(), json!(c.max_tokens));
+            body.push(("max_tokens", Json::Owned(json!(c.max_tokens))));
         }
         if !c.tools.is_empty() {
-            body.insert("tools".into(), tools(c));
+            body.push(("tools", tools(c)));
         }
         if let Some(format) = &c.response_format {
-            body.insert("response_format".into(), response_format(format));
+            body.push(("response_format", Json::Owned(response_format(format))));
         }
         if stream {
-            body.insert("stream".into(), json!(true));
+            body.push(("stream", Json::Owned(json!(true))));
             // Token counts come in a last chunk only when asked for.
-            body.insert("stream_options".into(), json!({"include_usage": true}));
+            body.push((
+                "stream_options",
+                Json::Owned(json!({"include_usage": true})),
+            ));
         }
-        Value::Object(body)
+        Json::object(body)
     }
 
     fn honours(&self, _: &ResponseFormat) -> bool {
@@ -237,60 +239,82 @@ fn response_format(format: &ResponseFormat) -> Value {
 
 /// `{"type": "function", "function": {name, description, parameters}}`,
 /// which Ollama takes too.
-pub fn tools(c: &Conversation) -> Value {
-    let tools: Vec<Value> = c
+pub fn tools(c: &Conversation) -> Json<'_> {
+    let tools = c
         .tools
         .iter()
         .map(|t| {
-            json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}})
+            let function = Json::object([
+                ("name", Json::from(&t.name)),
+                ("description", Json::from(&t.description)),
+                ("parameters", Json::Value(&t.parameters)),
+            ]);
+            Json::object([("type", Json::Str("function")), ("function", function)])
         })
         .collect();
-    json!(tools)
+    Json::Array(tools)
 }
 
-fn messages(c: &Conversation) -> Value {
+fn messages(c: &Conversation) -> Json<'_> {
     chat_messages(
         c,
         |call| {
-            json!({
-                "id": call.id,
-                "type": "function",
-                "function": {
-                    "name": call.name,
-                    "arguments": Value::Object(call.arguments.clone()).to_string(),
-                },
-            })
+            let function = Json::object([
+                ("name", Json::from(&call.name)),
+                // A string of JSON, made for this call: small beside the
+                // texts, which are borrowed.
+                (
+                    "arguments",
+                    Json::Owned(Value::String(
+                        serde_json::to_string(&call.arguments).expect("JSON values serialize"),
+                    )),
+                ),
+            ]);
+            Json::object([
+                ("id", Json::from(&call.id)),
+                ("type", Json::Str("function")),
+                ("function", function),
+            ])
         },
-        |result| json!({"role": "tool", "tool_call_id": result.call_id, "content": result.content}),
+        |result| {
+            Json::object([
+                ("role", Json::Str("tool")),
+                ("tool_call_id", Json::from(&result.call_id)),
+                ("content", Json::from(&result.content)),
+            ])
+        },
     )
 }
 
 /// The message list OpenAI and Ollama both take: the system prompt first,
 /// then each turn, with a message per tool result. How a tool call and a
 /// tool result are spelled is each provider's own.
-pub fn chat_messages(
-    c: &Conversation,
-    call: impl Fn(&ToolCall) -> Value,
-    result: impl Fn(&ToolResult) -> Value,
-) -> Value {
+pub fn chat_messages<'a>(
+    c: &'a Conversation,
+    call: impl Fn(&'a ToolCall) -> Json<'a>,
+    result: impl Fn(&'a ToolResult) -> Json<'a>,
+) -> Json<'a> {
+    let turn = |role, content: &'a String| {
+        Json::object([("role", Json::Str(role)), ("content", Json::from(content))])
+    };
     let mut out = Vec::new();
     if !c.system.is_empty() {
-        out.push(json!({"role": "system", "content": c.system}));
+        out.push(turn("system", &c.system));
     }
     for m in &c.messages {
         match m.role {
             Role::Tool => out.extend(m.tool_results.iter().map(&result)),
             Role::Assistant if !m.tool_calls.is_empty() => {
-                let calls: Vec<Value> = m.tool_calls.iter().map(&call).collect();
+                let calls = m.tool_calls.iter().map(&call).collect();
                 // "" rather than Go's null when there is no text: llama.cpp's
                 // server answers null with a 500, and the hosted API takes both.
-                out.push(json!({"role": "assistant", "content": m.content, "tool_calls": calls}));
+                out.push(turn("assistant", &m.content).with("tool_calls", Json::Array(calls)));
             }
-            Role::Assistant => out.push(json!({"role": "assistant", "content": m.content})),
-            Role::User => out.push(json!({"role": "user", "content": m.content})),
+            Role::Assistant => out.push(turn("assistant", &m.content)),
+            Role::User => out.push(turn("user", &m.content)),
         }
     }
-    json!(out)
+    Json::Array(out)
 }
 
 fn no_choices() -> Failure {

@@ -3,8 +3,9 @@
 //! default address, key variable, a few statuses of its own and the cost
 //! of each call, which it reports when asked.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
+use super::body::Json;
 use super::conversation::{Conversation, Reply, ResponseFormat};
 use super::http::Failure;
 use super::openai::OpenAi;
@@ -49,10 +50,10 @@ impl Wire for OpenRouter {
     }
 
     /// OpenAI's, asking for the call's cost in `usage` too.
-    fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value {
-        let mut body = OpenAi.body(model, c, stream);
-        body["usage"] = json!({"include": true});
-        body
+    fn body<'a>(&self, model: &'a str, c: &'a Conversation, stream: bool) -> Json<'a> {
+        OpenAi
+            .body(model, c, stream)
+            .with("usage", Json::Owned(json!({"include": true})))
     }
 
     fn honours(&self, format: &ResponseFormat) -> bool {

@@ -1,7 +1,7 @@
 //! Reading streamed replies (server-sent events, JSON lines) and keeping
 //! the API key out of everything shown.
 
-use std::io::{self, BufRead, BufReader};
+use std::io;
 
 use serde_json::Value;
 
@@ -9,84 +9,45 @@ use super::conversation::{Reply, ToolCall};
 use super::http::{Failure, io_failure};
 use axe_base::error::{Category, Error};
 
-/// One server-sent event.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Event {
-    pub event: String,
-    pub data: String,
-}
+/// The longest line or event of a streamed reply: a chunk of a model's
+/// answer is a few hundred bytes; a whole tool call's arguments could be
+/// a file. More is a server gone wrong, not an answer to keep in memory.
+const EVENT_LIMIT: usize = 16 << 20;
+
+pub use axe_net::sse::Event;
 
 /// Server-sent events from a response body.
 pub struct Sse<R> {
-    lines: Lines<R>,
+    events: axe_net::sse::Events<R>,
 }
 
 impl<R: io::Read> Sse<R> {
     pub fn new(body: R) -> Self {
         Sse {
-            lines: Lines::new(body),
+            events: axe_net::sse::Events::new(body, EVENT_LIMIT),
         }
     }
 
     /// The next event with data; `None` at the end of the body.
     pub fn next(&mut self) -> Result<Option<Event>, Failure> {
-        let mut event = Event::default();
-        let mut has_data = false;
-        while let Some(line) = self.lines.next()? {
-            if line.is_empty() {
-                if has_data {
-                    return Ok(Some(event));
-                }
-                event = Event::default();
-                continue;
-            }
-            let (field, value) = match line.split_once(':') {
-                Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
-                None => (line.as_str(), ""),
-            };
-            match field {
-                "event" => event.event = value.to_owned(),
-                "data" => {
-                    if has_data {
-                        event.data.push('\n');
-                    }
-                    event.data.push_str(value);
-                    has_data = true;
-                }
-                // Comments (": ping"), ids and retry hints.
-                _ => {}
-            }
-        }
-        Ok(has_data.then_some(event))
+        self.events.next_event().map_err(|e| io_failure("", e))
     }
 }
 
-/// Lines of a body without their line endings.
+/// Lines of a body (JSON lines) without their line endings.
 pub struct Lines<R> {
-    reader: BufReader<R>,
-    buf: Vec<u8>,
+    lines: axe_net::sse::Lines<R>,
 }
 
 impl<R: io::Read> Lines<R> {
     pub fn new(body: R) -> Self {
         Lines {
-            reader: BufReader::new(body),
-            buf: Vec::new(),
+            lines: axe_net::sse::Lines::new(body, EVENT_LIMIT),
         }
     }
 
     pub fn next(&mut self) -> Result<Option<String>, Failure> {
-        self.buf.clear();
-        let n = self
-            .reader
-            .read_until(b'\n', &mut self.buf)
-            .map_err(|e| io_failure("", e))?;
-        if n == 0 {
-            return Ok(None);
-        }
-        let line = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        Ok(Some(String::from_utf8_lossy(line).into_owned()))
+        self.lines.next_line().map_err(|e| io_failure("", e))
     }
 }
 
@@ -289,7 +250,7 @@ mod tests {
             "event: a\ndata: {\"x\":1}\n\n: comment\n\ndata: one\ndata: two\r\n\r\ndata:[DONE]";
         let mut sse = Sse::new(body.as_bytes());
         let e = sse.next().unwrap().unwrap();
-        assert_eq!((e.event.as_str(), e.data.as_str()), ("a", "{\"x\":1}"));
+        assert_eq!((e.name.as_str(), e.data.as_str()), ("a", "{\"x\":1}"));
         assert_eq!(sse.next().unwrap().unwrap().data, "one\ntwo");
         assert_eq!(sse.next().unwrap().unwrap().data, "[DONE]");
         assert!(sse.next().unwrap().is_none());

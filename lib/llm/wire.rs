@@ -7,6 +7,7 @@ use std::io::Read;
 
 use serde_json::Value;
 
+use super::body::Json;
 use super::conversation::{Conversation, Reply, ResponseFormat};
 use super::http::Failure;
 use super::stream::TextSink;
@@ -71,8 +72,8 @@ pub trait Wire: Sync {
         !format.is_json()
     }
 
-    /// The JSON body for `model`.
-    fn body(&self, model: &str, c: &Conversation, stream: bool) -> Value;
+    /// The JSON body for `model`, borrowing the conversation's text.
+    fn body<'a>(&self, model: &'a str, c: &'a Conversation, stream: bool) -> Json<'a>;
 
     /// A whole (not streamed) reply.
     fn parse_reply(&self, bytes: &[u8]) -> Result<Reply, Failure>;

@@ -201,6 +201,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         deadline,
         retry: axe_llm::RetryPolicy::times(retries),
         stream,
+        client: axe_net::Client::from_env(),
     };
 
     let started = Instant::now();

@@ -125,6 +125,7 @@ pub fn converse(
             deadline,
             retry: agent.cfg.retry.policy(),
             stream: on_text.is_some(),
+            client: session.client.clone(),
         };
         let mut shown_now = false;
         let mut show = |text: &str| -> io::Result<()> {

@@ -222,6 +222,7 @@ fn agent(
         deadline: Deadline::after(opts.timeout),
         retry: axe_llm::RetryPolicy::default(),
         stream: false,
+        client: axe_net::Client::from_env(),
     };
     let reply = axe_llm::complete(&endpoint, &model, &conversation, &options, &mut |_| Ok(()))?;
     on(Event::Analysis(&reply.content))?;

@@ -38,6 +38,10 @@ pub struct Session {
     /// The threads the whole tree's tool calls and MCP server starts may
     /// use at once: the top-level agent's `max_parallel`.
     pub pool: Pool,
+    /// The HTTP client of the whole tree (providers, MCP servers, web
+    /// search), so each endpoint is one connection kept alive for the
+    /// run, through the environment's proxy.
+    pub client: axe_net::Client,
 }
 
 impl Session {
@@ -55,6 +59,7 @@ impl Session {
             artifacts: None,
             details: Mutex::new(Vec::new()),
             pool: Pool::new(top.sub_agents_config.max_parallel.as_usize()),
+            client: axe_net::Client::from_env(),
         }
     }
 

@@ -2,10 +2,11 @@
 //! `AXE_WEB_SEARCH_BASE_URL`, or Go's `AXE_TAVILY_BASE_URL`, for tests
 //! and proxies), the results as Go formats them.
 
+use std::io::Read;
 use std::time::{Duration, Instant};
 
-use std::io::Read;
-
+use axe_base::error::describe_io as describe;
+use axe_net::{Client, Method};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -78,19 +79,31 @@ fn web_search(act: &Act, args: WebSearch) -> Result<Reply, String> {
     if left.is_zero() {
         return Err("web_search: the run's deadline has passed".into());
     }
-    let mut response = minreq::post(format!("{}/search", base.trim_end_matches('/')))
-        .with_header("Content-Type", "application/json")
-        .with_header("Authorization", format!("Bearer {key}"))
-        .with_body(body.to_string())
-        .with_timeout(left.as_secs().max(1))
-        // Never printed: the error names the endpoint, not the request.
-        .send_lazy()
-        .map_err(|e| format!("web_search: {base}: {e}"))?;
-    let status = response.status_code;
+    let url = format!("{}/search", base.trim_end_matches('/'));
+    let bearer = format!("Bearer {key}");
+    let headers = [
+        ("content-type", "application/json"),
+        ("authorization", bearer.as_str()),
+    ];
+    let deadline = Instant::now() + left;
+    // Never printed: the error names the endpoint, not the request.
+    let failed = |e: std::io::Error| format!("web_search: {base}: {}", describe(&e));
+    let response = Client::from_env()
+        .send(
+            Method::Post,
+            &url,
+            &headers,
+            Some(body.to_string().as_bytes()),
+            deadline,
+        )
+        .map_err(failed)?;
+    let status = response.status;
     let mut raw = Vec::new();
-    std::io::Read::take(&mut response, RESPONSE_LIMIT as u64 + 1)
+    response
+        .into_reader()
+        .take(RESPONSE_LIMIT as u64 + 1)
         .read_to_end(&mut raw)
-        .map_err(|e| format!("web_search: {base}: {}", axe_base::error::describe_io(&e)))?;
+        .map_err(failed)?;
     if raw.len() > RESPONSE_LIMIT {
         return Err("Tavily response too large to process".into());
     }

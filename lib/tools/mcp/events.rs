@@ -1,68 +1,32 @@
-//! Server-sent events as MCP's HTTP transports send them, read with the
-//! same bound as every message: a line or an event over
-//! [`MAX_LINE`] ends the stream with an error instead of filling memory.
+//! Server-sent events as MCP's HTTP transports send them: axe-net's one
+//! bounded reader, with the same bound as every message ([`MAX_LINE`]):
+//! a line or an event over it ends the stream with an error instead of
+//! filling memory. An event the server gave no name is a `message`.
 
-use std::io::{self, BufRead};
+use std::io::{self, Read};
 
-use super::jsonrpc::{self, Line, MAX_LINE};
+use axe_net::sse::Events;
 
-/// One event: its name (`message` when the server gave none) and its data.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Event {
-    pub name: String,
-    pub data: String,
+use super::jsonrpc::MAX_LINE;
+
+pub use axe_net::sse::Event;
+
+/// The events of `body`.
+pub fn reader<R: Read>(body: R) -> Reader<R> {
+    Reader(Events::new(body, MAX_LINE))
 }
 
-/// The next event of `input` that has data; `None` at the end.
-pub fn next(input: &mut impl BufRead) -> io::Result<Option<Event>> {
-    let mut name = String::new();
-    let mut data: Option<String> = None;
-    loop {
-        let line = match jsonrpc::read_line(input)? {
-            Line::End => return Ok(data.map(|data| event(name, data))),
-            Line::TooLong => return Err(too_long()),
-            Line::Message(line) => line,
-        };
-        let line = line.strip_suffix(b"\r").unwrap_or(&line);
-        if line.is_empty() {
-            match data.take() {
-                Some(data) => return Ok(Some(event(name, data))),
-                None => name.clear(),
-            }
-            continue;
+pub struct Reader<R>(Events<R>);
+
+impl<R: Read> Reader<R> {
+    /// The next event that has data; `None` at the end.
+    pub fn next(&mut self) -> io::Result<Option<Event>> {
+        let mut event = self.0.next_event()?;
+        if let Some(event) = event.as_mut().filter(|e| e.name.is_empty()) {
+            event.name = "message".into();
         }
-        let line = String::from_utf8_lossy(line);
-        let (field, value) = line.split_once(':').unwrap_or((&line, ""));
-        let value = value.strip_prefix(' ').unwrap_or(value);
-        match field {
-            "event" => value.clone_into(&mut name),
-            "data" => {
-                let all = data.get_or_insert_with(String::new);
-                if all.len() + value.len() > MAX_LINE {
-                    return Err(too_long());
-                }
-                if !all.is_empty() {
-                    all.push('\n');
-                }
-                all.push_str(value);
-            }
-            // Comments (keep-alives), ids and retry hints.
-            _ => {}
-        }
+        Ok(event)
     }
-}
-
-fn event(name: String, data: String) -> Event {
-    let name = if name.is_empty() {
-        "message".into()
-    } else {
-        name
-    };
-    Event { name, data }
-}
-
-fn too_long() -> io::Error {
-    io::Error::other(format!("an event over {} MiB", MAX_LINE >> 20))
 }
 
 #[cfg(test)]
@@ -71,25 +35,26 @@ mod tests {
 
     #[test]
     fn events_are_named_joined_and_bounded() {
-        let mut input: &[u8] =
+        let input: &[u8] =
             b": keep-alive\r\n\r\nevent: endpoint\r\ndata: /m?s=1\r\n\r\ndata: {\"a\":\ndata: 1}\n\n";
+        let mut events = reader(input);
         assert_eq!(
-            next(&mut input).unwrap(),
+            events.next().unwrap(),
             Some(Event {
                 name: "endpoint".into(),
                 data: "/m?s=1".into()
             })
         );
         assert_eq!(
-            next(&mut input).unwrap(),
+            events.next().unwrap(),
             Some(Event {
                 name: "message".into(),
                 data: "{\"a\":\n1}".into()
             })
         );
-        assert_eq!(next(&mut input).unwrap(), None);
+        assert_eq!(events.next().unwrap(), None);
         let line = format!("data: {}\n", "x".repeat(MAX_LINE / 2 + 1));
         let big = format!("{line}{line}\n");
-        assert!(next(&mut big.as_bytes()).is_err());
+        assert!(reader(big.as_bytes()).next().is_err());
     }
 }

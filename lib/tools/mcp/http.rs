@@ -7,10 +7,11 @@
 //!
 //! Also the HTTP pieces the legacy SSE transport shares.
 
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use axe_net::{Client, Method, Response};
 use serde_json::Value;
 
 use super::events;
@@ -21,6 +22,7 @@ use super::transport::Transport;
 const GOODBYE: Duration = Duration::from_secs(2);
 
 pub struct Http {
+    client: Client,
     url: String,
     headers: Vec<(String, String)>,
     session: Mutex<Option<String>>,
@@ -30,6 +32,8 @@ pub struct Http {
 impl Http {
     pub fn new(url: &str, headers: Vec<(String, String)>) -> Http {
         Http {
+            // Its own, kept alive: every message is a POST to one URL.
+            client: Client::from_env(),
             url: url.to_owned(),
             headers,
             session: Mutex::new(None),
@@ -37,7 +41,7 @@ impl Http {
         }
     }
 
-    fn post(&self, message: &Value, deadline: Instant) -> Result<minreq::ResponseLazy, String> {
+    fn post(&self, message: &Value, deadline: Instant) -> Result<Response, String> {
         let mut headers = self.headers.clone();
         headers.push((
             "accept".into(),
@@ -46,8 +50,15 @@ impl Http {
         headers.push(("content-type".into(), "application/json".into()));
         headers.extend(self.state_headers());
         let body = serde_json::to_vec(message).map_err(|e| e.to_string())?;
-        let response = send(minreq::post(&self.url).with_body(body), &headers, deadline)?;
-        if let Some(id) = header(&response, "mcp-session-id") {
+        let response = send(
+            &self.client,
+            Method::Post,
+            &self.url,
+            &headers,
+            Some(&body),
+            deadline,
+        )?;
+        if let Some(id) = response.header("mcp-session-id") {
             *lock(&self.session) = Some(id.to_owned());
         }
         Ok(response)
@@ -72,7 +83,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Transport for Http {
     fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, String> {
         let response = self.post(message, deadline)?;
-        let stream = header(&response, "content-type")
+        let stream = response
+            .header("content-type")
             .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"));
         if !stream {
             let answer: Value = serde_json::from_slice(&read_body(response)?)
@@ -85,9 +97,10 @@ impl Transport for Http {
                 answer => Ok(answer),
             };
         }
-        let mut events = BufReader::new(response);
+        let mut events = events::reader(response.into_reader());
         loop {
-            let event = events::next(&mut events)
+            let event = events
+                .next()
                 .map_err(|e| read_error(&e))?
                 .ok_or("the reply's stream ended before the answer")?;
             let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
@@ -117,64 +130,65 @@ impl Transport for Http {
         }
         headers.extend(state);
         let _ = send(
-            minreq::delete(&self.url),
+            &self.client,
+            Method::Delete,
+            &self.url,
             &headers,
+            None,
             Instant::now() + GOODBYE,
         );
     }
 }
 
-/// Sends `request` with `headers` before `deadline`, redirects not
-/// followed; an answer outside 2xx is an error with its status and the
-/// start of its body.
+/// Sends `method` to `url` with `headers` (and `body`) before `deadline`,
+/// redirects not followed; an answer outside 2xx is an error with its
+/// status and the start of its body.
 pub fn send(
-    request: minreq::Request,
+    client: &Client,
+    method: Method,
+    url: &str,
     headers: &[(String, String)],
+    body: Option<&[u8]>,
     deadline: Instant,
-) -> Result<minreq::ResponseLazy, String> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    if left.is_zero() {
+) -> Result<Response, String> {
+    if deadline <= Instant::now() {
         return Err("no time left before the run's deadline".into());
     }
-    // minreq counts whole seconds: round up; the deadline of the wait
-    // for an answer is kept exactly by the caller.
-    let seconds = left.as_secs() + u64::from(left.subsec_nanos() > 0);
-    let mut request = request.with_timeout(seconds).with_follow_redirects(false);
-    for (name, value) in headers {
-        request = request.with_header(name.as_str(), value.as_str());
-    }
-    let response = request.send_lazy().map_err(|e| match e {
-        minreq::Error::IoError(e) => read_error(&e),
-        other => other.to_string(),
-    })?;
-    let status = response.status_code;
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+        .collect();
+    let response = client
+        .send(method, url, &headers, body, deadline)
+        .map_err(|e| read_error(&e))?;
+    let status = response.status;
     if (200..300).contains(&status) {
         return Ok(response);
     }
-    let reason = response.reason_phrase.clone();
     let mut body = Vec::new();
-    let _ = response.take(200).read_to_end(&mut body);
+    let _ = response.into_reader().take(200).read_to_end(&mut body);
     let body = String::from_utf8_lossy(&body);
     let body = body.trim();
+    let reason = reason(status);
     Err(match body.is_empty() {
-        true => format!("HTTP {status} {reason}"),
-        false => format!("HTTP {status} {reason}: {body}"),
+        true => format!("HTTP {status}{reason}"),
+        false => format!("HTTP {status}{reason}: {body}"),
     })
 }
 
-/// A header of `response`, its name in any case.
-fn header<'r>(response: &'r minreq::ResponseLazy, name: &str) -> Option<&'r str> {
-    response
-        .headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
+/// ` Not Found` of 404: the status's own text (the client keeps no
+/// reason phrase of the server's).
+fn reason(status: u16) -> String {
+    axe_net::reason(status)
+        .map(|r| format!(" {r}"))
+        .unwrap_or_default()
 }
 
 /// A body of at most [`MAX_LINE`] bytes, as every message.
-fn read_body(response: minreq::ResponseLazy) -> Result<Vec<u8>, String> {
+fn read_body(response: Response) -> Result<Vec<u8>, String> {
     let mut body = Vec::new();
     response
+        .into_reader()
         .take(MAX_LINE as u64 + 1)
         .read_to_end(&mut body)
         .map_err(|e| read_error(&e))?;

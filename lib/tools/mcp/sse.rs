@@ -4,12 +4,13 @@
 //! server cannot send our headers elsewhere); answers come back on the
 //! stream, which a thread reads until the run ends.
 
-use std::io::BufReader;
 use std::sync::Arc;
 use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::thread;
 use std::time::Instant;
 
+use axe_net::url;
+use axe_net::{Client, Method};
 use serde_json::Value;
 
 use super::events;
@@ -18,6 +19,7 @@ use super::pending::Pending;
 use super::transport::Transport;
 
 pub struct Sse {
+    client: Client,
     endpoint: String,
     headers: Vec<(String, String)>,
     pending: Arc<Pending>,
@@ -33,16 +35,23 @@ impl Sse {
     ) -> Result<Sse, String> {
         let mut get = headers.clone();
         get.push(("accept".into(), "text/event-stream".into()));
-        let response = send(minreq::get(url), &get, deadline)?;
+        // Its own: the stream holds one connection for the run, and the
+        // POSTs are kept alive on another.
+        let client = Client::from_env();
+        let response = send(&client, Method::Get, url, &get, None, deadline)?;
         let pending = Arc::new(Pending::default());
         let (found, endpoint) = channel();
-        let (base, reader_pending, post_headers) =
-            (url.to_owned(), Arc::clone(&pending), headers.clone());
+        let (base, reader_pending, post_headers, reader_client) = (
+            url.to_owned(),
+            Arc::clone(&pending),
+            headers.clone(),
+            client.clone(),
+        );
         thread::spawn(move || {
-            let mut stream = BufReader::new(response);
+            let mut stream = events::reader(response.into_reader());
             let mut post_to: Option<String> = None;
             let why = loop {
-                let event = match events::next(&mut stream) {
+                let event = match stream.next() {
                     Ok(Some(event)) => event,
                     Ok(None) => break "the server closed the event stream".to_owned(),
                     Err(e) => break read_error(&e),
@@ -61,7 +70,8 @@ impl Sse {
                             continue;
                         };
                         let reply = |answer: Value| {
-                            let _ = post(url, &post_headers, &answer, deadline_soon());
+                            let _ =
+                                post(&reader_client, url, &post_headers, &answer, deadline_soon());
                         };
                         reader_pending.handle(message, &reply);
                     }
@@ -80,6 +90,7 @@ impl Sse {
             }
         };
         Ok(Sse {
+            client,
             endpoint,
             headers,
             pending,
@@ -93,6 +104,7 @@ fn deadline_soon() -> Instant {
 }
 
 fn post(
+    client: &Client,
     url: &str,
     headers: &[(String, String)],
     message: &Value,
@@ -101,13 +113,19 @@ fn post(
     let mut headers = headers.to_vec();
     headers.push(("content-type".into(), "application/json".into()));
     let body = serde_json::to_vec(message).map_err(|e| e.to_string())?;
-    send(minreq::post(url).with_body(body), &headers, deadline).map(drop)
+    send(client, Method::Post, url, &headers, Some(&body), deadline).map(drop)
 }
 
 impl Transport for Sse {
     fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, String> {
         let rx = self.pending.expect(id)?;
-        if let Err(e) = post(&self.endpoint, &self.headers, message, deadline) {
+        if let Err(e) = post(
+            &self.client,
+            &self.endpoint,
+            &self.headers,
+            message,
+            deadline,
+        ) {
             self.pending.forget(id);
             return Err(e);
         }
@@ -115,7 +133,13 @@ impl Transport for Sse {
     }
 
     fn notify(&self, message: &Value, deadline: Instant) -> Result<(), String> {
-        post(&self.endpoint, &self.headers, message, deadline)
+        post(
+            &self.client,
+            &self.endpoint,
+            &self.headers,
+            message,
+            deadline,
+        )
     }
 
     fn close(&self) {
@@ -125,27 +149,17 @@ impl Transport for Sse {
     }
 }
 
-/// The `endpoint` event's URL resolved against the stream's `base`: a
+/// The `endpoint` event's URL resolved against the stream's `base` (a
 /// full URL, a path from the root, or one relative to the stream's
-/// directory; refused unless it has the stream's scheme, host and port.
+/// directory); refused unless it has the stream's scheme, host and port.
 fn resolve(base: &str, endpoint: &str) -> Result<String, String> {
-    let from = origin(base).ok_or("the stream's URL has no host")?;
-    let url = if endpoint.contains("://") {
-        endpoint.to_owned()
-    } else if endpoint.starts_with('/') {
-        format!("{from}{endpoint}")
-    } else {
-        let path = base.split(['?', '#']).next().unwrap_or(base);
-        let dir = &path[..path.rfind('/').map_or(path.len(), |i| i + 1)];
-        let dir = if dir.len() < from.len() {
-            format!("{from}/")
-        } else {
-            dir.to_owned()
-        };
-        format!("{dir}{endpoint}")
-    };
-    if origin(&url).is_some_and(|o| o.eq_ignore_ascii_case(&from)) {
-        Ok(url)
+    let base = url::Url::parse(base).map_err(|_| "the stream's URL has no host")?;
+    let from = origin(&base).ok_or("the stream's URL has no host")?;
+    let url = base
+        .join(endpoint)
+        .map_err(|e| format!("the endpoint event names no URL ({endpoint:?}): {e}"))?;
+    if origin(&url).is_some_and(|o| o == from) {
+        Ok(url.into())
     } else {
         Err(format!(
             "the endpoint event names another origin ({endpoint:?}), not {from}"
@@ -153,22 +167,15 @@ fn resolve(base: &str, endpoint: &str) -> Result<String, String> {
     }
 }
 
-/// `scheme://host:port` of `url`, the port made explicit.
-fn origin(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    if authority.is_empty() || authority.contains('@') {
+/// `scheme://host:port` of `url`, the port made explicit; none for a URL
+/// with a user name or without a host.
+fn origin(url: &url::Url) -> Option<String> {
+    let host = url.host_str().filter(|h| !h.is_empty())?;
+    if !url.username().is_empty() || url.password().is_some() {
         return None;
     }
-    let has_port = authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    let port = match (has_port, scheme) {
-        (true, _) => "",
-        (false, "https") => ":443",
-        (false, _) => ":80",
-    };
-    Some(format!("{scheme}://{authority}{port}"))
+    let port = url.port_or_known_default()?;
+    Some(format!("{}://{host}:{port}", url.scheme()))
 }
 
 #[cfg(test)]

@@ -1,0 +1,15 @@
+//! The network under every call axe makes: one HTTP client ([`Client`])
+//! for the providers, the MCP servers, `url_fetch` and web search, which
+//! keeps connections alive, goes through the proxy the environment names
+//! (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as curl reads
+//! them) and trusts the roots it names (`SSL_CERT_FILE`, `SSL_CERT_DIR`);
+//! and one bounded reader of server-sent events ([`sse`]).
+
+mod client;
+mod proxy;
+mod roots;
+pub mod sse;
+
+pub use client::{Client, Method, Response, reason};
+/// The URL parser every crate above uses.
+pub use url;

@@ -1,0 +1,540 @@
+//! The network of a run: its provider calls go through `HTTPS_PROXY` or
+//! `HTTP_PROXY` as curl reads them (a local proxy that records what it
+//! tunnels), straight to the host `NO_PROXY` names, and a proxy that is
+//! not there is one line naming the URL, exit 3. HTTPS is a local TLS
+//! front whose authority, made here with openssl, `SSL_CERT_FILE` names.
+//! And a tool conversation is one connection, kept alive, not one a turn.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command as Std;
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use serde_json::{Value, json};
+
+use crate::run::run;
+use crate::server::{Answer, Server, closed_port_url, sse_event};
+use crate::tools::tool_agent;
+use crate::util::{Env, have};
+use crate::wire::{anthropic_reply, served_by};
+
+/// A proxy on 127.0.0.1 that answers `CONNECT host:port` with a tunnel
+/// and absolute-form requests (`GET http://host/...`) by passing them on,
+/// recording the first line of each.
+struct Proxy {
+    url: String,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl Proxy {
+    fn start() -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = Arc::clone(&seen);
+        thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let record = Arc::clone(&record);
+                thread::spawn(move || tunnel(conn, &record));
+            }
+        });
+        Proxy { url, seen }
+    }
+
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn tunnel(client: TcpStream, seen: &Mutex<Vec<String>>) {
+    let mut reader = BufReader::new(client.try_clone().unwrap());
+    let mut first = String::new();
+    if reader.read_line(&mut first).is_err() {
+        return;
+    }
+    let first = first.trim_end().to_owned();
+    seen.lock().unwrap().push(first.clone());
+    let mut parts = first.split(' ');
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let mut head = Vec::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if line == "\r\n" {
+            break;
+        }
+        head.push(line);
+    }
+    let (host, rewritten) = match method {
+        "CONNECT" => (target.to_owned(), None),
+        _ => {
+            let rest = target.strip_prefix("http://").unwrap_or(target);
+            let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let path = if path.is_empty() { "/" } else { path };
+            let host = if host.contains(':') {
+                host.to_owned()
+            } else {
+                format!("{host}:80")
+            };
+            let request = format!("{method} {path} HTTP/1.1\r\n{}\r\n", head.concat());
+            (host, Some(request))
+        }
+    };
+    let Ok(mut upstream) = TcpStream::connect(&host) else {
+        let _ = (&client).write_all(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n");
+        return;
+    };
+    match rewritten {
+        None => (&client)
+            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            .unwrap(),
+        Some(request) => upstream.write_all(request.as_bytes()).unwrap(),
+    }
+    // Whatever the client had sent past the head is in the reader's buffer.
+    let buffered = reader.buffer().to_vec();
+    upstream.write_all(&buffered).unwrap();
+    let mut down = upstream.try_clone().unwrap();
+    let mut back = client.try_clone().unwrap();
+    let pump = thread::spawn(move || {
+        let _ = std::io::copy(&mut down, &mut back);
+        let _ = back.shutdown(std::net::Shutdown::Write);
+    });
+    let mut from_client = reader.into_inner();
+    let _ = std::io::copy(&mut from_client, &mut upstream);
+    let _ = upstream.shutdown(std::net::Shutdown::Write);
+    let _ = pump.join();
+}
+
+/// A certificate authority and a certificate it signed for `localhost`
+/// and 127.0.0.1, made with openssl in `dir`: `(ca.pem, cert.pem,
+/// key.pem)`.
+pub fn authority(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let openssl = |args: &[&str]| {
+        let out = Std::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    openssl(
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=axe test CA",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"][..],
+            &ec,
+            &[
+                "-keyout",
+                "key.pem",
+                "-out",
+                "leaf.csr",
+                "-subj",
+                "/CN=localhost",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "leaf.ext",
+        "-out",
+        "cert.pem",
+    ]);
+    (
+        dir.join("ca.pem"),
+        dir.join("cert.pem"),
+        dir.join("key.pem"),
+    )
+}
+
+/// A TLS front on 127.0.0.1 for the plain HTTP server at `backend`:
+/// each connection's request is passed on and the answer, read to its
+/// end (the test server closes after one), passed back. Its URL names
+/// `localhost`, the name the certificate has.
+pub fn tls_front(backend: &str, cert: &Path, key: &Path) -> String {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = CertificateDer::pem_file_iter(cert)
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(key).unwrap();
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let backend = backend.trim_start_matches("http://").to_owned();
+    thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            let (config, backend) = (Arc::clone(&config), backend.clone());
+            thread::spawn(move || {
+                let conn = rustls::ServerConnection::new(config).unwrap();
+                let mut tls = rustls::StreamOwned::new(conn, tcp);
+                let Some(request) = read_request(&mut tls) else {
+                    return;
+                };
+                let mut upstream = TcpStream::connect(&backend).unwrap();
+                upstream.write_all(&request).unwrap();
+                let mut answer = Vec::new();
+                let _ = upstream.read_to_end(&mut answer);
+                let _ = tls.write_all(&answer);
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    format!("https://localhost:{port}")
+}
+
+/// One request, its head and its content-length body.
+fn read_request(stream: &mut impl Read) -> Option<Vec<u8>> {
+    let mut raw = Vec::new();
+    let mut buf = [0; 8192];
+    loop {
+        let n = stream.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        raw.extend_from_slice(&buf[..n]);
+        let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .map_or(0, |v| v.trim().parse().unwrap_or(0));
+        if raw.len() >= end + 4 + length {
+            return Some(raw);
+        }
+    }
+}
+
+fn agent(env: &Env) {
+    env.agent("a", "name = \"a\"\nmodel = \"anthropic/claude-test\"\n");
+}
+
+fn ok() -> Answer {
+    Answer::json(200, &anthropic_reply("through"))
+}
+
+#[test]
+fn provider_calls_go_through_http_proxy_unless_no_proxy_names_the_host() {
+    let env = Env::new();
+    agent(&env);
+    let server = Server::start(vec![ok()]);
+    let proxy = Proxy::start();
+    let host = server.url.trim_start_matches("http://").to_owned();
+    served_by(env.cmd("axe-run"), &server.url)
+        .env("HTTP_PROXY", &proxy.url)
+        .args(["a", "hi"])
+        .assert()
+        .success()
+        .stdout("through");
+    assert_eq!(proxy.seen().len(), 1, "{:?}", proxy.seen());
+    let seen = &proxy.seen()[0];
+    assert!(
+        seen == &format!("CONNECT {host} HTTP/1.1")
+            || seen == &format!("POST {}/v1/messages HTTP/1.1", server.url),
+        "{seen}"
+    );
+    assert_eq!(server.requests().len(), 1);
+
+    // The lower-case spelling, and NO_PROXY naming the host: straight there.
+    served_by(env.cmd("axe-run"), &server.url)
+        .env("http_proxy", &proxy.url)
+        .env("NO_PROXY", "example.com,127.0.0.1")
+        .args(["a", "hi"])
+        .assert()
+        .success()
+        .stdout("through");
+    assert_eq!(proxy.seen().len(), 1, "{:?}", proxy.seen());
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn https_calls_go_through_https_proxy_and_trust_ssl_cert_file() {
+    if !have("openssl") {
+        return;
+    }
+    let env = Env::new();
+    agent(&env);
+    let (ca, cert, key) = authority(env.root());
+    let server = Server::start(vec![ok()]);
+    let front = tls_front(&server.url, &cert, &key);
+    let proxy = Proxy::start();
+    served_by(env.cmd("axe-run"), &front)
+        .env("HTTPS_PROXY", &proxy.url)
+        .env("HTTP_PROXY", "http://127.0.0.1:9")
+        .env("SSL_CERT_FILE", &ca)
+        .env_remove("SSL_CERT_DIR")
+        .args(["a", "hi"])
+        .assert()
+        .success()
+        .stdout("through");
+    let port = front.rsplit(':').next().unwrap();
+    assert_eq!(proxy.seen(), [format!("CONNECT localhost:{port} HTTP/1.1")]);
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn a_proxy_that_is_not_there_is_one_line_naming_the_url() {
+    let env = Env::new();
+    agent(&env);
+    let server = Server::start(vec![ok()]);
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .env("HTTP_PROXY", closed_port_url())
+        .args(["a", "hi"])
+        .assert()
+        .code(3)
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "connection to {}/v1/messages failed: ",
+            server.url
+        )),
+        "{err}"
+    );
+    assert!(server.requests().is_empty());
+}
+
+/// A provider that keeps connections open, as real ones do: it answers
+/// every request on a connection (each with its length, none closing it)
+/// with the next of `replies`, the last repeating, and counts the
+/// connections it was opened.
+struct KeptAlive {
+    url: String,
+    connections: Arc<Mutex<usize>>,
+    requests: Arc<Mutex<usize>>,
+}
+
+impl KeptAlive {
+    fn start(replies: Vec<Value>) -> KeptAlive {
+        let replies = replies.iter().map(Value::to_string).collect();
+        KeptAlive::serve("application/json", replies)
+    }
+
+    /// Each of `bodies` as a reply of `content_type`.
+    fn serve(content_type: &'static str, bodies: Vec<String>) -> KeptAlive {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (connections, requests) = (Arc::new(Mutex::new(0)), Arc::new(Mutex::new(0)));
+        let (opened, asked) = (Arc::clone(&connections), Arc::clone(&requests));
+        let replies = Arc::new(Mutex::new(bodies));
+        thread::spawn(move || {
+            for mut conn in listener.incoming().flatten() {
+                *opened.lock().unwrap() += 1;
+                let (asked, replies) = (Arc::clone(&asked), Arc::clone(&replies));
+                thread::spawn(move || {
+                    while read_request(&mut conn).is_some() {
+                        let n = {
+                            let mut asked = asked.lock().unwrap();
+                            *asked += 1;
+                            *asked
+                        };
+                        let replies = replies.lock().unwrap();
+                        let body = &replies[(n - 1).min(replies.len() - 1)];
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n",
+                            body.len()
+                        );
+                        if conn.write_all(format!("{head}{body}").as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        KeptAlive {
+            url,
+            connections,
+            requests,
+        }
+    }
+}
+
+#[test]
+fn a_tool_conversation_is_one_connection_kept_alive() {
+    let env = Env::new();
+    tool_agent(&env, "\"list_directory\"", "");
+    let call = |id: &str| {
+        json!({"model": "claude-test", "stop_reason": "tool_use",
+               "content": [{"type": "tool_use", "id": id, "name": "list_directory", "input": {"path": "."}}],
+               "usage": {"input_tokens": 5, "output_tokens": 3}})
+    };
+    let server = KeptAlive::start(vec![
+        call("t0"),
+        call("t1"),
+        call("t2"),
+        anthropic_reply("done"),
+    ]);
+    run(&env, &server.url)
+        .arg("a")
+        .assert()
+        .success()
+        .stdout("done");
+    assert_eq!(*server.requests.lock().unwrap(), 4);
+    assert_eq!(
+        *server.connections.lock().unwrap(),
+        1,
+        "a connection a turn"
+    );
+}
+
+/// A proxy or roots variable that cannot be used fails the calls it
+/// would carry, one line each, exit 3: never passed by, which would send
+/// the request around the proxy, or trust other roots.
+#[test]
+fn unusable_proxy_and_roots_variables_fail_the_call_naming_them() {
+    let env = Env::new();
+    agent(&env);
+    let url = "https://localhost:9";
+    let fails = |var: &str, value: &str| {
+        let out = served_by(env.cmd("axe-run"), url)
+            .env(var, value)
+            .args(["a", "hi"])
+            .assert()
+            .code(3)
+            .get_output()
+            .clone();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let missing = env.root().join("no-such.pem");
+    assert_eq!(
+        fails("SSL_CERT_FILE", missing.to_str().unwrap()),
+        format!(
+            "connection to {url}/v1/messages failed: certificate file {} (SSL_CERT_FILE): no such file or directory\n",
+            missing.display()
+        )
+    );
+    let empty = env.root().join("empty.pem");
+    std::fs::write(&empty, "no certificate here\n").unwrap();
+    assert_eq!(
+        fails("SSL_CERT_FILE", empty.to_str().unwrap()),
+        format!(
+            "connection to {url}/v1/messages failed: certificate file {} (SSL_CERT_FILE): no PEM certificate in it\n",
+            empty.display()
+        )
+    );
+    assert_eq!(
+        fails("HTTPS_PROXY", "ftp://proxy:21"),
+        format!(
+            "connection to {url}/v1/messages failed: the proxy HTTPS_PROXY names is not a proxy URL (expected http://host:port): \"ftp://proxy:21\"\n"
+        )
+    );
+}
+
+/// A streamed reply of Anthropic's: a `list_directory` call (`id`), or
+/// the text "done" when `id` is `None`.
+fn streamed(id: Option<&str>) -> String {
+    let block = match id {
+        Some(id) => json!({"type": "tool_use", "id": id, "name": "list_directory", "input": {}}),
+        None => json!({"type": "text", "text": "done"}),
+    };
+    let stop = if id.is_some() { "tool_use" } else { "end_turn" };
+    let mut events = vec![
+        sse_event(
+            "message_start",
+            &json!({"type": "message_start", "message": {"model": "claude-test", "usage": {"input_tokens": 1}}}),
+        ),
+        sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 0, "content_block": block}),
+        ),
+    ];
+    if id.is_some() {
+        events.push(sse_event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": "{\"path\": \".\"}"}}),
+        ));
+    }
+    events.push(sse_event(
+        "message_delta",
+        &json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 1}}),
+    ));
+    events.push(sse_event("message_stop", &json!({"type": "message_stop"})));
+    // What a server may send after the end marker: the stream is read to
+    // its end, or the connection could not be used again.
+    events.push(": bye\n\n".to_owned());
+    events.concat()
+}
+
+#[test]
+fn a_streamed_tool_conversation_is_one_connection_too() {
+    let env = Env::new();
+    tool_agent(&env, "\"list_directory\"", "stream = true");
+    let bodies = vec![
+        streamed(Some("t0")),
+        streamed(Some("t1")),
+        streamed(Some("t2")),
+        streamed(None),
+    ];
+    let server = KeptAlive::serve("text/event-stream", bodies);
+    run(&env, &server.url)
+        .arg("a")
+        .assert()
+        .success()
+        .stdout("done");
+    assert_eq!(*server.requests.lock().unwrap(), 4);
+    assert_eq!(
+        *server.connections.lock().unwrap(),
+        1,
+        "a connection a turn"
+    );
+}
