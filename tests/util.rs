@@ -89,28 +89,10 @@ impl Env {
     }
 
     fn prepare(&self, cmd: &mut std::process::Command) {
-        // Nothing from the developer's own setup may reach a test.
-        for var in [
-            "ANTHROPIC_API_KEY",
-            "OPENAI_API_KEY",
-            "OPENROUTER_API_KEY",
-            "GEMINI_API_KEY",
-            "AXE_ANTHROPIC_BASE_URL",
-            "AXE_OPENAI_BASE_URL",
-            "AXE_OLLAMA_BASE_URL",
-            "AXE_OPENROUTER_BASE_URL",
-            "AXE_GOOGLE_BASE_URL",
-            // Every server a test starts is on 127.0.0.1: a developer's
-            // proxy must not stand between.
-            "HTTPS_PROXY",
-            "https_proxy",
-            "HTTP_PROXY",
-            "http_proxy",
-            "ALL_PROXY",
-            "all_proxy",
-            "NO_PROXY",
-            "no_proxy",
-        ] {
+        // Nothing from the developer's own setup may reach a test: no key,
+        // base URL, proxy (every server a test starts is on 127.0.0.1) or
+        // roots of theirs.
+        for var in axe::variables() {
             cmd.env_remove(var);
         }
         cmd.current_dir(self.root())

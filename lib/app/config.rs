@@ -102,9 +102,20 @@ pub fn parse(text: &str) -> Result<Config> {
     })
 }
 
-/// Keys in the environment that are secrets whichever provider uses
-/// them, beyond the providers' own variables.
-const KEY_VARS: &[&str] = &["GEMINI_API_KEY", "GOOGLE_API_KEY", "TAVILY_API_KEY"];
+/// Google's other name for a Gemini key, which other tools read: a
+/// secret in memory wherever it is set, though axe reads `GEMINI_API_KEY`.
+const OTHER_KEYS: [&str; 1] = ["GOOGLE_API_KEY"];
+
+/// Every environment variable that changes where axe's calls go, what
+/// they trust or send: the providers' keys and base URLs, the network's
+/// proxies and roots, the built-in tools'. Tests clear them all.
+pub fn variables() -> Vec<String> {
+    axe_llm::variables()
+        .chain(axe_net::variables().map(str::to_owned))
+        .chain(axe_tools::builtin::variables().map(str::to_owned))
+        .chain(OTHER_KEYS.map(str::to_owned))
+        .collect()
+}
 
 /// What memory writes of an agent whose `[memory] redact` is `agent`
 /// (`None` when unset or for no agent) do with credentials, with
@@ -123,7 +134,8 @@ impl Config {
     pub fn secrets(&self, agent: Option<bool>, resolved: Vec<String>) -> Secrets {
         let mut keys = resolved;
         let env = axe_llm::key_vars()
-            .chain(KEY_VARS.iter().copied())
+            .chain(axe_tools::builtin::KEY_VARS)
+            .chain(OTHER_KEYS)
             .filter_map(|var| std::env::var(var).ok());
         keys.extend(env.map(|k| k.trim().to_owned()));
         keys.extend(self.file_keys().map(str::to_owned));
@@ -189,7 +201,7 @@ impl Config {
 
     /// The base URL for `provider`, without a trailing slash.
     pub fn base_url(&self, provider: Provider, env: &dyn Fn(&str) -> Option<String>) -> String {
-        let var = format!("AXE_{}_BASE_URL", provider.name().to_uppercase());
+        let var = provider.base_url_env();
         let url = env(&var)
             .filter(|v| !v.is_empty())
             .or_else(|| Some(self.section(provider).base_url).filter(|v| !v.is_empty()))
@@ -329,7 +341,7 @@ fn clean_key(provider: Provider, key: &str, source: &str) -> Result<String> {
 /// with a query string or fragment, which the path would be added after.
 /// The query is not shown: a key may be in it.
 fn check_base_url(provider: Provider, url: &str) -> Result<()> {
-    let var = format!("AXE_{}_BASE_URL", provider.name().to_uppercase());
+    let var = provider.base_url_env();
     let name = provider.name();
     // Every message shows the URL up to its query.
     let query = url.find(['?', '#']);
@@ -478,6 +490,21 @@ mod tests {
                 .unwrap(),
             ""
         );
+    }
+
+    /// The variables are the ones each part reads, gathered from them: a
+    /// provider, proxy or tool added there is cleared by the tests too.
+    #[test]
+    fn the_variables_are_gathered_from_what_reads_them() {
+        let all = variables();
+        for provider in axe_llm::names() {
+            let p = axe_llm::parse_model(&format!("{provider}/m")).unwrap().0;
+            assert!(all.contains(&p.base_url_env()), "{provider}");
+            assert!(!p.needs_key() || all.iter().any(|v| v == p.key_env()));
+        }
+        for var in ["HTTPS_PROXY", "no_proxy", "SSL_CERT_FILE", "TAVILY_API_KEY"] {
+            assert!(all.iter().any(|v| v == var), "{var}");
+        }
     }
 
     #[test]

@@ -16,6 +16,9 @@ pub use axe_base::error;
 pub use axe_cli as cli;
 /// The credential scanner, for whatever keeps or ships memory.
 pub use axe_memory::secrets;
+/// Every environment variable that changes where axe's calls go (tests
+/// clear them all).
+pub use config::variables;
 
 pub(crate) mod config;
 pub(crate) mod files;

@@ -31,7 +31,9 @@ use std::time::{Duration, Instant};
 pub use conversation::{
     Conversation, Message, Reply, ResponseFormat, Role, ToolCall, ToolDef, ToolResult, Usage,
 };
-pub use providers::{Endpoint, PLACEHOLDER_MODEL, Provider, key_vars, names, parse_model};
+pub use providers::{
+    Endpoint, PLACEHOLDER_MODEL, Provider, key_vars, names, parse_model, variables,
+};
 pub use retry::{Backoff, RetryPolicy};
 
 use axe_base::error::{Category, Error, Result};

@@ -49,6 +49,11 @@ impl Provider {
         self.0.key_env()
     }
 
+    /// The variable that overrides its base URL: `AXE_OPENAI_BASE_URL`.
+    pub fn base_url_env(self) -> String {
+        format!("AXE_{}_BASE_URL", self.name().to_uppercase())
+    }
+
     /// The `max_tokens` a request asking for `asked` (0: not set)
     /// carries: what `--dry-run` and `-v` show.
     pub fn max_tokens_sent(self, asked: u64) -> Option<u64> {
@@ -106,6 +111,14 @@ pub fn key_vars() -> impl Iterator<Item = &'static str> {
 /// `openrouter`, `google`.
 pub fn names() -> impl Iterator<Item = &'static str> {
     ALL.iter().map(|p| p.name())
+}
+
+/// Every environment variable the providers read: their keys and the
+/// overrides of their base URLs.
+pub fn variables() -> impl Iterator<Item = String> {
+    key_vars()
+        .map(str::to_owned)
+        .chain(ALL.iter().map(|p| p.base_url_env()))
 }
 
 /// The model of the agent template `axe-agents init` writes without a

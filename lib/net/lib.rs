@@ -11,5 +11,14 @@ mod roots;
 pub mod sse;
 
 pub use client::{Client, Method, Response, reason};
+
+/// Every environment variable the network reads: the proxies and the
+/// roots.
+pub fn variables() -> impl Iterator<Item = &'static str> {
+    proxy::VARIABLES
+        .into_iter()
+        .flatten()
+        .chain(roots::VARIABLES)
+}
 /// The URL parser every crate above uses.
 pub use url;

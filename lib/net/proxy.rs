@@ -21,21 +21,32 @@ pub struct Proxies {
 /// proxy must not find their requests going around it).
 type Choice = Result<ureq::Proxy, String>;
 
+/// The variables that name proxies, each lower case first (it wins, as
+/// curl reads them): for `https://`, for `http://`, for either, and the
+/// hosts reached directly.
+const HTTPS: [&str; 2] = ["https_proxy", "HTTPS_PROXY"];
+const HTTP: [&str; 2] = ["http_proxy", "HTTP_PROXY"];
+const ALL: [&str; 2] = ["all_proxy", "ALL_PROXY"];
+const NO: [&str; 2] = ["no_proxy", "NO_PROXY"];
+
+/// Every variable the proxies are read from.
+pub const VARIABLES: [[&str; 2]; 4] = [HTTPS, HTTP, ALL, NO];
+
 impl Proxies {
     /// The proxies `var` names (a lookup of an environment variable).
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Proxies {
-        let read = |lower: &str, upper: &str| {
-            [lower, upper].into_iter().find_map(|name| {
+        let read = |names: [&str; 2]| {
+            names.into_iter().find_map(|name| {
                 let value = var(name)?;
                 let value = value.trim();
                 (!value.is_empty()).then(|| proxy(name, value))
             })
         };
-        let all = read("all_proxy", "ALL_PROXY");
+        let all = read(ALL);
         let no_proxy = read_list(&var);
         Proxies {
-            http: read("http_proxy", "HTTP_PROXY").or_else(|| all.clone()),
-            https: read("https_proxy", "HTTPS_PROXY").or(all),
+            http: read(HTTP).or_else(|| all.clone()),
+            https: read(HTTPS).or(all),
             no_proxy,
         }
     }
@@ -64,7 +75,7 @@ fn proxy(name: &str, value: &str) -> Choice {
 }
 
 fn read_list(var: &impl Fn(&str) -> Option<String>) -> Vec<Exempt> {
-    let list = ["no_proxy", "NO_PROXY"]
+    let list = NO
         .into_iter()
         .find_map(|name| var(name).filter(|v| !v.trim().is_empty()))
         .unwrap_or_default();

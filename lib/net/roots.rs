@@ -21,11 +21,19 @@ pub struct Named {
     pub dirs: Option<String>,
 }
 
+/// The variables that name the roots: a file of certificates, and
+/// directories of them (`:`-separated), as OpenSSL reads them.
+const FILE: &str = "SSL_CERT_FILE";
+const DIRS: &str = "SSL_CERT_DIR";
+
+/// Every variable the roots are read from.
+pub const VARIABLES: [&str; 2] = [FILE, DIRS];
+
 impl Named {
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Named {
         Named {
-            file: var("SSL_CERT_FILE").filter(|v| !v.is_empty()),
-            dirs: var("SSL_CERT_DIR").filter(|v| !v.is_empty()),
+            file: var(FILE).filter(|v| !v.is_empty()),
+            dirs: var(DIRS).filter(|v| !v.is_empty()),
         }
     }
 }

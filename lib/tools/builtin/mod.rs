@@ -30,6 +30,15 @@ pub use artifacts::{Artifact, Artifacts};
 pub use command::RUN_COMMAND_NAME;
 pub use sandbox::Sandbox;
 
+/// The keys the built-in tools read from the environment: secrets, which
+/// memory writes redact.
+pub const KEY_VARS: [&str; 1] = [search::KEY_VAR];
+
+/// Every environment variable the built-in tools read.
+pub fn variables() -> impl Iterator<Item = &'static str> {
+    KEY_VARS.into_iter().chain(search::BASE_URL_VARS)
+}
+
 use crate::{Table, Tool};
 
 /// The built-in tools, in the order they are offered.

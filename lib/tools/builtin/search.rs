@@ -55,16 +55,22 @@ struct Found {
     content: String,
 }
 
+/// Tavily's key: a secret, which memory writes redact.
+pub const KEY_VAR: &str = "TAVILY_API_KEY";
+
+/// Where the searches go instead of Tavily (tests, a proxy of one's own).
+pub const BASE_URL_VARS: [&str; 2] = ["AXE_WEB_SEARCH_BASE_URL", "AXE_TAVILY_BASE_URL"];
+
 fn web_search(act: &Act, args: WebSearch) -> Result<Reply, String> {
     let query = args.query.as_str();
     if query.is_empty() {
         return Err("query is required".into());
     }
-    let key = std::env::var("TAVILY_API_KEY").unwrap_or_default();
+    let key = std::env::var(KEY_VAR).unwrap_or_default();
     if key.is_empty() {
-        return Err("TAVILY_API_KEY environment variable is not set".into());
+        return Err(format!("{KEY_VAR} environment variable is not set"));
     }
-    let base = ["AXE_WEB_SEARCH_BASE_URL", "AXE_TAVILY_BASE_URL"]
+    let base = BASE_URL_VARS
         .iter()
         .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
         .unwrap_or_else(|| DEFAULT_URL.to_owned());
