@@ -102,6 +102,11 @@ pub struct SubAgentsConfig {
     pub max_parallel: Count,
 }
 
+/// The most `max_parallel` may be: beyond it the run's pool
+/// (`run::pool`) no longer keeps a machine's threads, processes and open
+/// files in bounds.
+pub const MAX_PARALLEL: u64 = 64;
+
 /// `[retry]`: calling the provider again after a rate limit, an overload,
 /// a 5xx or a dropped connection. 0 delays are the defaults (500, 30000).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]

@@ -36,10 +36,10 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     if sub.max_parallel.is_negative() {
         return fail("sub_agents_config.max_parallel must be non-negative");
     }
-    if sub.max_parallel.get() > crate::run::pool::MAX_PARALLEL {
+    if sub.max_parallel.get() > super::parse::MAX_PARALLEL {
         return Err(Error::AgentInvalid(format!(
             "sub_agents_config.max_parallel cannot exceed {}",
-            crate::run::pool::MAX_PARALLEL
+            super::parse::MAX_PARALLEL
         )));
     }
     if cfg.timeout.is_negative() {

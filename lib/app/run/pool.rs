@@ -22,10 +22,6 @@ use std::thread;
 /// user's default limits on processes and open files.
 pub const DEFAULT_MAX_PARALLEL: usize = 8;
 
-/// The most `max_parallel` may be: beyond it the pool no longer keeps a
-/// machine's threads, processes and open files in bounds.
-pub const MAX_PARALLEL: u64 = 64;
-
 /// The threads a run may add to its own.
 pub struct Pool {
     spare: AtomicUsize,
