@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
+
 /// A count (or seconds) in an agent file. It is read as any integer, so
 /// that a negative one reaches the agent's validation and gets Go's message rather
 /// than a parse error; once validated, [`Count::get`] is its value.
@@ -35,5 +37,15 @@ impl std::fmt::Display for Count {
     /// As written in the file.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
+    }
+}
+
+/// The first of `fields` (named as in the agent file) that is negative,
+/// as the agent file's error: the kinds' numbers are [`Count`]s so that
+/// a negative one reaches here and gets Go's message, not a parser's.
+pub fn non_negative(fields: &[(&str, Count)]) -> Result<()> {
+    match fields.iter().find(|(_, value)| value.is_negative()) {
+        Some((field, _)) => Err(Error::AgentInvalid(format!("{field} must be non-negative"))),
+        None => Ok(()),
     }
 }

@@ -16,7 +16,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::notes::Kind as NoteKind;
-use crate::settings::Settings;
 
 /// A kind of memory. A name not here is a parse error of `[context]
 /// order` naming the ones that are.
@@ -44,17 +43,6 @@ pub enum Section {
     Notes,
     /// `[state]`.
     State,
-}
-
-impl Section {
-    /// Whether the agent keeps the kinds of this section.
-    pub fn enabled(self, cfg: &Settings) -> bool {
-        match self {
-            Section::Log => cfg.memory.enabled,
-            Section::Notes => cfg.notes.enabled,
-            Section::State => cfg.state.enabled,
-        }
-    }
 }
 
 /// How two versions of one of a kind's files merge (`axe-sync` and its

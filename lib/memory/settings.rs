@@ -5,10 +5,11 @@
 use serde::{Deserialize, Serialize, Serializer};
 
 pub use crate::kinds::MemoryKind;
+use crate::kinds::Section;
 pub use crate::log::settings::LogConfig;
 pub use crate::notes::settings::NotesConfig;
 pub use crate::state::settings::StateConfig;
-use axe_base::count::Count;
+use axe_base::count::{Count, non_negative};
 use axe_base::error::{Error, Result};
 
 /// The memory sections of an agent file, as the kinds read them.
@@ -32,6 +33,17 @@ pub struct ContextConfig {
     /// [`MemoryKind::ORDER`]. JSON shows the order in effect.
     #[serde(serialize_with = "order_in_effect")]
     pub order: Vec<MemoryKind>,
+}
+
+impl Settings {
+    /// Whether the agent keeps the kinds `section` turns on.
+    pub fn keeps(&self, section: Section) -> bool {
+        match section {
+            Section::Log => self.memory.enabled,
+            Section::Notes => self.notes.enabled,
+            Section::State => self.state.enabled,
+        }
+    }
 }
 
 impl ContextConfig {
@@ -66,16 +78,6 @@ impl ContextConfig {
             true => &MemoryKind::ORDER,
             false => &self.order,
         }
-    }
-}
-
-/// The first of `fields` (named as in the agent file) that is negative,
-/// as the agent file's error: the kinds' numbers are [`Count`]s so that
-/// a negative one reaches here and gets Go's message, not a parser's.
-pub(crate) fn non_negative(fields: &[(&str, Count)]) -> Result<()> {
-    match fields.iter().find(|(_, value)| value.is_negative()) {
-        Some((field, _)) => Err(Error::AgentInvalid(format!("{field} must be non-negative"))),
-        None => Ok(()),
     }
 }
 

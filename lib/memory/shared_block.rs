@@ -107,7 +107,7 @@ pub fn assemble(
     let kept: Vec<MemoryKind> = order
         .iter()
         .copied()
-        .filter(|k| k.row().section.enabled(cfg))
+        .filter(|k| cfg.keeps(k.row().section))
         .collect();
     let keeps = |k: MemoryKind| kept.contains(&k);
 

@@ -3,6 +3,7 @@
 //! here, each memory kind's by the kind (`axe_memory`'s `validate`s),
 //! called at the place Go checked them.
 
+use axe_base::count::non_negative;
 use axe_base::error::{Error, Result};
 use axe_llm::{Backoff, ResponseFormat};
 
@@ -53,15 +54,11 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     }
     axe_tools::mcp::config::validate(&cfg.mcp_servers).map_err(Error::AgentInvalid)?;
     let r = &cfg.retry;
-    for (field, value) in [
+    non_negative(&[
         ("retry.max_retries", r.max_retries),
         ("retry.initial_delay_ms", r.initial_delay_ms),
         ("retry.max_delay_ms", r.max_delay_ms),
-    ] {
-        if value.is_negative() {
-            return Err(Error::AgentInvalid(format!("{field} must be non-negative")));
-        }
-    }
+    ])?;
     if Backoff::parse(&r.backoff).is_none() {
         return Err(Error::AgentInvalid(format!(
             "retry.backoff must be one of {} (not {:?})",
@@ -84,9 +81,7 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     {
         return Err(Error::AgentInvalid(format!("params.response_format: {e}")));
     }
-    if cfg.budget.max_tokens.is_negative() {
-        return fail("budget.max_tokens must be non-negative");
-    }
+    non_negative(&[("budget.max_tokens", cfg.budget.max_tokens)])?;
     // Each kind checks its own section; the agent calls them where Go
     // checked those fields, so the first failure is still Go's.
     cfg.memory.validate()?;

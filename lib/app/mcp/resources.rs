@@ -58,7 +58,7 @@ fn of_kind(m: &Memory, kind: MemoryKind) -> Vec<Value> {
     let kept = || {
         m.served
             .as_ref()
-            .filter(|served| row.section.enabled(&served.cfg))
+            .filter(|served| served.cfg.keeps(row.section))
     };
     let own = |name: &str, title: &str| vec![resource(name, title, row.mime)];
     match kind {
@@ -132,7 +132,7 @@ pub fn read(m: &Memory, params: &Value) -> Result<Value, Failure> {
     let kept = || {
         m.served
             .as_ref()
-            .filter(|s| row.section.enabled(&s.cfg))
+            .filter(|s| s.cfg.keeps(row.section))
             .ok_or_else(unknown)
     };
     // A match, so a new kind does not compile until it says how it is

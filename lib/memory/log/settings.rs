@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::settings::non_negative;
 use axe_base::count::Count;
+use axe_base::count::non_negative;
 use axe_base::error::Result;
 
 /// `[memory]`: the run log's settings (the section keeps Go's name), and

@@ -10,8 +10,8 @@ use rustix::fs::FileType;
 use time::Date;
 
 use super::conflict::is_conflict;
+use super::settings::NotesConfig;
 use crate::append;
-use crate::settings::NotesConfig;
 use axe_base::beneath::{self, Dir};
 use axe_base::error::{Error, Result};
 

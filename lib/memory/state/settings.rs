@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::settings::non_negative;
 use axe_base::count::Count;
+use axe_base::count::non_negative;
 use axe_base::error::Result;
 
 /// `[state]`: structured state (task progress, decisions, errors, facts).
