@@ -1,4 +1,6 @@
-//! `axe-mem-append`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
+//! `axe-mem-append`: see `axe::commands::log::append`. A whole program, not a
+//! launcher of `axe` (`axe_launch`): the memory writes scripts and hooks
+//! make on every event start without a second exec.
 fn main() -> std::process::ExitCode {
-    axe_launch::main("axe-mem-append")
+    axe::cli::main(&axe::commands::log::append::COMMAND)
 }

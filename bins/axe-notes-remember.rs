@@ -1,4 +1,6 @@
-//! `axe-notes-remember`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
+//! `axe-notes-remember`: see `axe::commands::notes::remember`. A whole program, not a
+//! launcher of `axe` (`axe_launch`): the memory writes scripts and hooks
+//! make on every event start without a second exec.
 fn main() -> std::process::ExitCode {
-    axe_launch::main("axe-notes-remember")
+    axe::cli::main(&axe::commands::notes::remember::COMMAND)
 }

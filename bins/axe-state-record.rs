@@ -1,4 +1,6 @@
-//! `axe-state-record`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
+//! `axe-state-record`: see `axe::commands::state::record`. A whole program, not a
+//! launcher of `axe` (`axe_launch`): the memory writes scripts and hooks
+//! make on every event start without a second exec.
 fn main() -> std::process::ExitCode {
-    axe_launch::main("axe-state-record")
+    axe::cli::main(&axe::commands::state::record::COMMAND)
 }
