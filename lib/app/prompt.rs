@@ -47,7 +47,8 @@ pub fn system(persona: &str, skill: &str, files: &[ContextFile]) -> String {
     out
 }
 
-/// Adds the memory section (M6 6.2) when there are entries.
+/// Adds the memory section (the Go `axe`'s heading and layout) when there
+/// are entries.
 pub fn add_memory(system: &mut String, entries: &str) {
     if !entries.is_empty() {
         section(system, "## Memory\n\n");

@@ -4,7 +4,8 @@
 //! `--help` and the man page list them, from the same values.
 //!
 //! The messages are the Go `axe`'s (cobra's "missing required flag",
-//! "cannot use both", and the agent-name wordings of M6 and M7); the
+//! "cannot use both", and the agent-name wordings of `axe-mem-*` and
+//! `axe gc`); the
 //! runner adds the usage line to a missing argument's.
 
 use super::flag::{Arg, Flag};

@@ -1,4 +1,4 @@
-//! `axe-gc`'s workflow (M7): the run log sent to a model for patterns, the
+//! `axe-gc`'s workflow, the Go `axe`'s: the run log sent to a model for patterns, the
 //! analysis shown, then the locked trim to the agent's configured size.
 //! Memory problems are errors here, unlike in a run. Nothing here prints:
 //! what happens is told to the caller as [`Event`]s, in order, and what
@@ -14,7 +14,8 @@ use axe_base::error::{Error, Result};
 use axe_llm::{CallOptions, Conversation, Deadline, Message};
 use axe_memory::log::{self, Trim};
 
-/// The analysis prompt (M7 4.1), fixed on purpose: not configurable.
+/// The analysis prompt, the Go `axe`'s word for word, fixed on purpose:
+/// not configurable.
 pub const ANALYSIS_PROMPT: &str = "You are a memory analyst for an AI agent. You will receive a log of the agent's past tasks and results. Analyze the entries and provide a structured report.
 
 Your report MUST contain exactly these three sections with these exact headings:
@@ -114,8 +115,8 @@ pub struct Report {
     pub sent: Option<u64>,
 }
 
-/// M7 3.5: every memory-enabled agent in turn; a failure is reported and
-/// the rest go on.
+/// `axe-gc --all`: every memory-enabled agent in turn; a failure is
+/// reported and the rest go on.
 pub fn all(opts: &Options, on: &mut Observer) -> Result<Vec<Report>> {
     let mut endpoints = None;
     let agents: Vec<_> = agent::list()?
@@ -150,7 +151,7 @@ pub fn all(opts: &Options, on: &mut Observer) -> Result<Vec<Report>> {
     Ok(reports)
 }
 
-/// M7 3.3 for the agent `name`.
+/// `axe-gc AGENT` for the agent `name`.
 pub fn one(name: &str, opts: &Options, on: &mut Observer) -> Result<Report> {
     let mut report = Report {
         agent: name.to_owned(),
@@ -160,7 +161,7 @@ pub fn one(name: &str, opts: &Options, on: &mut Observer) -> Result<Report> {
     Ok(report)
 }
 
-/// M7 3.3 for one agent; `cfg` when already loaded. Fills `report` as it
+/// One agent's analysis and trim; `cfg` when already loaded. Fills `report` as it
 /// goes, so a failure keeps what was done before it. `endpoints` is
 /// loaded from `config.toml` by the first agent that gets that far and
 /// kept for the rest, so each provider's key is looked up once.

@@ -1,4 +1,4 @@
-//! Memory around a run (M6 3.4-3.5): the entries loaded into the prompt
+//! Memory around a run, as the Go `axe` kept it: the entries loaded into the prompt
 //! before the call, and the entry recorded after a successful one.
 //!
 //! Memory is best effort here: every failure becomes a warning and the run

@@ -60,7 +60,7 @@ pub fn timestamp(at: OffsetDateTime) -> String {
         .expect("a UTC time within years 0..=9999 formats as RFC 3339")
 }
 
-/// Builds the bytes of one entry, following M6 3.3: an empty task or result
+/// Builds the bytes of one entry, as the Go `axe` wrote it: an empty task or result
 /// becomes `(none)`, newlines in the task become spaces, a result longer than
 /// [`RESULT_LIMIT`] characters is cut and gets `...`.
 ///

@@ -1,8 +1,9 @@
 //! The run log: one markdown file per agent, appended to after each run
-//! and read back into the next (M6), trimmed by `gc` (M7). The operations
+//! and read back into the next, trimmed by `gc`, in the Go `axe`'s format. The operations
 //! are here; `entry` is the format of one entry, `scan` finds entries.
 //!
-//! Concurrency rules, which go beyond the Go `axe` (M6 5.1, M7 5.1):
+//! Concurrency rules, which go beyond the Go `axe` (docs/reference.md,
+//! "Safety of memory files"):
 //! - an append writes its whole entry with one `write` under the exclusive
 //!   lock, and undoes a partial write, so entries never interleave or tear;
 //! - a trim holds the exclusive lock from its read to its rename, so an
@@ -223,7 +224,7 @@ fn snapshot(path: &Path) -> Result<Option<(File, u64)>> {
 }
 
 /// The last `last_n` entries of the log at `path`; `0` means the whole file,
-/// including any text before the first entry (M6 3.5). A missing file is an
+/// including any text before the first entry, as Go read it. A missing file is an
 /// empty view. Reads from the end: the cost follows what is returned.
 pub fn tail(path: &Path, last_n: u64) -> Result<Tail> {
     let empty = || Tail {
@@ -327,7 +328,7 @@ impl Trim {
 }
 
 /// Keeps the last `keep` entries of the log at `path` and drops the rest,
-/// along with any text before the first entry (M7 3.1). `keep == 0` keeps
+/// along with any text before the first entry, as Go kept it. `keep == 0` keeps
 /// everything.
 ///
 /// The new file is written next to the old one, synced and renamed over it

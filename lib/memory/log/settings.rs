@@ -32,7 +32,7 @@ impl LogConfig {
         ])
     }
 
-    /// The trim target of `axe gc` (M7 3.11): `last_n` when positive, else
+    /// The trim target of `axe gc` (Go's): `last_n` when positive, else
     /// `max_entries` when positive, else none.
     pub fn trim_target(&self) -> Option<u64> {
         [self.last_n.get(), self.max_entries.get()]

@@ -1,4 +1,5 @@
-//! The M6 §7.4 and M7 §7.2 cases against real files. Cases that need
+//! The Go `axe`'s cases of appending, loading and trimming, against
+//! real files. Cases that need
 //! permissions to bite run through the executables in `tests/`, where they
 //! can drop root.
 
