@@ -364,6 +364,22 @@ struct KeptAlive {
 }
 
 impl KeptAlive {
+    /// Runs the agent `a` of `env` against this server: its answer after
+    /// four requests (three tool turns), all on one connection.
+    fn answers_four_turns_on_one_connection(&self, env: &Env) {
+        run(env, &self.url)
+            .arg("a")
+            .assert()
+            .success()
+            .stdout("done");
+        assert_eq!(*self.requests.lock().unwrap(), 4);
+        assert_eq!(
+            *self.connections.lock().unwrap(),
+            1,
+            "a connection a turn"
+        );
+    }
+
     fn start(replies: Vec<Value>) -> KeptAlive {
         let replies = replies.iter().map(Value::to_string).collect();
         KeptAlive::serve("application/json", replies)
@@ -423,17 +439,7 @@ fn a_tool_conversation_is_one_connection_kept_alive() {
         call("t2"),
         anthropic_reply("done"),
     ]);
-    run(&env, &server.url)
-        .arg("a")
-        .assert()
-        .success()
-        .stdout("done");
-    assert_eq!(*server.requests.lock().unwrap(), 4);
-    assert_eq!(
-        *server.connections.lock().unwrap(),
-        1,
-        "a connection a turn"
-    );
+    server.answers_four_turns_on_one_connection(&env);
 }
 
 /// A proxy or roots variable that cannot be used fails the calls it
@@ -526,15 +532,5 @@ fn a_streamed_tool_conversation_is_one_connection_too() {
         streamed(None),
     ];
     let server = KeptAlive::serve("text/event-stream", bodies);
-    run(&env, &server.url)
-        .arg("a")
-        .assert()
-        .success()
-        .stdout("done");
-    assert_eq!(*server.requests.lock().unwrap(), 4);
-    assert_eq!(
-        *server.connections.lock().unwrap(),
-        1,
-        "a connection a turn"
-    );
+    server.answers_four_turns_on_one_connection(&env);
 }
