@@ -187,6 +187,51 @@ fn a_sub_agent_that_finds_the_budget_spent_makes_no_call() {
 }
 
 #[test]
+fn a_sub_agent_that_spends_the_budget_on_the_last_turn_ends_the_run_over_budget() {
+    let env = Env::new();
+    family(&env, "anthropic/claude-test", "");
+    // The parent's 49 first turns call a tool it does not have and cost
+    // nothing; its 50th, the last it may take, calls the helper, whose
+    // reply (18 tokens) spends the budget of 10. The run is over budget,
+    // not out of turns: the sub-agent's failure is the budget's.
+    let server = Server::route(|r| {
+        let body = r.json();
+        if !system_text(&body).starts_with("You are boss.") {
+            return Answer::json(200, &anthropic_reply("found it"));
+        }
+        let free = json!({"input_tokens": 0, "output_tokens": 0});
+        // Turn k sends 2k - 1 messages.
+        if body["messages"].as_array().unwrap().len() < 99 {
+            let call = json!({"type": "tool_use", "id": "n", "name": "nothing", "input": {}});
+            let reply = json!({
+                "model": "claude-test", "content": [call], "stop_reason": "tool_use", "usage": free
+            });
+            return Answer::json(200, &reply);
+        }
+        Answer::json(200, &thinking_then_call(free))
+    });
+    let out = run(&env, &server.url)
+        .args(["boss", "go", "--budget-tokens", "10", "--json"])
+        .exits(4);
+    let doc = json_of(&out);
+    assert_eq!(doc["content"], "Let me ask the helper.");
+    assert_eq!(
+        (
+            &doc["budget_max_tokens"],
+            &doc["budget_used_tokens"],
+            &doc["budget_exceeded"]
+        ),
+        (&json!(10), &json!(18), &json!(true))
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .ends_with("{\"error\":\"budget exceeded: used 18 of 10 tokens\",\"exit_code\":4}\n")
+    );
+    assert_eq!(server.requests().len(), 51, "50 turns and the helper's");
+    assert!(!state_path(&env, "boss").exists(), "nothing remembered");
+}
+
+#[test]
 fn a_negative_budget_is_a_config_error() {
     let env = Env::new();
     env.agent(
