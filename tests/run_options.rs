@@ -187,6 +187,57 @@ fn a_sub_agent_that_finds_the_budget_spent_makes_no_call() {
 }
 
 #[test]
+fn a_sub_agent_called_after_the_budget_is_spent_starts_nothing() {
+    let env = Env::new();
+    family(
+        &env,
+        "anthropic/claude-test",
+        "[sub_agents_config]\nparallel = false\n",
+    );
+    let marker = env.root().join("started");
+    // `second`'s one MCP server marks that it was started (and is gone).
+    env.agent(
+        "second",
+        &format!(
+            "name = \"second\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"You are second.\"\n\
+             [[mcp_servers]]\nname = \"local\"\ntransport = \"stdio\"\ncommand = \"touch\"\nargs = [{:?}]\nrequired = false\n",
+            marker.display().to_string()
+        ),
+    );
+    let boss = env.config_dir().join("axe/agents/boss.toml");
+    let text = fs::read_to_string(&boss).unwrap();
+    fs::write(
+        &boss,
+        text.replace("[\"helper\"]", "[\"helper\", \"second\"]"),
+    )
+    .unwrap();
+    // The helper spends the budget; `second`, called after it in the same
+    // reply, finds it spent.
+    let server = Server::route(|r| {
+        if system_text(&r.json()).starts_with("You are boss.") {
+            let calls = [
+                ("c1", json!({"agent": "helper", "task": "one"})),
+                ("c2", json!({"agent": "second", "task": "two"})),
+            ];
+            Answer::json(200, &tool_use(&calls))
+        } else {
+            Answer::json(200, &anthropic_reply("found it"))
+        }
+    });
+    let out = run(&env, &server.url)
+        .args(["boss", "go", "--budget-tokens", "20", "--json"])
+        .exits(4);
+    assert_eq!(server.requests().len(), 2, "the parent's and the helper's");
+    assert!(!marker.exists(), "second's MCP server was started");
+    let doc = json_of(&out);
+    let details = doc["tool_call_details"].as_array().unwrap();
+    assert_eq!(
+        details[1]["output"],
+        "Error: sub-agent \"second\" failed - budget exceeded: used 26 of 20 tokens. You may retry or proceed without this result."
+    );
+}
+
+#[test]
 fn a_sub_agent_that_spends_the_budget_on_the_last_turn_ends_the_run_over_budget() {
     let env = Env::new();
     family(&env, "anthropic/claude-test", "");

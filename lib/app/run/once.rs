@@ -192,6 +192,12 @@ fn sub_agent(
     deadline: Deadline,
     hosts: &[String],
 ) -> std::result::Result<String, SubAgentError> {
+    // Spent by a call before this one: nothing of it is started, not
+    // even its MCP servers, which its conversation starts before its
+    // first turn would find the budget spent.
+    if let Some((used, max)) = session.over_budget() {
+        return Err(SubAgentError::Budget { used, max });
+    }
     let cfg = agent::load(name).map_err(|source| SubAgentError::Load {
         name: name.to_owned(),
         source,
