@@ -533,6 +533,25 @@ mod tests {
     }
 
     #[test]
+    fn a_caused_error_is_shown_and_exits_as_reported_and_keeps_its_cause() {
+        use std::error::Error as _;
+        let cause = io::Error::from_raw_os_error(13);
+        let e = Error::caused(Error::Busy("held".into()), cause);
+        assert_eq!((e.to_string(), e.exit_code()), ("held".to_owned(), 5));
+        let source = e.source().and_then(|s| s.downcast_ref::<io::Error>());
+        assert_eq!(source.and_then(io::Error::raw_os_error), Some(13));
+        // Wrapped again, still one level, as its crate reported it.
+        let again = Error::caused(e, io::Error::other("outer"));
+        let Error::Caused(c) = &again else {
+            panic!("{again:?}")
+        };
+        assert!(matches!(c.reported, Error::Busy(_)), "{again:?}");
+        let pipe = Error::Output(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert!(Error::caused(pipe, io::Error::other("x")).is_broken_pipe());
+        assert!(Error::caused(Error::NoMatch, io::Error::other("x")).is_quiet());
+    }
+
+    #[test]
     fn broken_pipe_is_recognised_only_on_output() {
         let e = Error::Output(io::Error::from(io::ErrorKind::BrokenPipe));
         assert!(e.is_broken_pipe());

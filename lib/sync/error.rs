@@ -159,7 +159,7 @@ impl SyncError {
             SyncError::GitStillRunning { .. } => Error::Busy(line()),
             SyncError::Timeout { command } => Error::Api {
                 category: Category::Timeout,
-                message: format!("git {command} did not finish within its timeout; it was stopped"),
+                message: timed_out(command),
             },
             SyncError::NoWorkingDir(_)
             | SyncError::PushesRejected { .. }
@@ -250,17 +250,21 @@ impl fmt::Display for SyncError {
                 )
             }
             SyncError::Git(failed) => failed.fmt(f),
-            SyncError::Timeout { command } => write!(
-                f,
-                "{}: git {command} did not finish within its timeout; it was stopped",
-                Category::Timeout
-            ),
+            // As the toolkit shows an API error: its category first.
+            SyncError::Timeout { command } => {
+                write!(f, "{}: {}", Category::Timeout, timed_out(command))
+            }
             SyncError::HashObjectShort => f.write_str("git hash-object gave fewer ids than files"),
             SyncError::CatFile { header: Some(h) } => write!(f, "git cat-file: {h}"),
             SyncError::CatFile { header: None } => f.write_str("git cat-file ended early"),
             SyncError::Thread { what } => write!(f, "git {what}: its thread failed"),
         }
     }
+}
+
+/// What a git command killed at the deadline is said to have done.
+fn timed_out(command: &str) -> String {
+    format!("git {command} did not finish within its timeout; it was stopped")
 }
 
 impl std::error::Error for SyncError {
