@@ -373,11 +373,7 @@ impl KeptAlive {
             .success()
             .stdout("done");
         assert_eq!(*self.requests.lock().unwrap(), 4);
-        assert_eq!(
-            *self.connections.lock().unwrap(),
-            1,
-            "a connection a turn"
-        );
+        assert_eq!(*self.connections.lock().unwrap(), 1, "a connection a turn");
     }
 
     fn start(replies: Vec<Value>) -> KeptAlive {

@@ -187,6 +187,102 @@ fn a_sub_agent_that_finds_the_budget_spent_makes_no_call() {
 }
 
 #[test]
+fn a_sub_agent_called_after_the_budget_is_spent_starts_nothing() {
+    let env = Env::new();
+    family(
+        &env,
+        "anthropic/claude-test",
+        "[sub_agents_config]\nparallel = false\n",
+    );
+    let marker = env.root().join("started");
+    // `second`'s one MCP server marks that it was started (and is gone).
+    env.agent(
+        "second",
+        &format!(
+            "name = \"second\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"You are second.\"\n\
+             [[mcp_servers]]\nname = \"local\"\ntransport = \"stdio\"\ncommand = \"touch\"\nargs = [{:?}]\nrequired = false\n",
+            marker.display().to_string()
+        ),
+    );
+    let boss = env.config_dir().join("axe/agents/boss.toml");
+    let text = fs::read_to_string(&boss).unwrap();
+    fs::write(
+        &boss,
+        text.replace("[\"helper\"]", "[\"helper\", \"second\"]"),
+    )
+    .unwrap();
+    // The helper spends the budget; `second`, called after it in the same
+    // reply, finds it spent.
+    let server = Server::route(|r| {
+        if system_text(&r.json()).starts_with("You are boss.") {
+            let calls = [
+                ("c1", json!({"agent": "helper", "task": "one"})),
+                ("c2", json!({"agent": "second", "task": "two"})),
+            ];
+            Answer::json(200, &tool_use(&calls))
+        } else {
+            Answer::json(200, &anthropic_reply("found it"))
+        }
+    });
+    let out = run(&env, &server.url)
+        .args(["boss", "go", "--budget-tokens", "20", "--json"])
+        .exits(4);
+    assert_eq!(server.requests().len(), 2, "the parent's and the helper's");
+    assert!(!marker.exists(), "second's MCP server was started");
+    let doc = json_of(&out);
+    let details = doc["tool_call_details"].as_array().unwrap();
+    assert_eq!(
+        details[1]["output"],
+        "Error: sub-agent \"second\" failed - budget exceeded: used 26 of 20 tokens. You may retry or proceed without this result."
+    );
+}
+
+#[test]
+fn a_sub_agent_that_spends_the_budget_on_the_last_turn_ends_the_run_over_budget() {
+    let env = Env::new();
+    family(&env, "anthropic/claude-test", "");
+    // The parent's 49 first turns call a tool it does not have and cost
+    // nothing; its 50th, the last it may take, calls the helper, whose
+    // reply (18 tokens) spends the budget of 10. The run is over budget,
+    // not out of turns: the sub-agent's failure is the budget's.
+    let server = Server::route(|r| {
+        let body = r.json();
+        if !system_text(&body).starts_with("You are boss.") {
+            return Answer::json(200, &anthropic_reply("found it"));
+        }
+        let free = json!({"input_tokens": 0, "output_tokens": 0});
+        // Turn k sends 2k - 1 messages.
+        if body["messages"].as_array().unwrap().len() < 99 {
+            let call = json!({"type": "tool_use", "id": "n", "name": "nothing", "input": {}});
+            let reply = json!({
+                "model": "claude-test", "content": [call], "stop_reason": "tool_use", "usage": free
+            });
+            return Answer::json(200, &reply);
+        }
+        Answer::json(200, &thinking_then_call(free))
+    });
+    let out = run(&env, &server.url)
+        .args(["boss", "go", "--budget-tokens", "10", "--json"])
+        .exits(4);
+    let doc = json_of(&out);
+    assert_eq!(doc["content"], "Let me ask the helper.");
+    assert_eq!(
+        (
+            &doc["budget_max_tokens"],
+            &doc["budget_used_tokens"],
+            &doc["budget_exceeded"]
+        ),
+        (&json!(10), &json!(18), &json!(true))
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .ends_with("{\"error\":\"budget exceeded: used 18 of 10 tokens\",\"exit_code\":4}\n")
+    );
+    assert_eq!(server.requests().len(), 51, "50 turns and the helper's");
+    assert!(!state_path(&env, "boss").exists(), "nothing remembered");
+}
+
+#[test]
 fn a_negative_budget_is_a_config_error() {
     let env = Env::new();
     env.agent(

@@ -1,8 +1,10 @@
 //! The one error type of the toolkit and its mapping to exit codes.
 //!
-//! Every fallible operation in the library returns [`Error`]; the runner in
-//! [`axe_cli`] prints it as one line on stderr and exits with
-//! [`Error::exit_code`]. The codes are the Go `axe`'s (1 agent error,
+//! Every fallible operation of the toolkit ends up as an [`Error`]: a crate
+//! with errors of its own (`axe_sync::SyncError`) converts them at its
+//! boundary into the variant each is reported as, carrying the typed error
+//! for its causes ([`Error::Caused`]). The runner in [`axe_cli`] prints it
+//! as one line on stderr and exits with [`Error::exit_code`]. The codes are the Go `axe`'s (1 agent error,
 //! 2 config error, 3 API error, 4 token budget exceeded) and three of ours
 //! (5 busy, 6 conflict, 7 unresolved sync conflict), all in [`EXIT_CODES`].
 
@@ -82,6 +84,21 @@ pub enum Error {
     /// `axe-sync` left a note's other side beside it (a conflict file)
     /// that nobody has merged in yet; the message lists the files.
     Unresolved(String),
+    /// A failure typed by the crate it happened in (`axe_sync::SyncError`),
+    /// kept whole so that its causes can be followed
+    /// ([`std::error::Error::source`]). It is shown, and exits, as the
+    /// variant that crate reports it as ([`Caused::reported`]).
+    Caused(Box<Caused>),
+}
+
+/// A crate's typed error and the variant of [`Error`] it is reported as.
+#[derive(Debug)]
+pub struct Caused {
+    /// Its one-line message and, through its variant, its exit code:
+    /// never another `Caused`.
+    pub reported: Error,
+    /// The typed error, whose `source()` leads on to its cause.
+    pub error: Box<dyn std::error::Error + Send + Sync + 'static>,
 }
 
 /// The I/O error of a lock wait that reached its deadline, carried inside
@@ -212,6 +229,7 @@ impl Error {
             Error::Busy(_) => 5,
             Error::Conflict(_) => 6,
             Error::Unresolved(_) => 7,
+            Error::Caused(c) => c.reported.exit_code(),
             Error::InvalidAgentName(_)
             | Error::AgentNotFound { .. }
             | Error::AgentParse { .. }
@@ -224,13 +242,34 @@ impl Error {
     /// True when nothing is to be said about it: a search that found
     /// nothing, which its exit code alone reports.
     pub fn is_quiet(&self) -> bool {
-        matches!(self, Error::NoMatch)
+        match self {
+            Error::Caused(c) => c.reported.is_quiet(),
+            e => matches!(e, Error::NoMatch),
+        }
     }
 
     /// True when the error is our reader going away (`axe-mem-load x | head`),
     /// which ends the command quietly and successfully, as in ripgrep.
     pub fn is_broken_pipe(&self) -> bool {
-        matches!(self, Error::Output(e) if e.kind() == io::ErrorKind::BrokenPipe)
+        match self {
+            Error::Caused(c) => c.reported.is_broken_pipe(),
+            Error::Output(e) => e.kind() == io::ErrorKind::BrokenPipe,
+            _ => false,
+        }
+    }
+
+    /// `error`, a crate's typed error, reported as `reported` (its message
+    /// and variant): what the crate's `From` impl into [`Error`] makes.
+    pub fn caused(reported: Error, error: impl std::error::Error + Send + Sync + 'static) -> Error {
+        // One level: the variant reported is never itself a wrapper.
+        let reported = match reported {
+            Error::Caused(c) => c.reported,
+            other => other,
+        };
+        Error::Caused(Box::new(Caused {
+            reported,
+            error: Box::new(error),
+        }))
     }
 
     /// Standard input could not be read.
@@ -243,17 +282,23 @@ impl Error {
 
     /// A memory I/O error in Go's `<context>: <op> <path>: <reason>` shape.
     pub fn memory(context: &str, op: &str, path: &Path, err: &io::Error) -> Error {
-        let prefix = if context.is_empty() {
-            String::new()
-        } else {
-            format!("{context}: ")
-        };
-        let message = format!("{prefix}{op} {}: {}", path.display(), describe_io(err));
+        let message = io_message(context, op, path, err);
         match err.get_ref().is_some_and(|e| e.is::<Busy>()) {
             true => Error::Busy(message),
             false => Error::Memory(message),
         }
     }
+}
+
+/// The message of [`Error::memory`]: Go's `<context>: <op> <path>:
+/// <reason>`, the context and its colon left out when empty.
+pub fn io_message(context: &str, op: &str, path: &Path, err: &io::Error) -> String {
+    let prefix = if context.is_empty() {
+        String::new()
+    } else {
+        format!("{context}: ")
+    };
+    format!("{prefix}{op} {}: {}", path.display(), describe_io(err))
 }
 
 impl fmt::Display for Error {
@@ -310,11 +355,19 @@ impl fmt::Display for Error {
                 write!(f, "failed to parse agent config \"{name}\": {message}")
             }
             Error::Output(e) => write!(f, "failed to write output: {}", describe_io(e)),
+            Error::Caused(c) => c.reported.fmt(f),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Caused(c) => Some(&*c.error),
+            _ => None,
+        }
+    }
+}
 
 /// The reason of an I/O error the way Go prints it: `permission denied`,
 /// not `Permission denied (os error 13)`, so messages match the Go `axe`.
@@ -422,6 +475,7 @@ mod tests {
                 max: 0,
             },
             Error::Unresolved(String::new()),
+            Error::caused(Error::Busy(String::new()), io::Error::other("x")),
         ];
         for e in &errors {
             // A match with no wildcard: a new variant must be listed above.
@@ -449,7 +503,8 @@ mod tests {
                 | Error::Busy(_)
                 | Error::Budget { .. }
                 | Error::PromptOverBudget { .. }
-                | Error::Unresolved(_) => {}
+                | Error::Unresolved(_)
+                | Error::Caused(_) => {}
             }
             assert!(EXIT_CODES.iter().any(|c| c.code == e.exit_code()), "{e:?}");
         }
@@ -475,6 +530,25 @@ mod tests {
             io::Error::from_raw_os_error(13),
         );
         assert_eq!(describe_io(&wrapped), "permission denied");
+    }
+
+    #[test]
+    fn a_caused_error_is_shown_and_exits_as_reported_and_keeps_its_cause() {
+        use std::error::Error as _;
+        let cause = io::Error::from_raw_os_error(13);
+        let e = Error::caused(Error::Busy("held".into()), cause);
+        assert_eq!((e.to_string(), e.exit_code()), ("held".to_owned(), 5));
+        let source = e.source().and_then(|s| s.downcast_ref::<io::Error>());
+        assert_eq!(source.and_then(io::Error::raw_os_error), Some(13));
+        // Wrapped again, still one level, as its crate reported it.
+        let again = Error::caused(e, io::Error::other("outer"));
+        let Error::Caused(c) = &again else {
+            panic!("{again:?}")
+        };
+        assert!(matches!(c.reported, Error::Busy(_)), "{again:?}");
+        let pipe = Error::Output(io::Error::from(io::ErrorKind::BrokenPipe));
+        assert!(Error::caused(pipe, io::Error::other("x")).is_broken_pipe());
+        assert!(Error::caused(Error::NoMatch, io::Error::other("x")).is_quiet());
     }
 
     #[test]

@@ -15,10 +15,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use super::error::{Result, SyncError};
 use super::git::Git;
 use super::paths::{Refused, refusal};
 use super::worktree::Tree;
-use axe_base::error::{Error, Result};
 use axe_memory::notes::conflict;
 use axe_memory::secrets::{Found, Secrets};
 
@@ -56,9 +56,9 @@ pub fn admit(
 ) -> Result<()> {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     if !conflict::is_conflict(name) && has_conflict_markers(bytes) {
-        return Err(Error::Memory(format!(
-            "{rel} holds git conflict markers (<<<<<<< … >>>>>>>): resolve them by hand; nothing was committed"
-        )));
+        return Err(SyncError::ConflictMarkers {
+            path: rel.to_owned(),
+        });
     }
     // The path is scanned too: a name is never redacted, and a commit
     // pushes it (a key used as a topic's name, a file planted by hand).
@@ -71,11 +71,10 @@ pub fn admit(
     // A path committed already is judged no more than its content.
     if !named.is_empty() && before.is_empty() {
         let shown = secrets.redact(rel.as_bytes());
-        return Err(Error::Memory(format!(
-            "{}: its name holds what looks like a secret ({}): rename or remove the file; nothing was committed",
-            String::from_utf8_lossy(&shown.text),
-            kinds(&named).join(", ")
-        )));
+        return Err(SyncError::SecretInName {
+            shown: String::from_utf8_lossy(&shown.text).into_owned(),
+            kinds: kinds(&named),
+        });
     }
     found.retain(|f| !held(before.iter().map(Vec::as_slice), &bytes[f.range.clone()]));
     if let Some(first) = found.first() {
@@ -83,10 +82,11 @@ pub fn admit(
             .iter()
             .filter(|&&b| b == b'\n')
             .count();
-        return Err(Error::Memory(format!(
-            "{rel} holds what looks like a secret ({}; the first on line {line}): take it out (or set [memory] redact = false in config.toml); nothing was committed",
-            kinds(&found).join(", ")
-        )));
+        return Err(SyncError::Secret {
+            path: rel.to_owned(),
+            kinds: kinds(&found),
+            line,
+        });
     }
     Ok(())
 }
@@ -291,12 +291,12 @@ pub fn store(git: &Git, blobs: &[(&str, &[u8])]) -> Result<Vec<String>> {
         .git_dir()
         .join("axe-sync")
         .join(format!("stage-{}", std::process::id()));
-    fs::create_dir_all(&dir).map_err(|e| Error::memory("", "mkdir", &dir, &e))?;
+    fs::create_dir_all(&dir).map_err(|e| SyncError::io("mkdir", &dir, e))?;
     let result = (|| {
         let mut list = Vec::new();
         for (i, (_, bytes)) in blobs.iter().enumerate() {
             let path = dir.join(i.to_string());
-            fs::write(&path, bytes).map_err(|e| Error::memory("", "write", &path, &e))?;
+            fs::write(&path, bytes).map_err(|e| SyncError::io("write", &path, e))?;
             list.extend_from_slice(path.as_os_str().as_encoded_bytes());
             list.push(b'\n');
         }
@@ -307,9 +307,7 @@ pub fn store(git: &Git, blobs: &[(&str, &[u8])]) -> Result<Vec<String>> {
         let oids: Vec<String> = out.text().lines().map(str::to_owned).collect();
         match oids.len() == blobs.len() {
             true => Ok(oids),
-            false => Err(Error::Child(
-                "git hash-object gave fewer ids than files".into(),
-            )),
+            false => Err(SyncError::HashObjectShort),
         }
     })();
     let _ = fs::remove_dir_all(&dir);

@@ -20,7 +20,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use axe_base::error::{Error, Result};
+use super::error::{GitFailed, Result, SyncError};
 
 /// `git init -b` (2.28) is the newest thing relied on.
 pub const MIN_VERSION: (u32, u32) = (2, 28);
@@ -66,18 +66,13 @@ impl Output {
         String::from_utf8_lossy(&self.stdout).trim_end().to_owned()
     }
 
-    /// Git's reason, from what it wrote to stderr: its first `fatal:` or
-    /// `error:` line (the advice after it says less), else its last line.
-    pub fn reason(&self) -> String {
-        let text = String::from_utf8_lossy(&self.stderr);
-        let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
-        let said = lines().find_map(|l| {
-            l.strip_prefix("fatal: ")
-                .or_else(|| l.strip_prefix("error: "))
-        });
-        said.or_else(|| lines().next_back())
-            .unwrap_or("(no message)")
-            .to_owned()
+    /// The failure of the git command `args` that gave this output.
+    pub fn failure(&self, args: &[impl AsRef<OsStr>]) -> GitFailed {
+        GitFailed {
+            command: subcommand(args),
+            code: self.code,
+            stderr: String::from_utf8_lossy(&self.stderr).into_owned(),
+        }
     }
 }
 
@@ -177,16 +172,9 @@ impl Git {
         let version = text
             .strip_prefix("git version ")
             .and_then(parse_version)
-            .ok_or_else(|| {
-                Error::Child(format!(
-                    "git --version said {text:?}: not a git axe-sync knows"
-                ))
-            })?;
+            .ok_or_else(|| SyncError::GitUnknown { said: text.clone() })?;
         if version < MIN_VERSION {
-            return Err(Error::Child(format!(
-                "git {}.{} is too old for axe-sync: it needs {}.{} or newer",
-                version.0, version.1, MIN_VERSION.0, MIN_VERSION.1
-            )));
+            return Err(SyncError::GitTooOld { version });
         }
         Ok(())
     }
@@ -250,14 +238,7 @@ impl Git {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-        let mut child = cmd.spawn().map_err(|e| {
-            Error::Child(match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    "git was not found on PATH: axe-sync needs git (2.28 or newer)".to_owned()
-                }
-                _ => format!("failed to run git: {}", axe_base::error::describe_io(&e)),
-            })
-        })?;
+        let mut child = cmd.spawn().map_err(SyncError::GitStart)?;
         let writer = input.map(|bytes| {
             let mut stdin = child.stdin.take().expect("stdin is piped");
             let bytes = bytes.to_vec();
@@ -299,8 +280,8 @@ fn subcommand(args: &[impl AsRef<OsStr>]) -> String {
 }
 
 /// The error of a git command that failed.
-pub fn failed(args: &[impl AsRef<OsStr>], out: &Output) -> Error {
-    Error::Child(format!("git {} failed: {}", subcommand(args), out.reason()))
+pub fn failed(args: &[impl AsRef<OsStr>], out: &Output) -> SyncError {
+    SyncError::Git(out.failure(args))
 }
 
 /// Waits for `child`, reading its output, until it ends or `deadline`.
@@ -325,7 +306,7 @@ fn collect(
         None => child.wait().map(Some),
         Some(deadline) => wait_until(child, deadline),
     };
-    let status = status.map_err(|e| Error::Child(format!("failed to wait for git: {e}")))?;
+    let status = status.map_err(SyncError::GitWait)?;
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
     match status {
@@ -335,12 +316,8 @@ fn collect(
             stdout,
             stderr,
         }),
-        None => Err(Error::Api {
-            category: axe_base::error::Category::Timeout,
-            message: format!(
-                "git {} did not finish within its timeout; it was stopped",
-                subcommand(args)
-            ),
+        None => Err(SyncError::Timeout {
+            command: subcommand(args),
         }),
     }
 }

@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use super::entries::{self, Layout};
+use super::error::Result;
 use super::git::Git;
 use super::lines;
-use axe_base::error::Result;
 use axe_memory::kinds::{MemoryKind, Merge};
 use axe_memory::state;
 

@@ -14,9 +14,14 @@
 //! `git` does the storage and the talking (any remote it speaks); the
 //! merging is ours, in the same code the merge drivers run, so a plain
 //! `git pull` by a user merges the same way.
+//!
+//! What goes wrong is a [`SyncError`] with its cause (the I/O error, git's
+//! command, exit code and stderr), which the toolkit's error takes in
+//! whole at the crate's boundary (`error.rs` says how).
 
 mod commit;
 mod entries;
+mod error;
 mod git;
 mod kind;
 mod lines;
@@ -35,12 +40,12 @@ use std::time::Instant;
 use serde::Serialize;
 
 pub use commit::Committed;
+pub use error::{GitFailed, Result, SyncError};
 pub use kind::Kind;
 pub use merge::Merged;
 pub use paths::Refused;
 
 use axe_base::beneath::{Dir, Open};
-use axe_base::error::{Error, Result};
 use axe_memory::lock::{create_locked, deadline as lock_deadline};
 use axe_memory::notes::conflict;
 use axe_memory::secrets::Secrets;
@@ -91,7 +96,7 @@ pub struct Report {
 }
 
 /// The memory data directory: where `axe-sync` works unless told.
-pub fn default_dir() -> Result<PathBuf> {
+pub fn default_dir() -> axe_base::error::Result<PathBuf> {
     axe_base::dirs::data_dir()
 }
 
@@ -111,10 +116,7 @@ pub fn host() -> String {
 fn open(dir: &Path) -> Result<Git> {
     // Before git runs: it would run in the directory, which may not exist.
     if !dir.join(".git").join("HEAD").is_file() {
-        return Err(Error::Config(format!(
-            "{} is not a sync repository: run `axe-sync init` first",
-            dir.display()
-        )));
+        return Err(SyncError::NotARepository(dir.to_owned()));
     }
     Git::at(dir)
 }
@@ -127,13 +129,11 @@ fn open(dir: &Path) -> Result<Git> {
 /// done, rather than racing it for git's own locks ([`running`]).
 fn lock(git: &Git) -> Result<fs::File> {
     let path = git.git_dir().join("axe-sync");
-    let fail = |e: std::io::Error| {
-        Error::memory(
-            "another axe-sync is running",
-            "lock",
-            &path.join("lock"),
-            &e,
-        )
+    let fail = |e: std::io::Error| SyncError::Io {
+        context: "another axe-sync is running",
+        op: "lock",
+        path: path.join("lock"),
+        source: e,
     };
     let dir = Dir::root(&path, true)
         .map_err(fail)?
@@ -146,16 +146,11 @@ fn lock(git: &Git) -> Result<fs::File> {
 /// The branch HEAD is on, read from `.git/HEAD` (a process less).
 fn branch(git: &Git) -> Result<String> {
     let path = git.git_dir().join("HEAD");
-    let text = fs::read_to_string(&path).map_err(|e| Error::memory("", "read", &path, &e))?;
+    let text = fs::read_to_string(&path).map_err(|e| SyncError::io("read", &path, e))?;
     text.trim()
         .strip_prefix("ref: refs/heads/")
         .map(str::to_owned)
-        .ok_or_else(|| {
-            Error::Config(format!(
-                "{} is on no branch (a detached HEAD): check out a branch to sync",
-                git.root.display()
-            ))
-        })
+        .ok_or_else(|| SyncError::Detached(git.root.clone()))
 }
 
 /// Whether `rel` is one of `agents`' files or shared by all of them.
@@ -285,8 +280,8 @@ struct Repo<'a> {
 }
 
 /// An error for a helper thread that panicked.
-fn thread_failed(what: &str) -> Error {
-    Error::Child(format!("git {what}: its thread failed"))
+fn thread_failed(what: &'static str) -> SyncError {
+    SyncError::Thread { what }
 }
 
 /// Merge what was `fetched` into `head`, push, and while the remote
@@ -339,9 +334,9 @@ fn exchange(
             }
             remote::Pushed::Rejected if report.push_attempts < PUSH_ATTEMPTS => {}
             remote::Pushed::Rejected => {
-                return Err(Error::Child(format!(
-                    "the remote rejected {PUSH_ATTEMPTS} pushes: other machines kept pushing meanwhile; run axe-sync again"
-                )));
+                return Err(SyncError::PushesRejected {
+                    attempts: PUSH_ATTEMPTS,
+                });
             }
         }
         pause::at("fetch");
@@ -427,7 +422,7 @@ pub fn init(
     let had_git = fs::symlink_metadata(dir.join(".git")).is_ok();
     // Until the lock is held, only what this init made alone: directories
     // (removed only while empty) and a `.git` that was not there.
-    let before_lock = |e: Error, git_made: bool| {
+    let before_lock = |e: SyncError, git_made: bool| {
         if git_made && !had_git {
             let _ = fs::remove_dir_all(dir.join(".git"));
         }
@@ -435,10 +430,11 @@ pub fn init(
         e
     };
     fs::create_dir_all(dir).map_err(|e| {
-        before_lock(
-            Error::Config(format!("failed to create {}: {e}", dir.display())),
-            false,
-        )
+        let failed = SyncError::CreateDir {
+            path: dir.to_owned(),
+            source: e,
+        };
+        before_lock(failed, false)
     })?;
     let git = Git::at(dir).map_err(|e| before_lock(e, false))?;
     let created = !git.exists();
@@ -503,7 +499,7 @@ fn set_up(
     for (name, text) in [(".gitattributes", ATTRIBUTES), (".gitignore", IGNORE)] {
         let path = dir.join(name);
         if !path.exists() {
-            fs::write(&path, text).map_err(|e| Error::memory("", "write", &path, &e))?;
+            fs::write(&path, text).map_err(|e| SyncError::io("write", &path, e))?;
         }
     }
     if let Some(url) = remote_url {
@@ -638,7 +634,7 @@ fn install_hook(git: &Git) -> Result<()> {
     if path.exists() {
         return Ok(());
     }
-    let fail = |e: std::io::Error| Error::memory("", "write", &path, &e);
+    let fail = |e: std::io::Error| SyncError::io("write", &path, e);
     fs::create_dir_all(&hooks).map_err(fail)?;
     fs::write(&path, PRE_COMMIT).map_err(fail)?;
     fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).map_err(fail)
@@ -708,21 +704,20 @@ pub fn merge_driver(
     theirs: &Path,
     rel: &str,
 ) -> Result<Option<String>> {
-    let read = |p: &Path| fs::read(p).map_err(|e| Error::memory("", "read", p, &e));
+    let read = |p: &Path| fs::read(p).map_err(|e| SyncError::io("read", p, e));
     let (b, o, t) = (read(base)?, read(ours)?, read(theirs)?);
-    let cwd =
-        std::env::current_dir().map_err(|e| Error::Child(format!("no working directory: {e}")))?;
+    let cwd = std::env::current_dir().map_err(SyncError::NoWorkingDir)?;
     let git = Git::at(&cwd)?;
     let merged = kind::merge(&git, kind, rel, Some(&b), Some(&o), Some(&t))?;
-    let mut out = fs::File::create(ours).map_err(|e| Error::memory("", "write", ours, &e))?;
+    let mut out = fs::File::create(ours).map_err(|e| SyncError::io("write", ours, e))?;
     out.write_all(&merged.text.unwrap_or_default())
-        .map_err(|e| Error::memory("", "write", ours, &e))?;
+        .map_err(|e| SyncError::io("write", ours, e))?;
     let Some(theirs_text) = merged.conflict else {
         return Ok(None);
     };
     let now = time::OffsetDateTime::now_utc();
     let side = conflict::path_for(rel, &host(), now, &theirs_text);
     fs::write(cwd.join(&side), theirs_text)
-        .map_err(|e| Error::memory("", "write", &cwd.join(&side), &e))?;
+        .map_err(|e| SyncError::io("write", cwd.join(&side), e))?;
     Ok(Some(side))
 }

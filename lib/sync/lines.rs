@@ -6,19 +6,19 @@
 
 use std::fs;
 
+use super::error::{Result, SyncError};
 use super::git::Git;
-use axe_base::error::{Error, Result};
 
 /// `ours` and `theirs` merged against `base`, and whether some lines
 /// conflicted (resolved to ours).
 pub fn merge(git: &Git, base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<(Vec<u8>, bool)> {
     let dir = git.git_dir().join("axe-sync");
-    fs::create_dir_all(&dir).map_err(|e| Error::memory("", "mkdir", &dir, &e))?;
+    fs::create_dir_all(&dir).map_err(|e| SyncError::io("mkdir", &dir, e))?;
     let pid = std::process::id();
     let paths = ["ours", "base", "theirs"].map(|n| dir.join(format!("{n}-{pid}")));
     let result = (|| {
         for (path, bytes) in paths.iter().zip([ours, base, theirs]) {
-            fs::write(path, bytes).map_err(|e| Error::memory("", "write", path, &e))?;
+            fs::write(path, bytes).map_err(|e| SyncError::io("write", path, e))?;
         }
         let run = |ours_wins: bool| {
             let mut args = vec![

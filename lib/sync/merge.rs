@@ -30,12 +30,12 @@ use std::fs;
 use serde::Serialize;
 
 use super::commit::{self, commit_index, store};
+use super::error::{Result, SyncError};
 use super::git::Git;
 use super::kind::{self, Kind as FileKind};
 use super::paths;
 use super::pause;
 use super::worktree::Tree;
-use axe_base::error::{Error, Result};
 use axe_memory::notes::conflict;
 use axe_memory::secrets::{self, Secrets};
 
@@ -146,7 +146,7 @@ pub fn merge(
     let blob = |oid: &Option<String>| oid.as_ref().and_then(|o| blobs.get(o)).map(Vec::as_slice);
 
     let journal = journal(git);
-    fs::write(&journal, theirs).map_err(|e| Error::memory("", "write", &journal, &e))?;
+    fs::write(&journal, theirs).map_err(|e| SyncError::io("write", &journal, e))?;
     let made = commit_time(git, theirs)?;
     // The tree's version of each file (blob id, or bytes to store), and
     // the conflict files to add.
@@ -385,13 +385,17 @@ fn cat(git: &Git, oids: &[&String]) -> Result<HashMap<String, Vec<u8>>> {
         rest = &rest[end + 1..];
         let mut parts = header.split(' ');
         let (Some(oid), Some(_), Some(size)) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(Error::Child(format!("git cat-file: {header}")));
+            return Err(SyncError::CatFile {
+                header: Some(header),
+            });
         };
-        let size: usize = size
-            .parse()
-            .map_err(|_| Error::Child(format!("git cat-file: {header}")))?;
+        let Ok(size) = size.parse::<usize>() else {
+            return Err(SyncError::CatFile {
+                header: Some(header),
+            });
+        };
         if rest.len() < size + 1 {
-            return Err(Error::Child("git cat-file ended early".into()));
+            return Err(SyncError::CatFile { header: None });
         }
         found.insert(oid.to_owned(), rest[..size].to_vec());
         rest = &rest[size + 1..];

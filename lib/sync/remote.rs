@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::error::{Result, SyncError};
 use super::git::{Git, failed};
-use axe_base::error::{Error, Result};
 
 /// The remote every clone syncs with.
 pub const REMOTE: &str = "origin";
@@ -19,7 +19,7 @@ pub fn url(git: &Git) -> Result<Option<String>> {
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(axe_base::error::Error::memory("", "read", &path, &e)),
+        Err(e) => return Err(SyncError::io("read", path, e)),
     };
     let section = format!("[remote \"{REMOTE}\"]");
     let mut inside = false;
@@ -107,10 +107,10 @@ pub fn check(git: &Git, url: &str, deadline: Instant) -> Result<()> {
     let out = git.run(&args, None, Some(deadline))?;
     match out.ok {
         true => Ok(()),
-        false => Err(Error::Child(format!(
-            "cannot use {url} as the remote: {}",
-            out.reason()
-        ))),
+        false => Err(SyncError::RemoteUnusable {
+            url: url.to_owned(),
+            source: out.failure(&args),
+        }),
     }
 }
 

@@ -30,13 +30,13 @@ use std::time::{Duration, Instant};
 use rustix::fs::{FlockOperation, fcntl_lock};
 use rustix::io::{FdFlags, fcntl_setfd};
 
-use axe_base::error::{Error, Result};
+use super::error::{Result, SyncError};
 
 /// Waits until no git an earlier sync started is running, then returns
 /// the file each git this sync starts holds its lock on.
 pub fn settle(dir: &Path, deadline: Instant) -> Result<File> {
     let path = dir.join("running");
-    let fail = |e: io::Error| Error::memory("", "lock", &path, &e);
+    let fail = |e: io::Error| SyncError::io("lock", &path, e);
     // Opened close-on-exec, as std opens every file: only [`hold`], in
     // the one child that is git, makes it inheritable.
     let file = OpenOptions::new()
@@ -56,10 +56,9 @@ pub fn settle(dir: &Path, deadline: Instant) -> Result<File> {
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(Error::Busy(format!(
-                "another axe-sync is running: a git an earlier axe-sync started has not ended (waited {:.1} s)",
-                started.elapsed().as_secs_f64()
-            )));
+            return Err(SyncError::GitStillRunning {
+                waited: started.elapsed(),
+            });
         }
         sleep(pause.min(left));
         pause = (pause * 2).min(Duration::from_millis(50));

@@ -11,9 +11,9 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
+use super::error::{Result, SyncError};
 use super::paths::refusal;
 use axe_base::beneath::{Dir, Open};
-use axe_base::error::{Error, Result};
 use axe_memory::append;
 use axe_memory::lock::{Mode, create_locked, open_locked};
 use axe_memory::replace::replace;
@@ -26,8 +26,8 @@ pub struct Tree {
 impl Tree {
     pub fn open(root: &Path) -> Result<Tree> {
         let root = Dir::root(root, true)
-            .map_err(|e| Error::memory("", "open", root, &e))?
-            .ok_or_else(|| Error::Memory(format!("{} does not exist", root.display())))?;
+            .map_err(|e| SyncError::io("open", root, e))?
+            .ok_or_else(|| SyncError::Missing(root.to_owned()))?;
         Ok(Tree { root })
     }
 
@@ -39,18 +39,21 @@ impl Tree {
         // The callers leave such paths out already; this is the last
         // guard that nothing is read or written through `.git`.
         if let Some(reason) = refusal(rel) {
-            return Err(Error::Memory(format!("refused {rel:?}: {reason}")));
+            return Err(SyncError::Refused {
+                path: rel.to_owned(),
+                reason,
+            });
         }
         self.root
             .file(Path::new(rel), create)
-            .map_err(|e| Error::memory("", "open", &self.path(rel), &e))
+            .map_err(|e| SyncError::io("open", self.path(rel), e))
     }
 
     /// The file `rel` as a whole, read under its shared lock (up to its
     /// last whole entry, should an append have died mid-entry); `None`
     /// when there is none.
     pub fn read(&self, rel: &str) -> Result<Option<Vec<u8>>> {
-        let fail = |op: &str, e: io::Error| Error::memory("", op, &self.path(rel), &e);
+        let fail = |op: &'static str, e: io::Error| SyncError::io(op, self.path(rel), e);
         let Some((dir, name)) = self.holding(rel, false)? else {
             return Ok(None);
         };
@@ -73,8 +76,12 @@ impl Tree {
         rel: &str,
         mut change: impl FnMut(Option<&[u8]>) -> Result<Option<Vec<u8>>>,
     ) -> Result<()> {
-        let fail =
-            |op: &str, e: io::Error| Error::memory("failed to merge", op, &self.path(rel), &e);
+        let fail = |op: &'static str, e: io::Error| SyncError::Io {
+            context: "failed to merge",
+            op,
+            path: self.path(rel),
+            source: e,
+        };
         let existing = match self.holding(rel, false)? {
             Some((dir, name)) => open_locked(&dir, &name, Open::Read, Mode::Exclusive)
                 .map_err(|e| fail("open", e))?

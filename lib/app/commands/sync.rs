@@ -9,7 +9,7 @@ use std::time::Instant;
 use super::args::{self, WAIT};
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
-use axe_sync::{Kind, Options, Report};
+use axe_sync::{Kind, Options, Report, SyncError};
 
 pub const COMMAND: Command = Command {
     name: "axe-sync",
@@ -361,10 +361,7 @@ fn unresolved(conflicts: &[String]) -> Result<()> {
     if conflicts.is_empty() {
         return Ok(());
     }
-    Err(Error::Unresolved(format!(
-        "unresolved sync conflict: {} (another machine's text beside the note; merge it in and delete the file)",
-        conflicts.join(", ")
-    )))
+    Err(SyncError::Unresolved(conflicts.to_vec()).into())
 }
 
 fn status(m: &Matches, out: &mut dyn Write) -> Result<()> {

@@ -2,7 +2,9 @@
 //! `tools`) and another turn, up to 50 turns. A sub-agent called through
 //! `call_agent` is run by the `sub_agent` the caller passes in (`once`'s),
 //! through this same loop, bounded by the caller's
-//! `sub_agents_config.timeout` inside the run's own deadline.
+//! `sub_agents_config.timeout` inside the run's own deadline; one that
+//! runs the token budget out ends its caller's conversation over budget
+//! once that turn's tools are done.
 
 use std::io;
 
@@ -199,6 +201,14 @@ pub fn converse(
             tool_calls: Vec::new(),
             tool_results: results,
         });
+        // A sub-agent that ran the budget out ends this conversation too,
+        // whichever turn it is: over budget, not out of turns.
+        if let Some(spent) = sources.budget_spent() {
+            outcome.exceeded = session.over_budget().or(Some(spent));
+            outcome.messages = conversation.messages;
+            outcome.redacted = redacted(&sources);
+            return Ok(outcome);
+        }
     }
     let who = if depth == 0 { "agent" } else { "sub-agent" };
     Err(Error::Agent(format!(

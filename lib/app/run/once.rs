@@ -18,6 +18,7 @@ use super::prepared::{Overrides, Prepared, Step};
 use super::recall;
 use super::session::Session;
 use super::state::{self, Recorded};
+use super::tools::SubAgentError;
 use crate::agent::{self, AgentConfig};
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
@@ -180,7 +181,9 @@ impl Begun<'_> {
 /// Runs the sub-agent `name` at `depth` on `user`, the way [`begin`] and
 /// [`Begun::finish`] run any agent, under its own main task, and returns
 /// its answer; without `allowed_hosts` of its own it has its caller's
-/// (`hosts`). Its warnings are shown only with `-v`.
+/// (`hosts`). Its warnings are shown only with `-v`. A run that found the
+/// token budget spent, or spent it, is [`SubAgentError::Budget`]: its
+/// caller stops too.
 fn sub_agent(
     session: &Session,
     name: &str,
@@ -188,18 +191,29 @@ fn sub_agent(
     depth: u32,
     deadline: Deadline,
     hosts: &[String],
-) -> std::result::Result<String, String> {
-    let cfg = agent::load(name).map_err(|e| format!("failed to load agent \"{name}\": {e}"))?;
+) -> std::result::Result<String, SubAgentError> {
+    // Spent by a call before this one: nothing of it is started, not
+    // even its MCP servers, which its conversation starts before its
+    // first turn would find the budget spent.
+    if let Some((used, max)) = session.over_budget() {
+        return Err(SubAgentError::Budget { used, max });
+    }
+    let cfg = agent::load(name).map_err(|source| SubAgentError::Load {
+        name: name.to_owned(),
+        source,
+    })?;
     let given = Overrides {
         allowed_hosts: hosts.to_vec(),
         ..Overrides::default()
     };
     let mut cfg = cfg;
     given.apply(&mut cfg);
-    let agent = prepare(session, name, cfg, &given).map_err(|(step, e)| match step {
-        Some(step) => format!("failed to {step} for agent \"{name}\": {e}"),
-        None => format!("invalid model for agent \"{name}\": {e}"),
-    })?;
+    let agent =
+        prepare(session, name, cfg, &given).map_err(|(step, source)| SubAgentError::Prepare {
+            name: name.to_owned(),
+            step,
+            source,
+        })?;
     let mut warn = |w: String| {
         // A sub-agent's memory trouble is only worth a line when asked.
         if session.verbose {
@@ -212,14 +226,14 @@ fn sub_agent(
     };
     let ran = begin(&agent, user, now, false, &mut warn)
         .finish(session, depth, deadline, Vec::new(), None, &mut warn)
-        .map_err(|e| e.to_string())?;
+        .map_err(SubAgentError::Run)?;
     if session.verbose {
         for line in secrets::lines(&ran.redacted) {
             note(format_args!("[sub-agent] {name}: {line}"));
         }
     }
     if let Some((used, max)) = ran.outcome.exceeded {
-        return Err(Error::Budget { used, max }.to_string());
+        return Err(SubAgentError::Budget { used, max });
     }
     Ok(ran.outcome.reply.content)
 }

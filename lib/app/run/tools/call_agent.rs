@@ -1,13 +1,19 @@
 //! `call_agent`: delegating a task to a sub-agent, which runs with its own
 //! files, skill and memory and returns only its final answer. Its refusals
 //! and failures go back to the model as error results, worded as Go's. A
-//! source of one tool, offered while the tree may grow.
+//! sub-agent that ran the run's token budget out ([`SubAgentError::Budget`])
+//! is that too, and the conversation that called it ends over budget
+//! ([`CallAgent::budget_spent`]). A source of one tool, offered while the
+//! tree may grow.
 
+use std::fmt;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::views::SubAgent;
-use crate::run::prepared::Prepared;
+use crate::run::prepared::{Prepared, Step};
 use crate::run::session::Session;
+use axe_base::error::Error;
 use axe_base::stderr::note;
 use axe_llm::{Deadline, ToolCall, ToolDef};
 use axe_tools::args::Args;
@@ -24,6 +30,64 @@ axe_tools::args! {
     }
 }
 
+/// Why a sub-agent gave no answer. Its `Display` is what its caller's
+/// model is told, after `sub-agent "NAME" failed - `.
+#[derive(Debug)]
+pub enum SubAgentError {
+    /// The run's token budget ran out while it worked, or before: the
+    /// whole run is over budget, not only this call.
+    Budget { used: u64, max: u64 },
+    /// Its agent file would not load.
+    Load { name: String, source: Error },
+    /// It could not be prepared: `step` failed (`None`: its model string).
+    Prepare {
+        name: String,
+        step: Option<Step>,
+        source: Error,
+    },
+    /// Its run failed.
+    Run(Error),
+}
+
+impl fmt::Display for SubAgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SubAgentError::Budget { used, max } => Error::Budget {
+                used: *used,
+                max: *max,
+            }
+            .fmt(f),
+            SubAgentError::Load { name, source } => {
+                write!(f, "failed to load agent \"{name}\": {source}")
+            }
+            SubAgentError::Prepare {
+                name,
+                step: Some(step),
+                source,
+            } => write!(f, "failed to {step} for agent \"{name}\": {source}"),
+            SubAgentError::Prepare {
+                name,
+                step: None,
+                source,
+            } => write!(f, "invalid model for agent \"{name}\": {source}"),
+            SubAgentError::Run(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SubAgentError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SubAgentError::Budget { .. } => None,
+            SubAgentError::Load { source, .. } | SubAgentError::Prepare { source, .. } => {
+                Some(source)
+            }
+            // Shown as itself: its own cause is the next.
+            SubAgentError::Run(e) => e.source(),
+        }
+    }
+}
+
 /// `call_agent` for one conversation.
 pub struct CallAgent<'a> {
     pub session: &'a Session,
@@ -34,6 +98,9 @@ pub struct CallAgent<'a> {
     /// need not import the conversation loop that calls them.
     pub sub_agent: &'a SubAgent<'a>,
     offered: Vec<Offered>,
+    /// `(used, max)` once a sub-agent it ran found the run's token
+    /// budget spent.
+    spent: Mutex<Option<(u64, u64)>>,
 }
 
 impl<'a> CallAgent<'a> {
@@ -56,7 +123,15 @@ impl<'a> CallAgent<'a> {
             deadline,
             sub_agent,
             offered,
+            spent: Mutex::new(None),
         }
+    }
+
+    /// `(used, max)` when a sub-agent this conversation called ran the
+    /// run's token budget out: the conversation ends over budget, at
+    /// whatever turn, rather than go on (or give up for turns).
+    pub fn budget_spent(&self) -> Option<(u64, u64)> {
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -150,7 +225,13 @@ impl CallAgent<'_> {
                 }
                 Ok(content)
             }
-            Err(message) => {
+            Err(failed) => {
+                if let SubAgentError::Budget { used, max } = failed {
+                    let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+                    let most = spent.map_or(used, |(u, _)| u.max(used));
+                    *spent = Some((most, max));
+                }
+                let message = failed.to_string();
                 if verbose {
                     note(format_args!("[sub-agent] \"{name}\" failed: {message}"));
                 }

@@ -17,6 +17,7 @@ mod views;
 
 use std::time::{Duration, Instant};
 
+pub use call_agent::SubAgentError;
 pub use mcp::Servers;
 pub use views::{SubAgent, act, memory};
 
@@ -81,6 +82,12 @@ impl<'a> Sources<'a> {
         Ok(())
     }
 
+    /// `(used, max)` when a sub-agent this conversation called ran the
+    /// run's token budget out.
+    pub fn budget_spent(&self) -> Option<(u64, u64)> {
+        self.own.budget_spent()
+    }
+
     /// Every tool offered, in order: `call_agent`, the memory tools, the
     /// built-in ones, the MCP servers'.
     pub fn tools(&self) -> Tools<'_> {
@@ -91,7 +98,11 @@ impl<'a> Sources<'a> {
 
 /// The names of the tools `agent` at `depth` is offered, for `--dry-run`.
 pub fn names(session: &Session, agent: &Prepared, depth: u32) -> Vec<String> {
-    let never = |_: &str, _: &str, _: u32, _: Deadline, _: &[String]| Err(String::new());
+    let never = |_: &str, _: &str, _: u32, _: Deadline, _: &[String]| {
+        Err(SubAgentError::Run(axe_base::error::Error::Agent(
+            String::new(),
+        )))
+    };
     let deadline = Deadline::after(Duration::ZERO);
     let sources = Sources::new(session, agent, depth, deadline, &never);
     let tools = sources.tools();

@@ -3,6 +3,7 @@
 
 use std::sync::Mutex;
 
+use super::call_agent::SubAgentError;
 use crate::run::prepared::Prepared;
 use crate::run::session::Session;
 use axe_llm::Deadline;
@@ -12,7 +13,7 @@ use axe_tools::{Memory, NotesSeen};
 /// Runs a sub-agent: `(name, user message, depth, deadline, the caller's
 /// allowed_hosts)` to its answer or what went wrong.
 pub type SubAgent<'a> =
-    dyn Fn(&str, &str, u32, Deadline, &[String]) -> Result<String, String> + Sync + 'a;
+    dyn Fn(&str, &str, u32, Deadline, &[String]) -> Result<String, SubAgentError> + Sync + 'a;
 
 /// The memory tools' view of `agent`'s memory, nothing seen yet, until
 /// `deadline` (none for a listing of the tools).
