@@ -7,7 +7,7 @@
 //! one exec, under a millisecond on a slow machine (bench/RESULTS.md).
 //! So the three memory writes scripts and hooks make on every event
 //! (`axe-mem-append`, `axe-notes-remember`, `axe-state-record`) stay
-//! whole programs: each links only what it runs, about 1.5 MB.
+//! whole programs: each links only what it runs, under 2 MB.
 //!
 //! Nothing here touches the command line or the environment: the
 //! process keeps its id, stdin, stdout, stderr, signals and exit code.
