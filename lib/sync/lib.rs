@@ -90,9 +90,10 @@ pub struct Report {
     pub refused: Vec<Refused>,
 }
 
-/// The memory data directory: where `axe-sync` works unless told.
-pub fn default_dir() -> Result<PathBuf> {
-    axe_base::dirs::data_dir()
+/// The memory data directory of `dirs`: where `axe-sync` works unless
+/// told.
+pub fn default_dir(dirs: &axe_base::dirs::Dirs) -> Result<PathBuf> {
+    dirs.data()
 }
 
 /// This machine's name, for commit messages and conflict files.

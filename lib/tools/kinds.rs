@@ -162,7 +162,7 @@ fn log_recent(m: &Memory, args: LogRecent) -> Result<Reply, String> {
         0 => 10,
         n => n,
     });
-    let path = log::file_path(&m.agent, &cfg.path).map_err(fail)?;
+    let path = log::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
     let tail = log::tail(&path, last).map_err(fail)?;
     let mut entries = Vec::new();
     let mut text = String::new();
@@ -194,7 +194,7 @@ fn log_recent(m: &Memory, args: LogRecent) -> Result<Reply, String> {
 fn log_append(m: &Memory, args: LogAppend) -> Result<Reply, String> {
     let fail = |e: axe_base::error::Error| format!("log_append error: {e}");
     let cfg = &served(m, "log_append")?.cfg.memory;
-    let path = log::file_path(&m.agent, &cfg.path).map_err(fail)?;
+    let path = log::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
     let done = log::append(
         &path,
         args.task.as_bytes(),
@@ -213,7 +213,7 @@ fn log_append(m: &Memory, args: LogAppend) -> Result<Reply, String> {
 fn state_context(m: &Memory, args: StateContext) -> Result<Reply, String> {
     let fail = |e: axe_base::error::Error| format!("state_context error: {e}");
     let cfg = &served(m, "state_context")?.cfg.state;
-    let path = state::file_path(&m.agent, &cfg.path).map_err(fail)?;
+    let path = state::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
     let bytes = state::read(&path).map_err(fail)?;
     let view = state::view(&path, &bytes).map_err(fail)?;
     let budget = args.budget.map_or(cfg.context_budget.as_usize(), as_usize);
@@ -242,7 +242,7 @@ fn state_record(m: &Memory, args: StateRecord) -> Result<Reply, String> {
             ));
         }
     };
-    let path = state::file_path(&m.agent, &cfg.path).map_err(fail)?;
+    let path = state::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
     let parsed = state::parse(args.signals.as_deref().unwrap_or_default());
     let task = given(&args.task).unwrap_or(state::DEFAULT_TASK);
     let phase = given(&args.phase);
@@ -294,6 +294,7 @@ fn whole_context(m: &Memory, args: WholeContext) -> Result<Reply, String> {
         as_usize,
     );
     let request = Request {
+        dirs: &m.dirs,
         budget,
         now: Current {
             task: given(&args.task).or(Some(state::DEFAULT_TASK)),

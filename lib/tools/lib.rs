@@ -71,6 +71,7 @@ mod tests {
     fn memory(notes: Option<Workspace>) -> Memory {
         Memory {
             agent: "a".into(),
+            dirs: axe_base::dirs::Dirs::from_env(),
             notes_cfg: NotesConfig::default(),
             notes,
             seen: Mutex::new(NotesSeen::default()),

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+use axe_base::dirs::Dirs;
 use axe_memory::notes::Workspace;
 use axe_memory::secrets::{self, Kind, Place, Redaction, Secrets};
 use axe_memory::settings::NotesConfig;
@@ -79,6 +80,8 @@ pub struct NotesSeen {
 pub struct Memory {
     /// The agent's name, which names its own files.
     pub agent: String,
+    /// Where its files are: the command's directories.
+    pub dirs: Dirs,
     pub notes_cfg: NotesConfig,
     /// The notes workspace, when the agent keeps notes.
     pub notes: Option<Workspace>,

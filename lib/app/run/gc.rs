@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::agent::{self, AgentConfig};
+use crate::agent::{AgentConfig, Agents};
 use crate::config::{self, Endpoints};
 use axe_base::error::{Error, Result};
 use axe_llm::{CallOptions, Conversation, Deadline, Message};
@@ -32,6 +32,8 @@ Be concise. Reference specific entries by their timestamps when relevant.";
 
 /// How to gc.
 pub struct Options<'a> {
+    /// The agents, and the directories their memory is in.
+    pub agents: &'a Agents,
     pub dry_run: bool,
     /// Instead of the agent's own model.
     pub model: Option<&'a str>,
@@ -118,7 +120,9 @@ pub struct Report {
 /// the rest go on.
 pub fn all(opts: &Options, on: &mut Observer) -> Result<Vec<Report>> {
     let mut endpoints = None;
-    let agents: Vec<_> = agent::list()?
+    let agents: Vec<_> = opts
+        .agents
+        .list()?
         .into_iter()
         .filter(|(_, cfg)| cfg.memory.enabled)
         .collect();
@@ -174,14 +178,14 @@ fn agent(
 ) -> Result<()> {
     let cfg = match cfg {
         Some(c) => c,
-        None => agent::load(name)?,
+        None => opts.agents.load(name)?,
     };
     if !cfg.memory.enabled {
         on(Event::Disabled(name))?;
         report.status = Status::Disabled;
         return Ok(());
     }
-    let path = log::file_path(name, &cfg.memory.path)?;
+    let path = log::file_path(opts.agents.dirs(), name, &cfg.memory.path)?;
     // One snapshot for the prompt and the count, so they agree.
     let log = log::load(&path, 0)?;
     if log.is_empty() {
@@ -206,7 +210,7 @@ fn agent(
     let endpoint = match endpoints {
         Some(known) => known.get(provider)?,
         None => endpoints
-            .insert(Endpoints::new(config::load()?))
+            .insert(Endpoints::new(config::load(opts.agents)?))
             .get(provider)?,
     };
     let conversation = Conversation {

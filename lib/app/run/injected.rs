@@ -44,6 +44,7 @@ pub fn with_memory(
 ) -> (String, Injected) {
     let injected = if let Some(budget) = agent.cfg.context.budget {
         let request = Request {
+            dirs: &agent.dirs,
             budget: budget.as_usize(),
             now,
             listing,

@@ -18,7 +18,7 @@ use super::prepared::{Overrides, Prepared, Step};
 use super::recall;
 use super::session::Session;
 use super::state::{self, Recorded};
-use crate::agent::{self, AgentConfig};
+use crate::agent::AgentConfig;
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_llm::{Deadline, Message};
@@ -45,13 +45,13 @@ pub fn prepare(
         None if !cfg.workdir.is_empty() => cfg.workdir.clone().into(),
         None => {
             let dir = current_dir();
-            axe_tools::builtin::workdir::unnamed(&dir, &cfg.tools)
+            axe_tools::builtin::workdir::unnamed(session.agents.dirs(), &dir, &cfg.tools)
                 .map_err(|e| (Some(Step::Workdir), Error::Config(e)))?;
             dir
         }
     };
-    Prepared::new(name, cfg, model, workdir, session.config_dir(), given)
-        .map_err(|(s, e)| (Some(s), e))
+    let dirs = (session.agents.dirs(), session.config_dir());
+    Prepared::new(name, cfg, model, workdir, dirs, given).map_err(|(s, e)| (Some(s), e))
 }
 
 /// The current directory, or `.` when it is gone.
@@ -160,7 +160,7 @@ impl Begun<'_> {
         let mut logged = None;
         if log.enabled {
             let content = &outcome.reply.content;
-            match recall::record(&agent.name, log, self.task, content, &secrets) {
+            match recall::record(&agent.dirs, &agent.name, log, self.task, content, &secrets) {
                 Ok((kinds, cut)) => {
                     redacted.extend(secrets::at(Place::RunLog, &kinds));
                     logged = Some(cut);
@@ -189,7 +189,10 @@ fn sub_agent(
     deadline: Deadline,
     hosts: &[String],
 ) -> std::result::Result<String, String> {
-    let cfg = agent::load(name).map_err(|e| format!("failed to load agent \"{name}\": {e}"))?;
+    let cfg = session
+        .agents
+        .load(name)
+        .map_err(|e| format!("failed to load agent \"{name}\": {e}"))?;
     let given = Overrides {
         allowed_hosts: hosts.to_vec(),
         ..Overrides::default()

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use time::OffsetDateTime;
 
+use axe_base::dirs::Dirs;
 use axe_memory::secrets::{Kind, Secrets};
 use axe_memory::settings::LogConfig;
 
@@ -29,10 +30,10 @@ pub struct Recall {
 
 /// Loads the last `last_n` entries of `agent`'s log and checks its size
 /// against `max_entries`.
-pub fn load(agent: &str, config: &LogConfig) -> Recall {
+pub fn load(dirs: &Dirs, agent: &str, config: &LogConfig) -> Recall {
     let mut recall = Recall::default();
     let failed = |e: &dyn std::fmt::Display| format!("failed to load memory for \"{agent}\": {e}");
-    let path = match axe_memory::log::file_path(agent, &config.path) {
+    let path = match axe_memory::log::file_path(dirs, agent, &config.path) {
         Ok(p) => p,
         Err(e) => {
             recall.error = Some(e.to_string());
@@ -100,6 +101,7 @@ impl Cut {
 /// what they took out and what the length limit cut; the error is the
 /// warning text.
 pub fn record(
+    dirs: &Dirs,
     agent: &str,
     config: &LogConfig,
     task: &str,
@@ -107,7 +109,7 @@ pub fn record(
     secrets: &Secrets,
 ) -> Result<(Vec<Kind>, Cut), String> {
     let fail = |e: axe_base::error::Error| format!("failed to save memory for \"{agent}\": {e}");
-    let path = axe_memory::log::file_path(agent, &config.path).map_err(fail)?;
+    let path = axe_memory::log::file_path(dirs, agent, &config.path).map_err(fail)?;
     let appended = axe_memory::log::append(
         &path,
         task.as_bytes(),

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use super::details::Detail;
 use super::pool::Pool;
-use crate::agent::AgentConfig;
+use crate::agent::{AgentConfig, Agents};
 use crate::config::{Config, Endpoints};
 use axe_base::error::Result;
 use axe_llm::{Endpoint, Provider, Usage};
@@ -22,6 +22,9 @@ const DEFAULT_MAX_DEPTH: u32 = 3;
 pub struct Session {
     endpoints: Endpoints,
     config_dir: PathBuf,
+    /// Where the tree's agents (sub-agents too) and their memory are, and
+    /// where the run's notes go.
+    pub agents: Agents,
     /// The top-level agent's effective `max_depth`; it bounds the tree.
     pub max_depth: u32,
     /// The top-level agent's `[budget] max_tokens`, when not 0: it bounds
@@ -41,13 +44,20 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(config: Config, config_dir: PathBuf, top: &AgentConfig, verbose: bool) -> Session {
+    pub fn new(
+        config: Config,
+        config_dir: PathBuf,
+        agents: Agents,
+        top: &AgentConfig,
+        verbose: bool,
+    ) -> Session {
         let depth = u32::try_from(top.sub_agents_config.max_depth.get())
             .ok()
             .filter(|d| (1..=5).contains(d));
         Session {
             endpoints: Endpoints::new(config),
             config_dir,
+            agents,
             max_depth: depth.unwrap_or(DEFAULT_MAX_DEPTH),
             budget: Some(top.budget.max_tokens.get()).filter(|&n| n > 0),
             spent: Mutex::new(Usage::default()),

@@ -33,7 +33,7 @@ use super::lock::{Mode, open_locked};
 use super::replace;
 use crate::secrets::{Kind, Secrets};
 use axe_base::beneath::{Dir, Open};
-use axe_base::dirs;
+use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_base::signals::Hold;
 
@@ -418,9 +418,9 @@ pub fn count_entries(bytes: &[u8]) -> u64 {
 /// The log of `agent`: `custom` when non-empty (used as is, even when
 /// relative, as in Go), else `<data>/memory/<agent>.md`. Creates nothing and
 /// does not check the name; [`axe::agent::check_name`] does that before.
-pub fn file_path(agent: &str, custom: &str) -> Result<PathBuf> {
+pub fn file_path(dirs: &Dirs, agent: &str, custom: &str) -> Result<PathBuf> {
     if !custom.is_empty() {
         return Ok(PathBuf::from(custom));
     }
-    Ok(dirs::data_dir()?.join("memory").join(format!("{agent}.md")))
+    Ok(dirs.data()?.join("memory").join(format!("{agent}.md")))
 }

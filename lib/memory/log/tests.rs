@@ -44,17 +44,26 @@ fn headers(s: &str) -> Vec<&str> {
 
 #[test]
 fn file_path_custom_path_is_used_as_is() {
-    let p = file_path("myagent", "/custom/path/mem.md").unwrap();
+    let p = file_path(&Dirs::from_env(), "myagent", "/custom/path/mem.md").unwrap();
     assert_eq!(p, PathBuf::from("/custom/path/mem.md"));
 }
 
 #[test]
 fn file_path_default_and_empty_agent_name() {
     // The data dir comes from the environment; only the tail is ours.
-    let p = file_path("myagent", "").unwrap();
+    let dirs = Dirs::from_env();
+    let p = file_path(&dirs, "myagent", "").unwrap();
     assert!(p.ends_with("axe/memory/myagent.md"), "{p:?}");
-    let p = file_path("", "").unwrap();
+    let p = file_path(&dirs, "", "").unwrap();
     assert!(p.to_string_lossy().ends_with("/memory/.md"), "{p:?}");
+}
+
+#[test]
+fn file_path_is_in_the_data_dir_given() {
+    let of = |data: &str| Dirs::given(None, Some(Path::new(data))).unwrap();
+    let (a, b) = (of("/a"), of("/b"));
+    assert_eq!(file_path(&a, "x", "").unwrap(), Path::new("/a/memory/x.md"));
+    assert_eq!(file_path(&b, "x", "").unwrap(), Path::new("/b/memory/x.md"));
 }
 
 #[test]

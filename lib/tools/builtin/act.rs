@@ -7,6 +7,8 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use axe_base::dirs::Dirs;
+
 use super::artifacts::Artifacts;
 use super::sandbox::Sandbox;
 
@@ -28,6 +30,8 @@ pub struct Act {
     /// When the run must be over: a command still running then is killed
     /// with everything it started.
     pub deadline: Instant,
+    /// axe's own directories, which the tools keep out of.
+    pub dirs: Dirs,
 }
 
 impl Act {

@@ -152,7 +152,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         &task,
         &result,
         at,
-        &crate::config::secrets(redact),
+        &crate::config::secrets(&super::super::args::env_agents(), redact),
     )?;
     let redacted = secrets::at(Place::RunLog, &appended.redacted);
     secrets::tell(&redacted);

@@ -19,6 +19,7 @@ pub type SubAgent<'a> =
 pub fn memory(session: &Session, agent: &Prepared, deadline: Option<Deadline>) -> Memory {
     Memory {
         agent: agent.name.clone(),
+        dirs: agent.dirs.clone(),
         notes_cfg: agent.cfg.notes.clone(),
         notes: agent.notes.clone(),
         seen: Mutex::new(NotesSeen::default()),
@@ -42,5 +43,6 @@ pub fn act(session: &Session, agent: &Prepared, deadline: Deadline) -> Act {
         allowed_hosts: agent.allowed_hosts.clone(),
         sandbox: agent.sandbox.clone(),
         deadline: deadline.at,
+        dirs: agent.dirs.clone(),
     }
 }
