@@ -163,7 +163,7 @@ fn log_recent(m: &Memory, args: LogRecent) -> Result<Reply, String> {
         n => n,
     });
     let path = log::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
-    let tail = log::tail(&path, last).map_err(fail)?;
+    let tail = log::tail(&path, last, m.wait).map_err(fail)?;
     let mut entries = Vec::new();
     let mut text = String::new();
     for record in tail.records() {
@@ -201,6 +201,7 @@ fn log_append(m: &Memory, args: LogAppend) -> Result<Reply, String> {
         args.result.as_bytes(),
         OffsetDateTime::now_utc(),
         &m.secrets,
+        m.wait,
     )
     .map_err(fail)?;
     let (said, redacted) = m.took_out(Place::RunLog, &done.redacted);
@@ -214,7 +215,7 @@ fn state_context(m: &Memory, args: StateContext) -> Result<Reply, String> {
     let fail = |e: axe_base::error::Error| format!("state_context error: {e}");
     let cfg = &served(m, "state_context")?.cfg.state;
     let path = state::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
-    let bytes = state::read(&path).map_err(fail)?;
+    let bytes = state::read(&path, m.wait).map_err(fail)?;
     let view = state::view(&path, &bytes).map_err(fail)?;
     let budget = args.budget.map_or(cfg.context_budget.as_usize(), as_usize);
     let now = Current {
@@ -250,7 +251,7 @@ fn state_record(m: &Memory, args: StateRecord) -> Result<Reply, String> {
     let at = OffsetDateTime::now_utc()
         .format(&Rfc3339)
         .unwrap_or_default();
-    let saved = state::update(&path, cfg.max_entries.as_usize(), &m.secrets, |s| {
+    let saved = state::update(&path, cfg.max_entries.as_usize(), &m.secrets, m.wait, |s| {
         if phase.is_some() {
             s.task(task, phase);
         }
@@ -295,6 +296,7 @@ fn whole_context(m: &Memory, args: WholeContext) -> Result<Reply, String> {
     );
     let request = Request {
         dirs: &m.dirs,
+        wait: m.wait,
         budget,
         now: Current {
             task: given(&args.task).or(Some(state::DEFAULT_TASK)),

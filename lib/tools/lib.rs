@@ -81,6 +81,7 @@ mod tests {
             redacted: Mutex::default(),
             served: None,
             deadline: None,
+            wait: axe_memory::Wait::default(),
         }
     }
 

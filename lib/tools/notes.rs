@@ -266,6 +266,7 @@ fn remember(ctx: &Memory, args: Remember) -> Result<Reply, String> {
         OffsetDateTime::now_utc(),
         cap,
         &ctx.secrets,
+        ctx.wait,
     )
     .map_err(|e| format!("remember error: {e}"))?;
     let shown = ws.relative(&done.path);
@@ -338,7 +339,7 @@ fn write_over(
     cap: (usize, &str),
 ) -> axe_base::error::Result<notes::Rewritten> {
     let bytes = content.as_bytes();
-    notes::rewrite(ws, path, bytes, Some(expected), cap, &ctx.secrets)
+    notes::rewrite(ws, path, bytes, Some(expected), cap, &ctx.secrets, ctx.wait)
 }
 
 fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, String> {

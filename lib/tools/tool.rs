@@ -6,6 +6,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use axe_base::dirs::Dirs;
+use axe_memory::lock::Wait;
 use axe_memory::notes::Workspace;
 use axe_memory::secrets::{self, Kind, Place, Redaction, Secrets};
 use axe_memory::settings::NotesConfig;
@@ -106,6 +107,9 @@ pub struct Memory {
     /// (a search stops there). `None` for `axe-mcp`, where each search has
     /// a limit of its own instead.
     pub deadline: Option<Instant>,
+    /// How long a memory file's lock is waited for: the run's deadline
+    /// inside `axe-run`, the default for `axe-mcp`.
+    pub wait: Wait,
 }
 
 impl Memory {

@@ -8,6 +8,7 @@ use crate::agent::{self, AgentConfig, Agents};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Complete, Flag, Item, Matches, Rule};
+use axe_memory::Wait;
 
 pub const AGENT: Arg = Arg {
     name: "AGENT",
@@ -160,14 +161,14 @@ pub const WAIT: Flag = Flag::with_value(
 )
 .number();
 
-/// Reads `--wait` and makes it this process's lock wait.
-pub fn apply_wait(m: &Matches) -> Result<()> {
+/// Reads `--wait`: the command's lock wait, handed to every memory
+/// operation it makes.
+pub fn wait(m: &Matches) -> Result<Wait> {
     let wait = match m.number::<f64>(&WAIT)? {
         None => axe_memory::DEFAULT_WAIT,
         Some(0.0) => Duration::ZERO,
         Some(s) => axe_base::timeout::from_seconds(s)
             .map_err(|why| Error::Usage(format!("--wait {why}")))?,
     };
-    axe_memory::wait_for(wait);
-    Ok(())
+    Ok(Wait::For(wait))
 }

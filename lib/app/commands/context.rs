@@ -75,7 +75,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::args::apply_wait(m)?;
+    let wait = super::args::wait(m)?;
     let name = required_agent(m)?;
     let agents = super::args::env_agents();
     let (cfg, _) = super::args::memory_agent(&agents, name)?;
@@ -86,6 +86,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let json = m.flag(&JSON);
     let request = Request {
         dirs: agents.dirs(),
+        wait,
         budget,
         now: Current {
             task: Some(m.string(&TASK)?.unwrap_or(state::DEFAULT_TASK)),

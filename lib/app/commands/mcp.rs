@@ -10,6 +10,7 @@ use crate::mcp::Server;
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_cli::{Command, Complete, Flag, Matches, Run};
+use axe_memory::Wait;
 use axe_memory::notes::Workspace;
 use axe_tools::{Memory, NotesSeen, Served};
 
@@ -104,6 +105,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                 cfg: cfg.memory_settings(),
             }),
             deadline: None,
+            wait: Wait::default(),
         },
         read_only: m.flag(&READ_ONLY),
         instructions,

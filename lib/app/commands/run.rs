@@ -23,6 +23,7 @@ use axe_base::stderr::note;
 use axe_base::timeout::Seconds;
 use axe_cli::{Arg, Command, Complete, Flag, Matches, Run};
 use axe_llm::{Deadline, Message, Role};
+use axe_memory::Wait;
 use axe_memory::secrets::{self, Redaction};
 use axe_memory::state::{Current, DEFAULT_TASK};
 use axe_tools::builtin::Artifact;
@@ -319,7 +320,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // the run. Memory locks too: a process stopped while holding one
     // cannot hold the run past it.
     let deadline = Deadline::after(timeout);
-    axe_memory::wait_until(deadline.at);
+    let wait = Wait::Until(deadline.at);
     let (prompt, messages) = (args.prompt, args.messages);
     // Standard input is read from now on, beside what comes next, so
     // time spent on the rest (a memory lock waited for) leaves input that
@@ -336,7 +337,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     axe_llm::parse_model(&cfg.model)?;
     let config = config::load(&agents)?;
     let config_dir = agents.dirs().config()?;
-    let mut session = Session::new(config, config_dir, agents, &cfg, verbose);
+    let mut session = Session::new(config, (config_dir, agents, wait), &cfg, verbose);
     let agent = once::prepare(&session, name, cfg, &args.overrides).map_err(|(_, e)| e)?;
     let words = args.words;
     let history = messages

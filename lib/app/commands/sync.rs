@@ -222,7 +222,7 @@ fn program() -> Result<Vec<String>> {
 }
 
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    args::apply_wait(m)?;
+    let wait = args::wait(m)?;
     let remote = m.string(&REMOTE)?;
     if remote.is_some_and(str::is_empty) {
         return Err(Error::Usage("--remote must not be empty".into()));
@@ -233,6 +233,7 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
         deadline(m)?,
         crate::config::secrets(&super::args::env_agents(), None),
         &program()?,
+        wait,
     )?;
     say_refused(&done.sync);
     if m.flag(&INIT_JSON) {
@@ -246,7 +247,7 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    args::apply_wait(m)?;
+    let wait = args::wait(m)?;
     let agents = m
         .args()
         .iter()
@@ -268,6 +269,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         push: !m.flag(&NO_PUSH),
         dry_run: m.flag(&DRY_RUN),
         deadline: deadline(m)?,
+        wait,
         secrets: crate::config::secrets(&super::args::env_agents(), None),
     })?;
     say_refused(&report);

@@ -161,7 +161,7 @@ pub fn read(m: &Memory, params: &Value) -> Result<Value, Failure> {
             }
             let path =
                 state::file_path(&m.dirs, &m.agent, &served.cfg.state.path).map_err(failed)?;
-            state::read(&path).map_err(failed)?
+            state::read(&path, m.wait).map_err(failed)?
         }
         MemoryKind::Log => {
             let served = kept()?;
@@ -170,7 +170,7 @@ pub fn read(m: &Memory, params: &Value) -> Result<Value, Failure> {
             }
             let path =
                 log::file_path(&m.dirs, &m.agent, &served.cfg.memory.path).map_err(failed)?;
-            log::load(&path, LOG_ENTRIES).map_err(failed)?
+            log::load(&path, LOG_ENTRIES, m.wait).map_err(failed)?
         }
     };
     let mime = row.mime;

@@ -12,6 +12,7 @@ use crate::agent::{AgentConfig, Agents};
 use crate::config::{self, Endpoints};
 use axe_base::error::{Error, Result};
 use axe_llm::{CallOptions, Conversation, Deadline, Message};
+use axe_memory::Wait;
 use axe_memory::log::{self, Trim};
 
 /// The analysis prompt (M7 4.1), fixed on purpose: not configurable.
@@ -34,6 +35,8 @@ Be concise. Reference specific entries by their timestamps when relevant.";
 pub struct Options<'a> {
     /// The agents, and the directories their memory is in.
     pub agents: &'a Agents,
+    /// How long a log's lock is waited for.
+    pub wait: Wait,
     pub dry_run: bool,
     /// Instead of the agent's own model.
     pub model: Option<&'a str>,
@@ -187,7 +190,7 @@ fn agent(
     }
     let path = log::file_path(opts.agents.dirs(), name, &cfg.memory.path)?;
     // One snapshot for the prompt and the count, so they agree.
-    let log = log::load(&path, 0)?;
+    let log = log::load(&path, 0, opts.wait)?;
     if log.is_empty() {
         on(Event::Empty(name))?;
         report.status = Status::Empty;
@@ -241,7 +244,7 @@ fn agent(
         report.status = Status::NoTarget;
         return Ok(());
     };
-    let trim = log::trim(&path, keep, true)?;
+    let trim = log::trim(&path, keep, true, opts.wait)?;
     on(Event::Trimmed { trim, keep })?;
     (report.status, report.kept, report.removed) = match trim {
         Trim::Within { entries } => (Status::Within, Some(entries), Some(0)),

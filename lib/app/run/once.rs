@@ -50,8 +50,7 @@ pub fn prepare(
             dir
         }
     };
-    let dirs = (session.agents.dirs(), session.config_dir());
-    Prepared::new(name, cfg, model, workdir, dirs, given).map_err(|(s, e)| (Some(s), e))
+    Prepared::new(name, cfg, model, workdir, session, given).map_err(|(s, e)| (Some(s), e))
 }
 
 /// The current directory, or `.` when it is gone.
@@ -160,7 +159,14 @@ impl Begun<'_> {
         let mut logged = None;
         if log.enabled {
             let content = &outcome.reply.content;
-            match recall::record(&agent.dirs, &agent.name, log, self.task, content, &secrets) {
+            match recall::record(
+                (&agent.dirs, agent.wait),
+                &agent.name,
+                log,
+                self.task,
+                content,
+                &secrets,
+            ) {
                 Ok((kinds, cut)) => {
                     redacted.extend(secrets::at(Place::RunLog, &kinds));
                     logged = Some(cut);

@@ -2,15 +2,17 @@
 //! system prompt of its first request.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::recall::{self, Recall};
+use super::session::Session;
 use crate::agent::AgentConfig;
 use crate::files::{self, ContextFile};
 use crate::prompt;
 use axe_base::dirs::Dirs;
 use axe_base::error::Error;
 use axe_llm::Provider;
+use axe_memory::Wait;
 use axe_memory::notes::Workspace;
 use axe_tools::builtin::{RUN_COMMAND_NAME, Sandbox, sandbox};
 
@@ -21,6 +23,8 @@ pub struct Prepared {
     pub cfg: AgentConfig,
     /// axe's directories, where its memory is.
     pub dirs: Dirs,
+    /// How long its memory files' locks are waited for: the run's.
+    pub wait: Wait,
     pub provider: Provider,
     pub model: String,
     pub workdir: PathBuf,
@@ -131,9 +135,10 @@ impl Prepared {
         cfg: AgentConfig,
         (provider, model): (Provider, String),
         workdir: PathBuf,
-        (dirs, config_dir): (&Dirs, &Path),
+        session: &Session,
         given: &Overrides,
     ) -> Result<Prepared, (Step, Error)> {
+        let (dirs, config_dir, wait) = (session.agents.dirs(), session.config_dir(), session.wait);
         let resolved = files::resolve(&cfg.files, &workdir).map_err(|e| (Step::Files, e))?;
         let (files, files_left_out, files_converted) =
             (resolved.files, resolved.left_out, resolved.converted);
@@ -152,7 +157,7 @@ impl Prepared {
         let recall = cfg
             .memory
             .enabled
-            .then(|| recall::load(dirs, name, &cfg.memory));
+            .then(|| recall::load(dirs, wait, name, &cfg.memory));
         // With a shared budget the entries go in its block instead.
         if let Some(r) = recall.as_ref().filter(|_| cfg.context.budget.is_none()) {
             prompt::add_memory(&mut system, &r.entries);
@@ -180,6 +185,7 @@ impl Prepared {
             sandbox,
             name: name.to_owned(),
             dirs: dirs.clone(),
+            wait,
             temperature,
             cfg,
             provider,

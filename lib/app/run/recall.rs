@@ -10,6 +10,7 @@ use serde::Serialize;
 use time::OffsetDateTime;
 
 use axe_base::dirs::Dirs;
+use axe_memory::Wait;
 use axe_memory::secrets::{Kind, Secrets};
 use axe_memory::settings::LogConfig;
 
@@ -30,7 +31,7 @@ pub struct Recall {
 
 /// Loads the last `last_n` entries of `agent`'s log and checks its size
 /// against `max_entries`.
-pub fn load(dirs: &Dirs, agent: &str, config: &LogConfig) -> Recall {
+pub fn load(dirs: &Dirs, wait: Wait, agent: &str, config: &LogConfig) -> Recall {
     let mut recall = Recall::default();
     let failed = |e: &dyn std::fmt::Display| format!("failed to load memory for \"{agent}\": {e}");
     let path = match axe_memory::log::file_path(dirs, agent, &config.path) {
@@ -41,7 +42,7 @@ pub fn load(dirs: &Dirs, agent: &str, config: &LogConfig) -> Recall {
             return recall;
         }
     };
-    match axe_memory::log::load(&path, config.last_n.get()) {
+    match axe_memory::log::load(&path, config.last_n.get(), wait) {
         Ok(bytes) => {
             recall.loaded = axe_memory::log::count_entries(&bytes);
             recall.entries = String::from_utf8_lossy(&bytes).into_owned();
@@ -55,7 +56,7 @@ pub fn load(dirs: &Dirs, agent: &str, config: &LogConfig) -> Recall {
     // The limit only warns, as in Go; Go's advice was `axe gc` alone, a
     // model call, where trimming needs none.
     if config.max_entries.get() > 0 {
-        match axe_memory::log::count(&path) {
+        match axe_memory::log::count(&path, wait) {
             Ok(c) if c.entries >= config.max_entries.get() => recall.warnings.push(format!(
                 "agent \"{agent}\" memory has {} entries (max_entries: {}); runs only warn, nothing is trimmed. \
                  Run 'axe mem trim {agent}' to keep the last {} (no model call), or 'axe gc {agent}' to have the model review it first.",
@@ -101,7 +102,7 @@ impl Cut {
 /// what they took out and what the length limit cut; the error is the
 /// warning text.
 pub fn record(
-    dirs: &Dirs,
+    (dirs, wait): (&Dirs, Wait),
     agent: &str,
     config: &LogConfig,
     task: &str,
@@ -116,6 +117,7 @@ pub fn record(
         result.as_bytes(),
         OffsetDateTime::now_utc(),
         secrets,
+        wait,
     )
     .map_err(fail)?;
     let cut = Cut {

@@ -9,6 +9,7 @@ use crate::agent::{AgentConfig, Agents};
 use crate::config::{Config, Endpoints};
 use axe_base::error::Result;
 use axe_llm::{Endpoint, Provider, Usage};
+use axe_memory::Wait;
 use axe_memory::secrets::Secrets;
 use axe_tools::builtin::Artifacts;
 
@@ -25,6 +26,9 @@ pub struct Session {
     /// Where the tree's agents (sub-agents too) and their memory are, and
     /// where the run's notes go.
     pub agents: Agents,
+    /// How long a memory file's lock is waited for: no longer than the
+    /// run ([`Wait::Until`] its deadline, set by `axe-run`).
+    pub wait: Wait,
     /// The top-level agent's effective `max_depth`; it bounds the tree.
     pub max_depth: u32,
     /// The top-level agent's `[budget] max_tokens`, when not 0: it bounds
@@ -46,8 +50,7 @@ pub struct Session {
 impl Session {
     pub fn new(
         config: Config,
-        config_dir: PathBuf,
-        agents: Agents,
+        (config_dir, agents, wait): (PathBuf, Agents, Wait),
         top: &AgentConfig,
         verbose: bool,
     ) -> Session {
@@ -58,6 +61,7 @@ impl Session {
             endpoints: Endpoints::new(config),
             config_dir,
             agents,
+            wait,
             max_depth: depth.unwrap_or(DEFAULT_MAX_DEPTH),
             budget: Some(top.budget.max_tokens.get()).filter(|&n| n > 0),
             spent: Mutex::new(Usage::default()),

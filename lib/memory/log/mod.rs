@@ -29,7 +29,7 @@ use entry::{Formatted, Record};
 pub use entry::{RESULT_LIMIT, TASK_LIMIT, escape_headers};
 
 use super::append::{self as appending, write_whole};
-use super::lock::{Mode, open_locked};
+use super::lock::{Mode, Wait, open_locked};
 use super::replace;
 use crate::secrets::{Kind, Secrets};
 use axe_base::beneath::{Dir, Open};
@@ -58,6 +58,7 @@ pub fn append(
     result: &[u8],
     at: OffsetDateTime,
     secrets: &Secrets,
+    wait: Wait,
 ) -> Result<Appended> {
     let (task, result) = (secrets.redact(task), secrets.redact(result));
     let Formatted {
@@ -70,7 +71,7 @@ pub fn append(
         let gone = io::Error::from(io::ErrorKind::NotFound);
         Error::memory("failed to create memory directory", "mkdir", path, &gone)
     })?;
-    let file = open_locked(&dir, &name, Open::Append, Mode::Exclusive)
+    let file = open_locked(&dir, &name, Open::Append, Mode::Exclusive, wait)
         .map_err(|e| Error::memory("failed to open memory file", "open", path, &e))?
         .ok_or_else(|| {
             let gone = io::Error::from(io::ErrorKind::NotFound);
@@ -203,13 +204,13 @@ fn holding(path: &Path, create: bool) -> Result<Option<(Dir, std::ffi::OsString)
 /// Opens `path` for reading and notes its length under the shared lock
 /// (up to its last whole entry, should an append have died mid-entry).
 /// `None` when the file does not exist.
-fn snapshot(path: &Path) -> Result<Option<(File, u64)>> {
+fn snapshot(path: &Path, wait: Wait) -> Result<Option<(File, u64)>> {
     let read_err = |op: &str, e: io::Error| Error::memory("", op, path, &e);
     let Some((dir, name)) = holding(path, false)? else {
         return Ok(None);
     };
-    let Some(file) =
-        open_locked(&dir, &name, Open::Read, Mode::Shared).map_err(|e| read_err("open", e))?
+    let Some(file) = open_locked(&dir, &name, Open::Read, Mode::Shared, wait)
+        .map_err(|e| read_err("open", e))?
     else {
         return Ok(None);
     };
@@ -225,13 +226,13 @@ fn snapshot(path: &Path) -> Result<Option<(File, u64)>> {
 /// The last `last_n` entries of the log at `path`; `0` means the whole file,
 /// including any text before the first entry (M6 3.5). A missing file is an
 /// empty view. Reads from the end: the cost follows what is returned.
-pub fn tail(path: &Path, last_n: u64) -> Result<Tail> {
+pub fn tail(path: &Path, last_n: u64, wait: Wait) -> Result<Tail> {
     let empty = || Tail {
         path: path.to_owned(),
         reader: None,
         len: 0,
     };
-    let Some((mut file, len)) = snapshot(path)? else {
+    let Some((mut file, len)) = snapshot(path, wait)? else {
         return Ok(empty());
     };
     let start = if last_n == 0 {
@@ -254,8 +255,8 @@ pub fn tail(path: &Path, last_n: u64) -> Result<Tail> {
 }
 
 /// Go's `LoadEntries`: the last `last_n` entries (0 = all) as bytes.
-pub fn load(path: &Path, last_n: u64) -> Result<Vec<u8>> {
-    tail(path, last_n)?.into_bytes()
+pub fn load(path: &Path, last_n: u64, wait: Wait) -> Result<Vec<u8>> {
+    tail(path, last_n, wait)?.into_bytes()
 }
 
 /// The size of a log and how many entries it holds.
@@ -267,8 +268,8 @@ pub struct Counted {
 
 /// Counts the entries (lines starting with `## `) of the log at `path`;
 /// a missing file has none.
-pub fn count(path: &Path) -> Result<Counted> {
-    let Some((file, len)) = snapshot(path)? else {
+pub fn count(path: &Path, wait: Wait) -> Result<Counted> {
+    let Some((file, len)) = snapshot(path, wait)? else {
         return Ok(Counted {
             entries: 0,
             bytes: 0,
@@ -335,10 +336,10 @@ impl Trim {
 /// the log is whole at every instant and no concurrent append is lost.
 /// Only the kept part is read, unless `count_removed` asks for the number of
 /// entries dropped; that count is taken after the lock is released.
-pub fn trim(path: &Path, keep: u64, count_removed: bool) -> Result<Trim> {
+pub fn trim(path: &Path, keep: u64, count_removed: bool, wait: Wait) -> Result<Trim> {
     if keep == 0 {
         return Ok(Trim::Within {
-            entries: count(path)?.entries,
+            entries: count(path, wait)?.entries,
         });
     }
     let fail = |op: &str, e: io::Error| Error::memory("failed to trim memory file", op, path, &e);
@@ -346,7 +347,7 @@ pub fn trim(path: &Path, keep: u64, count_removed: bool) -> Result<Trim> {
         return Ok(Trim::Within { entries: 0 });
     };
     let Some(mut file) =
-        open_locked(&dir, &name, Open::Read, Mode::Exclusive).map_err(|e| fail("open", e))?
+        open_locked(&dir, &name, Open::Read, Mode::Exclusive, wait).map_err(|e| fail("open", e))?
     else {
         return Ok(Trim::Within { entries: 0 });
     };

@@ -8,6 +8,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use axe_base::dirs::Dirs;
+use axe_memory::lock::Wait;
 
 use super::artifacts::Artifacts;
 use super::sandbox::Sandbox;
@@ -35,6 +36,11 @@ pub struct Act {
 }
 
 impl Act {
+    /// How long a file's lock is waited for: no longer than the run.
+    pub fn wait(&self) -> Wait {
+        Wait::Until(self.deadline)
+    }
+
     /// Whether the tool `name` was given to this agent.
     pub fn gives(&self, name: &str) -> bool {
         self.tools.iter().any(|t| t == name)

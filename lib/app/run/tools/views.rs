@@ -29,6 +29,7 @@ pub fn memory(session: &Session, agent: &Prepared, deadline: Option<Deadline>) -
         redacted: Mutex::default(),
         served: None,
         deadline: deadline.map(|d| d.at),
+        wait: agent.wait,
     }
 }
 
