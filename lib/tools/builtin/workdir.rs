@@ -103,7 +103,7 @@ mod tests {
         let of = |root: &Path| Dirs::given(Some(&root.join("config")), Some(&root.join("data")));
         let (dirs_a, dirs_b) = (of(&a).unwrap(), of(&b).unwrap());
         let err = unnamed(&dirs_a, &a, &files).unwrap_err();
-        assert!(err.contains("holds axe's data directory"), "{err}");
+        assert!(err.contains("holds axe's config directory"), "{err}");
         assert!(unnamed(&dirs_b, &a, &files).is_ok());
         assert!(unnamed(&dirs_a, &b, &files).is_ok());
     }
