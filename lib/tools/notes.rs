@@ -21,7 +21,6 @@ use time::OffsetDateTime;
 use super::tool::{Memory, NotesSeen, Reply, Tool, redacted_schema};
 use crate::args::Args;
 use axe_base::error::Error;
-use axe_base::stderr::note;
 use axe_memory::hash::sha256_hex;
 use axe_memory::notes::{self, Kind, Scope, Workspace};
 use axe_memory::secrets::Place;
@@ -130,7 +129,8 @@ fn workspace(ctx: &Memory) -> Result<&Workspace, String> {
 /// One `-v` line per call, as the agent's.
 fn trace(ctx: &Memory, what: std::fmt::Arguments) {
     if ctx.verbose {
-        note(format_args!("[notes] {}: {what}", ctx.agent));
+        ctx.report
+            .note(format_args!("[notes] {}: {what}", ctx.agent));
     }
 }
 

@@ -102,9 +102,15 @@ impl Agents {
         &self.dirs
     }
 
-    /// Where the warnings of loading go.
+    /// Where the warnings of loading go, and the lines of whatever runs
+    /// these agents.
     pub fn report(&self) -> &dyn Report {
         &*self.report
+    }
+
+    /// [`Agents::report`], to keep.
+    pub fn reporter(&self) -> Arc<dyn Report> {
+        Arc::clone(&self.report)
     }
 
     /// Warns of `unknown` in `file` (an agent file, config.toml), the

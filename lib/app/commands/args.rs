@@ -172,3 +172,13 @@ pub fn wait(m: &Matches) -> Result<Wait> {
     };
     Ok(Wait::For(wait))
 }
+
+/// Says `done` on stderr, a line per place
+/// ([`axe_memory::secrets::lines`]): what
+/// commands that write memory directly tell their user whether or not
+/// asked, as the text they gave is not what was kept.
+pub fn tell(done: &[axe_memory::secrets::Redaction]) {
+    for line in axe_memory::secrets::lines(done) {
+        axe_base::stderr::note(format_args!("{line}"));
+    }
+}

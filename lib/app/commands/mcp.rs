@@ -99,6 +99,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             seen: Mutex::new(NotesSeen::default()),
             at_reply: Mutex::default(),
             verbose: false,
+            report: std::sync::Arc::new(axe_base::report::Stderr),
             secrets: crate::config::secrets(&agents, cfg.memory.redact),
             redacted: Mutex::default(),
             served: Some(Served {

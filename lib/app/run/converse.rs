@@ -10,7 +10,6 @@ use super::prepared::Prepared;
 use super::session::Session;
 use super::tools::{self, SubAgent};
 use axe_base::error::{Error, Result};
-use axe_base::stderr::note;
 use axe_llm::{CallOptions, Conversation, Deadline, Message, Reply, Role, Usage};
 use axe_memory::secrets::Redaction;
 
@@ -63,7 +62,7 @@ pub fn converse(
 ) -> Result<Outcome> {
     let endpoint = session.endpoint(agent.provider)?;
     if session.verbose && depth == 0 && endpoint.is_whole() {
-        note(format_args!(
+        session.report().note(format_args!(
             "Endpoint: {} (the base URL is a whole endpoint URL: used as it is)",
             endpoint.url()
         ));
@@ -116,7 +115,7 @@ pub fn converse(
                 .filter(|m| m.role == Role::Tool)
                 .map(|m| m.tool_results.len())
                 .sum();
-            note(format_args!(
+            session.report().note(format_args!(
                 "[turn {turn}] Sending request ({} messages, {pending} tool calls pending)",
                 conversation.messages.len()
             ));
@@ -141,7 +140,7 @@ pub fn converse(
         let mut on_retry = |retry: &axe_llm::Retry| {
             outcome.retry_attempts += 1;
             if session.verbose {
-                note(format_args!("{retry}"));
+                session.report().note(format_args!("{retry}"));
             }
         };
         let reply = axe_llm::complete_observed(
@@ -156,7 +155,7 @@ pub fn converse(
         outcome.usage.add(&reply.usage);
         session.spend(&reply.usage);
         if trace {
-            note(format_args!(
+            session.report().note(format_args!(
                 "[turn {turn}] Received response: {} ({} tool calls)",
                 reply.stop_reason,
                 reply.tool_calls.len()

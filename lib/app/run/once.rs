@@ -20,7 +20,6 @@ use super::session::Session;
 use super::state::{self, Recorded};
 use crate::agent::AgentConfig;
 use axe_base::error::{Error, Result};
-use axe_base::stderr::note;
 use axe_llm::{Deadline, Message};
 use axe_memory::secrets::{self, Place, Redaction};
 use axe_memory::state::{Current, DEFAULT_TASK};
@@ -212,7 +211,9 @@ fn sub_agent(
     let mut warn = |w: String| {
         // A sub-agent's memory trouble is only worth a line when asked.
         if session.verbose {
-            note(format_args!("[sub-agent] Warning: {w}"));
+            session
+                .report()
+                .note(format_args!("[sub-agent] Warning: {w}"));
         }
     };
     let now = Current {
@@ -224,7 +225,9 @@ fn sub_agent(
         .map_err(|e| e.to_string())?;
     if session.verbose {
         for line in secrets::lines(&ran.redacted) {
-            note(format_args!("[sub-agent] {name}: {line}"));
+            session
+                .report()
+                .note(format_args!("[sub-agent] {name}: {line}"));
         }
     }
     if let Some((used, max)) = ran.outcome.exceeded {

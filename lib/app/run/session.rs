@@ -8,6 +8,7 @@ use super::pool::Pool;
 use crate::agent::{AgentConfig, Agents};
 use crate::config::{Config, Endpoints};
 use axe_base::error::Result;
+use axe_base::report::Report;
 use axe_llm::{Endpoint, Provider, Usage};
 use axe_memory::Wait;
 use axe_memory::secrets::Secrets;
@@ -99,6 +100,18 @@ impl Session {
         let max = self.budget?;
         let used = self.spent().tokens();
         (used > max).then_some((used, max))
+    }
+
+    /// Where the run's lines go (`-v`, warnings): the reporter of its
+    /// agents, stderr for `axe-run`.
+    pub fn report(&self) -> &dyn Report {
+        self.agents.report()
+    }
+
+    /// [`Session::report`], to keep: for a thread that outlives a borrow
+    /// (an MCP server's stderr).
+    pub fn reporter(&self) -> Arc<dyn Report> {
+        self.agents.reporter()
     }
 
     pub fn config_dir(&self) -> &Path {

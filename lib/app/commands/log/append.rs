@@ -156,7 +156,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         wait,
     )?;
     let redacted = secrets::at(Place::RunLog, &appended.redacted);
-    secrets::tell(&redacted);
+    crate::commands::args::tell(&redacted);
     if m.flag(&JSON) {
         return axe_cli::write_json(
             out,

@@ -20,7 +20,7 @@ use crate::agent::Agents;
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Complete, Flag, Matches};
 use axe_memory::notes::Workspace;
-use axe_memory::secrets::{self, Redaction, Secrets};
+use axe_memory::secrets::{Redaction, Secrets};
 use axe_memory::settings::NotesConfig;
 
 pub const AGENT: Arg = super::args::AGENT;
@@ -166,7 +166,7 @@ impl Written<'_> {
         path: &Path,
         json: bool,
     ) -> Result<()> {
-        secrets::tell(&self.redacted);
+        crate::commands::args::tell(&self.redacted);
         if json {
             return axe_cli::write_json(out, self);
         }

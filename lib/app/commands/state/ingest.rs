@@ -95,7 +95,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         ));
     }
     let redacted = secrets::at(Place::State, &saved.redacted);
-    secrets::tell(&redacted);
+    crate::commands::args::tell(&redacted);
     if json {
         return axe_cli::write_json(
             out,

@@ -105,7 +105,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         |s| s.record(&task, phase, &outcome),
     )?;
     let redacted = secrets::at(Place::State, &saved.redacted);
-    secrets::tell(&redacted);
+    crate::commands::args::tell(&redacted);
     if m.flag(&JSON) {
         return axe_cli::write_json(
             out,

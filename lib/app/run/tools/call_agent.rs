@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 use super::views::SubAgent;
 use crate::run::prepared::Prepared;
 use crate::run::session::Session;
-use axe_base::stderr::note;
 use axe_llm::{Deadline, ToolCall, ToolDef};
 use axe_tools::args::Args;
 use axe_tools::{Offered, Reply, ToolSource};
@@ -128,7 +127,7 @@ impl CallAgent<'_> {
                 Some((i, _)) => format!("{}...", &task[..i]),
                 None => task.to_owned(),
             };
-            note(format_args!(
+            session.report().note(format_args!(
                 "[sub-agent] Calling \"{name}\" (depth {}) with task: {preview}",
                 depth + 1
             ));
@@ -142,7 +141,7 @@ impl CallAgent<'_> {
         match (self.sub_agent)(name, &user, depth + 1, deadline, &caller.allowed_hosts) {
             Ok(content) => {
                 if verbose {
-                    note(format_args!(
+                    session.report().note(format_args!(
                         "[sub-agent] \"{name}\" completed in {}ms ({} chars returned)",
                         started.elapsed().as_millis(),
                         content.len()
@@ -152,7 +151,9 @@ impl CallAgent<'_> {
             }
             Err(message) => {
                 if verbose {
-                    note(format_args!("[sub-agent] \"{name}\" failed: {message}"));
+                    session
+                        .report()
+                        .note(format_args!("[sub-agent] \"{name}\" failed: {message}"));
                 }
                 Err(format!(
                     "Error: sub-agent \"{name}\" failed - {message}. You may retry or proceed without this result."

@@ -25,6 +25,7 @@ pub fn memory(session: &Session, agent: &Prepared, deadline: Option<Deadline>) -
         seen: Mutex::new(NotesSeen::default()),
         at_reply: Mutex::default(),
         verbose: session.verbose,
+        report: session.reporter(),
         secrets: session.secrets(&agent.cfg),
         redacted: Mutex::default(),
         served: None,
