@@ -371,10 +371,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             memory: &begun.injected,
             history: history.as_deref(),
         };
-        return if json {
-            dry_run::json(out, &session, &agent, &shown)
-        } else {
-            dry_run::text(out, &session, &agent, &shown)
+        let dry_run = dry_run::DryRun::new(&session, &agent, &shown);
+        return match json {
+            true => dry_run.json(out),
+            false => dry_run.text(out),
         };
     }
 
