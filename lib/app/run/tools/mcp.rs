@@ -240,3 +240,52 @@ fn start_one(
         .map_err(|why| format!("failed to list its tools: {why}"))?;
     Ok((client, tools))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::agent::{AgentConfig, Agents};
+    use axe_base::dirs::Dirs;
+    use axe_base::report::Collected;
+    use axe_memory::Wait;
+
+    /// Starting a conversation's servers is a library call: what it has
+    /// to say (`-v`'s start line, an optional server's warning) goes to
+    /// the session's reporter, which here collects it.
+    #[test]
+    fn a_servers_lines_go_to_the_sessions_reporter() {
+        let tmp = tempfile::tempdir().unwrap();
+        let report = Arc::new(Collected::default());
+        let dirs = Dirs::given(Some(tmp.path()), Some(tmp.path())).unwrap();
+        let agents = Agents::new(dirs, None).reporting_to(report.clone());
+        let top = AgentConfig::default();
+        let parts = (tmp.path().to_owned(), agents, Wait::default());
+        let session = Session::new(crate::config::Config::default(), parts, &top, true);
+        let missing = tmp.path().join("no-such-server");
+        let server = McpServer {
+            name: "x".into(),
+            transport: "stdio".into(),
+            command: missing.display().to_string(),
+            required: Some(false),
+            ..McpServer::default()
+        };
+        let deadline = Deadline::after(std::time::Duration::from_secs(5));
+        let servers = [server];
+        let started = Servers::start(&servers, Path::new("/"), &[], deadline, &session).unwrap();
+        assert!(started.offered().is_empty());
+        let missing = missing.display();
+        assert_eq!(
+            report.lines(),
+            [
+                format!("[mcp] Starting \"x\": {missing} (stdio)"),
+                format!(
+                    "Warning: MCP server \"x\" is not available, going on without its tools: \
+                     {missing}: no such file or directory"
+                ),
+            ]
+        );
+    }
+}
