@@ -16,7 +16,8 @@ use std::sync::Mutex;
 
 use serde::Deserialize;
 
-use axe_base::dirs;
+use crate::agent::Agents;
+use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_base::read;
 use axe_llm::{Endpoint, Provider};
@@ -56,19 +57,20 @@ pub struct ProviderConfig {
     pub api_key_cmd: String,
 }
 
-/// Reads `<config>/config.toml`; a missing file is an empty config. A
-/// FIFO, a device or a file over [`read::TOML_LIMIT`] is an error. The
-/// keys no setting takes are warned of.
-pub fn load() -> Result<Config> {
-    let (config, unknown) = load_quietly()?;
-    axe_base::unknown::warn(&config.path, &unknown);
+/// Reads `<config>/config.toml` of `agents`' directories; a missing file
+/// is an empty config. A FIFO, a device or a file over
+/// [`read::TOML_LIMIT`] is an error. The keys no setting takes are warned
+/// of, as the agent files' are, once for `agents`.
+pub fn load(agents: &Agents) -> Result<Config> {
+    let (config, unknown) = load_quietly(agents.dirs())?;
+    agents.warn(&config.path, &unknown);
     Ok(config)
 }
 
 /// [`load`] with the keys no setting takes given back rather than warned
 /// of, for `agents check` to show.
-pub fn load_quietly() -> Result<(Config, Vec<axe_base::unknown::Unknown>)> {
-    let path = dirs::config_dir()?.join("config.toml");
+pub fn load_quietly(dirs: &Dirs) -> Result<(Config, Vec<axe_base::unknown::Unknown>)> {
+    let path = dirs.config()?.join("config.toml");
     let text = match read::text(&path, read::TOML_LIMIT) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -122,8 +124,8 @@ pub fn variables() -> Vec<String> {
 /// config.toml read here. A config.toml that cannot be read leaves
 /// redaction on, without its keys: the command at hand does not use it,
 /// and is not stopped by it.
-pub fn secrets(agent: Option<bool>) -> Secrets {
-    load().unwrap_or_default().secrets(agent, Vec::new())
+pub fn secrets(agents: &Agents, agent: Option<bool>) -> Secrets {
+    load(agents).unwrap_or_default().secrets(agent, Vec::new())
 }
 
 impl Config {

@@ -6,8 +6,8 @@ use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::agent;
-use axe_base::dirs;
+use crate::agent::{self, Agents};
+use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result, describe_io};
 
 /// The commented `config.toml` that `config init` writes (mode 0600: it is
@@ -91,8 +91,8 @@ pub struct ConfigInit {
 
 /// Creates `agents/`, `skills/sample/SKILL.md` and `config.toml` under the
 /// config directory, keeping whatever already exists.
-pub fn config() -> Result<ConfigInit> {
-    let config_dir = dirs::config_dir()?;
+pub fn config(dirs: &Dirs) -> Result<ConfigInit> {
+    let config_dir = dirs.config()?;
     let mut created = Vec::new();
     let agents = config_dir.join("agents");
     mkdir(&agents, "agents")?;
@@ -124,8 +124,8 @@ pub fn config() -> Result<ConfigInit> {
 /// returns its path; an existing file is an error and stays as it was. The
 /// exclusive create is the only check, so a file made a moment ago by
 /// someone else counts too.
-pub fn agent(name: &str, fill: agent::Fill) -> Result<PathBuf> {
-    let path = agent::file_path(name)?;
+pub fn agent(agents: &Agents, name: &str, fill: agent::Fill) -> Result<PathBuf> {
+    let path = agents.file_path(name)?;
     if let Some(dir) = path.parent() {
         mkdir(dir, "agents")?;
     }

@@ -7,62 +7,84 @@
 //!
 //! A server started by an MCP client may not see the user's environment
 //! (Codex and the MCP Inspector drop `XDG_*`), so `axe-mcp` can name both
-//! directories on its command line, which a client passes on unchanged:
-//! [`set_overrides`] fixes them for the rest of the process.
+//! directories on its command line, which a client passes on unchanged.
+//! A command resolves them once into a [`Dirs`] and hands it down to
+//! everything that reads or writes there: no global is set, so two
+//! [`Dirs`] in one process (two servers, a test) each keep their own.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 
-/// The directories named on the command line, set at most once, before
-/// any file is read, so every reader in the process agrees on them.
-static CONFIG_OVERRIDE: OnceLock<PathBuf> = OnceLock::new();
-static DATA_OVERRIDE: OnceLock<PathBuf> = OnceLock::new();
+/// axe's own directories for one command: those named on its command
+/// line, else the environment's. Each is looked up when asked for, so a
+/// command that never needs one does not fail for want of `$HOME`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dirs {
+    config: Option<PathBuf>,
+    data: Option<PathBuf>,
+}
 
-/// Makes `config` and `data` (each axe's own directory, as [`config_dir`]
-/// and [`data_dir`] would give it) win over the environment from now on.
-/// A relative path is refused: each client starts its server in a
-/// directory of its own choosing, so one would name a different place for
-/// each, which is the split this exists to prevent.
-pub fn set_overrides(config: Option<&Path>, data: Option<&Path>) -> Result<()> {
-    for (dir, flag, cell) in [
-        (config, "--config-dir", &CONFIG_OVERRIDE),
-        (data, "--data-dir", &DATA_OVERRIDE),
-    ] {
-        let Some(dir) = dir else { continue };
-        if !dir.is_absolute() {
-            return Err(Error::Config(format!(
-                "{flag} must be an absolute path, not {:?}: an MCP client starts its server \
-                 in a directory of its own",
-                dir.display().to_string()
-            )));
+impl Dirs {
+    /// The environment's directories (`XDG_*`, `$HOME`).
+    pub fn from_env() -> Dirs {
+        Dirs::default()
+    }
+
+    /// `config` and `data` (each axe's own directory, as [`Dirs::config`]
+    /// and [`Dirs::data`] would give it) over the environment's. A
+    /// relative path is refused: each client starts its server in a
+    /// directory of its own choosing, so one would name a different place
+    /// for each, which is the split this exists to prevent.
+    pub fn given(config: Option<&Path>, data: Option<&Path>) -> Result<Dirs> {
+        for (dir, flag) in [(config, "--config-dir"), (data, "--data-dir")] {
+            let Some(dir) = dir else { continue };
+            if !dir.is_absolute() {
+                return Err(Error::Config(format!(
+                    "{flag} must be an absolute path, not {:?}: an MCP client starts its server \
+                     in a directory of its own",
+                    dir.display().to_string()
+                )));
+            }
         }
-        // Set once per process; a second call (none today) keeps the first.
-        let _ = cell.set(dir.to_path_buf());
+        Ok(Dirs {
+            config: config.map(Path::to_path_buf),
+            data: data.map(Path::to_path_buf),
+        })
     }
-    Ok(())
-}
 
-/// `--config-dir`'s directory when given, else `$XDG_CONFIG_HOME/axe`, else
-/// the platform's config dir + `/axe` (`$HOME/.config/axe` on Linux).
-pub fn config_dir() -> Result<PathBuf> {
-    if let Some(dir) = CONFIG_OVERRIDE.get() {
-        return Ok(dir.clone());
+    /// `--config-dir`'s directory when given, else `$XDG_CONFIG_HOME/axe`,
+    /// else the platform's config dir + `/axe` (`$HOME/.config/axe` on
+    /// Linux).
+    pub fn config(&self) -> Result<PathBuf> {
+        match &self.config {
+            Some(dir) => Ok(dir.clone()),
+            None => config_dir_from(&|k| std::env::var_os(k)),
+        }
     }
-    config_dir_from(&|k| std::env::var_os(k))
-}
 
-/// `--data-dir`'s directory when given, else `$XDG_DATA_HOME/axe`, else
-/// `$HOME/.local/share/axe`.
-pub fn data_dir() -> Result<PathBuf> {
-    if let Some(dir) = DATA_OVERRIDE.get() {
-        return Ok(dir.clone());
+    /// `--data-dir`'s directory when given, else `$XDG_DATA_HOME/axe`,
+    /// else `$HOME/.local/share/axe`.
+    pub fn data(&self) -> Result<PathBuf> {
+        match &self.data {
+            Some(dir) => Ok(dir.clone()),
+            None => data_dir_from(&|k| std::env::var_os(k), &|| {
+                etcetera::home_dir().map_err(|e| e.to_string())
+            }),
+        }
     }
-    data_dir_from(&|k| std::env::var_os(k), &|| {
-        etcetera::home_dir().map_err(|e| e.to_string())
-    })
+
+    /// `<config>/agents`, where agent files live when no other agents
+    /// directory is given.
+    pub fn agents(&self) -> Result<PathBuf> {
+        Ok(self.config()?.join("agents"))
+    }
+
+    /// What a run may leave behind and anyone may remove: [`cache_dir`].
+    pub fn cache(&self) -> Result<PathBuf> {
+        cache_dir()
+    }
 }
 
 /// `$XDG_CACHE_HOME/axe`, else `$HOME/.cache/axe`: what a run may leave
@@ -74,12 +96,6 @@ pub fn cache_dir() -> Result<PathBuf> {
     let home = etcetera::home_dir()
         .map_err(|e| Error::Config(format!("unable to determine cache directory: {e}")))?;
     Ok(home.join(".cache").join("axe"))
-}
-
-/// `<config>/agents`, where agent files live when no other agents
-/// directory is given.
-pub fn agents_dir() -> Result<PathBuf> {
-    Ok(config_dir()?.join("agents"))
 }
 
 /// [`config_dir`] with the environment passed in, so it can be tested
@@ -175,5 +191,25 @@ mod tests {
     fn config_dir_xdg_config_home_set() {
         let got = config_dir_from(&env_with("XDG_CONFIG_HOME", "/cfg")).unwrap();
         assert_eq!(got, PathBuf::from("/cfg/axe"));
+    }
+
+    #[test]
+    fn two_dirs_in_one_process_keep_their_own() {
+        let a = Dirs::given(Some(Path::new("/ca")), Some(Path::new("/a"))).unwrap();
+        let b = Dirs::given(Some(Path::new("/cb")), Some(Path::new("/b"))).unwrap();
+        assert_eq!(a.data().unwrap(), PathBuf::from("/a"));
+        assert_eq!(b.data().unwrap(), PathBuf::from("/b"));
+        assert_eq!(a.agents().unwrap(), PathBuf::from("/ca/agents"));
+        assert_eq!(b.agents().unwrap(), PathBuf::from("/cb/agents"));
+    }
+
+    #[test]
+    fn a_relative_dir_is_refused() {
+        let err = Dirs::given(None, Some(Path::new("rel"))).unwrap_err();
+        assert_eq!(err.exit_code(), 2);
+        assert!(
+            err.to_string()
+                .starts_with("--data-dir must be an absolute path")
+        );
     }
 }

@@ -3,7 +3,8 @@
 //! directories (`dirs`), files reached through
 //! directory handles (`beneath`), reading files axe did not write
 //! (`read`), signals and process groups (`signals`), deadlines
-//! (`timeout`), the one way to stderr (`stderr`), near names for "did you
+//! (`timeout`), the one way to stderr (`stderr`) and where the libraries'
+//! lines go instead (`report`), near names for "did you
 //! mean" (`suggest`) and the warning for keys no setting takes
 //! (`unknown`). Nothing here knows of agents, providers or memory kinds.
 
@@ -12,6 +13,7 @@ pub mod count;
 pub mod dirs;
 pub mod error;
 pub mod read;
+pub mod report;
 pub mod signals;
 pub mod stderr;
 pub mod suggest;

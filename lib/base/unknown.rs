@@ -18,6 +18,8 @@ use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
 use serde::{Serialize, Serializer};
 use toml::de::{DeTable, DeValue};
 
+use crate::report::Report;
+
 /// A key no setting takes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unknown {
@@ -83,21 +85,28 @@ pub fn find<T: DeserializeOwned>(file: &Path, text: &str) -> Vec<Unknown> {
     found
 }
 
-/// Warns of `unknown` on stderr, one line each, the first time `file` is
-/// reported in this process: a run loads an agent once for itself and
-/// again for each call of it as a sub-agent.
-pub fn warn(file: &Path, unknown: &[Unknown]) {
-    static WARNED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-    if unknown.is_empty() {
-        return;
-    }
-    let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
-    if warned.iter().any(|f| f == file) {
-        return;
-    }
-    warned.push(file.to_owned());
-    for u in unknown {
-        crate::stderr::note(format_args!("Warning: {}", u.located()));
+/// The files one command has warned of already: a run loads an agent
+/// once for itself and again for each call of it as a sub-agent, and
+/// says its unknown keys once. Held by the command, not the process, so
+/// two commands in one process each warn.
+#[derive(Debug, Default)]
+pub struct Warned(Mutex<Vec<PathBuf>>);
+
+impl Warned {
+    /// Warns `report` of `unknown`, one line each, the first time `file`
+    /// is warned of here.
+    pub fn warn(&self, report: &dyn Report, file: &Path, unknown: &[Unknown]) {
+        if unknown.is_empty() {
+            return;
+        }
+        let mut warned = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if warned.iter().any(|f| f == file) {
+            return;
+        }
+        warned.push(file.to_owned());
+        for u in unknown {
+            report.note(format_args!("Warning: {}", u.located()));
+        }
     }
 }
 
@@ -362,5 +371,18 @@ mod tests {
                 (10, "list[1].other".into(), None),
             ]
         );
+    }
+
+    #[test]
+    fn each_warned_set_warns_once_of_a_file() {
+        let file = Path::new("a.toml");
+        let unknown = find::<Inner>(file, "dpeth = 1\n");
+        let (one, two) = (Warned::default(), Warned::default());
+        let report = crate::report::Collected::default();
+        one.warn(&report, file, &unknown);
+        one.warn(&report, file, &unknown);
+        two.warn(&report, file, &unknown);
+        let line = "Warning: a.toml:1: unknown key dpeth, ignored (did you mean depth?)";
+        assert_eq!(report.lines(), [line, line]);
     }
 }

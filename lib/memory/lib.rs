@@ -24,5 +24,5 @@ pub mod shared_block;
 pub mod state;
 
 pub use kinds::MemoryKind;
-pub use lock::{DEFAULT_WAIT, wait_for, wait_until};
+pub use lock::{DEFAULT_WAIT, Wait};
 pub use settings::Settings;

@@ -12,11 +12,12 @@
 //!
 //! Lock waits are bounded. A process holding a lock for long is a stopped
 //! one (Ctrl-Z on an `axe-state-ingest`) or a stuck one, and waiting for it
-//! forever would make `axe-run --timeout 5` hang. Each executable sets its
-//! wait once (`axe-run`'s `--timeout` with [`wait_until`], the memory
-//! tools' `--wait` with [`wait_for`]); a wait that reaches it fails with [`Busy`], which the
-//! error mapping turns into one line and exit code 5. Nothing is written
-//! when a lock cannot be had.
+//! forever would make `axe-run --timeout 5` hang. Each command says its
+//! [`Wait`] once (`axe-run`'s `--timeout` as [`Wait::Until`], the memory
+//! tools' `--wait` as [`Wait::For`]) and hands it to every operation that
+//! locks, so two commands in one process each keep their own; a wait
+//! that reaches it fails with [`Busy`], which the error mapping turns into
+//! one line and exit code 5. Nothing is written when a lock cannot be had.
 //!
 //! Whoever takes an exclusive lock first cleans up after a writer that
 //! died holding it (`kill -9`): an append's torn entry is cut off
@@ -27,7 +28,6 @@ use std::ffi::OsStr;
 use std::fs::{File, TryLockError};
 use std::io;
 use std::os::unix::fs::MetadataExt;
-use std::sync::Mutex;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -47,44 +47,48 @@ pub enum Mode {
 /// for a process stopped or stuck while holding one.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(30);
 
-/// How long this process waits for a lock.
-#[derive(Debug, Clone, Copy)]
-enum Wait {
+/// How long a command waits for a lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
     /// Each wait, at most this long.
     For(Duration),
     /// No wait past this moment: a run's deadline.
     Until(Instant),
 }
 
-static WAIT: Mutex<Wait> = Mutex::new(Wait::For(DEFAULT_WAIT));
-
-/// Makes each lock wait in this process last at most `wait`.
-pub fn wait_for(wait: Duration) {
-    *WAIT.lock().unwrap_or_else(|e| e.into_inner()) = Wait::For(wait);
-}
-
-/// Makes no lock wait in this process last past `deadline`.
-pub fn wait_until(deadline: Instant) {
-    *WAIT.lock().unwrap_or_else(|e| e.into_inner()) = Wait::Until(deadline);
-}
-
-/// When a lock wait starting now gives up.
-pub fn deadline() -> Instant {
-    match *WAIT.lock().unwrap_or_else(|e| e.into_inner()) {
-        Wait::For(wait) => Instant::now() + wait,
-        Wait::Until(deadline) => deadline,
+impl Default for Wait {
+    /// [`DEFAULT_WAIT`] for each wait.
+    fn default() -> Wait {
+        Wait::For(DEFAULT_WAIT)
     }
 }
 
-/// Opens `name` in `dir` the way `how` says and locks it. `Ok(None)` when
+impl Wait {
+    /// When a lock wait starting now gives up.
+    pub fn deadline(self) -> Instant {
+        match self {
+            Wait::For(wait) => Instant::now() + wait,
+            Wait::Until(deadline) => deadline,
+        }
+    }
+}
+
+/// Opens `name` in `dir` the way `how` says and locks it, waiting as `wait`
+/// says. `Ok(None)` when
 /// the file does not exist (only for [`Open::Read`] and [`Open::Write`]).
 ///
 /// A FIFO, socket or device is an error, found without blocking: opening a
 /// FIFO would otherwise wait for a writer forever, past any timeout. A
 /// symlink is an error too: [`Dir::file`] resolved the name already, so
 /// one here was put in its place since.
-pub fn open_locked(dir: &Dir, name: &OsStr, how: Open, mode: Mode) -> io::Result<Option<File>> {
-    let deadline = deadline();
+pub fn open_locked(
+    dir: &Dir,
+    name: &OsStr,
+    how: Open,
+    mode: Mode,
+    wait: Wait,
+) -> io::Result<Option<File>> {
+    let deadline = wait.deadline();
     loop {
         let Some(file) = dir.open(name, how)? else {
             return Ok(None);
@@ -108,8 +112,8 @@ pub fn open_locked(dir: &Dir, name: &OsStr, how: Open, mode: Mode) -> io::Result
 /// that a write that then fails or is refused can remove it again instead
 /// of leaving a new empty file behind, and never takes another's entry
 /// with it.
-pub fn create_locked(dir: &Dir, name: &OsStr, how: Open) -> io::Result<(File, bool)> {
-    let deadline = deadline();
+pub fn create_locked(dir: &Dir, name: &OsStr, how: Open, wait: Wait) -> io::Result<(File, bool)> {
+    let deadline = wait.deadline();
     loop {
         if let Some(file) = dir.create(name, how)? {
             let meta = file.metadata()?;
@@ -117,7 +121,7 @@ pub fn create_locked(dir: &Dir, name: &OsStr, how: Open) -> io::Result<(File, bo
                 let untouched = file.metadata()?.len() == 0;
                 return Ok((file, untouched));
             }
-        } else if let Some(file) = open_locked(dir, name, how, Mode::Exclusive)? {
+        } else if let Some(file) = open_locked(dir, name, how, Mode::Exclusive, wait)? {
             return Ok((file, false));
         }
     }
@@ -185,7 +189,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = Dir::root(tmp.path(), false).unwrap().unwrap();
         let name = OsStr::new("f");
-        let held = open_locked(&dir, name, Open::Update, Mode::Exclusive)
+        let held = open_locked(&dir, name, Open::Update, Mode::Exclusive, Wait::default())
             .unwrap()
             .unwrap();
         let file = dir.open(name, Open::Read).unwrap().unwrap();
@@ -203,5 +207,37 @@ mod tests {
         drop(held);
         lock(&file, Mode::Shared, Instant::now()).unwrap();
         assert!(Path::new(&tmp.path().join("f")).exists());
+    }
+
+    /// Each command's wait is its own: one that waits not at all is not
+    /// made to wait by another in the same process that waits long.
+    #[test]
+    fn two_commands_waits_do_not_interfere() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = Dir::root(tmp.path(), false).unwrap().unwrap();
+        let name = OsStr::new("f");
+        let _held = open_locked(&dir, name, Open::Update, Mode::Exclusive, Wait::default())
+            .unwrap()
+            .unwrap();
+        let (none, long) = (Wait::For(Duration::ZERO), Wait::For(Duration::from_secs(3)));
+        let started = Instant::now();
+        let err = open_locked(&dir, name, Open::Read, Mode::Shared, none).unwrap_err();
+        assert!(err.get_ref().is_some_and(|e| e.is::<Busy>()), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+        let until = Wait::Until(Instant::now() + Duration::from_millis(30));
+        let err = open_locked(&dir, name, Open::Read, Mode::Shared, until).unwrap_err();
+        let busy = err.get_ref().and_then(|e| e.downcast_ref::<Busy>());
+        assert!(
+            busy.is_some_and(|b| b.waited >= Duration::from_millis(20)),
+            "{err}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{long:?} was not waited"
+        );
     }
 }

@@ -30,7 +30,9 @@ use super::block::{Block, Part, Place};
 use super::notes::{self, Kind as NoteKind, Workspace};
 use super::{log, state};
 use crate::kinds::MemoryKind;
+use crate::lock::Wait;
 use crate::settings::Settings;
+use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 
 /// What a kind offers from: everything loaded for the block.
@@ -68,6 +70,10 @@ fn offer<'a>(kind: MemoryKind, l: &'a Loaded<'a>, b: &mut Block<'a>) -> Result<(
 
 /// What to assemble.
 pub struct Request<'a> {
+    /// Where the memory is: the command's directories.
+    pub dirs: &'a Dirs,
+    /// How long a file's lock is waited for.
+    pub wait: Wait,
     pub budget: usize,
     /// The state's current task (shown first) and phase (its errors
     /// first).
@@ -113,12 +119,12 @@ pub fn assemble(
 
     // Loaded first, then offered: the block borrows from what is loaded.
     let state_file = keeps(MemoryKind::State)
-        .then(|| load_state(agent, cfg))
+        .then(|| load_state(request, agent, cfg))
         .and_then(|r| r.map_err(|e| failed(MemoryKind::State, e)).ok());
     let log_tail = keeps(MemoryKind::Log)
         .then(|| match request.log {
             Some(read) => Ok(Cow::Borrowed(read)),
-            None => load_log(agent, cfg).map(Cow::Owned),
+            None => load_log(request, agent, cfg).map(Cow::Owned),
         })
         .and_then(|r| r.map_err(|e| failed(MemoryKind::Log, e)).ok());
     // The notes workspace is loaded once for all the kinds it holds.
@@ -126,7 +132,7 @@ pub fn assemble(
     let notes = note_kinds()
         .next()
         .is_some()
-        .then(|| load_notes(agent, cfg, request.today, wants))
+        .then(|| load_notes(request.dirs, agent, cfg, request.today, wants))
         .and_then(|r| {
             // Reported once, under the first of the notes kinds it stops.
             let first = note_kinds().next();
@@ -169,24 +175,25 @@ pub fn assemble(
     }
 }
 
-fn load_state(agent: &str, cfg: &Settings) -> Result<(PathBuf, Vec<u8>)> {
-    let path = state::file_path(agent, &cfg.state.path)?;
-    let bytes = state::read(&path)?;
+fn load_state(request: &Request, agent: &str, cfg: &Settings) -> Result<(PathBuf, Vec<u8>)> {
+    let path = state::file_path(request.dirs, agent, &cfg.state.path)?;
+    let bytes = state::read(&path, request.wait)?;
     Ok((path, bytes))
 }
 
-fn load_log(agent: &str, cfg: &Settings) -> Result<Vec<u8>> {
-    let path = log::file_path(agent, &cfg.memory.path)?;
-    log::load(&path, cfg.memory.last_n.get())
+fn load_log(request: &Request, agent: &str, cfg: &Settings) -> Result<Vec<u8>> {
+    let path = log::file_path(request.dirs, agent, &cfg.memory.path)?;
+    log::load(&path, cfg.memory.last_n.get(), request.wait)
 }
 
 fn load_notes(
+    dirs: &Dirs,
     agent: &str,
     cfg: &Settings,
     today: Date,
     wants: impl Fn(MemoryKind) -> bool,
 ) -> Result<Notes> {
-    let ws = Workspace::of(&cfg.notes)?;
+    let ws = Workspace::of(dirs, &cfg.notes)?;
     let days = match wants(MemoryKind::Daily) {
         true => cfg.notes.recall_days.get(),
         false => 0,

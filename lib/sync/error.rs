@@ -302,6 +302,7 @@ mod tests {
     use std::fs;
     use std::time::Instant;
 
+    use axe_memory::lock::Wait;
     use axe_memory::secrets::Secrets;
 
     use super::*;
@@ -309,7 +310,15 @@ mod tests {
     /// An init that cannot start: `dir` under a regular file.
     fn failed_init(remote: Option<&str>, dir: &std::path::Path) -> SyncError {
         let deadline = Instant::now() + Duration::from_secs(30);
-        match crate::init(dir, remote, deadline, Secrets::off(), &["axe-sync".into()]) {
+        let program = ["axe-sync".to_owned()];
+        match crate::init(
+            dir,
+            remote,
+            deadline,
+            Secrets::off(),
+            &program,
+            Wait::default(),
+        ) {
             Ok(_) => panic!("init in {} succeeded", dir.display()),
             Err(e) => e,
         }

@@ -46,7 +46,7 @@ pub use merge::Merged;
 pub use paths::Refused;
 
 use axe_base::beneath::{Dir, Open};
-use axe_memory::lock::{create_locked, deadline as lock_deadline};
+use axe_memory::lock::{Wait, create_locked};
 use axe_memory::notes::conflict;
 use axe_memory::secrets::Secrets;
 use git::Git;
@@ -69,6 +69,8 @@ pub struct Options {
     pub dry_run: bool,
     /// No network step runs past this.
     pub deadline: Instant,
+    /// How long a lock (the repository's, a memory file's) is waited for.
+    pub wait: Wait,
     /// What the commit step refuses and what arrived is judged by:
     /// config.toml's `[memory] redact` and the keys this process knows.
     pub secrets: Secrets,
@@ -95,9 +97,10 @@ pub struct Report {
     pub refused: Vec<Refused>,
 }
 
-/// The memory data directory: where `axe-sync` works unless told.
-pub fn default_dir() -> axe_base::error::Result<PathBuf> {
-    axe_base::dirs::data_dir()
+/// The memory data directory of `dirs`: where `axe-sync` works unless
+/// told.
+pub fn default_dir(dirs: &axe_base::dirs::Dirs) -> axe_base::error::Result<PathBuf> {
+    dirs.data()
 }
 
 /// This machine's name, for commit messages and conflict files.
@@ -127,7 +130,7 @@ fn open(dir: &Path) -> Result<Git> {
 /// git left running by a sync killed with `kill -9` (a fetch beside the
 /// commit step) keeps the next sync waiting another way, until it is
 /// done, rather than racing it for git's own locks ([`running`]).
-fn lock(git: &Git) -> Result<fs::File> {
+fn lock(git: &Git, wait: Wait) -> Result<fs::File> {
     let path = git.git_dir().join("axe-sync");
     let fail = |e: std::io::Error| SyncError::Io {
         context: "another axe-sync is running",
@@ -138,8 +141,8 @@ fn lock(git: &Git) -> Result<fs::File> {
     let dir = Dir::root(&path, true)
         .map_err(fail)?
         .ok_or_else(|| fail(std::io::ErrorKind::NotFound.into()))?;
-    let (file, _) = create_locked(&dir, "lock".as_ref(), Open::Update).map_err(fail)?;
-    git.mark_running(running::settle(&path, lock_deadline())?);
+    let (file, _) = create_locked(&dir, "lock".as_ref(), Open::Update, wait).map_err(fail)?;
+    git.mark_running(running::settle(&path, wait.deadline())?);
     Ok(file)
 }
 
@@ -175,7 +178,7 @@ fn belongs(rel: &str, agents: &[String]) -> bool {
 /// One sync; see the module's documentation.
 pub fn sync(opts: &Options) -> Result<Report> {
     let git = open(&opts.dir)?;
-    let _lock = lock(&git)?;
+    let _lock = lock(&git, opts.wait)?;
     sync_locked(&git, opts)
 }
 
@@ -184,7 +187,7 @@ fn sync_locked(git: &Git, opts: &Options) -> Result<Report> {
     let host = host();
     let recovered = merge::journal(git).exists();
     let branch = branch(git)?;
-    let tree = Tree::open(&opts.dir)?;
+    let tree = Tree::open(&opts.dir, opts.wait)?;
     let remote = remote::url(git)?;
     pause::at("commit");
     // The first fetch runs while the commit step reads and stages: they
@@ -413,6 +416,7 @@ pub fn init(
     deadline: Instant,
     secrets: Secrets,
     program: &[String],
+    wait: Wait,
 ) -> Result<Initialized> {
     let made_dirs: Vec<PathBuf> = dir
         .ancestors()
@@ -444,9 +448,16 @@ pub fn init(
     }
     // Busy: another init or sync has the repository, and whatever is
     // there may be its; nothing is undone but empty directories.
-    let _lock = lock(&git).map_err(|e| before_lock(e, false))?;
+    let _lock = lock(&git, wait).map_err(|e| before_lock(e, false))?;
     let undo = Undo::now(&git, created && !had_git, made_dirs);
-    let done = set_up(&git, created, remote_url, deadline, secrets, program);
+    let done = set_up(
+        &git,
+        created,
+        remote_url,
+        (deadline, wait),
+        secrets,
+        program,
+    );
     if done.is_err() {
         undo.apply(&git.root);
     }
@@ -458,7 +469,7 @@ fn set_up(
     git: &Git,
     created: bool,
     remote_url: Option<&str>,
-    deadline: Instant,
+    (deadline, wait): (Instant, Wait),
     secrets: Secrets,
     program: &[String],
 ) -> Result<Initialized> {
@@ -518,6 +529,7 @@ fn set_up(
             push: true,
             dry_run: false,
             deadline,
+            wait,
             secrets,
         },
     )?;

@@ -15,20 +15,22 @@ use super::error::{Result, SyncError};
 use super::paths::refusal;
 use axe_base::beneath::{Dir, Open};
 use axe_memory::append;
-use axe_memory::lock::{Mode, create_locked, open_locked};
+use axe_memory::lock::{Mode, Wait, create_locked, open_locked};
 use axe_memory::replace::replace;
 
 /// The work tree, opened at its root.
 pub struct Tree {
     root: Dir,
+    /// How long a file's lock is waited for.
+    wait: Wait,
 }
 
 impl Tree {
-    pub fn open(root: &Path) -> Result<Tree> {
+    pub fn open(root: &Path, wait: Wait) -> Result<Tree> {
         let root = Dir::root(root, true)
             .map_err(|e| SyncError::io("open", root, e))?
             .ok_or_else(|| SyncError::Missing(root.to_owned()))?;
-        Ok(Tree { root })
+        Ok(Tree { root, wait })
     }
 
     fn path(&self, rel: &str) -> std::path::PathBuf {
@@ -57,8 +59,8 @@ impl Tree {
         let Some((dir, name)) = self.holding(rel, false)? else {
             return Ok(None);
         };
-        let Some(file) =
-            open_locked(&dir, &name, Open::Read, Mode::Shared).map_err(|e| fail("open", e))?
+        let Some(file) = open_locked(&dir, &name, Open::Read, Mode::Shared, self.wait)
+            .map_err(|e| fail("open", e))?
         else {
             return Ok(None);
         };
@@ -83,7 +85,7 @@ impl Tree {
             source: e,
         };
         let existing = match self.holding(rel, false)? {
-            Some((dir, name)) => open_locked(&dir, &name, Open::Read, Mode::Exclusive)
+            Some((dir, name)) => open_locked(&dir, &name, Open::Read, Mode::Exclusive, self.wait)
                 .map_err(|e| fail("open", e))?
                 .map(|file| (dir, name, file)),
             None => None,
@@ -97,8 +99,8 @@ impl Tree {
                 let (dir, name) = self
                     .holding(rel, true)?
                     .ok_or_else(|| fail("open", io::ErrorKind::NotFound.into()))?;
-                let (file, created) =
-                    create_locked(&dir, &name, Open::Update).map_err(|e| fail("open", e))?;
+                let (file, created) = create_locked(&dir, &name, Open::Update, self.wait)
+                    .map_err(|e| fail("open", e))?;
                 (dir, name, file, created)
             }
         };

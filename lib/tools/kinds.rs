@@ -162,8 +162,8 @@ fn log_recent(m: &Memory, args: LogRecent) -> Result<Reply, String> {
         0 => 10,
         n => n,
     });
-    let path = log::file_path(&m.agent, &cfg.path).map_err(fail)?;
-    let tail = log::tail(&path, last).map_err(fail)?;
+    let path = log::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
+    let tail = log::tail(&path, last, m.wait).map_err(fail)?;
     let mut entries = Vec::new();
     let mut text = String::new();
     for record in tail.records() {
@@ -194,13 +194,14 @@ fn log_recent(m: &Memory, args: LogRecent) -> Result<Reply, String> {
 fn log_append(m: &Memory, args: LogAppend) -> Result<Reply, String> {
     let fail = |e: axe_base::error::Error| format!("log_append error: {e}");
     let cfg = &served(m, "log_append")?.cfg.memory;
-    let path = log::file_path(&m.agent, &cfg.path).map_err(fail)?;
+    let path = log::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
     let done = log::append(
         &path,
         args.task.as_bytes(),
         args.result.as_bytes(),
         OffsetDateTime::now_utc(),
         &m.secrets,
+        m.wait,
     )
     .map_err(fail)?;
     let (said, redacted) = m.took_out(Place::RunLog, &done.redacted);
@@ -213,8 +214,8 @@ fn log_append(m: &Memory, args: LogAppend) -> Result<Reply, String> {
 fn state_context(m: &Memory, args: StateContext) -> Result<Reply, String> {
     let fail = |e: axe_base::error::Error| format!("state_context error: {e}");
     let cfg = &served(m, "state_context")?.cfg.state;
-    let path = state::file_path(&m.agent, &cfg.path).map_err(fail)?;
-    let bytes = state::read(&path).map_err(fail)?;
+    let path = state::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
+    let bytes = state::read(&path, m.wait).map_err(fail)?;
     let view = state::view(&path, &bytes).map_err(fail)?;
     let budget = args.budget.map_or(cfg.context_budget.as_usize(), as_usize);
     let now = Current {
@@ -242,7 +243,7 @@ fn state_record(m: &Memory, args: StateRecord) -> Result<Reply, String> {
             ));
         }
     };
-    let path = state::file_path(&m.agent, &cfg.path).map_err(fail)?;
+    let path = state::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
     let parsed = state::parse(args.signals.as_deref().unwrap_or_default());
     let task = given(&args.task).unwrap_or(state::DEFAULT_TASK);
     let phase = given(&args.phase);
@@ -250,7 +251,7 @@ fn state_record(m: &Memory, args: StateRecord) -> Result<Reply, String> {
     let at = OffsetDateTime::now_utc()
         .format(&Rfc3339)
         .unwrap_or_default();
-    let saved = state::update(&path, cfg.max_entries.as_usize(), &m.secrets, |s| {
+    let saved = state::update(&path, cfg.max_entries.as_usize(), &m.secrets, m.wait, |s| {
         if phase.is_some() {
             s.task(task, phase);
         }
@@ -294,6 +295,8 @@ fn whole_context(m: &Memory, args: WholeContext) -> Result<Reply, String> {
         as_usize,
     );
     let request = Request {
+        dirs: &m.dirs,
+        wait: m.wait,
         budget,
         now: Current {
             task: given(&args.task).or(Some(state::DEFAULT_TASK)),

@@ -71,16 +71,39 @@ mod tests {
     fn memory(notes: Option<Workspace>) -> Memory {
         Memory {
             agent: "a".into(),
+            dirs: axe_base::dirs::Dirs::from_env(),
             notes_cfg: NotesConfig::default(),
             notes,
             seen: Mutex::new(NotesSeen::default()),
             at_reply: Mutex::default(),
             verbose: false,
+            report: std::sync::Arc::new(axe_base::report::Stderr),
             secrets: axe_memory::secrets::Secrets::with_keys(Vec::new()),
             redacted: Mutex::default(),
             served: None,
             deadline: None,
+            wait: axe_memory::Wait::default(),
         }
+    }
+
+    /// With `-v`, each notes call is said to the caller's reporter, not
+    /// written to stderr: a caller that collects gets the line.
+    #[test]
+    fn a_verbose_notes_call_is_said_to_the_callers_reporter() {
+        let tmp = tempfile::tempdir().unwrap();
+        let report = std::sync::Arc::new(axe_base::report::Collected::default());
+        let mut m = memory(Some(Workspace::at(tmp.path())));
+        m.verbose = true;
+        m.report = report.clone();
+        let source = memory_tools(m);
+        let tools = Tools::new(vec![&source], |_| true);
+        tools.reply_came();
+        let done = tools
+            .call(&call_of("remember", json!({"content": "green"})))
+            .expect("a memory tool")
+            .unwrap();
+        let path = done.data["path"].as_str().unwrap().to_owned();
+        assert_eq!(report.lines(), [format!("[notes] a: remember -> {path}")]);
     }
 
     /// The memory tools served with no conversation at all: a caller that

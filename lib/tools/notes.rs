@@ -21,7 +21,6 @@ use time::OffsetDateTime;
 use super::tool::{Memory, NotesSeen, Reply, Tool, redacted_schema};
 use crate::args::Args;
 use axe_base::error::Error;
-use axe_base::stderr::note;
 use axe_memory::hash::sha256_hex;
 use axe_memory::notes::{self, Kind, Scope, Workspace};
 use axe_memory::secrets::Place;
@@ -130,7 +129,8 @@ fn workspace(ctx: &Memory) -> Result<&Workspace, String> {
 /// One `-v` line per call, as the agent's.
 fn trace(ctx: &Memory, what: std::fmt::Arguments) {
     if ctx.verbose {
-        note(format_args!("[notes] {}: {what}", ctx.agent));
+        ctx.report
+            .note(format_args!("[notes] {}: {what}", ctx.agent));
     }
 }
 
@@ -266,6 +266,7 @@ fn remember(ctx: &Memory, args: Remember) -> Result<Reply, String> {
         OffsetDateTime::now_utc(),
         cap,
         &ctx.secrets,
+        ctx.wait,
     )
     .map_err(|e| format!("remember error: {e}"))?;
     let shown = ws.relative(&done.path);
@@ -338,7 +339,7 @@ fn write_over(
     cap: (usize, &str),
 ) -> axe_base::error::Result<notes::Rewritten> {
     let bytes = content.as_bytes();
-    notes::rewrite(ws, path, bytes, Some(expected), cap, &ctx.secrets)
+    notes::rewrite(ws, path, bytes, Some(expected), cap, &ctx.secrets, ctx.wait)
 }
 
 fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, String> {

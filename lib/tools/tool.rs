@@ -1,10 +1,13 @@
 //! What a tool is, and what a memory tool sees of its caller.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+use axe_base::dirs::Dirs;
+use axe_base::report::Report;
+use axe_memory::lock::Wait;
 use axe_memory::notes::Workspace;
 use axe_memory::secrets::{self, Kind, Place, Redaction, Secrets};
 use axe_memory::settings::NotesConfig;
@@ -79,6 +82,8 @@ pub struct NotesSeen {
 pub struct Memory {
     /// The agent's name, which names its own files.
     pub agent: String,
+    /// Where its files are: the command's directories.
+    pub dirs: Dirs,
     pub notes_cfg: NotesConfig,
     /// The notes workspace, when the agent keeps notes.
     pub notes: Option<Workspace>,
@@ -88,8 +93,10 @@ pub struct Memory {
     /// came: every call of one reply carries the same hashes, so of
     /// several rewrites of one file in a reply at most one can win.
     pub at_reply: Mutex<NotesSeen>,
-    /// Whether to say each call on stderr (`-v`).
+    /// Whether to say each call (`-v`), to `report`.
     pub verbose: bool,
+    /// Where the tools' lines go: the caller's reporter.
+    pub report: Arc<dyn Report>,
     /// What the tools' writes do with credentials.
     pub secrets: Secrets,
     /// The secrets the tools' writes took out so far, for the caller's
@@ -103,6 +110,9 @@ pub struct Memory {
     /// (a search stops there). `None` for `axe-mcp`, where each search has
     /// a limit of its own instead.
     pub deadline: Option<Instant>,
+    /// How long a memory file's lock is waited for: the run's deadline
+    /// inside `axe-run`, the default for `axe-mcp`.
+    pub wait: Wait,
 }
 
 impl Memory {

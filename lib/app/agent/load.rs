@@ -7,21 +7,98 @@ use std::path::{Path, PathBuf};
 use axe_base::error::{Error, Result};
 use axe_base::read;
 
-use super::locate::{Source, file_path, not_found, search_dirs, stems_in};
+use super::locate::{Agents, Source, stems_in};
 use super::parse::{AgentConfig, parse};
 use super::validate::validate;
 
-/// Loads and validates the agent `name`, warning of the keys it has that
-/// no setting takes (once per file in a process).
-pub fn load(name: &str) -> Result<AgentConfig> {
-    let path = file_path(name)?;
-    let (config, unknown) =
-        read_agent_file(&path, name, Warn::Yes)?.ok_or_else(|| not_found(name))?;
-    axe_base::unknown::warn(&path, &unknown);
-    Ok(config)
+impl Agents {
+    /// Loads and validates the agent `name`, warning of the keys it has
+    /// that no setting takes (once per file for these agents).
+    pub fn load(&self, name: &str) -> Result<AgentConfig> {
+        let path = self.file_path(name)?;
+        let (config, unknown) =
+            read_agent_file(&path, name, Some(self))?.ok_or_else(|| self.not_found(name))?;
+        self.warn(&path, &unknown);
+        Ok(config)
+    }
+
+    /// [`Agents::load`] for a command that shows the unknown keys itself
+    /// (`agents show`, `agents check`) rather than warning of them; they
+    /// are still warned of when the file does not validate, since then
+    /// nothing shows them.
+    pub fn load_quietly(&self, name: &str) -> Result<Loaded> {
+        let path = self.file_path(name)?;
+        let (config, unknown) =
+            read_agent_file(&path, name, Some(self))?.ok_or_else(|| self.not_found(name))?;
+        Ok(Loaded {
+            config,
+            path,
+            unknown,
+        })
+    }
+
+    /// Every agent that loads, as `(file stem, config)`, in file-name
+    /// order. Files that fail to load are skipped, as in Go; a missing
+    /// agents directory is an empty list.
+    pub fn list(&self) -> Result<Vec<(String, AgentConfig)>> {
+        Ok(self
+            .list_found()?
+            .into_iter()
+            .map(|found| (found.stem, found.config))
+            .collect())
+    }
+
+    /// Every agent that loads, over all of [`Agents::search_dirs`], in
+    /// file-name order: a name is taken from the first directory that has
+    /// it, as [`Agents::load`] takes it, so one that shadows another hides
+    /// it even when it fails to load.
+    pub fn list_found(&self) -> Result<Vec<Found>> {
+        Ok(self.list_all()?.0)
+    }
+
+    /// [`Agents::list_found`], and the files it leaves out because they
+    /// do not load, also in file-name order, so that `agents list` can say
+    /// why a file the user sees in the directory is not listed.
+    pub fn list_all(&self) -> Result<(Vec<Found>, Vec<Broken>)> {
+        let mut seen: Vec<String> = Vec::new();
+        let (mut found, mut broken) = (Vec::new(), Vec::new());
+        for (source, dir) in self.search_dirs()? {
+            for stem in stems_in(&dir)? {
+                if seen.contains(&stem) {
+                    continue;
+                }
+                seen.push(stem.clone());
+                let path = dir.join(format!("{stem}.toml"));
+                // A listing is no place for each file's warnings.
+                let error = match read_agent_file(&path, &stem, None) {
+                    Ok(Some((config, _))) => {
+                        found.push(Found {
+                            stem,
+                            config,
+                            source,
+                            path,
+                        });
+                        continue;
+                    }
+                    // Listed a moment ago: a dangling symlink, or removed since.
+                    Ok(None) => self.not_found(&stem).to_string(),
+                    Err(e) => e.to_string(),
+                };
+                broken.push(Broken {
+                    stem,
+                    source,
+                    path,
+                    error,
+                });
+            }
+        }
+        found.sort_by(|a, b| a.stem.cmp(&b.stem));
+        broken.sort_by(|a, b| a.stem.cmp(&b.stem));
+        Ok((found, broken))
+    }
 }
 
-/// An agent as [`load_quietly`] gives it.
+/// An agent as [`Agents::load_quietly`] gives it.
 #[derive(Debug)]
 pub struct Loaded {
     pub config: AgentConfig,
@@ -30,37 +107,17 @@ pub struct Loaded {
     pub unknown: Vec<axe_base::unknown::Unknown>,
 }
 
-/// [`load`] for a command that shows the unknown keys itself (`agents
-/// show`, `agents check`) rather than warning of them; they are still
-/// warned of when the file does not validate, since then nothing shows
-/// them.
-pub fn load_quietly(name: &str) -> Result<Loaded> {
-    let path = file_path(name)?;
-    let (config, unknown) =
-        read_agent_file(&path, name, Warn::Yes)?.ok_or_else(|| not_found(name))?;
-    Ok(Loaded {
-        config,
-        path,
-        unknown,
-    })
-}
-
-/// Whether [`read_agent_file`] warns of unknown keys when the file does
-/// not validate: the warning may name the cause (`modle = ...` for a
-/// missing `model`), and a caller that fails gets no other chance.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Warn {
-    Yes,
-    No,
-}
-
 /// Reads, parses and validates one agent file; `None` when it does not
 /// exist. A symlink is followed (dotfiles managers link agent files in);
 /// a FIFO, a device or a file over [`read::TOML_LIMIT`] is an error.
+///
+/// With `warn`, its unknown keys are warned of there when the file does
+/// not validate: the warning may name the cause (`modle = ...` for a
+/// missing `model`), and a caller that fails gets no other chance.
 fn read_agent_file(
     path: &Path,
     name: &str,
-    warn: Warn,
+    warn: Option<&Agents>,
 ) -> Result<Option<(AgentConfig, Vec<axe_base::unknown::Unknown>)>> {
     let parse_err = |message: String| Error::AgentParse {
         name: name.to_owned(),
@@ -80,25 +137,15 @@ fn read_agent_file(
     let cfg = parse(&text).map_err(parse_err)?;
     let unknown = axe_base::unknown::find::<AgentConfig>(path, &text);
     if let Err(e) = validate(&cfg) {
-        if warn == Warn::Yes {
-            axe_base::unknown::warn(path, &unknown);
+        if let Some(agents) = warn {
+            agents.warn(path, &unknown);
         }
         return Err(e);
     }
     Ok(Some((cfg, unknown)))
 }
 
-/// Every agent that loads, as `(file stem, config)`, in file-name order.
-/// Files that fail to load are skipped, as in Go; a missing agents
-/// directory is an empty list.
-pub fn list() -> Result<Vec<(String, AgentConfig)>> {
-    Ok(list_found()?
-        .into_iter()
-        .map(|found| (found.stem, found.config))
-        .collect())
-}
-
-/// An agent of [`list_found`].
+/// An agent of [`Agents::list_found`].
 #[derive(Debug, Clone)]
 pub struct Found {
     pub stem: String,
@@ -107,7 +154,7 @@ pub struct Found {
     pub path: PathBuf,
 }
 
-/// An agent file of [`list_all`] that does not load, and why: the error
+/// An agent file of [`Agents::list_all`] that does not load, and why: the error
 /// `axe-run` would give for it.
 #[derive(Debug, Clone)]
 pub struct Broken {
@@ -117,61 +164,13 @@ pub struct Broken {
     pub error: String,
 }
 
-/// Every agent that loads, over all of [`search_dirs`], in file-name order:
-/// a name is taken from the first directory that has it, as [`load`] takes
-/// it, so one that shadows another hides it even when it fails to load.
-pub fn list_found() -> Result<Vec<Found>> {
-    Ok(list_all()?.0)
-}
-
-/// [`list_found`], and the files it leaves out because they do not load,
-/// also in file-name order, so that `agents list` can say why a file the
-/// user sees in the directory is not listed.
-pub fn list_all() -> Result<(Vec<Found>, Vec<Broken>)> {
-    let mut seen: Vec<String> = Vec::new();
-    let (mut found, mut broken) = (Vec::new(), Vec::new());
-    for (source, dir) in search_dirs()? {
-        for stem in stems_in(&dir)? {
-            if seen.contains(&stem) {
-                continue;
-            }
-            seen.push(stem.clone());
-            let path = dir.join(format!("{stem}.toml"));
-            // A listing is no place for each file's warnings.
-            let error = match read_agent_file(&path, &stem, Warn::No) {
-                Ok(Some((config, _))) => {
-                    found.push(Found {
-                        stem,
-                        config,
-                        source,
-                        path,
-                    });
-                    continue;
-                }
-                // Listed a moment ago: a dangling symlink, or removed since.
-                Ok(None) => not_found(&stem).to_string(),
-                Err(e) => e.to_string(),
-            };
-            broken.push(Broken {
-                stem,
-                source,
-                path,
-                error,
-            });
-        }
-    }
-    found.sort_by(|a, b| a.stem.cmp(&b.stem));
-    broken.sort_by(|a, b| a.stem.cmp(&b.stem));
-    Ok((found, broken))
-}
-
-/// [`list`] for the agent files in `dir`.
+/// [`Agents::list`] for the agent files in `dir`.
 pub fn list_in(dir: &Path) -> Result<Vec<(String, AgentConfig)>> {
     Ok(stems_in(dir)?
         .into_iter()
         .filter_map(|stem| {
             let path = dir.join(format!("{stem}.toml"));
-            let (cfg, _) = read_agent_file(&path, &stem, Warn::No).ok()??;
+            let (cfg, _) = read_agent_file(&path, &stem, None).ok()??;
             Some((stem, cfg))
         })
         .collect())

@@ -5,12 +5,14 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 use serde::Serialize;
 
-use axe_base::dirs;
+use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
+use axe_base::report::{Report, Stderr};
+use axe_base::unknown::Warned;
 
 /// Rejects names that could reach outside the agents or memory directory.
 /// The Go `axe` took names as given; `../x` would have read
@@ -51,26 +53,127 @@ impl Source {
     }
 }
 
-static GIVEN_DIR: OnceLock<PathBuf> = OnceLock::new();
-
-/// Makes `dir` (`--agents-dir`) the first agents directory this process
-/// searches; a relative one is taken from the current directory. The first
-/// call wins.
-pub fn use_agents_dir(dir: &Path) {
-    let dir = match std::env::current_dir() {
-        Ok(cwd) if dir.is_relative() => cwd.join(dir),
-        _ => dir.to_owned(),
-    };
-    let _ = GIVEN_DIR.set(dir);
+/// Where one command finds agent files, built once from its flags and
+/// handed down: `--agents-dir` when given, and axe's directories (whose
+/// `<config>/agents` is searched last). It also says the unknown keys of
+/// the files it loads, each file once for the command, to its reporter.
+#[derive(Clone)]
+pub struct Agents {
+    given: Option<PathBuf>,
+    dirs: Dirs,
+    report: Arc<dyn Report>,
+    warned: Arc<Warned>,
 }
 
-/// The agents directories in the order they are searched: `--agents-dir`
-/// when given, `./axe/agents`, `<config>/agents`; one that is the same path
-/// as an earlier one is left out.
-pub fn search_dirs() -> Result<Vec<(Source, PathBuf)>> {
+impl std::fmt::Debug for Agents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agents")
+            .field("given", &self.given)
+            .field("dirs", &self.dirs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agents {
+    /// The agents of `dirs`, `given` (`--agents-dir`) searched first; a
+    /// relative one is taken from the current directory now. Warnings go
+    /// to stderr.
+    pub fn new(dirs: Dirs, given: Option<&Path>) -> Agents {
+        let given = given.map(|dir| match std::env::current_dir() {
+            Ok(cwd) if dir.is_relative() => cwd.join(dir),
+            _ => dir.to_owned(),
+        });
+        Agents {
+            given,
+            dirs,
+            report: Arc::new(Stderr),
+            warned: Arc::default(),
+        }
+    }
+
+    /// These agents, their warnings going to `report` instead.
+    pub fn reporting_to(mut self, report: Arc<dyn Report>) -> Agents {
+        self.report = report;
+        self
+    }
+
+    /// axe's directories these agents are found by.
+    pub fn dirs(&self) -> &Dirs {
+        &self.dirs
+    }
+
+    /// Where the warnings of loading go, and the lines of whatever runs
+    /// these agents.
+    pub fn report(&self) -> &dyn Report {
+        &*self.report
+    }
+
+    /// [`Agents::report`], to keep.
+    pub fn reporter(&self) -> Arc<dyn Report> {
+        Arc::clone(&self.report)
+    }
+
+    /// Warns of `unknown` in `file` (an agent file, config.toml), the
+    /// first time for these agents.
+    pub fn warn(&self, file: &Path, unknown: &[axe_base::unknown::Unknown]) {
+        self.warned.warn(&*self.report, file, unknown);
+    }
+
+    /// The agents directories in the order they are searched:
+    /// `--agents-dir` when given, `./axe/agents`, `<config>/agents`; one
+    /// that is the same path as an earlier one is left out.
+    pub fn search_dirs(&self) -> Result<Vec<(Source, PathBuf)>> {
+        search_dirs(self.given.as_deref(), &self.dirs)
+    }
+
+    /// The file for agent `name` and the directory it came from: the
+    /// first directory of [`Agents::search_dirs`] that has `<name>.toml`
+    /// (or cannot say it has not: an agents "directory" that is a FIFO or
+    /// a file is reported when the agent is read, as for
+    /// `<config>/agents`). When none has it, the file a new agent would
+    /// get: in `--agents-dir` when given, else in `./axe/agents` when that
+    /// directory exists, else in `<config>/agents`.
+    pub fn locate(&self, name: &str) -> Result<(Source, PathBuf)> {
+        locate(&self.search_dirs()?, name)
+    }
+
+    /// The file an agent name stands for (see [`Agents::locate`]); the
+    /// name is checked first.
+    pub fn file_path(&self, name: &str) -> Result<PathBuf> {
+        Ok(self.locate(name)?.1)
+    }
+
+    /// The error for an agent file that does not exist, naming the agent
+    /// whose name is nearest, when one is near enough to be a typo.
+    pub fn not_found(&self, name: &str) -> Error {
+        Error::AgentNotFound {
+            name: name.to_owned(),
+            near: self.near_name(name),
+        }
+    }
+
+    /// The agent whose name is nearest to `typed`, when one is near
+    /// enough to be a typo; any `.toml` file counts, loadable or not.
+    pub fn near_name(&self, typed: &str) -> Option<String> {
+        let names: Vec<String> = self
+            .search_dirs()
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(_, dir)| fs::read_dir(dir).ok())
+            .flatten()
+            .filter_map(|e| {
+                let file = e.ok()?.file_name().into_string().ok()?;
+                file.strip_suffix(".toml").map(str::to_owned)
+            })
+            .collect();
+        axe_base::suggest::near(typed, names.iter().map(String::as_str)).map(str::to_owned)
+    }
+}
+
+fn search_dirs(given: Option<&Path>, dirs: &Dirs) -> Result<Vec<(Source, PathBuf)>> {
     let mut found: Vec<(Source, PathBuf)> = Vec::new();
-    if let Some(dir) = GIVEN_DIR.get() {
-        found.push((Source::AgentsDir, dir.clone()));
+    if let Some(dir) = given {
+        found.push((Source::AgentsDir, dir.to_owned()));
     }
     // `./axe` that is no directory (a built `axe` binary) is no local
     // agents directory; `./axe/agents` that is not one (a FIFO, a file) is
@@ -80,7 +183,7 @@ pub fn search_dirs() -> Result<Vec<(Source, PathBuf)>> {
     {
         found.push((Source::Local, cwd.join("axe").join("agents")));
     }
-    found.push((Source::Config, dirs::agents_dir()?));
+    found.push((Source::Config, dirs.agents()?));
     let mut out: Vec<(Source, PathBuf)> = Vec::new();
     for (source, dir) in found {
         if !out.iter().any(|(_, d)| same_dir(d, &dir)) {
@@ -94,17 +197,10 @@ fn same_dir(a: &Path, b: &Path) -> bool {
     a == b || matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
 }
 
-/// The file for agent `name` and the directory it came from: the first
-/// directory of [`search_dirs`] that has `<name>.toml` (or cannot say it
-/// has not: an agents "directory" that is a FIFO or a file is reported
-/// when the agent is read, as for `<config>/agents`). When none has
-/// it, the file a new agent would get: in `--agents-dir` when given, else
-/// in `./axe/agents` when that directory exists, else in `<config>/agents`.
-pub fn locate(name: &str) -> Result<(Source, PathBuf)> {
+fn locate(dirs: &[(Source, PathBuf)], name: &str) -> Result<(Source, PathBuf)> {
     check_name(name)?;
     let file = format!("{name}.toml");
-    let dirs = search_dirs()?;
-    for (source, dir) in &dirs {
+    for (source, dir) in dirs {
         let path = dir.join(&file);
         match fs::metadata(&path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
@@ -119,37 +215,6 @@ pub fn locate(name: &str) -> Result<(Source, PathBuf)> {
         })
         .map_or_else(|| (Source::Config, PathBuf::new()), Clone::clone);
     Ok((home.0, home.1.join(file)))
-}
-
-/// The file an agent name stands for (see [`locate`]); the name is
-/// checked first.
-pub fn file_path(name: &str) -> Result<PathBuf> {
-    Ok(locate(name)?.1)
-}
-
-/// The error for an agent file that does not exist, naming the agent
-/// whose name is nearest, when one is near enough to be a typo.
-pub fn not_found(name: &str) -> Error {
-    Error::AgentNotFound {
-        name: name.to_owned(),
-        near: near_name(name),
-    }
-}
-
-/// The agent whose name is nearest to `typed`, when one is near enough to
-/// be a typo; any `.toml` file counts, loadable or not.
-pub fn near_name(typed: &str) -> Option<String> {
-    let names: Vec<String> = search_dirs()
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|(_, dir)| fs::read_dir(dir).ok())
-        .flatten()
-        .filter_map(|e| {
-            let file = e.ok()?.file_name().into_string().ok()?;
-            file.strip_suffix(".toml").map(str::to_owned)
-        })
-        .collect();
-    axe_base::suggest::near(typed, names.iter().map(String::as_str)).map(str::to_owned)
 }
 
 /// The names of the `.toml` files in `dir` that are agent names, sorted;
@@ -191,5 +256,51 @@ mod tests {
         for good in ["reviewer", "pr-reviewer", "a.b", "..hidden", "v1..2"] {
             check_name(good).unwrap();
         }
+    }
+
+    /// Two commands in one process (`axe NAME` runs them in process; a
+    /// test) each find agents where they were told to.
+    #[test]
+    fn two_agents_dirs_in_one_process_keep_their_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        for (dir, model) in [(&a, "p/from-a"), (&b, "p/from-b")] {
+            fs::create_dir_all(dir).unwrap();
+            let text = format!("name = \"x\"\nmodel = \"{model}\"\n");
+            fs::write(dir.join("x.toml"), text).unwrap();
+        }
+        let dirs = Dirs::given(Some(&tmp.path().join("config")), None).unwrap();
+        let in_a = Agents::new(dirs.clone(), Some(&a));
+        let in_b = Agents::new(dirs.clone(), Some(&b));
+        assert_eq!(in_a.file_path("x").unwrap(), a.join("x.toml"));
+        assert_eq!(in_b.file_path("x").unwrap(), b.join("x.toml"));
+        assert_eq!(in_a.load("x").unwrap().model, "p/from-a");
+        assert_eq!(in_b.load("x").unwrap().model, "p/from-b");
+        let neither = Agents::new(dirs, None);
+        assert!(matches!(
+            neither.load("x"),
+            Err(Error::AgentNotFound { .. })
+        ));
+    }
+
+    /// Each command warns of a file's unknown keys once, to its own
+    /// reporter; nothing goes to stderr.
+    #[test]
+    fn unknown_keys_are_told_to_the_agents_reporter_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("x.toml");
+        fs::write(&file, "name = \"x\"\nmodel = \"p/m\"\nmodle = 1\n").unwrap();
+        let dirs = Dirs::given(Some(&tmp.path().join("config")), None).unwrap();
+        let report = Arc::new(axe_base::report::Collected::default());
+        let one = Agents::new(dirs.clone(), Some(tmp.path())).reporting_to(report.clone());
+        let two = Agents::new(dirs, Some(tmp.path())).reporting_to(report.clone());
+        one.load("x").unwrap();
+        one.load("x").unwrap();
+        two.load("x").unwrap();
+        let line = format!(
+            "Warning: {}:3: unknown key modle, ignored (did you mean model?)",
+            file.display()
+        );
+        assert_eq!(report.lines(), [line.clone(), line]);
     }
 }

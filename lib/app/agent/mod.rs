@@ -10,7 +10,8 @@
 //!
 //! Unknown keys are ignored (Go's TOML decoder ignored them too), so agent
 //! files written for newer Go releases still load; each is warned of once
-//! on stderr, with the known name nearest to it ([`axe_base::unknown`]).
+//! for a command, with the known name nearest to it
+//! ([`axe_base::unknown`]), to the reporter of its [`Agents`].
 
 pub mod load;
 pub mod locate;
@@ -19,10 +20,8 @@ pub mod quote;
 pub mod scaffold;
 pub mod validate;
 
-pub use load::{Broken, Found, Loaded, list, list_all, list_found, list_in, load, load_quietly};
-pub use locate::{
-    Source, check_name, file_path, locate, near_name, not_found, search_dirs, use_agents_dir,
-};
+pub use load::{Broken, Found, Loaded, list_in};
+pub use locate::{Agents, Source, check_name};
 pub(crate) use parse::one_line_toml_error;
 pub use parse::{
     AgentConfig, ArtifactsConfig, BudgetConfig, McpServer, ParamsConfig, RetryConfig,

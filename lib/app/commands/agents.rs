@@ -5,8 +5,9 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::args::{AGENT, AGENT_REQUIRED, AGENTS_DIR, apply_agents_dir, required_agent};
+use super::args::{AGENT, AGENT_REQUIRED, AGENTS_DIR, required_agent};
 use crate::agent::{self, AgentConfig};
+use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_base::unknown::Unknown;
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
@@ -210,10 +211,10 @@ struct Listed<'a> {
 }
 
 fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    apply_agents_dir(m)?;
+    let agents = super::args::agents(m)?;
     // By file name, which is what the user types: Go listed and sorted
     // by the `name` field, so copies of one file all showed its name.
-    let (agents, broken) = agent::list_all()?;
+    let (found, broken) = agents.list_all()?;
     for file in &broken {
         eprintln!(
             "Warning: not listed: {}: {}",
@@ -222,7 +223,7 @@ fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
         );
     }
     if m.flag(&LIST_JSON) {
-        let listed: Vec<Listed> = agents
+        let listed: Vec<Listed> = found
             .iter()
             .map(|found| Listed {
                 agent: &found.stem,
@@ -255,7 +256,7 @@ fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
             },
         );
     }
-    for found in &agents {
+    for found in &found {
         let cfg = &found.config;
         let mut line = found.stem.clone();
         if cfg.name != found.stem {
@@ -284,16 +285,16 @@ struct Shown<'a> {
 }
 
 fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    apply_agents_dir(m)?;
+    let agents = super::args::agents(m)?;
     let name = required_agent(m)?;
     // The unknown keys are shown here, not warned of.
-    let loaded = agent::load_quietly(name)?;
+    let loaded = agents.load_quietly(name)?;
     let cfg = &loaded.config;
     if m.flag(&SHOW_JSON) {
         let shown = Shown {
             agent: name,
             path: loaded.path.to_string_lossy().into_owned(),
-            memory_path: axe_memory::log::file_path(name, &cfg.memory.path)?
+            memory_path: axe_memory::log::file_path(agents.dirs(), name, &cfg.memory.path)?
                 .to_string_lossy()
                 .into_owned(),
             config: cfg,
@@ -301,7 +302,7 @@ fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
         };
         return axe_cli::write_json(out, &shown);
     }
-    let mut text = show_text(cfg);
+    let mut text = show_text(agents.dirs(), cfg);
     for u in &loaded.unknown {
         let key = match u.section {
             true => format!("[{}]", u.key),
@@ -321,10 +322,10 @@ fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
 }
 
 fn check(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    apply_agents_dir(m)?;
+    let agents = super::args::agents(m)?;
     let name = required_agent(m)?;
-    let loaded = agent::load_quietly(name)?;
-    let (_, in_config) = crate::config::load_quietly()?;
+    let loaded = agents.load_quietly(name)?;
+    let (_, in_config) = crate::config::load_quietly(agents.dirs())?;
     let unknown: Vec<&Unknown> = loaded.unknown.iter().chain(&in_config).collect();
     if m.flag(&CHECK_JSON) {
         return axe_cli::write_json(
@@ -349,7 +350,7 @@ fn check(m: &Matches, out: &mut dyn Write) -> Result<()> {
 }
 
 /// Go's `agents show` layout: `%-16s` labels, only the fields that are set.
-fn show_text(cfg: &AgentConfig) -> String {
+fn show_text(dirs: &Dirs, cfg: &AgentConfig) -> String {
     let sub = &cfg.sub_agents_config;
     let (memory, params) = (&cfg.memory, &cfg.params);
     let subs = !cfg.sub_agents.is_empty();
@@ -486,7 +487,7 @@ fn show_text(cfg: &AgentConfig) -> String {
         (
             "Notes Workspace:",
             cfg.notes.enabled,
-            axe_memory::notes::Workspace::of(&cfg.notes).map_or_else(
+            axe_memory::notes::Workspace::of(dirs, &cfg.notes).map_or_else(
                 |e| format!("(error: {e})"),
                 |ws| ws.root.display().to_string(),
             ),
@@ -556,7 +557,7 @@ fn go_float(f: f64) -> String {
 }
 
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    apply_agents_dir(m)?;
+    let agents = super::args::agents(m)?;
     let name = required_agent(m)?;
     let config;
     let model = match m.string(&INIT_MODEL)? {
@@ -566,7 +567,7 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
             Some(model)
         }
         None => {
-            config = crate::config::load()?;
+            config = crate::config::load(&agents)?;
             config.default_model()?
         }
     };
@@ -583,9 +584,9 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
             state: m.flag(&INIT_STATE),
         },
     };
-    let path = crate::init::agent(name, fill)?;
+    let path = crate::init::agent(&agents, name, fill)?;
     if let Some(skill) = fill.skill {
-        warn_missing_skill(skill)?;
+        warn_missing_skill(agents.dirs(), skill)?;
     }
     if m.flag(&INIT_JSON) {
         return axe_cli::write_json(
@@ -600,8 +601,8 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
 /// A skill path that runs will not find is written anyway (the file may
 /// come later) but said at once: a path relative to the current directory
 /// is the likely mistake, since runs read it from the config directory.
-fn warn_missing_skill(skill: &str) -> Result<()> {
-    let config_dir = axe_base::dirs::config_dir()?;
+fn warn_missing_skill(dirs: &Dirs, skill: &str) -> Result<()> {
+    let config_dir = dirs.config()?;
     let path = config_dir.join(skill);
     if !path.is_file() {
         eprintln!(
@@ -614,14 +615,14 @@ fn warn_missing_skill(skill: &str) -> Result<()> {
 }
 
 fn edit(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    apply_agents_dir(m)?;
+    let agents = super::args::agents(m)?;
     let editor = editor()?;
     let mut words = editor.split_whitespace();
     let program = words.next().unwrap_or("vi");
     let name = required_agent(m)?;
-    let path = agent::file_path(name)?;
+    let path = agents.file_path(name)?;
     if !path.is_file() {
-        return Err(agent::not_found(name));
+        return Err(agents.not_found(name));
     }
     // Whatever we printed so far must come before the editor's screen.
     out.flush().map_err(Error::Output)?;
@@ -689,7 +690,10 @@ mod tests {
     #[test]
     fn show_prints_only_what_is_set() {
         let cfg = agent::parse("name = \"a\"\nmodel = \"x/y\"\n").unwrap();
-        assert_eq!(show_text(&cfg), "Name:           a\nModel:          x/y\n");
+        assert_eq!(
+            show_text(&Dirs::from_env(), &cfg),
+            "Name:           a\nModel:          x/y\n"
+        );
     }
 
     #[test]
@@ -701,7 +705,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            show_text(&cfg),
+            show_text(&Dirs::from_env(), &cfg),
             "Name:           a\nModel:          x/y\nTimeout:        30s\nStream:         true\n\
              Retry:          2 (linear, 500ms to 30000ms)\nBudget:         500 tokens\n\
              Answer Format:  \"json_object\"\nCache:          false\n"

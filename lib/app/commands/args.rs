@@ -1,11 +1,14 @@
 //! What many commands read from their command line alike: the agent
 //! argument and the words after it, `--timeout`, `--wait`.
 
+use std::path::Path;
 use std::time::Duration;
 
-use crate::agent::{self, AgentConfig};
+use crate::agent::{self, AgentConfig, Agents};
+use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Complete, Flag, Item, Matches, Rule};
+use axe_memory::Wait;
 
 pub const AGENT: Arg = Arg {
     name: "AGENT",
@@ -56,9 +59,9 @@ pub fn required_agent(m: &Matches) -> Result<&str> {
 /// defaults ([`every_kind_on`]), so `axe-mcp team` and `axe-notes-recall
 /// team` reach the same files. The name must still be one (no path
 /// tricks), and a broken agent file is still an error, never the defaults.
-pub fn memory_agent(name: &str) -> Result<(AgentConfig, bool)> {
+pub fn memory_agent(agents: &Agents, name: &str) -> Result<(AgentConfig, bool)> {
     agent::check_name(name)?;
-    match agent::load(name) {
+    match agents.load(name) {
         Ok(cfg) => Ok((cfg, true)),
         Err(Error::AgentNotFound { near, .. }) => {
             // A typo once was an error here; now it is someone else's
@@ -93,15 +96,20 @@ pub const AGENTS_DIR: Flag = Flag::with_value(
 )
 .completes(Complete::Dir);
 
-/// Reads `--agents-dir` and makes it this process's first agents directory.
-pub fn apply_agents_dir(m: &Matches) -> Result<()> {
-    if let Some(dir) = m.value(&AGENTS_DIR) {
-        if dir.is_empty() {
-            return Err(Error::Usage("--agents-dir must not be empty".to_owned()));
-        }
-        agent::use_agents_dir(std::path::Path::new(dir));
+/// The agents of a command with `--agents-dir`: that directory first,
+/// then those of the environment's directories.
+pub fn agents(m: &Matches) -> Result<Agents> {
+    let given = m.value(&AGENTS_DIR);
+    if given.is_some_and(|d| d.is_empty()) {
+        return Err(Error::Usage("--agents-dir must not be empty".to_owned()));
     }
-    Ok(())
+    Ok(Agents::new(Dirs::from_env(), given.map(Path::new)))
+}
+
+/// The agents of a command without `--agents-dir`: those of the
+/// environment's directories.
+pub fn env_agents() -> Agents {
+    Agents::new(Dirs::from_env(), None)
 }
 
 /// `--timeout SECONDS` of `axe-llm`, `axe-run` and `axe-gc` [default: 120]:
@@ -153,14 +161,24 @@ pub const WAIT: Flag = Flag::with_value(
 )
 .number();
 
-/// Reads `--wait` and makes it this process's lock wait.
-pub fn apply_wait(m: &Matches) -> Result<()> {
+/// Reads `--wait`: the command's lock wait, handed to every memory
+/// operation it makes.
+pub fn wait(m: &Matches) -> Result<Wait> {
     let wait = match m.number::<f64>(&WAIT)? {
         None => axe_memory::DEFAULT_WAIT,
         Some(0.0) => Duration::ZERO,
         Some(s) => axe_base::timeout::from_seconds(s)
             .map_err(|why| Error::Usage(format!("--wait {why}")))?,
     };
-    axe_memory::wait_for(wait);
-    Ok(())
+    Ok(Wait::For(wait))
+}
+
+/// Says `done` on stderr, a line per place
+/// ([`axe_memory::secrets::lines`]): what
+/// commands that write memory directly tell their user whether or not
+/// asked, as the text they gave is not what was kept.
+pub fn tell(done: &[axe_memory::secrets::Redaction]) {
+    for line in axe_memory::secrets::lines(done) {
+        axe_base::stderr::note(format_args!("{line}"));
+    }
 }

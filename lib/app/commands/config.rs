@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_cli::{Command, Flag, Matches, Run};
 
@@ -50,7 +51,7 @@ Files that already exist are left as they are, so running it again is safe.",
 const INIT_JSON: Flag = Flag::switch("json", "Print {config_dir, created: [paths]} as JSON");
 
 fn path(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let dir = axe_base::dirs::config_dir()?;
+    let dir = Dirs::from_env().config()?;
     if m.flag(&PATH_JSON) {
         return axe_cli::write_json(
             out,
@@ -62,7 +63,7 @@ fn path(m: &Matches, out: &mut dyn Write) -> Result<()> {
 }
 
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let done = crate::init::config()?;
+    let done = crate::init::config(&Dirs::from_env())?;
     if m.flag(&INIT_JSON) {
         let created: Vec<_> = done.created.iter().map(|p| p.to_string_lossy()).collect();
         return axe_cli::write_json(

@@ -75,15 +75,18 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::args::apply_wait(m)?;
+    let wait = super::args::wait(m)?;
     let name = required_agent(m)?;
-    let (cfg, _) = super::args::memory_agent(name)?;
+    let agents = super::args::env_agents();
+    let (cfg, _) = super::args::memory_agent(&agents, name)?;
     let budget = match m.number::<usize>(&BUDGET)? {
         Some(n) => n,
         None => cfg.context.budget.map_or(DEFAULT_BUDGET, |b| b.as_usize()),
     };
     let json = m.flag(&JSON);
     let request = Request {
+        dirs: agents.dirs(),
+        wait,
         budget,
         now: Current {
             task: Some(m.string(&TASK)?.unwrap_or(state::DEFAULT_TASK)),

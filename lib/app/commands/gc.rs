@@ -95,12 +95,14 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    super::args::apply_wait(m)?;
-    super::args::apply_agents_dir(m)?;
+    let wait = super::args::wait(m)?;
+    let agents = super::args::agents(m)?;
     let all = m.flag(&ALL);
     let name = target::agent_arg(m)?;
     let json = m.flag(&JSON);
     let opts = Options {
+        agents: &agents,
+        wait,
         dry_run: m.flag(&DRY_RUN),
         model: m.string(&MODEL)?,
         timeout: target::timeout(m, &TIMEOUT)?,

@@ -185,9 +185,12 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let ((provider, name), config) = match given {
         // A model given is checked before the config is read, as axe-run
         // does; the config's default is checked where it is read.
-        Some(model) => (axe_llm::parse_model(&model)?, config::load()?),
+        Some(model) => (
+            axe_llm::parse_model(&model)?,
+            config::load(&super::args::env_agents())?,
+        ),
         None => {
-            let config = config::load()?;
+            let config = config::load(&super::args::env_agents())?;
             let model = config.default_model()?.ok_or_else(|| {
                 Error::Usage(
                     "missing required flag --model (or set default_model in config.toml)".into(),

@@ -5,10 +5,12 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::args::AGENT;
-use crate::agent::AgentConfig;
+use crate::agent::{AgentConfig, Agents};
 use crate::mcp::Server;
+use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_cli::{Command, Complete, Flag, Matches, Run};
+use axe_memory::Wait;
 use axe_memory::notes::Workspace;
 use axe_tools::{Memory, NotesSeen, Served};
 
@@ -76,31 +78,35 @@ const DATA_DIR: Flag = Flag::with_value(
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // Before anything reads a file: the agent file itself is found there.
-    axe_base::dirs::set_overrides(
+    let dirs = Dirs::given(
         m.value(&CONFIG_DIR).map(Path::new),
         m.value(&DATA_DIR).map(Path::new),
     )?;
+    let agents = Agents::new(dirs.clone(), None);
     let name = super::args::agent_arg(m)?.unwrap_or("mcp").to_owned();
-    let (cfg, own_file) = super::args::memory_agent(&name)?;
+    let (cfg, own_file) = super::args::memory_agent(&agents, &name)?;
     let notes = match cfg.notes.enabled {
-        true => Some(Workspace::of(&cfg.notes)?),
+        true => Some(Workspace::of(&dirs, &cfg.notes)?),
         false => None,
     };
     let instructions = instructions(&name, &cfg, own_file);
     let server = Server {
         memory: Memory {
             agent: name,
+            dirs,
             notes_cfg: cfg.notes.clone(),
             notes,
             seen: Mutex::new(NotesSeen::default()),
             at_reply: Mutex::default(),
             verbose: false,
-            secrets: crate::config::secrets(cfg.memory.redact),
+            report: std::sync::Arc::new(axe_base::report::Stderr),
+            secrets: crate::config::secrets(&agents, cfg.memory.redact),
             redacted: Mutex::default(),
             served: Some(Served {
                 cfg: cfg.memory_settings(),
             }),
             deadline: None,
+            wait: Wait::default(),
         },
         read_only: m.flag(&READ_ONLY),
         instructions,

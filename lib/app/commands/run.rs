@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR};
 use super::stdin::NO_STDIN;
-use crate::agent;
 use crate::config;
 use crate::prompt;
 use crate::run::artifacts;
@@ -19,12 +18,12 @@ use crate::run::prepared::Overrides;
 use crate::run::recall::Cut;
 use crate::run::state::Recorded;
 use crate::run::{Outcome, Prepared, Session, TextSink, budget, dry_run, history, once};
-use axe_base::dirs;
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_base::timeout::Seconds;
 use axe_cli::{Arg, Command, Complete, Flag, Matches, Run};
 use axe_llm::{Deadline, Message, Role};
+use axe_memory::Wait;
 use axe_memory::secrets::{self, Redaction};
 use axe_memory::state::{Current, DEFAULT_TASK};
 use axe_tools::builtin::Artifact;
@@ -305,13 +304,13 @@ impl<'m> Args<'m> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    target::apply_agents_dir(m)?;
+    let agents = target::agents(m)?;
     let args = Args::read(m)?;
     let (dry, verbose, json) = (args.dry_run, args.verbose, args.json);
     let name = args.agent;
 
     // The order of the Go `axe`, so the same mistake gets the same error.
-    let mut cfg = agent::load(name)?;
+    let mut cfg = agents.load(name)?;
     // --timeout when given, else the agent's `timeout` when set, else 120 s.
     let timeout = args.timeout.unwrap_or_else(|| match cfg.timeout.get() {
         0 => target::DEFAULT_TIMEOUT,
@@ -321,7 +320,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // the run. Memory locks too: a process stopped while holding one
     // cannot hold the run past it.
     let deadline = Deadline::after(timeout);
-    axe_memory::wait_until(deadline.at);
+    let wait = Wait::Until(deadline.at);
     let (prompt, messages) = (args.prompt, args.messages);
     // Standard input is read from now on, beside what comes next, so
     // time spent on the rest (a memory lock waited for) leaves input that
@@ -336,9 +335,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     args.overrides.apply(&mut cfg);
     // The model is checked before the config is read, as in Go.
     axe_llm::parse_model(&cfg.model)?;
-    let config = config::load()?;
-    let config_dir = dirs::config_dir()?;
-    let mut session = Session::new(config, config_dir, &cfg, verbose);
+    let config = config::load(&agents)?;
+    let config_dir = agents.dirs().config()?;
+    let mut session = Session::new(config, (config_dir, agents, wait), &cfg, verbose);
     let agent = once::prepare(&session, name, cfg, &args.overrides).map_err(|(_, e)| e)?;
     let words = args.words;
     let history = messages
@@ -372,10 +371,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             memory: &begun.injected,
             history: history.as_deref(),
         };
-        return if json {
-            dry_run::json(out, &session, &agent, &shown)
-        } else {
-            dry_run::text(out, &session, &agent, &shown)
+        let dry_run = dry_run::DryRun::new(&session, &agent, &shown);
+        return match json {
+            true => dry_run.json(out),
+            false => dry_run.text(out),
         };
     }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::args::{self, WAIT};
+use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_sync::{Kind, Options, Report, SyncError};
@@ -198,7 +199,7 @@ fn dir(m: &Matches) -> Result<PathBuf> {
     let dir = match m.value(&DIR) {
         Some(d) if d.is_empty() => return Err(Error::Usage("--dir must not be empty".into())),
         Some(d) => PathBuf::from(d),
-        None => axe_sync::default_dir()?,
+        None => axe_sync::default_dir(&Dirs::from_env())?,
     };
     std::path::absolute(&dir).map_err(|e| Error::Config(format!("{}: {e}", dir.display())))
 }
@@ -221,7 +222,7 @@ fn program() -> Result<Vec<String>> {
 }
 
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    args::apply_wait(m)?;
+    let wait = args::wait(m)?;
     let remote = m.string(&REMOTE)?;
     if remote.is_some_and(str::is_empty) {
         return Err(Error::Usage("--remote must not be empty".into()));
@@ -230,8 +231,9 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
         &dir(m)?,
         remote,
         deadline(m)?,
-        crate::config::secrets(None),
+        crate::config::secrets(&super::args::env_agents(), None),
         &program()?,
+        wait,
     )?;
     say_refused(&done.sync);
     if m.flag(&INIT_JSON) {
@@ -245,7 +247,7 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    args::apply_wait(m)?;
+    let wait = args::wait(m)?;
     let agents = m
         .args()
         .iter()
@@ -267,7 +269,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         push: !m.flag(&NO_PUSH),
         dry_run: m.flag(&DRY_RUN),
         deadline: deadline(m)?,
-        secrets: crate::config::secrets(None),
+        wait,
+        secrets: crate::config::secrets(&super::args::env_agents(), None),
     })?;
     say_refused(&report);
     if m.flag(&RUN_JSON) {

@@ -88,7 +88,8 @@ fn of_kind(m: &Memory, kind: MemoryKind) -> Vec<Value> {
         }),
         MemoryKind::State => match kept() {
             Some(served)
-                if state::file_path(&m.agent, &served.cfg.state.path).is_ok_and(|p| p.exists()) =>
+                if state::file_path(&m.dirs, &m.agent, &served.cfg.state.path)
+                    .is_ok_and(|p| p.exists()) =>
             {
                 own(&format!("{}{}.json", row.uri, m.agent), "state")
             }
@@ -96,7 +97,8 @@ fn of_kind(m: &Memory, kind: MemoryKind) -> Vec<Value> {
         },
         MemoryKind::Log => match kept() {
             Some(served)
-                if log::file_path(&m.agent, &served.cfg.memory.path).is_ok_and(|p| p.exists()) =>
+                if log::file_path(&m.dirs, &m.agent, &served.cfg.memory.path)
+                    .is_ok_and(|p| p.exists()) =>
             {
                 own(&format!("{}{}.md", row.uri, m.agent), "run log")
             }
@@ -157,16 +159,18 @@ pub fn read(m: &Memory, params: &Value) -> Result<Value, Failure> {
             if rest != format!("{}.json", m.agent) {
                 return Err(unknown());
             }
-            let path = state::file_path(&m.agent, &served.cfg.state.path).map_err(failed)?;
-            state::read(&path).map_err(failed)?
+            let path =
+                state::file_path(&m.dirs, &m.agent, &served.cfg.state.path).map_err(failed)?;
+            state::read(&path, m.wait).map_err(failed)?
         }
         MemoryKind::Log => {
             let served = kept()?;
             if rest != format!("{}.md", m.agent) {
                 return Err(unknown());
             }
-            let path = log::file_path(&m.agent, &served.cfg.memory.path).map_err(failed)?;
-            log::load(&path, LOG_ENTRIES).map_err(failed)?
+            let path =
+                log::file_path(&m.dirs, &m.agent, &served.cfg.memory.path).map_err(failed)?;
+            log::load(&path, LOG_ENTRIES, m.wait).map_err(failed)?
         }
     };
     let mime = row.mime;

@@ -12,7 +12,6 @@ use super::prepared::Prepared;
 use super::session::Session;
 use super::tools::{self, SubAgent};
 use axe_base::error::{Error, Result};
-use axe_base::stderr::note;
 use axe_llm::{CallOptions, Conversation, Deadline, Message, Reply, Role, Usage};
 use axe_memory::secrets::Redaction;
 
@@ -65,7 +64,7 @@ pub fn converse(
 ) -> Result<Outcome> {
     let endpoint = session.endpoint(agent.provider)?;
     if session.verbose && depth == 0 && endpoint.is_whole() {
-        note(format_args!(
+        session.report().note(format_args!(
             "Endpoint: {} (the base URL is a whole endpoint URL: used as it is)",
             endpoint.url()
         ));
@@ -118,7 +117,7 @@ pub fn converse(
                 .filter(|m| m.role == Role::Tool)
                 .map(|m| m.tool_results.len())
                 .sum();
-            note(format_args!(
+            session.report().note(format_args!(
                 "[turn {turn}] Sending request ({} messages, {pending} tool calls pending)",
                 conversation.messages.len()
             ));
@@ -144,7 +143,7 @@ pub fn converse(
         let mut on_retry = |retry: &axe_llm::Retry| {
             outcome.retry_attempts += 1;
             if session.verbose {
-                note(format_args!("{retry}"));
+                session.report().note(format_args!("{retry}"));
             }
         };
         let reply = axe_llm::complete_observed(
@@ -159,7 +158,7 @@ pub fn converse(
         outcome.usage.add(&reply.usage);
         session.spend(&reply.usage);
         if trace {
-            note(format_args!(
+            session.report().note(format_args!(
                 "[turn {turn}] Received response: {} ({} tool calls)",
                 reply.stop_reason,
                 reply.tool_calls.len()
@@ -235,4 +234,93 @@ fn redacted(sources: &tools::Sources) -> Vec<Redaction> {
             .lock()
             .unwrap_or_else(|e| e.into_inner()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::agent::{AgentConfig, Agents};
+    use crate::run::once;
+    use crate::run::prepared::Overrides;
+    use axe_base::dirs::Dirs;
+    use axe_base::report::Collected;
+    use axe_memory::Wait;
+
+    /// Answers one request as Ollama does, with `reply`.
+    fn one_reply(reply: &'static str) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let lower = line.to_ascii_lowercase();
+                if let Some(n) = lower.strip_prefix("content-length:") {
+                    length = n.trim().parse().unwrap();
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            reader.read_exact(&mut vec![0; length]).unwrap();
+            let mut stream = stream;
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n",
+                reply.len()
+            );
+            stream.write_all(head.as_bytes()).unwrap();
+            stream.write_all(reply.as_bytes()).unwrap();
+        });
+        url
+    }
+
+    /// A conversation is a library call: with `-v`, its turn lines go to
+    /// the session's reporter, which here collects them.
+    #[test]
+    fn a_verbose_conversation_says_its_turns_to_the_sessions_reporter() {
+        let tmp = tempfile::tempdir().unwrap();
+        let url = one_reply(
+            r#"{"model":"m","message":{"role":"assistant","content":"done"},"done":true,"done_reason":"stop","prompt_eval_count":3,"eval_count":2}"#,
+        );
+        let config =
+            crate::config::parse(&format!("[providers.ollama]\nbase_url = \"{url}\"\n")).unwrap();
+        let report = Arc::new(Collected::default());
+        let dirs = Dirs::given(Some(tmp.path()), Some(tmp.path())).unwrap();
+        let agents = Agents::new(dirs, None).reporting_to(report.clone());
+        let cfg = AgentConfig {
+            name: "a".into(),
+            model: "ollama/m".into(),
+            workdir: tmp.path().display().to_string(),
+            tools: vec!["read_file".into()],
+            ..AgentConfig::default()
+        };
+        let parts = (tmp.path().to_owned(), agents, Wait::default());
+        let session = Session::new(config, parts, &cfg, true);
+        let agent = once::prepare(&session, "a", cfg, &Overrides::default()).unwrap();
+        let never = |_: &str, _: &str, _: u32, _: Deadline, _: &[String]| {
+            Err(super::tools::SubAgentError::Run(
+                Error::Agent(String::new()),
+            ))
+        };
+        let deadline = Deadline::after(Duration::from_secs(30));
+        let start = vec![Message::user("hi")];
+        let outcome = converse(&session, &agent, start, 0, deadline, None, &never).unwrap();
+        assert_eq!(outcome.reply.content, "done");
+        assert_eq!(
+            report.lines(),
+            [
+                "[turn 1] Sending request (1 messages, 0 tool calls pending)",
+                "[turn 1] Received response: stop (0 tool calls)",
+            ]
+        );
+    }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use axe_base::stderr::note;
+use axe_base::report::Report;
 use axe_llm::{ToolCall, ToolResult};
 use axe_memory::secrets::Secrets;
 
@@ -57,10 +57,16 @@ impl Detail {
 /// (success, 3ms): 1: first line`, with what looks like a credential in
 /// the arguments or the result replaced by its marker (before the cut, so
 /// half a key is never shown either).
-pub fn say(call: &ToolCall, result: &ToolResult, took: Duration, secrets: &Secrets) {
+pub fn say(
+    report: &dyn Report,
+    call: &ToolCall,
+    result: &ToolResult,
+    took: Duration,
+    secrets: &Secrets,
+) {
     let status = if result.is_error { "error" } else { "success" };
     let input = Value::Object(call.arguments.clone()).to_string();
-    note(format_args!(
+    report.note(format_args!(
         "[tool] {} {} ({status}, {}ms): {}",
         call.name,
         cut(&secrets.redact_str(&input).0),

@@ -1,5 +1,7 @@
-//! `axe-run --dry-run`: the resolved context, as the Go `axe` printed it,
-//! or as one JSON document.
+//! `axe-run --dry-run`: the resolved context, built once as data
+//! ([`DryRun`]) and rendered as the Go `axe` printed it ([`DryRun::text`])
+//! or as one JSON document ([`DryRun::json`]), so the two cannot show
+//! different things.
 
 use std::io::Write;
 
@@ -27,185 +29,10 @@ pub struct Shown<'a> {
     pub history: Option<&'a [Message]>,
 }
 
-/// Go's text layout (reference, "Dry-run output").
-pub fn text(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown) -> Result<()> {
-    let mut to = Stream { out, failed: None };
-    layout(&mut to, session, agent, s);
-    to.failed.map_or(Ok(()), |e| Err(Error::Output(e)))
-}
-
-/// Formatting straight into our output, the first error kept: the text
-/// holds every context file, so it is not built in memory first.
-struct Stream<'a> {
-    out: &'a mut dyn Write,
-    failed: Option<std::io::Error>,
-}
-
-impl std::fmt::Write for Stream<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        if self.failed.is_some() {
-            return Err(std::fmt::Error);
-        }
-        self.out.write_all(s.as_bytes()).map_err(|e| {
-            self.failed = Some(e);
-            std::fmt::Error
-        })
-    }
-}
-
-/// The text of [`text`], written to `out`; an error there is kept by it,
-/// so the results of the writes are not looked at here.
-fn layout(out: &mut impl std::fmt::Write, session: &Session, agent: &Prepared, s: &Shown) {
-    let cfg = &agent.cfg;
-    let _ = write!(
-        out,
-        "=== Dry Run ===\n\nModel:    {}\nWorkdir:  {}\nTimeout:  {}s\nParams:   {}\n\n",
-        agent.model_string(),
-        agent.workdir.display(),
-        s.timeout,
-        agent.params_line()
-    );
-    // The run log's entries end the system prompt; they have a section
-    // of their own below, so they are not shown twice.
-    let persona = agent.system.get(..agent.system_stable).unwrap_or_default();
-    let _ = write!(out, "--- System Prompt ---\n{persona}\n\n");
-    let _ = write!(out, "--- Skill ---\n{}\n\n", or_none(&agent.skill));
-    let _ = writeln!(out, "--- Files ({}) ---", agent.files.len());
-    if agent.files.is_empty() {
-        let _ = out.write_str("(none)\n");
-    }
-    for f in &agent.files {
-        let _ = writeln!(out, "{}", f.path);
-    }
-    if !agent.files_converted.is_empty() {
-        let _ = writeln!(out, "Converted ({}):", agent.files_converted.len());
-    }
-    for line in &agent.files_converted {
-        let _ = writeln!(out, "- {line}");
-    }
-    if !agent.files_left_out.is_empty() {
-        let _ = writeln!(out, "Left out ({}):", agent.files_left_out.len());
-    }
-    for line in &agent.files_left_out {
-        let _ = writeln!(out, "- {line}");
-    }
-    let _ = out.write_str("\n");
-    // Go's layout had no words to show: the section is there only when
-    // there are some, so a run without them looks as it did.
-    if let Some(task) = s.task {
-        let _ = write!(out, "--- Task ---\n{task}\n\n");
-    }
-    let stdin = if s.stdin.trim().is_empty() {
-        "(none)"
-    } else {
-        s.stdin
-    };
-    let _ = write!(out, "--- Stdin ---\n{stdin}\n\n");
-    if let Some(history) = s.history {
-        let _ = write!(
-            out,
-            "--- Messages ---\n{} message(s) before the task\n\n",
-            history.len()
-        );
-    }
-    // With a shared budget the entries are in its block, shown below.
-    if let Some(r) = agent
-        .recall
-        .as_ref()
-        .filter(|_| agent.cfg.context.budget.is_none())
-    {
-        let _ = match &r.error {
-            Some(e) => write!(out, "--- Memory ---\n(error: {e})\n\n"),
-            None => write!(out, "--- Memory ---\n{}\n\n", or_none(&r.entries)),
-        };
-    }
-    if let Some(ws) = &agent.notes {
-        let _ = write!(
-            out,
-            "--- Notes ---\nWorkspace: {}\nTools:     {}\n\n",
-            ws.root.display(),
-            tools::memory_names(session, agent).join(", ")
-        );
-    }
-    match s.memory {
-        Injected::None => {}
-        Injected::State(block) => {
-            let _ = write!(
-                out,
-                "--- Session Memory ---\n{}\n\n",
-                or_none(block.trim_end())
-            );
-        }
-        Injected::Context(c) => {
-            let _ = write!(
-                out,
-                "--- Context ({} of {} characters: {}) ---\n{}\n",
-                c.chars,
-                c.budget,
-                c.kinds.join(", "),
-                or_none(c.text.trim_end())
-            );
-            if !c.left_out.is_empty() {
-                let _ = writeln!(out, "Left out ({}):", c.left_out.len());
-            }
-            for p in &c.left_out {
-                let size = match (p.chars, p.bytes) {
-                    (Some(n), _) => format!("{n} characters"),
-                    (None, Some(n)) => format!("{n} bytes"),
-                    (None, None) => String::new(),
-                };
-                let _ = writeln!(out, "- {}: {} ({size})", p.kind, p.item);
-            }
-            let _ = out.write_str("\n");
-        }
-    }
-    // Only for agents given built-in tools: the layout of the others
-    // stays Go's.
-    if !cfg.tools.is_empty() {
-        let _ = write!(
-            out,
-            "--- Tools ---\n{}\n",
-            tools::names(session, agent, 0).join(", ")
-        );
-        if let Some(sandbox) = &agent.sandbox {
-            let _ = writeln!(out, "Sandbox:       {}", sandbox.describe());
-        }
-        if !agent.allowed_hosts.is_empty() {
-            let _ = writeln!(out, "Allowed hosts: {}", agent.allowed_hosts.join(", "));
-        }
-        let _ = out.write_str("\n");
-    }
-    // Listed, never started: a dry run runs nothing.
-    if !cfg.mcp_servers.is_empty() {
-        let _ = out.write_str("--- MCP Servers ---\n");
-        for server in &cfg.mcp_servers {
-            let optional = if server.required() { "" } else { ", optional" };
-            let _ = writeln!(out, "{} ({}{optional})", server.name, server.transport);
-        }
-        let _ = out.write_str("\n");
-    }
-    let _ = out.write_str("--- Sub-Agents ---\n");
-    if cfg.sub_agents.is_empty() {
-        let _ = out.write_str("(none)\n");
-    } else {
-        let _ = writeln!(
-            out,
-            "{}\nMax Depth: {}\nParallel:  {}\nTimeout:   {}s",
-            cfg.sub_agents.join(", "),
-            session.max_depth,
-            if agent.parallel() { "yes" } else { "no" },
-            cfg.sub_agents_config.timeout
-        );
-    }
-}
-
-fn or_none(s: &str) -> &str {
-    if s.is_empty() { "(none)" } else { s }
-}
-
-/// The `--dry-run --json` document.
+/// What `--dry-run` shows, worked out once: the `--dry-run --json`
+/// document, and the few things only the text shows.
 #[derive(Serialize)]
-struct Json<'a> {
+pub struct DryRun<'a> {
     agent: &'a str,
     model: String,
     workdir: String,
@@ -248,6 +75,21 @@ struct Json<'a> {
     messages: Option<&'a [Message]>,
     /// The servers a run would start; none is started.
     mcp_servers: Vec<McpServer<'a>>,
+    /// The text's `Params:` line.
+    #[serde(skip)]
+    params: String,
+    /// The system prompt without the run log's entries that end it: the
+    /// text shows those in a section of their own.
+    #[serde(skip)]
+    persona: &'a str,
+    /// Whether the agent was given built-in tools: only then does the
+    /// text have a Tools section, so the layout of the others stays Go's.
+    #[serde(skip)]
+    gives_tools: bool,
+    /// Whether a `[context] budget` is set: then the run log's entries
+    /// are in its block, and the text has no Memory section.
+    #[serde(skip)]
+    shared_budget: bool,
 }
 
 #[derive(Serialize)]
@@ -271,12 +113,12 @@ struct Memory<'a> {
     error: Option<&'a str>,
 }
 
-pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown) -> Result<()> {
-    let cfg = &agent.cfg;
-    let (temperature, max_tokens) = agent.params_sent();
-    axe_cli::write_json(
-        out,
-        &Json {
+impl<'a> DryRun<'a> {
+    /// What a dry run of `agent` in `session` shows, with `s`.
+    pub fn new(session: &Session, agent: &'a Prepared, s: &Shown<'a>) -> DryRun<'a> {
+        let cfg = &agent.cfg;
+        let (temperature, max_tokens) = agent.params_sent();
+        DryRun {
             agent: &agent.name,
             model: agent.model_string(),
             workdir: agent.workdir.display().to_string(),
@@ -325,6 +167,171 @@ pub fn json(out: &mut dyn Write, session: &Session, agent: &Prepared, s: &Shown)
                 tools: tools::memory_names(session, agent),
             }),
             messages: s.history,
-        },
-    )
+            params: agent.params_line(),
+            persona: agent.system.get(..agent.system_stable).unwrap_or_default(),
+            gives_tools: !cfg.tools.is_empty(),
+            shared_budget: cfg.context.budget.is_some(),
+        }
+    }
+
+    /// The `--dry-run --json` document.
+    pub fn json(&self, out: &mut dyn Write) -> Result<()> {
+        axe_cli::write_json(out, self)
+    }
+
+    /// Go's text layout (reference, "Dry-run output").
+    pub fn text(&self, out: &mut dyn Write) -> Result<()> {
+        let mut to = Stream { out, failed: None };
+        self.layout(&mut to);
+        to.failed.map_or(Ok(()), |e| Err(Error::Output(e)))
+    }
+
+    /// The text of [`DryRun::text`], written to `out`; an error there is
+    /// kept by it, so the results of the writes are not looked at here.
+    fn layout(&self, out: &mut impl std::fmt::Write) {
+        let _ = write!(
+            out,
+            "=== Dry Run ===\n\nModel:    {}\nWorkdir:  {}\nTimeout:  {}s\nParams:   {}\n\n",
+            self.model, self.workdir, self.timeout, self.params
+        );
+        let _ = write!(out, "--- System Prompt ---\n{}\n\n", self.persona);
+        let _ = write!(out, "--- Skill ---\n{}\n\n", or_none(self.skill));
+        let _ = writeln!(out, "--- Files ({}) ---", self.files.len());
+        if self.files.is_empty() {
+            let _ = out.write_str("(none)\n");
+        }
+        for path in &self.files {
+            let _ = writeln!(out, "{path}");
+        }
+        if !self.files_converted.is_empty() {
+            let _ = writeln!(out, "Converted ({}):", self.files_converted.len());
+        }
+        for line in self.files_converted {
+            let _ = writeln!(out, "- {line}");
+        }
+        if !self.files_left_out.is_empty() {
+            let _ = writeln!(out, "Left out ({}):", self.files_left_out.len());
+        }
+        for line in self.files_left_out {
+            let _ = writeln!(out, "- {line}");
+        }
+        let _ = out.write_str("\n");
+        // Go's layout had no words to show: the section is there only when
+        // there are some, so a run without them looks as it did.
+        if let Some(task) = self.task {
+            let _ = write!(out, "--- Task ---\n{task}\n\n");
+        }
+        let stdin = if self.stdin.trim().is_empty() {
+            "(none)"
+        } else {
+            self.stdin
+        };
+        let _ = write!(out, "--- Stdin ---\n{stdin}\n\n");
+        if let Some(history) = self.messages {
+            let _ = write!(
+                out,
+                "--- Messages ---\n{} message(s) before the task\n\n",
+                history.len()
+            );
+        }
+        // With a shared budget the entries are in its block, shown below.
+        if let Some(m) = self.memory.as_ref().filter(|_| !self.shared_budget) {
+            let _ = match m.error {
+                Some(e) => write!(out, "--- Memory ---\n(error: {e})\n\n"),
+                None => write!(out, "--- Memory ---\n{}\n\n", or_none(m.entries)),
+            };
+        }
+        if let Some(notes) = &self.notes {
+            let _ = write!(
+                out,
+                "--- Notes ---\nWorkspace: {}\nTools:     {}\n\n",
+                notes.workspace,
+                notes.tools.join(", ")
+            );
+        }
+        if let Some(block) = self.session_memory {
+            let _ = write!(
+                out,
+                "--- Session Memory ---\n{}\n\n",
+                or_none(block.trim_end())
+            );
+        }
+        if let Some(c) = self.context {
+            let _ = write!(
+                out,
+                "--- Context ({} of {} characters: {}) ---\n{}\n",
+                c.chars,
+                c.budget,
+                c.kinds.join(", "),
+                or_none(c.text.trim_end())
+            );
+            if !c.left_out.is_empty() {
+                let _ = writeln!(out, "Left out ({}):", c.left_out.len());
+            }
+            for p in &c.left_out {
+                let size = match (p.chars, p.bytes) {
+                    (Some(n), _) => format!("{n} characters"),
+                    (None, Some(n)) => format!("{n} bytes"),
+                    (None, None) => String::new(),
+                };
+                let _ = writeln!(out, "- {}: {} ({size})", p.kind, p.item);
+            }
+            let _ = out.write_str("\n");
+        }
+        if self.gives_tools {
+            let _ = write!(out, "--- Tools ---\n{}\n", self.tools.join(", "));
+            if let Some(sandbox) = &self.sandbox {
+                let _ = writeln!(out, "Sandbox:       {sandbox}");
+            }
+            if !self.allowed_hosts.is_empty() {
+                let _ = writeln!(out, "Allowed hosts: {}", self.allowed_hosts.join(", "));
+            }
+            let _ = out.write_str("\n");
+        }
+        // Listed, never started: a dry run runs nothing.
+        if !self.mcp_servers.is_empty() {
+            let _ = out.write_str("--- MCP Servers ---\n");
+            for server in &self.mcp_servers {
+                let optional = if server.required { "" } else { ", optional" };
+                let _ = writeln!(out, "{} ({}{optional})", server.name, server.transport);
+            }
+            let _ = out.write_str("\n");
+        }
+        let _ = out.write_str("--- Sub-Agents ---\n");
+        if self.sub_agents.is_empty() {
+            let _ = out.write_str("(none)\n");
+        } else {
+            let _ = writeln!(
+                out,
+                "{}\nMax Depth: {}\nParallel:  {}\nTimeout:   {}s",
+                self.sub_agents.join(", "),
+                self.max_depth,
+                if self.parallel { "yes" } else { "no" },
+                self.sub_agent_timeout
+            );
+        }
+    }
+}
+
+/// Formatting straight into our output, the first error kept: the text
+/// holds every context file, so it is not built in memory first.
+struct Stream<'a> {
+    out: &'a mut dyn Write,
+    failed: Option<std::io::Error>,
+}
+
+impl std::fmt::Write for Stream<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.failed.is_some() {
+            return Err(std::fmt::Error);
+        }
+        self.out.write_all(s.as_bytes()).map_err(|e| {
+            self.failed = Some(e);
+            std::fmt::Error
+        })
+    }
+}
+
+fn or_none(s: &str) -> &str {
+    if s.is_empty() { "(none)" } else { s }
 }

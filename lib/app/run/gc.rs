@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::agent::{self, AgentConfig};
+use crate::agent::{AgentConfig, Agents};
 use crate::config::{self, Endpoints};
 use axe_base::error::{Error, Result};
 use axe_llm::{CallOptions, Conversation, Deadline, Message};
+use axe_memory::Wait;
 use axe_memory::log::{self, Trim};
 
 /// The analysis prompt, the Go `axe`'s word for word, fixed on purpose:
@@ -33,6 +34,10 @@ Be concise. Reference specific entries by their timestamps when relevant.";
 
 /// How to gc.
 pub struct Options<'a> {
+    /// The agents, and the directories their memory is in.
+    pub agents: &'a Agents,
+    /// How long a log's lock is waited for.
+    pub wait: Wait,
     pub dry_run: bool,
     /// Instead of the agent's own model.
     pub model: Option<&'a str>,
@@ -119,7 +124,9 @@ pub struct Report {
 /// reported and the rest go on.
 pub fn all(opts: &Options, on: &mut Observer) -> Result<Vec<Report>> {
     let mut endpoints = None;
-    let agents: Vec<_> = agent::list()?
+    let agents: Vec<_> = opts
+        .agents
+        .list()?
         .into_iter()
         .filter(|(_, cfg)| cfg.memory.enabled)
         .collect();
@@ -175,16 +182,16 @@ fn agent(
 ) -> Result<()> {
     let cfg = match cfg {
         Some(c) => c,
-        None => agent::load(name)?,
+        None => opts.agents.load(name)?,
     };
     if !cfg.memory.enabled {
         on(Event::Disabled(name))?;
         report.status = Status::Disabled;
         return Ok(());
     }
-    let path = log::file_path(name, &cfg.memory.path)?;
+    let path = log::file_path(opts.agents.dirs(), name, &cfg.memory.path)?;
     // One snapshot for the prompt and the count, so they agree.
-    let log = log::load(&path, 0)?;
+    let log = log::load(&path, 0, opts.wait)?;
     if log.is_empty() {
         on(Event::Empty(name))?;
         report.status = Status::Empty;
@@ -207,7 +214,7 @@ fn agent(
     let endpoint = match endpoints {
         Some(known) => known.get(provider)?,
         None => endpoints
-            .insert(Endpoints::new(config::load()?))
+            .insert(Endpoints::new(config::load(opts.agents)?))
             .get(provider)?,
     };
     let conversation = Conversation {
@@ -239,7 +246,7 @@ fn agent(
         report.status = Status::NoTarget;
         return Ok(());
     };
-    let trim = log::trim(&path, keep, true)?;
+    let trim = log::trim(&path, keep, true, opts.wait)?;
     on(Event::Trimmed { trim, keep })?;
     (report.status, report.kept, report.removed) = match trim {
         Trim::Within { entries } => (Status::Within, Some(entries), Some(0)),

@@ -44,6 +44,8 @@ pub fn with_memory(
 ) -> (String, Injected) {
     let injected = if let Some(budget) = agent.cfg.context.budget {
         let request = Request {
+            dirs: &agent.dirs,
+            wait: agent.wait,
             budget: budget.as_usize(),
             now,
             listing,
@@ -69,7 +71,7 @@ pub fn with_memory(
         ))
     } else if let Some(path) = &agent.state {
         let budget = agent.cfg.state.context_budget.as_usize();
-        let built = state::read(path).and_then(|bytes| {
+        let built = state::read(path, agent.wait).and_then(|bytes| {
             let view = state::view(path, &bytes)?;
             Ok(state::build(&view, now, Block::new(budget)).text)
         });

@@ -19,9 +19,8 @@ use super::recall;
 use super::session::Session;
 use super::state::{self, Recorded};
 use super::tools::SubAgentError;
-use crate::agent::{self, AgentConfig};
+use crate::agent::AgentConfig;
 use axe_base::error::{Error, Result};
-use axe_base::stderr::note;
 use axe_llm::{Deadline, Message};
 use axe_memory::secrets::{self, Place, Redaction};
 use axe_memory::state::{Current, DEFAULT_TASK};
@@ -46,13 +45,12 @@ pub fn prepare(
         None if !cfg.workdir.is_empty() => cfg.workdir.clone().into(),
         None => {
             let dir = current_dir();
-            axe_tools::builtin::workdir::unnamed(&dir, &cfg.tools)
+            axe_tools::builtin::workdir::unnamed(session.agents.dirs(), &dir, &cfg.tools)
                 .map_err(|e| (Some(Step::Workdir), Error::Config(e)))?;
             dir
         }
     };
-    Prepared::new(name, cfg, model, workdir, session.config_dir(), given)
-        .map_err(|(s, e)| (Some(s), e))
+    Prepared::new(name, cfg, model, workdir, session, given).map_err(|(s, e)| (Some(s), e))
 }
 
 /// The current directory, or `.` when it is gone.
@@ -161,7 +159,14 @@ impl Begun<'_> {
         let mut logged = None;
         if log.enabled {
             let content = &outcome.reply.content;
-            match recall::record(&agent.name, log, self.task, content, &secrets) {
+            match recall::record(
+                (&agent.dirs, agent.wait),
+                &agent.name,
+                log,
+                self.task,
+                content,
+                &secrets,
+            ) {
                 Ok((kinds, cut)) => {
                     redacted.extend(secrets::at(Place::RunLog, &kinds));
                     logged = Some(cut);
@@ -198,10 +203,13 @@ fn sub_agent(
     if let Some((used, max)) = session.over_budget() {
         return Err(SubAgentError::Budget { used, max });
     }
-    let cfg = agent::load(name).map_err(|source| SubAgentError::Load {
-        name: name.to_owned(),
-        source,
-    })?;
+    let cfg = session
+        .agents
+        .load(name)
+        .map_err(|source| SubAgentError::Load {
+            name: name.to_owned(),
+            source,
+        })?;
     let given = Overrides {
         allowed_hosts: hosts.to_vec(),
         ..Overrides::default()
@@ -217,7 +225,9 @@ fn sub_agent(
     let mut warn = |w: String| {
         // A sub-agent's memory trouble is only worth a line when asked.
         if session.verbose {
-            note(format_args!("[sub-agent] Warning: {w}"));
+            session
+                .report()
+                .note(format_args!("[sub-agent] Warning: {w}"));
         }
     };
     let now = Current {
@@ -229,7 +239,9 @@ fn sub_agent(
         .map_err(SubAgentError::Run)?;
     if session.verbose {
         for line in secrets::lines(&ran.redacted) {
-            note(format_args!("[sub-agent] {name}: {line}"));
+            session
+                .report()
+                .note(format_args!("[sub-agent] {name}: {line}"));
         }
     }
     if let Some((used, max)) = ran.outcome.exceeded {

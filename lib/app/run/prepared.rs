@@ -2,14 +2,17 @@
 //! system prompt of its first request.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::recall::{self, Recall};
+use super::session::Session;
 use crate::agent::AgentConfig;
 use crate::files::{self, ContextFile};
 use crate::prompt;
+use axe_base::dirs::Dirs;
 use axe_base::error::Error;
 use axe_llm::Provider;
+use axe_memory::Wait;
 use axe_memory::notes::Workspace;
 use axe_tools::builtin::{RUN_COMMAND_NAME, Sandbox, sandbox};
 
@@ -18,6 +21,10 @@ pub struct Prepared {
     /// The name it was called by (the file stem), which names its log.
     pub name: String,
     pub cfg: AgentConfig,
+    /// axe's directories, where its memory is.
+    pub dirs: Dirs,
+    /// How long its memory files' locks are waited for: the run's.
+    pub wait: Wait,
     pub provider: Provider,
     pub model: String,
     pub workdir: PathBuf,
@@ -128,16 +135,17 @@ impl Prepared {
         cfg: AgentConfig,
         (provider, model): (Provider, String),
         workdir: PathBuf,
-        config_dir: &Path,
+        session: &Session,
         given: &Overrides,
     ) -> Result<Prepared, (Step, Error)> {
+        let (dirs, config_dir, wait) = (session.agents.dirs(), session.config_dir(), session.wait);
         let resolved = files::resolve(&cfg.files, &workdir).map_err(|e| (Step::Files, e))?;
         let (files, files_left_out, files_converted) =
             (resolved.files, resolved.left_out, resolved.converted);
         let skill = prompt::load_skill(&cfg.skill, config_dir).map_err(|e| (Step::Skill, e))?;
         let mut system = prompt::system(&cfg.system_prompt, &skill, &files);
         let notes = match cfg.notes.enabled {
-            true => Some(Workspace::of(&cfg.notes).map_err(|e| (Step::Notes, e))?),
+            true => Some(Workspace::of(dirs, &cfg.notes).map_err(|e| (Step::Notes, e))?),
             false => None,
         };
         if notes.is_some() {
@@ -146,14 +154,17 @@ impl Prepared {
         // The run log's entries change with every run, so they go last,
         // after the prefix a provider may cache.
         let system_stable = system.len();
-        let recall = cfg.memory.enabled.then(|| recall::load(name, &cfg.memory));
+        let recall = cfg
+            .memory
+            .enabled
+            .then(|| recall::load(dirs, wait, name, &cfg.memory));
         // With a shared budget the entries go in its block instead.
         if let Some(r) = recall.as_ref().filter(|_| cfg.context.budget.is_none()) {
             prompt::add_memory(&mut system, &r.entries);
         }
         let state = match cfg.state.enabled {
             true => Some(
-                axe_memory::state::file_path(name, &cfg.state.path)
+                axe_memory::state::file_path(dirs, name, &cfg.state.path)
                     .map_err(|e| (Step::State, e))?,
             ),
             false => None,
@@ -173,6 +184,8 @@ impl Prepared {
             allowed_hosts: cfg.allowed_hosts.clone(),
             sandbox,
             name: name.to_owned(),
+            dirs: dirs.clone(),
+            wait,
             temperature,
             cfg,
             provider,

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 use time::OffsetDateTime;
 
+use axe_base::dirs::Dirs;
+use axe_memory::Wait;
 use axe_memory::secrets::{Kind, Secrets};
 use axe_memory::settings::LogConfig;
 
@@ -29,10 +31,10 @@ pub struct Recall {
 
 /// Loads the last `last_n` entries of `agent`'s log and checks its size
 /// against `max_entries`.
-pub fn load(agent: &str, config: &LogConfig) -> Recall {
+pub fn load(dirs: &Dirs, wait: Wait, agent: &str, config: &LogConfig) -> Recall {
     let mut recall = Recall::default();
     let failed = |e: &dyn std::fmt::Display| format!("failed to load memory for \"{agent}\": {e}");
-    let path = match axe_memory::log::file_path(agent, &config.path) {
+    let path = match axe_memory::log::file_path(dirs, agent, &config.path) {
         Ok(p) => p,
         Err(e) => {
             recall.error = Some(e.to_string());
@@ -40,7 +42,7 @@ pub fn load(agent: &str, config: &LogConfig) -> Recall {
             return recall;
         }
     };
-    match axe_memory::log::load(&path, config.last_n.get()) {
+    match axe_memory::log::load(&path, config.last_n.get(), wait) {
         Ok(bytes) => {
             recall.loaded = axe_memory::log::count_entries(&bytes);
             recall.entries = String::from_utf8_lossy(&bytes).into_owned();
@@ -54,7 +56,7 @@ pub fn load(agent: &str, config: &LogConfig) -> Recall {
     // The limit only warns, as in Go; Go's advice was `axe gc` alone, a
     // model call, where trimming needs none.
     if config.max_entries.get() > 0 {
-        match axe_memory::log::count(&path) {
+        match axe_memory::log::count(&path, wait) {
             Ok(c) if c.entries >= config.max_entries.get() => recall.warnings.push(format!(
                 "agent \"{agent}\" memory has {} entries (max_entries: {}); runs only warn, nothing is trimmed. \
                  Run 'axe mem trim {agent}' to keep the last {} (no model call), or 'axe gc {agent}' to have the model review it first.",
@@ -100,6 +102,7 @@ impl Cut {
 /// what they took out and what the length limit cut; the error is the
 /// warning text.
 pub fn record(
+    (dirs, wait): (&Dirs, Wait),
     agent: &str,
     config: &LogConfig,
     task: &str,
@@ -107,13 +110,14 @@ pub fn record(
     secrets: &Secrets,
 ) -> Result<(Vec<Kind>, Cut), String> {
     let fail = |e: axe_base::error::Error| format!("failed to save memory for \"{agent}\": {e}");
-    let path = axe_memory::log::file_path(agent, &config.path).map_err(fail)?;
+    let path = axe_memory::log::file_path(dirs, agent, &config.path).map_err(fail)?;
     let appended = axe_memory::log::append(
         &path,
         task.as_bytes(),
         result.as_bytes(),
         OffsetDateTime::now_utc(),
         secrets,
+        wait,
     )
     .map_err(fail)?;
     let cut = Cut {

@@ -5,10 +5,12 @@ use std::sync::{Arc, Mutex};
 
 use super::details::Detail;
 use super::pool::Pool;
-use crate::agent::AgentConfig;
+use crate::agent::{AgentConfig, Agents};
 use crate::config::{Config, Endpoints};
 use axe_base::error::Result;
+use axe_base::report::Report;
 use axe_llm::{Endpoint, Provider, Usage};
+use axe_memory::Wait;
 use axe_memory::secrets::Secrets;
 use axe_tools::builtin::Artifacts;
 
@@ -22,6 +24,12 @@ const DEFAULT_MAX_DEPTH: u32 = 3;
 pub struct Session {
     endpoints: Endpoints,
     config_dir: PathBuf,
+    /// Where the tree's agents (sub-agents too) and their memory are, and
+    /// where the run's notes go.
+    pub agents: Agents,
+    /// How long a memory file's lock is waited for: no longer than the
+    /// run ([`Wait::Until`] its deadline, set by `axe-run`).
+    pub wait: Wait,
     /// The top-level agent's effective `max_depth`; it bounds the tree.
     pub max_depth: u32,
     /// The top-level agent's `[budget] max_tokens`, when not 0: it bounds
@@ -45,13 +53,20 @@ pub struct Session {
 }
 
 impl Session {
-    pub fn new(config: Config, config_dir: PathBuf, top: &AgentConfig, verbose: bool) -> Session {
+    pub fn new(
+        config: Config,
+        (config_dir, agents, wait): (PathBuf, Agents, Wait),
+        top: &AgentConfig,
+        verbose: bool,
+    ) -> Session {
         let depth = u32::try_from(top.sub_agents_config.max_depth.get())
             .ok()
             .filter(|d| (1..=5).contains(d));
         Session {
             endpoints: Endpoints::new(config),
             config_dir,
+            agents,
+            wait,
             max_depth: depth.unwrap_or(DEFAULT_MAX_DEPTH),
             budget: Some(top.budget.max_tokens.get()).filter(|&n| n > 0),
             spent: Mutex::new(Usage::default()),
@@ -90,6 +105,18 @@ impl Session {
         let max = self.budget?;
         let used = self.spent().tokens();
         (used > max).then_some((used, max))
+    }
+
+    /// Where the run's lines go (`-v`, warnings): the reporter of its
+    /// agents, stderr for `axe-run`.
+    pub fn report(&self) -> &dyn Report {
+        self.agents.report()
+    }
+
+    /// [`Session::report`], to keep: for a thread that outlives a borrow
+    /// (an MCP server's stderr).
+    pub fn reporter(&self) -> Arc<dyn Report> {
+        self.agents.reporter()
     }
 
     pub fn config_dir(&self) -> &Path {

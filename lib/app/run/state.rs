@@ -44,7 +44,7 @@ pub fn record(
         ..Outcome::default()
     };
     let max = agent.cfg.state.max_entries.as_usize();
-    let saved = state::update(path, max, secrets, |s| {
+    let saved = state::update(path, max, secrets, agent.wait, |s| {
         s.apply(&parsed.signals, task, phase);
         s.record(task, phase, &done);
     });

@@ -30,11 +30,11 @@ use entry::{Formatted, Record};
 pub use entry::{RESULT_LIMIT, TASK_LIMIT, escape_headers};
 
 use super::append::{self as appending, write_whole};
-use super::lock::{Mode, open_locked};
+use super::lock::{Mode, Wait, open_locked};
 use super::replace;
 use crate::secrets::{Kind, Secrets};
 use axe_base::beneath::{Dir, Open};
-use axe_base::dirs;
+use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_base::signals::Hold;
 
@@ -59,6 +59,7 @@ pub fn append(
     result: &[u8],
     at: OffsetDateTime,
     secrets: &Secrets,
+    wait: Wait,
 ) -> Result<Appended> {
     let (task, result) = (secrets.redact(task), secrets.redact(result));
     let Formatted {
@@ -71,7 +72,7 @@ pub fn append(
         let gone = io::Error::from(io::ErrorKind::NotFound);
         Error::memory("failed to create memory directory", "mkdir", path, &gone)
     })?;
-    let file = open_locked(&dir, &name, Open::Append, Mode::Exclusive)
+    let file = open_locked(&dir, &name, Open::Append, Mode::Exclusive, wait)
         .map_err(|e| Error::memory("failed to open memory file", "open", path, &e))?
         .ok_or_else(|| {
             let gone = io::Error::from(io::ErrorKind::NotFound);
@@ -204,13 +205,13 @@ fn holding(path: &Path, create: bool) -> Result<Option<(Dir, std::ffi::OsString)
 /// Opens `path` for reading and notes its length under the shared lock
 /// (up to its last whole entry, should an append have died mid-entry).
 /// `None` when the file does not exist.
-fn snapshot(path: &Path) -> Result<Option<(File, u64)>> {
+fn snapshot(path: &Path, wait: Wait) -> Result<Option<(File, u64)>> {
     let read_err = |op: &str, e: io::Error| Error::memory("", op, path, &e);
     let Some((dir, name)) = holding(path, false)? else {
         return Ok(None);
     };
-    let Some(file) =
-        open_locked(&dir, &name, Open::Read, Mode::Shared).map_err(|e| read_err("open", e))?
+    let Some(file) = open_locked(&dir, &name, Open::Read, Mode::Shared, wait)
+        .map_err(|e| read_err("open", e))?
     else {
         return Ok(None);
     };
@@ -226,13 +227,13 @@ fn snapshot(path: &Path) -> Result<Option<(File, u64)>> {
 /// The last `last_n` entries of the log at `path`; `0` means the whole file,
 /// including any text before the first entry, as Go read it. A missing file is an
 /// empty view. Reads from the end: the cost follows what is returned.
-pub fn tail(path: &Path, last_n: u64) -> Result<Tail> {
+pub fn tail(path: &Path, last_n: u64, wait: Wait) -> Result<Tail> {
     let empty = || Tail {
         path: path.to_owned(),
         reader: None,
         len: 0,
     };
-    let Some((mut file, len)) = snapshot(path)? else {
+    let Some((mut file, len)) = snapshot(path, wait)? else {
         return Ok(empty());
     };
     let start = if last_n == 0 {
@@ -255,8 +256,8 @@ pub fn tail(path: &Path, last_n: u64) -> Result<Tail> {
 }
 
 /// Go's `LoadEntries`: the last `last_n` entries (0 = all) as bytes.
-pub fn load(path: &Path, last_n: u64) -> Result<Vec<u8>> {
-    tail(path, last_n)?.into_bytes()
+pub fn load(path: &Path, last_n: u64, wait: Wait) -> Result<Vec<u8>> {
+    tail(path, last_n, wait)?.into_bytes()
 }
 
 /// The size of a log and how many entries it holds.
@@ -268,8 +269,8 @@ pub struct Counted {
 
 /// Counts the entries (lines starting with `## `) of the log at `path`;
 /// a missing file has none.
-pub fn count(path: &Path) -> Result<Counted> {
-    let Some((file, len)) = snapshot(path)? else {
+pub fn count(path: &Path, wait: Wait) -> Result<Counted> {
+    let Some((file, len)) = snapshot(path, wait)? else {
         return Ok(Counted {
             entries: 0,
             bytes: 0,
@@ -336,10 +337,10 @@ impl Trim {
 /// the log is whole at every instant and no concurrent append is lost.
 /// Only the kept part is read, unless `count_removed` asks for the number of
 /// entries dropped; that count is taken after the lock is released.
-pub fn trim(path: &Path, keep: u64, count_removed: bool) -> Result<Trim> {
+pub fn trim(path: &Path, keep: u64, count_removed: bool, wait: Wait) -> Result<Trim> {
     if keep == 0 {
         return Ok(Trim::Within {
-            entries: count(path)?.entries,
+            entries: count(path, wait)?.entries,
         });
     }
     let fail = |op: &str, e: io::Error| Error::memory("failed to trim memory file", op, path, &e);
@@ -347,7 +348,7 @@ pub fn trim(path: &Path, keep: u64, count_removed: bool) -> Result<Trim> {
         return Ok(Trim::Within { entries: 0 });
     };
     let Some(mut file) =
-        open_locked(&dir, &name, Open::Read, Mode::Exclusive).map_err(|e| fail("open", e))?
+        open_locked(&dir, &name, Open::Read, Mode::Exclusive, wait).map_err(|e| fail("open", e))?
     else {
         return Ok(Trim::Within { entries: 0 });
     };
@@ -419,9 +420,9 @@ pub fn count_entries(bytes: &[u8]) -> u64 {
 /// The log of `agent`: `custom` when non-empty (used as is, even when
 /// relative, as in Go), else `<data>/memory/<agent>.md`. Creates nothing and
 /// does not check the name; [`axe::agent::check_name`] does that before.
-pub fn file_path(agent: &str, custom: &str) -> Result<PathBuf> {
+pub fn file_path(dirs: &Dirs, agent: &str, custom: &str) -> Result<PathBuf> {
     if !custom.is_empty() {
         return Ok(PathBuf::from(custom));
     }
-    Ok(dirs::data_dir()?.join("memory").join(format!("{agent}.md")))
+    Ok(dirs.data()?.join("memory").join(format!("{agent}.md")))
 }

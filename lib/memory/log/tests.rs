@@ -11,6 +11,7 @@ use time::macros::datetime;
 
 use super::entry::Record;
 use super::*;
+use crate::lock::Wait;
 
 const T0: time::OffsetDateTime = datetime!(2026-02-28 15:04:05 UTC);
 
@@ -29,6 +30,7 @@ fn log_with(dir: &Path, n: usize) -> PathBuf {
             b"result",
             at,
             &Secrets::off(),
+            Wait::default(),
         )
         .unwrap();
     }
@@ -45,24 +47,33 @@ fn headers(s: &str) -> Vec<&str> {
 
 #[test]
 fn file_path_custom_path_is_used_as_is() {
-    let p = file_path("myagent", "/custom/path/mem.md").unwrap();
+    let p = file_path(&Dirs::from_env(), "myagent", "/custom/path/mem.md").unwrap();
     assert_eq!(p, PathBuf::from("/custom/path/mem.md"));
 }
 
 #[test]
 fn file_path_default_and_empty_agent_name() {
     // The data dir comes from the environment; only the tail is ours.
-    let p = file_path("myagent", "").unwrap();
+    let dirs = Dirs::from_env();
+    let p = file_path(&dirs, "myagent", "").unwrap();
     assert!(p.ends_with("axe/memory/myagent.md"), "{p:?}");
-    let p = file_path("", "").unwrap();
+    let p = file_path(&dirs, "", "").unwrap();
     assert!(p.to_string_lossy().ends_with("/memory/.md"), "{p:?}");
+}
+
+#[test]
+fn file_path_is_in_the_data_dir_given() {
+    let of = |data: &str| Dirs::given(None, Some(Path::new(data))).unwrap();
+    let (a, b) = (of("/a"), of("/b"));
+    assert_eq!(file_path(&a, "x", "").unwrap(), Path::new("/a/memory/x.md"));
+    assert_eq!(file_path(&b, "x", "").unwrap(), Path::new("/b/memory/x.md"));
 }
 
 #[test]
 fn append_creates_file_and_dirs() {
     let d = dir();
     let path = d.path().join("a/b/mem.md");
-    append(&path, b"t", b"r", T0, &Secrets::off()).unwrap();
+    append(&path, b"t", b"r", T0, &Secrets::off(), Wait::default()).unwrap();
     assert!(path.parent().unwrap().is_dir());
     assert_eq!(
         text(&path),
@@ -80,6 +91,7 @@ fn append_appends_to_existing_file() {
         b"r2",
         T0 + Duration::hours(1),
         &Secrets::off(),
+        Wait::default(),
     )
     .unwrap();
     let s = text(&path);
@@ -100,6 +112,7 @@ fn append_reports_what_it_wrote() {
         "y".repeat(1001).as_bytes(),
         T0,
         &Secrets::off(),
+        Wait::default(),
     )
     .unwrap();
     assert_eq!(a.timestamp, "2026-02-28T15:04:05Z");
@@ -114,7 +127,7 @@ fn append_file_and_dir_permissions() {
     let d = dir();
     let path = d.path().join("new/mem.md");
     // umask may only remove bits; the usual 022 leaves these intact.
-    append(&path, b"t", b"r", T0, &Secrets::off()).unwrap();
+    append(&path, b"t", b"r", T0, &Secrets::off(), Wait::default()).unwrap();
     let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let umask = 0o777 & !mode(&path) & 0o644;
     assert_eq!(umask, 0, "file mode {:o}", mode(&path));
@@ -126,19 +139,25 @@ fn append_file_and_dir_permissions() {
 #[test]
 fn load_missing_and_empty_files() {
     let d = dir();
-    assert_eq!(load(&d.path().join("nope.md"), 0).unwrap(), b"");
-    assert_eq!(load(&d.path().join("nope.md"), 3).unwrap(), b"");
+    assert_eq!(
+        load(&d.path().join("nope.md"), 0, Wait::default()).unwrap(),
+        b""
+    );
+    assert_eq!(
+        load(&d.path().join("nope.md"), 3, Wait::default()).unwrap(),
+        b""
+    );
     let empty = d.path().join("empty.md");
     fs::write(&empty, "").unwrap();
-    assert_eq!(load(&empty, 0).unwrap(), b"");
-    assert_eq!(load(&empty, 2).unwrap(), b"");
+    assert_eq!(load(&empty, 0, Wait::default()).unwrap(), b"");
+    assert_eq!(load(&empty, 2, Wait::default()).unwrap(), b"");
 }
 
 #[test]
 fn load_all_entries() {
     let d = dir();
     let path = log_with(d.path(), 3);
-    let all = load(&path, 0).unwrap();
+    let all = load(&path, 0, Wait::default()).unwrap();
     assert_eq!(all, fs::read(&path).unwrap());
     assert_eq!(headers(&text(&path)).len(), 3);
 }
@@ -147,7 +166,7 @@ fn load_all_entries() {
 fn load_last_n() {
     let d = dir();
     let path = log_with(d.path(), 5);
-    let s = String::from_utf8(load(&path, 2).unwrap()).unwrap();
+    let s = String::from_utf8(load(&path, 2, Wait::default()).unwrap()).unwrap();
     assert_eq!(
         headers(&s),
         ["## 2026-02-28T15:07:05Z", "## 2026-02-28T15:08:05Z"]
@@ -159,14 +178,17 @@ fn load_last_n() {
 fn load_last_n_exceeds_count() {
     let d = dir();
     let path = log_with(d.path(), 3);
-    assert_eq!(load(&path, 10).unwrap(), fs::read(&path).unwrap());
+    assert_eq!(
+        load(&path, 10, Wait::default()).unwrap(),
+        fs::read(&path).unwrap()
+    );
 }
 
 #[test]
 fn load_last_one() {
     let d = dir();
     let path = log_with(d.path(), 5);
-    let s = String::from_utf8(load(&path, 1).unwrap()).unwrap();
+    let s = String::from_utf8(load(&path, 1, Wait::default()).unwrap()).unwrap();
     assert_eq!(
         s,
         "## 2026-02-28T15:08:05Z\n**Task:** task 4\n**Result:** result\n\n"
@@ -179,9 +201,12 @@ fn load_preserves_format() {
     let path = d.path().join("m.md");
     let content = "## one\n**Task:** a\n**Result:** x\n  indented\n\n\n## two\nfree text\r\n\n";
     fs::write(&path, content).unwrap();
-    assert_eq!(load(&path, 0).unwrap(), content.as_bytes());
-    assert_eq!(load(&path, 2).unwrap(), content.as_bytes());
-    assert_eq!(load(&path, 1).unwrap(), b"## two\nfree text\r\n\n");
+    assert_eq!(load(&path, 0, Wait::default()).unwrap(), content.as_bytes());
+    assert_eq!(load(&path, 2, Wait::default()).unwrap(), content.as_bytes());
+    assert_eq!(
+        load(&path, 1, Wait::default()).unwrap(),
+        b"## two\nfree text\r\n\n"
+    );
 }
 
 #[test]
@@ -190,9 +215,12 @@ fn load_content_before_first_entry() {
     let path = d.path().join("m.md");
     let content = "# My notes\nsome text\n\n## e1\nbody\n\n## e2\nbody\n\n";
     fs::write(&path, content).unwrap();
-    assert_eq!(load(&path, 1).unwrap(), b"## e2\nbody\n\n");
-    assert_eq!(load(&path, 5).unwrap(), b"## e1\nbody\n\n## e2\nbody\n\n");
-    assert_eq!(load(&path, 0).unwrap(), content.as_bytes());
+    assert_eq!(load(&path, 1, Wait::default()).unwrap(), b"## e2\nbody\n\n");
+    assert_eq!(
+        load(&path, 5, Wait::default()).unwrap(),
+        b"## e1\nbody\n\n## e2\nbody\n\n"
+    );
+    assert_eq!(load(&path, 0, Wait::default()).unwrap(), content.as_bytes());
 }
 
 #[test]
@@ -200,30 +228,35 @@ fn load_with_no_entries_but_text() {
     let d = dir();
     let path = d.path().join("m.md");
     fs::write(&path, "just notes\n").unwrap();
-    assert_eq!(load(&path, 1).unwrap(), b"");
-    assert_eq!(load(&path, 0).unwrap(), b"just notes\n");
+    assert_eq!(load(&path, 1, Wait::default()).unwrap(), b"");
+    assert_eq!(load(&path, 0, Wait::default()).unwrap(), b"just notes\n");
 }
 
 #[test]
 fn count_missing_empty_many_and_none() {
     let d = dir();
-    assert_eq!(count(&d.path().join("nope.md")).unwrap().entries, 0);
+    assert_eq!(
+        count(&d.path().join("nope.md"), Wait::default())
+            .unwrap()
+            .entries,
+        0
+    );
     let empty = d.path().join("empty.md");
     fs::write(&empty, "").unwrap();
-    assert_eq!(count(&empty).unwrap().entries, 0);
+    assert_eq!(count(&empty, Wait::default()).unwrap().entries, 0);
     let path = log_with(d.path(), 5);
-    assert_eq!(count(&path).unwrap().entries, 5);
+    assert_eq!(count(&path, Wait::default()).unwrap().entries, 5);
     let plain = d.path().join("plain.md");
     fs::write(&plain, "text\n# h1\n### h3\n##nospace\n").unwrap();
-    assert_eq!(count(&plain).unwrap().entries, 0);
+    assert_eq!(count(&plain, Wait::default()).unwrap().entries, 0);
 }
 
 #[test]
 fn directory_as_log_is_a_read_error() {
     let d = dir();
-    let err = count(d.path()).unwrap_err().to_string();
+    let err = count(d.path(), Wait::default()).unwrap_err().to_string();
     assert!(err.contains("is a directory"), "{err}");
-    let err = load(d.path(), 0).unwrap_err().to_string();
+    let err = load(d.path(), 0, Wait::default()).unwrap_err().to_string();
     assert!(err.contains("is a directory"), "{err}");
 }
 
@@ -231,12 +264,15 @@ fn directory_as_log_is_a_read_error() {
 fn trim_missing_and_empty_files() {
     let d = dir();
     assert_eq!(
-        trim(&d.path().join("nope.md"), 5, true).unwrap(),
+        trim(&d.path().join("nope.md"), 5, true, Wait::default()).unwrap(),
         Trim::Within { entries: 0 }
     );
     let empty = d.path().join("empty.md");
     fs::write(&empty, "").unwrap();
-    assert_eq!(trim(&empty, 5, true).unwrap(), Trim::Within { entries: 0 });
+    assert_eq!(
+        trim(&empty, 5, true, Wait::default()).unwrap(),
+        Trim::Within { entries: 0 }
+    );
     assert_eq!(fs::read(&empty).unwrap(), b"");
 }
 
@@ -245,7 +281,10 @@ fn trim_keep_zero_keeps_everything() {
     let d = dir();
     let path = log_with(d.path(), 5);
     let before = fs::read(&path).unwrap();
-    assert_eq!(trim(&path, 0, true).unwrap(), Trim::Within { entries: 5 });
+    assert_eq!(
+        trim(&path, 0, true, Wait::default()).unwrap(),
+        Trim::Within { entries: 5 }
+    );
     assert_eq!(fs::read(&path).unwrap(), before);
 }
 
@@ -257,7 +296,7 @@ fn trim_within_and_equal_to_limit_leaves_file_alone() {
         let before = fs::metadata(&path).unwrap();
         let content = fs::read(&path).unwrap();
         assert_eq!(
-            trim(&path, keep, true).unwrap(),
+            trim(&path, keep, true, Wait::default()).unwrap(),
             Trim::Within { entries: n as u64 }
         );
         let after = fs::metadata(&path).unwrap();
@@ -275,9 +314,9 @@ fn trim_within_and_equal_to_limit_leaves_file_alone() {
 fn trim_trims_old_entries() {
     let d = dir();
     let path = log_with(d.path(), 10);
-    let expected = load(&path, 3).unwrap();
+    let expected = load(&path, 3, Wait::default()).unwrap();
     let size = fs::metadata(&path).unwrap().len();
-    let outcome = trim(&path, 3, true).unwrap();
+    let outcome = trim(&path, 3, true, Wait::default()).unwrap();
     assert_eq!(
         outcome,
         Trim::Trimmed {
@@ -287,14 +326,14 @@ fn trim_trims_old_entries() {
         }
     );
     assert_eq!(fs::read(&path).unwrap(), expected);
-    assert_eq!(count(&path).unwrap().entries, 3);
+    assert_eq!(count(&path, Wait::default()).unwrap().entries, 3);
 }
 
 #[test]
 fn trim_without_counting_reports_bytes_only() {
     let d = dir();
     let path = log_with(d.path(), 10);
-    match trim(&path, 4, false).unwrap() {
+    match trim(&path, 4, false, Wait::default()).unwrap() {
         Trim::Trimmed {
             kept: 4,
             removed: None,
@@ -310,7 +349,7 @@ fn trim_preserves_entry_format() {
     let path = d.path().join("m.md");
     let content = "## a\n**Task:** t\n**Result:** x\n\n## b\n**Task:** t\n**Result:** multi\n  line\n\n\n   trailing  \n\n## c\n**Task:** t\n**Result:** y\r\n\n";
     fs::write(&path, content).unwrap();
-    trim(&path, 2, true).unwrap();
+    trim(&path, 2, true, Wait::default()).unwrap();
     assert_eq!(
         text(&path),
         "## b\n**Task:** t\n**Result:** multi\n  line\n\n\n   trailing  \n\n## c\n**Task:** t\n**Result:** y\r\n\n"
@@ -327,7 +366,7 @@ fn trim_discards_pre_header_content() {
     }
     fs::write(&path, &content).unwrap();
     assert!(matches!(
-        trim(&path, 3, true).unwrap(),
+        trim(&path, 3, true, Wait::default()).unwrap(),
         Trim::Trimmed {
             removed: Some(2),
             ..
@@ -345,9 +384,9 @@ fn trim_keeps_the_file_mode_and_follows_symlinks() {
     fs::set_permissions(&real, fs::Permissions::from_mode(0o600)).unwrap();
     let link = d.path().join("link.md");
     std::os::unix::fs::symlink(&real, &link).unwrap();
-    trim(&link, 2, false).unwrap();
+    trim(&link, 2, false, Wait::default()).unwrap();
     assert!(fs::symlink_metadata(&link).unwrap().is_symlink());
-    assert_eq!(count(&real).unwrap().entries, 2);
+    assert_eq!(count(&real, Wait::default()).unwrap().entries, 2);
     let mode = fs::metadata(&real).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode, 0o600);
     let leftovers: Vec<_> = fs::read_dir(d.path()).unwrap().collect();
@@ -364,13 +403,13 @@ fn non_utf8_bytes_survive_load_and_trim() {
         content.extend_from_slice(&[0xf0, 0x90, i, 0xff, b'\n', b'\n']);
     }
     fs::write(&path, &content).unwrap();
-    assert_eq!(load(&path, 0).unwrap(), content);
-    let last2 = load(&path, 2).unwrap();
+    assert_eq!(load(&path, 0, Wait::default()).unwrap(), content);
+    let last2 = load(&path, 2, Wait::default()).unwrap();
     assert!(content.ends_with(&last2));
-    assert_eq!(count(&path).unwrap().entries, 4);
-    trim(&path, 2, true).unwrap();
+    assert_eq!(count(&path, Wait::default()).unwrap().entries, 4);
+    trim(&path, 2, true, Wait::default()).unwrap();
     assert_eq!(fs::read(&path).unwrap(), last2);
-    let records: Vec<Record> = tail(&path, 0)
+    let records: Vec<Record> = tail(&path, 0, Wait::default())
         .unwrap()
         .records()
         .collect::<Result<_>>()
@@ -392,15 +431,16 @@ fn records_round_trip_appended_entries() {
             r.as_bytes(),
             T0,
             &Secrets::off(),
+            Wait::default(),
         )
         .unwrap();
     }
     assert_eq!(
-        count(&path).unwrap().entries,
+        count(&path, Wait::default()).unwrap().entries,
         4,
         "escaped lines are no headers"
     );
-    let records: Vec<Record> = tail(&path, 0)
+    let records: Vec<Record> = tail(&path, 0, Wait::default())
         .unwrap()
         .records()
         .collect::<Result<_>>()

@@ -20,7 +20,7 @@ use time::OffsetDateTime;
 
 use super::workspace::{Workspace, day};
 use crate::append::write_whole;
-use crate::lock::create_locked;
+use crate::lock::{Wait, create_locked};
 use crate::log::escape_headers;
 use crate::secrets::{Kind, Secrets};
 use axe_base::beneath::Open;
@@ -56,6 +56,7 @@ pub fn remember(
     at: OffsetDateTime,
     limit: usize,
     secrets: &Secrets,
+    wait: Wait,
 ) -> Result<Remembered> {
     let redacted = secrets.redact(content);
     let content = redacted.text.trim_ascii_end();
@@ -76,7 +77,8 @@ pub fn remember(
     let (dir, name) = ws
         .file(&path, true)?
         .ok_or_else(|| fail("open", std::io::ErrorKind::NotFound.into()))?;
-    let (file, created) = create_locked(&dir, &name, Open::Append).map_err(|e| fail("open", e))?;
+    let (file, created) =
+        create_locked(&dir, &name, Open::Append, wait).map_err(|e| fail("open", e))?;
     let mut entry = Vec::new();
     if file.metadata().map_err(|e| fail("stat", e))?.len() == 0 {
         entry.extend_from_slice(format!("# {}\n", day(at.date())).as_bytes());

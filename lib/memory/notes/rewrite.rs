@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::workspace::Workspace;
 use crate::hash::sha256_hex;
-use crate::lock::create_locked;
+use crate::lock::{Wait, create_locked};
 use crate::replace::replace;
 use crate::secrets::{Kind, Secrets};
 use axe_base::beneath::Open;
@@ -35,6 +35,7 @@ pub fn rewrite(
     if_match: Option<&str>,
     (limit, limit_name): (usize, &str),
     secrets: &Secrets,
+    wait: Wait,
 ) -> Result<Rewritten> {
     let redacted = secrets.redact(content);
     let content: &[u8] = &redacted.text;
@@ -50,7 +51,7 @@ pub fn rewrite(
         .file(path, true)?
         .ok_or_else(|| fail("open", std::io::ErrorKind::NotFound.into()))?;
     let (mut file, created) =
-        create_locked(&dir, &name, Open::Update).map_err(|e| fail("open", e))?;
+        create_locked(&dir, &name, Open::Update, wait).map_err(|e| fail("open", e))?;
     let written = (|| {
         if let Some(expected) = if_match {
             let mut current = Vec::new();

@@ -13,6 +13,7 @@ use super::conflict::is_conflict;
 use super::settings::NotesConfig;
 use crate::append;
 use axe_base::beneath::{self, Dir};
+use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 
 /// The largest notes file read: far past any budget (a recall leaves out
@@ -40,16 +41,16 @@ impl Workspace {
     }
 
     /// The workspace `[notes]` names: `<data>/notes` when unset, a
-    /// relative path from the agents directory.
-    pub fn of(cfg: &NotesConfig) -> Result<Workspace> {
+    /// relative path from the agents directory (`<config>/agents`).
+    pub fn of(dirs: &Dirs, cfg: &NotesConfig) -> Result<Workspace> {
         if cfg.workspace.is_empty() {
-            return Ok(Workspace::at(axe_base::dirs::data_dir()?.join("notes")));
+            return Ok(Workspace::at(dirs.data()?.join("notes")));
         }
         let path = PathBuf::from(&cfg.workspace);
         if path.is_absolute() {
             return Ok(Workspace::at(path));
         }
-        Ok(Workspace::at(axe_base::dirs::agents_dir()?.join(path)))
+        Ok(Workspace::at(dirs.agents()?.join(path)))
     }
 
     pub fn world(&self) -> PathBuf {

@@ -127,15 +127,6 @@ pub fn at(place: Place, kinds: &[Kind]) -> Vec<Redaction> {
         .collect()
 }
 
-/// Says `done` on stderr, a line per place ([`lines`]): what commands
-/// that write memory directly tell their user whether or not asked, as
-/// the text they gave is not what was kept.
-pub fn tell(done: &[Redaction]) {
-    for line in lines(done) {
-        axe_base::stderr::note(format_args!("{line}"));
-    }
-}
-
 /// The `-v` lines of `done`, one per place, in the order first met:
 /// `redacted 2 secrets (github token, aws access key) from the run log`.
 /// Never the secret itself.

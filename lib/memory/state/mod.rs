@@ -33,11 +33,13 @@ pub const DEFAULT_TASK: &str = "main";
 
 /// The state file of `agent`: `custom` when set (used as is, as the run
 /// log's `memory.path`), else `<data>/state/<agent>.json`.
-pub fn file_path(agent: &str, custom: &str) -> axe_base::error::Result<PathBuf> {
+pub fn file_path(
+    dirs: &axe_base::dirs::Dirs,
+    agent: &str,
+    custom: &str,
+) -> axe_base::error::Result<PathBuf> {
     if !custom.is_empty() {
         return Ok(PathBuf::from(custom));
     }
-    Ok(axe_base::dirs::data_dir()?
-        .join("state")
-        .join(format!("{agent}.json")))
+    Ok(dirs.data()?.join("state").join(format!("{agent}.json")))
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::data::{State, VERSION};
 use super::redact::redact;
 use super::view::View;
-use crate::lock::{Mode, create_locked, open_locked};
+use crate::lock::{Mode, Wait, create_locked, open_locked};
 use crate::replace::replace;
 use crate::secrets::{Kind, Secrets};
 use axe_base::beneath::{Dir, Open};
@@ -24,8 +24,8 @@ pub struct Pruned {
 /// The state at `path`; a missing file is an empty state. A file that is
 /// not a state is an error naming it and the position, never an empty
 /// state that the next save would write over it.
-pub fn load(path: &Path) -> Result<State> {
-    let text = read(path)?;
+pub fn load(path: &Path, wait: Wait) -> Result<State> {
+    let text = read(path, wait)?;
     if blank(&text) {
         return Ok(State {
             version: VERSION,
@@ -37,12 +37,13 @@ pub fn load(path: &Path) -> Result<State> {
 
 /// The bytes of the state file at `path`, read under its shared lock, for
 /// [`view`]; a missing file is none.
-pub fn read(path: &Path) -> Result<Vec<u8>> {
+pub fn read(path: &Path, wait: Wait) -> Result<Vec<u8>> {
     let fail = |e: io::Error| Error::memory("failed to read state", "open", path, &e);
     let Some((dir, name)) = Dir::holding(path, false).map_err(fail)? else {
         return Ok(Vec::new());
     };
-    let Some(mut file) = open_locked(&dir, &name, Open::Read, Mode::Shared).map_err(fail)? else {
+    let Some(mut file) = open_locked(&dir, &name, Open::Read, Mode::Shared, wait).map_err(fail)?
+    else {
         return Ok(Vec::new());
     };
     read_whole(&mut file).map_err(|e| Error::memory("failed to read state", "read", path, &e))
@@ -128,6 +129,7 @@ pub fn update(
     path: &Path,
     max_entries: usize,
     secrets: &Secrets,
+    wait: Wait,
     change: impl FnOnce(&mut State),
 ) -> Result<Saved> {
     let fail = |op: &str, e: io::Error| Error::memory("failed to save state", op, path, &e);
@@ -135,7 +137,7 @@ pub fn update(
         .map_err(|e| fail("mkdir", e))?
         .ok_or_else(|| fail("mkdir", io::ErrorKind::NotFound.into()))?;
     let (mut file, created) =
-        create_locked(&dir, &name, Open::Update).map_err(|e| fail("open", e))?;
+        create_locked(&dir, &name, Open::Update, wait).map_err(|e| fail("open", e))?;
     let saved = (|| {
         let text = read_whole(&mut file).map_err(|e| fail("read", e))?;
         let mut state: State = parse(path, &text)?;
@@ -234,7 +236,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.json");
         std::fs::write(&path, r#"{"version": 9, "iteration": 2, "future": [1], "tasks": {"t": {"id": "t", "phase": "x", "extra": true}}}"#).unwrap();
-        let state = update(&path, 100, &Secrets::off(), |s| {
+        let state = update(&path, 100, &Secrets::off(), Wait::default(), |s| {
             s.key_facts.push("f".into())
         })
         .unwrap()
@@ -245,7 +247,7 @@ mod tests {
         assert_eq!(saved["future"], serde_json::json!([1]));
         assert_eq!(saved["tasks"]["t"]["extra"], true);
         std::fs::write(&path, "{\"iteration\": 2,\n \"tasks\": [").unwrap();
-        let err = load(&path).unwrap_err().to_string();
+        let err = load(&path, Wait::default()).unwrap_err().to_string();
         assert!(
             err.starts_with(&format!(
                 "state file {} is not a valid state: line 2",
@@ -253,7 +255,7 @@ mod tests {
             )),
             "{err}"
         );
-        assert!(update(&path, 100, &Secrets::off(), |_| ()).is_err());
+        assert!(update(&path, 100, &Secrets::off(), Wait::default(), |_| ()).is_err());
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "{\"iteration\": 2,\n \"tasks\": [",

@@ -7,6 +7,9 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use axe_base::dirs::Dirs;
+use axe_memory::lock::Wait;
+
 use super::artifacts::Artifacts;
 use super::sandbox::Sandbox;
 
@@ -28,9 +31,16 @@ pub struct Act {
     /// When the run must be over: a command still running then is killed
     /// with everything it started.
     pub deadline: Instant,
+    /// axe's own directories, which the tools keep out of.
+    pub dirs: Dirs,
 }
 
 impl Act {
+    /// How long a file's lock is waited for: no longer than the run.
+    pub fn wait(&self) -> Wait {
+        Wait::Until(self.deadline)
+    }
+
     /// Whether the tool `name` was given to this agent.
     pub fn gives(&self, name: &str) -> bool {
         self.tools.iter().any(|t| t == name)

@@ -73,7 +73,7 @@ fn run_command(act: &Act, args: RunCommand) -> Result<Reply, String> {
     }
     let writable: Vec<&Path> = act.artifacts.iter().map(|a| a.dir.as_path()).collect();
     let mut cmd = sandbox
-        .command(&act.workdir, &writable, command)
+        .command(&act.dirs, &act.workdir, &writable, command)
         .map_err(|e| failed(&e))?;
     let (reader, writer) = std::io::pipe().map_err(|e| failed(&e))?;
     let writer2 = writer.try_clone().map_err(|e| failed(&e))?;

@@ -11,7 +11,7 @@ use super::paths::{self, Base};
 use crate::args::Args;
 use crate::{Reply, Tool};
 use axe_base::beneath::{self, Dir, Open};
-use axe_memory::lock::Mode;
+use axe_memory::lock::{Mode, Wait};
 
 /// The largest file `read_file` and `edit_file` take.
 const READ_LIMIT: u64 = 10 << 20;
@@ -195,7 +195,8 @@ fn write_file(act: &Act, args: WriteFile) -> Result<Reply, String> {
     let rel = args.path.as_str();
     let content = args.content.as_deref().unwrap_or_default();
     let (dir, name) = paths::file(&base, rel, true)?;
-    replace(&dir, &name, content.as_bytes()).map_err(|e| paths::failed(&base, rel, &e))?;
+    replace(&dir, &name, content.as_bytes(), act.wait())
+        .map_err(|e| paths::failed(&base, rel, &e))?;
     Ok(Reply::text(done(
         act,
         &base,
@@ -227,7 +228,7 @@ fn edit_file(act: &Act, args: EditFile) -> Result<Reply, String> {
     // Under the file's lock from reading to replacing: another edit of it
     // in the same turn (calls run at once) waits, and then edits what this
     // one wrote instead of having it overwritten.
-    let current = locked(&dir, &name, Open::Write)
+    let current = locked(&dir, &name, Open::Write, act.wait())
         .map_err(|e| unread(&base, rel, &e))?
         .ok_or_else(|| missing(rel))?;
     let mut content = Vec::new();
@@ -276,8 +277,8 @@ fn edit_file(act: &Act, args: EditFile) -> Result<Reply, String> {
 
 /// Replaces the file `name` in `dir` with `data` (creating it, 0644, when
 /// missing), keeping an existing file's mode.
-fn replace(dir: &Dir, name: &OsStr, data: &[u8]) -> std::io::Result<()> {
-    let current = locked(dir, name, Open::Update)?
+fn replace(dir: &Dir, name: &OsStr, data: &[u8], wait: Wait) -> std::io::Result<()> {
+    let current = locked(dir, name, Open::Update, wait)?
         .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
     write_over(&current, dir, name, data)
 }
@@ -285,9 +286,15 @@ fn replace(dir: &Dir, name: &OsStr, data: &[u8]) -> std::io::Result<()> {
 /// The file `name` in `dir` opened `how`, exclusively locked, as the
 /// memory files are: writers of one file (calls of one turn run at once)
 /// take turns, each replacing the file whole, since they share the one
-/// temp file name beside it. Waits no longer than the run's deadline.
-fn locked(dir: &Dir, name: &OsStr, how: Open) -> std::io::Result<Option<std::fs::File>> {
-    axe_memory::lock::open_locked(dir, name, how, Mode::Exclusive)
+/// temp file name beside it. Waits as `wait` says: no longer than the
+/// run's deadline.
+fn locked(
+    dir: &Dir,
+    name: &OsStr,
+    how: Open,
+    wait: Wait,
+) -> std::io::Result<Option<std::fs::File>> {
+    axe_memory::lock::open_locked(dir, name, how, Mode::Exclusive, wait)
 }
 
 /// Replaces the file `name` in `dir`, whose locked handle is `current`,

@@ -9,6 +9,7 @@ use std::path::Path;
 
 use super::act::Act;
 use axe_base::beneath::{self, Dir};
+use axe_base::dirs::Dirs;
 
 /// The directory a call works in, and its name in messages.
 pub struct Base<'a> {
@@ -16,6 +17,8 @@ pub struct Base<'a> {
     pub label: &'static str,
     /// Whether it is the artifact directory.
     pub artifact: bool,
+    /// axe's own directories, kept out of ([`private`]).
+    pub dirs: &'a Dirs,
 }
 
 /// The directory a call works in: the artifact directory when its
@@ -27,6 +30,7 @@ pub fn base(act: &Act, artifact: Option<bool>, default: bool) -> Result<Base<'_>
             root: &act.workdir,
             label: "workdir",
             artifact,
+            dirs: &act.dirs,
         });
     }
     match &act.artifacts {
@@ -34,6 +38,7 @@ pub fn base(act: &Act, artifact: Option<bool>, default: bool) -> Result<Base<'_>
             root: &a.dir,
             label: "artifact directory",
             artifact,
+            dirs: &act.dirs,
         }),
         None => Err("artifact directory not configured for this agent".into()),
     }
@@ -122,7 +127,7 @@ fn private(base: &Base, dir: &Dir) -> Result<(), String> {
         return Ok(());
     };
     let root = std::fs::canonicalize(base.root).unwrap_or_else(|_| base.root.to_path_buf());
-    let own = [axe_base::dirs::config_dir(), axe_base::dirs::data_dir()];
+    let own = [base.dirs.config(), base.dirs.data()];
     let hidden = own
         .into_iter()
         .flatten()

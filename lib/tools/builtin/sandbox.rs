@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
+use axe_base::dirs::Dirs;
+
 /// Where the sockets are.
 const RUN: &str = "/run";
 /// What systemd-resolved keeps there for name lookups.
@@ -127,10 +129,12 @@ impl Sandbox {
     }
 
     /// The process that runs `command` with `sh -c` in `workdir`, with
-    /// `writable` the directories it may write besides; its standard
-    /// input is set (empty, for the command).
+    /// `writable` the directories it may write besides and `dirs` axe's
+    /// own, which it may not read; its standard input is set (empty, for
+    /// the command).
     pub fn command(
         &self,
+        dirs: &Dirs,
         workdir: &Path,
         writable: &[&Path],
         command: &str,
@@ -155,7 +159,8 @@ impl Sandbox {
         // same place, the bind goes last (a workdir that is the home).
         // Depths are of the real paths: a mount lands where a symlink leads.
         let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let mut mounts: Vec<(PathBuf, bool)> = hidden().iter().map(|h| (real(h), false)).collect();
+        let mut mounts: Vec<(PathBuf, bool)> =
+            hidden(dirs).iter().map(|h| (real(h), false)).collect();
         mounts.extend(
             std::iter::once(workdir)
                 .chain(writable.iter().copied())
@@ -218,12 +223,12 @@ impl Sandbox {
 /// network namespace, and the session bus (`systemd-run --user`) or
 /// docker's runs anything outside the sandbox. Only those that exist:
 /// bubblewrap cannot make a mount point on a read-only root.
-fn hidden() -> Vec<PathBuf> {
+fn hidden(own: &Dirs) -> Vec<PathBuf> {
     let dirs = [
         Some(PathBuf::from(RUN)),
         std::env::var_os("HOME").map(PathBuf::from),
-        axe_base::dirs::config_dir().ok(),
-        axe_base::dirs::data_dir().ok(),
+        own.config().ok(),
+        own.data().ok(),
     ];
     let mut out: Vec<PathBuf> = Vec::new();
     for dir in dirs.into_iter().flatten() {

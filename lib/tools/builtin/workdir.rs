@@ -10,15 +10,17 @@
 use std::path::{Path, PathBuf};
 
 use super::BUILTIN;
+use axe_base::dirs::Dirs;
 
 /// Whether the current directory `dir` may be the workdir of `tools`:
-/// why not, in one line saying how to name it, when it may not.
-pub fn unnamed(dir: &Path, tools: &[String]) -> Result<(), String> {
+/// why not, in one line saying how to name it, when it may not; `dirs`
+/// are axe's own, which it must not hold.
+pub fn unnamed(dirs: &Dirs, dir: &Path, tools: &[String]) -> Result<(), String> {
     let in_workdir = |name: &String| BUILTIN.iter().any(|t| t.workdir && t.name == name);
     if !tools.iter().any(in_workdir) {
         return Ok(());
     }
-    let Some(why) = too_wide(&real(dir)) else {
+    let Some(why) = too_wide(dirs, &real(dir)) else {
         return Ok(());
     };
     let dir = dir.display();
@@ -34,16 +36,16 @@ pub fn whole_filesystem(dir: &Path) -> bool {
 }
 
 /// What `dir` (a real path) holds that a workdir must not, unless named.
-fn too_wide(dir: &Path) -> Option<String> {
+fn too_wide(dirs: &Dirs, dir: &Path) -> Option<String> {
     if dir == Path::new("/") {
         return Some("is the whole filesystem".into());
     }
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let kept = [
         (home, "the home directory"),
-        (axe_base::dirs::config_dir().ok(), "axe's config directory"),
-        (axe_base::dirs::data_dir().ok(), "axe's data directory"),
-        (axe_base::dirs::cache_dir().ok(), "axe's cache directory"),
+        (dirs.config().ok(), "axe's config directory"),
+        (dirs.data().ok(), "axe's data directory"),
+        (dirs.cache().ok(), "axe's cache directory"),
     ];
     kept.into_iter()
         .filter_map(|(path, name)| Some((real(&path?), name)))
@@ -82,10 +84,28 @@ mod tests {
     #[test]
     fn tools_outside_the_workdir_take_any() {
         let web = vec!["url_fetch".to_owned(), "web_search".to_owned()];
-        assert!(unnamed(Path::new("/"), &web).is_ok());
-        assert!(unnamed(Path::new("/"), &[]).is_ok());
+        let dirs = Dirs::from_env();
+        assert!(unnamed(&dirs, Path::new("/"), &web).is_ok());
+        assert!(unnamed(&dirs, Path::new("/"), &[]).is_ok());
         let files = vec!["read_file".to_owned()];
-        assert!(unnamed(Path::new("/"), &files).is_err());
+        assert!(unnamed(&dirs, Path::new("/"), &files).is_err());
+    }
+
+    /// Each caller's own directories are what a workdir may not hold:
+    /// two in one process (two servers, two runs) do not see each other's.
+    #[test]
+    fn the_directories_kept_out_are_the_callers() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        std::fs::create_dir_all(a.join("data")).unwrap();
+        std::fs::create_dir_all(b.join("data")).unwrap();
+        let files = vec!["read_file".to_owned()];
+        let of = |root: &Path| Dirs::given(Some(&root.join("config")), Some(&root.join("data")));
+        let (dirs_a, dirs_b) = (of(&a).unwrap(), of(&b).unwrap());
+        let err = unnamed(&dirs_a, &a, &files).unwrap_err();
+        assert!(err.contains("holds axe's config directory"), "{err}");
+        assert!(unnamed(&dirs_b, &a, &files).is_ok());
+        assert!(unnamed(&dirs_a, &b, &files).is_ok());
     }
 
     #[test]

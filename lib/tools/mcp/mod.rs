@@ -16,6 +16,7 @@ mod stdio;
 mod transport;
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -24,6 +25,8 @@ use serde_json::{Map, Value, json};
 use config::McpServer;
 use stdio::Launch;
 use transport::Transport;
+
+use axe_base::report::Report;
 
 /// The protocol revisions of the handshake generation axe speaks, as a
 /// client and as `axe-mcp`, newest first.
@@ -59,12 +62,14 @@ pub struct Resolved<'a> {
 
 impl Client {
     /// Starts or connects to the server and shakes hands, all before
-    /// `deadline`. `workdir` is where a stdio server's `cwd` starts.
+    /// `deadline`. `workdir` is where a stdio server's `cwd` starts;
+    /// `stderr_to` where its standard error's lines go (`-v`), if
+    /// anywhere.
     pub fn connect(
         resolved: Resolved,
         workdir: &Path,
         deadline: Instant,
-        verbose: bool,
+        stderr_to: Option<Arc<dyn Report>>,
     ) -> Result<Client, String> {
         let server = resolved.server;
         let transport: Box<dyn Transport> = match server.transport.as_str() {
@@ -74,7 +79,7 @@ impl Client {
                 args: &server.args,
                 env: resolved.env,
                 cwd: &workdir.join(&server.cwd),
-                verbose,
+                stderr_to,
             })?),
             config::SSE => Box::new(sse::Sse::connect(
                 server.url.trim(),

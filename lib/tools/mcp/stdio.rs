@@ -27,8 +27,8 @@ use serde_json::Value;
 use super::jsonrpc::{self, Line, MAX_LINE};
 use super::pending::Pending;
 use super::transport::Transport;
+use axe_base::report::Report;
 use axe_base::signals::{self, Stop};
-use axe_base::stderr::note;
 
 /// What of our own environment a server gets besides its `env`: where
 /// programs and home are, who and where the user is, how text is encoded,
@@ -92,7 +92,8 @@ pub struct Launch<'a> {
     /// Its `env`, expanded.
     pub env: Vec<(String, String)>,
     pub cwd: &'a Path,
-    pub verbose: bool,
+    /// Where its standard error's lines go (`-v`), if anywhere.
+    pub stderr_to: Option<Arc<dyn Report>>,
 }
 
 impl Stdio {
@@ -125,7 +126,8 @@ impl Stdio {
             child: Arc::clone(&child),
             pending: Arc::clone(&pending),
         };
-        drain(stderr, launch.verbose.then(|| launch.name.to_owned()));
+        let name = launch.name.to_owned();
+        drain(stderr, launch.stderr_to.map(|report| (report, name)));
         let writes = Arc::clone(&outbox);
         thread::spawn(move || write(stdin, &writes));
         let replies = move |message: Value| {
@@ -284,16 +286,16 @@ fn read(out: impl Read, pending: &Pending, child: &Mutex<Child>, reply: &dyn Fn(
     });
 }
 
-/// Reads the server's stderr to its end, each line to `-v` as
-/// `[mcp] NAME: line` when `name` is given, else nowhere.
-fn drain(err: impl Read + Send + 'static, name: Option<String>) {
+/// Reads the server's stderr to its end, each line to the reporter as
+/// `[mcp] NAME: line` when one is given (`-v`), else nowhere.
+fn drain(err: impl Read + Send + 'static, to: Option<(Arc<dyn Report>, String)>) {
     thread::spawn(move || {
         let mut err = BufReader::new(err);
         loop {
             match jsonrpc::read_line(&mut err) {
                 Ok(Line::Message(line)) => {
-                    if let Some(name) = &name {
-                        note(format_args!(
+                    if let Some((report, name)) = &to {
+                        report.note(format_args!(
                             "[mcp] {name}: {}",
                             String::from_utf8_lossy(&line).trim_end()
                         ));

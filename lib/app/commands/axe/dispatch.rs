@@ -284,8 +284,9 @@ fn unknown(words: &[OsString]) -> Error {
         let line: Vec<String> = [shell_word(agent)].into_iter().chain(rest).collect();
         format!("axe run {}", line.join(" "))
     };
+    let agents = crate::agent::Agents::new(axe_base::dirs::Dirs::from_env(), None);
     // An agent's name, exactly: `axe reviewer "hi"` meant `axe run`.
-    if crate::agent::file_path(&first).is_ok_and(|p| p.is_file()) {
+    if agents.file_path(&first).is_ok_and(|p| p.is_file()) {
         return say(
             &first,
             format!("\"{first}\" is an agent: {}", run_line(&first)),
@@ -294,7 +295,7 @@ fn unknown(words: &[OsString]) -> Error {
     if let Some((said, name)) = closest(&typed, &names) {
         return say(&said, format!("did you mean \"{name}\"?"));
     }
-    if let Some(agent) = crate::agent::near_name(&first) {
+    if let Some(agent) = agents.near_name(&first) {
         let advice = format!("did you mean the agent \"{agent}\"? {}", run_line(&agent));
         return say(&first, advice);
     }

@@ -109,7 +109,7 @@ struct Json {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    crate::commands::args::apply_wait(m)?;
+    let wait = crate::commands::args::wait(m)?;
     let mut sink = std::io::sink();
     let out = crate::commands::args::report_to(m, out, &mut sink);
     let target = super::resolve(m)?;
@@ -152,10 +152,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         &task,
         &result,
         at,
-        &crate::config::secrets(redact),
+        &crate::config::secrets(&super::super::args::env_agents(), redact),
+        wait,
     )?;
     let redacted = secrets::at(Place::RunLog, &appended.redacted);
-    secrets::tell(&redacted);
+    crate::commands::args::tell(&redacted);
     if m.flag(&JSON) {
         return axe_cli::write_json(
             out,

@@ -34,9 +34,9 @@ struct Json {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    crate::commands::args::apply_wait(m)?;
+    let wait = crate::commands::args::wait(m)?;
     let target = super::resolve(m)?;
-    let counted = axe_memory::log::count(&target.path)?;
+    let counted = axe_memory::log::count(&target.path, wait)?;
     if m.flag(&JSON) {
         return axe_cli::write_json(
             out,

@@ -36,14 +36,14 @@ const LAST: Flag = Flag::with_value(
 const JSON: Flag = Flag::switch("json", "Print a JSON array of {timestamp, task, result}");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    crate::commands::args::apply_wait(m)?;
+    let wait = crate::commands::args::wait(m)?;
     let target = super::resolve(m)?;
     let last = match m.number::<u64>(&LAST)? {
         Some(n) => n,
         // Validation guarantees the agent's value is not negative.
         None => target.memory.as_ref().map_or(0, |mem| mem.last_n.get()),
     };
-    let tail = axe_memory::log::tail(&target.path, last)?;
+    let tail = axe_memory::log::tail(&target.path, last, wait)?;
     if !m.flag(&JSON) {
         return tail.copy_to(out);
     }

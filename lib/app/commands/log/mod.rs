@@ -68,8 +68,9 @@ pub fn resolve(m: &Matches) -> Result<Target> {
             path: PathBuf::from(path),
         }),
         (Some(name), None) => {
-            let (cfg, _) = super::args::memory_agent(name)?;
-            let path = axe_memory::log::file_path(name, &cfg.memory.path)?;
+            let agents = super::args::env_agents();
+            let (cfg, _) = super::args::memory_agent(&agents, name)?;
+            let path = axe_memory::log::file_path(agents.dirs(), name, &cfg.memory.path)?;
             Ok(Target {
                 agent: Some(name.to_owned()),
                 memory: Some(cfg.memory),

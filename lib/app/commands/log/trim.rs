@@ -68,7 +68,7 @@ struct Json {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    crate::commands::args::apply_wait(m)?;
+    let wait = crate::commands::args::wait(m)?;
     let target = super::resolve(m)?;
     let keep = match m.number::<i64>(&KEEP)? {
         Some(n) if n < 0 => return Err(Error::Usage("--keep must be non-negative".to_owned())),
@@ -79,7 +79,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             None => None,
         },
     };
-    let outcome = log::trim(&target.path, keep.unwrap_or(0), m.flag(&COUNT))?;
+    let outcome = log::trim(&target.path, keep.unwrap_or(0), m.flag(&COUNT), wait)?;
     if m.flag(&JSON) {
         let json = match outcome {
             Trim::Within { entries } => Json {

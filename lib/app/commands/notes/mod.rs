@@ -16,10 +16,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::agent::Agents;
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Complete, Flag, Matches};
 use axe_memory::notes::Workspace;
-use axe_memory::secrets::{self, Redaction, Secrets};
+use axe_memory::secrets::{Redaction, Secrets};
 use axe_memory::settings::NotesConfig;
 
 pub const AGENT: Arg = super::args::AGENT;
@@ -46,6 +47,8 @@ pub struct Notes {
     pub ws: Workspace,
     /// The agent's `[memory] redact`; `None` without an agent.
     pub redact: Option<bool>,
+    /// Where the agent was found, and config.toml.
+    pub agents: Agents,
 }
 
 /// The agent named by the AGENT argument, with or without an agent file
@@ -56,13 +59,15 @@ pub fn of_agent(m: &Matches) -> Result<Notes> {
 }
 
 fn named(name: &str) -> Result<Notes> {
-    let (agent, _) = super::args::memory_agent(name)?;
-    let ws = Workspace::of(&agent.notes)?;
+    let agents = super::args::env_agents();
+    let (agent, _) = super::args::memory_agent(&agents, name)?;
+    let ws = Workspace::of(agents.dirs(), &agent.notes)?;
     Ok(Notes {
         agent: Some(name.to_owned()),
         cfg: agent.notes,
         ws,
         redact: agent.memory.redact,
+        agents,
     })
 }
 
@@ -76,15 +81,18 @@ pub fn of_flags(m: &Matches, agent_flag: &Flag, workspace: &Flag) -> Result<Note
             cfg: NotesConfig::default(),
             ws: Workspace::at(PathBuf::from(dir)),
             redact: None,
+            agents: super::args::env_agents(),
         }),
         (None, None) => {
             let cfg = NotesConfig::default();
-            let ws = Workspace::of(&cfg)?;
+            let agents = super::args::env_agents();
+            let ws = Workspace::of(agents.dirs(), &cfg)?;
             Ok(Notes {
                 agent: None,
                 cfg,
                 ws,
                 redact: None,
+                agents,
             })
         }
     }
@@ -98,7 +106,7 @@ impl Notes {
 
     /// What its writes do with credentials.
     pub fn secrets(&self) -> Secrets {
-        crate::config::secrets(self.redact)
+        crate::config::secrets(&self.agents, self.redact)
     }
 }
 
@@ -158,7 +166,7 @@ impl Written<'_> {
         path: &Path,
         json: bool,
     ) -> Result<()> {
-        secrets::tell(&self.redacted);
+        crate::commands::args::tell(&self.redacted);
         if json {
             return axe_cli::write_json(out, self);
         }

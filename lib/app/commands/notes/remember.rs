@@ -46,7 +46,7 @@ append takes no --if-match) and chars the entry's.",
 const JSON: Flag = super::WRITTEN_JSON;
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    crate::commands::args::apply_wait(m)?;
+    let wait = crate::commands::args::wait(m)?;
     let mut sink = std::io::sink();
     let out = crate::commands::args::report_to(m, out, &mut sink);
     let target = super::of_agent(m)?;
@@ -63,6 +63,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         OffsetDateTime::now_utc(),
         limit,
         &target.secrets(),
+        wait,
     )?;
     let written = Written {
         agent: Some(agent),

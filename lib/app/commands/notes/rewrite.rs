@@ -7,6 +7,7 @@ use std::path::Path;
 use super::Written;
 use axe_base::error::{Error, Result};
 use axe_cli::{Flag, Matches};
+use axe_memory::Wait;
 use axe_memory::notes::{self, Workspace};
 use axe_memory::secrets::{self, Place, Secrets};
 
@@ -27,6 +28,8 @@ pub struct Who<'a> {
     pub agent: Option<&'a str>,
     pub topic: Option<&'a str>,
     pub secrets: Secrets,
+    /// How long the file's lock is waited for (`--wait`).
+    pub wait: Wait,
 }
 
 /// Replaces `path` with standard input, within `limit`, and reports it
@@ -50,7 +53,7 @@ pub fn from_stdin(
         )));
     }
     let if_match = m.string(&IF_MATCH)?;
-    let done = notes::rewrite(ws, path, &content, if_match, limit, &who.secrets)?;
+    let done = notes::rewrite(ws, path, &content, if_match, limit, &who.secrets, who.wait)?;
     let place = match who.topic {
         Some(_) => Place::Topic,
         None => Place::MemoryFile,

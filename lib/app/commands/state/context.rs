@@ -60,12 +60,12 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    crate::commands::args::apply_wait(m)?;
+    let wait = crate::commands::args::wait(m)?;
     let t = super::resolve(m)?;
     let budget = m
         .number::<usize>(&BUDGET)?
         .unwrap_or_else(|| t.cfg.context_budget.as_usize());
-    let bytes = state::read(&t.path)?;
+    let bytes = state::read(&t.path, wait)?;
     let view = state::view(&t.path, &bytes)?;
     let json = m.flag(&JSON);
     let block = match json {

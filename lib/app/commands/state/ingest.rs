@@ -64,7 +64,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    crate::commands::args::apply_wait(m)?;
+    let wait = crate::commands::args::wait(m)?;
     let mut sink = std::io::sink();
     let out = crate::commands::args::report_to(m, out, &mut sink);
     let (tee, json) = (m.flag(&TEE), m.flag(&JSON));
@@ -76,12 +76,18 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let parsed = state::parse(&input);
     let task = m.string(&TASK)?.unwrap_or(DEFAULT_TASK);
     let phase = m.string(&PHASE)?;
-    let saved = state::update(&t.path, t.cfg.max_entries.as_usize(), &t.secrets, |s| {
-        if phase.is_some() {
-            s.task(task, phase);
-        }
-        s.apply(&parsed.signals, task, phase);
-    })?;
+    let saved = state::update(
+        &t.path,
+        t.cfg.max_entries.as_usize(),
+        &t.secrets,
+        wait,
+        |s| {
+            if phase.is_some() {
+                s.task(task, phase);
+            }
+            s.apply(&parsed.signals, task, phase);
+        },
+    )?;
     for r in &parsed.rejected {
         note(format_args!(
             "axe-state-ingest: line {}: {}: {}",
@@ -89,7 +95,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         ));
     }
     let redacted = secrets::at(Place::State, &saved.redacted);
-    secrets::tell(&redacted);
+    crate::commands::args::tell(&redacted);
     if json {
         return axe_cli::write_json(
             out,

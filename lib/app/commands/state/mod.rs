@@ -36,13 +36,14 @@ pub struct Target {
 /// `[state] path`, else `<data>/state/<agent>.json`.
 pub fn resolve(m: &Matches) -> Result<Target> {
     let agent = required_agent(m)?.to_owned();
-    let (loaded, _) = super::args::memory_agent(&agent)?;
+    let agents = super::args::env_agents();
+    let (loaded, _) = super::args::memory_agent(&agents, &agent)?;
     let cfg = loaded.state;
-    let path = axe_memory::state::file_path(&agent, &cfg.path)?;
+    let path = axe_memory::state::file_path(agents.dirs(), &agent, &cfg.path)?;
     Ok(Target {
         agent,
         cfg,
         path,
-        secrets: crate::config::secrets(loaded.memory.redact),
+        secrets: crate::config::secrets(&agents, loaded.memory.redact),
     })
 }

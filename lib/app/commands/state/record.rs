@@ -72,7 +72,7 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    crate::commands::args::apply_wait(m)?;
+    let wait = crate::commands::args::wait(m)?;
     let mut sink = std::io::sink();
     let out = crate::commands::args::report_to(m, out, &mut sink);
     // The rules see to exactly one of --success and --failure, and --task.
@@ -97,11 +97,15 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         pr,
         at: now,
     };
-    let saved = state::update(&t.path, t.cfg.max_entries.as_usize(), &t.secrets, |s| {
-        s.record(&task, phase, &outcome)
-    })?;
+    let saved = state::update(
+        &t.path,
+        t.cfg.max_entries.as_usize(),
+        &t.secrets,
+        wait,
+        |s| s.record(&task, phase, &outcome),
+    )?;
     let redacted = secrets::at(Place::State, &saved.redacted);
-    secrets::tell(&redacted);
+    crate::commands::args::tell(&redacted);
     if m.flag(&JSON) {
         return axe_cli::write_json(
             out,

@@ -29,9 +29,9 @@ an error naming it and the position (exit 1).",
 const JSON: Flag = Flag::switch("json", "Print the state document as JSON");
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    crate::commands::args::apply_wait(m)?;
+    let wait = crate::commands::args::wait(m)?;
     let t = super::resolve(m)?;
-    let s = state::load(&t.path)?;
+    let s = state::load(&t.path, wait)?;
     if m.flag(&JSON) {
         return axe_cli::write_json(out, &s);
     }

@@ -14,7 +14,6 @@ use super::views::SubAgent;
 use crate::run::prepared::{Prepared, Step};
 use crate::run::session::Session;
 use axe_base::error::Error;
-use axe_base::stderr::note;
 use axe_llm::{Deadline, ToolCall, ToolDef};
 use axe_tools::args::Args;
 use axe_tools::{Offered, Reply, ToolSource};
@@ -203,7 +202,7 @@ impl CallAgent<'_> {
                 Some((i, _)) => format!("{}...", &task[..i]),
                 None => task.to_owned(),
             };
-            note(format_args!(
+            session.report().note(format_args!(
                 "[sub-agent] Calling \"{name}\" (depth {}) with task: {preview}",
                 depth + 1
             ));
@@ -217,7 +216,7 @@ impl CallAgent<'_> {
         match (self.sub_agent)(name, &user, depth + 1, deadline, &caller.allowed_hosts) {
             Ok(content) => {
                 if verbose {
-                    note(format_args!(
+                    session.report().note(format_args!(
                         "[sub-agent] \"{name}\" completed in {}ms ({} chars returned)",
                         started.elapsed().as_millis(),
                         content.len()
@@ -233,7 +232,9 @@ impl CallAgent<'_> {
                 }
                 let message = failed.to_string();
                 if verbose {
-                    note(format_args!("[sub-agent] \"{name}\" failed: {message}"));
+                    session
+                        .report()
+                        .note(format_args!("[sub-agent] \"{name}\" failed: {message}"));
                 }
                 Err(format!(
                     "Error: sub-agent \"{name}\" failed - {message}. You may retry or proceed without this result."

@@ -9,9 +9,11 @@
 use serde_json::Value;
 
 use crate::agent::McpServer;
-use crate::run::pool::Pool;
+use std::sync::Arc;
+
+use crate::run::session::Session;
 use axe_base::error::{Error, Result};
-use axe_base::stderr::note;
+use axe_base::report::Report;
 use axe_llm::{Deadline, ToolCall, ToolDef};
 use axe_tools::mcp::config::expand;
 use axe_tools::mcp::{Client, Resolved, Tool};
@@ -38,39 +40,48 @@ impl Servers {
     /// Starts `servers` for an agent in `workdir`; `taken` are the names of
     /// the conversation's other tools, which keep them. An unset `${VAR}`
     /// and a tool name on two servers are config errors; a required server
-    /// that fails is an error naming it, one that is not a warning.
+    /// that fails is an error naming it, one that is not a warning. They
+    /// start as many at once as `session`'s pool spares, and what they
+    /// have to say goes to its reporter.
     pub fn start(
         servers: &[McpServer],
         workdir: &std::path::Path,
         taken: &[String],
         deadline: Deadline,
-        verbose: bool,
-        pool: &Pool,
+        session: &Session,
     ) -> Result<Servers> {
+        let (verbose, pool, report) = (session.verbose, &session.pool, session.report());
         let resolved = servers
             .iter()
             .map(resolve)
             .collect::<Result<Vec<Resolved>>>()?;
         if verbose {
-            servers.iter().for_each(say_starting);
+            servers.iter().for_each(|s| say_starting(report, s));
         }
         let started: Vec<Started> = pool.each(
             &resolved,
-            |r| start_one(r.clone(), workdir, deadline, verbose),
+            |r| {
+                start_one(
+                    r.clone(),
+                    workdir,
+                    deadline,
+                    verbose.then(|| session.reporter()),
+                )
+            },
             |_| Err("it crashed axe".into()),
         );
         let mut out = Servers::none(deadline);
         let mut failed = None;
         for (server, started) in servers.iter().zip(started) {
             match started {
-                Ok((client, tools)) => out.add(client, tools, taken, verbose)?,
+                Ok((client, tools)) => out.add(client, tools, taken, verbose.then_some(report))?,
                 Err(why) if server.required() => {
                     failed.get_or_insert(Error::ToolServer(format!(
                         "failed to connect MCP server \"{}\": {why}",
                         server.name
                     )));
                 }
-                Err(why) => note(format_args!(
+                Err(why) => report.note(format_args!(
                     "Warning: MCP server \"{}\" is not available, going on without its tools: {why}",
                     server.name
                 )),
@@ -91,21 +102,22 @@ impl Servers {
     }
 
     /// Registers `client`'s tools: a name another tool of the conversation
-    /// has is skipped; one another server offers is a config error.
+    /// has is skipped; one another server offers is a config error. With
+    /// `-v`, `verbose` is where that is said.
     fn add(
         &mut self,
         client: Client,
         tools: Vec<Tool>,
         taken: &[String],
-        verbose: bool,
+        verbose: Option<&dyn Report>,
     ) -> Result<()> {
         let index = self.clients.len();
         let listed = tools.len();
         let mut kept = 0;
         for tool in tools {
             if taken.contains(&tool.name) {
-                if verbose {
-                    note(format_args!(
+                if let Some(report) = verbose {
+                    report.note(format_args!(
                         "[mcp] Skipping \"{}\" from \"{}\" (conflicts with built-in tool)",
                         tool.name, client.name
                     ));
@@ -141,8 +153,8 @@ impl Servers {
             self.client_of.push(index);
             kept += 1;
         }
-        if verbose {
-            note(format_args!(
+        if let Some(report) = verbose {
+            report.note(format_args!(
                 "[mcp] \"{}\" discovered {listed} tool(s), registered {kept}",
                 client.name
             ));
@@ -198,10 +210,10 @@ fn resolve(server: &McpServer) -> Result<Resolved<'_>> {
     })
 }
 
-fn say_starting(server: &McpServer) {
+fn say_starting(report: &dyn Report, server: &McpServer) {
     let (name, transport) = (&server.name, &server.transport);
     match server.is_stdio() {
-        true => note(format_args!(
+        true => report.note(format_args!(
             "[mcp] Starting \"{name}\": {} ({transport})",
             std::iter::once(&server.command)
                 .chain(&server.args)
@@ -209,7 +221,7 @@ fn say_starting(server: &McpServer) {
                 .collect::<Vec<_>>()
                 .join(" ")
         )),
-        false => note(format_args!(
+        false => report.note(format_args!(
             "[mcp] Connecting to \"{name}\" at {} ({transport})",
             server.url.trim()
         )),
@@ -220,11 +232,60 @@ fn start_one(
     resolved: Resolved,
     workdir: &std::path::Path,
     deadline: Deadline,
-    verbose: bool,
+    stderr_to: Option<Arc<dyn Report>>,
 ) -> Started {
-    let client = Client::connect(resolved, workdir, deadline.at, verbose)?;
+    let client = Client::connect(resolved, workdir, deadline.at, stderr_to)?;
     let tools = client
         .tools(deadline.at)
         .map_err(|why| format!("failed to list its tools: {why}"))?;
     Ok((client, tools))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::agent::{AgentConfig, Agents};
+    use axe_base::dirs::Dirs;
+    use axe_base::report::Collected;
+    use axe_memory::Wait;
+
+    /// Starting a conversation's servers is a library call: what it has
+    /// to say (`-v`'s start line, an optional server's warning) goes to
+    /// the session's reporter, which here collects it.
+    #[test]
+    fn a_servers_lines_go_to_the_sessions_reporter() {
+        let tmp = tempfile::tempdir().unwrap();
+        let report = Arc::new(Collected::default());
+        let dirs = Dirs::given(Some(tmp.path()), Some(tmp.path())).unwrap();
+        let agents = Agents::new(dirs, None).reporting_to(report.clone());
+        let top = AgentConfig::default();
+        let parts = (tmp.path().to_owned(), agents, Wait::default());
+        let session = Session::new(crate::config::Config::default(), parts, &top, true);
+        let missing = tmp.path().join("no-such-server");
+        let server = McpServer {
+            name: "x".into(),
+            transport: "stdio".into(),
+            command: missing.display().to_string(),
+            required: Some(false),
+            ..McpServer::default()
+        };
+        let deadline = Deadline::after(std::time::Duration::from_secs(5));
+        let servers = [server];
+        let started = Servers::start(&servers, Path::new("/"), &[], deadline, &session).unwrap();
+        assert!(started.offered().is_empty());
+        let missing = missing.display();
+        assert_eq!(
+            report.lines(),
+            [
+                format!("[mcp] Starting \"x\": {missing} (stdio)"),
+                format!(
+                    "Warning: MCP server \"x\" is not available, going on without its tools: \
+                     {missing}: no such file or directory"
+                ),
+            ]
+        );
+    }
 }

@@ -75,10 +75,8 @@ impl<'a> Sources<'a> {
             return Ok(());
         }
         let taken: Vec<String> = self.tools().defs().iter().map(|t| t.name.clone()).collect();
-        let (workdir, verbose) = (&self.agent.workdir, self.session.verbose);
-        let deadline = self.own.deadline;
-        let pool = &self.session.pool;
-        self.mcp = Servers::start(servers, workdir, &taken, deadline, verbose, pool)?;
+        let (workdir, deadline) = (&self.agent.workdir, self.own.deadline);
+        self.mcp = Servers::start(servers, workdir, &taken, deadline, self.session)?;
         Ok(())
     }
 
@@ -157,7 +155,13 @@ fn run_one(session: &Session, tools: &Tools, call: &ToolCall) -> (ToolResult, Du
     let result = result(call, outcome);
     let took = started.elapsed();
     if session.verbose {
-        details::say(call, &result, took, &session.shown_secrets());
+        details::say(
+            session.report(),
+            call,
+            &result,
+            took,
+            &session.shown_secrets(),
+        );
     }
     (result, took)
 }

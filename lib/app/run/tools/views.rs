@@ -20,15 +20,18 @@ pub type SubAgent<'a> =
 pub fn memory(session: &Session, agent: &Prepared, deadline: Option<Deadline>) -> Memory {
     Memory {
         agent: agent.name.clone(),
+        dirs: agent.dirs.clone(),
         notes_cfg: agent.cfg.notes.clone(),
         notes: agent.notes.clone(),
         seen: Mutex::new(NotesSeen::default()),
         at_reply: Mutex::default(),
         verbose: session.verbose,
+        report: session.reporter(),
         secrets: session.secrets(&agent.cfg),
         redacted: Mutex::default(),
         served: None,
         deadline: deadline.map(|d| d.at),
+        wait: agent.wait,
     }
 }
 
@@ -43,5 +46,6 @@ pub fn act(session: &Session, agent: &Prepared, deadline: Deadline) -> Act {
         allowed_hosts: agent.allowed_hosts.clone(),
         sandbox: agent.sandbox.clone(),
         deadline: deadline.at,
+        dirs: agent.dirs.clone(),
     }
 }
