@@ -1,7 +1,7 @@
 //! The SHA-256 of a file's bytes, as `--if-match` takes and `--json`
 //! reports it: 64 lower-case hex digits.
 
-use aws_lc_rs::digest::{SHA256, digest};
+use ring::digest::{SHA256, digest};
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
     digest(&SHA256, bytes)

@@ -183,9 +183,9 @@ impl Client {
 fn config(roots: RootCerts) -> ureq::config::Config {
     let tls = TlsConfig::builder()
         .root_certs(roots)
-        // The TLS crypto of the tree (aws-lc-rs, which SHA-256 uses
-        // too), not a second one: ureq would pick ring.
-        .unversioned_rustls_crypto_provider(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+        // The TLS crypto of the tree (ring, which SHA-256 uses too),
+        // handed in: ureq's own choice would be a feature of its own.
+        .unversioned_rustls_crypto_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .build();
     ureq::Agent::config_builder()
         .http_status_as_error(false)
