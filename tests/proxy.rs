@@ -438,6 +438,39 @@ fn a_tool_conversation_is_one_connection_kept_alive() {
     server.answers_four_turns_on_one_connection(&env);
 }
 
+/// The built-in tools' calls go through the run's client too: two web
+/// searches at the provider's own host ride its one kept-alive
+/// connection (each search made a client, and a connection, of its own).
+#[test]
+fn web_searches_share_the_runs_connection() {
+    let env = Env::new();
+    tool_agent(&env, "\"web_search\"", "");
+    let call = |id: &str| {
+        json!({"model": "claude-test", "stop_reason": "tool_use",
+               "content": [{"type": "tool_use", "id": id, "name": "web_search", "input": {"query": "q"}}],
+               "usage": {"input_tokens": 5, "output_tokens": 3}})
+    };
+    let found = json!({"results": [{"title": "T", "url": "https://example.com", "content": "c"}]});
+    // Provider and search alike, in the order the run asks: a call, its
+    // search, a call, its search, the answer.
+    let server = KeptAlive::start(vec![
+        call("t0"),
+        found.clone(),
+        call("t1"),
+        found,
+        anthropic_reply("done"),
+    ]);
+    run(&env, &server.url)
+        .env("TAVILY_API_KEY", "tvly-test")
+        .env("AXE_WEB_SEARCH_BASE_URL", &server.url)
+        .arg("a")
+        .assert()
+        .success()
+        .stdout("done");
+    assert_eq!(*server.requests.lock().unwrap(), 5);
+    assert_eq!(*server.connections.lock().unwrap(), 1, "a connection a search");
+}
+
 /// A proxy or roots variable that cannot be used fails the calls it
 /// would carry, one line each, exit 3: never passed by, which would send
 /// the request around the proxy, or trust other roots.

@@ -33,6 +33,9 @@ pub struct Act {
     pub deadline: Instant,
     /// axe's own directories, which the tools keep out of.
     pub dirs: Dirs,
+    /// The run's HTTP client (`web_search`; `url_fetch` pins its
+    /// addresses on it).
+    pub client: axe_net::Client,
 }
 
 impl Act {

@@ -46,7 +46,7 @@ fn url_fetch(act: &Act, args: UrlFetch) -> Result<Reply, String> {
     let response = loop {
         hosts::allowed(&url.host, &act.allowed_hosts)?;
         let addrs = hosts::resolve(&url.host, url.port)?;
-        let response = http_get::get(&url, &addrs, deadline)
+        let response = http_get::get(&act.client, &url, &addrs, deadline)
             .map_err(|e| format!("Get {:?}: {e}", url.to_text()))?;
         let location = response
             .location

@@ -103,9 +103,15 @@ pub struct Response {
     pub body: Vec<u8>,
 }
 
-/// GETs `url` from the first of `addrs` that answers, by `deadline`.
-pub fn get(url: &Url, addrs: &[SocketAddr], deadline: Instant) -> Result<Response, String> {
-    let client = Client::from_env().pinned(addrs.to_vec());
+/// GETs `url` from the first of `addrs` that answers, by `deadline`,
+/// with `client`'s roots.
+pub fn get(
+    client: &Client,
+    url: &Url,
+    addrs: &[SocketAddr],
+    deadline: Instant,
+) -> Result<Response, String> {
+    let client = client.pinned(addrs.to_vec());
     let headers = [("accept", "*/*"), ("accept-encoding", "identity")];
     let response = client
         .send(Method::Get, &url.to_text(), &headers, None, deadline)

@@ -6,7 +6,7 @@ use std::io::Read;
 use std::time::{Duration, Instant};
 
 use axe_base::error::describe_io as describe;
-use axe_net::{Client, Method};
+use axe_net::Method;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -94,7 +94,8 @@ fn web_search(act: &Act, args: WebSearch) -> Result<Reply, String> {
     let deadline = Instant::now() + left;
     // Never printed: the error names the endpoint, not the request.
     let failed = |e: std::io::Error| format!("web_search: {base}: {}", describe(&e));
-    let response = Client::from_env()
+    let response = act
+        .client
         .send(
             Method::Post,
             &url,

@@ -30,10 +30,11 @@ pub struct Http {
 }
 
 impl Http {
-    pub fn new(url: &str, headers: Vec<(String, String)>) -> Http {
+    /// A server at `url`, spoken to through `client` (the run's, which
+    /// keeps the connection alive: every message is a POST to one URL).
+    pub fn new(url: &str, headers: Vec<(String, String)>, client: Client) -> Http {
         Http {
-            // Its own, kept alive: every message is a POST to one URL.
-            client: Client::from_env(),
+            client,
             url: url.to_owned(),
             headers,
             session: Mutex::new(None),

@@ -70,6 +70,7 @@ impl Client {
         workdir: &Path,
         deadline: Instant,
         stderr_to: Option<Arc<dyn Report>>,
+        http: &axe_net::Client,
     ) -> Result<Client, String> {
         let server = resolved.server;
         let transport: Box<dyn Transport> = match server.transport.as_str() {
@@ -85,8 +86,13 @@ impl Client {
                 server.url.trim(),
                 resolved.headers,
                 deadline,
+                http,
             )?),
-            _ => Box::new(http::Http::new(server.url.trim(), resolved.headers)),
+            _ => Box::new(http::Http::new(
+                server.url.trim(),
+                resolved.headers,
+                http.clone(),
+            )),
         };
         let client = Client {
             name: server.name.clone(),

@@ -32,12 +32,13 @@ impl Sse {
         url: &str,
         headers: Vec<(String, String)>,
         deadline: Instant,
+        client: &Client,
     ) -> Result<Sse, String> {
         let mut get = headers.clone();
         get.push(("accept".into(), "text/event-stream".into()));
-        // Its own: the stream holds one connection for the run, and the
-        // POSTs are kept alive on another.
-        let client = Client::from_env();
+        // The run's: the stream holds one of its connections for the run,
+        // and the POSTs are kept alive on another.
+        let client = client.clone();
         let response = send(&client, Method::Get, url, &get, None, deadline)?;
         let pending = Arc::new(Pending::default());
         let (found, endpoint) = channel();

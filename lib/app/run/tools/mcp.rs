@@ -66,6 +66,7 @@ impl Servers {
                     workdir,
                     deadline,
                     verbose.then(|| session.reporter()),
+                    &session.client,
                 )
             },
             |_| Err("it crashed axe".into()),
@@ -233,8 +234,9 @@ fn start_one(
     workdir: &std::path::Path,
     deadline: Deadline,
     stderr_to: Option<Arc<dyn Report>>,
+    http: &axe_net::Client,
 ) -> Started {
-    let client = Client::connect(resolved, workdir, deadline.at, stderr_to)?;
+    let client = Client::connect(resolved, workdir, deadline.at, stderr_to, http)?;
     let tools = client
         .tools(deadline.at)
         .map_err(|why| format!("failed to list its tools: {why}"))?;

@@ -47,5 +47,6 @@ pub fn act(session: &Session, agent: &Prepared, deadline: Deadline) -> Act {
         sandbox: agent.sandbox.clone(),
         deadline: deadline.at,
         dirs: agent.dirs.clone(),
+        client: session.client.clone(),
     }
 }
