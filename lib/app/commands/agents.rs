@@ -216,11 +216,11 @@ fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // by the `name` field, so copies of one file all showed its name.
     let (found, broken) = agents.list_all()?;
     for file in &broken {
-        eprintln!(
+        axe_base::stderr::note(format_args!(
             "Warning: not listed: {}: {}",
             file.path.display(),
             file.error
-        );
+        ));
     }
     if m.flag(&LIST_JSON) {
         let listed: Vec<Listed> = found
@@ -605,11 +605,11 @@ fn warn_missing_skill(dirs: &Dirs, skill: &str) -> Result<()> {
     let config_dir = dirs.config()?;
     let path = config_dir.join(skill);
     if !path.is_file() {
-        eprintln!(
+        axe_base::stderr::note(format_args!(
             "Warning: skill not found: {} (a relative skill path is read from {})",
             path.display(),
             config_dir.display()
-        );
+        ));
     }
     Ok(())
 }
