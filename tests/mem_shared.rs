@@ -235,7 +235,7 @@ fn a_malformed_flag_is_the_error_before_a_broken_agent() {
     let env = Env::new();
     env.agent("rev", "name = \n");
     let not_utf8 = OsStr::from_bytes(b"a \xff b");
-    let cases: [(&str, Vec<&OsStr>, &str); 7] = [
+    let cases: [(&str, Vec<&OsStr>, &str); 9] = [
         (
             "axe-mem-load",
             vec!["--last".as_ref(), "ten".as_ref()],
@@ -282,10 +282,30 @@ fn a_malformed_flag_is_the_error_before_a_broken_agent() {
             ],
             "--pr: not valid UTF-8",
         ),
+        (
+            "axe-notes-recall",
+            vec!["--days".as_ref(), "ten".as_ref()],
+            "--days: invalid number",
+        ),
+        (
+            "axe-notes-search",
+            vec![
+                "word".as_ref(),
+                "--agent".as_ref(),
+                "rev".as_ref(),
+                "--timeout".as_ref(),
+                "ten".as_ref(),
+            ],
+            "--timeout: invalid number",
+        ),
     ];
     for (bin, args, want) in cases {
+        let agent = match bin {
+            "axe-notes-search" => None,
+            _ => Some("rev"),
+        };
         env.cmd(bin)
-            .arg("rev")
+            .args(agent)
             .args(&args)
             .write_stdin("")
             .assert()
