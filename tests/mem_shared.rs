@@ -235,7 +235,7 @@ fn a_malformed_flag_is_the_error_before_a_broken_agent() {
     let env = Env::new();
     env.agent("rev", "name = \n");
     let not_utf8 = OsStr::from_bytes(b"a \xff b");
-    let cases: [(&str, Vec<&OsStr>, &str); 10] = [
+    let cases: [(&str, Vec<&OsStr>, &str); 12] = [
         (
             "axe-mem-load",
             vec!["--last".as_ref(), "ten".as_ref()],
@@ -293,6 +293,22 @@ fn a_malformed_flag_is_the_error_before_a_broken_agent() {
             "error parsing flag --days: invalid number",
         ),
         (
+            "axe-notes-reflect",
+            vec!["--if-match".as_ref(), not_utf8],
+            "error parsing flag --if-match: not valid UTF-8",
+        ),
+        (
+            "axe-notes-learn",
+            vec![
+                "topic".as_ref(),
+                "--agent".as_ref(),
+                "rev".as_ref(),
+                "--if-match".as_ref(),
+                not_utf8,
+            ],
+            "error parsing flag --if-match: not valid UTF-8",
+        ),
+        (
             "axe-notes-search",
             vec![
                 "word".as_ref(),
@@ -306,7 +322,7 @@ fn a_malformed_flag_is_the_error_before_a_broken_agent() {
     ];
     for (bin, args, want) in cases {
         let agent = match bin {
-            "axe-notes-search" => None,
+            "axe-notes-search" | "axe-notes-learn" => None,
             _ => Some("rev"),
         };
         env.cmd(bin)
