@@ -887,3 +887,28 @@ fn show_and_check_list_the_unknown_keys() {
         .stdout("ok\n")
         .stderr("");
 }
+
+/// `axe-agents init` reads its flags before config.toml, as cobra parsed
+/// flags first: a system prompt that is not UTF-8 is the error even when
+/// config.toml is broken (exit 2 when the flags are right), and nothing
+/// is written.
+#[test]
+fn init_reads_its_flags_before_a_broken_config() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::new();
+    env.write(
+        &env.config_dir().join("axe/config.toml"),
+        "default_model = \n",
+    );
+    env.cmd("axe-agents")
+        .args(["init", "a", "--system"])
+        .arg(std::ffi::OsStr::from_bytes(b"be \xff brief"))
+        .assert()
+        .code(1)
+        .stderr("error parsing flag --system: not valid UTF-8\n");
+    env.cmd("axe-agents")
+        .args(["init", "a", "--system", "be brief"])
+        .assert()
+        .code(2);
+    assert!(!env.config_dir().join("axe/agents/a.toml").exists());
+}

@@ -1551,3 +1551,24 @@ fn system_file_is_sent() {
         "You review diffs.\n"
     );
 }
+
+/// Flags are read before anything is: a system prompt that is not UTF-8
+/// is the error even when the request file is missing too, as cobra
+/// parsed flags first in Go.
+#[test]
+fn a_malformed_flag_is_the_error_before_the_request_file_is_read() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::new();
+    let missing = env.root().join("missing.json");
+    env.cmd("axe-llm")
+        .arg("-s")
+        .arg(std::ffi::OsStr::from_bytes(b"be \xff brief"))
+        .arg("--request")
+        .arg(&missing)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "error parsing flag --system: not valid UTF-8",
+        ))
+        .stderr(predicate::str::contains("request file").not());
+}

@@ -224,3 +224,120 @@ fn reading_a_name_without_a_file_creates_nothing() {
     }
     assert!(!env.data_dir().exists(), "a read must not create memory");
 }
+
+/// Flags are read before the agent is, as cobra parsed them first in Go:
+/// with a broken agent file (exit 2 when the flags are right), a
+/// malformed flag is the error (exit 1), and nothing is read or written.
+#[test]
+fn a_malformed_flag_is_the_error_before_a_broken_agent() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::new();
+    env.agent("rev", "name = \n");
+    let not_utf8 = OsStr::from_bytes(b"a \xff b");
+    let cases: [(&str, Vec<&OsStr>, &str); 12] = [
+        (
+            "axe-mem-load",
+            vec!["--last".as_ref(), "ten".as_ref()],
+            "error parsing flag --last: invalid number",
+        ),
+        (
+            "axe-mem-trim",
+            vec!["--keep".as_ref(), "ten".as_ref()],
+            "error parsing flag --keep: invalid number",
+        ),
+        (
+            "axe-mem-append",
+            vec![
+                "--task".as_ref(),
+                "t".as_ref(),
+                "--timestamp".as_ref(),
+                "noon".as_ref(),
+            ],
+            "error parsing flag --timestamp: \"noon\" is not an RFC 3339 time",
+        ),
+        (
+            "axe-state-context",
+            vec!["--budget".as_ref(), "ten".as_ref()],
+            "error parsing flag --budget: invalid number",
+        ),
+        (
+            "axe-state-show",
+            vec!["--task".as_ref(), not_utf8],
+            "error parsing flag --task: not valid UTF-8",
+        ),
+        (
+            "axe-state-ingest",
+            vec!["--phase".as_ref(), not_utf8],
+            "error parsing flag --phase: not valid UTF-8",
+        ),
+        (
+            "axe-state-record",
+            vec![
+                "--success".as_ref(),
+                "--task".as_ref(),
+                "t".as_ref(),
+                "--pr".as_ref(),
+                not_utf8,
+            ],
+            "error parsing flag --pr: not valid UTF-8",
+        ),
+        (
+            "axe-context",
+            vec!["--budget".as_ref(), "ten".as_ref()],
+            "error parsing flag --budget: invalid number",
+        ),
+        (
+            "axe-notes-recall",
+            vec!["--days".as_ref(), "ten".as_ref()],
+            "error parsing flag --days: invalid number",
+        ),
+        (
+            "axe-notes-reflect",
+            vec!["--if-match".as_ref(), not_utf8],
+            "error parsing flag --if-match: not valid UTF-8",
+        ),
+        (
+            "axe-notes-learn",
+            vec![
+                "topic".as_ref(),
+                "--agent".as_ref(),
+                "rev".as_ref(),
+                "--if-match".as_ref(),
+                not_utf8,
+            ],
+            "error parsing flag --if-match: not valid UTF-8",
+        ),
+        (
+            "axe-notes-search",
+            vec![
+                "word".as_ref(),
+                "--agent".as_ref(),
+                "rev".as_ref(),
+                "--timeout".as_ref(),
+                "0".as_ref(),
+            ],
+            "--timeout must be a positive number of seconds",
+        ),
+    ];
+    for (bin, args, want) in cases {
+        let agent = match bin {
+            "axe-notes-search" | "axe-notes-learn" => None,
+            _ => Some("rev"),
+        };
+        env.cmd(bin)
+            .args(agent)
+            .args(&args)
+            .write_stdin("")
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(predicates::str::contains(want));
+    }
+    // The right flags meet the broken agent.
+    env.cmd("axe-mem-load")
+        .args(["rev", "--last", "1"])
+        .assert()
+        .code(2);
+    assert!(!env.data_dir().exists(), "nothing written");
+}

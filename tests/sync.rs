@@ -924,3 +924,23 @@ fn bare_axe_sync_is_axe_sync_run_and_a_near_miss_is_a_mistyped_command() {
     assert!(help.contains("  axe-sync [OPTIONS] [AGENT]...\n"), "{help}");
     assert!(help.contains("Commands:\n  run "), "{help}");
 }
+
+/// `axe-sync` reads its flags before its names, as cobra parsed flags
+/// first: a --timeout out of range is the error beside a name that is not
+/// one (exit 2 when the flags are right), and nothing is made. (One that
+/// is no number at all the parser refuses before either.)
+#[test]
+fn a_malformed_timeout_is_the_error_before_a_bad_name() {
+    let env = Env::new();
+    env.cmd("axe-sync")
+        .args(["../x", "--timeout", "0"])
+        .assert()
+        .code(1)
+        .stderr("--timeout must be a positive number of seconds\n");
+    env.cmd("axe-sync")
+        .args(["../x", "--timeout", "10"])
+        .assert()
+        .code(2)
+        .stderr("invalid agent name \"../x\"\n");
+    assert!(!env.data_dir().exists(), "nothing made");
+}

@@ -559,6 +559,11 @@ fn go_float(f: f64) -> String {
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let agents = super::args::agents(m)?;
     let name = required_agent(m)?;
+    // Every flag is read before config.toml is, as cobra parsed flags
+    // first: a malformed one is the error even when the config is broken.
+    // Blank is "not given", as `-p ""` is for axe-run.
+    let system_prompt = m.string(&INIT_SYSTEM)?.filter(|s| !s.is_empty());
+    let skill = m.string(&INIT_SKILL)?.filter(|s| !s.is_empty());
     let config;
     let model = match m.string(&INIT_MODEL)? {
         Some(model) => {
@@ -571,9 +576,6 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
             config.default_model()?
         }
     };
-    // Blank is "not given", as `-p ""` is for axe-run.
-    let system_prompt = m.string(&INIT_SYSTEM)?.filter(|s| !s.is_empty());
-    let skill = m.string(&INIT_SKILL)?.filter(|s| !s.is_empty());
     let fill = agent::Fill {
         model,
         system_prompt,

@@ -74,24 +74,49 @@ struct Json<'a> {
     block: &'a Assembled,
 }
 
+/// `axe-context`'s command line, read before any file is touched: a
+/// malformed flag is the error even when the agent file is broken, as
+/// cobra parsed flags first in Go.
+struct Args<'m> {
+    agent: &'m str,
+    wait: axe_memory::Wait,
+    budget: Option<usize>,
+    json: bool,
+    now: Current<'m>,
+}
+
+impl<'m> Args<'m> {
+    fn read(m: &'m Matches) -> Result<Args<'m>> {
+        Ok(Args {
+            wait: super::args::wait(m)?,
+            agent: required_agent(m)?,
+            budget: m.number::<usize>(&BUDGET)?,
+            json: m.flag(&JSON),
+            now: Current {
+                task: Some(m.string(&TASK)?.unwrap_or(state::DEFAULT_TASK)),
+                phase: m.string(&PHASE)?,
+            },
+        })
+    }
+}
+
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let wait = super::args::wait(m)?;
-    let name = required_agent(m)?;
+    let Args {
+        agent: name,
+        wait,
+        budget,
+        json,
+        now,
+    } = Args::read(m)?;
     let agents = super::args::env_agents();
     let (cfg, _) = super::args::memory_agent(&agents, name)?;
-    let budget = match m.number::<usize>(&BUDGET)? {
-        Some(n) => n,
-        None => cfg.context.budget.map_or(DEFAULT_BUDGET, |b| b.as_usize()),
-    };
-    let json = m.flag(&JSON);
+    let budget =
+        budget.unwrap_or_else(|| cfg.context.budget.map_or(DEFAULT_BUDGET, |b| b.as_usize()));
     let request = Request {
         dirs: agents.dirs(),
         wait,
         budget,
-        now: Current {
-            task: Some(m.string(&TASK)?.unwrap_or(state::DEFAULT_TASK)),
-            phase: m.string(&PHASE)?,
-        },
+        now,
         listing: json,
         log: None,
         today: time::OffsetDateTime::now_utc().date(),

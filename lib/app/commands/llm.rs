@@ -137,48 +137,76 @@ struct Calls<'a> {
     calls: &'a [ToolCall],
 }
 
-fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let temperature = m.number::<f64>(&TEMPERATURE)?;
-    let max_tokens = m.number::<u64>(&MAX_TOKENS)?;
-    let timeout = target::timeout(m, &TIMEOUT)?;
-    // Standard input is read within it too: a pipe may never close.
-    let deadline = axe_llm::Deadline::after(timeout);
-    let retries = m.number::<u32>(&RETRIES)?.unwrap_or(0);
-    let stream = m.flag(&STREAM);
-    let json = m.flag(&JSON);
+/// `axe-llm`'s command line as typed values, read before anything is
+/// read: a malformed flag is reported before the request file, standard
+/// input or the config is touched, as cobra parsed flags first in Go.
+struct Args<'m> {
+    model: Option<&'m str>,
+    /// `-s TEXT`; `--system-file` is read later, as it is a file.
+    system: Option<&'m str>,
+    system_file: Option<&'m Path>,
+    temperature: Option<f64>,
+    max_tokens: Option<u64>,
+    timeout: std::time::Duration,
+    retries: u32,
+    stream: bool,
+    json: bool,
+    request: Option<&'m str>,
+    no_stdin: bool,
+}
 
-    let request = m.string(&REQUEST)?;
-    let mut conversation = match request {
-        Some("-") if m.flag(&NO_STDIN) => {
-            return Err(Error::Usage(
+impl<'m> Args<'m> {
+    fn read(m: &'m Matches) -> Result<Args<'m>> {
+        let args = Args {
+            model: m.string(&MODEL)?,
+            system: m.string(&SYSTEM)?,
+            system_file: m.value(&SYSTEM_FILE).map(Path::new),
+            temperature: m.number::<f64>(&TEMPERATURE)?,
+            max_tokens: m.number::<u64>(&MAX_TOKENS)?,
+            timeout: target::timeout(m, &TIMEOUT)?,
+            retries: m.number::<u32>(&RETRIES)?.unwrap_or(0),
+            stream: m.flag(&STREAM),
+            json: m.flag(&JSON),
+            request: m.string(&REQUEST)?,
+            no_stdin: m.flag(&NO_STDIN),
+        };
+        match args.request {
+            Some("-") if args.no_stdin => Err(Error::Usage(
                 "--request - reads standard input, which -n leaves unread: give a file".into(),
-            ));
+            )),
+            Some(_) if !m.args().is_empty() => Err(Error::Usage(
+                "cannot combine --request with a PROMPT".into(),
+            )),
+            _ => Ok(args),
         }
-        Some(source) => {
-            if !m.args().is_empty() {
-                return Err(Error::Usage(
-                    "cannot combine --request with a PROMPT".into(),
-                ));
-            }
-            read_request(source, deadline)?
-        }
+    }
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let args = Args::read(m)?;
+    let json = args.json;
+    // Standard input is read within the timeout too: a pipe may never close.
+    let deadline = axe_llm::Deadline::after(args.timeout);
+
+    let mut conversation = match args.request {
+        Some(source) => read_request(source, deadline)?,
         None => Conversation {
-            messages: vec![Message::user(prompt(m, deadline)?)],
+            messages: vec![Message::user(prompt(m, args.no_stdin, deadline)?)],
             ..Conversation::default()
         },
     };
-    if let Some(system) = system_prompt(m)? {
+    if let Some(system) = system_prompt(&args)? {
         conversation.system = system;
     }
     // Given, from the flag or the file, is sent, 0 included: only an
     // agent file's 0 means "not set" (Go's), and there is none here.
-    if let Some(t) = temperature {
+    if let Some(t) = args.temperature {
         conversation.temperature = Some(t);
     }
-    if let Some(n) = max_tokens {
+    if let Some(n) = args.max_tokens {
         conversation.max_tokens = n;
     }
-    let given = match m.string(&MODEL)? {
+    let given = match args.model {
         Some(model) => Some(model.to_owned()),
         None => conversation.model.clone(),
     };
@@ -202,8 +230,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let endpoint = config.endpoint(provider)?;
     let options = CallOptions {
         deadline,
-        retry: axe_llm::RetryPolicy::times(retries),
-        stream,
+        retry: axe_llm::RetryPolicy::times(args.retries),
+        stream: args.stream,
         client: axe_net::Client::from_env(),
     };
 
@@ -220,7 +248,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         axe_llm::complete(&endpoint, &name, &conversation, &options, &mut show)?
     };
     let duration_ms = started.elapsed().as_millis();
-    print_reply(out, &reply, json, stream, duration_ms)
+    print_reply(out, &reply, json, args.stream, duration_ms)
 }
 
 fn print_reply(
@@ -253,7 +281,7 @@ fn print_reply(
 
 /// PROMPT's words, then standard input when it is piped (after a blank
 /// line), as `axe-run` builds its task.
-fn prompt(m: &Matches, deadline: axe_llm::Deadline) -> Result<String> {
+fn prompt(m: &Matches, no_stdin: bool, deadline: axe_llm::Deadline) -> Result<String> {
     let words = (!m.args().is_empty()).then(|| {
         m.args()
             .iter()
@@ -261,7 +289,7 @@ fn prompt(m: &Matches, deadline: axe_llm::Deadline) -> Result<String> {
             .collect::<Vec<_>>()
             .join(" ")
     });
-    let stdin = match m.flag(&NO_STDIN) {
+    let stdin = match no_stdin {
         true => String::new(),
         false => super::stdin::piped_stdin(deadline)?,
     };
@@ -277,11 +305,11 @@ fn prompt(m: &Matches, deadline: axe_llm::Deadline) -> Result<String> {
 /// `-s TEXT` or `--system-file PATH`; an unreadable file (a FIFO, a
 /// device, one over [`read::PROMPT_LIMIT`]) is a config error, like a
 /// skill file for `axe-run`.
-fn system_prompt(m: &Matches) -> Result<Option<String>> {
+fn system_prompt(args: &Args) -> Result<Option<String>> {
     // The rules refuse both.
-    match (m.string(&SYSTEM)?, m.value(&SYSTEM_FILE)) {
+    match (args.system, args.system_file) {
         (Some(text), _) => Ok(Some(text.to_owned())),
-        (None, Some(path)) => match read::lossy_text(Path::new(path), read::PROMPT_LIMIT) {
+        (None, Some(path)) => match read::lossy_text(path, read::PROMPT_LIMIT) {
             Ok(text) => Ok(Some(text)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
                 "system file not found: {}",

@@ -223,6 +223,7 @@ fn program() -> Result<Vec<String>> {
 
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let wait = args::wait(m)?;
+    let deadline = deadline(m)?;
     let remote = m.string(&REMOTE)?;
     if remote.is_some_and(str::is_empty) {
         return Err(Error::Usage("--remote must not be empty".into()));
@@ -230,7 +231,7 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let done = axe_sync::init(
         &dir(m)?,
         remote,
-        deadline(m)?,
+        deadline,
         crate::config::secrets(&super::args::env_agents(), None),
         &program()?,
         wait,
@@ -247,7 +248,11 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    // The flags first, as cobra parsed them: a malformed --timeout is the
+    // error even beside a name that is not one. The clock starts here
+    // either way: nothing between takes time.
     let wait = args::wait(m)?;
+    let deadline = deadline(m)?;
     let agents = m
         .args()
         .iter()
@@ -268,7 +273,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         agents,
         push: !m.flag(&NO_PUSH),
         dry_run: m.flag(&DRY_RUN),
-        deadline: deadline(m)?,
+        deadline,
         wait,
         secrets: crate::config::secrets(&super::args::env_agents(), None),
     })?;

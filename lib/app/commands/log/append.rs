@@ -108,39 +108,77 @@ struct Json {
     redacted: Vec<Redaction>,
 }
 
+/// `axe-mem-append`'s command line, read before any file is touched: a
+/// malformed --timestamp is the error even when the agent is broken.
+struct Args<'m> {
+    log: super::Given<'m>,
+    wait: axe_memory::Wait,
+    task: &'m std::ffi::OsStr,
+    /// `--task-file`: `task` is a path to read.
+    task_file: bool,
+    at: OffsetDateTime,
+    result: Option<&'m std::ffi::OsStr>,
+    json: bool,
+}
+
+impl<'m> Args<'m> {
+    fn read(m: &'m Matches) -> Result<Args<'m>> {
+        // The rules see to exactly one of --task and --task-file.
+        let (task, task_file) = match (m.value(&TASK), m.value(&TASK_FILE)) {
+            (Some(task), _) => (task, false),
+            (None, Some(path)) => (path, true),
+            (None, None) => return Err(Error::Usage(TASK_NEEDED.message())),
+        };
+        Ok(Args {
+            wait: crate::commands::args::wait(m)?,
+            log: super::Given::read(m)?,
+            task,
+            task_file,
+            at: match m.string(&TIMESTAMP)? {
+                Some(t) => OffsetDateTime::parse(t, &Rfc3339)
+                    .ok()
+                    // Stored in UTC, which must still be a year RFC 3339 can write.
+                    .and_then(|at| at.checked_to_offset(time::UtcOffset::UTC))
+                    .filter(|at| (0..=9999).contains(&at.year()))
+                    .ok_or_else(|| {
+                        Error::Usage(format!(
+                            "error parsing flag --timestamp: \"{t}\" is not an RFC 3339 time such as 2026-02-28T15:04:05Z"
+                        ))
+                    })?,
+                None => OffsetDateTime::now_utc(),
+            },
+            result: m.value(&RESULT),
+            json: m.flag(&JSON),
+        })
+    }
+}
+
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let wait = crate::commands::args::wait(m)?;
+    let Args {
+        log,
+        wait,
+        task,
+        task_file,
+        at,
+        result,
+        json,
+    } = Args::read(m)?;
     let mut sink = std::io::sink();
     let out = crate::commands::args::report_to(m, out, &mut sink);
-    let target = super::resolve(m)?;
-    // The rules see to exactly one of --task and --task-file.
-    let task = match (m.value(&TASK), m.value(&TASK_FILE)) {
-        (Some(task), _) => task.as_encoded_bytes().to_vec(),
-        (None, Some(path)) => fs::File::open(path)
+    let target = log.resolve()?;
+    let task = match task_file {
+        false => task.as_encoded_bytes().to_vec(),
+        true => fs::File::open(task)
             .and_then(|file| read_kept(file, axe_memory::log::TASK_LIMIT))
             .map_err(|e| {
                 Error::Input(format!(
                     "failed to read task file {}: {}",
-                    path.to_string_lossy(),
+                    task.to_string_lossy(),
                     axe_base::error::describe_io(&e)
                 ))
             })?,
-        (None, None) => return Err(Error::Usage(TASK_NEEDED.message())),
     };
-    let at = match m.string(&TIMESTAMP)? {
-        Some(t) => OffsetDateTime::parse(t, &Rfc3339)
-            .ok()
-            // Stored in UTC, which must still be a year RFC 3339 can write.
-            .and_then(|at| at.checked_to_offset(time::UtcOffset::UTC))
-            .filter(|at| (0..=9999).contains(&at.year()))
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "error parsing flag --timestamp: \"{t}\" is not an RFC 3339 time such as 2026-02-28T15:04:05Z"
-                ))
-            })?,
-        None => OffsetDateTime::now_utc(),
-    };
-    let result = match m.value(&RESULT) {
+    let result = match result {
         Some(r) => r.as_encoded_bytes().to_vec(),
         None if io::stdin().is_terminal() => Vec::new(),
         None => read_kept(io::stdin().lock(), axe_memory::log::RESULT_LIMIT)
@@ -157,7 +195,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     )?;
     let redacted = secrets::at(Place::RunLog, &appended.redacted);
     crate::commands::args::tell(&redacted);
-    if m.flag(&JSON) {
+    if json {
         return axe_cli::write_json(
             out,
             &Json {

@@ -35,16 +35,40 @@ const LAST: Flag = Flag::with_value(
 
 const JSON: Flag = Flag::switch("json", "Print a JSON array of {timestamp, task, result}");
 
+/// `axe-mem-load`'s command line, read before any file is touched.
+struct Args<'m> {
+    log: super::Given<'m>,
+    wait: axe_memory::Wait,
+    last: Option<u64>,
+    json: bool,
+}
+
+impl<'m> Args<'m> {
+    fn read(m: &'m Matches) -> Result<Args<'m>> {
+        Ok(Args {
+            wait: crate::commands::args::wait(m)?,
+            last: m.number::<u64>(&LAST)?,
+            json: m.flag(&JSON),
+            log: super::Given::read(m)?,
+        })
+    }
+}
+
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let wait = crate::commands::args::wait(m)?;
-    let target = super::resolve(m)?;
-    let last = match m.number::<u64>(&LAST)? {
+    let Args {
+        log,
+        wait,
+        last,
+        json,
+    } = Args::read(m)?;
+    let target = log.resolve()?;
+    let last = match last {
         Some(n) => n,
         // Validation guarantees the agent's value is not negative.
         None => target.memory.as_ref().map_or(0, |mem| mem.last_n.get()),
     };
     let tail = axe_memory::log::tail(&target.path, last, wait)?;
-    if !m.flag(&JSON) {
+    if !json {
         return tail.copy_to(out);
     }
     // Streamed: one entry in memory at a time, however long the array.

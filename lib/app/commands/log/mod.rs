@@ -55,27 +55,51 @@ impl Target {
     }
 }
 
-/// Reads `AGENT` or `--file`. An agent without an agent file has the log
-/// `axe-mcp` serves for its name (see [`super::args::memory_agent`]).
-pub fn resolve(m: &Matches) -> Result<Target> {
-    let file = m.value(&FILE);
-    match (agent_arg(m)?, file) {
-        // Only when a command left out the rules above.
-        (Some(_), Some(_)) | (None, None) => Err(Error::Usage(ONE.message())),
-        (None, Some(path)) => Ok(Target {
-            agent: None,
-            memory: None,
-            path: PathBuf::from(path),
-        }),
-        (Some(name), None) => {
-            let agents = super::args::env_agents();
-            let (cfg, _) = super::args::memory_agent(&agents, name)?;
-            let path = axe_memory::log::file_path(agents.dirs(), name, &cfg.memory.path)?;
-            Ok(Target {
-                agent: Some(name.to_owned()),
-                memory: Some(cfg.memory),
-                path,
-            })
+/// Which log the command line names, read with the other flags before
+/// any file is touched: a malformed flag is the error even when the agent
+/// is broken, as cobra parsed flags first in Go.
+pub enum Given<'m> {
+    Agent(&'m str),
+    File(&'m std::path::Path),
+}
+
+impl<'m> Given<'m> {
+    /// Reads `AGENT` or `--file`.
+    pub fn read(m: &'m Matches) -> Result<Given<'m>> {
+        match (agent_arg(m)?, m.value(&FILE)) {
+            // Only when a command left out the rules above.
+            (Some(_), Some(_)) | (None, None) => Err(Error::Usage(ONE.message())),
+            (None, Some(path)) => Ok(Given::File(std::path::Path::new(path))),
+            (Some(name), None) => Ok(Given::Agent(name)),
         }
     }
+
+    /// The log, and its agent's settings. An agent without an agent file
+    /// has the log `axe-mcp` serves for its name (see
+    /// [`super::args::memory_agent`]).
+    pub fn resolve(self) -> Result<Target> {
+        match self {
+            Given::File(path) => Ok(Target {
+                agent: None,
+                memory: None,
+                path: path.to_path_buf(),
+            }),
+            Given::Agent(name) => {
+                let agents = super::args::env_agents();
+                let (cfg, _) = super::args::memory_agent(&agents, name)?;
+                let path = axe_memory::log::file_path(agents.dirs(), name, &cfg.memory.path)?;
+                Ok(Target {
+                    agent: Some(name.to_owned()),
+                    memory: Some(cfg.memory),
+                    path,
+                })
+            }
+        }
+    }
+}
+
+/// Reads `AGENT` or `--file` and resolves it: for the commands with no
+/// other flag to read first.
+pub fn resolve(m: &Matches) -> Result<Target> {
+    Given::read(m)?.resolve()
 }

@@ -67,20 +67,46 @@ struct Json {
     removed_bytes: u64,
 }
 
+/// `axe-mem-trim`'s command line, read before any file is touched.
+struct Args<'m> {
+    log: super::Given<'m>,
+    wait: axe_memory::Wait,
+    keep: Option<u64>,
+    count: bool,
+    json: bool,
+}
+
+impl<'m> Args<'m> {
+    fn read(m: &'m Matches) -> Result<Args<'m>> {
+        Ok(Args {
+            wait: crate::commands::args::wait(m)?,
+            keep: match m.number::<i64>(&KEEP)? {
+                Some(n) if n < 0 => {
+                    return Err(Error::Usage("--keep must be non-negative".to_owned()));
+                }
+                Some(n) => Some(n as u64),
+                None => None,
+            },
+            count: m.flag(&COUNT),
+            json: m.flag(&JSON),
+            log: super::Given::read(m)?,
+        })
+    }
+}
+
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let wait = crate::commands::args::wait(m)?;
-    let target = super::resolve(m)?;
-    let keep = match m.number::<i64>(&KEEP)? {
-        Some(n) if n < 0 => return Err(Error::Usage("--keep must be non-negative".to_owned())),
-        Some(n) => Some(n as u64),
+    let args = Args::read(m)?;
+    let target = args.log.resolve()?;
+    let keep = match args.keep {
+        Some(n) => Some(n),
         None => match &target.memory {
             Some(mem) => mem.trim_target(),
             // Not without an agent: the rules ask for --keep with --file.
             None => None,
         },
     };
-    let outcome = log::trim(&target.path, keep.unwrap_or(0), m.flag(&COUNT), wait)?;
-    if m.flag(&JSON) {
+    let outcome = log::trim(&target.path, keep.unwrap_or(0), args.count, args.wait)?;
+    if args.json {
         let json = match outcome {
             Trim::Within { entries } => Json {
                 base: target.base(),

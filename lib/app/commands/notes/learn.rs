@@ -60,7 +60,7 @@ else 10000) is refused ({exit:error}).",
 const JSON: Flag = super::WRITTEN_JSON;
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let wait = crate::commands::args::wait(m)?;
+    let flags = rewrite::Flags::read(m, &JSON)?;
     let mut sink = std::io::sink();
     let out = crate::commands::args::report_to(m, out, &mut sink);
     let topic = m
@@ -77,7 +77,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         agent: target.agent.as_deref(),
         topic: Some(&name),
         secrets,
-        wait,
+        wait: flags.wait,
     };
-    rewrite::from_stdin(m, out, &target.ws, &path, limit, m.flag(&JSON), who)
+    rewrite::from_stdin(&flags, out, &target.ws, &path, limit, who)
 }

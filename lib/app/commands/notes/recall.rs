@@ -78,16 +78,18 @@ struct LeftOut {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    // --days is read before the agent, as cobra parsed flags first: a
+    // malformed one is the error even when the agent file is broken.
+    let days = m.number::<u64>(&DAYS)?;
+    let json = m.flag(&JSON);
     let target = super::of_agent(m)?;
-    let days = m
-        .number::<u64>(&DAYS)?
-        .unwrap_or_else(|| target.cfg.recall_days.get());
+    let days = days.unwrap_or_else(|| target.cfg.recall_days.get());
     let budget = target.cfg.recall_chars.as_usize();
     let today = OffsetDateTime::now_utc().date();
     let agent = target.agent();
     let r = notes::recall(&target.ws, agent, days, today, budget)?;
     let ws = &target.ws;
-    if m.flag(&JSON) {
+    if json {
         let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         return axe_cli::write_json(
             out,

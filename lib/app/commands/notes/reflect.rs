@@ -41,7 +41,7 @@ agent's notes.max_memory_chars is refused ({exit:error}), not cut.",
 const JSON: Flag = super::WRITTEN_JSON;
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let wait = crate::commands::args::wait(m)?;
+    let flags = rewrite::Flags::read(m, &JSON)?;
     let mut sink = std::io::sink();
     let out = crate::commands::args::report_to(m, out, &mut sink);
     let target = super::of_agent(m)?;
@@ -52,7 +52,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         agent: Some(agent),
         topic: None,
         secrets: target.secrets(),
-        wait,
+        wait: flags.wait,
     };
-    rewrite::from_stdin(m, out, &target.ws, &path, limit, m.flag(&JSON), who)
+    rewrite::from_stdin(&flags, out, &target.ws, &path, limit, who)
 }

@@ -32,28 +32,55 @@ pub struct Who<'a> {
     pub wait: Wait,
 }
 
+/// The flags of a rewrite, read before the agent or standard input is,
+/// as cobra parsed flags first: a `--if-match` that is not UTF-8 is the
+/// error even when the agent file is broken.
+pub struct Flags<'m> {
+    pub wait: Wait,
+    pub allow_empty: bool,
+    pub if_match: Option<&'m str>,
+    pub json: bool,
+}
+
+impl<'m> Flags<'m> {
+    pub fn read(m: &'m Matches, json: &Flag) -> Result<Flags<'m>> {
+        Ok(Flags {
+            wait: crate::commands::args::wait(m)?,
+            allow_empty: m.flag(&ALLOW_EMPTY),
+            if_match: m.string(&IF_MATCH)?,
+            json: m.flag(json),
+        })
+    }
+}
+
 /// Replaces `path` with standard input, within `limit`, and reports it
 /// as every notes write does ([`Written`]).
 pub fn from_stdin(
-    m: &Matches,
+    flags: &Flags,
     out: &mut dyn Write,
     ws: &Workspace,
     path: &Path,
     limit: (usize, &str),
-    json: bool,
     who: Who,
 ) -> Result<()> {
     let content = crate::commands::stdin::read_stdin_bytes()?;
     let shown = ws.relative(path);
     // `gen | axe-notes-reflect a` with `gen` failing sends nothing: that
     // must not erase what the agent knows.
-    if content.trim_ascii().is_empty() && !m.flag(&ALLOW_EMPTY) {
+    if content.trim_ascii().is_empty() && !flags.allow_empty {
         return Err(Error::Input(format!(
             "standard input is empty: {shown} left as it was (--allow-empty writes it empty)"
         )));
     }
-    let if_match = m.string(&IF_MATCH)?;
-    let done = notes::rewrite(ws, path, &content, if_match, limit, &who.secrets, who.wait)?;
+    let done = notes::rewrite(
+        ws,
+        path,
+        &content,
+        flags.if_match,
+        limit,
+        &who.secrets,
+        who.wait,
+    )?;
     let place = match who.topic {
         Some(_) => Place::Topic,
         None => Place::MemoryFile,
@@ -66,5 +93,5 @@ pub fn from_stdin(
         chars: done.chars,
         redacted: secrets::at(place, &done.redacted),
     };
-    written.print(out, ws, path, json)
+    written.print(out, ws, path, flags.json)
 }

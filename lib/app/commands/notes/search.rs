@@ -112,12 +112,15 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             "error parsing flag --limit: 0 would print nothing (give 1 or more)".into(),
         ));
     }
+    // Every flag is read before the agent is, as cobra parsed flags
+    // first: a malformed --timeout is the error even when the agent file
+    // is broken.
+    let timeout = crate::commands::args::given_timeout(m, &TIMEOUT)?;
     let target = super::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
     let scope = match &target.agent {
         Some(agent) => Scope::Agent(agent),
         None => Scope::All,
     };
-    let timeout = crate::commands::args::given_timeout(m, &TIMEOUT)?;
     let until = timeout.map(|t| Instant::now() + t);
     let searched = notes::search(&target.ws, scope, &query, limit, until)?;
     let found = &searched.found;

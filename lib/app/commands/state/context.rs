@@ -59,22 +59,45 @@ struct Json<'a> {
     left_out: &'a [Part<'a>],
 }
 
+/// `axe-state-context`'s command line, read before any file is touched.
+struct Args<'m> {
+    agent: &'m str,
+    wait: axe_memory::Wait,
+    budget: Option<usize>,
+    json: bool,
+    now: Current<'m>,
+}
+
+impl<'m> Args<'m> {
+    fn read(m: &'m Matches) -> Result<Args<'m>> {
+        Ok(Args {
+            agent: crate::commands::args::required_agent(m)?,
+            wait: crate::commands::args::wait(m)?,
+            budget: m.number::<usize>(&BUDGET)?,
+            json: m.flag(&JSON),
+            now: Current {
+                task: m.string(&TASK)?,
+                phase: m.string(&PHASE)?,
+            },
+        })
+    }
+}
+
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let wait = crate::commands::args::wait(m)?;
-    let t = super::resolve(m)?;
-    let budget = m
-        .number::<usize>(&BUDGET)?
-        .unwrap_or_else(|| t.cfg.context_budget.as_usize());
+    let Args {
+        agent,
+        wait,
+        budget,
+        json,
+        now,
+    } = Args::read(m)?;
+    let t = super::open(agent)?;
+    let budget = budget.unwrap_or_else(|| t.cfg.context_budget.as_usize());
     let bytes = state::read(&t.path, wait)?;
     let view = state::view(&t.path, &bytes)?;
-    let json = m.flag(&JSON);
     let block = match json {
         true => Block::listing(budget),
         false => Block::new(budget),
-    };
-    let now = Current {
-        task: m.string(&TASK)?,
-        phase: m.string(&PHASE)?,
     };
     let built = state::build(&view, now, block);
     if json {

@@ -63,19 +63,48 @@ struct Json<'a> {
     redacted: Vec<Redaction>,
 }
 
+/// `axe-state-ingest`'s command line, read before standard input or any
+/// file is.
+struct Args<'m> {
+    agent: &'m str,
+    wait: axe_memory::Wait,
+    tee: bool,
+    json: bool,
+    task: &'m str,
+    phase: Option<&'m str>,
+}
+
+impl<'m> Args<'m> {
+    fn read(m: &'m Matches) -> Result<Args<'m>> {
+        let args = Args {
+            agent: crate::commands::args::required_agent(m)?,
+            wait: crate::commands::args::wait(m)?,
+            tee: m.flag(&TEE),
+            json: m.flag(&JSON),
+            task: m.string(&TASK)?.unwrap_or(DEFAULT_TASK),
+            phase: m.string(&PHASE)?,
+        };
+        if args.tee && args.json {
+            return Err(Error::Usage("cannot use --tee with --json".into()));
+        }
+        Ok(args)
+    }
+}
+
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let wait = crate::commands::args::wait(m)?;
+    let Args {
+        agent,
+        wait,
+        tee,
+        json,
+        task,
+        phase,
+    } = Args::read(m)?;
     let mut sink = std::io::sink();
     let out = crate::commands::args::report_to(m, out, &mut sink);
-    let (tee, json) = (m.flag(&TEE), m.flag(&JSON));
-    if tee && json {
-        return Err(Error::Usage("cannot use --tee with --json".into()));
-    }
-    let t = super::resolve(m)?;
+    let t = super::open(agent)?;
     let input = crate::commands::stdin::read_stdin()?;
     let parsed = state::parse(&input);
-    let task = m.string(&TASK)?.unwrap_or(DEFAULT_TASK);
-    let phase = m.string(&PHASE)?;
     let saved = state::update(
         &t.path,
         t.cfg.max_entries.as_usize(),

@@ -35,7 +35,14 @@ pub struct Target {
 /// [`super::args::memory_agent`]), and its state file:
 /// `[state] path`, else `<data>/state/<agent>.json`.
 pub fn resolve(m: &Matches) -> Result<Target> {
-    let agent = required_agent(m)?.to_owned();
+    open(required_agent(m)?)
+}
+
+/// The state of `agent`, for a command that has read its flags first
+/// (AGENT with [`required_agent`]): a malformed flag is the error even
+/// when the agent is broken, as cobra parsed flags first in Go.
+pub fn open(agent: &str) -> Result<Target> {
+    let agent = agent.to_owned();
     let agents = super::args::env_agents();
     let (loaded, _) = super::args::memory_agent(&agents, &agent)?;
     let cfg = loaded.state;

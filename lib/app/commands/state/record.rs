@@ -72,15 +72,18 @@ struct Json<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    // Every flag is read before the agent is: a malformed one is the
+    // error even when the agent is broken, as cobra parsed flags first.
+    let agent = crate::commands::args::required_agent(m)?;
     let wait = crate::commands::args::wait(m)?;
     let mut sink = std::io::sink();
     let out = crate::commands::args::report_to(m, out, &mut sink);
     // The rules see to exactly one of --success and --failure, and --task.
     let success = m.flag(&SUCCESS);
     let task = m.string(&TASK)?.unwrap_or_default().to_owned();
-    let t = super::resolve(m)?;
     let (phase, error) = (m.string(&PHASE)?, m.string(&ERROR)?);
     let (branch, pr) = (m.string(&BRANCH)?, m.string(&PR)?);
+    let t = super::open(agent)?;
     let files: Vec<String> = m
         .values(&MODIFIED_FILE)
         .iter()

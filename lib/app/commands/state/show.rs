@@ -28,16 +28,35 @@ an error naming it and the position (exit 1).",
 
 const JSON: Flag = Flag::switch("json", "Print the state document as JSON");
 
+/// `axe-state-show`'s command line, read before any file is touched.
+struct Args<'m> {
+    agent: &'m str,
+    wait: axe_memory::Wait,
+    json: bool,
+    task: Option<&'m str>,
+}
+
+impl<'m> Args<'m> {
+    fn read(m: &'m Matches) -> Result<Args<'m>> {
+        Ok(Args {
+            agent: crate::commands::args::required_agent(m)?,
+            wait: crate::commands::args::wait(m)?,
+            json: m.flag(&JSON),
+            task: m.string(&TASK)?,
+        })
+    }
+}
+
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let wait = crate::commands::args::wait(m)?;
-    let t = super::resolve(m)?;
-    let s = state::load(&t.path, wait)?;
-    if m.flag(&JSON) {
+    let args = Args::read(m)?;
+    let t = super::open(args.agent)?;
+    let s = state::load(&t.path, args.wait)?;
+    if args.json {
         return axe_cli::write_json(out, &s);
     }
     let view = s.view();
     let now = state::Current {
-        task: m.string(&TASK)?,
+        task: args.task,
         phase: None,
     };
     let built = state::build(&view, now, Block::new(usize::MAX));
