@@ -468,7 +468,11 @@ fn web_searches_share_the_runs_connection() {
         .success()
         .stdout("done");
     assert_eq!(*server.requests.lock().unwrap(), 5);
-    assert_eq!(*server.connections.lock().unwrap(), 1, "a connection a search");
+    assert_eq!(
+        *server.connections.lock().unwrap(),
+        1,
+        "a connection a search"
+    );
 }
 
 /// A proxy or roots variable that cannot be used fails the calls it
