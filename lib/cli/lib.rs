@@ -5,6 +5,7 @@
 //! `{"error": ..., "exit_code": ...}` there, and the process exits with the
 //! error's code. A closed stdout (`| head`) ends the command quietly with 0.
 
+mod error;
 pub mod flag;
 pub mod generate;
 mod help;
@@ -17,6 +18,7 @@ use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
 
+pub use error::UsageError;
 pub use flag::{Arg, Complete, Flag, HELP, Kind, VERSION};
 pub use help::{flag_spelling, help, help_with_commands, version};
 pub use matches::Matches;
@@ -137,10 +139,11 @@ fn select(
         command = subs.iter().find(|s| s.word() == word).ok_or_else(|| {
             let near =
                 axe_base::suggest::closest(&word, subs.iter().map(|s| s.word())).unwrap_or("help");
-            Error::Usage(format!(
-                "unrecognized subcommand \"{word}\" for {} (did you mean \"{near}\"?)",
-                command.name
-            ))
+            UsageError::UnknownSubcommand {
+                word: word.clone(),
+                command: command.name,
+                near,
+            }
         })?;
         if wants_help {
             rest = vec!["--help".into()];

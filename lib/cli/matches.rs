@@ -4,8 +4,9 @@
 use std::ffi::{OsStr, OsString};
 use std::str::FromStr;
 
+use super::error::UsageError;
 use super::flag::Flag;
-use axe_base::error::{Error, Result};
+use axe_base::error::Result;
 
 /// The flags and positionals of one command line.
 pub struct Matches {
@@ -74,12 +75,8 @@ impl Matches {
     pub fn string(&self, flag: &Flag) -> Result<Option<&str>> {
         self.value(flag)
             .map(|v| {
-                v.to_str().ok_or_else(|| {
-                    Error::Usage(format!(
-                        "error parsing flag --{}: not valid UTF-8",
-                        flag.long
-                    ))
-                })
+                v.to_str()
+                    .ok_or_else(|| UsageError::NotUtf8(flag.long).into())
             })
             .transpose()
     }
@@ -89,10 +86,11 @@ impl Matches {
         self.string(flag)?
             .map(|s| {
                 s.trim().parse().map_err(|_| {
-                    Error::Usage(format!(
-                        "error parsing flag --{}: invalid number \"{s}\"",
-                        flag.long
-                    ))
+                    UsageError::InvalidNumber {
+                        flag: flag.long,
+                        value: s.to_owned(),
+                    }
+                    .into()
                 })
             })
             .transpose()

@@ -6,6 +6,7 @@
 
 use std::ffi::OsString;
 
+use super::error::UsageError;
 use super::flag::{Flag, Kind};
 use super::matches::Matches;
 use super::spec::Command;
@@ -28,17 +29,14 @@ pub fn parse(command: &'static Command, words: Vec<OsString>) -> Result<Parsed> 
             Arg::Short(c) => command
                 .all_flags()
                 .find(|f| f.short == Some(c))
-                .ok_or_else(|| Error::Usage(format!("unrecognized flag -{c}")))?,
+                .ok_or(UsageError::UnknownShort(c))?,
             Arg::Long(name) => command
                 .flag(name)
                 .ok_or_else(|| unrecognized(command, name))?,
             Arg::Value(v) => {
                 let variadic = command.args.last().is_some_and(|a| a.many);
                 if m.args.len() >= command.args.len() && !variadic {
-                    return Err(Error::Usage(format!(
-                        "unexpected argument \"{}\"",
-                        v.to_string_lossy()
-                    )));
+                    return Err(UsageError::UnexpectedArgument(v.to_string_lossy().into()).into());
                 }
                 m.args.push(v);
                 continue;
@@ -53,14 +51,11 @@ pub fn parse(command: &'static Command, words: Vec<OsString>) -> Result<Parsed> 
             Some(
                 parser
                     .value()
-                    .map_err(|_| Error::Usage(format!("missing value for flag --{}", flag.long)))?,
+                    .map_err(|_| UsageError::MissingValue(flag.long))?,
             )
         } else {
             if parser.optional_value().is_some() {
-                return Err(Error::Usage(format!(
-                    "flag --{} does not take a value",
-                    flag.long
-                )));
+                return Err(UsageError::TakesNoValue(flag.long).into());
             }
             None
         };
@@ -121,29 +116,26 @@ fn check_value(flag: &Flag, value: &std::ffi::OsStr) -> Result<()> {
     let text = value.to_string_lossy();
     match text.trim().parse::<f64>() {
         Ok(n) if n.is_finite() => Ok(()),
-        Ok(_) => Err(Error::Usage(format!(
-            "--{} must be a finite number",
-            flag.long
-        ))),
-        Err(_) => Err(Error::Usage(format!(
-            "error parsing flag --{}: invalid number \"{text}\"",
-            flag.long
-        ))),
+        Ok(_) => Err(UsageError::NotFinite(flag.long).into()),
+        Err(_) => Err(UsageError::InvalidNumber {
+            flag: flag.long,
+            value: text.into_owned(),
+        }
+        .into()),
     }
 }
 
 fn usage(e: lexopt::Error) -> Error {
-    Error::Usage(e.to_string())
+    UsageError::Read(e).into()
 }
 
 /// `unrecognized flag --jsn (did you mean --json?)`.
 fn unrecognized(command: &Command, name: &str) -> Error {
-    match suggest::near(name, command.all_flags().map(|f| f.long)) {
-        Some(long) => Error::Usage(format!(
-            "unrecognized flag --{name} (did you mean --{long}?)"
-        )),
-        None => Error::Usage(format!("unrecognized flag --{name}")),
+    UsageError::UnknownLong {
+        name: name.to_owned(),
+        near: suggest::near(name, command.all_flags().map(|f| f.long)),
     }
+    .into()
 }
 
 #[cfg(test)]
