@@ -203,7 +203,7 @@ fn sub_agent(
     if let Some((used, max)) = session.over_budget() {
         return Err(SubAgentError::Budget { used, max });
     }
-    let cfg = session
+    let mut cfg = session
         .agents
         .load(name)
         .map_err(|source| SubAgentError::Load {
@@ -214,7 +214,6 @@ fn sub_agent(
         allowed_hosts: hosts.to_vec(),
         ..Overrides::default()
     };
-    let mut cfg = cfg;
     given.apply(&mut cfg);
     let agent =
         prepare(session, name, cfg, &given).map_err(|(step, source)| SubAgentError::Prepare {

@@ -71,8 +71,9 @@ pub fn available() -> Vec<Found> {
         .iter()
         .map(|c| Found {
             name: words_of(c).join(" "),
-            path: dirs
-                .first()
+            path: own
+                .parent()
+                .filter(|dir| !dir.as_os_str().is_empty())
                 .map(|dir| dir.join(c.name))
                 .filter(|p| is_executable(p))
                 .unwrap_or_else(|| own.clone()),

@@ -190,7 +190,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         &task,
         &result,
         at,
-        &crate::config::secrets(&super::super::args::env_agents(), redact),
+        &crate::config::secrets(&target.agents, redact),
         wait,
     )?;
     let redacted = secrets::at(Place::RunLog, &appended.redacted);

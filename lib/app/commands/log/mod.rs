@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::args::{AGENT, agent_arg};
+use crate::agent::Agents;
 use axe_base::error::{Error, Result};
 use axe_cli::{Complete, Flag, Item, Matches, Rule};
 use axe_memory::settings::LogConfig;
@@ -37,6 +38,8 @@ pub struct Target {
     /// The agent's `[memory]` settings, unless `--file` was used.
     pub memory: Option<LogConfig>,
     pub path: PathBuf,
+    /// The directories and agents the command reads, built once.
+    pub agents: Agents,
 }
 
 /// The fields every memory command's JSON starts with.
@@ -83,6 +86,7 @@ impl<'m> Given<'m> {
                 agent: None,
                 memory: None,
                 path: path.to_path_buf(),
+                agents: super::args::env_agents(),
             }),
             Given::Agent(name) => {
                 let agents = super::args::env_agents();
@@ -92,6 +96,7 @@ impl<'m> Given<'m> {
                     agent: Some(name.to_owned()),
                     memory: Some(cfg.memory),
                     path,
+                    agents,
                 })
             }
         }
