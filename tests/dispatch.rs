@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::util::{Env, set_mode, stdout};
+use crate::util::{Env, place_executable, set_mode, stdout};
 
 /// An executable script `name` in `dir` that says who it is.
 fn fake(env: &Env, dir: &str, name: &str) -> std::path::PathBuf {
@@ -299,7 +299,7 @@ fn own_commands_run_in_process_without_their_executables() {
     let alone = env.root().join("alone");
     std::fs::create_dir_all(&alone).unwrap();
     let axe = alone.join("axe");
-    std::fs::copy(assert_cmd::cargo::cargo_bin!("axe"), &axe).unwrap();
+    place_executable(assert_cmd::cargo::cargo_bin!("axe"), &axe);
     let run = |args: &[&str]| {
         let mut cmd = env.program(&axe);
         cmd.args(args).env("PATH", "/usr/bin:/bin");
@@ -375,7 +375,7 @@ fn the_executables_start_the_axe_beside_them() {
 
     let alone = env.root().join("alone");
     std::fs::create_dir_all(&alone).unwrap();
-    std::fs::copy(count, alone.join("axe-mem-count")).unwrap();
+    place_executable(count, &alone.join("axe-mem-count"));
     env.program(alone.join("axe-mem-count"))
         .arg("a")
         .assert()

@@ -210,6 +210,32 @@ pub fn is_executable(path: &Path) -> bool {
     fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// The executable `src` at `dst`, ready to run: a hard link, which opens
+/// nothing for writing; where the two are on different filesystems, a
+/// copy, waited on while the kernel finds it "busy" (ETXTBSY): another
+/// test thread's fork may hold the copy's write handle until that child
+/// execs, and running it meanwhile fails.
+pub fn place_executable(src: &Path, dst: &Path) {
+    if fs::hard_link(src, dst).is_ok() {
+        return;
+    }
+    fs::copy(src, dst).unwrap();
+    for _ in 0..100 {
+        let ran = std::process::Command::new(dst)
+            .arg("--version")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        match ran {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(10))
+            }
+            _ => return,
+        }
+    }
+    panic!("{} stayed busy", dst.display());
+}
+
 /// Runs `cmd`, which runs a script this test just wrote, again while the
 /// kernel finds that script "busy" (ETXTBSY): another test thread's fork
 /// may hold its write handle until that child execs. Nothing ran then.
