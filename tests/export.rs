@@ -137,6 +137,15 @@ fn the_reference_servers_graph_through_axe_and_back_keeps_every_observation() {
 fn jsonl_is_one_object_per_entry_of_every_kind() {
     let env = Env::new();
     notes(&env);
+    env.cmd("axe-mem-append")
+        .args(["ops", "--task", "deploy", "--result", "blue-green, done"])
+        .assert()
+        .success();
+    env.cmd("axe-state-ingest")
+        .arg("ops")
+        .write_stdin("AGENTIUM_MEMORY: KEY_FACT The cache is cold\n")
+        .assert()
+        .success();
     let out = env
         .cmd("axe-export")
         .arg("jsonl")
@@ -174,6 +183,26 @@ fn jsonl_is_one_object_per_entry_of_every_kind() {
     assert_eq!(deploys[1]["heading"], "Rollback");
     assert_eq!(deploys[0]["kind"], "world");
     assert_eq!(deploys[0]["time"], Value::Null);
+    let log = entries.iter().find(|e| e["kind"] == "log").unwrap();
+    assert_eq!(
+        (&log["agent"], &log["path"], &log["heading"], &log["text"]),
+        (
+            &json!("ops"),
+            &json!("memory/ops.md"),
+            &json!("deploy"),
+            &json!("blue-green, done")
+        )
+    );
+    assert!(log["time"].as_str().unwrap().ends_with('Z'));
+    let fact = entries.iter().find(|e| e["kind"] == "state").unwrap();
+    assert_eq!(
+        (&fact["path"], &fact["heading"], &fact["text"]),
+        (
+            &json!("state/ops.json"),
+            &json!("fact"),
+            &json!("The cache is cold")
+        )
+    );
     let memory = entries.iter().find(|e| e["kind"] == "memory").unwrap();
     assert_eq!(
         (memory["agent"].as_str(), memory["text"].as_str()),
@@ -188,7 +217,11 @@ fn jsonl_is_one_object_per_entry_of_every_kind() {
         .get_output()
         .stdout
         .clone();
-    assert!(!String::from_utf8_lossy(&only).contains("\"agent\":\"ops\""));
+    let only = String::from_utf8_lossy(&only);
+    assert!(
+        !only.contains("\"agent\":\"ops\"") && only.contains("world/deploys.md"),
+        "{only}"
+    );
 }
 
 #[test]

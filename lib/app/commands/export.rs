@@ -9,10 +9,12 @@ use serde::Serialize;
 
 use super::import::graph::{self, Entity, MEMORY_TYPE, Relation, TOPIC_TYPE};
 use super::notes;
+use crate::agent::Agents;
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_memory::notes::{Workspace, topic_name};
 use axe_memory::secrets::Secrets;
+use axe_memory::{Wait, log, state};
 
 pub const COMMAND: Command = Command {
     name: "axe-export",
@@ -33,9 +35,12 @@ FORMAT is one of:
               agent's MEMORY.md an entity of type axe-memory named after the
               agent. axe-import mcp-memory brings it back to the same notes.
   jsonl       One JSON object per entry, for jq and Nushell: {kind, agent,
-              path, time, heading, text}; kind memory, world or daily; a
-              daily log's entries by their ## HH:MM, other notes' by their
-              markdown headings; time (RFC 3339) for a daily entry, else null.
+              path, time, heading, text}; kind memory, world, daily, log or
+              state; a daily log's entries by their ## HH:MM, other notes'
+              by their markdown headings, a run log's by entry (heading its
+              task, text its result), a state's by item (heading task,
+              decision, error or fact); time (RFC 3339) for a daily or run
+              log entry, else null.
   markdown    A self-contained folder (--output DIR, new or empty): world/,
               agents/<agent>/MEMORY.md and daily/, and an index.md linking
               them.
@@ -109,7 +114,13 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     }
     let text = match format.as_str() {
         "mcp-memory" => mcp_memory(&notes),
-        _ => jsonl(&notes)?,
+        _ => {
+            let mut text = jsonl(&notes)?;
+            if !m.given(&notes::WORKSPACE) {
+                text.push_str(&logs_and_states(&target.agents, target.agent.as_deref())?);
+            }
+            text
+        }
     };
     match output {
         Some(path) => write_whole(&path, text.as_bytes()),
@@ -264,6 +275,107 @@ fn jsonl(notes: &[Note]) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// The run logs' entries and the states' items, as JSON lines: `agent`'s
+/// (where its agent file puts them), else every agent's in the data
+/// directory. A log's entry: `time` its header, `heading` its task, `text`
+/// its result; a state's item: `heading` what it is (`task`, `decision`,
+/// `error`, `fact`), `text` a fact's text or the item as JSON.
+fn logs_and_states(agents: &Agents, agent: Option<&str>) -> Result<String> {
+    let data = agents.dirs().data()?;
+    let found = |dir: &Path, ext: &str| -> Vec<(String, PathBuf)> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut found: Vec<(String, PathBuf)> = entries
+            .filter_map(|e| {
+                let path = e.ok()?.path();
+                let name = path.file_name()?.to_str()?.strip_suffix(ext)?.to_owned();
+                (!name.starts_with('.') && path.is_file()).then_some((name, path))
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let (logs, states) = match agent {
+        Some(a) => {
+            let (cfg, _) = super::args::memory_agent(agents, a)?;
+            let dirs = agents.dirs();
+            (
+                vec![(a.to_owned(), log::file_path(dirs, a, &cfg.memory.path)?)],
+                vec![(a.to_owned(), state::file_path(dirs, a, &cfg.state.path)?)],
+            )
+        }
+        None => (
+            found(&data.join("memory"), ".md"),
+            found(&data.join("state"), ".json"),
+        ),
+    };
+    let shown = |path: &Path| {
+        path.strip_prefix(&data)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    };
+    let mut out = String::new();
+    let mut push = |entry: &Entry| -> Result<()> {
+        out.push_str(&serde_json::to_string(entry).map_err(|e| Error::Input(e.to_string()))?);
+        out.push('\n');
+        Ok(())
+    };
+    for (a, path) in &logs {
+        if !path.is_file() {
+            continue;
+        }
+        for record in log::tail(path, 0, Wait::default())?.records() {
+            let record = record?;
+            push(&Entry {
+                kind: "log",
+                agent: Some(a),
+                path: &shown(path),
+                time: Some(record.timestamp),
+                heading: record.task.as_deref(),
+                text: record.result,
+            })?;
+        }
+    }
+    for (a, path) in &states {
+        if !path.is_file() {
+            continue;
+        }
+        let st = state::load(path, Wait::default())?;
+        let json = |v: &dyn erased::Json| v.json();
+        let mut items: Vec<(&str, String)> = Vec::new();
+        items.extend(st.tasks.values().map(|t| ("task", json(t))));
+        items.extend(st.decisions.iter().map(|d| ("decision", json(d))));
+        items.extend(st.errors.iter().map(|e| ("error", json(e))));
+        items.extend(st.key_facts.iter().map(|f| ("fact", f.clone())));
+        for (heading, text) in items {
+            push(&Entry {
+                kind: "state",
+                agent: Some(a),
+                path: &shown(path),
+                time: None,
+                heading: Some(heading),
+                text,
+            })?;
+        }
+    }
+    Ok(out)
+}
+
+/// A state's item as one line of JSON.
+mod erased {
+    pub trait Json {
+        fn json(&self) -> String;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn json(&self) -> String {
+            // Plain data of strings and numbers: serialising cannot fail.
+            serde_json::to_string(self).unwrap_or_default()
+        }
+    }
 }
 
 /// A note's entries: a daily log's by its `## HH:MM` lines (the `# date`
