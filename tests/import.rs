@@ -517,6 +517,13 @@ fn names_that_would_leave_the_workspace_are_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(fs::read_dir(&outside).unwrap().next().is_none());
+    // A JSON source past the 16 MiB bound is refused unread, not imported in part.
+    let huge = env.root().join("huge.jsonl");
+    fs::write(&huge, vec![b' '; (16 << 20) + 1]).unwrap();
+    import(&env, &["mcp-memory", huge.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("over the limit of 16 MiB"));
     import(&env, &["claude-code", "x", "--agent", "../a"])
         .assert()
         .code(2);
