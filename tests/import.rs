@@ -530,3 +530,51 @@ fn names_that_would_leave_the_workspace_are_refused() {
     import(&env, &["nope"]).assert().code(1);
     import(&env, &["mem0"]).assert().code(1);
 }
+
+#[test]
+fn an_import_beside_concurrent_remembers_loses_no_entry() {
+    // The import reads, merges and replaces a daily log under the lock
+    // every remember takes: whichever order they run in, every entry of
+    // both is there after.
+    let env = Env::new();
+    let today = time::OffsetDateTime::now_utc();
+    let day = format!(
+        "{:04}-{:02}-{:02}",
+        today.year(),
+        u8::from(today.month()),
+        today.day()
+    );
+    let memories: Vec<Value> = (0..50)
+        .map(|i| {
+            json!({"memory": format!("imported {i}"), "created_at": format!("{day}T00:{:02}:00Z", i % 60), "user_id": "a"})
+        })
+        .collect();
+    let file = env.root().join("mem0.json");
+    env.write(&file, Value::Array(memories).to_string());
+    let children: Vec<std::process::Child> = (0..8)
+        .map(|i| {
+            env.std_cmd("axe-notes-remember")
+                .args(["a", &format!("remembered {i}")])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    import(&env, &["mem0", file.to_str().unwrap()])
+        .assert()
+        .success();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    // Every day's log, should a remember fall after midnight.
+    let log: String = snapshot(&workspace(&env).join("agents/a/daily"))
+        .into_values()
+        .map(|b| String::from_utf8(b).unwrap())
+        .collect();
+    for i in 0..50 {
+        assert!(log.contains(&format!("\nimported {i}\n")), "{i}: {log}");
+    }
+    for i in 0..8 {
+        assert!(log.contains(&format!("\nremembered {i}\n")), "{i}: {log}");
+    }
+}
