@@ -138,7 +138,7 @@ fn one(
         conflict_bytes: None,
     };
     let conflicted = |bytes: usize| -> Result<Done> {
-        let (name, written) = keep_beside(ws, p, now, dry_run)?;
+        let (name, written) = keep_beside(ws, p, now, wait, dry_run)?;
         Ok(Done {
             conflict: Some(name),
             conflict_bytes: Some(written),
@@ -203,6 +203,7 @@ fn keep_beside(
     ws: &Workspace,
     p: &Planned,
     now: OffsetDateTime,
+    wait: Wait,
     dry_run: bool,
 ) -> Result<(String, usize)> {
     let rel = conflict::path_for(&p.rel, "import", now, &p.text);
@@ -234,7 +235,7 @@ fn keep_beside(
         .file(&path, true)?
         .ok_or_else(|| fail("open", std::io::ErrorKind::NotFound.into()))?;
     let (file, _) =
-        create_locked(&dir, &name, Open::Update, Wait::default()).map_err(|e| fail("open", e))?;
+        create_locked(&dir, &name, Open::Update, wait).map_err(|e| fail("open", e))?;
     replace(&file, &dir, &name, |tmp, _| tmp.write_all(&p.text)).map_err(|e| fail("replace", e))?;
     Ok((rel, p.text.len()))
 }
