@@ -345,7 +345,6 @@ fn logs_and_states(agents: &Agents, agent: Option<&str>) -> Result<String> {
             continue;
         }
         let st = state::load(path, Wait::default())?;
-        let json = |v: &dyn erased::Json| v.json();
         let mut items: Vec<(&str, String)> = Vec::new();
         items.extend(st.tasks.values().map(|t| ("task", json(t))));
         items.extend(st.decisions.iter().map(|d| ("decision", json(d))));
@@ -366,16 +365,9 @@ fn logs_and_states(agents: &Agents, agent: Option<&str>) -> Result<String> {
 }
 
 /// A state's item as one line of JSON.
-mod erased {
-    pub trait Json {
-        fn json(&self) -> String;
-    }
-    impl<T: serde::Serialize> Json for T {
-        fn json(&self) -> String {
-            // Plain data of strings and numbers: serialising cannot fail.
-            serde_json::to_string(self).unwrap_or_default()
-        }
-    }
+fn json(item: &impl Serialize) -> String {
+    // Plain data of strings and numbers: serialising cannot fail.
+    serde_json::to_string(item).unwrap_or_default()
 }
 
 /// A note's entries: a daily log's by its `## HH:MM` lines (the `# date`

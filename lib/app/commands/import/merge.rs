@@ -234,8 +234,7 @@ fn keep_beside(
     let (dir, name) = ws
         .file(&path, true)?
         .ok_or_else(|| fail("open", std::io::ErrorKind::NotFound.into()))?;
-    let (file, _) =
-        create_locked(&dir, &name, Open::Update, wait).map_err(|e| fail("open", e))?;
+    let (file, _) = create_locked(&dir, &name, Open::Update, wait).map_err(|e| fail("open", e))?;
     replace(&file, &dir, &name, |tmp, _| tmp.write_all(&p.text)).map_err(|e| fail("replace", e))?;
     Ok((rel, p.text.len()))
 }

@@ -253,7 +253,11 @@ fn report(out: &mut dyn Write, files: &[FileJson], dry_run: bool) -> Result<()> 
     if unchanged > 0 && files.iter().all(|f| f.done.action == Action::Unchanged) {
         note(format_args!(
             "axe-import: nothing new: the {unchanged} {} there already",
-            if unchanged == 1 { "note it reaches is" } else { "notes it reaches are" }
+            if unchanged == 1 {
+                "note it reaches is"
+            } else {
+                "notes it reaches are"
+            }
         ));
     }
     Ok(())
