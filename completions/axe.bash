@@ -100,7 +100,7 @@ _axe_spec_axe() {
     flags='--json --completions --man-pages --help -h --version -V'
     valued=' --completions=none --man-pages=dir '
     args=''
-    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm context=axe_context mcp=axe_mcp mem=axe_mem notes=axe_notes state=axe_state sync=axe_sync help=axe_help version=axe_version '
+    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm context=axe_context mcp=axe_mcp mem=axe_mem notes=axe_notes state=axe_state sync=axe_sync import=axe_import export=axe_export help=axe_help version=axe_version '
 }
 _axe_spec_axe_mem() {
     flags='-h --help'
@@ -123,7 +123,7 @@ _axe_spec_axe_state() {
 _axe_spec_axe_help() {
     flags=''
     valued=''
-    args='words:run,gc,agents,config,llm,context,mcp,mem,notes,state,sync,help,version...'
+    args='words:run,gc,agents,config,llm,context,mcp,mem,notes,state,sync,import,export,help,version...'
     subs=''
 }
 _axe_spec_axe_version() {
@@ -348,4 +348,16 @@ _axe_spec_axe_sync_merge_driver() {
     args='none file file file file'
     subs=''
 }
-complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync
+_axe_spec_axe_import() {
+    flags='--agent --with-claude-md --dry-run --json --wait --help -h --version -V'
+    valued=' --agent=agent --wait=none '
+    args='none file'
+    subs=''
+}
+_axe_spec_axe_export() {
+    flags='--agent --workspace --output -o --help -h --version -V'
+    valued=' --agent=agent --workspace=dir --output=file -o=file '
+    args='none'
+    subs=''
+}
+complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export

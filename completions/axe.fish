@@ -43,7 +43,7 @@ end
 # `axe WORD... ARGS`: the completions of axe-WORD-... for ARGS.
 function __axe_delegate
     set -l words (commandline -opc)[2..-1]
-    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync
+    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
     for n in 1 2
         set -l program axe-(string join - -- $words[1..$n])
         if contains -- $program $known
@@ -89,9 +89,11 @@ complete -c axe -n '__axe_at 1 state' -a ingest -d 'Record the AXE_MEMORY signal
 complete -c axe -n '__axe_at 1 state' -a record -d 'Record the outcome of a run on a task in an agent\'s state'
 complete -c axe -n '__axe_at 1 state' -a context -d 'Print an agent\'s Session Memory block within a character budget'
 complete -c axe -n '__axe_at 0 -' -a sync -d 'Sync agent memory across machines over git'
+complete -c axe -n '__axe_at 0 -' -a import -d 'Import memory from Claude Code, Codex, an MCP memory server, mem0 or markdown'
+complete -c axe -n '__axe_at 0 -' -a export -d 'Export the notes as MCP memory server JSONL, JSON lines or markdown'
 complete -c axe -n '__axe_at 0 -' -a help -d 'Print help, or a command\'s help'
 complete -c axe -n '__axe_at 0 -' -a version -d 'Print version'
-complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm context mcp mem notes state sync'
+complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm context mcp mem notes state sync import export'
 complete -c axe -n 'not __axe_at 0 -' -a '(__axe_delegate)'
 
 # axe-run
@@ -430,3 +432,22 @@ complete -c axe-sync -n '__axe_at 2 merge-driver' -F
 complete -c axe-sync -n '__axe_at 3 merge-driver' -F
 complete -c axe-sync -n '__axe_at 4 merge-driver' -F
 complete -c axe-sync -n '__axe_at 5 merge-driver' -F
+
+# axe-import
+complete -c axe-import -f
+complete -c axe-import -l agent -x -a '(__axe_agents)' -d 'The agent whose memory it becomes (its notes workspace, MEMORY.md, daily logs)'
+complete -c axe-import -l with-claude-md -d 'claude-code: import ~/.claude/CLAUDE.md too, as the world topic claude-md'
+complete -c axe-import -l dry-run -d 'Print every file the import would write, with its size; write nothing'
+complete -c axe-import -l json -d 'Print {source, dry_run, files: [{workspace, path, action, bytes, conflict}], problems, redacted} as JSON'
+complete -c axe-import -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
+complete -c axe-import -s h -l help -d 'Print help'
+complete -c axe-import -s V -l version -d 'Print version'
+complete -c axe-import -n '__axe_at 1 - --agent --wait' -F
+
+# axe-export
+complete -c axe-export -f
+complete -c axe-export -l agent -x -a '(__axe_agents)' -d 'Export this agent\'s notes workspace and only its own files'
+complete -c axe-export -l workspace -x -a '(__fish_complete_directories)' -d 'Use the notes workspace DIR [default: the agent\'s, else <data>/axe/notes]'
+complete -c axe-export -s o -l output -r -F -d 'Write to FILE (for markdown: a new or empty directory) instead of stdout'
+complete -c axe-export -s h -l help -d 'Print help'
+complete -c axe-export -s V -l version -d 'Print version'

@@ -19,7 +19,7 @@ def "nu-complete axe shells" [] {
 }
 
 def "nu-complete axe commands" [] {
-    ["run" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "state path" "state show" "state ingest" "state record" "state context" "sync"]
+    ["run" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "state path" "state show" "state ingest" "state record" "state context" "sync" "import" "export"]
 }
 
 # Run LLM agents from the shell and give them memory
@@ -435,6 +435,29 @@ export extern "axe-sync merge-driver" [
     --version(-V)  # Print version
 ]
 
+# Import memory from Claude Code, Codex, an MCP memory server, mem0 or markdown
+export extern "axe-import" [
+    source?: string  # claude-code, codex, mcp-memory, mem0 or markdown
+    path?: path  # The directory or file to import [default: the tool's own place]
+    --agent: string@"nu-complete axe agents"  # The agent whose memory it becomes (its notes workspace, MEMORY.md, daily logs)
+    --with-claude-md  # claude-code: import ~/.claude/CLAUDE.md too, as the world topic claude-md
+    --dry-run  # Print every file the import would write, with its size; write nothing
+    --json  # Print {source, dry_run, files: [{workspace, path, action, bytes, conflict}], problems, redacted} as JSON
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Export the notes as MCP memory server JSONL, JSON lines or markdown
+export extern "axe-export" [
+    format?: string  # mcp-memory, jsonl or markdown
+    --agent: string@"nu-complete axe agents"  # Export this agent's notes workspace and only its own files
+    --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
+    --output(-o): path  # Write to FILE (for markdown: a new or empty directory) instead of stdout
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
 # Run an agent: build its prompt, call its model, print the answer
 export extern "axe run" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
@@ -833,6 +856,29 @@ export extern "axe sync merge-driver" [
     ours?: path  # Our version, where the result is written (git's %A)
     theirs?: path  # Their version (git's %B)
     path?: path  # The file's path in the repository (git's %P)
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Import memory from Claude Code, Codex, an MCP memory server, mem0 or markdown
+export extern "axe import" [
+    source?: string  # claude-code, codex, mcp-memory, mem0 or markdown
+    path?: path  # The directory or file to import [default: the tool's own place]
+    --agent: string@"nu-complete axe agents"  # The agent whose memory it becomes (its notes workspace, MEMORY.md, daily logs)
+    --with-claude-md  # claude-code: import ~/.claude/CLAUDE.md too, as the world topic claude-md
+    --dry-run  # Print every file the import would write, with its size; write nothing
+    --json  # Print {source, dry_run, files: [{workspace, path, action, bytes, conflict}], problems, redacted} as JSON
+    --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Export the notes as MCP memory server JSONL, JSON lines or markdown
+export extern "axe export" [
+    format?: string  # mcp-memory, jsonl or markdown
+    --agent: string@"nu-complete axe agents"  # Export this agent's notes workspace and only its own files
+    --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
+    --output(-o): path  # Write to FILE (for markdown: a new or empty directory) instead of stdout
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -171,7 +171,7 @@ pub const EXIT_CODES: [ExitCode; 8] = [
     ExitCode {
         code: 7,
         name: "unresolved",
-        meaning: "`axe-sync`: a note both machines changed on the same lines kept its local text and has the other side's beside it in a conflict file (listed); everything else was synced; merge the text in and delete the file",
+        meaning: "`axe-sync`: a note both machines changed on the same lines kept its local text and has the other side's beside it in a conflict file (listed); everything else was synced; `axe-import`: a note that differs from the imported text kept its text and has the imported one beside it in a conflict file (listed); everything else was imported; merge the text in and delete the file",
     },
 ];
 

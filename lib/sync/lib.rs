@@ -40,6 +40,9 @@ use std::time::Instant;
 use serde::Serialize;
 
 pub use commit::Committed;
+/// The entry merge of run logs and daily logs, for `axe-import`, which
+/// merges what it brings in by entry exactly as a sync merges.
+pub use entries::{Layout, count as count_entries, merge as merge_entries};
 pub use error::{GitFailed, Result, SyncError};
 pub use kind::Kind;
 pub use merge::Merged;

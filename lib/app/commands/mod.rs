@@ -8,7 +8,9 @@ mod args;
 pub mod axe;
 pub mod config;
 pub mod context;
+pub mod export;
 pub mod gc;
+pub mod import;
 pub mod llm;
 pub mod log;
 pub mod mcp;
@@ -48,6 +50,8 @@ pub const ALL: &[&Command] = &[
     &state::record::COMMAND,
     &state::context::COMMAND,
     &sync::COMMAND,
+    &import::COMMAND,
+    &export::COMMAND,
 ];
 
 #[cfg(test)]

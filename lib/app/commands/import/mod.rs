@@ -1,0 +1,342 @@
+//! `axe-import SOURCE [PATH]`: memory other tools keep (Claude Code,
+//! Codex, the reference MCP memory server, mem0, any markdown folder)
+//! merged into the notes workspace by entry, as `axe-sync` merges, never
+//! over what is there.
+
+pub mod graph;
+mod merge;
+mod sources;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::args::{self, WAIT};
+use axe_base::error::{Error, Result};
+use axe_base::stderr::note;
+use axe_cli::{Arg, Command, Complete, Flag, Item as CliItem, Matches, Rule, Run};
+use axe_memory::notes::{Workspace, topic_name};
+use axe_memory::secrets::Secrets;
+use axe_memory::settings::NotesConfig;
+use merge::{Action, Done, How, Planned};
+use sources::{Item, Target};
+
+pub const COMMAND: Command = Command {
+    name: "axe-import",
+    about: "Import memory from Claude Code, Codex, an MCP memory server, mem0 or markdown",
+    usage: &["[OPTIONS] <SOURCE> [PATH]"],
+    args: &[SOURCE, PATH],
+    flags: &[AGENT, WITH_CLAUDE_MD, DRY_RUN, JSON, WAIT],
+    rules: &[Rule::Required(CliItem::Arg(&SOURCE))],
+    description: "\
+SOURCE is one of:
+  claude-code  Claude Code's auto memory: PATH is a project's memory
+               directory [default: every ~/.claude/projects/<project>/memory,
+               each the agent named after its project]. MEMORY.md becomes the
+               agent's MEMORY.md, every other file a world topic named after
+               it, frontmatter kept; --with-claude-md adds ~/.claude/CLAUDE.md
+               as the world topic claude-md.
+  codex        Codex's memories [default PATH: ~/.codex/memories]: MEMORY.md
+               the agent's (codex unless --agent), memory_summary.md,
+               raw_memories.md and rollout_summaries/*.md world topics
+               codex-memory-summary, codex-raw-memories, codex-rollout-NAME.
+  mcp-memory   The reference MCP memory server's JSONL file (PATH): each
+               entity a world topic (Type: and its observations as lines),
+               each relation a line in both its ends' topics.
+  mem0         mem0's JSON export (PATH): each memory an entry of a daily log
+               at its created_at, of --agent, else its agent_id or user_id.
+  markdown     A folder of markdown notes (PATH; basic-memory, Obsidian): each
+               note a world topic named after its path, frontmatter kept.
+
+Nothing is overwritten: daily logs are merged entry by entry, as axe-sync
+merges them; a MEMORY.md or world topic is written when new, kept when it
+holds the imported lines already, replaced when the imported text holds all
+of its lines, and otherwise left as it is with the imported text written
+beside it (world/NAME.conflict-import-<time>-<hash>.md): exit code 7 until
+that file is merged in and removed. Importing the same source again changes
+nothing. Everything passes the secret scanner memory writes use. Files are
+read without following symlinks, up to 16 MiB each; a malformed JSONL line
+or a file left out is named on stderr and the rest imported.",
+    run: Run::Action(run),
+};
+
+const SOURCE: Arg = Arg {
+    name: "SOURCE",
+    noun: "source",
+    help: "claude-code, codex, mcp-memory, mem0 or markdown",
+    complete: Complete::Nothing,
+    many: false,
+};
+
+const PATH: Arg = Arg {
+    name: "PATH",
+    noun: "path",
+    help: "The directory or file to import [default: the tool's own place]",
+    complete: Complete::File,
+    many: false,
+};
+
+const AGENT: Flag = Flag::with_value(
+    "agent",
+    "AGENT",
+    "The agent whose memory it becomes (its notes workspace, MEMORY.md, daily logs)",
+)
+.completes(Complete::Agent);
+
+const WITH_CLAUDE_MD: Flag = Flag::switch(
+    "with-claude-md",
+    "claude-code: import ~/.claude/CLAUDE.md too, as the world topic claude-md",
+);
+
+const DRY_RUN: Flag = Flag::switch(
+    "dry-run",
+    "Print every file the import would write, with its size; write nothing",
+);
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {source, dry_run, files: [{workspace, path, action, bytes, conflict}], problems, redacted} as JSON",
+);
+
+/// The sources, by the word that names them.
+const SOURCES: [&str; 5] = ["claude-code", "codex", "mcp-memory", "mem0", "markdown"];
+
+#[derive(Serialize)]
+struct Json<'a> {
+    source: &'a str,
+    dry_run: bool,
+    files: Vec<FileJson>,
+    problems: Vec<String>,
+    /// Notes the secret scanner took something out of.
+    redacted: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct FileJson {
+    workspace: String,
+    #[serde(flatten)]
+    done: Done,
+}
+
+/// A workspace and what goes into it.
+struct Dest {
+    ws: Workspace,
+    secrets: Secrets,
+    plan: Vec<Planned>,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let source = m.args().first().map(|s| s.to_string_lossy().into_owned());
+    let source = source.unwrap_or_default();
+    if !SOURCES.contains(&source.as_str()) {
+        return Err(Error::Usage(format!(
+            "unknown source \"{source}\": one of {}",
+            SOURCES.join(", ")
+        )));
+    }
+    let path = m.args().get(1).map(PathBuf::from);
+    let agent = m.string(&AGENT)?;
+    if let Some(a) = agent {
+        crate::agent::check_name(a)?;
+    }
+    let wait = args::wait(m)?;
+    let dry_run = m.flag(&DRY_RUN);
+    let need = |what: &str| {
+        path.clone()
+            .ok_or_else(|| Error::Usage(format!("{source} needs the PATH of {what}")))
+    };
+    let read = match source.as_str() {
+        "claude-code" => sources::claude_code(path.as_deref(), agent, m.flag(&WITH_CLAUDE_MD))?,
+        "codex" => sources::codex(path.as_deref(), agent)?,
+        "mcp-memory" => sources::mcp_memory(&need("the server's JSONL file")?)?,
+        "mem0" => sources::mem0(&need("mem0's JSON export")?, agent)?,
+        _ => sources::markdown(&need("the folder of notes")?)?,
+    };
+    let mut problems = read.problems;
+    let mut redacted = Vec::new();
+    let dests = plan(read.items, agent, &mut problems, &mut redacted)?;
+    let mut files = Vec::new();
+    for dest in dests.values() {
+        for done in merge::apply(&dest.ws, &dest.plan, wait, dry_run)? {
+            files.push(FileJson {
+                workspace: dest.ws.root.display().to_string(),
+                done,
+            });
+        }
+    }
+    let conflicts: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let c = f.done.conflict.as_ref()?;
+            Some(Path::new(&f.workspace).join(c).display().to_string())
+        })
+        .collect();
+    if m.flag(&JSON) {
+        axe_cli::write_json(
+            out,
+            &Json {
+                source: &source,
+                dry_run,
+                files,
+                problems,
+                redacted,
+            },
+        )?;
+    } else {
+        for p in &problems {
+            note(format_args!("axe-import: {p}"));
+        }
+        for r in &redacted {
+            note(format_args!(
+                "axe-import: {r}: what looked like a secret was redacted"
+            ));
+        }
+        report(out, &files, dry_run)?;
+    }
+    if conflicts.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Unresolved(format!(
+        "{} imported {} differed from the notes there: kept beside {}: {}; merge {} in and remove {}",
+        conflicts.len(),
+        if conflicts.len() == 1 {
+            "text"
+        } else {
+            "texts"
+        },
+        if conflicts.len() == 1 { "it" } else { "them" },
+        conflicts.join(", "),
+        if conflicts.len() == 1 { "it" } else { "them" },
+        if conflicts.len() == 1 {
+            "the file"
+        } else {
+            "the files"
+        },
+    )))
+}
+
+/// One line per file written (or, in a dry run, that would be): what,
+/// where, how large.
+fn report(out: &mut dyn Write, files: &[FileJson], dry_run: bool) -> Result<()> {
+    let mut unchanged = 0;
+    for f in files {
+        let full = |rel: &str| Path::new(&f.workspace).join(rel).display().to_string();
+        let (verb, path, bytes) = match f.done.action {
+            Action::Unchanged => {
+                unchanged += 1;
+                continue;
+            }
+            Action::Created => ("create", full(&f.done.path), f.done.bytes),
+            Action::Merged => ("merge", full(&f.done.path), f.done.bytes),
+            Action::Conflict => match f.done.conflict_bytes {
+                Some(0) | None => {
+                    unchanged += 1;
+                    continue;
+                }
+                Some(n) => (
+                    "conflict",
+                    full(f.done.conflict.as_deref().unwrap_or_default()),
+                    n,
+                ),
+            },
+        };
+        let verb = match (dry_run, verb) {
+            (true, v) => format!("would {v}"),
+            (false, "create") => "created".into(),
+            (false, "merge") => "merged".into(),
+            (false, v) => v.into(),
+        };
+        writeln!(out, "{verb}\t{path}\t{bytes} bytes").map_err(Error::Output)?;
+    }
+    if unchanged > 0 && files.iter().all(|f| f.done.action == Action::Unchanged) {
+        note(format_args!(
+            "axe-import: nothing new: the {unchanged} {} there already",
+            if unchanged == 1 {
+                "note it reaches is"
+            } else {
+                "notes it reaches are"
+            }
+        ));
+    }
+    Ok(())
+}
+
+/// The items as files of the workspaces they go to: agents' workspaces
+/// (by their `[notes]`), the default one for what has no agent. Names
+/// are made as `learn` makes them; texts are redacted as memory writes
+/// are; two items for one daily log are merged by entry, two for one
+/// other note are a problem (the second left out).
+fn plan(
+    items: Vec<Item>,
+    agent: Option<&str>,
+    problems: &mut Vec<String>,
+    redacted: &mut Vec<String>,
+) -> Result<BTreeMap<PathBuf, Dest>> {
+    let agents = args::env_agents();
+    let mut dests: BTreeMap<PathBuf, Dest> = BTreeMap::new();
+    let mut resolved: BTreeMap<Option<String>, PathBuf> = BTreeMap::new();
+    for item in items {
+        let who = item.agent.clone().or_else(|| agent.map(str::to_owned));
+        let root = match resolved.get(&who) {
+            Some(r) => r.clone(),
+            None => {
+                let (cfg, redact) = match &who {
+                    Some(name) => {
+                        let (cfg, _) = args::memory_agent(&agents, name)?;
+                        (cfg.notes, cfg.memory.redact)
+                    }
+                    None => (NotesConfig::default(), None),
+                };
+                let ws = Workspace::of(agents.dirs(), &cfg)?;
+                let root = ws.root.clone();
+                dests.entry(root.clone()).or_insert_with(|| Dest {
+                    ws,
+                    secrets: crate::config::secrets(&agents, redact),
+                    plan: Vec::new(),
+                });
+                resolved.insert(who.clone(), root.clone());
+                root
+            }
+        };
+        let Some(dest) = dests.get_mut(&root) else {
+            continue;
+        };
+        let (rel, how) = match (&item.target, &who) {
+            (Target::Topic(topic), _) => match topic_name(topic, &dest.secrets) {
+                Ok(name) => (format!("world/{name}.md"), How::Lines),
+                Err(e) => {
+                    problems.push(format!("{}: {e}; left out", item.from));
+                    continue;
+                }
+            },
+            (Target::Memory, Some(a)) => (format!("agents/{a}/MEMORY.md"), How::Lines),
+            (Target::Daily(day), Some(a)) => (format!("agents/{a}/daily/{day}.md"), How::Daily),
+            (_, None) => {
+                problems.push(format!(
+                    "{}: no agent to give it to: give --agent; left out",
+                    item.from
+                ));
+                continue;
+            }
+        };
+        let clean = dest.secrets.redact(&item.text);
+        if !clean.kinds.is_empty() && !redacted.contains(&rel) {
+            redacted.push(rel.clone());
+        }
+        let text = clean.text.into_owned();
+        match dest.plan.iter_mut().find(|p| p.rel == rel) {
+            None => dest.plan.push(Planned { rel, how, text }),
+            Some(p) if how == How::Daily => {
+                p.text = axe_sync::merge_entries(axe_sync::Layout::Daily, b"", &p.text, &text);
+            }
+            Some(p) if p.text == text => {}
+            Some(_) => problems.push(format!(
+                "{}: {rel} is imported from another file already; left out",
+                item.from
+            )),
+        }
+    }
+    Ok(dests)
+}

@@ -1,0 +1,445 @@
+//! Reading what other tools keep, as items for the notes workspace.
+//!
+//! Every file is read through directory handles (`axe_base::beneath`)
+//! without following a symlink, so a link in a memory directory cannot
+//! bring in a file from elsewhere (say, `~/.ssh/id_ed25519`); it is
+//! named and left out. Each file is read only up to [`FILE_LIMIT`]: a
+//! larger one is named and left out, never read into memory whole.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::FileType;
+use serde_json::Value;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::graph::{self, Entity, MEMORY_TYPE, Relation, TOPIC_TYPE};
+use axe_base::beneath::{self, Dir};
+use axe_base::error::{Error, Result};
+use axe_memory::log::escape_headers;
+use axe_memory::notes::topic_name;
+use axe_memory::secrets::Secrets;
+
+/// The largest file an import reads: 16 MiB, far past any tool's memory
+/// file (Claude Code loads 25 KB of MEMORY.md).
+pub const FILE_LIMIT: u64 = 16 << 20;
+
+/// How deep `markdown DIR` descends, and how many notes it takes.
+const MAX_DEPTH: usize = 32;
+const MAX_FILES: usize = 100_000;
+
+/// Where an item goes in the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// The agent's MEMORY.md.
+    Memory,
+    /// The world topic of this name (sanitised later, as `learn` does).
+    Topic(String),
+    /// The agent's daily log of this day (`YYYY-MM-DD`); the text is a
+    /// whole daily log.
+    Daily(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// The agent of a MEMORY.md or daily log.
+    pub agent: Option<String>,
+    pub target: Target,
+    pub text: Vec<u8>,
+    /// Where it came from, for messages.
+    pub from: String,
+}
+
+/// What a source gave, and what it left out (one line each).
+#[derive(Debug, Default)]
+pub struct Read {
+    pub items: Vec<Item>,
+    pub problems: Vec<String>,
+}
+
+impl Read {
+    fn item(&mut self, agent: Option<&str>, target: Target, text: Vec<u8>, from: &Path) {
+        self.items.push(Item {
+            agent: agent.map(str::to_owned),
+            target,
+            text,
+            from: from.display().to_string(),
+        });
+    }
+
+    /// The regular file `name` in `dir`, or `None` with the reason noted.
+    fn file(&mut self, dir: &Dir, name: &OsStr) -> Option<Vec<u8>> {
+        let mut buf = Vec::new();
+        match dir.read_into(name, &mut buf, FILE_LIMIT) {
+            Ok(true) => Some(buf),
+            Ok(false) => None,
+            Err(e) => {
+                let why = match beneath::is_link(&e) {
+                    true => "a symlink, not followed".to_owned(),
+                    false => axe_base::error::describe_io(&e),
+                };
+                self.problems
+                    .push(format!("{}: {why}; left out", dir.join(name).display()));
+                None
+            }
+        }
+    }
+}
+
+fn open(path: &Path) -> Result<Dir> {
+    match Dir::root(path, false) {
+        Ok(Some(dir)) => Ok(dir),
+        Ok(None) => Err(Error::Input(format!("{} does not exist", path.display()))),
+        Err(e) => Err(Error::Input(format!(
+            "cannot open {}: {}",
+            path.display(),
+            axe_base::error::describe_io(&e)
+        ))),
+    }
+}
+
+fn home() -> Result<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| Error::Input("HOME is not set: give the PATH to import".into()))
+}
+
+/// The `.md` files directly in `dir` (regular, not hidden), sorted.
+fn md_names(dir: &Dir) -> Result<Vec<String>> {
+    let mut names: Vec<String> = dir
+        .list()
+        .map_err(|e| Error::memory("failed to import", "list", &dir.join(""), &e))?
+        .into_iter()
+        .filter(|(_, kind)| matches!(kind, FileType::RegularFile | FileType::Symlink))
+        .filter_map(|(n, _)| n.into_string().ok())
+        .filter(|n| n.ends_with(".md") && !n.starts_with('.'))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// An agent's name made of a directory's name: as a topic's name is
+/// made (`-home-me-src-app` is `home-me-src-app`).
+pub fn agent_of(dir_name: &str) -> Option<String> {
+    topic_name(dir_name, &Secrets::off()).ok()
+}
+
+/// Claude Code's auto memory: `~/.claude/projects/<project>/memory/`,
+/// `MEMORY.md` (the index Claude Code loads, its first 200 lines) and
+/// topic files beside it, each with frontmatter (`name`, `description`,
+/// `type`: user, feedback, project or reference), as Claude Code's memory
+/// instructions lay them out (code.claude.com/docs/en/memory, "Auto
+/// memory"). MEMORY.md becomes the agent's MEMORY.md; each topic file a
+/// world topic named after its file, frontmatter and all; with
+/// `with_claude_md`, `~/.claude/CLAUDE.md` (the user's instructions) the
+/// world topic `claude-md`.
+pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: bool) -> Result<Read> {
+    let mut read = Read::default();
+    let projects: Vec<(PathBuf, String)> = match path {
+        Some(p) => {
+            let named = match p.file_name().and_then(OsStr::to_str) {
+                Some("memory") => p.parent().and_then(Path::file_name),
+                _ => p.file_name(),
+            };
+            let name = agent
+                .map(str::to_owned)
+                .or_else(|| named.and_then(OsStr::to_str).and_then(agent_of));
+            let name = name.ok_or_else(|| {
+                Error::Usage(format!("no agent name in {}: give --agent", p.display()))
+            })?;
+            vec![(p.to_owned(), name)]
+        }
+        None => {
+            let root = home()?.join(".claude/projects");
+            let dir = open(&root)?;
+            let mut found = Vec::new();
+            let mut names: Vec<String> = dir
+                .list()
+                .map_err(|e| Error::memory("failed to import", "list", &root, &e))?
+                .into_iter()
+                .filter(|(_, k)| *k == FileType::Directory)
+                .filter_map(|(n, _)| n.into_string().ok())
+                .collect();
+            names.sort();
+            for n in names {
+                let memory = root.join(&n).join("memory");
+                if !memory.is_dir() {
+                    continue;
+                }
+                match agent.map(str::to_owned).or_else(|| agent_of(&n)) {
+                    Some(a) => found.push((memory, a)),
+                    None => read.problems.push(format!(
+                        "{}: no agent name in it; left out",
+                        root.join(&n).display()
+                    )),
+                }
+            }
+            found
+        }
+    };
+    for (dir_path, name) in projects {
+        let dir = open(&dir_path)?;
+        for file in md_names(&dir)? {
+            let Some(text) = read.file(&dir, OsStr::new(&file)) else {
+                continue;
+            };
+            let target = match file.as_str() {
+                "MEMORY.md" => Target::Memory,
+                _ => Target::Topic(file.trim_end_matches(".md").to_owned()),
+            };
+            read.item(Some(&name), target, text, &dir_path.join(&file));
+        }
+    }
+    if with_claude_md {
+        let claude = home()?.join(".claude");
+        if let Some(dir) = Dir::root(&claude, false).ok().flatten()
+            && let Some(text) = read.file(&dir, OsStr::new("CLAUDE.md"))
+        {
+            read.item(
+                agent,
+                Target::Topic("claude-md".into()),
+                text,
+                &claude.join("CLAUDE.md"),
+            );
+        }
+    }
+    Ok(read)
+}
+
+/// Codex's memories: `~/.codex/memories/` holds `MEMORY.md` (the
+/// searchable registry), `memory_summary.md` (what every prompt is
+/// given), `raw_memories.md` and `rollout_summaries/` (a recap per
+/// rollout), as Codex's own memory prompt lays them out (openai/codex,
+/// `codex-rs/core/templates/memories/read_path.md`). MEMORY.md becomes
+/// the agent's (`codex` unless `--agent`); the rest world topics:
+/// `codex-memory-summary`, `codex-raw-memories`, `codex-rollout-<name>`.
+pub fn codex(path: Option<&Path>, agent: Option<&str>) -> Result<Read> {
+    let root = match path {
+        Some(p) => p.to_owned(),
+        None => home()?.join(".codex/memories"),
+    };
+    let agent = agent.unwrap_or("codex");
+    let dir = open(&root)?;
+    let mut read = Read::default();
+    for file in md_names(&dir)? {
+        let target = match file.as_str() {
+            "MEMORY.md" => Target::Memory,
+            "memory_summary.md" => Target::Topic("codex memory summary".into()),
+            "raw_memories.md" => Target::Topic("codex raw memories".into()),
+            other => Target::Topic(format!("codex {}", other.trim_end_matches(".md"))),
+        };
+        if let Some(text) = read.file(&dir, OsStr::new(&file)) {
+            read.item(Some(agent), target, text, &root.join(&file));
+        }
+    }
+    let rollouts = root.join("rollout_summaries");
+    if let Ok(Some(sub)) = dir.dir(Path::new("rollout_summaries"), false) {
+        for file in md_names(&sub)? {
+            if let Some(text) = read.file(&sub, OsStr::new(&file)) {
+                let topic = format!("codex rollout {}", file.trim_end_matches(".md"));
+                read.item(
+                    Some(agent),
+                    Target::Topic(topic),
+                    text,
+                    &rollouts.join(&file),
+                );
+            }
+        }
+    }
+    Ok(read)
+}
+
+/// Any folder of markdown notes (basic-memory, an Obsidian vault): each
+/// `.md` file, at any depth, a world topic named after its path in the
+/// folder (`people/Ada Lovelace.md` is `people-ada-lovelace`), kept as it
+/// is, frontmatter and all. Hidden files and folders (`.obsidian`,
+/// `.git`) are passed over.
+pub fn markdown(path: &Path) -> Result<Read> {
+    let mut read = Read::default();
+    let root = open(path)?;
+    let mut stack = vec![(root, String::new(), 0usize)];
+    let mut count = 0;
+    while let Some((dir, prefix, depth)) = stack.pop() {
+        let mut entries = dir
+            .list()
+            .map_err(|e| Error::memory("failed to import", "list", &dir.join(""), &e))?;
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, kind) in entries {
+            let Some(name) = name.to_str().map(str::to_owned) else {
+                continue;
+            };
+            if name.starts_with('.') {
+                continue;
+            }
+            let shown = format!("{prefix}{name}");
+            match kind {
+                FileType::Directory if depth < MAX_DEPTH => {
+                    if let Ok(Some(sub)) = dir.dir(Path::new(&name), false) {
+                        stack.push((sub, format!("{shown}/"), depth + 1));
+                    }
+                }
+                FileType::Directory => read.problems.push(format!(
+                    "{shown}: deeper than {MAX_DEPTH} folders; left out"
+                )),
+                _ if !name.ends_with(".md") => {}
+                _ if count >= MAX_FILES => {
+                    read.problems
+                        .push(format!("{shown}: past {MAX_FILES} notes; left out"));
+                }
+                _ => {
+                    count += 1;
+                    if let Some(text) = read.file(&dir, OsStr::new(&name)) {
+                        let topic = shown.trim_end_matches(".md").to_owned();
+                        read.item(None, Target::Topic(topic), text, &path.join(&shown));
+                    }
+                }
+            }
+        }
+    }
+    Ok(read)
+}
+
+/// Reads the file `path` names (bounded), for the JSON sources.
+fn json_file(path: &Path) -> Result<Vec<u8>> {
+    axe_base::read::bytes(path, FILE_LIMIT).map_err(|e| {
+        Error::Input(format!(
+            "cannot read {}: {}",
+            path.display(),
+            axe_base::error::describe_io(&e)
+        ))
+    })
+}
+
+/// The reference MCP memory server's JSONL ([`graph`]): each entity a
+/// world topic, each relation a line in both its ends' topics; axe's own
+/// `axe-memory` entities an agent's MEMORY.md, `axe-topic` ones a topic
+/// verbatim. A malformed line is named by its number and left out.
+pub fn mcp_memory(path: &Path) -> Result<Read> {
+    let bytes = json_file(path)?;
+    let (g, problems) = graph::parse_jsonl(&bytes);
+    let mut read = Read {
+        problems: problems
+            .into_iter()
+            .map(|p| format!("{}: {p}", path.display()))
+            .collect(),
+        ..Read::default()
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for e in &g.entities {
+        if e.entity_type == MEMORY_TYPE {
+            if crate::agent::check_name(&e.name).is_err() {
+                read.problems.push(format!(
+                    "{}: entity {:?} of type {MEMORY_TYPE} names no agent; left out",
+                    path.display(),
+                    e.name
+                ));
+                continue;
+            }
+            let text = graph::text_of(&e.observations).into_bytes();
+            read.item(Some(&e.name), Target::Memory, text, path);
+        } else if e.entity_type == TOPIC_TYPE {
+            let text = graph::text_of(&e.observations).into_bytes();
+            read.item(None, Target::Topic(e.name.clone()), text, path);
+        } else {
+            names.push(&e.name);
+        }
+    }
+    for r in &g.relations {
+        for end in [&r.from, &r.to] {
+            if !names.contains(&end.as_str())
+                && !g
+                    .entities
+                    .iter()
+                    .any(|e| &e.name == end && e.entity_type == TOPIC_TYPE)
+            {
+                names.push(end);
+            }
+        }
+    }
+    for name in names {
+        let entity: Option<&Entity> = g.entities.iter().find(|e| e.name == name);
+        let rels: Vec<&Relation> = g
+            .relations
+            .iter()
+            .filter(|r| r.from == name || r.to == name)
+            .collect();
+        let text = graph::topic(name, entity, &rels).into_bytes();
+        read.item(None, Target::Topic(name.to_owned()), text, path);
+    }
+    Ok(read)
+}
+
+/// mem0's memories as its API and export give them (docs.mem0.ai, "Get
+/// All Memories" / "Export Memories": `{"results": [...]}` or a bare
+/// array; each `{"id", "memory", "user_id", "agent_id", "created_at",
+/// ...}`): each memory an entry in a daily log, at the day and minute
+/// (UTC) of its `created_at`, of the agent `--agent`, else its
+/// `agent_id`, else its `user_id`, else `mem0`.
+pub fn mem0(path: &Path, agent: Option<&str>) -> Result<Read> {
+    let bytes = json_file(path)?;
+    let shown = path.display();
+    let value: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::Input(format!("{shown} is not JSON: {e}")))?;
+    let list = match &value {
+        Value::Array(a) => a,
+        Value::Object(o) => match ["results", "memories"].iter().find_map(|k| o.get(*k)) {
+            Some(Value::Array(a)) => a,
+            _ => {
+                return Err(Error::Input(format!(
+                    "{shown}: no \"results\" or \"memories\" list of memories"
+                )));
+            }
+        },
+        _ => return Err(Error::Input(format!("{shown}: not a list of memories"))),
+    };
+    let mut read = Read::default();
+    for (i, m) in list.iter().enumerate() {
+        let n = i + 1;
+        let text = m.get("memory").and_then(Value::as_str).map(str::trim);
+        let Some(text) = text.filter(|t| !t.is_empty()) else {
+            read.problems
+                .push(format!("{shown}: memory {n}: no \"memory\" text; left out"));
+            continue;
+        };
+        let at = m
+            .get("created_at")
+            .and_then(Value::as_str)
+            .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
+        let Some(at) = at.map(|t| t.to_offset(time::UtcOffset::UTC)) else {
+            read.problems.push(format!(
+                "{shown}: memory {n}: no \"created_at\" time (RFC 3339); left out"
+            ));
+            continue;
+        };
+        let owner = agent.map(str::to_owned).or_else(|| {
+            ["agent_id", "user_id"]
+                .iter()
+                .find_map(|k| m.get(*k).and_then(Value::as_str))
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        });
+        let owner = owner.unwrap_or_else(|| "mem0".into());
+        if crate::agent::check_name(&owner).is_err() {
+            read.problems.push(format!(
+                "{shown}: memory {n}: {owner:?} names no agent; left out"
+            ));
+            continue;
+        }
+        let day = format!(
+            "{:04}-{:02}-{:02}",
+            at.year(),
+            u8::from(at.month()),
+            at.day()
+        );
+        // As `remember` writes an entry (notes/daily.rs): `## ` lines in
+        // the text one space in, so none starts an entry of its own.
+        let mut entry =
+            format!("# {day}\n\n## {:02}:{:02}\n\n", at.hour(), at.minute()).into_bytes();
+        escape_headers(text.as_bytes(), &mut entry);
+        entry.push(b'\n');
+        read.item(Some(&owner), Target::Daily(day), entry, path);
+    }
+    Ok(read)
+}

@@ -1,0 +1,256 @@
+//! `axe-export`: the notes as the reference MCP memory server's JSONL
+//! (read back by the server itself, driven by the official SDK), as JSON
+//! lines, as a markdown folder; and the round trips: axe to the server's
+//! format and back gives the same notes, the server's graph through axe
+//! and back keeps every observation.
+
+use std::collections::BTreeSet;
+use std::fs;
+
+use serde_json::{Value, json};
+
+use crate::import::{memory_cjs, memory_server, snapshot, workspace};
+use crate::util::{Env, read};
+
+/// Notes of every kind the way axe's own commands leave them.
+fn notes(env: &Env) {
+    let ws = workspace(env);
+    env.write(
+        &ws.join("world/deploys.md"),
+        "# Deploys\n\nBlue-green, switched by the load balancer.\n\n## Rollback\n\n- `deploy --undo`\n",
+    );
+    env.write(
+        &ws.join("world/john-smith.md"),
+        "# John Smith\n\nType: person\n\n- Speaks Spanish\n\n## Relations\n\n- [[John Smith]] works_at [[Anthropic]]\n",
+    );
+    env.write(
+        &ws.join("world/anthropic.md"),
+        "# Anthropic\n\n## Relations\n\n- [[John Smith]] works_at [[Anthropic]]\n",
+    );
+    env.write(
+        &ws.join("agents/ops/MEMORY.md"),
+        "# Memory\n\n- on call: Ada\n\n",
+    );
+    env.cmd("axe-notes-remember")
+        .args(["ops", "The cache was cold after the deploy."])
+        .assert()
+        .success();
+}
+
+#[test]
+fn axe_to_mcp_memory_and_back_gives_the_same_notes() {
+    let env = Env::new();
+    notes(&env);
+    let file = env.root().join("graph.jsonl");
+    env.cmd("axe-export")
+        .args(["mcp-memory", "--output", file.to_str().unwrap()])
+        .assert()
+        .success();
+    let lines: Vec<Value> = read(&file)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.contains(&json!({"type": "entity", "name": "John Smith", "entityType": "person", "observations": ["Speaks Spanish"]})));
+    assert!(lines.contains(&json!({"type": "relation", "from": "John Smith", "to": "Anthropic", "relationType": "works_at"})));
+    assert!(lines.contains(&json!({"type": "entity", "name": "ops", "entityType": "axe-memory", "observations": ["# Memory", "", "- on call: Ada", ""]})));
+    assert_eq!(
+        lines.iter().filter(|l| l["type"] == "relation").count(),
+        1,
+        "once, not once per topic"
+    );
+    let other = Env::new();
+    other
+        .cmd("axe-import")
+        .args(["mcp-memory", file.to_str().unwrap()])
+        .assert()
+        .success();
+    let mut want = snapshot(&workspace(&env));
+    want.retain(|k, _| !k.contains("/daily/"));
+    assert_eq!(snapshot(&workspace(&other)), want);
+}
+
+#[test]
+fn the_reference_server_reads_what_axe_exports() {
+    let Some(server) = memory_server() else {
+        return;
+    };
+    let env = Env::new();
+    notes(&env);
+    let file = env.root().join("graph.jsonl");
+    env.cmd("axe-export")
+        .args(["mcp-memory", "-o", file.to_str().unwrap()])
+        .assert()
+        .success();
+    let graph: Value = serde_json::from_str(&memory_cjs(&server, "read", &file, None)).unwrap();
+    let names: BTreeSet<&str> = graph["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, BTreeSet::from(["John Smith", "deploys", "ops"]));
+    assert_eq!(graph["relations"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn the_reference_servers_graph_through_axe_and_back_keeps_every_observation() {
+    let Some(server) = memory_server() else {
+        return;
+    };
+    let env = Env::new();
+    let original = json!({
+        "entities": [
+            {"name": "John Smith", "entityType": "person", "observations": ["Speaks fluent Spanish", "Line one\nline two", "Likes [[brackets]] and - dashes"]},
+            {"name": "Anthropic", "entityType": "organization", "observations": []},
+            {"name": "Zed", "entityType": "person", "observations": ["Has a key ghp_not_a_key"]}
+        ],
+        "relations": [
+            {"from": "John Smith", "to": "Anthropic", "relationType": "works_at"},
+            {"from": "Zed", "to": "Nobody", "relationType": "knows"}
+        ]
+    });
+    let first = env.root().join("first.jsonl");
+    memory_cjs(&server, "write", &first, Some(&original));
+    env.cmd("axe-import")
+        .args(["mcp-memory", first.to_str().unwrap()])
+        .assert()
+        .success();
+    let second = env.root().join("second.jsonl");
+    env.cmd("axe-export")
+        .args(["mcp-memory", "--output", second.to_str().unwrap()])
+        .assert()
+        .success();
+    let back: Value = serde_json::from_str(&memory_cjs(&server, "read", &second, None)).unwrap();
+    let set = |g: &Value, key: &str| -> BTreeSet<String> {
+        g[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_string())
+            .collect()
+    };
+    assert_eq!(set(&back, "entities"), set(&original, "entities"));
+    assert_eq!(set(&back, "relations"), set(&original, "relations"));
+}
+
+#[test]
+fn jsonl_is_one_object_per_entry_of_every_kind() {
+    let env = Env::new();
+    notes(&env);
+    env.cmd("axe-mem-append")
+        .args(["ops", "--task", "deploy", "--result", "blue-green, done"])
+        .assert()
+        .success();
+    env.cmd("axe-state-ingest")
+        .arg("ops")
+        .write_stdin("AGENTIUM_MEMORY: KEY_FACT The cache is cold\n")
+        .assert()
+        .success();
+    let out = env
+        .cmd("axe-export")
+        .arg("jsonl")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let entries: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let daily = entries.iter().find(|e| e["kind"] == "daily").unwrap();
+    assert_eq!(daily["agent"], "ops");
+    assert_eq!(daily["text"], "The cache was cold after the deploy.");
+    let time = daily["time"].as_str().unwrap();
+    assert!(time.ends_with(":00Z") && time.contains('T'), "{time}");
+    assert!(
+        daily["path"]
+            .as_str()
+            .unwrap()
+            .starts_with("agents/ops/daily/")
+    );
+    let deploys: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["path"] == "world/deploys.md")
+        .collect();
+    assert_eq!(deploys.len(), 2);
+    assert_eq!(deploys[0]["heading"], "Deploys");
+    assert_eq!(
+        deploys[0]["text"],
+        "Blue-green, switched by the load balancer."
+    );
+    assert_eq!(deploys[1]["heading"], "Rollback");
+    assert_eq!(deploys[0]["kind"], "world");
+    assert_eq!(deploys[0]["time"], Value::Null);
+    let log = entries.iter().find(|e| e["kind"] == "log").unwrap();
+    assert_eq!(
+        (&log["agent"], &log["path"], &log["heading"], &log["text"]),
+        (
+            &json!("ops"),
+            &json!("memory/ops.md"),
+            &json!("deploy"),
+            &json!("blue-green, done")
+        )
+    );
+    assert!(log["time"].as_str().unwrap().ends_with('Z'));
+    let fact = entries.iter().find(|e| e["kind"] == "state").unwrap();
+    assert_eq!(
+        (&fact["path"], &fact["heading"], &fact["text"]),
+        (
+            &json!("state/ops.json"),
+            &json!("fact"),
+            &json!("The cache is cold")
+        )
+    );
+    let memory = entries.iter().find(|e| e["kind"] == "memory").unwrap();
+    assert_eq!(
+        (memory["agent"].as_str(), memory["text"].as_str()),
+        (Some("ops"), Some("- on call: Ada"))
+    );
+    // --agent: that agent's own files and the world only.
+    let only = env
+        .cmd("axe-export")
+        .args(["jsonl", "--agent", "nobody"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let only = String::from_utf8_lossy(&only);
+    assert!(
+        !only.contains("\"agent\":\"ops\"") && only.contains("world/deploys.md"),
+        "{only}"
+    );
+}
+
+#[test]
+fn markdown_is_a_self_contained_folder_and_never_goes_over_files() {
+    let env = Env::new();
+    notes(&env);
+    let dir = env.root().join("export");
+    env.cmd("axe-export")
+        .args(["markdown", "--output", dir.to_str().unwrap()])
+        .assert()
+        .success();
+    let ws = workspace(&env);
+    for rel in ["world/deploys.md", "agents/ops/MEMORY.md"] {
+        assert_eq!(read(&dir.join(rel)), read(&ws.join(rel)));
+    }
+    let index = read(&dir.join("index.md"));
+    assert!(
+        index.contains("- [world/deploys.md](world/deploys.md)"),
+        "{index}"
+    );
+    assert!(index.contains("## Agent ops"), "{index}");
+    let before = snapshot(&dir);
+    env.cmd("axe-export")
+        .args(["markdown", "--output", dir.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("is not empty"));
+    assert_eq!(snapshot(&dir), before);
+    env.cmd("axe-export").arg("markdown").assert().code(1);
+    env.cmd("axe-export").arg("yaml").assert().code(1);
+    let _ = fs::remove_dir_all(&dir);
+}

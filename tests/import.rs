@@ -1,0 +1,580 @@
+//! `axe-import`: each source laid out as its tool writes it, merged into
+//! a real notes workspace; a second import changes nothing; a note that
+//! differs is kept and the import written beside it (exit 7); hostile
+//! input is named and left out, the rest imported. The reference MCP
+//! memory server, driven by the official SDK (`tests/mcp/memory.cjs`),
+//! writes the JSONL imported; without it (`tests/mcp/install`) those
+//! tests say they skipped, and fail under `AXE_TEST_ALL`.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::mcp_sdk::{HOW, sdk_dir};
+use crate::util::{Env, have, read, unavailable};
+
+const GITHUB: &str = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789";
+
+/// The default notes workspace of a test's world.
+pub fn workspace(env: &Env) -> PathBuf {
+    env.data_dir().join("axe/notes")
+}
+
+pub fn home(env: &Env) -> PathBuf {
+    env.root().join("home")
+}
+
+/// Every file under `dir` and its bytes: what "changes nothing, byte for
+/// byte" compares.
+pub fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.insert(rel, fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The reference memory server's entry point and a `NODE_PATH` finding
+/// the SDK; `None`, reported, when either is not installed.
+pub fn memory_server() -> Option<(PathBuf, OsString)> {
+    if !have("node") {
+        return None;
+    }
+    let script =
+        sdk_dir().join("servers/node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+    let sdk = sdk_dir().join("node/node_modules");
+    if !script.is_file() || !sdk.join("@modelcontextprotocol/sdk").is_dir() {
+        unavailable(
+            &format!(
+                "{} or the TypeScript SDK is not installed",
+                script.display()
+            ),
+            HOW,
+        );
+        return None;
+    }
+    Some((script, sdk.into_os_string()))
+}
+
+/// Runs `tests/mcp/memory.cjs MODE` against the server on `file`.
+pub fn memory_cjs(
+    server: &(PathBuf, OsString),
+    mode: &str,
+    file: &Path,
+    graph: Option<&Value>,
+) -> String {
+    let cjs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/memory.cjs");
+    let mut cmd = std::process::Command::new("node");
+    cmd.env("NODE_PATH", &server.1)
+        .arg(cjs)
+        .arg(mode)
+        .arg(&server.0)
+        .arg(file);
+    if let Some(g) = graph {
+        cmd.arg(g.to_string());
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "memory.cjs {mode}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn import(env: &Env, args: &[&str]) -> assert_cmd::Command {
+    let mut cmd = env.cmd("axe-import");
+    cmd.args(args);
+    cmd
+}
+
+/// Claude Code's auto memory for the project `/home/me/src/app`: the
+/// project directory is the path with every `/` a `-`, and the memory
+/// directory holds MEMORY.md (an index, one line per memory) and a file
+/// per memory with `name`, `description` and `type` frontmatter, as
+/// Claude Code's memory instructions lay them out
+/// (code.claude.com/docs/en/memory, "Auto memory").
+fn claude_code_project(env: &Env) -> PathBuf {
+    let dir = home(env).join(".claude/projects/-home-me-src-app/memory");
+    env.write(
+        &dir.join("MEMORY.md"),
+        "- [User role](user_role.md) — a data scientist new to Rust\n- [Testing](feedback_testing.md) — integration tests hit a real database\n",
+    );
+    env.write(
+        &dir.join("user_role.md"),
+        "---\nname: User role\ndescription: a data scientist new to Rust\ntype: user\n---\n\nThe user is a data scientist, new to Rust; explain ownership when it matters.\n",
+    );
+    env.write(
+        &dir.join("feedback_testing.md"),
+        "---\nname: Testing\ndescription: integration tests hit a real database\ntype: feedback\n---\n\nIntegration tests must hit a real database, not mocks.\n\n**Why:** a mocked migration passed and prod broke.\n",
+    );
+    env.write(
+        &home(env).join(".claude/CLAUDE.md"),
+        "# Me\n\nPrefer small commits.\n",
+    );
+    dir
+}
+
+#[test]
+fn claude_code_projects_become_agents_and_world_topics_and_a_second_import_changes_nothing() {
+    let env = Env::new();
+    let dir = claude_code_project(&env);
+    let out = import(&env, &["claude-code"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let ws = workspace(&env);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("created\t"), "{stdout}");
+    assert_eq!(
+        read(&ws.join("agents/home-me-src-app/MEMORY.md")),
+        read(&dir.join("MEMORY.md"))
+    );
+    assert_eq!(
+        read(&ws.join("world/user-role.md")),
+        read(&dir.join("user_role.md"))
+    );
+    assert_eq!(
+        read(&ws.join("world/feedback-testing.md")),
+        read(&dir.join("feedback_testing.md"))
+    );
+    assert!(
+        !ws.join("world/claude-md.md").exists(),
+        "CLAUDE.md only when asked"
+    );
+    let before = snapshot(&ws);
+    let again = import(&env, &["claude-code"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(
+        again.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
+    assert_eq!(snapshot(&ws), before, "a second import changes nothing");
+    // --with-claude-md, into an agent named outright.
+    import(
+        &env,
+        &[
+            "claude-code",
+            dir.to_str().unwrap(),
+            "--agent",
+            "app",
+            "--with-claude-md",
+        ],
+    )
+    .assert()
+    .success();
+    assert_eq!(
+        read(&ws.join("world/claude-md.md")),
+        "# Me\n\nPrefer small commits.\n"
+    );
+    assert_eq!(
+        read(&ws.join("agents/app/MEMORY.md")),
+        read(&dir.join("MEMORY.md"))
+    );
+    // The agent's own notes then read it: recall shows the imported MEMORY.md.
+    let recalled = env
+        .cmd("axe-notes-recall")
+        .arg("app")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8_lossy(&recalled).contains("data scientist new to Rust"));
+}
+
+/// Codex's memories folder as Codex's memory prompt lays it out
+/// (openai/codex, `codex-rs/core/templates/memories/read_path.md`):
+/// `memory_summary.md`, `MEMORY.md` (the registry), `raw_memories.md`,
+/// `rollout_summaries/` (a recap per rollout).
+#[test]
+fn codex_memories_become_the_codex_agents_memory_and_world_topics() {
+    let env = Env::new();
+    let dir = home(&env).join(".codex/memories");
+    env.write(
+        &dir.join("MEMORY.md"),
+        "# Memory\n\n## Repo: app\n- Build with `cargo build --locked`.\n",
+    );
+    env.write(
+        &dir.join("memory_summary.md"),
+        "The user works on app, a Rust CLI.\n",
+    );
+    env.write(
+        &dir.join("raw_memories.md"),
+        "- 2026-11-20: prefers ripgrep\n",
+    );
+    env.write(
+        &dir.join("rollout_summaries/2026-11-20T10-00-00-fix-ci.md"),
+        "# Fix CI\n\nrollout_path: sessions/2026/11/20/rollout-2026-11-20T10-00-00.jsonl\n\nThe CI cache key was stale.\n",
+    );
+    import(&env, &["codex"]).assert().success();
+    let ws = workspace(&env);
+    assert_eq!(
+        read(&ws.join("agents/codex/MEMORY.md")),
+        read(&dir.join("MEMORY.md"))
+    );
+    assert_eq!(
+        read(&ws.join("world/codex-memory-summary.md")),
+        read(&dir.join("memory_summary.md"))
+    );
+    assert_eq!(
+        read(&ws.join("world/codex-raw-memories.md")),
+        read(&dir.join("raw_memories.md"))
+    );
+    assert!(read(&ws.join("world/codex-rollout-2026-11-20t10-00-00-fix-ci.md")).contains("stale"));
+    let before = snapshot(&ws);
+    import(&env, &["codex"]).assert().success();
+    assert_eq!(snapshot(&ws), before);
+}
+
+#[test]
+fn the_reference_servers_graph_becomes_world_topics_and_bad_lines_are_named() {
+    let Some(server) = memory_server() else {
+        return;
+    };
+    let env = Env::new();
+    let file = env.root().join("memory.jsonl");
+    memory_cjs(
+        &server,
+        "write",
+        &file,
+        Some(&json!({
+            "entities": [
+                {"name": "John Smith", "entityType": "person", "observations": ["Speaks fluent Spanish", "Graduated in 2019"]},
+                {"name": "Anthropic", "entityType": "organization", "observations": ["Makes Claude"]}
+            ],
+            "relations": [
+                {"from": "John Smith", "to": "Anthropic", "relationType": "works_at"},
+                {"from": "John Smith", "to": "Ada", "relationType": "knows"}
+            ]
+        })),
+    );
+    // A line a person broke by hand, and one more entity after it.
+    let mut bytes = fs::read(&file).unwrap();
+    bytes.extend_from_slice(b"\n{\"type\":\"entity\",\"name\":\"broken\n{\"type\":\"entity\",\"name\":\"After\",\"entityType\":\"t\",\"observations\":[\"kept\"]}\n");
+    fs::write(&file, bytes).unwrap();
+    let out = import(&env, &["mcp-memory", file.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("line 5: not JSON"), "{stderr}");
+    let ws = workspace(&env);
+    assert_eq!(
+        read(&ws.join("world/john-smith.md")),
+        "# John Smith\n\nType: person\n\n- Speaks fluent Spanish\n- Graduated in 2019\n\n## Relations\n\n- [[John Smith]] knows [[Ada]]\n- [[John Smith]] works_at [[Anthropic]]\n"
+    );
+    assert_eq!(
+        read(&ws.join("world/anthropic.md")),
+        "# Anthropic\n\nType: organization\n\n- Makes Claude\n\n## Relations\n\n- [[John Smith]] works_at [[Anthropic]]\n"
+    );
+    // A name only a relation gives: its topic holds the relation.
+    assert_eq!(
+        read(&ws.join("world/ada.md")),
+        "# Ada\n\n## Relations\n\n- [[John Smith]] knows [[Ada]]\n"
+    );
+    assert!(read(&ws.join("world/after.md")).contains("- kept"));
+    let before = snapshot(&ws);
+    import(&env, &["mcp-memory", file.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_eq!(snapshot(&ws), before);
+    // The server adds an observation: the topic, unchanged here since,
+    // takes it (its lines all in the new text).
+    let mut text = read(&file).replace("Makes Claude\"]", "Makes Claude\",\"Based in SF\"]");
+    text.push('\n');
+    fs::write(&file, text).unwrap();
+    import(&env, &["mcp-memory", file.to_str().unwrap()])
+        .assert()
+        .success();
+    assert!(read(&ws.join("world/anthropic.md")).contains("- Makes Claude\n- Based in SF\n"));
+}
+
+/// mem0's memories as its API's `get_all` and export return them
+/// (docs.mem0.ai, "Get All Memories": `{"results": [{id, memory, hash,
+/// metadata, categories, created_at, updated_at, user_id, agent_id}]}`).
+#[test]
+fn mem0_memories_become_daily_entries_merged_with_what_is_there() {
+    let env = Env::new();
+    let ws = workspace(&env);
+    // alice remembered something herself that day already.
+    env.write(
+        &ws.join("agents/alice/daily/2026-11-20.md"),
+        "# 2026-11-20\n\n## 08:00\n\nMorning standup moved to 9.\n",
+    );
+    let file = env.root().join("mem0.json");
+    env.write(
+        &file,
+        json!({"results": [
+            {"id": "b1", "memory": "Prefers vegetarian food", "hash": "x", "metadata": null, "categories": ["food"],
+             "created_at": "2026-11-20T09:30:00.123456-08:00", "updated_at": null, "user_id": "alice", "agent_id": null},
+            {"id": "b2", "memory": "Is allergic to nuts\n## 12:00 not an entry", "created_at": "2026-11-20T07:15:00Z", "user_id": "alice"},
+            {"id": "b3", "memory": "Deploys on Fridays are banned", "created_at": "2026-11-21T10:00:00Z", "user_id": "bob", "agent_id": "ops"},
+            {"id": "b4", "memory": "no date"},
+            {"id": "b5", "memory": "escapes", "created_at": "2026-11-21T10:00:00Z", "user_id": "../x"}
+        ]})
+        .to_string(),
+    );
+    let out = import(&env, &["mem0", file.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("memory 4: no \"created_at\""), "{stderr}");
+    assert!(
+        stderr.contains("memory 5: \"../x\" names no agent"),
+        "{stderr}"
+    );
+    assert_eq!(
+        read(&ws.join("agents/alice/daily/2026-11-20.md")),
+        "# 2026-11-20\n\n## 07:15\n\nIs allergic to nuts\n ## 12:00 not an entry\n\n## 08:00\n\nMorning standup moved to 9.\n\n## 17:30\n\nPrefers vegetarian food\n"
+    );
+    assert_eq!(
+        read(&ws.join("agents/ops/daily/2026-11-21.md")),
+        "# 2026-11-21\n\n## 10:00\n\nDeploys on Fridays are banned\n"
+    );
+    let before = snapshot(&ws);
+    import(&env, &["mem0", file.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_eq!(snapshot(&ws), before);
+    // --agent takes them all.
+    import(&env, &["mem0", file.to_str().unwrap(), "--agent", "all"])
+        .assert()
+        .success();
+    assert!(read(&ws.join("agents/all/daily/2026-11-21.md")).contains("Deploys on Fridays"));
+}
+
+#[test]
+fn a_markdown_folder_becomes_world_topics_and_symlinks_and_huge_files_are_left_out() {
+    let env = Env::new();
+    let vault = env.root().join("vault");
+    // basic-memory's note layout: frontmatter, observations, relations.
+    let note = "---\ntitle: Coffee Brewing\ntype: note\npermalink: coffee-brewing\ntags:\n- coffee\n---\n\n# Coffee Brewing\n\n## Observations\n- [method] Pour over gives more clarity\n\n## Relations\n- relates_to [[Coffee Beans]]\n";
+    env.write(&vault.join("food/Coffee Brewing.md"), note);
+    env.write(&vault.join("index.md"), "# Index\n");
+    env.write(&vault.join(".obsidian/workspace.md"), "hidden");
+    env.write(&vault.join("notes.txt"), "not markdown");
+    let secret = env.root().join("secret.md");
+    env.write(&secret, "outside the vault");
+    std::os::unix::fs::symlink(&secret, vault.join("leak.md")).unwrap();
+    // Past the 16 MiB bound.
+    let huge = vault.join("huge.md");
+    fs::write(&huge, vec![b'a'; (16 << 20) + 1]).unwrap();
+    let out = import(&env, &["markdown", vault.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("leak.md: a symlink, not followed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("huge.md: larger than the limit of 16 MiB"),
+        "{stderr}"
+    );
+    let ws = workspace(&env);
+    assert_eq!(read(&ws.join("world/food-coffee-brewing.md")), note);
+    assert_eq!(read(&ws.join("world/index.md")), "# Index\n");
+    let names: Vec<String> = snapshot(&ws).into_keys().collect();
+    assert_eq!(names, ["world/food-coffee-brewing.md", "world/index.md"]);
+}
+
+#[test]
+fn a_note_that_differs_is_kept_and_the_import_written_beside_it_with_exit_7() {
+    let env = Env::new();
+    let ws = workspace(&env);
+    env.write(&ws.join("world/index.md"), "# Index\n\nmine\n");
+    let vault = env.root().join("vault");
+    env.write(&vault.join("index.md"), "# Index\n\ntheirs\n");
+    let out = import(&env, &["markdown", vault.to_str().unwrap()])
+        .assert()
+        .code(7)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("index.conflict-import-"), "{stderr}");
+    assert_eq!(read(&ws.join("world/index.md")), "# Index\n\nmine\n");
+    let files = snapshot(&ws);
+    let conflicts: Vec<_> = files.keys().filter(|k| k.contains(".conflict-")).collect();
+    assert_eq!(conflicts.len(), 1, "{files:?}");
+    assert_eq!(files[conflicts[0]], b"# Index\n\ntheirs\n");
+    // Again: the same conflict, no second file.
+    import(&env, &["markdown", vault.to_str().unwrap()])
+        .assert()
+        .code(7);
+    assert_eq!(snapshot(&ws), files);
+    // Recall names it, as it names sync's.
+    let recalled = env
+        .cmd("axe-notes-recall")
+        .arg("a")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8_lossy(&recalled).contains("index.conflict-import-"));
+}
+
+#[test]
+fn secrets_are_redacted_and_dry_run_lists_every_file_and_writes_nothing() {
+    let env = Env::new();
+    let dir = home(&env).join(".codex/memories");
+    env.write(
+        &dir.join("MEMORY.md"),
+        format!("- the CI token is {GITHUB}\n"),
+    );
+    env.write(&dir.join("memory_summary.md"), "summary\n");
+    let out = import(&env, &["codex", "--dry-run"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ws = workspace(&env);
+    assert!(!ws.exists(), "a dry run writes nothing");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("would create\t")
+            && l.ends_with("/world/codex-memory-summary.md\t8 bytes")),
+        "{stdout}"
+    );
+    let json = import(&env, &["codex", "--dry-run", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["dry_run"], true);
+    assert_eq!(v["files"].as_array().unwrap().len(), 2);
+    assert_eq!(v["redacted"], json!(["agents/codex/MEMORY.md"]));
+    import(&env, &["codex"]).assert().success();
+    let memory = read(&ws.join("agents/codex/MEMORY.md"));
+    assert!(
+        !memory.contains(GITHUB) && memory.contains("the CI token is"),
+        "{memory}"
+    );
+}
+
+#[test]
+fn names_that_would_leave_the_workspace_are_refused() {
+    let env = Env::new();
+    let file = env.root().join("m.jsonl");
+    env.write(
+        &file,
+        "{\"type\":\"entity\",\"name\":\"../../../etc/passwd\",\"entityType\":\"t\",\"observations\":[\"x\"]}\n{\"type\":\"entity\",\"name\":\"../evil\",\"entityType\":\"axe-memory\",\"observations\":[\"x\"]}\n",
+    );
+    let out = import(&env, &["mcp-memory", file.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("names no agent"));
+    let ws = workspace(&env);
+    assert_eq!(
+        snapshot(&ws).into_keys().collect::<Vec<_>>(),
+        ["world/etc-passwd.md"]
+    );
+    // A workspace whose world/ leads outside: refused, nothing written there.
+    let outside = env.root().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::remove_dir_all(ws.join("world")).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("world")).unwrap();
+    let out = import(&env, &["mcp-memory", file.to_str().unwrap()])
+        .assert()
+        .failure()
+        .get_output()
+        .clone();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("leads outside"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(fs::read_dir(&outside).unwrap().next().is_none());
+    // A JSON source past the 16 MiB bound is refused unread, not imported in part.
+    let huge = env.root().join("huge.jsonl");
+    fs::write(&huge, vec![b' '; (16 << 20) + 1]).unwrap();
+    import(&env, &["mcp-memory", huge.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("over the limit of 16 MiB"));
+    import(&env, &["claude-code", "x", "--agent", "../a"])
+        .assert()
+        .code(2);
+    import(&env, &["nope"]).assert().code(1);
+    import(&env, &["mem0"]).assert().code(1);
+}
+
+#[test]
+fn an_import_beside_concurrent_remembers_loses_no_entry() {
+    // The import reads, merges and replaces a daily log under the lock
+    // every remember takes: whichever order they run in, every entry of
+    // both is there after.
+    let env = Env::new();
+    let today = time::OffsetDateTime::now_utc();
+    let day = format!(
+        "{:04}-{:02}-{:02}",
+        today.year(),
+        u8::from(today.month()),
+        today.day()
+    );
+    let memories: Vec<Value> = (0..50)
+        .map(|i| {
+            json!({"memory": format!("imported {i}"), "created_at": format!("{day}T00:{:02}:00Z", i % 60), "user_id": "a"})
+        })
+        .collect();
+    let file = env.root().join("mem0.json");
+    env.write(&file, Value::Array(memories).to_string());
+    let children: Vec<std::process::Child> = (0..8)
+        .map(|i| {
+            env.std_cmd("axe-notes-remember")
+                .args(["a", &format!("remembered {i}")])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    import(&env, &["mem0", file.to_str().unwrap()])
+        .assert()
+        .success();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    // Every day's log, should a remember fall after midnight.
+    let log: String = snapshot(&workspace(&env).join("agents/a/daily"))
+        .into_values()
+        .map(|b| String::from_utf8(b).unwrap())
+        .collect();
+    for i in 0..50 {
+        assert!(log.contains(&format!("\nimported {i}\n")), "{i}: {log}");
+    }
+    for i in 0..8 {
+        assert!(log.contains(&format!("\nremembered {i}\n")), "{i}: {log}");
+    }
+}
