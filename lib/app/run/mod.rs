@@ -21,6 +21,6 @@ pub(crate) mod session;
 pub mod state;
 mod tools;
 
-pub use converse::{Outcome, TextSink};
+pub use converse::{Outcome, TextSink, alone};
 pub use prepared::Prepared;
 pub use session::Session;

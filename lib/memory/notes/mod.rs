@@ -6,6 +6,7 @@
 //! <workspace>/world/<topic>.md                 shared by every agent
 //! <workspace>/agents/<agent>/MEMORY.md         rewritten whole (reflect)
 //! <workspace>/agents/<agent>/daily/<date>.md   appended to (remember)
+//! <workspace>/agents/<agent>/history/<t>.json   what a consolidation replaced
 //! ```
 //!
 //! Beyond agnx: a `remember` is one write under the file's lock and is
@@ -17,7 +18,9 @@
 
 pub mod conflict;
 mod daily;
+pub mod entries;
 mod fold;
+pub mod history;
 mod note;
 mod prune;
 mod query;
