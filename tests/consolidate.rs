@@ -310,3 +310,72 @@ fn a_concurrent_reflect_is_a_conflict_and_loses_nothing() {
         "{shown}"
     );
 }
+
+/// `axe-notes-consolidate bot` on machine `m` against `server`.
+fn consolidate_on(m: &crate::sync::Machine, server: &Server) -> std::process::Output {
+    served_by(m.env.cmd("axe-notes-consolidate"), &server.url)
+        .arg("bot")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn two_machines_consolidating_the_same_entries_take_each_in_once() {
+    let Some((_keep, [a, b])) = crate::sync::pair() else {
+        return;
+    };
+    a.remember("The office moves to Lyon in May.");
+    b.remember("Sam prefers morning meetings.");
+    for m in [&a, &b, &a] {
+        m.synced();
+    }
+    let server = scripted(
+        vec![tool_call(
+            "c1",
+            "reflect",
+            json!({"content": "- Office: Lyon from May.\n- Sam: mornings.\n"}),
+        )],
+        |_| {},
+    );
+    let out = consolidate_on(&a, &server);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let shown = user_text(&server.requests()[0]);
+    assert!(shown.contains("Lyon") && shown.contains("Sam"), "{shown}");
+    a.synced();
+    b.synced();
+    // The record came with MEMORY.md: the other machine has nothing new.
+    let idle = scripted(Vec::new(), |_| {});
+    let out = consolidate_on(&b, &idle);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing new to consolidate"));
+    assert_eq!(idle.requests().len(), 0);
+    assert_eq!(b.file("notes/agents/bot/MEMORY.md"), "- Office: Lyon from May.\n- Sam: mornings.\n");
+
+    // Both consolidate one new entry before either syncs: each keeps its
+    // record, the sync carries both, and neither takes it in again.
+    a.remember("The canary runs 30 minutes now.");
+    a.synced();
+    b.synced();
+    for m in [&a, &b] {
+        let server = scripted(Vec::new(), |_| {});
+        assert!(consolidate_on(m, &server).status.success());
+        assert_eq!(server.requests().len(), 1);
+    }
+    for m in [&a, &b, &a] {
+        m.synced();
+    }
+    for m in [&a, &b] {
+        let records: Vec<String> = m
+            .files()
+            .into_keys()
+            .filter(|p| p.starts_with("notes/agents/bot/history/"))
+            .collect();
+        assert_eq!(records.len(), 3, "{records:?}");
+        let idle = scripted(Vec::new(), |_| {});
+        let out = consolidate_on(m, &idle);
+        assert!(out.status.success());
+        assert_eq!(idle.requests().len(), 0, "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    // Each machine's entries are in its daily log once.
+    assert_eq!(crate::sync::daily(&a).matches("The canary runs 30 minutes now.").count(), 1);
+}
