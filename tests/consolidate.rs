@@ -338,7 +338,11 @@ fn two_machines_consolidating_the_same_entries_take_each_in_once() {
         |_| {},
     );
     let out = consolidate_on(&a, &server);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let shown = user_text(&server.requests()[0]);
     assert!(shown.contains("Lyon") && shown.contains("Sam"), "{shown}");
     a.synced();
@@ -349,7 +353,10 @@ fn two_machines_consolidating_the_same_entries_take_each_in_once() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing new to consolidate"));
     assert_eq!(idle.requests().len(), 0);
-    assert_eq!(b.file("notes/agents/bot/MEMORY.md"), "- Office: Lyon from May.\n- Sam: mornings.\n");
+    assert_eq!(
+        b.file("notes/agents/bot/MEMORY.md"),
+        "- Office: Lyon from May.\n- Sam: mornings.\n"
+    );
 
     // Both consolidate one new entry before either syncs: each keeps its
     // record, the sync carries both, and neither takes it in again.
@@ -374,8 +381,129 @@ fn two_machines_consolidating_the_same_entries_take_each_in_once() {
         let idle = scripted(Vec::new(), |_| {});
         let out = consolidate_on(m, &idle);
         assert!(out.status.success());
-        assert_eq!(idle.requests().len(), 0, "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            idle.requests().len(),
+            0,
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     // Each machine's entries are in its daily log once.
-    assert_eq!(crate::sync::daily(&a).matches("The canary runs 30 minutes now.").count(), 1);
+    assert_eq!(
+        crate::sync::daily(&a)
+            .matches("The canary runs 30 minutes now.")
+            .count(),
+        1
+    );
+}
+
+/// A server answering a run with its answer and a consolidation (told by
+/// its system prompt) with a word, counting the consolidations.
+fn run_and_consolidation() -> (Server, Arc<AtomicUsize>) {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&asked);
+    let server = Server::route(move |r| {
+        if crate::wire::system_text(&r.json()).starts_with("You consolidate") {
+            counted.fetch_add(1, Ordering::SeqCst);
+            return Answer::json(200, &reply_for("anthropic", "Nothing superseded."));
+        }
+        Answer::json(200, &reply_for("anthropic", "the run's answer"))
+    });
+    (server, asked)
+}
+
+/// `axe-run a -v`, which must exit 0 with the run's answer; its stderr.
+fn run_verbose(env: &Env, server: &Server) -> String {
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .args(["a", "-v"])
+        .write_stdin("go")
+        .assert()
+        .success()
+        .stdout("the run's answer")
+        .get_output()
+        .clone();
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn axe_run_consolidates_when_due_and_never_otherwise() {
+    let env = Env::new();
+    setup(
+        &env,
+        "consolidate_every = \"24h\"\nconsolidate_min_entries = 2\n",
+    );
+    let (server, asked) = run_and_consolidation();
+    let err = run_verbose(&env, &server);
+    assert!(
+        err.contains("[notes] consolidation: ran over 2 of 2 new entries"),
+        "{err}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // Two entries more, but the last one was less than 24 h ago.
+    remember(&env, "one");
+    remember(&env, "two");
+    let err = run_verbose(&env, &server);
+    assert!(err.contains("not due (the last one was at"), "{err}");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+
+    // Fewer new entries than the minimum: not due either.
+    let env = Env::new();
+    setup(
+        &env,
+        "consolidate_every = \"24h\"\nconsolidate_min_entries = 3\n",
+    );
+    let err = run_verbose(&env, &server);
+    assert!(
+        err.contains("not due (2 new entries, fewer than consolidate_min_entries (3))"),
+        "{err}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+
+    // Without consolidate_every, never, and nothing is said.
+    let env = Env::new();
+    setup(&env, "");
+    let err = run_verbose(&env, &server);
+    assert!(!err.contains("consolidation"), "{err}");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_busy_memory_lock_skips_the_consolidation_and_the_run_exits_0() {
+    let env = Env::new();
+    setup(
+        &env,
+        "consolidate_every = \"1m\"\nconsolidate_min_entries = 1\n",
+    );
+    let memory = fs::File::open(workspace(&env).join("agents/a/MEMORY.md")).unwrap();
+    memory.lock().unwrap();
+    let (server, asked) = run_and_consolidation();
+    let err = run_verbose(&env, &server);
+    assert!(
+        err.contains("[notes] consolidation: skipped: MEMORY.md is locked"),
+        "{err}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    assert_eq!(read(&workspace(&env).join("agents/a/MEMORY.md")), BEFORE);
+    // Released, the next run consolidates.
+    memory.unlock().unwrap();
+    let err = run_verbose(&env, &server);
+    assert!(err.contains("ran over 2 of 2"), "{err}");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_malformed_consolidate_every_is_a_config_error() {
+    let env = Env::new();
+    env.agent(
+        "a",
+        "name = \"a\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\nconsolidate_every = \"daily\"\n",
+    );
+    env.cmd("axe-run")
+        .args(["a", "--dry-run"])
+        .write_stdin("go")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "notes.consolidate_every: \"daily\" is not a period",
+        ));
 }

@@ -7,6 +7,7 @@
 
 pub mod artifacts;
 pub mod budget;
+pub mod consolidate;
 mod converse;
 pub mod details;
 pub mod dry_run;
@@ -21,6 +22,6 @@ pub(crate) mod session;
 pub mod state;
 mod tools;
 
-pub use converse::{Outcome, TextSink, alone};
+pub use converse::{Outcome, TextSink};
 pub use prepared::Prepared;
 pub use session::Session;

@@ -68,7 +68,7 @@ impl NotesConfig {
             return Ok(None);
         }
         every(given).map(Some).ok_or_else(|| {
-            Error::Config(format!(
+            Error::AgentInvalid(format!(
                 "notes.consolidate_every: \"{given}\" is not a period such as 24h, 90m or 2d"
             ))
         })

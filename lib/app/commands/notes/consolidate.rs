@@ -5,7 +5,7 @@ use std::io::Write;
 
 use super::AGENT;
 use super::consolidate_diff::unified;
-use super::consolidate_job::{self as job, Options};
+use crate::run::consolidate::{self as job, Options};
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_cli::{Command, Flag, Item, Matches, Rule, Run};
@@ -67,7 +67,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let opts = Options {
         dry_run,
         verbose: false,
-        timeout: None,
+        timeout: match cfg.timeout.get() {
+            0 => crate::commands::args::DEFAULT_TIMEOUT,
+            seconds => std::time::Duration::from_secs(seconds),
+        },
         wait: None,
     };
     let done = job::consolidate(agents, name, cfg, &opts)?;

@@ -4,7 +4,6 @@
 
 pub mod consolidate;
 mod consolidate_diff;
-pub mod consolidate_job;
 pub mod learn;
 pub mod path;
 pub mod prune;

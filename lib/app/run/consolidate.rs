@@ -21,9 +21,12 @@ use serde::Serialize;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use super::prepared::{Overrides, Prepared};
+use super::session::Session;
+use super::{converse, once};
 use crate::agent::{AgentConfig, Agents};
-use crate::run::{Prepared, Session, once, prepared::Overrides};
 use axe_base::error::{Error, Result};
+use axe_base::report::Report;
 use axe_llm::{Deadline, Message, Usage};
 use axe_memory::Wait;
 use axe_memory::hash::sha256_hex;
@@ -60,8 +63,8 @@ pub struct Options {
     pub dry_run: bool,
     /// `-v`: the notes tools' lines and the turns, on stderr.
     pub verbose: bool,
-    /// The longest it may take; `None`: the agent's `timeout`, else 120 s.
-    pub timeout: Option<Duration>,
+    /// The longest it may take.
+    pub timeout: Duration,
     /// How long a notes lock is waited for; `None`: until the deadline.
     pub wait: Option<Wait>,
 }
@@ -149,11 +152,7 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
     if gathered.new.is_empty() {
         return Ok(done);
     }
-    let timeout = opts.timeout.unwrap_or_else(|| match cfg.timeout.get() {
-        0 => crate::commands::args::DEFAULT_TIMEOUT,
-        seconds => Duration::from_secs(seconds),
-    });
-    let deadline = Deadline::after(timeout);
+    let deadline = Deadline::after(opts.timeout);
     let wait = opts.wait.unwrap_or(Wait::Until(deadline.at));
     // A dry run works on a scratch copy: the tools write there, and the
     // copy is compared with the notes afterwards.
@@ -190,7 +189,7 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
         history::write(&ws, &record_path, &record, &secrets, wait)?;
     }
     done.model_called = true;
-    let conversed = crate::run::alone(&session, &agent, vec![Message::user(task)], deadline);
+    let conversed = converse::alone(&session, &agent, vec![Message::user(task)], deadline);
     let details = std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
     let learned: Vec<String> = details
         .iter()
@@ -537,6 +536,116 @@ impl Scratch {
         // Best effort: a leftover in the temp directory costs space only.
         let _ = fs::remove_dir_all(&self.root);
     }
+}
+
+/// Runs the automatic consolidation after a successful run of the agent
+/// `name` (its settings `cfg`) when `[notes] consolidate_every` asks for
+/// one and it is due: the last one is older than that, and at least
+/// `consolidate_min_entries` entries are new. It never fails the run:
+/// trouble is a warning. A MEMORY.md whose lock someone holds (a write
+/// under way, another consolidation) skips it until the next run; it
+/// runs under a deadline of its own, the agent's `timeout`. With
+/// `verbose` it says what it did, or why not.
+pub fn after_run(
+    agents: &Agents,
+    name: &str,
+    cfg: &AgentConfig,
+    verbose: bool,
+    report: &dyn Report,
+) {
+    let say = |line: String| {
+        if verbose {
+            report.note(format_args!("[notes] consolidation: {line}"));
+        }
+    };
+    match due(agents, name, cfg) {
+        Ok(Due::Off) => {}
+        Ok(Due::Not(why)) => say(format!("not due ({why})")),
+        Ok(Due::Busy) => say("skipped: MEMORY.md is locked by another writer".to_owned()),
+        Ok(Due::Yes(new)) => {
+            let opts = Options {
+                dry_run: false,
+                verbose: false,
+                timeout: match cfg.timeout.get() {
+                    0 => AUTO_TIMEOUT,
+                    seconds => Duration::from_secs(seconds),
+                },
+                wait: Some(Wait::For(AUTO_WAIT)),
+            };
+            match consolidate(agents.clone(), name, cfg.clone(), &opts) {
+                Ok(done) if done.conflicts.is_empty() => say(format!(
+                    "ran over {} of {new} new entries, {} file(s) changed",
+                    done.entries.len(),
+                    done.files.len()
+                )),
+                Ok(_) => report.note(format_args!(
+                    "Warning: the consolidation of \"{name}\" lost a rewrite to a concurrent one; its entries wait for the next"
+                )),
+                Err(e) => report.note(format_args!(
+                    "Warning: the consolidation of \"{name}\" failed: {e}"
+                )),
+            }
+        }
+        Err(e) => report.note(format_args!(
+            "Warning: cannot tell whether \"{name}\" is due a consolidation: {e}"
+        )),
+    }
+}
+
+/// How long an automatic consolidation may take when the agent sets no
+/// `timeout`.
+const AUTO_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long its notes writes wait for a lock: briefly, since whoever holds
+/// one is writing the notes now and the next run can consolidate.
+const AUTO_WAIT: Duration = Duration::from_secs(5);
+
+/// Whether an automatic consolidation is due.
+enum Due {
+    /// `consolidate_every` is not set (or the agent keeps no notes).
+    Off,
+    Not(String),
+    Busy,
+    /// Due, with this many new entries.
+    Yes(usize),
+}
+
+fn due(agents: &Agents, name: &str, cfg: &AgentConfig) -> Result<Due> {
+    let Some(every) = cfg.notes.consolidate_every()?.filter(|_| cfg.notes.enabled) else {
+        return Ok(Due::Off);
+    };
+    let ws = Workspace::of(agents.dirs(), &cfg.notes)?;
+    let (new, last) = new_entries(&ws, name)?;
+    let min = cfg.notes.consolidate_min_entries.as_usize().max(1);
+    if new < min {
+        return Ok(Due::Not(format!(
+            "{new} new entries, fewer than consolidate_min_entries ({min})"
+        )));
+    }
+    if let Some(last) = last {
+        let next = last + time::Duration::seconds(i64::try_from(every).unwrap_or(i64::MAX));
+        if OffsetDateTime::now_utc() < next {
+            return Ok(Due::Not(format!(
+                "the last one was at {}, less than consolidate_every ({}) ago",
+                last.format(&Rfc3339).unwrap_or_default(),
+                cfg.notes.consolidate_every.trim()
+            )));
+        }
+    }
+    let memory = ws.memory(name);
+    if let Some((dir, file)) = ws.file(&memory, false)? {
+        let probe = axe_memory::lock::open_locked(
+            &dir,
+            &file,
+            axe_base::beneath::Open::Read,
+            axe_memory::lock::Mode::Exclusive,
+            Wait::For(Duration::ZERO),
+        );
+        if probe.is_err() {
+            return Ok(Due::Busy);
+        }
+    }
+    Ok(Due::Yes(new))
 }
 
 /// What `--undo` restored.
