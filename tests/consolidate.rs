@@ -507,3 +507,32 @@ fn a_malformed_consolidate_every_is_a_config_error() {
             "notes.consolidate_every: \"daily\" is not a period",
         ));
 }
+
+#[test]
+fn axe_gc_consolidates_an_agent_whose_notes_are_due() {
+    let env = Env::new();
+    setup(
+        &env,
+        "consolidate_every = \"24h\"\nconsolidate_min_entries = 1\n[memory]\nenabled = true\n",
+    );
+    let (server, asked) = run_and_consolidation();
+    let out = served_by(env.cmd("axe-gc"), &server.url)
+        .arg("a")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("[notes] consolidation: ran over 2 of 2 new entries"),
+        "{err}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // A dry run of gc changes nothing, the notes included.
+    remember(&env, "later");
+    served_by(env.cmd("axe-gc"), &server.url)
+        .args(["a", "--dry-run"])
+        .assert()
+        .success();
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
