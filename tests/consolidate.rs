@@ -536,3 +536,26 @@ fn axe_gc_consolidates_an_agent_whose_notes_are_due() {
         .success();
     assert_eq!(asked.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn prune_removes_the_records_older_than_the_daily_logs_it_removes() {
+    let env = Env::new();
+    setup(&env, "");
+    let server = scripted(script(), |_| {});
+    consolidate(&env, &server).assert().success();
+    let history = workspace(&env).join("agents/a/history");
+    let recent: Vec<PathBuf> = fs::read_dir(&history)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(recent.len(), 1);
+    let old = history.join("20200101T000000Z-0123abcd.json");
+    fs::copy(&recent[0], &old).unwrap();
+    env.cmd("axe-notes-prune")
+        .args(["a", "--older-than", "30d"])
+        .assert()
+        .success()
+        .stdout(format!("{}\n", old.display()));
+    assert!(!old.exists());
+    assert!(recent[0].exists());
+}
