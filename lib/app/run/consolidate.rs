@@ -114,18 +114,13 @@ struct Gathered {
     left: usize,
 }
 
-/// How many new entries `agent` has (none consolidated yet), for the
-/// automatic trigger.
-pub fn new_entries(ws: &Workspace, agent: &str) -> Result<(usize, Option<OffsetDateTime>)> {
-    let records = history::list(ws, agent)?;
-    let done = history::consolidated(&records);
-    let all = entries::all(ws, agent)?;
-    let last = records
+/// When the last finished consolidation of `records` started.
+fn last_done(records: &[history::Stored]) -> Option<OffsetDateTime> {
+    records
         .iter()
         .rev()
         .find(|s| s.record.done)
-        .and_then(|s| OffsetDateTime::parse(&s.record.at, &Rfc3339).ok());
-    Ok((all.iter().filter(|e| !done.contains(&e.id)).count(), last))
+        .and_then(|s| OffsetDateTime::parse(&s.record.at, &Rfc3339).ok())
 }
 
 /// Consolidates the notes of the agent `name` (its file `cfg`).
@@ -615,22 +610,30 @@ fn due(agents: &Agents, name: &str, cfg: &AgentConfig) -> Result<Due> {
         return Ok(Due::Off);
     };
     let ws = Workspace::of(agents.dirs(), &cfg.notes)?;
-    let (new, last) = new_entries(&ws, name)?;
-    let min = cfg.notes.consolidate_min_entries.as_usize().max(1);
-    if new < min {
-        return Ok(Due::Not(format!(
-            "{new} new entries, fewer than consolidate_min_entries ({min})"
-        )));
-    }
-    if let Some(last) = last {
-        let next = last + time::Duration::seconds(i64::try_from(every).unwrap_or(i64::MAX));
-        if OffsetDateTime::now_utc() < next {
+    let records = history::list(&ws, name)?;
+    // The period first: within it no daily log need be read at all.
+    if let Some(last) = last_done(&records) {
+        let seconds = i64::try_from(every).unwrap_or(i64::MAX);
+        // A period past the calendar's end: never due again.
+        let next = last.checked_add(time::Duration::seconds(seconds));
+        if next.is_none_or(|next| OffsetDateTime::now_utc() < next) {
             return Ok(Due::Not(format!(
                 "the last one was at {}, less than consolidate_every ({}) ago",
                 last.format(&Rfc3339).unwrap_or_default(),
                 cfg.notes.consolidate_every.trim()
             )));
         }
+    }
+    let consolidated = history::consolidated(&records);
+    let new = entries::all(&ws, name)?
+        .iter()
+        .filter(|e| !consolidated.contains(&e.id))
+        .count();
+    let min = cfg.notes.consolidate_min_entries.as_usize().max(1);
+    if new < min {
+        return Ok(Due::Not(format!(
+            "{new} new entries, fewer than consolidate_min_entries ({min})"
+        )));
     }
     let memory = ws.memory(name);
     if let Some((dir, file)) = ws.file(&memory, false)? {

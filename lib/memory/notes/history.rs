@@ -1,5 +1,5 @@
 //! What a consolidation keeps: one record per run, in
-//! `agents/<agent>/history/<UTC time>-<8 hex>.json`, holding the entries
+//! `agents/<agent>/history/<UTC time>-<8 hex>.json` (`20261124T210000123Z-…`), holding the entries
 //! it consolidated (the marker) and the previous text of every file it
 //! rewrote, so that nothing it replaced is lost and the last one can be
 //! undone.
@@ -67,14 +67,17 @@ pub fn new_path(ws: &Workspace, agent: &str, at: OffsetDateTime) -> PathBuf {
     let at = at.to_offset(time::UtcOffset::UTC);
     let salt =
         sha256_hex(format!("{} {}", std::process::id(), at.unix_timestamp_nanos()).as_bytes());
+    // Milliseconds too: two consolidations of one second on one machine
+    // (an undo and a run again) still sort in the order they ran.
     dir(ws, agent).join(format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}Z-{}.json",
+        "{:04}{:02}{:02}T{:02}{:02}{:02}{:03}Z-{}.json",
         at.year(),
         u8::from(at.month()),
         at.day(),
         at.hour(),
         at.minute(),
         at.second(),
+        at.millisecond(),
         &salt[..8]
     ))
 }
