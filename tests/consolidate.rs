@@ -145,8 +145,11 @@ fn a_dry_run_prints_the_diff_and_changes_nothing() {
     setup(&env, "");
     let before = tree(&workspace(&env));
     let server = scripted(script(), |_| {});
+    let tmp = env.root().join("tmp");
+    fs::create_dir(&tmp).unwrap();
     let out = consolidate(&env, &server)
         .arg("--dry-run")
+        .env("TMPDIR", &tmp)
         .assert()
         .success()
         .get_output()
@@ -168,8 +171,10 @@ fn a_dry_run_prints_the_diff_and_changes_nothing() {
         diff.contains("\n-Blue-green switching.\n+Blue-green switching; canary 30 minutes.\n"),
         "{diff}"
     );
-    // Byte for byte what it was: no file written, no record kept.
+    // Byte for byte what it was: no file written, no record kept; and
+    // its scratch copy is gone.
     assert_eq!(tree(&workspace(&env)), before);
+    assert_eq!(fs::read_dir(&tmp).unwrap().count(), 0);
     // The model saw MEMORY.md whole, the topic it names and both entries,
     // and its rewrites were taken as of what it saw (no recall needed).
     let requests = server.requests();
@@ -558,4 +563,33 @@ fn prune_removes_the_records_older_than_the_daily_logs_it_removes() {
         .stdout(format!("{}\n", old.display()));
     assert!(!old.exists());
     assert!(recent[0].exists());
+}
+
+#[test]
+fn undo_restores_nothing_a_record_names_outside_the_agents_notes() {
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    let server = scripted(script(), |_| {});
+    consolidate(&env, &server).assert().success();
+    let history = ws.join("agents/a/history");
+    let record = fs::read_dir(&history)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // As if it came through a sync from a hostile remote.
+    let mut forged: Value = serde_json::from_str(&read(&record)).unwrap();
+    forged["files"][1]["path"] = json!("agents/b/MEMORY.md");
+    fs::write(&record, forged.to_string()).unwrap();
+    let before = tree(&ws);
+    env.cmd("axe-notes-consolidate")
+        .args(["a", "--undo"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "which is not agents/a/MEMORY.md or a world topic: nothing was restored",
+        ));
+    assert_eq!(tree(&ws), before);
 }

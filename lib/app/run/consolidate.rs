@@ -201,7 +201,7 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
     let written = scratch.as_ref().map_or(&ws, |s| &s.ws);
     done.files = changes(&ws, written, name, &gathered, &learned)?;
     if let Some(s) = scratch {
-        s.remove();
+        drop(s);
         let outcome = conversed?;
         done.usage = outcome.usage;
         done.answer = outcome.reply.content;
@@ -488,31 +488,25 @@ impl Scratch {
             ws: Workspace::at(root.clone()),
             root,
         };
-        let copied = (|| {
-            for dir in [ws.world(), ws.daily_dir(agent)] {
-                let Some(opened) = ws
-                    .open_dir(&dir)
-                    .map_err(|e| Error::memory("", "open", &dir, &e))?
-                else {
-                    continue;
-                };
-                let files = Workspace::md_files(&opened)
-                    .map_err(|e| Error::memory("", "read", &dir, &e))?;
-                for (name, at) in files {
-                    let mut bytes = Vec::new();
-                    if at.read_into(ws, &mut bytes).unwrap_or(false) {
-                        scratch.put(&dir.join(name), ws, &bytes)?;
-                    }
+        // Removed again by its drop should a copy fail.
+        for dir in [ws.world(), ws.daily_dir(agent)] {
+            let Some(opened) = ws
+                .open_dir(&dir)
+                .map_err(|e| Error::memory("", "open", &dir, &e))?
+            else {
+                continue;
+            };
+            let files =
+                Workspace::md_files(&opened).map_err(|e| Error::memory("", "read", &dir, &e))?;
+            for (name, at) in files {
+                let mut bytes = Vec::new();
+                if at.read_into(ws, &mut bytes).unwrap_or(false) {
+                    scratch.put(&dir.join(name), ws, &bytes)?;
                 }
             }
-            if let Some(text) = ws.read(&ws.memory(agent))? {
-                scratch.put(&ws.memory(agent), ws, &text)?;
-            }
-            Ok(())
-        })();
-        if let Err(e) = copied {
-            scratch.remove();
-            return Err(e);
+        }
+        if let Some(text) = ws.read(&ws.memory(agent))? {
+            scratch.put(&ws.memory(agent), ws, &text)?;
         }
         Ok(scratch)
     }
@@ -526,8 +520,11 @@ impl Scratch {
         }
         fs::write(&to, bytes).map_err(fail)
     }
+}
 
-    fn remove(&self) {
+impl Drop for Scratch {
+    /// Gone however the dry run ends, an error included.
+    fn drop(&mut self) {
         // Best effort: a leftover in the temp directory costs space only.
         let _ = fs::remove_dir_all(&self.root);
     }
@@ -675,6 +672,23 @@ pub fn undo(ws: &Workspace, agent: &str, secrets: &Secrets, wait: Wait) -> Resul
             ws.relative(&history::dir(ws, agent))
         )));
     };
+    // A record may have come from another machine: it names only this
+    // agent's MEMORY.md and world topics, or nothing is restored.
+    let memory = ws.relative(&ws.memory(agent));
+    for k in &last.record.files {
+        let topic = k
+            .path
+            .strip_prefix("world/")
+            .and_then(|t| t.strip_suffix(".md"))
+            .filter(|t| notes::topic_file_name(t).is_ok_and(|s| s == *t));
+        if k.path != memory && topic.is_none() {
+            return Err(Error::Input(format!(
+                "{} names {:?}, which is not {memory} or a world topic: nothing was restored",
+                ws.relative(&last.path),
+                k.path
+            )));
+        }
+    }
     let current = |k: &Kept| -> Result<String> {
         Ok(sha256_hex(
             &ws.read(&ws.root.join(&k.path))?.unwrap_or_default(),

@@ -40,5 +40,5 @@ pub use prune::prune;
 pub use recall::{Kind, NoteFile, Recalled, answer, files, recall, remarks, shown};
 pub use rewrite::{Rewritten, rewrite};
 pub use search::{Found, search};
-pub use topic::name as topic_name;
+pub use topic::{name as topic_name, sanitize as topic_file_name};
 pub use workspace::{READ_LIMIT, Scope, Workspace};
