@@ -192,6 +192,9 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
         .filter_map(|d| d.input.get("topic")?.as_str().map(str::to_owned))
         .filter_map(|t| notes::topic_name(&t, &secrets).ok())
         .collect();
+    // A rewrite refused as stale: the file changed after it was shown
+    // (the wording reflect's and learn_fact's refusals share). Its
+    // entries are then not marked, so the next run sees them again.
     done.conflicts = details
         .iter()
         .filter(|d| d.is_error && d.output.contains("has changed since you last read it"))
