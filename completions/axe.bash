@@ -112,7 +112,7 @@ _axe_spec_axe_notes() {
     flags='-h --help'
     valued=''
     args=''
-    subs=' path=axe_notes_path recall=axe_notes_recall remember=axe_notes_remember reflect=axe_notes_reflect learn=axe_notes_learn search=axe_notes_search prune=axe_notes_prune '
+    subs=' path=axe_notes_path recall=axe_notes_recall remember=axe_notes_remember reflect=axe_notes_reflect learn=axe_notes_learn search=axe_notes_search prune=axe_notes_prune consolidate=axe_notes_consolidate '
 }
 _axe_spec_axe_state() {
     flags='-h --help'
@@ -288,6 +288,12 @@ _axe_spec_axe_notes_prune() {
     args='agent'
     subs=''
 }
+_axe_spec_axe_notes_consolidate() {
+    flags='--dry-run --json --undo --help -h --version -V'
+    valued=' '
+    args='agent'
+    subs=''
+}
 _axe_spec_axe_state_path() {
     flags='--json --help -h --version -V'
     valued=' '
@@ -360,4 +366,4 @@ _axe_spec_axe_export() {
     args='none'
     subs=''
 }
-complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
+complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export

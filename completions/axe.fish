@@ -43,7 +43,7 @@ end
 # `axe WORD... ARGS`: the completions of axe-WORD-... for ARGS.
 function __axe_delegate
     set -l words (commandline -opc)[2..-1]
-    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
+    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
     for n in 1 2
         set -l program axe-(string join - -- $words[1..$n])
         if contains -- $program $known
@@ -82,6 +82,7 @@ complete -c axe -n '__axe_at 1 notes' -a reflect -d 'Replace an agent\'s MEMORY.
 complete -c axe -n '__axe_at 1 notes' -a learn -d 'Replace a shared world topic with standard input'
 complete -c axe -n '__axe_at 1 notes' -a search -d 'Search the notes of a workspace, best matches first'
 complete -c axe -n '__axe_at 1 notes' -a prune -d 'Remove an agent\'s daily logs older than a given age'
+complete -c axe -n '__axe_at 1 notes' -a consolidate -d 'Fold an agent\'s new daily-log entries into its MEMORY.md and world topics'
 complete -c axe -n '__axe_at 0 -' -a state -d 'The axe-state-* commands'
 complete -c axe -n '__axe_at 1 state' -a path -d 'Print the file that holds an agent\'s structured state'
 complete -c axe -n '__axe_at 1 state' -a show -d 'Print an agent\'s structured state: tasks, errors, decisions, facts'
@@ -341,6 +342,15 @@ complete -c axe-notes-prune -l json -d 'Print {agent, removed: [paths], kept, dr
 complete -c axe-notes-prune -s h -l help -d 'Print help'
 complete -c axe-notes-prune -s V -l version -d 'Print version'
 complete -c axe-notes-prune -n '__axe_at 0 - --older-than' -a '(__axe_agents)'
+
+# axe-notes-consolidate
+complete -c axe-notes-consolidate -f
+complete -c axe-notes-consolidate -l dry-run -d 'Ask the model, write nothing; print the diff of every file it would change'
+complete -c axe-notes-consolidate -l json -d 'Print {agent, dry_run, model_called, entries, entries_left, files: [{path, sha256_before, sha256_after}], history, usage, answer, conflicts} as JSON'
+complete -c axe-notes-consolidate -l undo -d 'Restore the files of the last consolidation, unless one changed since'
+complete -c axe-notes-consolidate -s h -l help -d 'Print help'
+complete -c axe-notes-consolidate -s V -l version -d 'Print version'
+complete -c axe-notes-consolidate -n '__axe_at 0 -' -a '(__axe_agents)'
 
 # axe-state-path
 complete -c axe-state-path -f

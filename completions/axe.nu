@@ -19,7 +19,7 @@ def "nu-complete axe shells" [] {
 }
 
 def "nu-complete axe commands" [] {
-    ["run" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "state path" "state show" "state ingest" "state record" "state context" "sync" "import" "export"]
+    ["run" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "notes consolidate" "state path" "state show" "state ingest" "state record" "state context" "sync" "import" "export"]
 }
 
 # Run LLM agents from the shell and give them memory
@@ -321,6 +321,16 @@ export extern "axe-notes-prune" [
     --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w); 0: all but today's
     --dry-run  # Print what would be removed; remove nothing
     --json  # Print {agent, removed: [paths], kept, dry_run} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Fold an agent's new daily-log entries into its MEMORY.md and world topics
+export extern "axe-notes-consolidate" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --dry-run  # Ask the model, write nothing; print the diff of every file it would change
+    --json  # Print {agent, dry_run, model_called, entries, entries_left, files: [{path, sha256_before, sha256_after}], history, usage, answer, conflicts} as JSON
+    --undo  # Restore the files of the last consolidation, unless one changed since
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -746,6 +756,16 @@ export extern "axe notes prune" [
     --older-than: string  # Remove the logs dated more than AGE before today: days (90, 90d) or weeks (12w); 0: all but today's
     --dry-run  # Print what would be removed; remove nothing
     --json  # Print {agent, removed: [paths], kept, dry_run} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Fold an agent's new daily-log entries into its MEMORY.md and world topics
+export extern "axe notes consolidate" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --dry-run  # Ask the model, write nothing; print the diff of every file it would change
+    --json  # Print {agent, dry_run, model_called, entries, entries_left, files: [{path, sha256_before, sha256_after}], history, usage, answer, conflicts} as JSON
+    --undo  # Restore the files of the last consolidation, unless one changed since
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

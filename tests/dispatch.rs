@@ -97,7 +97,7 @@ fn help_lists_the_subcommands_found() {
     let out = env.cmd("axe").assert().success();
     let help = stdout(out.get_output());
     assert!(help.starts_with("axe: Run LLM agents from the shell and give them memory\n"));
-    // Names are padded to the longest, `notes remember`, plus two.
+    // Names are padded to the longest, `notes consolidate`, plus two.
     for (name, about) in [
         (
             "run",
@@ -117,7 +117,7 @@ fn help_lists_the_subcommands_found() {
         ("help", "Print help, or a command's help"),
         ("version", "Print version"),
     ] {
-        let line = format!("  {name:<16}{about}\n");
+        let line = format!("  {name:<19}{about}\n");
         assert!(help.contains(&line), "{line:?} not in\n{help}");
     }
     env.cmd("axe")

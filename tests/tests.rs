@@ -5,6 +5,7 @@ mod agents_dir;
 mod common;
 mod completion;
 mod config;
+mod consolidate;
 mod context;
 mod dispatch;
 mod docs;

@@ -166,7 +166,7 @@ pub const EXIT_CODES: [ExitCode; 8] = [
     ExitCode {
         code: 6,
         name: "conflict",
-        meaning: "a conflict: `axe-notes-reflect` or `axe-notes-learn --if-match` found the file changed since it was read; nothing was written",
+        meaning: "a conflict: `axe-notes-reflect` or `axe-notes-learn --if-match` found the file changed since it was read; nothing was written. `axe-notes-consolidate`: a rewrite lost to a concurrent one (its entries stay new), or `--undo` found a file changed since the consolidation (nothing restored)",
     },
     ExitCode {
         code: 7,

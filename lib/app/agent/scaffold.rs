@@ -289,6 +289,12 @@ const TEMPLATE: &[Line] = &[
     set("recall_chars", "24000"),
     set("max_memory_chars", "10000"),
     set("max_topic_chars", "10000"),
+    noted(
+        "consolidate_every",
+        "\"\"",
+        "  # \"24h\": after a run, fold new daily entries into MEMORY.md when due",
+    ),
+    set("consolidate_min_entries", "5"),
     Blank,
     say("Structured state: task progress, decisions, errors and key facts, fed by"),
     say("\"AXE_MEMORY: TYPE text\" lines the model writes (see axe-state-ingest)"),

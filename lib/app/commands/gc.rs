@@ -43,6 +43,10 @@ A local model can take minutes over a long log: raise --timeout, or send
 only the newest entries that fit in --budget N characters (the analysis
 then sees the recent past whole, and the trim is unchanged).
 
+For an agent whose [notes] consolidate_every is set, gc then consolidates
+its notes when that is due, as axe-run does after a run (not with
+--dry-run or --json), and says so on stderr.
+
 Standard input is never read; -n (as axe-run's and axe-llm's) is taken so
 one line of a `while read` loop can call each of them alike.",
     run: Run::Action(run),
@@ -115,6 +119,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         (true, None) => gc::all(&opts, &mut on)?,
         _ => return Err(Error::Usage(ONE.message())),
     };
+    if !opts.dry_run && !json {
+        consolidate(&agents, &reports);
+    }
     let failed = reports
         .iter()
         .filter(|r| r.status == Status::Failed)
@@ -135,6 +142,18 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The notes' consolidation `axe-run` makes after a run, for each agent
+/// gc did not fail on whose `[notes] consolidate_every` says it is due;
+/// what it did (or why not) on stderr. Not with `--json`, whose stderr is
+/// JSON, nor `--dry-run`, which changes nothing.
+fn consolidate(agents: &crate::agent::Agents, reports: &[Report]) {
+    for r in reports.iter().filter(|r| r.status != Status::Failed) {
+        if let Ok(cfg) = agents.load(&r.agent) {
+            crate::run::consolidate::after_run(agents, &r.agent, &cfg, true, agents.report());
+        }
+    }
 }
 
 /// Shows one step of gc: the Go `axe`'s lines on stdout (none with

@@ -44,6 +44,7 @@ pub const ALL: &[&Command] = &[
     &notes::learn::COMMAND,
     &notes::search::COMMAND,
     &notes::prune::COMMAND,
+    &notes::consolidate::COMMAND,
     &state::path::COMMAND,
     &state::show::COMMAND,
     &state::ingest::COMMAND,

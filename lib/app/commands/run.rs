@@ -473,6 +473,17 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         super::answer::write_text(out, &outcome.reply.content, stream)?;
     }
     out.flush().map_err(Error::Output)?;
+    if outcome.exceeded.is_none() {
+        // After the answer is out: a consolidation due now never holds
+        // it back, and never fails the run.
+        crate::run::consolidate::after_run(
+            &session.agents,
+            name,
+            &agent.cfg,
+            verbose,
+            session.report(),
+        );
+    }
     match outcome.exceeded {
         Some((used, max)) => Err(Error::Budget { used, max }),
         None => Ok(()),

@@ -215,6 +215,22 @@ pub fn converse(
     )))
 }
 
+/// [`converse`] for an agent that calls no sub-agent (its `sub_agents`
+/// emptied): a consolidation, whose only tools are its notes'.
+pub fn alone(
+    session: &Session,
+    agent: &Prepared,
+    start: Vec<Message>,
+    deadline: Deadline,
+) -> Result<Outcome> {
+    let never = |_: &str, _: &str, _: u32, _: Deadline, _: &[String]| {
+        Err(super::tools::SubAgentError::Run(Error::Agent(
+            "a consolidation calls no sub-agent".to_owned(),
+        )))
+    };
+    converse(session, agent, start, 0, deadline, None, &never)
+}
+
 fn assistant(content: String, tool_calls: Vec<axe_llm::ToolCall>) -> Message {
     Message {
         role: Role::Assistant,

@@ -7,6 +7,7 @@
 
 pub mod artifacts;
 pub mod budget;
+pub mod consolidate;
 mod converse;
 pub mod details;
 pub mod dry_run;

@@ -55,6 +55,10 @@ pub struct Prepared {
     pub allowed_hosts: Vec<String>,
     /// How `run_command` runs, when the agent has it.
     pub sandbox: Option<Sandbox>,
+    /// The notes its prompt showed whole, which its notes tools count as
+    /// seen from the start: none for a run, MEMORY.md and the topics it
+    /// names for a consolidation.
+    pub notes_seen: axe_tools::NotesSeen,
 }
 
 /// What a run is given beside its agent file: `axe-run`'s flags, or what
@@ -200,6 +204,7 @@ impl Prepared {
             recall,
             notes,
             state,
+            notes_seen: axe_tools::NotesSeen::default(),
         })
     }
 

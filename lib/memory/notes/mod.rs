@@ -6,6 +6,7 @@
 //! <workspace>/world/<topic>.md                 shared by every agent
 //! <workspace>/agents/<agent>/MEMORY.md         rewritten whole (reflect)
 //! <workspace>/agents/<agent>/daily/<date>.md   appended to (remember)
+//! <workspace>/agents/<agent>/history/<t>.json   what a consolidation replaced
 //! ```
 //!
 //! Beyond agnx: a `remember` is one write under the file's lock and is
@@ -17,7 +18,9 @@
 
 pub mod conflict;
 mod daily;
+pub mod entries;
 mod fold;
+pub mod history;
 mod note;
 mod prune;
 mod query;
@@ -37,5 +40,5 @@ pub use prune::prune;
 pub use recall::{Kind, NoteFile, Recalled, answer, files, recall, remarks, shown};
 pub use rewrite::{Rewritten, rewrite};
 pub use search::{Found, search};
-pub use topic::name as topic_name;
+pub use topic::{name as topic_name, sanitize as topic_file_name};
 pub use workspace::{READ_LIMIT, Scope, Workspace};

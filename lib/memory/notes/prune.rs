@@ -57,15 +57,44 @@ pub fn prune(ws: &Workspace, agent: &str, cutoff: Date, dry_run: bool) -> Result
         }
         removed.push(dir.join(name));
     }
+    removed.extend(prune_history(ws, agent, cutoff, dry_run)?);
     Ok(Pruned {
         removed,
         kept: kept.len(),
     })
 }
 
+/// The consolidations' records (`history`) dated before `cutoff`: the
+/// previous texts they keep go with the days they were made on. Their
+/// entries went with the daily logs of those days, which are older still.
+fn prune_history(ws: &Workspace, agent: &str, cutoff: Date, dry_run: bool) -> Result<Vec<PathBuf>> {
+    let path = super::history::dir(ws, agent);
+    let Some(dir) = ws.dir(&path, false)? else {
+        return Ok(Vec::new());
+    };
+    let mut old: Vec<String> = dir
+        .list()
+        .map_err(|e| Error::memory("", "read", &path, &e))?
+        .into_iter()
+        .filter(|(_, kind)| *kind == FileType::RegularFile)
+        .filter_map(|(name, _)| name.into_string().ok())
+        .filter(|n| super::history::stamp_date(n).is_some_and(|d| d < cutoff))
+        .collect();
+    old.sort();
+    let mut removed = Vec::new();
+    for name in old {
+        if !dry_run {
+            dir.remove(name.as_ref())
+                .map_err(|e| Error::memory("failed to prune", "remove", &dir.join(&name), &e))?;
+        }
+        removed.push(dir.join(name));
+    }
+    Ok(removed)
+}
+
 /// The date a daily log's name gives: `2026-11-22.md`. Other files in the
 /// directory are not logs and are left alone.
-fn dated(name: &str) -> Option<Date> {
+pub(super) fn dated(name: &str) -> Option<Date> {
     let stem = name.strip_suffix(".md")?;
     let mut parts = stem.split('-');
     let (y, m, d) = (parts.next()?, parts.next()?, parts.next()?);

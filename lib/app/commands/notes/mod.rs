@@ -2,6 +2,8 @@
 //! notes a command works on, an agent's (its `[notes]` workspace and
 //! files) or a workspace named outright.
 
+pub mod consolidate;
+mod consolidate_diff;
 pub mod learn;
 pub mod path;
 pub mod prune;

@@ -25,7 +25,9 @@ pub const COMMAND: Command = Command {
 Removes the agent's daily logs dated more than AGE before today (UTC) and
 prints each removed file's path. AGE is days (90, 90d) or weeks (12w); 0
 takes every log before today's. Today's log is never removed, whatever
-AGE. World topics and MEMORY.md are never touched. --dry-run prints what
+AGE. The records axe-notes-consolidate kept in agents/<AGENT>/history/
+go with the days they were made on. World topics and MEMORY.md are never
+touched. --dry-run prints what
 would go and removes nothing, and says so on stderr when nothing would.",
     run: Run::Action(run),
 };

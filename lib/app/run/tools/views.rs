@@ -7,15 +7,16 @@ use super::call_agent::SubAgentError;
 use crate::run::prepared::Prepared;
 use crate::run::session::Session;
 use axe_llm::Deadline;
+use axe_tools::Memory;
 use axe_tools::builtin::Act;
-use axe_tools::{Memory, NotesSeen};
 
 /// Runs a sub-agent: `(name, user message, depth, deadline, the caller's
 /// allowed_hosts)` to its answer or what went wrong.
 pub type SubAgent<'a> =
     dyn Fn(&str, &str, u32, Deadline, &[String]) -> Result<String, SubAgentError> + Sync + 'a;
 
-/// The memory tools' view of `agent`'s memory, nothing seen yet, until
+/// The memory tools' view of `agent`'s memory, seen what its prompt
+/// showed whole (nothing, for a run), until
 /// `deadline` (none for a listing of the tools).
 pub fn memory(session: &Session, agent: &Prepared, deadline: Option<Deadline>) -> Memory {
     Memory {
@@ -23,7 +24,7 @@ pub fn memory(session: &Session, agent: &Prepared, deadline: Option<Deadline>) -
         dirs: agent.dirs.clone(),
         notes_cfg: agent.cfg.notes.clone(),
         notes: agent.notes.clone(),
-        seen: Mutex::new(NotesSeen::default()),
+        seen: Mutex::new(agent.notes_seen.clone()),
         at_reply: Mutex::default(),
         verbose: session.verbose,
         report: session.reporter(),

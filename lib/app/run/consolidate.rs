@@ -1,0 +1,756 @@
+//! One consolidation of an agent's notes: the model is shown MEMORY.md
+//! whole, the world topics it names and the daily-log entries no
+//! consolidation took in yet (with the run log's entries and the state's
+//! decisions, where the agent keeps them), and rewrites them through the
+//! notes tools it always has, so their caps, `if_match`, redaction and
+//! locks hold here as in any run. What the prompt showed whole counts as
+//! seen, as a recall's would.
+//!
+//! Before the model is asked, a record of the previous texts goes to the
+//! agent's `history` (see `axe_memory::notes::history`); once it is done,
+//! the record names what changed and, unless a rewrite lost to a
+//! concurrent one, the entries it took in, so the next consolidation
+//! starts after them. A dry run does the same in a scratch copy of the
+//! notes it reads, and compares the copy with the notes afterwards.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::prepared::{Overrides, Prepared};
+use super::session::Session;
+use super::{converse, once};
+use crate::agent::{AgentConfig, Agents};
+use axe_base::error::{Error, Result};
+use axe_base::report::Report;
+use axe_llm::{Deadline, Message, Usage};
+use axe_memory::Wait;
+use axe_memory::hash::sha256_hex;
+use axe_memory::notes::entries::{self, Entry};
+use axe_memory::notes::history::{self, Kept, Record};
+use axe_memory::notes::{self, Workspace};
+use axe_memory::secrets::Secrets;
+
+/// What the model is told it is doing.
+const SYSTEM: &str = "\
+You consolidate an agent's notes between its sessions. Its MEMORY.md is its curated \
+long-term memory, read at the start of every run; its daily logs are what happened, \
+entry by entry. You are given MEMORY.md whole, the world topics it names, and the \
+daily-log entries written since the last consolidation.
+
+Keep what will still matter in a month: durable facts, decisions and why they were \
+made, the user's preferences, names, dates, plans as they stand now. Leave out what \
+was routine or is already in MEMORY.md. When a new entry supersedes something in \
+MEMORY.md (a plan changed, a value was moved, a decision was reversed), replace the \
+old statement rather than keeping both, and say in your final answer what you removed \
+as superseded and why. Keep dates where they matter (\"since 2026-05-03\").
+
+Write MEMORY.md with reflect: one call with its whole new text, which must stay \
+within its cap of {cap} characters: merge and shorten rather than append. A fact about \
+the world shared by every agent (a person, a system, a place) goes to its topic with \
+learn_fact, the topic's whole new text. What you were shown counts as read: you need \
+not recall first. If a write is refused because the file changed meanwhile, stop: \
+do not write again, the next consolidation will see the change. If nothing is worth \
+keeping, write nothing. End with a short answer: what you kept, what you merged, \
+what you removed as superseded.";
+
+/// How a consolidation ran.
+pub struct Options {
+    pub dry_run: bool,
+    /// `-v`: the notes tools' lines and the turns, on stderr.
+    pub verbose: bool,
+    /// The longest it may take.
+    pub timeout: Duration,
+    /// How long a notes lock is waited for; `None`: until the deadline.
+    pub wait: Option<Wait>,
+}
+
+/// One file it changed (or, dry, would change).
+#[derive(Debug, Clone, Serialize)]
+pub struct Changed {
+    /// Relative to the workspace.
+    pub path: String,
+    /// `null`: it did not exist.
+    pub sha256_before: Option<String>,
+    /// `null`: it does not exist (any more).
+    pub sha256_after: Option<String>,
+    #[serde(skip)]
+    pub before: Vec<u8>,
+    #[serde(skip)]
+    pub after: Vec<u8>,
+}
+
+/// What a consolidation did.
+#[derive(Debug, Serialize)]
+pub struct Done {
+    pub agent: String,
+    pub dry_run: bool,
+    /// Whether the model was asked: not when nothing was new.
+    pub model_called: bool,
+    /// The ids of the entries it took in (`<day> <hash>`).
+    pub entries: Vec<String>,
+    /// New entries left for the next consolidation, over the prompt's
+    /// budget (`recall_chars`).
+    pub entries_left: usize,
+    pub files: Vec<Changed>,
+    /// The record of the previous texts, relative to the workspace.
+    pub history: Option<String>,
+    pub usage: Usage,
+    /// The model's last answer.
+    pub answer: String,
+    /// The writes refused because the file had changed since it was shown.
+    pub conflicts: Vec<String>,
+}
+
+/// What the model is shown.
+struct Gathered {
+    memory: Option<Vec<u8>>,
+    topics: Vec<(String, Vec<u8>)>,
+    new: Vec<Entry>,
+    left: usize,
+}
+
+/// When the last finished consolidation of `records` started.
+fn last_done(records: &[history::Stored]) -> Option<OffsetDateTime> {
+    records
+        .iter()
+        .rev()
+        .find(|s| s.record.done)
+        .and_then(|s| OffsetDateTime::parse(&s.record.at, &Rfc3339).ok())
+}
+
+/// Consolidates the notes of the agent `name` (its file `cfg`).
+pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options) -> Result<Done> {
+    if !cfg.notes.enabled {
+        return Err(Error::Config(format!(
+            "agent \"{name}\" keeps no notes ([notes] enabled is not true): nothing to consolidate"
+        )));
+    }
+    let ws = Workspace::of(agents.dirs(), &cfg.notes)?;
+    let gathered = gather(&ws, name, &cfg)?;
+    let mut done = Done {
+        agent: name.to_owned(),
+        dry_run: opts.dry_run,
+        model_called: false,
+        entries: Vec::new(),
+        entries_left: gathered.left,
+        files: Vec::new(),
+        history: None,
+        usage: Usage::default(),
+        answer: String::new(),
+        conflicts: Vec::new(),
+    };
+    if gathered.new.is_empty() {
+        return Ok(done);
+    }
+    let deadline = Deadline::after(opts.timeout);
+    let wait = opts.wait.unwrap_or(Wait::Until(deadline.at));
+    // A dry run works on a scratch copy: the tools write there, and the
+    // copy is compared with the notes afterwards.
+    let scratch = match opts.dry_run {
+        true => Some(Scratch::of(&ws, name)?),
+        false => None,
+    };
+    let mut cfg = only_notes(cfg);
+    if let Some(s) = &scratch {
+        cfg.notes.workspace = s.root.to_string_lossy().into_owned();
+    }
+    let config = crate::config::load(&agents)?;
+    let config_dir = agents.dirs().config()?;
+    let session = Session::new(config, (config_dir, agents, wait), &cfg, opts.verbose);
+    let mut agent =
+        once::prepare(&session, name, cfg, &Overrides::default()).map_err(|(_, e)| e)?;
+    session.endpoint(agent.provider)?;
+    let task = task(&agent, &gathered);
+    agent.system = SYSTEM.replace("{cap}", &agent.cfg.notes.max_memory_chars.get().to_string());
+    agent.system_stable = agent.system.len();
+    agent.notes_seen = seen(&gathered);
+    let secrets = session.secrets(&agent.cfg);
+    let record_at = OffsetDateTime::now_utc();
+    let record_path = history::new_path(&ws, name, record_at);
+    let mut record = Record {
+        at: record_at.format(&Rfc3339).unwrap_or_default(),
+        done: false,
+        entries: Vec::new(),
+        files: kept_before(&ws, name, &gathered),
+    };
+    if scratch.is_none() {
+        // Kept before anything can be rewritten: a run that dies midway
+        // loses none of the texts it replaced.
+        history::write(&ws, &record_path, &record, &secrets, wait)?;
+    }
+    done.model_called = true;
+    let conversed = converse::alone(&session, &agent, vec![Message::user(task)], deadline);
+    let details = std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
+    let learned: Vec<String> = details
+        .iter()
+        .filter(|d| d.name == "learn_fact" && !d.is_error)
+        .filter_map(|d| d.input.get("topic")?.as_str().map(str::to_owned))
+        .filter_map(|t| notes::topic_name(&t, &secrets).ok())
+        .collect();
+    // A rewrite refused as stale: the file changed after it was shown
+    // (the wording reflect's and learn_fact's refusals share). Its
+    // entries are then not marked, so the next run sees them again.
+    done.conflicts = details
+        .iter()
+        .filter(|d| d.is_error && d.output.contains("has changed since you last read it"))
+        .map(|d| d.output.clone())
+        .collect();
+    // What changed, compared where the tools wrote.
+    let written = scratch.as_ref().map_or(&ws, |s| &s.ws);
+    done.files = changes(&ws, written, name, &gathered, &learned)?;
+    if let Some(s) = scratch {
+        drop(s);
+        let outcome = conversed?;
+        done.usage = outcome.usage;
+        done.answer = outcome.reply.content;
+        done.entries = gathered.new.iter().map(|e| e.id.clone()).collect();
+        return Ok(done);
+    }
+    let finished = conversed.as_ref().is_ok_and(|o| o.exceeded.is_none());
+    let clean = finished && done.conflicts.is_empty();
+    record.done = clean;
+    if clean {
+        record.entries = gathered.new.iter().map(|e| e.id.clone()).collect();
+    }
+    record.files = kept_after(&record.files, &done.files);
+    if record.files.is_empty() && !clean {
+        // Nothing changed and nothing taken in: nothing to keep.
+        history::remove(&ws, &record_path)?;
+    } else {
+        history::write(&ws, &record_path, &record, &secrets, wait)?;
+        done.history = Some(ws.relative(&record_path));
+    }
+    let outcome = conversed?;
+    done.usage = outcome.usage;
+    done.answer = outcome.reply.content;
+    done.entries = record.entries;
+    if let Some((used, max)) = outcome.exceeded {
+        return Err(Error::Budget { used, max });
+    }
+    Ok(done)
+}
+
+/// The agent as a consolidation runs it: its notes tools and nothing
+/// else (no built-in tool, MCP server or sub-agent, no context file or
+/// skill), since all it is to do is rewrite its notes.
+fn only_notes(mut cfg: AgentConfig) -> AgentConfig {
+    cfg.tools.clear();
+    cfg.mcp_servers.clear();
+    cfg.sub_agents.clear();
+    cfg.files.clear();
+    cfg.skill.clear();
+    cfg.context.budget = None;
+    cfg
+}
+
+/// MEMORY.md, the world topics it names and the new entries, within the
+/// agent's `recall_chars` (the oldest entries first; the rest wait for
+/// the next consolidation).
+fn gather(ws: &Workspace, agent: &str, cfg: &AgentConfig) -> Result<Gathered> {
+    let memory = ws.read(&ws.memory(agent))?;
+    let text = String::from_utf8_lossy(memory.as_deref().unwrap_or_default()).to_lowercase();
+    let mut topics = Vec::new();
+    let world = ws.world();
+    if let Some(dir) = ws
+        .open_dir(&world)
+        .map_err(|e| Error::memory("", "open", &world, &e))?
+    {
+        let files = Workspace::md_files(&dir).map_err(|e| Error::memory("", "read", &world, &e))?;
+        for (file, at) in files {
+            let stem = file.trim_end_matches(".md");
+            if !names(&text, stem) {
+                continue;
+            }
+            let mut bytes = Vec::new();
+            if at
+                .read_into(ws, &mut bytes)
+                .map_err(|e| Error::memory("", "read", &world.join(&file), &e))?
+            {
+                topics.push((stem.to_owned(), bytes));
+            }
+        }
+    }
+    let consolidated = history::consolidated(&history::list(ws, agent)?);
+    let fresh: Vec<Entry> = entries::all(ws, agent)?
+        .into_iter()
+        .filter(|e| !consolidated.contains(&e.id))
+        .collect();
+    let shown: usize =
+        memory.as_ref().map_or(0, Vec::len) + topics.iter().map(|(_, t)| t.len()).sum::<usize>();
+    let mut budget = cfg.notes.recall_chars.as_usize().saturating_sub(shown);
+    let mut new = Vec::new();
+    for e in &fresh {
+        let size = e.text.len() + 32;
+        // The first always goes, or one long entry would wait forever.
+        if !new.is_empty() && size > budget {
+            break;
+        }
+        budget = budget.saturating_sub(size);
+        new.push(e.clone());
+    }
+    Ok(Gathered {
+        left: fresh.len() - new.len(),
+        memory,
+        topics,
+        new,
+    })
+}
+
+/// Whether MEMORY.md's text (lower case) names the topic `stem`: as
+/// `world/<stem>` or as the words of its name, standing apart.
+fn names(text: &str, stem: &str) -> bool {
+    let words = stem.replace('-', " ");
+    [stem, words.as_str()].iter().any(|needle| {
+        text.match_indices(needle).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + needle.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+    })
+}
+
+/// The user message: what to consolidate.
+fn task(agent: &Prepared, g: &Gathered) -> String {
+    let mut t = format!("Consolidate the notes of the agent \"{}\".\n\n", agent.name);
+    let memory = g.memory.as_deref().unwrap_or_default();
+    t.push_str(&format!(
+        "## MEMORY.md ({} characters; its cap is {})\n\n",
+        String::from_utf8_lossy(memory).chars().count(),
+        agent.cfg.notes.max_memory_chars.get()
+    ));
+    match memory.trim_ascii().is_empty() {
+        true => t.push_str("(empty)\n\n"),
+        false => t.push_str(&format!(
+            "{}\n\n",
+            String::from_utf8_lossy(memory).trim_end()
+        )),
+    }
+    if !g.topics.is_empty() {
+        t.push_str("## The world topics MEMORY.md names\n\n");
+        for (topic, text) in &g.topics {
+            t.push_str(&format!(
+                "### world/{topic}.md (learn_fact topic \"{topic}\")\n\n{}\n\n",
+                String::from_utf8_lossy(text).trim_end()
+            ));
+        }
+    }
+    t.push_str(&format!(
+        "## New daily-log entries since the last consolidation ({}, oldest first)\n\n",
+        g.new.len()
+    ));
+    for e in &g.new {
+        t.push_str(&format!("### {} {}\n\n{}\n\n", e.day, e.time, e.text));
+    }
+    if let Some(r) = agent
+        .recall
+        .as_ref()
+        .filter(|r| !r.entries.trim().is_empty())
+    {
+        t.push_str("## Its recent runs (the run log)\n\n");
+        t.push_str(r.entries.trim_end());
+        t.push_str("\n\n");
+    }
+    if let Some(path) = &agent.state {
+        let budget = agent.cfg.state.context_budget.as_usize();
+        let block = axe_memory::state::read(path, agent.wait)
+            .ok()
+            .and_then(|bytes| {
+                let view = axe_memory::state::view(path, &bytes).ok()?;
+                let now = axe_memory::state::Current {
+                    task: None,
+                    phase: None,
+                };
+                Some(
+                    axe_memory::state::build(&view, now, axe_memory::block::Block::new(budget))
+                        .text,
+                )
+            });
+        if let Some(block) = block.filter(|b| !b.trim().is_empty()) {
+            t.push_str("## Its state (decisions and what it is doing)\n\n");
+            t.push_str(block.trim_end());
+            t.push_str("\n\n");
+        }
+    }
+    t.push_str("Rewrite MEMORY.md (reflect) and any topic (learn_fact) as the instructions say.");
+    t
+}
+
+/// What the prompt showed whole, as the notes tools count it seen.
+fn seen(g: &Gathered) -> axe_tools::NotesSeen {
+    axe_tools::NotesSeen {
+        memory: Some(sha256_hex(g.memory.as_deref().unwrap_or_default())),
+        world: g
+            .topics
+            .iter()
+            .map(|(t, text)| (t.clone(), sha256_hex(text)))
+            .collect(),
+        recalled: false,
+        unseen_world: Vec::new(),
+    }
+}
+
+/// The files a consolidation may rewrite, with their texts now.
+fn kept_before(ws: &Workspace, agent: &str, g: &Gathered) -> Vec<Kept> {
+    let kept = |path: &Path, text: Option<&[u8]>| Kept {
+        path: ws.relative(path),
+        before: text.map(|t| String::from_utf8_lossy(t).into_owned()),
+        sha256_before: sha256_hex(text.unwrap_or_default()),
+        sha256_after: None,
+    };
+    let mut files = vec![kept(&ws.memory(agent), g.memory.as_deref())];
+    files.extend(
+        g.topics
+            .iter()
+            .map(|(t, text)| kept(&ws.topic(t), Some(text))),
+    );
+    files
+}
+
+/// The record's files once it is done: those that changed, with their
+/// hashes now.
+fn kept_after(before: &[Kept], changed: &[Changed]) -> Vec<Kept> {
+    changed
+        .iter()
+        .map(|c| {
+            let was = before.iter().find(|k| k.path == c.path);
+            Kept {
+                path: c.path.clone(),
+                before: was.and_then(|k| k.before.clone()),
+                sha256_before: was.map_or_else(|| sha256_hex(b""), |k| k.sha256_before.clone()),
+                sha256_after: Some(c.sha256_after.clone().unwrap_or_else(|| sha256_hex(b""))),
+            }
+        })
+        .collect()
+}
+
+/// The files whose text in `written` differs from what was shown (a
+/// topic learned that was not shown did not exist: it was created).
+fn changes(
+    ws: &Workspace,
+    written: &Workspace,
+    agent: &str,
+    g: &Gathered,
+    learned: &[String],
+) -> Result<Vec<Changed>> {
+    let mut shown: Vec<(PathBuf, Option<Vec<u8>>)> = vec![(ws.memory(agent), g.memory.clone())];
+    shown.extend(
+        g.topics
+            .iter()
+            .map(|(t, text)| (ws.topic(t), Some(text.clone()))),
+    );
+    for t in learned {
+        let path = ws.topic(t);
+        if !shown.iter().any(|(p, _)| *p == path) {
+            shown.push((path, None));
+        }
+    }
+    let mut changed = Vec::new();
+    for (path, before) in shown {
+        let rel = ws.relative(&path);
+        let after = written.read(&written.root.join(&rel))?;
+        if after == before {
+            continue;
+        }
+        changed.push(Changed {
+            path: rel,
+            sha256_before: before.as_deref().map(sha256_hex),
+            sha256_after: after.as_deref().map(sha256_hex),
+            before: before.unwrap_or_default(),
+            after: after.unwrap_or_default(),
+        });
+    }
+    Ok(changed)
+}
+
+/// A dry run's scratch copy of the notes a consolidation reads: the
+/// world topics, the agent's MEMORY.md and daily logs. Removed when done.
+struct Scratch {
+    root: PathBuf,
+    ws: Workspace,
+}
+
+impl Scratch {
+    fn of(ws: &Workspace, agent: &str) -> Result<Scratch> {
+        let nanos = OffsetDateTime::now_utc().unix_timestamp_nanos();
+        let root =
+            std::env::temp_dir().join(format!("axe-consolidate-{}-{nanos}", std::process::id()));
+        let fail = |e: std::io::Error| Error::memory("", "create", &root, &e);
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&root)
+                .map_err(fail)?;
+        }
+        let scratch = Scratch {
+            ws: Workspace::at(root.clone()),
+            root,
+        };
+        // Removed again by its drop should a copy fail.
+        for dir in [ws.world(), ws.daily_dir(agent)] {
+            let Some(opened) = ws
+                .open_dir(&dir)
+                .map_err(|e| Error::memory("", "open", &dir, &e))?
+            else {
+                continue;
+            };
+            let files =
+                Workspace::md_files(&opened).map_err(|e| Error::memory("", "read", &dir, &e))?;
+            for (name, at) in files {
+                let mut bytes = Vec::new();
+                if at.read_into(ws, &mut bytes).unwrap_or(false) {
+                    scratch.put(&dir.join(name), ws, &bytes)?;
+                }
+            }
+        }
+        if let Some(text) = ws.read(&ws.memory(agent))? {
+            scratch.put(&ws.memory(agent), ws, &text)?;
+        }
+        Ok(scratch)
+    }
+
+    /// `bytes` at the place of `path` (a path in `ws`) in the copy.
+    fn put(&self, path: &Path, ws: &Workspace, bytes: &[u8]) -> Result<()> {
+        let to = self.root.join(ws.relative(path));
+        let fail = |e: std::io::Error| Error::memory("", "write", &to, &e);
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(fail)?;
+        }
+        fs::write(&to, bytes).map_err(fail)
+    }
+}
+
+impl Drop for Scratch {
+    /// Gone however the dry run ends, an error included.
+    fn drop(&mut self) {
+        // Best effort: a leftover in the temp directory costs space only.
+        let _ = fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Runs the automatic consolidation after a successful run of the agent
+/// `name` (its settings `cfg`) when `[notes] consolidate_every` asks for
+/// one and it is due: the last one is older than that, and at least
+/// `consolidate_min_entries` entries are new. It never fails the run:
+/// trouble is a warning. A MEMORY.md whose lock someone holds (a write
+/// under way, another consolidation) skips it until the next run; it
+/// runs under a deadline of its own, the agent's `timeout`. With
+/// `verbose` it says what it did, or why not.
+pub fn after_run(
+    agents: &Agents,
+    name: &str,
+    cfg: &AgentConfig,
+    verbose: bool,
+    report: &dyn Report,
+) {
+    let say = |line: String| {
+        if verbose {
+            report.note(format_args!("[notes] consolidation: {line}"));
+        }
+    };
+    match due(agents, name, cfg) {
+        Ok(Due::Off) => {}
+        Ok(Due::Not(why)) => say(format!("not due ({why})")),
+        Ok(Due::Busy) => say("skipped: MEMORY.md is locked by another writer".to_owned()),
+        Ok(Due::Yes(new)) => {
+            let opts = Options {
+                dry_run: false,
+                verbose: false,
+                timeout: match cfg.timeout.get() {
+                    0 => AUTO_TIMEOUT,
+                    seconds => Duration::from_secs(seconds),
+                },
+                wait: Some(Wait::For(AUTO_WAIT)),
+            };
+            match consolidate(agents.clone(), name, cfg.clone(), &opts) {
+                Ok(done) if done.conflicts.is_empty() => say(format!(
+                    "ran over {} of {new} new entries, {} file(s) changed",
+                    done.entries.len(),
+                    done.files.len()
+                )),
+                Ok(_) => report.note(format_args!(
+                    "Warning: the consolidation of \"{name}\" lost a rewrite to a concurrent one; its entries wait for the next"
+                )),
+                Err(e) => report.note(format_args!(
+                    "Warning: the consolidation of \"{name}\" failed: {e}"
+                )),
+            }
+        }
+        Err(e) => report.note(format_args!(
+            "Warning: cannot tell whether \"{name}\" is due a consolidation: {e}"
+        )),
+    }
+}
+
+/// How long an automatic consolidation may take when the agent sets no
+/// `timeout`.
+const AUTO_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long its notes writes wait for a lock: briefly, since whoever holds
+/// one is writing the notes now and the next run can consolidate.
+const AUTO_WAIT: Duration = Duration::from_secs(5);
+
+/// Whether an automatic consolidation is due.
+enum Due {
+    /// `consolidate_every` is not set (or the agent keeps no notes).
+    Off,
+    Not(String),
+    Busy,
+    /// Due, with this many new entries.
+    Yes(usize),
+}
+
+fn due(agents: &Agents, name: &str, cfg: &AgentConfig) -> Result<Due> {
+    let Some(every) = cfg.notes.consolidate_every()?.filter(|_| cfg.notes.enabled) else {
+        return Ok(Due::Off);
+    };
+    let ws = Workspace::of(agents.dirs(), &cfg.notes)?;
+    let records = history::list(&ws, name)?;
+    // The period first: within it no daily log need be read at all.
+    if let Some(last) = last_done(&records) {
+        let seconds = i64::try_from(every).unwrap_or(i64::MAX);
+        // A period past the calendar's end: never due again.
+        let next = last.checked_add(time::Duration::seconds(seconds));
+        if next.is_none_or(|next| OffsetDateTime::now_utc() < next) {
+            return Ok(Due::Not(format!(
+                "the last one was at {}, less than consolidate_every ({}) ago",
+                last.format(&Rfc3339).unwrap_or_default(),
+                cfg.notes.consolidate_every.trim()
+            )));
+        }
+    }
+    let consolidated = history::consolidated(&records);
+    let new = entries::all(&ws, name)?
+        .iter()
+        .filter(|e| !consolidated.contains(&e.id))
+        .count();
+    let min = cfg.notes.consolidate_min_entries.as_usize().max(1);
+    if new < min {
+        return Ok(Due::Not(format!(
+            "{new} new entries, fewer than consolidate_min_entries ({min})"
+        )));
+    }
+    let memory = ws.memory(name);
+    if let Some((dir, file)) = ws.file(&memory, false)? {
+        let probe = axe_memory::lock::open_locked(
+            &dir,
+            &file,
+            axe_base::beneath::Open::Read,
+            axe_memory::lock::Mode::Exclusive,
+            Wait::For(Duration::ZERO),
+        );
+        if probe.is_err() {
+            return Ok(Due::Busy);
+        }
+    }
+    Ok(Due::Yes(new))
+}
+
+/// What `--undo` restored.
+#[derive(Debug, Serialize)]
+pub struct Undone {
+    pub agent: String,
+    /// The record undone, relative to the workspace.
+    pub history: String,
+    /// The files given back their previous text (or removed, when the
+    /// consolidation created them).
+    pub restored: Vec<String>,
+    /// The entries that count as new again.
+    pub entries: usize,
+}
+
+/// Restores the files the last consolidation of `agent` changed, when
+/// none changed since; then its record goes, so its entries are new again.
+/// A file changed since is a conflict, and nothing is written.
+pub fn undo(ws: &Workspace, agent: &str, secrets: &Secrets, wait: Wait) -> Result<Undone> {
+    let records = history::list(ws, agent)?;
+    let Some(last) = records.last() else {
+        return Err(Error::Input(format!(
+            "nothing to undo: no consolidation of \"{agent}\" is on record in {}",
+            ws.relative(&history::dir(ws, agent))
+        )));
+    };
+    // A record may have come from another machine: it names only this
+    // agent's MEMORY.md and world topics, or nothing is restored.
+    let memory = ws.relative(&ws.memory(agent));
+    for k in &last.record.files {
+        let topic = k
+            .path
+            .strip_prefix("world/")
+            .and_then(|t| t.strip_suffix(".md"))
+            .filter(|t| notes::topic_file_name(t).is_ok_and(|s| s == *t));
+        if k.path != memory && topic.is_none() {
+            return Err(Error::Input(format!(
+                "{} names {:?}, which is not {memory} or a world topic: nothing was restored",
+                ws.relative(&last.path),
+                k.path
+            )));
+        }
+    }
+    let current = |k: &Kept| -> Result<String> {
+        Ok(sha256_hex(
+            &ws.read(&ws.root.join(&k.path))?.unwrap_or_default(),
+        ))
+    };
+    for k in &last.record.files {
+        let now = current(k)?;
+        let expected = k.sha256_after.as_deref().unwrap_or(&k.sha256_before);
+        if now != expected {
+            return Err(Error::Conflict(format!(
+                "{} changed since the consolidation of {} (its sha256 is now {now}, not {expected}): nothing was restored",
+                k.path, last.record.at
+            )));
+        }
+    }
+    let mut restored = Vec::new();
+    for k in &last.record.files {
+        let Some(after) = &k.sha256_after else {
+            continue;
+        };
+        let path = ws.root.join(&k.path);
+        match &k.before {
+            Some(text) => {
+                notes::rewrite(
+                    ws,
+                    &path,
+                    text.as_bytes(),
+                    Some(after),
+                    (usize::MAX, ""),
+                    secrets,
+                    wait,
+                )?;
+            }
+            None => history::remove(ws, &path)?,
+        }
+        restored.push(k.path.clone());
+    }
+    history::remove(ws, &last.path)?;
+    Ok(Undone {
+        agent: agent.to_owned(),
+        history: ws.relative(&last.path),
+        restored,
+        entries: if last.record.done {
+            last.record.entries.len()
+        } else {
+            0
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names;
+
+    #[test]
+    fn memory_names_a_topic_by_its_words_standing_apart() {
+        assert!(names("see world/deploys.md", "deploys"));
+        assert!(names("the deploy process is blue-green", "deploy-process"));
+        assert!(!names("redeploys weekly", "deploys"));
+        assert!(!names("nothing here", "people"));
+    }
+}

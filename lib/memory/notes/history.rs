@@ -1,0 +1,182 @@
+//! What a consolidation keeps: one record per run, in
+//! `agents/<agent>/history/<UTC time>-<8 hex>.json` (`20261124T210000123Z-…`), holding the entries
+//! it consolidated (the marker) and the previous text of every file it
+//! rewrote, so that nothing it replaced is lost and the last one can be
+//! undone.
+//!
+//! One file per consolidation, never edited by another machine: a sync
+//! carries each as it is and two machines' records never merge, so the set
+//! of entries consolidated is the union of every record's, whichever
+//! machine made it. The name starts with the time, so the newest sorts
+//! last; the hex part keeps two machines' records of one second apart. The
+//! records are JSON, not markdown: recall, search and the memory kinds
+//! never take one for a note.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use time::{Date, OffsetDateTime};
+
+use super::workspace::Workspace;
+use crate::hash::sha256_hex;
+use crate::lock::Wait;
+use crate::secrets::Secrets;
+use axe_base::error::{Error, Result};
+
+/// One file a consolidation rewrote (or created).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kept {
+    /// Relative to the workspace, `/` between components.
+    pub path: String,
+    /// Its text before; `None`: it did not exist.
+    pub before: Option<String>,
+    pub sha256_before: String,
+    /// Its hash once the consolidation was done; `None` while it runs.
+    pub sha256_after: Option<String>,
+}
+
+/// A consolidation's record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Record {
+    /// When it started, RFC 3339.
+    pub at: String,
+    /// Whether it finished: a record written before the model was asked
+    /// keeps the previous texts should the run die; its entries are only
+    /// marked once it did finish.
+    pub done: bool,
+    /// The ids of the entries it consolidated (see `entries`).
+    pub entries: Vec<String>,
+    pub files: Vec<Kept>,
+}
+
+/// A record and where it is.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub path: PathBuf,
+    pub record: Record,
+}
+
+/// `agents/<agent>/history`.
+pub fn dir(ws: &Workspace, agent: &str) -> PathBuf {
+    ws.agent_dir(agent).join("history")
+}
+
+/// The path of a new record of `agent` started `at`.
+pub fn new_path(ws: &Workspace, agent: &str, at: OffsetDateTime) -> PathBuf {
+    let at = at.to_offset(time::UtcOffset::UTC);
+    let salt =
+        sha256_hex(format!("{} {}", std::process::id(), at.unix_timestamp_nanos()).as_bytes());
+    // Milliseconds too: two consolidations of one second on one machine
+    // (an undo and a run again) still sort in the order they ran.
+    dir(ws, agent).join(format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}{:03}Z-{}.json",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.millisecond(),
+        &salt[..8]
+    ))
+}
+
+/// Every record of `agent`, oldest first. A record that cannot be read or
+/// is not one (edited by hand, a conflict file a sync left) is passed
+/// over: it marks nothing and is never undone.
+pub fn list(ws: &Workspace, agent: &str) -> Result<Vec<Stored>> {
+    let path = dir(ws, agent);
+    let Some(dir) = ws.dir(&path, false)? else {
+        return Ok(Vec::new());
+    };
+    let mut names: Vec<String> = dir
+        .list()
+        .map_err(|e| Error::memory("", "read", &path, &e))?
+        .into_iter()
+        .filter_map(|(n, _)| n.into_string().ok())
+        .filter(|n| stamp_date(n).is_some() && n.ends_with(".json"))
+        .collect();
+    names.sort();
+    let mut stored = Vec::new();
+    for name in names {
+        let file = path.join(&name);
+        let Ok(Some(bytes)) = ws.read(&file) else {
+            continue;
+        };
+        if let Ok(record) = serde_json::from_slice::<Record>(&bytes) {
+            stored.push(Stored { path: file, record });
+        }
+    }
+    Ok(stored)
+}
+
+/// The ids of every entry a finished consolidation of `agent` took in.
+pub fn consolidated(records: &[Stored]) -> BTreeSet<String> {
+    records
+        .iter()
+        .filter(|s| s.record.done)
+        .flat_map(|s| s.record.entries.iter().cloned())
+        .collect()
+}
+
+/// Writes `record` at `path`, replacing what is there, atomically under
+/// the file's lock; the texts go through `secrets` as every notes write's
+/// do, so a sync never refuses the record for a key in an old text.
+pub fn write(
+    ws: &Workspace,
+    path: &Path,
+    record: &Record,
+    secrets: &Secrets,
+    wait: Wait,
+) -> Result<()> {
+    let json = serde_json::to_vec_pretty(record)
+        .map_err(|e| Error::Input(format!("cannot write the history record: {e}")))?;
+    super::rewrite(
+        ws,
+        path,
+        &json,
+        None,
+        (usize::MAX, "history"),
+        secrets,
+        wait,
+    )?;
+    Ok(())
+}
+
+/// Removes the record at `path`.
+pub fn remove(ws: &Workspace, path: &Path) -> Result<()> {
+    if let Some((dir, name)) = ws.file(path, false)? {
+        dir.remove(&name)
+            .map_err(|e| Error::memory("", "remove", path, &e))?;
+    }
+    Ok(())
+}
+
+/// The day of a record named `<YYYYMMDD>T…`, for a prune.
+pub fn stamp_date(name: &str) -> Option<Date> {
+    let digits = name.get(..8)?;
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || name.as_bytes().get(8) != Some(&b'T') {
+        return None;
+    }
+    let month = time::Month::try_from(digits[4..6].parse::<u8>().ok()?).ok()?;
+    Date::from_calendar_date(digits[..4].parse().ok()?, month, digits[6..].parse().ok()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stamp_date;
+
+    #[test]
+    fn records_are_dated_by_their_name() {
+        assert!(stamp_date("20261124T210000Z-0123abcd.json").is_some());
+        for other in [
+            "2026112T210000Z.json",
+            "x.json",
+            "20261324T000000Z.json",
+            "",
+        ] {
+            assert!(stamp_date(other).is_none(), "{other}");
+        }
+    }
+}

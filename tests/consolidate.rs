@@ -1,0 +1,595 @@
+//! `axe-notes-consolidate` against the local provider, whose replies are
+//! scripted tool calls: a dry run, a consolidation applied and undone, a
+//! rewrite that loses to a concurrent one, nothing new asking no model,
+//! the automatic run after `axe-run`, and two machines sharing notes
+//! through a real git remote.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{Value, json};
+
+use crate::server::{Answer, Recorded, Server};
+use crate::util::{Env, read};
+use crate::wire::{reply_for, served_by};
+
+const BEFORE: &str = "# Memory\n\n- Deploys go out on Fridays.\n- The canary runs 10 minutes.\n";
+const AFTER: &str = "# Memory\n\n- Deploys go out on Fridays.\n- The canary runs 30 minutes (since the change of this week; it was 10).\n";
+const DEPLOYS: &str = "Blue-green switching.\n";
+
+/// The default workspace of a test's world.
+fn workspace(env: &Env) -> PathBuf {
+    env.data_dir().join("axe/notes")
+}
+
+/// Agent `a` with notes, its MEMORY.md naming the deploys topic, and two
+/// daily-log entries.
+fn setup(env: &Env, extra: &str) {
+    env.agent(
+        "a",
+        &format!(
+            "name = \"a\"\nmodel = \"anthropic/m\"\nsystem_prompt = \"You are a.\"\n[notes]\nenabled = true\n{extra}"
+        ),
+    );
+    let ws = workspace(env);
+    env.write(&ws.join("agents/a/MEMORY.md"), BEFORE);
+    env.write(&ws.join("world/deploys.md"), DEPLOYS);
+    for text in ["We moved the canary to 30 minutes.", "Lunch was good."] {
+        remember(env, text);
+    }
+}
+
+fn remember(env: &Env, text: &str) {
+    env.cmd("axe-notes-remember")
+        .args(["a", text])
+        .assert()
+        .success();
+}
+
+/// A reply calling `name` with `input` (Anthropic's format).
+fn tool_call(id: &str, name: &str, input: Value) -> Value {
+    json!({
+        "model": "m", "stop_reason": "tool_use", "usage": {"input_tokens": 7, "output_tokens": 3},
+        "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]
+    })
+}
+
+/// The consolidation the scripted model makes: MEMORY.md rewritten, the
+/// deploys topic too, then its answer.
+fn script() -> Vec<Value> {
+    vec![
+        tool_call("c1", "reflect", json!({"content": AFTER})),
+        tool_call(
+            "c2",
+            "learn_fact",
+            json!({"topic": "deploys", "content": "Blue-green switching; canary 30 minutes.\n"}),
+        ),
+    ]
+}
+
+/// A server playing `script`, then answering with text; `before(n)` runs
+/// before the n-th reply.
+fn scripted(script: Vec<Value>, before: impl Fn(usize) + Send + Sync + 'static) -> Server {
+    let turn = Arc::new(AtomicUsize::new(0));
+    Server::route(move |_| {
+        let n = turn.fetch_add(1, Ordering::SeqCst);
+        before(n);
+        let reply = script.get(n).cloned().unwrap_or_else(|| {
+            reply_for(
+                "anthropic",
+                "Kept the canary's new length; removed the old one as superseded.",
+            )
+        });
+        Answer::json(200, &reply)
+    })
+}
+
+fn consolidate(env: &Env, server: &Server) -> assert_cmd::Command {
+    let mut cmd = served_by(env.cmd("axe-notes-consolidate"), &server.url);
+    cmd.arg("a");
+    cmd
+}
+
+/// Every file under `dir`, with its bytes.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.insert(path.clone(), fs::read(&path).unwrap());
+            }
+        }
+    }
+    files
+}
+
+/// The text of the first user message a request carried.
+fn user_text(r: &Recorded) -> String {
+    let first = &r.json()["messages"][0]["content"];
+    match first {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks[0]["text"].as_str().unwrap_or_default().to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// Every tool result the last message of a request carried back, and
+/// whether it is an error.
+fn tool_results(r: &Recorded) -> Vec<(String, bool)> {
+    let messages = r.json()["messages"].as_array().unwrap().clone();
+    messages.last().unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["content"].as_str().unwrap_or_default().to_owned(),
+                b["is_error"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_dry_run_prints_the_diff_and_changes_nothing() {
+    let env = Env::new();
+    setup(&env, "");
+    let before = tree(&workspace(&env));
+    let server = scripted(script(), |_| {});
+    let tmp = env.root().join("tmp");
+    fs::create_dir(&tmp).unwrap();
+    let out = consolidate(&env, &server)
+        .arg("--dry-run")
+        .env("TMPDIR", &tmp)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let diff = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        diff.contains("--- a/agents/a/MEMORY.md\n+++ b/agents/a/MEMORY.md\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("\n-- The canary runs 10 minutes.\n+- The canary runs 30 minutes"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("--- a/world/deploys.md\n+++ b/world/deploys.md\n"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("\n-Blue-green switching.\n+Blue-green switching; canary 30 minutes.\n"),
+        "{diff}"
+    );
+    // Byte for byte what it was: no file written, no record kept; and
+    // its scratch copy is gone.
+    assert_eq!(tree(&workspace(&env)), before);
+    assert_eq!(fs::read_dir(&tmp).unwrap().count(), 0);
+    // The model saw MEMORY.md whole, the topic it names and both entries,
+    // and its rewrites were taken as of what it saw (no recall needed).
+    let requests = server.requests();
+    let shown = user_text(&requests[0]);
+    for part in [
+        BEFORE.trim_end(),
+        DEPLOYS.trim_end(),
+        "We moved the canary to 30 minutes.",
+        "Lunch was good.",
+    ] {
+        assert!(shown.contains(part), "{part:?} not in {shown}");
+    }
+    assert!(tool_results(&requests[1]).iter().all(|(_, err)| !err));
+    assert!(tool_results(&requests[2]).iter().all(|(_, err)| !err));
+}
+
+#[test]
+fn applied_it_keeps_the_previous_texts_and_nothing_new_asks_no_model() {
+    let env = Env::new();
+    setup(&env, "");
+    let server = scripted(script(), |_| {});
+    let out = consolidate(&env, &server)
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let done: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ws = workspace(&env);
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), AFTER);
+    assert_eq!(
+        read(&ws.join("world/deploys.md")),
+        "Blue-green switching; canary 30 minutes.\n"
+    );
+    assert_eq!(done["model_called"], true);
+    assert_eq!(done["entries"].as_array().unwrap().len(), 2);
+    assert!(done["usage"]["input_tokens"].as_u64().unwrap() >= 14);
+    let files = done["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    assert_eq!(files[0]["path"], "agents/a/MEMORY.md");
+    assert_ne!(files[0]["sha256_before"], files[0]["sha256_after"]);
+    // The previous texts are kept in the record.
+    let record: Value =
+        serde_json::from_str(&read(&ws.join(done["history"].as_str().unwrap()))).unwrap();
+    assert_eq!(record["files"][0]["before"], BEFORE);
+    assert_eq!(record["files"][1]["before"], DEPLOYS);
+    assert_eq!(record["done"], true);
+
+    // Nothing new: no request at all, and it says so.
+    let idle = scripted(Vec::new(), |_| {});
+    consolidate(&env, &idle)
+        .assert()
+        .success()
+        .stdout("")
+        .stderr(predicates::str::contains("nothing new to consolidate"));
+    assert_eq!(idle.requests().len(), 0);
+    // One entry more: only it is shown.
+    remember(&env, "The canary now pages on-call.");
+    let next = scripted(Vec::new(), |_| {});
+    consolidate(&env, &next).assert().success();
+    let shown = user_text(&next.requests()[0]);
+    assert!(shown.contains("pages on-call"), "{shown}");
+    assert!(!shown.contains("Lunch was good."), "{shown}");
+}
+
+#[test]
+fn undo_restores_the_last_consolidation_unless_a_file_changed_since() {
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    let server = scripted(script(), |_| {});
+    consolidate(&env, &server).assert().success();
+    env.cmd("axe-notes-consolidate")
+        .args(["a", "--undo"])
+        .assert()
+        .success()
+        .stdout("agents/a/MEMORY.md\nworld/deploys.md\n");
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), BEFORE);
+    assert_eq!(read(&ws.join("world/deploys.md")), DEPLOYS);
+    // Its entries are new again: the next consolidation asks.
+    let again = scripted(script(), |_| {});
+    consolidate(&env, &again).assert().success();
+    assert!(!again.requests().is_empty());
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), AFTER);
+    // Someone rewrites MEMORY.md: undo is a conflict and writes nothing.
+    env.cmd("axe-notes-reflect")
+        .arg("a")
+        .write_stdin("mine")
+        .assert()
+        .success();
+    let before = tree(&ws);
+    env.cmd("axe-notes-consolidate")
+        .args(["a", "--undo"])
+        .assert()
+        .code(6)
+        .stderr(predicates::str::contains(
+            "agents/a/MEMORY.md changed since the consolidation",
+        ));
+    assert_eq!(tree(&ws), before);
+}
+
+#[test]
+fn a_concurrent_reflect_is_a_conflict_and_loses_nothing() {
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    // Between the prompt and the model's reflect, someone else reflects:
+    // the server runs them before it answers with the rewrite.
+    let mut theirs = env.std_cmd("axe-notes-reflect");
+    theirs.arg("a").stdin(Stdio::piped()).stdout(Stdio::null());
+    let theirs = std::sync::Mutex::new(theirs);
+    let server = scripted(script(), move |n| {
+        if n == 0 {
+            let mut child = theirs.lock().unwrap().spawn().unwrap();
+            child.stdin.take().unwrap().write_all(b"theirs").unwrap();
+            assert!(child.wait().unwrap().success());
+        }
+    });
+    consolidate(&env, &server)
+        .assert()
+        .code(6)
+        .stderr(predicates::str::contains(
+            "lost a rewrite to a concurrent one",
+        ));
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), "theirs");
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].1 && results[0].0.contains("has changed since you last read it"),
+        "{results:?}"
+    );
+    // The entries stay new: the next consolidation is shown them again,
+    // with the other writer's MEMORY.md.
+    let next = scripted(Vec::new(), |_| {});
+    consolidate(&env, &next).assert().success();
+    let shown = user_text(&next.requests()[0]);
+    assert!(
+        shown.contains("theirs") && shown.contains("Lunch was good."),
+        "{shown}"
+    );
+}
+
+/// `axe-notes-consolidate bot` on machine `m` against `server`.
+fn consolidate_on(m: &crate::sync::Machine, server: &Server) -> std::process::Output {
+    served_by(m.env.cmd("axe-notes-consolidate"), &server.url)
+        .arg("bot")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn two_machines_consolidating_the_same_entries_take_each_in_once() {
+    let Some((_keep, [a, b])) = crate::sync::pair() else {
+        return;
+    };
+    a.remember("The office moves to Lyon in May.");
+    b.remember("Sam prefers morning meetings.");
+    for m in [&a, &b, &a] {
+        m.synced();
+    }
+    let server = scripted(
+        vec![tool_call(
+            "c1",
+            "reflect",
+            json!({"content": "- Office: Lyon from May.\n- Sam: mornings.\n"}),
+        )],
+        |_| {},
+    );
+    let out = consolidate_on(&a, &server);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown = user_text(&server.requests()[0]);
+    assert!(shown.contains("Lyon") && shown.contains("Sam"), "{shown}");
+    a.synced();
+    b.synced();
+    // The record came with MEMORY.md: the other machine has nothing new.
+    let idle = scripted(Vec::new(), |_| {});
+    let out = consolidate_on(&b, &idle);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing new to consolidate"));
+    assert_eq!(idle.requests().len(), 0);
+    assert_eq!(
+        b.file("notes/agents/bot/MEMORY.md"),
+        "- Office: Lyon from May.\n- Sam: mornings.\n"
+    );
+
+    // Both consolidate one new entry before either syncs: each keeps its
+    // record, the sync carries both, and neither takes it in again.
+    a.remember("The canary runs 30 minutes now.");
+    a.synced();
+    b.synced();
+    for m in [&a, &b] {
+        let server = scripted(Vec::new(), |_| {});
+        assert!(consolidate_on(m, &server).status.success());
+        assert_eq!(server.requests().len(), 1);
+    }
+    for m in [&a, &b, &a] {
+        m.synced();
+    }
+    for m in [&a, &b] {
+        let records: Vec<String> = m
+            .files()
+            .into_keys()
+            .filter(|p| p.starts_with("notes/agents/bot/history/"))
+            .collect();
+        assert_eq!(records.len(), 3, "{records:?}");
+        let idle = scripted(Vec::new(), |_| {});
+        let out = consolidate_on(m, &idle);
+        assert!(out.status.success());
+        assert_eq!(
+            idle.requests().len(),
+            0,
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Each machine's entries are in its daily log once.
+    assert_eq!(
+        crate::sync::daily(&a)
+            .matches("The canary runs 30 minutes now.")
+            .count(),
+        1
+    );
+}
+
+/// A server answering a run with its answer and a consolidation (told by
+/// its system prompt) with a word, counting the consolidations.
+fn run_and_consolidation() -> (Server, Arc<AtomicUsize>) {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&asked);
+    let server = Server::route(move |r| {
+        if crate::wire::system_text(&r.json()).starts_with("You consolidate") {
+            counted.fetch_add(1, Ordering::SeqCst);
+            return Answer::json(200, &reply_for("anthropic", "Nothing superseded."));
+        }
+        Answer::json(200, &reply_for("anthropic", "the run's answer"))
+    });
+    (server, asked)
+}
+
+/// `axe-run a -v`, which must exit 0 with the run's answer; its stderr.
+fn run_verbose(env: &Env, server: &Server) -> String {
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .args(["a", "-v"])
+        .write_stdin("go")
+        .assert()
+        .success()
+        .stdout("the run's answer")
+        .get_output()
+        .clone();
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn axe_run_consolidates_when_due_and_never_otherwise() {
+    let env = Env::new();
+    setup(
+        &env,
+        "consolidate_every = \"24h\"\nconsolidate_min_entries = 2\n",
+    );
+    let (server, asked) = run_and_consolidation();
+    let err = run_verbose(&env, &server);
+    assert!(
+        err.contains("[notes] consolidation: ran over 2 of 2 new entries"),
+        "{err}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // Two entries more, but the last one was less than 24 h ago.
+    remember(&env, "one");
+    remember(&env, "two");
+    let err = run_verbose(&env, &server);
+    assert!(err.contains("not due (the last one was at"), "{err}");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+
+    // Fewer new entries than the minimum: not due either.
+    let env = Env::new();
+    setup(
+        &env,
+        "consolidate_every = \"24h\"\nconsolidate_min_entries = 3\n",
+    );
+    let err = run_verbose(&env, &server);
+    assert!(
+        err.contains("not due (2 new entries, fewer than consolidate_min_entries (3))"),
+        "{err}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+
+    // Without consolidate_every, never, and nothing is said.
+    let env = Env::new();
+    setup(&env, "");
+    let err = run_verbose(&env, &server);
+    assert!(!err.contains("consolidation"), "{err}");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_busy_memory_lock_skips_the_consolidation_and_the_run_exits_0() {
+    let env = Env::new();
+    setup(
+        &env,
+        "consolidate_every = \"1m\"\nconsolidate_min_entries = 1\n",
+    );
+    let memory = fs::File::open(workspace(&env).join("agents/a/MEMORY.md")).unwrap();
+    memory.lock().unwrap();
+    let (server, asked) = run_and_consolidation();
+    let err = run_verbose(&env, &server);
+    assert!(
+        err.contains("[notes] consolidation: skipped: MEMORY.md is locked"),
+        "{err}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    assert_eq!(read(&workspace(&env).join("agents/a/MEMORY.md")), BEFORE);
+    // Released, the next run consolidates.
+    memory.unlock().unwrap();
+    let err = run_verbose(&env, &server);
+    assert!(err.contains("ran over 2 of 2"), "{err}");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_malformed_consolidate_every_is_a_config_error() {
+    let env = Env::new();
+    env.agent(
+        "a",
+        "name = \"a\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\nconsolidate_every = \"daily\"\n",
+    );
+    env.cmd("axe-run")
+        .args(["a", "--dry-run"])
+        .write_stdin("go")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "notes.consolidate_every: \"daily\" is not a period",
+        ));
+}
+
+#[test]
+fn axe_gc_consolidates_an_agent_whose_notes_are_due() {
+    let env = Env::new();
+    setup(
+        &env,
+        "consolidate_every = \"24h\"\nconsolidate_min_entries = 1\n[memory]\nenabled = true\n",
+    );
+    let (server, asked) = run_and_consolidation();
+    let out = served_by(env.cmd("axe-gc"), &server.url)
+        .arg("a")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("[notes] consolidation: ran over 2 of 2 new entries"),
+        "{err}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+    // A dry run of gc changes nothing, the notes included.
+    remember(&env, "later");
+    served_by(env.cmd("axe-gc"), &server.url)
+        .args(["a", "--dry-run"])
+        .assert()
+        .success();
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn prune_removes_the_records_older_than_the_daily_logs_it_removes() {
+    let env = Env::new();
+    setup(&env, "");
+    let server = scripted(script(), |_| {});
+    consolidate(&env, &server).assert().success();
+    let history = workspace(&env).join("agents/a/history");
+    let recent: Vec<PathBuf> = fs::read_dir(&history)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(recent.len(), 1);
+    let old = history.join("20200101T000000Z-0123abcd.json");
+    fs::copy(&recent[0], &old).unwrap();
+    env.cmd("axe-notes-prune")
+        .args(["a", "--older-than", "30d"])
+        .assert()
+        .success()
+        .stdout(format!("{}\n", old.display()));
+    assert!(!old.exists());
+    assert!(recent[0].exists());
+}
+
+#[test]
+fn undo_restores_nothing_a_record_names_outside_the_agents_notes() {
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    let server = scripted(script(), |_| {});
+    consolidate(&env, &server).assert().success();
+    let history = ws.join("agents/a/history");
+    let record = fs::read_dir(&history)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // As if it came through a sync from a hostile remote.
+    let mut forged: Value = serde_json::from_str(&read(&record)).unwrap();
+    forged["files"][1]["path"] = json!("agents/b/MEMORY.md");
+    fs::write(&record, forged.to_string()).unwrap();
+    let before = tree(&ws);
+    env.cmd("axe-notes-consolidate")
+        .args(["a", "--undo"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "which is not agents/a/MEMORY.md or a world topic: nothing was restored",
+        ));
+    assert_eq!(tree(&ws), before);
+}
