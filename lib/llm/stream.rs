@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::conversation::{Reply, ToolCall};
 use super::http::{Failure, io_failure};
-use axe_base::error::{Category, Error};
+use super::error::LlmError;
+use axe_base::error::Category;
 
 /// The longest line or event of a streamed reply: a chunk of a model's
 /// answer is a few hundred bytes; a whole tool call's arguments could be
@@ -174,15 +175,47 @@ impl Redactor {
         reply
     }
 
-    pub fn error(&self, err: Error) -> Error {
+    /// `err` with the key taken out of its line and its causes. An I/O
+    /// error that holds the key anywhere (its text, its `Debug`, the
+    /// errors beneath it: a TLS library's words, a server's echoed in
+    /// them) is replaced by one of the same kind with the key's place
+    /// marked, as its cause cannot be edited in place.
+    pub fn llm(&self, err: LlmError) -> LlmError {
         match err {
-            Error::Api { category, message } => Error::Api {
+            LlmError::Api {
                 category,
+                status,
+                message,
+            } => LlmError::Api {
+                category,
+                status,
                 message: self.text(&message),
             },
-            Error::Connection(message) => Error::Connection(self.text(&message)),
+            LlmError::Connection { message, source } => LlmError::Connection {
+                message: self.text(&message),
+                source: match self.holds_key(&source) {
+                    true => io::Error::new(source.kind(), self.text(&source.to_string())),
+                    false => source,
+                },
+            },
             other => other,
         }
+    }
+
+    /// Whether `err`'s text or `Debug`, or any cause beneath it, holds
+    /// the key.
+    fn holds_key(&self, err: &(dyn std::error::Error + 'static)) -> bool {
+        if self.key.is_empty() {
+            return false;
+        }
+        let mut at = Some(err);
+        while let Some(e) = at {
+            if e.to_string().contains(&self.key) || format!("{e:?}").contains(&self.key) {
+                return true;
+            }
+            at = e.source();
+        }
+        false
     }
 
     /// A sink for streamed text that never lets the key through, even when

@@ -95,12 +95,8 @@ mod tests {
 
     fn refused(result: axe_base::error::Result<()>) -> String {
         match result {
-            Err(axe_base::error::Error::AgentInvalid(m)) => m,
-            // A typed failure reported as one.
-            Err(axe_base::error::Error::Caused(c))
-                if matches!(c.reported, axe_base::error::Error::AgentInvalid(_)) =>
-            {
-                c.reported.to_string()
+            Err(e) if matches!(e.as_reported(), axe_base::error::Error::AgentInvalid(_)) => {
+                e.to_string()
             }
             other => panic!("not refused as an invalid agent: {other:?}"),
         }

@@ -369,7 +369,7 @@ fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, String> {
                 data: json!({"path": ws.relative(&path), "sha256": done.sha256, "chars": done.chars, "redacted": redacted}),
             })
         }
-        Err(Error::Conflict(_)) => {
+        Err(e) if matches!(e.as_reported(), Error::Conflict(_)) => {
             trace(
                 ctx,
                 format_args!("reflect refused: MEMORY.md changed since the last recall"),
@@ -425,7 +425,7 @@ fn learn_fact(ctx: &Memory, args: LearnFact) -> Result<Reply, String> {
                 data: json!({"path": format!("world/{topic}.md"), "sha256": done.sha256, "chars": done.chars, "redacted": redacted}),
             })
         }
-        Err(Error::Conflict(_)) => Err(match (seen, given) {
+        Err(e) if matches!(e.as_reported(), Error::Conflict(_)) => Err(match (seen, given) {
             (Some(_), _) | (None, true) => format!(
                 "learn_fact error: world/{topic}.md has changed since you last read it, so it was not overwritten. Call recall, merge, then call learn_fact again."
             ),
