@@ -6,8 +6,8 @@ use std::io;
 use serde_json::Value;
 
 use super::conversation::{Reply, ToolCall};
-use super::http::{Failure, io_failure};
 use super::error::LlmError;
+use super::http::{Failure, io_failure};
 use axe_base::error::Category;
 
 /// The longest line or event of a streamed reply: a chunk of a model's
@@ -327,5 +327,40 @@ mod tests {
         assert_eq!(done[0].id, "b");
         assert_eq!(done[0].arguments["x"], 2);
         assert_eq!(done[1].name, "one");
+    }
+
+    /// A connection's I/O error whose cause holds the key (a library's
+    /// words quoting what the server sent) is replaced: no level of the
+    /// chain, line or `Debug`, holds it; its kind is kept.
+    #[test]
+    fn a_cause_that_holds_the_key_is_replaced() {
+        #[derive(Debug)]
+        struct Said(String);
+        impl std::fmt::Display for Said {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "the server said {}", self.0)
+            }
+        }
+        impl std::error::Error for Said {}
+        let key = "sk-0123456789abcdef";
+        let source = io::Error::new(io::ErrorKind::InvalidData, Said(key.into()));
+        let e = Redactor::new(key).llm(LlmError::Connection {
+            message: format!("connection to http://h failed: the server said {key}"),
+            source,
+        });
+        let e = axe_base::error::Error::from(e);
+        let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+        let mut levels = 0;
+        while let Some(level) = at {
+            let seen = format!("{level} {level:?}");
+            assert!(!seen.contains(key), "{seen}");
+            levels += 1;
+            at = level.source();
+        }
+        assert_eq!(levels, 3, "the error, the typed error, its I/O cause");
+        let typed = std::error::Error::source(&e).unwrap().source().unwrap();
+        let io = typed.downcast_ref::<io::Error>().unwrap();
+        assert_eq!(io.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(io.to_string(), "the server said [REDACTED]");
     }
 }
