@@ -9,6 +9,7 @@
 //! asked to stop (SIGINT, SIGTERM, SIGHUP), the whole group is killed
 //! there and then (inside bubblewrap, the whole sandbox with it).
 
+use crate::error::ToolError;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -57,7 +58,7 @@ pub const RUN_COMMAND: Tool<Act> = Tool {
     workdir: true,
 };
 
-fn run_command(act: &Act, args: RunCommand) -> Result<Reply, String> {
+fn run_command(act: &Act, args: RunCommand) -> Result<Reply, ToolError> {
     let command = args.command.as_str();
     if command.is_empty() {
         return Err("command is required".into());
@@ -159,19 +160,17 @@ fn finish(
     output: &Mutex<Vec<u8>>,
     read_rx: &mpsc::Receiver<()>,
     deadline: Instant,
-) -> Result<Reply, String> {
+) -> Result<Reply, ToolError> {
     let left = deadline.saturating_duration_since(Instant::now());
     let _ = read_rx.recv_timeout(left.min(GRACE));
     let output = shown(&output.lock().unwrap_or_else(|e| e.into_inner()));
     let status = status.map_err(|e| failed(&e))?;
     if let Some(why) = ended {
-        return Err(format!(
-            "command killed {why}, with everything it started\n{output}"
-        ));
+        return Err(format!("command killed {why}, with everything it started\n{output}").into());
     }
     match exit(status) {
         None => Ok(Reply::text(output)),
-        Some(code) => Err(format!("exit code {code}\n{output}")),
+        Some(code) => Err(format!("exit code {code}\n{output}").into()),
     }
 }
 

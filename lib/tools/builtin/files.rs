@@ -3,6 +3,7 @@
 //! Every path goes through [`super::paths`]; a write replaces the file
 //! whole (a temp file renamed over it), so a reader never sees half.
 
+use crate::error::ToolError;
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 
@@ -96,7 +97,7 @@ pub const EDIT_FILE: Tool<Act> = Tool {
     workdir: true,
 };
 
-fn list_directory(act: &Act, args: ListDirectory) -> Result<Reply, String> {
+fn list_directory(act: &Act, args: ListDirectory) -> Result<Reply, ToolError> {
     let base = paths::base(act, args.artifact, false)?;
     let rel = args.path.as_str();
     let dir = paths::dir(&base, rel)?;
@@ -143,7 +144,7 @@ fn unread(base: &Base, rel: &str, err: &std::io::Error) -> String {
     paths::failed(base, rel, err)
 }
 
-fn read_file(act: &Act, args: ReadFile) -> Result<Reply, String> {
+fn read_file(act: &Act, args: ReadFile) -> Result<Reply, ToolError> {
     let base = paths::base(act, args.artifact, false)?;
     let rel = args.path.as_str();
     let content = read_whole(&base, rel)?;
@@ -178,7 +179,8 @@ fn read_file(act: &Act, args: ReadFile) -> Result<Reply, String> {
         return Err(format!(
             "offset {offset} exceeds file length of {} lines",
             lines.len()
-        ));
+        )
+        .into());
     }
     let shown: Vec<String> = lines
         .iter()
@@ -190,7 +192,7 @@ fn read_file(act: &Act, args: ReadFile) -> Result<Reply, String> {
     Ok(Reply::text(shown.join("\n")))
 }
 
-fn write_file(act: &Act, args: WriteFile) -> Result<Reply, String> {
+fn write_file(act: &Act, args: WriteFile) -> Result<Reply, ToolError> {
     let base = paths::base(act, args.artifact, act.default_write)?;
     let rel = args.path.as_str();
     let content = args.content.as_deref().unwrap_or_default();
@@ -217,7 +219,7 @@ fn done(act: &Act, base: &Base, rel: &str, size: usize, message: String) -> Stri
     }
 }
 
-fn edit_file(act: &Act, args: EditFile) -> Result<Reply, String> {
+fn edit_file(act: &Act, args: EditFile) -> Result<Reply, ToolError> {
     let base = paths::base(act, args.artifact, false)?;
     let rel = args.path.as_str();
     let (old, new) = (args.old_string.as_str(), args.new_string.as_str());
@@ -237,10 +239,7 @@ fn edit_file(act: &Act, args: EditFile) -> Result<Reply, String> {
         .read_to_end(&mut content)
         .map_err(|e| unread(&base, rel, &e))?;
     if content.len() as u64 > READ_LIMIT {
-        return Err(format!(
-            "{rel}: larger than the limit of {} MiB",
-            READ_LIMIT >> 20
-        ));
+        return Err(format!("{rel}: larger than the limit of {} MiB", READ_LIMIT >> 20).into());
     }
     let content = String::from_utf8(content)
         .map_err(|_| "the file is not UTF-8 text; edit_file changes text files".to_owned())?;
@@ -252,7 +251,7 @@ fn edit_file(act: &Act, args: EditFile) -> Result<Reply, String> {
     if count > 1 && !all {
         return Err(format!(
             "old_string found {count} times; set replace_all to true or provide a more unique string"
-        ));
+        ).into());
     }
     let replaced = if all { count } else { 1 };
     // Worked out before it is made: a short `old_string` replaced all over
@@ -263,7 +262,8 @@ fn edit_file(act: &Act, args: EditFile) -> Result<Reply, String> {
         return Err(format!(
             "the edit would make {rel} larger than the limit of {} MiB",
             READ_LIMIT >> 20
-        ));
+        )
+        .into());
     }
     let edited = match all {
         true => content.replace(old, new),
