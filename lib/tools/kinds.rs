@@ -150,10 +150,10 @@ fn serves(m: &Memory, keeps: fn(&Served) -> bool) -> bool {
     m.served.as_ref().is_some_and(keeps)
 }
 
-fn served<'a>(m: &'a Memory, tool: &str) -> Result<&'a Served, String> {
+fn served<'a>(m: &'a Memory, tool: &str) -> Result<&'a Served, ToolError> {
     m.served
         .as_ref()
-        .ok_or_else(|| format!("{tool} error: not served here"))
+        .ok_or_else(|| format!("{tool} error: not served here").into())
 }
 
 fn log_recent(m: &Memory, args: LogRecent) -> Result<Reply, ToolError> {

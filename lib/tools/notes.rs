@@ -121,10 +121,10 @@ fn has_notes(ctx: &Memory) -> bool {
 }
 
 /// The workspace of the agent, which offered the tool only if it has one.
-fn workspace(ctx: &Memory) -> Result<&Workspace, String> {
+fn workspace(ctx: &Memory) -> Result<&Workspace, ToolError> {
     ctx.notes
         .as_ref()
-        .ok_or_else(|| "notes are not enabled for this agent".to_owned())
+        .ok_or_else(|| "notes are not enabled for this agent".into())
 }
 
 /// One `-v` line per call, as the agent's.
@@ -320,11 +320,12 @@ fn given(if_match: Option<&str>) -> bool {
 
 /// The content of a rewrite: refused when there is nothing in it, since a
 /// whole file replaced by nothing is far more often a slip than a wish.
-fn content<'a>(content: &'a str, tool: &str, what: &str) -> Result<&'a str, String> {
+fn content<'a>(content: &'a str, tool: &str, what: &str) -> Result<&'a str, ToolError> {
     if content.trim().is_empty() {
         return Err(format!(
             "{tool} error: the content is empty, so nothing was written: send the whole new {what}"
-        ));
+        )
+        .into());
     }
     Ok(content)
 }

@@ -52,7 +52,8 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
             axe_base::timeout::MAX_SECONDS
         )));
     }
-    axe_tools::mcp::config::validate(&cfg.mcp_servers).map_err(Error::AgentInvalid)?;
+    axe_tools::mcp::config::validate(&cfg.mcp_servers)
+        .map_err(|e| Error::caused(Error::AgentInvalid(e.to_string()), e))?;
     let r = &cfg.retry;
     non_negative(&[
         ("retry.max_retries", r.max_retries),

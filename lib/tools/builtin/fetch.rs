@@ -48,7 +48,7 @@ fn url_fetch(act: &Act, args: UrlFetch) -> Result<Reply, ToolError> {
         hosts::allowed(&url.host, &act.allowed_hosts)?;
         let addrs = hosts::resolve(&url.host, url.port)?;
         let response = http_get::get(&act.client, &url, &addrs, deadline)
-            .map_err(|e| format!("Get {:?}: {e}", url.to_text()))?;
+            .map_err(|e| ToolError::caused(format!("Get {:?}: {e}", url.to_text()), e))?;
         let location = response
             .location
             .as_deref()

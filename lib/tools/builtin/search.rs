@@ -94,7 +94,8 @@ fn web_search(act: &Act, args: WebSearch) -> Result<Reply, ToolError> {
     ];
     let deadline = Instant::now() + left;
     // Never printed: the error names the endpoint, not the request.
-    let failed = |e: std::io::Error| format!("web_search: {base}: {}", describe(&e));
+    let failed =
+        |e: std::io::Error| ToolError::caused(format!("web_search: {base}: {}", describe(&e)), e);
     let response = act
         .client
         .send(
@@ -123,7 +124,7 @@ fn web_search(act: &Act, args: WebSearch) -> Result<Reply, ToolError> {
         return Err(format!("Tavily API error (HTTP {status}): {shown}").into());
     }
     let parsed: Results = serde_json::from_slice(&raw)
-        .map_err(|e| format!("failed to parse Tavily response: {e}"))?;
+        .map_err(|e| ToolError::caused(format!("failed to parse Tavily response: {e}"), e))?;
     if parsed.results.is_empty() {
         return Ok(Reply::text("No results found.".into()));
     }

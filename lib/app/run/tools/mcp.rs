@@ -15,7 +15,7 @@ use crate::run::session::Session;
 use axe_base::error::{Error, Result};
 use axe_base::report::Report;
 use axe_llm::{Deadline, ToolCall, ToolDef};
-use axe_tools::mcp::config::expand;
+use axe_tools::mcp::config::{Unset, expand};
 use axe_tools::mcp::{Client, McpError, Resolved, Tool};
 use axe_tools::{Offered, Reply, ToolError, ToolSource};
 
@@ -191,12 +191,10 @@ fn resolve(server: &McpServer) -> Result<Resolved<'_>> {
     let expanded = |map: &std::collections::BTreeMap<String, String>| {
         map.iter()
             .map(|(k, v)| Ok((k.clone(), expand(v, var)?)))
-            .collect::<std::result::Result<Vec<_>, String>>()
+            .collect::<std::result::Result<Vec<_>, Unset>>()
             .map_err(|why| {
-                Error::Config(format!(
-                    "failed to connect MCP server \"{}\": {why}",
-                    server.name
-                ))
+                let line = format!("failed to connect MCP server \"{}\": {why}", server.name);
+                Error::caused(Error::Config(line), why)
             })
     };
     let headers = expanded(&server.headers)?;
