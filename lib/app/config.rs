@@ -81,11 +81,14 @@ pub fn load_quietly(dirs: &Dirs) -> Result<(Config, Vec<axe_base::unknown::Unkno
             return Ok((missing, Vec::new()));
         }
         Err(e) => {
-            return Err(Error::Config(format!(
-                "failed to read config file {}: {}",
-                path.display(),
-                axe_base::error::describe_io(&e)
-            )));
+            return Err(Error::caused(
+                Error::Config(format!(
+                    "failed to read config file {}: {}",
+                    path.display(),
+                    axe_base::error::describe_io(&e)
+                )),
+                e,
+            ));
         }
     };
     let mut config = parse(&text)?;
@@ -97,10 +100,13 @@ pub fn load_quietly(dirs: &Dirs) -> Result<(Config, Vec<axe_base::unknown::Unkno
 
 pub fn parse(text: &str) -> Result<Config> {
     toml::from_str(text).map_err(|e| {
-        Error::Config(format!(
-            "failed to parse config.toml: {}",
-            crate::agent::one_line_toml_error(text, &e)
-        ))
+        Error::caused(
+            Error::Config(format!(
+                "failed to parse config.toml: {}",
+                crate::agent::one_line_toml_error(text, &e)
+            )),
+            e,
+        )
     })
 }
 
@@ -152,8 +158,12 @@ impl Config {
         if model.is_empty() {
             return Ok(None);
         }
-        axe_llm::parse_model(model)
-            .map_err(|e| Error::Config(format!("default_model in config.toml: {e}")))?;
+        axe_llm::parse_model(model).map_err(|e| {
+            Error::caused(
+                Error::Config(format!("default_model in config.toml: {e}")),
+                e,
+            )
+        })?;
         Ok(Some(model))
     }
 
@@ -312,11 +322,12 @@ fn run_key_command(provider: Provider, command: &str) -> Result<String> {
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())
         .output()
-        .map_err(|e| fail(axe_base::error::describe_io(&e)))?;
+        .map_err(|e| Error::caused(fail(axe_base::error::describe_io(&e)), e))?;
     if !output.status.success() {
         return Err(fail(output.status.to_string()));
     }
-    let key = String::from_utf8(output.stdout).map_err(|_| fail("output is not UTF-8".into()))?;
+    let key = String::from_utf8(output.stdout)
+        .map_err(|e| Error::caused(fail("output is not UTF-8".into()), e))?;
     if key.trim().is_empty() {
         return Err(fail("it printed nothing".into()));
     }
@@ -536,5 +547,20 @@ mod tests {
                 .starts_with("failed to parse config.toml: line 1")
         );
         assert_eq!(err.exit_code(), 2);
+    }
+
+    /// A config.toml that is no TOML is a config error (exit 2) with the
+    /// line it always had, and keeps the toml crate's error beneath it.
+    #[test]
+    fn a_bad_config_keeps_the_toml_error() {
+        use std::error::Error as _;
+        let e = parse("[providers\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("failed to parse config.toml: line 1"),
+            "{e}"
+        );
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.source().unwrap().is::<toml::de::Error>());
     }
 }

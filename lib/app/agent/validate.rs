@@ -80,7 +80,10 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
         .as_ref()
         .map(ResponseFormat::from_value)
     {
-        return Err(Error::AgentInvalid(format!("params.response_format: {e}")));
+        return Err(Error::caused(
+            Error::AgentInvalid(format!("params.response_format: {e}")),
+            e,
+        ));
     }
     non_negative(&[("budget.max_tokens", cfg.budget.max_tokens)])?;
     // Each kind checks its own section; the agent calls them where Go

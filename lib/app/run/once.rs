@@ -177,7 +177,7 @@ impl Begun<'_> {
                     redacted.extend(secrets::at(Place::RunLog, &kinds));
                     logged = Some(cut);
                 }
-                Err(w) => warn(w),
+                Err(w) => warn(w.to_string()),
             }
         }
         Ok(Ran {
