@@ -312,4 +312,35 @@ mod tests {
         assert_eq!(decoded_len("QUJD"), 3);
         assert_eq!(decoded_len("QUJDRA"), 4);
     }
+
+    /// A stdio server whose command is not there fails to start with the
+    /// line it always had, and keeps the io::Error (not found) beneath it.
+    #[test]
+    fn a_server_that_does_not_start_keeps_its_cause() {
+        use std::error::Error as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let server: McpServer = toml::from_str(
+            "name = \"gone\"\ntransport = \"stdio\"\ncommand = \"axe-test-no-such-server\"\n",
+        )
+        .unwrap();
+        let resolved = Resolved {
+            server: &server,
+            headers: Vec::new(),
+            env: Vec::new(),
+        };
+        let deadline = Instant::now() + std::time::Duration::from_secs(10);
+        let http = axe_net::Client::from_env();
+        let Err(e) = Client::connect(resolved, tmp.path(), deadline, None, &http) else {
+            panic!("a command that is not there started");
+        };
+        assert_eq!(
+            e.to_string(),
+            "axe-test-no-such-server: no such file or directory"
+        );
+        let io = e.source().and_then(|c| c.downcast_ref::<std::io::Error>());
+        assert_eq!(
+            io.map(std::io::Error::kind),
+            Some(std::io::ErrorKind::NotFound)
+        );
+    }
 }
