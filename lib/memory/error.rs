@@ -279,4 +279,37 @@ mod tests {
         let reason = e.source().and_then(|s| s.source()).unwrap();
         assert!(reason.source().unwrap().is::<serde_json::Error>());
     }
+
+    /// A state file whose lock another holder keeps past the wait: busy
+    /// (exit 5), with the lock's Busy (how long it waited) inside the
+    /// io::Error beneath the typed error.
+    #[test]
+    fn a_lock_held_past_the_wait_is_busy_with_its_cause() {
+        use axe_base::beneath::{Dir, Open};
+        use std::ffi::OsStr;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let root = Dir::root(dir.path(), false).unwrap().unwrap();
+        std::fs::write(&path, "{}").unwrap();
+        let _held = crate::lock::open_locked(
+            &root,
+            OsStr::new("state.json"),
+            Open::Update,
+            crate::lock::Mode::Exclusive,
+            crate::Wait::default(),
+        )
+        .unwrap()
+        .unwrap();
+        let wait = crate::Wait::For(std::time::Duration::ZERO);
+        let e = crate::state::read(&path, wait).unwrap_err();
+        assert_eq!(e.exit_code(), 5, "{e}");
+        let typed = e.source().unwrap();
+        assert!(matches!(
+            typed.downcast_ref::<MemoryError>(),
+            Some(MemoryError::Io { op: "open", .. })
+        ));
+        let io = typed.source().and_then(|c| c.downcast_ref::<io::Error>());
+        let busy = io.and_then(|io| io.get_ref()?.downcast_ref::<axe_base::error::Busy>());
+        assert!(busy.is_some(), "{typed:?}");
+    }
 }
