@@ -81,11 +81,14 @@ pub fn load_quietly(dirs: &Dirs) -> Result<(Config, Vec<axe_base::unknown::Unkno
             return Ok((missing, Vec::new()));
         }
         Err(e) => {
-            return Err(Error::Config(format!(
-                "failed to read config file {}: {}",
-                path.display(),
-                axe_base::error::describe_io(&e)
-            )));
+            return Err(Error::caused(
+                Error::Config(format!(
+                    "failed to read config file {}: {}",
+                    path.display(),
+                    axe_base::error::describe_io(&e)
+                )),
+                e,
+            ));
         }
     };
     let mut config = parse(&text)?;
@@ -97,10 +100,13 @@ pub fn load_quietly(dirs: &Dirs) -> Result<(Config, Vec<axe_base::unknown::Unkno
 
 pub fn parse(text: &str) -> Result<Config> {
     toml::from_str(text).map_err(|e| {
-        Error::Config(format!(
-            "failed to parse config.toml: {}",
-            crate::agent::one_line_toml_error(text, &e)
-        ))
+        Error::caused(
+            Error::Config(format!(
+                "failed to parse config.toml: {}",
+                crate::agent::one_line_toml_error(text, &e)
+            )),
+            e,
+        )
     })
 }
 
@@ -152,8 +158,12 @@ impl Config {
         if model.is_empty() {
             return Ok(None);
         }
-        axe_llm::parse_model(model)
-            .map_err(|e| Error::Config(format!("default_model in config.toml: {e}")))?;
+        axe_llm::parse_model(model).map_err(|e| {
+            Error::caused(
+                Error::Config(format!("default_model in config.toml: {e}")),
+                e,
+            )
+        })?;
         Ok(Some(model))
     }
 
@@ -172,11 +182,7 @@ impl Config {
         let (shown, userinfo) = without_userinfo(&base_url);
         if userinfo {
             // The password is the part never to print.
-            return Err(Error::Config(format!(
-                "base URL {shown} for provider \"{}\" has a user name or password in it, which axe does not send: remove it and put the key in {} or api_key",
-                provider.name(),
-                provider.key_env()
-            )));
+            return Err(BaseUrl::UserInfo { shown, provider }.into());
         }
         check_base_url(provider, &base_url)?;
         let api_key = match self.api_key(provider, &env) {
@@ -301,26 +307,70 @@ impl Endpoints {
 /// white space, is the key. Its standard error passes through to ours, so a
 /// password manager can still ask for a passphrase.
 fn run_key_command(provider: Provider, command: &str) -> Result<String> {
-    let fail = |why: String| {
-        Error::KeyCommand(format!(
-            "api_key_cmd for provider \"{}\" failed: {why}",
-            provider.name()
-        ))
-    };
+    let fail = |why| KeyCommand { provider, why };
     let output = Command::new("sh")
         .args(["-c", command])
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())
         .output()
-        .map_err(|e| fail(axe_base::error::describe_io(&e)))?;
+        .map_err(|e| fail(KeyFault::Start(e)))?;
     if !output.status.success() {
-        return Err(fail(output.status.to_string()));
+        return Err(fail(KeyFault::Exit(output.status)).into());
     }
-    let key = String::from_utf8(output.stdout).map_err(|_| fail("output is not UTF-8".into()))?;
+    let key = String::from_utf8(output.stdout).map_err(|e| fail(KeyFault::NotUtf8(e)))?;
     if key.trim().is_empty() {
-        return Err(fail("it printed nothing".into()));
+        return Err(fail(KeyFault::Empty).into());
     }
     clean_key(provider, &key, "api_key_cmd")
+}
+
+/// A provider's `api_key_cmd` that gave no key (exit 3, as Go's).
+#[derive(Debug)]
+pub struct KeyCommand {
+    pub provider: Provider,
+    pub why: KeyFault,
+}
+
+/// Why `api_key_cmd` gave no key.
+#[derive(Debug)]
+pub enum KeyFault {
+    /// `sh` would not start.
+    Start(io::Error),
+    /// It ended with this status.
+    Exit(std::process::ExitStatus),
+    /// Its output is not UTF-8.
+    NotUtf8(std::string::FromUtf8Error),
+    /// It printed nothing but white space.
+    Empty,
+}
+
+impl std::fmt::Display for KeyCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = self.provider.name();
+        write!(f, "api_key_cmd for provider \"{name}\" failed: ")?;
+        match &self.why {
+            KeyFault::Start(e) => f.write_str(&axe_base::error::describe_io(e)),
+            KeyFault::Exit(status) => status.fmt(f),
+            KeyFault::NotUtf8(_) => f.write_str("output is not UTF-8"),
+            KeyFault::Empty => f.write_str("it printed nothing"),
+        }
+    }
+}
+
+impl std::error::Error for KeyCommand {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.why {
+            KeyFault::Start(e) => Some(e),
+            KeyFault::NotUtf8(e) => Some(e),
+            KeyFault::Exit(_) | KeyFault::Empty => None,
+        }
+    }
+}
+
+impl From<KeyCommand> for Error {
+    fn from(e: KeyCommand) -> Error {
+        Error::caused(Error::KeyCommand(e.to_string()), e)
+    }
 }
 
 /// The key without the white space around it, from wherever it came: a
@@ -343,29 +393,72 @@ fn clean_key(provider: Provider, key: &str, source: &str) -> Result<String> {
 /// with a query string or fragment, which the path would be added after.
 /// The query is not shown: a key may be in it.
 fn check_base_url(provider: Provider, url: &str) -> Result<()> {
-    let var = provider.base_url_env();
-    let name = provider.name();
     // Every message shows the URL up to its query.
     let query = url.find(['?', '#']);
     let shown = &url[..query.unwrap_or(url.len())];
     let Some((scheme, _)) = shown.split_once("://") else {
-        return Err(Error::Config(format!(
-            "base URL \"{shown}\" for provider \"{name}\" has no scheme: write http://{shown} (or https://) in {var} or base_url"
-        )));
+        let shown = shown.to_owned();
+        return Err(BaseUrl::NoScheme { shown, provider }.into());
     };
     // In lower case, as the HTTP library reads it.
     if scheme != "http" && scheme != "https" {
-        return Err(Error::Config(format!(
-            "base URL \"{shown}\" for provider \"{name}\": axe speaks http:// and https:// only"
-        )));
+        let shown = shown.to_owned();
+        return Err(BaseUrl::Scheme { shown, provider }.into());
     }
     if query.is_some() {
-        return Err(Error::Config(format!(
-            "base URL \"{shown}\" for provider \"{name}\" has a query string or fragment, which axe cannot add a path to: remove it (a key goes in {} or api_key)",
-            provider.key_env()
-        )));
+        let shown = shown.to_owned();
+        return Err(BaseUrl::Query { shown, provider }.into());
     }
     Ok(())
+}
+
+/// A base URL no call could go to, refused before any call (a config
+/// error, exit 2); `shown` is the URL without its password and query,
+/// where a key could be.
+#[derive(Debug)]
+pub enum BaseUrl {
+    UserInfo { shown: String, provider: Provider },
+    NoScheme { shown: String, provider: Provider },
+    Scheme { shown: String, provider: Provider },
+    Query { shown: String, provider: Provider },
+}
+
+impl std::fmt::Display for BaseUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BaseUrl::UserInfo { shown, provider } => write!(
+                f,
+                "base URL {shown} for provider \"{}\" has a user name or password in it, which axe does not send: remove it and put the key in {} or api_key",
+                provider.name(),
+                provider.key_env()
+            ),
+            BaseUrl::NoScheme { shown, provider } => write!(
+                f,
+                "base URL \"{shown}\" for provider \"{}\" has no scheme: write http://{shown} (or https://) in {} or base_url",
+                provider.name(),
+                provider.base_url_env()
+            ),
+            BaseUrl::Scheme { shown, provider } => write!(
+                f,
+                "base URL \"{shown}\" for provider \"{}\": axe speaks http:// and https:// only",
+                provider.name()
+            ),
+            BaseUrl::Query { shown, provider } => write!(
+                f,
+                "base URL \"{shown}\" for provider \"{}\" has a query string or fragment, which axe cannot add a path to: remove it (a key goes in {} or api_key)",
+                provider.name(),
+                provider.key_env()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for BaseUrl {}
+
+impl From<BaseUrl> for Error {
+    fn from(e: BaseUrl) -> Error {
+        Error::caused(Error::Config(e.to_string()), e)
+    }
 }
 
 /// `url` with any `user:password@` taken out, and whether it had one.
@@ -536,5 +629,37 @@ mod tests {
                 .starts_with("failed to parse config.toml: line 1")
         );
         assert_eq!(err.exit_code(), 2);
+    }
+
+    /// A config.toml that is no TOML is a config error (exit 2) with the
+    /// line it always had, and keeps the toml crate's error beneath it.
+    #[test]
+    fn a_bad_config_keeps_the_toml_error() {
+        use std::error::Error as _;
+        let e = parse("[providers\n").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("failed to parse config.toml: line 1"),
+            "{e}"
+        );
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.source().unwrap().is::<toml::de::Error>());
+    }
+
+    /// An `api_key_cmd` whose output is not UTF-8 says so (exit 3) and
+    /// keeps the UTF-8 error; one that fails to start keeps its io::Error.
+    #[test]
+    fn a_key_command_keeps_its_cause() {
+        use std::error::Error as _;
+        let openai = axe_llm::parse_model("openai/m").unwrap().0;
+        let e = run_key_command(openai, r"printf '\377'").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "api_key_cmd for provider \"openai\" failed: output is not UTF-8"
+        );
+        assert_eq!(e.exit_code(), 3);
+        let typed = e.source().unwrap();
+        assert!(typed.is::<KeyCommand>());
+        assert!(typed.source().unwrap().is::<std::string::FromUtf8Error>());
     }
 }

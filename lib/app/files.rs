@@ -89,15 +89,23 @@ pub fn resolve(patterns: &[String], workdir: &Path) -> Result<Resolved> {
     let compiled = patterns
         .iter()
         .map(|p| {
-            Pattern::new(p).map_err(|e| Error::Config(format!("invalid glob pattern \"{p}\": {e}")))
+            Pattern::new(p).map_err(|e| {
+                Error::caused(
+                    Error::Config(format!("invalid glob pattern \"{p}\": {e}")),
+                    e,
+                )
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     let unresolved = |e: std::io::Error| {
-        Error::Config(format!(
-            "failed to resolve workdir {}: {}",
-            workdir.display(),
-            axe_base::error::describe_io(&e)
-        ))
+        Error::caused(
+            Error::Config(format!(
+                "failed to resolve workdir {}: {}",
+                workdir.display(),
+                axe_base::error::describe_io(&e)
+            )),
+            e,
+        )
     };
     let real = fs::canonicalize(workdir).map_err(unresolved)?;
     let root = Dir::root(&real, false)

@@ -53,6 +53,8 @@ impl std::fmt::Display for BadPattern {
     }
 }
 
+impl std::error::Error for BadPattern {}
+
 impl Pattern {
     pub fn new(pattern: &str) -> Result<Pattern, BadPattern> {
         let mut segments = Vec::new();

@@ -111,7 +111,7 @@ pub fn config(dirs: &Dirs) -> Result<ConfigInit> {
         match write_new(&path, text, mode) {
             Ok(()) => created.push(path),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(write_failed(what, &path, &e)),
+            Err(e) => return Err(write_failed(what, &path, e)),
         }
     }
     Ok(ConfigInit {
@@ -131,30 +131,36 @@ pub fn agent(agents: &Agents, name: &str, fill: agent::Fill) -> Result<PathBuf> 
     }
     match write_new(&path, &agent::scaffold_with(name, fill), 0o644) {
         Ok(()) => Ok(path),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::Config(format!(
-            "agent config already exists: {}",
-            path.display()
-        ))),
-        Err(e) => Err(write_failed("agent config", &path, &e)),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::caused(
+            Error::Config(format!("agent config already exists: {}", path.display())),
+            e,
+        )),
+        Err(e) => Err(write_failed("agent config", &path, e)),
     }
 }
 
 fn mkdir(dir: &Path, what: &str) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| {
-        Error::Config(format!(
-            "failed to create {what} directory: mkdir {}: {}",
-            dir.display(),
-            describe_io(&e)
-        ))
+        Error::caused(
+            Error::Config(format!(
+                "failed to create {what} directory: mkdir {}: {}",
+                dir.display(),
+                describe_io(&e)
+            )),
+            e,
+        )
     })
 }
 
-fn write_failed(what: &str, path: &Path, e: &io::Error) -> Error {
-    Error::Config(format!(
-        "failed to write {what}: open {}: {}",
-        path.display(),
-        describe_io(e)
-    ))
+fn write_failed(what: &str, path: &Path, e: io::Error) -> Error {
+    Error::caused(
+        Error::Config(format!(
+            "failed to write {what}: open {}: {}",
+            path.display(),
+            describe_io(&e)
+        )),
+        e,
+    )
 }
 
 /// Creates `path` with `text`; fails with `AlreadyExists` instead of

@@ -93,15 +93,18 @@ pub fn load_skill(skill: &str, config_dir: &Path) -> Result<String> {
     let path = config_dir.join(skill);
     match read::lossy_text(&path, read::PROMPT_LIMIT) {
         Ok(text) => Ok(text),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
-            "skill not found: {}",
-            path.display()
-        ))),
-        Err(e) => Err(Error::Config(format!(
-            "failed to read skill: read {}: {}",
-            path.display(),
-            describe_io(&e)
-        ))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::caused(
+            Error::Config(format!("skill not found: {}", path.display())),
+            e,
+        )),
+        Err(e) => Err(Error::caused(
+            Error::Config(format!(
+                "failed to read skill: read {}: {}",
+                path.display(),
+                describe_io(&e)
+            )),
+            e,
+        )),
     }
 }
 

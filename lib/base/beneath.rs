@@ -258,12 +258,7 @@ impl Dir {
         if !meta.is_file() {
             return Err(not_regular());
         }
-        let too_large = || {
-            io::Error::other(format!(
-                "larger than the limit of {} MiB",
-                limit.div_ceil(1 << 20)
-            ))
-        };
+        let too_large = || io::Error::other(TooLarge { limit });
         if meta.len() > limit {
             return Err(too_large());
         }
@@ -582,6 +577,26 @@ pub fn create_dirs(dir: &Path) -> io::Result<()> {
     builder.create(dir)
 }
 
+/// A file over the size [`Dir::read_into`] was asked to read, carried in
+/// the `io::Error` it returns; `describe_io` shows its line.
+#[derive(Debug)]
+pub struct TooLarge {
+    /// The limit, in bytes.
+    pub limit: u64,
+}
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "larger than the limit of {} MiB",
+            self.limit.div_ceil(1 << 20)
+        )
+    }
+}
+
+impl std::error::Error for TooLarge {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -688,5 +703,25 @@ mod tests {
         let mut buf = Vec::new();
         let err = dir.read_into(OsStr::new("fifo"), &mut buf, 10).unwrap_err();
         assert_eq!(err.to_string(), "not a regular file");
+    }
+
+    /// A file over the limit is refused with a typed cause the caller can
+    /// find, and the line Go's callers print (through `describe_io`).
+    #[test]
+    fn a_file_over_the_limit_says_so_typed() {
+        let (_tmp, root, _out) = setup();
+        fs::write(root.join("big"), vec![b'x'; (1 << 20) + 1]).unwrap();
+        let dir = open_root(&root);
+        let mut buf = Vec::new();
+        let err = dir
+            .read_into(OsStr::new("big"), &mut buf, 1 << 20)
+            .unwrap_err();
+        let typed = err.get_ref().and_then(|e| e.downcast_ref::<TooLarge>());
+        assert_eq!(typed.map(|t| t.limit), Some(1 << 20));
+        assert_eq!(
+            crate::error::describe_io(&err),
+            "larger than the limit of 1 MiB"
+        );
+        assert!(buf.is_empty());
     }
 }

@@ -45,7 +45,33 @@ impl std::fmt::Display for Count {
 /// a negative one reaches here and gets Go's message, not a parser's.
 pub fn non_negative(fields: &[(&str, Count)]) -> Result<()> {
     match fields.iter().find(|(_, value)| value.is_negative()) {
-        Some((field, _)) => Err(Error::AgentInvalid(format!("{field} must be non-negative"))),
+        Some((field, value)) => Err(Negative {
+            field: field.to_string(),
+            value: value.0,
+        }
+        .into()),
         None => Ok(()),
+    }
+}
+
+/// A count the agent file wrote negative: the field (as the file names
+/// it) and its value. Reported as an invalid agent, Go's line.
+#[derive(Debug)]
+pub struct Negative {
+    pub field: String,
+    pub value: i64,
+}
+
+impl std::fmt::Display for Negative {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} must be non-negative", self.field)
+    }
+}
+
+impl std::error::Error for Negative {}
+
+impl From<Negative> for Error {
+    fn from(e: Negative) -> Error {
+        Error::caused(Error::AgentInvalid(e.to_string()), e)
     }
 }

@@ -13,7 +13,10 @@
 //! [`Dirs`] in one process (two servers, a test) each keep their own.
 
 use std::ffi::OsString;
+use std::fmt;
 use std::path::{Path, PathBuf};
+
+use etcetera::HomeDirError;
 
 use crate::error::{Error, Result};
 
@@ -41,11 +44,11 @@ impl Dirs {
         for (dir, flag) in [(config, "--config-dir"), (data, "--data-dir")] {
             let Some(dir) = dir else { continue };
             if !dir.is_absolute() {
-                return Err(Error::Config(format!(
-                    "{flag} must be an absolute path, not {:?}: an MCP client starts its server \
-                     in a directory of its own",
-                    dir.display().to_string()
-                )));
+                return Err(DirsError::Relative {
+                    flag,
+                    dir: dir.to_path_buf(),
+                }
+                .into());
             }
         }
         Ok(Dirs {
@@ -69,9 +72,7 @@ impl Dirs {
     pub fn data(&self) -> Result<PathBuf> {
         match &self.data {
             Some(dir) => Ok(dir.clone()),
-            None => data_dir_from(&|k| std::env::var_os(k), &|| {
-                etcetera::home_dir().map_err(|e| e.to_string())
-            }),
+            None => data_dir_from(&|k| std::env::var_os(k), &etcetera::home_dir),
         }
     }
 
@@ -93,8 +94,7 @@ pub fn cache_dir() -> Result<PathBuf> {
     if let Some(dir) = non_empty(std::env::var_os("XDG_CACHE_HOME")) {
         return Ok(PathBuf::from(dir).join("axe"));
     }
-    let home = etcetera::home_dir()
-        .map_err(|e| Error::Config(format!("unable to determine cache directory: {e}")))?;
+    let home = etcetera::home_dir().map_err(|e| DirsError::NoHome("cache", e))?;
     Ok(home.join(".cache").join("axe"))
 }
 
@@ -104,8 +104,7 @@ pub fn config_dir_from(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf
     if let Some(dir) = non_empty(env("XDG_CONFIG_HOME")) {
         return Ok(PathBuf::from(dir).join("axe"));
     }
-    let home = etcetera::home_dir()
-        .map_err(|e| Error::Config(format!("unable to determine config directory: {e}")))?;
+    let home = etcetera::home_dir().map_err(|e| DirsError::NoHome("config", e))?;
     Ok(platform_config_dir(home).join("axe"))
 }
 
@@ -123,18 +122,59 @@ fn platform_config_dir(home: PathBuf) -> PathBuf {
 /// [`data_dir`] with the environment and home lookup passed in.
 pub fn data_dir_from(
     env: &dyn Fn(&str) -> Option<OsString>,
-    home: &dyn Fn() -> Result<PathBuf, String>,
+    home: &dyn Fn() -> Result<PathBuf, HomeDirError>,
 ) -> Result<PathBuf> {
     if let Some(dir) = non_empty(env("XDG_DATA_HOME")) {
         return Ok(PathBuf::from(dir).join("axe"));
     }
-    let home =
-        home().map_err(|e| Error::Config(format!("unable to determine data directory: {e}")))?;
+    let home = home().map_err(|e| DirsError::NoHome("data", e))?;
     Ok(home.join(".local").join("share").join("axe"))
 }
 
 fn non_empty(v: Option<OsString>) -> Option<OsString> {
     v.filter(|v| !v.is_empty())
+}
+
+/// Why axe's directories are not known. Reported as a config error
+/// (exit 2), Go's lines.
+#[derive(Debug)]
+pub enum DirsError {
+    /// No `$HOME` to put the named directory (`config`, `data`, `cache`)
+    /// under.
+    NoHome(&'static str, HomeDirError),
+    /// `--config-dir` or `--data-dir` given a relative path.
+    Relative { flag: &'static str, dir: PathBuf },
+}
+
+impl fmt::Display for DirsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DirsError::NoHome(which, e) => {
+                write!(f, "unable to determine {which} directory: {e}")
+            }
+            DirsError::Relative { flag, dir } => write!(
+                f,
+                "{flag} must be an absolute path, not {:?}: an MCP client starts its server \
+                 in a directory of its own",
+                dir.display().to_string()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DirsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DirsError::NoHome(_, e) => Some(e),
+            DirsError::Relative { .. } => None,
+        }
+    }
+}
+
+impl From<DirsError> for Error {
+    fn from(e: DirsError) -> Error {
+        Error::caused(Error::Config(e.to_string()), e)
+    }
 }
 
 #[cfg(test)]
@@ -145,7 +185,7 @@ mod tests {
         move |k| (k == key).then(|| OsString::from(val))
     }
 
-    fn home() -> Result<PathBuf, String> {
+    fn home() -> Result<PathBuf, HomeDirError> {
         Ok(PathBuf::from("/home/u"))
     }
 
@@ -178,16 +218,6 @@ mod tests {
     }
 
     #[test]
-    fn data_dir_home_error_is_wrapped() {
-        let err = data_dir_from(&|_| None, &|| Err("$HOME is not defined".into())).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "unable to determine data directory: $HOME is not defined"
-        );
-        assert_eq!(err.exit_code(), 2);
-    }
-
-    #[test]
     fn config_dir_xdg_config_home_set() {
         let got = config_dir_from(&env_with("XDG_CONFIG_HOME", "/cfg")).unwrap();
         assert_eq!(got, PathBuf::from("/cfg/axe"));
@@ -211,5 +241,24 @@ mod tests {
             err.to_string()
                 .starts_with("--data-dir must be an absolute path")
         );
+    }
+
+    /// No home: the config error names the directory and keeps
+    /// etcetera's error as its cause.
+    #[test]
+    fn no_home_is_a_config_error_with_its_cause() {
+        use std::error::Error as _;
+        let e = data_dir_from(&|_| None, &|| Err(HomeDirError)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unable to determine data directory: could not locate home directory"
+        );
+        assert_eq!(e.exit_code(), 2);
+        let typed = e.source().unwrap();
+        assert!(matches!(
+            typed.downcast_ref::<DirsError>(),
+            Some(DirsError::NoHome("data", _))
+        ));
+        assert!(typed.source().unwrap().is::<HomeDirError>());
     }
 }

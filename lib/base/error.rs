@@ -258,6 +258,17 @@ impl Error {
         }
     }
 
+    /// The variant this error is reported as: itself, or for a crate's
+    /// typed error ([`Error::Caused`]) the variant it carries. What a
+    /// caller matches on to tell a conflict or a busy lock, whichever
+    /// crate typed it.
+    pub fn as_reported(&self) -> &Error {
+        match self {
+            Error::Caused(c) => &c.reported,
+            e => e,
+        }
+    }
+
     /// `error`, a crate's typed error, reported as `reported` (its message
     /// and variant): what the crate's `From` impl into [`Error`] makes.
     pub fn caused(reported: Error, error: impl std::error::Error + Send + Sync + 'static) -> Error {

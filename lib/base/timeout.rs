@@ -9,13 +9,34 @@ use std::time::Duration;
 /// every deadline within it keeps the clock arithmetic far from overflow.
 pub const MAX_SECONDS: u64 = 86_400;
 
+/// Why a number of seconds is no timeout; its `Display` follows the
+/// flag's name (`--timeout must be ...`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutOfRange {
+    /// Zero, negative or not a number.
+    NotPositive,
+    /// Over [`MAX_SECONDS`] (infinity too).
+    OverADay,
+}
+
+impl fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OutOfRange::NotPositive => f.write_str("must be a positive number of seconds"),
+            OutOfRange::OverADay => write!(f, "cannot exceed {MAX_SECONDS} seconds (a day)"),
+        }
+    }
+}
+
+impl std::error::Error for OutOfRange {}
+
 /// `seconds` (fractions allowed) as a timeout, or why it cannot be one.
-pub fn from_seconds(seconds: f64) -> Result<Duration, String> {
+pub fn from_seconds(seconds: f64) -> Result<Duration, OutOfRange> {
     if seconds.is_nan() || seconds <= 0.0 {
-        return Err("must be a positive number of seconds".into());
+        return Err(OutOfRange::NotPositive);
     }
     if seconds > MAX_SECONDS as f64 {
-        return Err(format!("cannot exceed {MAX_SECONDS} seconds (a day)"));
+        return Err(OutOfRange::OverADay);
     }
     Ok(Duration::from_secs_f64(seconds))
 }
@@ -50,10 +71,12 @@ mod tests {
         assert_eq!(from_seconds(0.5), Ok(Duration::from_millis(500)));
         assert_eq!(from_seconds(86_400.0), Ok(Duration::from_secs(86_400)));
         for bad in [0.0, -1.0, f64::NAN, f64::NEG_INFINITY] {
-            assert!(from_seconds(bad).unwrap_err().contains("positive"), "{bad}");
+            assert_eq!(from_seconds(bad), Err(OutOfRange::NotPositive), "{bad}");
         }
         for big in [86_400.5, 1e20, f64::INFINITY, u64::MAX as f64] {
-            assert!(from_seconds(big).unwrap_err().contains("86400"), "{big}");
+            assert_eq!(from_seconds(big), Err(OutOfRange::OverADay), "{big}");
+            let why = from_seconds(big).unwrap_err().to_string();
+            assert_eq!(why, "cannot exceed 86400 seconds (a day)");
         }
     }
 

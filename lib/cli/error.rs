@@ -37,6 +37,15 @@ pub enum UsageError {
     },
     /// What the command-line reader itself refused.
     Read(lexopt::Error),
+    /// A rule between flags and arguments broken (`--json` with
+    /// `--quiet`, a missing argument): its message and, for a missing
+    /// argument, how the command is used.
+    Rule {
+        message: String,
+        usage: Option<String>,
+    },
+    /// `--completions` for a shell there is no script for.
+    UnknownShell(String),
 }
 
 impl fmt::Display for UsageError {
@@ -67,6 +76,19 @@ impl fmt::Display for UsageError {
                 "unrecognized subcommand \"{word}\" for {command} (did you mean \"{near}\"?)"
             ),
             UsageError::Read(e) => e.fmt(f),
+            UsageError::Rule {
+                message,
+                usage: None,
+            } => f.write_str(message),
+            UsageError::Rule {
+                message,
+                usage: Some(usage),
+            } => write!(f, "{message}; usage: {usage}"),
+            UsageError::UnknownShell(shell) => write!(
+                f,
+                "error parsing flag --completions: unknown shell \"{shell}\" (expected one of {})",
+                crate::generate::SHELLS.join(", ")
+            ),
         }
     }
 }

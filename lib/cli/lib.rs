@@ -91,10 +91,8 @@ fn check_rules(command: &Command, m: &Matches) -> Result<()> {
     let Some((rule, message)) = rule::first_broken(command.rules, command.args, m) else {
         return Ok(());
     };
-    Err(Error::Usage(match rule.missing_arg() {
-        Some(arg) => format!("{message}; usage: {}", help::usage_for(command, arg)),
-        None => message,
-    }))
+    let usage = rule.missing_arg().map(|arg| help::usage_for(command, arg));
+    Err(UsageError::Rule { message, usage }.into())
 }
 
 /// Follows subcommand words down to the command that reads the rest:

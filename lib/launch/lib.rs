@@ -26,11 +26,8 @@ pub fn main(name: &str) -> ExitCode {
     let axe = beside();
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let err = Command::new(&axe).arg0(name).args(args).exec();
-    let failed = Error::Child(format!(
-        "failed to run {}: {}",
-        axe.display(),
-        describe_io(&err)
-    ));
+    let line = format!("failed to run {}: {}", axe.display(), describe_io(&err));
+    let failed = Error::caused(Error::Child(line), err);
     axe_base::stderr::note(format_args!("{failed}"));
     ExitCode::from(failed.exit_code())
 }

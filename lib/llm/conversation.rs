@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::error::FormatError;
+
 /// A whole conversation, provider-neutral. This is the `--request` format.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -77,24 +79,21 @@ impl ResponseFormat {
 
     /// Reads the value an agent file or a `--request` gives; the error
     /// says what is wrong with it.
-    pub fn from_value(v: &Value) -> Result<ResponseFormat, String> {
+    pub fn from_value(v: &Value) -> Result<ResponseFormat, FormatError> {
         let (kind, table) = match v {
             Value::String(kind) => (kind.as_str(), None),
             Value::Object(table) => match table.get("type") {
                 Some(Value::String(kind)) => (kind.as_str(), Some(table)),
-                Some(_) => return Err("its type must be a string".into()),
-                None => return Err("a table needs a type".into()),
+                Some(_) => return Err(FormatError::TypeNotString),
+                None => return Err(FormatError::NoType),
             },
-            _ => return Err("must be a string or a table".into()),
+            _ => return Err(FormatError::NotStringOrTable),
         };
         let fields: &[&str] = match kind {
             "text" | "json_object" => &["type"],
             "json_schema" => &["type", "schema", "name", "strict"],
             other => {
-                return Err(format!(
-                    "unknown type \"{other}\" (expected {})",
-                    Self::TYPES.join(", ")
-                ));
+                return Err(FormatError::UnknownType(other.to_owned()));
             }
         };
         if let Some(key) = table
@@ -102,29 +101,32 @@ impl ResponseFormat {
             .flat_map(|t| t.keys())
             .find(|k| !fields.contains(&k.as_str()))
         {
-            return Err(format!("unknown field \"{key}\" for type \"{kind}\""));
+            return Err(FormatError::UnknownField {
+                key: key.clone(),
+                kind: kind.to_owned(),
+            });
         }
         let Some(table) = table.filter(|_| kind == "json_schema") else {
             return match kind {
                 "text" => Ok(ResponseFormat::Text),
                 "json_object" => Ok(ResponseFormat::JsonObject),
-                _ => Err("type \"json_schema\" needs a table with a schema".into()),
+                _ => Err(FormatError::SchemaNeedsTable),
             };
         };
         let schema = match table.get("schema") {
             Some(schema @ Value::Object(_)) => schema.clone(),
-            Some(_) => return Err("schema must be a table (a JSON Schema object)".into()),
-            None => return Err("type \"json_schema\" needs a schema".into()),
+            Some(_) => return Err(FormatError::SchemaNotTable),
+            None => return Err(FormatError::NoSchema),
         };
         let name = match table.get("name") {
             None => None,
             Some(Value::String(n)) if !n.is_empty() => Some(n.clone()),
-            Some(_) => return Err("name must be a non-empty string".into()),
+            Some(_) => return Err(FormatError::BadName),
         };
         let strict = match table.get("strict") {
             None => None,
             Some(Value::Bool(b)) => Some(*b),
-            Some(_) => return Err("strict must be true or false".into()),
+            Some(_) => return Err(FormatError::BadStrict),
         };
         Ok(ResponseFormat::JsonSchema {
             name,

@@ -16,6 +16,7 @@
 mod anthropic;
 mod body;
 mod conversation;
+pub mod error;
 mod gemini;
 mod http;
 mod ollama;
@@ -37,19 +38,13 @@ pub use providers::{
 pub use retry::{Backoff, RetryPolicy};
 
 use axe_base::error::{Category, Error, Result};
+use error::LlmError;
 use http::Failure;
 use stream::Redactor;
 
 /// The most of a provider's error text we show: servers have sent whole
 /// HTML pages and megabytes of JSON, which no terminal line should carry.
 const ERROR_TEXT_LIMIT: usize = 1000;
-
-fn api_error(category: Category, message: impl Into<String>) -> Error {
-    Error::Api {
-        category,
-        message: cut(message.into()),
-    }
-}
 
 /// `text` held to [`ERROR_TEXT_LIMIT`] characters, saying how many more
 /// there were.
@@ -210,8 +205,12 @@ pub fn complete_observed(
                 std::thread::sleep(wait);
             }
             _ => {
-                let e = error(failure, endpoint, &url, options.deadline.limit);
-                return Err(redactor.error(e));
+                return Err(
+                    match error(failure, endpoint, &url, options.deadline.limit) {
+                        Ok(e) => redactor.llm(e).into(),
+                        Err(output) => output,
+                    },
+                );
             }
         }
     }
@@ -266,8 +265,14 @@ fn drain(body: impl std::io::Read + Send + 'static) {
     let _ = drained.recv_timeout(STREAM_TAIL_WAIT);
 }
 
-/// The `<category>: <message>` error for a failed call to `endpoint`.
-fn error(failure: Failure, endpoint: &Endpoint, url: &str, timeout: Duration) -> Error {
+/// The `<category>: <message>` error for a failed call to `endpoint`, not
+/// yet redacted; `Err` when it was our own output that failed.
+fn error(
+    failure: Failure,
+    endpoint: &Endpoint,
+    url: &str,
+    timeout: Duration,
+) -> std::result::Result<LlmError, Error> {
     let wire = endpoint.provider.wire();
     match failure {
         Failure::Status {
@@ -298,15 +303,13 @@ fn error(failure: Failure, endpoint: &Endpoint, url: &str, timeout: Duration) ->
                 }
                 None => format!("{url} answered {status} {}", cut(text)),
             };
-            Error::Api {
+            Ok(LlmError::Api {
                 category: wire.category(status),
+                status: Some(status),
                 message,
-            }
+            })
         }
-        Failure::Timeout => api_error(
-            Category::Timeout,
-            format!("no complete reply within {}s", timeout.as_secs_f64()),
-        ),
+        Failure::Timeout => Ok(LlmError::Timeout { limit: timeout }),
         Failure::Dropped { url, err } => {
             let refused = err.kind() == std::io::ErrorKind::ConnectionRefused;
             let message = refused
@@ -319,10 +322,17 @@ fn error(failure: Failure, endpoint: &Endpoint, url: &str, timeout: Duration) ->
                         axe_base::error::describe_io(&err)
                     )
                 });
-            Error::Connection(cut(message))
+            Ok(LlmError::Connection {
+                message: cut(message),
+                source: err,
+            })
         }
-        Failure::Api(category, message) => api_error(category, message),
-        Failure::Output(e) => Error::Output(e),
+        Failure::Api(category, message) => Ok(LlmError::Api {
+            category,
+            status: None,
+            message: cut(message),
+        }),
+        Failure::Output(e) => Err(Error::Output(e)),
     }
 }
 
@@ -342,5 +352,106 @@ mod tests {
             ok.tools[0].parameters,
             serde_json::json!({"type": "object", "properties": {}})
         );
+    }
+
+    const KEY: &str = "sk-ant-secret-key-0123456789";
+
+    /// One call to a server on 127.0.0.1 that reads the request and
+    /// answers `reply` (raw bytes) before closing.
+    fn call_answered(reply: Vec<u8>) -> Error {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut request = Vec::new();
+            let mut buf = [0; 4096];
+            // The whole request: its headers, then the body they announce.
+            while let Ok(n @ 1..) = conn.read(&mut buf) {
+                request.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&request);
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let len = head
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length: ")
+                                .map(|v| v.trim().parse::<usize>().unwrap())
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= len {
+                        break;
+                    }
+                }
+            }
+            let _ = conn.write_all(&reply);
+        });
+        let endpoint = Endpoint {
+            provider: parse_model("anthropic/m").unwrap().0,
+            base_url: format!("http://127.0.0.1:{port}"),
+            api_key: KEY.into(),
+        };
+        let options = CallOptions {
+            deadline: Deadline::after(Duration::from_secs(30)),
+            retry: RetryPolicy::times(0),
+            stream: false,
+            client: axe_net::Client::from_env(),
+        };
+        let conversation = Conversation {
+            messages: vec![Message::user("hi")],
+            ..Default::default()
+        };
+        let e = complete(&endpoint, "m", &conversation, &options, &mut |_| Ok(())).unwrap_err();
+        server.join().unwrap();
+        e
+    }
+
+    /// Every level of `e`'s chain, as its line and its `Debug`.
+    fn chain(e: &Error) -> Vec<String> {
+        let mut seen = Vec::new();
+        let mut at: Option<&(dyn std::error::Error + 'static)> = Some(e);
+        while let Some(level) = at {
+            seen.push(format!("{level} | {level:?}"));
+            at = level.source();
+        }
+        seen
+    }
+
+    /// A failed call whose server echoed the key, in an error reply or
+    /// in a status line that is no HTTP: the key is in no line and no
+    /// `Debug` of any cause reachable through `source()`, and the typed
+    /// error and its cause are there to be followed.
+    #[test]
+    fn no_cause_of_a_failed_call_holds_the_key() {
+        let body = format!(r#"{{"type":"error","error":{{"message":"invalid x-api-key {KEY}"}}}}"#);
+        let said = call_answered(
+            format!(
+                "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\n\
+                 connection: close\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .into_bytes(),
+        );
+        assert!(
+            said.to_string()
+                .starts_with("auth: invalid x-api-key [REDACTED]"),
+            "{said}"
+        );
+        assert_eq!(said.exit_code(), 3);
+        let levels = chain(&said);
+        assert!(
+            levels.len() >= 2,
+            "the typed error is its source: {levels:?}"
+        );
+        assert!(levels.iter().all(|l| !l.contains(KEY)), "{levels:#?}");
+
+        let garbled = call_answered(format!("SK {KEY} what\r\n\r\n").into_bytes());
+        let levels = chain(&garbled);
+        assert!(levels.iter().all(|l| !l.contains(KEY)), "{levels:#?}");
+        let typed = std::error::Error::source(&garbled)
+            .and_then(|s| s.downcast_ref::<LlmError>())
+            .expect("the typed error");
+        assert!(matches!(typed, LlmError::Connection { .. }), "{typed:?}");
+        assert!(levels.len() >= 3, "the I/O error is its cause: {levels:#?}");
     }
 }

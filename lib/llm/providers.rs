@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::anthropic::Anthropic;
 use super::conversation::ResponseFormat;
+use super::error::{LlmError, ModelFault};
 use super::gemini::Gemini;
 use super::ollama::Ollama;
 use super::openai::OpenAi;
@@ -75,12 +76,12 @@ impl Provider {
             .filter(|p| p.0.honours(format))
             .map(|p| p.name())
             .collect();
-        Err(Error::Config(format!(
-            "params.response_format {} is not supported by provider \"{}\" (supported by {})",
-            format.to_value(),
-            self.name(),
-            can.join(", ")
-        )))
+        Err(LlmError::FormatUnsupported {
+            format: format.to_value().to_string(),
+            provider: self.name(),
+            can,
+        }
+        .into())
     }
 
     pub(super) fn wire(self) -> &'static dyn Wire {
@@ -127,27 +128,30 @@ pub const PLACEHOLDER_MODEL: &str = "provider/model-name";
 
 /// Splits `provider/model-name` at the first `/` (Go's `parseModel`).
 pub fn parse_model(model: &str) -> Result<(Provider, String)> {
+    let bad = |fault| -> Error {
+        LlmError::Model {
+            model: model.to_owned(),
+            fault,
+        }
+        .into()
+    };
     let Some((provider, name)) = model.split_once('/') else {
-        return Err(Error::BadModel(format!(
-            "invalid model format \"{model}\": expected provider/model-name"
-        )));
+        return Err(bad(ModelFault::NoSlash));
     };
     if provider.is_empty() {
-        return Err(Error::BadModel(format!(
-            "invalid model format \"{model}\": empty provider"
-        )));
+        return Err(bad(ModelFault::EmptyProvider));
     }
     if name.is_empty() {
-        return Err(Error::BadModel(format!(
-            "invalid model format \"{model}\": empty model name"
-        )));
+        return Err(bad(ModelFault::EmptyName));
     }
     if model == PLACEHOLDER_MODEL {
         // An agent made by `agents init` without a model: Go's message
         // named a provider "provider", which left people puzzled.
-        return Err(Error::BadModel(format!(
-            "unsupported provider \"{provider}\": the agent file's model is still the template's placeholder \"{model}\"; set it to a real one, e.g. anthropic/claude-sonnet-4-20250514"
-        )));
+        return Err(LlmError::Placeholder {
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+        }
+        .into());
     }
     let provider = ALL
         .iter()

@@ -6,8 +6,9 @@ use std::io;
 use serde_json::Value;
 
 use super::conversation::{Reply, ToolCall};
+use super::error::LlmError;
 use super::http::{Failure, io_failure};
-use axe_base::error::{Category, Error};
+use axe_base::error::Category;
 
 /// The longest line or event of a streamed reply: a chunk of a model's
 /// answer is a few hundred bytes; a whole tool call's arguments could be
@@ -174,15 +175,47 @@ impl Redactor {
         reply
     }
 
-    pub fn error(&self, err: Error) -> Error {
+    /// `err` with the key taken out of its line and its causes. An I/O
+    /// error that holds the key anywhere (its text, its `Debug`, the
+    /// errors beneath it: a TLS library's words, a server's echoed in
+    /// them) is replaced by one of the same kind with the key's place
+    /// marked, as its cause cannot be edited in place.
+    pub fn llm(&self, err: LlmError) -> LlmError {
         match err {
-            Error::Api { category, message } => Error::Api {
+            LlmError::Api {
                 category,
+                status,
+                message,
+            } => LlmError::Api {
+                category,
+                status,
                 message: self.text(&message),
             },
-            Error::Connection(message) => Error::Connection(self.text(&message)),
+            LlmError::Connection { message, source } => LlmError::Connection {
+                message: self.text(&message),
+                source: match self.holds_key(&source) {
+                    true => io::Error::new(source.kind(), self.text(&source.to_string())),
+                    false => source,
+                },
+            },
             other => other,
         }
+    }
+
+    /// Whether `err`'s text or `Debug`, or any cause beneath it, holds
+    /// the key.
+    fn holds_key(&self, err: &(dyn std::error::Error + 'static)) -> bool {
+        if self.key.is_empty() {
+            return false;
+        }
+        let mut at = Some(err);
+        while let Some(e) = at {
+            if e.to_string().contains(&self.key) || format!("{e:?}").contains(&self.key) {
+                return true;
+            }
+            at = e.source();
+        }
+        false
     }
 
     /// A sink for streamed text that never lets the key through, even when
@@ -294,5 +327,40 @@ mod tests {
         assert_eq!(done[0].id, "b");
         assert_eq!(done[0].arguments["x"], 2);
         assert_eq!(done[1].name, "one");
+    }
+
+    /// A connection's I/O error whose cause holds the key (a library's
+    /// words quoting what the server sent) is replaced: no level of the
+    /// chain, line or `Debug`, holds it; its kind is kept.
+    #[test]
+    fn a_cause_that_holds_the_key_is_replaced() {
+        #[derive(Debug)]
+        struct Said(String);
+        impl std::fmt::Display for Said {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "the server said {}", self.0)
+            }
+        }
+        impl std::error::Error for Said {}
+        let key = "sk-0123456789abcdef";
+        let source = io::Error::new(io::ErrorKind::InvalidData, Said(key.into()));
+        let e = Redactor::new(key).llm(LlmError::Connection {
+            message: format!("connection to http://h failed: the server said {key}"),
+            source,
+        });
+        let e = axe_base::error::Error::from(e);
+        let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+        let mut levels = 0;
+        while let Some(level) = at {
+            let seen = format!("{level} {level:?}");
+            assert!(!seen.contains(key), "{seen}");
+            levels += 1;
+            at = level.source();
+        }
+        assert_eq!(levels, 3, "the error, the typed error, its I/O cause");
+        let typed = std::error::Error::source(&e).unwrap().source().unwrap();
+        let io = typed.downcast_ref::<io::Error>().unwrap();
+        assert_eq!(io.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(io.to_string(), "the server said [REDACTED]");
     }
 }

@@ -12,6 +12,7 @@
 
 pub mod append;
 pub mod block;
+pub mod error;
 pub mod hash;
 pub mod kinds;
 pub mod lock;

@@ -4,13 +4,14 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::error::MemoryError;
 pub use crate::kinds::MemoryKind;
 use crate::kinds::Section;
 pub use crate::log::settings::LogConfig;
 pub use crate::notes::settings::NotesConfig;
 pub use crate::state::settings::StateConfig;
 use axe_base::count::{Count, non_negative};
-use axe_base::error::{Error, Result};
+use axe_base::error::Result;
 
 /// The memory sections of an agent file, as the kinds read them.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -64,12 +65,12 @@ impl ContextConfig {
         else {
             return Ok(());
         };
-        Err(Error::AgentInvalid(format!(
-            "context.order lists \"{}\" twice (at {} and {})",
-            kind.name(),
-            order.iter().position(|k| k == kind).unwrap_or(0) + 1,
-            i + 1
-        )))
+        Err(MemoryError::OrderTwice {
+            kind: kind.name(),
+            first: order.iter().position(|k| k == kind).unwrap_or(0) + 1,
+            again: i + 1,
+        }
+        .into())
     }
 
     /// The kinds in the order they are wanted.
@@ -94,7 +95,9 @@ mod tests {
 
     fn refused(result: axe_base::error::Result<()>) -> String {
         match result {
-            Err(axe_base::error::Error::AgentInvalid(m)) => m,
+            Err(e) if matches!(e.as_reported(), axe_base::error::Error::AgentInvalid(_)) => {
+                e.to_string()
+            }
             other => panic!("not refused as an invalid agent: {other:?}"),
         }
     }

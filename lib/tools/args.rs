@@ -15,6 +15,7 @@
 //! were offered before (no `$schema`, `title` or `["string", "null"]`,
 //! which strict clients refuse).
 
+use crate::error::ToolError;
 use serde_json::{Map, Value};
 
 /// What a field's type says in a schema, and how its value is read.
@@ -74,7 +75,7 @@ impl<T: Param> Param for Option<T> {
 /// A tool's arguments, read from a call whose arguments passed the
 /// schema.
 pub trait Args: Sized {
-    fn parse(args: &Map<String, Value>) -> Result<Self, String>;
+    fn parse(args: &Map<String, Value>) -> Result<Self, ToolError>;
 }
 
 /// One property of a schema; `minimum` raises its type's least value.
@@ -96,8 +97,8 @@ pub fn object(properties: Map<String, Value>, required: Vec<&str>) -> Value {
 
 /// The value of the argument `name` as a `T`; an error only if a call
 /// that did not pass the schema was read.
-pub fn field<T: Param>(args: &Map<String, Value>, name: &str) -> Result<T, String> {
-    T::read(args.get(name)).ok_or_else(|| format!("\"{name}\" argument is required"))
+pub fn field<T: Param>(args: &Map<String, Value>, name: &str) -> Result<T, ToolError> {
+    T::read(args.get(name)).ok_or_else(|| format!("\"{name}\" argument is required").into())
 }
 
 /// Declares a tool's argument struct: each field with its type (`u64`
@@ -152,7 +153,7 @@ macro_rules! args {
             #[allow(unused_variables)]
             fn parse(
                 args: &serde_json::Map<String, serde_json::Value>,
-            ) -> Result<Self, String> {
+            ) -> Result<Self, $crate::ToolError> {
                 Ok($name {
                     $($field: $crate::args::field(args, stringify!($field))?,)*
                 })
@@ -198,7 +199,9 @@ mod tests {
         assert_eq!(read.all, None);
         let missing = json!({});
         assert_eq!(
-            Sample::parse(missing.as_object().unwrap()).unwrap_err(),
+            Sample::parse(missing.as_object().unwrap())
+                .unwrap_err()
+                .to_string(),
             "\"content\" argument is required"
         );
     }

@@ -4,6 +4,7 @@
 //! prompt already, so a conversation's [`Memory`] has no [`Served`] and
 //! they are not offered there.
 
+use crate::error::ToolError;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -149,14 +150,14 @@ fn serves(m: &Memory, keeps: fn(&Served) -> bool) -> bool {
     m.served.as_ref().is_some_and(keeps)
 }
 
-fn served<'a>(m: &'a Memory, tool: &str) -> Result<&'a Served, String> {
+fn served<'a>(m: &'a Memory, tool: &str) -> Result<&'a Served, ToolError> {
     m.served
         .as_ref()
-        .ok_or_else(|| format!("{tool} error: not served here"))
+        .ok_or_else(|| format!("{tool} error: not served here").into())
 }
 
-fn log_recent(m: &Memory, args: LogRecent) -> Result<Reply, String> {
-    let fail = |e: axe_base::error::Error| format!("log_recent error: {e}");
+fn log_recent(m: &Memory, args: LogRecent) -> Result<Reply, ToolError> {
+    let fail = |e: axe_base::error::Error| ToolError::of("log_recent", e);
     let cfg = &served(m, "log_recent")?.cfg.memory;
     let last = args.last.unwrap_or(match cfg.last_n.get() {
         0 => 10,
@@ -191,8 +192,8 @@ fn log_recent(m: &Memory, args: LogRecent) -> Result<Reply, String> {
     })
 }
 
-fn log_append(m: &Memory, args: LogAppend) -> Result<Reply, String> {
-    let fail = |e: axe_base::error::Error| format!("log_append error: {e}");
+fn log_append(m: &Memory, args: LogAppend) -> Result<Reply, ToolError> {
+    let fail = |e: axe_base::error::Error| ToolError::of("log_append", e);
     let cfg = &served(m, "log_append")?.cfg.memory;
     let path = log::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
     let done = log::append(
@@ -211,8 +212,8 @@ fn log_append(m: &Memory, args: LogAppend) -> Result<Reply, String> {
     })
 }
 
-fn state_context(m: &Memory, args: StateContext) -> Result<Reply, String> {
-    let fail = |e: axe_base::error::Error| format!("state_context error: {e}");
+fn state_context(m: &Memory, args: StateContext) -> Result<Reply, ToolError> {
+    let fail = |e: axe_base::error::Error| ToolError::of("state_context", e);
     let cfg = &served(m, "state_context")?.cfg.state;
     let path = state::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
     let bytes = state::read(&path, m.wait).map_err(fail)?;
@@ -230,8 +231,8 @@ fn state_context(m: &Memory, args: StateContext) -> Result<Reply, String> {
     })
 }
 
-fn state_record(m: &Memory, args: StateRecord) -> Result<Reply, String> {
-    let fail = |e: axe_base::error::Error| format!("state_record error: {e}");
+fn state_record(m: &Memory, args: StateRecord) -> Result<Reply, ToolError> {
+    let fail = |e: axe_base::error::Error| ToolError::of("state_record", e);
     let cfg = &served(m, "state_record")?.cfg.state;
     let success = match args.outcome.as_deref().unwrap_or_default() {
         "" => None,
@@ -240,7 +241,8 @@ fn state_record(m: &Memory, args: StateRecord) -> Result<Reply, String> {
         other => {
             return Err(format!(
                 "state_record error: outcome is success or failure, not \"{other}\""
-            ));
+            )
+            .into());
         }
     };
     let path = state::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
@@ -288,7 +290,7 @@ fn state_record(m: &Memory, args: StateRecord) -> Result<Reply, String> {
     })
 }
 
-fn whole_context(m: &Memory, args: WholeContext) -> Result<Reply, String> {
+fn whole_context(m: &Memory, args: WholeContext) -> Result<Reply, ToolError> {
     let cfg = &served(m, "context")?.cfg;
     let budget = args.budget.map_or_else(
         || cfg.context.budget.map_or(8000, |b| b.as_usize()),

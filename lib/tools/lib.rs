@@ -15,6 +15,7 @@
 
 pub mod args;
 pub mod builtin;
+mod error;
 mod kinds;
 pub mod mcp;
 mod notes;
@@ -22,6 +23,7 @@ mod schema;
 mod source;
 mod tool;
 
+pub use error::ToolError;
 pub use source::{Offered, Table, ToolSource, Tools};
 pub use tool::{Memory, NotesSeen, Reply, Served, Tool};
 
@@ -106,6 +108,44 @@ mod tests {
         assert_eq!(report.lines(), [format!("[notes] a: remember -> {path}")]);
     }
 
+    /// A memory tool that fails on a real I/O error (its daily directory
+    /// is a file) tells the model the line it always did, and keeps the
+    /// memory's typed error and its io::Error as causes.
+    #[test]
+    fn a_memory_tools_failure_keeps_its_cause() {
+        use std::error::Error as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let agent = tmp.path().join("agents/a");
+        std::fs::create_dir_all(&agent).unwrap();
+        std::fs::write(agent.join("daily"), "not a directory").unwrap();
+        let source = memory_tools(memory(Some(Workspace::at(tmp.path()))));
+        let tools = Tools::new(vec![&source], |_| true);
+        tools.reply_came();
+        let failed = tools
+            .call(&call_of("remember", json!({"content": "green"})))
+            .expect("a memory tool")
+            .unwrap_err();
+        let line = failed.to_string();
+        assert!(line.starts_with("remember error: open "), "{line}");
+        assert!(line.ends_with("daily is not a directory"), "{line}");
+        let mut levels = Vec::new();
+        let mut at = failed.source();
+        while let Some(e) = at {
+            levels.push(e);
+            at = e.source();
+        }
+        assert!(
+            levels
+                .iter()
+                .any(|e| e.is::<axe_memory::error::MemoryError>()),
+            "{levels:?}"
+        );
+        let io = levels
+            .last()
+            .and_then(|e| e.downcast_ref::<std::io::Error>());
+        assert!(io.is_some(), "the I/O error is the last cause: {levels:?}");
+    }
+
     /// The memory tools served with no conversation at all: a caller that
     /// holds an agent's memory settings and what it has seen, as a server
     /// for other agents would.
@@ -155,7 +195,9 @@ mod tests {
             "{found}"
         );
         assert_eq!(
-            run("search_notes", json!({"query": "*"})).unwrap_err(),
+            run("search_notes", json!({"query": "*"}))
+                .unwrap_err()
+                .to_string(),
             "search_notes error: the query has no words to search for"
         );
         assert!(
@@ -163,7 +205,9 @@ mod tests {
             "seen whole by the recall"
         );
         // The schema check is the dispatcher's, for every tool.
-        let bad = run("reflect", json!({"contents": "x"})).unwrap_err();
+        let bad = run("reflect", json!({"contents": "x"}))
+            .unwrap_err()
+            .to_string();
         assert!(
             bad.starts_with("reflect error: unknown argument \"contents\""),
             "{bad}"
@@ -214,7 +258,7 @@ mod tests {
         }
         let bad = tools.call(&call_of("echo", json!({"text": 1}))).unwrap();
         assert_eq!(
-            bad.unwrap_err(),
+            bad.unwrap_err().to_string(),
             "echo error: \"text\" argument must be a string, not a number"
         );
         assert_eq!(tools.defs().len(), 1);

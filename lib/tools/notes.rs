@@ -12,6 +12,7 @@
 //! created. Every call of one reply carries the hashes as they were when
 //! the reply came, so of two rewrites of one file in a reply, one loses.
 
+use crate::error::ToolError;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -120,10 +121,10 @@ fn has_notes(ctx: &Memory) -> bool {
 }
 
 /// The workspace of the agent, which offered the tool only if it has one.
-fn workspace(ctx: &Memory) -> Result<&Workspace, String> {
+fn workspace(ctx: &Memory) -> Result<&Workspace, ToolError> {
     ctx.notes
         .as_ref()
-        .ok_or_else(|| "notes are not enabled for this agent".to_owned())
+        .ok_or_else(|| "notes are not enabled for this agent".into())
 }
 
 /// One `-v` line per call, as the agent's.
@@ -160,13 +161,13 @@ fn saw(ctx: &Memory, r: &notes::Recalled) {
         .collect();
 }
 
-fn recall(ctx: &Memory, args: Recall) -> Result<Reply, String> {
+fn recall(ctx: &Memory, args: Recall) -> Result<Reply, ToolError> {
     let ws = workspace(ctx)?;
     let cfg = &ctx.notes_cfg;
     let days = args.days.unwrap_or(cfg.recall_days.get());
     let today = OffsetDateTime::now_utc().date();
     let r = notes::recall(ws, &ctx.agent, days, today, cfg.recall_chars.as_usize())
-        .map_err(|e| format!("recall error: {e}"))?;
+        .map_err(|e| ToolError::of("recall", e))?;
     saw(ctx, &r);
     trace(
         ctx,
@@ -256,7 +257,7 @@ fn recall_output() -> Value {
     })
 }
 
-fn remember(ctx: &Memory, args: Remember) -> Result<Reply, String> {
+fn remember(ctx: &Memory, args: Remember) -> Result<Reply, ToolError> {
     let ws = workspace(ctx)?;
     let cap = ctx.notes_cfg.max_memory_chars.as_usize();
     let done = notes::remember(
@@ -268,7 +269,7 @@ fn remember(ctx: &Memory, args: Remember) -> Result<Reply, String> {
         &ctx.secrets,
         ctx.wait,
     )
-    .map_err(|e| format!("remember error: {e}"))?;
+    .map_err(|e| ToolError::of("remember", e))?;
     let shown = ws.relative(&done.path);
     trace(ctx, format_args!("remember -> {shown}"));
     let (said, redacted) = ctx.took_out(Place::DailyLog, &done.redacted);
@@ -319,11 +320,12 @@ fn given(if_match: Option<&str>) -> bool {
 
 /// The content of a rewrite: refused when there is nothing in it, since a
 /// whole file replaced by nothing is far more often a slip than a wish.
-fn content<'a>(content: &'a str, tool: &str, what: &str) -> Result<&'a str, String> {
+fn content<'a>(content: &'a str, tool: &str, what: &str) -> Result<&'a str, ToolError> {
     if content.trim().is_empty() {
         return Err(format!(
             "{tool} error: the content is empty, so nothing was written: send the whole new {what}"
-        ));
+        )
+        .into());
     }
     Ok(content)
 }
@@ -342,7 +344,7 @@ fn write_over(
     notes::rewrite(ws, path, bytes, Some(expected), cap, &ctx.secrets, ctx.wait)
 }
 
-fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, String> {
+fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, ToolError> {
     let ws = workspace(ctx)?;
     let content = content(&args.content, "reflect", "MEMORY.md")?;
     let path = ws.memory(&ctx.agent);
@@ -369,17 +371,17 @@ fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, String> {
                 data: json!({"path": ws.relative(&path), "sha256": done.sha256, "chars": done.chars, "redacted": redacted}),
             })
         }
-        Err(Error::Conflict(_)) => {
+        Err(e) if matches!(e.as_reported(), Error::Conflict(_)) => {
             trace(
                 ctx,
                 format_args!("reflect refused: MEMORY.md changed since the last recall"),
             );
             Err(match (seen, given) {
                 (Some(_), _) | (None, true) => "reflect error: MEMORY.md has changed since you last read it, so it was not overwritten. Call recall, merge what is there with what you want to keep, then call reflect again.".into(),
-                (None, false) => not_seen("reflect", "MEMORY.md"),
+                (None, false) => not_seen("reflect", "MEMORY.md").into(),
             })
         }
-        Err(e) => Err(format!("reflect error: {e}")),
+        Err(e) => Err(ToolError::of("reflect", e)),
     }
 }
 
@@ -390,10 +392,10 @@ fn not_seen(tool: &str, what: &str) -> String {
     )
 }
 
-fn learn_fact(ctx: &Memory, args: LearnFact) -> Result<Reply, String> {
+fn learn_fact(ctx: &Memory, args: LearnFact) -> Result<Reply, ToolError> {
     let ws = workspace(ctx)?;
-    let topic = notes::topic_name(&args.topic, &ctx.secrets)
-        .map_err(|e| format!("learn_fact error: {e}"))?;
+    let topic =
+        notes::topic_name(&args.topic, &ctx.secrets).map_err(|e| ToolError::of("learn_fact", e))?;
     let content = content(&args.content, "learn_fact", "text of the topic")?;
     let path = ws.topic(&topic);
     let at_reply: NotesSeen = ctx.seen_at_reply();
@@ -425,19 +427,19 @@ fn learn_fact(ctx: &Memory, args: LearnFact) -> Result<Reply, String> {
                 data: json!({"path": format!("world/{topic}.md"), "sha256": done.sha256, "chars": done.chars, "redacted": redacted}),
             })
         }
-        Err(Error::Conflict(_)) => Err(match (seen, given) {
+        Err(e) if matches!(e.as_reported(), Error::Conflict(_)) => Err(match (seen, given) {
             (Some(_), _) | (None, true) => format!(
                 "learn_fact error: world/{topic}.md has changed since you last read it, so it was not overwritten. Call recall, merge, then call learn_fact again."
-            ),
+            ).into(),
             // Recalled when it did not exist: someone made it since.
             (None, false) if at_reply.recalled && !at_reply.unseen_world.contains(&topic) => {
                 format!(
                     "learn_fact error: world/{topic}.md has changed since you last read it (someone made it after your recall), so it was not overwritten. Call recall, merge, then call learn_fact again."
-                )
+                ).into()
             }
-            (None, false) => not_seen("learn_fact", &format!("world/{topic}.md")),
+            (None, false) => not_seen("learn_fact", &format!("world/{topic}.md")).into(),
         }),
-        Err(e) => Err(format!("learn_fact error: {e}")),
+        Err(e) => Err(ToolError::of("learn_fact", e)),
     }
 }
 
@@ -446,7 +448,7 @@ fn learn_fact(ctx: &Memory, args: LearnFact) -> Result<Reply, String> {
 /// client's search must not hold the others' for long.
 pub const SEARCH_LIMIT: Duration = Duration::from_secs(10);
 
-fn search(ctx: &Memory, args: Search) -> Result<Reply, String> {
+fn search(ctx: &Memory, args: Search) -> Result<Reply, ToolError> {
     let ws = workspace(ctx)?;
     let query = args.query.as_str();
     let want = args
@@ -456,7 +458,7 @@ fn search(ctx: &Memory, args: Search) -> Result<Reply, String> {
         .deadline
         .unwrap_or_else(|| Instant::now() + SEARCH_LIMIT);
     let searched = notes::search(ws, Scope::Agent(&ctx.agent), query, want, Some(until))
-        .map_err(|e| format!("search_notes error: {e}"))?;
+        .map_err(|e| ToolError::of("search_notes", e))?;
     let found = &searched.found;
     trace(
         ctx,

@@ -12,10 +12,11 @@
 //! names); an optional one sent as `null` counts as left out, as models
 //! often send it so.
 
+use crate::error::ToolError;
 use serde_json::{Map, Value};
 
 /// Every problem of `args` against `schema`, in one line; `Ok` when none.
-pub fn check(schema: &Value, args: &Map<String, Value>) -> Result<(), String> {
+pub fn check(schema: &Value, args: &Map<String, Value>) -> Result<(), ToolError> {
     let empty = Map::new();
     let properties = schema["properties"].as_object().unwrap_or(&empty);
     let required: Vec<&str> = schema["required"]
@@ -57,7 +58,7 @@ pub fn check(schema: &Value, args: &Map<String, Value>) -> Result<(), String> {
     }
     match problems.is_empty() {
         true => Ok(()),
-        false => Err(problems.join("; ")),
+        false => Err(problems.join("; ").into()),
     }
 }
 
@@ -135,7 +136,7 @@ mod tests {
         });
         match check(&schema, args.as_object().unwrap()) {
             Ok(()) => "ok".into(),
-            Err(e) => e,
+            Err(e) => e.to_string(),
         }
     }
 
@@ -175,7 +176,7 @@ mod tests {
     fn an_open_schema_takes_arguments_it_does_not_name() {
         let schema = json!({"properties": {"a": {"type": "string"}}, "additionalProperties": true});
         let args = json!({"a": "x", "b": 1});
-        assert_eq!(check(&schema, args.as_object().unwrap()), Ok(()));
+        assert!(check(&schema, args.as_object().unwrap()).is_ok());
         let args = json!({"a": 1});
         assert!(check(&schema, args.as_object().unwrap()).is_err());
     }

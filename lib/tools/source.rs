@@ -4,6 +4,7 @@
 //! with the definitions it offers worked out then, and [`Tools`] is the
 //! one place a call goes to its source, its arguments checked first.
 
+use crate::error::ToolError;
 use serde_json::Value;
 
 use crate::schema;
@@ -34,7 +35,7 @@ pub trait ToolSource: Sync {
 
     /// Runs the tool `offered()[index]` for `call`, whose arguments
     /// passed its schema.
-    fn run(&self, index: usize, call: &ToolCall) -> Result<Reply, String>;
+    fn run(&self, index: usize, call: &ToolCall) -> Result<Reply, ToolError>;
 
     /// A reply of the model came with calls (or a client's request did).
     /// A source whose calls build on what earlier ones read (the notes
@@ -93,7 +94,7 @@ impl<C: Sync> ToolSource for Table<C> {
         &self.offered
     }
 
-    fn run(&self, index: usize, call: &ToolCall) -> Result<Reply, String> {
+    fn run(&self, index: usize, call: &ToolCall) -> Result<Reply, ToolError> {
         (self.rows[index].run)(&self.ctx, &call.arguments)
     }
 
@@ -163,14 +164,14 @@ impl<'s> Tools<'s> {
     /// Runs `call` with the tool it names once its arguments match that
     /// tool's schema: the one check every tool's call passes. `None` when
     /// no tool has that name.
-    pub fn call(&self, call: &ToolCall) -> Option<Result<Reply, String>> {
+    pub fn call(&self, call: &ToolCall) -> Option<Result<Reply, ToolError>> {
         let route = self.route(&call.name)?;
         let source = self.sources[route.source];
         let offered = &source.offered()[route.index];
         let schema = offered.check.as_ref().unwrap_or(&offered.def.parameters);
         Some(
             schema::check(schema, &call.arguments)
-                .map_err(|problems| format!("{} error: {problems}", call.name))
+                .map_err(|problems| ToolError::from(format!("{} error: {problems}", call.name)))
                 .and_then(|()| source.run(route.index, call)),
         )
     }

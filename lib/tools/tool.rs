@@ -1,5 +1,6 @@
 //! What a tool is, and what a memory tool sees of its caller.
 
+use crate::error::ToolError;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -24,7 +25,7 @@ pub struct Tool<C> {
     /// The result of one call, or the error text the model gets instead.
     /// Its arguments have been checked against `schema`, and it reads
     /// them into its argument struct.
-    pub run: fn(&C, &Map<String, Value>) -> Result<Reply, String>,
+    pub run: fn(&C, &Map<String, Value>) -> Result<Reply, ToolError>,
     /// The JSON Schema of [`Reply::data`], for callers that list it (an
     /// MCP client's `outputSchema`).
     pub output: fn() -> Value,

@@ -127,14 +127,15 @@ fn read_agent_file(
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
-            return Err(parse_err(format!(
+            let line = format!(
                 "open {}: {}",
                 path.display(),
                 axe_base::error::describe_io(&e)
-            )));
+            );
+            return Err(Error::caused(parse_err(line), e));
         }
     };
-    let cfg = parse(&text).map_err(parse_err)?;
+    let cfg = parse(&text).map_err(|e| Error::caused(parse_err(e.to_string()), e))?;
     let unknown = axe_base::unknown::find::<AgentConfig>(path, &text);
     if let Err(e) = validate(&cfg) {
         if let Some(agents) = warn {

@@ -224,11 +224,14 @@ pub(super) fn stems_in(dir: &Path) -> Result<Vec<String>> {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
-            return Err(Error::Config(format!(
-                "open {}: {}",
-                dir.display(),
-                axe_base::error::describe_io(&e)
-            )));
+            return Err(Error::caused(
+                Error::Config(format!(
+                    "open {}: {}",
+                    dir.display(),
+                    axe_base::error::describe_io(&e)
+                )),
+                e,
+            ));
         }
     };
     let mut stems: Vec<String> = entries

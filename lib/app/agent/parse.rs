@@ -185,9 +185,32 @@ fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     })
 }
 
-/// Parses agent TOML; the error is one line with its position.
-pub fn parse(text: &str) -> Result<AgentConfig, String> {
-    toml::from_str(text).map_err(|e| one_line_toml_error(text, &e))
+/// Parses agent TOML; the error's line is one line with its position.
+pub fn parse(text: &str) -> Result<AgentConfig, BadToml> {
+    toml::from_str(text).map_err(|source| BadToml {
+        line: one_line_toml_error(text, &source),
+        source,
+    })
+}
+
+/// A file that is not TOML of an agent's shape: its line (the position
+/// and the message, [`one_line_toml_error`]) and the toml crate's error.
+#[derive(Debug)]
+pub struct BadToml {
+    pub line: String,
+    pub source: toml::de::Error,
+}
+
+impl std::fmt::Display for BadToml {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.line)
+    }
+}
+
+impl std::error::Error for BadToml {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
 }
 
 /// The toml crate's errors are multi-line with a source excerpt; a tool's
@@ -254,8 +277,13 @@ mod tests {
     #[test]
     fn parse_errors_are_one_line_with_position() {
         let err = parse("name = \"a\"\nmodel = 5\n").unwrap_err();
-        assert!(!err.contains('\n'), "{err}");
-        assert!(err.starts_with("line 2, column 9: "), "{err}");
+        let line = err.to_string();
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.starts_with("line 2, column 9: "), "{line}");
+        // The toml crate's error is kept beneath it, whole.
+        let cause = std::error::Error::source(&err).unwrap();
+        assert!(cause.is::<toml::de::Error>());
+        assert!(cause.to_string().contains('\n'), "the multi-line original");
     }
 
     #[test]
@@ -274,7 +302,7 @@ mod tests {
                 "line 4, column 2: duplicate key \"memory\"",
             ),
         ] {
-            assert_eq!(parse(text).unwrap_err(), expected, "{text}");
+            assert_eq!(parse(text).unwrap_err().to_string(), expected, "{text}");
         }
     }
 

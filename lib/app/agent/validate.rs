@@ -11,48 +11,44 @@ use super::parse::AgentConfig;
 
 /// Checks a parsed agent in the Go order; the first failure wins.
 pub fn validate(cfg: &AgentConfig) -> Result<()> {
-    let fail = |m: &str| Err(Error::AgentInvalid(m.to_owned()));
+    let fail = |why: Invalid| Err(why.into());
+    let missing = |field| fail(Invalid::Missing(field));
+    let negative = |field| fail(Invalid::Negative(field));
+    let over = |field, max| fail(Invalid::Exceeds { field, max });
+    let rule = |text| fail(Invalid::Rule(text));
     if cfg.name.trim().is_empty() {
-        return fail("agent config missing required field: name");
+        return missing("name");
     }
     if cfg.model.trim().is_empty() {
-        return fail("agent config missing required field: model");
+        return missing("model");
     }
     let sub = &cfg.sub_agents_config;
     if sub.max_depth.is_negative() {
-        return fail("sub_agents_config.max_depth must be non-negative");
+        return negative("sub_agents_config.max_depth");
     }
     if sub.max_depth.get() > 5 {
-        return fail("sub_agents_config.max_depth cannot exceed 5");
+        return over("sub_agents_config.max_depth", 5);
     }
     if sub.timeout.is_negative() {
-        return fail("sub_agents_config.timeout must be non-negative");
+        return negative("sub_agents_config.timeout");
     }
     if sub.timeout.get() > axe_base::timeout::MAX_SECONDS {
-        return Err(Error::AgentInvalid(format!(
-            "sub_agents_config.timeout cannot exceed {}",
-            axe_base::timeout::MAX_SECONDS
-        )));
+        return over("sub_agents_config.timeout", axe_base::timeout::MAX_SECONDS);
     }
     if sub.max_parallel.is_negative() {
-        return fail("sub_agents_config.max_parallel must be non-negative");
+        return negative("sub_agents_config.max_parallel");
     }
     if sub.max_parallel.get() > super::parse::MAX_PARALLEL {
-        return Err(Error::AgentInvalid(format!(
-            "sub_agents_config.max_parallel cannot exceed {}",
-            super::parse::MAX_PARALLEL
-        )));
+        return over("sub_agents_config.max_parallel", super::parse::MAX_PARALLEL);
     }
     if cfg.timeout.is_negative() {
-        return fail("timeout must be non-negative");
+        return negative("timeout");
     }
     if cfg.timeout.get() > axe_base::timeout::MAX_SECONDS {
-        return Err(Error::AgentInvalid(format!(
-            "timeout cannot exceed {}",
-            axe_base::timeout::MAX_SECONDS
-        )));
+        return over("timeout", axe_base::timeout::MAX_SECONDS);
     }
-    axe_tools::mcp::config::validate(&cfg.mcp_servers).map_err(Error::AgentInvalid)?;
+    axe_tools::mcp::config::validate(&cfg.mcp_servers)
+        .map_err(|e| Error::caused(Error::AgentInvalid(e.to_string()), e))?;
     let r = &cfg.retry;
     non_negative(&[
         ("retry.max_retries", r.max_retries),
@@ -60,18 +56,14 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
         ("retry.max_delay_ms", r.max_delay_ms),
     ])?;
     if Backoff::parse(&r.backoff).is_none() {
-        return Err(Error::AgentInvalid(format!(
-            "retry.backoff must be one of {} (not {:?})",
-            Backoff::NAMES.join(", "),
-            r.backoff
-        )));
+        return fail(Invalid::Backoff(r.backoff.clone()));
     }
     let policy = r.policy();
     if policy.max_delay < policy.initial_delay {
-        return fail("retry.max_delay_ms must be at least retry.initial_delay_ms");
+        return rule("retry.max_delay_ms must be at least retry.initial_delay_ms");
     }
     if !cfg.params.temperature.is_finite() {
-        return fail("params.temperature must be a finite number");
+        return rule("params.temperature must be a finite number");
     }
     if let Some(Err(e)) = cfg
         .params
@@ -79,7 +71,10 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
         .as_ref()
         .map(ResponseFormat::from_value)
     {
-        return Err(Error::AgentInvalid(format!("params.response_format: {e}")));
+        return Err(Error::caused(
+            Error::AgentInvalid(format!("params.response_format: {e}")),
+            e,
+        ));
     }
     non_negative(&[("budget.max_tokens", cfg.budget.max_tokens)])?;
     // Each kind checks its own section; the agent calls them where Go
@@ -93,22 +88,63 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
         .iter()
         .find(|t| !axe_tools::builtin::names().any(|n| n == t.as_str()))
     {
-        return Err(Error::AgentInvalid(format!(
-            "unknown tool {name:?} in tools config"
-        )));
+        return fail(Invalid::UnknownTool(name.clone()));
     }
     let artifacts = &cfg.artifacts;
     if !artifacts.dir.is_empty() && !artifacts.enabled {
-        return fail("artifacts.dir requires artifacts.enabled = true");
+        return rule("artifacts.dir requires artifacts.enabled = true");
     }
     if std::path::Path::new(&artifacts.dir)
         .components()
         .any(|c| c == std::path::Component::ParentDir)
     {
-        return fail("artifacts.dir must not contain \"..\"");
+        return rule("artifacts.dir must not contain \"..\"");
     }
     cfg.context.validate_order()?;
     Ok(())
+}
+
+/// An agent file that parsed but is not a valid agent: Go's messages,
+/// reported as an invalid agent (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalid {
+    /// A required field left out or blank.
+    Missing(&'static str),
+    /// A count or number of seconds below zero.
+    Negative(&'static str),
+    /// A field over its most.
+    Exceeds { field: &'static str, max: u64 },
+    /// A `retry.backoff` that names none.
+    Backoff(String),
+    /// A tool in `tools` that axe does not have.
+    UnknownTool(String),
+    /// A rule between fields, in its own words.
+    Rule(&'static str),
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Invalid::Missing(field) => write!(f, "agent config missing required field: {field}"),
+            Invalid::Negative(field) => write!(f, "{field} must be non-negative"),
+            Invalid::Exceeds { field, max } => write!(f, "{field} cannot exceed {max}"),
+            Invalid::Backoff(given) => write!(
+                f,
+                "retry.backoff must be one of {} (not {given:?})",
+                Backoff::NAMES.join(", ")
+            ),
+            Invalid::UnknownTool(name) => write!(f, "unknown tool {name:?} in tools config"),
+            Invalid::Rule(text) => f.write_str(text),
+        }
+    }
+}
+
+impl std::error::Error for Invalid {}
+
+impl From<Invalid> for Error {
+    fn from(e: Invalid) -> Error {
+        Error::caused(Error::AgentInvalid(e.to_string()), e)
+    }
 }
 
 #[cfg(test)]

@@ -633,10 +633,13 @@ fn edit(m: &Matches, out: &mut dyn Write) -> Result<()> {
         .arg(&path)
         .status()
         .map_err(|e| {
-            Error::Child(format!(
-                "exec: \"{program}\": {}",
-                axe_base::error::describe_io(&e)
-            ))
+            Error::caused(
+                Error::Child(format!(
+                    "exec: \"{program}\": {}",
+                    axe_base::error::describe_io(&e)
+                )),
+                e,
+            )
         })?;
     if !status.success() {
         return Err(Error::Child(match status.code() {

@@ -126,7 +126,7 @@ pub fn given_timeout(m: &Matches, flag: &Flag) -> Result<Option<Duration>> {
     m.number::<f64>(flag)?
         .map(|seconds| {
             axe_base::timeout::from_seconds(seconds)
-                .map_err(|why| Error::Usage(format!("--timeout {why}")))
+                .map_err(|why| Error::caused(Error::Usage(format!("--timeout {why}")), why))
         })
         .transpose()
 }
@@ -168,7 +168,7 @@ pub fn wait(m: &Matches) -> Result<Wait> {
         None => axe_memory::DEFAULT_WAIT,
         Some(0.0) => Duration::ZERO,
         Some(s) => axe_base::timeout::from_seconds(s)
-            .map_err(|why| Error::Usage(format!("--wait {why}")))?,
+            .map_err(|why| Error::caused(Error::Usage(format!("--wait {why}")), why))?,
     };
     Ok(Wait::For(wait))
 }

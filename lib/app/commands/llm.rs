@@ -311,15 +311,18 @@ fn system_prompt(args: &Args) -> Result<Option<String>> {
         (Some(text), _) => Ok(Some(text.to_owned())),
         (None, Some(path)) => match read::lossy_text(path, read::PROMPT_LIMIT) {
             Ok(text) => Ok(Some(text)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::Config(format!(
-                "system file not found: {}",
-                path.to_string_lossy()
-            ))),
-            Err(e) => Err(Error::Config(format!(
-                "failed to read system file {}: {}",
-                path.to_string_lossy(),
-                axe_base::error::describe_io(&e)
-            ))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(Error::caused(
+                Error::Config(format!("system file not found: {}", path.to_string_lossy())),
+                e,
+            )),
+            Err(e) => Err(Error::caused(
+                Error::Config(format!(
+                    "failed to read system file {}: {}",
+                    path.to_string_lossy(),
+                    axe_base::error::describe_io(&e)
+                )),
+                e,
+            )),
         },
         (None, None) => Ok(None),
     }
@@ -334,14 +337,17 @@ fn read_request(source: &str, deadline: axe_llm::Deadline) -> Result<Conversatio
         String::from_utf8_lossy(&bytes).into_owned()
     } else {
         read::text(Path::new(source), read::REQUEST_LIMIT).map_err(|e| {
-            Error::Input(format!(
-                "failed to read request file {source}: {}",
-                axe_base::error::describe_io(&e)
-            ))
+            Error::caused(
+                Error::Input(format!(
+                    "failed to read request file {source}: {}",
+                    axe_base::error::describe_io(&e)
+                )),
+                e,
+            )
         })?
     };
     let conversation: Conversation = serde_json::from_str(&text)
-        .map_err(|e| Error::Input(format!("malformed request {source}: {e}")))?;
+        .map_err(|e| Error::caused(Error::Input(format!("malformed request {source}: {e}")), e))?;
     if conversation.messages.is_empty() {
         return Err(Error::Input(format!(
             "malformed request {source}: no messages"

@@ -85,10 +85,13 @@ impl Reading {
         let left = deadline.at.saturating_duration_since(Instant::now());
         match self.got.recv_timeout(left) {
             Ok(Ok(bytes)) => within(bytes, self.limit, what),
-            Ok(Err(e)) => Err(Error::Input(format!(
-                "failed to read {what}: {}",
-                axe_base::error::describe_io(&e)
-            ))),
+            Ok(Err(e)) => Err(Error::caused(
+                Error::Input(format!(
+                    "failed to read {what}: {}",
+                    axe_base::error::describe_io(&e)
+                )),
+                e,
+            )),
             Err(RecvTimeoutError::Timeout) => Err(Error::Api {
                 category: Category::Timeout,
                 message: format!(

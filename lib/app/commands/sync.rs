@@ -201,7 +201,8 @@ fn dir(m: &Matches) -> Result<PathBuf> {
         Some(d) => PathBuf::from(d),
         None => axe_sync::default_dir(&Dirs::from_env())?,
     };
-    std::path::absolute(&dir).map_err(|e| Error::Config(format!("{}: {e}", dir.display())))
+    std::path::absolute(&dir)
+        .map_err(|e| Error::caused(Error::Config(format!("{}: {e}", dir.display())), e))
 }
 
 fn deadline(m: &Matches) -> Result<Instant> {
@@ -212,8 +213,12 @@ fn deadline(m: &Matches) -> Result<Instant> {
 /// executable, and `sync` after it when it is `axe` running the command
 /// in process (`axe sync init`).
 fn program() -> Result<Vec<String>> {
-    let exe = std::env::current_exe()
-        .map_err(|e| Error::Child(format!("cannot find axe-sync's own path: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| {
+        Error::caused(
+            Error::Child(format!("cannot find axe-sync's own path: {e}")),
+            e,
+        )
+    })?;
     let mut words = vec![exe.to_string_lossy().into_owned()];
     if exe.file_name().is_some_and(|n| n == "axe") {
         words.push("sync".to_owned());

@@ -269,7 +269,9 @@ impl Serving<'_> {
                 "structuredContent": reply.data,
                 "isError": false,
             }),
-            Err(text) => json!({"content": [{"type": "text", "text": text}], "isError": true}),
+            Err(e) => {
+                json!({"content": [{"type": "text", "text": e.to_string()}], "isError": true})
+            }
         })
     }
 }

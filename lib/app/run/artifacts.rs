@@ -30,11 +30,14 @@ pub fn open(
         }
     };
     axe_base::beneath::create_dirs(&dir).map_err(|e| {
-        Error::Config(format!(
-            "create artifact directory {}: {}",
-            dir.display(),
-            axe_base::error::describe_io(&e)
-        ))
+        Error::caused(
+            Error::Config(format!(
+                "create artifact directory {}: {}",
+                dir.display(),
+                axe_base::error::describe_io(&e)
+            )),
+            e,
+        )
     })?;
     Ok(Some(Artifacts::new(dir, temporary)))
 }

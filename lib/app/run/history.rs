@@ -21,26 +21,73 @@ pub fn read(source: &str, stdin: impl FnOnce(&str) -> Result<String>) -> Result<
     let text = if source == "-" {
         stdin(&name)?
     } else {
-        read::text(Path::new(source), read::REQUEST_LIMIT)
-            .map_err(|e| Error::Input(format!("failed to read {name}: {}", describe_io(&e))))?
+        read::text(Path::new(source), read::REQUEST_LIMIT).map_err(|e| {
+            Error::caused(
+                Error::Input(format!("failed to read {name}: {}", describe_io(&e))),
+                e,
+            )
+        })?
     };
-    parse(&text).map_err(|e| Error::Input(format!("invalid messages {source}: {e}")))
+    parse(&text)
+        .map_err(|e| Error::caused(Error::Input(format!("invalid messages {source}: {e}")), e))
+}
+
+/// Why a `--messages` text is no conversation; its line follows
+/// `invalid messages SOURCE: `.
+#[derive(Debug)]
+pub enum Invalid {
+    /// Not JSON at all.
+    NotJson(serde_json::Error),
+    /// JSON, but not an array: what it is.
+    NotArray(&'static str),
+    /// Message `index` (from 0) is wrong: why, and serde_json's error
+    /// when it would not read as a message.
+    At {
+        index: usize,
+        why: String,
+        source: Option<serde_json::Error>,
+    },
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Invalid::NotJson(e) => write!(f, "not JSON: {e}"),
+            Invalid::NotArray(kind) => {
+                write!(f, "expected a JSON array of messages, found {kind}")
+            }
+            Invalid::At { index, why, .. } => write!(f, "message {index}: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Invalid {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Invalid::NotJson(e)
+            | Invalid::At {
+                source: Some(e), ..
+            } => Some(e),
+            _ => None,
+        }
+    }
 }
 
 /// The messages in `text`, checked: known roles, and every tool call of
 /// an assistant message answered by the tool message right after it, and
 /// nothing else.
-pub fn parse(text: &str) -> std::result::Result<Vec<Message>, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+pub fn parse(text: &str) -> std::result::Result<Vec<Message>, Invalid> {
+    let value: Value = serde_json::from_str(text).map_err(Invalid::NotJson)?;
     let Value::Array(items) = value else {
-        return Err(format!(
-            "expected a JSON array of messages, found {}",
-            kind(&value)
-        ));
+        return Err(Invalid::NotArray(kind(&value)));
     };
     let mut messages = Vec::with_capacity(items.len());
     for (i, item) in items.into_iter().enumerate() {
-        let at = |e: String| format!("message {i}: {e}");
+        let at = |why: String| Invalid::At {
+            index: i,
+            why,
+            source: None,
+        };
         match item.get("role") {
             Some(Value::String(r)) if ["user", "assistant", "tool"].contains(&r.as_str()) => {}
             Some(Value::String(r)) => {
@@ -52,7 +99,11 @@ pub fn parse(text: &str) -> std::result::Result<Vec<Message>, String> {
             None if item.is_object() => return Err(at("no role".into())),
             None => return Err(at(format!("expected an object, found {}", kind(&item)))),
         }
-        let message: Message = serde_json::from_value(item).map_err(|e| at(e.to_string()))?;
+        let message: Message = serde_json::from_value(item).map_err(|e| Invalid::At {
+            index: i,
+            why: e.to_string(),
+            source: Some(e),
+        })?;
         messages.push(message);
     }
     check_pairs(&messages)?;
@@ -61,9 +112,15 @@ pub fn parse(text: &str) -> std::result::Result<Vec<Message>, String> {
 
 /// Each role carries only its own parts, and each assistant message with
 /// tool calls is followed by a tool message answering exactly those.
-fn check_pairs(messages: &[Message]) -> std::result::Result<(), String> {
+fn check_pairs(messages: &[Message]) -> std::result::Result<(), Invalid> {
     for (i, m) in messages.iter().enumerate() {
-        let at = |e: String| Err(format!("message {i}: {e}"));
+        let at = |why: String| {
+            Err(Invalid::At {
+                index: i,
+                why,
+                source: None,
+            })
+        };
         match m.role {
             Role::User if !m.tool_calls.is_empty() || !m.tool_results.is_empty() => {
                 return at("a user message has no tool_calls or tool_results".into());
@@ -128,7 +185,7 @@ mod tests {
     use super::*;
 
     fn err(text: &str) -> String {
-        parse(text).unwrap_err()
+        parse(text).unwrap_err().to_string()
     }
 
     #[test]

@@ -45,8 +45,14 @@ pub fn prepare(
         None if !cfg.workdir.is_empty() => cfg.workdir.clone().into(),
         None => {
             let dir = current_dir();
-            axe_tools::builtin::workdir::unnamed(session.agents.dirs(), &dir, &cfg.tools)
-                .map_err(|e| (Some(Step::Workdir), Error::Config(e)))?;
+            axe_tools::builtin::workdir::unnamed(session.agents.dirs(), &dir, &cfg.tools).map_err(
+                |e| {
+                    (
+                        Some(Step::Workdir),
+                        Error::caused(Error::Config(e.to_string()), e),
+                    )
+                },
+            )?;
             dir
         }
     };
@@ -171,7 +177,7 @@ impl Begun<'_> {
                     redacted.extend(secrets::at(Place::RunLog, &kinds));
                     logged = Some(cut);
                 }
-                Err(w) => warn(w),
+                Err(w) => warn(w.to_string()),
             }
         }
         Ok(Ran {

@@ -179,8 +179,14 @@ impl Prepared {
         // Found only when commands may run: most agents never pay for it.
         let sandbox = match cfg.tools.iter().any(|t| t == RUN_COMMAND_NAME) {
             true => Some(
-                sandbox::choose(cfg.sandbox.require, cfg.sandbox.network, &workdir)
-                    .map_err(|e| (Step::Sandbox, Error::Config(e)))?,
+                sandbox::choose(cfg.sandbox.require, cfg.sandbox.network, &workdir).map_err(
+                    |e| {
+                        (
+                            Step::Sandbox,
+                            Error::caused(Error::Config(e.to_string()), e),
+                        )
+                    },
+                )?,
             ),
             false => None,
         };

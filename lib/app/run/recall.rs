@@ -98,9 +98,33 @@ impl Cut {
     }
 }
 
+/// The run log's entry that could not be saved: whose, and why (the
+/// memory's typed error). Its line is the warning a run prints.
+#[derive(Debug)]
+pub struct NotSaved {
+    pub agent: String,
+    pub source: axe_base::error::Error,
+}
+
+impl std::fmt::Display for NotSaved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "failed to save memory for \"{}\": {}",
+            self.agent, self.source
+        )
+    }
+}
+
+impl std::error::Error for NotSaved {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 /// Appends the entry for a successful run, through `secrets`, and says
 /// what they took out and what the length limit cut; the error is the
-/// warning text.
+/// warning.
 pub fn record(
     (dirs, wait): (&Dirs, Wait),
     agent: &str,
@@ -108,8 +132,11 @@ pub fn record(
     task: &str,
     result: &str,
     secrets: &Secrets,
-) -> Result<(Vec<Kind>, Cut), String> {
-    let fail = |e: axe_base::error::Error| format!("failed to save memory for \"{agent}\": {e}");
+) -> Result<(Vec<Kind>, Cut), NotSaved> {
+    let fail = |source| NotSaved {
+        agent: agent.to_owned(),
+        source,
+    };
     let path = axe_memory::log::file_path(dirs, agent, &config.path).map_err(fail)?;
     let appended = axe_memory::log::append(
         &path,

@@ -28,10 +28,7 @@ impl Program {
             "zsh" => Ok(zsh::script(self)),
             "fish" => Ok(fish::script(self)),
             "nushell" | "nu" => Ok(nushell::script(self)),
-            _ => Err(Error::Usage(format!(
-                "error parsing flag --completions: unknown shell \"{shell}\" (expected one of {})",
-                SHELLS.join(", ")
-            ))),
+            _ => Err(crate::error::UsageError::UnknownShell(shell.to_owned()).into()),
         }
     }
 

@@ -70,16 +70,16 @@ pub fn append(
     } = entry::format(at, &task.text, &result.text);
     let (dir, name) = holding(path, true)?.ok_or_else(|| {
         let gone = io::Error::from(io::ErrorKind::NotFound);
-        Error::memory("failed to create memory directory", "mkdir", path, &gone)
+        crate::error::io_error("failed to create memory directory", "mkdir", path, gone)
     })?;
     let file = open_locked(&dir, &name, Open::Append, Mode::Exclusive, wait)
-        .map_err(|e| Error::memory("failed to open memory file", "open", path, &e))?
+        .map_err(|e| crate::error::io_error("failed to open memory file", "open", path, e))?
         .ok_or_else(|| {
             let gone = io::Error::from(io::ErrorKind::NotFound);
-            Error::memory("failed to open memory file", "open", path, &gone)
+            crate::error::io_error("failed to open memory file", "open", path, gone)
         })?;
     write_whole(&dir, &name, &file, &bytes)
-        .map_err(|e| Error::memory("failed to write memory entry", "write", path, &e))?;
+        .map_err(|e| crate::error::io_error("failed to write memory entry", "write", path, e))?;
     Ok(Appended {
         timestamp,
         bytes: bytes.len() as u64,
@@ -110,7 +110,7 @@ impl Tail {
                 Ok(0) => return Ok(()),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Error::memory("", "read", &self.path, &e)),
+                Err(e) => return Err(crate::error::io_error("", "read", &self.path, e)),
             };
             out.write_all(&buf[..n]).map_err(Error::Output)?;
         }
@@ -159,7 +159,7 @@ impl Iterator for Records {
                 Ok(_) => {}
                 Err(e) => {
                     self.reader = None;
-                    return Some(Err(Error::memory("", "read", &self.path, &e)));
+                    return Some(Err(crate::error::io_error("", "read", &self.path, e)));
                 }
             }
             if self.line.starts_with(entry::HEADER) {
@@ -191,13 +191,13 @@ fn holding(path: &Path, create: bool) -> Result<Option<(Dir, std::ffi::OsString)
     Dir::holding(path, create).map_err(|e| {
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         match create {
-            true => Error::memory(
+            true => crate::error::io_error(
                 "failed to create memory directory",
                 "mkdir",
                 dir.unwrap_or(path),
-                &e,
+                e,
             ),
-            false => Error::memory("", "open", path, &e),
+            false => crate::error::io_error("", "open", path, e),
         }
     })
 }
@@ -206,7 +206,7 @@ fn holding(path: &Path, create: bool) -> Result<Option<(Dir, std::ffi::OsString)
 /// (up to its last whole entry, should an append have died mid-entry).
 /// `None` when the file does not exist.
 fn snapshot(path: &Path, wait: Wait) -> Result<Option<(File, u64)>> {
-    let read_err = |op: &str, e: io::Error| Error::memory("", op, path, &e);
+    let read_err = |op: &'static str, e: io::Error| crate::error::io_error("", op, path, e);
     let Some((dir, name)) = holding(path, false)? else {
         return Ok(None);
     };
@@ -240,14 +240,14 @@ pub fn tail(path: &Path, last_n: u64, wait: Wait) -> Result<Tail> {
         0
     } else {
         let heads = scan::last_headers(&file, len, clamp(last_n))
-            .map_err(|e| Error::memory("", "read", path, &e))?;
+            .map_err(|e| crate::error::io_error("", "read", path, e))?;
         match heads.last() {
             Some(&first) => first,
             None => return Ok(empty()),
         }
     };
     file.seek(SeekFrom::Start(start))
-        .map_err(|e| Error::memory("", "seek", path, &e))?;
+        .map_err(|e| crate::error::io_error("", "seek", path, e))?;
     Ok(Tail {
         path: path.to_owned(),
         reader: Some(file.take(len - start)),
@@ -276,8 +276,8 @@ pub fn count(path: &Path, wait: Wait) -> Result<Counted> {
             bytes: 0,
         });
     };
-    let entries =
-        scan::count_headers(file.take(len)).map_err(|e| Error::memory("", "read", path, &e))?;
+    let entries = scan::count_headers(file.take(len))
+        .map_err(|e| crate::error::io_error("", "read", path, e))?;
     Ok(Counted {
         entries,
         bytes: len,
@@ -343,7 +343,9 @@ pub fn trim(path: &Path, keep: u64, count_removed: bool, wait: Wait) -> Result<T
             entries: count(path, wait)?.entries,
         });
     }
-    let fail = |op: &str, e: io::Error| Error::memory("failed to trim memory file", op, path, &e);
+    let fail = |op: &'static str, e: io::Error| {
+        crate::error::io_error("failed to trim memory file", op, path, e)
+    };
     let Some((dir, name)) = holding(path, false)? else {
         return Ok(Trim::Within { entries: 0 });
     };

@@ -20,11 +20,12 @@ use time::OffsetDateTime;
 
 use super::workspace::{Workspace, day};
 use crate::append::write_whole;
+use crate::error::MemoryError;
 use crate::lock::{Wait, create_locked};
 use crate::log::escape_headers;
 use crate::secrets::{Kind, Secrets};
 use axe_base::beneath::Open;
-use axe_base::error::{Error, Result};
+use axe_base::error::Result;
 
 /// The characters of `content` as an entry holds them and the limit
 /// counts them: without the white space it ends with.
@@ -61,19 +62,17 @@ pub fn remember(
     let redacted = secrets.redact(content);
     let content = redacted.text.trim_ascii_end();
     if content.trim_ascii().is_empty() {
-        return Err(Error::Input(
-            "nothing to remember: the text is empty".into(),
-        ));
+        return Err(MemoryError::EmptyEntry.into());
     }
     let chars = entry_chars(content);
     if chars > limit {
-        return Err(Error::Input(format!(
-            "the entry is {chars} characters, over the limit of {limit} (max_memory_chars): remember less at a time"
-        )));
+        return Err(MemoryError::EntryTooLong { chars, limit }.into());
     }
     let at = at.to_offset(time::UtcOffset::UTC);
     let path = ws.daily(agent, at.date());
-    let fail = |op: &str, e: std::io::Error| Error::memory("failed to remember", op, &path, &e);
+    let fail = |op: &'static str, e: std::io::Error| {
+        crate::error::io_error("failed to remember", op, &path, e)
+    };
     let (dir, name) = ws
         .file(&path, true)?
         .ok_or_else(|| fail("open", std::io::ErrorKind::NotFound.into()))?;

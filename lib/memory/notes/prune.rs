@@ -8,7 +8,7 @@ use rustix::fs::FileType;
 use time::{Date, Month};
 
 use super::workspace::{Workspace, day};
-use axe_base::error::{Error, Result};
+use axe_base::error::Result;
 
 /// The daily logs removed (or that would be, with `dry_run`) and how many
 /// stay.
@@ -32,7 +32,7 @@ pub fn prune(ws: &Workspace, agent: &str, cutoff: Date, dry_run: bool) -> Result
     };
     let entries = dir
         .list()
-        .map_err(|e| Error::memory("", "read", &path, &e))?;
+        .map_err(|e| crate::error::io_error("", "read", &path, e))?;
     let mut dated: Vec<(Date, String)> = entries
         .into_iter()
         .filter(|(_, kind)| *kind == FileType::RegularFile)
@@ -47,11 +47,11 @@ pub fn prune(ws: &Workspace, agent: &str, cutoff: Date, dry_run: bool) -> Result
     for (date, name) in old {
         if !dry_run {
             dir.remove(name.as_ref()).map_err(|e| {
-                Error::memory(
-                    &format!("failed to prune {}", day(date)),
+                crate::error::io_error(
+                    format!("failed to prune {}", day(date)),
                     "remove",
-                    &dir.join(&name),
-                    &e,
+                    dir.join(&name),
+                    e,
                 )
             })?;
         }

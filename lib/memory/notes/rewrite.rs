@@ -6,12 +6,13 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use super::workspace::Workspace;
+use crate::error::MemoryError;
 use crate::hash::sha256_hex;
 use crate::lock::{Wait, create_locked};
 use crate::replace::replace;
 use crate::secrets::{Kind, Secrets};
 use axe_base::beneath::Open;
-use axe_base::error::{Error, Result};
+use axe_base::error::Result;
 
 /// What a rewrite wrote.
 #[derive(Debug, Clone)]
@@ -42,11 +43,17 @@ pub fn rewrite(
     let what = ws.relative(path);
     let chars = String::from_utf8_lossy(content).chars().count();
     if chars > limit {
-        return Err(Error::Input(format!(
-            "{what} would be {chars} characters, over {limit_name} ({limit}): keep what matters and write it again"
-        )));
+        return Err(MemoryError::OverLimit {
+            what,
+            chars,
+            limit_name: limit_name.to_string(),
+            limit,
+        }
+        .into());
     }
-    let fail = |op: &str, e: std::io::Error| Error::memory("failed to rewrite", op, path, &e);
+    let fail = |op: &'static str, e: std::io::Error| {
+        crate::error::io_error("failed to rewrite", op, path, e)
+    };
     let (dir, name) = ws
         .file(path, true)?
         .ok_or_else(|| fail("open", std::io::ErrorKind::NotFound.into()))?;
@@ -59,10 +66,12 @@ pub fn rewrite(
                 .map_err(|e| fail("read", e))?;
             let now = sha256_hex(&current);
             if !now.eq_ignore_ascii_case(expected.trim()) {
-                return Err(Error::Conflict(format!(
-                    "{what} changed since it was read (its sha256 is now {now}, not {}): read it again, merge, and write again",
-                    expected.trim()
-                )));
+                return Err(MemoryError::Changed {
+                    what: what.clone(),
+                    now,
+                    expected: expected.trim().to_string(),
+                }
+                .into());
             }
         }
         replace(&file, &dir, &name, |tmp, _| tmp.write_all(content)).map_err(|e| fail("replace", e))

@@ -28,7 +28,7 @@ use super::query;
 use super::scan::{self, BODY, FIELDS, HEADING, Scanner, TOPIC};
 use super::snippet;
 use super::workspace::{At, Scope, Workspace};
-use axe_base::error::{Error, Result};
+use axe_base::error::Result;
 
 /// BM25's usual constants. Only the body's length is weighed: a topic's
 /// name and a heading are one short line each.
@@ -227,7 +227,8 @@ pub fn search(
         let file = &files[h.file as usize];
         if in_buf != Some(h.file) {
             buf.clear();
-            read(ws, file, &mut buf).map_err(|e| Error::memory("", "read", &file.path, &e))?;
+            read(ws, file, &mut buf)
+                .map_err(|e| crate::error::io_error("", "read", &file.path, e))?;
             in_buf = Some(h.file);
             starts = line_starts(&buf);
         }

@@ -1,8 +1,9 @@
 //! World topic names: what a topic may be called on disk.
 
 use super::fold::combining;
+use crate::error::MemoryError;
 use crate::secrets::{Kind, Secrets};
-use axe_base::error::{Error, Result};
+use axe_base::error::Result;
 
 /// The longest topic file name, in bytes, without `.md`. Every name made
 /// from it must fit the 255 bytes a file name may have: the longest is a
@@ -36,15 +37,17 @@ pub fn sanitize(topic: &str) -> Result<String> {
         name.pop();
     }
     if name.is_empty() {
-        return Err(Error::Input(format!(
-            "topic \"{topic}\" has no letters or digits to name a file"
-        )));
+        return Err(MemoryError::TopicUnnamed {
+            topic: topic.to_string(),
+        }
+        .into());
     }
     if name.len() > MAX_BYTES {
-        return Err(Error::Input(format!(
-            "topic name is too long: {} bytes once made a file name, over the limit of {MAX_BYTES}",
-            name.len()
-        )));
+        return Err(MemoryError::TopicTooLong {
+            bytes: name.len(),
+            max: MAX_BYTES,
+        }
+        .into());
     }
     Ok(name)
 }
@@ -66,11 +69,8 @@ pub fn name(topic: &str, secrets: &Secrets) -> Result<String> {
     if kinds.is_empty() {
         return Ok(name);
     }
-    let kinds: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
-    Err(Error::Input(format!(
-        "the topic's name holds what looks like a secret ({}): a file name is never redacted; name the topic for what it is about; nothing was written",
-        kinds.join(", ")
-    )))
+    let kinds = kinds.iter().map(|k| k.name()).collect();
+    Err(MemoryError::TopicSecret { kinds }.into())
 }
 
 #[cfg(test)]

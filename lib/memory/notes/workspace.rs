@@ -12,6 +12,7 @@ use time::Date;
 use super::conflict::is_conflict;
 use super::settings::NotesConfig;
 use crate::append;
+use crate::error::MemoryError;
 use axe_base::beneath::{self, Dir};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
@@ -110,7 +111,7 @@ impl Workspace {
         self.walk_io(path, create, walk)
             .map_err(|e| match beneath::is_outside(&e) {
                 true => self.outside(path),
-                false => Error::memory("", "open", path, &e),
+                false => crate::error::io_error("", "open", path, e),
             })
     }
 
@@ -195,11 +196,11 @@ impl Workspace {
     }
 
     fn outside(&self, path: &Path) -> Error {
-        Error::Input(format!(
-            "{} leads outside the notes workspace {}",
-            path.display(),
-            self.root.display()
-        ))
+        MemoryError::Outside {
+            path: path.to_path_buf(),
+            root: self.root.clone(),
+        }
+        .into()
     }
 }
 
@@ -215,7 +216,7 @@ impl Workspace {
         match dir.read_into(&name, &mut bytes, READ_LIMIT) {
             Ok(true) => Ok(Some(bytes)),
             Ok(false) => Ok(None),
-            Err(e) => Err(Error::memory("", "read", path, &e)),
+            Err(e) => Err(crate::error::io_error("", "read", path, e)),
         }
     }
 }

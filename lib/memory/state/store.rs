@@ -8,6 +8,7 @@ use serde::Deserialize;
 use super::data::{State, VERSION};
 use super::redact::redact;
 use super::view::View;
+use crate::error::{InvalidText, MemoryError};
 use crate::lock::{Mode, Wait, create_locked, open_locked};
 use crate::replace::replace;
 use crate::secrets::{Kind, Secrets};
@@ -38,7 +39,7 @@ pub fn load(path: &Path, wait: Wait) -> Result<State> {
 /// The bytes of the state file at `path`, read under its shared lock, for
 /// [`view`]; a missing file is none.
 pub fn read(path: &Path, wait: Wait) -> Result<Vec<u8>> {
-    let fail = |e: io::Error| Error::memory("failed to read state", "open", path, &e);
+    let fail = |e: io::Error| crate::error::io_error("failed to read state", "open", path, e);
     let Some((dir, name)) = Dir::holding(path, false).map_err(fail)? else {
         return Ok(Vec::new());
     };
@@ -46,7 +47,8 @@ pub fn read(path: &Path, wait: Wait) -> Result<Vec<u8>> {
     else {
         return Ok(Vec::new());
     };
-    read_whole(&mut file).map_err(|e| Error::memory("failed to read state", "read", path, &e))
+    read_whole(&mut file)
+        .map_err(|e| crate::error::io_error("failed to read state", "read", path, e))
 }
 
 /// The largest state file read: 50 times a state of 10,000 items. A state
@@ -84,11 +86,13 @@ pub(super) fn parse<'a, T: Deserialize<'a> + Default>(path: &Path, text: &'a [u8
     if blank(text) {
         return Ok(T::default());
     }
-    let invalid = |line: usize, column: usize, e: &dyn std::fmt::Display| {
-        Error::Memory(format!(
-            "state file {} is not a valid state: line {line}, column {column}: {e}",
-            path.display(),
-        ))
+    let invalid = |line: usize, column: usize, source: InvalidText| {
+        Error::from(MemoryError::InvalidState {
+            path: path.to_path_buf(),
+            line,
+            column,
+            source,
+        })
     };
     // Checked whole first: one pass, where serde_json would check each
     // string on its own (a fifth of the time of a large state).
@@ -100,15 +104,9 @@ pub(super) fn parse<'a, T: Deserialize<'a> + Default>(path: &Path, text: &'a [u8
             .rposition(|&b| b == b'\n')
             .map_or(0, |i| i + 1);
         let column = String::from_utf8_lossy(&before[start..]).chars().count() + 1;
-        invalid(line, column, &"invalid UTF-8")
+        invalid(line, column, InvalidText::Utf8(e))
     })?;
-    serde_json::from_str(text).map_err(|e| {
-        // serde_json ends its message with the position, said already.
-        let message = e.to_string();
-        let suffix = format!(" at line {} column {}", e.line(), e.column());
-        let reason = message.strip_suffix(&suffix).unwrap_or(&message);
-        invalid(e.line(), e.column(), &reason)
-    })
+    serde_json::from_str(text).map_err(|e| invalid(e.line(), e.column(), InvalidText::Json(e)))
 }
 
 /// What a save wrote.
@@ -132,7 +130,9 @@ pub fn update(
     wait: Wait,
     change: impl FnOnce(&mut State),
 ) -> Result<Saved> {
-    let fail = |op: &str, e: io::Error| Error::memory("failed to save state", op, path, &e);
+    let fail = |op: &'static str, e: io::Error| {
+        crate::error::io_error("failed to save state", op, path, e)
+    };
     let (dir, name) = Dir::holding(path, true)
         .map_err(|e| fail("mkdir", e))?
         .ok_or_else(|| fail("mkdir", io::ErrorKind::NotFound.into()))?;

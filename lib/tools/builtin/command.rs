@@ -9,6 +9,7 @@
 //! asked to stop (SIGINT, SIGTERM, SIGHUP), the whole group is killed
 //! there and then (inside bubblewrap, the whole sandbox with it).
 
+use crate::error::ToolError;
 use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -57,7 +58,7 @@ pub const RUN_COMMAND: Tool<Act> = Tool {
     workdir: true,
 };
 
-fn run_command(act: &Act, args: RunCommand) -> Result<Reply, String> {
+fn run_command(act: &Act, args: RunCommand) -> Result<Reply, ToolError> {
     let command = args.command.as_str();
     if command.is_empty() {
         return Err("command is required".into());
@@ -74,15 +75,15 @@ fn run_command(act: &Act, args: RunCommand) -> Result<Reply, String> {
     let writable: Vec<&Path> = act.artifacts.iter().map(|a| a.dir.as_path()).collect();
     let mut cmd = sandbox
         .command(&act.dirs, &act.workdir, &writable, command)
-        .map_err(|e| failed(&e))?;
-    let (reader, writer) = std::io::pipe().map_err(|e| failed(&e))?;
-    let writer2 = writer.try_clone().map_err(|e| failed(&e))?;
+        .map_err(failed)?;
+    let (reader, writer) = std::io::pipe().map_err(failed)?;
+    let writer2 = writer.try_clone().map_err(failed)?;
     cmd.env_clear()
         .envs(environment(&act.workdir))
         .stdout(writer)
         .stderr(writer2)
         .process_group(0);
-    let child = cmd.spawn().map_err(|e| failed(&e));
+    let child = cmd.spawn().map_err(failed);
     // Our copies of the pipe's write end go, or it would never end.
     drop(cmd);
     let mut child = child?;
@@ -159,19 +160,17 @@ fn finish(
     output: &Mutex<Vec<u8>>,
     read_rx: &mpsc::Receiver<()>,
     deadline: Instant,
-) -> Result<Reply, String> {
+) -> Result<Reply, ToolError> {
     let left = deadline.saturating_duration_since(Instant::now());
     let _ = read_rx.recv_timeout(left.min(GRACE));
     let output = shown(&output.lock().unwrap_or_else(|e| e.into_inner()));
-    let status = status.map_err(|e| failed(&e))?;
+    let status = status.map_err(failed)?;
     if let Some(why) = ended {
-        return Err(format!(
-            "command killed {why}, with everything it started\n{output}"
-        ));
+        return Err(format!("command killed {why}, with everything it started\n{output}").into());
     }
     match exit(status) {
         None => Ok(Reply::text(output)),
-        Some(code) => Err(format!("exit code {code}\n{output}")),
+        Some(code) => Err(format!("exit code {code}\n{output}").into()),
     }
 }
 
@@ -238,6 +237,9 @@ fn kill_children(parent: u32) {
     }
 }
 
-fn failed(err: &std::io::Error) -> String {
-    format!("run_command: {}", axe_base::error::describe_io(err))
+fn failed(err: std::io::Error) -> ToolError {
+    ToolError::caused(
+        format!("run_command: {}", axe_base::error::describe_io(&err)),
+        err,
+    )
 }

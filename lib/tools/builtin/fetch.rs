@@ -6,6 +6,7 @@
 //! 15 seconds and the run's deadline. HTML comes back as text; at most
 //! 10,000 characters, as Go's.
 
+use crate::error::ToolError;
 use std::time::{Duration, Instant};
 
 use super::act::{Act, text_schema};
@@ -35,7 +36,7 @@ pub const URL_FETCH: Tool<Act> = Tool {
     workdir: false,
 };
 
-fn url_fetch(act: &Act, args: UrlFetch) -> Result<Reply, String> {
+fn url_fetch(act: &Act, args: UrlFetch) -> Result<Reply, ToolError> {
     let given = args.url.as_str();
     if given.is_empty() {
         return Err("url is required".into());
@@ -47,7 +48,7 @@ fn url_fetch(act: &Act, args: UrlFetch) -> Result<Reply, String> {
         hosts::allowed(&url.host, &act.allowed_hosts)?;
         let addrs = hosts::resolve(&url.host, url.port)?;
         let response = http_get::get(&act.client, &url, &addrs, deadline)
-            .map_err(|e| format!("Get {:?}: {e}", url.to_text()))?;
+            .map_err(|e| ToolError::caused(format!("Get {:?}: {e}", url.to_text()), e))?;
         let location = response
             .location
             .as_deref()
@@ -59,7 +60,8 @@ fn url_fetch(act: &Act, args: UrlFetch) -> Result<Reply, String> {
             return Err(format!(
                 "Get {:?}: stopped after {MAX_REDIRECTS} redirects",
                 url.to_text()
-            ));
+            )
+            .into());
         }
         redirects += 1;
         url = url.join(location)?;
@@ -76,6 +78,6 @@ fn url_fetch(act: &Act, args: UrlFetch) -> Result<Reply, String> {
     }
     match response.status {
         200..=299 => Ok(Reply::text(body)),
-        status => Err(format!("HTTP {status}: {body}")),
+        status => Err(format!("HTTP {status}: {body}").into()),
     }
 }

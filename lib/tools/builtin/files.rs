@@ -3,6 +3,7 @@
 //! Every path goes through [`super::paths`]; a write replaces the file
 //! whole (a temp file renamed over it), so a reader never sees half.
 
+use crate::error::ToolError;
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 
@@ -96,11 +97,11 @@ pub const EDIT_FILE: Tool<Act> = Tool {
     workdir: true,
 };
 
-fn list_directory(act: &Act, args: ListDirectory) -> Result<Reply, String> {
+fn list_directory(act: &Act, args: ListDirectory) -> Result<Reply, ToolError> {
     let base = paths::base(act, args.artifact, false)?;
     let rel = args.path.as_str();
     let dir = paths::dir(&base, rel)?;
-    let mut entries = dir.list().map_err(|e| paths::failed(&base, rel, &e))?;
+    let mut entries = dir.list().map_err(|e| paths::failed(&base, rel, e))?;
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     let lines: Vec<String> = entries
         .into_iter()
@@ -117,13 +118,13 @@ fn list_directory(act: &Act, args: ListDirectory) -> Result<Reply, String> {
 }
 
 /// The bytes of the file `rel` in `base`.
-fn read_whole(base: &Base, rel: &str) -> Result<Vec<u8>, String> {
+fn read_whole(base: &Base, rel: &str) -> Result<Vec<u8>, ToolError> {
     let (dir, name) = paths::file(base, rel, false)?;
     let mut buf = Vec::new();
     match dir.read_into(&name, &mut buf, READ_LIMIT) {
         Ok(true) => Ok(buf),
-        Ok(false) => Err(missing(rel)),
-        Err(e) => Err(unread(base, rel, &e)),
+        Ok(false) => Err(missing(rel).into()),
+        Err(e) => Err(unread(base, rel, e)),
     }
 }
 
@@ -132,18 +133,18 @@ fn missing(rel: &str) -> String {
 }
 
 /// The message for a file that could not be opened or read.
-fn unread(base: &Base, rel: &str, err: &std::io::Error) -> String {
+fn unread(base: &Base, rel: &str, err: std::io::Error) -> ToolError {
     if err.kind() == std::io::ErrorKind::IsADirectory {
-        return "path is a directory, not a file".into();
+        return ToolError::caused("path is a directory, not a file", err);
     }
     // Swapped for a symlink since it was resolved.
-    if beneath::is_link(err) {
-        return format!("path escapes {}", base.label);
+    if beneath::is_link(&err) {
+        return ToolError::caused(format!("path escapes {}", base.label), err);
     }
     paths::failed(base, rel, err)
 }
 
-fn read_file(act: &Act, args: ReadFile) -> Result<Reply, String> {
+fn read_file(act: &Act, args: ReadFile) -> Result<Reply, ToolError> {
     let base = paths::base(act, args.artifact, false)?;
     let rel = args.path.as_str();
     let content = read_whole(&base, rel)?;
@@ -178,7 +179,8 @@ fn read_file(act: &Act, args: ReadFile) -> Result<Reply, String> {
         return Err(format!(
             "offset {offset} exceeds file length of {} lines",
             lines.len()
-        ));
+        )
+        .into());
     }
     let shown: Vec<String> = lines
         .iter()
@@ -190,13 +192,13 @@ fn read_file(act: &Act, args: ReadFile) -> Result<Reply, String> {
     Ok(Reply::text(shown.join("\n")))
 }
 
-fn write_file(act: &Act, args: WriteFile) -> Result<Reply, String> {
+fn write_file(act: &Act, args: WriteFile) -> Result<Reply, ToolError> {
     let base = paths::base(act, args.artifact, act.default_write)?;
     let rel = args.path.as_str();
     let content = args.content.as_deref().unwrap_or_default();
     let (dir, name) = paths::file(&base, rel, true)?;
     replace(&dir, &name, content.as_bytes(), act.wait())
-        .map_err(|e| paths::failed(&base, rel, &e))?;
+        .map_err(|e| paths::failed(&base, rel, e))?;
     Ok(Reply::text(done(
         act,
         &base,
@@ -217,7 +219,7 @@ fn done(act: &Act, base: &Base, rel: &str, size: usize, message: String) -> Stri
     }
 }
 
-fn edit_file(act: &Act, args: EditFile) -> Result<Reply, String> {
+fn edit_file(act: &Act, args: EditFile) -> Result<Reply, ToolError> {
     let base = paths::base(act, args.artifact, false)?;
     let rel = args.path.as_str();
     let (old, new) = (args.old_string.as_str(), args.new_string.as_str());
@@ -229,21 +231,22 @@ fn edit_file(act: &Act, args: EditFile) -> Result<Reply, String> {
     // in the same turn (calls run at once) waits, and then edits what this
     // one wrote instead of having it overwritten.
     let current = locked(&dir, &name, Open::Write, act.wait())
-        .map_err(|e| unread(&base, rel, &e))?
+        .map_err(|e| unread(&base, rel, e))?
         .ok_or_else(|| missing(rel))?;
     let mut content = Vec::new();
     (&current)
         .take(READ_LIMIT + 1)
         .read_to_end(&mut content)
-        .map_err(|e| unread(&base, rel, &e))?;
+        .map_err(|e| unread(&base, rel, e))?;
     if content.len() as u64 > READ_LIMIT {
-        return Err(format!(
-            "{rel}: larger than the limit of {} MiB",
-            READ_LIMIT >> 20
-        ));
+        return Err(format!("{rel}: larger than the limit of {} MiB", READ_LIMIT >> 20).into());
     }
-    let content = String::from_utf8(content)
-        .map_err(|_| "the file is not UTF-8 text; edit_file changes text files".to_owned())?;
+    let content = String::from_utf8(content).map_err(|e| {
+        ToolError::caused(
+            "the file is not UTF-8 text; edit_file changes text files",
+            e,
+        )
+    })?;
     let count = content.matches(old).count();
     let all = args.replace_all.unwrap_or(false);
     if count == 0 {
@@ -252,7 +255,7 @@ fn edit_file(act: &Act, args: EditFile) -> Result<Reply, String> {
     if count > 1 && !all {
         return Err(format!(
             "old_string found {count} times; set replace_all to true or provide a more unique string"
-        ));
+        ).into());
     }
     let replaced = if all { count } else { 1 };
     // Worked out before it is made: a short `old_string` replaced all over
@@ -263,14 +266,15 @@ fn edit_file(act: &Act, args: EditFile) -> Result<Reply, String> {
         return Err(format!(
             "the edit would make {rel} larger than the limit of {} MiB",
             READ_LIMIT >> 20
-        ));
+        )
+        .into());
     }
     let edited = match all {
         true => content.replace(old, new),
         false => content.replacen(old, new, 1),
     };
     write_over(&current, &dir, &name, edited.as_bytes())
-        .map_err(|e| paths::failed(&base, rel, &e))?;
+        .map_err(|e| paths::failed(&base, rel, e))?;
     let message = format!("replaced {replaced} occurrence(s) in {rel}");
     Ok(Reply::text(done(act, &base, rel, edited.len(), message)))
 }

@@ -9,11 +9,12 @@
 //! One difference from Go's pattern: a path starts only where a word
 //! does, so `cat src/main.go` is not taken for the absolute `/main.go`.
 
+use crate::error::ToolError;
 use std::path::{Component, Path, PathBuf};
 
 /// Why `command` is refused in `workdir`, in Go's words; `Ok` when the
 /// check finds nothing.
-pub fn check(workdir: &Path, command: &str) -> Result<(), String> {
+pub fn check(workdir: &Path, command: &str) -> Result<(), ToolError> {
     let workdir = clean(workdir);
     if workdir == Path::new("/") {
         return Ok(());
@@ -21,7 +22,7 @@ pub fn check(workdir: &Path, command: &str) -> Result<(), String> {
     if let Some(token) = tilde(command) {
         return Err(format!(
             "command rejected: home directory expansion {token:?} is not allowed; use relative paths from the working directory instead"
-        ));
+        ).into());
     }
     for token in tokens(command) {
         let climbs = token.split('/').any(|part| part == "..");
@@ -29,7 +30,7 @@ pub fn check(workdir: &Path, command: &str) -> Result<(), String> {
             return Err(format!(
                 "command rejected: parent traversal in {token:?} escapes the working directory {:?}; use relative paths that stay within the workdir",
                 workdir.display().to_string()
-            ));
+            ).into());
         }
     }
     let masked = mask_urls(command);
@@ -41,7 +42,7 @@ pub fn check(workdir: &Path, command: &str) -> Result<(), String> {
             return Err(format!(
                 "command rejected: absolute path {path:?} is outside the working directory {:?}; use relative paths instead",
                 workdir.display().to_string()
-            ));
+            ).into());
         }
     }
     Ok(())
@@ -166,14 +167,14 @@ mod tests {
             "node -e 'fetch(\"https://youtube.com/api/v2/transcripts\")'",
             "cat src/main.go",
         ] {
-            assert_eq!(check(w, good), Ok(()), "{good}");
+            assert!(check(w, good).is_ok(), "{good}");
         }
-        assert_eq!(check(Path::new("/"), "cat /etc/passwd"), Ok(()));
+        assert!(check(Path::new("/"), "cat /etc/passwd").is_ok());
         assert_eq!(
-            check(w, "cat /etc/passwd").unwrap_err(),
+            check(w, "cat /etc/passwd").unwrap_err().to_string(),
             "command rejected: absolute path \"/etc/passwd\" is outside the working directory \"/work/dir\"; use relative paths instead"
         );
         // Not a boundary: the shell builds a path the check never sees.
-        assert_eq!(check(w, r"cat $(printf '\057etc\057passwd')"), Ok(()));
+        assert!(check(w, r"cat $(printf '\057etc\057passwd')").is_ok());
     }
 }

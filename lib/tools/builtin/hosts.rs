@@ -6,38 +6,39 @@
 //! (IANA's registries), nor any of these written as IPv4-mapped,
 //! IPv4-translated, IPv4-compatible, NAT64 or 6to4 IPv6.
 
+use crate::error::ToolError;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 
 /// Why `host` may not be fetched by these `allowed` hosts, in Go's words.
-pub fn allowed(host: &str, allowed: &[String]) -> Result<(), String> {
+pub fn allowed(host: &str, allowed: &[String]) -> Result<(), ToolError> {
     if allowed.is_empty() || allowed.iter().any(|a| a.eq_ignore_ascii_case(host)) {
         return Ok(());
     }
-    Err(format!("host {host:?} is not in allowed_hosts"))
+    Err(format!("host {host:?} is not in allowed_hosts").into())
 }
 
 /// The addresses of `host` at `port`, each checked: any one that is not
 /// public refuses the host (a name that resolves to both is refused, not
 /// trimmed).
-pub fn resolve(host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
+pub fn resolve(host: &str, port: u16) -> Result<Vec<SocketAddr>, ToolError> {
     let addrs: Vec<SocketAddr> = match host.parse::<IpAddr>() {
         Ok(ip) => vec![SocketAddr::new(ip, port)],
         Err(_) => match testing::resolve(host, port) {
             Some(addrs) => addrs,
             None => (host, port)
                 .to_socket_addrs()
-                .map_err(|e| format!("lookup {host}: {}", axe_base::error::describe_io(&e)))?
+                .map_err(|e| {
+                    let text = format!("lookup {host}: {}", axe_base::error::describe_io(&e));
+                    ToolError::caused(text, e)
+                })?
                 .collect(),
         },
     };
     if addrs.is_empty() {
-        return Err(format!("lookup {host}: no addresses"));
+        return Err(format!("lookup {host}: no addresses").into());
     }
     if let Some(bad) = addrs.iter().find(|a| !public(a.ip())) {
-        return Err(format!(
-            "host {host:?} resolves to private address {}",
-            bad.ip()
-        ));
+        return Err(format!("host {host:?} resolves to private address {}", bad.ip()).into());
     }
     Ok(addrs)
 }
@@ -250,7 +251,7 @@ mod tests {
         let list = vec!["Example.com".to_owned()];
         assert!(allowed("example.COM", &list).is_ok());
         assert_eq!(
-            allowed("sub.example.com", &list).unwrap_err(),
+            allowed("sub.example.com", &list).unwrap_err().to_string(),
             "host \"sub.example.com\" is not in allowed_hosts"
         );
         assert!(allowed("anything", &[]).is_ok());

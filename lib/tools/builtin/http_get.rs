@@ -6,6 +6,7 @@
 //! liked). TLS still checks the certificate against the host name, with
 //! the same roots as every other HTTPS call of axe.
 
+use crate::error::ToolError;
 use std::io::{self, Read};
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -30,28 +31,29 @@ pub struct Url {
 }
 
 impl Url {
-    pub fn parse(text: &str) -> Result<Url, String> {
+    pub fn parse(text: &str) -> Result<Url, ToolError> {
         let text = text.trim();
         // A URL parser drops tabs and newlines and encodes spaces; a URL
         // that has them was not meant as it would be read: refused whole.
         if text.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(format!(
                 "invalid URL {text:?}: spaces and control characters must be percent-encoded"
-            ));
+            )
+            .into());
         }
         match url::Url::parse(text) {
             Ok(url) => Url::checked(url),
-            Err(url::ParseError::RelativeUrlWithoutBase) => Err(unsupported("")),
-            Err(e) => Err(format!("invalid URL {text:?}: {e}")),
+            Err(url::ParseError::RelativeUrlWithoutBase) => Err(unsupported("").into()),
+            Err(e) => Err(format!("invalid URL {text:?}: {e}").into()),
         }
     }
 
     /// `url` when it may be fetched.
-    fn checked(url: url::Url) -> Result<Url, String> {
+    fn checked(url: url::Url) -> Result<Url, ToolError> {
         let https = match url.scheme() {
             "http" => false,
             "https" => true,
-            other => return Err(unsupported(other)),
+            other => return Err(unsupported(other).into()),
         };
         if !url.username().is_empty() || url.password().is_some() {
             return Err("URLs with a user name or password are not fetched".into());
@@ -60,7 +62,7 @@ impl Url {
             Some(url::Host::Domain(name)) => name.to_ascii_lowercase(),
             Some(url::Host::Ipv4(ip)) => ip.to_string(),
             Some(url::Host::Ipv6(ip)) => ip.to_string(),
-            None => return Err(format!("no host in URL {:?}", url.as_str())),
+            None => return Err(format!("no host in URL {:?}", url.as_str()).into()),
         };
         let port = url
             .port_or_known_default()
@@ -80,12 +82,12 @@ impl Url {
     }
 
     /// Where a redirect's `Location` leads from here.
-    pub fn join(&self, location: &str) -> Result<Url, String> {
+    pub fn join(&self, location: &str) -> Result<Url, ToolError> {
         let location = location.trim();
         let url = self
             .url
             .join(location)
-            .map_err(|e| format!("invalid redirect {location:?}: {e}"))?;
+            .map_err(|e| ToolError::caused(format!("invalid redirect {location:?}: {e}"), e))?;
         Url::checked(url)
     }
 }
@@ -110,12 +112,12 @@ pub fn get(
     url: &Url,
     addrs: &[SocketAddr],
     deadline: Instant,
-) -> Result<Response, String> {
+) -> Result<Response, ToolError> {
     let client = client.pinned(addrs.to_vec());
     let headers = [("accept", "*/*"), ("accept-encoding", "identity")];
     let response = client
         .send(Method::Get, &url.to_text(), &headers, None, deadline)
-        .map_err(|e| io_failed(&e))?;
+        .map_err(io_failed)?;
     let status = response.status;
     let content_type = response.header("content-type").unwrap_or("").to_owned();
     let location = response.header("location").map(str::to_owned);
@@ -128,7 +130,7 @@ pub fn get(
         Ok(_) => {}
         // A server that closes without TLS's goodbye, after its answer.
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && !body.is_empty() => {}
-        Err(e) => return Err(io_failed(&e)),
+        Err(e) => return Err(io_failed(e)),
     }
     Ok(Response {
         status,
@@ -138,11 +140,12 @@ pub fn get(
     })
 }
 
-fn io_failed(e: &io::Error) -> String {
-    match e.kind() {
+fn io_failed(e: io::Error) -> ToolError {
+    let text = match e.kind() {
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => "timed out".into(),
-        _ => axe_base::error::describe_io(e),
-    }
+        _ => axe_base::error::describe_io(&e),
+    };
+    ToolError::caused(text, e)
 }
 
 #[cfg(test)]
@@ -164,14 +167,14 @@ mod tests {
         let u = Url::parse("http://Bücher.example/").unwrap();
         assert_eq!(u.host, "xn--bcher-kva.example");
         assert_eq!(
-            Url::parse("example.com/x").unwrap_err(),
+            Url::parse("example.com/x").unwrap_err().to_string(),
             "unsupported scheme \"\": only http and https are allowed"
         );
         let u = Url::parse("http://[::1]/").unwrap();
         assert_eq!((u.host.as_str(), u.port), ("::1", 80));
         assert_eq!(u.to_text(), "http://[::1]/");
         assert_eq!(
-            Url::parse("file:///etc/passwd").unwrap_err(),
+            Url::parse("file:///etc/passwd").unwrap_err().to_string(),
             "unsupported scheme \"file\": only http and https are allowed"
         );
         assert!(Url::parse("http://a@b/").is_err());

@@ -3,6 +3,7 @@
 //! it, an absolute path, a symlink out or a directory swapped for one
 //! meanwhile never reach outside. Errors are Go's words.
 
+use crate::error::ToolError;
 use std::ffi::OsString;
 use std::io;
 use std::path::Path;
@@ -23,7 +24,7 @@ pub struct Base<'a> {
 
 /// The directory a call works in: the artifact directory when its
 /// `artifact` argument says so (or, left out, when `default` does).
-pub fn base(act: &Act, artifact: Option<bool>, default: bool) -> Result<Base<'_>, String> {
+pub fn base(act: &Act, artifact: Option<bool>, default: bool) -> Result<Base<'_>, ToolError> {
     let artifact = artifact.unwrap_or(default);
     if !artifact {
         return Ok(Base {
@@ -45,7 +46,7 @@ pub fn base(act: &Act, artifact: Option<bool>, default: bool) -> Result<Base<'_>
 }
 
 /// `rel` checked as a path a model may name: given, and relative.
-fn relative(rel: &str) -> Result<&Path, String> {
+fn relative(rel: &str) -> Result<&Path, ToolError> {
     if rel.is_empty() {
         return Err("path is required".into());
     }
@@ -56,18 +57,19 @@ fn relative(rel: &str) -> Result<&Path, String> {
     Ok(path)
 }
 
-fn root(base: &Base) -> Result<Dir, String> {
+fn root(base: &Base) -> Result<Dir, ToolError> {
     match Dir::root(base.root, false) {
         Ok(Some(dir)) => Ok(dir),
-        Ok(None) => Err(format!(
-            "the {} {} does not exist",
-            base.label,
-            base.root.display()
-        )),
-        Err(e) => Err(format!(
-            "open the {}: {}",
-            base.label,
-            axe_base::error::describe_io(&e)
+        Ok(None) => {
+            Err(format!("the {} {} does not exist", base.label, base.root.display()).into())
+        }
+        Err(e) => Err(ToolError::caused(
+            format!(
+                "open the {}: {}",
+                base.label,
+                axe_base::error::describe_io(&e)
+            ),
+            e,
         )),
     }
 }
@@ -75,7 +77,7 @@ fn root(base: &Base) -> Result<Dir, String> {
 /// The directory holding the file `rel` and its name there (a symlink
 /// as the file itself resolved inside); with `create`, missing
 /// directories on the way are made.
-pub fn file(base: &Base, rel: &str, create: bool) -> Result<(Dir, OsString), String> {
+pub fn file(base: &Base, rel: &str, create: bool) -> Result<(Dir, OsString), ToolError> {
     let path = relative(rel)?;
     let root = root(base)?;
     if create {
@@ -87,11 +89,11 @@ pub fn file(base: &Base, rel: &str, create: bool) -> Result<(Dir, OsString), Str
             private(base, &found.0)?;
             Ok(found)
         }
-        Ok(None) => Err(format!("open {rel}: no such file or directory")),
+        Ok(None) => Err(format!("open {rel}: no such file or directory").into()),
         Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
             Err("path is a directory, not a file".into())
         }
-        Err(e) => Err(failed(base, rel, &e)),
+        Err(e) => Err(failed(base, rel, e)),
     }
 }
 
@@ -108,12 +110,12 @@ fn gate() {
 }
 
 /// The directory `rel`.
-pub fn dir(base: &Base, rel: &str) -> Result<Dir, String> {
+pub fn dir(base: &Base, rel: &str) -> Result<Dir, ToolError> {
     let path = relative(rel)?;
     match root(base)?.dir(path, false) {
         Ok(Some(dir)) => private(base, &dir).map(|()| dir),
-        Ok(None) => Err(format!("open {rel}: no such file or directory")),
-        Err(e) => Err(failed(base, rel, &e)),
+        Ok(None) => Err(format!("open {rel}: no such file or directory").into()),
+        Err(e) => Err(failed(base, rel, e)),
     }
 }
 
@@ -122,7 +124,7 @@ pub fn dir(base: &Base, rel: &str) -> Result<Dir, String> {
 /// workdir that is the home does: the tools reach what the agent was
 /// given, not axe's own files, as commands under bubblewrap do not. A
 /// workdir inside one of them is the user's choice, and kept.
-fn private(base: &Base, dir: &Dir) -> Result<(), String> {
+fn private(base: &Base, dir: &Dir) -> Result<(), ToolError> {
     let Some(at) = dir.real_path() else {
         return Ok(());
     };
@@ -137,7 +139,8 @@ fn private(base: &Base, dir: &Dir) -> Result<(), String> {
         true => Err(format!(
             "path is in axe's own config or data directory, which the {} holds",
             base.label
-        )),
+        )
+        .into()),
         false => Ok(()),
     }
 }
@@ -145,7 +148,7 @@ fn private(base: &Base, dir: &Dir) -> Result<(), String> {
 /// Refuses a write to `path` that would make its missing directories in
 /// axe's own ([`private`]): the deepest of its directories already there
 /// is checked before any is made.
-fn made_in_private(base: &Base, root: &Dir, path: &Path) -> Result<(), String> {
+fn made_in_private(base: &Base, root: &Dir, path: &Path) -> Result<(), ToolError> {
     let mut parent = path.parent();
     while let Some(dir) = parent {
         if let Ok(Some(found)) = root.dir(dir, false) {
@@ -157,13 +160,14 @@ fn made_in_private(base: &Base, root: &Dir, path: &Path) -> Result<(), String> {
 }
 
 /// The message for an error reaching `rel`.
-pub fn failed(base: &Base, rel: &str, err: &io::Error) -> String {
-    if beneath::is_outside(err) {
-        return format!("path escapes {}", base.label);
-    }
-    if let Some(p) = beneath::not_a_dir(err) {
+pub fn failed(base: &Base, rel: &str, err: io::Error) -> ToolError {
+    let text = if beneath::is_outside(&err) {
+        format!("path escapes {}", base.label)
+    } else if let Some(p) = beneath::not_a_dir(&err) {
         let inside = p.strip_prefix(base.root).unwrap_or(p);
-        return format!("{} is not a directory", inside.display());
-    }
-    format!("{rel}: {}", axe_base::error::describe_io(err))
+        format!("{} is not a directory", inside.display())
+    } else {
+        format!("{rel}: {}", axe_base::error::describe_io(&err))
+    };
+    ToolError::caused(text, err)
 }

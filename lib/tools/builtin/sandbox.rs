@@ -13,6 +13,7 @@
 //! network namespace, loopback included, and may make no Unix socket
 //! ([`super::seccomp`]): abstract ones live in that namespace.
 
+use crate::error::ToolError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -44,8 +45,8 @@ pub enum Sandbox {
 
 /// Whether bubblewrap works here: its path, or why not. Found once per
 /// process, and only when a command tool is given.
-fn probe() -> &'static Result<PathBuf, String> {
-    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+fn probe() -> &'static Result<PathBuf, ToolError> {
+    static FOUND: OnceLock<Result<PathBuf, ToolError>> = OnceLock::new();
     FOUND.get_or_init(|| {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let program = std::env::split_paths(&path)
@@ -66,12 +67,14 @@ fn probe() -> &'static Result<PathBuf, String> {
                 "{} cannot make namespaces here ({})",
                 program.display(),
                 String::from_utf8_lossy(&out.stderr).trim()
-            )),
+            )
+            .into()),
             Err(e) => Err(format!(
                 "{} would not start: {}",
                 program.display(),
                 axe_base::error::describe_io(&e)
-            )),
+            )
+            .into()),
         }
     })
 }
@@ -83,7 +86,7 @@ fn is_executable(path: &Path) -> bool {
 
 /// The sandbox for an agent's commands in `workdir`: bubblewrap when it
 /// works, else the text check; `Err` when `require` and it does not.
-pub fn choose(require: bool, network: bool, workdir: &Path) -> Result<Sandbox, String> {
+pub fn choose(require: bool, network: bool, workdir: &Path) -> Result<Sandbox, ToolError> {
     match probe() {
         Ok(program) => Ok(Sandbox::Bwrap {
             program: program.clone(),
@@ -92,8 +95,11 @@ pub fn choose(require: bool, network: bool, workdir: &Path) -> Result<Sandbox, S
         }),
         Err(why) if require => Err(format!(
             "run_command needs bubblewrap ([sandbox] require = true), but {why}"
-        )),
-        Err(why) => Ok(Sandbox::Heuristic { why: why.clone() }),
+        )
+        .into()),
+        Err(why) => Ok(Sandbox::Heuristic {
+            why: why.to_string(),
+        }),
     }
 }
 

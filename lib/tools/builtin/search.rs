@@ -2,6 +2,7 @@
 //! `AXE_WEB_SEARCH_BASE_URL`, or Go's `AXE_TAVILY_BASE_URL`, for tests
 //! and proxies), the results as Go formats them.
 
+use crate::error::ToolError;
 use std::io::Read;
 use std::time::{Duration, Instant};
 
@@ -61,14 +62,14 @@ pub const KEY_VAR: &str = "TAVILY_API_KEY";
 /// Where the searches go instead of Tavily (tests, a proxy of one's own).
 pub const BASE_URL_VARS: [&str; 2] = ["AXE_WEB_SEARCH_BASE_URL", "AXE_TAVILY_BASE_URL"];
 
-fn web_search(act: &Act, args: WebSearch) -> Result<Reply, String> {
+fn web_search(act: &Act, args: WebSearch) -> Result<Reply, ToolError> {
     let query = args.query.as_str();
     if query.is_empty() {
         return Err("query is required".into());
     }
     let key = std::env::var(KEY_VAR).unwrap_or_default();
     if key.is_empty() {
-        return Err(format!("{KEY_VAR} environment variable is not set"));
+        return Err(format!("{KEY_VAR} environment variable is not set").into());
     }
     let base = BASE_URL_VARS
         .iter()
@@ -93,7 +94,8 @@ fn web_search(act: &Act, args: WebSearch) -> Result<Reply, String> {
     ];
     let deadline = Instant::now() + left;
     // Never printed: the error names the endpoint, not the request.
-    let failed = |e: std::io::Error| format!("web_search: {base}: {}", describe(&e));
+    let failed =
+        |e: std::io::Error| ToolError::caused(format!("web_search: {base}: {}", describe(&e)), e);
     let response = act
         .client
         .send(
@@ -119,10 +121,10 @@ fn web_search(act: &Act, args: WebSearch) -> Result<Reply, String> {
         if let Some((cut, _)) = shown.char_indices().nth(ERROR_BODY) {
             shown.truncate(cut);
         }
-        return Err(format!("Tavily API error (HTTP {status}): {shown}"));
+        return Err(format!("Tavily API error (HTTP {status}): {shown}").into());
     }
     let parsed: Results = serde_json::from_slice(&raw)
-        .map_err(|e| format!("failed to parse Tavily response: {e}"))?;
+        .map_err(|e| ToolError::caused(format!("failed to parse Tavily response: {e}"), e))?;
     if parsed.results.is_empty() {
         return Ok(Reply::text("No results found.".into()));
     }

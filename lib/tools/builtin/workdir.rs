@@ -7,6 +7,7 @@
 //! axe's config, data or cache directory is refused; named (`--workdir`,
 //! the agent file's `workdir`), it is what the user asked for.
 
+use crate::error::ToolError;
 use std::path::{Path, PathBuf};
 
 use super::BUILTIN;
@@ -15,7 +16,7 @@ use axe_base::dirs::Dirs;
 /// Whether the current directory `dir` may be the workdir of `tools`:
 /// why not, in one line saying how to name it, when it may not; `dirs`
 /// are axe's own, which it must not hold.
-pub fn unnamed(dirs: &Dirs, dir: &Path, tools: &[String]) -> Result<(), String> {
+pub fn unnamed(dirs: &Dirs, dir: &Path, tools: &[String]) -> Result<(), ToolError> {
     let in_workdir = |name: &String| BUILTIN.iter().any(|t| t.workdir && t.name == name);
     if !tools.iter().any(in_workdir) {
         return Ok(());
@@ -27,7 +28,8 @@ pub fn unnamed(dirs: &Dirs, dir: &Path, tools: &[String]) -> Result<(), String> 
     Err(format!(
         "refusing the current directory {dir} as the workdir of tools: it {why}; \
          name it to use it (--workdir {dir}, or workdir in the agent file)"
-    ))
+    )
+    .into())
 }
 
 /// Whether the workdir `dir` is the whole filesystem.
@@ -102,7 +104,7 @@ mod tests {
         let files = vec!["read_file".to_owned()];
         let of = |root: &Path| Dirs::given(Some(&root.join("config")), Some(&root.join("data")));
         let (dirs_a, dirs_b) = (of(&a).unwrap(), of(&b).unwrap());
-        let err = unnamed(&dirs_a, &a, &files).unwrap_err();
+        let err = unnamed(&dirs_a, &a, &files).unwrap_err().to_string();
         assert!(err.contains("holds axe's config directory"), "{err}");
         assert!(unnamed(&dirs_b, &a, &files).is_ok());
         assert!(unnamed(&dirs_a, &b, &files).is_ok());

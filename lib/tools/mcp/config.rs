@@ -57,54 +57,97 @@ fn names_only<S: Serializer>(map: &BTreeMap<String, String>, s: S) -> Result<S::
     s.collect_seq(map.keys())
 }
 
-/// The first problem of `servers`, in Go's words where Go has them: its
-/// checks in its order for the HTTP transports, `command` for `stdio`.
-pub fn validate(servers: &[McpServer]) -> Result<(), String> {
+/// What is wrong with an agent's `[[mcp_servers]]`, in Go's words where
+/// Go has them; `at` is `mcp_servers[i]`. Reported as an invalid agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalid {
+    NoName { at: String },
+    NoCommand { at: String },
+    NoUrl { at: String },
+    BadUrl { at: String, url: String },
+    Scheme { at: String, scheme: String },
+    NoHost { at: String },
+    Transport { at: String },
+    HeaderName { at: String, name: String },
+    Duplicate { name: String },
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Invalid::NoName { at } => write!(f, "{at}.name is required"),
+            Invalid::NoCommand { at } => write!(f, "{at}.command is required"),
+            Invalid::NoUrl { at } => write!(f, "{at}.url is required"),
+            Invalid::BadUrl { at, url } => {
+                write!(
+                    f,
+                    "{at}.url is invalid: parse {url:?}: invalid URI for request"
+                )
+            }
+            Invalid::Scheme { at, scheme } => {
+                write!(f, "{at}.url must use http or https scheme, got {scheme:?}")
+            }
+            Invalid::NoHost { at } => write!(f, "{at}.url must include a host"),
+            Invalid::Transport { at } => write!(
+                f,
+                "{at}.transport must be one of: {SSE}, {STREAMABLE_HTTP}, {STDIO}"
+            ),
+            Invalid::HeaderName { at, name } => {
+                write!(f, "{at}.headers: {name:?} is not a header name")
+            }
+            Invalid::Duplicate { name } => {
+                write!(f, "mcp_servers names must be unique: {name:?}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Invalid {}
+
+/// The first problem of `servers`: its checks in Go's order for the HTTP
+/// transports, `command` for `stdio`.
+pub fn validate(servers: &[McpServer]) -> Result<(), Invalid> {
     for (i, server) in servers.iter().enumerate() {
         let at = format!("mcp_servers[{i}]");
         if server.name.trim().is_empty() {
-            return Err(format!("{at}.name is required"));
+            return Err(Invalid::NoName { at });
         }
         if server.is_stdio() {
             if server.command.trim().is_empty() {
-                return Err(format!("{at}.command is required"));
+                return Err(Invalid::NoCommand { at });
             }
         } else {
             check_url(&at, server.url.trim())?;
             if server.transport != SSE && server.transport != STREAMABLE_HTTP {
-                return Err(format!(
-                    "{at}.transport must be one of: {SSE}, {STREAMABLE_HTTP}, {STDIO}"
-                ));
+                return Err(Invalid::Transport { at });
             }
         }
         for name in server.headers.keys() {
             if name.is_empty() || !name.bytes().all(|b| b.is_ascii_graphic() && b != b':') {
-                return Err(format!("{at}.headers: {name:?} is not a header name"));
+                let name = name.clone();
+                return Err(Invalid::HeaderName { at, name });
             }
         }
         if servers[..i].iter().any(|s| s.name == server.name) {
-            return Err(format!(
-                "mcp_servers names must be unique: {:?}",
-                server.name
-            ));
+            let name = server.name.clone();
+            return Err(Invalid::Duplicate { name });
         }
     }
     Ok(())
 }
 
-fn check_url(at: &str, url: &str) -> Result<(), String> {
+fn check_url(at: &str, url: &str) -> Result<(), Invalid> {
+    let at = at.to_owned();
     if url.is_empty() {
-        return Err(format!("{at}.url is required"));
+        return Err(Invalid::NoUrl { at });
     }
     let Some((scheme, rest)) = url.split_once("://") else {
-        return Err(format!(
-            "{at}.url is invalid: parse {url:?}: invalid URI for request"
-        ));
+        let url = url.to_owned();
+        return Err(Invalid::BadUrl { at, url });
     };
     if scheme != "http" && scheme != "https" {
-        return Err(format!(
-            "{at}.url must use http or https scheme, got {scheme:?}"
-        ));
+        let scheme = scheme.to_owned();
+        return Err(Invalid::Scheme { at, scheme });
     }
     if rest
         .split(['/', '?', '#'])
@@ -112,15 +155,34 @@ fn check_url(at: &str, url: &str) -> Result<(), String> {
         .unwrap_or_default()
         .is_empty()
     {
-        return Err(format!("{at}.url must include a host"));
+        return Err(Invalid::NoHost { at });
     }
     Ok(())
 }
 
+/// A `${NAME}` in an MCP server's headers or env whose variable is unset
+/// or empty (Go's words).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unset {
+    pub name: String,
+}
+
+impl std::fmt::Display for Unset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "environment variable {:?} is not set or empty",
+            self.name
+        )
+    }
+}
+
+impl std::error::Error for Unset {}
+
 /// `text` with every `${NAME}` replaced by the variable's value; a
 /// variable that is unset or empty is an error naming it (Go's words).
 /// A `$` not followed by `{NAME}` stays as written.
-pub fn expand(text: &str, var: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(text: &str, var: impl Fn(&str) -> Option<String>) -> Result<String, Unset> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find("${") {
@@ -138,7 +200,10 @@ pub fn expand(text: &str, var: impl Fn(&str) -> Option<String>) -> Result<String
         }
         match var(name).filter(|v| !v.is_empty()) {
             Some(value) => out.push_str(&value),
-            None => return Err(format!("environment variable {name:?} is not set or empty")),
+            None => {
+                let name = name.to_owned();
+                return Err(Unset { name });
+            }
         }
         rest = &after[name_len + 1..];
     }
@@ -156,7 +221,7 @@ mod tests {
             mcp_servers: Vec<McpServer>,
         }
         let file: File = toml::from_str(toml).unwrap();
-        validate(&file.mcp_servers)
+        validate(&file.mcp_servers).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -213,9 +278,11 @@ mod tests {
             expand("$T ${ } ${1A} ${T", var).unwrap(),
             "$T ${ } ${1A} ${T"
         );
+        let unset = expand("${T}-${NOPE}", var).unwrap_err();
+        assert_eq!(unset.name, "NOPE");
         assert_eq!(
-            expand("${T}-${NOPE}", var),
-            Err("environment variable \"NOPE\" is not set or empty".into())
+            unset.to_string(),
+            "environment variable \"NOPE\" is not set or empty"
         );
     }
 }

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use axe_net::{Client, Method, Response};
 use serde_json::Value;
 
+use super::error::McpError;
 use super::events;
 use super::jsonrpc::MAX_LINE;
 use super::transport::Transport;
@@ -42,7 +43,7 @@ impl Http {
         }
     }
 
-    fn post(&self, message: &Value, deadline: Instant) -> Result<Response, String> {
+    fn post(&self, message: &Value, deadline: Instant) -> Result<Response, McpError> {
         let mut headers = self.headers.clone();
         headers.push((
             "accept".into(),
@@ -50,7 +51,7 @@ impl Http {
         ));
         headers.push(("content-type".into(), "application/json".into()));
         headers.extend(self.state_headers());
-        let body = serde_json::to_vec(message).map_err(|e| e.to_string())?;
+        let body = serde_json::to_vec(message).map_err(McpError::Encode)?;
         let response = send(
             &self.client,
             Method::Post,
@@ -82,14 +83,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Transport for Http {
-    fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, String> {
+    fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, McpError> {
         let response = self.post(message, deadline)?;
         let stream = response
             .header("content-type")
             .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"));
         if !stream {
-            let answer: Value = serde_json::from_slice(&read_body(response)?)
-                .map_err(|e| format!("the reply is not JSON: {e}"))?;
+            let answer: Value =
+                serde_json::from_slice(&read_body(response)?).map_err(McpError::NotJson)?;
             return match answer {
                 Value::Array(batch) => batch
                     .into_iter()
@@ -102,7 +103,7 @@ impl Transport for Http {
         loop {
             let event = events
                 .next()
-                .map_err(|e| read_error(&e))?
+                .map_err(McpError::Io)?
                 .ok_or("the reply's stream ended before the answer")?;
             let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
                 continue;
@@ -115,7 +116,7 @@ impl Transport for Http {
         }
     }
 
-    fn notify(&self, message: &Value, deadline: Instant) -> Result<(), String> {
+    fn notify(&self, message: &Value, deadline: Instant) -> Result<(), McpError> {
         self.post(message, deadline).map(drop)
     }
 
@@ -151,7 +152,7 @@ pub fn send(
     headers: &[(String, String)],
     body: Option<&[u8]>,
     deadline: Instant,
-) -> Result<Response, String> {
+) -> Result<Response, McpError> {
     if deadline <= Instant::now() {
         return Err("no time left before the run's deadline".into());
     }
@@ -161,50 +162,27 @@ pub fn send(
         .collect();
     let response = client
         .send(method, url, &headers, body, deadline)
-        .map_err(|e| read_error(&e))?;
+        .map_err(McpError::Io)?;
     let status = response.status;
     if (200..300).contains(&status) {
         return Ok(response);
     }
     let mut body = Vec::new();
     let _ = response.into_reader().take(200).read_to_end(&mut body);
-    let body = String::from_utf8_lossy(&body);
-    let body = body.trim();
-    let reason = reason(status);
-    Err(match body.is_empty() {
-        true => format!("HTTP {status}{reason}"),
-        false => format!("HTTP {status}{reason}: {body}"),
-    })
-}
-
-/// ` Not Found` of 404: the status's own text (the client keeps no
-/// reason phrase of the server's).
-fn reason(status: u16) -> String {
-    axe_net::reason(status)
-        .map(|r| format!(" {r}"))
-        .unwrap_or_default()
+    let body = String::from_utf8_lossy(&body).trim().to_owned();
+    Err(McpError::Status { status, body })
 }
 
 /// A body of at most [`MAX_LINE`] bytes, as every message.
-fn read_body(response: Response) -> Result<Vec<u8>, String> {
+fn read_body(response: Response) -> Result<Vec<u8>, McpError> {
     let mut body = Vec::new();
     response
         .into_reader()
         .take(MAX_LINE as u64 + 1)
         .read_to_end(&mut body)
-        .map_err(|e| read_error(&e))?;
+        .map_err(McpError::Io)?;
     if body.len() > MAX_LINE {
-        return Err(format!("a reply over {} MiB", MAX_LINE >> 20));
+        return Err(format!("a reply over {} MiB", MAX_LINE >> 20).into());
     }
     Ok(body)
-}
-
-/// An I/O error as a reason: a timeout says which.
-pub fn read_error(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
-            "no answer before the run's deadline".into()
-        }
-        _ => axe_base::error::describe_io(e),
-    }
 }

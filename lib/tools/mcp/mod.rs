@@ -7,6 +7,7 @@
 //! model reads: what is not text is described, never dropped.
 
 pub mod config;
+pub mod error;
 mod events;
 mod http;
 pub mod jsonrpc;
@@ -23,6 +24,7 @@ use std::time::Instant;
 use serde_json::{Map, Value, json};
 
 use config::McpServer;
+pub use error::McpError;
 use stdio::Launch;
 use transport::Transport;
 
@@ -71,7 +73,7 @@ impl Client {
         deadline: Instant,
         stderr_to: Option<Arc<dyn Report>>,
         http: &axe_net::Client,
-    ) -> Result<Client, String> {
+    ) -> Result<Client, McpError> {
         let server = resolved.server;
         let transport: Box<dyn Transport> = match server.transport.as_str() {
             config::STDIO => Box::new(stdio::Stdio::start(Launch {
@@ -104,7 +106,7 @@ impl Client {
         Ok(client)
     }
 
-    fn initialize(&self, deadline: Instant) -> Result<(), String> {
+    fn initialize(&self, deadline: Instant) -> Result<(), McpError> {
         let result = self.request(
             "initialize",
             json!({
@@ -116,10 +118,7 @@ impl Client {
         )?;
         let version = result["protocolVersion"].as_str().unwrap_or_default();
         if !VERSIONS.contains(&version) {
-            return Err(format!(
-                "it speaks protocol version {version:?}, not one of {}",
-                VERSIONS.join(", ")
-            ));
+            return Err(McpError::Version(version.to_owned()));
         }
         self.transport.negotiated(version);
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
@@ -128,25 +127,27 @@ impl Client {
 
     /// The result of `method`, or what went wrong: the server's error
     /// (`-32601 method not found`) or the transport's.
-    fn request(&self, method: &str, params: Value, deadline: Instant) -> Result<Value, String> {
+    fn request(&self, method: &str, params: Value, deadline: Instant) -> Result<Value, McpError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let answer = self.transport.request(id, &message, deadline)?;
         if let Some(error) = answer.get("error") {
-            return Err(format!(
-                "{method}: error {}: {}",
-                error["code"],
-                error["message"].as_str().unwrap_or_default()
-            ));
+            return Err(McpError::Rpc {
+                method: method.to_owned(),
+                code: error["code"].clone(),
+                message: error["message"].as_str().unwrap_or_default().to_owned(),
+            });
         }
         match answer.get("result") {
             Some(result) if result.is_object() => Ok(result.clone()),
-            _ => Err(format!("{method}: the answer has no result")),
+            _ => Err(McpError::NoResult {
+                method: method.to_owned(),
+            }),
         }
     }
 
     /// Every tool the server lists, page by page.
-    pub fn tools(&self, deadline: Instant) -> Result<Vec<Tool>, String> {
+    pub fn tools(&self, deadline: Instant) -> Result<Vec<Tool>, McpError> {
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
@@ -170,7 +171,7 @@ impl Client {
                 });
             }
             if tools.len() > MAX_TOOLS {
-                return Err(format!("it lists more than {MAX_TOOLS} tools"));
+                return Err(format!("it lists more than {MAX_TOOLS} tools").into());
             }
             cursor = page["nextCursor"]
                 .as_str()
@@ -180,7 +181,7 @@ impl Client {
                 return Ok(tools);
             }
         }
-        Err(format!("its tool list goes on past {MAX_PAGES} pages"))
+        Err(format!("its tool list goes on past {MAX_PAGES} pages").into())
     }
 
     /// Calls tool `name`: its result as text, or as an error when the
@@ -190,14 +191,18 @@ impl Client {
         name: &str,
         arguments: &Map<String, Value>,
         deadline: Instant,
-    ) -> Result<String, String> {
+    ) -> Result<String, McpError> {
         let params = json!({"name": name, "arguments": arguments});
         let result = self
             .request("tools/call", params, deadline)
-            .map_err(|why| format!("MCP server \"{}\" failed: {why}", self.name))?;
+            .map_err(|why| McpError::Server {
+                name: self.name.clone(),
+                source: Box::new(why),
+            })?;
         let text = text_of(&result);
         match result["isError"].as_bool().unwrap_or(false) {
-            true => Err(text),
+            // The tool's own failure, in its words.
+            true => Err(McpError::Said(text)),
             false => Ok(text),
         }
     }
@@ -306,5 +311,36 @@ mod tests {
         assert_eq!(decoded_len("QUI="), 2);
         assert_eq!(decoded_len("QUJD"), 3);
         assert_eq!(decoded_len("QUJDRA"), 4);
+    }
+
+    /// A stdio server whose command is not there fails to start with the
+    /// line it always had, and keeps the io::Error (not found) beneath it.
+    #[test]
+    fn a_server_that_does_not_start_keeps_its_cause() {
+        use std::error::Error as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let server: McpServer = toml::from_str(
+            "name = \"gone\"\ntransport = \"stdio\"\ncommand = \"axe-test-no-such-server\"\n",
+        )
+        .unwrap();
+        let resolved = Resolved {
+            server: &server,
+            headers: Vec::new(),
+            env: Vec::new(),
+        };
+        let deadline = Instant::now() + std::time::Duration::from_secs(10);
+        let http = axe_net::Client::from_env();
+        let Err(e) = Client::connect(resolved, tmp.path(), deadline, None, &http) else {
+            panic!("a command that is not there started");
+        };
+        assert_eq!(
+            e.to_string(),
+            "axe-test-no-such-server: no such file or directory"
+        );
+        let io = e.source().and_then(|c| c.downcast_ref::<std::io::Error>());
+        assert_eq!(
+            io.map(std::io::Error::kind),
+            Some(std::io::ErrorKind::NotFound)
+        );
     }
 }

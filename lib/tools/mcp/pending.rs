@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use super::error::McpError;
 use super::jsonrpc::METHOD_NOT_FOUND;
 
 #[derive(Default)]
@@ -30,10 +31,10 @@ impl Pending {
 
     /// Registers request `id` before it is sent, so that an answer quicker
     /// than the sender finds its waiter.
-    pub fn expect(&self, id: u64) -> Result<Receiver<Value>, String> {
+    pub fn expect(&self, id: u64) -> Result<Receiver<Value>, McpError> {
         let mut state = self.state();
         if let Some(why) = &state.ended {
-            return Err(why.clone());
+            return Err(why.clone().into());
         }
         let (tx, rx) = channel();
         state.waiting.insert(id, tx);
@@ -41,14 +42,19 @@ impl Pending {
     }
 
     /// The answer to `id`, or why none came before `deadline`.
-    pub fn wait(&self, id: u64, rx: &Receiver<Value>, deadline: Instant) -> Result<Value, String> {
+    pub fn wait(
+        &self,
+        id: u64,
+        rx: &Receiver<Value>,
+        deadline: Instant,
+    ) -> Result<Value, McpError> {
         let left = deadline.saturating_duration_since(Instant::now());
         let got = rx.recv_timeout(left);
         self.state().waiting.remove(&id);
         match got {
             Ok(answer) => Ok(answer),
             Err(RecvTimeoutError::Timeout) => Err("no answer before the run's deadline".into()),
-            Err(RecvTimeoutError::Disconnected) => Err(self.why_ended()),
+            Err(RecvTimeoutError::Disconnected) => Err(self.why_ended().into()),
         }
     }
 

@@ -13,8 +13,9 @@ use axe_net::url;
 use axe_net::{Client, Method};
 use serde_json::Value;
 
+use super::error::McpError;
 use super::events;
-use super::http::{read_error, send};
+use super::http::send;
 use super::pending::Pending;
 use super::transport::Transport;
 
@@ -33,7 +34,7 @@ impl Sse {
         headers: Vec<(String, String)>,
         deadline: Instant,
         client: &Client,
-    ) -> Result<Sse, String> {
+    ) -> Result<Sse, McpError> {
         let mut get = headers.clone();
         get.push(("accept".into(), "text/event-stream".into()));
         // The run's: the stream holds one of its connections for the run,
@@ -55,17 +56,20 @@ impl Sse {
                 let event = match stream.next() {
                     Ok(Some(event)) => event,
                     Ok(None) => break "the server closed the event stream".to_owned(),
-                    Err(e) => break read_error(&e),
+                    Err(e) => break McpError::Io(e).to_string(),
                 };
                 match (&post_to, event.name.as_str()) {
-                    (None, "endpoint") => {
-                        let resolved = resolve(&base, event.data.trim());
-                        let _ = found.send(resolved.clone());
-                        match resolved {
-                            Ok(url) => post_to = Some(url),
-                            Err(why) => break why,
+                    (None, "endpoint") => match resolve(&base, event.data.trim()) {
+                        Ok(url) => {
+                            let _ = found.send(Ok(url.clone()));
+                            post_to = Some(url);
                         }
-                    }
+                        Err(e) => {
+                            let why = e.to_string();
+                            let _ = found.send(Err(e));
+                            break why;
+                        }
+                    },
                     (Some(url), "message") => {
                         let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
                             continue;
@@ -85,7 +89,7 @@ impl Sse {
         let endpoint = match endpoint.recv_timeout(left) {
             Ok(found) => found?,
             // The reader ended first and said why.
-            Err(RecvTimeoutError::Disconnected) => return Err(pending.why_ended()),
+            Err(RecvTimeoutError::Disconnected) => return Err(pending.why_ended().into()),
             Err(RecvTimeoutError::Timeout) => {
                 return Err("no endpoint event before the run's deadline".into());
             }
@@ -110,15 +114,15 @@ fn post(
     headers: &[(String, String)],
     message: &Value,
     deadline: Instant,
-) -> Result<(), String> {
+) -> Result<(), McpError> {
     let mut headers = headers.to_vec();
     headers.push(("content-type".into(), "application/json".into()));
-    let body = serde_json::to_vec(message).map_err(|e| e.to_string())?;
+    let body = serde_json::to_vec(message).map_err(McpError::Encode)?;
     send(client, Method::Post, url, &headers, Some(&body), deadline).map(drop)
 }
 
 impl Transport for Sse {
-    fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, String> {
+    fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, McpError> {
         let rx = self.pending.expect(id)?;
         if let Err(e) = post(
             &self.client,
@@ -133,7 +137,7 @@ impl Transport for Sse {
         self.pending.wait(id, &rx, deadline)
     }
 
-    fn notify(&self, message: &Value, deadline: Instant) -> Result<(), String> {
+    fn notify(&self, message: &Value, deadline: Instant) -> Result<(), McpError> {
         post(
             &self.client,
             &self.endpoint,
@@ -153,7 +157,7 @@ impl Transport for Sse {
 /// The `endpoint` event's URL resolved against the stream's `base` (a
 /// full URL, a path from the root, or one relative to the stream's
 /// directory); refused unless it has the stream's scheme, host and port.
-fn resolve(base: &str, endpoint: &str) -> Result<String, String> {
+fn resolve(base: &str, endpoint: &str) -> Result<String, McpError> {
     let base = url::Url::parse(base).map_err(|_| "the stream's URL has no host")?;
     let from = origin(&base).ok_or("the stream's URL has no host")?;
     let url = base
@@ -162,9 +166,7 @@ fn resolve(base: &str, endpoint: &str) -> Result<String, String> {
     if origin(&url).is_some_and(|o| o == from) {
         Ok(url.into())
     } else {
-        Err(format!(
-            "the endpoint event names another origin ({endpoint:?}), not {from}"
-        ))
+        Err(format!("the endpoint event names another origin ({endpoint:?}), not {from}").into())
     }
 }
 

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::error::McpError;
 use super::jsonrpc::{self, Line, MAX_LINE};
 use super::pending::Pending;
 use super::transport::Transport;
@@ -97,7 +98,7 @@ pub struct Launch<'a> {
 }
 
 impl Stdio {
-    pub fn start(launch: Launch) -> Result<Stdio, String> {
+    pub fn start(launch: Launch) -> Result<Stdio, McpError> {
         let mut cmd = Command::new(launch.command);
         cmd.args(launch.args)
             .env_clear()
@@ -111,8 +112,10 @@ impl Stdio {
             .stdin(Piped::piped())
             .stdout(Piped::piped())
             .stderr(Piped::piped());
-        let mut child = signals::spawn_group(&mut cmd)
-            .map_err(|e| format!("{}: {}", launch.command, axe_base::error::describe_io(&e)))?;
+        let mut child = signals::spawn_group(&mut cmd).map_err(|source| McpError::Start {
+            command: launch.command.to_owned(),
+            source,
+        })?;
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -145,15 +148,15 @@ impl Outbox {
 
     /// Queues `message` for the writer; never waits on the server. An
     /// answer to the server (`reply`) past [`MAX_REPLIES`] is dropped.
-    fn put(&self, message: &Value, reply: bool) -> Result<(), String> {
-        let mut line = serde_json::to_vec(message).map_err(|e| e.to_string())?;
+    fn put(&self, message: &Value, reply: bool) -> Result<(), McpError> {
+        let mut line = serde_json::to_vec(message).map_err(McpError::Encode)?;
         line.push(b'\n');
         let mut queue = self.queue();
         if queue.closed {
             return Err("the server was closed".into());
         }
         if let Some(why) = &queue.failed {
-            return Err(why.clone());
+            return Err(why.clone().into());
         }
         if reply {
             if queue.replies >= MAX_REPLIES {
@@ -205,7 +208,7 @@ fn write(mut stdin: ChildStdin, outbox: &Outbox) {
 }
 
 impl Transport for Stdio {
-    fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, String> {
+    fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, McpError> {
         let rx = self.pending.expect(id)?;
         if let Err(e) = self.outbox.put(message, false) {
             self.pending.forget(id);
@@ -214,7 +217,7 @@ impl Transport for Stdio {
         self.pending.wait(id, &rx, deadline)
     }
 
-    fn notify(&self, message: &Value, _deadline: Instant) -> Result<(), String> {
+    fn notify(&self, message: &Value, _deadline: Instant) -> Result<(), McpError> {
         self.outbox.put(message, false)
     }
 

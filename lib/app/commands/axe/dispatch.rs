@@ -329,21 +329,27 @@ fn exec(program: &str, path: &Path, args: &[OsString]) -> Error {
         .arg0(program)
         .args(args)
         .exec();
-    Error::Child(format!(
-        "failed to run {}: {}",
-        path.display(),
-        axe_base::error::describe_io(&err)
-    ))
+    Error::caused(
+        Error::Child(format!(
+            "failed to run {}: {}",
+            path.display(),
+            axe_base::error::describe_io(&err)
+        )),
+        err,
+    )
 }
 
 #[cfg(not(unix))]
 fn exec(_program: &str, path: &Path, args: &[OsString]) -> Error {
     match std::process::Command::new(path).args(args).status() {
         Ok(status) => std::process::exit(status.code().unwrap_or(1)),
-        Err(err) => Error::Child(format!(
-            "failed to run {}: {}",
-            path.display(),
-            axe_base::error::describe_io(&err)
-        )),
+        Err(err) => Error::caused(
+            Error::Child(format!(
+                "failed to run {}: {}",
+                path.display(),
+                axe_base::error::describe_io(&err)
+            )),
+            err,
+        ),
     }
 }

@@ -171,11 +171,14 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         true => fs::File::open(task)
             .and_then(|file| read_kept(file, axe_memory::log::TASK_LIMIT))
             .map_err(|e| {
-                Error::Input(format!(
-                    "failed to read task file {}: {}",
-                    task.to_string_lossy(),
-                    axe_base::error::describe_io(&e)
-                ))
+                Error::caused(
+                    Error::Input(format!(
+                        "failed to read task file {}: {}",
+                        task.to_string_lossy(),
+                        axe_base::error::describe_io(&e)
+                    )),
+                    e,
+                )
             })?,
     };
     let result = match result {

@@ -16,7 +16,7 @@ use crate::run::session::Session;
 use axe_base::error::Error;
 use axe_llm::{Deadline, ToolCall, ToolDef};
 use axe_tools::args::Args;
-use axe_tools::{Offered, Reply, ToolSource};
+use axe_tools::{Offered, Reply, ToolError, ToolSource};
 
 pub const NAME: &str = "call_agent";
 
@@ -155,9 +155,9 @@ impl ToolSource for CallAgent<'_> {
         &self.offered
     }
 
-    fn run(&self, _: usize, call: &ToolCall) -> Result<Reply, String> {
+    fn run(&self, _: usize, call: &ToolCall) -> Result<Reply, ToolError> {
         let args = CallAgentArgs::parse(&call.arguments)?;
-        self.call(&args).map(Reply::text)
+        Ok(Reply::text(self.call(&args)?))
     }
 
     fn crashed(&self, _: usize) -> String {
@@ -169,7 +169,7 @@ impl CallAgent<'_> {
     /// Runs one `call_agent` call (its arguments' types already checked):
     /// checks the agent it names, runs the sub-agent through `sub_agent`
     /// within the caller's `sub_agents_config.timeout`.
-    fn call(&self, args: &CallAgentArgs) -> Result<String, String> {
+    fn call(&self, args: &CallAgentArgs) -> Result<String, ToolError> {
         let (session, caller, depth) = (self.session, self.agent, self.depth);
         let (name, task) = (args.agent.as_str(), args.task.as_str());
         let context = args.context.as_deref().unwrap_or_default();
@@ -182,13 +182,15 @@ impl CallAgent<'_> {
         if !caller.cfg.sub_agents.iter().any(|a| a == name) {
             return Err(format!(
                 "call_agent error: agent \"{name}\" is not in this agent's sub_agents list"
-            ));
+            )
+            .into());
         }
         if depth >= session.max_depth {
             return Err(format!(
                 "call_agent error: maximum sub-agent depth ({}) reached",
                 session.max_depth
-            ));
+            )
+            .into());
         }
         let deadline = match caller.cfg.sub_agents_config.timeout.get() {
             0 => self.deadline,
@@ -236,8 +238,11 @@ impl CallAgent<'_> {
                         .report()
                         .note(format_args!("[sub-agent] \"{name}\" failed: {message}"));
                 }
-                Err(format!(
-                    "Error: sub-agent \"{name}\" failed - {message}. You may retry or proceed without this result."
+                Err(ToolError::caused(
+                    format!(
+                        "Error: sub-agent \"{name}\" failed - {message}. You may retry or proceed without this result."
+                    ),
+                    failed,
                 ))
             }
         }

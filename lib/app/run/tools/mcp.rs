@@ -15,9 +15,9 @@ use crate::run::session::Session;
 use axe_base::error::{Error, Result};
 use axe_base::report::Report;
 use axe_llm::{Deadline, ToolCall, ToolDef};
-use axe_tools::mcp::config::expand;
-use axe_tools::mcp::{Client, Resolved, Tool};
-use axe_tools::{Offered, Reply, ToolSource};
+use axe_tools::mcp::config::{Unset, expand};
+use axe_tools::mcp::{Client, McpError, Resolved, Tool};
+use axe_tools::{Offered, Reply, ToolError, ToolSource};
 
 /// The running servers of one conversation and the tools they offer.
 pub struct Servers {
@@ -34,7 +34,7 @@ pub struct Servers {
 }
 
 /// What starting one server came to.
-type Started = std::result::Result<(Client, Vec<Tool>), String>;
+type Started = std::result::Result<(Client, Vec<Tool>), McpError>;
 
 impl Servers {
     /// Starts `servers` for an agent in `workdir`; `taken` are the names of
@@ -69,7 +69,7 @@ impl Servers {
                     &session.client,
                 )
             },
-            |_| Err("it crashed axe".into()),
+            |_| Err(McpError::Said("it crashed axe".into())),
         );
         let mut out = Servers::none(deadline);
         let mut failed = None;
@@ -77,10 +77,11 @@ impl Servers {
             match started {
                 Ok((client, tools)) => out.add(client, tools, taken, verbose.then_some(report))?,
                 Err(why) if server.required() => {
-                    failed.get_or_insert(Error::ToolServer(format!(
-                        "failed to connect MCP server \"{}\": {why}",
-                        server.name
-                    )));
+                    let e = McpError::Connect {
+                        name: server.name.clone(),
+                        source: Box::new(why),
+                    };
+                    failed.get_or_insert(Error::caused(Error::ToolServer(e.to_string()), e));
                 }
                 Err(why) => report.note(format_args!(
                     "Warning: MCP server \"{}\" is not available, going on without its tools: {why}",
@@ -171,11 +172,12 @@ impl ToolSource for Servers {
     }
 
     /// Runs `call` on the server that offers its tool.
-    fn run(&self, index: usize, call: &ToolCall) -> std::result::Result<Reply, String> {
+    fn run(&self, index: usize, call: &ToolCall) -> std::result::Result<Reply, ToolError> {
         let client = &self.clients[self.client_of[index]];
         client
             .call(&call.name, &call.arguments, self.deadline.at)
             .map(Reply::text)
+            .map_err(ToolError::Mcp)
     }
 
     fn crashed(&self, _: usize) -> String {
@@ -189,12 +191,10 @@ fn resolve(server: &McpServer) -> Result<Resolved<'_>> {
     let expanded = |map: &std::collections::BTreeMap<String, String>| {
         map.iter()
             .map(|(k, v)| Ok((k.clone(), expand(v, var)?)))
-            .collect::<std::result::Result<Vec<_>, String>>()
+            .collect::<std::result::Result<Vec<_>, Unset>>()
             .map_err(|why| {
-                Error::Config(format!(
-                    "failed to connect MCP server \"{}\": {why}",
-                    server.name
-                ))
+                let line = format!("failed to connect MCP server \"{}\": {why}", server.name);
+                Error::caused(Error::Config(line), why)
             })
     };
     let headers = expanded(&server.headers)?;
@@ -239,7 +239,7 @@ fn start_one(
     let client = Client::connect(resolved, workdir, deadline.at, stderr_to, http)?;
     let tools = client
         .tools(deadline.at)
-        .map_err(|why| format!("failed to list its tools: {why}"))?;
+        .map_err(|why| McpError::ListTools(Box::new(why)))?;
     Ok((client, tools))
 }
 

@@ -27,7 +27,7 @@ use super::session::Session;
 use axe_base::error::Result;
 use axe_llm::{Deadline, ToolCall, ToolResult};
 use axe_tools::builtin::Act;
-use axe_tools::{MemoryTools, Table, ToolSource, Tools};
+use axe_tools::{MemoryTools, Table, ToolError, ToolSource, Tools};
 use call_agent::CallAgent;
 
 /// Where a conversation's tools come from, each source with what it
@@ -127,7 +127,10 @@ pub fn run(sources: &Sources, tools: &Tools, calls: &[ToolCall], turn: usize) ->
     // another's result it has not seen.
     tools.reply_came();
     let session = sources.session;
-    let crashed = |call: &ToolCall| (result(call, Err(tools.crashed(&call.name))), Duration::ZERO);
+    let crashed = |call: &ToolCall| {
+        let said = ToolError::Said(tools.crashed(&call.name));
+        (result(call, Err(said)), Duration::ZERO)
+    };
     let ran: Vec<(ToolResult, Duration)> = if sources.agent.parallel() {
         // As many at once as the run's pool spares, this thread included.
         (session.pool).each(calls, |call| run_one(session, tools, call), crashed)
@@ -151,7 +154,7 @@ fn run_one(session: &Session, tools: &Tools, call: &ToolCall) -> (ToolResult, Du
     let outcome = tools
         .call(call)
         .map(|r| r.map(|reply| reply.text))
-        .unwrap_or_else(|| Err(format!("Unknown tool: \"{}\"", call.name)));
+        .unwrap_or_else(|| Err(format!("Unknown tool: \"{}\"", call.name).into()));
     let result = result(call, outcome);
     let took = started.elapsed();
     if session.verbose {
@@ -166,10 +169,11 @@ fn run_one(session: &Session, tools: &Tools, call: &ToolCall) -> (ToolResult, Du
     (result, took)
 }
 
-fn result(call: &ToolCall, outcome: std::result::Result<String, String>) -> ToolResult {
+/// The model is told a tool's error as its line; its causes stay here.
+fn result(call: &ToolCall, outcome: std::result::Result<String, ToolError>) -> ToolResult {
     let (content, is_error) = match outcome {
         Ok(content) => (content, false),
-        Err(content) => (content, true),
+        Err(e) => (e.to_string(), true),
     };
     ToolResult {
         call_id: call.id.clone(),

@@ -1,0 +1,119 @@
+//! What can go wrong talking to an MCP server, typed, with its cause.
+//!
+//! As `axe_sync::SyncError` (docs/architecture.md, "Errors"): a variant
+//! per failure, its cause reachable through
+//! [`std::error::Error::source`], its `Display` the reason the model (a
+//! failed call) or the user (a server that would not start) is shown,
+//! after `MCP server "NAME" failed: ` or `failed to connect MCP server
+//! "NAME": `. A reason that is only words (the server's own, or why the
+//! connection ended, told to every waiter) is [`McpError::Said`].
+
+use std::fmt;
+use std::io;
+
+use serde_json::Value;
+
+#[derive(Debug)]
+pub enum McpError {
+    /// A reason without a cause of its own.
+    Said(String),
+    /// Sending or reading failed: a timeout is the run's deadline, any
+    /// other error says its OS reason.
+    Io(io::Error),
+    /// The server could not be started: `command` and why.
+    Start { command: String, source: io::Error },
+    /// The server answered outside 2xx: its status and the start of its
+    /// body.
+    Status { status: u16, body: String },
+    /// A reply that is not JSON.
+    NotJson(serde_json::Error),
+    /// A message of ours that would not serialise.
+    Encode(serde_json::Error),
+    /// The server answered `method` with a JSON-RPC error.
+    Rpc {
+        method: String,
+        code: Value,
+        message: String,
+    },
+    /// The server answered `method` without a result.
+    NoResult { method: String },
+    /// The handshake agreed no revision we speak.
+    Version(String),
+    /// A call of a tool failed: the server `name`, and why.
+    Server { name: String, source: Box<McpError> },
+    /// The server started and shook hands, but listing its tools failed.
+    ListTools(Box<McpError>),
+    /// The server `name` could not be started, connected to or listed.
+    Connect { name: String, source: Box<McpError> },
+}
+
+impl fmt::Display for McpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            McpError::Said(why) => f.write_str(why),
+            McpError::Io(e) => match e.kind() {
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
+                    f.write_str("no answer before the run's deadline")
+                }
+                _ => f.write_str(&axe_base::error::describe_io(e)),
+            },
+            McpError::Start { command, source } => {
+                write!(f, "{command}: {}", axe_base::error::describe_io(source))
+            }
+            McpError::Status { status, body } => {
+                let reason = axe_net::reason(*status)
+                    .map(|r| format!(" {r}"))
+                    .unwrap_or_default();
+                match body.is_empty() {
+                    true => write!(f, "HTTP {status}{reason}"),
+                    false => write!(f, "HTTP {status}{reason}: {body}"),
+                }
+            }
+            McpError::NotJson(e) => write!(f, "the reply is not JSON: {e}"),
+            McpError::Encode(e) => e.fmt(f),
+            McpError::Rpc {
+                method,
+                code,
+                message,
+            } => write!(f, "{method}: error {code}: {message}"),
+            McpError::NoResult { method } => write!(f, "{method}: the answer has no result"),
+            McpError::Version(version) => write!(
+                f,
+                "it speaks protocol version {version:?}, not one of {}",
+                super::VERSIONS.join(", ")
+            ),
+            McpError::Server { name, source } => {
+                write!(f, "MCP server \"{name}\" failed: {source}")
+            }
+            McpError::ListTools(source) => write!(f, "failed to list its tools: {source}"),
+            McpError::Connect { name, source } => {
+                write!(f, "failed to connect MCP server \"{name}\": {source}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for McpError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            McpError::Io(e) | McpError::Start { source: e, .. } => Some(e),
+            McpError::NotJson(e) | McpError::Encode(e) => Some(e),
+            McpError::Server { source, .. }
+            | McpError::Connect { source, .. }
+            | McpError::ListTools(source) => Some(&**source),
+            _ => None,
+        }
+    }
+}
+
+impl From<String> for McpError {
+    fn from(why: String) -> McpError {
+        McpError::Said(why)
+    }
+}
+
+impl From<&str> for McpError {
+    fn from(why: &str) -> McpError {
+        McpError::Said(why.to_owned())
+    }
+}
