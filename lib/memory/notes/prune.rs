@@ -74,7 +74,7 @@ fn prune_history(ws: &Workspace, agent: &str, cutoff: Date, dry_run: bool) -> Re
     };
     let mut old: Vec<String> = dir
         .list()
-        .map_err(|e| Error::memory("", "read", &path, &e))?
+        .map_err(|e| crate::error::io_error("", "read", &path, e))?
         .into_iter()
         .filter(|(_, kind)| *kind == FileType::RegularFile)
         .filter_map(|(name, _)| name.into_string().ok())
@@ -85,7 +85,7 @@ fn prune_history(ws: &Workspace, agent: &str, cutoff: Date, dry_run: bool) -> Re
     for name in old {
         if !dry_run {
             dir.remove(name.as_ref())
-                .map_err(|e| Error::memory("failed to prune", "remove", &dir.join(&name), &e))?;
+                .map_err(|e| crate::error::io_error("failed to prune", "remove", dir.join(&name), e))?;
         }
         removed.push(dir.join(name));
     }
