@@ -16,6 +16,7 @@ use ureq::tls::{RootCerts, TlsConfig};
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
+use crate::error::SetupError;
 use crate::proxy::Proxies;
 use crate::roots;
 
@@ -48,7 +49,7 @@ struct Inner {
     /// then (an `SSL_CERT_DIR` can hold hundreds of files, which a run
     /// that makes no HTTPS call need not read); or why the roots the
     /// environment names cannot be used.
-    tls: OnceLock<Result<ureq::Agent, String>>,
+    tls: OnceLock<Result<ureq::Agent, SetupError>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -96,7 +97,7 @@ impl Client {
     }
 
     /// The agent for `https` or plain requests.
-    fn agent(&self, https: bool) -> Result<&ureq::Agent, String> {
+    fn agent(&self, https: bool) -> Result<&ureq::Agent, SetupError> {
         let inner = &*self.inner;
         let make = |roots: RootCerts| {
             let config = config(roots);

@@ -6,11 +6,13 @@
 //! and one bounded reader of server-sent events ([`sse`]).
 
 mod client;
+mod error;
 mod proxy;
 mod roots;
 pub mod sse;
 
 pub use client::{Client, Method, Response, reason};
+pub use error::{CertCause, SetupError};
 
 /// Every environment variable the network reads: the proxies and the
 /// roots.

@@ -7,6 +7,9 @@
 //! `http_proxy`; Go's client and Python's read both, and so does axe.)
 
 use std::net::IpAddr;
+use std::sync::Arc;
+
+use crate::error::SetupError;
 
 /// The proxies of one environment, read once for a run.
 #[derive(Debug, Clone, Default)]
@@ -19,7 +22,7 @@ pub struct Proxies {
 /// A proxy, or why the variable naming it names none (it is said on the
 /// first request that would have used it, not ignored: a user who set a
 /// proxy must not find their requests going around it).
-type Choice = Result<ureq::Proxy, String>;
+type Choice = Result<ureq::Proxy, SetupError>;
 
 /// The variables that name proxies, each lower case first (it wins, as
 /// curl reads them): for `https://`, for `http://`, for either, and the
@@ -35,7 +38,7 @@ pub const VARIABLES: [[&str; 2]; 4] = [HTTPS, HTTP, ALL, NO];
 impl Proxies {
     /// The proxies `var` names (a lookup of an environment variable).
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Proxies {
-        let read = |names: [&str; 2]| {
+        let read = |names: [&'static str; 2]| {
             names.into_iter().find_map(|name| {
                 let value = var(name)?;
                 let value = value.trim();
@@ -53,7 +56,7 @@ impl Proxies {
 
     /// The proxy for a request to `host` (lower case, without brackets)
     /// over `https` or plain HTTP; `None`: straight to the host.
-    pub fn choose(&self, https: bool, host: &str) -> Result<Option<ureq::Proxy>, String> {
+    pub fn choose(&self, https: bool, host: &str) -> Result<Option<ureq::Proxy>, SetupError> {
         let choice = match https {
             true => &self.https,
             false => &self.http,
@@ -68,9 +71,11 @@ impl Proxies {
     }
 }
 
-fn proxy(name: &str, value: &str) -> Choice {
-    ureq::Proxy::new(value).map_err(|_| {
-        format!("the proxy {name} names is not a proxy URL (expected http://host:port): {value:?}")
+fn proxy(name: &'static str, value: &str) -> Choice {
+    ureq::Proxy::new(value).map_err(|e| SetupError::ProxyUrl {
+        name,
+        value: value.to_owned(),
+        cause: Arc::new(e),
     })
 }
 

@@ -7,7 +7,11 @@
 
 use std::path::Path;
 
+use std::sync::Arc;
+
 use ureq::tls::{Certificate, PemItem, RootCerts};
+
+use crate::error::{CertCause, SetupError};
 
 /// A file of certificates is a few hundred KiB; more is not one.
 const FILE_LIMIT: u64 = 16 << 20;
@@ -41,19 +45,20 @@ impl Named {
 /// The roots `named`, or why they cannot be read. A variable that is set
 /// must work: its error is said on each HTTPS request, rather than
 /// trusting other roots.
-pub fn read_named(named: &Named) -> Result<RootCerts, String> {
+pub fn read_named(named: &Named) -> Result<RootCerts, SetupError> {
     let Named { file, dirs } = named;
     if file.is_none() && dirs.is_none() {
         return Ok(RootCerts::WebPki);
     }
     let mut certs = Vec::new();
     if let Some(file) = &file {
-        let found = read(Path::new(file))
-            .map_err(|e| format!("certificate file {file} (SSL_CERT_FILE): {e}"))?;
+        let fault = |cause| SetupError::CertFile {
+            file: file.clone(),
+            cause,
+        };
+        let found = read(Path::new(file)).map_err(fault)?;
         if found.is_empty() {
-            return Err(format!(
-                "certificate file {file} (SSL_CERT_FILE): no PEM certificate in it"
-            ));
+            return Err(fault(CertCause::Empty));
         }
         certs.extend(found);
     }
@@ -62,11 +67,9 @@ pub fn read_named(named: &Named) -> Result<RootCerts, String> {
         .flat_map(|d| d.split(':'))
         .filter(|d| !d.is_empty())
     {
-        let entries = std::fs::read_dir(dir).map_err(|e| {
-            format!(
-                "certificate directory {dir} (SSL_CERT_DIR): {}",
-                describe(&e)
-            )
+        let entries = std::fs::read_dir(dir).map_err(|e| SetupError::CertDir {
+            dir: dir.to_owned(),
+            cause: Arc::new(e),
         })?;
         // Files that are no certificates (an index, a CRL) are passed by,
         // as OpenSSL passes them by.
@@ -75,27 +78,23 @@ pub fn read_named(named: &Named) -> Result<RootCerts, String> {
         }
     }
     if certs.is_empty() {
-        return Err("no PEM certificate in the directories SSL_CERT_DIR names".into());
+        return Err(SetupError::NoCertInDirs);
     }
     Ok(RootCerts::from(certs))
 }
 
 /// The certificates of one PEM file.
-fn read(path: &Path) -> Result<Vec<Certificate<'static>>, String> {
+fn read(path: &Path) -> Result<Vec<Certificate<'static>>, CertCause> {
     use std::io::Read;
     let mut pem = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(FILE_LIMIT).read_to_end(&mut pem))
-        .map_err(|e| describe(&e))?;
+        .map_err(|e| CertCause::Read(Arc::new(e)))?;
     let mut certs = Vec::new();
     for item in ureq::tls::parse_pem(&pem) {
-        if let PemItem::Certificate(cert) = item.map_err(|e| e.to_string())? {
+        if let PemItem::Certificate(cert) = item.map_err(|e| CertCause::Pem(Arc::new(e)))? {
             certs.push(cert);
         }
     }
     Ok(certs)
-}
-
-fn describe(e: &std::io::Error) -> String {
-    axe_base::error::describe_io(e)
 }

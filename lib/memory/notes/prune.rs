@@ -84,8 +84,9 @@ fn prune_history(ws: &Workspace, agent: &str, cutoff: Date, dry_run: bool) -> Re
     let mut removed = Vec::new();
     for name in old {
         if !dry_run {
-            dir.remove(name.as_ref())
-                .map_err(|e| crate::error::io_error("failed to prune", "remove", dir.join(&name), e))?;
+            dir.remove(name.as_ref()).map_err(|e| {
+                crate::error::io_error("failed to prune", "remove", dir.join(&name), e)
+            })?;
         }
         removed.push(dir.join(name));
     }
