@@ -211,8 +211,8 @@ _axe_spec_axe_context() {
     subs=''
 }
 _axe_spec_axe_mcp() {
-    flags='--read-only --config-dir --data-dir --help -h --version -V'
-    valued=' --config-dir=dir --data-dir=dir '
+    flags='--read-only --config-dir --data-dir --http --tokens --help -h --version -V'
+    valued=' --config-dir=dir --data-dir=dir --http=none --tokens=file '
     args='agent'
     subs=''
 }

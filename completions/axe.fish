@@ -67,7 +67,7 @@ complete -c axe -n '__axe_at 0 -' -a agents -d 'Manage agent configurations'
 complete -c axe -n '__axe_at 0 -' -a config -d 'Manage axe configuration'
 complete -c axe -n '__axe_at 0 -' -a llm -d 'Send a prompt to a model and print its answer'
 complete -c axe -n '__axe_at 0 -' -a context -d 'Print everything an agent remembers as one block within a character budget'
-complete -c axe -n '__axe_at 0 -' -a mcp -d 'Serve an agent\'s memory to any MCP client over stdin and stdout'
+complete -c axe -n '__axe_at 0 -' -a mcp -d 'Serve an agent\'s memory to any MCP client over stdin and stdout, or over HTTP'
 complete -c axe -n '__axe_at 0 -' -a mem -d 'The axe-mem-* commands'
 complete -c axe -n '__axe_at 1 mem' -a path -d 'Print the file that holds an agent\'s memory log'
 complete -c axe -n '__axe_at 1 mem' -a append -d 'Append an entry to an agent\'s memory log'
@@ -218,9 +218,11 @@ complete -c axe-mcp -f
 complete -c axe-mcp -l read-only -d 'Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)'
 complete -c axe-mcp -l config-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as axe\'s config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe'
 complete -c axe-mcp -l data-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as axe\'s data directory (the memory) instead of $XDG_DATA_HOME/axe'
+complete -c axe-mcp -l http -x -d 'Serve MCP\'s streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)'
+complete -c axe-mcp -l tokens -r -F -d 'With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)'
 complete -c axe-mcp -s h -l help -d 'Print help'
 complete -c axe-mcp -s V -l version -d 'Print version'
-complete -c axe-mcp -n '__axe_at 0 - --config-dir --data-dir' -a '(__axe_agents)'
+complete -c axe-mcp -n '__axe_at 0 - --config-dir --data-dir --http --tokens' -a '(__axe_agents)'
 
 # axe-mem-path
 complete -c axe-mem-path -f

@@ -182,12 +182,14 @@ export extern "axe-context" [
     --version(-V)  # Print version
 ]
 
-# Serve an agent's memory to any MCP client over stdin and stdout
+# Serve an agent's memory to any MCP client over stdin and stdout, or over HTTP
 export extern "axe-mcp" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --read-only  # Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
+    --http: string  # Serve MCP's streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)
+    --tokens: path  # With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -584,12 +586,14 @@ export extern "axe context" [
     --version(-V)  # Print version
 ]
 
-# Serve an agent's memory to any MCP client over stdin and stdout
+# Serve an agent's memory to any MCP client over stdin and stdout, or over HTTP
 export extern "axe mcp" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --read-only  # Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
+    --http: string  # Serve MCP's streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)
+    --tokens: path  # With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

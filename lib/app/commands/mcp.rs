@@ -1,4 +1,5 @@
-//! `axe-mcp`: an agent's memory over the Model Context Protocol (stdio).
+//! `axe-mcp`: an agent's memory over the Model Context Protocol, on
+//! stdio or, with `--http`, to a team over streamable HTTP.
 
 use std::io::Write;
 use std::path::Path;
@@ -7,6 +8,8 @@ use std::sync::Mutex;
 use super::args::AGENT;
 use crate::agent::{AgentConfig, Agents};
 use crate::mcp::Server;
+use crate::mcp::http::Http;
+use crate::mcp::http::tokens::Tokens;
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_cli::{Command, Complete, Flag, Matches, Run};
@@ -16,10 +19,10 @@ use axe_tools::{Memory, NotesSeen, Served};
 
 pub const COMMAND: Command = Command {
     name: "axe-mcp",
-    about: "Serve an agent's memory to any MCP client over stdin and stdout",
+    about: "Serve an agent's memory to any MCP client over stdin and stdout, or over HTTP",
     usage: &["[OPTIONS] [AGENT]"],
     args: &[AGENT],
-    flags: &[READ_ONLY, CONFIG_DIR, DATA_DIR],
+    flags: &[READ_ONLY, CONFIG_DIR, DATA_DIR, HTTP, TOKENS],
     rules: &[],
     description: "\
 Speaks the Model Context Protocol on standard input and output (one
@@ -53,7 +56,20 @@ gives each client's lines in full):
   #   default_tools_approval_mode = \"approve\"
 
 Two clients given the same AGENT and directories share one memory; each
-runs its own axe-mcp, and the files' locks keep every write whole.",
+runs its own axe-mcp, and the files' locks keep every write whole.
+
+With --http ADDR (and no AGENT) one axe-mcp serves every agent's memory
+over MCP's streamable HTTP at http://ADDR/mcp/<AGENT>: the same tools,
+locks and caps, a session per client of the handshake generation
+(Mcp-Session-Id) and the stateless 2026-07-28 revision without one.
+Without --tokens only a loopback ADDR is taken; a request with a
+foreign Origin or, on loopback, a foreign Host is refused (403). With
+--tokens FILE, a request needs \"Authorization: Bearer TOKEN\" of an
+entry of FILE (401 without, 403 for an agent the token does not reach),
+and a read_only token is offered only the reading tools. One line per
+request goes to standard error (time, token name, agent, method, tool,
+status, milliseconds), never a token or memory text. SIGTERM stops the
+accepting, answers the requests in flight, then ends the server.",
     run: Run::Action(run),
 };
 
@@ -61,6 +77,19 @@ const READ_ONLY: Flag = Flag::switch(
     "read-only",
     "Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)",
 );
+
+const HTTP: Flag = Flag::with_value(
+    "http",
+    "ADDR",
+    "Serve MCP's streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)",
+);
+
+const TOKENS: Flag = Flag::with_value(
+    "tokens",
+    "FILE",
+    "With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)",
+)
+.completes(Complete::File);
 
 const CONFIG_DIR: Flag = Flag::with_value(
     "config-dir",
@@ -83,36 +112,68 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         m.value(&DATA_DIR).map(Path::new),
     )?;
     let agents = Agents::new(dirs.clone(), None);
+    let read_only = m.flag(&READ_ONLY);
+    if let Some(addr) = m.value(&HTTP) {
+        if super::args::agent_arg(m)?.is_some() {
+            return Err(Error::Usage(
+                "axe-mcp --http serves every agent at /mcp/<AGENT>: give no AGENT".into(),
+            ));
+        }
+        let tokens = m
+            .value(&TOKENS)
+            .map(|f| Tokens::load(Path::new(f)))
+            .transpose()?;
+        let http = Http {
+            addr: addr.to_string_lossy().into_owned(),
+            tokens,
+            read_only,
+            open: Box::new(move |name: &str| open(&agents, name)),
+        };
+        return http.serve();
+    }
+    if m.value(&TOKENS).is_some() {
+        return Err(Error::Usage("--tokens is for --http".into()));
+    }
     let name = super::args::agent_arg(m)?.unwrap_or("mcp").to_owned();
-    let (cfg, own_file) = super::args::memory_agent(&agents, &name)?;
-    let notes = match cfg.notes.enabled {
-        true => Some(Workspace::of(&dirs, &cfg.notes)?),
-        false => None,
-    };
-    let instructions = instructions(&name, &cfg, own_file);
+    let (memory, instructions) = open(&agents, &name)?;
     let server = Server {
-        memory: Memory {
-            agent: name,
-            dirs,
-            notes_cfg: cfg.notes.clone(),
-            notes,
-            seen: Mutex::new(NotesSeen::default()),
-            at_reply: Mutex::default(),
-            verbose: false,
-            report: std::sync::Arc::new(axe_base::report::Stderr),
-            secrets: crate::config::secrets(&agents, cfg.memory.redact),
-            redacted: Mutex::default(),
-            served: Some(Served {
-                cfg: cfg.memory_settings(),
-            }),
-            deadline: None,
-            wait: Wait::default(),
-        },
-        read_only: m.flag(&READ_ONLY),
+        memory,
+        read_only,
         instructions,
     };
     let stdin = std::io::stdin();
     server.serve(&mut stdin.lock(), out).map_err(Error::Output)
+}
+
+/// The memory of the agent `name` as the server offers it, and what the
+/// client is told of it: over stdio once, over HTTP per session (each
+/// client's own record of what it has seen) or stateless request.
+fn open(agents: &Agents, name: &str) -> Result<(Memory, String)> {
+    let dirs = agents.dirs().clone();
+    let (cfg, own_file) = super::args::memory_agent(agents, name)?;
+    let notes = match cfg.notes.enabled {
+        true => Some(Workspace::of(&dirs, &cfg.notes)?),
+        false => None,
+    };
+    let instructions = instructions(name, &cfg, own_file);
+    let memory = Memory {
+        agent: name.to_owned(),
+        dirs,
+        notes_cfg: cfg.notes.clone(),
+        notes,
+        seen: Mutex::new(NotesSeen::default()),
+        at_reply: Mutex::default(),
+        verbose: false,
+        report: std::sync::Arc::new(axe_base::report::Stderr),
+        secrets: crate::config::secrets(agents, cfg.memory.redact),
+        redacted: Mutex::default(),
+        served: Some(Served {
+            cfg: cfg.memory_settings(),
+        }),
+        deadline: None,
+        wait: Wait::default(),
+    };
+    Ok((memory, instructions))
 }
 
 /// What the client is told at `initialize`: whose memory, and how to use it.

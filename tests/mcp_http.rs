@@ -1,0 +1,640 @@
+//! `axe-mcp --http`: the streamable HTTP transport spoken to byte by byte,
+//! as a client (or an attacker) would: sessions and the stateless
+//! revision, the same tools as stdio, Origin and Host, bounds, slow
+//! clients, the log line and SIGTERM.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::mcp::ALL_TOOLS;
+use crate::util::Env;
+
+/// A running `axe-mcp --http` and what it has said on stderr.
+pub struct Served {
+    pub child: Child,
+    pub port: u16,
+    log: Arc<Mutex<Vec<String>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Served {
+    /// Starts `axe-mcp --http 127.0.0.1:0 ARGS` and waits for the line
+    /// saying where it listens.
+    pub fn start(env: &Env, args: &[&str]) -> Served {
+        let mut child = env
+            .std_cmd("axe-mcp")
+            .args(["--http", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut first = String::new();
+        stderr.read_line(&mut first).unwrap();
+        let port = first
+            .split("127.0.0.1:")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {first:?}"));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let lines = Arc::clone(&log);
+        let reader = std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                lines.lock().unwrap().push(line);
+            }
+        });
+        Served {
+            child,
+            port,
+            log,
+            reader: Some(reader),
+        }
+    }
+
+    /// One request on a connection of its own.
+    pub fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+        let mut conn = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n",
+            self.port
+        );
+        for (n, v) in headers {
+            head.push_str(&format!("{n}: {v}\r\n"));
+        }
+        head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+        conn.write_all(head.as_bytes()).unwrap();
+        read_answer(&mut conn)
+    }
+
+    /// A POST of `message` to `/mcp/<agent>` with the usual headers and
+    /// `extra`.
+    pub fn post(&self, agent: &str, extra: &[(&str, &str)], message: &Value) -> Answer {
+        let mut headers = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        headers.extend_from_slice(extra);
+        self.send(
+            "POST",
+            &format!("/mcp/{agent}"),
+            &headers,
+            &message.to_string(),
+        )
+    }
+
+    /// A session begun with `initialize`: its id.
+    pub fn initialize(&self, agent: &str, extra: &[(&str, &str)]) -> String {
+        let a = self.post(agent, extra, &request(1, "initialize", init_params()));
+        assert_eq!(a.status, 200, "{a:?}");
+        assert_eq!(a.json()["result"]["protocolVersion"], "2025-11-25");
+        let id = a.header("mcp-session-id").expect("a session id").to_owned();
+        let mut headers = vec![("Mcp-Session-Id", id.as_str())];
+        headers.extend_from_slice(extra);
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        assert_eq!(self.post(agent, &headers, &note).status, 202);
+        id
+    }
+
+    /// Stops the server with SIGTERM: how it ended, and every line it
+    /// wrote on stderr.
+    pub fn stop(&mut self) -> (std::process::ExitStatus, Vec<String>) {
+        assert_eq!(term(self.child.id()), 0);
+        let status = self.child.wait().unwrap();
+        if let Some(r) = self.reader.take() {
+            r.join().unwrap();
+        }
+        (status, self.log.lock().unwrap().clone())
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {:?}", self.body))
+    }
+}
+
+pub fn read_answer(conn: &mut TcpStream) -> Answer {
+    let mut all = Vec::new();
+    conn.read_to_end(&mut all).unwrap();
+    let text = String::from_utf8(all).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.to_owned(), v.trim().to_owned()))
+        .collect();
+    Answer {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
+}
+
+pub fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn init_params() -> Value {
+    json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+}
+
+fn call(name: &str, arguments: Value) -> Value {
+    json!({"name": name, "arguments": arguments})
+}
+
+#[test]
+fn a_session_gets_the_same_tools_as_stdio_and_writes_one_memory() {
+    let env = Env::new();
+    let server = Served::start(&env, &[]);
+    let s = server.initialize("team", &[]);
+    let session = [("Mcp-Session-Id", s.as_str())];
+    let listed = server.post("team", &session, &request(2, "tools/list", json!({})));
+    let names: Vec<String> = listed.json()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ALL_TOOLS);
+    let said = server.post(
+        "team",
+        &session,
+        &request(
+            3,
+            "tools/call",
+            call(
+                "remember",
+                json!({"content": "the deploy key rotates on Mondays"}),
+            ),
+        ),
+    );
+    assert_eq!(said.json()["result"]["isError"], false, "{said:?}");
+    // Another client, its own session, reads what the first wrote.
+    let t = server.initialize("team", &[]);
+    let recalled = server.post(
+        "team",
+        &[("Mcp-Session-Id", t.as_str())],
+        &request(2, "tools/call", call("recall", json!({}))),
+    );
+    assert!(recalled.body.contains("rotates on Mondays"), "{recalled:?}");
+    // The file is the one stdio's server and the executables use.
+    let stdio = env.cmd("axe-notes-recall").arg("team").output().unwrap();
+    assert!(String::from_utf8_lossy(&stdio.stdout).contains("rotates on Mondays"));
+
+    // Without a session, with an unknown one, on another agent's
+    // endpoint, or once ended: refused.
+    let no = server.post("team", &[], &request(4, "tools/list", json!({})));
+    assert_eq!(no.status, 400, "{no:?}");
+    let unknown = server.post(
+        "team",
+        &[("Mcp-Session-Id", "feed")],
+        &request(4, "ping", json!({})),
+    );
+    assert_eq!(unknown.status, 404);
+    let elsewhere = server.post("other", &session, &request(4, "ping", json!({})));
+    assert_eq!(elsewhere.status, 404);
+    let ended = server.send("DELETE", "/mcp/team", &session, "");
+    assert_eq!(ended.status, 204);
+    let after = server.post("team", &session, &request(5, "ping", json!({})));
+    assert_eq!(after.status, 404);
+    // A version the server does not speak, in the header.
+    let v = [
+        ("Mcp-Session-Id", t.as_str()),
+        ("MCP-Protocol-Version", "1999-01-01"),
+    ];
+    assert_eq!(
+        server
+            .post("team", &v, &request(6, "ping", json!({})))
+            .status,
+        400
+    );
+    // No stream of the server's own: GET is 405.
+    assert_eq!(
+        server
+            .send("GET", "/mcp/team", &[("Accept", "text/event-stream")], "")
+            .status,
+        405
+    );
+}
+
+#[test]
+fn an_answer_is_an_event_stream_when_only_that_is_accepted() {
+    let env = Env::new();
+    let server = Served::start(&env, &[]);
+    let a = server.send(
+        "POST",
+        "/mcp/team",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "text/event-stream"),
+        ],
+        &request(1, "initialize", init_params()).to_string(),
+    );
+    assert_eq!(a.status, 200);
+    assert_eq!(a.header("content-type"), Some("text/event-stream"));
+    let data = a
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap();
+    let reply: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(reply["result"]["serverInfo"]["name"], "axe-mcp");
+    let bad = server.send(
+        "POST",
+        "/mcp/team",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "text/html"),
+        ],
+        "{}",
+    );
+    assert_eq!(bad.status, 406);
+    let text = server.send("POST", "/mcp/team", &[("Content-Type", "text/plain")], "{}");
+    assert_eq!(text.status, 415);
+    let broken = server.post("team", &[], &json!("x"));
+    assert_eq!(
+        broken.status, 400,
+        "a string is no initialize and names no session"
+    );
+    let unparsable = server.send(
+        "POST",
+        "/mcp/team",
+        &[("Content-Type", "application/json")],
+        "{",
+    );
+    assert_eq!(unparsable.status, 400);
+    assert_eq!(unparsable.json()["error"]["code"], -32700);
+}
+
+/// The stateless revision: no session, the headers checked against the
+/// body (HeaderMismatch, -32020), lists with how to cache them.
+#[test]
+fn the_stateless_revision_checks_its_headers_and_needs_no_session() {
+    let env = Env::new();
+    let server = Served::start(&env, &[]);
+    let v = ("MCP-Protocol-Version", "2026-07-28");
+    let remember = request(
+        1,
+        "tools/call",
+        call("remember", json!({"content": "stateless note"})),
+    );
+    let ok = server.post(
+        "team",
+        &[v, ("Mcp-Method", "tools/call"), ("Mcp-Name", "remember")],
+        &remember,
+    );
+    assert_eq!(ok.status, 200, "{ok:?}");
+    assert_eq!(ok.json()["result"]["resultType"], "complete");
+    assert_eq!(ok.json()["result"]["isError"], false);
+    assert!(ok.header("mcp-session-id").is_none());
+
+    for (headers, why) in [
+        (vec![v, ("Mcp-Name", "remember")], "no Mcp-Method"),
+        (
+            vec![v, ("Mcp-Method", "tools/list"), ("Mcp-Name", "remember")],
+            "another method",
+        ),
+        (
+            vec![v, ("Mcp-Method", "TOOLS/CALL"), ("Mcp-Name", "remember")],
+            "a method's case",
+        ),
+        (vec![v, ("Mcp-Method", "tools/call")], "no Mcp-Name"),
+        (
+            vec![v, ("Mcp-Method", "tools/call"), ("Mcp-Name", "recall")],
+            "another name",
+        ),
+    ] {
+        let a = server.post("team", &headers, &remember);
+        assert_eq!(a.status, 400, "{why}: {a:?}");
+        assert_eq!(a.json()["error"]["code"], -32020, "{why}");
+    }
+    // Header names are case-free; whitespace around a value is not part of it.
+    let spaced = server.post(
+        "team",
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("MCP-METHOD", "tools/list"),
+        ],
+        &request(2, "tools/list", json!({})),
+    );
+    let list = spaced.json()["result"].clone();
+    assert_eq!(list["cacheScope"], "private", "{spaced:?}");
+    assert_eq!(list["ttlMs"], 0);
+    assert_eq!(list["tools"].as_array().unwrap().len(), ALL_TOOLS.len());
+    let discover = server.post(
+        "team",
+        &[("Mcp-Method", "server/discover")],
+        &request(3, "server/discover", json!({})),
+    );
+    assert!(
+        discover.json()["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+    // Nothing written twice, nothing lost: one entry.
+    let recalled = server.post(
+        "team",
+        &[v, ("Mcp-Method", "tools/call"), ("Mcp-Name", "recall")],
+        &request(4, "tools/call", call("recall", json!({}))),
+    );
+    assert_eq!(
+        recalled.body.matches("stateless note").count(),
+        2,
+        "text and data: {recalled:?}"
+    );
+}
+
+#[test]
+fn a_foreign_origin_or_host_is_refused_and_a_preflight_answered() {
+    let env = Env::new();
+    let server = Served::start(&env, &[]);
+    let ping = request(1, "initialize", init_params()).to_string();
+    let json = ("Content-Type", "application/json");
+    let foreign = server.send(
+        "POST",
+        "/mcp/team",
+        &[json, ("Origin", "http://evil.example.com")],
+        &ping,
+    );
+    assert_eq!(foreign.status, 403);
+    assert!(foreign.header("access-control-allow-origin").is_none());
+    // DNS rebinding: the attacker's name resolves to 127.0.0.1.
+    let mut conn = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(
+        conn,
+        "POST /mcp/team HTTP/1.1\r\nHost: evil.example.com\r\nOrigin: http://evil.example.com\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{ping}",
+        ping.len()
+    )
+    .unwrap();
+    assert_eq!(read_answer(&mut conn).status, 403);
+    let local = format!("http://localhost:{}", server.port);
+    let fine = server.send("POST", "/mcp/team", &[json, ("Origin", &local)], &ping);
+    assert_eq!(fine.status, 200);
+    assert_eq!(
+        fine.header("access-control-allow-origin"),
+        Some(local.as_str())
+    );
+
+    let preflight = [
+        ("Origin", local.as_str()),
+        ("Access-Control-Request-Method", "POST"),
+        (
+            "Access-Control-Request-Headers",
+            "content-type, mcp-session-id",
+        ),
+    ];
+    let answered = server.send("OPTIONS", "/mcp/team", &preflight, "");
+    assert_eq!(answered.status, 204);
+    assert!(
+        answered
+            .header("access-control-allow-methods")
+            .unwrap()
+            .contains("POST")
+    );
+    assert!(
+        answered
+            .header("access-control-allow-headers")
+            .unwrap()
+            .contains("Mcp-Session-Id")
+    );
+    let evil = server.send(
+        "OPTIONS",
+        "/mcp/team",
+        &[("Origin", "https://evil.example.com")],
+        "",
+    );
+    assert_eq!(evil.status, 403);
+    // Only /mcp/<AGENT>, and an agent's name is one word.
+    for path in [
+        "/",
+        "/mcp/",
+        "/mcp/../x",
+        "/mcp/%2e%2e",
+        "/mcp/a/b",
+        "/mcp/.hidden",
+    ] {
+        assert_eq!(
+            server.send("POST", path, &[json], &ping).status,
+            404,
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn bodies_are_bounded_and_slow_clients_hold_no_worker() {
+    let env = Env::new();
+    let server = Served::start(&env, &[]);
+    // A body over 16 MiB is refused from its length, unsent.
+    let mut conn = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(
+        conn,
+        "POST /mcp/team HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        (16 << 20) + 1
+    )
+    .unwrap();
+    assert_eq!(read_answer(&mut conn).status, 413);
+    // A head that never ends is cut off at its bound.
+    let mut conn = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    let huge = format!("GET /mcp/team HTTP/1.1\r\nX: {}", "a".repeat(64 << 10));
+    let _ = conn.write_all(huge.as_bytes());
+    assert_eq!(read_answer(&mut conn).status, 431);
+    // Chunked bodies are not taken (a smuggling surface behind proxies).
+    let chunked = server.send("POST", "/mcp/team", &[("Transfer-Encoding", "chunked")], "");
+    assert_eq!(chunked.status, 411);
+    // Slowloris: many connections, each sending half a head and waiting;
+    // a client after them is answered at once all the same.
+    let slow: Vec<TcpStream> = (0..40)
+        .map(|_| {
+            let mut c = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+            c.write_all(b"POST /mcp/team HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
+                .unwrap();
+            c
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let a = server.post("team", &[], &request(1, "initialize", init_params()));
+    assert_eq!(a.status, 200);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(slow);
+}
+
+#[test]
+fn one_log_line_per_request_without_token_or_memory_text() {
+    let env = Env::new();
+    let tokens = env.root().join("tokens.toml");
+    let secret = "s3cret-token-value";
+    env.write(
+        &tokens,
+        format!(
+            "[[token]]\nname = \"ci\"\nsha256 = \"{}\"\nagents = \"*\"\n",
+            sha256_hex(secret)
+        ),
+    );
+    let server = Served::start(&env, &["--tokens", tokens.to_str().unwrap()]);
+    let bearer = format!("Bearer {secret}");
+    let auth = ("Authorization", bearer.as_str());
+    let s = server.initialize("team", &[auth]);
+    let said = server.post(
+        "team",
+        &[auth, ("Mcp-Session-Id", &s)],
+        &request(
+            2,
+            "tools/call",
+            call("remember", json!({"content": "private words here"})),
+        ),
+    );
+    assert_eq!(said.json()["result"]["isError"], false);
+    drop(server.send(
+        "POST",
+        "/mcp/team",
+        &[("Content-Type", "application/json")],
+        "{}",
+    ));
+    let mut server = server;
+    // Every line is written once the server has ended.
+    let (_, log) = server.stop();
+    let lines: Vec<&String> = log
+        .iter()
+        .filter(|l| l.contains(" axe-mcp: token="))
+        .collect();
+    assert_eq!(lines.len(), 4, "{log:?}");
+    assert!(
+        lines[0].contains("token=ci agent=team method=initialize tool=- status=200 ms="),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[2].contains("token=ci agent=team method=tools/call tool=remember status=200"),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[3].contains("token=- agent=team method=- tool=- status=401"),
+        "{}",
+        lines[3]
+    );
+    let all = log.join("\n");
+    assert!(
+        !all.contains(secret) && !all.contains("private words"),
+        "{all}"
+    );
+}
+
+#[test]
+fn only_a_loopback_address_is_served_without_tokens() {
+    let env = Env::new();
+    env.cmd("axe-mcp")
+        .args(["--http", "0.0.0.0:0"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("needs --tokens FILE"));
+    env.cmd("axe-mcp")
+        .args(["--http", "127.0.0.1:0", "team"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("give no AGENT"));
+}
+
+/// SIGTERM: no new connection is taken, and a request in flight (its
+/// body half sent) is still answered and its write made, before the
+/// process ends of the signal.
+#[test]
+fn sigterm_drains_a_request_in_flight_then_stops() {
+    let env = Env::new();
+    let mut server = Served::start(&env, &[]);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": {"content": "written while stopping"}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}).to_string();
+    let mut conn = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(
+        conn,
+        "POST /mcp/team HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nMcp-Method: tools/call\r\nMcp-Name: remember\r\nContent-Length: {}\r\n\r\n{}",
+        body.len(),
+        &body[..10]
+    )
+    .unwrap();
+    // The server has the head (a second client is answered meanwhile).
+    assert_eq!(
+        server
+            .post("team", &[], &request(1, "initialize", init_params()))
+            .status,
+        200
+    );
+    assert_eq!(term(server.child.id()), 0);
+    // Once the signal is taken, no connection is.
+    while TcpStream::connect(("127.0.0.1", server.port)).is_ok() {
+        std::thread::yield_now();
+    }
+    conn.write_all(&body.as_bytes()[10..]).unwrap();
+    let a = read_answer(&mut conn);
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(a.json()["result"]["isError"], false);
+    let status = server.child.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(15));
+    let notes = env.cmd("axe-notes-recall").arg("team").output().unwrap();
+    assert!(String::from_utf8_lossy(&notes.stdout).contains("written while stopping"));
+}
+
+fn term(pid: u32) -> i32 {
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .map_or(-1, |s| s.code().unwrap_or(-1))
+}
+
+pub fn sha256_hex(text: &str) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(text.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_owned()
+}
