@@ -215,14 +215,20 @@ complete -c axe-context -n '__axe_at 0 - --budget --task --phase --wait' -a '(__
 
 # axe-mcp
 complete -c axe-mcp -f
-complete -c axe-mcp -l read-only -d 'Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)'
-complete -c axe-mcp -l config-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as axe\'s config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe'
-complete -c axe-mcp -l data-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as axe\'s data directory (the memory) instead of $XDG_DATA_HOME/axe'
-complete -c axe-mcp -l http -x -d 'Serve MCP\'s streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)'
-complete -c axe-mcp -l tokens -r -F -d 'With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)'
 complete -c axe-mcp -s h -l help -d 'Print help'
 complete -c axe-mcp -s V -l version -d 'Print version'
-complete -c axe-mcp -n '__axe_at 0 - --config-dir --data-dir --http --tokens' -a '(__axe_agents)'
+complete -c axe-mcp -n '__axe_at 0 - ' -a serve -d 'Serve an agent\'s memory over stdio, or every agent\'s with --http (the default command)'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens' -l read-only -d 'Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens' -l config-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as axe\'s config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens' -l data-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as axe\'s data directory (the memory) instead of $XDG_DATA_HOME/axe'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens' -l http -x -d 'Serve MCP\'s streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens' -l tokens -r -F -d 'With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens' -s h -l help -d 'Print help'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens' -s V -l version -d 'Print version'
+complete -c axe-mcp -n '__axe_at 1 serve --config-dir --data-dir --http --tokens' -a '(__axe_agents)'
+complete -c axe-mcp -n '__axe_at 0 - ' -a token -d 'Manage the bearer tokens of axe-mcp --http --tokens FILE'
+complete -c axe-mcp -n '__axe_in token ' -s h -l help -d 'Print help'
+complete -c axe-mcp -n '__axe_in token ' -s V -l version -d 'Print version'
 
 # axe-mem-path
 complete -c axe-mem-path -f

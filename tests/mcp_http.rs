@@ -577,7 +577,16 @@ fn only_a_loopback_address_is_served_without_tokens() {
         .args(["--http", "127.0.0.1:0", "team"])
         .assert()
         .code(1)
-        .stderr(predicates::str::contains("give no AGENT"));
+        .stderr(predicates::str::contains(
+            "cannot specify both --http and an agent name",
+        ));
+    env.cmd("axe-mcp")
+        .args(["--tokens", "t.toml", "team"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "--http is required with --tokens",
+        ));
 }
 
 /// SIGTERM: no new connection is taken, and a request in flight (its
@@ -637,4 +646,150 @@ pub fn sha256_hex(text: &str) -> String {
         })
         .unwrap();
     String::from_utf8(out.stdout).unwrap()[..64].to_owned()
+}
+
+/// `axe-mcp token add` then `--tokens`: no token 401, a wrong one 401,
+/// one that does not reach the agent 403, a read-only one offered only
+/// the reading tools; a session is its token's alone.
+#[test]
+fn tokens_decide_who_reaches_which_memory_and_how() {
+    let env = Env::new();
+    let file = env.root().join("conf/tokens.toml");
+    let add = |name: &str, extra: &[&str]| {
+        let out = env
+            .cmd("axe-mcp")
+            .args(["token", "add", name, "--tokens", file.to_str().unwrap()])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+        assert!(token.starts_with("axe_") && token.len() == 68, "{token}");
+        token
+    };
+    let alice = add("alice", &["--agents", "team,ops"]);
+    let ci = add("ci", &["--agents", "*", "--read-only"]);
+    assert_eq!(crate::util::mode(&file), 0o600);
+    let text = crate::util::read(&file);
+    assert!(
+        !text.contains(&alice) && !text.contains(&ci),
+        "only digests: {text}"
+    );
+    assert!(text.contains(&sha256_hex(&alice)));
+    // A name twice, or agents that are no names: refused, file unchanged.
+    for extra in [
+        &["ci", "--agents", "team"][..],
+        &["bob", "--agents", "../x"],
+        &["bob", "--agents", "*,team"],
+    ] {
+        env.cmd("axe-mcp")
+            .args(["token", "add", "--tokens", file.to_str().unwrap()])
+            .args(extra)
+            .assert()
+            .code(1);
+    }
+    assert_eq!(crate::util::read(&file), text);
+
+    let server = Served::start(&env, &["--tokens", file.to_str().unwrap()]);
+    let init = request(1, "initialize", init_params());
+    let none = server.post("team", &[], &init);
+    assert_eq!(none.status, 401);
+    assert!(
+        none.header("www-authenticate")
+            .unwrap()
+            .starts_with("Bearer")
+    );
+    assert_eq!(
+        server
+            .post("team", &[("Authorization", "Bearer axe_nope")], &init)
+            .status,
+        401
+    );
+    let a = format!("Bearer {alice}");
+    let alice_auth = ("Authorization", a.as_str());
+    assert_eq!(server.post("other", &[alice_auth], &init).status, 403);
+    let s = server.initialize("team", &[alice_auth]);
+    let wrote = server.post(
+        "team",
+        &[alice_auth, ("Mcp-Session-Id", &s)],
+        &request(
+            2,
+            "tools/call",
+            call("remember", json!({"content": "alice was here"})),
+        ),
+    );
+    assert_eq!(wrote.json()["result"]["isError"], false);
+    // ci reaches every agent but only reads; alice's session is not its.
+    let c = format!("Bearer {ci}");
+    let ci_auth = ("Authorization", c.as_str());
+    assert_eq!(
+        server
+            .post(
+                "team",
+                &[ci_auth, ("Mcp-Session-Id", &s)],
+                &request(3, "ping", json!({}))
+            )
+            .status,
+        404
+    );
+    let cs = server.initialize("team", &[ci_auth]);
+    let listed = server.post(
+        "team",
+        &[ci_auth, ("Mcp-Session-Id", &cs)],
+        &request(2, "tools/list", json!({})),
+    );
+    let names: Vec<String> = listed.json()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "recall",
+            "search_notes",
+            "context",
+            "state_context",
+            "log_recent"
+        ]
+    );
+    let refused = server.post(
+        "team",
+        &[ci_auth, ("Mcp-Session-Id", &cs)],
+        &request(
+            3,
+            "tools/call",
+            call("remember", json!({"content": "ci writes"})),
+        ),
+    );
+    assert!(
+        refused.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool"),
+        "{refused:?}"
+    );
+    let read = server.post(
+        "team",
+        &[ci_auth, ("Mcp-Session-Id", &cs)],
+        &request(4, "tools/call", call("recall", json!({}))),
+    );
+    assert!(read.body.contains("alice was here"));
+    // Stateless too: the token's rights hold without a session.
+    let stateless = server.post(
+        "team",
+        &[
+            ci_auth,
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "remember"),
+        ],
+        &request(
+            5,
+            "tools/call",
+            call("remember", json!({"content": "ci writes"})),
+        ),
+    );
+    assert!(stateless.body.contains("unknown tool"), "{stateless:?}");
 }

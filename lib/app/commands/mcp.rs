@@ -9,10 +9,10 @@ use super::args::AGENT;
 use crate::agent::{AgentConfig, Agents};
 use crate::mcp::Server;
 use crate::mcp::http::Http;
-use crate::mcp::http::tokens::Tokens;
+use crate::mcp::http::tokens::{self, Tokens};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
-use axe_cli::{Command, Complete, Flag, Matches, Run};
+use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_memory::Wait;
 use axe_memory::notes::Workspace;
 use axe_tools::{Memory, NotesSeen, Served};
@@ -20,9 +20,9 @@ use axe_tools::{Memory, NotesSeen, Served};
 pub const COMMAND: Command = Command {
     name: "axe-mcp",
     about: "Serve an agent's memory to any MCP client over stdin and stdout, or over HTTP",
-    usage: &["[OPTIONS] [AGENT]"],
-    args: &[AGENT],
-    flags: &[READ_ONLY, CONFIG_DIR, DATA_DIR, HTTP, TOKENS],
+    usage: &["[OPTIONS] [AGENT]", "<COMMAND> [OPTIONS]"],
+    args: &[],
+    flags: &[],
     rules: &[],
     description: "\
 Speaks the Model Context Protocol on standard input and output (one
@@ -56,7 +56,8 @@ gives each client's lines in full):
   #   default_tools_approval_mode = \"approve\"
 
 Two clients given the same AGENT and directories share one memory; each
-runs its own axe-mcp, and the files' locks keep every write whole.
+runs its own axe-mcp, and the files' locks keep every write whole. The
+options are axe-mcp serve's (axe-mcp serve --help).
 
 With --http ADDR (and no AGENT) one axe-mcp serves every agent's memory
 over MCP's streamable HTTP at http://ADDR/mcp/<AGENT>: the same tools,
@@ -70,7 +71,83 @@ and a read_only token is offered only the reading tools. One line per
 request goes to standard error (time, token name, agent, method, tool,
 status, milliseconds), never a token or memory text. SIGTERM stops the
 accepting, answers the requests in flight, then ends the server.",
+    // Bare `axe-mcp` (with an agent or flags) is `axe-mcp serve`.
+    run: Run::Default(&[SERVE, TOKEN]),
+};
+
+const SERVE: Command = Command {
+    name: "axe-mcp serve",
+    about: "Serve an agent's memory over stdio, or every agent's with --http (the default command)",
+    usage: &["[OPTIONS] [AGENT]"],
+    args: &[AGENT],
+    flags: &[READ_ONLY, CONFIG_DIR, DATA_DIR, HTTP, TOKENS],
+    rules: &[
+        Rule::Conflict(Item::Flag(&HTTP), Item::Arg(&AGENT)),
+        Rule::RequiredWith(Item::Flag(&HTTP), Item::Flag(&TOKENS)),
+    ],
+    description: "\
+What axe-mcp does without a command word: an agent named like a command
+(serve, token) is served with `axe-mcp serve NAME`.",
     run: Run::Action(run),
+};
+
+const TOKEN: Command = Command {
+    name: "axe-mcp token",
+    about: "Manage the bearer tokens of axe-mcp --http --tokens FILE",
+    usage: &["<COMMAND> [OPTIONS]"],
+    args: &[],
+    flags: &[],
+    rules: &[],
+    description: "\
+A tokens file is TOML: one [[token]] table per token with name, sha256
+(the hex SHA-256 of the token; the token itself is never stored), agents
+(a list of names, or \"*\" for every agent) and read_only.",
+    run: Run::Subcommands(&[TOKEN_ADD]),
+};
+
+const TOKEN_NAME: Arg = Arg {
+    name: "NAME",
+    noun: "token name",
+    help: "Whose token: the name the log lines give (letters, digits, '.', '_', '-')",
+    complete: Complete::Nothing,
+    many: false,
+};
+
+const AGENTS: Flag = Flag::with_value(
+    "agents",
+    "LIST",
+    "The agents the token reaches: names separated by commas, or \"*\" for every agent",
+);
+
+const TOKEN_READ_ONLY: Flag = Flag::switch(
+    "read-only",
+    "The token is offered only the tools that do not write",
+);
+
+const TOKEN_FILE: Flag = Flag::with_value(
+    "tokens",
+    "FILE",
+    "The tokens file to add to [default: <config>/mcp-tokens.toml]",
+)
+.completes(Complete::File);
+
+const TOKEN_ADD: Command = Command {
+    name: "axe-mcp token add",
+    about: "Make a new random token, print it once and add its digest to the tokens file",
+    usage: &["[OPTIONS] --agents LIST NAME"],
+    args: &[TOKEN_NAME],
+    flags: &[AGENTS, TOKEN_READ_ONLY, TOKEN_FILE, CONFIG_DIR],
+    rules: &[
+        Rule::Required(Item::Arg(&TOKEN_NAME)),
+        Rule::Required(Item::Flag(&AGENTS)),
+    ],
+    description: "\
+Prints the token on standard output, the only time it is shown: give it to
+the client (Authorization: Bearer TOKEN). The file (mode 0600, created
+when missing) gets the token's SHA-256 alone, appended under the file's
+lock and replaced whole, so a server reading it sees the old file or the
+new one. A name already in the file is refused.",
+    run: Run::Action(token_add),
 };
 
 const READ_ONLY: Flag = Flag::switch(
@@ -114,11 +191,6 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let agents = Agents::new(dirs.clone(), None);
     let read_only = m.flag(&READ_ONLY);
     if let Some(addr) = m.value(&HTTP) {
-        if super::args::agent_arg(m)?.is_some() {
-            return Err(Error::Usage(
-                "axe-mcp --http serves every agent at /mcp/<AGENT>: give no AGENT".into(),
-            ));
-        }
         let tokens = m
             .value(&TOKENS)
             .map(|f| Tokens::load(Path::new(f)))
@@ -131,9 +203,6 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         };
         return http.serve();
     }
-    if m.value(&TOKENS).is_some() {
-        return Err(Error::Usage("--tokens is for --http".into()));
-    }
     let name = super::args::agent_arg(m)?.unwrap_or("mcp").to_owned();
     let (memory, instructions) = open(&agents, &name)?;
     let server = Server {
@@ -143,6 +212,29 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     };
     let stdin = std::io::stdin();
     server.serve(&mut stdin.lock(), out).map_err(Error::Output)
+}
+
+fn token_add(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let name = m.args()[0]
+        .to_str()
+        .ok_or_else(|| Error::Usage("a token name is UTF-8".into()))?;
+    let agents = m
+        .value(&AGENTS)
+        .and_then(|a| a.to_str())
+        .ok_or_else(|| Error::Usage("--agents is UTF-8".into()))?;
+    let agents: Vec<String> = agents.split(',').map(|a| a.trim().to_owned()).collect();
+    let file = match m.value(&TOKEN_FILE) {
+        Some(f) => std::path::PathBuf::from(f),
+        None => Dirs::given(m.value(&CONFIG_DIR).map(Path::new), None)?
+            .config()?
+            .join("mcp-tokens.toml"),
+    };
+    let added = tokens::add(&file, name, &agents, m.flag(&TOKEN_READ_ONLY))?;
+    axe_base::stderr::note(format_args!(
+        "axe-mcp: token \"{name}\" added to {}; it is shown only now",
+        added.file.display()
+    ));
+    writeln!(out, "{}", added.token).map_err(Error::Output)
 }
 
 /// The memory of the agent `name` as the server offers it, and what the
