@@ -173,6 +173,16 @@ pub fn request(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
+/// A request of the stateless revision: its version and the client's
+/// capabilities in `_meta`.
+pub fn stateless(id: u64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    request(id, method, params)
+}
+
 fn init_params() -> Value {
     json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
 }
@@ -312,7 +322,7 @@ fn the_stateless_revision_checks_its_headers_and_needs_no_session() {
     let env = Env::new();
     let server = Served::start(&env, &[]);
     let v = ("MCP-Protocol-Version", "2026-07-28");
-    let remember = request(
+    let remember = stateless(
         1,
         "tools/call",
         call("remember", json!({"content": "stateless note"})),
@@ -354,7 +364,7 @@ fn the_stateless_revision_checks_its_headers_and_needs_no_session() {
             ("mcp-protocol-version", "2026-07-28"),
             ("MCP-METHOD", "tools/list"),
         ],
-        &request(2, "tools/list", json!({})),
+        &stateless(2, "tools/list", json!({})),
     );
     let list = spaced.json()["result"].clone();
     assert_eq!(list["cacheScope"], "private", "{spaced:?}");
@@ -363,7 +373,7 @@ fn the_stateless_revision_checks_its_headers_and_needs_no_session() {
     let discover = server.post(
         "team",
         &[("Mcp-Method", "server/discover")],
-        &request(3, "server/discover", json!({})),
+        &stateless(3, "server/discover", json!({})),
     );
     assert!(
         discover.json()["result"]["supportedVersions"]
@@ -375,13 +385,56 @@ fn the_stateless_revision_checks_its_headers_and_needs_no_session() {
     let recalled = server.post(
         "team",
         &[v, ("Mcp-Method", "tools/call"), ("Mcp-Name", "recall")],
-        &request(4, "tools/call", call("recall", json!({}))),
+        &stateless(4, "tools/call", call("recall", json!({}))),
     );
     assert_eq!(
         recalled.body.matches("stateless note").count(),
         2,
         "text and data: {recalled:?}"
     );
+    // A request without its _meta is invalid (400, -32602); a version not
+    // spoken is named with those that are (400, -32022); what the
+    // revision removed is not found (404, -32601).
+    let bare = server.post(
+        "team",
+        &[v, ("Mcp-Method", "tools/list")],
+        &request(5, "tools/list", json!({})),
+    );
+    assert_eq!(
+        (bare.status, bare.json()["error"]["code"].clone()),
+        (400, json!(-32602))
+    );
+    let old = server.post(
+        "team",
+        &[
+            ("MCP-Protocol-Version", "2099-01-01"),
+            ("Mcp-Method", "tools/list"),
+        ],
+        &stateless(6, "tools/list", json!({})),
+    );
+    assert_eq!(
+        (old.status, old.json()["error"]["code"].clone()),
+        (400, json!(-32022))
+    );
+    assert!(
+        old.json()["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+    for method in ["initialize", "ping"] {
+        let gone = server.post(
+            "team",
+            &[v, ("Mcp-Method", method)],
+            &stateless(7, method, json!({})),
+        );
+        assert_eq!(
+            (gone.status, gone.json()["error"]["code"].clone()),
+            (404, json!(-32601)),
+            "{method}"
+        );
+        assert_eq!(gone.json()["id"], 7);
+    }
 }
 
 #[test]
@@ -596,7 +649,7 @@ fn only_a_loopback_address_is_served_without_tokens() {
 fn sigterm_drains_a_request_in_flight_then_stops() {
     let env = Env::new();
     let mut server = Served::start(&env, &[]);
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": {"content": "written while stopping"}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}).to_string();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", "arguments": {"content": "written while stopping"}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}}).to_string();
     let mut conn = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
     write!(
         conn,
@@ -785,11 +838,211 @@ fn tokens_decide_who_reaches_which_memory_and_how() {
             ("Mcp-Method", "tools/call"),
             ("Mcp-Name", "remember"),
         ],
-        &request(
+        &stateless(
             5,
             "tools/call",
             call("remember", json!({"content": "ci writes"})),
         ),
     );
     assert!(stateless.body.contains("unknown tool"), "{stateless:?}");
+}
+
+/// The official suite's server scenarios that apply to a memory server,
+/// each with the checks it cannot pass here and why: all of them call a
+/// fixture tool of the suite's own reference server, or need prompts.
+const APPLIES: &[(&str, &[(&str, &str)])] = &[
+    ("server-initialize", &[]),
+    ("server-session-lifecycle", &[]),
+    (
+        "server-stateless",
+        &[
+            (
+                "sep-2575-server-rejects-undeclared-capability",
+                "calls the fixture tool test_missing_capability",
+            ),
+            (
+                "sep-2575-missing-capability-http-400",
+                "calls the fixture tool test_missing_capability",
+            ),
+            (
+                "sep-2575-http-server-no-independent-requests-on-stream",
+                "calls the fixture tool test_streaming_elicitation",
+            ),
+            (
+                "sep-2575-server-no-log-without-loglevel",
+                "calls the fixture tool test_logging_tool",
+            ),
+        ],
+    ),
+    ("ping", &[]),
+    ("tools-list", &[]),
+    ("resources-list", &[]),
+    ("sep-2164-resource-not-found", &[]),
+    ("dns-rebinding-protection", &[]),
+    (
+        "caching",
+        &[(
+            "sep-2549-prompts-list-caching-hints",
+            "a memory server has no prompts",
+        )],
+    ),
+    ("http-header-validation", &[]),
+    ("server-sse-polling", &[]),
+    ("server-sse-multiple-streams", &[]),
+];
+
+/// The server scenarios that do not apply, and why.
+pub const NOT_APPLICABLE: &[(&str, &str)] = &[
+    (
+        "logging-set-level",
+        "no logging capability (and 2026-07-28 removed logging/setLevel)",
+    ),
+    (
+        "completion-complete",
+        "no prompts or templates with arguments to complete",
+    ),
+    ("tools-call-simple-text", "calls the suite's fixture tool"),
+    ("tools-call-image", "calls the suite's fixture tool"),
+    ("tools-call-audio", "calls the suite's fixture tool"),
+    (
+        "tools-call-embedded-resource",
+        "calls the suite's fixture tool",
+    ),
+    ("tools-call-mixed-content", "calls the suite's fixture tool"),
+    ("tools-call-with-logging", "calls the suite's fixture tool"),
+    ("tools-call-error", "calls the suite's fixture tool"),
+    ("tools-call-with-progress", "calls the suite's fixture tool"),
+    ("tools-call-sampling", "calls the suite's fixture tool"),
+    ("tools-call-elicitation", "calls the suite's fixture tool"),
+    ("json-schema-2020-12", "calls the suite's fixture tool"),
+    (
+        "elicitation-sep1034-defaults",
+        "calls the suite's fixture tool",
+    ),
+    (
+        "elicitation-sep1330-enums",
+        "calls the suite's fixture tool",
+    ),
+    (
+        "resources-read-text",
+        "reads the suite's fixture resources (test://...)",
+    ),
+    (
+        "resources-read-binary",
+        "reads the suite's fixture resources (test://...)",
+    ),
+    (
+        "resources-templates-read",
+        "reads the suite's fixture resources (test://...)",
+    ),
+    (
+        "resources-subscribe",
+        "no subscriptions: memory is read when asked",
+    ),
+    (
+        "resources-unsubscribe",
+        "no subscriptions: memory is read when asked",
+    ),
+    ("prompts-list", "a memory server has no prompts"),
+    ("prompts-get-simple", "a memory server has no prompts"),
+    ("prompts-get-with-args", "a memory server has no prompts"),
+    (
+        "prompts-get-embedded-resource",
+        "a memory server has no prompts",
+    ),
+    ("prompts-get-with-image", "a memory server has no prompts"),
+    (
+        "http-custom-header-server-validation",
+        "no tool declares x-mcp-header parameters",
+    ),
+    (
+        "input-required-result-",
+        "no tool asks the client for input (MRTR)",
+    ),
+    (
+        "tasks-",
+        "the tasks extension: every call is answered at once",
+    ),
+    ("sep-2640-skills-", "the skills extension"),
+];
+
+/// `@modelcontextprotocol/conformance` (tests/mcp/install) against
+/// `axe-mcp --http`: every scenario of the suite is classified, those
+/// that apply pass but for the listed checks, and those fail.
+#[test]
+fn the_official_conformance_suite_passes_what_applies() {
+    let sdk = crate::mcp_sdk::sdk_dir();
+    let suite = sdk.join("conformance/node_modules/.bin/conformance");
+    let node = sdk.join("clients/node_modules/.bin");
+    if !suite.exists() || !node.join("node").exists() {
+        crate::util::unavailable(
+            &format!(
+                "the MCP conformance suite and Node 22 are not installed in {}",
+                sdk.display()
+            ),
+            "run tests/mcp/install",
+        );
+        return;
+    }
+    let path = std::env::join_paths(std::iter::once(node).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    let listed = std::process::Command::new(&suite)
+        .args(["list", "--server"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let scenarios: Vec<&str> = listed
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(scenarios.len() > 30, "{listed}");
+    for s in &scenarios {
+        let applies = APPLIES.iter().any(|(a, _)| a == s);
+        let not = NOT_APPLICABLE.iter().any(|(n, _)| s.starts_with(n));
+        assert!(
+            applies != not,
+            "scenario {s} is to be listed once, as applying or not"
+        );
+    }
+    let env = Env::new();
+    let server = Served::start(&env, &[]);
+    let url = format!("http://127.0.0.1:{}/mcp/team", server.port);
+    let out = env.root().join("conformance");
+    for (scenario, failing) in APPLIES {
+        let run = std::process::Command::new(&suite)
+            .args(["server", "--url", &url, "--scenario", scenario, "-o"])
+            .arg(&out)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        let dir = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&format!("server-{scenario}-"))
+            })
+            .unwrap_or_else(|| panic!("{scenario}: no results: {run:?}"));
+        let checks: Value =
+            serde_json::from_str(&crate::util::read(&dir.join("checks.json"))).unwrap();
+        let mut failed: Vec<&str> = checks
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["status"] == "FAILURE")
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        failed.sort_unstable();
+        failed.dedup();
+        let mut expected: Vec<&str> = failing.iter().map(|(id, _)| *id).collect();
+        expected.sort_unstable();
+        assert_eq!(failed, expected, "{scenario}: {checks:#}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -323,7 +323,7 @@ fn server_info() -> Value {
 }
 
 /// Every revision spoken, newest first.
-fn supported() -> Vec<&'static str> {
+pub fn supported() -> Vec<&'static str> {
     std::iter::once(STATELESS)
         .chain(VERSIONS.iter().copied())
         .collect()

@@ -12,10 +12,15 @@ use super::wire::{Request, Response};
 use super::{Open, Slots};
 use crate::mcp::{STATELESS, Serving, VERSION_KEY};
 use axe_tools::mcp::VERSIONS;
-use axe_tools::mcp::jsonrpc::{self, PARSE_ERROR};
+use axe_tools::mcp::jsonrpc::{
+    self, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
+};
 
 /// The stateless revision's error for headers that contradict the body.
 const HEADER_MISMATCH: i64 = -32020;
+
+/// Where a stateless request names its client's capabilities.
+const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// JSON-RPC's "server error": the body of a refusal at the HTTP level.
 const REFUSED: i64 = -32000;
@@ -206,7 +211,7 @@ impl Endpoint {
                 "answers are application/json or text/event-stream",
             ));
         }
-        let mut message: Value = match serde_json::from_slice(&request.body) {
+        let message: Value = match serde_json::from_slice(&request.body) {
             Ok(m) => m,
             Err(e) => {
                 let body = jsonrpc::error(&Value::Null, PARSE_ERROR, &e.to_string());
@@ -220,31 +225,72 @@ impl Endpoint {
         logged.method = method.clone();
         let header_version = request.header("mcp-protocol-version");
         let body_version = message["params"]["_meta"][VERSION_KEY].as_str();
-        let stateless = header_version == Some(STATELESS)
-            || body_version == Some(STATELESS)
+        // As the SDKs route: a version header of no handshake revision (or
+        // the stateless one named in the body) is the stateless transport,
+        // which refuses what it does not speak itself.
+        let stateless = header_version.is_some_and(|v| !VERSIONS.contains(&v))
+            || (header_version.is_none() && body_version == Some(STATELESS))
             || (method.as_deref() == Some("server/discover")
                 && request.header("mcp-session-id").is_none());
         let reply = if stateless {
+            let id = message.get("id").cloned().unwrap_or(Value::Null);
+            let refuse = |code: u16, reason: &'static str, error: Value| {
+                json_response(
+                    code,
+                    reason,
+                    &json!({"jsonrpc": "2.0", "id": id, "error": error}),
+                )
+            };
+            if let Some(v) = header_version.filter(|v| *v != STATELESS) {
+                return Err(refuse(400, "Bad Request", unsupported(v)));
+            }
             check_headers(request, &message)?;
-            // The header alone may name the revision: the handler reads it
-            // from `_meta`, as over stdio.
-            if body_version.is_none()
-                && let Some(params) = message
-                    .as_object_mut()
-                    .map(|m| m.entry("params").or_insert(json!({})))
-                && let Some(params) = params.as_object_mut()
-            {
-                let meta = params.entry("_meta").or_insert(json!({}));
-                if let Some(meta) = meta.as_object_mut() {
-                    meta.insert(VERSION_KEY.into(), json!(STATELESS));
+            if method.is_some() && message.get("id").is_some() {
+                let meta = &message["params"]["_meta"];
+                let why = match (
+                    meta[VERSION_KEY].as_str(),
+                    meta[CAPABILITIES_KEY].is_object(),
+                ) {
+                    (None, _) => Some(format!("params._meta needs {VERSION_KEY}")),
+                    (Some(_), false) => Some(format!("params._meta needs {CAPABILITIES_KEY}")),
+                    (Some(v), true) if v != STATELESS && !VERSIONS.contains(&v) => {
+                        return Err(refuse(400, "Bad Request", unsupported(v)));
+                    }
+                    _ => None,
+                };
+                if let Some(why) = why {
+                    let error = json!({"code": INVALID_PARAMS, "message": why});
+                    return Err(refuse(400, "Bad Request", error));
+                }
+                // What the revision took out, and what never was: 404.
+                if matches!(
+                    method.as_deref(),
+                    Some("initialize" | "ping" | "logging/setLevel")
+                ) {
+                    let m = method.as_deref().unwrap_or_default();
+                    let error = json!({"code": METHOD_NOT_FOUND, "message": format!("method not found: {m} (not in {STATELESS})")});
+                    return Err(refuse(404, "Not Found", error));
                 }
             }
             let _slot = slots.take().ok_or_else(busy)?;
             let (memory, instructions) = (self.open)(who.agent).map_err(failed)?;
             let source = axe_tools::memory_tools(memory);
             let serving = Serving::new(&source, who.read_only, &instructions);
-            let bytes = serde_json::to_vec(&message).unwrap_or_default();
-            serving.reply_to(&bytes, &mut None)
+            let reply = serving.reply_to(&request.body, &mut None);
+            // An error of the transport's own kind has its HTTP status.
+            let code = reply.as_ref().and_then(|r| r["error"]["code"].as_i64());
+            let (status, reason) = match code {
+                Some(METHOD_NOT_FOUND) => (404, "Not Found"),
+                Some(UNSUPPORTED_VERSION) => (400, "Bad Request"),
+                _ => (200, "OK"),
+            };
+            if status != 200 {
+                let mut r = answer(reply, false);
+                r.status = status;
+                r.reason = reason;
+                return Err(r);
+            }
+            reply
         } else if method.as_deref() == Some("initialize") && message.is_object() {
             let _slot = slots.take().ok_or_else(busy)?;
             let (memory, instructions) = (self.open)(who.agent).map_err(failed)?;
@@ -267,15 +313,6 @@ impl Endpoint {
             let id = self.sessions.add(session).map_err(failed_io)?;
             return Ok(answer(reply, sse_ok && !json_ok).header("Mcp-Session-Id", id));
         } else {
-            if let Some(v) = header_version
-                && !VERSIONS.contains(&v)
-            {
-                return Err(status(
-                    400,
-                    "Bad Request",
-                    &format!("unsupported MCP-Protocol-Version: {v}"),
-                ));
-            }
             let session = self.session(request, who)?;
             let _slot = slots.take().ok_or_else(busy)?;
             let serving = Serving::new(&session.source, session.read_only, &session.instructions);
@@ -437,6 +474,16 @@ fn json_response(code: u16, reason: &'static str, body: &Value) -> Response {
 /// A refusal at the HTTP level, with a JSON-RPC error body saying why.
 fn status(code: u16, reason: &'static str, why: &str) -> Response {
     json_response(code, reason, &jsonrpc::error(&Value::Null, REFUSED, why))
+}
+
+/// The stateless revision's error for a version not spoken: the list
+/// that is.
+fn unsupported(requested: &str) -> Value {
+    json!({
+        "code": UNSUPPORTED_VERSION,
+        "message": format!("unsupported protocol version: {requested}"),
+        "data": {"requested": requested, "supported": crate::mcp::supported()},
+    })
 }
 
 fn busy() -> Response {
