@@ -105,6 +105,11 @@ impl Served {
         id
     }
 
+    /// What the server has said on stderr so far.
+    pub fn log_now(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+
     /// Stops the server with SIGTERM: how it ended, and every line it
     /// wrote on stderr.
     pub fn stop(&mut self) -> (std::process::ExitStatus, Vec<String>) {
