@@ -196,6 +196,8 @@ export extern "axe-mcp serve" [
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
     --http: string  # Serve MCP's streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)
     --tokens: path  # With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)
+    --tls-cert: path  # With --http, serve HTTPS with the PEM certificate chain of FILE (and --tls-key)
+    --tls-key: path  # The PEM private key of --tls-cert's certificate
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -623,6 +625,8 @@ export extern "axe mcp serve" [
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
     --http: string  # Serve MCP's streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)
     --tokens: path  # With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)
+    --tls-cert: path  # With --http, serve HTTPS with the PEM certificate chain of FILE (and --tls-key)
+    --tls-key: path  # The PEM private key of --tls-cert's certificate
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

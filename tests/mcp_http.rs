@@ -1051,3 +1051,76 @@ fn the_official_conformance_suite_passes_what_applies() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// `--tls-cert` and `--tls-key`: HTTPS with the certificate given, the
+/// same endpoint behind it; a client that does not trust it, or speaks
+/// plain HTTP to it, gets nothing.
+#[test]
+fn tls_serves_the_same_endpoint_over_https() {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
+    if !crate::util::have("openssl") {
+        return;
+    }
+    let env = Env::new();
+    let (ca, cert, key) = crate::proxy::authority(env.root());
+    let server = Served::start(
+        &env,
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_file_iter(&ca).unwrap() {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = ServerName::try_from("localhost").unwrap();
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+    let tcp = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    let body = request(1, "initialize", init_params()).to_string();
+    write!(
+        tls,
+        "POST /mcp/team HTTP/1.1\r\nHost: localhost:{}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        server.port,
+        body.len()
+    )
+    .unwrap();
+    let mut all = Vec::new();
+    let _ = tls.read_to_end(&mut all);
+    let text = String::from_utf8(all).unwrap();
+    assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+    assert!(
+        text.contains("\"serverInfo\":{\"name\":\"axe-mcp\""),
+        "{text}"
+    );
+    // Plain HTTP to the TLS port: no answer of HTTP's.
+    let mut plain = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    plain
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    write!(
+        plain,
+        "POST /mcp/team HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n"
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    let _ = plain.read_to_end(&mut got);
+    assert!(!got.starts_with(b"HTTP/"), "{got:?}");
+    // Half the flags is a usage error.
+    env.cmd("axe-mcp")
+        .args(["--http", "127.0.0.1:0", "--tls-cert"])
+        .arg(&cert)
+        .assert()
+        .code(1);
+}

@@ -9,6 +9,7 @@ use super::args::AGENT;
 use crate::agent::{AgentConfig, Agents};
 use crate::mcp::Server;
 use crate::mcp::http::Http;
+use crate::mcp::http::tls;
 use crate::mcp::http::tokens::{self, Tokens};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
@@ -80,10 +81,15 @@ const SERVE: Command = Command {
     about: "Serve an agent's memory over stdio, or every agent's with --http (the default command)",
     usage: &["[OPTIONS] [AGENT]"],
     args: &[AGENT],
-    flags: &[READ_ONLY, CONFIG_DIR, DATA_DIR, HTTP, TOKENS],
+    flags: &[
+        READ_ONLY, CONFIG_DIR, DATA_DIR, HTTP, TOKENS, TLS_CERT, TLS_KEY,
+    ],
     rules: &[
         Rule::Conflict(Item::Flag(&HTTP), Item::Arg(&AGENT)),
         Rule::RequiredWith(Item::Flag(&HTTP), Item::Flag(&TOKENS)),
+        Rule::RequiredWith(Item::Flag(&HTTP), Item::Flag(&TLS_CERT)),
+        Rule::RequiredWith(Item::Flag(&TLS_KEY), Item::Flag(&TLS_CERT)),
+        Rule::RequiredWith(Item::Flag(&TLS_CERT), Item::Flag(&TLS_KEY)),
     ],
     description: "\
 What axe-mcp does without a command word: an agent named like a command
@@ -168,6 +174,20 @@ const TOKENS: Flag = Flag::with_value(
 )
 .completes(Complete::File);
 
+const TLS_CERT: Flag = Flag::with_value(
+    "tls-cert",
+    "FILE",
+    "With --http, serve HTTPS with the PEM certificate chain of FILE (and --tls-key)",
+)
+.completes(Complete::File);
+
+const TLS_KEY: Flag = Flag::with_value(
+    "tls-key",
+    "FILE",
+    "The PEM private key of --tls-cert's certificate",
+)
+.completes(Complete::File);
+
 const CONFIG_DIR: Flag = Flag::with_value(
     "config-dir",
     "DIR",
@@ -195,7 +215,12 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             .value(&TOKENS)
             .map(|f| Tokens::load(Path::new(f)))
             .transpose()?;
+        let tls = match (m.value(&TLS_CERT), m.value(&TLS_KEY)) {
+            (Some(cert), Some(key)) => Some(tls::config(Path::new(cert), Path::new(key))?),
+            _ => None,
+        };
         let http = Http {
+            tls,
             addr: addr.to_string_lossy().into_owned(),
             tokens,
             read_only,

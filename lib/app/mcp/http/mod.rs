@@ -15,6 +15,7 @@
 
 mod endpoint;
 mod sessions;
+pub mod tls;
 pub mod tokens;
 mod wire;
 
@@ -45,11 +46,14 @@ pub struct Http {
     pub read_only: bool,
     /// Opens an agent's memory as the stdio server would.
     pub open: Opener,
+    /// `--tls-cert` and `--tls-key`: HTTPS.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 /// Shared by every connection's thread.
 struct Shared {
     endpoint: endpoint::Endpoint,
+    tls: Option<Arc<rustls::ServerConfig>>,
     slots: Slots,
     stopping: AtomicBool,
     connections: AtomicUsize,
@@ -79,12 +83,19 @@ impl Http {
         let hold = axe_base::signals::hold();
         let shared = Arc::new(Shared {
             endpoint: endpoint::Endpoint::new(self.tokens, self.read_only, loopback, self.open),
+            tls: self.tls,
             slots: Slots::new(workers()),
             stopping: AtomicBool::new(false),
             connections: AtomicUsize::new(0),
         });
         watch_signals(&shared, local);
-        axe_base::stderr::note(format_args!("axe-mcp: serving http://{local}/mcp/<AGENT>"));
+        let scheme = match shared.tls {
+            Some(_) => "https",
+            None => "http",
+        };
+        axe_base::stderr::note(format_args!(
+            "axe-mcp: serving {scheme}://{local}/mcp/<AGENT>"
+        ));
         let mut threads = Vec::new();
         for stream in listener.incoming() {
             if shared.stopping.load(Ordering::SeqCst) || hold.interrupted() {
@@ -160,6 +171,10 @@ impl Conn for TcpStream {
     fn read_within(&mut self, time: Duration) -> io::Result<()> {
         self.set_read_timeout(Some(time.max(Duration::from_millis(1))))
     }
+
+    fn socket(&self) -> &TcpStream {
+        self
+    }
 }
 
 /// Serves one connection's requests until it closes, errs, idles out or
@@ -167,30 +182,46 @@ impl Conn for TcpStream {
 fn connection(shared: &Shared, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(wire::WRITE_TIME));
-    let mut conn = stream;
+    match &shared.tls {
+        None => {
+            let mut conn = stream;
+            serve(shared, &mut conn);
+        }
+        Some(config) => {
+            let Ok(mut conn) = tls::Tls::new(Arc::clone(config), stream) else {
+                return;
+            };
+            serve(shared, &mut conn);
+            conn.close();
+        }
+    }
+}
+
+/// The requests of one connection, in turn.
+fn serve(shared: &Shared, conn: &mut dyn Conn) {
     let mut rest = Vec::new();
     let mut first = true;
     loop {
         // Kept alive between requests, a connection gives way to a stop.
-        if !first && rest.is_empty() && !idle(shared, &conn) {
+        if !first && rest.is_empty() && !idle(shared, conn.socket()) {
             return;
         }
         first = false;
-        let request = match wire::read_request(&mut conn, &mut rest, wire::HEAD_TIME) {
+        let request = match wire::read_request(conn, &mut rest, wire::HEAD_TIME) {
             Ok(r) => r,
             Err(Refused::Gone) => return,
             Err(Refused::Status(status, reason)) => {
                 let r = Response::new(status, reason);
                 log_line(&endpoint::Logged::refused(status), Instant::now());
-                let _ = wire::write_response(&mut conn, &r, true);
-                linger(&mut conn);
+                let _ = wire::write_response(conn, &r, true);
+                linger(conn.socket());
                 return;
             }
         };
         let started = Instant::now();
         let (response, logged) = shared.endpoint.answer(&request, &shared.slots);
         let close = request.close || shared.stopping.load(Ordering::SeqCst);
-        let written = wire::write_response(&mut conn, &response, close);
+        let written = wire::write_response(conn, &response, close);
         log_line(&logged, started);
         if close || written.is_err() {
             return;
@@ -201,14 +232,14 @@ fn connection(shared: &Shared, stream: TcpStream) {
 /// Closes after a refusal without a reset: what the client still sends
 /// (the rest of a head or body not taken) is read a little and dropped,
 /// so its kernel does not throw the answer away before it is read.
-fn linger(conn: &mut TcpStream) {
+fn linger(conn: &TcpStream) {
     let _ = conn.shutdown(std::net::Shutdown::Write);
     let deadline = Instant::now() + Duration::from_secs(1);
     let mut sink = [0u8; 16 << 10];
     let mut left = 1usize << 20;
     while left > 0 && Instant::now() < deadline {
         let _ = conn.set_read_timeout(Some(Duration::from_millis(100)));
-        match io::Read::read(conn, &mut sink) {
+        match io::Read::read(&mut &*conn, &mut sink) {
             Ok(0) | Err(_) => return,
             Ok(n) => left = left.saturating_sub(n),
         }

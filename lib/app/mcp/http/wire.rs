@@ -31,6 +31,9 @@ pub const WRITE_TIME: Duration = Duration::from_secs(10);
 pub trait Conn: Read + Write + Send {
     /// Bounds the next read (a deadline's remainder).
     fn read_within(&mut self, time: Duration) -> io::Result<()>;
+
+    /// The TCP connection under it.
+    fn socket(&self) -> &std::net::TcpStream;
 }
 
 /// One request, read whole.
