@@ -61,19 +61,7 @@ impl Served {
 
     /// One request on a connection of its own.
     pub fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
-        let mut conn = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        conn.set_read_timeout(Some(Duration::from_secs(60)))
-            .unwrap();
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n",
-            self.port
-        );
-        for (n, v) in headers {
-            head.push_str(&format!("{n}: {v}\r\n"));
-        }
-        head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-        conn.write_all(head.as_bytes()).unwrap();
-        read_answer(&mut conn)
+        send_to(self.port, method, path, headers, body)
     }
 
     /// A POST of `message` to `/mcp/<agent>` with the usual headers and
@@ -147,6 +135,27 @@ impl Answer {
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {:?}", self.body))
     }
+}
+
+/// One request to the server on `port`, on a connection of its own.
+pub fn send_to(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
+    let mut conn = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut head =
+        format!("{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n");
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    conn.write_all(head.as_bytes()).unwrap();
+    read_answer(&mut conn)
 }
 
 pub fn read_answer(conn: &mut TcpStream) -> Answer {
@@ -1123,4 +1132,139 @@ fn tls_serves_the_same_endpoint_over_https() {
         .arg(&cert)
         .assert()
         .code(1);
+}
+
+/// Load: 32 clients at once, 100 calls each, mixing remember, recall,
+/// reflect with `if_match` and search, half of them in sessions and half
+/// stateless: every remembered note is in the daily log exactly once,
+/// every reflect either wrote or lost to another's (a conflict, nothing
+/// written), MEMORY.md is one winner's whole text, and no request fails.
+/// The latencies are printed (bench/ has the release figures).
+#[test]
+fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
+    const CLIENTS: usize = 32;
+    const CALLS: usize = 100;
+    let env = Env::new();
+    let server = Served::start(&env, &[]);
+    let port = server.port;
+    let post = move |session: Option<&str>, message: &Value| {
+        let method = message["method"].as_str().unwrap().to_owned();
+        let name = message["params"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let mut headers = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        match session {
+            Some(s) => headers.push(("Mcp-Session-Id", s)),
+            None => {
+                headers.push(("MCP-Protocol-Version", "2026-07-28"));
+                headers.push(("Mcp-Method", &method));
+                headers.push(("Mcp-Name", &name));
+            }
+        }
+        send_to(port, "POST", "/mcp/team", &headers, &message.to_string())
+    };
+    let threads: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            std::thread::spawn(move || {
+                let session = (c % 2 == 0).then(|| {
+                    let body = request(0, "initialize", init_params()).to_string();
+                    let json = [("Content-Type", "application/json")];
+                    let a = send_to(port, "POST", "/mcp/team", &json, &body);
+                    a.header("mcp-session-id").unwrap().to_owned()
+                });
+                let call = |k: usize, tool: &str, arguments: Value| {
+                    let params = call(tool, arguments);
+                    let message = match &session {
+                        Some(_) => request(k as u64, "tools/call", params),
+                        None => stateless(k as u64, "tools/call", params),
+                    };
+                    let started = std::time::Instant::now();
+                    let a = post(session.as_deref(), &message);
+                    let took = started.elapsed();
+                    assert_eq!(a.status, 200, "client {c} call {k}: {a:?}");
+                    let result = a.json()["result"].clone();
+                    assert!(!result.is_null(), "client {c} call {k}: {a:?}");
+                    (result, took)
+                };
+                let mut hash = String::new();
+                let (mut wrote, mut lost, mut times) = (Vec::new(), 0, Vec::new());
+                for k in 0..CALLS {
+                    let (result, took) = match k % 4 {
+                        0 => call(k, "remember", json!({"content": format!("note c{c}k{k}.")})),
+                        1 => call(k, "recall", json!({})),
+                        2 => call(
+                            k,
+                            "reflect",
+                            json!({"content": format!("MEMORY of c{c}k{k}."), "if_match": hash}),
+                        ),
+                        _ => call(k, "search_notes", json!({"query": "note", "limit": 3})),
+                    };
+                    times.push(took);
+                    let text = result["content"][0]["text"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned();
+                    match k % 4 {
+                        0 | 3 => assert_eq!(result["isError"], false, "c{c}k{k}: {text}"),
+                        1 => {
+                            assert_eq!(result["isError"], false, "c{c}k{k}: {text}");
+                            hash = result["structuredContent"]["memory_sha256"]
+                                .as_str()
+                                .unwrap()
+                                .to_owned();
+                        }
+                        _ if result["isError"] == false => {
+                            wrote.push(format!("MEMORY of c{c}k{k}."))
+                        }
+                        _ => {
+                            assert!(
+                                text.contains("has changed since you last read it"),
+                                "c{c}k{k}: {text}"
+                            );
+                            lost += 1;
+                        }
+                    }
+                }
+                (wrote, lost, times)
+            })
+        })
+        .collect();
+    let (mut wrote, mut lost, mut times) = (Vec::new(), 0, Vec::new());
+    for t in threads {
+        let (w, l, ts) = t.join().unwrap();
+        wrote.extend(w);
+        lost += l;
+        times.extend(ts);
+    }
+    assert_eq!(wrote.len() + lost, CLIENTS * CALLS / 4);
+    assert!(!wrote.is_empty());
+    let notes = env.data_dir().join("axe/notes/agents/team");
+    let memory = crate::util::read(&notes.join("MEMORY.md"));
+    assert!(
+        wrote.contains(&memory),
+        "MEMORY.md is no winner's text: {memory:?}"
+    );
+    let mut daily = String::new();
+    for e in std::fs::read_dir(notes.join("daily")).unwrap() {
+        daily.push_str(&crate::util::read(&e.unwrap().path()));
+    }
+    for c in 0..CLIENTS {
+        for k in (0..CALLS).step_by(4) {
+            let note = format!("note c{c}k{k}.");
+            assert_eq!(daily.matches(&note).count(), 1, "{note}");
+        }
+    }
+    times.sort_unstable();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    eprintln!(
+        "{} calls by {CLIENTS} clients: p50 {:?}, p99 {:?}; {} reflects wrote, {lost} lost",
+        times.len(),
+        at(0.5),
+        at(0.99),
+        wrote.len()
+    );
 }
