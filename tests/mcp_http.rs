@@ -1268,3 +1268,60 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
         wrote.len()
     );
 }
+
+/// A resource URI cannot reach another agent's memory from an endpoint,
+/// by name or by traversal, in a session or stateless.
+#[test]
+fn resource_uris_reach_only_the_endpoints_agent() {
+    let env = Env::new();
+    let other = env.data_dir().join("axe/notes/agents/other/MEMORY.md");
+    env.write(&other, "the other agent's secret\n");
+    env.write(
+        &env.data_dir().join("axe/notes/agents/team/MEMORY.md"),
+        "team's own\n",
+    );
+    let server = Served::start(&env, &[]);
+    let s = server.initialize("team", &[]);
+    let own = server.post(
+        "team",
+        &[("Mcp-Session-Id", &s)],
+        &request(
+            2,
+            "resources/read",
+            json!({"uri": "axe://notes/agents/team/MEMORY.md"}),
+        ),
+    );
+    assert!(own.body.contains("team's own"), "{own:?}");
+    for uri in [
+        "axe://notes/agents/other/MEMORY.md",
+        "axe://notes/agents/team/../other/MEMORY.md",
+        "axe://notes/world/../agents/other/MEMORY.md",
+        "axe://notes/agents/team/daily/../../other/MEMORY.md",
+        "axe://notes/agents/team%2F..%2Fother/MEMORY.md",
+        "axe://state/other.json",
+        "axe://log/other.md",
+        "file:///etc/passwd",
+    ] {
+        let session = server.post(
+            "team",
+            &[("Mcp-Session-Id", &s)],
+            &request(3, "resources/read", json!({"uri": uri})),
+        );
+        let stateless = server.post(
+            "team",
+            &[
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "resources/read"),
+                ("Mcp-Name", uri),
+            ],
+            &stateless(4, "resources/read", json!({"uri": uri})),
+        );
+        for a in [session, stateless] {
+            assert!(
+                !a.body.contains("secret") && !a.body.contains("root:"),
+                "{uri}: {a:?}"
+            );
+            assert!(a.json()["error"].is_object(), "{uri}: {a:?}");
+        }
+    }
+}
