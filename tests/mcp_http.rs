@@ -546,6 +546,20 @@ fn bodies_are_bounded_and_slow_clients_hold_no_worker() {
     let huge = format!("GET /mcp/team HTTP/1.1\r\nX: {}", "a".repeat(64 << 10));
     let _ = conn.write_all(huge.as_bytes());
     assert_eq!(read_answer(&mut conn).status, 431);
+    // A client that waits to be asked for its body (curl) is asked.
+    let body = request(1, "initialize", init_params()).to_string();
+    let mut conn = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(
+        conn,
+        "POST /mcp/team HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    let mut continued = [0u8; 25];
+    conn.read_exact(&mut continued).unwrap();
+    assert_eq!(&continued, b"HTTP/1.1 100 Continue\r\n\r\n");
+    conn.write_all(body.as_bytes()).unwrap();
+    assert_eq!(read_answer(&mut conn).status, 200);
     // Chunked bodies are not taken (a smuggling surface behind proxies).
     let chunked = server.send("POST", "/mcp/team", &[("Transfer-Encoding", "chunked")], "");
     assert_eq!(chunked.status, 411);

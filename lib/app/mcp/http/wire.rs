@@ -155,6 +155,15 @@ pub fn read_request(
         return Err(Refused::Status(413, "Content Too Large"));
     }
     let mut body = buf.split_off(end + 4);
+    // curl waits a second for this before a body over 1 KiB.
+    if body.len() < length
+        && request
+            .header("expect")
+            .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
+    {
+        let _ = conn.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+        let _ = conn.flush();
+    }
     let deadline = Instant::now() + BODY_TIME;
     while body.len() < length {
         fill(conn, &mut body, deadline, length).map_err(|timed_out| match timed_out {
