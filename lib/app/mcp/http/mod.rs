@@ -136,13 +136,15 @@ impl Http {
     }
 }
 
-/// Worker slots: twice the cores, at least four, so a few long searches
-/// leave room for quick calls.
+/// Worker slots: eight a core, at least sixteen. A memory call mostly
+/// waits on the disk (each write is synced) or on a file's lock, not the
+/// CPU, so more calls than cores overlap their waits; a few long searches
+/// still leave room for quick calls.
 fn workers() -> usize {
     std::thread::available_parallelism()
-        .map(|n| n.get() * 2)
-        .unwrap_or(4)
-        .max(4)
+        .map(|n| n.get() * 8)
+        .unwrap_or(16)
+        .max(16)
 }
 
 /// Wakes the accepting loop when an ending signal comes: a connection to
