@@ -70,14 +70,14 @@ impl Endpoint {
         }
     }
 
+    /// The answer to `request`, and what its log line says. An Origin that
+    /// passed is told it may read the answer (CORS); a refused one is not.
     pub fn answer(&self, request: &Request, slots: &Slots) -> (Response, Logged) {
         let mut logged = Logged::default();
-        let origin = request.header("origin");
-        let response = self
+        let mut response = self
             .route(request, slots, &mut logged)
             .unwrap_or_else(|refusal| refusal);
-        let mut response = response;
-        if let Some(origin) = origin
+        if let Some(origin) = request.header("origin")
             && response.status != 403
         {
             response = response
