@@ -873,6 +873,37 @@ fn tokens_decide_who_reaches_which_memory_and_how() {
         ),
     );
     assert!(stateless.body.contains("unknown tool"), "{stateless:?}");
+
+    // A token added while the server runs works at once; a file broken
+    // meanwhile leaves the tokens read before in force.
+    let late = add("late", &["--agents", "team"]);
+    let l = format!("Bearer {late}");
+    assert_eq!(
+        server
+            .post("team", &[("Authorization", l.as_str())], &init)
+            .status,
+        200
+    );
+    env.write(&file, "[[token]\nbroken");
+    assert_eq!(
+        server
+            .post("team", &[("Authorization", l.as_str())], &init)
+            .status,
+        200
+    );
+    assert_eq!(
+        server
+            .post("team", &[("Authorization", "Bearer axe_nope")], &init)
+            .status,
+        401
+    );
+    let mut server = server;
+    let (_, log) = server.stop();
+    assert!(
+        log.iter()
+            .any(|l| l.contains("the tokens read before stay in force")),
+        "{log:?}"
+    );
 }
 
 /// The official suite's server scenarios that apply to a memory server,

@@ -10,7 +10,7 @@ use crate::agent::{AgentConfig, Agents};
 use crate::mcp::Server;
 use crate::mcp::http::Http;
 use crate::mcp::http::tls;
-use crate::mcp::http::tokens::{self, Tokens};
+use crate::mcp::http::tokens::{self, Live};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
@@ -213,7 +213,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if let Some(addr) = m.value(&HTTP) {
         let tokens = m
             .value(&TOKENS)
-            .map(|f| Tokens::load(Path::new(f)))
+            .map(|f| Live::load(Path::new(f)))
             .transpose()?;
         let tls = match (m.value(&TLS_CERT), m.value(&TLS_KEY)) {
             (Some(cert), Some(key)) => Some(tls::config(Path::new(cert), Path::new(key))?),

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::sessions::{Session, Sessions};
-use super::tokens::{Token, Tokens};
+use super::tokens::{Live, Token};
 use super::wire::{Request, Response};
 use super::{Open, Slots};
 use crate::mcp::{STATELESS, Serving, VERSION_KEY};
@@ -48,7 +48,7 @@ impl Logged {
 }
 
 pub struct Endpoint {
-    tokens: Option<Tokens>,
+    tokens: Option<Live>,
     read_only: bool,
     /// Bound to a loopback address: only a loopback `Host` is served.
     loopback: bool,
@@ -60,7 +60,7 @@ pub struct Endpoint {
 type Answer = Result<Response, Response>;
 
 impl Endpoint {
-    pub fn new(tokens: Option<Tokens>, read_only: bool, loopback: bool, open: Opener) -> Endpoint {
+    pub fn new(tokens: Option<Live>, read_only: bool, loopback: bool, open: Opener) -> Endpoint {
         Endpoint {
             tokens,
             read_only,
@@ -101,11 +101,11 @@ impl Endpoint {
             return Ok(preflight());
         }
         let token = self.authorize(request, agent)?;
-        logged.token = token.map(|t| t.name.clone());
-        let read_only = self.read_only || token.is_some_and(|t| t.read_only);
+        logged.token = token.as_ref().map(|t| t.name.clone());
+        let read_only = self.read_only || token.as_ref().is_some_and(|t| t.read_only);
         let who = Who {
             agent,
-            token: token.map(|t| t.name.as_str()),
+            token: token.as_ref().map(|t| t.name.as_str()),
             read_only,
         };
         match request.method.as_str() {
@@ -153,7 +153,7 @@ impl Endpoint {
     /// The token of the request's `Authorization`, when the server takes
     /// tokens: a missing or unknown one is 401, one that does not reach
     /// `agent` 403.
-    fn authorize(&self, request: &Request, agent: &str) -> Result<Option<&Token>, Response> {
+    fn authorize(&self, request: &Request, agent: &str) -> Result<Option<Token>, Response> {
         let Some(tokens) = &self.tokens else {
             return Ok(None);
         };
@@ -169,7 +169,11 @@ impl Endpoint {
             })
             .map(str::trim)
             .ok_or_else(unauthorized)?;
-        let token = tokens.find(given).ok_or_else(unauthorized)?;
+        let token = tokens
+            .current()
+            .find(given)
+            .cloned()
+            .ok_or_else(unauthorized)?;
         if !token.reaches(agent) {
             return Err(status(
                 403,

@@ -29,7 +29,7 @@ use axe_base::error::{Error, Result};
 use axe_tools::Memory;
 
 pub use endpoint::Opener;
-use tokens::Tokens;
+use tokens::Live;
 use wire::{Conn, Refused, Response};
 
 /// Connections served at once; one more is answered 503 and closed.
@@ -41,7 +41,7 @@ const SLOT_WAIT: Duration = Duration::from_secs(30);
 /// What `axe-mcp --http` serves.
 pub struct Http {
     pub addr: String,
-    pub tokens: Option<Tokens>,
+    pub tokens: Option<Live>,
     /// `--read-only`: no token may write.
     pub read_only: bool,
     /// Opens an agent's memory as the stdio server would.

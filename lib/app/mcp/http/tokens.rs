@@ -42,6 +42,65 @@ struct File {
 #[derive(Debug)]
 pub struct Tokens(Vec<Token>);
 
+/// The tokens file as the server reads it: again whenever it changed
+/// (`axe-mcp token add` replaces it whole, so a new token works at once
+/// and a reader never sees half a file). A file that no longer parses
+/// leaves the tokens read before in force, and says so on stderr.
+pub struct Live {
+    path: std::path::PathBuf,
+    read: std::sync::Mutex<(Option<Stamp>, std::sync::Arc<Tokens>)>,
+}
+
+/// What tells one version of the file from the next.
+#[derive(PartialEq, Eq, Clone, Copy)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some(Stamp {
+        dev: m.dev(),
+        ino: m.ino(),
+        len: m.len(),
+        mtime: m.mtime(),
+        mtime_nsec: m.mtime_nsec(),
+    })
+}
+
+impl Live {
+    /// Reads the file at `path`, which must parse now.
+    pub fn load(path: &Path) -> Result<Live> {
+        let before = stamp(path);
+        let tokens = Tokens::load(path)?;
+        Ok(Live {
+            path: path.to_owned(),
+            read: std::sync::Mutex::new((before, std::sync::Arc::new(tokens))),
+        })
+    }
+
+    /// The tokens in force: the file's, read again if it changed.
+    pub fn current(&self) -> std::sync::Arc<Tokens> {
+        let now = stamp(&self.path);
+        let mut read = self.read.lock().unwrap_or_else(|e| e.into_inner());
+        if now != read.0 {
+            read.0 = now;
+            match Tokens::load(&self.path) {
+                Ok(tokens) => read.1 = std::sync::Arc::new(tokens),
+                Err(e) => axe_base::stderr::note(format_args!(
+                    "axe-mcp: {e}; the tokens read before stay in force"
+                )),
+            }
+        }
+        std::sync::Arc::clone(&read.1)
+    }
+}
+
 impl Tokens {
     /// Reads the tokens file at `path`: a malformed one is an error, as
     /// is an entry whose digest or agents cannot be right.
