@@ -44,8 +44,9 @@ pub struct Tokens(Vec<Token>);
 
 /// The tokens file as the server reads it: again whenever it changed
 /// (`axe-mcp token add` replaces it whole, so a new token works at once
-/// and a reader never sees half a file). A file that no longer parses
-/// leaves the tokens read before in force, and says so on stderr.
+/// and a reader never sees half a file). A file that no longer reads or
+/// parses takes no token at all until it does, said on stderr: an entry
+/// removed in a broken edit (a token that leaked) must not stay in force.
 pub struct Live {
     path: std::path::PathBuf,
     read: std::sync::Mutex<(Option<Stamp>, std::sync::Arc<Tokens>)>,
@@ -92,9 +93,12 @@ impl Live {
             read.0 = now;
             match Tokens::load(&self.path) {
                 Ok(tokens) => read.1 = std::sync::Arc::new(tokens),
-                Err(e) => axe_base::stderr::note(format_args!(
-                    "axe-mcp: {e}; the tokens read before stay in force"
-                )),
+                Err(e) => {
+                    axe_base::stderr::note(format_args!(
+                        "axe-mcp: {e}; no token is taken until it is mended"
+                    ));
+                    read.1 = std::sync::Arc::new(Tokens(Vec::new()));
+                }
             }
         }
         std::sync::Arc::clone(&read.1)
