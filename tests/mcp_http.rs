@@ -1358,3 +1358,45 @@ fn resource_uris_reach_only_the_endpoints_agent() {
         }
     }
 }
+
+/// `--read-only` holds for every client of the server, token or not.
+#[test]
+fn read_only_serves_only_the_reading_tools_to_everyone() {
+    let env = Env::new();
+    let server = Served::start(&env, &["--read-only"]);
+    let listed = server.post(
+        "team",
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/list"),
+        ],
+        &stateless(1, "tools/list", json!({})),
+    );
+    let names: Vec<String> = listed.json()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "recall",
+            "search_notes",
+            "context",
+            "state_context",
+            "log_recent"
+        ]
+    );
+    let s = server.initialize("team", &[]);
+    let refused = server.post(
+        "team",
+        &[("Mcp-Session-Id", &s)],
+        &request(2, "tools/call", call("remember", json!({"content": "x"}))),
+    );
+    assert!(
+        refused.body.contains("unknown tool: remember"),
+        "{refused:?}"
+    );
+    assert!(!env.data_dir().join("axe/notes/agents/team/daily").exists());
+}
