@@ -222,6 +222,154 @@ def mcp_calls(cmd, env, calls, runs):
             "min": min(min(r) for r in rounds), "rss": rss}
 
 
+def mcp_load_mix(call, me, calls):
+    """One client's `calls` tool calls in the load's mix (remember, recall,
+    reflect with the recall's hash as if_match, search); `call(name,
+    arguments)` answers (result, seconds). The times, and how many
+    reflects lost (a conflict)."""
+    times, lost, sha = [], 0, ""
+    for k in range(calls):
+        name, arguments = [
+            ("remember", {"content": f"note c{me}k{k}."}),
+            ("recall", {}),
+            ("reflect", {"content": f"MEMORY of c{me}k{k}.", "if_match": sha}),
+            ("search_notes", {"query": "note", "limit": 3}),
+        ][k % 4]
+        result, took = call(name, arguments)
+        times.append(took)
+        if name == "recall":
+            sha = result["structuredContent"]["memory_sha256"]
+        elif name == "reflect" and result.get("isError"):
+            lost += 1
+    return times, lost
+
+
+def mcp_load(connect, clients, calls):
+    """`clients` clients at once, each from `connect(me)` (a call function
+    and a closer), `calls` calls each: every call's time (s), sorted."""
+    import threading
+    times, errors = [], []
+
+    def client(me):
+        try:
+            call, close = connect(me)
+            t, _ = mcp_load_mix(call, me, calls)
+            close()
+            times.extend(t)
+        except Exception as e:  # reported below: the row is then missing
+            errors.append(repr(e))
+    threads = [threading.Thread(target=client, args=(me,)) for me in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise RuntimeError(errors[0])
+    return sorted(times)
+
+
+def percentile(times, q):
+    return times[int((len(times) - 1) * q)]
+
+
+class McpHttp:
+    """`axe-mcp --http 127.0.0.1:0`, its address read from its first line."""
+
+    def __init__(self, axe_mcp, env):
+        start = time.perf_counter()
+        self.proc = subprocess.Popen([axe_mcp, "--http", "127.0.0.1:0"], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     env={**os.environ, **env})
+        line = self.proc.stderr.readline().decode()
+        self.started = time.perf_counter() - start
+        self.port = int(line.split("127.0.0.1:")[1].split("/")[0])
+        # The log lines, read away so the pipe never fills.
+        import threading
+        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
+
+    def connect(self, agent):
+        """A client on a kept-alive connection speaking the stateless
+        revision, as Claude Code and Codex do over HTTP."""
+        import http.client
+        import json
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}
+
+        def call(name, arguments):
+            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                               "params": {"name": name, "arguments": arguments, "_meta": meta}})
+            start = time.perf_counter()
+            conn.request("POST", f"/mcp/{agent}", body, {
+                "Content-Type": "application/json", "Accept": "application/json",
+                "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": name})
+            reply = json.loads(conn.getresponse().read())
+            return reply["result"], time.perf_counter() - start
+        return call, conn.close
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def mcp_http_rows(tool, env, quick, rows, checks):
+    """axe-mcp --http: its start, then the load (32 clients x 100 calls at
+    once, one shared memory) beside the same load over stdio (32 axe-mcp
+    processes, one per client, on the same memory)."""
+    # The same rounds as `measure`: the quietest round's median.
+    rounds = []
+    for i in range(ROUNDS):
+        if i:
+            time.sleep(1)
+        starts = []
+        for _ in range(1 if quick else 10):
+            s = McpHttp(tool("axe-mcp"), env)
+            starts.append(s.started)
+            s.stop()
+        rounds.append(starts)
+    r = {"median": min(statistics.median(x) for x in rounds), "min": min(min(x) for x in rounds),
+         "rss": 0}
+    rows.append(("axe-mcp --http: start to listening", "(no request yet)", r, "-", {
+        "median": float("nan"), "min": float("nan"), "rss": 0}))
+    checks.append(("axe-mcp --http start < 10 ms", r["median"] < 0.010, f"{ms(r['median'])} ms"))
+    clients, calls = (4, 20) if quick else (32, 100)
+    s = McpHttp(tool("axe-mcp"), env)
+    call, close = s.connect("load")
+    call("recall", {})
+    close()
+    idle = s.rss_kib()
+    http_times = mcp_load(lambda me: s.connect("load"), clients, calls)
+    rss = s.rss_kib()
+    s.stop()
+    checks.append(("axe-mcp --http RSS after a first call < 10 MB", idle < 10 * 1024, f"{idle} KiB"))
+
+    def stdio(me):
+        session = McpSession([tool("axe-mcp"), "load"], env)
+        session.initialize()
+
+        def call(name, arguments):
+            reply, took = session.request("tools/call", {"name": name, "arguments": arguments})
+            return reply["result"], took
+        return call, session.close
+    stdio_times = mcp_load(stdio, clients, calls)
+    label = f"{clients} clients x {calls} calls, one memory"
+    for name, q in (("p50", 0.5), ("p99", 0.99)):
+        h = {"median": percentile(http_times, q), "min": http_times[0], "rss": rss}
+        b = {"median": percentile(stdio_times, q), "min": stdio_times[0], "rss": 0}
+        rows.append((f"axe-mcp --http: load, {name} per call", label, h,
+                     f"stdio, a server per client, {name}", b))
+    # 32 connections' threads and buffers at once: said, not a bar.
+    checks.append(("axe-mcp --http RSS after the load (32 connections)", True, f"{rss} KiB"))
+
+
+
 def reference_memory_server(quick):
     """The reference MCP memory server (`@modelcontextprotocol/server-memory`,
     node) installed under the bench data, or None: a quick run does not
@@ -806,6 +954,7 @@ def main():
     s.close()
     checks.append(("axe-mcp: 1000 calls, no growth (RSS within 10%)", after <= before * 1.1 + 64,
                    f"{before} KiB -> {after} KiB"))
+    mcp_http_rows(tool, env, args.quick, rows, checks)
 
     # Structured state: the budgeted context over 10,000 decisions, errors
     # and facts, and ingesting 10,000 signal lines.
@@ -965,7 +1114,14 @@ def main():
             "axe-mcp rows: the start is spawn to the answer of the first `tools/list` (after "
             "`initialize`); the per-call rows are one request's round trip in a running session; "
             "the baseline is the reference MCP memory server (`@modelcontextprotocol/server-memory`, "
-            "node) doing its nearest calls on its own (empty) graph, RSS from /proc after the calls."
+            "node) doing its nearest calls on its own (empty) graph, RSS from /proc after the calls. "
+            "`axe-mcp --http`: the start is spawn to its listening line; the load is 32 clients "
+            "at once, 100 calls each (remember, recall, reflect with the recall's sha256 as "
+            "if_match, search, in turn) on one agent's memory, each client on a kept-alive "
+            "connection speaking the stateless revision; the rows are the 50th and 99th "
+            "percentile of every call's round trip (the min column: the fastest call), RSS from "
+            "/proc after the load. The baseline is the same load over stdio, a server process "
+            "per client on the same memory."
             "\n\naxe-sync rows: a notes workspace of ten years of daily logs and 200 topics as a "
             "repository with a bare remote on the same disk; the first row syncs with nothing "
             "changed, beside `git status` and `git fetch` on the same repository (one `sh -c`); "

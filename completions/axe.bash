@@ -211,9 +211,27 @@ _axe_spec_axe_context() {
     subs=''
 }
 _axe_spec_axe_mcp() {
-    flags='--read-only --config-dir --data-dir --help -h --version -V'
-    valued=' --config-dir=dir --data-dir=dir '
+    flags='--help -h --version -V'
+    valued=' '
+    args=''
+    subs=' serve=axe_mcp_serve token=axe_mcp_token '
+}
+_axe_spec_axe_mcp_serve() {
+    flags='--read-only --config-dir --data-dir --http --tokens --tls-cert --tls-key --help -h --version -V'
+    valued=' --config-dir=dir --data-dir=dir --http=none --tokens=file --tls-cert=file --tls-key=file '
     args='agent'
+    subs=''
+}
+_axe_spec_axe_mcp_token() {
+    flags='--help -h --version -V'
+    valued=' '
+    args=''
+    subs=' add=axe_mcp_token_add '
+}
+_axe_spec_axe_mcp_token_add() {
+    flags='--agents --read-only --tokens --config-dir --help -h --version -V'
+    valued=' --agents=none --tokens=file --config-dir=dir '
+    args='none'
     subs=''
 }
 _axe_spec_axe_mem_path() {

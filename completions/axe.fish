@@ -67,7 +67,7 @@ complete -c axe -n '__axe_at 0 -' -a agents -d 'Manage agent configurations'
 complete -c axe -n '__axe_at 0 -' -a config -d 'Manage axe configuration'
 complete -c axe -n '__axe_at 0 -' -a llm -d 'Send a prompt to a model and print its answer'
 complete -c axe -n '__axe_at 0 -' -a context -d 'Print everything an agent remembers as one block within a character budget'
-complete -c axe -n '__axe_at 0 -' -a mcp -d 'Serve an agent\'s memory to any MCP client over stdin and stdout'
+complete -c axe -n '__axe_at 0 -' -a mcp -d 'Serve an agent\'s memory to any MCP client over stdin and stdout, or over HTTP'
 complete -c axe -n '__axe_at 0 -' -a mem -d 'The axe-mem-* commands'
 complete -c axe -n '__axe_at 1 mem' -a path -d 'Print the file that holds an agent\'s memory log'
 complete -c axe -n '__axe_at 1 mem' -a append -d 'Append an entry to an agent\'s memory log'
@@ -218,12 +218,22 @@ complete -c axe-context -n '__axe_at 0 - --budget --task --phase --wait' -a '(__
 
 # axe-mcp
 complete -c axe-mcp -f
-complete -c axe-mcp -l read-only -d 'Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)'
-complete -c axe-mcp -l config-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as axe\'s config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe'
-complete -c axe-mcp -l data-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as axe\'s data directory (the memory) instead of $XDG_DATA_HOME/axe'
 complete -c axe-mcp -s h -l help -d 'Print help'
 complete -c axe-mcp -s V -l version -d 'Print version'
-complete -c axe-mcp -n '__axe_at 0 - --config-dir --data-dir' -a '(__axe_agents)'
+complete -c axe-mcp -n '__axe_at 0 - ' -a serve -d 'Serve an agent\'s memory over stdio, or every agent\'s with --http (the default command)'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens --tls-cert --tls-key' -l read-only -d 'Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens --tls-cert --tls-key' -l config-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as axe\'s config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens --tls-cert --tls-key' -l data-dir -x -a '(__fish_complete_directories)' -d 'Use DIR as axe\'s data directory (the memory) instead of $XDG_DATA_HOME/axe'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens --tls-cert --tls-key' -l http -x -d 'Serve MCP\'s streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens --tls-cert --tls-key' -l tokens -r -F -d 'With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens --tls-cert --tls-key' -l tls-cert -r -F -d 'With --http, serve HTTPS with the PEM certificate chain of FILE (and --tls-key)'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens --tls-cert --tls-key' -l tls-key -r -F -d 'The PEM private key of --tls-cert\'s certificate'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens --tls-cert --tls-key' -s h -l help -d 'Print help'
+complete -c axe-mcp -n '__axe_in serve --config-dir --data-dir --http --tokens --tls-cert --tls-key' -s V -l version -d 'Print version'
+complete -c axe-mcp -n '__axe_at 1 serve --config-dir --data-dir --http --tokens --tls-cert --tls-key' -a '(__axe_agents)'
+complete -c axe-mcp -n '__axe_at 0 - ' -a token -d 'Manage the bearer tokens of axe-mcp --http --tokens FILE'
+complete -c axe-mcp -n '__axe_in token ' -s h -l help -d 'Print help'
+complete -c axe-mcp -n '__axe_in token ' -s V -l version -d 'Print version'
 
 # axe-mem-path
 complete -c axe-mem-path -f

@@ -182,12 +182,39 @@ export extern "axe-context" [
     --version(-V)  # Print version
 ]
 
-# Serve an agent's memory to any MCP client over stdin and stdout
+# Serve an agent's memory to any MCP client over stdin and stdout, or over HTTP
 export extern "axe-mcp" [
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Serve an agent's memory over stdio, or every agent's with --http (the default command)
+export extern "axe-mcp serve" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --read-only  # Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
+    --http: string  # Serve MCP's streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)
+    --tokens: path  # With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)
+    --tls-cert: path  # With --http, serve HTTPS with the PEM certificate chain of FILE (and --tls-key)
+    --tls-key: path  # The PEM private key of --tls-cert's certificate
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Manage the bearer tokens of axe-mcp --http --tokens FILE
+export extern "axe-mcp token" [
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Make a new random token, print it once and add its digest to the tokens file
+export extern "axe-mcp token add" [
+    name?: string  # Whose token: the name the log lines give (letters, digits, '.', '_', '-')
+    --agents: string  # The agents the token reaches: names separated by commas, or "*" for every agent
+    --read-only  # The token is offered only the tools that do not write
+    --tokens: path  # The tokens file to add to [default: <config>/mcp-tokens.toml]
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -617,12 +644,39 @@ export extern "axe context" [
     --version(-V)  # Print version
 ]
 
-# Serve an agent's memory to any MCP client over stdin and stdout
+# Serve an agent's memory to any MCP client over stdin and stdout, or over HTTP
 export extern "axe mcp" [
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Serve an agent's memory over stdio, or every agent's with --http (the default command)
+export extern "axe mcp serve" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --read-only  # Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
+    --http: string  # Serve MCP's streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)
+    --tokens: path  # With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)
+    --tls-cert: path  # With --http, serve HTTPS with the PEM certificate chain of FILE (and --tls-key)
+    --tls-key: path  # The PEM private key of --tls-cert's certificate
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Manage the bearer tokens of axe-mcp --http --tokens FILE
+export extern "axe mcp token" [
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Make a new random token, print it once and add its digest to the tokens file
+export extern "axe mcp token add" [
+    name?: string  # Whose token: the name the log lines give (letters, digits, '.', '_', '-')
+    --agents: string  # The agents the token reaches: names separated by commas, or "*" for every agent
+    --read-only  # The token is offered only the tools that do not write
+    --tokens: path  # The tokens file to add to [default: <config>/mcp-tokens.toml]
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

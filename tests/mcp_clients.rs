@@ -745,3 +745,131 @@ fn claude_code_and_codex_share_one_memory_as_the_readme_wires_them() {
         defaults.display()
     );
 }
+
+/// One `axe-mcp --http --tokens` for a team: Claude Code registered with
+/// the README's `claude mcp add --transport http` line and Codex with its
+/// `url` entry, each with a token of its own, share the agent `team`'s
+/// memory: Claude Code's model recalls the seeded line and rewrites
+/// MEMORY.md, Codex's is shown that rewrite and rewrites it in turn; the
+/// server's log names each token, never the token itself. Both speak the
+/// stateless revision over HTTP (a `server/discover` first), which keeps
+/// no session: their models pass the `memory_sha256` recall showed as
+/// `if_match`, as the tools' descriptions ask of a client without one.
+#[test]
+fn claude_code_and_codex_share_one_memory_over_http() {
+    let (Some(claude_bin), Some(codex_bin)) =
+        (client_bin("claude", "2.1."), client_bin("codex", "0.169."))
+    else {
+        return;
+    };
+    let env = Env::new();
+    let memory = seed(&env, "team", None);
+    let tokens = env.root().join("tokens.toml");
+    let token = |name: &str| {
+        let out = env
+            .cmd("axe-mcp")
+            .args(["token", "add", name, "--agents", "team", "--tokens"])
+            .arg(&tokens)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let (laptop, ci) = (token("laptop"), token("ci"));
+    let mut server = crate::mcp_http::Served::start(&env, &["--tokens", tokens.to_str().unwrap()]);
+    let address = format!("127.0.0.1:{}", server.port);
+
+    // Claude Code, registered as the README says, with the laptop's token.
+    let script = readme_block("sh", "--transport http").replace("127.0.0.1:8765", &address);
+    let mut add = client_command(&env, &claude_bin, "bash");
+    add.args(["-e", "-c", &script]).env("AXE_TOKEN", &laptop);
+    let out = run_bounded(add);
+    assert!(
+        out.status.success(),
+        "{}\n{script}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let model = fake_model(Client::ClaudeCode, Reflect::WithHash);
+    let mut claude = client_command(&env, &claude_bin, "claude");
+    claude
+        .args(["-p", "Recall your memory, then tidy MEMORY.md."])
+        .args(["--output-format", "json", "--tools", ""])
+        .args(["--allowedTools", "mcp__axe__recall,mcp__axe__reflect"])
+        .env("ANTHROPIC_BASE_URL", &model.url)
+        .env("ANTHROPIC_API_KEY", "sk-ant-fake")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("ENABLE_TOOL_SEARCH", "false");
+    let requests = finish(claude, Client::ClaudeCode, &model);
+    assert!(
+        result(&requests, 0).contains(SEED),
+        "Claude Code's recall did not show the memory: {requests:#?}"
+    );
+    assert!(
+        !result(&requests, 1).contains("not overwritten"),
+        "{requests:#?}\n{}",
+        server.log_now()
+    );
+    assert_eq!(read(&memory), format!("{SEED}\n{NEW}\n"));
+
+    // Codex, with the README's `url` entry and the CI token.
+    let model = fake_model(Client::Codex, Reflect::WithHash);
+    let home = env.root().join("codex-home");
+    env.write(
+        &home.join("config.toml"),
+        format!(
+            r#"model = "fake-model"
+model_provider = "fake"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = {base}
+wire_api = "responses"
+env_key = "AXE_TEST_FAKE_KEY"
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+shell_snapshot = false
+
+{server}"#,
+            base = json!(format!("{}/v1", model.url)),
+            server =
+                readme_block("toml", "bearer_token_env_var").replace("127.0.0.1:8765", &address),
+        ),
+    );
+    let mut codex = client_command(&env, &codex_bin, "codex");
+    codex
+        .args(["exec", "--skip-git-repo-check", "--ephemeral", "--json"])
+        .arg("Recall your memory, then tidy MEMORY.md.")
+        .env("CODEX_HOME", &home)
+        .env("AXE_TEST_FAKE_KEY", "sk-fake")
+        .env("AXE_TOKEN", &ci);
+    let requests = finish(codex, Client::Codex, &model);
+    let recalled = result(&requests, 0);
+    assert!(
+        recalled.contains(NEW),
+        "Codex's recall did not show what Claude Code wrote: {recalled}"
+    );
+    let reflected = result(&requests, 1);
+    assert!(
+        !reflected.contains("not overwritten") && !reflected.contains("approval"),
+        "Codex's reflect was refused: {reflected}"
+    );
+    assert_eq!(read(&memory), format!("{SEED}\n{NEW}\n"));
+
+    let (_, log) = server.stop();
+    let log = log.join("\n");
+    for name in [
+        "token=laptop agent=team method=tools/call tool=reflect status=200",
+        "token=ci agent=team method=tools/call tool=reflect status=200",
+    ] {
+        assert!(log.contains(name), "{name} not in the log:\n{log}");
+    }
+    assert!(!log.contains(&laptop) && !log.contains(&ci), "{log}");
+}

@@ -220,6 +220,65 @@ fn check_session(env: &Env, mut client: assert_cmd::Command, expect: Expect) {
         assert!(!methods.contains(&"initialize"), "{methods:?}");
         assert_eq!(s["discovered"], expect.probes, "{context}");
     }
+    check_outcome(env, &s, &context, &expect);
+}
+
+/// Runs a client's session against `axe-mcp --http` and checks it as
+/// [`check_session`] does; the server's log lines are the wire's record.
+fn check_http_session(env: &Env, mut client: assert_cmd::Command, expect: Expect) {
+    let mut server = crate::mcp_http::Served::start(env, &[]);
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let out = client.arg(&url).arg("claude").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}\n{stderr}", out.status);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let s: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    let (_, log) = server.stop();
+    let context = format!("{s:#}\n{stderr}\n{}", log.join("\n"));
+    let methods: Vec<&str> = log
+        .iter()
+        .filter_map(|l| l.split(" method=").nth(1)?.split(' ').next())
+        .filter(|m| *m != "-")
+        .collect();
+    assert_eq!(
+        methods.first() == Some(&"server/discover"),
+        expect.probes,
+        "{context}"
+    );
+    if expect.version == HANDSHAKE {
+        let init = methods
+            .iter()
+            .position(|m| *m == "initialize")
+            .expect("initialize sent");
+        assert_eq!(
+            methods[init + 1],
+            "notifications/initialized",
+            "{methods:?}"
+        );
+        assert_eq!(s["ping"], true, "{context}");
+    } else {
+        assert!(!methods.contains(&"initialize"), "{methods:?}");
+        assert_eq!(s["discovered"], expect.probes, "{context}");
+    }
+    // Every request was answered, none refused at the HTTP level but the
+    // GET of a stream this server does not have (405).
+    assert!(
+        log.iter().filter(|l| l.contains(" status=")).all(|l| [
+            "status=200",
+            "status=202",
+            "status=204",
+            "status=405"
+        ]
+        .iter()
+        .any(|ok| l.contains(ok))),
+        "{context}"
+    );
+    check_outcome(env, &s, &context, &expect);
+}
+
+/// What a client's session said and wrote, over either transport.
+fn check_outcome(env: &Env, s: &Value, context: &str, expect: &Expect) {
     // The SDK's own word, where it gives one.
     if !s["protocolVersion"].is_null() {
         assert_eq!(s["protocolVersion"], expect.version, "{context}");
@@ -440,6 +499,68 @@ fn typescript_client_probing_for_the_stateless_generation_then_shakes_hands() {
     };
     let env = Env::new();
     check_session(
+        &env,
+        node_session(&env, node_path, "client", "auto"),
+        Expect {
+            probes: true,
+            version: STATELESS,
+        },
+    );
+}
+
+// --- the same clients over streamable HTTP (axe-mcp --http) ----------------
+
+#[test]
+fn python_sdk_over_http_probes_for_the_stateless_generation() {
+    let Some(python) = python() else { return };
+    let env = Env::new();
+    check_http_session(
+        &env,
+        python_session(&env, &python, "auto"),
+        Expect {
+            probes: true,
+            version: STATELESS,
+        },
+    );
+}
+
+#[test]
+fn python_sdk_over_http_in_legacy_mode_shakes_hands_in_a_session() {
+    let Some(python) = python() else { return };
+    let env = Env::new();
+    check_http_session(
+        &env,
+        python_session(&env, &python, "legacy"),
+        Expect {
+            probes: false,
+            version: HANDSHAKE,
+        },
+    );
+}
+
+#[test]
+fn typescript_sdk_over_http_shakes_hands_in_a_session() {
+    let Some(node_path) = node_path("sdk") else {
+        return;
+    };
+    let env = Env::new();
+    check_http_session(
+        &env,
+        node_session(&env, node_path, "sdk", "legacy"),
+        Expect {
+            probes: false,
+            version: HANDSHAKE,
+        },
+    );
+}
+
+#[test]
+fn typescript_client_over_http_probes_for_the_stateless_generation() {
+    let Some(node_path) = node_path("client") else {
+        return;
+    };
+    let env = Env::new();
+    check_http_session(
         &env,
         node_session(&env, node_path, "client", "auto"),
         Expect {

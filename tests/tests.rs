@@ -22,6 +22,7 @@ mod llm;
 mod mcp;
 mod mcp_client;
 mod mcp_clients;
+mod mcp_http;
 mod mcp_sdk;
 mod mcp_servers;
 mod mem_append;

@@ -27,14 +27,16 @@ const PACKAGES = {
         name: '@modelcontextprotocol/sdk',
         load: () => ({
             Client: require('@modelcontextprotocol/sdk/client/index.js').Client,
-            StdioClientTransport: require('@modelcontextprotocol/sdk/client/stdio.js').StdioClientTransport
+            StdioClientTransport: require('@modelcontextprotocol/sdk/client/stdio.js').StdioClientTransport,
+            StreamableHTTPClientTransport: require('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport
         })
     },
     client: {
         name: '@modelcontextprotocol/client',
         load: () => ({
             Client: require('@modelcontextprotocol/client').Client,
-            StdioClientTransport: require('@modelcontextprotocol/client/stdio').StdioClientTransport
+            StdioClientTransport: require('@modelcontextprotocol/client/stdio').StdioClientTransport,
+            StreamableHTTPClientTransport: require('@modelcontextprotocol/client').StreamableHTTPClientTransport
         })
     }
 };
@@ -71,20 +73,26 @@ function result(r) {
 }
 
 async function session(sdk, mode, axeMcp, agent) {
-    const { Client, StdioClientTransport } = pkg(sdk).load();
+    const { Client, StdioClientTransport, StreamableHTTPClientTransport } = pkg(sdk).load();
     const options = { capabilities: {} };
     if (sdk === 'client') options.versionNegotiation = { mode };
     else if (mode !== 'legacy') throw new Error('the 1.x SDK speaks only the handshake generation: mode legacy');
     const client = new Client({ name: 'axe-test', version: '1.0.0' }, options);
     const env = {};
     for (const [k, v] of Object.entries(process.env)) if (typeof v === 'string') env[k] = v;
-    const transport = new StdioClientTransport({
-        command: axeMcp,
-        args: [agent],
-        env,
-        cwd: process.cwd(),
-        stderr: 'inherit'
-    });
+    // An http:// AXE_MCP is axe-mcp --http's address: the streamable
+    // HTTP transport to its endpoint for AGENT, with AXE_TEST_BEARER as
+    // the token when set.
+    const headers = process.env.AXE_TEST_BEARER ? { Authorization: `Bearer ${process.env.AXE_TEST_BEARER}` } : {};
+    const transport = axeMcp.startsWith('http://')
+        ? new StreamableHTTPClientTransport(new URL(`${axeMcp}/mcp/${agent}`), { requestInit: { headers } })
+        : new StdioClientTransport({
+            command: axeMcp,
+            args: [agent],
+            env,
+            cwd: process.cwd(),
+            stderr: 'inherit'
+        });
     const out = {};
     let started = performance.now();
     await client.connect(transport);

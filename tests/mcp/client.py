@@ -6,7 +6,8 @@ prints.
         Exits 0 when the SDK can be used here; prints the interpreter's
         path (not a shim's).
     client.py session MODE AXE_MCP AGENT
-        One client: connect, list the tools, call every tool, a malformed
+        One client (AXE_MCP an executable, or the http:// address of an
+        axe-mcp --http): connect, list the tools, call every tool, a malformed
         call, an unknown tool, ping, close. Prints one JSON object.
     client.py writer MODE AXE_MCP AGENT ID ROUNDS NOTES
         One of many clients writing one agent's notes at once. Each round:
@@ -44,6 +45,10 @@ def params(axe_mcp, agent):
 def client(mode, axe_mcp, agent):
     from mcp import Client
 
+    # An http:// AXE_MCP is axe-mcp --http's address: the streamable HTTP
+    # transport to its endpoint for AGENT.
+    if axe_mcp.startswith("http://"):
+        return Client(f"{axe_mcp}/mcp/{agent}", mode=mode)
     return Client(params(axe_mcp, agent), mode=mode)
 
 

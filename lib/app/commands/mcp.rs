@@ -1,4 +1,5 @@
-//! `axe-mcp`: an agent's memory over the Model Context Protocol (stdio).
+//! `axe-mcp`: an agent's memory over the Model Context Protocol, on
+//! stdio or, with `--http`, to a team over streamable HTTP.
 
 use std::io::Write;
 use std::path::Path;
@@ -7,19 +8,22 @@ use std::sync::Mutex;
 use super::args::AGENT;
 use crate::agent::{AgentConfig, Agents};
 use crate::mcp::Server;
+use crate::mcp::http::Http;
+use crate::mcp::http::tls;
+use crate::mcp::http::tokens::{self, Live};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
-use axe_cli::{Command, Complete, Flag, Matches, Run};
+use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_memory::Wait;
 use axe_memory::notes::Workspace;
 use axe_tools::{Memory, NotesSeen, Served};
 
 pub const COMMAND: Command = Command {
     name: "axe-mcp",
-    about: "Serve an agent's memory to any MCP client over stdin and stdout",
-    usage: &["[OPTIONS] [AGENT]"],
-    args: &[AGENT],
-    flags: &[READ_ONLY, CONFIG_DIR, DATA_DIR],
+    about: "Serve an agent's memory to any MCP client over stdin and stdout, or over HTTP",
+    usage: &["[OPTIONS] [AGENT]", "<COMMAND> [OPTIONS]"],
+    args: &[],
+    flags: &[],
     rules: &[],
     description: "\
 Speaks the Model Context Protocol on standard input and output (one
@@ -53,14 +57,136 @@ gives each client's lines in full):
   #   default_tools_approval_mode = \"approve\"
 
 Two clients given the same AGENT and directories share one memory; each
-runs its own axe-mcp, and the files' locks keep every write whole.",
+runs its own axe-mcp, and the files' locks keep every write whole. The
+options are axe-mcp serve's (axe-mcp serve --help).
+
+With --http ADDR (and no AGENT) one axe-mcp serves every agent's memory
+over MCP's streamable HTTP at http://ADDR/mcp/<AGENT>: the same tools,
+locks and caps, a session per client of the handshake generation
+(Mcp-Session-Id) and the stateless 2026-07-28 revision without one.
+Without --tokens only a loopback ADDR is taken; a request with a
+foreign Origin or, on loopback, a foreign Host is refused (403). With
+--tokens FILE, a request needs \"Authorization: Bearer TOKEN\" of an
+entry of FILE (401 without, 403 for an agent the token does not reach),
+and a read_only token is offered only the reading tools. One line per
+request goes to standard error (time, token name, agent, method, tool,
+status, milliseconds), never a token or memory text. SIGTERM stops the
+accepting, answers the requests in flight, then ends the server.",
+    // Bare `axe-mcp` (with an agent or flags) is `axe-mcp serve`.
+    run: Run::Default(&[SERVE, TOKEN]),
+};
+
+const SERVE: Command = Command {
+    name: "axe-mcp serve",
+    about: "Serve an agent's memory over stdio, or every agent's with --http (the default command)",
+    usage: &["[OPTIONS] [AGENT]"],
+    args: &[AGENT],
+    flags: &[
+        READ_ONLY, CONFIG_DIR, DATA_DIR, HTTP, TOKENS, TLS_CERT, TLS_KEY,
+    ],
+    rules: &[
+        Rule::Conflict(Item::Flag(&HTTP), Item::Arg(&AGENT)),
+        Rule::RequiredWith(Item::Flag(&HTTP), Item::Flag(&TOKENS)),
+        Rule::RequiredWith(Item::Flag(&HTTP), Item::Flag(&TLS_CERT)),
+        Rule::RequiredWith(Item::Flag(&TLS_KEY), Item::Flag(&TLS_CERT)),
+        Rule::RequiredWith(Item::Flag(&TLS_CERT), Item::Flag(&TLS_KEY)),
+    ],
+    description: "\
+What axe-mcp does without a command word: an agent named like a command
+(serve, token) is served with `axe-mcp serve NAME`.",
     run: Run::Action(run),
+};
+
+const TOKEN: Command = Command {
+    name: "axe-mcp token",
+    about: "Manage the bearer tokens of axe-mcp --http --tokens FILE",
+    usage: &["<COMMAND> [OPTIONS]"],
+    args: &[],
+    flags: &[],
+    rules: &[],
+    description: "\
+A tokens file is TOML: one [[token]] table per token with name, sha256
+(the hex SHA-256 of the token; the token itself is never stored), agents
+(a list of names, or \"*\" for every agent) and read_only.",
+    run: Run::Subcommands(&[TOKEN_ADD]),
+};
+
+const TOKEN_NAME: Arg = Arg {
+    name: "NAME",
+    noun: "token name",
+    help: "Whose token: the name the log lines give (letters, digits, '.', '_', '-')",
+    complete: Complete::Nothing,
+    many: false,
+};
+
+const AGENTS: Flag = Flag::with_value(
+    "agents",
+    "LIST",
+    "The agents the token reaches: names separated by commas, or \"*\" for every agent",
+);
+
+const TOKEN_READ_ONLY: Flag = Flag::switch(
+    "read-only",
+    "The token is offered only the tools that do not write",
+);
+
+const TOKEN_FILE: Flag = Flag::with_value(
+    "tokens",
+    "FILE",
+    "The tokens file to add to [default: <config>/mcp-tokens.toml]",
+)
+.completes(Complete::File);
+
+const TOKEN_ADD: Command = Command {
+    name: "axe-mcp token add",
+    about: "Make a new random token, print it once and add its digest to the tokens file",
+    usage: &["[OPTIONS] --agents LIST NAME"],
+    args: &[TOKEN_NAME],
+    flags: &[AGENTS, TOKEN_READ_ONLY, TOKEN_FILE, CONFIG_DIR],
+    rules: &[
+        Rule::Required(Item::Arg(&TOKEN_NAME)),
+        Rule::Required(Item::Flag(&AGENTS)),
+    ],
+    description: "\
+Prints the token on standard output, the only time it is shown: give it to
+the client (Authorization: Bearer TOKEN). The file (mode 0600, created
+when missing) gets the token's SHA-256 alone, appended under the file's
+lock and replaced whole, so a server reading it sees the old file or the
+new one. A name already in the file is refused.",
+    run: Run::Action(token_add),
 };
 
 const READ_ONLY: Flag = Flag::switch(
     "read-only",
     "Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)",
 );
+
+const HTTP: Flag = Flag::with_value(
+    "http",
+    "ADDR",
+    "Serve MCP's streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)",
+);
+
+const TOKENS: Flag = Flag::with_value(
+    "tokens",
+    "FILE",
+    "With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)",
+)
+.completes(Complete::File);
+
+const TLS_CERT: Flag = Flag::with_value(
+    "tls-cert",
+    "FILE",
+    "With --http, serve HTTPS with the PEM certificate chain of FILE (and --tls-key)",
+)
+.completes(Complete::File);
+
+const TLS_KEY: Flag = Flag::with_value(
+    "tls-key",
+    "FILE",
+    "The PEM private key of --tls-cert's certificate",
+)
+.completes(Complete::File);
 
 const CONFIG_DIR: Flag = Flag::with_value(
     "config-dir",
@@ -83,36 +209,88 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         m.value(&DATA_DIR).map(Path::new),
     )?;
     let agents = Agents::new(dirs.clone(), None);
+    let read_only = m.flag(&READ_ONLY);
+    if let Some(addr) = m.value(&HTTP) {
+        let tokens = m
+            .value(&TOKENS)
+            .map(|f| Live::load(Path::new(f)))
+            .transpose()?;
+        let tls = match (m.value(&TLS_CERT), m.value(&TLS_KEY)) {
+            (Some(cert), Some(key)) => Some(tls::config(Path::new(cert), Path::new(key))?),
+            _ => None,
+        };
+        let http = Http {
+            tls,
+            addr: addr.to_string_lossy().into_owned(),
+            tokens,
+            read_only,
+            open: Box::new(move |name: &str| open(&agents, name)),
+        };
+        return http.serve();
+    }
     let name = super::args::agent_arg(m)?.unwrap_or("mcp").to_owned();
-    let (cfg, own_file) = super::args::memory_agent(&agents, &name)?;
-    let notes = match cfg.notes.enabled {
-        true => Some(Workspace::of(&dirs, &cfg.notes)?),
-        false => None,
-    };
-    let instructions = instructions(&name, &cfg, own_file);
+    let (memory, instructions) = open(&agents, &name)?;
     let server = Server {
-        memory: Memory {
-            agent: name,
-            dirs,
-            notes_cfg: cfg.notes.clone(),
-            notes,
-            seen: Mutex::new(NotesSeen::default()),
-            at_reply: Mutex::default(),
-            verbose: false,
-            report: std::sync::Arc::new(axe_base::report::Stderr),
-            secrets: crate::config::secrets(&agents, cfg.memory.redact),
-            redacted: Mutex::default(),
-            served: Some(Served {
-                cfg: cfg.memory_settings(),
-            }),
-            deadline: None,
-            wait: Wait::default(),
-        },
-        read_only: m.flag(&READ_ONLY),
+        memory,
+        read_only,
         instructions,
     };
     let stdin = std::io::stdin();
     server.serve(&mut stdin.lock(), out).map_err(Error::Output)
+}
+
+fn token_add(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let name = m.args()[0]
+        .to_str()
+        .ok_or_else(|| Error::Usage("a token name is UTF-8".into()))?;
+    let agents = m
+        .value(&AGENTS)
+        .and_then(|a| a.to_str())
+        .ok_or_else(|| Error::Usage("--agents is UTF-8".into()))?;
+    let agents: Vec<String> = agents.split(',').map(|a| a.trim().to_owned()).collect();
+    let file = match m.value(&TOKEN_FILE) {
+        Some(f) => std::path::PathBuf::from(f),
+        None => Dirs::given(m.value(&CONFIG_DIR).map(Path::new), None)?
+            .config()?
+            .join("mcp-tokens.toml"),
+    };
+    let added = tokens::add(&file, name, &agents, m.flag(&TOKEN_READ_ONLY))?;
+    axe_base::stderr::note(format_args!(
+        "axe-mcp: token \"{name}\" added to {}; it is shown only now",
+        added.file.display()
+    ));
+    writeln!(out, "{}", added.token).map_err(Error::Output)
+}
+
+/// The memory of the agent `name` as the server offers it, and what the
+/// client is told of it: over stdio once, over HTTP per session (each
+/// client's own record of what it has seen) or stateless request.
+fn open(agents: &Agents, name: &str) -> Result<(Memory, String)> {
+    let dirs = agents.dirs().clone();
+    let (cfg, own_file) = super::args::memory_agent(agents, name)?;
+    let notes = match cfg.notes.enabled {
+        true => Some(Workspace::of(&dirs, &cfg.notes)?),
+        false => None,
+    };
+    let instructions = instructions(name, &cfg, own_file);
+    let memory = Memory {
+        agent: name.to_owned(),
+        dirs,
+        notes_cfg: cfg.notes.clone(),
+        notes,
+        seen: Mutex::new(NotesSeen::default()),
+        at_reply: Mutex::default(),
+        verbose: false,
+        report: std::sync::Arc::new(axe_base::report::Stderr),
+        secrets: crate::config::secrets(agents, cfg.memory.redact),
+        redacted: Mutex::default(),
+        served: Some(Served {
+            cfg: cfg.memory_settings(),
+        }),
+        deadline: None,
+        wait: Wait::default(),
+    };
+    Ok((memory, instructions))
 }
 
 /// What the client is told at `initialize`: whose memory, and how to use it.

@@ -20,6 +20,7 @@
 //! `axe_tools::mcp` is the other side: other servers' tools for an agent's
 //! run.
 
+pub mod http;
 mod resources;
 
 use std::io::{BufRead, Write};
@@ -57,17 +58,7 @@ impl Server {
     /// Only reading and writing the two streams can fail.
     pub fn serve(self, input: &mut impl BufRead, output: &mut dyn Write) -> std::io::Result<()> {
         let source = axe_tools::memory_tools(self.memory);
-        // All the memory offers, or with `--read-only` what only reads.
-        let read_only = self.read_only;
-        let tools = Tools::new(vec![&source], |t| t.reads || !read_only);
-        let listed = tool_list(&tools);
-        let serving = Serving {
-            source: &source,
-            tools,
-            listed,
-            instructions: &self.instructions,
-        };
-        serving.serve(input, output)
+        Serving::new(&source, self.read_only, &self.instructions).serve(input, output)
     }
 }
 
@@ -80,7 +71,21 @@ struct Serving<'s> {
     instructions: &'s str,
 }
 
-impl Serving<'_> {
+impl<'s> Serving<'s> {
+    /// The one request handler over `source`, for stdio's one client or
+    /// an HTTP session or request ([`http`]): all the memory offers, or
+    /// with `read_only` what only reads.
+    fn new(source: &'s MemoryTools, read_only: bool, instructions: &'s str) -> Serving<'s> {
+        let tools = Tools::new(vec![source], |t| t.reads || !read_only);
+        let listed = tool_list(&tools);
+        Serving {
+            source,
+            tools,
+            listed,
+            instructions,
+        }
+    }
+
     fn memory(&self) -> &Memory {
         self.source.ctx()
     }
@@ -320,7 +325,7 @@ fn server_info() -> Value {
 }
 
 /// Every revision spoken, newest first.
-fn supported() -> Vec<&'static str> {
+pub fn supported() -> Vec<&'static str> {
     std::iter::once(STATELESS)
         .chain(VERSIONS.iter().copied())
         .collect()

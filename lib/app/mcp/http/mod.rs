@@ -1,0 +1,338 @@
+//! `axe-mcp --http ADDR`: the same server over MCP's streamable HTTP
+//! transport, one endpoint per agent (`/mcp/<AGENT>`), for a team whose
+//! agents and CI jobs share one memory.
+//!
+//! Hand-written HTTP/1.1 over `std::net`, no server crate and no async
+//! runtime: an MCP endpoint needs POST with a sized body, a few headers,
+//! and answers of JSON or one SSE event. Each connection has a thread of
+//! its own, which reads a request under bounds and deadlines
+//! ([`wire`]); the work itself (the memory's tools) runs only while the
+//! thread holds one of a few worker slots, so clients that are slow to
+//! send or to read hold their own thread and no slot, and connections
+//! past [`MAX_CONNECTIONS`] are refused at once. `SIGTERM` (and `SIGINT`,
+//! `SIGHUP`) stop the accepting; requests in flight are answered and
+//! their writes finish, then the process ends of the signal.
+
+mod endpoint;
+mod sessions;
+pub mod tls;
+pub mod tokens;
+mod wire;
+
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use axe_base::error::{Error, Result};
+use axe_tools::Memory;
+
+pub use endpoint::Opener;
+use tokens::Live;
+use wire::{Conn, Refused, Response};
+
+/// Connections served at once; one more is answered 503 and closed.
+const MAX_CONNECTIONS: usize = 512;
+
+/// How long a request waits for a worker slot before it is answered 503.
+const SLOT_WAIT: Duration = Duration::from_secs(30);
+
+/// What `axe-mcp --http` serves.
+pub struct Http {
+    pub addr: String,
+    pub tokens: Option<Live>,
+    /// `--read-only`: no token may write.
+    pub read_only: bool,
+    /// Opens an agent's memory as the stdio server would.
+    pub open: Opener,
+    /// `--tls-cert` and `--tls-key`: HTTPS.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+/// Shared by every connection's thread.
+struct Shared {
+    endpoint: endpoint::Endpoint,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    slots: Slots,
+    stopping: AtomicBool,
+    connections: AtomicUsize,
+}
+
+impl Http {
+    /// Serves until an ending signal; says where on stderr first.
+    pub fn serve(self) -> Result<()> {
+        let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(&self.addr)
+            .map_err(|e| Error::Usage(format!("--http {}: {e}", self.addr)))?
+            .collect();
+        let loopback = !addrs.is_empty() && addrs.iter().all(|a| a.ip().is_loopback());
+        if !loopback && self.tokens.is_none() {
+            return Err(Error::Usage(format!(
+                "--http {}: not a loopback address; serving other machines needs --tokens FILE",
+                self.addr
+            )));
+        }
+        let listener = TcpListener::bind(&addrs[..])
+            .map_err(|e| Error::Config(format!("cannot listen on {}: {e}", self.addr)))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| Error::Config(format!("cannot listen on {}: {e}", self.addr)))?;
+        // Held for the server's life: an ending signal is noted, the
+        // accepting stops, and the hold's end re-delivers it once every
+        // request in flight is answered.
+        let hold = axe_base::signals::hold();
+        let shared = Arc::new(Shared {
+            endpoint: endpoint::Endpoint::new(self.tokens, self.read_only, loopback, self.open),
+            tls: self.tls,
+            slots: Slots::new(workers()),
+            stopping: AtomicBool::new(false),
+            connections: AtomicUsize::new(0),
+        });
+        watch_signals(&shared, local);
+        let scheme = match shared.tls {
+            Some(_) => "https",
+            None => "http",
+        };
+        axe_base::stderr::note(format_args!(
+            "axe-mcp: serving {scheme}://{local}/mcp/<AGENT>"
+        ));
+        let mut threads = Vec::new();
+        for stream in listener.incoming() {
+            if shared.stopping.load(Ordering::SeqCst) || hold.interrupted() {
+                break;
+            }
+            let Ok(stream) = stream else { continue };
+            threads.retain(|t: &std::thread::JoinHandle<()>| !t.is_finished());
+            let n = shared.connections.fetch_add(1, Ordering::SeqCst);
+            if n >= MAX_CONNECTIONS {
+                shared.connections.fetch_sub(1, Ordering::SeqCst);
+                refuse_busy(stream);
+                continue;
+            }
+            let own = Arc::clone(&shared);
+            let spawned = std::thread::Builder::new()
+                .stack_size(1 << 20)
+                .spawn(move || {
+                    connection(&own, stream);
+                    own.connections.fetch_sub(1, Ordering::SeqCst);
+                });
+            match spawned {
+                Ok(t) => threads.push(t),
+                Err(_) => {
+                    shared.connections.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        }
+        shared.stopping.store(true, Ordering::SeqCst);
+        // No new connection waits in the backlog for a server that stops.
+        drop(listener);
+        // Requests in flight are answered; idle connections notice the
+        // stop within their read's bound.
+        for t in threads {
+            let _ = t.join();
+        }
+        drop(hold);
+        Ok(())
+    }
+}
+
+/// Worker slots: eight a core, at least sixteen. A memory call mostly
+/// waits on the disk (each write is synced) or on a file's lock, not the
+/// CPU, so more calls than cores overlap their waits; a few long searches
+/// still leave room for quick calls.
+fn workers() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get() * 8)
+        .unwrap_or(16)
+        .max(16)
+}
+
+/// Wakes the accepting loop when an ending signal comes: a connection to
+/// ourselves, after the flag is set.
+fn watch_signals(shared: &Arc<Shared>, local: SocketAddr) {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP]) else {
+        return;
+    };
+    let shared = Arc::clone(shared);
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            shared.stopping.store(true, Ordering::SeqCst);
+            let _ = TcpStream::connect_timeout(&local, Duration::from_secs(1));
+        }
+    });
+}
+
+fn refuse_busy(mut stream: TcpStream) {
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+    let r = Response::new(503, "Service Unavailable").header("Retry-After", "1");
+    let _ = wire::write_response(&mut stream, &r, true);
+}
+
+impl Conn for TcpStream {
+    fn read_within(&mut self, time: Duration) -> io::Result<()> {
+        self.set_read_timeout(Some(time.max(Duration::from_millis(1))))
+    }
+
+    fn socket(&self) -> &TcpStream {
+        self
+    }
+}
+
+/// Serves one connection's requests until it closes, errs, idles out or
+/// the server stops.
+fn connection(shared: &Shared, stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_write_timeout(Some(wire::WRITE_TIME));
+    match &shared.tls {
+        None => {
+            let mut conn = stream;
+            serve(shared, &mut conn);
+        }
+        Some(config) => {
+            let Ok(mut conn) = tls::Tls::new(Arc::clone(config), stream) else {
+                return;
+            };
+            serve(shared, &mut conn);
+            conn.close();
+        }
+    }
+}
+
+/// The requests of one connection, in turn.
+fn serve(shared: &Shared, conn: &mut dyn Conn) {
+    let mut rest = Vec::new();
+    let mut first = true;
+    loop {
+        // Kept alive between requests, a connection gives way to a stop.
+        if !first && rest.is_empty() && !idle(shared, conn.socket()) {
+            return;
+        }
+        first = false;
+        let request = match wire::read_request(conn, &mut rest, wire::HEAD_TIME) {
+            Ok(r) => r,
+            Err(Refused::Gone) => return,
+            Err(Refused::Status(status, reason)) => {
+                let r = Response::new(status, reason);
+                log_line(&endpoint::Logged::refused(status), Instant::now());
+                let _ = wire::write_response(conn, &r, true);
+                linger(conn.socket());
+                return;
+            }
+        };
+        let started = Instant::now();
+        let (response, logged) = shared.endpoint.answer(&request, &shared.slots);
+        let close = request.close || shared.stopping.load(Ordering::SeqCst);
+        let written = wire::write_response(conn, &response, close);
+        log_line(&logged, started);
+        if close || written.is_err() {
+            return;
+        }
+    }
+}
+
+/// Closes after a refusal without a reset: what the client still sends
+/// (the rest of a head or body not taken) is read a little and dropped,
+/// so its kernel does not throw the answer away before it is read.
+fn linger(conn: &TcpStream) {
+    let _ = conn.shutdown(std::net::Shutdown::Write);
+    let deadline = Instant::now() + Duration::from_secs(1);
+    let mut sink = [0u8; 16 << 10];
+    let mut left = 1usize << 20;
+    while left > 0 && Instant::now() < deadline {
+        let _ = conn.set_read_timeout(Some(Duration::from_millis(100)));
+        match io::Read::read(&mut &*conn, &mut sink) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => left = left.saturating_sub(n),
+        }
+    }
+}
+
+/// Waits for a request's first byte, at most [`wire::HEAD_TIME`], looking
+/// now and then whether the server stops: false when it does, or the
+/// connection idled out or ended.
+fn idle(shared: &Shared, conn: &TcpStream) -> bool {
+    let deadline = Instant::now() + wire::HEAD_TIME;
+    let mut byte = [0u8; 1];
+    while !shared.stopping.load(Ordering::SeqCst) && Instant::now() < deadline {
+        let _ = conn.set_read_timeout(Some(Duration::from_millis(200)));
+        match conn.peek(&mut byte) {
+            Ok(0) => return false,
+            Ok(_) => return true,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+/// The request's line on stderr: when, who, what, how it went, and how
+/// long it took. Never a token, never memory text.
+fn log_line(logged: &endpoint::Logged, started: Instant) {
+    let at = time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default();
+    let ms = started.elapsed().as_millis();
+    axe_base::stderr::note(format_args!(
+        "{at} axe-mcp: token={} agent={} method={} tool={} status={} ms={ms}",
+        logged.token.as_deref().unwrap_or("-"),
+        logged.agent.as_deref().unwrap_or("-"),
+        logged.method.as_deref().unwrap_or("-"),
+        logged.tool.as_deref().unwrap_or("-"),
+        logged.status,
+    ));
+}
+
+/// A counting semaphore: the worker slots.
+pub struct Slots {
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        Slots {
+            free: Mutex::new(n),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// A slot, waited for at most [`SLOT_WAIT`].
+    pub fn take(&self) -> Option<Slot<'_>> {
+        let deadline = Instant::now() + SLOT_WAIT;
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        while *free == 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            free = self
+                .freed
+                .wait_timeout(free, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        *free -= 1;
+        Some(Slot { slots: self })
+    }
+}
+
+pub struct Slot<'a> {
+    slots: &'a Slots,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        *self.slots.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        self.slots.freed.notify_one();
+    }
+}
+
+/// What opens an agent's memory for a session or a request.
+pub type Open = dyn Fn(&str) -> Result<(Memory, String)> + Send + Sync;

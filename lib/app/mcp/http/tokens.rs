@@ -1,0 +1,281 @@
+//! Who may reach which memory: the tokens file of `axe-mcp --tokens`, a
+//! TOML list of `[[token]]` entries, each a name, the SHA-256 of the
+//! token (the token itself is never stored), the agents it reaches
+//! (`["a", "b"]` or `"*"`) and whether it only reads.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use axe_base::error::{Error, Result};
+use axe_memory::hash::sha256_hex;
+
+/// One entry of the file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Token {
+    pub name: String,
+    pub sha256: String,
+    pub agents: Agents,
+    #[serde(default)]
+    pub read_only: bool,
+}
+
+/// The agents a token reaches.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Agents {
+    /// `"*"`: every agent.
+    Every(String),
+    Some(Vec<String>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    token: Vec<Token>,
+}
+
+/// The tokens a server takes.
+#[derive(Debug)]
+pub struct Tokens(Vec<Token>);
+
+/// The tokens file as the server reads it: again whenever it changed
+/// (`axe-mcp token add` replaces it whole, so a new token works at once
+/// and a reader never sees half a file). A file that no longer reads or
+/// parses takes no token at all until it does, said on stderr: an entry
+/// removed in a broken edit (a token that leaked) must not stay in force.
+pub struct Live {
+    path: std::path::PathBuf,
+    read: std::sync::Mutex<(Option<Stamp>, std::sync::Arc<Tokens>)>,
+}
+
+/// What tells one version of the file from the next.
+#[derive(PartialEq, Eq, Clone, Copy)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: i64,
+    mtime_nsec: i64,
+}
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some(Stamp {
+        dev: m.dev(),
+        ino: m.ino(),
+        len: m.len(),
+        mtime: m.mtime(),
+        mtime_nsec: m.mtime_nsec(),
+    })
+}
+
+impl Live {
+    /// Reads the file at `path`, which must parse now.
+    pub fn load(path: &Path) -> Result<Live> {
+        let before = stamp(path);
+        let tokens = Tokens::load(path)?;
+        Ok(Live {
+            path: path.to_owned(),
+            read: std::sync::Mutex::new((before, std::sync::Arc::new(tokens))),
+        })
+    }
+
+    /// The tokens in force: the file's, read again if it changed.
+    pub fn current(&self) -> std::sync::Arc<Tokens> {
+        let now = stamp(&self.path);
+        let mut read = self.read.lock().unwrap_or_else(|e| e.into_inner());
+        if now != read.0 {
+            read.0 = now;
+            match Tokens::load(&self.path) {
+                Ok(tokens) => read.1 = std::sync::Arc::new(tokens),
+                Err(e) => {
+                    axe_base::stderr::note(format_args!(
+                        "axe-mcp: {e}; no token is taken until it is mended"
+                    ));
+                    read.1 = std::sync::Arc::new(Tokens(Vec::new()));
+                }
+            }
+        }
+        std::sync::Arc::clone(&read.1)
+    }
+}
+
+impl Tokens {
+    /// Reads the tokens file at `path`: a malformed one is an error, as
+    /// is an entry whose digest or agents cannot be right.
+    pub fn load(path: &Path) -> Result<Tokens> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::Config(format!(
+                "tokens file {}: {}",
+                path.display(),
+                axe_base::error::describe_io(&e)
+            ))
+        })?;
+        parse(&text, path)
+    }
+
+    /// The entry a bearer `token` matches: its digest is compared, so no
+    /// comparison's time says anything of the token.
+    pub fn find(&self, token: &str) -> Option<&Token> {
+        let digest = sha256_hex(token.as_bytes());
+        self.0
+            .iter()
+            .find(|t| t.sha256.eq_ignore_ascii_case(&digest))
+    }
+}
+
+impl Token {
+    /// Whether this token reaches `agent`'s memory.
+    pub fn reaches(&self, agent: &str) -> bool {
+        match &self.agents {
+            Agents::Every(_) => true,
+            Agents::Some(names) => names.iter().any(|n| n == agent),
+        }
+    }
+}
+
+/// The tokens of `text`, the file at `path`: a malformed one is an error,
+/// as is an entry whose digest or agents cannot be right.
+fn parse(text: &str, path: &Path) -> Result<Tokens> {
+    let file: File = toml::from_str(text)
+        .map_err(|e| Error::Config(format!("tokens file {}: {}", path.display(), e.message())))?;
+    for t in &file.token {
+        let bad = |why: &str| {
+            Error::Config(format!(
+                "tokens file {}: token \"{}\": {why}",
+                path.display(),
+                t.name
+            ))
+        };
+        if t.sha256.len() != 64 || !t.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad("sha256 is not 64 hex digits"));
+        }
+        if matches!(&t.agents, Agents::Every(s) if s != "*") {
+            return Err(bad("agents is a list of names or \"*\""));
+        }
+    }
+    Ok(Tokens(file.token))
+}
+
+/// `N` random bytes from the kernel.
+pub fn random<const N: usize>() -> std::io::Result<[u8; N]> {
+    let mut bytes = [0u8; N];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// What `axe-mcp token add` made: the token (shown once) and where its
+/// digest went.
+pub struct Added {
+    pub token: String,
+    pub file: std::path::PathBuf,
+}
+
+/// Adds a token named `name` reaching `agents` (`["*"]` for every one) to
+/// the tokens file at `path`, created (0600) when missing: a new random
+/// token, of which only the digest is written. The file is read and
+/// replaced whole under its lock, so two adds at once both land and a
+/// reader sees the old file or the new one; it stays 0600 whatever it was.
+pub fn add(path: &Path, name: &str, agents: &[String], read_only: bool) -> Result<Added> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+
+    use axe_base::beneath::{Dir, Open};
+    use axe_memory::lock::{self, Mode};
+
+    if !word(name) {
+        return Err(Error::Usage(format!(
+            "token name \"{name}\": letters, digits, '.', '_' and '-' only"
+        )));
+    }
+    let every = agents.iter().any(|a| a == "*");
+    if agents.is_empty()
+        || (every && agents.len() > 1)
+        || (!every && !agents.iter().all(|a| word(a)))
+    {
+        return Err(Error::Usage(
+            "--agents is a list of agent names (a,b) or \"*\"".into(),
+        ));
+    }
+    let failed = |e: std::io::Error| {
+        Error::Config(format!(
+            "tokens file {}: {}",
+            path.display(),
+            axe_base::error::describe_io(&e)
+        ))
+    };
+    let (dir, file_name) = Dir::holding(path, true)
+        .map_err(failed)?
+        .ok_or_else(|| failed(std::io::ErrorKind::NotFound.into()))?;
+    // A new file is made 0600 by its creator; then it is locked like any.
+    let _ = dir.create(&file_name, Open::New).map_err(failed)?;
+    let file = lock::open_locked(
+        &dir,
+        &file_name,
+        Open::Write,
+        Mode::Exclusive,
+        axe_memory::Wait::default(),
+    )
+    .map_err(failed)?
+    .ok_or_else(|| failed(std::io::ErrorKind::NotFound.into()))?;
+    let mut text = String::new();
+    (&file)
+        .take(1 << 20)
+        .read_to_string(&mut text)
+        .map_err(failed)?;
+    let existing = parse(&text, path)?;
+    if existing.0.iter().any(|t| t.name == name) {
+        return Err(Error::Usage(format!(
+            "a token named \"{name}\" is in {} already",
+            path.display()
+        )));
+    }
+    let token = format!(
+        "axe_{}",
+        super::sessions::hex(&random::<32>().map_err(failed)?)
+    );
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let agents_toml = match every {
+        true => "\"*\"".to_owned(),
+        false => format!(
+            "[{}]",
+            agents
+                .iter()
+                .map(|a| format!("\"{a}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    text.push_str(&format!(
+        "\n[[token]]\nname = \"{name}\"\nsha256 = \"{}\"\nagents = {agents_toml}\nread_only = {read_only}\n",
+        sha256_hex(token.as_bytes())
+    ));
+    // The replace keeps the file's mode: 0600 before it, whatever it was.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(failed)?;
+    axe_memory::replace::replace(&file, &dir, &file_name, |new, _| {
+        new.write_all(text.as_bytes())
+    })
+    .map_err(failed)?;
+    Ok(Added {
+        token,
+        file: path.to_owned(),
+    })
+}
+
+/// A token's or an agent's name as the file and the log line hold it.
+fn word(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
