@@ -422,9 +422,11 @@ pub fn not_http(what: Raw) -> String {
                 Raw::Say(bytes) => {
                     let _ = conn.read(&mut first);
                     let _ = conn.write_all(bytes);
+                    close_after_client(&mut conn);
                 }
                 Raw::HangUp => {
                     let _ = conn.read(&mut first);
+                    close_after_client(&mut conn);
                 }
                 Raw::CutOff(bytes) => {
                     let _ = conn.write_all(bytes);
@@ -440,6 +442,17 @@ pub fn not_http(what: Raw) -> String {
         }
     });
     addr
+}
+
+/// Ends our side of `conn` and reads on until the client ends its own.
+/// Closed while part of its request (more than the one chunk read) is
+/// still unread, the socket would send a reset, which the client could
+/// see before the end: a test would then depend on which came first.
+fn close_after_client(conn: &mut TcpStream) {
+    let _ = conn.shutdown(std::net::Shutdown::Write);
+    let _ = conn.set_read_timeout(Some(PATIENCE));
+    let mut rest = [0; 4096];
+    while matches!(conn.read(&mut rest), Ok(n) if n > 0) {}
 }
 
 /// A port on which nothing listens.
