@@ -29,6 +29,7 @@ BIN = ROOT / "target" / "release"
 DATA = ROOT / "bench" / "data"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 INSTALL = ROOT / "bench" / "install.md"
+JUDGED = ROOT / "bench" / "judged.md"
 
 GNU_TIME = "/usr/bin/time"  # Debian package `time`
 
@@ -986,6 +987,9 @@ def main():
             # What bench/install measured last (a clean install takes minutes,
             # so it is its own command).
             + ("\n" + INSTALL.read_text() if INSTALL.exists() else "")
+            # And what bench/judged measured last: the quality of search,
+            # not its time.
+            + ("\n" + JUDGED.read_text() if JUDGED.exists() else "")
         )
     # Too few runs in quick mode to judge a bar: it only checks the harness.
     if not args.quick and not all(ok for _, ok, _ in checks):
