@@ -623,3 +623,48 @@ fn axe_mcp_answers_the_next_request_promptly_after_a_search_of_a_long_word() {
     assert!(child.wait().unwrap().success());
     reader.join().unwrap();
 }
+
+/// A conversation kept turn by turn, as `axe-notes-remember` writes it:
+/// one agent's daily logs, `days` of them, each a `(date, turns)`.
+fn conversation(env: &Env, days: &[(&str, &[&str])]) {
+    let ws = workspace(env);
+    for (date, turns) in days {
+        let mut text = format!("# {date}\n");
+        for (i, turn) in turns.iter().enumerate() {
+            text.push_str(&format!("\n## {:02}:{:02}\n\n{turn}\n", 10 + i / 60, i % 60));
+        }
+        env.write(&ws.join(format!("agents/chat/daily/{date}.md")), &text);
+    }
+}
+
+/// The first result's `path#heading`.
+fn first_entry(env: &Env, query: &str) -> String {
+    let json = search(env, &["--limit", "5", query]);
+    let f = json.results.first().expect(query);
+    format!("{}#{}", f.path, f.heading.as_deref().unwrap_or(""))
+}
+
+/// Small talk full of question words: "what", "did", "the" cost nothing
+/// in a question, so it finds what its words of substance find.
+#[test]
+fn a_question_finds_the_entry_its_keywords_find() {
+    let env = Env::new();
+    let chatter: &[&str] = &[
+        "Maya: Did you see the game on Sunday? What a finish, what a game.",
+        "Tom: What did you do at the weekend? What did you think of it?",
+        "Maya: Where did the time go, what is it with the weeks?",
+        "Tom: When did you get back? Who did you see there?",
+        "Maya: I bought a red car from the dealer by the station.",
+        "Tom: Did you? Which one did you like the most, and why?",
+    ];
+    conversation(&env, &[("2026-03-02", chatter), ("2026-03-09", chatter)]);
+    let keywords = first_entry(&env, "car Maya bought");
+    assert!(keywords.ends_with("2026-03-02.md#10:04"), "{keywords}");
+    for question in [
+        "What car did Maya buy?",
+        "which car is it that Maya bought, and when did she?",
+        "Where did Maya buy the car?",
+    ] {
+        assert_eq!(first_entry(&env, question), keywords, "{question}");
+    }
+}

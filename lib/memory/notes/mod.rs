@@ -27,6 +27,7 @@ mod scan;
 mod search;
 pub mod settings;
 mod snippet;
+mod stop;
 mod terms;
 mod topic;
 mod workspace;
