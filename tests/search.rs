@@ -631,7 +631,11 @@ fn conversation(env: &Env, days: &[(&str, &[&str])]) {
     for (date, turns) in days {
         let mut text = format!("# {date}\n");
         for (i, turn) in turns.iter().enumerate() {
-            text.push_str(&format!("\n## {:02}:{:02}\n\n{turn}\n", 10 + i / 60, i % 60));
+            text.push_str(&format!(
+                "\n## {:02}:{:02}\n\n{turn}\n",
+                10 + i / 60,
+                i % 60
+            ));
         }
         env.write(&ws.join(format!("agents/chat/daily/{date}.md")), &text);
     }
@@ -666,5 +670,38 @@ fn a_question_finds_the_entry_its_keywords_find() {
         "Where did Maya buy the car?",
     ] {
         assert_eq!(first_entry(&env, question), keywords, "{question}");
+    }
+}
+
+/// A month the question names is the month of the logs it asks about:
+/// of two trips told the same way, the one of a May log comes first for
+/// "in May", the other for "in June", and a day's date finds its day.
+#[test]
+fn a_month_in_the_question_prefers_that_months_logs() {
+    let env = Env::new();
+    let june: &[&str] = &[
+        "Tom: Back from my trip to Lisbon, what a trip: the tram rides were the best part.",
+        "Maya: Lisbon! Jealous.",
+    ];
+    let may: &[&str] = &[
+        "Tom: Back home from the trip, Porto was lovely, we walked everywhere and ate far \
+         too many pastries every single day.",
+        "Maya: Welcome back.",
+    ];
+    conversation(&env, &[("2026-05-12", may), ("2026-06-20", june)]);
+    // Without a date, the entry with the most of the words: June's.
+    let plain = first_entry(&env, "Where did Tom go on his trip?");
+    assert!(plain.ends_with("2026-06-20.md#10:00"), "{plain}");
+    for (question, day) in [
+        ("Where did Tom go on his trip in May?", "2026-05-12"),
+        ("where did tom travel in may 2026", "2026-05-12"),
+        ("Tom's trip on 2026-05-12: where to?", "2026-05-12"),
+        ("Where did Tom go on his trip in June?", "2026-06-20"),
+    ] {
+        let first = first_entry(&env, question);
+        assert!(
+            first.ends_with(&format!("{day}.md#10:00")),
+            "{question}: {first}"
+        );
     }
 }

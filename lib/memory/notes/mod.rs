@@ -17,6 +17,7 @@
 
 pub mod conflict;
 mod daily;
+mod dates;
 mod fold;
 mod note;
 mod prune;
