@@ -705,3 +705,18 @@ fn a_month_in_the_question_prefers_that_months_logs() {
         );
     }
 }
+
+/// `Maya:` at the start of an entry names who spoke, and counts as a
+/// heading does: "what did Maya buy" is what Maya said she bought, not
+/// what Tom said of Maya.
+#[test]
+fn the_speaker_of_an_entry_counts_as_its_heading() {
+    let env = Env::new();
+    let day: &[&str] = &[
+        "Tom: Maya bought a car? Good for Maya, she needed one.",
+        "Maya: Yes, I bought a red car last week.",
+    ];
+    conversation(&env, &[("2026-04-07", day)]);
+    let first = first_entry(&env, "What car did Maya buy?");
+    assert!(first.ends_with("2026-04-07.md#10:01"), "{first}");
+}
