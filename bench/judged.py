@@ -230,8 +230,11 @@ IDEAS = [
     "| an entry's neighbours in its session: 0.3 (then 0.1) of the better neighbour's score added |"
     " 0.487 / 0.510 both (multi-hop 0.825 -> 0.808) | no |",
     "| a label at a line's start (`Maya:`, the speaker) counts as a heading word | 0.509 / 0.529 | yes |",
+    "| a verb's irregular past is the verb (`bought` is `buy`, `went` is `go`; 83 common forms) |"
+    " 0.542 / 0.563 (single 0.511 -> 0.606) | yes |",
     "| pseudo-relevance feedback: asked again with the three rarest words of the first three results"
-    " (`bench/judged --prf`) | 0.511 / 0.531 | no: +0.002 for a second search's time |",
+    " (`bench/judged --prf`; tried before the irregular verbs) | 0.511 / 0.531 | no: +0.002 for a second"
+    " search's time |",
     "",
     "None of the kept ideas slows a search: over the 102 MB of the bench (`bench/run`, 2026-11-24, a"
     " machine busy with other builds) `axe-notes-search rollback canary` took 0.82x the time of"

@@ -720,3 +720,26 @@ fn the_speaker_of_an_entry_counts_as_its_heading() {
     let first = first_entry(&env, "What car did Maya buy?");
     assert!(first.ends_with("2026-04-07.md#10:01"), "{first}");
 }
+
+/// A question asks with a verb's base and a note tells with its past:
+/// "did Maya buy" finds "I bought", and "went" finds "go", though the
+/// stemmer cuts only endings.
+#[test]
+fn a_verb_finds_its_irregular_past() {
+    let env = Env::new();
+    let day: &[&str] = &[
+        "Maya: I bought a red bike on Sunday.",
+        "Tom: We went camping by the lake.",
+        "Maya: The bike is great.",
+    ];
+    conversation(&env, &[("2026-04-07", day)]);
+    assert_eq!(
+        first_entry(&env, "What did Maya buy?"),
+        "agents/chat/daily/2026-04-07.md#10:00"
+    );
+    let json = search(&env, &["where do they go camping"]);
+    assert_eq!(files(&json), ["agents/chat/daily/2026-04-07.md"]);
+    assert_eq!(json.results[0].heading.as_deref(), Some("10:01"));
+    let json = search(&env, &["--limit", "5", "buy"]);
+    assert_eq!(json.results.len(), 1, "{json:?}");
+}

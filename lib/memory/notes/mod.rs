@@ -19,6 +19,7 @@ pub mod conflict;
 mod daily;
 mod dates;
 mod fold;
+mod irregular;
 mod note;
 mod prune;
 mod query;
