@@ -2,6 +2,10 @@
 //! against a query by BM25F: a word counts more in a world topic's name
 //! than in a heading, and more in a heading than in the text.
 //!
+//! A question is searched as its words of substance (`query` leaves out
+//! its stop words), and a date it names (`dates`) ranks that day's or
+//! month's daily logs higher.
+//!
 //! One pass over the files: each section's length and the counts of the
 //! query's clauses are taken as the bytes go by, and a matching section is
 //! kept as a few numbers; only the best are read again for their line, so

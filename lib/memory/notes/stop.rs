@@ -5,7 +5,8 @@
 //! the words of substance, and cost the scan of every section.
 //!
 //! The list is the usual English one (NLTK's), with the modal verbs it
-//! lacks; `may` is left out, as it is also the month. A query of these
+//! lacks; `may` is left out, as it is also the month, and `won` (NLTK's
+//! for "won't"), as it is the past of `win`. A query of these
 //! words alone searches for them (see `query`), and in a phrase they
 //! are kept: `"the who"` is what it says.
 
@@ -20,7 +21,7 @@ const WORDS: &str = "\
     own re s same shall shan she should shouldn so some such t than that the their \
     theirs them themselves then there these they this those through to too under \
     until up ve very was wasn we were weren what when where which while who whom \
-    why will with won would wouldn y you your yours yourself yourselves";
+    why will with would wouldn y you your yours yourself yourselves";
 
 /// Whether `word` (folded) is one of them.
 pub fn is_stop(word: &[u8]) -> bool {
@@ -38,7 +39,7 @@ mod tests {
         for w in ["what", "did", "the", "a", "yourselves", "would"] {
             assert!(is_stop(w.as_bytes()), "{w}");
         }
-        for w in ["may", "car", "canary", "whatever", ""] {
+        for w in ["may", "won", "car", "canary", "whatever", ""] {
             assert!(!is_stop(w.as_bytes()), "{w}");
         }
     }
