@@ -623,3 +623,123 @@ fn axe_mcp_answers_the_next_request_promptly_after_a_search_of_a_long_word() {
     assert!(child.wait().unwrap().success());
     reader.join().unwrap();
 }
+
+/// A conversation kept turn by turn, as `axe-notes-remember` writes it:
+/// one agent's daily logs, `days` of them, each a `(date, turns)`.
+fn conversation(env: &Env, days: &[(&str, &[&str])]) {
+    let ws = workspace(env);
+    for (date, turns) in days {
+        let mut text = format!("# {date}\n");
+        for (i, turn) in turns.iter().enumerate() {
+            text.push_str(&format!(
+                "\n## {:02}:{:02}\n\n{turn}\n",
+                10 + i / 60,
+                i % 60
+            ));
+        }
+        env.write(&ws.join(format!("agents/chat/daily/{date}.md")), &text);
+    }
+}
+
+/// The first result's `path#heading`.
+fn first_entry(env: &Env, query: &str) -> String {
+    let json = search(env, &["--limit", "5", query]);
+    let f = json.results.first().expect(query);
+    format!("{}#{}", f.path, f.heading.as_deref().unwrap_or(""))
+}
+
+/// Small talk full of question words: "what", "did", "the" cost nothing
+/// in a question, so it finds what its words of substance find.
+#[test]
+fn a_question_finds_the_entry_its_keywords_find() {
+    let env = Env::new();
+    let chatter: &[&str] = &[
+        "Maya: Did you see the game on Sunday? What a finish, what a game.",
+        "Tom: What did you do at the weekend? What did you think of it?",
+        "Maya: Where did the time go, what is it with the weeks?",
+        "Tom: When did you get back? Who did you see there?",
+        "Maya: I bought a red car from the dealer by the station.",
+        "Tom: Did you? Which one did you like the most, and why?",
+    ];
+    conversation(&env, &[("2026-03-02", chatter), ("2026-03-09", chatter)]);
+    let keywords = first_entry(&env, "car Maya bought");
+    assert!(keywords.ends_with("2026-03-02.md#10:04"), "{keywords}");
+    for question in [
+        "What car did Maya buy?",
+        "which car is it that Maya bought, and when did she?",
+        "Where did Maya buy the car?",
+    ] {
+        assert_eq!(first_entry(&env, question), keywords, "{question}");
+    }
+}
+
+/// A month the question names is the month of the logs it asks about:
+/// of two trips told the same way, the one of a May log comes first for
+/// "in May", the other for "in June", and a day's date finds its day.
+#[test]
+fn a_month_in_the_question_prefers_that_months_logs() {
+    let env = Env::new();
+    let june: &[&str] = &[
+        "Tom: Back from my trip to Lisbon, what a trip: the tram rides were the best part.",
+        "Maya: Lisbon! Jealous.",
+    ];
+    let may: &[&str] = &[
+        "Tom: Back home from the trip, Porto was lovely, we walked everywhere and ate far \
+         too many pastries every single day.",
+        "Maya: Welcome back.",
+    ];
+    conversation(&env, &[("2026-05-12", may), ("2026-06-20", june)]);
+    // Without a date, the entry with the most of the words: June's.
+    let plain = first_entry(&env, "Where did Tom go on his trip?");
+    assert!(plain.ends_with("2026-06-20.md#10:00"), "{plain}");
+    for (question, day) in [
+        ("Where did Tom go on his trip in May?", "2026-05-12"),
+        ("where did tom travel in may 2026", "2026-05-12"),
+        ("Tom's trip on 2026-05-12: where to?", "2026-05-12"),
+        ("Where did Tom go on his trip in June?", "2026-06-20"),
+    ] {
+        let first = first_entry(&env, question);
+        assert!(
+            first.ends_with(&format!("{day}.md#10:00")),
+            "{question}: {first}"
+        );
+    }
+}
+
+/// `Maya:` at the start of an entry names who spoke, and counts as a
+/// heading does: "what did Maya buy" is what Maya said she bought, not
+/// what Tom said of Maya.
+#[test]
+fn the_speaker_of_an_entry_counts_as_its_heading() {
+    let env = Env::new();
+    let day: &[&str] = &[
+        "Tom: Maya bought a car? Good for Maya, she needed one.",
+        "Maya: Yes, I bought a red car last week.",
+    ];
+    conversation(&env, &[("2026-04-07", day)]);
+    let first = first_entry(&env, "What car did Maya buy?");
+    assert!(first.ends_with("2026-04-07.md#10:01"), "{first}");
+}
+
+/// A question asks with a verb's base and a note tells with its past:
+/// "did Maya buy" finds "I bought", and "went" finds "go", though the
+/// stemmer cuts only endings.
+#[test]
+fn a_verb_finds_its_irregular_past() {
+    let env = Env::new();
+    let day: &[&str] = &[
+        "Maya: I bought a red bike on Sunday.",
+        "Tom: We went camping by the lake.",
+        "Maya: The bike is great.",
+    ];
+    conversation(&env, &[("2026-04-07", day)]);
+    assert_eq!(
+        first_entry(&env, "What did Maya buy?"),
+        "agents/chat/daily/2026-04-07.md#10:00"
+    );
+    let json = search(&env, &["where do they go camping"]);
+    assert_eq!(files(&json), ["agents/chat/daily/2026-04-07.md"]);
+    assert_eq!(json.results[0].heading.as_deref(), Some("10:01"));
+    let json = search(&env, &["--limit", "5", "buy"]);
+    assert_eq!(json.results.len(), 1, "{json:?}");
+}

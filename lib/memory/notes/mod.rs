@@ -18,9 +18,11 @@
 
 pub mod conflict;
 mod daily;
+mod dates;
 pub mod entries;
 mod fold;
 pub mod history;
+mod irregular;
 mod note;
 mod prune;
 mod query;
@@ -30,6 +32,7 @@ mod scan;
 mod search;
 pub mod settings;
 mod snippet;
+mod stop;
 mod terms;
 mod topic;
 mod workspace;

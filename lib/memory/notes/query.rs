@@ -7,11 +7,17 @@
 //! can hold is what a note can: `blue-green` is the two words `blue` and
 //! `green`, and outside quotes each is looked for on its own.
 //!
+//! Words such as `what`, `did` and `the` (see `stop`) are left out of a
+//! query that has others, as they say nothing of what it is about: a
+//! question is searched as its words of substance would be. In a phrase
+//! they are kept.
+//!
 //! A `"` left open is an ordinary character, as any other sign: people
 //! and models type questions such as `when did we deploy "billing?`, and
 //! refusing them would find nothing where the words would find the note.
 
 use super::fold;
+use super::stop::is_stop;
 use super::terms::Atom;
 use axe_base::error::{Error, Result};
 
@@ -55,15 +61,14 @@ pub fn parse(text: &str) -> Result<Query> {
     if q.clauses.is_empty() {
         return Err(Error::Usage("the query has no words to search for".into()));
     }
-    Ok(Query {
-        atoms: q.atoms,
-        clauses: q.clauses,
-    })
+    Ok(q.without_stop_words())
 }
 
 #[derive(Default)]
 struct Parser {
     atoms: Vec<Atom>,
+    /// Per atom: whether every word that made it is a stop word.
+    stop: Vec<bool>,
     clauses: Vec<Vec<usize>>,
     /// The word being read, folded.
     word: Vec<u8>,
@@ -80,12 +85,17 @@ impl Parser {
             true => Atom::prefix(&self.word),
             false => Atom::word(&self.word),
         };
+        let stop = !prefix && is_stop(&self.word);
         self.word.clear();
         let index = match self.atoms.iter().position(|a| *a == atom) {
-            Some(i) => i,
+            Some(i) => {
+                self.stop[i] &= stop;
+                i
+            }
             None if self.atoms.len() == MAX_WORDS => return Err(too_many()),
             None => {
                 self.atoms.push(atom);
+                self.stop.push(stop);
                 self.atoms.len() - 1
             }
         };
@@ -110,6 +120,36 @@ impl Parser {
     fn clause(&mut self, clause: Vec<usize>) {
         if !self.clauses.contains(&clause) {
             self.clauses.push(clause);
+        }
+    }
+
+    /// The query without its stop words standing alone, when it has
+    /// other clauses; as it is when it has none (`"the who"` unquoted
+    /// still searches for those words).
+    fn without_stop_words(mut self) -> Query {
+        let alone = |c: &Vec<usize>| c.len() == 1 && self.stop[c[0]];
+        if self.clauses.iter().all(alone) {
+            return Query {
+                atoms: self.atoms,
+                clauses: self.clauses,
+            };
+        }
+        self.clauses.retain(|c| !alone(c));
+        // The atoms still used, renumbered in their order.
+        let mut index = vec![usize::MAX; self.atoms.len()];
+        let mut atoms = Vec::new();
+        for clause in &mut self.clauses {
+            for a in clause.iter_mut() {
+                if index[*a] == usize::MAX {
+                    index[*a] = atoms.len();
+                    atoms.push(self.atoms[*a].clone());
+                }
+                *a = index[*a];
+            }
+        }
+        Query {
+            atoms,
+            clauses: self.clauses,
         }
     }
 }
@@ -149,15 +189,29 @@ mod tests {
     #[test]
     fn a_quote_left_open_is_an_ordinary_character() {
         let q = parse("when did we deploy \"billing to prod?").unwrap();
-        assert_eq!(
-            keys(&q),
-            ["when", "did", "w", "deplo", "bill", "to", "prod"]
-        );
-        assert_eq!(q.clauses, (0..7).map(|i| vec![i]).collect::<Vec<_>>());
+        assert_eq!(keys(&q), ["deplo", "bill", "prod"]);
+        assert_eq!(q.clauses, (0..3).map(|i| vec![i]).collect::<Vec<_>>());
         // A phrase closed before it stays one; a word of both is once.
         let q = parse("\"blue green\" red \"green").unwrap();
         assert_eq!(keys(&q), ["blu", "green", "red"]);
         assert_eq!(q.clauses, [vec![0, 1], vec![2], vec![1]]);
+    }
+
+    #[test]
+    fn stop_words_are_left_out_unless_they_are_all_or_in_a_phrase() {
+        let q = parse("What car did Maya buy?").unwrap();
+        assert_eq!(keys(&q), ["car", "maya", "bu"]);
+        assert_eq!(q.clauses, [vec![0], vec![1], vec![2]]);
+        // Alone, they are the query.
+        let q = parse("the who").unwrap();
+        assert_eq!(keys(&q), ["th", "who"]);
+        // In a phrase they count; a prefix is never one.
+        let q = parse("\"the who\" live in* what").unwrap();
+        assert_eq!(keys(&q), ["th", "who", "liv", "in"]);
+        assert_eq!(q.clauses, [vec![0, 1], vec![2], vec![3]]);
+        // `wills` is no stop word though `will` is, and both are one stem.
+        let q = parse("will wills").unwrap();
+        assert_eq!(q.clauses, [vec![0]]);
     }
 
     #[test]

@@ -5,6 +5,10 @@
 //! one), or the text before a file's first heading. A world topic's name
 //! is a third field, counted once for the file ([`Scanner::topic`]).
 //!
+//! A word of the body that begins a line and ends at a `:` is a label
+//! (`Maya: I bought a car`, `Decision: ...`): it says who spoke, or what
+//! the line is, so it is counted as a word of the heading.
+//!
 //! A phrase is its words one after the other in one field, whatever is
 //! between them that is not a word (`"blue green"` is in `blue-green`),
 //! across lines too; a heading and the body below it do not join.
@@ -194,12 +198,24 @@ impl<'q> Scanner<'q> {
                     i += 1;
                 }
                 let w = &text[start..i];
+                // A label, `Maya:` or `Decision:` at a line's start, says
+                // who spoke or what the line is: it counts as a heading.
+                // Asked only of a word that matched.
+                let label = || match field == BODY
+                    && text.get(i) == Some(&b':')
+                    && (start == 0 || text[start - 1] == b'\n')
+                {
+                    true => HEADING,
+                    false => field,
+                };
                 if high < 0x80 {
                     let found = self.matcher.ascii(w);
+                    let field = if found != 0 { label() } else { field };
                     self.counted(found, field, line);
                 } else {
                     fold::words(w, &mut word, |w, _| {
                         let found = self.matcher.folded(w);
+                        let field = if found != 0 { label() } else { field };
                         self.counted(found, field, line);
                     });
                 }
@@ -308,6 +324,15 @@ mod tests {
             out.push((s.len, s.start, s.counts, s.first_hit));
         }));
         out
+    }
+
+    #[test]
+    fn a_label_at_a_lines_start_counts_as_the_heading() {
+        let text = "## 10:00\n\nZoë: the car\nsaid zoë: no\nCar: blue car\n car: no\n";
+        assert_eq!(
+            sections(text, "zoe car"),
+            [(text.len(), 1, vec![0, 0, 1, 1, 1, 3], Some(3))]
+        );
     }
 
     #[test]

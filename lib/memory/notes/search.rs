@@ -2,6 +2,10 @@
 //! against a query by BM25F: a word counts more in a world topic's name
 //! than in a heading, and more in a heading than in the text.
 //!
+//! A question is searched as its words of substance (`query` leaves out
+//! its stop words), and a date it names (`dates`) ranks that day's or
+//! month's daily logs higher.
+//!
 //! One pass over the files: each section's length and the counts of the
 //! query's clauses are taken as the bytes go by, and a matching section is
 //! kept as a few numbers; only the best are read again for their line, so
@@ -23,6 +27,7 @@ use std::time::Instant;
 
 use rustix::fs::FileType;
 
+use super::dates;
 use super::note::Unreadable;
 use super::query;
 use super::scan::{self, BODY, FIELDS, HEADING, Scanner, TOPIC};
@@ -46,6 +51,11 @@ const WEIGHTS: [f64; FIELDS] = {
     w[BODY] = 1.0;
     w
 };
+
+/// How much more a section of a day's log counts when the query names
+/// its day or month (`in May`, `on 2026-05-03`): a date the question
+/// gives is one the answer was most likely written on.
+const DATED: f64 = 2.0;
 
 /// One ranked section.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -111,7 +121,8 @@ pub fn search(
     limit: usize,
     until: Option<Instant>,
 ) -> Result<Searched> {
-    let query = query::parse(query)?;
+    let (named, query) = dates::named(query);
+    let query = query::parse(&query)?;
     let clauses = query.clauses.len();
     let mut scanner = Scanner::new(&query);
     let mut unreadable = Vec::new();
@@ -187,6 +198,19 @@ pub fn search(
             (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         })
         .collect();
+    // Whether each file is a day's log of a date the query names.
+    let dated: Vec<bool> = files
+        .iter()
+        .map(|f| {
+            f.daily
+                && named.iter().any(|w| {
+                    f.path
+                        .file_stem()
+                        .and_then(|s| s.to_str())
+                        .is_some_and(|s| w.holds(s))
+                })
+        })
+        .collect();
     let mut scored: Vec<(f64, &Hit)> = hits
         .iter()
         .map(|h| {
@@ -204,7 +228,12 @@ pub fn search(
                         .sum();
                     idf[c] * tf * (K1 + 1.0) / (tf + K1)
                 })
-                .sum();
+                .sum::<f64>();
+            let score = if dated[h.file as usize] {
+                score * DATED
+            } else {
+                score
+            };
             (score, h)
         })
         .collect();
@@ -279,6 +308,8 @@ struct Listed {
     path: PathBuf,
     at: At,
     topic: Option<String>,
+    /// A day's log, named for its day.
+    daily: bool,
 }
 
 /// The bytes of `file` into `buf`, when it is a notes file to read.
@@ -331,8 +362,11 @@ fn files(ws: &Workspace, scope: Scope, unreadable: &mut Vec<Unreadable>) -> Vec<
             path: ws.memory(&agent),
             at: At::new(opened, "MEMORY.md"),
             topic: None,
+            daily: false,
         });
-        files.extend(md_files(ws, &ws.daily_dir(&agent), unreadable));
+        let mut daily = md_files(ws, &ws.daily_dir(&agent), unreadable);
+        daily.iter_mut().for_each(|f| f.daily = true);
+        files.extend(daily);
     }
     files
 }
@@ -350,6 +384,7 @@ fn md_files(ws: &Workspace, dir: &Path, unreadable: &mut Vec<Unreadable>) -> Vec
                 path: dir.join(name),
                 at,
                 topic: None,
+                daily: false,
             })
             .collect(),
         Err(e) => {

@@ -18,6 +18,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+use super::irregular;
+
 /// Words remembered with what they matched; past this many the rest are
 /// stemmed each time, so memory stays small whatever the notes hold.
 const CACHE: usize = 1 << 16;
@@ -30,6 +32,8 @@ pub const LONGEST_STEMMED: usize = 64;
 /// beyond ASCII, or longer than [`LONGEST_STEMMED`], is no English word
 /// and stays as it is.
 pub fn stem(word: &[u8]) -> Cow<'_, [u8]> {
+    // `bought` is `buy`: a past that is no ending (see `irregular`).
+    let word = irregular::base(word).unwrap_or(word);
     if word.len() > LONGEST_STEMMED {
         return Cow::Borrowed(word);
     }
@@ -82,10 +86,16 @@ impl Atom {
     /// A word (folded), matching every word of its stem.
     pub fn word(word: &[u8]) -> Atom {
         let stemmed = stem(word).into_owned();
-        let keys = match word.is_ascii() {
+        let mut keys = match word.is_ascii() {
             true => keys(&stemmed),
             false => vec![stemmed.clone()],
         };
+        // `buy` finds `bought`, which does not begin as `buy`'s words do.
+        for past in irregular::pasts(|base| *stem(base) == stemmed[..]) {
+            if !keys.iter().any(|k| past.starts_with(k)) {
+                keys.push(past.to_vec());
+            }
+        }
         Atom {
             keys,
             fixed: stem(&stemmed) == stemmed,
@@ -375,6 +385,25 @@ mod tests {
         assert_eq!(keys(b"possibl"), [b"possib"]);
         assert_eq!(keys(b"deploy"), [b"deplo"]);
         assert_eq!(keys(b"rollback"), [b"rollback"]);
+    }
+
+    #[test]
+    fn a_verb_finds_its_irregular_past_and_the_past_its_verb() {
+        let atoms = [
+            Atom::word(b"buy"),
+            Atom::word(b"went"),
+            Atom::word(b"taking"),
+        ];
+        let mut m = Matcher::new(&atoms);
+        assert_eq!(m.ascii(b"Bought"), 0b001);
+        assert_eq!(m.ascii(b"buys"), 0b001);
+        assert_eq!(m.ascii(b"go"), 0b010);
+        assert_eq!(m.ascii(b"going"), 0b010);
+        assert_eq!(m.ascii(b"gone"), 0b010);
+        assert_eq!(m.ascii(b"took"), 0b100);
+        assert_eq!(m.ascii(b"taken"), 0b100);
+        assert_eq!(m.ascii(b"bough"), 0);
+        assert_eq!(m.ascii(b"tookie"), 0);
     }
 
     #[test]

@@ -44,10 +44,17 @@ daily logs; a section is a heading and the text up to the next one) by
 BM25F against the query, and prints the best as path:line: [heading]
 snippet, the line being the section's first with a match. A word matches
 in any case, with or without accents, and in any English form: deploy
-finds deploys, deployed and deployments. deploy* finds every word that
+finds deploys, deployed and deployments, and buy finds bought (the
+irregular pasts of common verbs). deploy* finds every word that
 begins so; '\"blue green\"' (a phrase in double quotes, inside the
 shell's) finds those words one after the other. A word in a topic's name counts most, then
-one in a heading, then one in the text.
+one in a heading (or a label such as Maya: at a line's start), then one
+in the text.
+
+A question is searched as its words of substance: stop words (what, did,
+the) are left out when it has others. A month or day it names (in May,
+May 2026, on 2026-05-03) ranks the entries of that month's or day's daily
+logs higher.
 
 --agent searches the world topics and that agent's own files;
 --workspace DIR, or without either <data>/axe/notes, searches every
