@@ -593,3 +593,50 @@ fn undo_restores_nothing_a_record_names_outside_the_agents_notes() {
         ));
     assert_eq!(tree(&ws), before);
 }
+
+#[test]
+fn a_dry_run_ended_by_a_signal_leaves_no_scratch_copy() {
+    use rustix::process::{Pid, Signal, kill_process};
+    for signal in [Signal::TERM, Signal::INT] {
+        let env = Env::new();
+        setup(&env, "");
+        let tmp = env.root().join("tmp");
+        fs::create_dir(&tmp).unwrap();
+        // The model's first reply waits until the test lets it go: by
+        // then the scratch copy is made, and the signal comes mid-call.
+        let (asked, was_asked) = std::sync::mpsc::channel::<()>();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let released = std::sync::Mutex::new(released);
+        let server = scripted(script(), move |_| {
+            let _ = asked.send(());
+            let _ = released.lock().unwrap().recv();
+        });
+        let mut cmd = env.std_cmd("axe-notes-consolidate");
+        cmd.args(["a", "--dry-run"]).env("TMPDIR", &tmp);
+        for p in ["ANTHROPIC", "OPENAI", "OLLAMA", "OPENROUTER", "GOOGLE"] {
+            cmd.env(format!("AXE_{p}_BASE_URL"), &server.url);
+        }
+        cmd.env("ANTHROPIC_API_KEY", crate::wire::KEY);
+        let mut child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        was_asked.recv().unwrap();
+        assert_eq!(
+            fs::read_dir(&tmp).unwrap().count(),
+            1,
+            "no scratch copy made"
+        );
+        let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+        kill_process(pid, signal).unwrap();
+        let status = child.wait().unwrap();
+        drop(release);
+        assert!(!status.success(), "{signal:?}: {status:?}");
+        let left: Vec<_> = fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert!(left.is_empty(), "{signal:?} left {left:?}");
+    }
+}

@@ -472,6 +472,8 @@ fn changes(
 struct Scratch {
     root: PathBuf,
     ws: Workspace,
+    /// Removes it, should a signal end the process during the model's call.
+    _on_end: axe_base::signals::RemovedOnEnd,
 }
 
 impl Scratch {
@@ -489,6 +491,7 @@ impl Scratch {
         }
         let scratch = Scratch {
             ws: Workspace::at(root.clone()),
+            _on_end: axe_base::signals::remove_on_end(root.clone()),
             root,
         };
         // Removed again by its drop should a copy fail.
