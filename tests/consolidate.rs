@@ -640,3 +640,37 @@ fn a_dry_run_ended_by_a_signal_leaves_no_scratch_copy() {
         assert!(left.is_empty(), "{signal:?} left {left:?}");
     }
 }
+
+#[test]
+fn axe_run_with_json_or_failed_does_not_consolidate() {
+    let env = Env::new();
+    setup(
+        &env,
+        "consolidate_every = \"1m\"\nconsolidate_min_entries = 1\n",
+    );
+    let (server, asked) = run_and_consolidation();
+    // --json: one document for a program, whose tokens and cost must be
+    // all the run spent, and which waits on no model call after it.
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .args(["a", "-v", "--json"])
+        .write_stdin("go")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("consolidation"), "{err}");
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    // A run that failed (the model's error) does not either.
+    let failing = Server::route(|_| Answer::json(400, &json!({"error": {"message": "no"}})));
+    served_by(env.cmd("axe-run"), &failing.url)
+        .args(["a", "-v"])
+        .write_stdin("go")
+        .assert()
+        .failure();
+    assert_eq!(failing.requests().len(), 1);
+    // A plain run then does.
+    let err = run_verbose(&env, &server);
+    assert!(err.contains("ran over 2 of 2"), "{err}");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
