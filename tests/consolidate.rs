@@ -674,3 +674,67 @@ fn axe_run_with_json_or_failed_does_not_consolidate() {
     assert!(err.contains("ran over 2 of 2"), "{err}");
     assert_eq!(asked.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn a_consolidation_killed_midway_keeps_the_previous_text_and_undo_says_so() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    // The second request comes once reflect has rewritten MEMORY.md: the
+    // process is killed there, as a crash or `kill -9` would.
+    let (asked, was_asked) = std::sync::mpsc::channel::<()>();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = std::sync::Mutex::new(released);
+    let server = scripted(script(), move |n| {
+        if n == 1 {
+            let _ = asked.send(());
+            let _ = released.lock().unwrap().recv();
+        }
+    });
+    let mut cmd = env.std_cmd("axe-notes-consolidate");
+    cmd.arg("a");
+    for p in ["ANTHROPIC", "OPENAI", "OLLAMA", "OPENROUTER", "GOOGLE"] {
+        cmd.env(format!("AXE_{p}_BASE_URL"), &server.url);
+    }
+    cmd.env("ANTHROPIC_API_KEY", crate::wire::KEY);
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    was_asked.recv().unwrap();
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    kill_process(pid, Signal::KILL).unwrap();
+    child.wait().unwrap();
+    drop(release);
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), AFTER);
+    // Its record, written before the model was asked, keeps the text it
+    // replaced, and marks no entry.
+    let history = ws.join("agents/a/history");
+    let records: Vec<_> = fs::read_dir(&history)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(records.len(), 1);
+    let record: Value = serde_json::from_str(&read(&records[0])).unwrap();
+    assert_eq!(record["done"], json!(false));
+    assert_eq!(record["files"][0]["before"], json!(BEFORE));
+    // --undo cannot tell its rewrite from another writer's: it restores
+    // nothing, and says the run did not finish and where the text is.
+    let before = tree(&ws);
+    env.cmd("axe-notes-consolidate")
+        .args(["a", "--undo"])
+        .assert()
+        .code(6)
+        .stderr(predicates::str::contains("did not finish"))
+        .stderr(predicates::str::contains(
+            "its previous text is kept in agents/a/history/",
+        ));
+    assert_eq!(tree(&ws), before);
+    // The next consolidation is shown the entries again.
+    let next = scripted(Vec::new(), |_| {});
+    consolidate(&env, &next).assert().success();
+    let shown = user_text(&next.requests()[0]);
+    assert!(shown.contains("Lunch was good."), "{shown}");
+}

@@ -703,6 +703,16 @@ pub fn undo(ws: &Workspace, agent: &str, secrets: &Secrets, wait: Wait) -> Resul
     for k in &last.record.files {
         let now = current(k)?;
         let expected = k.sha256_after.as_deref().unwrap_or(&k.sha256_before);
+        if now != expected && k.sha256_after.is_none() {
+            // Its run ended before it could say what it wrote (killed, a
+            // crash): its rewrite and another writer's look the same.
+            return Err(Error::Conflict(format!(
+                "the consolidation of {} did not finish, and {} changed since it started (by it or by another writer): nothing was restored; its previous text is kept in {}",
+                last.record.at,
+                k.path,
+                ws.relative(&last.path)
+            )));
+        }
         if now != expected {
             return Err(Error::Conflict(format!(
                 "{} changed since the consolidation of {} (its sha256 is now {now}, not {expected}): nothing was restored",
