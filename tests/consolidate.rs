@@ -738,3 +738,35 @@ fn a_consolidation_killed_midway_keeps_the_previous_text_and_undo_says_so() {
     let shown = user_text(&next.requests()[0]);
     assert!(shown.contains("Lunch was good."), "{shown}");
 }
+
+#[test]
+fn undo_refuses_when_the_newest_record_is_not_one() {
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    let server = scripted(script(), |_| {});
+    consolidate(&env, &server).assert().success();
+    // A second one over a new entry, which changes no file.
+    remember(&env, "Nothing worth keeping.");
+    let quiet = scripted(Vec::new(), |_| {});
+    consolidate(&env, &quiet).assert().success();
+    let history = ws.join("agents/a/history");
+    let mut records: Vec<_> = fs::read_dir(&history)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    records.sort();
+    assert_eq!(records.len(), 2);
+    // The newest torn (a disk that filled, a sync's conflict): --undo
+    // must not undo the one before it instead.
+    let text = read(&records[1]);
+    fs::write(&records[1], &text[..text.len() / 2]).unwrap();
+    let before = tree(&ws);
+    env.cmd("axe-notes-consolidate")
+        .args(["a", "--undo"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("is not a consolidation record"))
+        .stderr(predicates::str::contains("nothing was restored"));
+    assert_eq!(tree(&ws), before);
+}

@@ -671,13 +671,22 @@ pub struct Undone {
 /// none changed since; then its record goes, so its entries are new again.
 /// A file changed since is a conflict, and nothing is written.
 pub fn undo(ws: &Workspace, agent: &str, secrets: &Secrets, wait: Wait) -> Result<Undone> {
-    let records = history::list(ws, agent)?;
-    let Some(last) = records.last() else {
-        return Err(Error::Input(format!(
-            "nothing to undo: no consolidation of \"{agent}\" is on record in {}",
-            ws.relative(&history::dir(ws, agent))
-        )));
+    let last = match history::newest(ws, agent)? {
+        None => {
+            return Err(Error::Input(format!(
+                "nothing to undo: no consolidation of \"{agent}\" is on record in {}",
+                ws.relative(&history::dir(ws, agent))
+            )));
+        }
+        Some((path, Err(why))) => {
+            return Err(Error::Input(format!(
+                "{} is not a consolidation record ({why}): nothing was restored",
+                ws.relative(&path)
+            )));
+        }
+        Some((path, Ok(record))) => history::Stored { path, record },
     };
+    let last = &last;
     // A record may have come from another machine: it names only this
     // agent's MEMORY.md and world topics, or nothing is restored.
     let memory = ws.relative(&ws.memory(agent));

@@ -86,6 +86,30 @@ pub fn new_path(ws: &Workspace, agent: &str, at: OffsetDateTime) -> PathBuf {
 /// is not one (edited by hand, a conflict file a sync left) is passed
 /// over: it marks nothing and is never undone.
 pub fn list(ws: &Workspace, agent: &str) -> Result<Vec<Stored>> {
+    let mut stored = Vec::new();
+    for file in names(ws, agent)? {
+        if let Ok(record) = read(ws, &file) {
+            stored.push(Stored { path: file, record });
+        }
+    }
+    Ok(stored)
+}
+
+/// The newest file named as a record of `agent`, and the record it holds
+/// or why it holds none: what an undo would take back must be the newest,
+/// not the one before a record torn or not one.
+pub fn newest(
+    ws: &Workspace,
+    agent: &str,
+) -> Result<Option<(PathBuf, std::result::Result<Record, String>)>> {
+    Ok(names(ws, agent)?.pop().map(|file| {
+        let record = read(ws, &file);
+        (file, record)
+    }))
+}
+
+/// The paths of the files named as records of `agent`, oldest first.
+fn names(ws: &Workspace, agent: &str) -> Result<Vec<PathBuf>> {
     let path = dir(ws, agent);
     let Some(dir) = ws.dir(&path, false)? else {
         return Ok(Vec::new());
@@ -98,17 +122,16 @@ pub fn list(ws: &Workspace, agent: &str) -> Result<Vec<Stored>> {
         .filter(|n| stamp_date(n).is_some() && n.ends_with(".json"))
         .collect();
     names.sort();
-    let mut stored = Vec::new();
-    for name in names {
-        let file = path.join(&name);
-        let Ok(Some(bytes)) = ws.read(&file) else {
-            continue;
-        };
-        if let Ok(record) = serde_json::from_slice::<Record>(&bytes) {
-            stored.push(Stored { path: file, record });
-        }
+    Ok(names.into_iter().map(|n| path.join(n)).collect())
+}
+
+/// The record at `file`, or why it is none.
+fn read(ws: &Workspace, file: &Path) -> std::result::Result<Record, String> {
+    match ws.read(file) {
+        Ok(Some(bytes)) => serde_json::from_slice(&bytes).map_err(|e| e.to_string()),
+        Ok(None) => Err("it is gone".to_owned()),
+        Err(e) => Err(e.to_string()),
     }
-    Ok(stored)
 }
 
 /// The ids of every entry a finished consolidation of `agent` took in.
