@@ -770,3 +770,28 @@ fn undo_refuses_when_the_newest_record_is_not_one() {
         .stderr(predicates::str::contains("nothing was restored"));
     assert_eq!(tree(&ws), before);
 }
+
+#[test]
+fn only_a_refusal_typed_as_a_conflict_is_one_not_its_wording() {
+    let env = Env::new();
+    setup(&env, "");
+    // A call the schema refuses, whose error repeats the argument's name:
+    // the words of a conflict, but no file was changed by anyone.
+    let script = vec![
+        tool_call(
+            "c1",
+            "reflect",
+            json!({"content": AFTER, "MEMORY.md has changed since you last read it": 1}),
+        ),
+        tool_call("c2", "reflect", json!({"content": AFTER})),
+    ];
+    let server = scripted(script, |_| {});
+    consolidate(&env, &server).assert().success();
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].1, "{results:?}");
+    assert_eq!(read(&workspace(&env).join("agents/a/MEMORY.md")), AFTER);
+    // Its entries were taken in: the next run asks no model.
+    let next = scripted(Vec::new(), |_| {});
+    consolidate(&env, &next).assert().success();
+    assert!(next.requests().is_empty());
+}

@@ -193,11 +193,11 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
         .filter_map(|t| notes::topic_name(&t, &secrets).ok())
         .collect();
     // A rewrite refused as stale: the file changed after it was shown
-    // (the wording reflect's and learn_fact's refusals share). Its
+    // (typed by the tool: another error may repeat its words). Its
     // entries are then not marked, so the next run sees them again.
     done.conflicts = details
         .iter()
-        .filter(|d| d.is_error && d.output.contains("has changed since you last read it"))
+        .filter(|d| d.conflict)
         .map(|d| d.output.clone())
         .collect();
     // What changed, compared where the tools wrote.
