@@ -795,3 +795,22 @@ fn only_a_refusal_typed_as_a_conflict_is_one_not_its_wording() {
     consolidate(&env, &next).assert().success();
     assert!(next.requests().is_empty());
 }
+
+#[test]
+fn a_dry_run_with_no_writable_tmpdir_is_one_clear_line_and_asks_no_model() {
+    let env = Env::new();
+    setup(&env, "");
+    let server = scripted(script(), |_| {});
+    let missing = env.root().join("no-such-tmp");
+    let out = consolidate(&env, &server)
+        .arg("--dry-run")
+        .env("TMPDIR", &missing)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no-such-tmp"), "{err}");
+    assert!(server.requests().is_empty());
+}
