@@ -814,3 +814,30 @@ fn a_dry_run_with_no_writable_tmpdir_is_one_clear_line_and_asks_no_model() {
     assert!(err.contains("no-such-tmp"), "{err}");
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn undo_half_done_before_finishes_what_is_left() {
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    let server = scripted(script(), |_| {});
+    consolidate(&env, &server).assert().success();
+    // One file given back already (an undo cut short, or by hand): the
+    // other is still as the consolidation left it.
+    env.cmd("axe-notes-reflect")
+        .arg("a")
+        .write_stdin(BEFORE)
+        .assert()
+        .success();
+    env.cmd("axe-notes-consolidate")
+        .args(["a", "--undo"])
+        .assert()
+        .success()
+        .stdout("world/deploys.md\n");
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), BEFORE);
+    assert_eq!(read(&ws.join("world/deploys.md")), DEPLOYS);
+    assert_eq!(
+        fs::read_dir(ws.join("agents/a/history")).unwrap().count(),
+        0
+    );
+}

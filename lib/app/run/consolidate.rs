@@ -709,9 +709,17 @@ pub fn undo(ws: &Workspace, agent: &str, secrets: &Secrets, wait: Wait) -> Resul
             &ws.read(&ws.root.join(&k.path))?.unwrap_or_default(),
         ))
     };
+    // A file back at its text before (an undo cut short by a conflict on
+    // the next file, or given back by hand) is left as it is, so undoing
+    // again finishes the rest rather than refusing for good.
+    let mut back = Vec::new();
     for k in &last.record.files {
         let now = current(k)?;
         let expected = k.sha256_after.as_deref().unwrap_or(&k.sha256_before);
+        if now != expected && k.sha256_after.is_some() && now == k.sha256_before {
+            back.push(k.path.clone());
+            continue;
+        }
         if now != expected && k.sha256_after.is_none() {
             // Its run ended before it could say what it wrote (killed, a
             // crash): its rewrite and another writer's look the same.
@@ -731,7 +739,7 @@ pub fn undo(ws: &Workspace, agent: &str, secrets: &Secrets, wait: Wait) -> Resul
     }
     let mut restored = Vec::new();
     for k in &last.record.files {
-        let Some(after) = &k.sha256_after else {
+        let Some(after) = k.sha256_after.as_ref().filter(|_| !back.contains(&k.path)) else {
             continue;
         };
         let path = ws.root.join(&k.path);
