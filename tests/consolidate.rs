@@ -841,3 +841,66 @@ fn undo_half_done_before_finishes_what_is_left() {
         0
     );
 }
+
+#[test]
+fn the_automatic_one_never_fails_the_run_whatever_breaks() {
+    let env = Env::new();
+    setup(
+        &env,
+        "consolidate_every = \"1m\"\nconsolidate_min_entries = 1\n",
+    );
+    let ws = workspace(&env);
+    // history/ is a file: its records cannot be listed.
+    env.write(&ws.join("agents/a/history"), "not a directory");
+    let (server, asked) = run_and_consolidation();
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .arg("a")
+        .write_stdin("go")
+        .assert()
+        .success()
+        .stdout("the run's answer")
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("Warning: cannot tell whether \"a\" is due a consolidation")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    fs::remove_file(ws.join("agents/a/history")).unwrap();
+    // A record torn in it is passed over; the model refusing the
+    // consolidation is a warning, and no record stays.
+    fs::create_dir(ws.join("agents/a/history")).unwrap();
+    env.write(
+        &ws.join("agents/a/history/20260101T000000000Z-00000000.json"),
+        "{\"at\": ",
+    );
+    let server = Server::route(|r| {
+        if crate::wire::system_text(&r.json()).starts_with("You consolidate") {
+            return Answer::json(
+                400,
+                &json!({"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}),
+            );
+        }
+        Answer::json(200, &reply_for("anthropic", "the run's answer"))
+    });
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .arg("a")
+        .write_stdin("go")
+        .assert()
+        .success()
+        .stdout("the run's answer")
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("Warning: the consolidation of \"a\" failed:") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_dir(ws.join("agents/a/history")).unwrap().count(),
+        1
+    );
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), BEFORE);
+}
