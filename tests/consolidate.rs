@@ -593,3 +593,314 @@ fn undo_restores_nothing_a_record_names_outside_the_agents_notes() {
         ));
     assert_eq!(tree(&ws), before);
 }
+
+#[test]
+fn a_dry_run_ended_by_a_signal_leaves_no_scratch_copy() {
+    use rustix::process::{Pid, Signal, kill_process};
+    for signal in [Signal::TERM, Signal::INT] {
+        let env = Env::new();
+        setup(&env, "");
+        let tmp = env.root().join("tmp");
+        fs::create_dir(&tmp).unwrap();
+        // The model's first reply waits until the test lets it go: by
+        // then the scratch copy is made, and the signal comes mid-call.
+        let (asked, was_asked) = std::sync::mpsc::channel::<()>();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let released = std::sync::Mutex::new(released);
+        let server = scripted(script(), move |_| {
+            let _ = asked.send(());
+            let _ = released.lock().unwrap().recv();
+        });
+        let mut cmd = env.std_cmd("axe-notes-consolidate");
+        cmd.args(["a", "--dry-run"]).env("TMPDIR", &tmp);
+        for p in ["ANTHROPIC", "OPENAI", "OLLAMA", "OPENROUTER", "GOOGLE"] {
+            cmd.env(format!("AXE_{p}_BASE_URL"), &server.url);
+        }
+        cmd.env("ANTHROPIC_API_KEY", crate::wire::KEY);
+        let mut child = cmd
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        was_asked.recv().unwrap();
+        assert_eq!(
+            fs::read_dir(&tmp).unwrap().count(),
+            1,
+            "no scratch copy made"
+        );
+        let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+        kill_process(pid, signal).unwrap();
+        let status = child.wait().unwrap();
+        drop(release);
+        assert!(!status.success(), "{signal:?}: {status:?}");
+        let left: Vec<_> = fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert!(left.is_empty(), "{signal:?} left {left:?}");
+    }
+}
+
+#[test]
+fn axe_run_with_json_or_failed_does_not_consolidate() {
+    let env = Env::new();
+    setup(
+        &env,
+        "consolidate_every = \"1m\"\nconsolidate_min_entries = 1\n",
+    );
+    let (server, asked) = run_and_consolidation();
+    // --json: one document for a program, whose tokens and cost must be
+    // all the run spent, and which waits on no model call after it.
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .args(["a", "-v", "--json"])
+        .write_stdin("go")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("consolidation"), "{err}");
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    // A run that failed (the model's error) does not either.
+    let failing = Server::route(|_| Answer::json(400, &json!({"error": {"message": "no"}})));
+    served_by(env.cmd("axe-run"), &failing.url)
+        .args(["a", "-v"])
+        .write_stdin("go")
+        .assert()
+        .failure();
+    assert_eq!(failing.requests().len(), 1);
+    // A plain run then does.
+    let err = run_verbose(&env, &server);
+    assert!(err.contains("ran over 2 of 2"), "{err}");
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_consolidation_killed_midway_keeps_the_previous_text_and_undo_says_so() {
+    use rustix::process::{Pid, Signal, kill_process};
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    // The second request comes once reflect has rewritten MEMORY.md: the
+    // process is killed there, as a crash or `kill -9` would.
+    let (asked, was_asked) = std::sync::mpsc::channel::<()>();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = std::sync::Mutex::new(released);
+    let server = scripted(script(), move |n| {
+        if n == 1 {
+            let _ = asked.send(());
+            let _ = released.lock().unwrap().recv();
+        }
+    });
+    let mut cmd = env.std_cmd("axe-notes-consolidate");
+    cmd.arg("a");
+    for p in ["ANTHROPIC", "OPENAI", "OLLAMA", "OPENROUTER", "GOOGLE"] {
+        cmd.env(format!("AXE_{p}_BASE_URL"), &server.url);
+    }
+    cmd.env("ANTHROPIC_API_KEY", crate::wire::KEY);
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    was_asked.recv().unwrap();
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    kill_process(pid, Signal::KILL).unwrap();
+    child.wait().unwrap();
+    drop(release);
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), AFTER);
+    // Its record, written before the model was asked, keeps the text it
+    // replaced, and marks no entry.
+    let history = ws.join("agents/a/history");
+    let records: Vec<_> = fs::read_dir(&history)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(records.len(), 1);
+    let record: Value = serde_json::from_str(&read(&records[0])).unwrap();
+    assert_eq!(record["done"], json!(false));
+    assert_eq!(record["files"][0]["before"], json!(BEFORE));
+    // --undo cannot tell its rewrite from another writer's: it restores
+    // nothing, and says the run did not finish and where the text is.
+    let before = tree(&ws);
+    env.cmd("axe-notes-consolidate")
+        .args(["a", "--undo"])
+        .assert()
+        .code(6)
+        .stderr(predicates::str::contains("did not finish"))
+        .stderr(predicates::str::contains(
+            "its previous text is kept in agents/a/history/",
+        ));
+    assert_eq!(tree(&ws), before);
+    // The next consolidation is shown the entries again.
+    let next = scripted(Vec::new(), |_| {});
+    consolidate(&env, &next).assert().success();
+    let shown = user_text(&next.requests()[0]);
+    assert!(shown.contains("Lunch was good."), "{shown}");
+}
+
+#[test]
+fn undo_refuses_when_the_newest_record_is_not_one() {
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    let server = scripted(script(), |_| {});
+    consolidate(&env, &server).assert().success();
+    // A second one over a new entry, which changes no file.
+    remember(&env, "Nothing worth keeping.");
+    let quiet = scripted(Vec::new(), |_| {});
+    consolidate(&env, &quiet).assert().success();
+    let history = ws.join("agents/a/history");
+    let mut records: Vec<_> = fs::read_dir(&history)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    records.sort();
+    assert_eq!(records.len(), 2);
+    // The newest torn (a disk that filled, a sync's conflict): --undo
+    // must not undo the one before it instead.
+    let text = read(&records[1]);
+    fs::write(&records[1], &text[..text.len() / 2]).unwrap();
+    let before = tree(&ws);
+    env.cmd("axe-notes-consolidate")
+        .args(["a", "--undo"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("is not a consolidation record"))
+        .stderr(predicates::str::contains("nothing was restored"));
+    assert_eq!(tree(&ws), before);
+}
+
+#[test]
+fn only_a_refusal_typed_as_a_conflict_is_one_not_its_wording() {
+    let env = Env::new();
+    setup(&env, "");
+    // A call the schema refuses, whose error repeats the argument's name:
+    // the words of a conflict, but no file was changed by anyone.
+    let script = vec![
+        tool_call(
+            "c1",
+            "reflect",
+            json!({"content": AFTER, "MEMORY.md has changed since you last read it": 1}),
+        ),
+        tool_call("c2", "reflect", json!({"content": AFTER})),
+    ];
+    let server = scripted(script, |_| {});
+    consolidate(&env, &server).assert().success();
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].1, "{results:?}");
+    assert_eq!(read(&workspace(&env).join("agents/a/MEMORY.md")), AFTER);
+    // Its entries were taken in: the next run asks no model.
+    let next = scripted(Vec::new(), |_| {});
+    consolidate(&env, &next).assert().success();
+    assert!(next.requests().is_empty());
+}
+
+#[test]
+fn a_dry_run_with_no_writable_tmpdir_is_one_clear_line_and_asks_no_model() {
+    let env = Env::new();
+    setup(&env, "");
+    let server = scripted(script(), |_| {});
+    let missing = env.root().join("no-such-tmp");
+    let out = consolidate(&env, &server)
+        .arg("--dry-run")
+        .env("TMPDIR", &missing)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no-such-tmp"), "{err}");
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn undo_half_done_before_finishes_what_is_left() {
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    let server = scripted(script(), |_| {});
+    consolidate(&env, &server).assert().success();
+    // One file given back already (an undo cut short, or by hand): the
+    // other is still as the consolidation left it.
+    env.cmd("axe-notes-reflect")
+        .arg("a")
+        .write_stdin(BEFORE)
+        .assert()
+        .success();
+    env.cmd("axe-notes-consolidate")
+        .args(["a", "--undo"])
+        .assert()
+        .success()
+        .stdout("world/deploys.md\n");
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), BEFORE);
+    assert_eq!(read(&ws.join("world/deploys.md")), DEPLOYS);
+    assert_eq!(
+        fs::read_dir(ws.join("agents/a/history")).unwrap().count(),
+        0
+    );
+}
+
+#[test]
+fn the_automatic_one_never_fails_the_run_whatever_breaks() {
+    let env = Env::new();
+    setup(
+        &env,
+        "consolidate_every = \"1m\"\nconsolidate_min_entries = 1\n",
+    );
+    let ws = workspace(&env);
+    // history/ is a file: its records cannot be listed.
+    env.write(&ws.join("agents/a/history"), "not a directory");
+    let (server, asked) = run_and_consolidation();
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .arg("a")
+        .write_stdin("go")
+        .assert()
+        .success()
+        .stdout("the run's answer")
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("Warning: cannot tell whether \"a\" is due a consolidation")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    fs::remove_file(ws.join("agents/a/history")).unwrap();
+    // A record torn in it is passed over; the model refusing the
+    // consolidation is a warning, and no record stays.
+    fs::create_dir(ws.join("agents/a/history")).unwrap();
+    env.write(
+        &ws.join("agents/a/history/20260101T000000000Z-00000000.json"),
+        "{\"at\": ",
+    );
+    let server = Server::route(|r| {
+        if crate::wire::system_text(&r.json()).starts_with("You consolidate") {
+            return Answer::json(
+                400,
+                &json!({"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}),
+            );
+        }
+        Answer::json(200, &reply_for("anthropic", "the run's answer"))
+    });
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .arg("a")
+        .write_stdin("go")
+        .assert()
+        .success()
+        .stdout("the run's answer")
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("Warning: the consolidation of \"a\" failed:") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_dir(ws.join("agents/a/history")).unwrap().count(),
+        1
+    );
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), BEFORE);
+}

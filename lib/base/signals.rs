@@ -11,6 +11,9 @@
 //!   stdio, [`spawn_group`]) are stopped when an ending signal ends us: a
 //!   thread holds the signals from the first such start on, stops every
 //!   group still running, then lets the signal end the process.
+//! - A scratch directory ([`remove_on_end`]) is removed by the same thread
+//!   before an ending signal ends the process, so a copy of notes made for
+//!   a dry run is not left in the temp directory by a Ctrl-C.
 //!
 //! Handlers only store to atomics (signal-hook's `flag` module) or wake a
 //! thread (its `iterator`), so nothing here needs unsafe code. A caught
@@ -18,6 +21,7 @@
 //! (`$EDITOR`, `api_key_cmd`, MCP servers) are unaffected.
 
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -131,6 +135,9 @@ fn groups() -> MutexGuard<'static, Vec<u32>> {
                     running.iter().for_each(|g| stop_group(*g, Stop::Term));
                     std::thread::sleep(Duration::from_millis(200));
                     running.iter().for_each(|g| stop_group(*g, Stop::Kill));
+                    for dir in scratch_dirs().iter() {
+                        let _ = std::fs::remove_dir_all(dir);
+                    }
                     drop(hold);
                     // Only reached while another hold finishes its write.
                     std::thread::park();
@@ -151,6 +158,39 @@ pub fn spawn_group(cmd: &mut Command) -> std::io::Result<Child> {
     let child = cmd.process_group(0).spawn()?;
     running.push(child.id());
     Ok(child)
+}
+
+/// Directories [`remove_on_end`] was given and not yet dropped.
+fn scratch_dirs() -> MutexGuard<'static, Vec<PathBuf>> {
+    static DIRS: OnceLock<Mutex<Vec<PathBuf>>> = OnceLock::new();
+    DIRS.get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// While the returned guard lives, the directory `dir` is removed (with
+/// everything in it) should an ending signal end this process; the guard
+/// removes nothing itself.
+pub fn remove_on_end(dir: PathBuf) -> RemovedOnEnd {
+    // Starts the thread that acts on an ending signal.
+    drop(groups());
+    scratch_dirs().push(dir.clone());
+    RemovedOnEnd { dir }
+}
+
+/// See [`remove_on_end`].
+#[derive(Debug)]
+pub struct RemovedOnEnd {
+    dir: PathBuf,
+}
+
+impl Drop for RemovedOnEnd {
+    fn drop(&mut self) {
+        let mut dirs = scratch_dirs();
+        if let Some(at) = dirs.iter().position(|d| *d == self.dir) {
+            dirs.remove(at);
+        }
+    }
 }
 
 /// How to stop a group.

@@ -49,6 +49,20 @@ impl ToolError {
     }
 }
 
+impl ToolError {
+    /// Whether the tool refused to rewrite a file because it had changed
+    /// since it was read: a memory [`Error::Conflict`] beneath, whatever
+    /// the text says (another error may repeat a conflict's words).
+    pub fn is_conflict(&self) -> bool {
+        match self {
+            ToolError::Caused { source, .. } => source
+                .downcast_ref::<Error>()
+                .is_some_and(|e| matches!(e.as_reported(), Error::Conflict(_))),
+            ToolError::Said(_) | ToolError::Mcp(_) => false,
+        }
+    }
+}
+
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

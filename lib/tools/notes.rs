@@ -376,8 +376,13 @@ fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, ToolError> {
                 ctx,
                 format_args!("reflect refused: MEMORY.md changed since the last recall"),
             );
+            // The conflict rides beneath the text, so a caller (a
+            // consolidation) tells it from a refusal that only says so.
             Err(match (seen, given) {
-                (Some(_), _) | (None, true) => "reflect error: MEMORY.md has changed since you last read it, so it was not overwritten. Call recall, merge what is there with what you want to keep, then call reflect again.".into(),
+                (Some(_), _) | (None, true) => ToolError::caused(
+                    "reflect error: MEMORY.md has changed since you last read it, so it was not overwritten. Call recall, merge what is there with what you want to keep, then call reflect again.",
+                    e,
+                ),
                 (None, false) => not_seen("reflect", "MEMORY.md").into(),
             })
         }
@@ -428,14 +433,20 @@ fn learn_fact(ctx: &Memory, args: LearnFact) -> Result<Reply, ToolError> {
             })
         }
         Err(e) if matches!(e.as_reported(), Error::Conflict(_)) => Err(match (seen, given) {
-            (Some(_), _) | (None, true) => format!(
-                "learn_fact error: world/{topic}.md has changed since you last read it, so it was not overwritten. Call recall, merge, then call learn_fact again."
-            ).into(),
+            (Some(_), _) | (None, true) => ToolError::caused(
+                format!(
+                    "learn_fact error: world/{topic}.md has changed since you last read it, so it was not overwritten. Call recall, merge, then call learn_fact again."
+                ),
+                e,
+            ),
             // Recalled when it did not exist: someone made it since.
             (None, false) if at_reply.recalled && !at_reply.unseen_world.contains(&topic) => {
-                format!(
-                    "learn_fact error: world/{topic}.md has changed since you last read it (someone made it after your recall), so it was not overwritten. Call recall, merge, then call learn_fact again."
-                ).into()
+                ToolError::caused(
+                    format!(
+                        "learn_fact error: world/{topic}.md has changed since you last read it (someone made it after your recall), so it was not overwritten. Call recall, merge, then call learn_fact again."
+                    ),
+                    e,
+                )
             }
             (None, false) => not_seen("learn_fact", &format!("world/{topic}.md")).into(),
         }),

@@ -473,9 +473,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         super::answer::write_text(out, &outcome.reply.content, stream)?;
     }
     out.flush().map_err(Error::Output)?;
-    if outcome.exceeded.is_none() {
+    if outcome.exceeded.is_none() && !json {
         // After the answer is out: a consolidation due now never holds
-        // it back, and never fails the run.
+        // it back, and never fails the run. Not with --json: its document
+        // is all the run spent (a consolidation's tokens would be missing
+        // from it) and a program reading it waits on no call after it.
         crate::run::consolidate::after_run(
             &session.agents,
             name,

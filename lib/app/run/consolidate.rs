@@ -193,11 +193,11 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
         .filter_map(|t| notes::topic_name(&t, &secrets).ok())
         .collect();
     // A rewrite refused as stale: the file changed after it was shown
-    // (the wording reflect's and learn_fact's refusals share). Its
+    // (typed by the tool: another error may repeat its words). Its
     // entries are then not marked, so the next run sees them again.
     done.conflicts = details
         .iter()
-        .filter(|d| d.is_error && d.output.contains("has changed since you last read it"))
+        .filter(|d| d.conflict)
         .map(|d| d.output.clone())
         .collect();
     // What changed, compared where the tools wrote.
@@ -472,6 +472,8 @@ fn changes(
 struct Scratch {
     root: PathBuf,
     ws: Workspace,
+    /// Removes it, should a signal end the process during the model's call.
+    _on_end: axe_base::signals::RemovedOnEnd,
 }
 
 impl Scratch {
@@ -489,6 +491,7 @@ impl Scratch {
         }
         let scratch = Scratch {
             ws: Workspace::at(root.clone()),
+            _on_end: axe_base::signals::remove_on_end(root.clone()),
             root,
         };
         // Removed again by its drop should a copy fail.
@@ -668,13 +671,22 @@ pub struct Undone {
 /// none changed since; then its record goes, so its entries are new again.
 /// A file changed since is a conflict, and nothing is written.
 pub fn undo(ws: &Workspace, agent: &str, secrets: &Secrets, wait: Wait) -> Result<Undone> {
-    let records = history::list(ws, agent)?;
-    let Some(last) = records.last() else {
-        return Err(Error::Input(format!(
-            "nothing to undo: no consolidation of \"{agent}\" is on record in {}",
-            ws.relative(&history::dir(ws, agent))
-        )));
+    let last = match history::newest(ws, agent)? {
+        None => {
+            return Err(Error::Input(format!(
+                "nothing to undo: no consolidation of \"{agent}\" is on record in {}",
+                ws.relative(&history::dir(ws, agent))
+            )));
+        }
+        Some((path, Err(why))) => {
+            return Err(Error::Input(format!(
+                "{} is not a consolidation record ({why}): nothing was restored",
+                ws.relative(&path)
+            )));
+        }
+        Some((path, Ok(record))) => history::Stored { path, record },
     };
+    let last = &last;
     // A record may have come from another machine: it names only this
     // agent's MEMORY.md and world topics, or nothing is restored.
     let memory = ws.relative(&ws.memory(agent));
@@ -697,9 +709,27 @@ pub fn undo(ws: &Workspace, agent: &str, secrets: &Secrets, wait: Wait) -> Resul
             &ws.read(&ws.root.join(&k.path))?.unwrap_or_default(),
         ))
     };
+    // A file back at its text before (an undo cut short by a conflict on
+    // the next file, or given back by hand) is left as it is, so undoing
+    // again finishes the rest rather than refusing for good.
+    let mut back = Vec::new();
     for k in &last.record.files {
         let now = current(k)?;
         let expected = k.sha256_after.as_deref().unwrap_or(&k.sha256_before);
+        if now != expected && k.sha256_after.is_some() && now == k.sha256_before {
+            back.push(k.path.clone());
+            continue;
+        }
+        if now != expected && k.sha256_after.is_none() {
+            // Its run ended before it could say what it wrote (killed, a
+            // crash): its rewrite and another writer's look the same.
+            return Err(Error::Conflict(format!(
+                "the consolidation of {} did not finish, and {} changed since it started (by it or by another writer): nothing was restored; its previous text is kept in {}",
+                last.record.at,
+                k.path,
+                ws.relative(&last.path)
+            )));
+        }
         if now != expected {
             return Err(Error::Conflict(format!(
                 "{} changed since the consolidation of {} (its sha256 is now {now}, not {expected}): nothing was restored",
@@ -709,7 +739,7 @@ pub fn undo(ws: &Workspace, agent: &str, secrets: &Secrets, wait: Wait) -> Resul
     }
     let mut restored = Vec::new();
     for k in &last.record.files {
-        let Some(after) = &k.sha256_after else {
+        let Some(after) = k.sha256_after.as_ref().filter(|_| !back.contains(&k.path)) else {
             continue;
         };
         let path = ws.root.join(&k.path);

@@ -26,13 +26,23 @@ pub struct Detail {
     /// The result, cut at 1024 bytes and then marked `... (truncated)`.
     pub output: String,
     pub is_error: bool,
+    /// The tool refused a rewrite because the file had changed since it
+    /// was read (typed by the tool, not told by its words).
+    #[serde(skip)]
+    pub conflict: bool,
     /// The conversation's turn, from 0.
     pub turn: usize,
     pub duration_ms: u128,
 }
 
 impl Detail {
-    pub fn of(call: &ToolCall, result: &ToolResult, turn: usize, took: Duration) -> Detail {
+    pub fn of(
+        call: &ToolCall,
+        result: &ToolResult,
+        conflict: bool,
+        turn: usize,
+        took: Duration,
+    ) -> Detail {
         let mut output = result.content.clone();
         if output.len() > OUTPUT_LIMIT {
             let mut cut = OUTPUT_LIMIT;
@@ -47,6 +57,7 @@ impl Detail {
             input: call.arguments.clone(),
             output,
             is_error: result.is_error,
+            conflict,
             turn,
             duration_ms: took.as_millis(),
         }

@@ -86,6 +86,30 @@ pub fn new_path(ws: &Workspace, agent: &str, at: OffsetDateTime) -> PathBuf {
 /// is not one (edited by hand, a conflict file a sync left) is passed
 /// over: it marks nothing and is never undone.
 pub fn list(ws: &Workspace, agent: &str) -> Result<Vec<Stored>> {
+    let mut stored = Vec::new();
+    for file in names(ws, agent)? {
+        if let Ok(record) = read(ws, &file) {
+            stored.push(Stored { path: file, record });
+        }
+    }
+    Ok(stored)
+}
+
+/// The newest file named as a record of `agent`, and the record it holds
+/// or why it holds none: what an undo would take back must be the newest,
+/// not the one before a record torn or not one.
+pub fn newest(
+    ws: &Workspace,
+    agent: &str,
+) -> Result<Option<(PathBuf, std::result::Result<Record, String>)>> {
+    Ok(names(ws, agent)?.pop().map(|file| {
+        let record = read(ws, &file);
+        (file, record)
+    }))
+}
+
+/// The paths of the files named as records of `agent`, oldest first.
+fn names(ws: &Workspace, agent: &str) -> Result<Vec<PathBuf>> {
     let path = dir(ws, agent);
     let Some(dir) = ws.dir(&path, false)? else {
         return Ok(Vec::new());
@@ -98,17 +122,16 @@ pub fn list(ws: &Workspace, agent: &str) -> Result<Vec<Stored>> {
         .filter(|n| stamp_date(n).is_some() && n.ends_with(".json"))
         .collect();
     names.sort();
-    let mut stored = Vec::new();
-    for name in names {
-        let file = path.join(&name);
-        let Ok(Some(bytes)) = ws.read(&file) else {
-            continue;
-        };
-        if let Ok(record) = serde_json::from_slice::<Record>(&bytes) {
-            stored.push(Stored { path: file, record });
-        }
+    Ok(names.into_iter().map(|n| path.join(n)).collect())
+}
+
+/// The record at `file`, or why it is none.
+fn read(ws: &Workspace, file: &Path) -> std::result::Result<Record, String> {
+    match ws.read(file) {
+        Ok(Some(bytes)) => serde_json::from_slice(&bytes).map_err(|e| e.to_string()),
+        Ok(None) => Err("it is gone".to_owned()),
+        Err(e) => Err(e.to_string()),
     }
-    Ok(stored)
 }
 
 /// The ids of every entry a finished consolidation of `agent` took in.
@@ -122,7 +145,8 @@ pub fn consolidated(records: &[Stored]) -> BTreeSet<String> {
 
 /// Writes `record` at `path`, replacing what is there, atomically under
 /// the file's lock; the texts go through `secrets` as every notes write's
-/// do, so a sync never refuses the record for a key in an old text.
+/// do (each as itself, then the JSON), so a sync never refuses the record
+/// for a key in an old text.
 pub fn write(
     ws: &Workspace,
     path: &Path,
@@ -130,8 +154,7 @@ pub fn write(
     secrets: &Secrets,
     wait: Wait,
 ) -> Result<()> {
-    let json = serde_json::to_vec_pretty(record)
-        .map_err(|e| Error::Input(format!("cannot write the history record: {e}")))?;
+    let json = encode(record, secrets);
     super::rewrite(
         ws,
         path,
@@ -142,6 +165,21 @@ pub fn write(
         wait,
     )?;
     Ok(())
+}
+
+/// `record` as JSON, each text redacted as itself: the scanner knows a
+/// credential by its shape in the text (`KEY="…"`, a PEM block's lines),
+/// which JSON's escapes (`\"`, `\n`) hide, so a record redacted only as
+/// JSON kept such a key.
+fn encode(record: &Record, secrets: &Secrets) -> Vec<u8> {
+    let mut record = record.clone();
+    for k in &mut record.files {
+        if let Some(text) = k.before.as_mut() {
+            *text = secrets.redact_str(text).0.into_owned();
+        }
+    }
+    // A record of strings, bools and lists always serialises.
+    serde_json::to_vec_pretty(&record).unwrap_or_default()
 }
 
 /// Removes the record at `path`.
@@ -177,6 +215,85 @@ mod tests {
             "",
         ] {
             assert!(stamp_date(other).is_none(), "{other}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod redacted {
+    use super::{Kept, Record};
+    use crate::secrets::Secrets;
+
+    /// Texts with a credential in each shape the scanner knows, as a
+    /// MEMORY.md written by hand may hold them, and the credential.
+    const TEXTS: &[(&str, &str)] = &[
+        (
+            "export OPENROUTER_API_KEY=\"sk-or-v1-0a1b2c3d4e5f6a7b8c9d0e1f2a3b\"",
+            "0a1b2c3d4e5f6a7b8c9d0e1f2a3b",
+        ),
+        (
+            "\"SecretAccessKey\": \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"",
+            "wJalrXUtnFEMI/K7MDENG",
+        ),
+        (
+            "curl -H 'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl' x",
+            "eyJhbGciOiJIUzI1NiJ9",
+        ),
+        (
+            "Authorization: Basic dXNlcjpwYXNzd29yZA==\r\nHost: x",
+            "dXNlcjpwYXNzd29yZA",
+        ),
+        (
+            "{\"api_key\": \"ZxY9wV8uT7sR6qP5oN4m\"}",
+            "ZxY9wV8uT7sR6qP5oN4m",
+        ),
+        (
+            "OAUTH_CLIENT_SECRET: \"Xy7pQ2rS9tU4vW1zA8bC\"",
+            "Xy7pQ2rS9tU4vW1zA8bC",
+        ),
+        (
+            "a\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nabc+/=\n-----END RSA PRIVATE KEY-----\nb",
+            "MIIEowIBAAKCAQEA7",
+        ),
+        (
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----",
+            "lQOYBF",
+        ),
+        (
+            "db at postgres://app:s3cr3t-Pa55@db.internal:5432/app",
+            "s3cr3t-Pa55",
+        ),
+        (
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+            "wJalrXUtnFEMI/K7MDENG",
+        ),
+    ];
+
+    #[test]
+    fn a_record_redacted_stays_a_record_and_keeps_no_credential() {
+        let secrets = Secrets::with_keys(Vec::new());
+        for (text, key) in TEXTS {
+            let record = Record {
+                at: "2026-11-24T21:00:00Z".to_owned(),
+                done: true,
+                entries: vec!["2026-11-24 0123456789abcdef".to_owned()],
+                files: vec![Kept {
+                    path: "agents/a/MEMORY.md".to_owned(),
+                    before: Some((*text).to_owned()),
+                    sha256_before: String::new(),
+                    sha256_after: None,
+                }],
+            };
+            // As `write` has it written: through the notes' redaction too.
+            let json = secrets
+                .redact(&super::encode(&record, &secrets))
+                .text
+                .into_owned();
+            let back: Record = serde_json::from_slice(&json)
+                .unwrap_or_else(|e| panic!("{text:?}: {e}: {}", String::from_utf8_lossy(&json)));
+            let before = back.files[0].before.clone().unwrap_or_default();
+            assert!(!before.contains(key), "{text:?} kept as {before:?}");
+            assert_eq!(back.entries, record.entries);
         }
     }
 }

@@ -1,10 +1,17 @@
 //! A unified diff of two texts, as `diff -u` prints it, for
-//! `axe-notes-consolidate --dry-run`. Notes files are small (their caps
-//! are thousands of characters), so the longest common subsequence of
-//! their lines, a table of lines × lines, is plenty; no crate needed.
+//! `axe-notes-consolidate --dry-run`. Notes files are usually small (their
+//! caps are thousands of characters), so the longest common subsequence of
+//! their lines, a table of lines × lines, is plenty; no crate needed. A
+//! file is not bound to its cap, though (a topic written by hand, a sync):
+//! the lines both texts start and end with are set aside first, and a
+//! middle too large for the table is shown removed whole and added whole,
+//! a diff as true, only longer.
 
 /// Lines of context around each change.
 const CONTEXT: usize = 3;
+
+/// The most cells of the table of lines × lines (4 bytes each): 16 MiB.
+const MOST_CELLS: usize = 1 << 22;
 
 /// One line of the edit script.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -18,8 +25,10 @@ enum Op {
 /// `b/<path>` (`/dev/null` for a side that does not exist); empty when
 /// they are the same.
 pub fn unified(path: &str, old: Option<&str>, new: Option<&str>) -> String {
-    let a: Vec<&str> = old.unwrap_or_default().lines().collect();
-    let b: Vec<&str> = new.unwrap_or_default().lines().collect();
+    // Lines with their ends: a `\r` or a last newline gained or lost is a
+    // change, as it is to `diff`.
+    let a: Vec<&str> = old.unwrap_or_default().split_inclusive('\n').collect();
+    let b: Vec<&str> = new.unwrap_or_default().split_inclusive('\n').collect();
     let ops = script(&a, &b);
     if ops.iter().all(|op| matches!(op, Op::Same(..))) && old.is_some() == new.is_some() {
         return String::new();
@@ -56,13 +65,22 @@ pub fn unified(path: &str, old: Option<&str>, new: Option<&str>) -> String {
             range(new_start, new_len)
         ));
         for op in hunk {
-            let line = match *op {
-                Op::Same(x, _) => format!(" {}", a[x]),
-                Op::Gone(x) => format!("-{}", a[x]),
-                Op::Added(y) => format!("+{}", b[y]),
+            let (mark, line) = match *op {
+                Op::Same(x, _) => (' ', a[x]),
+                Op::Gone(x) => ('-', a[x]),
+                Op::Added(y) => ('+', b[y]),
             };
-            out.push_str(&line);
-            out.push('\n');
+            out.push(mark);
+            match line.strip_suffix('\n') {
+                Some(line) => {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+                None => {
+                    out.push_str(line);
+                    out.push_str("\n\\ No newline at end of file\n");
+                }
+            }
         }
         i += 1;
     }
@@ -87,16 +105,50 @@ fn range(start: usize, len: usize) -> String {
 }
 
 /// The edit script from `a` to `b` through their longest common
-/// subsequence, removals before additions at each place.
+/// subsequence, removals before additions at each place; past
+/// [`MOST_CELLS`], the differing middle removed and added whole.
 fn script(a: &[&str], b: &[&str]) -> Vec<Op> {
+    let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (n, m) = (a.len() - head - tail, b.len() - head - tail);
+    let mut ops: Vec<Op> = (0..head).map(|i| Op::Same(i, i)).collect();
+    match (n + 1).checked_mul(m + 1).is_some_and(|c| c <= MOST_CELLS) {
+        true => ops.extend(
+            middle(&a[head..head + n], &b[head..head + m])
+                .into_iter()
+                .map(|op| match op {
+                    Op::Same(i, j) => Op::Same(head + i, head + j),
+                    Op::Gone(i) => Op::Gone(head + i),
+                    Op::Added(j) => Op::Added(head + j),
+                }),
+        ),
+        false => {
+            ops.extend((head..head + n).map(Op::Gone));
+            ops.extend((head..head + m).map(Op::Added));
+        }
+    }
+    ops.extend((0..tail).map(|k| Op::Same(head + n + k, head + m + k)));
+    ops
+}
+
+/// The edit script of `a` to `b` by the table of their longest common
+/// subsequences.
+fn middle(a: &[&str], b: &[&str]) -> Vec<Op> {
     let (n, m) = (a.len(), b.len());
-    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
-    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    // lcs[i * (m + 1) + j]: the longest common subsequence of a[i..] and
+    // b[j..].
+    let at = |i: usize, j: usize| i * (m + 1) + j;
+    let mut lcs = vec![0u32; (n + 1) * (m + 1)];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            lcs[i][j] = match a[i] == b[j] {
-                true => lcs[i + 1][j + 1] + 1,
-                false => lcs[i + 1][j].max(lcs[i][j + 1]),
+            lcs[at(i, j)] = match a[i] == b[j] {
+                true => lcs[at(i + 1, j + 1)] + 1,
+                false => lcs[at(i + 1, j)].max(lcs[at(i, j + 1)]),
             };
         }
     }
@@ -106,7 +158,7 @@ fn script(a: &[&str], b: &[&str]) -> Vec<Op> {
             ops.push(Op::Same(i, j));
             i += 1;
             j += 1;
-        } else if j == m || (i < n && lcs[i + 1][j] >= lcs[i][j + 1]) {
+        } else if j == m || (i < n && lcs[at(i + 1, j)] >= lcs[at(i, j + 1)]) {
             ops.push(Op::Gone(i));
             i += 1;
         } else {
@@ -148,5 +200,84 @@ mod tests {
         assert_eq!(diff.matches("@@ -").count(), 2, "{diff}");
         assert!(diff.contains("-2\n+two\n"));
         assert!(diff.contains("-17\n+seventeen\n"));
+    }
+}
+
+#[cfg(test)]
+mod edges {
+    use super::unified;
+
+    #[test]
+    fn a_final_newline_gained_or_lost_is_a_change_and_is_said() {
+        let diff = unified("m.md", Some("a\nb"), Some("a\nb\n"));
+        assert_eq!(
+            diff,
+            "--- a/m.md\n+++ b/m.md\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n"
+        );
+        let diff = unified("m.md", Some("a\n"), Some("a"));
+        assert_eq!(
+            diff,
+            "--- a/m.md\n+++ b/m.md\n@@ -1 +1 @@\n-a\n+a\n\\ No newline at end of file\n"
+        );
+    }
+
+    #[test]
+    fn crlf_line_ends_changed_are_a_change() {
+        let diff = unified("m.md", Some("a\r\nb\r\n"), Some("a\nb\n"));
+        assert_eq!(
+            diff,
+            "--- a/m.md\n+++ b/m.md\n@@ -1,2 +1,2 @@\n-a\r\n-b\r\n+a\n+b\n"
+        );
+    }
+
+    #[test]
+    fn an_empty_file_made_or_emptied() {
+        assert_eq!(
+            unified("m.md", Some(""), Some("x\n")),
+            "--- a/m.md\n+++ b/m.md\n@@ -0,0 +1 @@\n+x\n"
+        );
+        assert_eq!(
+            unified("m.md", Some("x\n"), None),
+            "--- a/m.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+        );
+    }
+
+    /// The peak resident memory of this process, in kB.
+    fn peak_kb() -> usize {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn two_large_texts_with_nothing_in_common_cost_no_lines_times_lines_table() {
+        // 6000 × 6000 lines: a table of every pair would be 144 MB.
+        let old: String = (0..6000).map(|i| format!("old {i}\n")).collect();
+        let new: String = (0..6000).map(|i| format!("new {i}\n")).collect();
+        let before = peak_kb();
+        let diff = unified("m.md", Some(&old), Some(&new));
+        let grew = peak_kb().saturating_sub(before);
+        assert!(grew < 48 * 1024, "the diff took {grew} kB more at its peak");
+        assert_eq!(diff.lines().filter(|l| l.starts_with('-')).count(), 6001);
+        assert_eq!(diff.lines().filter(|l| l.starts_with('+')).count(), 6001);
+        assert!(
+            diff.contains("@@ -1,6000 +1,6000 @@\n-old 0\n"),
+            "{}",
+            &diff[..200]
+        );
+    }
+
+    #[test]
+    fn a_large_text_with_one_line_changed_is_one_small_hunk() {
+        let old: String = (0..20000).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 10000\n", "changed\n");
+        let diff = unified("m.md", Some(&old), Some(&new));
+        assert_eq!(
+            diff,
+            "--- a/m.md\n+++ b/m.md\n@@ -9998,7 +9998,7 @@\n line 9997\n line 9998\n line 9999\n-line 10000\n+changed\n line 10001\n line 10002\n line 10003\n"
+        );
     }
 }

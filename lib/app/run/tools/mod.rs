@@ -129,9 +129,9 @@ pub fn run(sources: &Sources, tools: &Tools, calls: &[ToolCall], turn: usize) ->
     let session = sources.session;
     let crashed = |call: &ToolCall| {
         let said = ToolError::Said(tools.crashed(&call.name));
-        (result(call, Err(said)), Duration::ZERO)
+        (result(call, Err(said)), Duration::ZERO, false)
     };
-    let ran: Vec<(ToolResult, Duration)> = if sources.agent.parallel() {
+    let ran: Vec<(ToolResult, Duration, bool)> = if sources.agent.parallel() {
         // As many at once as the run's pool spares, this thread included.
         (session.pool).each(calls, |call| run_one(session, tools, call), crashed)
     } else {
@@ -142,19 +142,22 @@ pub fn run(sources: &Sources, tools: &Tools, calls: &[ToolCall], turn: usize) ->
     };
     if sources.depth == 0 {
         let mut kept = session.details.lock().unwrap_or_else(|e| e.into_inner());
-        for (call, (result, took)) in calls.iter().zip(&ran) {
-            kept.push(Detail::of(call, result, turn, *took));
+        for (call, (result, took, conflict)) in calls.iter().zip(&ran) {
+            kept.push(Detail::of(call, result, *conflict, turn, *took));
         }
     }
-    ran.into_iter().map(|(result, _)| result).collect()
+    ran.into_iter().map(|(result, ..)| result).collect()
 }
 
-fn run_one(session: &Session, tools: &Tools, call: &ToolCall) -> (ToolResult, Duration) {
+/// A call's result, how long it took, and whether it was refused as a
+/// conflict (see `ToolError::is_conflict`).
+fn run_one(session: &Session, tools: &Tools, call: &ToolCall) -> (ToolResult, Duration, bool) {
     let started = Instant::now();
     let outcome = tools
         .call(call)
         .map(|r| r.map(|reply| reply.text))
         .unwrap_or_else(|| Err(format!("Unknown tool: \"{}\"", call.name).into()));
+    let conflict = outcome.as_ref().is_err_and(ToolError::is_conflict);
     let result = result(call, outcome);
     let took = started.elapsed();
     if session.verbose {
@@ -166,7 +169,7 @@ fn run_one(session: &Session, tools: &Tools, call: &ToolCall) -> (ToolResult, Du
             &session.shown_secrets(),
         );
     }
-    (result, took)
+    (result, took, conflict)
 }
 
 /// The model is told a tool's error as its line; its causes stay here.
