@@ -254,3 +254,26 @@ fn markdown_is_a_self_contained_folder_and_never_goes_over_files() {
     env.cmd("axe-export").arg("yaml").assert().code(1);
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// The server keys an entity by its name, and an agent's MEMORY.md goes
+/// out as an entity named after the agent: a world topic of the same name
+/// must still come back as the topic, and the MEMORY.md as the MEMORY.md,
+/// not the one's lines added to the other's.
+#[test]
+fn a_world_topic_named_as_an_agent_comes_back_apart_from_its_memory() {
+    let env = Env::new();
+    let ws = workspace(&env);
+    env.write(&ws.join("world/ops.md"), "# Ops\n\nThe team on call.\n");
+    env.write(&ws.join("agents/ops/MEMORY.md"), "- on call: Ada\n");
+    let file = env.root().join("graph.jsonl");
+    env.cmd("axe-export")
+        .args(["mcp-memory", "--output", file.to_str().unwrap()])
+        .assert()
+        .success();
+    let back = Env::new();
+    back.cmd("axe-import")
+        .args(["mcp-memory", file.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_eq!(snapshot(&workspace(&back)), snapshot(&ws));
+}

@@ -578,3 +578,116 @@ fn an_import_beside_concurrent_remembers_loses_no_entry() {
         assert!(log.contains(&format!("\nremembered {i}\n")), "{i}: {log}");
     }
 }
+
+/// The names a source gives agents (mem0's `user_id`, an `axe-memory`
+/// entity's name) become directories synced to every machine, and are
+/// printed by `--dry-run` and `--json`: one holding what looks like a
+/// secret, a control character or more bytes than a file name may have
+/// is named by where it came from and left out, the rest imported; and
+/// no line printed, the problems included, holds the secret.
+#[test]
+fn agent_names_from_a_source_are_checked_and_no_secret_is_printed() {
+    let env = Env::new();
+    let file = env.root().join("mem0.json");
+    env.write(
+        &file,
+        json!([
+            {"memory": "kept", "created_at": "2026-11-20T09:30:00Z", "user_id": "alice"},
+            {"memory": "token", "created_at": "2026-11-20T09:31:00Z", "user_id": GITHUB},
+            {"memory": "newline", "created_at": "2026-11-20T09:32:00Z", "user_id": "bob\nx"},
+            {"memory": "long", "created_at": "2026-11-20T09:33:00Z", "user_id": "a".repeat(300)},
+            {"memory": "hidden", "created_at": "2026-11-20T09:34:00Z", "user_id": ".git"}
+        ])
+        .to_string(),
+    );
+    let graph = env.root().join("graph.jsonl");
+    env.write(
+        &graph,
+        format!(
+            "{{\"type\":\"entity\",\"name\":\"{GITHUB}\",\"entityType\":\"axe-memory\",\"observations\":[\"x\"]}}\n{{\"type\":\"entity\",\"name\":\" {GITHUB}\",\"entityType\":\"t\",\"observations\":[\"x\"]}}\n"
+        ),
+    );
+    let ws = workspace(&env);
+    for (source, path) in [("mem0", &file), ("mcp-memory", &graph)] {
+        for flags in [&["--dry-run", "--json"][..], &["--dry-run"], &[]] {
+            let mut args = vec![source, path.to_str().unwrap()];
+            args.extend_from_slice(flags);
+            let out = import(&env, &args).assert().success().get_output().clone();
+            let printed = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(!printed.contains("AbCdEfGhIjKl"), "{args:?}: {printed}");
+            if source == "mem0" {
+                for n in 2..=5 {
+                    assert!(printed.contains(&format!("memory {n}: ")), "{n}: {printed}");
+                }
+            } else {
+                assert!(
+                    printed.contains("names no agent: it looks like a secret")
+                        && printed.contains("line 2: "),
+                    "{printed}"
+                );
+            }
+        }
+    }
+    let agents: Vec<String> = fs::read_dir(ws.join("agents"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(agents, ["alice"]);
+    assert!(read(&ws.join("agents/alice/daily/2026-11-20.md")).contains("kept"));
+}
+
+/// A file or folder whose name is not UTF-8 cannot name a topic: it is
+/// named on stderr (as well as it can be shown) and left out, not passed
+/// over in silence; a FIFO named like a note neither hangs the import nor
+/// stops it.
+#[test]
+fn notes_that_cannot_be_imported_are_named_not_passed_over() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::new();
+    let vault = env.root().join("vault");
+    env.write(&vault.join("kept.md"), "kept\n");
+    let bad = std::ffi::OsStr::from_bytes(b"caf\xe9");
+    env.write(&vault.join(bad).with_extension("md"), "latin-1 name\n");
+    env.write(&vault.join(bad).join("inner.md"), "in a latin-1 folder\n");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(vault.join("pipe.md"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let dir = home(&env).join(".codex/memories");
+    env.write(&dir.join("MEMORY.md"), "- registry\n");
+    env.write(&dir.join(bad).with_extension("md"), "latin-1 name\n");
+    let out = import(&env, &["markdown", vault.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("caf\u{fffd}.md: the name is not UTF-8"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("caf\u{fffd}: the name is not UTF-8"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("pipe.md: not a regular file"), "{stderr}");
+    let ws = workspace(&env);
+    assert_eq!(read(&ws.join("world/kept.md")), "kept\n");
+    let out = import(&env, &["codex"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("caf\u{fffd}.md: the name is not UTF-8"),
+        "{stderr}"
+    );
+}

@@ -64,10 +64,19 @@ pub struct Graph {
     pub relations: Vec<Relation>,
 }
 
+/// Whether entities of `entity_type` are axe's own notes rather than
+/// the graph's: an agent's MEMORY.md is named after its agent, and may
+/// share that name with a world topic.
+pub fn is_axe_type(entity_type: &str) -> bool {
+    entity_type == MEMORY_TYPE || entity_type == TOPIC_TYPE
+}
+
 /// The graph in `bytes` (the server's JSONL), and a line for each line
 /// left out: not JSON, not an object of a known type, a field missing.
 /// An entity named twice (a file edited by hand; the server never writes
-/// one) has its observations united under the first.
+/// one) has its observations united under the first; the two of an
+/// agent's MEMORY.md and a topic of one name (axe's export writes those)
+/// stay apart, each with its own type.
 pub fn parse_jsonl(bytes: &[u8]) -> (Graph, Vec<String>) {
     let mut graph = Graph::default();
     let mut problems = Vec::new();
@@ -88,7 +97,10 @@ pub fn parse_jsonl(bytes: &[u8]) -> (Graph, Vec<String>) {
             Some("entity") => match serde_json::from_value::<Entity>(value) {
                 Ok(e) => match name_problem(&e.name) {
                     Some(p) => problems.push(format!("line {n}: entity {p}; left out")),
-                    None => match graph.entities.iter_mut().find(|x| x.name == e.name) {
+                    None => match graph.entities.iter_mut().find(|x| {
+                        x.name == e.name
+                            && (x.entity_type == MEMORY_TYPE) == (e.entity_type == MEMORY_TYPE)
+                    }) {
                         Some(first) => {
                             for o in e.observations {
                                 if !first.observations.contains(&o) {

@@ -7,6 +7,7 @@
 //! larger one is named and left out, never read into memory whole.
 
 use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::FileType;
@@ -59,13 +60,22 @@ pub struct Read {
 }
 
 impl Read {
-    fn item(&mut self, agent: Option<&str>, target: Target, text: Vec<u8>, from: &Path) {
+    fn item(&mut self, agent: Option<&str>, target: Target, text: Vec<u8>, from: impl ToString) {
         self.items.push(Item {
             agent: agent.map(str::to_owned),
             target,
             text,
-            from: from.display().to_string(),
+            from: from.to_string(),
         });
+    }
+
+    /// A name in `dir` that is not UTF-8 cannot name a topic or an agent:
+    /// noted, as well as it can be shown, rather than passed over.
+    fn not_utf8(&mut self, shown: &Path) {
+        self.problems.push(format!(
+            "{}: the name is not UTF-8; left out",
+            shown.display()
+        ));
     }
 
     /// The regular file `name` in `dir`, or `None` with the reason noted.
@@ -106,16 +116,25 @@ fn home() -> Result<PathBuf> {
         .ok_or_else(|| Error::Input("HOME is not set: give the PATH to import".into()))
 }
 
-/// The `.md` files directly in `dir` (regular, not hidden), sorted.
-fn md_names(dir: &Dir) -> Result<Vec<String>> {
-    let mut names: Vec<String> = dir
+/// The `.md` files directly in `dir` (regular, not hidden), sorted; one
+/// whose name is not UTF-8 is noted in `read`.
+fn md_names(dir: &Dir, read: &mut Read) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let listed = dir
         .list()
-        .map_err(|e| Error::memory("failed to import", "list", &dir.join(""), &e))?
-        .into_iter()
-        .filter(|(_, kind)| matches!(kind, FileType::RegularFile | FileType::Symlink))
-        .filter_map(|(n, _)| n.into_string().ok())
-        .filter(|n| n.ends_with(".md") && !n.starts_with('.'))
-        .collect();
+        .map_err(|e| Error::memory("failed to import", "list", &dir.join(""), &e))?;
+    for (name, kind) in listed {
+        if !matches!(kind, FileType::RegularFile | FileType::Symlink)
+            || !name.as_bytes().ends_with(b".md")
+            || name.as_bytes().starts_with(b".")
+        {
+            continue;
+        }
+        match name.into_string() {
+            Ok(n) => names.push(n),
+            Err(n) => read.not_utf8(&dir.join(&n)),
+        }
+    }
     names.sort();
     Ok(names)
 }
@@ -181,7 +200,7 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
     };
     for (dir_path, name) in projects {
         let dir = open(&dir_path)?;
-        for file in md_names(&dir)? {
+        for file in md_names(&dir, &mut read)? {
             let Some(text) = read.file(&dir, OsStr::new(&file)) else {
                 continue;
             };
@@ -189,7 +208,7 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
                 "MEMORY.md" => Target::Memory,
                 _ => Target::Topic(file.trim_end_matches(".md").to_owned()),
             };
-            read.item(Some(&name), target, text, &dir_path.join(&file));
+            read.item(Some(&name), target, text, dir_path.join(&file).display());
         }
     }
     if with_claude_md {
@@ -201,7 +220,7 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
                 agent,
                 Target::Topic("claude-md".into()),
                 text,
-                &claude.join("CLAUDE.md"),
+                claude.join("CLAUDE.md").display(),
             );
         }
     }
@@ -223,7 +242,7 @@ pub fn codex(path: Option<&Path>, agent: Option<&str>) -> Result<Read> {
     let agent = agent.unwrap_or("codex");
     let dir = open(&root)?;
     let mut read = Read::default();
-    for file in md_names(&dir)? {
+    for file in md_names(&dir, &mut read)? {
         let target = match file.as_str() {
             "MEMORY.md" => Target::Memory,
             "memory_summary.md" => Target::Topic("codex memory summary".into()),
@@ -231,19 +250,19 @@ pub fn codex(path: Option<&Path>, agent: Option<&str>) -> Result<Read> {
             other => Target::Topic(format!("codex {}", other.trim_end_matches(".md"))),
         };
         if let Some(text) = read.file(&dir, OsStr::new(&file)) {
-            read.item(Some(agent), target, text, &root.join(&file));
+            read.item(Some(agent), target, text, root.join(&file).display());
         }
     }
     let rollouts = root.join("rollout_summaries");
     if let Ok(Some(sub)) = dir.dir(Path::new("rollout_summaries"), false) {
-        for file in md_names(&sub)? {
+        for file in md_names(&sub, &mut read)? {
             if let Some(text) = read.file(&sub, OsStr::new(&file)) {
                 let topic = format!("codex rollout {}", file.trim_end_matches(".md"));
                 read.item(
                     Some(agent),
                     Target::Topic(topic),
                     text,
-                    &rollouts.join(&file),
+                    rollouts.join(&file).display(),
                 );
             }
         }
@@ -267,12 +286,17 @@ pub fn markdown(path: &Path) -> Result<Read> {
             .map_err(|e| Error::memory("failed to import", "list", &dir.join(""), &e))?;
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         for (name, kind) in entries {
-            let Some(name) = name.to_str().map(str::to_owned) else {
-                continue;
-            };
-            if name.starts_with('.') {
+            if name.as_bytes().starts_with(b".") {
                 continue;
             }
+            let name = match name.into_string() {
+                Ok(n) => n,
+                Err(n) if kind == FileType::Directory || n.as_bytes().ends_with(b".md") => {
+                    read.not_utf8(&path.join(&prefix).join(n));
+                    continue;
+                }
+                Err(_) => continue,
+            };
             let shown = format!("{prefix}{name}");
             match kind {
                 FileType::Directory if depth < MAX_DEPTH => {
@@ -292,7 +316,12 @@ pub fn markdown(path: &Path) -> Result<Read> {
                     count += 1;
                     if let Some(text) = read.file(&dir, OsStr::new(&name)) {
                         let topic = shown.trim_end_matches(".md").to_owned();
-                        read.item(None, Target::Topic(topic), text, &path.join(&shown));
+                        read.item(
+                            None,
+                            Target::Topic(topic),
+                            text,
+                            path.join(&shown).display(),
+                        );
                     }
                 }
             }
@@ -329,19 +358,12 @@ pub fn mcp_memory(path: &Path) -> Result<Read> {
     let mut names: Vec<&str> = Vec::new();
     for e in &g.entities {
         if e.entity_type == MEMORY_TYPE {
-            if crate::agent::check_name(&e.name).is_err() {
-                read.problems.push(format!(
-                    "{}: entity {:?} of type {MEMORY_TYPE} names no agent; left out",
-                    path.display(),
-                    e.name
-                ));
-                continue;
-            }
             let text = graph::text_of(&e.observations).into_bytes();
-            read.item(Some(&e.name), Target::Memory, text, path);
+            let from = format!("{}: entity of type {MEMORY_TYPE}", path.display());
+            read.item(Some(&e.name), Target::Memory, text, from);
         } else if e.entity_type == TOPIC_TYPE {
             let text = graph::text_of(&e.observations).into_bytes();
-            read.item(None, Target::Topic(e.name.clone()), text, path);
+            read.item(None, Target::Topic(e.name.clone()), text, path.display());
         } else {
             names.push(&e.name);
         }
@@ -359,14 +381,19 @@ pub fn mcp_memory(path: &Path) -> Result<Read> {
         }
     }
     for name in names {
-        let entity: Option<&Entity> = g.entities.iter().find(|e| e.name == name);
+        // The graph's own entity of that name, not an axe one beside it
+        // (an agent's MEMORY.md is named after the agent).
+        let entity: Option<&Entity> = g
+            .entities
+            .iter()
+            .find(|e| e.name == name && !graph::is_axe_type(&e.entity_type));
         let rels: Vec<&Relation> = g
             .relations
             .iter()
             .filter(|r| r.from == name || r.to == name)
             .collect();
         let text = graph::topic(name, entity, &rels).into_bytes();
-        read.item(None, Target::Topic(name.to_owned()), text, path);
+        read.item(None, Target::Topic(name.to_owned()), text, path.display());
     }
     Ok(read)
 }
@@ -421,12 +448,6 @@ pub fn mem0(path: &Path, agent: Option<&str>) -> Result<Read> {
                 .map(str::to_owned)
         });
         let owner = owner.unwrap_or_else(|| "mem0".into());
-        if crate::agent::check_name(&owner).is_err() {
-            read.problems.push(format!(
-                "{shown}: memory {n}: {owner:?} names no agent; left out"
-            ));
-            continue;
-        }
         let day = format!(
             "{:04}-{:02}-{:02}",
             at.year(),
@@ -439,7 +460,12 @@ pub fn mem0(path: &Path, agent: Option<&str>) -> Result<Read> {
             format!("# {day}\n\n## {:02}:{:02}\n\n", at.hour(), at.minute()).into_bytes();
         escape_headers(text.as_bytes(), &mut entry);
         entry.push(b'\n');
-        read.item(Some(&owner), Target::Daily(day), entry, path);
+        read.item(
+            Some(&owner),
+            Target::Daily(day),
+            entry,
+            format!("{shown}: memory {n}"),
+        );
     }
     Ok(read)
 }
