@@ -691,3 +691,48 @@ fn notes_that_cannot_be_imported_are_named_not_passed_over() {
         "{stderr}"
     );
 }
+
+/// mem0's dates as a person may have left them: one whose day in UTC is
+/// past year 9999 is named and left out (not a panic), as is a malformed
+/// one and one without a zone (its day unknown); the rest imported, a
+/// future one too.
+#[test]
+fn mem0_dates_out_of_range_or_without_a_zone_are_named_and_left_out() {
+    let env = Env::new();
+    let file = env.root().join("mem0.json");
+    env.write(
+        &file,
+        json!([
+            {"memory": "kept", "created_at": "2026-11-20T09:30:00Z", "user_id": "a"},
+            {"memory": "late", "created_at": "9999-12-31T23:59:59-05:00", "user_id": "a"},
+            {"memory": "malformed", "created_at": "2026-13-40T00:00:00Z", "user_id": "a"},
+            {"memory": "no zone", "created_at": "2026-11-20T09:30:00", "user_id": "a"},
+            {"memory": "future", "created_at": "2999-01-01T00:00:00+01:00", "user_id": "a"}
+        ])
+        .to_string(),
+    );
+    let out = import(&env, &["mem0", file.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("memory 2: \"created_at\" is out of range in UTC"),
+        "{stderr}"
+    );
+    for n in 3..=4 {
+        assert!(
+            stderr.contains(&format!(
+                "memory {n}: \"created_at\" is not an RFC 3339 time with a zone"
+            )),
+            "{n}: {stderr}"
+        );
+    }
+    let ws = workspace(&env);
+    assert!(read(&ws.join("agents/a/daily/2026-11-20.md")).contains("kept"));
+    assert_eq!(
+        read(&ws.join("agents/a/daily/2998-12-31.md")),
+        "# 2998-12-31\n\n## 23:00\n\nfuture\n"
+    );
+}

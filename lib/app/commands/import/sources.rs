@@ -430,15 +430,25 @@ pub fn mem0(path: &Path, agent: Option<&str>) -> Result<Read> {
                 .push(format!("{shown}: memory {n}: no \"memory\" text; left out"));
             continue;
         };
-        let at = m
-            .get("created_at")
-            .and_then(Value::as_str)
-            .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
-        let Some(at) = at.map(|t| t.to_offset(time::UtcOffset::UTC)) else {
-            read.problems.push(format!(
-                "{shown}: memory {n}: no \"created_at\" time (RFC 3339); left out"
-            ));
-            continue;
+        // The day of the log is the UTC day: the same whatever the zone
+        // of the machine or of the date. A date whose UTC day is outside
+        // years 1 to 9999 has no log to go in (`to_offset` would panic).
+        let at = match m.get("created_at").and_then(Value::as_str) {
+            None => Err("no \"created_at\" time"),
+            Some(s) => OffsetDateTime::parse(s, &Rfc3339)
+                .map_err(|_| "\"created_at\" is not an RFC 3339 time with a zone")
+                .and_then(|t| {
+                    t.checked_to_offset(time::UtcOffset::UTC)
+                        .ok_or("\"created_at\" is out of range in UTC")
+                }),
+        };
+        let at = match at {
+            Ok(at) => at,
+            Err(why) => {
+                read.problems
+                    .push(format!("{shown}: memory {n}: {why}; left out"));
+                continue;
+            }
         };
         let owner = agent.map(str::to_owned).or_else(|| {
             ["agent_id", "user_id"]
