@@ -736,3 +736,41 @@ fn mem0_dates_out_of_range_or_without_a_zone_are_named_and_left_out() {
         "# 2998-12-31\n\n## 23:00\n\nfuture\n"
     );
 }
+
+/// A graph as large as the bound lets in (16 MiB holds some 100,000
+/// entities) is read in one pass: each entity and relation is found by
+/// its name, not compared with every one before it. 40,000 entities and
+/// their relations took 80 s of comparisons; the bound below is many
+/// times what one pass takes on a loaded machine.
+#[test]
+fn a_large_graph_is_imported_in_one_pass() {
+    let env = Env::new();
+    let n = 40_000;
+    let mut jsonl = String::new();
+    for i in 0..n {
+        jsonl.push_str(&format!(
+            "{{\"type\":\"entity\",\"name\":\"e{i}\",\"entityType\":\"t\",\"observations\":[\"x\"]}}\n"
+        ));
+    }
+    for i in 0..n {
+        jsonl.push_str(&format!(
+            "{{\"type\":\"relation\",\"from\":\"e{i}\",\"to\":\"e{}\",\"relationType\":\"r\"}}\n",
+            (i + 1) % n
+        ));
+    }
+    let file = env.root().join("big.jsonl");
+    env.write(&file, jsonl);
+    let out = import(
+        &env,
+        &["mcp-memory", file.to_str().unwrap(), "--dry-run", "--json"],
+    )
+    .timeout(std::time::Duration::from_secs(30))
+    .assert()
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["files"].as_array().unwrap().len(), n);
+    assert_eq!(v["problems"], json!([]));
+}

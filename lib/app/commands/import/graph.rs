@@ -32,7 +32,7 @@
 //! agent's MEMORY.md, its lines as observations, named after the agent):
 //! so every note goes out and comes back byte for byte.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -81,6 +81,12 @@ pub fn parse_jsonl(bytes: &[u8]) -> (Graph, Vec<String>) {
     let mut graph = Graph::default();
     let mut problems = Vec::new();
     let mut seen_rel = BTreeSet::new();
+    // Indices, so a file of many entities (16 MiB holds some 100,000) is
+    // read in one pass, not compared with every entity before it: an
+    // entity's place by its name and whether it is a MEMORY.md, and the
+    // observations of one named twice.
+    let mut placed: HashMap<(String, bool), usize> = HashMap::new();
+    let mut observed: HashMap<usize, HashSet<String>> = HashMap::new();
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let n = i + 1;
         if line.trim_ascii().is_empty() {
@@ -97,19 +103,26 @@ pub fn parse_jsonl(bytes: &[u8]) -> (Graph, Vec<String>) {
             Some("entity") => match serde_json::from_value::<Entity>(value) {
                 Ok(e) => match name_problem(&e.name) {
                     Some(p) => problems.push(format!("line {n}: entity {p}; left out")),
-                    None => match graph.entities.iter_mut().find(|x| {
-                        x.name == e.name
-                            && (x.entity_type == MEMORY_TYPE) == (e.entity_type == MEMORY_TYPE)
-                    }) {
-                        Some(first) => {
-                            for o in e.observations {
-                                if !first.observations.contains(&o) {
-                                    first.observations.push(o);
+                    None => {
+                        let key = (e.name.clone(), e.entity_type == MEMORY_TYPE);
+                        match placed.get(&key) {
+                            Some(&i) => {
+                                let first = &mut graph.entities[i];
+                                let seen = observed.entry(i).or_insert_with(|| {
+                                    first.observations.iter().cloned().collect()
+                                });
+                                for o in e.observations {
+                                    if seen.insert(o.clone()) {
+                                        first.observations.push(o);
+                                    }
                                 }
                             }
+                            None => {
+                                placed.insert(key, graph.entities.len());
+                                graph.entities.push(e);
+                            }
                         }
-                        None => graph.entities.push(e),
-                    },
+                    }
                 },
                 Err(e) => problems.push(format!("line {n}: not an entity ({e}); left out")),
             },

@@ -8,7 +8,7 @@ mod merge;
 mod sources;
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -127,6 +127,8 @@ struct Dest {
     ws: Workspace,
     secrets: Secrets,
     plan: Vec<Planned>,
+    /// Each planned file's place in `plan`, by its path.
+    placed: HashMap<String, usize>,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -328,6 +330,7 @@ fn plan(
 ) -> Result<BTreeMap<PathBuf, Dest>> {
     let mut dests: BTreeMap<PathBuf, Dest> = BTreeMap::new();
     let mut resolved: BTreeMap<Option<String>, PathBuf> = BTreeMap::new();
+    let mut was_redacted: HashSet<String> = HashSet::new();
     for item in items {
         let who = item.agent.clone().or_else(|| agent.map(str::to_owned));
         if let Some(why) = who.as_deref().and_then(|w| agent_problem(w, scan)) {
@@ -354,6 +357,7 @@ fn plan(
                     ws,
                     secrets: crate::config::secrets(agents, redact),
                     plan: Vec::new(),
+                    placed: HashMap::new(),
                 });
                 resolved.insert(who.clone(), root.clone());
                 root
@@ -381,12 +385,15 @@ fn plan(
             }
         };
         let clean = dest.secrets.redact(&item.text);
-        if !clean.kinds.is_empty() && !redacted.contains(&rel) {
+        if !clean.kinds.is_empty() && was_redacted.insert(rel.clone()) {
             redacted.push(rel.clone());
         }
         let text = clean.text.into_owned();
-        match dest.plan.iter_mut().find(|p| p.rel == rel) {
-            None => dest.plan.push(Planned { rel, how, text }),
+        match dest.placed.get(&rel).map(|&i| &mut dest.plan[i]) {
+            None => {
+                dest.placed.insert(rel.clone(), dest.plan.len());
+                dest.plan.push(Planned { rel, how, text });
+            }
             Some(p) if how == How::Daily => {
                 p.text = axe_sync::merge_entries(axe_sync::Layout::Daily, b"", &p.text, &text);
             }

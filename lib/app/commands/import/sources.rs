@@ -6,6 +6,7 @@
 //! named and left out. Each file is read only up to [`FILE_LIMIT`]: a
 //! larger one is named and left out, never read into memory whole.
 
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -355,7 +356,18 @@ pub fn mcp_memory(path: &Path) -> Result<Read> {
             .collect(),
         ..Read::default()
     };
+    // Every name a topic is made for, in the file's order, with its
+    // entity (the graph's own, not an axe one beside it: an agent's
+    // MEMORY.md is named after the agent) and the relations it is an end
+    // of: indices, so a large graph is read in one pass.
     let mut names: Vec<&str> = Vec::new();
+    let mut of_name: HashMap<&str, (Option<&Entity>, Vec<&Relation>)> = HashMap::new();
+    let axe_topics: HashSet<&str> = g
+        .entities
+        .iter()
+        .filter(|e| e.entity_type == TOPIC_TYPE)
+        .map(|e| e.name.as_str())
+        .collect();
     for e in &g.entities {
         if e.entity_type == MEMORY_TYPE {
             let text = graph::text_of(&e.observations).into_bytes();
@@ -364,35 +376,32 @@ pub fn mcp_memory(path: &Path) -> Result<Read> {
         } else if e.entity_type == TOPIC_TYPE {
             let text = graph::text_of(&e.observations).into_bytes();
             read.item(None, Target::Topic(e.name.clone()), text, path.display());
+        } else if let Some((first, _)) = of_name.get_mut(e.name.as_str()) {
+            first.get_or_insert(e);
         } else {
             names.push(&e.name);
+            of_name.insert(&e.name, (Some(e), Vec::new()));
         }
     }
     for r in &g.relations {
-        for end in [&r.from, &r.to] {
-            if !names.contains(&end.as_str())
-                && !g
-                    .entities
-                    .iter()
-                    .any(|e| &e.name == end && e.entity_type == TOPIC_TYPE)
-            {
-                names.push(end);
+        let ends: &[&String] = match r.from == r.to {
+            true => &[&r.from],
+            false => &[&r.from, &r.to],
+        };
+        for end in ends {
+            if axe_topics.contains(end.as_str()) && !of_name.contains_key(end.as_str()) {
+                continue;
             }
+            let (_, rels) = of_name.entry(end.as_str()).or_insert_with(|| {
+                names.push(end.as_str());
+                (None, Vec::new())
+            });
+            rels.push(r);
         }
     }
     for name in names {
-        // The graph's own entity of that name, not an axe one beside it
-        // (an agent's MEMORY.md is named after the agent).
-        let entity: Option<&Entity> = g
-            .entities
-            .iter()
-            .find(|e| e.name == name && !graph::is_axe_type(&e.entity_type));
-        let rels: Vec<&Relation> = g
-            .relations
-            .iter()
-            .filter(|r| r.from == name || r.to == name)
-            .collect();
-        let text = graph::topic(name, entity, &rels).into_bytes();
+        let (entity, rels) = &of_name[name];
+        let text = graph::topic(name, *entity, rels).into_bytes();
         read.item(None, Target::Topic(name.to_owned()), text, path.display());
     }
     Ok(read)
