@@ -774,3 +774,40 @@ fn a_large_graph_is_imported_in_one_pass() {
     assert_eq!(v["files"].as_array().unwrap().len(), n);
     assert_eq!(v["problems"], json!([]));
 }
+
+/// A mem0 export of many memories of one day becomes that day's log in
+/// one pass, the same log as merging them one by one would make (each
+/// once, in time order): 20,000 memories took six minutes merged one at
+/// a time.
+#[test]
+fn a_day_of_many_mem0_memories_is_one_log_made_in_one_pass() {
+    let env = Env::new();
+    let n = 20_000;
+    let memories: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"memory": format!("memory {i}"), "created_at": format!("2026-11-20T{:02}:{:02}:00Z", (i / 60) % 24, i % 60), "user_id": "a"})
+        })
+        .chain(std::iter::once(
+            json!({"memory": "memory 0", "created_at": "2026-11-20T00:00:59Z", "user_id": "a"}),
+        ))
+        .collect();
+    let file = env.root().join("mem0.json");
+    env.write(&file, Value::Array(memories).to_string());
+    import(&env, &["mem0", file.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .success();
+    let log = read(&workspace(&env).join("agents/a/daily/2026-11-20.md"));
+    assert_eq!(log.matches("\n## ").count(), n, "the repeated memory once");
+    // 00:00 holds memories 0, 1440, 2880, ... in the file's order.
+    assert!(
+        log.starts_with("# 2026-11-20\n\n## 00:00\n\nmemory 0\n\n## 00:00\n\nmemory 1440\n"),
+        "{}",
+        &log[..200]
+    );
+    assert!(
+        log.ends_with("## 23:59\n\nmemory 18719\n"),
+        "{}",
+        &log[log.len() - 200..]
+    );
+}
