@@ -30,7 +30,8 @@
 //! entity types are axe's own: `axe-topic` (a world topic not in this
 //! layout, its lines as observations, verbatim) and `axe-memory` (an
 //! agent's MEMORY.md, its lines as observations, named after the agent):
-//! so every note goes out and comes back byte for byte.
+//! so every note goes out and comes back byte for byte, as far as JSON
+//! strings hold it (a final newline is added, bytes not UTF-8 are lost).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
