@@ -411,6 +411,16 @@ fn a_note_that_differs_is_kept_and_the_import_written_beside_it_with_exit_7() {
     env.write(&ws.join("world/index.md"), "# Index\n\nmine\n");
     let vault = env.root().join("vault");
     env.write(&vault.join("index.md"), "# Index\n\ntheirs\n");
+    let dry = import(&env, &["markdown", vault.to_str().unwrap(), "--dry-run"])
+        .assert()
+        .code(7)
+        .get_output()
+        .clone();
+    let dry_stderr = String::from_utf8_lossy(&dry.stderr).into_owned();
+    assert_eq!(
+        snapshot(&ws).into_keys().collect::<Vec<_>>(),
+        ["world/index.md"]
+    );
     let out = import(&env, &["markdown", vault.to_str().unwrap()])
         .assert()
         .code(7)
@@ -419,6 +429,13 @@ fn a_note_that_differs_is_kept_and_the_import_written_beside_it_with_exit_7() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("index.conflict-import-"), "{stderr}");
     assert_eq!(read(&ws.join("world/index.md")), "# Index\n\nmine\n");
+    // A dry run first wrote nothing and said what an import would keep.
+    assert!(
+        dry_stderr.contains(
+            "1 imported text would differ from the notes there: an import would keep it beside it: "
+        ) && !dry_stderr.contains("remove the file"),
+        "{dry_stderr}"
+    );
     let files = snapshot(&ws);
     let conflicts: Vec<_> = files.keys().filter(|k| k.contains(".conflict-")).collect();
     assert_eq!(conflicts.len(), 1, "{files:?}");

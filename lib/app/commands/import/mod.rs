@@ -225,23 +225,25 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if conflicts.is_empty() {
         return Ok(());
     }
-    Err(Error::Unresolved(format!(
-        "{} imported {} differed from the notes there: kept beside {}: {}; merge {} in and remove {}",
-        conflicts.len(),
-        if conflicts.len() == 1 {
-            "text"
-        } else {
-            "texts"
-        },
-        if conflicts.len() == 1 { "it" } else { "them" },
-        conflicts.join(", "),
-        if conflicts.len() == 1 { "it" } else { "them" },
-        if conflicts.len() == 1 {
-            "the file"
-        } else {
-            "the files"
-        },
-    )))
+    let one = conflicts.len() == 1;
+    let (text, it, file) = match one {
+        true => ("text", "it", "the file"),
+        false => ("texts", "them", "the files"),
+    };
+    // A dry run wrote nothing: it says what an import would keep, not
+    // files to merge that are not there.
+    Err(Error::Unresolved(match dry_run {
+        true => format!(
+            "{} imported {text} would differ from the notes there: an import would keep {it} beside {it}: {}",
+            conflicts.len(),
+            conflicts.join(", "),
+        ),
+        false => format!(
+            "{} imported {text} differed from the notes there: kept beside {it}: {}; merge {it} in and remove {file}",
+            conflicts.len(),
+            conflicts.join(", "),
+        ),
+    }))
 }
 
 /// One line per file written (or, in a dry run, that would be): what,
