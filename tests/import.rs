@@ -828,3 +828,37 @@ fn a_day_of_many_mem0_memories_is_one_log_made_in_one_pass() {
         &log[log.len() - 200..]
     );
 }
+
+/// Many notes that differ from what is imported: each conflict is looked
+/// for among the files beside its note from one listing of their folder,
+/// not a listing per conflict (20,000 took seven minutes).
+#[test]
+fn many_conflicts_list_their_folder_once() {
+    let env = Env::new();
+    let world = workspace(&env).join("world");
+    fs::create_dir_all(&world).unwrap();
+    let n = 20_000;
+    let mut jsonl = String::new();
+    for i in 0..n {
+        fs::write(world.join(format!("e{i}.md")), format!("# e{i}\n\nmine\n")).unwrap();
+        jsonl.push_str(&format!(
+            "{{\"type\":\"entity\",\"name\":\"e{i}\",\"entityType\":\"t\",\"observations\":[\"theirs\"]}}\n"
+        ));
+    }
+    let file = env.root().join("graph.jsonl");
+    env.write(&file, jsonl);
+    let out = import(
+        &env,
+        &["mcp-memory", file.to_str().unwrap(), "--dry-run", "--json"],
+    )
+    .timeout(std::time::Duration::from_secs(60))
+    .assert()
+    .code(7)
+    .get_output()
+    .stdout
+    .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), n);
+    assert!(files.iter().all(|f| f["action"] == "conflict"));
+}
