@@ -431,9 +431,7 @@ pub fn mem0(path: &Path, agent: Option<&str>) -> Result<Read> {
         _ => return Err(Error::Input(format!("{shown}: not a list of memories"))),
     };
     let mut read = Read::default();
-    // Each (agent, day)'s memories: their numbers in the file, for
-    // messages, and their entries.
-    let mut days: BTreeMap<(String, String), (Vec<usize>, Vec<Vec<u8>>)> = BTreeMap::new();
+    let mut days: BTreeMap<(String, String), Day> = BTreeMap::new();
     for (i, m) in list.iter().enumerate() {
         let n = i + 1;
         let text = m.get("memory").and_then(Value::as_str).map(str::trim);
@@ -496,6 +494,10 @@ pub fn mem0(path: &Path, agent: Option<&str>) -> Result<Read> {
     }
     Ok(read)
 }
+
+/// One (agent, day)'s memories: their numbers in the file, for
+/// messages, and their entries.
+type Day = (Vec<usize>, Vec<Vec<u8>>);
 
 /// A day's log of `entries` (each `## HH:MM` and its text) as sync's
 /// entry merge makes it of them one at a time: each once, in time order,
