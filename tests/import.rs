@@ -862,3 +862,38 @@ fn many_conflicts_list_their_folder_once() {
     assert_eq!(files.len(), n);
     assert!(files.iter().all(|f| f["action"] == "conflict"));
 }
+
+/// A file saved by an editor that starts it with a byte order mark (and
+/// ends its lines with CRLF) is the same JSON: its first entity or its
+/// whole list is not refused for the mark.
+#[test]
+fn a_byte_order_mark_does_not_cost_the_first_line() {
+    let env = Env::new();
+    let graph = env.root().join("graph.jsonl");
+    env.write(
+        &graph,
+        "\u{feff}{\"type\":\"entity\",\"name\":\"First\",\"entityType\":\"t\",\"observations\":[\"x\"]}\r\n{\"type\":\"entity\",\"name\":\"Second\",\"entityType\":\"t\",\"observations\":[\"y\"]}\r\n",
+    );
+    let out = import(&env, &["mcp-memory", graph.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ws = workspace(&env);
+    assert!(read(&ws.join("world/first.md")).contains("- x"));
+    assert!(read(&ws.join("world/second.md")).contains("- y"));
+    let mem0 = env.root().join("mem0.json");
+    env.write(
+        &mem0,
+        "\u{feff}[{\"memory\": \"kept\", \"created_at\": \"2026-11-20T09:30:00Z\", \"user_id\": \"a\"}]\r\n",
+    );
+    import(&env, &["mem0", mem0.to_str().unwrap()])
+        .assert()
+        .success();
+    assert!(read(&ws.join("agents/a/daily/2026-11-20.md")).contains("kept"));
+}

@@ -331,15 +331,21 @@ pub fn markdown(path: &Path) -> Result<Read> {
     Ok(read)
 }
 
-/// Reads the file `path` names (bounded), for the JSON sources.
+/// Reads the file `path` names (bounded), for the JSON sources, less a
+/// UTF-8 byte order mark an editor may have put first: JSON has none, and
+/// it would cost the first line or the whole file.
 fn json_file(path: &Path) -> Result<Vec<u8>> {
-    axe_base::read::bytes(path, FILE_LIMIT).map_err(|e| {
+    let mut bytes = axe_base::read::bytes(path, FILE_LIMIT).map_err(|e| {
         Error::Input(format!(
             "cannot read {}: {}",
             path.display(),
             axe_base::error::describe_io(&e)
         ))
-    })
+    })?;
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    Ok(bytes)
 }
 
 /// The reference MCP memory server's JSONL ([`graph`]): each entity a
