@@ -897,3 +897,49 @@ fn a_byte_order_mark_does_not_cost_the_first_line() {
         .success();
     assert!(read(&ws.join("agents/a/daily/2026-11-20.md")).contains("kept"));
 }
+
+/// Two of Claude Code's projects each with a `debugging.md` of its own:
+/// both are world topic `debugging`. The second is not dropped: it merges
+/// with the first as with a note already there, so a text that differs is
+/// kept beside it (exit 7), and a dry run says so before anything is
+/// written. Importing again changes nothing.
+#[test]
+fn two_sources_of_one_topic_are_merged_not_dropped() {
+    let env = Env::new();
+    let projects = home(&env).join(".claude/projects");
+    env.write(
+        &projects.join("-home-me-a/memory/debugging.md"),
+        "# Debugging\n\nrun with RUST_LOG=debug\n",
+    );
+    env.write(
+        &projects.join("-home-me-b/memory/debugging.md"),
+        "# Debugging\n\nattach gdb to the worker\n",
+    );
+    let dry = import(&env, &["claude-code", "--dry-run"])
+        .assert()
+        .code(7)
+        .get_output()
+        .stdout
+        .clone();
+    let dry = String::from_utf8_lossy(&dry);
+    assert!(
+        dry.contains("would create\t") && dry.contains("would conflict\t"),
+        "{dry}"
+    );
+    let ws = workspace(&env);
+    assert!(!ws.exists());
+    import(&env, &["claude-code"]).assert().code(7);
+    let files = snapshot(&ws);
+    assert_eq!(
+        files["world/debugging.md"],
+        b"# Debugging\n\nrun with RUST_LOG=debug\n"
+    );
+    let beside: Vec<&Vec<u8>> = files
+        .iter()
+        .filter(|(k, _)| k.starts_with("world/debugging.conflict-import-"))
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(beside, [b"# Debugging\n\nattach gdb to the worker\n"]);
+    import(&env, &["claude-code"]).assert().code(7);
+    assert_eq!(snapshot(&ws), files);
+}

@@ -116,9 +116,12 @@ fn in_order(small: &[u8], large: &[u8]) -> bool {
 pub fn apply(ws: &Workspace, plan: &[Planned], wait: Wait, dry_run: bool) -> Result<Vec<Done>> {
     let now = OffsetDateTime::now_utc();
     let mut beside = Beside::default();
+    // In a dry run, what the notes written so far would hold: a later
+    // text for the same note merges with that, as it will when written.
+    let mut would_be: HashMap<String, Vec<u8>> = HashMap::new();
     let mut done = Vec::new();
     for p in plan {
-        done.push(one(ws, p, now, wait, dry_run, &mut beside)?);
+        done.push(one(ws, p, now, wait, dry_run, &mut beside, &mut would_be)?);
     }
     Ok(done)
 }
@@ -187,6 +190,7 @@ fn one(
     wait: Wait,
     dry_run: bool,
     beside: &mut Beside,
+    would_be: &mut HashMap<String, Vec<u8>>,
 ) -> Result<Done> {
     let path = ws.root.join(&p.rel);
     let fail = |op: &str, e: std::io::Error| Error::memory("failed to import", op, &path, &e);
@@ -206,11 +210,21 @@ fn one(
         })
     };
     if dry_run {
-        let current = ws.read(&path)?.unwrap_or_default();
+        let current = match would_be.get(&p.rel) {
+            Some(text) => text.clone(),
+            None => ws.read(&path)?.unwrap_or_default(),
+        };
         return match decide(p.how, &current, &p.text) {
             Outcome::Keep => Ok(finish(Action::Unchanged, current.len())),
-            Outcome::Write(t) if current.is_empty() => Ok(finish(Action::Created, t.len())),
-            Outcome::Write(t) => Ok(finish(Action::Merged, t.len())),
+            Outcome::Write(t) => {
+                let action = match current.is_empty() {
+                    true => Action::Created,
+                    false => Action::Merged,
+                };
+                let bytes = t.len();
+                would_be.insert(p.rel.clone(), t);
+                Ok(finish(action, bytes))
+            }
             Outcome::Conflict => conflicted(current.len()),
         };
     }

@@ -320,8 +320,8 @@ fn agent_problem(name: &str, scan: &Secrets) -> Option<&'static str> {
 /// The items as files of the workspaces they go to: agents' workspaces
 /// (by their `[notes]`), the default one for what has no agent. Names
 /// are made as `learn` makes them; texts are redacted as memory writes
-/// are; two items for one daily log are merged by entry, two for one
-/// other note are a problem (the second left out).
+/// are; two items for one daily log are merged by entry, two different
+/// texts for one other note both planned, merged in turn.
 fn plan(
     agents: &Agents,
     scan: &Secrets,
@@ -400,10 +400,10 @@ fn plan(
                 p.text = axe_sync::merge_entries(axe_sync::Layout::Daily, b"", &p.text, &text);
             }
             Some(p) if p.text == text => {}
-            Some(_) => problems.push(format!(
-                "{}: {rel} is imported from another file already; left out",
-                item.from
-            )),
+            // Another source's text for the same note (two projects'
+            // `debugging.md`, `Ada` and `ada`): merged after the first as
+            // with a note already there, a conflict file if it differs.
+            Some(_) => dest.plan.push(Planned { rel, how, text }),
         }
     }
     Ok(dests)
