@@ -254,3 +254,66 @@ fn markdown_is_a_self_contained_folder_and_never_goes_over_files() {
     env.cmd("axe-export").arg("yaml").assert().code(1);
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// The server keys an entity by its name, and an agent's MEMORY.md goes
+/// out as an entity named after the agent: a world topic of the same name
+/// must still come back as the topic, and the MEMORY.md as the MEMORY.md,
+/// not the one's lines added to the other's.
+#[test]
+fn a_world_topic_named_as_an_agent_comes_back_apart_from_its_memory() {
+    let env = Env::new();
+    let ws = workspace(&env);
+    env.write(&ws.join("world/ops.md"), "# Ops\n\nThe team on call.\n");
+    env.write(&ws.join("agents/ops/MEMORY.md"), "- on call: Ada\n");
+    let file = env.root().join("graph.jsonl");
+    env.cmd("axe-export")
+        .args(["mcp-memory", "--output", file.to_str().unwrap()])
+        .assert()
+        .success();
+    let back = Env::new();
+    back.cmd("axe-import")
+        .args(["mcp-memory", file.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_eq!(snapshot(&workspace(&back)), snapshot(&ws));
+}
+
+/// `time` is RFC 3339 or null: a daily log's entry whose heading is no
+/// time of day (`## 25:99`), or in a file whose name is no day, has none
+/// rather than a string jq's `fromdate` and Nushell's `into datetime`
+/// refuse.
+#[test]
+fn jsonl_times_are_rfc_3339_or_null() {
+    let env = Env::new();
+    let ws = workspace(&env);
+    env.write(
+        &ws.join("agents/ops/daily/2026-11-20.md"),
+        "# 2026-11-20\n\n## 09:30\n\ngood\n\n## 25:99\n\nno such time\n",
+    );
+    env.write(
+        &ws.join("agents/ops/daily/notes.md"),
+        "# notes\n\n## 10:00\n\nno such day\n",
+    );
+    let out = env
+        .cmd("axe-export")
+        .args(["jsonl", "--workspace", ws.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let times: Vec<(String, Value)> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|e| (e["text"].as_str().unwrap().to_owned(), e["time"].clone()))
+        .collect();
+    assert_eq!(
+        times,
+        [
+            ("good".to_owned(), json!("2026-11-20T09:30:00Z")),
+            ("no such time".to_owned(), Value::Null),
+            ("no such day".to_owned(), Value::Null),
+        ]
+    );
+}

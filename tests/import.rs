@@ -411,6 +411,16 @@ fn a_note_that_differs_is_kept_and_the_import_written_beside_it_with_exit_7() {
     env.write(&ws.join("world/index.md"), "# Index\n\nmine\n");
     let vault = env.root().join("vault");
     env.write(&vault.join("index.md"), "# Index\n\ntheirs\n");
+    let dry = import(&env, &["markdown", vault.to_str().unwrap(), "--dry-run"])
+        .assert()
+        .code(7)
+        .get_output()
+        .clone();
+    let dry_stderr = String::from_utf8_lossy(&dry.stderr).into_owned();
+    assert_eq!(
+        snapshot(&ws).into_keys().collect::<Vec<_>>(),
+        ["world/index.md"]
+    );
     let out = import(&env, &["markdown", vault.to_str().unwrap()])
         .assert()
         .code(7)
@@ -419,6 +429,13 @@ fn a_note_that_differs_is_kept_and_the_import_written_beside_it_with_exit_7() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("index.conflict-import-"), "{stderr}");
     assert_eq!(read(&ws.join("world/index.md")), "# Index\n\nmine\n");
+    // A dry run first wrote nothing and said what an import would keep.
+    assert!(
+        dry_stderr.contains(
+            "1 imported text would differ from the notes there: an import would keep it beside it: "
+        ) && !dry_stderr.contains("remove the file"),
+        "{dry_stderr}"
+    );
     let files = snapshot(&ws);
     let conflicts: Vec<_> = files.keys().filter(|k| k.contains(".conflict-")).collect();
     assert_eq!(conflicts.len(), 1, "{files:?}");
@@ -577,4 +594,352 @@ fn an_import_beside_concurrent_remembers_loses_no_entry() {
     for i in 0..8 {
         assert!(log.contains(&format!("\nremembered {i}\n")), "{i}: {log}");
     }
+}
+
+/// The names a source gives agents (mem0's `user_id`, an `axe-memory`
+/// entity's name) become directories synced to every machine, and are
+/// printed by `--dry-run` and `--json`: one holding what looks like a
+/// secret, a control character or more bytes than a file name may have
+/// is named by where it came from and left out, the rest imported; and
+/// no line printed, the problems included, holds the secret.
+#[test]
+fn agent_names_from_a_source_are_checked_and_no_secret_is_printed() {
+    let env = Env::new();
+    let file = env.root().join("mem0.json");
+    env.write(
+        &file,
+        json!([
+            {"memory": "kept", "created_at": "2026-11-20T09:30:00Z", "user_id": "alice"},
+            {"memory": "token", "created_at": "2026-11-20T09:31:00Z", "user_id": GITHUB},
+            {"memory": "newline", "created_at": "2026-11-20T09:32:00Z", "user_id": "bob\nx"},
+            {"memory": "long", "created_at": "2026-11-20T09:33:00Z", "user_id": "a".repeat(300)},
+            {"memory": "hidden", "created_at": "2026-11-20T09:34:00Z", "user_id": ".git"}
+        ])
+        .to_string(),
+    );
+    let graph = env.root().join("graph.jsonl");
+    env.write(
+        &graph,
+        format!(
+            "{{\"type\":\"entity\",\"name\":\"{GITHUB}\",\"entityType\":\"axe-memory\",\"observations\":[\"x\"]}}\n{{\"type\":\"entity\",\"name\":\" {GITHUB}\",\"entityType\":\"t\",\"observations\":[\"x\"]}}\n"
+        ),
+    );
+    let ws = workspace(&env);
+    for (source, path) in [("mem0", &file), ("mcp-memory", &graph)] {
+        for flags in [&["--dry-run", "--json"][..], &["--dry-run"], &[]] {
+            let mut args = vec![source, path.to_str().unwrap()];
+            args.extend_from_slice(flags);
+            let out = import(&env, &args).assert().success().get_output().clone();
+            let printed = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(!printed.contains("AbCdEfGhIjKl"), "{args:?}: {printed}");
+            if source == "mem0" {
+                for n in 2..=5 {
+                    assert!(printed.contains(&format!("memory {n}: ")), "{n}: {printed}");
+                }
+            } else {
+                assert!(
+                    printed.contains("names no agent: it looks like a secret")
+                        && printed.contains("line 2: "),
+                    "{printed}"
+                );
+            }
+        }
+    }
+    let agents: Vec<String> = fs::read_dir(ws.join("agents"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(agents, ["alice"]);
+    assert!(read(&ws.join("agents/alice/daily/2026-11-20.md")).contains("kept"));
+}
+
+/// A file or folder whose name is not UTF-8 cannot name a topic: it is
+/// named on stderr (as well as it can be shown) and left out, not passed
+/// over in silence; a FIFO named like a note neither hangs the import nor
+/// stops it.
+#[test]
+fn notes_that_cannot_be_imported_are_named_not_passed_over() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::new();
+    let vault = env.root().join("vault");
+    env.write(&vault.join("kept.md"), "kept\n");
+    let bad = std::ffi::OsStr::from_bytes(b"caf\xe9");
+    env.write(&vault.join(bad).with_extension("md"), "latin-1 name\n");
+    env.write(&vault.join(bad).join("inner.md"), "in a latin-1 folder\n");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(vault.join("pipe.md"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let dir = home(&env).join(".codex/memories");
+    env.write(&dir.join("MEMORY.md"), "- registry\n");
+    env.write(&dir.join(bad).with_extension("md"), "latin-1 name\n");
+    let out = import(&env, &["markdown", vault.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("caf\u{fffd}.md: the name is not UTF-8"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("caf\u{fffd}: the name is not UTF-8"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("pipe.md: not a regular file"), "{stderr}");
+    let ws = workspace(&env);
+    assert_eq!(read(&ws.join("world/kept.md")), "kept\n");
+    let out = import(&env, &["codex"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("caf\u{fffd}.md: the name is not UTF-8"),
+        "{stderr}"
+    );
+}
+
+/// mem0's dates as a person may have left them: one whose day in UTC is
+/// past year 9999 is named and left out (not a panic), as is a malformed
+/// one and one without a zone (its day unknown); the rest imported, a
+/// future one too.
+#[test]
+fn mem0_dates_out_of_range_or_without_a_zone_are_named_and_left_out() {
+    let env = Env::new();
+    let file = env.root().join("mem0.json");
+    env.write(
+        &file,
+        json!([
+            {"memory": "kept", "created_at": "2026-11-20T09:30:00Z", "user_id": "a"},
+            {"memory": "late", "created_at": "9999-12-31T23:59:59-05:00", "user_id": "a"},
+            {"memory": "malformed", "created_at": "2026-13-40T00:00:00Z", "user_id": "a"},
+            {"memory": "no zone", "created_at": "2026-11-20T09:30:00", "user_id": "a"},
+            {"memory": "future", "created_at": "2999-01-01T00:00:00+01:00", "user_id": "a"}
+        ])
+        .to_string(),
+    );
+    let out = import(&env, &["mem0", file.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("memory 2: \"created_at\" is out of range in UTC"),
+        "{stderr}"
+    );
+    for n in 3..=4 {
+        assert!(
+            stderr.contains(&format!(
+                "memory {n}: \"created_at\" is not an RFC 3339 time with a zone"
+            )),
+            "{n}: {stderr}"
+        );
+    }
+    let ws = workspace(&env);
+    assert!(read(&ws.join("agents/a/daily/2026-11-20.md")).contains("kept"));
+    assert_eq!(
+        read(&ws.join("agents/a/daily/2998-12-31.md")),
+        "# 2998-12-31\n\n## 23:00\n\nfuture\n"
+    );
+}
+
+/// A graph as large as the bound lets in (16 MiB holds some 100,000
+/// entities) is read in one pass: each entity and relation is found by
+/// its name, not compared with every one before it. 40,000 entities and
+/// their relations took 80 s of comparisons; the bound below is many
+/// times what one pass takes on a loaded machine.
+#[test]
+fn a_large_graph_is_imported_in_one_pass() {
+    let env = Env::new();
+    let n = 40_000;
+    let mut jsonl = String::new();
+    for i in 0..n {
+        jsonl.push_str(&format!(
+            "{{\"type\":\"entity\",\"name\":\"e{i}\",\"entityType\":\"t\",\"observations\":[\"x\"]}}\n"
+        ));
+    }
+    for i in 0..n {
+        jsonl.push_str(&format!(
+            "{{\"type\":\"relation\",\"from\":\"e{i}\",\"to\":\"e{}\",\"relationType\":\"r\"}}\n",
+            (i + 1) % n
+        ));
+    }
+    let file = env.root().join("big.jsonl");
+    env.write(&file, jsonl);
+    let out = import(
+        &env,
+        &["mcp-memory", file.to_str().unwrap(), "--dry-run", "--json"],
+    )
+    .timeout(std::time::Duration::from_secs(30))
+    .assert()
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["files"].as_array().unwrap().len(), n);
+    assert_eq!(v["problems"], json!([]));
+}
+
+/// A mem0 export of many memories of one day becomes that day's log in
+/// one pass, the same log as merging them one by one would make (each
+/// once, in time order): 20,000 memories took six minutes merged one at
+/// a time.
+#[test]
+fn a_day_of_many_mem0_memories_is_one_log_made_in_one_pass() {
+    let env = Env::new();
+    let n = 20_000;
+    let memories: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"memory": format!("memory {i}"), "created_at": format!("2026-11-20T{:02}:{:02}:00Z", (i / 60) % 24, i % 60), "user_id": "a"})
+        })
+        .chain(std::iter::once(
+            json!({"memory": "memory 0", "created_at": "2026-11-20T00:00:59Z", "user_id": "a"}),
+        ))
+        .collect();
+    let file = env.root().join("mem0.json");
+    env.write(&file, Value::Array(memories).to_string());
+    import(&env, &["mem0", file.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .success();
+    let log = read(&workspace(&env).join("agents/a/daily/2026-11-20.md"));
+    assert_eq!(log.matches("\n## ").count(), n, "the repeated memory once");
+    // 00:00 holds memories 0, 1440, 2880, ... in the file's order.
+    assert!(
+        log.starts_with("# 2026-11-20\n\n## 00:00\n\nmemory 0\n\n## 00:00\n\nmemory 1440\n"),
+        "{}",
+        &log[..200]
+    );
+    assert!(
+        log.ends_with("## 23:59\n\nmemory 18719\n"),
+        "{}",
+        &log[log.len() - 200..]
+    );
+}
+
+/// Many notes that differ from what is imported: each conflict is looked
+/// for among the files beside its note from one listing of their folder,
+/// not a listing per conflict (20,000 took seven minutes).
+#[test]
+fn many_conflicts_list_their_folder_once() {
+    let env = Env::new();
+    let world = workspace(&env).join("world");
+    fs::create_dir_all(&world).unwrap();
+    let n = 20_000;
+    let mut jsonl = String::new();
+    for i in 0..n {
+        fs::write(world.join(format!("e{i}.md")), format!("# e{i}\n\nmine\n")).unwrap();
+        jsonl.push_str(&format!(
+            "{{\"type\":\"entity\",\"name\":\"e{i}\",\"entityType\":\"t\",\"observations\":[\"theirs\"]}}\n"
+        ));
+    }
+    let file = env.root().join("graph.jsonl");
+    env.write(&file, jsonl);
+    let out = import(
+        &env,
+        &["mcp-memory", file.to_str().unwrap(), "--dry-run", "--json"],
+    )
+    .timeout(std::time::Duration::from_secs(60))
+    .assert()
+    .code(7)
+    .get_output()
+    .stdout
+    .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), n);
+    assert!(files.iter().all(|f| f["action"] == "conflict"));
+}
+
+/// A file saved by an editor that starts it with a byte order mark (and
+/// ends its lines with CRLF) is the same JSON: its first entity or its
+/// whole list is not refused for the mark.
+#[test]
+fn a_byte_order_mark_does_not_cost_the_first_line() {
+    let env = Env::new();
+    let graph = env.root().join("graph.jsonl");
+    env.write(
+        &graph,
+        "\u{feff}{\"type\":\"entity\",\"name\":\"First\",\"entityType\":\"t\",\"observations\":[\"x\"]}\r\n{\"type\":\"entity\",\"name\":\"Second\",\"entityType\":\"t\",\"observations\":[\"y\"]}\r\n",
+    );
+    let out = import(&env, &["mcp-memory", graph.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ws = workspace(&env);
+    assert!(read(&ws.join("world/first.md")).contains("- x"));
+    assert!(read(&ws.join("world/second.md")).contains("- y"));
+    let mem0 = env.root().join("mem0.json");
+    env.write(
+        &mem0,
+        "\u{feff}[{\"memory\": \"kept\", \"created_at\": \"2026-11-20T09:30:00Z\", \"user_id\": \"a\"}]\r\n",
+    );
+    import(&env, &["mem0", mem0.to_str().unwrap()])
+        .assert()
+        .success();
+    assert!(read(&ws.join("agents/a/daily/2026-11-20.md")).contains("kept"));
+}
+
+/// Two of Claude Code's projects each with a `debugging.md` of its own:
+/// both are world topic `debugging`. The second is not dropped: it merges
+/// with the first as with a note already there, so a text that differs is
+/// kept beside it (exit 7), and a dry run says so before anything is
+/// written. Importing again changes nothing.
+#[test]
+fn two_sources_of_one_topic_are_merged_not_dropped() {
+    let env = Env::new();
+    let projects = home(&env).join(".claude/projects");
+    env.write(
+        &projects.join("-home-me-a/memory/debugging.md"),
+        "# Debugging\n\nrun with RUST_LOG=debug\n",
+    );
+    env.write(
+        &projects.join("-home-me-b/memory/debugging.md"),
+        "# Debugging\n\nattach gdb to the worker\n",
+    );
+    let dry = import(&env, &["claude-code", "--dry-run"])
+        .assert()
+        .code(7)
+        .get_output()
+        .stdout
+        .clone();
+    let dry = String::from_utf8_lossy(&dry);
+    assert!(
+        dry.contains("would create\t") && dry.contains("would conflict\t"),
+        "{dry}"
+    );
+    let ws = workspace(&env);
+    assert!(!ws.exists());
+    import(&env, &["claude-code"]).assert().code(7);
+    let files = snapshot(&ws);
+    assert_eq!(
+        files["world/debugging.md"],
+        b"# Debugging\n\nrun with RUST_LOG=debug\n"
+    );
+    let beside: Vec<&Vec<u8>> = files
+        .iter()
+        .filter(|(k, _)| k.starts_with("world/debugging.conflict-import-"))
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(beside, [b"# Debugging\n\nattach gdb to the worker\n"]);
+    import(&env, &["claude-code"]).assert().code(7);
+    assert_eq!(snapshot(&ws), files);
 }

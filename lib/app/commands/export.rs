@@ -6,6 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 use super::import::graph::{self, Entity, MEMORY_TYPE, Relation, TOPIC_TYPE};
 use super::notes;
@@ -258,8 +260,12 @@ fn jsonl(notes: &[Note]) -> Result<String> {
             .unwrap_or_default()
             .trim_end_matches(".md");
         for (heading, text) in entries(note) {
+            // Only a real time: a heading such as `## 25:99`, or a file
+            // whose name is no day, gives none.
             let time = match note.kind {
-                "daily" => heading.map(|h| format!("{day}T{h}:00Z")),
+                "daily" => heading
+                    .map(|h| format!("{day}T{h}:00Z"))
+                    .filter(|t| OffsetDateTime::parse(t, &Rfc3339).is_ok()),
                 _ => None,
             };
             let entry = Entry {
@@ -470,8 +476,14 @@ fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
     temp_name.push(name);
     temp_name.push(format!(".axe-export-{}", std::process::id()));
     let temp = path.with_file_name(temp_name);
+    // A new file, never one already at that name: its name is known in
+    // advance, and a symlink planted there would be written through.
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .map_err(|e| fail("create", &temp, e))?;
     let result = (|| {
-        let mut f = std::fs::File::create(&temp).map_err(|e| fail("create", &temp, e))?;
         f.write_all(bytes).map_err(|e| fail("write", &temp, e))?;
         f.sync_all().map_err(|e| fail("sync", &temp, e))?;
         std::fs::rename(&temp, path).map_err(|e| fail("rename", path, e))
@@ -480,4 +492,25 @@ fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_temp_file_is_new_not_a_link_planted_at_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("memory.jsonl");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep").unwrap();
+        let temp = dir
+            .path()
+            .join(format!(".memory.jsonl.axe-export-{}", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &temp).unwrap();
+        // Refused, or written elsewhere: never through the link.
+        let _ = write_whole(&out, b"new\n");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+        assert!(!out.is_symlink());
+    }
 }

@@ -30,9 +30,10 @@
 //! entity types are axe's own: `axe-topic` (a world topic not in this
 //! layout, its lines as observations, verbatim) and `axe-memory` (an
 //! agent's MEMORY.md, its lines as observations, named after the agent):
-//! so every note goes out and comes back byte for byte.
+//! so every note goes out and comes back byte for byte, as far as JSON
+//! strings hold it (a final newline is added, bytes not UTF-8 are lost).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -64,14 +65,29 @@ pub struct Graph {
     pub relations: Vec<Relation>,
 }
 
+/// Whether entities of `entity_type` are axe's own notes rather than
+/// the graph's: an agent's MEMORY.md is named after its agent, and may
+/// share that name with a world topic.
+pub fn is_axe_type(entity_type: &str) -> bool {
+    entity_type == MEMORY_TYPE || entity_type == TOPIC_TYPE
+}
+
 /// The graph in `bytes` (the server's JSONL), and a line for each line
 /// left out: not JSON, not an object of a known type, a field missing.
 /// An entity named twice (a file edited by hand; the server never writes
-/// one) has its observations united under the first.
+/// one) has its observations united under the first; the two of an
+/// agent's MEMORY.md and a topic of one name (axe's export writes those)
+/// stay apart, each with its own type.
 pub fn parse_jsonl(bytes: &[u8]) -> (Graph, Vec<String>) {
     let mut graph = Graph::default();
     let mut problems = Vec::new();
     let mut seen_rel = BTreeSet::new();
+    // Indices, so a file of many entities (16 MiB holds some 100,000) is
+    // read in one pass, not compared with every entity before it: an
+    // entity's place by its name and whether it is a MEMORY.md, and the
+    // observations of one named twice.
+    let mut placed: HashMap<(String, bool), usize> = HashMap::new();
+    let mut observed: HashMap<usize, HashSet<String>> = HashMap::new();
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
         let n = i + 1;
         if line.trim_ascii().is_empty() {
@@ -88,16 +104,26 @@ pub fn parse_jsonl(bytes: &[u8]) -> (Graph, Vec<String>) {
             Some("entity") => match serde_json::from_value::<Entity>(value) {
                 Ok(e) => match name_problem(&e.name) {
                     Some(p) => problems.push(format!("line {n}: entity {p}; left out")),
-                    None => match graph.entities.iter_mut().find(|x| x.name == e.name) {
-                        Some(first) => {
-                            for o in e.observations {
-                                if !first.observations.contains(&o) {
-                                    first.observations.push(o);
+                    None => {
+                        let key = (e.name.clone(), e.entity_type == MEMORY_TYPE);
+                        match placed.get(&key) {
+                            Some(&i) => {
+                                let first = &mut graph.entities[i];
+                                let seen = observed.entry(i).or_insert_with(|| {
+                                    first.observations.iter().cloned().collect()
+                                });
+                                for o in e.observations {
+                                    if seen.insert(o.clone()) {
+                                        first.observations.push(o);
+                                    }
                                 }
                             }
+                            None => {
+                                placed.insert(key, graph.entities.len());
+                                graph.entities.push(e);
+                            }
                         }
-                        None => graph.entities.push(e),
-                    },
+                    }
                 },
                 Err(e) => problems.push(format!("line {n}: not an entity ({e}); left out")),
             },

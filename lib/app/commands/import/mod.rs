@@ -7,13 +7,15 @@ pub mod graph;
 mod merge;
 mod sources;
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use super::args::{self, WAIT};
+use crate::agent::Agents;
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_cli::{Arg, Command, Complete, Flag, Item as CliItem, Matches, Rule, Run};
@@ -125,6 +127,8 @@ struct Dest {
     ws: Workspace,
     secrets: Secrets,
     plan: Vec<Planned>,
+    /// Each planned file's place in `plan`, by its path.
+    placed: HashMap<String, usize>,
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -138,8 +142,17 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     }
     let path = m.args().get(1).map(PathBuf::from);
     let agent = m.string(&AGENT)?;
+    let agents = args::env_agents();
+    // What every memory write scans for, to check the names a source
+    // gives and to keep what is printed clean.
+    let scan = crate::config::secrets(&agents, None);
     if let Some(a) = agent {
         crate::agent::check_name(a)?;
+        if let Some(why) = agent_problem(a, &scan) {
+            return Err(Error::InvalidAgentName(format!(
+                "agent name {a:?} cannot take an import: {why}"
+            )));
+        }
     }
     let wait = args::wait(m)?;
     let dry_run = m.flag(&DRY_RUN);
@@ -156,7 +169,21 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     };
     let mut problems = read.problems;
     let mut redacted = Vec::new();
-    let dests = plan(read.items, agent, &mut problems, &mut redacted)?;
+    let dests = plan(
+        &agents,
+        &scan,
+        read.items,
+        agent,
+        &mut problems,
+        &mut redacted,
+    )?;
+    // A problem quotes what the source held (a name, a path): printed,
+    // on stderr or in --json, only through the scanner.
+    for p in &mut problems {
+        if let (Cow::Owned(clean), _) = scan.redact_str(p) {
+            *p = clean;
+        }
+    }
     let mut files = Vec::new();
     for dest in dests.values() {
         for done in merge::apply(&dest.ws, &dest.plan, wait, dry_run)? {
@@ -198,23 +225,25 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     if conflicts.is_empty() {
         return Ok(());
     }
-    Err(Error::Unresolved(format!(
-        "{} imported {} differed from the notes there: kept beside {}: {}; merge {} in and remove {}",
-        conflicts.len(),
-        if conflicts.len() == 1 {
-            "text"
-        } else {
-            "texts"
-        },
-        if conflicts.len() == 1 { "it" } else { "them" },
-        conflicts.join(", "),
-        if conflicts.len() == 1 { "it" } else { "them" },
-        if conflicts.len() == 1 {
-            "the file"
-        } else {
-            "the files"
-        },
-    )))
+    let one = conflicts.len() == 1;
+    let (text, it, file) = match one {
+        true => ("text", "it", "the file"),
+        false => ("texts", "them", "the files"),
+    };
+    // A dry run wrote nothing: it says what an import would keep, not
+    // files to merge that are not there.
+    Err(Error::Unresolved(match dry_run {
+        true => format!(
+            "{} imported {text} would differ from the notes there: an import would keep {it} beside {it}: {}",
+            conflicts.len(),
+            conflicts.join(", "),
+        ),
+        false => format!(
+            "{} imported {text} differed from the notes there: kept beside {it}: {}; merge {it} in and remove {file}",
+            conflicts.len(),
+            conflicts.join(", "),
+        ),
+    }))
 }
 
 /// One line per file written (or, in a dry run, that would be): what,
@@ -263,28 +292,63 @@ fn report(out: &mut dyn Write, files: &[FileJson], dry_run: bool) -> Result<()> 
     Ok(())
 }
 
+/// The longest agent name a source may give, in bytes: as long as a
+/// topic's name may be, so the files made of it (`<name>.toml`, sync's
+/// and a write's markers beside it) fit a file name's 255 bytes.
+const AGENT_MAX_BYTES: usize = 200;
+
+/// Why `name`, given by a source (mem0's `user_id`, an entity's name, a
+/// project's folder), cannot be an agent's, if it cannot. Its folder is
+/// synced to every machine and its name printed: no path, nothing hidden
+/// or unprintable, nothing that looks like a secret.
+fn agent_problem(name: &str, scan: &Secrets) -> Option<&'static str> {
+    if crate::agent::check_name(name).is_err() {
+        Some("empty, \".\", \"..\" or holding a path separator")
+    } else if name.starts_with('.') {
+        Some("it starts with a dot, so would be hidden")
+    } else if name.chars().any(char::is_control) {
+        Some("it holds a control character")
+    } else if name.len() > AGENT_MAX_BYTES {
+        Some("it is longer than 200 bytes")
+    } else if !scan.find(name.as_bytes()).is_empty() {
+        Some("it looks like a secret")
+    } else {
+        None
+    }
+}
+
 /// The items as files of the workspaces they go to: agents' workspaces
 /// (by their `[notes]`), the default one for what has no agent. Names
 /// are made as `learn` makes them; texts are redacted as memory writes
-/// are; two items for one daily log are merged by entry, two for one
-/// other note are a problem (the second left out).
+/// are; two items for one daily log are merged by entry, two different
+/// texts for one other note both planned, merged in turn.
 fn plan(
+    agents: &Agents,
+    scan: &Secrets,
     items: Vec<Item>,
     agent: Option<&str>,
     problems: &mut Vec<String>,
     redacted: &mut Vec<String>,
 ) -> Result<BTreeMap<PathBuf, Dest>> {
-    let agents = args::env_agents();
     let mut dests: BTreeMap<PathBuf, Dest> = BTreeMap::new();
     let mut resolved: BTreeMap<Option<String>, PathBuf> = BTreeMap::new();
+    let mut was_redacted: HashSet<String> = HashSet::new();
     for item in items {
         let who = item.agent.clone().or_else(|| agent.map(str::to_owned));
+        if let Some(why) = who.as_deref().and_then(|w| agent_problem(w, scan)) {
+            let name = who.as_deref().unwrap_or_default();
+            problems.push(format!(
+                "{}: {name:?} names no agent: {why}; left out",
+                item.from
+            ));
+            continue;
+        }
         let root = match resolved.get(&who) {
             Some(r) => r.clone(),
             None => {
                 let (cfg, redact) = match &who {
                     Some(name) => {
-                        let (cfg, _) = args::memory_agent(&agents, name)?;
+                        let (cfg, _) = args::memory_agent(agents, name)?;
                         (cfg.notes, cfg.memory.redact)
                     }
                     None => (NotesConfig::default(), None),
@@ -293,8 +357,9 @@ fn plan(
                 let root = ws.root.clone();
                 dests.entry(root.clone()).or_insert_with(|| Dest {
                     ws,
-                    secrets: crate::config::secrets(&agents, redact),
+                    secrets: crate::config::secrets(agents, redact),
                     plan: Vec::new(),
+                    placed: HashMap::new(),
                 });
                 resolved.insert(who.clone(), root.clone());
                 root
@@ -322,20 +387,23 @@ fn plan(
             }
         };
         let clean = dest.secrets.redact(&item.text);
-        if !clean.kinds.is_empty() && !redacted.contains(&rel) {
+        if !clean.kinds.is_empty() && was_redacted.insert(rel.clone()) {
             redacted.push(rel.clone());
         }
         let text = clean.text.into_owned();
-        match dest.plan.iter_mut().find(|p| p.rel == rel) {
-            None => dest.plan.push(Planned { rel, how, text }),
+        match dest.placed.get(&rel).map(|&i| &mut dest.plan[i]) {
+            None => {
+                dest.placed.insert(rel.clone(), dest.plan.len());
+                dest.plan.push(Planned { rel, how, text });
+            }
             Some(p) if how == How::Daily => {
                 p.text = axe_sync::merge_entries(axe_sync::Layout::Daily, b"", &p.text, &text);
             }
             Some(p) if p.text == text => {}
-            Some(_) => problems.push(format!(
-                "{}: {rel} is imported from another file already; left out",
-                item.from
-            )),
+            // Another source's text for the same note (two projects'
+            // `debugging.md`, `Ada` and `ada`): merged after the first as
+            // with a note already there, a conflict file if it differs.
+            Some(_) => dest.plan.push(Planned { rel, how, text }),
         }
     }
     Ok(dests)

@@ -6,7 +6,9 @@
 //! named and left out. Each file is read only up to [`FILE_LIMIT`]: a
 //! larger one is named and left out, never read into memory whole.
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::FileType;
@@ -59,13 +61,22 @@ pub struct Read {
 }
 
 impl Read {
-    fn item(&mut self, agent: Option<&str>, target: Target, text: Vec<u8>, from: &Path) {
+    fn item(&mut self, agent: Option<&str>, target: Target, text: Vec<u8>, from: impl ToString) {
         self.items.push(Item {
             agent: agent.map(str::to_owned),
             target,
             text,
-            from: from.display().to_string(),
+            from: from.to_string(),
         });
+    }
+
+    /// A name in `dir` that is not UTF-8 cannot name a topic or an agent:
+    /// noted, as well as it can be shown, rather than passed over.
+    fn not_utf8(&mut self, shown: &Path) {
+        self.problems.push(format!(
+            "{}: the name is not UTF-8; left out",
+            shown.display()
+        ));
     }
 
     /// The regular file `name` in `dir`, or `None` with the reason noted.
@@ -106,16 +117,25 @@ fn home() -> Result<PathBuf> {
         .ok_or_else(|| Error::Input("HOME is not set: give the PATH to import".into()))
 }
 
-/// The `.md` files directly in `dir` (regular, not hidden), sorted.
-fn md_names(dir: &Dir) -> Result<Vec<String>> {
-    let mut names: Vec<String> = dir
+/// The `.md` files directly in `dir` (regular, not hidden), sorted; one
+/// whose name is not UTF-8 is noted in `read`.
+fn md_names(dir: &Dir, read: &mut Read) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let listed = dir
         .list()
-        .map_err(|e| Error::memory("failed to import", "list", &dir.join(""), &e))?
-        .into_iter()
-        .filter(|(_, kind)| matches!(kind, FileType::RegularFile | FileType::Symlink))
-        .filter_map(|(n, _)| n.into_string().ok())
-        .filter(|n| n.ends_with(".md") && !n.starts_with('.'))
-        .collect();
+        .map_err(|e| Error::memory("failed to import", "list", &dir.join(""), &e))?;
+    for (name, kind) in listed {
+        if !matches!(kind, FileType::RegularFile | FileType::Symlink)
+            || !name.as_bytes().ends_with(b".md")
+            || name.as_bytes().starts_with(b".")
+        {
+            continue;
+        }
+        match name.into_string() {
+            Ok(n) => names.push(n),
+            Err(n) => read.not_utf8(&dir.join(&n)),
+        }
+    }
     names.sort();
     Ok(names)
 }
@@ -181,7 +201,7 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
     };
     for (dir_path, name) in projects {
         let dir = open(&dir_path)?;
-        for file in md_names(&dir)? {
+        for file in md_names(&dir, &mut read)? {
             let Some(text) = read.file(&dir, OsStr::new(&file)) else {
                 continue;
             };
@@ -189,7 +209,7 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
                 "MEMORY.md" => Target::Memory,
                 _ => Target::Topic(file.trim_end_matches(".md").to_owned()),
             };
-            read.item(Some(&name), target, text, &dir_path.join(&file));
+            read.item(Some(&name), target, text, dir_path.join(&file).display());
         }
     }
     if with_claude_md {
@@ -201,7 +221,7 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
                 agent,
                 Target::Topic("claude-md".into()),
                 text,
-                &claude.join("CLAUDE.md"),
+                claude.join("CLAUDE.md").display(),
             );
         }
     }
@@ -223,7 +243,7 @@ pub fn codex(path: Option<&Path>, agent: Option<&str>) -> Result<Read> {
     let agent = agent.unwrap_or("codex");
     let dir = open(&root)?;
     let mut read = Read::default();
-    for file in md_names(&dir)? {
+    for file in md_names(&dir, &mut read)? {
         let target = match file.as_str() {
             "MEMORY.md" => Target::Memory,
             "memory_summary.md" => Target::Topic("codex memory summary".into()),
@@ -231,19 +251,19 @@ pub fn codex(path: Option<&Path>, agent: Option<&str>) -> Result<Read> {
             other => Target::Topic(format!("codex {}", other.trim_end_matches(".md"))),
         };
         if let Some(text) = read.file(&dir, OsStr::new(&file)) {
-            read.item(Some(agent), target, text, &root.join(&file));
+            read.item(Some(agent), target, text, root.join(&file).display());
         }
     }
     let rollouts = root.join("rollout_summaries");
     if let Ok(Some(sub)) = dir.dir(Path::new("rollout_summaries"), false) {
-        for file in md_names(&sub)? {
+        for file in md_names(&sub, &mut read)? {
             if let Some(text) = read.file(&sub, OsStr::new(&file)) {
                 let topic = format!("codex rollout {}", file.trim_end_matches(".md"));
                 read.item(
                     Some(agent),
                     Target::Topic(topic),
                     text,
-                    &rollouts.join(&file),
+                    rollouts.join(&file).display(),
                 );
             }
         }
@@ -267,12 +287,17 @@ pub fn markdown(path: &Path) -> Result<Read> {
             .map_err(|e| Error::memory("failed to import", "list", &dir.join(""), &e))?;
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         for (name, kind) in entries {
-            let Some(name) = name.to_str().map(str::to_owned) else {
-                continue;
-            };
-            if name.starts_with('.') {
+            if name.as_bytes().starts_with(b".") {
                 continue;
             }
+            let name = match name.into_string() {
+                Ok(n) => n,
+                Err(n) if kind == FileType::Directory || n.as_bytes().ends_with(b".md") => {
+                    read.not_utf8(&path.join(&prefix).join(n));
+                    continue;
+                }
+                Err(_) => continue,
+            };
             let shown = format!("{prefix}{name}");
             match kind {
                 FileType::Directory if depth < MAX_DEPTH => {
@@ -292,7 +317,12 @@ pub fn markdown(path: &Path) -> Result<Read> {
                     count += 1;
                     if let Some(text) = read.file(&dir, OsStr::new(&name)) {
                         let topic = shown.trim_end_matches(".md").to_owned();
-                        read.item(None, Target::Topic(topic), text, &path.join(&shown));
+                        read.item(
+                            None,
+                            Target::Topic(topic),
+                            text,
+                            path.join(&shown).display(),
+                        );
                     }
                 }
             }
@@ -301,15 +331,21 @@ pub fn markdown(path: &Path) -> Result<Read> {
     Ok(read)
 }
 
-/// Reads the file `path` names (bounded), for the JSON sources.
+/// Reads the file `path` names (bounded), for the JSON sources, less a
+/// UTF-8 byte order mark an editor may have put first: JSON has none, and
+/// it would cost the first line or the whole file.
 fn json_file(path: &Path) -> Result<Vec<u8>> {
-    axe_base::read::bytes(path, FILE_LIMIT).map_err(|e| {
+    let mut bytes = axe_base::read::bytes(path, FILE_LIMIT).map_err(|e| {
         Error::Input(format!(
             "cannot read {}: {}",
             path.display(),
             axe_base::error::describe_io(&e)
         ))
-    })
+    })?;
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
+    Ok(bytes)
 }
 
 /// The reference MCP memory server's JSONL ([`graph`]): each entity a
@@ -326,47 +362,53 @@ pub fn mcp_memory(path: &Path) -> Result<Read> {
             .collect(),
         ..Read::default()
     };
+    // Every name a topic is made for, in the file's order, with its
+    // entity (the graph's own, not an axe one beside it: an agent's
+    // MEMORY.md is named after the agent) and the relations it is an end
+    // of: indices, so a large graph is read in one pass.
     let mut names: Vec<&str> = Vec::new();
+    let mut of_name: HashMap<&str, (Option<&Entity>, Vec<&Relation>)> = HashMap::new();
+    let axe_topics: HashSet<&str> = g
+        .entities
+        .iter()
+        .filter(|e| e.entity_type == TOPIC_TYPE)
+        .map(|e| e.name.as_str())
+        .collect();
     for e in &g.entities {
         if e.entity_type == MEMORY_TYPE {
-            if crate::agent::check_name(&e.name).is_err() {
-                read.problems.push(format!(
-                    "{}: entity {:?} of type {MEMORY_TYPE} names no agent; left out",
-                    path.display(),
-                    e.name
-                ));
-                continue;
-            }
             let text = graph::text_of(&e.observations).into_bytes();
-            read.item(Some(&e.name), Target::Memory, text, path);
+            let from = format!("{}: entity of type {MEMORY_TYPE}", path.display());
+            read.item(Some(&e.name), Target::Memory, text, from);
         } else if e.entity_type == TOPIC_TYPE {
             let text = graph::text_of(&e.observations).into_bytes();
-            read.item(None, Target::Topic(e.name.clone()), text, path);
+            read.item(None, Target::Topic(e.name.clone()), text, path.display());
+        } else if let Some((first, _)) = of_name.get_mut(e.name.as_str()) {
+            first.get_or_insert(e);
         } else {
             names.push(&e.name);
+            of_name.insert(&e.name, (Some(e), Vec::new()));
         }
     }
     for r in &g.relations {
-        for end in [&r.from, &r.to] {
-            if !names.contains(&end.as_str())
-                && !g
-                    .entities
-                    .iter()
-                    .any(|e| &e.name == end && e.entity_type == TOPIC_TYPE)
-            {
-                names.push(end);
+        let ends: &[&String] = match r.from == r.to {
+            true => &[&r.from],
+            false => &[&r.from, &r.to],
+        };
+        for end in ends {
+            if axe_topics.contains(end.as_str()) && !of_name.contains_key(end.as_str()) {
+                continue;
             }
+            let (_, rels) = of_name.entry(end.as_str()).or_insert_with(|| {
+                names.push(end.as_str());
+                (None, Vec::new())
+            });
+            rels.push(r);
         }
     }
     for name in names {
-        let entity: Option<&Entity> = g.entities.iter().find(|e| e.name == name);
-        let rels: Vec<&Relation> = g
-            .relations
-            .iter()
-            .filter(|r| r.from == name || r.to == name)
-            .collect();
-        let text = graph::topic(name, entity, &rels).into_bytes();
-        read.item(None, Target::Topic(name.to_owned()), text, path);
+        let (entity, rels) = &of_name[name];
+        let text = graph::topic(name, *entity, rels).into_bytes();
+        read.item(None, Target::Topic(name.to_owned()), text, path.display());
     }
     Ok(read)
 }
@@ -395,6 +437,7 @@ pub fn mem0(path: &Path, agent: Option<&str>) -> Result<Read> {
         _ => return Err(Error::Input(format!("{shown}: not a list of memories"))),
     };
     let mut read = Read::default();
+    let mut days: BTreeMap<(String, String), Day> = BTreeMap::new();
     for (i, m) in list.iter().enumerate() {
         let n = i + 1;
         let text = m.get("memory").and_then(Value::as_str).map(str::trim);
@@ -403,15 +446,25 @@ pub fn mem0(path: &Path, agent: Option<&str>) -> Result<Read> {
                 .push(format!("{shown}: memory {n}: no \"memory\" text; left out"));
             continue;
         };
-        let at = m
-            .get("created_at")
-            .and_then(Value::as_str)
-            .and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
-        let Some(at) = at.map(|t| t.to_offset(time::UtcOffset::UTC)) else {
-            read.problems.push(format!(
-                "{shown}: memory {n}: no \"created_at\" time (RFC 3339); left out"
-            ));
-            continue;
+        // The day of the log is the UTC day: the same whatever the zone
+        // of the machine or of the date. A date whose UTC day is outside
+        // years 1 to 9999 has no log to go in (`to_offset` would panic).
+        let at = match m.get("created_at").and_then(Value::as_str) {
+            None => Err("no \"created_at\" time"),
+            Some(s) => OffsetDateTime::parse(s, &Rfc3339)
+                .map_err(|_| "\"created_at\" is not an RFC 3339 time with a zone")
+                .and_then(|t| {
+                    t.checked_to_offset(time::UtcOffset::UTC)
+                        .ok_or("\"created_at\" is out of range in UTC")
+                }),
+        };
+        let at = match at {
+            Ok(at) => at,
+            Err(why) => {
+                read.problems
+                    .push(format!("{shown}: memory {n}: {why}; left out"));
+                continue;
+            }
         };
         let owner = agent.map(str::to_owned).or_else(|| {
             ["agent_id", "user_id"]
@@ -421,12 +474,6 @@ pub fn mem0(path: &Path, agent: Option<&str>) -> Result<Read> {
                 .map(str::to_owned)
         });
         let owner = owner.unwrap_or_else(|| "mem0".into());
-        if crate::agent::check_name(&owner).is_err() {
-            read.problems.push(format!(
-                "{shown}: memory {n}: {owner:?} names no agent; left out"
-            ));
-            continue;
-        }
         let day = format!(
             "{:04}-{:02}-{:02}",
             at.year(),
@@ -435,11 +482,46 @@ pub fn mem0(path: &Path, agent: Option<&str>) -> Result<Read> {
         );
         // As `remember` writes an entry (notes/daily.rs): `## ` lines in
         // the text one space in, so none starts an entry of its own.
-        let mut entry =
-            format!("# {day}\n\n## {:02}:{:02}\n\n", at.hour(), at.minute()).into_bytes();
+        let mut entry = format!("## {:02}:{:02}\n\n", at.hour(), at.minute()).into_bytes();
         escape_headers(text.as_bytes(), &mut entry);
-        entry.push(b'\n');
-        read.item(Some(&owner), Target::Daily(day), entry, path);
+        entry.truncate(entry.trim_ascii_end().len());
+        let (numbers, entries) = days.entry((owner, day)).or_default();
+        numbers.push(n);
+        entries.push(entry);
+    }
+    for ((owner, day), (numbers, entries)) in days {
+        let from = match numbers.as_slice() {
+            [n] => format!("{shown}: memory {n}"),
+            [n, rest @ ..] => format!("{shown}: memory {n} and {} more", rest.len()),
+            [] => continue,
+        };
+        let text = daily_log(&day, entries);
+        read.item(Some(&owner), Target::Daily(day), text, from);
     }
     Ok(read)
+}
+
+/// One (agent, day)'s memories: their numbers in the file, for
+/// messages, and their entries.
+type Day = (Vec<usize>, Vec<Vec<u8>>);
+
+/// A day's log of `entries` (each `## HH:MM` and its text) as sync's
+/// entry merge makes it of them one at a time: each once, in time order,
+/// those of one minute in the order given. Made in one pass: merging a
+/// day of 100,000 memories one by one reads the growing log each time.
+fn daily_log(day: &str, entries: Vec<Vec<u8>>) -> Vec<u8> {
+    let mut seen = HashSet::new();
+    let mut entries: Vec<Vec<u8>> = entries
+        .into_iter()
+        .filter(|e| seen.insert(e.clone()))
+        .collect();
+    // Stable: `## HH:MM` is the first line, the same length in every entry.
+    entries.sort_by(|a, b| a[..8.min(a.len())].cmp(&b[..8.min(b.len())]));
+    let mut text = format!("# {day}\n").into_bytes();
+    for e in entries {
+        text.push(b'\n');
+        text.extend_from_slice(&e);
+        text.push(b'\n');
+    }
+    text
 }
