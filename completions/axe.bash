@@ -133,8 +133,8 @@ _axe_spec_axe_version() {
     subs=''
 }
 _axe_spec_axe_run() {
-    flags='--prompt -p --no-stdin -n --messages --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --artifact-dir --keep-artifacts --json --help -h --version -V'
-    valued=' --prompt=none -p=none --messages=file --agents-dir=dir --skill=file --workdir=dir --model=model -m=model --system=none -s=none --temperature=none --max-tokens=none --budget-tokens=none --task=none --phase=none --timeout=none --artifact-dir=dir '
+    flags='--prompt -p --no-stdin -n --messages --continue -c --cid --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --artifact-dir --keep-artifacts --json --help -h --version -V'
+    valued=' --prompt=none -p=none --messages=file --cid=none --agents-dir=dir --skill=file --workdir=dir --model=model -m=model --system=none -s=none --temperature=none --max-tokens=none --budget-tokens=none --task=none --phase=none --timeout=none --artifact-dir=dir '
     args='agent none...'
     subs=''
 }

@@ -102,6 +102,8 @@ complete -c axe-run -f
 complete -c axe-run -s p -l prompt -x -d 'Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given'
 complete -c axe-run -s n -l no-stdin -d 'Do not read standard input (for a loop that reads it, as `while read`)'
 complete -c axe-run -l messages -r -F -d 'Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages'
+complete -c axe-run -s c -l continue -d 'Go on with the agent\'s last conversation (a new one when it has none); the prompt is its next turn'
+complete -c axe-run -l cid -x -d 'Go on with the agent\'s conversation ID (--json\'s conversation_id), or start one by that name'
 complete -c axe-run -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
 complete -c axe-run -l skill -r -F -d 'Use this skill file instead of the agent\'s'
 complete -c axe-run -l workdir -x -a '(__fish_complete_directories)' -d 'Resolve the agent\'s files in DIR'
@@ -118,10 +120,10 @@ complete -c axe-run -s v -l verbose -d 'Print what is sent and received on stder
 complete -c axe-run -l stream -d 'Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end'
 complete -c axe-run -l artifact-dir -x -a '(__fish_complete_directories)' -d 'Put the agents\' artifacts in DIR, which is kept [default: the agent\'s [artifacts] dir, else a directory for this run]'
 complete -c axe-run -l keep-artifacts -d 'Keep the run\'s own artifact directory when it ends, and say where it is'
-complete -c axe-run -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry'
+complete -c axe-run -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry'
 complete -c axe-run -s h -l help -d 'Print help'
 complete -c axe-run -s V -l version -d 'Print version'
-complete -c axe-run -n '__axe_at 0 - --prompt -p --messages --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --artifact-dir' -a '(__axe_agents)'
+complete -c axe-run -n '__axe_at 0 - --prompt -p --messages --cid --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --artifact-dir' -a '(__axe_agents)'
 
 # axe-gc
 complete -c axe-gc -f

@@ -40,6 +40,8 @@ export extern "axe-run" [
     --prompt(-p): string  # Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
+    --continue(-c)  # Go on with the agent's last conversation (a new one when it has none); the prompt is its next turn
+    --cid: string  # Go on with the agent's conversation ID (--json's conversation_id), or start one by that name
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
@@ -56,7 +58,7 @@ export extern "axe-run" [
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
     --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
     --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -475,6 +477,8 @@ export extern "axe run" [
     --prompt(-p): string  # Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
+    --continue(-c)  # Go on with the agent's last conversation (a new one when it has none); the prompt is its next turn
+    --cid: string  # Go on with the agent's conversation ID (--json's conversation_id), or start one by that name
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
@@ -491,7 +495,7 @@ export extern "axe run" [
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
     --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
     --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -7,6 +7,7 @@ mod completion;
 mod config;
 mod consolidate;
 mod context;
+mod conversations;
 mod dispatch;
 mod docs;
 mod export;
