@@ -199,8 +199,8 @@ _axe_spec_axe_config_init() {
     subs=''
 }
 _axe_spec_axe_llm() {
-    flags='--model -m --system -s --system-file --temperature --max-tokens --timeout --retries --stream --request --no-stdin -n --json --help -h --version -V'
-    valued=' --model=model -m=model --system=none -s=none --system-file=file --temperature=none --max-tokens=none --timeout=none --retries=none --request=file '
+    flags='--model -m --system -s --system-file --temperature --max-tokens --timeout --retries --stream --request --no-stdin -n --continue -c --cid --json --help -h --version -V'
+    valued=' --model=model -m=model --system=none -s=none --system-file=file --temperature=none --max-tokens=none --timeout=none --retries=none --request=file --cid=none '
     args='none...'
     subs=''
 }

@@ -203,7 +203,9 @@ complete -c axe-llm -l retries -x -d 'Retry 408, 429, 529, 5xx and dropped conne
 complete -c axe-llm -l stream -d 'Print the answer as it arrives; with --json, stream the call and print the document at the end'
 complete -c axe-llm -l request -r -F -d 'Send the conversation in FILE (- for standard input), tools and all'
 complete -c axe-llm -s n -l no-stdin -d 'Do not read standard input (for a loop that reads it, as `while read`)'
-complete -c axe-llm -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)'
+complete -c axe-llm -s c -l continue -d 'Go on with the last conversation axe-llm kept (a new one when there is none) and keep this turn in it'
+complete -c axe-llm -l cid -x -d 'Go on with axe-llm\'s conversation ID, or start one by that name, and keep this turn in it'
+complete -c axe-llm -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)'
 complete -c axe-llm -s h -l help -d 'Print help'
 complete -c axe-llm -s V -l version -d 'Print version'
 

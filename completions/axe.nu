@@ -167,7 +167,9 @@ export extern "axe-llm" [
     --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)
+    --continue(-c)  # Go on with the last conversation axe-llm kept (a new one when there is none) and keep this turn in it
+    --cid: string  # Go on with axe-llm's conversation ID, or start one by that name, and keep this turn in it
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -604,7 +606,9 @@ export extern "axe llm" [
     --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)
+    --continue(-c)  # Go on with the last conversation axe-llm kept (a new one when there is none) and keep this turn in it
+    --cid: string  # Go on with axe-llm's conversation ID, or start one by that name, and keep this turn in it
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -197,3 +197,47 @@ fn conversations_keep_no_secret() {
         pair("user", "the token is [redacted: github token]")
     );
 }
+
+#[test]
+fn llm_continue_sends_the_earlier_turns() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("Four."), ok("Eight."), ok("fresh")]);
+    let llm = || crate::wire::served_by(env.cmd("axe-llm"), &server.url);
+    let out = llm()
+        .args(["-m", "anthropic/claude-test", "-c", "--json", "2+2?"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let id = doc["conversation_id"].as_str().unwrap().to_owned();
+    llm()
+        .args(["-m", "anthropic/claude-test", "-c", "times two?"])
+        .assert()
+        .success()
+        .stdout("Eight.");
+    assert_eq!(
+        sent(&server.requests()[1]),
+        [
+            pair("user", "2+2?"),
+            pair("assistant", "Four."),
+            pair("user", "times two?")
+        ]
+    );
+    // Without -c a call is on its own, and keeps nothing.
+    llm()
+        .args(["-m", "anthropic/claude-test", "hi"])
+        .assert()
+        .success();
+    assert_eq!(sent(&server.requests()[2]), [pair("user", "hi")]);
+    let dir = env.data_dir().join("axe/conversations/llm");
+    assert_eq!(read(&dir.join(format!("{id}.jsonl"))).lines().count(), 4);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    llm()
+        .args(["-m", "anthropic/claude-test", "-c", "--request", "r.json"])
+        .assert()
+        .code(1);
+}

@@ -55,7 +55,6 @@ const SUFFIX: &str = ".jsonl";
 #[derive(Debug, Clone, Copy)]
 pub enum Owner<'a> {
     Agent(&'a str),
-    #[allow(dead_code, reason = "axe-llm -c keeps its conversations here")]
     Llm,
 }
 
