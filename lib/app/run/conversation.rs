@@ -91,19 +91,20 @@ enum Line {
     Message(Message),
 }
 
-/// Checks an id given with `--cid`: what [`new_id`] makes, so it can
-/// never name a path outside the agent's directory.
+/// Checks an id given with `--cid`: a name with no `/` and no leading
+/// dot, so it can never name a path outside the agent's directory nor a
+/// hidden file.
 pub fn check_id(id: &str) -> Result<&str> {
     let ok = !id.is_empty()
         && id.len() <= 64
         && id
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        && !id.starts_with('-');
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        && !id.starts_with(['-', '.']);
     match ok {
         true => Ok(id),
         false => Err(Error::Usage(format!(
-            "--cid: \"{id}\" is not a conversation id (letters, digits, - and _, at most 64)"
+            "--cid: \"{id}\" is not a conversation id (letters, digits, -, _ and ., at most 64, not starting with - or .)"
         ))),
     }
 }
@@ -452,7 +453,8 @@ mod tests {
     #[test]
     fn ids_are_checked() {
         assert!(check_id(&new_id()).is_ok());
-        for bad in ["", "../x", "a/b", "-x", ".", &"a".repeat(65)] {
+        assert!(check_id("release-1.4").is_ok());
+        for bad in ["", "../x", "a/b", "-x", ".", "..", ".x", &"a".repeat(65)] {
             assert!(check_id(bad).is_err(), "{bad}");
         }
     }
