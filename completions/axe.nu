@@ -19,7 +19,7 @@ def "nu-complete axe shells" [] {
 }
 
 def "nu-complete axe commands" [] {
-    ["run" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "notes consolidate" "state path" "state show" "state ingest" "state record" "state context" "sync" "import" "export"]
+    ["run" "chat" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "notes consolidate" "state path" "state show" "state ingest" "state record" "state context" "sync" "import" "export"]
 }
 
 # Run LLM agents from the shell and give them memory
@@ -59,6 +59,18 @@ export extern "axe-run" [
     --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
     --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Talk with an agent in the terminal, its tools, sub-agents and memory included
+export extern "axe-chat" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
+    --model(-m): string@"nu-complete axe models"  # Use this model instead of the agent's (/model changes it later)
+    --continue(-c)  # Go on with the agent's last conversation (a new one when it has none)
+    --cid: string  # Go on with the agent's conversation ID, or start one by that name
+    --timeout: number  # Give up on a turn after this long [default: the agent's timeout, else 120]
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -498,6 +510,18 @@ export extern "axe run" [
     --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
     --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Talk with an agent in the terminal, its tools, sub-agents and memory included
+export extern "axe chat" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
+    --model(-m): string@"nu-complete axe models"  # Use this model instead of the agent's (/model changes it later)
+    --continue(-c)  # Go on with the agent's last conversation (a new one when it has none)
+    --cid: string  # Go on with the agent's conversation ID, or start one by that name
+    --timeout: number  # Give up on a turn after this long [default: the agent's timeout, else 120]
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

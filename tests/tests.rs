@@ -2,6 +2,7 @@
 
 mod agents;
 mod agents_dir;
+mod chat;
 mod common;
 mod completion;
 mod config;
