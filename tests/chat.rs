@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::server::{PATIENCE, Recorded, Server};
+use crate::server::{Answer, PATIENCE, Recorded, Server, sse_event};
 use crate::util::{Env, have, read};
 use crate::wire::{KEY, stream_answer};
 
@@ -291,4 +291,69 @@ fn ctrl_c_cancels_the_answer_not_the_session() {
         kept.contains("\"hi\"") && !kept.contains("tell a story"),
         "{kept}"
     );
+}
+
+/// A streamed reply that calls `name` with `input`.
+fn streamed_call(name: &str, input: &Value) -> Answer {
+    let events = vec![
+        sse_event(
+            "message_start",
+            &json!({"type": "message_start", "message": {"model": "claude-test", "usage": {"input_tokens": 1}}}),
+        ),
+        sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 0,
+                    "content_block": {"type": "tool_use", "id": "t0", "name": name, "input": {}}}),
+        ),
+        sse_event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+        ),
+        sse_event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": 0}),
+        ),
+        sse_event(
+            "message_delta",
+            &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 1}}),
+        ),
+        sse_event("message_stop", &json!({"type": "message_stop"})),
+    ];
+    Answer::sse(&events)
+}
+
+#[test]
+fn each_tool_call_is_one_line_and_its_result_goes_back() {
+    if !have("tmux") {
+        return;
+    }
+    let env = Env::new();
+    let work = env.root().join("work");
+    env.write(&work.join("notes.txt"), "the launch is on friday");
+    env.agent(
+        "geo",
+        &format!(
+            "name = \"geo\"\nmodel = \"anthropic/claude-test\"\nworkdir = \"{}\"\ntools = [\"read_file\"]\n",
+            work.display()
+        ),
+    );
+    let server = Server::start(vec![
+        streamed_call("read_file", &json!({"path": "notes.txt"})),
+        stream_answer("anthropic", &["Friday."]),
+    ]);
+    let term = Term::start(&env, &server.url, "geo");
+    term.prompts(1);
+    term.typed("when is the launch?", true);
+    term.shows("Friday.", 1);
+    let screen = term.shows("[tool] read_file{\"path\":\"notes.txt\"}", 1);
+    assert_eq!(screen.matches("[tool]").count(), 1, "{screen}");
+    let second = server.requests()[1].json();
+    assert!(
+        second.to_string().contains("the launch is on friday"),
+        "{second}"
+    );
+    term.prompts(2);
+    term.typed("/exit", true);
+    term.ended();
 }
