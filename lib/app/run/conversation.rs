@@ -467,6 +467,84 @@ mod tests {
         assert_eq!(n, 1);
     }
 
+    fn dirs(root: &std::path::Path) -> Dirs {
+        Dirs::given(Some(&root.join("config")), Some(&root.join("data"))).unwrap()
+    }
+
+    fn said(text: &str) -> Vec<Message> {
+        vec![
+            Message::user(text),
+            Message {
+                role: Role::Assistant,
+                content: format!("re: {text}"),
+                tool_calls: Vec::new(),
+                tool_results: Vec::new(),
+            },
+        ]
+    }
+
+    #[test]
+    fn kept_listed_shown_and_pruned() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = dirs(tmp.path());
+        let owner = Owner::Agent("a");
+        let keep = (&Secrets::off(), Wait::default());
+        assert!(last(&dirs, owner).unwrap().is_none());
+        for id in ["one", "two", "three"] {
+            append(&dirs, owner, id, &said(id), None, keep).unwrap();
+            // The file changed last is the one used last.
+            let path = dirs
+                .data()
+                .unwrap()
+                .join(format!("conversations/agents/a/{id}.jsonl"));
+            let file = std::fs::File::options().append(true).open(&path).unwrap();
+            let at = SystemTime::UNIX_EPOCH
+                + std::time::Duration::from_secs(match id {
+                    "one" => 100,
+                    "two" => 300,
+                    _ => 200,
+                });
+            file.set_modified(at).unwrap();
+        }
+        let ids: Vec<String> = list(&dirs, owner)
+            .unwrap()
+            .into_iter()
+            .map(|l| l.id)
+            .collect();
+        assert_eq!(ids, ["two", "three", "one"]);
+        assert_eq!(last(&dirs, owner).unwrap().as_deref(), Some("two"));
+        let mut shown = Vec::new();
+        show(&dirs, owner, "one", &mut shown).unwrap();
+        assert_eq!(
+            String::from_utf8(shown).unwrap(),
+            "user: one\nassistant: re: one\n"
+        );
+        assert_eq!(prune(&dirs, owner, 1).unwrap(), 2);
+        let ids: Vec<String> = list(&dirs, owner)
+            .unwrap()
+            .into_iter()
+            .map(|l| l.id)
+            .collect();
+        assert_eq!(ids, ["two"]);
+        // Another owner's are apart.
+        assert!(list(&dirs, Owner::Llm).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_turn_past_the_bound_is_not_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dirs = dirs(tmp.path());
+        let owner = Owner::Agent("a");
+        let keep = (&Secrets::off(), Wait::default());
+        append(&dirs, owner, "c", &said("small"), Some("T1"), keep).unwrap();
+        let big = "x".repeat(MAX_BYTES as usize);
+        let err = append(&dirs, owner, "c", &said(&big), None, keep).unwrap_err();
+        assert!(err.to_string().contains("this turn is not kept"), "{err}");
+        let loaded = load(&dirs, owner, "c", Wait::default()).unwrap();
+        assert_eq!(loaded.messages, said("small"));
+        assert_eq!(loaded.run_log, ["T1"]);
+    }
+
     #[test]
     fn lines_read_back() {
         let text = "{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"assistant\",\"content\":\"yo\"}\n{\"run_log\":\"T\"}\n";
