@@ -357,3 +357,31 @@ fn each_tool_call_is_one_line_and_its_result_goes_back() {
     term.typed("/exit", true);
     term.ended();
 }
+
+#[test]
+fn sigterm_still_ends_the_session() {
+    if !have("tmux") {
+        return;
+    }
+    let env = Env::new();
+    let server = Server::start(vec![]);
+    agent(&env);
+    let term = Term::start(&env, &server.url, "geo");
+    term.prompts(1);
+    // Ctrl-C at the prompt is held, not an end; SIGTERM is.
+    term.key("C-c");
+    term.prompts(2);
+    let out = term
+        .tmux(&["display-message", "-p", "-t", "chat", "#{pane_pid}"])
+        .output()
+        .unwrap();
+    let pid = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    term.ended();
+}

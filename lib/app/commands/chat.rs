@@ -9,7 +9,7 @@
 //! it halfway through a memory write either) and a flag of our own says
 //! one came. While a line is being typed the terminal is raw, so Ctrl-C is
 //! a key there: it clears the line. Ctrl-D on an empty line or `/exit`
-//! ends the session.
+//! ends the session; SIGTERM and SIGHUP still end it.
 //!
 //! Memory: one run-log entry per turn (each turn is a run), and a turn
 //! leaves the entries of the turns before out of its prompt, since the
@@ -149,12 +149,27 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // A missing key is said before the first line is typed.
     session.endpoint(axe_llm::parse_model(&cfg.model)?.0)?;
 
-    // Held for the whole session: a Ctrl-C never ends it, only cancels.
-    // The hold is never dropped (that would deliver the Ctrl-C noted).
+    // The ending signals are held for the whole session, so a Ctrl-C
+    // never ends it, only cancels (our own flag says one came). SIGTERM
+    // and SIGHUP still end it: a thread waits for them and lets the hold
+    // go, and the process dies of the signal then (once a memory write
+    // under way, which holds too, is whole). Otherwise the hold is never
+    // let go: that would deliver a Ctrl-C noted earlier.
     let hold = axe_base::signals::hold();
     let interrupted = Arc::new(AtomicBool::new(false));
+    let catch = |e: io::Error| Error::Input(format!("failed to catch signals: {e}"));
     signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))
-        .map_err(|e| Error::Input(format!("failed to catch Ctrl-C: {e}")))?;
+        .map_err(catch)?;
+    let mut ending = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ])
+    .map_err(catch)?;
+    std::thread::spawn(move || {
+        if ending.forever().next().is_some() {
+            drop(hold);
+        }
+    });
     // What was typed, for the editor's history (Up, Ctrl-R).
     let mut typed = Vec::new();
 
@@ -208,7 +223,6 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             _ => chat.turn(&line, out)?,
         }
     }
-    std::mem::forget(hold);
     Ok(())
 }
 
