@@ -148,7 +148,7 @@ fn cid_goes_on_with_the_conversation_named() {
 #[test]
 fn a_bad_cid_is_a_usage_error_and_nothing_is_sent() {
     let env = Env::new();
-    let server = Server::start(vec![]);
+    let server = Server::start(vec![ok("done")]);
     env.agent("t", "name = \"t\"\nmodel = \"anthropic/claude-test\"\n");
     for id in ["../../x", "a/b", "-x", ""] {
         run(&env, &server.url)
@@ -162,13 +162,27 @@ fn a_bad_cid_is_a_usage_error_and_nothing_is_sent() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains("not with -c or --cid"));
+    assert!(server.requests().is_empty());
+    assert!(!env.data_dir().join("axe/conversations").exists());
+    // Going on with a conversation needs the next turn.
+    run(&env, &server.url)
+        .args(["t", "-c", "-n"])
+        .assert()
+        .success();
+    run(&env, &server.url)
+        .args(["t", "-c", "-n"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "-c/--cid: no prompt: give the next turn",
+        ));
     run(&env, &server.url)
         .args(["t", "-c", "--cid", "x", "go"])
         .assert()
         .code(1)
         .stderr(predicates::str::contains("not both"));
-    assert!(server.requests().is_empty());
-    assert!(!env.data_dir().join("axe/conversations").exists());
+    // Only the one run that started a conversation was sent.
+    assert_eq!(server.requests().len(), 1);
 }
 
 #[test]

@@ -416,6 +416,12 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         Some(_) => 0,
         None => history.as_ref().map_or(0, Vec::len),
     };
+    // A kept conversation ends with an answer: the next turn must be given.
+    if kept_before > 0 && task.trim().is_empty() {
+        return Err(Error::Usage(
+            "-c/--cid: no prompt: give the next turn as PROMPT, --prompt or standard input".into(),
+        ));
+    }
     let (history, task) = go_on_from(history, task)?;
     let mut warn = |w: String| note(format_args!("Warning: {w}"));
     let now = args.now;
