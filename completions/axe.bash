@@ -100,7 +100,7 @@ _axe_spec_axe() {
     flags='--json --completions --man-pages --help -h --version -V'
     valued=' --completions=none --man-pages=dir '
     args=''
-    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm context=axe_context mcp=axe_mcp mem=axe_mem notes=axe_notes state=axe_state sync=axe_sync import=axe_import export=axe_export help=axe_help version=axe_version '
+    subs=' run=axe_run chat=axe_chat gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm context=axe_context mcp=axe_mcp mem=axe_mem notes=axe_notes state=axe_state sync=axe_sync import=axe_import export=axe_export help=axe_help version=axe_version '
 }
 _axe_spec_axe_mem() {
     flags='-h --help'
@@ -123,7 +123,7 @@ _axe_spec_axe_state() {
 _axe_spec_axe_help() {
     flags=''
     valued=''
-    args='words:run,gc,agents,config,llm,context,mcp,mem,notes,state,sync,import,export,help,version...'
+    args='words:run,chat,gc,agents,config,llm,context,mcp,mem,notes,state,sync,import,export,help,version...'
     subs=''
 }
 _axe_spec_axe_version() {
@@ -133,9 +133,15 @@ _axe_spec_axe_version() {
     subs=''
 }
 _axe_spec_axe_run() {
-    flags='--prompt -p --no-stdin -n --messages --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --artifact-dir --keep-artifacts --json --help -h --version -V'
-    valued=' --prompt=none -p=none --messages=file --agents-dir=dir --skill=file --workdir=dir --model=model -m=model --system=none -s=none --temperature=none --max-tokens=none --budget-tokens=none --task=none --phase=none --timeout=none --artifact-dir=dir '
+    flags='--prompt -p --no-stdin -n --messages --continue -c --cid --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --artifact-dir --keep-artifacts --json --help -h --version -V'
+    valued=' --prompt=none -p=none --messages=file --cid=none --agents-dir=dir --skill=file --workdir=dir --model=model -m=model --system=none -s=none --temperature=none --max-tokens=none --budget-tokens=none --task=none --phase=none --timeout=none --artifact-dir=dir '
     args='agent none...'
+    subs=''
+}
+_axe_spec_axe_chat() {
+    flags='--agents-dir --model -m --continue -c --cid --timeout --help -h --version -V'
+    valued=' --agents-dir=dir --model=model -m=model --cid=none --timeout=none '
+    args='agent'
     subs=''
 }
 _axe_spec_axe_gc() {
@@ -199,8 +205,8 @@ _axe_spec_axe_config_init() {
     subs=''
 }
 _axe_spec_axe_llm() {
-    flags='--model -m --system -s --system-file --temperature --max-tokens --timeout --retries --stream --request --no-stdin -n --json --help -h --version -V'
-    valued=' --model=model -m=model --system=none -s=none --system-file=file --temperature=none --max-tokens=none --timeout=none --retries=none --request=file '
+    flags='--model -m --system -s --system-file --temperature --max-tokens --timeout --retries --stream --request --no-stdin -n --continue -c --cid --json --help -h --version -V'
+    valued=' --model=model -m=model --system=none -s=none --system-file=file --temperature=none --max-tokens=none --timeout=none --retries=none --request=file --cid=none '
     args='none...'
     subs=''
 }
@@ -384,4 +390,4 @@ _axe_spec_axe_export() {
     args='none'
     subs=''
 }
-complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
+complete -F _axe axe axe-run axe-chat axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export

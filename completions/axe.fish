@@ -43,7 +43,7 @@ end
 # `axe WORD... ARGS`: the completions of axe-WORD-... for ARGS.
 function __axe_delegate
     set -l words (commandline -opc)[2..-1]
-    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
+    set -l known axe-run axe-chat axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
     for n in 1 2
         set -l program axe-(string join - -- $words[1..$n])
         if contains -- $program $known
@@ -62,6 +62,7 @@ complete -c axe -n '__axe_at 0 -' -l man-pages -x -a '(__fish_complete_directori
 complete -c axe -n '__axe_at 0 -' -s h -l help -d 'Print help'
 complete -c axe -n '__axe_at 0 -' -s V -l version -d 'Print version'
 complete -c axe -n '__axe_at 0 -' -a run -d 'Run an agent: build its prompt, call its model, print the answer'
+complete -c axe -n '__axe_at 0 -' -a chat -d 'Talk with an agent in the terminal, its tools, sub-agents and memory included'
 complete -c axe -n '__axe_at 0 -' -a gc -d 'Analyze and trim agent memory'
 complete -c axe -n '__axe_at 0 -' -a agents -d 'Manage agent configurations'
 complete -c axe -n '__axe_at 0 -' -a config -d 'Manage axe configuration'
@@ -94,7 +95,7 @@ complete -c axe -n '__axe_at 0 -' -a import -d 'Import memory from Claude Code, 
 complete -c axe -n '__axe_at 0 -' -a export -d 'Export the notes as MCP memory server JSONL, JSON lines or markdown'
 complete -c axe -n '__axe_at 0 -' -a help -d 'Print help, or a command\'s help'
 complete -c axe -n '__axe_at 0 -' -a version -d 'Print version'
-complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm context mcp mem notes state sync import export'
+complete -c axe -n '__axe_at 1 help' -a 'run chat gc agents config llm context mcp mem notes state sync import export'
 complete -c axe -n 'not __axe_at 0 -' -a '(__axe_delegate)'
 
 # axe-run
@@ -102,6 +103,8 @@ complete -c axe-run -f
 complete -c axe-run -s p -l prompt -x -d 'Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given'
 complete -c axe-run -s n -l no-stdin -d 'Do not read standard input (for a loop that reads it, as `while read`)'
 complete -c axe-run -l messages -r -F -d 'Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages'
+complete -c axe-run -s c -l continue -d 'Go on with the agent\'s last conversation (a new one when it has none); the prompt is its next turn'
+complete -c axe-run -l cid -x -d 'Go on with the agent\'s conversation ID (--json\'s conversation_id), or start one by that name'
 complete -c axe-run -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
 complete -c axe-run -l skill -r -F -d 'Use this skill file instead of the agent\'s'
 complete -c axe-run -l workdir -x -a '(__fish_complete_directories)' -d 'Resolve the agent\'s files in DIR'
@@ -118,10 +121,21 @@ complete -c axe-run -s v -l verbose -d 'Print what is sent and received on stder
 complete -c axe-run -l stream -d 'Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end'
 complete -c axe-run -l artifact-dir -x -a '(__fish_complete_directories)' -d 'Put the agents\' artifacts in DIR, which is kept [default: the agent\'s [artifacts] dir, else a directory for this run]'
 complete -c axe-run -l keep-artifacts -d 'Keep the run\'s own artifact directory when it ends, and say where it is'
-complete -c axe-run -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry'
+complete -c axe-run -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry'
 complete -c axe-run -s h -l help -d 'Print help'
 complete -c axe-run -s V -l version -d 'Print version'
-complete -c axe-run -n '__axe_at 0 - --prompt -p --messages --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --artifact-dir' -a '(__axe_agents)'
+complete -c axe-run -n '__axe_at 0 - --prompt -p --messages --cid --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --artifact-dir' -a '(__axe_agents)'
+
+# axe-chat
+complete -c axe-chat -f
+complete -c axe-chat -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
+complete -c axe-chat -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Use this model instead of the agent\'s (/model changes it later)'
+complete -c axe-chat -s c -l continue -d 'Go on with the agent\'s last conversation (a new one when it has none)'
+complete -c axe-chat -l cid -x -d 'Go on with the agent\'s conversation ID, or start one by that name'
+complete -c axe-chat -l timeout -x -d 'Give up on a turn after this long [default: the agent\'s timeout, else 120]'
+complete -c axe-chat -s h -l help -d 'Print help'
+complete -c axe-chat -s V -l version -d 'Print version'
+complete -c axe-chat -n '__axe_at 0 - --agents-dir --model -m --cid --timeout' -a '(__axe_agents)'
 
 # axe-gc
 complete -c axe-gc -f
@@ -201,7 +215,9 @@ complete -c axe-llm -l retries -x -d 'Retry 408, 429, 529, 5xx and dropped conne
 complete -c axe-llm -l stream -d 'Print the answer as it arrives; with --json, stream the call and print the document at the end'
 complete -c axe-llm -l request -r -F -d 'Send the conversation in FILE (- for standard input), tools and all'
 complete -c axe-llm -s n -l no-stdin -d 'Do not read standard input (for a loop that reads it, as `while read`)'
-complete -c axe-llm -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)'
+complete -c axe-llm -s c -l continue -d 'Go on with the last conversation axe-llm kept (a new one when there is none) and keep this turn in it'
+complete -c axe-llm -l cid -x -d 'Go on with axe-llm\'s conversation ID, or start one by that name, and keep this turn in it'
+complete -c axe-llm -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)'
 complete -c axe-llm -s h -l help -d 'Print help'
 complete -c axe-llm -s V -l version -d 'Print version'
 

@@ -19,7 +19,7 @@ def "nu-complete axe shells" [] {
 }
 
 def "nu-complete axe commands" [] {
-    ["run" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "notes consolidate" "state path" "state show" "state ingest" "state record" "state context" "sync" "import" "export"]
+    ["run" "chat" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "notes consolidate" "state path" "state show" "state ingest" "state record" "state context" "sync" "import" "export"]
 }
 
 # Run LLM agents from the shell and give them memory
@@ -40,6 +40,8 @@ export extern "axe-run" [
     --prompt(-p): string  # Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
+    --continue(-c)  # Go on with the agent's last conversation (a new one when it has none); the prompt is its next turn
+    --cid: string  # Go on with the agent's conversation ID (--json's conversation_id), or start one by that name
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
@@ -56,7 +58,19 @@ export extern "axe-run" [
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
     --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
     --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Talk with an agent in the terminal, its tools, sub-agents and memory included
+export extern "axe-chat" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
+    --model(-m): string@"nu-complete axe models"  # Use this model instead of the agent's (/model changes it later)
+    --continue(-c)  # Go on with the agent's last conversation (a new one when it has none)
+    --cid: string  # Go on with the agent's conversation ID, or start one by that name
+    --timeout: number  # Give up on a turn after this long [default: the agent's timeout, else 120]
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -165,7 +179,9 @@ export extern "axe-llm" [
     --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)
+    --continue(-c)  # Go on with the last conversation axe-llm kept (a new one when there is none) and keep this turn in it
+    --cid: string  # Go on with axe-llm's conversation ID, or start one by that name, and keep this turn in it
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -502,6 +518,8 @@ export extern "axe run" [
     --prompt(-p): string  # Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
+    --continue(-c)  # Go on with the agent's last conversation (a new one when it has none); the prompt is its next turn
+    --cid: string  # Go on with the agent's conversation ID (--json's conversation_id), or start one by that name
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
@@ -518,7 +536,19 @@ export extern "axe run" [
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
     --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
     --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Talk with an agent in the terminal, its tools, sub-agents and memory included
+export extern "axe chat" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
+    --model(-m): string@"nu-complete axe models"  # Use this model instead of the agent's (/model changes it later)
+    --continue(-c)  # Go on with the agent's last conversation (a new one when it has none)
+    --cid: string  # Go on with the agent's conversation ID, or start one by that name
+    --timeout: number  # Give up on a turn after this long [default: the agent's timeout, else 120]
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -627,7 +657,9 @@ export extern "axe llm" [
     --stream  # Print the answer as it arrives; with --json, stream the call and print the document at the end
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)
+    --continue(-c)  # Go on with the last conversation axe-llm kept (a new one when there is none) and keep this turn in it
+    --cid: string  # Go on with axe-llm's conversation ID, or start one by that name, and keep this turn in it
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

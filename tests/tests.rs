@@ -2,11 +2,13 @@
 
 mod agents;
 mod agents_dir;
+mod chat;
 mod common;
 mod completion;
 mod config;
 mod consolidate;
 mod context;
+mod conversations;
 mod dispatch;
 mod docs;
 mod export;

@@ -9,11 +9,12 @@ use serde::Serialize;
 use super::args as target;
 use super::stdin::NO_STDIN;
 use crate::config;
+use crate::run::conversation::{self, Owner};
 use axe_base::error::{Error, Result};
 use axe_base::read;
 use axe_base::stderr::note;
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
-use axe_llm::{CallOptions, Conversation, Message, Reply, ToolCall};
+use axe_llm::{CallOptions, Conversation, Message, Reply, Role, ToolCall};
 
 pub const COMMAND: Command = Command {
     name: "axe-llm",
@@ -40,12 +41,16 @@ pub const COMMAND: Command = Command {
         STREAM,
         REQUEST,
         NO_STDIN,
+        CONTINUE,
+        CID,
         JSON,
     ],
-    rules: &[Rule::Conflict(
-        Item::Flag(&SYSTEM),
-        Item::Flag(&SYSTEM_FILE),
-    )],
+    rules: &[
+        Rule::Conflict(Item::Flag(&SYSTEM), Item::Flag(&SYSTEM_FILE)),
+        Rule::Conflict(Item::Flag(&CONTINUE), Item::Flag(&CID)),
+        Rule::Conflict(Item::Flag(&REQUEST), Item::Flag(&CONTINUE)),
+        Rule::Conflict(Item::Flag(&REQUEST), Item::Flag(&CID)),
+    ],
     description: "\
 Prints the answer exactly, with no newline added, and nothing else. The
 user message is the PROMPT words, then standard input when it is piped
@@ -121,9 +126,21 @@ const REQUEST: Flag = Flag::with_value(
 )
 .completes(Complete::File);
 
+const CONTINUE: Flag = Flag::switch(
+    "continue",
+    "Go on with the last conversation axe-llm kept (a new one when there is none) and keep this turn in it",
+)
+.short('c');
+
+const CID: Flag = Flag::with_value(
+    "cid",
+    "ID",
+    "Go on with axe-llm's conversation ID, or start one by that name, and keep this turn in it",
+);
+
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)",
 );
 
 /// What `axe-llm --json` adds to the answer. `tool_calls` is how many
@@ -135,6 +152,9 @@ const JSON: Flag = Flag::switch(
 struct Calls<'a> {
     tool_calls: usize,
     calls: &'a [ToolCall],
+    /// The conversation the turn was kept in (`-c`, `--cid`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conversation_id: Option<&'a str>,
 }
 
 /// `axe-llm`'s command line as typed values, read before anything is
@@ -153,6 +173,8 @@ struct Args<'m> {
     json: bool,
     request: Option<&'m str>,
     no_stdin: bool,
+    go_on: bool,
+    cid: Option<&'m str>,
 }
 
 impl<'m> Args<'m> {
@@ -169,7 +191,12 @@ impl<'m> Args<'m> {
             json: m.flag(&JSON),
             request: m.string(&REQUEST)?,
             no_stdin: m.flag(&NO_STDIN),
+            go_on: m.flag(&CONTINUE),
+            cid: m.string(&CID)?,
         };
+        if let Some(id) = args.cid {
+            conversation::check_id(id)?;
+        }
         match args.request {
             Some("-") if args.no_stdin => Err(Error::Usage(
                 "--request - reads standard input, which -n leaves unread: give a file".into(),
@@ -188,12 +215,34 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // Standard input is read within the timeout too: a pipe may never close.
     let deadline = axe_llm::Deadline::after(args.timeout);
 
+    // The conversation gone on with (-c, --cid): its id, and its
+    // messages before this turn's.
+    let dirs = super::args::env_agents().dirs().clone();
+    let wait = axe_memory::Wait::Until(deadline.at);
+    let kept = match (args.go_on, args.cid) {
+        (_, Some(id)) => Some(id.to_owned()),
+        (true, None) => {
+            Some(conversation::last(&dirs, Owner::Llm)?.unwrap_or_else(conversation::new_id))
+        }
+        (false, None) => None,
+    };
+    let earlier = match &kept {
+        Some(id) => conversation::load_or_new(&dirs, Owner::Llm, id, wait)?
+            .map(|c| c.messages)
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let asked = earlier.len();
     let mut conversation = match args.request {
         Some(source) => read_request(source, deadline)?,
-        None => Conversation {
-            messages: vec![Message::user(prompt(m, args.no_stdin, deadline)?)],
-            ..Conversation::default()
-        },
+        None => {
+            let mut messages = earlier;
+            messages.push(Message::user(prompt(m, args.no_stdin, deadline)?));
+            Conversation {
+                messages,
+                ..Conversation::default()
+            }
+        }
     };
     if let Some(system) = system_prompt(&args)? {
         conversation.system = system;
@@ -248,20 +297,44 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         axe_llm::complete(&endpoint, &name, &conversation, &options, &mut show)?
     };
     let duration_ms = started.elapsed().as_millis();
-    print_reply(out, &reply, json, args.stream, duration_ms)
+    let kept = kept.and_then(|id| {
+        let mut turn = conversation.messages.split_off(asked);
+        turn.push(Message {
+            role: Role::Assistant,
+            content: reply.content.clone(),
+            tool_calls: reply.tool_calls.clone(),
+            tool_results: Vec::new(),
+        });
+        let secrets = config.secrets(None, Vec::new());
+        match conversation::append(&dirs, Owner::Llm, &id, &turn, None, (&secrets, wait)) {
+            Ok(_) => Some(id),
+            Err(e) => {
+                note(format_args!("Warning: {e}"));
+                None
+            }
+        }
+    });
+    print_reply(
+        out,
+        &reply,
+        (json, args.stream),
+        duration_ms,
+        kept.as_deref(),
+    )
 }
 
 fn print_reply(
     out: &mut dyn Write,
     reply: &Reply,
-    json: bool,
-    streamed: bool,
+    (json, streamed): (bool, bool),
     duration_ms: u128,
+    conversation_id: Option<&str>,
 ) -> Result<()> {
     if json {
         let more = Calls {
             tool_calls: reply.tool_calls.len(),
             calls: &reply.tool_calls,
+            conversation_id,
         };
         return super::answer::write_answer(out, reply, &reply.usage, duration_ms, more);
     }

@@ -6,6 +6,7 @@ pub mod agents;
 mod answer;
 mod args;
 pub mod axe;
+pub mod chat;
 pub mod config;
 pub mod context;
 pub mod export;
@@ -26,6 +27,7 @@ use axe_cli::Command;
 /// them; for table checks and generated docs.
 pub const ALL: &[&Command] = &[
     &run::COMMAND,
+    &chat::COMMAND,
     &gc::COMMAND,
     &agents::COMMAND,
     &config::COMMAND,

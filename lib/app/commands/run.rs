@@ -17,7 +17,9 @@ use crate::run::injected::Injected;
 use crate::run::prepared::Overrides;
 use crate::run::recall::Cut;
 use crate::run::state::Recorded;
-use crate::run::{Outcome, Prepared, Session, TextSink, budget, dry_run, history, once};
+use crate::run::{
+    Outcome, Prepared, Session, TextSink, budget, conversation, dry_run, history, once,
+};
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_base::timeout::Seconds;
@@ -46,6 +48,8 @@ pub const COMMAND: Command = Command {
         PROMPT,
         NO_STDIN,
         MESSAGES,
+        CONTINUE,
+        CID,
         AGENTS_DIR,
         SKILL,
         WORKDIR,
@@ -115,6 +119,18 @@ const MESSAGES: Flag = Flag::with_value(
     "Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages",
 )
 .completes(Complete::File);
+
+const CONTINUE: Flag = Flag::switch(
+    "continue",
+    "Go on with the agent's last conversation (a new one when it has none); the prompt is its next turn",
+)
+.short('c');
+
+const CID: Flag = Flag::with_value(
+    "cid",
+    "ID",
+    "Go on with the agent's conversation ID (--json's conversation_id), or start one by that name",
+);
 
 const SKILL: Flag = Flag::with_value(
     "skill",
@@ -204,7 +220,7 @@ const KEEP_ARTIFACTS: Flag = Flag::switch(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry",
 );
 
 /// What `--json` adds to the answer: the model's tool calls (how many, and
@@ -225,6 +241,9 @@ struct More<'a> {
     state: Option<Recorded>,
     #[serde(skip_serializing_if = "Option::is_none")]
     messages: Option<&'a [Message]>,
+    /// The conversation this run's turn was kept in (`-c`, `--cid`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conversation_id: Option<&'a str>,
     /// The secrets its memory writes took out.
     redacted: Vec<Redaction>,
     /// What the run log's entry cut, as `axe-mem-append` says it; only
@@ -256,6 +275,9 @@ struct Args<'m> {
     /// Takes standard input's place, as in Go; blank is absent.
     prompt: Option<&'m str>,
     messages: Option<&'m str>,
+    /// `-c`: the agent's last conversation.
+    go_on: bool,
+    cid: Option<&'m str>,
     no_stdin: bool,
     overrides: Overrides,
     artifact_dir: Option<&'m std::path::Path>,
@@ -276,6 +298,8 @@ impl<'m> Args<'m> {
             stream: m.flag(&STREAM),
             prompt: m.string(&PROMPT)?.filter(|text| !text.trim().is_empty()),
             messages: m.string(&MESSAGES)?,
+            go_on: m.flag(&CONTINUE),
+            cid: m.string(&CID)?,
             no_stdin: m.flag(&NO_STDIN),
             overrides: Overrides {
                 model: string(&MODEL)?,
@@ -286,6 +310,7 @@ impl<'m> Args<'m> {
                 budget_tokens: m.number::<u64>(&BUDGET_TOKENS)?,
                 workdir: m.value(&WORKDIR).map(PathBuf::from),
                 allowed_hosts: Vec::new(),
+                forget: Vec::new(),
             },
             artifact_dir: m.value(&ARTIFACT_DIR).map(std::path::Path::new),
             keep_artifacts: m.flag(&KEEP_ARTIFACTS),
@@ -299,13 +324,26 @@ impl<'m> Args<'m> {
                 "--messages - reads standard input, which -n leaves unread: give a file".into(),
             ));
         }
+        if args.messages.is_some() && (args.go_on || args.cid.is_some()) {
+            return Err(Error::Usage(
+                "--messages gives the conversation itself: not with -c or --cid".into(),
+            ));
+        }
+        if args.go_on && args.cid.is_some() {
+            return Err(Error::Usage(
+                "-c goes on with the last conversation, --cid with a given one: not both".into(),
+            ));
+        }
+        if let Some(id) = args.cid {
+            conversation::check_id(id)?;
+        }
         Ok(args)
     }
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let agents = target::agents(m)?;
-    let args = Args::read(m)?;
+    let mut args = Args::read(m)?;
     let (dry, verbose, json) = (args.dry_run, args.verbose, args.json);
     let name = args.agent;
 
@@ -332,12 +370,34 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         _ => super::stdin::piped(super::stdin::PROMPT_LIMIT),
     };
     let stream = args.stream || cfg.stream;
+    // The conversation gone on with, read before the agent is prepared:
+    // the run-log entries its turns wrote stay out of the prompt.
+    let owner = conversation::Owner::Agent(name);
+    let cid = match (args.go_on, args.cid) {
+        (_, Some(id)) => Some(id.to_owned()),
+        (true, None) => conversation::last(agents.dirs(), owner)?,
+        (false, None) => None,
+    };
+    // A --cid the agent has no conversation by starts one by that name.
+    let earlier = match cid.as_deref() {
+        Some(id) => conversation::load_or_new(agents.dirs(), owner, id, wait)?,
+        None => None,
+    };
+    if let Some(c) = &earlier {
+        args.overrides.forget.clone_from(&c.run_log);
+    }
     args.overrides.apply(&mut cfg);
     // The model is checked before the config is read, as in Go.
     axe_llm::parse_model(&cfg.model)?;
     let config = config::load(&agents)?;
     let config_dir = agents.dirs().config()?;
     let mut session = Session::new(config, (config_dir, agents, wait), &cfg, verbose);
+    // Only a run asked to (-c, --cid) keeps its conversation, so a plain
+    // run writes nothing more than it did; -c with none yet starts one.
+    session.conversation = match args.go_on {
+        true => Some(cid.unwrap_or_else(conversation::new_id)),
+        false => cid,
+    };
     let agent = once::prepare(&session, name, cfg, &args.overrides).map_err(|(_, e)| e)?;
     let words = args.words;
     let history = messages
@@ -351,6 +411,17 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         },
     };
     let task = super::stdin::words_then(words.as_deref(), &stdin);
+    let history = history.or_else(|| earlier.map(|c| c.messages));
+    let kept_before = match args.messages {
+        Some(_) => 0,
+        None => history.as_ref().map_or(0, Vec::len),
+    };
+    // A kept conversation ends with an answer: the next turn must be given.
+    if kept_before > 0 && task.trim().is_empty() {
+        return Err(Error::Usage(
+            "-c/--cid: no prompt: give the next turn as PROMPT, --prompt or standard input".into(),
+        ));
+    }
     let (history, task) = go_on_from(history, task)?;
     let mut warn = |w: String| note(format_args!("Warning: {w}"));
     let now = args.now;
@@ -438,11 +509,21 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         for line in secrets::lines(&ran.redacted) {
             note(format_args!("Memory:   {line}"));
         }
-        if let Some(line) = ran.logged.and_then(|cut| cut.line()) {
+        if let Some(line) = ran.logged.as_ref().and_then(Cut::line) {
             note(format_args!("Memory:   {line}"));
         }
     }
     let outcome = &ran.outcome;
+    let kept = match outcome.exceeded {
+        // As memory: a run over its budget keeps nothing.
+        Some(_) => None,
+        None => keep_turn(
+            &session,
+            &agent,
+            &outcome.messages[kept_before..],
+            ran.logged.as_ref(),
+        ),
+    };
     if json {
         let spent = session.spent();
         // The tokens are this agent's turns; the cost is what the whole
@@ -465,6 +546,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             }),
             state: ran.state,
             messages: given.then_some(&outcome.messages[..]),
+            conversation_id: kept,
             redacted: ran.redacted,
             logged: ran.logged,
         };
@@ -489,6 +571,35 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     match outcome.exceeded {
         Some((used, max)) => Err(Error::Budget { used, max }),
         None => Ok(()),
+    }
+}
+
+/// Appends the run's turn (`turn`: its messages from the user's on, or
+/// the whole conversation a `--messages` run started from) to the
+/// session's conversation; says the id, or warns and says none when it
+/// could not be kept.
+fn keep_turn<'s>(
+    session: &'s Session,
+    agent: &Prepared,
+    turn: &[Message],
+    logged: Option<&Cut>,
+) -> Option<&'s str> {
+    let id = session.conversation.as_deref()?;
+    let secrets = session.secrets(&agent.cfg);
+    let run_log = logged.map(|cut| cut.timestamp.as_str());
+    match conversation::append(
+        session.agents.dirs(),
+        conversation::Owner::Agent(&agent.name),
+        id,
+        turn,
+        run_log,
+        (&secrets, session.wait),
+    ) {
+        Ok(_) => Some(id),
+        Err(e) => {
+            note(format_args!("Warning: {e}"));
+            None
+        }
     }
 }
 

@@ -8,6 +8,7 @@
 pub mod artifacts;
 pub mod budget;
 pub mod consolidate;
+pub mod conversation;
 mod converse;
 pub mod details;
 pub mod dry_run;

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use super::conversation;
 use super::recall::{self, Recall};
 use super::session::Session;
 use crate::agent::AgentConfig;
@@ -78,6 +79,9 @@ pub struct Overrides {
     /// The hosts `url_fetch` may reach when the agent names none: a
     /// sub-agent's caller's.
     pub allowed_hosts: Vec<String>,
+    /// The run-log entries (by their time) a continued conversation
+    /// carries already, left out of the prompt so no turn is sent twice.
+    pub forget: Vec<String>,
 }
 
 impl Overrides {
@@ -158,10 +162,13 @@ impl Prepared {
         // The run log's entries change with every run, so they go last,
         // after the prefix a provider may cache.
         let system_stable = system.len();
-        let recall = cfg
+        let mut recall = cfg
             .memory
             .enabled
             .then(|| recall::load(dirs, wait, name, &cfg.memory));
+        if let Some(r) = recall.as_mut().filter(|_| !given.forget.is_empty()) {
+            (r.entries, r.loaded) = conversation::without_entries(&r.entries, &given.forget);
+        }
         // With a shared budget the entries go in its block instead.
         if let Some(r) = recall.as_ref().filter(|_| cfg.context.budget.is_none()) {
             prompt::add_memory(&mut system, &r.entries);

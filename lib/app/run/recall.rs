@@ -75,11 +75,15 @@ pub fn load(dirs: &Dirs, wait: Wait, agent: &str, config: &LogConfig) -> Recall 
 
 /// What the run log kept of a run: whether it cut the answer and the
 /// task to their 1,000 characters (Go's rule), for `-v` and `--json`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Cut {
     /// The answer (`axe-mem-append`'s name for the result's cut).
     pub truncated: bool,
     pub task_truncated: bool,
+    /// The entry's time, its header: what a conversation notes so its
+    /// next turn leaves the entry out.
+    #[serde(skip)]
+    pub timestamp: String,
 }
 
 impl Cut {
@@ -150,6 +154,7 @@ pub fn record(
     let cut = Cut {
         truncated: appended.truncated,
         task_truncated: appended.task_truncated,
+        timestamp: appended.timestamp,
     };
     Ok((appended.redacted, cut))
 }

@@ -50,6 +50,10 @@ pub struct Session {
     /// search), so each endpoint is one connection kept alive for the
     /// run, through the environment's proxy.
     pub client: axe_net::Client,
+    /// The conversation the run goes on with or starts (`axe-run -c`,
+    /// `--cid`), kept under the data directory: the id a record of the
+    /// run's calls names.
+    pub conversation: Option<String>,
 }
 
 impl Session {
@@ -75,6 +79,7 @@ impl Session {
             details: Mutex::new(Vec::new()),
             pool: Pool::new(top.sub_agents_config.max_parallel.as_usize()),
             client: axe_net::Client::from_env(),
+            conversation: None,
         }
     }
 
