@@ -167,6 +167,18 @@ impl HttpServer {
     fn log(&self) -> String {
         self.log.lock().unwrap().clone()
     }
+
+    /// The log once it holds `line`, or as it is after [`PATIENCE`].
+    fn log_once_it_says(&self, line: &str) -> String {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        loop {
+            let log = self.log();
+            if log.contains(line) || std::time::Instant::now() > deadline {
+                return log;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
 }
 
 impl Drop for HttpServer {
@@ -211,7 +223,9 @@ fn server_everything_over_streamable_http() {
         &format!("http://127.0.0.1:{}/mcp", http.port),
     );
     // The session it gave was kept for every request and ended at the end.
-    let log = http.log();
+    // axe-run may exit before the server has logged the end it was sent,
+    // or before the thread reading its log has read it: wait for the line.
+    let log = http.log_once_it_says("Received session termination request for session ");
     assert!(log.contains("Session initialized with ID: "), "{log}");
     assert!(
         log.contains("Received session termination request for session "),
