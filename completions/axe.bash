@@ -133,13 +133,13 @@ _axe_spec_axe_version() {
     subs=''
 }
 _axe_spec_axe_run() {
-    flags='--prompt -p --no-stdin -n --messages --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --artifact-dir --keep-artifacts --json --help -h --version -V'
+    flags='--prompt -p --no-stdin -n --messages --no-log --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --artifact-dir --keep-artifacts --json --help -h --version -V'
     valued=' --prompt=none -p=none --messages=file --agents-dir=dir --skill=file --workdir=dir --model=model -m=model --system=none -s=none --temperature=none --max-tokens=none --budget-tokens=none --task=none --phase=none --timeout=none --artifact-dir=dir '
     args='agent none...'
     subs=''
 }
 _axe_spec_axe_gc() {
-    flags='--all --dry-run --model -m --timeout --budget --agents-dir --wait --no-stdin -n --json --help -h --version -V'
+    flags='--all --dry-run --model -m --timeout --budget --agents-dir --wait --no-stdin -n --json --no-log --help -h --version -V'
     valued=' --model=model -m=model --timeout=none --budget=none --agents-dir=dir --wait=none '
     args='agent'
     subs=''
@@ -199,7 +199,7 @@ _axe_spec_axe_config_init() {
     subs=''
 }
 _axe_spec_axe_llm() {
-    flags='--model -m --system -s --system-file --temperature --max-tokens --timeout --retries --stream --request --no-stdin -n --json --help -h --version -V'
+    flags='--model -m --system -s --system-file --temperature --max-tokens --timeout --retries --stream --request --no-stdin -n --json --no-log --help -h --version -V'
     valued=' --model=model -m=model --system=none -s=none --system-file=file --temperature=none --max-tokens=none --timeout=none --retries=none --request=file '
     args='none...'
     subs=''
@@ -289,7 +289,7 @@ _axe_spec_axe_notes_prune() {
     subs=''
 }
 _axe_spec_axe_notes_consolidate() {
-    flags='--dry-run --json --undo --help -h --version -V'
+    flags='--dry-run --json --undo --no-log --help -h --version -V'
     valued=' '
     args='agent'
     subs=''

@@ -40,6 +40,7 @@ export extern "axe-run" [
     --prompt(-p): string  # Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
@@ -73,6 +74,7 @@ export extern "axe-gc" [
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -166,6 +168,7 @@ export extern "axe-llm" [
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -331,6 +334,7 @@ export extern "axe-notes-consolidate" [
     --dry-run  # Ask the model, write nothing; print the diff of every file it would change
     --json  # Print {agent, dry_run, model_called, entries, entries_left, files: [{path, sha256_before, sha256_after}], history, usage, answer, conflicts} as JSON
     --undo  # Restore the files of the last consolidation, unless one changed since
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -475,6 +479,7 @@ export extern "axe run" [
     --prompt(-p): string  # Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
@@ -508,6 +513,7 @@ export extern "axe gc" [
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -601,6 +607,7 @@ export extern "axe llm" [
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them)
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -766,6 +773,7 @@ export extern "axe notes consolidate" [
     --dry-run  # Ask the model, write nothing; print the diff of every file it would change
     --json  # Print {agent, dry_run, model_called, entries, entries_left, files: [{path, sha256_before, sha256_after}], history, usage, answer, conflicts} as JSON
     --undo  # Restore the files of the last consolidation, unless one changed since
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -41,6 +41,7 @@ pub const COMMAND: Command = Command {
         REQUEST,
         NO_STDIN,
         JSON,
+        super::ledger::NO_LOG,
     ],
     rules: &[Rule::Conflict(
         Item::Flag(&SYSTEM),
@@ -153,6 +154,8 @@ struct Args<'m> {
     json: bool,
     request: Option<&'m str>,
     no_stdin: bool,
+    /// Record the call in the ledger (off: `--no-log`).
+    log: bool,
 }
 
 impl<'m> Args<'m> {
@@ -169,6 +172,7 @@ impl<'m> Args<'m> {
             json: m.flag(&JSON),
             request: m.string(&REQUEST)?,
             no_stdin: m.flag(&NO_STDIN),
+            log: !m.flag(&super::ledger::NO_LOG),
         };
         match args.request {
             Some("-") if args.no_stdin => Err(Error::Usage(
@@ -245,7 +249,22 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             }
             Ok(())
         };
-        axe_llm::complete(&endpoint, &name, &conversation, &options, &mut show)?
+        let ledger = crate::ledger::Ledger::new(
+            super::args::env_agents().dirs().data().ok(),
+            &config,
+            args.log,
+            std::sync::Arc::new(axe_base::report::Stderr),
+        );
+        let caller = crate::ledger::Caller::default();
+        ledger.complete(
+            caller,
+            &endpoint,
+            &name,
+            &conversation,
+            &options,
+            &mut show,
+            &mut |_| {},
+        )?
     };
     let duration_ms = started.elapsed().as_millis();
     print_reply(out, &reply, json, args.stream, duration_ms)

@@ -11,6 +11,7 @@ pub mod context;
 pub mod export;
 pub mod gc;
 pub mod import;
+pub mod ledger;
 pub mod llm;
 pub mod log;
 pub mod mcp;

@@ -46,6 +46,7 @@ pub const COMMAND: Command = Command {
         PROMPT,
         NO_STDIN,
         MESSAGES,
+        super::ledger::NO_LOG,
         AGENTS_DIR,
         SKILL,
         WORKDIR,
@@ -261,6 +262,8 @@ struct Args<'m> {
     artifact_dir: Option<&'m std::path::Path>,
     keep_artifacts: bool,
     now: Current<'m>,
+    /// Record the calls in the ledger (off: `--no-log`).
+    log: bool,
 }
 
 impl<'m> Args<'m> {
@@ -289,6 +292,7 @@ impl<'m> Args<'m> {
             },
             artifact_dir: m.value(&ARTIFACT_DIR).map(std::path::Path::new),
             keep_artifacts: m.flag(&KEEP_ARTIFACTS),
+            log: !m.flag(&super::ledger::NO_LOG),
             now: Current {
                 task: Some(m.string(&STATE_TASK)?.unwrap_or(DEFAULT_TASK)),
                 phase: m.string(&PHASE)?,
@@ -338,6 +342,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let config = config::load(&agents)?;
     let config_dir = agents.dirs().config()?;
     let mut session = Session::new(config, (config_dir, agents, wait), &cfg, verbose);
+    if !args.log {
+        session.ledger.stop();
+    }
     let agent = once::prepare(&session, name, cfg, &args.overrides).map_err(|(_, e)| e)?;
     let words = args.words;
     let history = messages

@@ -7,6 +7,7 @@ use super::details::Detail;
 use super::pool::Pool;
 use crate::agent::{AgentConfig, Agents};
 use crate::config::{Config, Endpoints};
+use crate::ledger::Ledger;
 use axe_base::error::Result;
 use axe_base::report::Report;
 use axe_llm::{Endpoint, Provider, Usage};
@@ -50,6 +51,8 @@ pub struct Session {
     /// search), so each endpoint is one connection kept alive for the
     /// run, through the environment's proxy.
     pub client: axe_net::Client,
+    /// Where every call of the tree is recorded (`--no-log`: nowhere).
+    pub ledger: Ledger,
 }
 
 impl Session {
@@ -62,7 +65,9 @@ impl Session {
         let depth = u32::try_from(top.sub_agents_config.max_depth.get())
             .ok()
             .filter(|d| (1..=5).contains(d));
+        let ledger = Ledger::new(agents.dirs().data().ok(), &config, true, agents.reporter());
         Session {
+            ledger,
             endpoints: Endpoints::new(config),
             config_dir,
             agents,

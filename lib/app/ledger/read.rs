@@ -1,0 +1,1 @@
+//! Reading the ledger back: `axe-log`.

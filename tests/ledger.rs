@@ -1,0 +1,370 @@
+//! The ledger (issue 34): one JSON line per model call, from every
+//! command that calls one, checked against what the local server got.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+
+use crate::run::tool_use;
+use crate::server::{Answer, Recorded, Server};
+use crate::util::{Env, entries};
+use crate::wire::{KEY, anthropic_reply, openai_reply, served_by, system_text};
+
+fn ledger_dir(env: &Env) -> PathBuf {
+    env.data_dir().join("axe/ledger")
+}
+
+/// Every record of every ledger file, in file order.
+fn records(env: &Env) -> Vec<Value> {
+    let dir = ledger_dir(env);
+    let Ok(list) = fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<PathBuf> = list.map(|e| e.unwrap().path()).collect();
+    names.sort();
+    let mut all = Vec::new();
+    for name in names {
+        let text = fs::read_to_string(&name).unwrap();
+        assert!(text.is_empty() || text.ends_with('\n'), "{text}");
+        for line in text.lines() {
+            all.push(serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")));
+        }
+    }
+    all
+}
+
+/// `axe-llm` at `url`, standard input not read.
+fn llm(env: &Env, url: &str) -> assert_cmd::Command {
+    let mut cmd = served_by(env.cmd("axe-llm"), url);
+    cmd.arg("-n");
+    cmd
+}
+
+fn config(env: &Env, text: &str) {
+    let dir = env.config_dir().join("axe");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("config.toml"), text).unwrap();
+}
+
+/// `boss` calls `helper` once through `call_agent`, then answers.
+fn boss_and_helper(env: &Env) -> Server {
+    for (name, extra) in [("boss", "sub_agents = [\"helper\"]"), ("helper", "")] {
+        env.agent(
+            name,
+            &format!(
+                "name = \"{name}\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"You are {name}.\"\n{extra}\n"
+            ),
+        );
+    }
+    Server::route(|r: &Recorded| {
+        let body = r.json();
+        if system_text(&body).contains("You are helper") {
+            return Answer::json(200, &anthropic_reply("helped"));
+        }
+        let answered = body["messages"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m.to_string().contains("tool_result")));
+        if answered {
+            Answer::json(200, &anthropic_reply("done"))
+        } else {
+            Answer::json(
+                200,
+                &tool_use(&[("c1", json!({"agent": "helper", "task": "help"}))]),
+            )
+        }
+    })
+}
+
+fn field<'a>(records: &'a [Value], key: &str) -> Vec<&'a Value> {
+    records.iter().map(|r| &r[key]).collect()
+}
+
+#[test]
+fn axe_run_records_every_turn_and_sub_agent() {
+    let env = Env::new();
+    let server = boss_and_helper(&env);
+    served_by(env.cmd("axe-run"), &server.url)
+        .args(["boss", "go"])
+        .assert()
+        .success()
+        .stdout("done");
+    let recs = records(&env);
+    assert_eq!(recs.len(), server.requests().len(), "{recs:#?}");
+    assert_eq!(
+        field(&recs, "agent"),
+        [&json!("boss"), &json!("helper"), &json!("boss")]
+    );
+    let tokens: Vec<_> = recs
+        .iter()
+        .map(|r| (r["input_tokens"].clone(), r["output_tokens"].clone()))
+        .collect();
+    assert_eq!(
+        tokens,
+        [
+            (json!(5), json!(3)),
+            (json!(11), json!(7)),
+            (json!(11), json!(7))
+        ]
+    );
+    for r in &recs {
+        assert_eq!(r["provider"], "anthropic");
+        assert_eq!(r["model"], "claude-test");
+        assert_eq!(r["status"], "ok");
+        assert_eq!(r["exit_code"], 0);
+        assert_eq!(r["retries"], 0);
+        assert_eq!(r["conversation"], Value::Null);
+        assert!(r["time"].as_str().unwrap().ends_with('Z'), "{r}");
+        assert!(
+            r.get("prompt").is_none() && r.get("answer").is_none(),
+            "{r}"
+        );
+    }
+    let month = &recs[0]["time"].as_str().unwrap()[..7];
+    assert!(ledger_dir(&env).join(format!("{month}.jsonl")).is_file());
+}
+
+#[test]
+fn axe_llm_records_retries_and_priced_cost() {
+    let env = Env::new();
+    config(
+        &env,
+        "[pricing.\"openai/gpt-test\"]\ninput = 3.0\noutput = 15.0\n",
+    );
+    let server = Server::start(vec![
+        Answer::json(429, &json!({"error": {"message": "slow down"}})),
+        Answer::json(200, &openai_reply("hi")),
+    ]);
+    llm(&env, &server.url)
+        .args(["-m", "openai/gpt-test", "--retries", "2", "hello"])
+        .assert()
+        .success()
+        .stdout("hi");
+    assert_eq!(server.requests().len(), 2);
+    let recs = records(&env);
+    assert_eq!(recs.len(), 1, "{recs:#?}");
+    let r = &recs[0];
+    assert_eq!(r["agent"], Value::Null);
+    assert_eq!(r["provider"], "openai");
+    assert_eq!(r["model"], "gpt-test");
+    assert_eq!(r["retries"], 1);
+    assert_eq!(
+        (r["input_tokens"].as_u64(), r["output_tokens"].as_u64()),
+        (Some(11), Some(7))
+    );
+    let cost = r["cost"].as_f64().unwrap();
+    assert!(
+        (cost - (11.0 * 3.0 + 7.0 * 15.0) / 1e6).abs() < 1e-12,
+        "{cost}"
+    );
+}
+
+#[test]
+fn a_failed_call_is_recorded_with_its_exit_code() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(
+        401,
+        &json!({"error": {"message": "bad key"}}),
+    )]);
+    llm(&env, &server.url)
+        .args(["-m", "openai/gpt-test", "hello"])
+        .assert()
+        .code(3);
+    let recs = records(&env);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(
+        (recs[0]["status"].as_str(), recs[0]["exit_code"].as_u64()),
+        (Some("error"), Some(3))
+    );
+}
+
+#[test]
+fn openrouter_cost_is_kept_as_reported() {
+    let env = Env::new();
+    let mut reply = openai_reply("hi");
+    reply["usage"]["cost"] = json!(0.0042);
+    let server = Server::start(vec![Answer::json(200, &reply)]);
+    llm(&env, &server.url)
+        .args(["-m", "openrouter/some/model", "hello"])
+        .assert()
+        .success();
+    let recs = records(&env);
+    assert_eq!(recs[0]["cost"], json!(0.0042));
+    assert_eq!(recs[0]["model"], "some/model");
+}
+
+#[test]
+fn axe_gc_records_its_analysis() {
+    let env = Env::new();
+    env.memory_agent("mem", "");
+    fs::create_dir_all(env.log_path("mem").parent().unwrap()).unwrap();
+    fs::write(env.log_path("mem"), entries(3)).unwrap();
+    let server = Server::start(vec![Answer::json(200, &anthropic_reply("analysis"))]);
+    served_by(env.cmd("axe-gc"), &server.url)
+        .args(["mem", "--dry-run"])
+        .assert()
+        .success();
+    let recs = records(&env);
+    assert_eq!(recs.len(), 1, "{recs:#?}");
+    assert_eq!(recs[0]["agent"], "mem");
+    assert_eq!(recs[0]["model"], "claude-3");
+    assert_eq!(recs[0]["input_tokens"], 11);
+}
+
+#[test]
+fn no_log_records_nothing() {
+    let env = Env::new();
+    let server = boss_and_helper(&env);
+    served_by(env.cmd("axe-run"), &server.url)
+        .args(["boss", "go", "--no-log"])
+        .assert()
+        .success();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("hi"))]);
+    llm(&env, &server.url)
+        .args(["-m", "openai/gpt-test", "--no-log", "hello"])
+        .assert()
+        .success();
+    env.memory_agent("mem", "");
+    fs::create_dir_all(env.log_path("mem").parent().unwrap()).unwrap();
+    fs::write(env.log_path("mem"), entries(3)).unwrap();
+    let server = Server::start(vec![Answer::json(200, &anthropic_reply("analysis"))]);
+    served_by(env.cmd("axe-gc"), &server.url)
+        .args(["mem", "--dry-run", "--no-log"])
+        .assert()
+        .success();
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(records(&env), Vec::<Value>::new());
+}
+
+#[test]
+fn text_is_kept_only_when_asked_and_redacted() {
+    let env = Env::new();
+    let secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let server = Server::start(vec![
+        Answer::json(200, &openai_reply(&format!("echo {secret}"))),
+        Answer::json(200, &openai_reply(&format!("echo {secret}"))),
+    ]);
+    let call = |env: &Env| {
+        llm(env, &server.url)
+            .args([
+                "-m",
+                "openai/gpt-test",
+                &format!("my key {KEY} and {secret}"),
+            ])
+            .assert()
+            .success();
+    };
+    call(&env);
+    config(&env, "[log]\ntext = true\n");
+    call(&env);
+    let recs = records(&env);
+    assert_eq!(recs.len(), 2);
+    assert!(recs[0].get("prompt").is_none() && recs[0].get("answer").is_none());
+    let kept = recs[1].to_string();
+    assert!(!kept.contains(KEY) && !kept.contains(secret), "{kept}");
+    assert!(
+        recs[1]["prompt"].as_str().unwrap().starts_with("my key "),
+        "{kept}"
+    );
+    assert!(
+        recs[1]["answer"].as_str().unwrap().starts_with("echo "),
+        "{kept}"
+    );
+    let raw = fs::read_to_string(
+        fs::read_dir(ledger_dir(&env))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path(),
+    )
+    .unwrap();
+    assert!(!raw.contains(KEY) && !raw.contains(secret));
+}
+
+#[test]
+fn a_full_file_is_followed_by_the_next() {
+    let env = Env::new();
+    config(&env, "[log]\nmax_bytes = 100\n");
+    let server = Server::start(
+        (0..3)
+            .map(|_| Answer::json(200, &openai_reply("hi")))
+            .collect(),
+    );
+    for _ in 0..3 {
+        llm(&env, &server.url)
+            .args(["-m", "openai/gpt-test", "hello"])
+            .assert()
+            .success();
+    }
+    let recs = records(&env);
+    assert_eq!(recs.len(), 3);
+    let month = &recs[0]["time"].as_str().unwrap()[..7];
+    let mut names: Vec<String> = fs::read_dir(ledger_dir(&env))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            format!("{month}.2.jsonl"),
+            format!("{month}.3.jsonl"),
+            format!("{month}.jsonl")
+        ]
+    );
+}
+
+#[test]
+fn a_ledger_that_cannot_be_written_warns_and_the_call_succeeds() {
+    let env = Env::new();
+    // A file where the directory goes: no one, root included, makes a
+    // ledger file under it.
+    fs::create_dir_all(env.data_dir().join("axe")).unwrap();
+    fs::write(ledger_dir(&env), "not a directory").unwrap();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("hi"))]);
+    let out = llm(&env, &server.url)
+        .args(["-m", "openai/gpt-test", "hello"])
+        .assert()
+        .success()
+        .stdout("hi")
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("warning: the ledger was not written ("),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn eight_concurrent_runs_leave_every_line_whole() {
+    let env = Env::new();
+    let server = boss_and_helper(&env);
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let mut cmd = env.std_cmd("axe-run");
+            for p in ["ANTHROPIC"] {
+                cmd.env(format!("AXE_{p}_BASE_URL"), &server.url);
+                cmd.env(format!("{p}_API_KEY"), KEY);
+            }
+            cmd.args(["boss", &format!("task {i}")])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let recs = records(&env);
+    // Three calls each: boss, helper, boss again.
+    assert_eq!(recs.len(), 8 * 3);
+    assert_eq!(recs.len(), server.requests().len());
+    let helpers = recs.iter().filter(|r| r["agent"] == "helper").count();
+    assert_eq!(helpers, 8);
+}
