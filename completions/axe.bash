@@ -100,7 +100,7 @@ _axe_spec_axe() {
     flags='--json --completions --man-pages --help -h --version -V'
     valued=' --completions=none --man-pages=dir '
     args=''
-    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm context=axe_context mcp=axe_mcp mem=axe_mem notes=axe_notes state=axe_state sync=axe_sync import=axe_import export=axe_export help=axe_help version=axe_version '
+    subs=' run=axe_run gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm context=axe_context mcp=axe_mcp log=axe_log mem=axe_mem notes=axe_notes state=axe_state sync=axe_sync import=axe_import export=axe_export help=axe_help version=axe_version '
 }
 _axe_spec_axe_mem() {
     flags='-h --help'
@@ -123,7 +123,7 @@ _axe_spec_axe_state() {
 _axe_spec_axe_help() {
     flags=''
     valued=''
-    args='words:run,gc,agents,config,llm,context,mcp,mem,notes,state,sync,import,export,help,version...'
+    args='words:run,gc,agents,config,llm,context,mcp,log,mem,notes,state,sync,import,export,help,version...'
     subs=''
 }
 _axe_spec_axe_version() {
@@ -214,6 +214,12 @@ _axe_spec_axe_mcp() {
     flags='--read-only --config-dir --data-dir --help -h --version -V'
     valued=' --config-dir=dir --data-dir=dir '
     args='agent'
+    subs=''
+}
+_axe_spec_axe_log() {
+    flags='--agent --model --since --until --conversation --sum --json --help -h --version -V'
+    valued=' --agent=agent --model=model --since=none --until=none --conversation=none --sum=none '
+    args=''
     subs=''
 }
 _axe_spec_axe_mem_path() {
@@ -366,4 +372,4 @@ _axe_spec_axe_export() {
     args='none'
     subs=''
 }
-complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
+complete -F _axe axe axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-log axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export

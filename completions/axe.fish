@@ -43,7 +43,7 @@ end
 # `axe WORD... ARGS`: the completions of axe-WORD-... for ARGS.
 function __axe_delegate
     set -l words (commandline -opc)[2..-1]
-    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
+    set -l known axe-run axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-log axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
     for n in 1 2
         set -l program axe-(string join - -- $words[1..$n])
         if contains -- $program $known
@@ -68,6 +68,7 @@ complete -c axe -n '__axe_at 0 -' -a config -d 'Manage axe configuration'
 complete -c axe -n '__axe_at 0 -' -a llm -d 'Send a prompt to a model and print its answer'
 complete -c axe -n '__axe_at 0 -' -a context -d 'Print everything an agent remembers as one block within a character budget'
 complete -c axe -n '__axe_at 0 -' -a mcp -d 'Serve an agent\'s memory to any MCP client over stdin and stdout'
+complete -c axe -n '__axe_at 0 -' -a log -d 'List or sum the model calls the ledger recorded'
 complete -c axe -n '__axe_at 0 -' -a mem -d 'The axe-mem-* commands'
 complete -c axe -n '__axe_at 1 mem' -a path -d 'Print the file that holds an agent\'s memory log'
 complete -c axe -n '__axe_at 1 mem' -a append -d 'Append an entry to an agent\'s memory log'
@@ -94,7 +95,7 @@ complete -c axe -n '__axe_at 0 -' -a import -d 'Import memory from Claude Code, 
 complete -c axe -n '__axe_at 0 -' -a export -d 'Export the notes as MCP memory server JSONL, JSON lines or markdown'
 complete -c axe -n '__axe_at 0 -' -a help -d 'Print help, or a command\'s help'
 complete -c axe -n '__axe_at 0 -' -a version -d 'Print version'
-complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm context mcp mem notes state sync import export'
+complete -c axe -n '__axe_at 1 help' -a 'run gc agents config llm context mcp log mem notes state sync import export'
 complete -c axe -n 'not __axe_at 0 -' -a '(__axe_delegate)'
 
 # axe-run
@@ -227,6 +228,18 @@ complete -c axe-mcp -l data-dir -x -a '(__fish_complete_directories)' -d 'Use DI
 complete -c axe-mcp -s h -l help -d 'Print help'
 complete -c axe-mcp -s V -l version -d 'Print version'
 complete -c axe-mcp -n '__axe_at 0 - --config-dir --data-dir' -a '(__axe_agents)'
+
+# axe-log
+complete -c axe-log -f
+complete -c axe-log -l agent -x -a '(__axe_agents)' -d 'Only this agent\'s calls'
+complete -c axe-log -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Only calls to this model: provider/model, or the model alone'
+complete -c axe-log -l since -x -d 'Only calls from WHEN on: a date, an RFC 3339 time or an age (7d)'
+complete -c axe-log -l until -x -d 'Only calls before WHEN: a date, an RFC 3339 time or an age (7d)'
+complete -c axe-log -l conversation -x -d 'Only the calls of this conversation'
+complete -c axe-log -l sum -x -d 'Sum calls, tokens and cost by day, agent or model'
+complete -c axe-log -l json -d 'Print {calls: [records]} (newest first), or with --sum {sum, groups: [{key, calls, input_tokens, output_tokens, cache_read_tokens, cost, cost_unknown}]}, as one JSON document'
+complete -c axe-log -s h -l help -d 'Print help'
+complete -c axe-log -s V -l version -d 'Print version'
 
 # axe-mem-path
 complete -c axe-mem-path -f

@@ -19,7 +19,7 @@ def "nu-complete axe shells" [] {
 }
 
 def "nu-complete axe commands" [] {
-    ["run" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "notes consolidate" "state path" "state show" "state ingest" "state record" "state context" "sync" "import" "export"]
+    ["run" "gc" "agents" "config" "llm" "context" "mcp" "log" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "notes consolidate" "state path" "state show" "state ingest" "state record" "state context" "sync" "import" "export"]
 }
 
 # Run LLM agents from the shell and give them memory
@@ -191,6 +191,19 @@ export extern "axe-mcp" [
     --read-only  # Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# List or sum the model calls the ledger recorded
+export extern "axe-log" [
+    --agent: string@"nu-complete axe agents"  # Only this agent's calls
+    --model: string@"nu-complete axe models"  # Only calls to this model: provider/model, or the model alone
+    --since: string  # Only calls from WHEN on: a date, an RFC 3339 time or an age (7d)
+    --until: string  # Only calls before WHEN: a date, an RFC 3339 time or an age (7d)
+    --conversation: string  # Only the calls of this conversation
+    --sum: string  # Sum calls, tokens and cost by day, agent or model
+    --json  # Print {calls: [records]} (newest first), or with --sum {sum, groups: [{key, calls, input_tokens, output_tokens, cache_read_tokens, cost, cost_unknown}]}, as one JSON document
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -630,6 +643,19 @@ export extern "axe mcp" [
     --read-only  # Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# List or sum the model calls the ledger recorded
+export extern "axe log" [
+    --agent: string@"nu-complete axe agents"  # Only this agent's calls
+    --model: string@"nu-complete axe models"  # Only calls to this model: provider/model, or the model alone
+    --since: string  # Only calls from WHEN on: a date, an RFC 3339 time or an age (7d)
+    --until: string  # Only calls before WHEN: a date, an RFC 3339 time or an age (7d)
+    --conversation: string  # Only the calls of this conversation
+    --sum: string  # Sum calls, tokens and cost by day, agent or model
+    --json  # Print {calls: [records]} (newest first), or with --sum {sum, groups: [{key, calls, input_tokens, output_tokens, cache_read_tokens, cost, cost_unknown}]}, as one JSON document
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -367,4 +367,226 @@ fn eight_concurrent_runs_leave_every_line_whole() {
     assert_eq!(recs.len(), server.requests().len());
     let helpers = recs.iter().filter(|r| r["agent"] == "helper").count();
     assert_eq!(helpers, 8);
+    // The sums agree: boss's two turns (5+11 in) and helper's one (11 in)
+    // for each run.
+    let sums = log_json(&env, &["--sum", "agent"]);
+    assert_eq!(sums["groups"][0]["key"], "boss");
+    assert_eq!(sums["groups"][0]["calls"], 16);
+    assert_eq!(sums["groups"][0]["input_tokens"], 8 * (5 + 11));
+    assert_eq!(sums["groups"][1]["calls"], 8);
+    assert_eq!(sums["groups"][1]["output_tokens"], 8 * 7);
+}
+
+/// A record as the ledger writes it.
+fn rec(
+    time: &str,
+    agent: Option<&str>,
+    model: &str,
+    tokens: (u64, u64),
+    cost: Option<f64>,
+) -> String {
+    let (provider, model) = model.split_once('/').unwrap();
+    json!({
+        "time": time, "agent": agent, "provider": provider, "model": model,
+        "input_tokens": tokens.0, "output_tokens": tokens.1,
+        "cache_read_tokens": null, "cache_write_tokens": null, "cost": cost,
+        "duration_ms": 5, "retries": 0, "status": "ok", "exit_code": 0,
+        "conversation": if agent == Some("boss") { json!("c-1") } else { Value::Null },
+    })
+    .to_string()
+        + "\n"
+}
+
+/// Two months of calls, written as the ledger would have.
+fn two_months(env: &Env) {
+    let dir = ledger_dir(env);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("2026-10.jsonl"),
+        rec(
+            "2026-10-30T10:00:00.000Z",
+            Some("boss"),
+            "anthropic/claude-a",
+            (100, 10),
+            Some(0.5),
+        ),
+    )
+    .unwrap();
+    fs::write(
+        dir.join("2026-11.jsonl"),
+        [
+            rec(
+                "2026-11-01T09:00:00.000Z",
+                Some("helper"),
+                "openai/gpt-b",
+                (20, 2),
+                None,
+            ),
+            rec(
+                "2026-11-01T10:00:00.000Z",
+                None,
+                "openai/gpt-b",
+                (30, 3),
+                Some(0.25),
+            ),
+            "not a record\n".to_owned(),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    fs::write(
+        dir.join("2026-11.2.jsonl"),
+        rec(
+            "2026-11-02T08:00:00.000Z",
+            Some("boss"),
+            "anthropic/claude-a",
+            (200, 20),
+            Some(1.0),
+        ),
+    )
+    .unwrap();
+}
+
+fn log_json(env: &Env, args: &[&str]) -> Value {
+    let out = env
+        .cmd("axe-log")
+        .args(args)
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn times(doc: &Value) -> Vec<String> {
+    doc["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["time"].as_str().unwrap()[..13].to_owned())
+        .collect()
+}
+
+#[test]
+fn axe_log_lists_newest_first_and_filters() {
+    let env = Env::new();
+    two_months(&env);
+    let all = log_json(&env, &[]);
+    assert_eq!(
+        times(&all),
+        [
+            "2026-11-02T08",
+            "2026-11-01T10",
+            "2026-11-01T09",
+            "2026-10-30T10"
+        ]
+    );
+    assert_eq!(
+        times(&log_json(&env, &["--agent", "boss"])),
+        ["2026-11-02T08", "2026-10-30T10"]
+    );
+    assert_eq!(
+        times(&log_json(&env, &["--model", "gpt-b"])),
+        ["2026-11-01T10", "2026-11-01T09"]
+    );
+    assert_eq!(
+        times(&log_json(
+            &env,
+            &["--model", "anthropic/claude-a", "--since", "2026-11-01"]
+        )),
+        ["2026-11-02T08"]
+    );
+    assert_eq!(
+        times(&log_json(&env, &["--until", "2026-11-01T10:00:00Z"])),
+        ["2026-11-01T09", "2026-10-30T10"]
+    );
+    assert_eq!(times(&log_json(&env, &["--conversation", "c-1"])).len(), 2);
+    // An age, from now: a long one takes them all.
+    let recent = log_json(&env, &["--since", "100000d"]);
+    assert_eq!(times(&recent).len(), 4);
+
+    let text = env.cmd("axe-log").assert().success().get_output().clone();
+    let stdout = String::from_utf8(text.stdout).unwrap();
+    assert_eq!(
+        stdout.lines().next().unwrap(),
+        "2026-11-02T08:00:00.000Z\tboss\tanthropic/claude-a\t200\t20\t$1.000000\t5ms\tok"
+    );
+    assert_eq!(stdout.lines().nth(1).unwrap().split('\t').nth(1), Some("-"));
+    assert_eq!(
+        String::from_utf8(text.stderr).unwrap(),
+        "warning: 1 line(s) of the ledger are no record and were left out\n"
+    );
+}
+
+#[test]
+fn axe_log_sums_by_day_agent_and_model() {
+    let env = Env::new();
+    two_months(&env);
+    let agents = log_json(&env, &["--sum", "agent"]);
+    assert_eq!(agents["sum"], "agent");
+    let groups: Vec<_> = agents["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["key"].clone(),
+                g["calls"].clone(),
+                g["input_tokens"].clone(),
+                g["cost"].clone(),
+                g["cost_unknown"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            (json!("-"), json!(1), json!(30), json!(0.25), json!(0)),
+            (json!("boss"), json!(2), json!(300), json!(1.5), json!(0)),
+            (json!("helper"), json!(1), json!(20), json!(0.0), json!(1)),
+        ]
+    );
+    let days = log_json(&env, &["--sum", "day", "--since", "2026-11-01"]);
+    let keys: Vec<_> = days["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["key"].clone())
+        .collect();
+    assert_eq!(keys, [json!("2026-11-01"), json!("2026-11-02")]);
+    let models = log_json(&env, &["--sum", "model"]);
+    assert_eq!(models["groups"][0]["key"], "anthropic/claude-a");
+    assert_eq!(models["groups"][0]["output_tokens"], 30);
+
+    let text = env
+        .cmd("axe-log")
+        .args(["--sum", "model"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(
+        String::from_utf8(text.stdout).unwrap(),
+        "KEY\tCALLS\tINPUT\tOUTPUT\tCOST\nanthropic/claude-a\t2\t300\t30\t$1.500000\nopenai/gpt-b\t2\t50\t5\t$0.250000\n"
+    );
+}
+
+#[test]
+fn axe_log_refuses_what_it_cannot_read() {
+    let env = Env::new();
+    env.cmd("axe-log")
+        .args(["--sum", "week"])
+        .assert()
+        .code(1)
+        .stderr("error parsing flag --sum: \"week\" is not one of day, agent, model\n");
+    env.cmd("axe-log")
+        .args(["--since", "yesterday"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::starts_with(
+            "error parsing flag --since: \"yesterday\"",
+        ));
+    // No ledger yet: nothing, and no error.
+    env.cmd("axe-log").assert().success().stdout("");
 }

@@ -33,6 +33,7 @@ pub const ALL: &[&Command] = &[
     &llm::COMMAND,
     &context::COMMAND,
     &mcp::COMMAND,
+    &ledger::COMMAND,
     &log::path::COMMAND,
     &log::append::COMMAND,
     &log::load::COMMAND,
