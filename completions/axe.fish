@@ -120,7 +120,7 @@ complete -c axe-run -s v -l verbose -d 'Print what is sent and received on stder
 complete -c axe-run -l stream -d 'Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end'
 complete -c axe-run -l artifact-dir -x -a '(__fish_complete_directories)' -d 'Put the agents\' artifacts in DIR, which is kept [default: the agent\'s [artifacts] dir, else a directory for this run]'
 complete -c axe-run -l keep-artifacts -d 'Keep the run\'s own artifact directory when it ends, and say where it is'
-complete -c axe-run -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry'
+complete -c axe-run -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry, refused when the answer reads as a refusal'
 complete -c axe-run -s h -l help -d 'Print help'
 complete -c axe-run -s V -l version -d 'Print version'
 complete -c axe-run -n '__axe_at 0 - --prompt -p --messages --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --artifact-dir' -a '(__axe_agents)'

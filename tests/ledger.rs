@@ -590,3 +590,27 @@ fn axe_log_refuses_what_it_cannot_read() {
     // No ledger yet: nothing, and no error.
     env.cmd("axe-log").assert().success().stdout("");
 }
+
+#[test]
+fn json_says_refused_when_the_answer_declines() {
+    let env = Env::new();
+    env.agent("shy", "name = \"shy\"\nmodel = \"anthropic/claude-test\"\n");
+    let server = Server::start(vec![
+        Answer::json(
+            200,
+            &anthropic_reply("I'm sorry, but I can\u{2019}t help with that."),
+        ),
+        Answer::json(200, &anthropic_reply("Here it is.")),
+    ]);
+    for expected in [true, false] {
+        let out = served_by(env.cmd("axe-run"), &server.url)
+            .args(["shy", "go", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let refused = doc.get("refused").cloned();
+        assert_eq!(refused, expected.then_some(json!(true)), "{doc}");
+    }
+}

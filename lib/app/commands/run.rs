@@ -205,7 +205,7 @@ const KEEP_ARTIFACTS: Flag = Flag::switch(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry, refused when the answer reads as a refusal",
 );
 
 /// What `--json` adds to the answer: the model's tool calls (how many, and
@@ -232,6 +232,10 @@ struct More<'a> {
     /// when an entry was written.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     logged: Option<Cut>,
+    /// The answer reads as a refusal (Go 1.8's heuristic, `run::refusal`);
+    /// only when it does, as every other field that says something is so.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    refused: bool,
 }
 
 /// The run's token budget: its tokens over the whole tree of agents.
@@ -474,6 +478,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             messages: given.then_some(&outcome.messages[..]),
             redacted: ran.redacted,
             logged: ran.logged,
+            refused: crate::run::refusal::refused(&outcome.reply.content),
         };
         super::answer::write_answer(out, &outcome.reply, &usage, duration_ms, more)?;
     } else {
