@@ -33,7 +33,7 @@ _axe_values() {
             ;;
         model)
             compopt -o nospace 2>/dev/null
-            COMPREPLY=($(compgen -W $'anthropic/\nopenai/\nollama/\nopenrouter/\ngoogle/' -- "$cur"))
+            COMPREPLY=($(compgen -W $'anthropic/\nopenai/\nollama/\nopenrouter/\ngoogle/\nrequesty/\natlascloud/\nedenai/' -- "$cur"))
             ;;
         words:*)
             local words=${1#words:}

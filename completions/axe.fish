@@ -107,7 +107,7 @@ complete -c axe-run -l no-log -d 'Do not record this command\'s model calls in t
 complete -c axe-run -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
 complete -c axe-run -l skill -r -F -d 'Use this skill file instead of the agent\'s'
 complete -c axe-run -l workdir -x -a '(__fish_complete_directories)' -d 'Resolve the agent\'s files in DIR'
-complete -c axe-run -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Use this model instead of the agent\'s'
+complete -c axe-run -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/ requesty/ atlascloud/ edenai/' -d 'Use this model instead of the agent\'s'
 complete -c axe-run -s s -l system -x -d 'Use this persona instead of the agent\'s system_prompt (skill, files and memory still follow)'
 complete -c axe-run -l temperature -x -d 'Sampling temperature for this run, sent even when 0 [default: the agent\'s]'
 complete -c axe-run -l max-tokens -x -d 'Longest answer in tokens for this run; 0 is not sent [default: the agent\'s]'
@@ -129,7 +129,7 @@ complete -c axe-run -n '__axe_at 0 - --prompt -p --messages --agents-dir --skill
 complete -c axe-gc -f
 complete -c axe-gc -l all -d 'Run on every agent that has memory.enabled = true, one after another'
 complete -c axe-gc -l dry-run -d 'Analyze and print suggestions without trimming the memory file'
-complete -c axe-gc -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Use this model for the analysis instead of the agent\'s'
+complete -c axe-gc -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/ requesty/ atlascloud/ edenai/' -d 'Use this model for the analysis instead of the agent\'s'
 complete -c axe-gc -l timeout -x -d 'Give up on an analysis after this long [default: 120]'
 complete -c axe-gc -l budget -x -d 'Send the analysis only the newest entries that fit in N characters [default: the whole log]'
 complete -c axe-gc -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
@@ -164,7 +164,7 @@ complete -c axe-agents -n '__axe_in check --agents-dir' -s V -l version -d 'Prin
 complete -c axe-agents -n '__axe_at 1 check --agents-dir' -a '(__axe_agents)'
 complete -c axe-agents -n '__axe_at 0 - ' -a init -d 'Create a new agent configuration file'
 complete -c axe-agents -n '__axe_in init --agents-dir --model -m --system --skill' -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
-complete -c axe-agents -n '__axe_in init --agents-dir --model -m --system --skill' -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Write this model [default: default_model in config.toml, else a placeholder]'
+complete -c axe-agents -n '__axe_in init --agents-dir --model -m --system --skill' -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/ requesty/ atlascloud/ edenai/' -d 'Write this model [default: default_model in config.toml, else a placeholder]'
 complete -c axe-agents -n '__axe_in init --agents-dir --model -m --system --skill' -l system -x -d 'Write this persona as system_prompt (empty: none)'
 complete -c axe-agents -n '__axe_in init --agents-dir --model -m --system --skill' -l skill -r -F -d 'Write this skill path as given (relative: from <config>; empty: none)'
 complete -c axe-agents -n '__axe_in init --agents-dir --model -m --system --skill' -l memory -d 'Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100 (runs warn from 100 entries on)'
@@ -194,7 +194,7 @@ complete -c axe-config -n '__axe_in init ' -s V -l version -d 'Print version'
 
 # axe-llm
 complete -c axe-llm -f
-complete -c axe-llm -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'The model, e.g. openai/gpt-4o, ollama/llama3 [default: the request\'s, else default_model in config.toml]'
+complete -c axe-llm -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/ requesty/ atlascloud/ edenai/' -d 'The model, e.g. openai/gpt-4o, ollama/llama3 [default: the request\'s, else default_model in config.toml]'
 complete -c axe-llm -s s -l system -x -d 'The system prompt'
 complete -c axe-llm -l system-file -r -F -d 'Read the system prompt from PATH'
 complete -c axe-llm -l temperature -x -d 'Sampling temperature, sent even when 0 [default: the server\'s]'
@@ -232,7 +232,7 @@ complete -c axe-mcp -n '__axe_at 0 - --config-dir --data-dir' -a '(__axe_agents)
 # axe-log
 complete -c axe-log -f
 complete -c axe-log -l agent -x -a '(__axe_agents)' -d 'Only this agent\'s calls'
-complete -c axe-log -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Only calls to this model: provider/model, or the model alone'
+complete -c axe-log -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/ requesty/ atlascloud/ edenai/' -d 'Only calls to this model: provider/model, or the model alone'
 complete -c axe-log -l since -x -d 'Only calls from WHEN on: a date, an RFC 3339 time or an age (7d)'
 complete -c axe-log -l until -x -d 'Only calls before WHEN: a date, an RFC 3339 time or an age (7d)'
 complete -c axe-log -l conversation -x -d 'Only the calls of this conversation'

@@ -11,7 +11,7 @@ def "nu-complete axe agents" [] {
 }
 
 def "nu-complete axe models" [] {
-    ["anthropic/" "openai/" "ollama/" "openrouter/" "google/"]
+    ["anthropic/" "openai/" "ollama/" "openrouter/" "google/" "requesty/" "atlascloud/" "edenai/"]
 }
 
 def "nu-complete axe shells" [] {

@@ -347,10 +347,8 @@ fn eight_concurrent_runs_leave_every_line_whole() {
     let children: Vec<_> = (0..8)
         .map(|i| {
             let mut cmd = env.std_cmd("axe-run");
-            for p in ["ANTHROPIC"] {
-                cmd.env(format!("AXE_{p}_BASE_URL"), &server.url);
-                cmd.env(format!("{p}_API_KEY"), KEY);
-            }
+            cmd.env("AXE_ANTHROPIC_BASE_URL", &server.url)
+                .env("ANTHROPIC_API_KEY", KEY);
             cmd.args(["boss", &format!("task {i}")])
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
@@ -613,4 +611,99 @@ fn json_says_refused_when_the_answer_declines() {
         let refused = doc.get("refused").cloned();
         assert_eq!(refused, expected.then_some(json!(true)), "{doc}");
     }
+}
+
+/// The OpenAI-compatible gateways: each at its own variable and path,
+/// with its own key variable; Requesty's `usage.cost` is the call's cost,
+/// whole and streamed, in `--json` and in the ledger.
+#[test]
+fn the_gateways_speak_openais_wire_at_their_own_address() {
+    use crate::server::sse_data;
+    for (provider, key_var, path) in [
+        ("requesty", "REQUESTY_API_KEY", "/v1/chat/completions"),
+        ("atlascloud", "ATLASCLOUD_API_KEY", "/v1/chat/completions"),
+        ("edenai", "EDENAI_API_KEY", "/v3/chat/completions"),
+    ] {
+        let env = Env::new();
+        let mut whole = openai_reply("hi");
+        whole["usage"]["cost"] = json!(0.002);
+        let streamed = Answer::sse(&[
+            sse_data(&json!({"model": "m", "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": null}]}).to_string()),
+            sse_data(&json!({"model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}).to_string()),
+            sse_data(&json!({"model": "m", "choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7, "cost": 0.003}}).to_string()),
+            sse_data("[DONE]"),
+        ]);
+        let server = Server::start(vec![Answer::json(200, &whole), streamed]);
+        // The base URL as the gateway documents it, with its version.
+        let base = format!("{}{}", server.url, &path[..3]);
+        for stream in [false, true] {
+            let mut cmd = env.cmd("axe-llm");
+            cmd.env(format!("AXE_{}_BASE_URL", provider.to_uppercase()), &base)
+                .env(key_var, KEY)
+                .args([
+                    "-n",
+                    "--json",
+                    "-m",
+                    &format!("{provider}/vendor/model-x"),
+                    "hello",
+                ]);
+            if stream {
+                cmd.arg("--stream");
+            }
+            let out = cmd.assert().success().get_output().clone();
+            let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(doc["content"], "hi", "{provider}");
+            assert_eq!(
+                doc["cost"],
+                json!(if stream { 0.003 } else { 0.002 }),
+                "{provider} {doc}"
+            );
+        }
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2);
+        for r in &requests {
+            assert_eq!(r.path, path, "{provider}");
+            assert_eq!(
+                r.header("authorization"),
+                Some(format!("Bearer {KEY}").as_str())
+            );
+            assert_eq!(r.json()["model"], "vendor/model-x");
+        }
+        let recs = records(&env);
+        assert_eq!(
+            field(&recs, "provider"),
+            [&json!(provider), &json!(provider)]
+        );
+        assert_eq!(field(&recs, "cost"), [&json!(0.002), &json!(0.003)]);
+    }
+}
+
+#[test]
+fn a_consolidation_records_its_calls_unless_no_log() {
+    let env = Env::new();
+    env.agent(
+        "a",
+        "name = \"a\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\n",
+    );
+    for (i, no_log) in [false, true].into_iter().enumerate() {
+        env.cmd("axe-notes-remember")
+            .args(["a", &format!("fact {i}")])
+            .assert()
+            .success();
+        let server = Server::start(vec![Answer::json(200, &anthropic_reply("nothing to fold"))]);
+        let mut cmd = served_by(env.cmd("axe-notes-consolidate"), &server.url);
+        cmd.arg("a");
+        if no_log {
+            cmd.arg("--no-log");
+        }
+        cmd.assert().success();
+        assert_eq!(server.requests().len(), 1);
+    }
+    let recs = records(&env);
+    assert_eq!(recs.len(), 1, "{recs:#?}");
+    assert_eq!(
+        (recs[0]["agent"].as_str(), recs[0]["model"].as_str()),
+        (Some("a"), Some("m"))
+    );
+    assert_eq!(recs[0]["output_tokens"], 7);
 }

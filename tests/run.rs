@@ -1553,7 +1553,7 @@ fn every_exit_code() {
         (
             vec!["gemini"],
             1,
-            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google\n",
+            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google, requesty, atlascloud, edenai\n",
         ),
         (vec!["a"], 1, &bad),
     ];

@@ -179,17 +179,17 @@ pub fn sum(records: &[Record], by: By) -> Vec<Sum> {
 /// `now` (`7d`, `12h`, `2w`, `30m`). `None`: none of those.
 pub fn when(text: &str, now: OffsetDateTime) -> Option<String> {
     let text = text.trim();
-    if let Some(unit) = text.chars().last().filter(|c| "mhdw".contains(*c)) {
-        if let Ok(n) = text[..text.len() - 1].parse::<u32>() {
-            let minutes = match unit {
-                'm' => 1,
-                'h' => 60,
-                'd' => 24 * 60,
-                _ => 7 * 24 * 60,
-            };
-            let age = time::Duration::minutes(i64::from(n) * minutes);
-            return Some(timestamp(now.checked_sub(age)?));
-        }
+    if let Some(unit) = text.chars().last().filter(|c| "mhdw".contains(*c))
+        && let Ok(n) = text[..text.len() - 1].parse::<u32>()
+    {
+        let minutes = match unit {
+            'm' => 1,
+            'h' => 60,
+            'd' => 24 * 60,
+            _ => 7 * 24 * 60,
+        };
+        let age = time::Duration::minutes(i64::from(n) * minutes);
+        return Some(timestamp(now.checked_sub(age)?));
     }
     let rfc = time::format_description::well_known::Rfc3339;
     if let Ok(at) = OffsetDateTime::parse(text, &rfc) {
