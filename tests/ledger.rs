@@ -340,6 +340,29 @@ fn a_ledger_that_cannot_be_written_warns_and_the_call_succeeds() {
     );
 }
 
+/// A run of three calls whose ledger cannot be written says so once.
+#[test]
+fn an_unwritable_ledger_is_one_warning_for_a_whole_run() {
+    let env = Env::new();
+    fs::create_dir_all(env.data_dir().join("axe")).unwrap();
+    fs::write(ledger_dir(&env), "not a directory").unwrap();
+    let server = boss_and_helper(&env);
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .args(["boss", "go"])
+        .assert()
+        .success()
+        .stdout("done")
+        .get_output()
+        .clone();
+    assert_eq!(server.requests().len(), 3);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr.matches("the ledger was not written").count(),
+        1,
+        "{stderr}"
+    );
+}
+
 #[test]
 fn eight_concurrent_runs_leave_every_line_whole() {
     let env = Env::new();

@@ -12,7 +12,8 @@
 //!
 //! A ledger that cannot be written never fails the call it records: the
 //! answer was had and paid for, so the run goes on and one warning line
-//! says what was not kept.
+//! (the first failure's; a run of many turns says it once) says what was
+//! not kept.
 
 pub mod read;
 
@@ -20,6 +21,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -137,6 +139,8 @@ pub struct Ledger {
     /// Keys to take out of kept text besides what the scanner finds.
     keys: Vec<String>,
     report: std::sync::Arc<dyn Report>,
+    /// Whether the warning was given: once a command, not once a turn.
+    warned: AtomicBool,
 }
 
 impl Ledger {
@@ -154,6 +158,7 @@ impl Ledger {
             pricing: config.pricing.clone(),
             keys: config.keys(),
             report,
+            warned: AtomicBool::new(false),
         }
     }
 
@@ -165,6 +170,7 @@ impl Ledger {
             pricing: BTreeMap::new(),
             keys: Vec::new(),
             report: std::sync::Arc::new(axe_base::report::Stderr),
+            warned: AtomicBool::new(false),
         }
     }
 
@@ -280,7 +286,9 @@ impl Ledger {
         line.push(b'\n');
         let month = record.time.get(..7).unwrap_or("unknown");
         let max = self.config.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
-        if let Err(e) = append_line(dir, month, max, &line) {
+        if let Err(e) = append_line(dir, month, max, &line)
+            && !self.warned.swap(true, Ordering::Relaxed)
+        {
             self.report.note(format_args!(
                 "warning: the ledger was not written ({}): {}",
                 dir.display(),
