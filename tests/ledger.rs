@@ -730,3 +730,43 @@ fn a_consolidation_records_its_calls_unless_no_log() {
     );
     assert_eq!(recs[0]["output_tokens"], 7);
 }
+
+/// The ledger is the machine's own: a sync of the data directory leaves
+/// it out, so two machines' ledgers never conflict.
+#[test]
+fn a_sync_never_commits_the_ledger() {
+    if !crate::util::have("git") {
+        crate::util::unavailable("git is not on PATH", "apt-get install git");
+        return;
+    }
+    let m = crate::sync::Machine::new();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("hi"))]);
+    llm(&m.env, &server.url)
+        .args(["-m", "openai/gpt-test", "hello"])
+        .assert()
+        .success();
+    assert_eq!(records(&m.env).len(), 1);
+    m.remember("a fact");
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("memory.git");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q", "--bare", bare.to_str().unwrap()]);
+    m.init(&bare);
+    let files = git(&[
+        "--git-dir",
+        bare.to_str().unwrap(),
+        "ls-tree",
+        "-r",
+        "--name-only",
+        "HEAD",
+    ]);
+    assert!(files.lines().any(|f| f.ends_with(".md")), "{files}");
+    assert!(!files.contains("ledger"), "{files}");
+}
