@@ -715,6 +715,42 @@ def context_world(label, log, ws, state_file):
     return {"XDG_CONFIG_HOME": str(world / "config"), "XDG_DATA_HOME": str(world / "data")}
 
 
+def ledger_world(calls_a_day=300):
+    """A year of model calls in the ledger's own files (one a month) under
+    a data directory of their own: five agents and axe-llm, four models,
+    tokens and costs drawn at random. Returns (env, files)."""
+    import json
+    from datetime import datetime, timedelta, timezone
+    data = DATA / "ledger-year"
+    ledger = data / "axe" / "ledger"
+    files = sorted(ledger.glob("*.jsonl"))
+    if len(files) < 12:
+        shutil.rmtree(data, ignore_errors=True)
+        ledger.mkdir(parents=True)
+        rng = random.Random(34)
+        agents = ["reviewer", "writer", "triage", "helper", "ops", None]
+        models = [("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-4o"),
+                  ("openrouter", "meta/llama-3.3-70b"), ("ollama", "llama3")]
+        start = datetime(2025, 11, 1, tzinfo=timezone.utc)
+        out = {}
+        for day in range(365):
+            for i in range(calls_a_day):
+                at = start + timedelta(days=day, seconds=i * 86400 // calls_a_day)
+                provider, model = rng.choice(models)
+                tin, tout = rng.randint(200, 20000), rng.randint(10, 2000)
+                rec = {"time": at.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "agent": rng.choice(agents),
+                       "provider": provider, "model": model, "input_tokens": tin,
+                       "output_tokens": tout, "cache_read_tokens": None, "cache_write_tokens": None,
+                       "cost": round((tin * 3 + tout * 15) / 1e6, 6) if provider != "ollama" else None,
+                       "duration_ms": rng.randint(300, 9000), "retries": 0, "status": "ok",
+                       "exit_code": 0, "conversation": None}
+                out.setdefault(rec["time"][:7], []).append(json.dumps(rec, separators=(",", ":")))
+        for month, lines in out.items():
+            (ledger / f"{month}.jsonl").write_text("\n".join(lines) + "\n")
+        files = sorted(ledger.glob("*.jsonl"))
+    return {"XDG_DATA_HOME": str(data)}, [str(f) for f in files]
+
+
 def which(name):
     path = shutil.which(name)
     if not path:
@@ -866,6 +902,18 @@ def main():
     server.shutdown()
     rows.append(("axe-llm (local server)", "(one call)", r, bname, b))
     checks.append(("axe-llm client overhead median < 5 ms", r["median"] < 0.005, f"{ms(r['median'])} ms"))
+
+    # The ledger: a year of calls summed by model, beside jq doing the
+    # same sums over the same files.
+    ledger_env, ledger_files = ledger_world()
+    n = 5 if args.quick else 15
+    r = measure([tool("axe-log"), "--sum", "model"], n, env=ledger_env)
+    b = measure([which("jq"), "-s", "group_by(.provider + \"/\" + .model) | map({key: (.[0].provider + \"/\" + .[0].model), "
+                 "calls: length, input: (map(.input_tokens) | add), output: (map(.output_tokens) | add), "
+                 "cost: (map(.cost // 0) | add)})", *ledger_files], n)
+    lines = sum(1 for f in ledger_files for _ in open(f))
+    rows.append(("axe-log --sum model", f"a year of calls ({lines} lines)", r, "jq -s (same sums)", b))
+    checks.append(("axe-log --sum faster than jq", r["median"] < b["median"], f"{ms(r['median'])} ms"))
 
     # A 20-turn tool conversation against a local TLS server: one
     # connection kept alive for the run, beside the same conversation
@@ -1116,6 +1164,9 @@ def main():
             "its baseline is `cat` of every file a recall could show. The search corpus is 20 agents "
             "with five years of daily logs each, words drawn by Zipf's law; the last search row is the "
             "worst case, a word in nearly every section.\n\n"
+            "Ledger row: a year of model calls, 300 a day, in the ledger's twelve month files; "
+            "`axe-log --sum model` reads every line and sums calls, tokens and cost by model, "
+            "beside `jq -s` computing the same sums over the same files.\n\n"
             "State rows: a state of 10,000 decisions, errors and facts (1.3 MB of JSON), read whole "
             "for the block; `axe-context` adds a year of notes and a run log of 10,000 entries, then "
             "the largest log (only its last 10 entries are read), under an 8,000-character budget; "

@@ -33,7 +33,7 @@ _axe_values() {
             ;;
         model)
             compopt -o nospace 2>/dev/null
-            COMPREPLY=($(compgen -W $'anthropic/\nopenai/\nollama/\nopenrouter/\ngoogle/' -- "$cur"))
+            COMPREPLY=($(compgen -W $'anthropic/\nopenai/\nollama/\nopenrouter/\ngoogle/\nrequesty/\natlascloud/\nedenai/' -- "$cur"))
             ;;
         words:*)
             local words=${1#words:}
@@ -100,7 +100,7 @@ _axe_spec_axe() {
     flags='--json --completions --man-pages --help -h --version -V'
     valued=' --completions=none --man-pages=dir '
     args=''
-    subs=' run=axe_run chat=axe_chat gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm context=axe_context mcp=axe_mcp mem=axe_mem notes=axe_notes state=axe_state sync=axe_sync import=axe_import export=axe_export help=axe_help version=axe_version '
+    subs=' run=axe_run chat=axe_chat gc=axe_gc agents=axe_agents config=axe_config llm=axe_llm context=axe_context mcp=axe_mcp log=axe_log mem=axe_mem notes=axe_notes state=axe_state sync=axe_sync import=axe_import export=axe_export help=axe_help version=axe_version '
 }
 _axe_spec_axe_mem() {
     flags='-h --help'
@@ -123,7 +123,7 @@ _axe_spec_axe_state() {
 _axe_spec_axe_help() {
     flags=''
     valued=''
-    args='words:run,chat,gc,agents,config,llm,context,mcp,mem,notes,state,sync,import,export,help,version...'
+    args='words:run,chat,gc,agents,config,llm,context,mcp,log,mem,notes,state,sync,import,export,help,version...'
     subs=''
 }
 _axe_spec_axe_version() {
@@ -133,7 +133,7 @@ _axe_spec_axe_version() {
     subs=''
 }
 _axe_spec_axe_run() {
-    flags='--prompt -p --no-stdin -n --messages --continue -c --cid --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --artifact-dir --keep-artifacts --json --help -h --version -V'
+    flags='--prompt -p --no-stdin -n --messages --continue -c --cid --no-log --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --artifact-dir --keep-artifacts --json --help -h --version -V'
     valued=' --prompt=none -p=none --messages=file --cid=none --agents-dir=dir --skill=file --workdir=dir --model=model -m=model --system=none -s=none --temperature=none --max-tokens=none --budget-tokens=none --task=none --phase=none --timeout=none --artifact-dir=dir '
     args='agent none...'
     subs=''
@@ -145,7 +145,7 @@ _axe_spec_axe_chat() {
     subs=''
 }
 _axe_spec_axe_gc() {
-    flags='--all --dry-run --model -m --timeout --budget --agents-dir --wait --no-stdin -n --json --help -h --version -V'
+    flags='--all --dry-run --model -m --timeout --budget --agents-dir --wait --no-stdin -n --json --no-log --help -h --version -V'
     valued=' --model=model -m=model --timeout=none --budget=none --agents-dir=dir --wait=none '
     args='agent'
     subs=''
@@ -205,7 +205,7 @@ _axe_spec_axe_config_init() {
     subs=''
 }
 _axe_spec_axe_llm() {
-    flags='--model -m --system -s --system-file --temperature --max-tokens --timeout --retries --stream --request --no-stdin -n --continue -c --cid --json --help -h --version -V'
+    flags='--model -m --system -s --system-file --temperature --max-tokens --timeout --retries --stream --request --no-stdin -n --continue -c --cid --json --no-log --help -h --version -V'
     valued=' --model=model -m=model --system=none -s=none --system-file=file --temperature=none --max-tokens=none --timeout=none --retries=none --request=file --cid=none '
     args='none...'
     subs=''
@@ -238,6 +238,12 @@ _axe_spec_axe_mcp_token_add() {
     flags='--agents --read-only --tokens --config-dir --help -h --version -V'
     valued=' --agents=none --tokens=file --config-dir=dir '
     args='none'
+    subs=''
+}
+_axe_spec_axe_log() {
+    flags='--agent --model --since --until --conversation --sum --json --help -h --version -V'
+    valued=' --agent=agent --model=model --since=none --until=none --conversation=none --sum=none '
+    args=''
     subs=''
 }
 _axe_spec_axe_mem_path() {
@@ -313,7 +319,7 @@ _axe_spec_axe_notes_prune() {
     subs=''
 }
 _axe_spec_axe_notes_consolidate() {
-    flags='--dry-run --json --undo --help -h --version -V'
+    flags='--dry-run --json --undo --no-log --help -h --version -V'
     valued=' '
     args='agent'
     subs=''
@@ -390,4 +396,4 @@ _axe_spec_axe_export() {
     args='none'
     subs=''
 }
-complete -F _axe axe axe-run axe-chat axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
+complete -F _axe axe axe-run axe-chat axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-log axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export

@@ -43,7 +43,7 @@ end
 # `axe WORD... ARGS`: the completions of axe-WORD-... for ARGS.
 function __axe_delegate
     set -l words (commandline -opc)[2..-1]
-    set -l known axe-run axe-chat axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
+    set -l known axe-run axe-chat axe-gc axe-agents axe-config axe-llm axe-context axe-mcp axe-log axe-mem-path axe-mem-append axe-mem-load axe-mem-count axe-mem-trim axe-notes-path axe-notes-recall axe-notes-remember axe-notes-reflect axe-notes-learn axe-notes-search axe-notes-prune axe-notes-consolidate axe-state-path axe-state-show axe-state-ingest axe-state-record axe-state-context axe-sync axe-import axe-export
     for n in 1 2
         set -l program axe-(string join - -- $words[1..$n])
         if contains -- $program $known
@@ -69,6 +69,7 @@ complete -c axe -n '__axe_at 0 -' -a config -d 'Manage axe configuration'
 complete -c axe -n '__axe_at 0 -' -a llm -d 'Send a prompt to a model and print its answer'
 complete -c axe -n '__axe_at 0 -' -a context -d 'Print everything an agent remembers as one block within a character budget'
 complete -c axe -n '__axe_at 0 -' -a mcp -d 'Serve an agent\'s memory to any MCP client over stdin and stdout, or over HTTP'
+complete -c axe -n '__axe_at 0 -' -a log -d 'List or sum the model calls the ledger recorded'
 complete -c axe -n '__axe_at 0 -' -a mem -d 'The axe-mem-* commands'
 complete -c axe -n '__axe_at 1 mem' -a path -d 'Print the file that holds an agent\'s memory log'
 complete -c axe -n '__axe_at 1 mem' -a append -d 'Append an entry to an agent\'s memory log'
@@ -95,7 +96,7 @@ complete -c axe -n '__axe_at 0 -' -a import -d 'Import memory from Claude Code, 
 complete -c axe -n '__axe_at 0 -' -a export -d 'Export the notes as MCP memory server JSONL, JSON lines or markdown'
 complete -c axe -n '__axe_at 0 -' -a help -d 'Print help, or a command\'s help'
 complete -c axe -n '__axe_at 0 -' -a version -d 'Print version'
-complete -c axe -n '__axe_at 1 help' -a 'run chat gc agents config llm context mcp mem notes state sync import export'
+complete -c axe -n '__axe_at 1 help' -a 'run chat gc agents config llm context mcp log mem notes state sync import export'
 complete -c axe -n 'not __axe_at 0 -' -a '(__axe_delegate)'
 
 # axe-run
@@ -105,10 +106,11 @@ complete -c axe-run -s n -l no-stdin -d 'Do not read standard input (for a loop 
 complete -c axe-run -l messages -r -F -d 'Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages'
 complete -c axe-run -s c -l continue -d 'Go on with the agent\'s last conversation (a new one when it has none); the prompt is its next turn'
 complete -c axe-run -l cid -x -d 'Go on with the agent\'s conversation ID (--json\'s conversation_id), or start one by that name'
+complete -c axe-run -l no-log -d 'Do not record this command\'s model calls in the ledger (see axe-log)'
 complete -c axe-run -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
 complete -c axe-run -l skill -r -F -d 'Use this skill file instead of the agent\'s'
 complete -c axe-run -l workdir -x -a '(__fish_complete_directories)' -d 'Resolve the agent\'s files in DIR'
-complete -c axe-run -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Use this model instead of the agent\'s'
+complete -c axe-run -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/ requesty/ atlascloud/ edenai/' -d 'Use this model instead of the agent\'s'
 complete -c axe-run -s s -l system -x -d 'Use this persona instead of the agent\'s system_prompt (skill, files and memory still follow)'
 complete -c axe-run -l temperature -x -d 'Sampling temperature for this run, sent even when 0 [default: the agent\'s]'
 complete -c axe-run -l max-tokens -x -d 'Longest answer in tokens for this run; 0 is not sent [default: the agent\'s]'
@@ -121,7 +123,7 @@ complete -c axe-run -s v -l verbose -d 'Print what is sent and received on stder
 complete -c axe-run -l stream -d 'Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end'
 complete -c axe-run -l artifact-dir -x -a '(__fish_complete_directories)' -d 'Put the agents\' artifacts in DIR, which is kept [default: the agent\'s [artifacts] dir, else a directory for this run]'
 complete -c axe-run -l keep-artifacts -d 'Keep the run\'s own artifact directory when it ends, and say where it is'
-complete -c axe-run -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry'
+complete -c axe-run -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry, refused when the answer reads as a refusal'
 complete -c axe-run -s h -l help -d 'Print help'
 complete -c axe-run -s V -l version -d 'Print version'
 complete -c axe-run -n '__axe_at 0 - --prompt -p --messages --cid --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --artifact-dir' -a '(__axe_agents)'
@@ -129,7 +131,7 @@ complete -c axe-run -n '__axe_at 0 - --prompt -p --messages --cid --agents-dir -
 # axe-chat
 complete -c axe-chat -f
 complete -c axe-chat -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
-complete -c axe-chat -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Use this model instead of the agent\'s (/model changes it later)'
+complete -c axe-chat -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/ requesty/ atlascloud/ edenai/' -d 'Use this model instead of the agent\'s (/model changes it later)'
 complete -c axe-chat -s c -l continue -d 'Go on with the agent\'s last conversation (a new one when it has none)'
 complete -c axe-chat -l cid -x -d 'Go on with the agent\'s conversation ID, or start one by that name'
 complete -c axe-chat -l timeout -x -d 'Give up on a turn after this long [default: the agent\'s timeout, else 120]'
@@ -141,13 +143,14 @@ complete -c axe-chat -n '__axe_at 0 - --agents-dir --model -m --cid --timeout' -
 complete -c axe-gc -f
 complete -c axe-gc -l all -d 'Run on every agent that has memory.enabled = true, one after another'
 complete -c axe-gc -l dry-run -d 'Analyze and print suggestions without trimming the memory file'
-complete -c axe-gc -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Use this model for the analysis instead of the agent\'s'
+complete -c axe-gc -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/ requesty/ atlascloud/ edenai/' -d 'Use this model for the analysis instead of the agent\'s'
 complete -c axe-gc -l timeout -x -d 'Give up on an analysis after this long [default: 120]'
 complete -c axe-gc -l budget -x -d 'Send the analysis only the newest entries that fit in N characters [default: the whole log]'
 complete -c axe-gc -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
 complete -c axe-gc -l wait -x -d 'Wait this long at most for another process\'s lock on a memory file; 0: not at all [default: 30]'
 complete -c axe-gc -s n -l no-stdin -d 'Do not read standard input (for a loop that reads it, as `while read`)'
 complete -c axe-gc -l json -d 'Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON'
+complete -c axe-gc -l no-log -d 'Do not record this command\'s model calls in the ledger (see axe-log)'
 complete -c axe-gc -s h -l help -d 'Print help'
 complete -c axe-gc -s V -l version -d 'Print version'
 complete -c axe-gc -n '__axe_at 0 - --model -m --timeout --budget --agents-dir --wait' -a '(__axe_agents)'
@@ -175,7 +178,7 @@ complete -c axe-agents -n '__axe_in check --agents-dir' -s V -l version -d 'Prin
 complete -c axe-agents -n '__axe_at 1 check --agents-dir' -a '(__axe_agents)'
 complete -c axe-agents -n '__axe_at 0 - ' -a init -d 'Create a new agent configuration file'
 complete -c axe-agents -n '__axe_in init --agents-dir --model -m --system --skill' -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
-complete -c axe-agents -n '__axe_in init --agents-dir --model -m --system --skill' -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'Write this model [default: default_model in config.toml, else a placeholder]'
+complete -c axe-agents -n '__axe_in init --agents-dir --model -m --system --skill' -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/ requesty/ atlascloud/ edenai/' -d 'Write this model [default: default_model in config.toml, else a placeholder]'
 complete -c axe-agents -n '__axe_in init --agents-dir --model -m --system --skill' -l system -x -d 'Write this persona as system_prompt (empty: none)'
 complete -c axe-agents -n '__axe_in init --agents-dir --model -m --system --skill' -l skill -r -F -d 'Write this skill path as given (relative: from <config>; empty: none)'
 complete -c axe-agents -n '__axe_in init --agents-dir --model -m --system --skill' -l memory -d 'Turn the run log on: [memory] enabled, last_n = 10, max_entries = 100 (runs warn from 100 entries on)'
@@ -205,7 +208,7 @@ complete -c axe-config -n '__axe_in init ' -s V -l version -d 'Print version'
 
 # axe-llm
 complete -c axe-llm -f
-complete -c axe-llm -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/' -d 'The model, e.g. openai/gpt-4o, ollama/llama3 [default: the request\'s, else default_model in config.toml]'
+complete -c axe-llm -s m -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/ requesty/ atlascloud/ edenai/' -d 'The model, e.g. openai/gpt-4o, ollama/llama3 [default: the request\'s, else default_model in config.toml]'
 complete -c axe-llm -s s -l system -x -d 'The system prompt'
 complete -c axe-llm -l system-file -r -F -d 'Read the system prompt from PATH'
 complete -c axe-llm -l temperature -x -d 'Sampling temperature, sent even when 0 [default: the server\'s]'
@@ -218,6 +221,7 @@ complete -c axe-llm -s n -l no-stdin -d 'Do not read standard input (for a loop 
 complete -c axe-llm -s c -l continue -d 'Go on with the last conversation axe-llm kept (a new one when there is none) and keep this turn in it'
 complete -c axe-llm -l cid -x -d 'Go on with axe-llm\'s conversation ID, or start one by that name, and keep this turn in it'
 complete -c axe-llm -l json -d 'Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)'
+complete -c axe-llm -l no-log -d 'Do not record this command\'s model calls in the ledger (see axe-log)'
 complete -c axe-llm -s h -l help -d 'Print help'
 complete -c axe-llm -s V -l version -d 'Print version'
 
@@ -250,6 +254,18 @@ complete -c axe-mcp -n '__axe_at 1 serve --config-dir --data-dir --http --tokens
 complete -c axe-mcp -n '__axe_at 0 - ' -a token -d 'Manage the bearer tokens of axe-mcp --http --tokens FILE'
 complete -c axe-mcp -n '__axe_in token ' -s h -l help -d 'Print help'
 complete -c axe-mcp -n '__axe_in token ' -s V -l version -d 'Print version'
+
+# axe-log
+complete -c axe-log -f
+complete -c axe-log -l agent -x -a '(__axe_agents)' -d 'Only this agent\'s calls'
+complete -c axe-log -l model -x -a 'anthropic/ openai/ ollama/ openrouter/ google/ requesty/ atlascloud/ edenai/' -d 'Only calls to this model: provider/model, or the model alone'
+complete -c axe-log -l since -x -d 'Only calls from WHEN on: a date, an RFC 3339 time or an age (7d)'
+complete -c axe-log -l until -x -d 'Only calls before WHEN: a date, an RFC 3339 time or an age (7d)'
+complete -c axe-log -l conversation -x -d 'Only the calls of this conversation'
+complete -c axe-log -l sum -x -d 'Sum calls, tokens and cost by day, agent or model'
+complete -c axe-log -l json -d 'Print {calls: [records]} (newest first), or with --sum {sum, groups: [{key, calls, input_tokens, output_tokens, cache_read_tokens, cost, cost_unknown}]}, as one JSON document'
+complete -c axe-log -s h -l help -d 'Print help'
+complete -c axe-log -s V -l version -d 'Print version'
 
 # axe-mem-path
 complete -c axe-mem-path -f
@@ -374,6 +390,7 @@ complete -c axe-notes-consolidate -f
 complete -c axe-notes-consolidate -l dry-run -d 'Ask the model, write nothing; print the diff of every file it would change'
 complete -c axe-notes-consolidate -l json -d 'Print {agent, dry_run, model_called, entries, entries_left, files: [{path, sha256_before, sha256_after}], history, usage, answer, conflicts} as JSON'
 complete -c axe-notes-consolidate -l undo -d 'Restore the files of the last consolidation, unless one changed since'
+complete -c axe-notes-consolidate -l no-log -d 'Do not record this command\'s model calls in the ledger (see axe-log)'
 complete -c axe-notes-consolidate -s h -l help -d 'Print help'
 complete -c axe-notes-consolidate -s V -l version -d 'Print version'
 complete -c axe-notes-consolidate -n '__axe_at 0 -' -a '(__axe_agents)'

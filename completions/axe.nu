@@ -11,7 +11,7 @@ def "nu-complete axe agents" [] {
 }
 
 def "nu-complete axe models" [] {
-    ["anthropic/" "openai/" "ollama/" "openrouter/" "google/"]
+    ["anthropic/" "openai/" "ollama/" "openrouter/" "google/" "requesty/" "atlascloud/" "edenai/"]
 }
 
 def "nu-complete axe shells" [] {
@@ -19,7 +19,7 @@ def "nu-complete axe shells" [] {
 }
 
 def "nu-complete axe commands" [] {
-    ["run" "chat" "gc" "agents" "config" "llm" "context" "mcp" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "notes consolidate" "state path" "state show" "state ingest" "state record" "state context" "sync" "import" "export"]
+    ["run" "chat" "gc" "agents" "config" "llm" "context" "mcp" "log" "mem path" "mem append" "mem load" "mem count" "mem trim" "notes path" "notes recall" "notes remember" "notes reflect" "notes learn" "notes search" "notes prune" "notes consolidate" "state path" "state show" "state ingest" "state record" "state context" "sync" "import" "export"]
 }
 
 # Run LLM agents from the shell and give them memory
@@ -42,6 +42,7 @@ export extern "axe-run" [
     --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
     --continue(-c)  # Go on with the agent's last conversation (a new one when it has none); the prompt is its next turn
     --cid: string  # Go on with the agent's conversation ID (--json's conversation_id), or start one by that name
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
@@ -58,7 +59,7 @@ export extern "axe-run" [
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
     --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
     --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry, refused when the answer reads as a refusal
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -87,6 +88,7 @@ export extern "axe-gc" [
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -182,6 +184,7 @@ export extern "axe-llm" [
     --continue(-c)  # Go on with the last conversation axe-llm kept (a new one when there is none) and keep this turn in it
     --cid: string  # Go on with axe-llm's conversation ID, or start one by that name, and keep this turn in it
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -231,6 +234,19 @@ export extern "axe-mcp token add" [
     --read-only  # The token is offered only the tools that do not write
     --tokens: path  # The tokens file to add to [default: <config>/mcp-tokens.toml]
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# List or sum the model calls the ledger recorded
+export extern "axe-log" [
+    --agent: string@"nu-complete axe agents"  # Only this agent's calls
+    --model: string@"nu-complete axe models"  # Only calls to this model: provider/model, or the model alone
+    --since: string  # Only calls from WHEN on: a date, an RFC 3339 time or an age (7d)
+    --until: string  # Only calls before WHEN: a date, an RFC 3339 time or an age (7d)
+    --conversation: string  # Only the calls of this conversation
+    --sum: string  # Sum calls, tokens and cost by day, agent or model
+    --json  # Print {calls: [records]} (newest first), or with --sum {sum, groups: [{key, calls, input_tokens, output_tokens, cache_read_tokens, cost, cost_unknown}]}, as one JSON document
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -374,6 +390,7 @@ export extern "axe-notes-consolidate" [
     --dry-run  # Ask the model, write nothing; print the diff of every file it would change
     --json  # Print {agent, dry_run, model_called, entries, entries_left, files: [{path, sha256_before, sha256_after}], history, usage, answer, conflicts} as JSON
     --undo  # Restore the files of the last consolidation, unless one changed since
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -520,6 +537,7 @@ export extern "axe run" [
     --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
     --continue(-c)  # Go on with the agent's last conversation (a new one when it has none); the prompt is its next turn
     --cid: string  # Go on with the agent's conversation ID (--json's conversation_id), or start one by that name
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
     --workdir: directory  # Resolve the agent's files in DIR
@@ -536,7 +554,7 @@ export extern "axe run" [
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
     --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
     --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry, refused when the answer reads as a refusal
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -565,6 +583,7 @@ export extern "axe gc" [
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --json  # Print {agents: [{agent, status, entries, analysis, kept, removed, error, sent}], failed} as JSON
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -660,6 +679,7 @@ export extern "axe llm" [
     --continue(-c)  # Go on with the last conversation axe-llm kept (a new one when there is none) and keep this turn in it
     --cid: string  # Go on with axe-llm's conversation ID, or start one by that name, and keep this turn in it
     --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -709,6 +729,19 @@ export extern "axe mcp token add" [
     --read-only  # The token is offered only the tools that do not write
     --tokens: path  # The tokens file to add to [default: <config>/mcp-tokens.toml]
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# List or sum the model calls the ledger recorded
+export extern "axe log" [
+    --agent: string@"nu-complete axe agents"  # Only this agent's calls
+    --model: string@"nu-complete axe models"  # Only calls to this model: provider/model, or the model alone
+    --since: string  # Only calls from WHEN on: a date, an RFC 3339 time or an age (7d)
+    --until: string  # Only calls before WHEN: a date, an RFC 3339 time or an age (7d)
+    --conversation: string  # Only the calls of this conversation
+    --sum: string  # Sum calls, tokens and cost by day, agent or model
+    --json  # Print {calls: [records]} (newest first), or with --sum {sum, groups: [{key, calls, input_tokens, output_tokens, cache_read_tokens, cost, cost_unknown}]}, as one JSON document
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -852,6 +885,7 @@ export extern "axe notes consolidate" [
     --dry-run  # Ask the model, write nothing; print the diff of every file it would change
     --json  # Print {agent, dry_run, model_called, entries, entries_left, files: [{path, sha256_before, sha256_after}], history, usage, answer, conflicts} as JSON
     --undo  # Restore the files of the last consolidation, unless one changed since
+    --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -80,7 +80,16 @@ fn bash_offers_agents_flags_subcommands_and_models() {
     assert_eq!(bash(&env, &["axe-run", "--dr"]), ["--dry-run"]);
     assert_eq!(
         bash(&env, &["axe-run", "--model", ""]),
-        ["anthropic/", "openai/", "ollama/", "openrouter/", "google/"]
+        [
+            "anthropic/",
+            "openai/",
+            "ollama/",
+            "openrouter/",
+            "google/",
+            "requesty/",
+            "atlascloud/",
+            "edenai/"
+        ]
     );
     assert_eq!(
         bash(&env, &["axe-run", "--model", "=", "op"]),
@@ -247,7 +256,16 @@ fn fish_completes_agents_flags_subcommands_and_models() {
     assert_eq!(fish(&env, "axe-run --dr"), ["--dry-run"]);
     assert_eq!(
         fish(&env, "axe-run --model "),
-        ["anthropic/", "google/", "ollama/", "openai/", "openrouter/"]
+        [
+            "anthropic/",
+            "atlascloud/",
+            "edenai/",
+            "google/",
+            "ollama/",
+            "openai/",
+            "openrouter/",
+            "requesty/"
+        ]
     );
     assert_eq!(
         fish(&env, "axe-agents "),

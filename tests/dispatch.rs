@@ -206,8 +206,8 @@ fn an_agent_or_a_prompt_in_place_of_a_command_says_how_to_run_it() {
             "unknown command \"local\" for \"axe\" (\"local\" is an agent: axe run local hi)\n",
         ),
         (
-            &["locl", "what's up?"],
-            "unknown command \"locl\" for \"axe\" (did you mean the agent \"local\"? axe run local 'what'\\''s up?')\n",
+            &["locall", "what's up?"],
+            "unknown command \"locall\" for \"axe\" (did you mean the agent \"local\"? axe run local 'what'\\''s up?')\n",
         ),
         // Free text: no command or agent is near, not even "gc" to "hi".
         (

@@ -271,8 +271,10 @@ fn all_flag_partial_failure() {
     set_mode(env.log_path("agent-a").parent().unwrap(), 0o777);
     set_mode(&env.log_path("agent-a"), 0o666);
     let log_b = env.log_path("agent-b").display().to_string();
+    // --no-log: the unprivileged user may not write the ledger either,
+    // and this is about gc's own failures.
     let out = served_by(env.unprivileged("axe-gc"), &server.url)
-        .arg("--all")
+        .args(["--all", "--no-log"])
         .assert()
         .code(1)
         .stderr(format!(
@@ -297,7 +299,7 @@ fn trim_failure_is_exit_1_and_keeps_the_log() {
     set_mode(&log, 0o666);
     set_mode(log.parent().unwrap(), 0o555);
     served_by(env.unprivileged("axe-gc"), &server.url)
-        .arg("m")
+        .args(["m", "--no-log"])
         .assert()
         .code(1)
         .stdout(predicate::str::ends_with(format!("{ANALYSIS}\n")))
@@ -465,7 +467,7 @@ fn json_keeps_stderr_json_too() {
         "name = \"b\"\nmodel = \"gemini/m\"\n[memory]\nenabled = true\n",
     );
     env.write(&env.log_path("b"), entries(2));
-    let why = "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google";
+    let why = "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google, requesty, atlascloud, edenai";
     let out = gc(&env, &server.url)
         .args(["--all", "--json"])
         .assert()

@@ -1457,7 +1457,7 @@ fn bad_input_errors() {
     let url = closed_port_url();
     let run = |args: &[&str]| llm(&env, &url, "openai").args(args).assert();
     run(&["-m", "gemini/pro", "q"]).code(1).stderr(
-        "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google\n",
+        "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google, requesty, atlascloud, edenai\n",
     );
     run(&["-m", "gpt4", "q"])
         .code(1)

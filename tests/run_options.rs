@@ -354,7 +354,7 @@ fn a_json_format_anthropic_cannot_give_or_an_unknown_type_is_refused() {
         .args(["a", "q"])
         .assert()
         .code(2)
-        .stderr("params.response_format \"json_object\" is not supported by provider \"anthropic\" (supported by openai, ollama, openrouter, google)\n");
+        .stderr("params.response_format \"json_object\" is not supported by provider \"anthropic\" (supported by openai, ollama, openrouter, google, requesty, atlascloud, edenai)\n");
     assert!(server.requests().is_empty());
     // -m to a provider that can: the same agent runs.
     let server = Server::start(vec![Answer::json(200, &openai_reply("{}"))]);

@@ -147,7 +147,8 @@ fn collect(root: &Path, dir: &Path, found: &mut BTreeMap<String, Vec<u8>>) {
             .unwrap()
             .to_string_lossy()
             .into_owned();
-        if rel == ".git" {
+        // The ledger is each machine's own record of its calls: never synced.
+        if rel == ".git" || rel == "ledger" {
             continue;
         }
         if path.is_dir() {

@@ -20,6 +20,7 @@ mod hardening_reads;
 mod hardening_state;
 mod hardening_writes;
 mod import;
+mod ledger;
 mod llm;
 mod mcp;
 mod mcp_client;

@@ -31,6 +31,11 @@ pub struct Config {
     pub default_model: String,
     pub providers: BTreeMap<String, ProviderConfig>,
     pub memory: MemoryConfig,
+    /// `[log]`: what the ledger keeps (`crate::ledger`).
+    pub log: crate::ledger::LogConfig,
+    /// `[pricing."provider/model"]`: the ledger's prices for providers
+    /// that report no cost.
+    pub pricing: BTreeMap<String, crate::ledger::Price>,
     /// The file it was read from, for messages; empty for a parsed text.
     #[serde(skip)]
     path: PathBuf,
@@ -141,13 +146,20 @@ impl Config {
     /// `resolved` (a run's, `api_key_cmd` output included).
     pub fn secrets(&self, agent: Option<bool>, resolved: Vec<String>) -> Secrets {
         let mut keys = resolved;
+        keys.extend(self.keys());
+        Secrets::of(agent, self.memory.redact, keys)
+    }
+
+    /// The keys of the environment and of this file.
+    pub fn keys(&self) -> Vec<String> {
+        let mut keys = Vec::new();
         let env = axe_llm::key_vars()
             .chain(axe_tools::builtin::KEY_VARS)
             .chain(OTHER_KEYS)
             .filter_map(|var| std::env::var(var).ok());
         keys.extend(env.map(|k| k.trim().to_owned()));
         keys.extend(self.file_keys().map(str::to_owned));
-        Secrets::of(agent, self.memory.redact, keys)
+        keys
     }
 
     /// `default_model`, checked, or `None` when it is not set. A model

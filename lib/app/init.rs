@@ -52,11 +52,36 @@ pub const CONFIG_TOML: &str = r#"# axe global configuration: API keys and base U
 # [providers.google]
 # api_key = "..."
 
+# OpenAI-compatible gateways: requesty/<model> (key also from
+# REQUESTY_API_KEY), atlascloud/<model> (ATLASCLOUD_API_KEY), edenai/<model>
+# (EDENAI_API_KEY).
+# [providers.requesty]
+# api_key = "..."
+# [providers.atlascloud]
+# api_key = "..."
+# [providers.edenai]
+# api_key = "..."
+
 # What memory keeps (run logs, notes, state) has credentials replaced by
 # markers such as [redacted: github token]; false keeps them, for every
 # agent whose file does not say otherwise.
 # [memory]
 # redact = true
+
+# The ledger (axe-log): one line per model call under <data>/axe/ledger/.
+# text keeps each call's prompt and answer, redacted (default: no text);
+# past max_bytes a month's file goes on in YYYY-MM.2.jsonl.
+# [log]
+# text = false
+# max_bytes = 67108864
+
+# Prices for the ledger's cost, US dollars per million tokens, for
+# providers that report no cost themselves (OpenRouter does).
+# [pricing."anthropic/claude-sonnet-4-5"]
+# input = 3.0
+# output = 15.0
+# cache_read = 0.3
+# cache_write = 3.75
 "#;
 
 /// `skills/sample/SKILL.md`: a skill to copy from.

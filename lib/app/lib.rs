@@ -23,6 +23,7 @@ pub use config::variables;
 pub(crate) mod config;
 pub(crate) mod files;
 pub(crate) mod glob;
+pub(crate) mod ledger;
 pub(crate) mod mcp;
 pub(crate) mod prompt;
 pub(crate) mod run;

@@ -10,13 +10,14 @@
 //!
 //! The modules read top-down: `complete` here uses `providers`, which
 //! lists the wire modules (`anthropic`, `openai`, `ollama`, `openrouter`,
-//! `gemini`), which use
+//! `gemini`, `gateway`), which use
 //! `wire`, `stream`, `http` and `conversation`; nothing imports upward.
 
 mod anthropic;
 mod body;
 mod conversation;
 pub mod error;
+mod gateway;
 mod gemini;
 mod http;
 mod ollama;

@@ -6,6 +6,7 @@ use std::fmt;
 use super::anthropic::Anthropic;
 use super::conversation::ResponseFormat;
 use super::error::{LlmError, ModelFault};
+use super::gateway;
 use super::gemini::Gemini;
 use super::ollama::Ollama;
 use super::openai::OpenAi;
@@ -20,6 +21,9 @@ const ALL: &[Provider] = &[
     Provider::OLLAMA,
     Provider::OPENROUTER,
     Provider::GOOGLE,
+    Provider::REQUESTY,
+    Provider::ATLASCLOUD,
+    Provider::EDENAI,
 ];
 
 /// A provider: a handle on its [`Wire`] implementation.
@@ -32,6 +36,9 @@ impl Provider {
     pub const OLLAMA: Provider = Provider(&Ollama);
     pub const OPENROUTER: Provider = Provider(&OpenRouter);
     pub const GOOGLE: Provider = Provider(&Gemini);
+    pub const REQUESTY: Provider = Provider(&gateway::REQUESTY);
+    pub const ATLASCLOUD: Provider = Provider(&gateway::ATLASCLOUD);
+    pub const EDENAI: Provider = Provider(&gateway::EDENAI);
 
     pub fn name(self) -> &'static str {
         self.0.name()
@@ -257,7 +264,7 @@ mod tests {
         );
         assert_eq!(
             msg("gemini/pro"),
-            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google"
+            "unsupported provider \"gemini\": supported providers are anthropic, openai, ollama, openrouter, google, requesty, atlascloud, edenai"
         );
         assert_eq!(parse_model("gemini/pro").unwrap_err().exit_code(), 1);
         let placeholder = parse_model(PLACEHOLDER_MODEL).unwrap_err();

@@ -200,7 +200,7 @@ pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Changed> {
                 path: path.to_owned(),
                 reason,
             });
-        } else if !is_leftover(path) {
+        } else if !is_leftover(path) && !path.starts_with(LEDGER) {
             all.push(path.to_owned());
         }
     }
@@ -214,6 +214,11 @@ pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Changed> {
         refused,
     })
 }
+
+/// The ledger of model calls (`axe-log`) in the data directory: each
+/// machine's record of its own calls, not memory. Synced, every clone's
+/// month file would differ on every line and conflict on every sync.
+const LEDGER: &str = "ledger/";
 
 /// A replace's temp file (`.<name>.axe-new`) or an append's marker
 /// (`.<name>.axe-append`): what a write cut off leaves, which the next

@@ -23,7 +23,16 @@ pub const COMMAND: Command = Command {
     usage: &["[OPTIONS] <AGENT>", "[OPTIONS] --all"],
     args: &[AGENT],
     flags: &[
-        ALL, DRY_RUN, MODEL, TIMEOUT, BUDGET, AGENTS_DIR, WAIT, NO_STDIN, JSON,
+        ALL,
+        DRY_RUN,
+        MODEL,
+        TIMEOUT,
+        BUDGET,
+        AGENTS_DIR,
+        WAIT,
+        NO_STDIN,
+        JSON,
+        super::ledger::NO_LOG,
     ],
     rules: &[Rule::Conflict(Item::Flag(&ALL), Item::Arg(&AGENT)), ONE],
     description: "\
@@ -111,6 +120,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         model: m.string(&MODEL)?,
         timeout: target::timeout(m, &TIMEOUT)?,
         budget: m.number::<usize>(&BUDGET)?,
+        log: !m.flag(&super::ledger::NO_LOG),
     };
     let mut on = |event: Event| show(event, json, out);
     // The rules see to --all or a name, not both.

@@ -44,6 +44,7 @@ pub const COMMAND: Command = Command {
         CONTINUE,
         CID,
         JSON,
+        super::ledger::NO_LOG,
     ],
     rules: &[
         Rule::Conflict(Item::Flag(&SYSTEM), Item::Flag(&SYSTEM_FILE)),
@@ -175,6 +176,8 @@ struct Args<'m> {
     no_stdin: bool,
     go_on: bool,
     cid: Option<&'m str>,
+    /// Record the call in the ledger (off: `--no-log`).
+    log: bool,
 }
 
 impl<'m> Args<'m> {
@@ -193,6 +196,7 @@ impl<'m> Args<'m> {
             no_stdin: m.flag(&NO_STDIN),
             go_on: m.flag(&CONTINUE),
             cid: m.string(&CID)?,
+            log: !m.flag(&super::ledger::NO_LOG),
         };
         if let Some(id) = args.cid {
             conversation::check_id(id)?;
@@ -294,7 +298,25 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             }
             Ok(())
         };
-        axe_llm::complete(&endpoint, &name, &conversation, &options, &mut show)?
+        let ledger = crate::ledger::Ledger::new(
+            super::args::env_agents().dirs().data().ok(),
+            &config,
+            args.log,
+            std::sync::Arc::new(axe_base::report::Stderr),
+        );
+        let caller = crate::ledger::Caller {
+            agent: None,
+            conversation: kept.as_deref(),
+        };
+        ledger.complete(
+            caller,
+            &endpoint,
+            &name,
+            &conversation,
+            &options,
+            &mut show,
+            &mut |_| {},
+        )?
     };
     let duration_ms = started.elapsed().as_millis();
     let kept = kept.and_then(|id| {

@@ -12,6 +12,7 @@ pub mod context;
 pub mod export;
 pub mod gc;
 pub mod import;
+pub mod ledger;
 pub mod llm;
 pub mod log;
 pub mod mcp;
@@ -34,6 +35,7 @@ pub const ALL: &[&Command] = &[
     &llm::COMMAND,
     &context::COMMAND,
     &mcp::COMMAND,
+    &ledger::COMMAND,
     &log::path::COMMAND,
     &log::append::COMMAND,
     &log::load::COMMAND,

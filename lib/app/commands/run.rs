@@ -50,6 +50,7 @@ pub const COMMAND: Command = Command {
         MESSAGES,
         CONTINUE,
         CID,
+        super::ledger::NO_LOG,
         AGENTS_DIR,
         SKILL,
         WORKDIR,
@@ -220,7 +221,7 @@ const KEEP_ARTIFACTS: Flag = Flag::switch(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry, refused when the answer reads as a refusal",
 );
 
 /// What `--json` adds to the answer: the model's tool calls (how many, and
@@ -250,6 +251,10 @@ struct More<'a> {
     /// when an entry was written.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     logged: Option<Cut>,
+    /// The answer reads as a refusal (Go 1.8's heuristic, `run::refusal`);
+    /// only when it does, as every other field that says something is so.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    refused: bool,
 }
 
 /// The run's token budget: its tokens over the whole tree of agents.
@@ -283,6 +288,8 @@ struct Args<'m> {
     artifact_dir: Option<&'m std::path::Path>,
     keep_artifacts: bool,
     now: Current<'m>,
+    /// Record the calls in the ledger (off: `--no-log`).
+    log: bool,
 }
 
 impl<'m> Args<'m> {
@@ -314,6 +321,7 @@ impl<'m> Args<'m> {
             },
             artifact_dir: m.value(&ARTIFACT_DIR).map(std::path::Path::new),
             keep_artifacts: m.flag(&KEEP_ARTIFACTS),
+            log: !m.flag(&super::ledger::NO_LOG),
             now: Current {
                 task: Some(m.string(&STATE_TASK)?.unwrap_or(DEFAULT_TASK)),
                 phase: m.string(&PHASE)?,
@@ -398,6 +406,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         true => Some(cid.unwrap_or_else(conversation::new_id)),
         false => cid,
     };
+    if !args.log {
+        session.ledger.stop();
+    }
     let agent = once::prepare(&session, name, cfg, &args.overrides).map_err(|(_, e)| e)?;
     let words = args.words;
     let history = messages
@@ -549,6 +560,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             conversation_id: kept,
             redacted: ran.redacted,
             logged: ran.logged,
+            refused: crate::run::refusal::refused(&outcome.reply.content),
         };
         super::answer::write_answer(out, &outcome.reply, &usage, duration_ms, more)?;
     } else {

@@ -67,6 +67,8 @@ pub struct Options {
     pub timeout: Duration,
     /// How long a notes lock is waited for; `None`: until the deadline.
     pub wait: Option<Wait>,
+    /// Record the calls in the ledger (off: `--no-log`).
+    pub log: bool,
 }
 
 /// One file it changed (or, dry, would change).
@@ -161,7 +163,10 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
     }
     let config = crate::config::load(&agents)?;
     let config_dir = agents.dirs().config()?;
-    let session = Session::new(config, (config_dir, agents, wait), &cfg, opts.verbose);
+    let mut session = Session::new(config, (config_dir, agents, wait), &cfg, opts.verbose);
+    if !opts.log {
+        session.ledger.stop();
+    }
     let mut agent =
         once::prepare(&session, name, cfg, &Overrides::default()).map_err(|(_, e)| e)?;
     session.endpoint(agent.provider)?;
@@ -562,6 +567,9 @@ pub fn after_run(
         Ok(Due::Busy) => say("skipped: MEMORY.md is locked by another writer".to_owned()),
         Ok(Due::Yes(new)) => {
             let opts = Options {
+                // The run's own calls are recorded or not by its
+                // --no-log; this one is a call of its own.
+                log: true,
                 dry_run: false,
                 verbose: false,
                 timeout: match cfg.timeout.get() {

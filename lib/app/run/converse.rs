@@ -146,7 +146,12 @@ pub fn converse(
                 session.report().note(format_args!("{retry}"));
             }
         };
-        let reply = axe_llm::complete_observed(
+        let caller = crate::ledger::Caller {
+            agent: Some(&agent.name),
+            conversation: session.conversation.as_deref(),
+        };
+        let reply = session.ledger.complete(
+            caller,
             &endpoint,
             &agent.model,
             &conversation,

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::agent::{AgentConfig, Agents};
 use crate::config::{self, Endpoints};
+use crate::ledger::{Caller, Ledger};
 use axe_base::error::{Error, Result};
 use axe_llm::{CallOptions, Conversation, Deadline, Message};
 use axe_memory::Wait;
@@ -45,6 +46,8 @@ pub struct Options<'a> {
     /// The most characters of entries sent to the analysis, newest first;
     /// `None`: the whole log, as Go sent it.
     pub budget: Option<usize>,
+    /// Record the calls in the ledger (off: `--no-log`).
+    pub log: bool,
 }
 
 /// How gc ended for one agent.
@@ -232,7 +235,28 @@ fn agent(
         stream: false,
         client: axe_net::Client::from_env(),
     };
-    let reply = axe_llm::complete(&endpoint, &model, &conversation, &options, &mut |_| Ok(()))?;
+    let ledger = match endpoints {
+        Some(known) => Ledger::new(
+            opts.agents.dirs().data().ok(),
+            known.config(),
+            opts.log,
+            opts.agents.reporter(),
+        ),
+        None => Ledger::off(),
+    };
+    let caller = Caller {
+        agent: Some(name),
+        conversation: None,
+    };
+    let reply = ledger.complete(
+        caller,
+        &endpoint,
+        &model,
+        &conversation,
+        &options,
+        &mut |_| Ok(()),
+        &mut |_| {},
+    )?;
     on(Event::Analysis(&reply.content))?;
     report.analysis = Some(reply.content);
 

@@ -19,6 +19,7 @@ pub mod once;
 pub(crate) mod pool;
 pub(crate) mod prepared;
 pub mod recall;
+pub mod refusal;
 pub(crate) mod session;
 pub mod state;
 mod tools;

@@ -7,6 +7,7 @@ use super::details::Detail;
 use super::pool::Pool;
 use crate::agent::{AgentConfig, Agents};
 use crate::config::{Config, Endpoints};
+use crate::ledger::Ledger;
 use axe_base::error::Result;
 use axe_base::report::Report;
 use axe_llm::{Endpoint, Provider, Usage};
@@ -54,6 +55,8 @@ pub struct Session {
     /// `--cid`), kept under the data directory: the id a record of the
     /// run's calls names.
     pub conversation: Option<String>,
+    /// Where every call of the tree is recorded (`--no-log`: nowhere).
+    pub ledger: Ledger,
 }
 
 impl Session {
@@ -66,7 +69,9 @@ impl Session {
         let depth = u32::try_from(top.sub_agents_config.max_depth.get())
             .ok()
             .filter(|d| (1..=5).contains(d));
+        let ledger = Ledger::new(agents.dirs().data().ok(), &config, true, agents.reporter());
         Session {
+            ledger,
             endpoints: Endpoints::new(config),
             config_dir,
             agents,

@@ -1,0 +1,197 @@
+//! `axe-log`: the ledger of model calls (`crate::ledger`), listed and
+//! summed; and `--no-log`, the flag of every command that calls a model.
+
+use std::io::Write;
+
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use crate::ledger::Record;
+use crate::ledger::read::{self, By, Filter, Sum};
+use axe_base::error::{Error, Result};
+use axe_base::stderr::note;
+use axe_cli::{Command, Complete, Flag, Matches, Run};
+
+/// `--no-log`: the one flag of every command that calls a model.
+pub const NO_LOG: Flag = Flag::switch(
+    "no-log",
+    "Do not record this command's model calls in the ledger (see axe-log)",
+);
+
+pub const COMMAND: Command = Command {
+    name: "axe-log",
+    about: "List or sum the model calls the ledger recorded",
+    usage: &["[OPTIONS]"],
+    args: &[],
+    flags: &[AGENT, MODEL, SINCE, UNTIL, CONVERSATION, SUM, JSON],
+    rules: &[],
+    description: "\
+Every model call of axe-run (each turn, sub-agents too), axe-llm, axe-gc
+and axe-notes-consolidate is one line of the ledger, under
+<data>/axe/ledger/ (one file a month, YYYY-MM.jsonl, and YYYY-MM.N.jsonl
+past [log] max_bytes): time, agent, provider, model, tokens, cost,
+duration, retries and status. No prompt or answer text is kept unless
+config.toml says [log] text = true, and then redacted. --no-log on those
+commands records nothing.
+
+Lists the calls, newest first, one a line: time, agent (- for axe-llm),
+provider/model, input and output tokens, cost in US dollars (- when
+neither the provider nor [pricing] said), duration, status. --sum prints
+one line per day, agent or model with the calls, tokens and cost summed
+instead. --since and --until take a date (2026-11-01, midnight UTC), an
+RFC 3339 time or an age (30m, 12h, 7d, 2w); --until is exclusive.",
+    run: Run::Action(run),
+};
+
+const AGENT: Flag =
+    Flag::with_value("agent", "NAME", "Only this agent's calls").completes(Complete::Agent);
+
+const MODEL: Flag = Flag::with_value(
+    "model",
+    "MODEL",
+    "Only calls to this model: provider/model, or the model alone",
+)
+.completes(Complete::Model);
+
+const SINCE: Flag = Flag::with_value(
+    "since",
+    "WHEN",
+    "Only calls from WHEN on: a date, an RFC 3339 time or an age (7d)",
+);
+
+const UNTIL: Flag = Flag::with_value(
+    "until",
+    "WHEN",
+    "Only calls before WHEN: a date, an RFC 3339 time or an age (7d)",
+);
+
+const CONVERSATION: Flag =
+    Flag::with_value("conversation", "ID", "Only the calls of this conversation");
+
+const SUM: Flag = Flag::with_value(
+    "sum",
+    "BY",
+    "Sum calls, tokens and cost by day, agent or model",
+);
+
+const JSON: Flag = Flag::switch(
+    "json",
+    "Print {calls: [records]} (newest first), or with --sum {sum, groups: [{key, calls, input_tokens, output_tokens, cache_read_tokens, cost, cost_unknown}]}, as one JSON document",
+);
+
+#[derive(Serialize)]
+struct Calls<'a> {
+    calls: Vec<&'a Record>,
+}
+
+#[derive(Serialize)]
+struct Sums<'a> {
+    sum: &'a str,
+    groups: Vec<Sum>,
+}
+
+fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let now = OffsetDateTime::now_utc();
+    let time = |flag: &Flag| -> Result<Option<String>> {
+        m.string(flag)?
+            .map(|text| {
+                read::when(text, now).ok_or_else(|| {
+                    Error::Usage(format!(
+                        "error parsing flag --{}: \"{text}\" is not a date (2026-11-01), an RFC 3339 time or an age such as 7d",
+                        flag.long
+                    ))
+                })
+            })
+            .transpose()
+    };
+    let by = match m.string(&SUM)? {
+        Some(name) => Some(By::parse(name).ok_or_else(|| {
+            Error::Usage(format!(
+                "error parsing flag --sum: \"{name}\" is not one of {}",
+                By::NAMES.join(", ")
+            ))
+        })?),
+        None => None,
+    };
+    let filter = Filter {
+        agent: m.string(&AGENT)?.map(str::to_owned),
+        model: m.string(&MODEL)?.map(str::to_owned),
+        since: time(&SINCE)?,
+        until: time(&UNTIL)?,
+        conversation: m.string(&CONVERSATION)?.map(str::to_owned),
+    };
+    let data = super::args::env_agents().dirs().data()?;
+    let found = read::read(&data, &filter).map_err(|e| {
+        Error::caused(
+            Error::Memory(format!(
+                "failed to read the ledger in {}: {}",
+                data.join(crate::ledger::DIR).display(),
+                axe_base::error::describe_io(&e)
+            )),
+            e,
+        )
+    })?;
+    if found.unreadable > 0 {
+        note(format_args!(
+            "warning: {} line(s) of the ledger are no record and were left out",
+            found.unreadable
+        ));
+    }
+    let json = m.flag(&JSON);
+    let write = |out: &mut dyn Write, text: String| -> Result<()> {
+        out.write_all(text.as_bytes()).map_err(Error::Output)
+    };
+    if let Some(by) = by {
+        let groups = read::sum(&found.records, by);
+        if json {
+            let sum = By::NAMES[by as usize];
+            return axe_cli::write_json(out, &Sums { sum, groups });
+        }
+        let mut text = String::from("KEY\tCALLS\tINPUT\tOUTPUT\tCOST\n");
+        for g in groups {
+            text.push_str(&format!(
+                "{}\t{}\t{}\t{}\t{}\n",
+                g.key,
+                g.calls,
+                g.input_tokens,
+                g.output_tokens,
+                dollars(Some(g.cost))
+            ));
+        }
+        return write(out, text);
+    }
+    let newest_first = found.records.iter().rev();
+    if json {
+        return axe_cli::write_json(
+            out,
+            &Calls {
+                calls: newest_first.collect(),
+            },
+        );
+    }
+    let mut text = String::new();
+    for r in newest_first {
+        let tokens = |n: Option<u64>| n.map_or("-".to_owned(), |n| n.to_string());
+        text.push_str(&format!(
+            "{}\t{}\t{}/{}\t{}\t{}\t{}\t{}ms\t{}\n",
+            r.time,
+            r.agent.as_deref().unwrap_or("-"),
+            r.provider,
+            r.model,
+            tokens(r.input_tokens),
+            tokens(r.output_tokens),
+            dollars(r.cost),
+            r.duration_ms,
+            r.status
+        ));
+    }
+    write(out, text)
+}
+
+/// `$0.000138`: enough places for a call of a few tokens.
+fn dollars(cost: Option<f64>) -> String {
+    match cost {
+        Some(c) => format!("${c:.6}"),
+        None => "-".to_owned(),
+    }
+}

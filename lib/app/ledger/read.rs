@@ -1,0 +1,233 @@
+//! Reading the ledger back, for `axe-log`: every whole line of its files,
+//! filtered, listed newest first or summed.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+
+use serde::Serialize;
+use time::OffsetDateTime;
+
+use super::{Record, timestamp};
+use axe_base::beneath::Dir;
+use axe_memory::append::whole_read;
+
+/// Which records to take. Times compare as the records write them
+/// ([`timestamp`]: fixed width, UTC), so as text.
+#[derive(Debug, Default)]
+pub struct Filter {
+    pub agent: Option<String>,
+    /// `provider/model` or the model alone.
+    pub model: Option<String>,
+    pub since: Option<String>,
+    /// Exclusive.
+    pub until: Option<String>,
+    pub conversation: Option<String>,
+}
+
+impl Filter {
+    fn takes(&self, r: &Record) -> bool {
+        let model_is = |m: &str| m == r.model || m == format!("{}/{}", r.provider, r.model);
+        self.agent
+            .as_deref()
+            .is_none_or(|a| r.agent.as_deref() == Some(a))
+            && self.model.as_deref().is_none_or(model_is)
+            && self.since.as_deref().is_none_or(|s| r.time.as_str() >= s)
+            && self.until.as_deref().is_none_or(|u| r.time.as_str() < u)
+            && self
+                .conversation
+                .as_deref()
+                .is_none_or(|c| r.conversation.as_deref() == Some(c))
+    }
+
+    /// Whether a month's file (`2026-11`) can hold a record taken.
+    fn month(&self, month: &str) -> bool {
+        self.since.as_deref().is_none_or(|s| month >= &s[..7])
+            && self.until.as_deref().is_none_or(|u| month <= &u[..7])
+    }
+}
+
+/// What was read.
+#[derive(Debug, Default)]
+pub struct Read {
+    /// Oldest first.
+    pub records: Vec<Record>,
+    /// Lines that are no record (written by hand, by a newer axe).
+    pub unreadable: usize,
+}
+
+/// The records of the ledger under `data` that `filter` takes; none when
+/// there is no ledger.
+pub fn read(data: &Path, filter: &Filter) -> io::Result<Read> {
+    let mut read = Read::default();
+    let Some(dir) = Dir::root(&data.join(super::DIR), false)? else {
+        return Ok(read);
+    };
+    let mut files: Vec<(String, u32, std::ffi::OsString)> = Vec::new();
+    for (name, kind) in dir.list()? {
+        let Some(text) = name.to_str() else { continue };
+        let Some(stem) = text.strip_suffix(".jsonl") else {
+            continue;
+        };
+        let (month, part) = match stem.split_once('.') {
+            Some((month, n)) => match n.parse::<u32>() {
+                Ok(n) => (month, n),
+                Err(_) => continue,
+            },
+            None => (stem, 1),
+        };
+        if kind.is_file() && month.len() == 7 && filter.month(month) {
+            files.push((month.to_owned(), part, name.clone()));
+        }
+    }
+    files.sort();
+    let mut buf = Vec::new();
+    for (_, _, name) in files {
+        buf.clear();
+        // A ledger file is never larger than this (rotation keeps them
+        // near [`super::DEFAULT_MAX_BYTES`]); past it the rest is unread.
+        dir.read_into(&name, &mut buf, 1 << 30)?;
+        // Only whole lines: an append under way is not read half.
+        let whole = whole_read(&dir, &name, buf.len() as u64) as usize;
+        let text = &buf[..whole.min(buf.len())];
+        let end = text.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
+        for line in text[..end].split(|&b| b == b'\n') {
+            if line.is_empty() {
+                continue;
+            }
+            match serde_json::from_slice::<Record>(line) {
+                Ok(r) if filter.takes(&r) => read.records.push(r),
+                Ok(_) => {}
+                Err(_) => read.unreadable += 1,
+            }
+        }
+    }
+    // Files hold their month's records in the order they were appended;
+    // calls that overlapped are put in the order they began.
+    read.records.sort_by(|a, b| a.time.cmp(&b.time));
+    Ok(read)
+}
+
+/// What `--sum` groups by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    Day,
+    Agent,
+    Model,
+}
+
+impl By {
+    pub const NAMES: [&'static str; 3] = ["day", "agent", "model"];
+
+    pub fn parse(name: &str) -> Option<By> {
+        match name {
+            "day" => Some(By::Day),
+            "agent" => Some(By::Agent),
+            "model" => Some(By::Model),
+            _ => None,
+        }
+    }
+
+    fn key(self, r: &Record) -> String {
+        match self {
+            By::Day => r.time.get(..10).unwrap_or("").to_owned(),
+            // axe-llm's calls have no agent.
+            By::Agent => r.agent.clone().unwrap_or_else(|| "-".to_owned()),
+            By::Model => format!("{}/{}", r.provider, r.model),
+        }
+    }
+}
+
+/// One group's totals. A cost is summed over the calls that have one:
+/// `cost_unknown` says how many had none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Sum {
+    pub key: String,
+    pub calls: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cost: f64,
+    pub cost_unknown: u64,
+}
+
+/// The records summed by `by`, in the order of their keys.
+pub fn sum(records: &[Record], by: By) -> Vec<Sum> {
+    let mut groups: BTreeMap<String, Sum> = BTreeMap::new();
+    for r in records {
+        let key = by.key(r);
+        let s = groups.entry(key.clone()).or_insert_with(|| Sum {
+            key,
+            ..Sum::default()
+        });
+        s.calls += 1;
+        s.input_tokens = s.input_tokens.saturating_add(r.input_tokens.unwrap_or(0));
+        s.output_tokens = s.output_tokens.saturating_add(r.output_tokens.unwrap_or(0));
+        s.cache_read_tokens = s
+            .cache_read_tokens
+            .saturating_add(r.cache_read_tokens.unwrap_or(0));
+        match r.cost {
+            Some(c) => s.cost += c,
+            None => s.cost_unknown += 1,
+        }
+    }
+    groups.into_values().collect()
+}
+
+/// A `--since`/`--until` value as the records' time: a date
+/// (`2026-11-01`, its midnight UTC), a time in RFC 3339, or an age before
+/// `now` (`7d`, `12h`, `2w`, `30m`). `None`: none of those.
+pub fn when(text: &str, now: OffsetDateTime) -> Option<String> {
+    let text = text.trim();
+    if let Some(unit) = text.chars().last().filter(|c| "mhdw".contains(*c))
+        && let Ok(n) = text[..text.len() - 1].parse::<u32>()
+    {
+        let minutes = match unit {
+            'm' => 1,
+            'h' => 60,
+            'd' => 24 * 60,
+            _ => 7 * 24 * 60,
+        };
+        let age = time::Duration::minutes(i64::from(n) * minutes);
+        return Some(timestamp(now.checked_sub(age)?));
+    }
+    let rfc = time::format_description::well_known::Rfc3339;
+    if let Ok(at) = OffsetDateTime::parse(text, &rfc) {
+        return Some(timestamp(at));
+    }
+    let mut parts = text.splitn(3, '-').map(str::parse::<u16>);
+    let (Some(Ok(year)), Some(Ok(month)), Some(Ok(day))) =
+        (parts.next(), parts.next(), parts.next())
+    else {
+        return None;
+    };
+    let month = time::Month::try_from(u8::try_from(month).ok()?).ok()?;
+    let date =
+        time::Date::from_calendar_date(i32::from(year), month, u8::try_from(day).ok()?).ok()?;
+    Some(timestamp(date.midnight().assume_utc()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn when_reads_dates_times_and_ages() {
+        let now = OffsetDateTime::parse(
+            "2026-11-24T12:00:00Z",
+            &time::format_description::well_known::Rfc3339,
+        )
+        .unwrap();
+        assert_eq!(when("7d", now).unwrap(), "2026-11-17T12:00:00.000Z");
+        assert_eq!(when("2w", now).unwrap(), "2026-11-10T12:00:00.000Z");
+        assert_eq!(when("90m", now).unwrap(), "2026-11-24T10:30:00.000Z");
+        assert_eq!(when("2026-11-01", now).unwrap(), "2026-11-01T00:00:00.000Z");
+        assert_eq!(
+            when("2026-11-01T10:00:00+01:00", now).unwrap(),
+            "2026-11-01T09:00:00.000Z"
+        );
+        for bad in ["", "d", "-1d", "7y", "2026-13-01", "yesterday"] {
+            assert_eq!(when(bad, now), None, "{bad}");
+        }
+    }
+}

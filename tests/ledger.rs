@@ -1,0 +1,772 @@
+//! The ledger (issue 34): one JSON line per model call, from every
+//! command that calls one, checked against what the local server got.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+
+use crate::run::tool_use;
+use crate::server::{Answer, Recorded, Server};
+use crate::util::{Env, entries};
+use crate::wire::{KEY, anthropic_reply, openai_reply, served_by, system_text};
+
+fn ledger_dir(env: &Env) -> PathBuf {
+    env.data_dir().join("axe/ledger")
+}
+
+/// Every record of every ledger file, in file order.
+fn records(env: &Env) -> Vec<Value> {
+    let dir = ledger_dir(env);
+    let Ok(list) = fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<PathBuf> = list.map(|e| e.unwrap().path()).collect();
+    names.sort();
+    let mut all = Vec::new();
+    for name in names {
+        let text = fs::read_to_string(&name).unwrap();
+        assert!(text.is_empty() || text.ends_with('\n'), "{text}");
+        for line in text.lines() {
+            all.push(serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")));
+        }
+    }
+    all
+}
+
+/// `axe-llm` at `url`, standard input not read.
+fn llm(env: &Env, url: &str) -> assert_cmd::Command {
+    let mut cmd = served_by(env.cmd("axe-llm"), url);
+    cmd.arg("-n");
+    cmd
+}
+
+fn config(env: &Env, text: &str) {
+    let dir = env.config_dir().join("axe");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("config.toml"), text).unwrap();
+}
+
+/// `boss` calls `helper` once through `call_agent`, then answers.
+fn boss_and_helper(env: &Env) -> Server {
+    for (name, extra) in [("boss", "sub_agents = [\"helper\"]"), ("helper", "")] {
+        env.agent(
+            name,
+            &format!(
+                "name = \"{name}\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"You are {name}.\"\n{extra}\n"
+            ),
+        );
+    }
+    Server::route(|r: &Recorded| {
+        let body = r.json();
+        if system_text(&body).contains("You are helper") {
+            return Answer::json(200, &anthropic_reply("helped"));
+        }
+        let answered = body["messages"]
+            .as_array()
+            .is_some_and(|m| m.iter().any(|m| m.to_string().contains("tool_result")));
+        if answered {
+            Answer::json(200, &anthropic_reply("done"))
+        } else {
+            Answer::json(
+                200,
+                &tool_use(&[("c1", json!({"agent": "helper", "task": "help"}))]),
+            )
+        }
+    })
+}
+
+fn field<'a>(records: &'a [Value], key: &str) -> Vec<&'a Value> {
+    records.iter().map(|r| &r[key]).collect()
+}
+
+#[test]
+fn axe_run_records_every_turn_and_sub_agent() {
+    let env = Env::new();
+    let server = boss_and_helper(&env);
+    served_by(env.cmd("axe-run"), &server.url)
+        .args(["boss", "go"])
+        .assert()
+        .success()
+        .stdout("done");
+    let recs = records(&env);
+    assert_eq!(recs.len(), server.requests().len(), "{recs:#?}");
+    assert_eq!(
+        field(&recs, "agent"),
+        [&json!("boss"), &json!("helper"), &json!("boss")]
+    );
+    let tokens: Vec<_> = recs
+        .iter()
+        .map(|r| (r["input_tokens"].clone(), r["output_tokens"].clone()))
+        .collect();
+    assert_eq!(
+        tokens,
+        [
+            (json!(5), json!(3)),
+            (json!(11), json!(7)),
+            (json!(11), json!(7))
+        ]
+    );
+    for r in &recs {
+        assert_eq!(r["provider"], "anthropic");
+        assert_eq!(r["model"], "claude-test");
+        assert_eq!(r["status"], "ok");
+        assert_eq!(r["exit_code"], 0);
+        assert_eq!(r["retries"], 0);
+        assert_eq!(r["conversation"], Value::Null);
+        assert!(r["time"].as_str().unwrap().ends_with('Z'), "{r}");
+        assert!(
+            r.get("prompt").is_none() && r.get("answer").is_none(),
+            "{r}"
+        );
+    }
+    let month = &recs[0]["time"].as_str().unwrap()[..7];
+    assert!(ledger_dir(&env).join(format!("{month}.jsonl")).is_file());
+}
+
+#[test]
+fn axe_llm_records_retries_and_priced_cost() {
+    let env = Env::new();
+    config(
+        &env,
+        "[pricing.\"openai/gpt-test\"]\ninput = 3.0\noutput = 15.0\n",
+    );
+    let server = Server::start(vec![
+        Answer::json(429, &json!({"error": {"message": "slow down"}})),
+        Answer::json(200, &openai_reply("hi")),
+    ]);
+    llm(&env, &server.url)
+        .args(["-m", "openai/gpt-test", "--retries", "2", "hello"])
+        .assert()
+        .success()
+        .stdout("hi");
+    assert_eq!(server.requests().len(), 2);
+    let recs = records(&env);
+    assert_eq!(recs.len(), 1, "{recs:#?}");
+    let r = &recs[0];
+    assert_eq!(r["agent"], Value::Null);
+    assert_eq!(r["provider"], "openai");
+    assert_eq!(r["model"], "gpt-test");
+    assert_eq!(r["retries"], 1);
+    assert_eq!(
+        (r["input_tokens"].as_u64(), r["output_tokens"].as_u64()),
+        (Some(11), Some(7))
+    );
+    let cost = r["cost"].as_f64().unwrap();
+    assert!(
+        (cost - (11.0 * 3.0 + 7.0 * 15.0) / 1e6).abs() < 1e-12,
+        "{cost}"
+    );
+}
+
+#[test]
+fn a_failed_call_is_recorded_with_its_exit_code() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(
+        401,
+        &json!({"error": {"message": "bad key"}}),
+    )]);
+    llm(&env, &server.url)
+        .args(["-m", "openai/gpt-test", "hello"])
+        .assert()
+        .code(3);
+    let recs = records(&env);
+    assert_eq!(recs.len(), 1);
+    assert_eq!(
+        (recs[0]["status"].as_str(), recs[0]["exit_code"].as_u64()),
+        (Some("error"), Some(3))
+    );
+}
+
+#[test]
+fn openrouter_cost_is_kept_as_reported() {
+    let env = Env::new();
+    let mut reply = openai_reply("hi");
+    reply["usage"]["cost"] = json!(0.0042);
+    let server = Server::start(vec![Answer::json(200, &reply)]);
+    llm(&env, &server.url)
+        .args(["-m", "openrouter/some/model", "hello"])
+        .assert()
+        .success();
+    let recs = records(&env);
+    assert_eq!(recs[0]["cost"], json!(0.0042));
+    assert_eq!(recs[0]["model"], "some/model");
+}
+
+#[test]
+fn axe_gc_records_its_analysis() {
+    let env = Env::new();
+    env.memory_agent("mem", "");
+    fs::create_dir_all(env.log_path("mem").parent().unwrap()).unwrap();
+    fs::write(env.log_path("mem"), entries(3)).unwrap();
+    let server = Server::start(vec![Answer::json(200, &anthropic_reply("analysis"))]);
+    served_by(env.cmd("axe-gc"), &server.url)
+        .args(["mem", "--dry-run"])
+        .assert()
+        .success();
+    let recs = records(&env);
+    assert_eq!(recs.len(), 1, "{recs:#?}");
+    assert_eq!(recs[0]["agent"], "mem");
+    assert_eq!(recs[0]["model"], "claude-3");
+    assert_eq!(recs[0]["input_tokens"], 11);
+}
+
+#[test]
+fn no_log_records_nothing() {
+    let env = Env::new();
+    let server = boss_and_helper(&env);
+    served_by(env.cmd("axe-run"), &server.url)
+        .args(["boss", "go", "--no-log"])
+        .assert()
+        .success();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("hi"))]);
+    llm(&env, &server.url)
+        .args(["-m", "openai/gpt-test", "--no-log", "hello"])
+        .assert()
+        .success();
+    env.memory_agent("mem", "");
+    fs::create_dir_all(env.log_path("mem").parent().unwrap()).unwrap();
+    fs::write(env.log_path("mem"), entries(3)).unwrap();
+    let server = Server::start(vec![Answer::json(200, &anthropic_reply("analysis"))]);
+    served_by(env.cmd("axe-gc"), &server.url)
+        .args(["mem", "--dry-run", "--no-log"])
+        .assert()
+        .success();
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(records(&env), Vec::<Value>::new());
+}
+
+#[test]
+fn text_is_kept_only_when_asked_and_redacted() {
+    let env = Env::new();
+    let secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let server = Server::start(vec![
+        Answer::json(200, &openai_reply(&format!("echo {secret}"))),
+        Answer::json(200, &openai_reply(&format!("echo {secret}"))),
+    ]);
+    let call = |env: &Env| {
+        llm(env, &server.url)
+            .args([
+                "-m",
+                "openai/gpt-test",
+                &format!("my key {KEY} and {secret}"),
+            ])
+            .assert()
+            .success();
+    };
+    call(&env);
+    config(&env, "[log]\ntext = true\n");
+    call(&env);
+    let recs = records(&env);
+    assert_eq!(recs.len(), 2);
+    assert!(recs[0].get("prompt").is_none() && recs[0].get("answer").is_none());
+    let kept = recs[1].to_string();
+    assert!(!kept.contains(KEY) && !kept.contains(secret), "{kept}");
+    assert!(
+        recs[1]["prompt"].as_str().unwrap().starts_with("my key "),
+        "{kept}"
+    );
+    assert!(
+        recs[1]["answer"].as_str().unwrap().starts_with("echo "),
+        "{kept}"
+    );
+    let raw = fs::read_to_string(
+        fs::read_dir(ledger_dir(&env))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path(),
+    )
+    .unwrap();
+    assert!(!raw.contains(KEY) && !raw.contains(secret));
+}
+
+#[test]
+fn a_full_file_is_followed_by_the_next() {
+    let env = Env::new();
+    config(&env, "[log]\nmax_bytes = 100\n");
+    let server = Server::start(
+        (0..3)
+            .map(|_| Answer::json(200, &openai_reply("hi")))
+            .collect(),
+    );
+    for _ in 0..3 {
+        llm(&env, &server.url)
+            .args(["-m", "openai/gpt-test", "hello"])
+            .assert()
+            .success();
+    }
+    let recs = records(&env);
+    assert_eq!(recs.len(), 3);
+    let month = &recs[0]["time"].as_str().unwrap()[..7];
+    let mut names: Vec<String> = fs::read_dir(ledger_dir(&env))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            format!("{month}.2.jsonl"),
+            format!("{month}.3.jsonl"),
+            format!("{month}.jsonl")
+        ]
+    );
+}
+
+#[test]
+fn a_ledger_that_cannot_be_written_warns_and_the_call_succeeds() {
+    let env = Env::new();
+    // A file where the directory goes: no one, root included, makes a
+    // ledger file under it.
+    fs::create_dir_all(env.data_dir().join("axe")).unwrap();
+    fs::write(ledger_dir(&env), "not a directory").unwrap();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("hi"))]);
+    let out = llm(&env, &server.url)
+        .args(["-m", "openai/gpt-test", "hello"])
+        .assert()
+        .success()
+        .stdout("hi")
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("warning: the ledger was not written ("),
+        "{stderr}"
+    );
+}
+
+/// A run of three calls whose ledger cannot be written says so once.
+#[test]
+fn an_unwritable_ledger_is_one_warning_for_a_whole_run() {
+    let env = Env::new();
+    fs::create_dir_all(env.data_dir().join("axe")).unwrap();
+    fs::write(ledger_dir(&env), "not a directory").unwrap();
+    let server = boss_and_helper(&env);
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .args(["boss", "go"])
+        .assert()
+        .success()
+        .stdout("done")
+        .get_output()
+        .clone();
+    assert_eq!(server.requests().len(), 3);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr.matches("the ledger was not written").count(),
+        1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn eight_concurrent_runs_leave_every_line_whole() {
+    let env = Env::new();
+    let server = boss_and_helper(&env);
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let mut cmd = env.std_cmd("axe-run");
+            cmd.env("AXE_ANTHROPIC_BASE_URL", &server.url)
+                .env("ANTHROPIC_API_KEY", KEY);
+            cmd.args(["boss", &format!("task {i}")])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let recs = records(&env);
+    // Three calls each: boss, helper, boss again.
+    assert_eq!(recs.len(), 8 * 3);
+    assert_eq!(recs.len(), server.requests().len());
+    let helpers = recs.iter().filter(|r| r["agent"] == "helper").count();
+    assert_eq!(helpers, 8);
+    // The sums agree: boss's two turns (5+11 in) and helper's one (11 in)
+    // for each run.
+    let sums = log_json(&env, &["--sum", "agent"]);
+    assert_eq!(sums["groups"][0]["key"], "boss");
+    assert_eq!(sums["groups"][0]["calls"], 16);
+    assert_eq!(sums["groups"][0]["input_tokens"], 8 * (5 + 11));
+    assert_eq!(sums["groups"][1]["calls"], 8);
+    assert_eq!(sums["groups"][1]["output_tokens"], 8 * 7);
+}
+
+/// A record as the ledger writes it.
+fn rec(
+    time: &str,
+    agent: Option<&str>,
+    model: &str,
+    tokens: (u64, u64),
+    cost: Option<f64>,
+) -> String {
+    let (provider, model) = model.split_once('/').unwrap();
+    json!({
+        "time": time, "agent": agent, "provider": provider, "model": model,
+        "input_tokens": tokens.0, "output_tokens": tokens.1,
+        "cache_read_tokens": null, "cache_write_tokens": null, "cost": cost,
+        "duration_ms": 5, "retries": 0, "status": "ok", "exit_code": 0,
+        "conversation": if agent == Some("boss") { json!("c-1") } else { Value::Null },
+    })
+    .to_string()
+        + "\n"
+}
+
+/// Two months of calls, written as the ledger would have.
+fn two_months(env: &Env) {
+    let dir = ledger_dir(env);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("2026-10.jsonl"),
+        rec(
+            "2026-10-30T10:00:00.000Z",
+            Some("boss"),
+            "anthropic/claude-a",
+            (100, 10),
+            Some(0.5),
+        ),
+    )
+    .unwrap();
+    fs::write(
+        dir.join("2026-11.jsonl"),
+        [
+            rec(
+                "2026-11-01T09:00:00.000Z",
+                Some("helper"),
+                "openai/gpt-b",
+                (20, 2),
+                None,
+            ),
+            rec(
+                "2026-11-01T10:00:00.000Z",
+                None,
+                "openai/gpt-b",
+                (30, 3),
+                Some(0.25),
+            ),
+            "not a record\n".to_owned(),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    fs::write(
+        dir.join("2026-11.2.jsonl"),
+        rec(
+            "2026-11-02T08:00:00.000Z",
+            Some("boss"),
+            "anthropic/claude-a",
+            (200, 20),
+            Some(1.0),
+        ),
+    )
+    .unwrap();
+}
+
+fn log_json(env: &Env, args: &[&str]) -> Value {
+    let out = env
+        .cmd("axe-log")
+        .args(args)
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn times(doc: &Value) -> Vec<String> {
+    doc["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["time"].as_str().unwrap()[..13].to_owned())
+        .collect()
+}
+
+#[test]
+fn axe_log_lists_newest_first_and_filters() {
+    let env = Env::new();
+    two_months(&env);
+    let all = log_json(&env, &[]);
+    assert_eq!(
+        times(&all),
+        [
+            "2026-11-02T08",
+            "2026-11-01T10",
+            "2026-11-01T09",
+            "2026-10-30T10"
+        ]
+    );
+    assert_eq!(
+        times(&log_json(&env, &["--agent", "boss"])),
+        ["2026-11-02T08", "2026-10-30T10"]
+    );
+    assert_eq!(
+        times(&log_json(&env, &["--model", "gpt-b"])),
+        ["2026-11-01T10", "2026-11-01T09"]
+    );
+    assert_eq!(
+        times(&log_json(
+            &env,
+            &["--model", "anthropic/claude-a", "--since", "2026-11-01"]
+        )),
+        ["2026-11-02T08"]
+    );
+    assert_eq!(
+        times(&log_json(&env, &["--until", "2026-11-01T10:00:00Z"])),
+        ["2026-11-01T09", "2026-10-30T10"]
+    );
+    assert_eq!(times(&log_json(&env, &["--conversation", "c-1"])).len(), 2);
+    // An age, from now: a long one takes them all.
+    let recent = log_json(&env, &["--since", "100000d"]);
+    assert_eq!(times(&recent).len(), 4);
+
+    let text = env.cmd("axe-log").assert().success().get_output().clone();
+    let stdout = String::from_utf8(text.stdout).unwrap();
+    assert_eq!(
+        stdout.lines().next().unwrap(),
+        "2026-11-02T08:00:00.000Z\tboss\tanthropic/claude-a\t200\t20\t$1.000000\t5ms\tok"
+    );
+    assert_eq!(stdout.lines().nth(1).unwrap().split('\t').nth(1), Some("-"));
+    assert_eq!(
+        String::from_utf8(text.stderr).unwrap(),
+        "warning: 1 line(s) of the ledger are no record and were left out\n"
+    );
+}
+
+#[test]
+fn axe_log_sums_by_day_agent_and_model() {
+    let env = Env::new();
+    two_months(&env);
+    let agents = log_json(&env, &["--sum", "agent"]);
+    assert_eq!(agents["sum"], "agent");
+    let groups: Vec<_> = agents["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["key"].clone(),
+                g["calls"].clone(),
+                g["input_tokens"].clone(),
+                g["cost"].clone(),
+                g["cost_unknown"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            (json!("-"), json!(1), json!(30), json!(0.25), json!(0)),
+            (json!("boss"), json!(2), json!(300), json!(1.5), json!(0)),
+            (json!("helper"), json!(1), json!(20), json!(0.0), json!(1)),
+        ]
+    );
+    let days = log_json(&env, &["--sum", "day", "--since", "2026-11-01"]);
+    let keys: Vec<_> = days["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["key"].clone())
+        .collect();
+    assert_eq!(keys, [json!("2026-11-01"), json!("2026-11-02")]);
+    let models = log_json(&env, &["--sum", "model"]);
+    assert_eq!(models["groups"][0]["key"], "anthropic/claude-a");
+    assert_eq!(models["groups"][0]["output_tokens"], 30);
+
+    let text = env
+        .cmd("axe-log")
+        .args(["--sum", "model"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(
+        String::from_utf8(text.stdout).unwrap(),
+        "KEY\tCALLS\tINPUT\tOUTPUT\tCOST\nanthropic/claude-a\t2\t300\t30\t$1.500000\nopenai/gpt-b\t2\t50\t5\t$0.250000\n"
+    );
+}
+
+#[test]
+fn axe_log_refuses_what_it_cannot_read() {
+    let env = Env::new();
+    env.cmd("axe-log")
+        .args(["--sum", "week"])
+        .assert()
+        .code(1)
+        .stderr("error parsing flag --sum: \"week\" is not one of day, agent, model\n");
+    env.cmd("axe-log")
+        .args(["--since", "yesterday"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::starts_with(
+            "error parsing flag --since: \"yesterday\"",
+        ));
+    // No ledger yet: nothing, and no error.
+    env.cmd("axe-log").assert().success().stdout("");
+}
+
+#[test]
+fn json_says_refused_when_the_answer_declines() {
+    let env = Env::new();
+    env.agent("shy", "name = \"shy\"\nmodel = \"anthropic/claude-test\"\n");
+    let server = Server::start(vec![
+        Answer::json(
+            200,
+            &anthropic_reply("I'm sorry, but I can\u{2019}t help with that."),
+        ),
+        Answer::json(200, &anthropic_reply("Here it is.")),
+    ]);
+    for expected in [true, false] {
+        let out = served_by(env.cmd("axe-run"), &server.url)
+            .args(["shy", "go", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let refused = doc.get("refused").cloned();
+        assert_eq!(refused, expected.then_some(json!(true)), "{doc}");
+    }
+}
+
+/// The OpenAI-compatible gateways: each at its own variable and path,
+/// with its own key variable; Requesty's `usage.cost` is the call's cost,
+/// whole and streamed, in `--json` and in the ledger.
+#[test]
+fn the_gateways_speak_openais_wire_at_their_own_address() {
+    use crate::server::sse_data;
+    for (provider, key_var, path) in [
+        ("requesty", "REQUESTY_API_KEY", "/v1/chat/completions"),
+        ("atlascloud", "ATLASCLOUD_API_KEY", "/v1/chat/completions"),
+        ("edenai", "EDENAI_API_KEY", "/v3/chat/completions"),
+    ] {
+        let env = Env::new();
+        let mut whole = openai_reply("hi");
+        whole["usage"]["cost"] = json!(0.002);
+        let streamed = Answer::sse(&[
+            sse_data(&json!({"model": "m", "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": null}]}).to_string()),
+            sse_data(&json!({"model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}).to_string()),
+            sse_data(&json!({"model": "m", "choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7, "cost": 0.003}}).to_string()),
+            sse_data("[DONE]"),
+        ]);
+        let server = Server::start(vec![Answer::json(200, &whole), streamed]);
+        // The base URL as the gateway documents it, with its version.
+        let base = format!("{}{}", server.url, &path[..3]);
+        for stream in [false, true] {
+            let mut cmd = env.cmd("axe-llm");
+            cmd.env(format!("AXE_{}_BASE_URL", provider.to_uppercase()), &base)
+                .env(key_var, KEY)
+                .args([
+                    "-n",
+                    "--json",
+                    "-m",
+                    &format!("{provider}/vendor/model-x"),
+                    "hello",
+                ]);
+            if stream {
+                cmd.arg("--stream");
+            }
+            let out = cmd.assert().success().get_output().clone();
+            let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(doc["content"], "hi", "{provider}");
+            assert_eq!(
+                doc["cost"],
+                json!(if stream { 0.003 } else { 0.002 }),
+                "{provider} {doc}"
+            );
+        }
+        let requests = server.requests();
+        assert_eq!(requests.len(), 2);
+        for r in &requests {
+            assert_eq!(r.path, path, "{provider}");
+            assert_eq!(
+                r.header("authorization"),
+                Some(format!("Bearer {KEY}").as_str())
+            );
+            assert_eq!(r.json()["model"], "vendor/model-x");
+        }
+        let recs = records(&env);
+        assert_eq!(
+            field(&recs, "provider"),
+            [&json!(provider), &json!(provider)]
+        );
+        assert_eq!(field(&recs, "cost"), [&json!(0.002), &json!(0.003)]);
+    }
+}
+
+#[test]
+fn a_consolidation_records_its_calls_unless_no_log() {
+    let env = Env::new();
+    env.agent(
+        "a",
+        "name = \"a\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\n",
+    );
+    for (i, no_log) in [false, true].into_iter().enumerate() {
+        env.cmd("axe-notes-remember")
+            .args(["a", &format!("fact {i}")])
+            .assert()
+            .success();
+        let server = Server::start(vec![Answer::json(200, &anthropic_reply("nothing to fold"))]);
+        let mut cmd = served_by(env.cmd("axe-notes-consolidate"), &server.url);
+        cmd.arg("a");
+        if no_log {
+            cmd.arg("--no-log");
+        }
+        cmd.assert().success();
+        assert_eq!(server.requests().len(), 1);
+    }
+    let recs = records(&env);
+    assert_eq!(recs.len(), 1, "{recs:#?}");
+    assert_eq!(
+        (recs[0]["agent"].as_str(), recs[0]["model"].as_str()),
+        (Some("a"), Some("m"))
+    );
+    assert_eq!(recs[0]["output_tokens"], 7);
+}
+
+/// The ledger is the machine's own: a sync of the data directory leaves
+/// it out, so two machines' ledgers never conflict.
+#[test]
+fn a_sync_never_commits_the_ledger() {
+    if !crate::util::have("git") {
+        crate::util::unavailable("git is not on PATH", "apt-get install git");
+        return;
+    }
+    let m = crate::sync::Machine::new();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("hi"))]);
+    llm(&m.env, &server.url)
+        .args(["-m", "openai/gpt-test", "hello"])
+        .assert()
+        .success();
+    assert_eq!(records(&m.env).len(), 1);
+    m.remember("a fact");
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("memory.git");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    git(&["init", "-q", "--bare", bare.to_str().unwrap()]);
+    m.init(&bare);
+    let files = git(&[
+        "--git-dir",
+        bare.to_str().unwrap(),
+        "ls-tree",
+        "-r",
+        "--name-only",
+        "HEAD",
+    ]);
+    assert!(files.lines().any(|f| f.ends_with(".md")), "{files}");
+    assert!(!files.contains("ledger"), "{files}");
+}
