@@ -235,14 +235,25 @@ IDEAS = [
     "| pseudo-relevance feedback: asked again with the three rarest words of the first three results"
     " (`bench/judged --prf`; tried before the irregular verbs) | 0.511 / 0.531 | no: +0.002 for a second"
     " search's time |",
+    "| BM25's b, how much an entry's length counts: 0.75 -> 0.5 (k1 stays 1.2: k1 0.6 to 2.0 with b 0.3"
+    " to 0.5 gave the same; b 0.1 to 0.5 all 0.549, b 0.6 0.548, b 0.9 0.538) | 0.549 / 0.563 (multi-hop"
+    " 0.825 -> 0.883) | yes |",
+    "| b 0, no length at all | 0.569 / 0.582 | no: the gain is the ties, not the length (entries with"
+    " the same counts then score the same and the older log comes first; b 0.1 is 0.549) |",
+    "| proximity: the score times 1 + P x (the most clauses met within a window of W words, less one)"
+    " / (the clauses, less one), with b 0.5: W 8, P 0.1 / 0.3 / 0.6 | 0.549 / 0.553 / 0.545 (all"
+    " recall@5; W 4: 0.548 / 0.545 / 0.532; W 16: 0.549 each) | no: +0.004 at best (two questions),"
+    " worse beside it, for a count per word in the scan's loop |",
     "",
     "None of the kept ideas slows a search: over the 102 MB of the bench (`bench/run`, 2026-11-24, a"
     " machine busy with other builds) `axe-notes-search rollback canary` took 0.82x the time of"
     " `grep -ric rollback`, and the same asked as a question (`what did we do about the rollback of"
     " the canary?`) 0.88x.",
     "",
-    "Not tried: proximity (an entry here is one turn of a few lines, so the words of a question that"
-    " are in it are near each other already). No lexical idea reaches the paraphrase questions, whose"
+    "Proximity does little because an entry here is one turn of a few lines: the words of a question"
+    " that are in it are near each other already. Not measured: dates relative to the newest log"
+    " (`two weeks ago`, `yesterday`) and a query of only a date (`what happened in May?`): the set"
+    " asks neither. No lexical idea reaches the paraphrase questions, whose"
     " answers share no word with them; the optional hybrid with embeddings is not built.",
 ]
 

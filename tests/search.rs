@@ -743,3 +743,26 @@ fn a_verb_finds_its_irregular_past() {
     let json = search(&env, &["--limit", "5", "buy"]);
     assert_eq!(json.results.len(), 1, "{json:?}");
 }
+
+/// A turn is a few lines, and one that tells more is longer: its length
+/// weighs little, so the turn that is about the kayak (longer, naming it
+/// twice) comes before one that names it in passing.
+#[test]
+fn a_longer_turn_about_the_words_is_not_lost_to_a_short_one() {
+    let env = Env::new();
+    let day: &[&str] = &[
+        "Maya: Morning! Did you sleep well, or was the storm too loud?",
+        "Tom: Slept fine, the rain stopped before midnight I think.",
+        "Maya: There was a kayak by the river, I saw it at noon.",
+        "Tom: Good to hear. Coffee later, at the usual place by the bridge?",
+        "Maya: Sure, see you there at four, I will bring the book for you.",
+        "Tom: I bought a kayak at last, after years of renting one each summer; \
+         the kayak fits on the car roof and I had it on the lake twice already, \
+         once at dawn before work.",
+        "Maya: Great, that sounds like a lot of fun, well done you!",
+        "Tom: Thanks! The weekend looks sunny, we should plan a picnic.",
+    ];
+    conversation(&env, &[("2026-07-04", day), ("2026-07-05", &day[..2])]);
+    let first = first_entry(&env, "kayak");
+    assert!(first.ends_with("2026-07-04.md#10:05"), "{first}");
+}

@@ -35,10 +35,16 @@ use super::snippet;
 use super::workspace::{At, Scope, Workspace};
 use axe_base::error::Result;
 
-/// BM25's usual constants. Only the body's length is weighed: a topic's
-/// name and a heading are one short line each.
+/// BM25's constants. Only the body's length is weighed: a topic's name
+/// and a heading are one short line each. `B` is below the usual 0.75: a
+/// note or a turn of a conversation is a few lines, and the longer one is
+/// most often the one that tells more (the turn that gives the facts,
+/// beside "great, well done!"), not a long text that mentions everything;
+/// weighing its length fully put it behind a short line naming a word in
+/// passing (bench/RESULTS.md, the judged set: 0.75 -> 0.5 took recall@5
+/// from 0.542 to 0.549; anywhere from 0.1 to 0.5 gave the same).
 const K1: f64 = 1.2;
-const B: f64 = 0.75;
+const B: f64 = 0.5;
 
 /// What a word is worth in each field, against one in the body. A topic
 /// is named for what it is about, and a heading for what its section is,
