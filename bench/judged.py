@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Search for questions, judged: recall@5 and hit@5 of axe-notes-search
 (what the agent's `search` tool runs) on the judged set (judged_set.py),
-beside a textbook BM25 (rank_bm25's BM25Okapi, whitespace and lowercase
+beside a textbook BM25 (rank_bm25's BM25Okapi, lower-case word
 tokens, no stemming) and SQLite FTS5 (porter tokenizer, ranked by bm25())
 over the same entries.
 
@@ -61,15 +61,22 @@ def axe(binary: Path, workspace: Path, question: str):
     return [f"{r['path']}#{r['heading']}" for r in json.loads(run.stdout)["results"]]
 
 
+def words(text):
+    """The textbook's tokens: words, lower case, no stemming. Split on
+    white space alone, "car?" would not be "car", and the baseline would
+    lose to punctuation rather than to ranking."""
+    return re.findall(r"\w+", text.lower())
+
+
 class Textbook:
     def __init__(self, docs):
         from rank_bm25 import BM25Okapi
 
         self.ids = [d for d, _ in docs]
-        self.bm25 = BM25Okapi([t.lower().split() for _, t in docs])
+        self.bm25 = BM25Okapi([words(t) for _, t in docs])
 
     def __call__(self, question):
-        scores = self.bm25.get_scores(question.lower().split())
+        scores = self.bm25.get_scores(words(question))
         best = sorted(range(len(scores)), key=lambda i: -scores[i])[:K]
         return [self.ids[i] for i in best]
 
@@ -198,7 +205,7 @@ def table(questions, turns, totals, systems):
         "searched on its own, the question passed as it is written. recall@5: the share of "
         "a question's answer entries in the first five results; hit@5: the share of "
         "questions with one there. The textbook BM25 is rank_bm25's BM25Okapi "
-        "(whitespace and lowercase tokens, no stemming); FTS5 is SQLite's with the porter "
+        "(lower-case word tokens, `\\w+`, no stemming); FTS5 is SQLite's with the porter "
         "tokenizer, the question's words joined by OR, ranked by bm25().",
         "",
         "| search | " + " | ".join(f"{c} ({count[c]})" for c in CATEGORIES) + " | all |",
