@@ -241,8 +241,26 @@ _axe_spec_axe_mcp_token_add() {
     subs=''
 }
 _axe_spec_axe_log() {
+    flags='--help -h --version -V'
+    valued=' '
+    args=''
+    subs=' list=axe_log_list show=axe_log_show conversations=axe_log_conversations '
+}
+_axe_spec_axe_log_list() {
     flags='--agent --model --since --until --conversation --sum --json --help -h --version -V'
     valued=' --agent=agent --model=model --since=none --until=none --conversation=none --sum=none '
+    args=''
+    subs=''
+}
+_axe_spec_axe_log_show() {
+    flags='--agent --help -h --version -V'
+    valued=' --agent=agent '
+    args='none'
+    subs=''
+}
+_axe_spec_axe_log_conversations() {
+    flags='--agent --json --help -h --version -V'
+    valued=' --agent=agent '
     args=''
     subs=''
 }

@@ -238,8 +238,14 @@ export extern "axe-mcp token add" [
     --version(-V)  # Print version
 ]
 
-# List or sum the model calls the ledger recorded
+# List or sum the model calls the ledger recorded, or show a conversation
 export extern "axe-log" [
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# List or sum the model calls the ledger recorded (the default command)
+export extern "axe-log list" [
     --agent: string@"nu-complete axe agents"  # Only this agent's calls
     --model: string@"nu-complete axe models"  # Only calls to this model: provider/model, or the model alone
     --since: string  # Only calls from WHEN on: a date, an RFC 3339 time or an age (7d)
@@ -247,6 +253,22 @@ export extern "axe-log" [
     --conversation: string  # Only the calls of this conversation
     --sum: string  # Sum calls, tokens and cost by day, agent or model
     --json  # Print {calls: [records]} (newest first), or with --sum {sum, groups: [{key, calls, input_tokens, output_tokens, cache_read_tokens, cost, cost_unknown}]}, as one JSON document
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Print a conversation: each message as role: text, a tool call as -> name(arguments)
+export extern "axe-log show" [
+    id?: string  # The conversation's id
+    --agent: string@"nu-complete axe agents"  # The agent whose conversation it is
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# List the conversations kept, the newest used first
+export extern "axe-log conversations" [
+    --agent: string@"nu-complete axe agents"  # The agent whose conversation it is
+    --json  # Print {conversations: [{agent, id, modified, bytes}]} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -733,8 +755,14 @@ export extern "axe mcp token add" [
     --version(-V)  # Print version
 ]
 
-# List or sum the model calls the ledger recorded
+# List or sum the model calls the ledger recorded, or show a conversation
 export extern "axe log" [
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# List or sum the model calls the ledger recorded (the default command)
+export extern "axe log list" [
     --agent: string@"nu-complete axe agents"  # Only this agent's calls
     --model: string@"nu-complete axe models"  # Only calls to this model: provider/model, or the model alone
     --since: string  # Only calls from WHEN on: a date, an RFC 3339 time or an age (7d)
@@ -742,6 +770,22 @@ export extern "axe log" [
     --conversation: string  # Only the calls of this conversation
     --sum: string  # Sum calls, tokens and cost by day, agent or model
     --json  # Print {calls: [records]} (newest first), or with --sum {sum, groups: [{key, calls, input_tokens, output_tokens, cache_read_tokens, cost, cost_unknown}]}, as one JSON document
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Print a conversation: each message as role: text, a tool call as -> name(arguments)
+export extern "axe log show" [
+    id?: string  # The conversation's id
+    --agent: string@"nu-complete axe agents"  # The agent whose conversation it is
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# List the conversations kept, the newest used first
+export extern "axe log conversations" [
+    --agent: string@"nu-complete axe agents"  # The agent whose conversation it is
+    --json  # Print {conversations: [{agent, id, modified, bytes}]} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

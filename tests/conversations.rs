@@ -255,3 +255,125 @@ fn llm_continue_sends_the_earlier_turns() {
         .assert()
         .code(1);
 }
+
+/// `axe log show ID` prints the conversation a run kept, found through the
+/// ledger's record of the run's calls; without that record (`--no-log`),
+/// `--agent` names whose it is.
+#[test]
+fn axe_log_show_prints_a_conversation_found_through_the_ledger() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("Paris."), ok("About two million.")]);
+    agent(&env, "geo");
+    let id = conversation_id(
+        &env,
+        &server.url,
+        &["geo", "--cid", "trip.1", "capital of France?"],
+    );
+    assert_eq!(id, "trip.1");
+    let shown = env
+        .cmd("axe")
+        .args(["log", "show", "trip.1"])
+        .output()
+        .unwrap();
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    let text = stdout(&shown);
+    assert!(text.contains("user: capital of France?"), "{text}");
+    assert!(text.contains("assistant: Paris."), "{text}");
+
+    let unlogged = run(&env, &server.url)
+        .args(["geo", "--cid", "quiet", "--no-log", "how many people?"])
+        .output()
+        .unwrap();
+    assert!(
+        unlogged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&unlogged.stderr)
+    );
+    let lost = env.cmd("axe-log").args(["show", "quiet"]).output().unwrap();
+    assert_eq!(lost.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&lost.stderr).contains("no conversation \"quiet\""),
+        "{}",
+        String::from_utf8_lossy(&lost.stderr)
+    );
+    let named = env
+        .cmd("axe-log")
+        .args(["show", "quiet", "--agent", "geo"])
+        .output()
+        .unwrap();
+    assert!(
+        named.status.success(),
+        "{}",
+        String::from_utf8_lossy(&named.stderr)
+    );
+    assert!(stdout(&named).contains("assistant: About two million."));
+}
+
+/// `axe-log conversations` lists what was kept, the agent's and axe-llm's.
+#[test]
+fn axe_log_conversations_lists_every_owners() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("Paris."), ok("Hi.")]);
+    agent(&env, "geo");
+    conversation_id(
+        &env,
+        &server.url,
+        &["geo", "--cid", "trip", "capital of France?"],
+    );
+    let llm = env
+        .cmd("axe-llm")
+        .env("AXE_ANTHROPIC_BASE_URL", &server.url)
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .args([
+            "-m",
+            "anthropic/claude-test",
+            "--cid",
+            "plain",
+            "-n",
+            "hello",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        llm.status.success(),
+        "{}",
+        String::from_utf8_lossy(&llm.stderr)
+    );
+    let out = env
+        .cmd("axe-log")
+        .args(["conversations", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let mut kept: Vec<(Value, String)> = doc["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["agent"].clone(), c["id"].as_str().unwrap().to_owned()))
+        .collect();
+    kept.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(
+        kept,
+        vec![
+            (Value::Null, "plain".to_owned()),
+            (json!("geo"), "trip".to_owned())
+        ]
+    );
+    let geo = env
+        .cmd("axe-log")
+        .args(["conversations", "--agent", "geo"])
+        .output()
+        .unwrap();
+    let text = stdout(&geo);
+    assert!(text.starts_with("geo\ttrip\t"), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+}

@@ -8,9 +8,10 @@ use time::OffsetDateTime;
 
 use crate::ledger::Record;
 use crate::ledger::read::{self, By, Filter, Sum};
+use crate::run::conversation::{self, Owner};
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
-use axe_cli::{Command, Complete, Flag, Matches, Run};
+use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 
 /// `--no-log`: the one flag of every command that calls a model.
 pub const NO_LOG: Flag = Flag::switch(
@@ -20,7 +21,20 @@ pub const NO_LOG: Flag = Flag::switch(
 
 pub const COMMAND: Command = Command {
     name: "axe-log",
-    about: "List or sum the model calls the ledger recorded",
+    about: "List or sum the model calls the ledger recorded, or show a conversation",
+    usage: &["[OPTIONS]", "<COMMAND> [OPTIONS]"],
+    args: &[],
+    flags: &[],
+    rules: &[],
+    description: "\
+Without a command word, lists the calls (axe-log list). axe-log show ID
+prints a conversation axe-run -c, --cid, axe-llm -c or axe-chat kept.",
+    run: Run::Default(&[LIST, SHOW, CONVERSATIONS]),
+};
+
+const LIST: Command = Command {
+    name: "axe-log list",
+    about: "List or sum the model calls the ledger recorded (the default command)",
     usage: &["[OPTIONS]"],
     args: &[],
     flags: &[AGENT, MODEL, SINCE, UNTIL, CONVERSATION, SUM, JSON],
@@ -45,6 +59,149 @@ RFC 3339 time or an age (30m, 12h, 7d, 2w); --until is exclusive.",
 
 const AGENT: Flag =
     Flag::with_value("agent", "NAME", "Only this agent's calls").completes(Complete::Agent);
+
+const SHOW: Command = Command {
+    name: "axe-log show",
+    about: "Print a conversation: each message as role: text, a tool call as -> name(arguments)",
+    usage: &["[OPTIONS] <ID>"],
+    args: &[ID],
+    flags: &[OWNER],
+    rules: &[Rule::Required(Item::Arg(&ID))],
+    description: "\
+ID is the conversation_id --json reported (axe-run -c or --cid, axe-llm
+-c, axe-chat's /save). Without --agent, the conversation is the one of the
+agent whose calls the ledger records under that id, else axe-llm's.",
+    run: Run::Action(show),
+};
+
+const CONVERSATIONS: Command = Command {
+    name: "axe-log conversations",
+    about: "List the conversations kept, the newest used first",
+    usage: &["[OPTIONS]"],
+    args: &[],
+    flags: &[OWNER, CONVERSATIONS_JSON],
+    rules: &[],
+    description: "\
+One a line: the agent (- for axe-llm's), the id, when it was last used,
+its size in bytes. Each agent (and axe-llm) keeps its 200 conversations
+used last; an older one goes as a new one starts.",
+    run: Run::Action(conversations),
+};
+
+const CONVERSATIONS_JSON: Flag = Flag::switch(
+    "json",
+    "Print {conversations: [{agent, id, modified, bytes}]} as JSON",
+);
+
+#[derive(Serialize)]
+struct Kept {
+    /// `null`: axe-llm's.
+    agent: Option<String>,
+    id: String,
+    modified: String,
+    bytes: u64,
+    #[serde(skip)]
+    at: std::time::SystemTime,
+}
+
+fn conversations(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let agents = super::args::env_agents();
+    let dirs = agents.dirs();
+    let owners: Vec<Option<String>> = match m.string(&OWNER)? {
+        Some(agent) => vec![Some(agent.to_owned())],
+        None => conversation::agents(dirs)?
+            .into_iter()
+            .map(Some)
+            .chain([None])
+            .collect(),
+    };
+    let mut kept = Vec::new();
+    for agent in owners {
+        let owner = match &agent {
+            Some(a) => Owner::Agent(a),
+            None => Owner::Llm,
+        };
+        for l in conversation::list(dirs, owner)? {
+            let modified = OffsetDateTime::from(l.modified)
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default();
+            kept.push(Kept {
+                agent: agent.clone(),
+                id: l.id,
+                modified,
+                bytes: l.bytes,
+                at: l.modified,
+            });
+        }
+    }
+    kept.sort_by_key(|k| std::cmp::Reverse(k.at));
+    if m.flag(&CONVERSATIONS_JSON) {
+        #[derive(Serialize)]
+        struct All {
+            conversations: Vec<Kept>,
+        }
+        return axe_cli::write_json(
+            out,
+            &All {
+                conversations: kept,
+            },
+        );
+    }
+    let mut text = String::new();
+    for k in kept {
+        text.push_str(&format!(
+            "{}\t{}\t{}\t{}\n",
+            k.agent.as_deref().unwrap_or("-"),
+            k.id,
+            k.modified,
+            k.bytes
+        ));
+    }
+    out.write_all(text.as_bytes()).map_err(Error::Output)
+}
+
+const ID: Arg = Arg {
+    name: "ID",
+    noun: "conversation",
+    help: "The conversation's id",
+    complete: Complete::Nothing,
+    many: false,
+};
+
+const OWNER: Flag = Flag::with_value("agent", "NAME", "The agent whose conversation it is")
+    .completes(Complete::Agent);
+
+/// `axe-log show ID`: the conversation, found through the ledger when no
+/// agent is named (a conversation id is unique per agent, not overall).
+fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let id = m
+        .args()
+        .first()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let id = conversation::check_id(&id)?;
+    let agents = super::args::env_agents();
+    let named = m.string(&OWNER)?.map(str::to_owned);
+    let agent = match named {
+        Some(agent) => Some(agent),
+        None => {
+            let filter = Filter {
+                conversation: Some(id.to_owned()),
+                ..Filter::default()
+            };
+            // An unreadable ledger only loses the hint: axe-llm's is tried.
+            read::read(&agents.dirs().data()?, &filter)
+                .ok()
+                .and_then(|found| found.records.into_iter().next_back())
+                .and_then(|r| r.agent)
+        }
+    };
+    let owner = match &agent {
+        Some(agent) => Owner::Agent(agent),
+        None => Owner::Llm,
+    };
+    conversation::show(agents.dirs(), owner, id, out)
+}
 
 const MODEL: Flag = Flag::with_value(
     "model",

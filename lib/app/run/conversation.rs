@@ -178,12 +178,37 @@ pub fn list(dirs: &Dirs, owner: Owner) -> Result<Vec<Listed>> {
     Ok(found)
 }
 
+/// The agents that have kept conversations, by name.
+pub fn agents(dirs: &Dirs) -> Result<Vec<String>> {
+    let data = dirs.data()?;
+    let rel: PathBuf = ["conversations", "agents"].iter().collect();
+    let fail = |e: io::Error| {
+        io_error(
+            "failed to list conversations",
+            "readdir",
+            data.join(&rel),
+            e,
+        )
+    };
+    let Some(root) = Dir::root(&data, false).map_err(fail)? else {
+        return Ok(Vec::new());
+    };
+    let Some(dir) = root.dir(&rel, false).map_err(fail)? else {
+        return Ok(Vec::new());
+    };
+    let mut names: Vec<String> = dir
+        .list()
+        .map_err(fail)?
+        .into_iter()
+        .filter(|(_, kind)| kind.is_dir())
+        .filter_map(|(name, _)| name.into_string().ok())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
 /// One conversation in [`list`].
 #[derive(Debug, Clone)]
-#[allow(
-    dead_code,
-    reason = "the size is for axe-log's listing, wired on merge"
-)]
 pub struct Listed {
     pub id: String,
     pub bytes: u64,
@@ -361,11 +386,7 @@ pub fn prune(dirs: &Dirs, owner: Owner, keep: usize) -> Result<usize> {
 
 /// Prints conversation `id` for a person: each message as `role: text`,
 /// a tool call as one line `-> name(arguments)`, a result as `<- text`.
-/// For `axe log show ID`, which the ledger's command wires.
-#[allow(
-    dead_code,
-    reason = "axe log show ID calls it: the ledger's axe-log, wired on merge"
-)]
+/// For `axe log show ID`.
 pub fn show(dirs: &Dirs, owner: Owner, id: &str, out: &mut dyn io::Write) -> Result<()> {
     let loaded = load(dirs, owner, id, Wait::default())?;
     let mut text = String::new();
