@@ -731,6 +731,31 @@ fn a_consolidation_records_its_calls_unless_no_log() {
     assert_eq!(recs[0]["output_tokens"], 7);
 }
 
+/// `axe-run --no-log` keeps every call of the command out of the ledger:
+/// the run's, and the consolidation it starts after it when one is due.
+#[test]
+fn no_log_on_a_run_keeps_its_consolidation_out_too() {
+    let env = Env::new();
+    env.agent(
+        "a",
+        "name = \"a\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\nconsolidate_every = \"24h\"\nconsolidate_min_entries = 1\n",
+    );
+    env.cmd("axe-notes-remember")
+        .args(["a", "a fact"])
+        .assert()
+        .success();
+    let server = Server::start(vec![
+        Answer::json(200, &anthropic_reply("done")),
+        Answer::json(200, &anthropic_reply("nothing to fold")),
+    ]);
+    served_by(env.cmd("axe-run"), &server.url)
+        .args(["a", "--no-log", "-n", "hello"])
+        .assert()
+        .success();
+    assert_eq!(server.requests().len(), 2, "the run and its consolidation");
+    assert_eq!(records(&env), Vec::<Value>::new());
+}
+
 /// The ledger is the machine's own: a sync of the data directory leaves
 /// it out, so two machines' ledgers never conflict.
 #[test]

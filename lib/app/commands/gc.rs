@@ -130,7 +130,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         _ => return Err(Error::Usage(ONE.message())),
     };
     if !opts.dry_run && !json {
-        consolidate(&agents, &reports);
+        consolidate(&agents, &reports, opts.log);
     }
     let failed = reports
         .iter()
@@ -158,10 +158,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 /// gc did not fail on whose `[notes] consolidate_every` says it is due;
 /// what it did (or why not) on stderr. Not with `--json`, whose stderr is
 /// JSON, nor `--dry-run`, which changes nothing.
-fn consolidate(agents: &crate::agent::Agents, reports: &[Report]) {
+fn consolidate(agents: &crate::agent::Agents, reports: &[Report], log: bool) {
     for r in reports.iter().filter(|r| r.status != Status::Failed) {
         if let Ok(cfg) = agents.load(&r.agent) {
-            crate::run::consolidate::after_run(agents, &r.agent, &cfg, true, agents.report());
+            let report = agents.report();
+            crate::run::consolidate::after_run(agents, &r.agent, &cfg, (true, log), report);
         }
     }
 }

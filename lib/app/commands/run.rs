@@ -576,7 +576,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             &session.agents,
             name,
             &agent.cfg,
-            verbose,
+            (verbose, args.log),
             session.report(),
         );
     }

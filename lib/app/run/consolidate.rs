@@ -548,12 +548,13 @@ impl Drop for Scratch {
 /// trouble is a warning. A MEMORY.md whose lock someone holds (a write
 /// under way, another consolidation) skips it until the next run; it
 /// runs under a deadline of its own, the agent's `timeout`. With
-/// `verbose` it says what it did, or why not.
+/// `verbose` it says what it did, or why not; without `log` (the
+/// command's `--no-log`) its calls are not recorded in the ledger.
 pub fn after_run(
     agents: &Agents,
     name: &str,
     cfg: &AgentConfig,
-    verbose: bool,
+    (verbose, log): (bool, bool),
     report: &dyn Report,
 ) {
     let say = |line: String| {
@@ -567,9 +568,9 @@ pub fn after_run(
         Ok(Due::Busy) => say("skipped: MEMORY.md is locked by another writer".to_owned()),
         Ok(Due::Yes(new)) => {
             let opts = Options {
-                // The run's own calls are recorded or not by its
-                // --no-log; this one is a call of its own.
-                log: true,
+                // A command's --no-log keeps every call it makes out of
+                // the ledger, this one too.
+                log,
                 dry_run: false,
                 verbose: false,
                 timeout: match cfg.timeout.get() {
