@@ -94,7 +94,7 @@ impl Endpoint {
         let path = request.target.split('?').next().unwrap_or_default();
         let agent = path
             .strip_prefix("/mcp/")
-            .filter(|a| agent_name(a))
+            .filter(|a| super::tokens::word(a))
             .ok_or_else(|| status(404, "Not Found", "no such endpoint: /mcp/<AGENT> is served"))?;
         logged.agent = Some(agent.to_owned());
         if request.method == "OPTIONS" {
@@ -408,17 +408,6 @@ fn check_headers(request: &Request, message: &Value) -> Result<(), Response> {
         )));
     }
     Ok(())
-}
-
-/// An agent's name as a path holds it: no separators, no dot first, no
-/// escapes (a name is one word of letters, digits, `.`, `_`, `-`).
-fn agent_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 128
-        && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
 /// A `Host` (or an Origin's authority) naming this machine.

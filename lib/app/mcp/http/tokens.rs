@@ -270,8 +270,10 @@ pub fn add(path: &Path, name: &str, agents: &[String], read_only: bool) -> Resul
     })
 }
 
-/// A token's or an agent's name as the file and the log line hold it.
-fn word(name: &str) -> bool {
+/// A token's or an agent's name as the file, the log line and a path
+/// hold it: no separators, no dot first, no escapes (one word of letters,
+/// digits, `.`, `_`, `-`).
+pub(super) fn word(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 128
         && !name.starts_with('.')
