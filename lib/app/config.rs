@@ -32,10 +32,10 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     pub memory: MemoryConfig,
     /// `[log]`: what the ledger keeps (`crate::ledger`).
-    pub log: crate::ledger::LogConfig,
+    pub log: crate::ledger::settings::LogConfig,
     /// `[pricing."provider/model"]`: the ledger's prices for providers
     /// that report no cost.
-    pub pricing: BTreeMap<String, crate::ledger::Price>,
+    pub pricing: BTreeMap<String, crate::ledger::settings::Price>,
     /// The file it was read from, for messages; empty for a parsed text.
     #[serde(skip)]
     path: PathBuf,

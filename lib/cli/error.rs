@@ -45,7 +45,11 @@ pub enum UsageError {
         usage: Option<String>,
     },
     /// `--completions` for a shell there is no script for.
-    UnknownShell(String),
+    UnknownShell {
+        shell: String,
+        /// The shells there are scripts for.
+        expected: &'static [&'static str],
+    },
 }
 
 impl fmt::Display for UsageError {
@@ -84,10 +88,10 @@ impl fmt::Display for UsageError {
                 message,
                 usage: Some(usage),
             } => write!(f, "{message}; usage: {usage}"),
-            UsageError::UnknownShell(shell) => write!(
+            UsageError::UnknownShell { shell, expected } => write!(
                 f,
                 "error parsing flag --completions: unknown shell \"{shell}\" (expected one of {})",
-                crate::generate::SHELLS.join(", ")
+                expected.join(", ")
             ),
         }
     }

@@ -2,13 +2,14 @@
 //! the one `axe` executable (it runs `axe-NAME` when started under that
 //! name, busybox-style); each `axe-NAME` only replaces itself with the
 //! `axe` beside it, started as `axe-NAME`. So the library is linked into
-//! four executables (`axe` and the three below), not 26: the install is a
-//! fourth of the size and links less, and `axe-NAME` and `axe NAME` are
+//! five executables (`axe` and the four below), not 30: the install is a
+//! fraction of the size and links less, and `axe-NAME` and `axe NAME` are
 //! the same program. What it costs is
 //! one exec, about a millisecond on a slow machine (bench/RESULTS.md).
 //! So the three memory writes scripts and hooks make on every event
-//! (`axe-mem-append`, `axe-notes-remember`, `axe-state-record`) stay
-//! whole programs: each links only what it runs, under 2 MB.
+//! (`axe-mem-append`, `axe-notes-remember`, `axe-state-record`) and the
+//! state block hooks print before every prompt (`axe-state-context`)
+//! stay whole programs: each links only what it runs.
 //!
 //! Nothing here touches the command line or the environment: the
 //! process keeps its id, stdin, stdout, stderr, signals and exit code.

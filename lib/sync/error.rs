@@ -76,8 +76,11 @@ pub enum SyncError {
     GitWait(io::Error),
     /// `git --version` said something that is not a version.
     GitUnknown { said: String },
-    /// git is older than [`crate::git::MIN_VERSION`].
-    GitTooOld { version: (u32, u32) },
+    /// git is older than axe-sync needs (`crate::git::MIN_VERSION`).
+    GitTooOld {
+        version: (u32, u32),
+        needed: (u32, u32),
+    },
     /// A git command failed.
     Git(GitFailed),
     /// A git command talking to the remote outlasted the deadline and was
@@ -241,8 +244,10 @@ impl fmt::Display for SyncError {
             SyncError::GitUnknown { said } => {
                 write!(f, "git --version said {said:?}: not a git axe-sync knows")
             }
-            SyncError::GitTooOld { version } => {
-                let min = crate::git::MIN_VERSION;
+            SyncError::GitTooOld {
+                version,
+                needed: min,
+            } => {
                 write!(
                     f,
                     "git {}.{} is too old for axe-sync: it needs {}.{} or newer",

@@ -174,7 +174,10 @@ impl Git {
             .and_then(parse_version)
             .ok_or_else(|| SyncError::GitUnknown { said: text.clone() })?;
         if version < MIN_VERSION {
-            return Err(SyncError::GitTooOld { version });
+            return Err(SyncError::GitTooOld {
+                version,
+                needed: MIN_VERSION,
+            });
         }
         Ok(())
     }

@@ -16,6 +16,9 @@
 //! not kept.
 
 pub mod read;
+pub mod settings;
+
+use settings::{LogConfig, Price};
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -30,7 +33,7 @@ use time::OffsetDateTime;
 use axe_base::beneath::{Dir, Open};
 use axe_base::error::Result;
 use axe_base::report::Report;
-use axe_llm::{CallOptions, Conversation, Endpoint, Reply, Retry, Usage};
+use axe_llm::{CallOptions, Conversation, Endpoint, Reply, Retry};
 use axe_memory::Wait;
 use axe_memory::append::write_whole;
 use axe_memory::lock::{Mode, open_locked};
@@ -47,49 +50,6 @@ pub const DEFAULT_MAX_BYTES: u64 = 64 << 20;
 /// The most files of one month: past it the last keeps growing rather
 /// than the search for a free name going on.
 const MAX_PARTS: u32 = 1000;
-
-/// `[log]` of config.toml.
-#[derive(Debug, Default, Clone, Deserialize)]
-#[serde(default)]
-pub struct LogConfig {
-    /// Keep each call's prompt and answer, redacted; off: no text at all.
-    pub text: bool,
-    /// The size past which a month's file is followed by another.
-    pub max_bytes: Option<u64>,
-}
-
-/// `[pricing."provider/model"]` of config.toml: US dollars per million
-/// tokens, for providers that report no cost themselves.
-#[derive(Debug, Default, Clone, Copy, Deserialize)]
-#[serde(default)]
-pub struct Price {
-    pub input: f64,
-    pub output: f64,
-    /// Prompt tokens read from the cache; unset: `input`'s price.
-    pub cache_read: Option<f64>,
-    /// Prompt tokens written to the cache; unset: `input`'s price.
-    pub cache_write: Option<f64>,
-}
-
-impl Price {
-    /// What `usage` costs at this price; `None` when the reply said no
-    /// token counts.
-    pub fn cost(&self, usage: &Usage) -> Option<f64> {
-        if usage.input_tokens.is_none() && usage.output_tokens.is_none() {
-            return None;
-        }
-        let input = usage.input_tokens.unwrap_or(0);
-        let read = usage.cache_read_tokens.unwrap_or(0);
-        let write = usage.cache_write_tokens.unwrap_or(0);
-        // Input counts every prompt token, cached ones included.
-        let plain = input.saturating_sub(read).saturating_sub(write);
-        let cost = plain as f64 * self.input
-            + read as f64 * self.cache_read.unwrap_or(self.input)
-            + write as f64 * self.cache_write.unwrap_or(self.input)
-            + usage.output_tokens.unwrap_or(0) as f64 * self.output;
-        Some(cost / 1e6)
-    }
-}
 
 /// One line of the ledger.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -28,7 +28,11 @@ impl Program {
             "zsh" => Ok(zsh::script(self)),
             "fish" => Ok(fish::script(self)),
             "nushell" | "nu" => Ok(nushell::script(self)),
-            _ => Err(crate::error::UsageError::UnknownShell(shell.to_owned()).into()),
+            _ => Err(crate::error::UsageError::UnknownShell {
+                shell: shell.to_owned(),
+                expected: SHELLS,
+            }
+            .into()),
         }
     }
 

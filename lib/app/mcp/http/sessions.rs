@@ -70,9 +70,5 @@ impl Sessions {
 /// A session id: 128 random bits in hex, visible ASCII as the spec asks,
 /// and not to be guessed.
 fn new_id() -> std::io::Result<String> {
-    Ok(hex(&super::tokens::random::<16>()?))
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok(super::tokens::hex(&super::tokens::random::<16>()?))
 }

@@ -163,6 +163,11 @@ fn parse(text: &str, path: &Path) -> Result<Tokens> {
 }
 
 /// `N` random bytes from the kernel.
+/// `bytes` in lower-case hex: a token's text, a session's id.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 pub fn random<const N: usize>() -> std::io::Result<[u8; N]> {
     let mut bytes = [0u8; N];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
@@ -235,10 +240,7 @@ pub fn add(path: &Path, name: &str, agents: &[String], read_only: bool) -> Resul
             path.display()
         )));
     }
-    let token = format!(
-        "axe_{}",
-        super::sessions::hex(&random::<32>().map_err(failed)?)
-    );
+    let token = format!("axe_{}", hex(&random::<32>().map_err(failed)?));
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }

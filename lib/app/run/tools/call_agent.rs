@@ -10,13 +10,17 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::views::SubAgent;
 use crate::run::prepared::{Prepared, Step};
 use crate::run::session::Session;
 use axe_base::error::Error;
 use axe_llm::{Deadline, ToolCall, ToolDef};
 use axe_tools::args::Args;
 use axe_tools::{Offered, Reply, ToolError, ToolSource};
+
+/// Runs a sub-agent: `(name, user message, depth, deadline, the caller's
+/// allowed_hosts)` to its answer or what went wrong.
+pub type SubAgent<'a> =
+    dyn Fn(&str, &str, u32, Deadline, &[String]) -> Result<String, SubAgentError> + Sync + 'a;
 
 pub const NAME: &str = "call_agent";
 

@@ -17,9 +17,9 @@ mod views;
 
 use std::time::{Duration, Instant};
 
-pub use call_agent::SubAgentError;
+pub use call_agent::{SubAgent, SubAgentError};
 pub use mcp::Servers;
-pub use views::{SubAgent, act, memory};
+pub use views::{act, memory};
 
 use super::details::{self, Detail};
 use super::prepared::Prepared;

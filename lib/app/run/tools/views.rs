@@ -3,17 +3,11 @@
 
 use std::sync::Mutex;
 
-use super::call_agent::SubAgentError;
 use crate::run::prepared::Prepared;
 use crate::run::session::Session;
 use axe_llm::Deadline;
 use axe_tools::Memory;
 use axe_tools::builtin::Act;
-
-/// Runs a sub-agent: `(name, user message, depth, deadline, the caller's
-/// allowed_hosts)` to its answer or what went wrong.
-pub type SubAgent<'a> =
-    dyn Fn(&str, &str, u32, Deadline, &[String]) -> Result<String, SubAgentError> + Sync + 'a;
 
 /// The memory tools' view of `agent`'s memory, seen what its prompt
 /// showed whole (nothing, for a run), until
