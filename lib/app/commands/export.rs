@@ -14,6 +14,7 @@ use super::notes;
 use crate::agent::Agents;
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
+use axe_memory::error::io_error;
 use axe_memory::notes::{Workspace, topic_name};
 use axe_memory::secrets::Secrets;
 use axe_memory::{Wait, log, state};
@@ -164,25 +165,25 @@ fn collect(ws: &Workspace, agent: Option<&str>) -> Result<Vec<Note>> {
 fn md_names(ws: &Workspace, dir: &Path) -> Result<Vec<String>> {
     let Some(opened) = ws
         .open_dir(dir)
-        .map_err(|e| Error::memory("failed to export", "open", dir, &e))?
+        .map_err(|e| io_error("failed to export", "open", dir, e))?
     else {
         return Ok(Vec::new());
     };
-    let files = Workspace::md_files(&opened)
-        .map_err(|e| Error::memory("failed to export", "list", dir, &e))?;
+    let files =
+        Workspace::md_files(&opened).map_err(|e| io_error("failed to export", "list", dir, e))?;
     Ok(files.into_iter().map(|(n, _)| n).collect())
 }
 
 fn dir_names(ws: &Workspace, dir: &Path) -> Result<Vec<String>> {
     let Some(opened) = ws
         .open_dir(dir)
-        .map_err(|e| Error::memory("failed to export", "open", dir, &e))?
+        .map_err(|e| io_error("failed to export", "open", dir, e))?
     else {
         return Ok(Vec::new());
     };
     let mut names: Vec<String> = opened
         .list()
-        .map_err(|e| Error::memory("failed to export", "list", dir, &e))?
+        .map_err(|e| io_error("failed to export", "list", dir, e))?
         .into_iter()
         .filter(|(_, k)| *k == rustix::fs::FileType::Directory)
         .filter_map(|(n, _)| n.into_string().ok())
@@ -416,7 +417,8 @@ fn entries(note: &Note) -> Vec<(Option<&str>, String)> {
 
 /// The notes as a folder of their own, with an index.
 fn folder(dir: &Path, notes: &[Note], out: &mut dyn Write) -> Result<()> {
-    let fail = |op: &str, p: &Path, e: std::io::Error| Error::memory("failed to export", op, p, &e);
+    let fail =
+        |op: &'static str, p: &Path, e: std::io::Error| io_error("failed to export", op, p, e);
     match std::fs::read_dir(dir) {
         Ok(mut entries) => {
             if entries.next().is_some() {
@@ -468,7 +470,8 @@ fn folder(dir: &Path, notes: &[Note], out: &mut dyn Write) -> Result<()> {
 /// Replaces `path` with `bytes` through a temp file beside it, so a
 /// reader (the memory server starting) sees the old file or the new one.
 fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
-    let fail = |op: &str, p: &Path, e: std::io::Error| Error::memory("failed to export", op, p, &e);
+    let fail =
+        |op: &'static str, p: &Path, e: std::io::Error| io_error("failed to export", op, p, e);
     let name = path
         .file_name()
         .ok_or_else(|| Error::Usage(format!("--output {} names no file", path.display())))?;

@@ -29,6 +29,7 @@ use axe_base::error::{Error, Result};
 use axe_base::report::Report;
 use axe_llm::{Deadline, Message, Usage};
 use axe_memory::Wait;
+use axe_memory::error::io_error;
 use axe_memory::hash::sha256_hex;
 use axe_memory::notes::entries::{self, Entry};
 use axe_memory::notes::history::{self, Kept, Record};
@@ -263,9 +264,9 @@ fn gather(ws: &Workspace, agent: &str, cfg: &AgentConfig) -> Result<Gathered> {
     let world = ws.world();
     if let Some(dir) = ws
         .open_dir(&world)
-        .map_err(|e| Error::memory("", "open", &world, &e))?
+        .map_err(|e| io_error("", "open", &world, e))?
     {
-        let files = Workspace::md_files(&dir).map_err(|e| Error::memory("", "read", &world, &e))?;
+        let files = Workspace::md_files(&dir).map_err(|e| io_error("", "read", &world, e))?;
         for (file, at) in files {
             let stem = file.trim_end_matches(".md");
             if !names(&text, stem) {
@@ -274,7 +275,7 @@ fn gather(ws: &Workspace, agent: &str, cfg: &AgentConfig) -> Result<Gathered> {
             let mut bytes = Vec::new();
             if at
                 .read_into(ws, &mut bytes)
-                .map_err(|e| Error::memory("", "read", &world.join(&file), &e))?
+                .map_err(|e| io_error("", "read", world.join(&file), e))?
             {
                 topics.push((stem.to_owned(), bytes));
             }
@@ -486,7 +487,7 @@ impl Scratch {
         let nanos = OffsetDateTime::now_utc().unix_timestamp_nanos();
         let root =
             std::env::temp_dir().join(format!("axe-consolidate-{}-{nanos}", std::process::id()));
-        let fail = |e: std::io::Error| Error::memory("", "create", &root, &e);
+        let fail = |e: std::io::Error| io_error("", "create", &root, e);
         {
             use std::os::unix::fs::DirBuilderExt;
             fs::DirBuilder::new()
@@ -503,12 +504,11 @@ impl Scratch {
         for dir in [ws.world(), ws.daily_dir(agent)] {
             let Some(opened) = ws
                 .open_dir(&dir)
-                .map_err(|e| Error::memory("", "open", &dir, &e))?
+                .map_err(|e| io_error("", "open", &dir, e))?
             else {
                 continue;
             };
-            let files =
-                Workspace::md_files(&opened).map_err(|e| Error::memory("", "read", &dir, &e))?;
+            let files = Workspace::md_files(&opened).map_err(|e| io_error("", "read", &dir, e))?;
             for (name, at) in files {
                 let mut bytes = Vec::new();
                 if at.read_into(ws, &mut bytes).unwrap_or(false) {
@@ -525,7 +525,7 @@ impl Scratch {
     /// `bytes` at the place of `path` (a path in `ws`) in the copy.
     fn put(&self, path: &Path, ws: &Workspace, bytes: &[u8]) -> Result<()> {
         let to = self.root.join(ws.relative(path));
-        let fail = |e: std::io::Error| Error::memory("", "write", &to, &e);
+        let fail = |e: std::io::Error| io_error("", "write", &to, e);
         if let Some(parent) = to.parent() {
             fs::create_dir_all(parent).map_err(fail)?;
         }

@@ -5,8 +5,9 @@
 //! made of those three and not of where the entry lies in its file.
 
 use super::workspace::{Workspace, day};
+use crate::error::io_error;
 use crate::hash::sha256_hex;
-use axe_base::error::{Error, Result};
+use axe_base::error::Result;
 
 /// One entry of a daily log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,11 +64,11 @@ pub fn all(ws: &Workspace, agent: &str) -> Result<Vec<Entry>> {
     let path = ws.daily_dir(agent);
     let Some(dir) = ws
         .open_dir(&path)
-        .map_err(|e| Error::memory("", "open", &path, &e))?
+        .map_err(|e| io_error("", "open", &path, e))?
     else {
         return Ok(Vec::new());
     };
-    let files = Workspace::md_files(&dir).map_err(|e| Error::memory("", "read", &path, &e))?;
+    let files = Workspace::md_files(&dir).map_err(|e| io_error("", "read", &path, e))?;
     let mut entries = Vec::new();
     for (name, at) in files {
         let Some(date) = super::prune::dated(&name) else {
@@ -75,7 +76,7 @@ pub fn all(ws: &Workspace, agent: &str) -> Result<Vec<Entry>> {
         };
         let mut bytes = Vec::new();
         at.read_into(ws, &mut bytes)
-            .map_err(|e| Error::memory("", "read", &path.join(&name), &e))?;
+            .map_err(|e| io_error("", "read", path.join(&name), e))?;
         entries.extend(parse(&day(date), &bytes));
     }
     Ok(entries)

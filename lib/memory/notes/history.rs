@@ -19,10 +19,11 @@ use serde::{Deserialize, Serialize};
 use time::{Date, OffsetDateTime};
 
 use super::workspace::Workspace;
+use crate::error::io_error;
 use crate::hash::sha256_hex;
 use crate::lock::Wait;
 use crate::secrets::Secrets;
-use axe_base::error::{Error, Result};
+use axe_base::error::Result;
 
 /// One file a consolidation rewrote (or created).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,7 +117,7 @@ fn names(ws: &Workspace, agent: &str) -> Result<Vec<PathBuf>> {
     };
     let mut names: Vec<String> = dir
         .list()
-        .map_err(|e| Error::memory("", "read", &path, &e))?
+        .map_err(|e| io_error("", "read", &path, e))?
         .into_iter()
         .filter_map(|(n, _)| n.into_string().ok())
         .filter(|n| stamp_date(n).is_some() && n.ends_with(".json"))
@@ -186,7 +187,7 @@ fn encode(record: &Record, secrets: &Secrets) -> Vec<u8> {
 pub fn remove(ws: &Workspace, path: &Path) -> Result<()> {
     if let Some((dir, name)) = ws.file(path, false)? {
         dir.remove(&name)
-            .map_err(|e| Error::memory("", "remove", path, &e))?;
+            .map_err(|e| io_error("", "remove", path, e))?;
     }
     Ok(())
 }

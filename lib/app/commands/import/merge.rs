@@ -26,6 +26,7 @@ use time::OffsetDateTime;
 
 use axe_base::beneath::Open;
 use axe_base::error::{Error, Result};
+use axe_memory::error::io_error;
 use axe_memory::hash::sha256_hex;
 use axe_memory::lock::{Wait, create_locked};
 use axe_memory::notes::{READ_LIMIT, Workspace, conflict};
@@ -150,7 +151,7 @@ impl Beside {
             if let Some(dir) = ws.dir(&parent, false)? {
                 let names = dir
                     .list()
-                    .map_err(|e| Error::memory("failed to import", "list", &parent, &e))?;
+                    .map_err(|e| io_error("failed to import", "list", &parent, e))?;
                 for (n, _) in names {
                     let Ok(n) = n.into_string() else { continue };
                     if let Some(key) = conflict_key(&n) {
@@ -193,7 +194,7 @@ fn one(
     would_be: &mut HashMap<String, Vec<u8>>,
 ) -> Result<Done> {
     let path = ws.root.join(&p.rel);
-    let fail = |op: &str, e: std::io::Error| Error::memory("failed to import", op, &path, &e);
+    let fail = |op: &'static str, e: std::io::Error| io_error("failed to import", op, &path, e);
     let finish = |action, bytes| Done {
         path: p.rel.clone(),
         action,
@@ -283,7 +284,7 @@ fn keep_beside(
 ) -> Result<(String, usize)> {
     let rel = conflict::path_for(&p.rel, "import", now, &p.text);
     let path = ws.root.join(&rel);
-    let fail = |op: &str, e: std::io::Error| Error::memory("failed to import", op, &path, &e);
+    let fail = |op: &'static str, e: std::io::Error| io_error("failed to import", op, &path, e);
     let hash = &sha256_hex(&p.text)[..12];
     let (dir_rel, file_name) = rel.rsplit_once('/').unwrap_or(("", &rel));
     let stem = file_name.split(".conflict-").next().unwrap_or_default();

@@ -19,6 +19,7 @@ use time::format_description::well_known::Rfc3339;
 use super::graph::{self, Entity, MEMORY_TYPE, Relation, TOPIC_TYPE};
 use axe_base::beneath::{self, Dir};
 use axe_base::error::{Error, Result};
+use axe_memory::error::io_error;
 use axe_memory::log::escape_headers;
 use axe_memory::notes::topic_name;
 use axe_memory::secrets::Secrets;
@@ -123,7 +124,7 @@ fn md_names(dir: &Dir, read: &mut Read) -> Result<Vec<String>> {
     let mut names = Vec::new();
     let listed = dir
         .list()
-        .map_err(|e| Error::memory("failed to import", "list", &dir.join(""), &e))?;
+        .map_err(|e| io_error("failed to import", "list", dir.join(""), e))?;
     for (name, kind) in listed {
         if !matches!(kind, FileType::RegularFile | FileType::Symlink)
             || !name.as_bytes().ends_with(b".md")
@@ -177,7 +178,7 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
             let mut found = Vec::new();
             let mut names: Vec<String> = dir
                 .list()
-                .map_err(|e| Error::memory("failed to import", "list", &root, &e))?
+                .map_err(|e| io_error("failed to import", "list", &root, e))?
                 .into_iter()
                 .filter(|(_, k)| *k == FileType::Directory)
                 .filter_map(|(n, _)| n.into_string().ok())
@@ -284,7 +285,7 @@ pub fn markdown(path: &Path) -> Result<Read> {
     while let Some((dir, prefix, depth)) = stack.pop() {
         let mut entries = dir
             .list()
-            .map_err(|e| Error::memory("failed to import", "list", &dir.join(""), &e))?;
+            .map_err(|e| io_error("failed to import", "list", dir.join(""), e))?;
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         for (name, kind) in entries {
             if name.as_bytes().starts_with(b".") {
