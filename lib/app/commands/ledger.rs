@@ -117,10 +117,7 @@ fn conversations(m: &Matches, out: &mut dyn Write) -> Result<()> {
     };
     let mut kept = Vec::new();
     for agent in owners {
-        let owner = match &agent {
-            Some(a) => Owner::Agent(a),
-            None => Owner::Llm,
-        };
+        let owner = Owner::of(agent.as_deref());
         for l in conversation::list(dirs, owner)? {
             let modified = OffsetDateTime::from(l.modified)
                 .format(&time::format_description::well_known::Rfc3339)
@@ -196,11 +193,7 @@ fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
                 .and_then(|r| r.agent)
         }
     };
-    let owner = match &agent {
-        Some(agent) => Owner::Agent(agent),
-        None => Owner::Llm,
-    };
-    conversation::show(agents.dirs(), owner, id, out)
+    conversation::show(agents.dirs(), Owner::of(agent.as_deref()), id, out)
 }
 
 const MODEL: Flag = Flag::with_value(

@@ -58,7 +58,13 @@ pub enum Owner<'a> {
     Llm,
 }
 
-impl Owner<'_> {
+impl<'a> Owner<'a> {
+    /// The agent's conversations, or (`None`) axe-llm's: how a ledger
+    /// record's agent names them.
+    pub fn of(agent: Option<&'a str>) -> Owner<'a> {
+        agent.map_or(Owner::Llm, Owner::Agent)
+    }
+
     fn rel(self) -> PathBuf {
         match self {
             Owner::Agent(name) => ["conversations", "agents", name].iter().collect(),
