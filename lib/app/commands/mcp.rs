@@ -123,10 +123,10 @@ const TOKEN: Command = Command {
 A tokens file is TOML: one [[token]] table per token with name, sha256
 (the hex SHA-256 of the token; the token itself is never stored), agents
 (a list of names, or \"*\" for every agent), read_only and created.
-The file is read as ssh reads an authorized_keys: a regular file that
-neither group nor others can write (nor its directory), of this user or
-root, at most 1 MiB; anything else takes no token, said on standard
-error.",
+The file is read as ssh reads an authorized_keys: a regular file of
+this user or root that neither group nor others can write, in a
+directory others cannot write, at most 1 MiB; anything else takes no
+token, said on standard error.",
     run: Run::Subcommands(&[TOKEN_ADD, TOKEN_LIST]),
 };
 

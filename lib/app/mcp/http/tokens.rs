@@ -218,8 +218,9 @@ fn parse(text: &str, path: &Path) -> Result<Tokens> {
 /// The text of the tokens file at `path`, read as ssh reads an
 /// `authorized_keys`: opened without blocking (a FIFO never hangs the
 /// reader), and only a regular file of this user or root that neither
-/// group nor others can write, in a directory they cannot write either
-/// (unless sticky, as /tmp), of at most [`MAX_BYTES`].
+/// group nor others can write, in a directory others (or a group not the
+/// user's own) cannot write either unless it is sticky, as /tmp, of at
+/// most [`MAX_BYTES`].
 fn read_guarded(path: &Path) -> Result<String> {
     use rustix::fs::{FileType, Mode, OFlags};
 
@@ -258,7 +259,11 @@ fn read_guarded(path: &Path) -> Result<String> {
     };
     let d = rustix::fs::stat(dir).map_err(|e| io(e.into()))?;
     let dir_mode = d.st_mode & 0o7777;
-    if dir_mode & 0o022 != 0 && dir_mode & 0o1000 == 0 {
+    // A group-writable directory of the user's own group is the usual
+    // umask 002 of a user-private group, not a stranger's way in.
+    let own_group = d.st_gid == rustix::process::getegid().as_raw();
+    let open_dir = dir_mode & 0o002 != 0 || (dir_mode & 0o020 != 0 && !own_group);
+    if open_dir && dir_mode & 0o1000 == 0 {
         return Err(refuse(format!(
             "others can write its directory {} (mode {dir_mode:04o}) and so replace it; chmod go-w it",
             dir.display()
