@@ -223,8 +223,8 @@ _axe_spec_axe_mcp() {
     subs=' serve=axe_mcp_serve token=axe_mcp_token '
 }
 _axe_spec_axe_mcp_serve() {
-    flags='--read-only --config-dir --data-dir --http --tokens --tls-cert --tls-key --help -h --version -V'
-    valued=' --config-dir=dir --data-dir=dir --http=none --tokens=file --tls-cert=file --tls-key=file '
+    flags='--read-only --config-dir --data-dir --http --tokens --team-dir --tls-cert --tls-key --help -h --version -V'
+    valued=' --config-dir=dir --data-dir=dir --http=none --tokens=file --team-dir=dir --tls-cert=file --tls-key=file '
     args='agent'
     subs=''
 }
@@ -232,12 +232,18 @@ _axe_spec_axe_mcp_token() {
     flags='--help -h --version -V'
     valued=' '
     args=''
-    subs=' add=axe_mcp_token_add '
+    subs=' add=axe_mcp_token_add list=axe_mcp_token_list '
 }
 _axe_spec_axe_mcp_token_add() {
     flags='--agents --read-only --tokens --config-dir --help -h --version -V'
     valued=' --agents=none --tokens=file --config-dir=dir '
     args='none'
+    subs=''
+}
+_axe_spec_axe_mcp_token_list() {
+    flags='--tokens --team-dir --config-dir --data-dir --help -h --version -V'
+    valued=' --tokens=file --team-dir=dir --config-dir=dir --data-dir=dir '
+    args=''
     subs=''
 }
 _axe_spec_axe_log() {

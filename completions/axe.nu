@@ -215,6 +215,7 @@ export extern "axe-mcp serve" [
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
     --http: string  # Serve MCP's streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)
     --tokens: path  # With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)
+    --team-dir: directory  # With --http, serve the memory of the data directory DIR [default: axe-team beside the data directory]; your own only when DIR names it
     --tls-cert: path  # With --http, serve HTTPS with the PEM certificate chain of FILE (and --tls-key)
     --tls-key: path  # The PEM private key of --tls-cert's certificate
     --help(-h)  # Print help
@@ -234,6 +235,16 @@ export extern "axe-mcp token add" [
     --read-only  # The token is offered only the tools that do not write
     --tokens: path  # The tokens file to add to [default: <config>/mcp-tokens.toml]
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# List the tokens of the tokens file and what each reaches, never a token or its digest
+export extern "axe-mcp token list" [
+    --tokens: path  # The tokens file to list [default: <config>/mcp-tokens.toml]
+    --team-dir: directory  # The data directory the server serves, as given to axe-mcp --http [default: axe-team beside the data directory]
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -732,6 +743,7 @@ export extern "axe mcp serve" [
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
     --http: string  # Serve MCP's streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)
     --tokens: path  # With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)
+    --team-dir: directory  # With --http, serve the memory of the data directory DIR [default: axe-team beside the data directory]; your own only when DIR names it
     --tls-cert: path  # With --http, serve HTTPS with the PEM certificate chain of FILE (and --tls-key)
     --tls-key: path  # The PEM private key of --tls-cert's certificate
     --help(-h)  # Print help
@@ -751,6 +763,16 @@ export extern "axe mcp token add" [
     --read-only  # The token is offered only the tools that do not write
     --tokens: path  # The tokens file to add to [default: <config>/mcp-tokens.toml]
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# List the tokens of the tokens file and what each reaches, never a token or its digest
+export extern "axe mcp token list" [
+    --tokens: path  # The tokens file to list [default: <config>/mcp-tokens.toml]
+    --team-dir: directory  # The data directory the server serves, as given to axe-mcp --http [default: axe-team beside the data directory]
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -776,7 +776,17 @@ fn claude_code_and_codex_share_one_memory_over_http() {
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     };
     let (laptop, ci) = (token("laptop"), token("ci"));
-    let mut server = crate::mcp_http::Served::start(&env, &["--tokens", tokens.to_str().unwrap()]);
+    // The memory seeded where the owner's agents keep it, served by name.
+    let own = env.data_dir().join("axe");
+    let mut server = crate::mcp_http::Served::start(
+        &env,
+        &[
+            "--tokens",
+            tokens.to_str().unwrap(),
+            "--team-dir",
+            own.to_str().unwrap(),
+        ],
+    );
     let address = format!("127.0.0.1:{}", server.port);
 
     // Claude Code, registered as the README says, with the laptop's token.

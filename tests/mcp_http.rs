@@ -18,6 +18,8 @@ use crate::util::Env;
 pub struct Served {
     pub child: Child,
     pub port: u16,
+    /// The line saying where it listens and what it serves.
+    pub start: String,
     log: Arc<Mutex<Vec<String>>>,
     reader: Option<std::thread::JoinHandle<()>>,
 }
@@ -54,6 +56,7 @@ impl Served {
         Served {
             child,
             port,
+            start: first,
             log,
             reader: Some(reader),
         }
@@ -240,7 +243,15 @@ fn a_session_gets_the_same_tools_as_stdio_and_writes_one_memory() {
         &request(2, "tools/call", call("recall", json!({}))),
     );
     assert!(recalled.body.contains("rotates on Mondays"), "{recalled:?}");
-    // The file is the one stdio's server and the executables use.
+    // The file is the one the executables use, for an agent whose notes
+    // are the served ones (as the README says to join the team's memory).
+    env.agent(
+        "team",
+        &format!(
+            "name = \"team\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\nworkspace = {:?}\n",
+            team_dir(&env).join("notes")
+        ),
+    );
     let stdio = env.cmd("axe-notes-recall").arg("team").output().unwrap();
     assert!(String::from_utf8_lossy(&stdio.stdout).contains("rotates on Mondays"));
 
@@ -705,8 +716,12 @@ fn sigterm_drains_a_request_in_flight_then_stops() {
     let status = server.child.wait().unwrap();
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(15));
-    let notes = env.cmd("axe-notes-recall").arg("team").output().unwrap();
-    assert!(String::from_utf8_lossy(&notes.stdout).contains("written while stopping"));
+    let daily = team_dir(&env).join("notes/agents/team/daily");
+    let written: String = std::fs::read_dir(&daily)
+        .unwrap()
+        .map(|f| crate::util::read(&f.unwrap().path()))
+        .collect();
+    assert!(written.contains("written while stopping"));
 }
 
 fn term(pid: u32) -> i32 {
@@ -1275,7 +1290,7 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
     }
     assert_eq!(wrote.len() + lost, CLIENTS * CALLS / 4);
     assert!(!wrote.is_empty());
-    let notes = env.data_dir().join("axe/notes/agents/team");
+    let notes = team_dir(&env).join("notes/agents/team");
     let memory = crate::util::read(&notes.join("MEMORY.md"));
     assert!(
         wrote.contains(&memory),
@@ -1307,10 +1322,10 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
 #[test]
 fn resource_uris_reach_only_the_endpoints_agent() {
     let env = Env::new();
-    let other = env.data_dir().join("axe/notes/agents/other/MEMORY.md");
+    let other = team_dir(&env).join("notes/agents/other/MEMORY.md");
     env.write(&other, "the other agent's secret\n");
     env.write(
-        &env.data_dir().join("axe/notes/agents/team/MEMORY.md"),
+        &team_dir(&env).join("notes/agents/team/MEMORY.md"),
         "team's own\n",
     );
     let server = Served::start(&env, &[]);
@@ -1398,5 +1413,404 @@ fn read_only_serves_only_the_reading_tools_to_everyone() {
         refused.body.contains("unknown tool: remember"),
         "{refused:?}"
     );
-    assert!(!env.data_dir().join("axe/notes/agents/team/daily").exists());
+    assert!(!team_dir(&env).join("notes/agents/team/daily").exists());
+}
+
+/// Where `axe-mcp --http` keeps the memory it serves by default: a data
+/// directory of its own beside the owner's (`axe-team`).
+pub fn team_dir(env: &Env) -> std::path::PathBuf {
+    env.data_dir().join("axe-team")
+}
+
+/// `axe-mcp token add NAME --tokens FILE ARGS…`: the token it printed.
+fn add_token(env: &Env, file: &std::path::Path, name: &str, args: &[&str]) -> String {
+    let out = env
+        .cmd("axe-mcp")
+        .args(["token", "add", name, "--tokens"])
+        .arg(file)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A tool's call in a session: the whole answer.
+fn session_call(
+    server: &Served,
+    agent: &str,
+    auth: &str,
+    session: &str,
+    name: &str,
+    arguments: Value,
+) -> Answer {
+    server.post(
+        agent,
+        &[("Authorization", auth), ("Mcp-Session-Id", session)],
+        &request(9, "tools/call", call(name, arguments)),
+    )
+}
+
+/// A token for the agent `team` reaches the team's memory, never the
+/// owner's: not a world topic the owner's own agent wrote or imported,
+/// and its learn_fact lands nowhere an owner's agent recalls. The start
+/// line and `token list` say what is served and what each token reaches.
+#[test]
+fn a_teams_token_reaches_the_teams_memory_never_the_owners() {
+    let env = Env::new();
+    // The owner's own memory: a world topic of a local agent, an import.
+    env.cmd("axe-notes-learn")
+        .args(["--agent", "me", "plans"])
+        .write_stdin("The owner's salary talk is on Friday.\n")
+        .assert()
+        .success();
+    let vault = env.root().join("vault");
+    env.write(&vault.join("diary.md"), "The owner's private diary.\n");
+    env.cmd("axe-import")
+        .arg("markdown")
+        .arg(&vault)
+        .assert()
+        .success();
+    let own_world = env.data_dir().join("axe/notes/world");
+    assert!(own_world.join("plans.md").exists() && own_world.join("diary.md").exists());
+    let before = crate::util::read(&own_world.join("plans.md"));
+
+    let file = env.root().join("conf/tokens.toml");
+    let mate = add_token(&env, &file, "mate", &["--agents", "team"]);
+    let ci = add_token(&env, &file, "ci", &["--agents", "team", "--read-only"]);
+    let auth = format!("Bearer {mate}");
+    let mut server = Served::start(&env, &["--tokens", file.to_str().unwrap()]);
+    let s = server.initialize("team", &[("Authorization", &auth)]);
+    let recalled = session_call(&server, "team", &auth, &s, "recall", json!({}));
+    assert_eq!(recalled.status, 200, "{recalled:?}");
+    let found = session_call(
+        &server,
+        "team",
+        &auth,
+        &s,
+        "search_notes",
+        json!({"query": "owner"}),
+    );
+    let listed = server.post(
+        "team",
+        &[("Authorization", &auth), ("Mcp-Session-Id", &s)],
+        &request(3, "resources/list", json!({})),
+    );
+    for a in [&recalled, &found, &listed] {
+        assert!(
+            !a.body.contains("salary") && !a.body.contains("diary"),
+            "the owner's memory reached a team token: {a:?}"
+        );
+    }
+    // A read-only token's stateless recall: the same.
+    let c = format!("Bearer {ci}");
+    let ci_recall = server.post(
+        "team",
+        &[
+            ("Authorization", &c),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "recall"),
+        ],
+        &stateless(4, "tools/call", call("recall", json!({}))),
+    );
+    assert_eq!(ci_recall.status, 200, "{ci_recall:?}");
+    assert!(!ci_recall.body.contains("salary"), "{ci_recall:?}");
+
+    // The teammate's facts, one on a topic of the owner's name: in the
+    // team's world, and nowhere the owner's agents recall.
+    for topic in ["deploy", "plans"] {
+        let learned = session_call(
+            &server,
+            "team",
+            &auth,
+            &s,
+            "learn_fact",
+            json!({"topic": topic, "content": "Deploys go out on Tuesdays."}),
+        );
+        assert_eq!(learned.json()["result"]["isError"], false, "{learned:?}");
+    }
+    assert!(!own_world.join("deploy.md").exists());
+    assert_eq!(crate::util::read(&own_world.join("plans.md")), before);
+    let owner = env.cmd("axe-notes-recall").arg("me").output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&owner.stdout).contains("Tuesdays"),
+        "{owner:?}"
+    );
+    let team_world = team_dir(&env).join("notes/world");
+    assert!(crate::util::read(&team_world.join("deploy.md")).contains("Tuesdays"));
+
+    // Said at the start: what is served, where, and that tokens guard it.
+    let (_, log) = server.stop();
+    let start = &server.start;
+    let team = team_dir(&env);
+    assert!(
+        start.contains(&team.display().to_string())
+            && start.contains("2 tokens")
+            && start.contains("not your own"),
+        "{start}"
+    );
+    // And what each token reaches, a line each.
+    assert!(
+        log[0].starts_with("axe-mcp: token \"mate\" reads and writes")
+            && log[0].contains(&team.display().to_string())
+            && log[1].starts_with("axe-mcp: token \"ci\" reads only"),
+        "{log:?}"
+    );
+    // `token list`: each name, its agents and rights, and what it
+    // reaches; never a token or its digest.
+    let out = env
+        .cmd("axe-mcp")
+        .args(["token", "list", "--tokens"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let listed = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 2, "{listed}");
+    assert!(
+        lines[0].starts_with("mate ")
+            && lines[0].contains("team")
+            && lines[0].contains("reads and writes")
+            && lines[0].contains(&team.display().to_string()),
+        "{listed}"
+    );
+    assert!(
+        lines[1].starts_with("ci ") && lines[1].contains("reads only"),
+        "{listed}"
+    );
+    assert!(lines.iter().all(|l| l.contains("created 20")), "{listed}");
+    for secret in [&mate, &ci, &sha256_hex(&mate), &sha256_hex(&ci)] {
+        assert!(!listed.contains(secret.as_str()), "{listed}");
+    }
+
+    // Serving the owner's own memory is asked for by name, and said so.
+    let own = env.data_dir().join("axe");
+    let server = Served::start(
+        &env,
+        &[
+            "--tokens",
+            file.to_str().unwrap(),
+            "--team-dir",
+            own.to_str().unwrap(),
+        ],
+    );
+    let s = server.initialize("team", &[("Authorization", &auth)]);
+    let recalled = session_call(&server, "team", &auth, &s, "recall", json!({}));
+    assert!(recalled.body.contains("salary"), "{recalled:?}");
+    assert!(server.start.contains("your own memory"), "{}", server.start);
+    // Without tokens the start line says plainly that nothing guards it.
+    let server = Served::start(&env, &[]);
+    assert!(server.start.contains("no token guards"), "{}", server.start);
+}
+
+/// A token's rights are the tokens file's now, on every request: one
+/// made read-only stops writing in the sessions it began, and one
+/// removed ends them, even if the same entry comes back.
+#[test]
+fn a_tokens_rights_are_the_files_now_on_every_request() {
+    let env = Env::new();
+    let file = env.root().join("conf/tokens.toml");
+    let alice = add_token(&env, &file, "alice", &["--agents", "team"]);
+    let _bob = add_token(&env, &file, "bob", &["--agents", "team"]);
+    let auth = format!("Bearer {alice}");
+    let server = Served::start(&env, &["--tokens", file.to_str().unwrap()]);
+    let s = server.initialize("team", &[("Authorization", &auth)]);
+    let wrote = session_call(
+        &server,
+        "team",
+        &auth,
+        &s,
+        "remember",
+        json!({"content": "one"}),
+    );
+    assert_eq!(wrote.json()["result"]["isError"], false, "{wrote:?}");
+
+    // alice made read-only, bob untouched.
+    let whole = crate::util::read(&file);
+    let (head, tail) = whole.split_at(whole.find("name = \"bob\"").unwrap());
+    let read_only = head.replace("read_only = false", "read_only = true");
+    env.write(&file, format!("{read_only}{tail}"));
+    let refused = session_call(
+        &server,
+        "team",
+        &auth,
+        &s,
+        "remember",
+        json!({"content": "two"}),
+    );
+    assert!(
+        refused.body.contains("unknown tool: remember"),
+        "a read-only token wrote: {refused:?}"
+    );
+    let listed = server.post(
+        "team",
+        &[("Authorization", &auth), ("Mcp-Session-Id", &s)],
+        &request(3, "tools/list", json!({})),
+    );
+    assert!(!listed.body.contains("\"remember\""), "{listed:?}");
+    assert!(listed.body.contains("\"recall\""), "{listed:?}");
+
+    // alice removed: refused at once, and her session is over, even
+    // when the very same entry is put back.
+    env.write(&file, tail.replacen("name", "[[token]]\nname", 1));
+    let gone = session_call(&server, "team", &auth, &s, "recall", json!({}));
+    assert_eq!(gone.status, 401, "{gone:?}");
+    env.write(&file, &whole);
+    let ended = session_call(&server, "team", &auth, &s, "recall", json!({}));
+    assert_eq!(
+        ended.status, 404,
+        "a removed token's session lives on: {ended:?}"
+    );
+    let again = server.initialize("team", &[("Authorization", &auth)]);
+    let wrote = session_call(
+        &server,
+        "team",
+        &auth,
+        &again,
+        "remember",
+        json!({"content": "three"}),
+    );
+    assert_eq!(wrote.json()["result"]["isError"], false, "{wrote:?}");
+}
+
+/// Sessions are bounded per token: one token opening session after
+/// session gives way only to itself, never evicting another's.
+#[test]
+fn one_tokens_sessions_never_evict_anothers() {
+    let env = Env::new();
+    let file = env.root().join("conf/tokens.toml");
+    let alice = add_token(&env, &file, "alice", &["--agents", "team"]);
+    let ci = add_token(&env, &file, "ci", &["--agents", "other", "--read-only"]);
+    let (a, c) = (format!("Bearer {alice}"), format!("Bearer {ci}"));
+    let server = Served::start(&env, &["--tokens", file.to_str().unwrap()]);
+    let kept = server.initialize("team", &[("Authorization", &a)]);
+    let init = request(1, "initialize", init_params());
+    let mut first = None;
+    // More than the whole table held before sessions were bounded.
+    for _ in 0..1100 {
+        let opened = server.post("other", &[("Authorization", &c)], &init);
+        assert_eq!(opened.status, 200, "{opened:?}");
+        first.get_or_insert_with(|| opened.header("mcp-session-id").unwrap().to_owned());
+    }
+    let ping = |agent: &str, auth: &str, id: &str| {
+        server
+            .post(
+                agent,
+                &[("Authorization", auth), ("Mcp-Session-Id", id)],
+                &request(2, "ping", json!({})),
+            )
+            .status
+    };
+    assert_eq!(
+        ping("team", &a, &kept),
+        200,
+        "another token's sessions evicted alice's"
+    );
+    // ci's own oldest gave way: its bound is its own.
+    assert_eq!(ping("other", &c, &first.unwrap()), 404);
+}
+
+/// The tokens file is read as ssh reads `authorized_keys`: a FIFO, a
+/// device or a file others can write is refused, said on stderr, and
+/// never hangs or floods the server; a regular 0600 file works again.
+#[test]
+fn a_tokens_file_that_is_not_a_private_regular_file_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let file = env.root().join("conf/tokens.toml");
+    let alice = add_token(&env, &file, "alice", &["--agents", "team"]);
+    let whole = crate::util::read(&file);
+    let fifo = env.root().join("conf/fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let zero = env.root().join("conf/zero");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let open = env.root().join("conf/open.toml");
+    env.write(&open, &whole);
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).unwrap();
+
+    // At the start: refused, promptly, with the reason.
+    for (bad, why) in [
+        (&fifo, "not a regular file"),
+        (&zero, "not a regular file"),
+        (&open, "others can write"),
+    ] {
+        let mut child = env
+            .std_cmd("axe-mcp")
+            .args(["--http", "127.0.0.1:0", "--tokens"])
+            .arg(bad)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("axe-mcp hangs on the tokens file {}", bad.display());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert_eq!(status.code(), Some(2), "{}: {stderr}", bad.display());
+        assert!(stderr.contains(why), "{}: {stderr}", bad.display());
+    }
+
+    // While serving: each put in the file's place takes no token, at
+    // once and said on stderr; the file mended takes them again.
+    let mut server = Served::start(&env, &["--tokens", file.to_str().unwrap()]);
+    let auth = format!("Bearer {alice}");
+    let init = request(1, "initialize", init_params());
+    assert_eq!(
+        server
+            .post("team", &[("Authorization", &auth)], &init)
+            .status,
+        200
+    );
+    for bad in [&fifo, &zero, &open] {
+        let aside = env.root().join("conf/aside");
+        std::fs::rename(&file, &aside).unwrap();
+        if bad == &zero {
+            std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+        } else {
+            std::fs::rename(bad, &file).unwrap();
+        }
+        let started = std::time::Instant::now();
+        let refused = server.post("team", &[("Authorization", &auth)], &init);
+        assert_eq!(refused.status, 401, "{}: {refused:?}", bad.display());
+        assert!(started.elapsed() < Duration::from_secs(5));
+        if bad == &zero {
+            std::fs::remove_file(&file).unwrap();
+        } else {
+            std::fs::rename(&file, bad).unwrap();
+        }
+        std::fs::rename(&aside, &file).unwrap();
+        assert_eq!(
+            server
+                .post("team", &[("Authorization", &auth)], &init)
+                .status,
+            200
+        );
+    }
+    let (_, log) = server.stop();
+    let said = log.join("\n");
+    assert!(
+        said.matches("not a regular file").count() >= 2 && said.contains("others can write"),
+        "{said}"
+    );
 }

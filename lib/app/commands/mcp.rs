@@ -68,7 +68,21 @@ Without --tokens only a loopback ADDR is taken; a request with a
 foreign Origin or, on loopback, a foreign Host is refused (403). With
 --tokens FILE, a request needs \"Authorization: Bearer TOKEN\" of an
 entry of FILE (401 without, 403 for an agent the token does not reach),
-and a read_only token is offered only the reading tools. One line per
+and a read_only token is offered only the reading tools; a token's
+rights are the file's as it is at each request, and the sessions of a
+token removed from it end.
+
+The HTTP server serves the team's memory, not yours: every agent's
+notes (MEMORY.md, daily notes, world topics), run log and state live in
+a data directory of its own, by default axe-team beside axe's data
+directory (~/.local/share/axe-team), never where your own agents, your
+world topics or what axe-import brought in live. An agent file's [notes]
+workspace, [memory] path and [state] path are not followed there (its
+other settings are). --team-dir DIR serves DIR instead; serving your own
+memory is --team-dir naming your data directory, said at the start. The
+first line on standard error says what is served, where, and which
+tokens guard it (or that none does); axe-mcp token list says what each
+token reaches. One line per
 request goes to standard error (time, token name, agent, method, tool,
 status, milliseconds), never a token or memory text. SIGTERM stops the
 accepting, answers the requests in flight, then ends the server.",
@@ -82,11 +96,12 @@ const SERVE: Command = Command {
     usage: &["[OPTIONS] [AGENT]"],
     args: &[AGENT],
     flags: &[
-        READ_ONLY, CONFIG_DIR, DATA_DIR, HTTP, TOKENS, TLS_CERT, TLS_KEY,
+        READ_ONLY, CONFIG_DIR, DATA_DIR, HTTP, TOKENS, TEAM_DIR, TLS_CERT, TLS_KEY,
     ],
     rules: &[
         Rule::Conflict(Item::Flag(&HTTP), Item::Arg(&AGENT)),
         Rule::RequiredWith(Item::Flag(&HTTP), Item::Flag(&TOKENS)),
+        Rule::RequiredWith(Item::Flag(&HTTP), Item::Flag(&TEAM_DIR)),
         Rule::RequiredWith(Item::Flag(&HTTP), Item::Flag(&TLS_CERT)),
         Rule::RequiredWith(Item::Flag(&TLS_KEY), Item::Flag(&TLS_CERT)),
         Rule::RequiredWith(Item::Flag(&TLS_CERT), Item::Flag(&TLS_KEY)),
@@ -107,8 +122,12 @@ const TOKEN: Command = Command {
     description: "\
 A tokens file is TOML: one [[token]] table per token with name, sha256
 (the hex SHA-256 of the token; the token itself is never stored), agents
-(a list of names, or \"*\" for every agent) and read_only.",
-    run: Run::Subcommands(&[TOKEN_ADD]),
+(a list of names, or \"*\" for every agent), read_only and created.
+The file is read as ssh reads an authorized_keys: a regular file of
+this user or root that neither group nor others can write, in a
+directory others cannot write, at most 1 MiB; anything else takes no
+token, said on standard error.",
+    run: Run::Subcommands(&[TOKEN_ADD, TOKEN_LIST]),
 };
 
 const TOKEN_NAME: Arg = Arg {
@@ -136,6 +155,29 @@ const TOKEN_FILE: Flag = Flag::with_value(
     "The tokens file to add to [default: <config>/mcp-tokens.toml]",
 )
 .completes(Complete::File);
+
+const TOKEN_LIST_FILE: Flag = Flag::with_value(
+    "tokens",
+    "FILE",
+    "The tokens file to list [default: <config>/mcp-tokens.toml]",
+)
+.completes(Complete::File);
+
+const TOKEN_LIST: Command = Command {
+    name: "axe-mcp token list",
+    about: "List the tokens of the tokens file and what each reaches, never a token or its digest",
+    usage: &["[OPTIONS]"],
+    args: &[],
+    flags: &[TOKEN_LIST_FILE, LIST_TEAM_DIR, CONFIG_DIR, DATA_DIR],
+    rules: &[],
+    description: "\
+One line per token on standard output: its name, the agents it reaches,
+whether it only reads, when it was made (\"-\" when the file does not
+say), and what it reaches on a server started with the same --team-dir
+(and --data-dir): the notes, run log and state of its agents in the
+served data directory, and every world topic there.",
+    run: Run::Action(token_list),
+};
 
 const TOKEN_ADD: Command = Command {
     name: "axe-mcp token add",
@@ -173,6 +215,21 @@ const TOKENS: Flag = Flag::with_value(
     "With --http, take only the bearer tokens of FILE ([[token]] name, sha256, agents, read_only)",
 )
 .completes(Complete::File);
+
+const TEAM_DIR: Flag = Flag::with_value(
+    "team-dir",
+    "DIR",
+    "With --http, serve the memory of the data directory DIR [default: axe-team beside the data directory]; your own only when DIR names it",
+)
+.completes(Complete::Dir);
+
+/// `--team-dir` of `token list`: the same place, described.
+const LIST_TEAM_DIR: Flag = Flag::with_value(
+    "team-dir",
+    "DIR",
+    "The data directory the server serves, as given to axe-mcp --http [default: axe-team beside the data directory]",
+)
+.completes(Complete::Dir);
 
 const TLS_CERT: Flag = Flag::with_value(
     "tls-cert",
@@ -219,12 +276,20 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             (Some(cert), Some(key)) => Some(tls::config(Path::new(cert), Path::new(key))?),
             _ => None,
         };
+        let (served, own) = team_dir(m, &dirs)?;
+        // The served memory's directories: the owner's agent files and
+        // config, the team's data directory.
+        let served_dirs = Dirs::given(m.value(&CONFIG_DIR).map(Path::new), Some(&served))?;
+        let agents = Agents::new(served_dirs, None);
+        let noted = Mutex::new(std::collections::HashSet::new());
         let http = Http {
             tls,
             addr: addr.to_string_lossy().into_owned(),
             tokens,
             read_only,
-            open: Box::new(move |name: &str| open(&agents, name)),
+            served,
+            own,
+            open: Box::new(move |name: &str| open_served(&agents, name, &noted)),
         };
         return http.serve();
     }
@@ -237,6 +302,76 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     };
     let stdin = std::io::stdin();
     server.serve(&mut stdin.lock(), out).map_err(Error::Output)
+}
+
+/// The data directory `--http` serves, and whether it is the owner's
+/// own. By default `axe-team` beside the data directory: a place of its
+/// own, so a teammate's token never reads the owner's world topics or
+/// imports, and its writes never land where the owner's agents recall.
+/// Outside the data directory too, so `axe-sync` of the owner's memory
+/// never carries the team's to the owner's remote.
+fn team_dir(m: &Matches, dirs: &Dirs) -> Result<(std::path::PathBuf, bool)> {
+    let data = dirs.data()?;
+    let given = m.value(&TEAM_DIR).or_else(|| m.value(&LIST_TEAM_DIR));
+    let served = match given {
+        Some(dir) => Path::new(dir).to_owned(),
+        None => {
+            let name = data.file_name().ok_or_else(|| {
+                Error::Usage(format!(
+                    "the data directory {} has no name to put axe-team beside: give --team-dir",
+                    data.display()
+                ))
+            })?;
+            let mut team = name.to_owned();
+            team.push("-team");
+            data.with_file_name(team)
+        }
+    };
+    // Named once for the server's life, wherever its threads stand.
+    let served = match served.is_absolute() {
+        true => served,
+        false => std::env::current_dir()
+            .map_err(|e| Error::Config(format!("--team-dir {}: {e}", served.display())))?
+            .join(served),
+    };
+    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a.components().eq(b.components()),
+    };
+    let own = same(&served, &data);
+    Ok((served, own))
+}
+
+fn token_list(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let dirs = Dirs::given(
+        m.value(&CONFIG_DIR).map(Path::new),
+        m.value(&DATA_DIR).map(Path::new),
+    )?;
+    let file = match m.value(&TOKEN_LIST_FILE) {
+        Some(f) => std::path::PathBuf::from(f),
+        None => dirs.config()?.join("mcp-tokens.toml"),
+    };
+    let (served, own) = team_dir(m, &dirs)?;
+    let tokens = tokens::Tokens::load(&file)?;
+    for t in tokens.all() {
+        let agents = match &t.agents {
+            tokens::Agents::Every(_) => "*".to_owned(),
+            tokens::Agents::Some(names) => names.join(","),
+        };
+        writeln!(
+            out,
+            "{}  agents {agents}  {}  created {}  {}",
+            t.name,
+            match t.read_only {
+                true => "reads only",
+                false => "reads and writes",
+            },
+            t.created.as_deref().unwrap_or("-"),
+            t.reach(&served, own)
+        )
+        .map_err(Error::Output)?;
+    }
+    Ok(())
 }
 
 fn token_add(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -262,12 +397,57 @@ fn token_add(m: &Matches, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "{}", added.token).map_err(Error::Output)
 }
 
+/// The memory of the agent `name` as the HTTP server offers it: that of
+/// [`open`] in the served data directory, whatever paths the agent file
+/// gives its notes, run log and state (those are where the owner's own
+/// agent keeps them; following them would serve the owner's memory to
+/// every token reaching the agent). Said once per agent on stderr.
+fn open_served(
+    agents: &Agents,
+    name: &str,
+    noted: &Mutex<std::collections::HashSet<String>>,
+) -> Result<(Memory, String)> {
+    open_with(agents, name, &mut |cfg: &mut AgentConfig| {
+        let set = !cfg.notes.workspace.is_empty()
+            || !cfg.memory.path.is_empty()
+            || !cfg.state.path.is_empty();
+        cfg.notes.workspace.clear();
+        cfg.memory.path.clear();
+        cfg.state.path.clear();
+        if set
+            && noted
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(name.to_owned())
+        {
+            axe_base::stderr::note(format_args!(
+                "axe-mcp: the agent file of \"{name}\" names where its memory lives; over HTTP its memory is the served one's, in {}",
+                agents
+                    .dirs()
+                    .data()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default()
+            ));
+        }
+    })
+}
+
 /// The memory of the agent `name` as the server offers it, and what the
 /// client is told of it: over stdio once, over HTTP per session (each
 /// client's own record of what it has seen) or stateless request.
 fn open(agents: &Agents, name: &str) -> Result<(Memory, String)> {
+    open_with(agents, name, &mut |_| {})
+}
+
+/// [`open`], with the agent's settings as `adjust` leaves them.
+fn open_with(
+    agents: &Agents,
+    name: &str,
+    adjust: &mut dyn FnMut(&mut AgentConfig),
+) -> Result<(Memory, String)> {
     let dirs = agents.dirs().clone();
-    let (cfg, own_file) = super::args::memory_agent(agents, name)?;
+    let (mut cfg, own_file) = super::args::memory_agent(agents, name)?;
+    adjust(&mut cfg);
     let notes = match cfg.notes.enabled {
         true => Some(Workspace::of(&dirs, &cfg.notes)?),
         false => None,

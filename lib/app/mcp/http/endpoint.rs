@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 
 use super::sessions::{Session, Sessions};
-use super::tokens::{Live, Token};
+use super::tokens::{Live, Token, Tokens};
 use super::wire::{Request, Response};
 use super::{Open, Slots};
 use crate::mcp::{STATELESS, Serving, VERSION_KEY};
@@ -54,6 +54,10 @@ pub struct Endpoint {
     loopback: bool,
     open: Opener,
     sessions: Sessions,
+    /// The tokens the sessions were last checked against: when the file
+    /// changes, the sessions of a token gone from it (or no longer
+    /// reaching their agent) end.
+    checked: std::sync::Mutex<Option<std::sync::Arc<Tokens>>>,
 }
 
 /// A request's answer before CORS headers are added.
@@ -67,6 +71,7 @@ impl Endpoint {
             loopback,
             open,
             sessions: Sessions::default(),
+            checked: std::sync::Mutex::new(None),
         }
     }
 
@@ -103,9 +108,11 @@ impl Endpoint {
         let token = self.authorize(request, agent)?;
         logged.token = token.as_ref().map(|t| t.name.clone());
         let read_only = self.read_only || token.as_ref().is_some_and(|t| t.read_only);
+        // The rights are the tokens file's now, on every request: a
+        // session keeps what its client was shown, never its rights.
         let who = Who {
             agent,
-            token: token.as_ref().map(|t| t.name.as_str()),
+            token: token.as_ref().map(|t| t.sha256.to_ascii_lowercase()),
             read_only,
         };
         match request.method.as_str() {
@@ -152,11 +159,15 @@ impl Endpoint {
 
     /// The token of the request's `Authorization`, when the server takes
     /// tokens: a missing or unknown one is 401, one that does not reach
-    /// `agent` 403.
+    /// `agent` 403. Only the request's head is read. The file is read
+    /// again when it changed, and then every session of a token it no
+    /// longer holds ends.
     fn authorize(&self, request: &Request, agent: &str) -> Result<Option<Token>, Response> {
-        let Some(tokens) = &self.tokens else {
+        let Some(live) = &self.tokens else {
             return Ok(None);
         };
+        let tokens = live.current();
+        self.check_sessions(&tokens);
         let unauthorized = || {
             status(401, "Unauthorized", "a bearer token is needed")
                 .header("WWW-Authenticate", "Bearer realm=\"axe-mcp\"")
@@ -169,11 +180,7 @@ impl Endpoint {
             })
             .map(str::trim)
             .ok_or_else(unauthorized)?;
-        let token = tokens
-            .current()
-            .find(given)
-            .cloned()
-            .ok_or_else(unauthorized)?;
+        let token = tokens.find(given).cloned().ok_or_else(unauthorized)?;
         if !token.reaches(agent) {
             return Err(status(
                 403,
@@ -182,6 +189,24 @@ impl Endpoint {
             ));
         }
         Ok(Some(token))
+    }
+
+    /// Ends the sessions `tokens` no longer allow, once per version of
+    /// the file.
+    fn check_sessions(&self, tokens: &std::sync::Arc<Tokens>) {
+        let mut checked = self.checked.lock().unwrap_or_else(|e| e.into_inner());
+        if checked
+            .as_ref()
+            .is_some_and(|c| std::sync::Arc::ptr_eq(c, tokens))
+        {
+            return;
+        }
+        self.sessions.retain(|s| {
+            s.token
+                .as_deref()
+                .is_none_or(|digest| tokens.allows(digest, &s.agent))
+        });
+        *checked = Some(std::sync::Arc::clone(tokens));
     }
 
     fn post(&self, request: &Request, who: &Who, slots: &Slots, logged: &mut Logged) -> Answer {
@@ -300,15 +325,13 @@ impl Endpoint {
             let (memory, instructions) = (self.open)(who.agent).map_err(failed)?;
             let session = Session {
                 agent: who.agent.to_owned(),
-                token: who.token.map(str::to_owned),
-                read_only: who.read_only,
+                token: who.token.clone(),
                 source: axe_tools::memory_tools(memory),
                 instructions,
                 negotiated: Default::default(),
             };
             let reply = {
-                let serving =
-                    Serving::new(&session.source, session.read_only, &session.instructions);
+                let serving = Serving::new(&session.source, who.read_only, &session.instructions);
                 let mut negotiated = None;
                 let reply = serving.reply_to(&request.body, &mut negotiated);
                 *session.negotiated.lock().unwrap_or_else(|e| e.into_inner()) = negotiated;
@@ -319,7 +342,7 @@ impl Endpoint {
         } else {
             let session = self.session(request, who)?;
             let _slot = slots.take().ok_or_else(busy)?;
-            let serving = Serving::new(&session.source, session.read_only, &session.instructions);
+            let serving = Serving::new(&session.source, who.read_only, &session.instructions);
             let mut negotiated = *session.negotiated.lock().unwrap_or_else(|e| e.into_inner());
             serving.reply_to(&request.body, &mut negotiated)
         };
@@ -338,7 +361,7 @@ impl Endpoint {
         })?;
         self.sessions
             .get(id)
-            .filter(|s| s.agent == who.agent && s.token.as_deref() == who.token)
+            .filter(|s| s.agent == who.agent && s.token == who.token)
             .ok_or_else(|| status(404, "Not Found", "no such session: initialize again"))
     }
 
@@ -353,7 +376,9 @@ impl Endpoint {
 
 struct Who<'a> {
     agent: &'a str,
-    token: Option<&'a str>,
+    /// The SHA-256 of the request's token.
+    token: Option<String>,
+    /// The token's rights now, and the server's `--read-only`.
     read_only: bool,
 }
 

@@ -46,6 +46,10 @@ pub struct Http {
     pub read_only: bool,
     /// Opens an agent's memory as the stdio server would.
     pub open: Opener,
+    /// The data directory whose memory `open` serves (`--team-dir`).
+    pub served: std::path::PathBuf,
+    /// Whether that is the owner's own data directory, asked for by name.
+    pub own: bool,
     /// `--tls-cert` and `--tls-key`: HTTPS.
     pub tls: Option<Arc<rustls::ServerConfig>>,
 }
@@ -77,6 +81,38 @@ impl Http {
         let local = listener
             .local_addr()
             .map_err(|e| Error::Config(format!("cannot listen on {}: {e}", self.addr)))?;
+        let memory = match self.own {
+            false => format!(
+                "the memory in {}, a data directory of its own (not your own memory)",
+                self.served.display()
+            ),
+            true => format!(
+                "your own memory in {}: its world topics, what axe-import brought in, every local agent's notes",
+                self.served.display()
+            ),
+        };
+        let mut reaches = Vec::new();
+        let guard = match &self.tokens {
+            Some(live) => {
+                let tokens = live.current();
+                let n = tokens.all().len();
+                for t in tokens.all() {
+                    reaches.push(format!(
+                        "axe-mcp: token \"{}\" {}",
+                        t.name,
+                        t.reach(&self.served, self.own)
+                    ));
+                }
+                format!(
+                    "{n} token{} of {} decide who reaches which agent",
+                    if n == 1 { "" } else { "s" },
+                    live.path().display()
+                )
+            }
+            None => format!(
+                "no token guards it: anyone who can connect to {local} reads and writes every agent's memory"
+            ),
+        };
         // Held for the server's life: an ending signal is noted, the
         // accepting stops, and the hold's end re-delivers it once every
         // request in flight is answered.
@@ -94,8 +130,11 @@ impl Http {
             None => "http",
         };
         axe_base::stderr::note(format_args!(
-            "axe-mcp: serving {scheme}://{local}/mcp/<AGENT>"
+            "axe-mcp: serving {scheme}://{local}/mcp/<AGENT>: {memory}; {guard}"
         ));
+        for line in reaches {
+            axe_base::stderr::note(format_args!("{line}"));
+        }
         let mut threads = Vec::new();
         for stream in listener.incoming() {
             if shared.stopping.load(Ordering::SeqCst) || hold.interrupted() {

@@ -1,7 +1,14 @@
 //! Who may reach which memory: the tokens file of `axe-mcp --tokens`, a
 //! TOML list of `[[token]]` entries, each a name, the SHA-256 of the
 //! token (the token itself is never stored), the agents it reaches
-//! (`["a", "b"]` or `"*"`) and whether it only reads.
+//! (`["a", "b"]` or `"*"`), whether it only reads, and when it was made.
+//!
+//! The file is read as ssh reads `authorized_keys`: only a regular file
+//! that no one but its owner (this user, or root) can write, in a
+//! directory others cannot write either, and at most [`MAX_BYTES`] of it.
+//! Anything else in its place (a FIFO would hang every request, a device
+//! like `/dev/zero` exhaust memory, a file others can write hand them the
+//! server) takes no token, said on stderr.
 
 use std::io::Read;
 use std::path::Path;
@@ -20,6 +27,9 @@ pub struct Token {
     pub agents: Agents,
     #[serde(default)]
     pub read_only: bool,
+    /// When `token add` made it (RFC 3339, UTC); absent in older files.
+    #[serde(default)]
+    pub created: Option<String>,
 }
 
 /// The agents a token reaches.
@@ -41,6 +51,9 @@ struct File {
 /// The tokens a server takes.
 #[derive(Debug)]
 pub struct Tokens(Vec<Token>);
+
+/// A tokens file larger than this is refused: a few hundred bytes a token.
+pub const MAX_BYTES: u64 = 1 << 20;
 
 /// The tokens file as the server reads it: again whenever it changed
 /// (`axe-mcp token add` replaces it whole, so a new token works at once
@@ -85,6 +98,11 @@ impl Live {
         })
     }
 
+    /// The file read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// The tokens in force: the file's, read again if it changed.
     pub fn current(&self) -> std::sync::Arc<Tokens> {
         let now = stamp(&self.path);
@@ -109,14 +127,21 @@ impl Tokens {
     /// Reads the tokens file at `path`: a malformed one is an error, as
     /// is an entry whose digest or agents cannot be right.
     pub fn load(path: &Path) -> Result<Tokens> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::Config(format!(
-                "tokens file {}: {}",
-                path.display(),
-                axe_base::error::describe_io(&e)
-            ))
-        })?;
+        let text = read_guarded(path)?;
         parse(&text, path)
+    }
+
+    /// Every entry, in the file's order.
+    pub fn all(&self) -> &[Token] {
+        &self.0
+    }
+
+    /// Whether a token of this digest is in force and reaches `agent`:
+    /// what a session begun with it needs to live on.
+    pub fn allows(&self, digest: &str, agent: &str) -> bool {
+        self.0
+            .iter()
+            .any(|t| t.sha256.eq_ignore_ascii_case(digest) && t.reaches(agent))
     }
 
     /// The entry a bearer `token` matches: its digest is compared, so no
@@ -130,6 +155,34 @@ impl Tokens {
 }
 
 impl Token {
+    /// What the token reaches on a server whose memory is `served`, in
+    /// words: `own` when that is the owner's own data directory.
+    pub fn reach(&self, served: &Path, own: bool) -> String {
+        let rights = match self.read_only {
+            true => "reads only",
+            false => "reads and writes",
+        };
+        let whose = match &self.agents {
+            Agents::Every(_) => {
+                "every agent's notes, run log and state (a new name starts a new memory)".to_owned()
+            }
+            Agents::Some(names) => {
+                format!("the notes, run log and state of {}", names.join(", "))
+            }
+        };
+        let mut text = format!(
+            "{rights} {whose} in {}, and every world topic of {}",
+            served.display(),
+            served.join("notes/world").display()
+        );
+        if own {
+            text.push_str(
+                " (your own memory: the world topics every local agent recalls and axe-import fills)",
+            );
+        }
+        text
+    }
+
     /// Whether this token reaches `agent`'s memory.
     pub fn reaches(&self, agent: &str) -> bool {
         match &self.agents {
@@ -162,12 +215,99 @@ fn parse(text: &str, path: &Path) -> Result<Tokens> {
     Ok(Tokens(file.token))
 }
 
-/// `N` random bytes from the kernel.
+/// The text of the tokens file at `path`, read as ssh reads an
+/// `authorized_keys`: opened without blocking (a FIFO never hangs the
+/// reader), and only a regular file of this user or root that neither
+/// group nor others can write, in a directory others (or a group not the
+/// user's own) cannot write either unless it is sticky, as /tmp, of at
+/// most [`MAX_BYTES`].
+fn read_guarded(path: &Path) -> Result<String> {
+    use rustix::fs::{FileType, Mode, OFlags};
+
+    let refuse = |why: String| Error::Config(format!("tokens file {}: {why}", path.display()));
+    let io = |e: std::io::Error| refuse(axe_base::error::describe_io(&e));
+    let fd = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| io(e.into()))?;
+    let stat = rustix::fs::fstat(&fd).map_err(|e| io(e.into()))?;
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    if kind != FileType::RegularFile {
+        return Err(refuse(format!(
+            "not a regular file (a {}); no token is read from it",
+            type_name(kind)
+        )));
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if stat.st_uid != me && stat.st_uid != 0 {
+        return Err(refuse(format!(
+            "owned by uid {}, not by this user or root; no token is read from it",
+            stat.st_uid
+        )));
+    }
+    let mode = stat.st_mode & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(refuse(format!(
+            "others can write it (mode {mode:04o}), as ssh refuses such an authorized_keys; chmod go-w it"
+        )));
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let d = rustix::fs::stat(dir).map_err(|e| io(e.into()))?;
+    let dir_mode = d.st_mode & 0o7777;
+    // A group-writable directory of the user's own group is the usual
+    // umask 002 of a user-private group, not a stranger's way in.
+    let own_group = d.st_gid == rustix::process::getegid().as_raw();
+    let open_dir = dir_mode & 0o002 != 0 || (dir_mode & 0o020 != 0 && !own_group);
+    if open_dir && dir_mode & 0o1000 == 0 {
+        return Err(refuse(format!(
+            "others can write its directory {} (mode {dir_mode:04o}) and so replace it; chmod go-w it",
+            dir.display()
+        )));
+    }
+    if stat.st_size as u64 > MAX_BYTES {
+        return Err(refuse(format!(
+            "larger than {} KiB; no token is read from it",
+            MAX_BYTES >> 10
+        )));
+    }
+    let file = std::fs::File::from(fd);
+    let mut bytes = Vec::new();
+    file.take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(refuse(format!(
+            "larger than {} KiB; no token is read from it",
+            MAX_BYTES >> 10
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| refuse("not UTF-8".into()))
+}
+
+fn type_name(kind: rustix::fs::FileType) -> &'static str {
+    use rustix::fs::FileType;
+    match kind {
+        FileType::Fifo => "FIFO",
+        FileType::CharacterDevice => "character device",
+        FileType::BlockDevice => "block device",
+        FileType::Directory => "directory",
+        FileType::Socket => "socket",
+        FileType::Symlink => "symlink",
+        _ => "special file",
+    }
+}
+
 /// `bytes` in lower-case hex: a token's text, a session's id.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// `N` random bytes from the kernel.
 pub fn random<const N: usize>() -> std::io::Result<[u8; N]> {
     let mut bytes = [0u8; N];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
@@ -255,8 +395,16 @@ pub fn add(path: &Path, name: &str, agents: &[String], read_only: bool) -> Resul
                 .join(", ")
         ),
     };
+    let created = time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_default();
     text.push_str(&format!(
-        "\n[[token]]\nname = \"{name}\"\nsha256 = \"{}\"\nagents = {agents_toml}\nread_only = {read_only}\n",
+        "\n[[token]]\nname = \"{name}\"\nsha256 = \"{}\"\nagents = {agents_toml}\nread_only = {read_only}\ncreated = \"{created}\"\n",
         sha256_hex(token.as_bytes())
     ));
     // The replace keeps the file's mode: 0600 before it, whatever it was.
