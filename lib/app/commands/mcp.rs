@@ -358,14 +358,11 @@ fn token_list(m: &Matches, out: &mut dyn Write) -> Result<()> {
             tokens::Agents::Every(_) => "*".to_owned(),
             tokens::Agents::Some(names) => names.join(","),
         };
+        // The rights open the reach's words, so they are not a column too.
         writeln!(
             out,
-            "{}  agents {agents}  {}  created {}  {}",
+            "{}  agents {agents}  created {}  {}",
             t.name,
-            match t.read_only {
-                true => "reads only",
-                false => "reads and writes",
-            },
             t.created.as_deref().unwrap_or("-"),
             t.reach(&served, own)
         )
