@@ -1899,9 +1899,13 @@ fn the_readmes_caddy_lines_pass_a_session_through() {
 /// passes.
 #[test]
 fn the_readmes_nginx_lines_pass_a_session_through() {
-    if !crate::util::have("nginx") {
-        return;
-    }
+    // Debian puts it in /usr/sbin, which a user's PATH may not hold.
+    let sbin = std::path::PathBuf::from("/usr/sbin/nginx");
+    let nginx = match crate::util::is_executable(&sbin) {
+        true => sbin,
+        false if crate::util::have("nginx") => "nginx".into(),
+        false => return,
+    };
     let env = Env::new();
     let secret = "proxied-secret";
     let server = with_token(&env, secret, &[]);
@@ -1925,7 +1929,7 @@ fn the_readmes_nginx_lines_pass_a_session_through() {
     );
     let log = dir.join("error.log");
     let mut proxy = Proxy(
-        std::process::Command::new("nginx")
+        std::process::Command::new(&nginx)
             .arg("-p")
             .arg(&dir)
             .arg("-e")
