@@ -1781,8 +1781,7 @@ fn send_as(port: u16, host: &str, headers: &[(&str, &str)], body: &str) -> Answe
     head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
     conn.write_all(head.as_bytes()).unwrap();
     let mut a = read_answer(&mut conn);
-    if a
-        .header("transfer-encoding")
+    if a.header("transfer-encoding")
         .is_some_and(|t| t.eq_ignore_ascii_case("chunked"))
     {
         let mut whole = String::new();
@@ -1820,7 +1819,10 @@ fn wait_listening(proxy: &mut Proxy, port: u16, log: &std::path::Path) {
                 std::fs::read_to_string(log).unwrap_or_default()
             );
         }
-        assert!(std::time::Instant::now() < deadline, "the proxy never listened");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the proxy never listened"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -1910,8 +1912,8 @@ fn the_readmes_nginx_lines_pass_a_session_through() {
     let secret = "proxied-secret";
     let server = with_token(&env, secret, &[]);
     let port = free_port();
-    let location = readme_block("nginx")
-        .replace("127.0.0.1:8765", &format!("127.0.0.1:{}", server.port));
+    let location =
+        readme_block("nginx").replace("127.0.0.1:8765", &format!("127.0.0.1:{}", server.port));
     let dir = env.root().join("nginx");
     std::fs::create_dir_all(&dir).unwrap();
     let d = dir.display();

@@ -92,7 +92,8 @@ impl Endpoint {
     /// The checks of a request's head alone (Host, Origin, the endpoint,
     /// the token), made before its body is read, so that a request refused
     /// costs no more than its head; [`Endpoint::answer`] makes them again.
-    pub fn check_head(&self, request: &Request) -> Result<(), (Response, Logged)> {
+    /// The refusal and its log line, if refused.
+    pub fn check_head(&self, request: &Request) -> Option<(Response, Logged)> {
         let mut logged = Logged::default();
         let checked = self.check_host(request).and_then(|()| {
             let path = request.target.split('?').next().unwrap_or_default();
@@ -108,7 +109,7 @@ impl Endpoint {
                 _ => self.authorize(request, agent).map(|_| ()),
             }
         });
-        checked.map_err(|refusal| {
+        checked.err().map(|refusal| {
             let mut response = refusal;
             if let Some(origin) = request.header("origin")
                 && response.status != 403

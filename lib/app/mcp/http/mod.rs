@@ -217,7 +217,7 @@ fn serve(shared: &Shared, conn: &mut dyn Conn, ticket: &mut Ticket) {
             }
         };
         let started = Instant::now();
-        if let Err((r, logged)) = shared.endpoint.check_head(&request) {
+        if let Some((r, logged)) = shared.endpoint.check_head(&request) {
             return refuse(conn, &r, &logged, started);
         }
         if !ticket.admitted() {
