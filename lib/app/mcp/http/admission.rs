@@ -68,7 +68,7 @@ impl Admission {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
         if waiting.len() >= MAX_WAITING
-            && let Some(at) = victim(&waiting)
+            && let Some(at) = victim(&waiting.iter().map(|w| w.peer).collect::<Vec<_>>())
         {
             let cut = waiting.remove(at);
             let _ = cut.socket.shutdown(Shutdown::Both);
@@ -83,11 +83,12 @@ impl Admission {
     }
 }
 
-/// The oldest waiting connection of the peer that holds the most.
-fn victim(waiting: &[Waiting]) -> Option<usize> {
-    let count = |peer: Option<IpAddr>| waiting.iter().filter(|w| w.peer == peer).count();
-    let most = waiting.iter().map(|w| count(w.peer)).max()?;
-    waiting.iter().position(|w| count(w.peer) == most)
+/// Of the waiting connections' peers, oldest first: which to cut off,
+/// the oldest of the peer that holds the most.
+fn victim(peers: &[Option<IpAddr>]) -> Option<usize> {
+    let count = |peer: &Option<IpAddr>| peers.iter().filter(|p| *p == peer).count();
+    let most = peers.iter().map(count).max()?;
+    peers.iter().position(|p| count(p) == most)
 }
 
 impl Ticket {
@@ -124,5 +125,21 @@ impl Drop for Ticket {
             let mut waiting = a.waiting.lock().unwrap_or_else(|e| e.into_inner());
             waiting.retain(|w| w.id != self.id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_peer_holding_most_loses_its_oldest_and_no_other_its_own() {
+        let ip = |last: u8| Some(IpAddr::from([127, 0, 0, last]));
+        let (team, flood) = (ip(1), ip(2));
+        assert_eq!(victim(&[team, flood, flood, team, flood]), Some(1));
+        assert_eq!(victim(&[team, team, flood]), Some(0));
+        // One peer alone (a proxy in front): its oldest.
+        assert_eq!(victim(&[flood, flood, flood]), Some(0));
+        assert_eq!(victim(&[]), None);
     }
 }
