@@ -1533,6 +1533,11 @@ fn a_request_without_a_token_is_refused_on_its_head_and_its_body_never_read() {
         .collect();
     let sent: usize = senders.into_iter().map(|t| t.join().unwrap()).sum();
     let grown = peak_memory(server.child.id()).saturating_sub(before);
+    eprintln!(
+        "{} MiB of token-less bodies sent, the server grew by {} MiB",
+        sent >> 20,
+        grown >> 20
+    );
     assert!(
         grown < 48 << 20,
         "the server grew by {} MiB for {} MiB of token-less bodies",
