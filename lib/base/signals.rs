@@ -93,8 +93,8 @@ pub fn hold() -> Hold {
 
 /// Starts holding the ending signals for a process that answers what it
 /// was asked before it ends (a server): while this hold lives, no hold
-/// counts as [`Hold::interrupted`], so a write in flight finishes (its
-/// lock waited for as long as it would have been) instead of failing
+/// counts as [`Hold::interrupted`], so a write in flight finishes (after
+/// waiting for its lock as long as it otherwise would) instead of failing
 /// half done; the drain itself asks [`Hold::signalled`] when to stop
 /// taking more.
 pub fn drain() -> Hold {
