@@ -1814,3 +1814,556 @@ fn a_tokens_file_that_is_not_a_private_regular_file_is_refused() {
         "{said}"
     );
 }
+
+/// A server that takes one token, `secret`, named `ci`, reaching every
+/// agent.
+fn with_token(env: &Env, secret: &str, args: &[&str]) -> Served {
+    let tokens = env.root().join("tokens.toml");
+    env.write(
+        &tokens,
+        format!(
+            "[[token]]\nname = \"ci\"\nsha256 = \"{}\"\nagents = \"*\"\n",
+            sha256_hex(secret)
+        ),
+    );
+    let mut all = vec!["--tokens", tokens.to_str().unwrap()];
+    all.extend_from_slice(args);
+    Served::start(env, &all)
+}
+
+/// Starvation: token-less clients holding more connections than the
+/// server takes, each with one byte of a head, cost only themselves: a
+/// token holder is served at once, and the oldest of them is cut off.
+#[test]
+fn a_token_holder_is_served_while_token_less_clients_hold_every_connection() {
+    let env = Env::new();
+    let server = with_token(&env, "holder-secret", &[]);
+    let held: Vec<TcpStream> = (0..600)
+        .map(|_| {
+            let mut c = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+            c.write_all(b"P").unwrap();
+            c
+        })
+        .collect();
+    // The server has taken the last of them, and so every one before it:
+    // it is answered (400 for its head of one letter).
+    let mut last = held.last().unwrap();
+    let _ = last.write_all(b"\r\n\r\n");
+    let mut all = Vec::new();
+    last.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let _ = last.read_to_end(&mut all);
+    assert!(
+        String::from_utf8_lossy(&all).starts_with("HTTP/1.1 "),
+        "{:?}",
+        String::from_utf8_lossy(&all)
+    );
+    let started = std::time::Instant::now();
+    for k in 0..5 {
+        let a = server.post(
+            "team",
+            &[
+                ("Authorization", "Bearer holder-secret"),
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "tools/list"),
+            ],
+            &stateless(k, "tools/list", json!({})),
+        );
+        assert_eq!(a.status, 200, "{a:?}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    // The first token-less connection paid for its slow head: cut off
+    // (or, on a machine slow enough, timed out first).
+    let mut first = &held[0];
+    first
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let mut said = [0u8; 12];
+    match first.read(&mut said) {
+        Ok(0) => {}
+        Ok(n) if said[..n].starts_with(b"HTTP/1.1 408") => {}
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        other => panic!("the oldest token-less connection is still held: {other:?}"),
+    }
+    drop(held);
+}
+
+/// What the server has ever held in memory (`VmHWM`), in bytes.
+fn peak_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .unwrap()
+        .to_owned();
+    let kb: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    kb << 10
+}
+
+/// The token is checked on the head: a request without one is answered
+/// 401 before its body arrives, and the bodies of 24 token-less clients
+/// (12 MiB each, sent) never grow the server's memory.
+#[test]
+fn a_request_without_a_token_is_refused_on_its_head_and_its_body_never_read() {
+    let env = Env::new();
+    let server = with_token(&env, "holder-secret", &[]);
+    let head = |length: usize| {
+        format!(
+            "POST /mcp/team HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+        )
+    };
+    let mut conn = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    conn.write_all(head(1000).as_bytes()).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let a = read_answer(&mut conn);
+    assert_eq!(a.status, 401, "{a:?}");
+    assert_eq!(a.header("connection"), Some("close"), "{a:?}");
+    let before = peak_memory(server.child.id());
+    let port = server.port;
+    let senders: Vec<_> = (0..24)
+        .map(|_| {
+            let head = head(16 << 20);
+            std::thread::spawn(move || {
+                let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
+                c.set_write_timeout(Some(Duration::from_secs(60))).unwrap();
+                let _ = c.write_all(head.as_bytes());
+                let piece = vec![b' '; 1 << 20];
+                let mut sent = 0;
+                for _ in 0..12 {
+                    if c.write_all(&piece).is_err() {
+                        break;
+                    }
+                    sent += piece.len();
+                }
+                sent
+            })
+        })
+        .collect();
+    let sent: usize = senders.into_iter().map(|t| t.join().unwrap()).sum();
+    let grown = peak_memory(server.child.id()).saturating_sub(before);
+    eprintln!(
+        "{} MiB of token-less bodies sent, the server grew by {} MiB",
+        sent >> 20,
+        grown >> 20
+    );
+    assert!(
+        grown < 48 << 20,
+        "the server grew by {} MiB for {} MiB of token-less bodies",
+        grown >> 20,
+        sent >> 20
+    );
+}
+
+/// SIGTERM while a reflect waits for MEMORY.md's lock: the reflect still
+/// gets the lock, writes, and is answered; then the server ends of the
+/// signal.
+#[test]
+fn sigterm_lets_a_reflect_waiting_on_the_lock_write() {
+    if !crate::util::have("python3") {
+        return;
+    }
+    let env = Env::new();
+    let memory = env.data_dir().join("axe/notes/agents/team/MEMORY.md");
+    env.write(&memory, "before\n");
+    let mut server = Served::start(&env, &[]);
+    let recalled = server.post(
+        "team",
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "recall"),
+        ],
+        &stateless(1, "tools/call", call("recall", json!({}))),
+    );
+    let hash = recalled.json()["result"]["structuredContent"]["memory_sha256"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{recalled:?}"))
+        .to_owned();
+    // Another writer holds MEMORY.md's lock until its stdin closes.
+    let mut holder = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import fcntl, sys\nf = open(sys.argv[1], 'r+')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('held', flush=True)\nsys.stdin.read()",
+        ])
+        .arg(&memory)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut said)
+        .unwrap();
+    assert_eq!(said, "held\n");
+    let body = stateless(
+        2,
+        "tools/call",
+        call(
+            "reflect",
+            json!({"content": "after the signal\n", "if_match": hash}),
+        ),
+    )
+    .to_string();
+    let mut conn = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(
+        conn,
+        "POST /mcp/team HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: reflect\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    // The reflect waits on the lock: no answer yet.
+    conn.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    let waiting = conn.peek(&mut byte);
+    assert!(
+        waiting.as_ref().is_err_and(|e| matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        )),
+        "answered without the lock: {waiting:?}"
+    );
+    assert_eq!(term(server.child.id()), 0);
+    // The signal is taken (no connection is) while the reflect still waits.
+    while TcpStream::connect(("127.0.0.1", server.port)).is_ok() {
+        std::thread::yield_now();
+    }
+    assert!(conn.peek(&mut byte).is_err(), "answered before the lock");
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let a = read_answer(&mut conn);
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(a.json()["result"]["isError"], false, "{a:?}");
+    let status = server.child.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(15));
+    assert_eq!(crate::util::read(&memory), "after the signal\n");
+}
+
+/// Splits a log line into its `key=value` fields, a value either a bare
+/// word or a quoted string with backslash escapes.
+fn log_fields(line: &str) -> Vec<(String, String)> {
+    let mut fields = Vec::new();
+    let mut rest = line;
+    while let Some(eq) = rest.find('=') {
+        let key = rest[..eq].rsplit(' ').next().unwrap().to_owned();
+        let after = &rest[eq + 1..];
+        let (value, next) = if let Some(quoted) = after.strip_prefix('"') {
+            let mut value = String::new();
+            let mut chars = quoted.char_indices();
+            let mut end = quoted.len();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some((_, e)) = chars.next() {
+                            value.push('\\');
+                            value.push(e);
+                        }
+                    }
+                    '"' => {
+                        end = i + 1;
+                        break;
+                    }
+                    c => value.push(c),
+                }
+            }
+            (value, &quoted[end..])
+        } else {
+            let end = after.find(' ').unwrap_or(after.len());
+            (after[..end].to_owned(), &after[end..])
+        };
+        fields.push((key, value));
+        rest = next;
+    }
+    fields
+}
+
+/// The request log quotes what a client sent: a forged `token=` in a
+/// tool's name or a method stays inside its own field, and a newline
+/// never starts a line of its own.
+#[test]
+fn a_client_cannot_forge_fields_or_lines_of_the_request_log() {
+    let env = Env::new();
+    let secret = "s3cret-token-value";
+    let mut server = with_token(&env, secret, &[]);
+    let bearer = format!("Bearer {secret}");
+    let auth = ("Authorization", bearer.as_str());
+    let s = server.initialize("team", &[auth]);
+    let forged_tool = "remember token=root agent=secret";
+    let forged_method = "ping\n2026-11-27T00:00:00Z axe-mcp: token=root agent=secret";
+    server.post(
+        "team",
+        &[auth, ("Mcp-Session-Id", &s)],
+        &request(2, "tools/call", call(forged_tool, json!({}))),
+    );
+    server.post(
+        "team",
+        &[auth, ("Mcp-Session-Id", &s)],
+        &request(3, forged_method, json!({})),
+    );
+    let (_, log) = server.stop();
+    let lines: Vec<&String> = log.iter().filter(|l| l.contains(" axe-mcp: ")).collect();
+    assert_eq!(lines.len(), 4, "{log:?}");
+    for line in &lines {
+        let fields = log_fields(line);
+        let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["token", "agent", "method", "tool", "status", "ms"],
+            "{line}"
+        );
+        assert_eq!(fields[0].1, "ci", "{line}");
+        assert_eq!(fields[1].1, "team", "{line}");
+    }
+    assert_eq!(log_fields(lines[2])[3].1, forged_tool, "{}", lines[2]);
+    assert!(lines[3].contains(r#"method="ping\n2026"#), "{}", lines[3]);
+}
+
+/// Header values with a bare LF, a bare CR or a NUL, and a second Host,
+/// are each refused 400 (RFC 9110 5.5, RFC 9112 3.2).
+#[test]
+fn malformed_header_values_and_a_second_host_are_refused() {
+    let env = Env::new();
+    let server = Served::start(&env, &[]);
+    let body = request(1, "initialize", init_params()).to_string();
+    let send = |headers: &[u8]| {
+        let mut conn = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut all = b"POST /mcp/team HTTP/1.1\r\n".to_vec();
+        all.extend_from_slice(headers);
+        all.extend_from_slice(
+            format!(
+                "Content-Type: application/json\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        );
+        conn.write_all(&all).unwrap();
+        read_answer(&mut conn).status
+    };
+    // As a baseline, the same request well formed is served.
+    assert_eq!(send(b"Host: 127.0.0.1\r\nX-Note: fine\r\n"), 200);
+    for bad in [
+        &b"Host: 127.0.0.1\r\nX-Note: a\nb\r\n"[..],
+        b"Host: 127.0.0.1\r\nX-Note: a\rb\r\n",
+        b"Host: 127.0.0.1\r\nX-Note: a\0b\r\n",
+        b"Host: 127.0.0.1\nX-Note: a\r\n",
+        b"Host: 127.0.0.1\r\nHost: evil.example\r\n",
+        b"Host: 127.0.0.1\r\nhost: 127.0.0.1\r\n",
+    ] {
+        assert_eq!(send(bad), 400, "{:?}", String::from_utf8_lossy(bad));
+    }
+}
+
+/// The README's block fenced as ```` ```lang ````: there is exactly one.
+fn readme_block(lang: &str) -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let fence = format!("```{lang}\n");
+    let blocks: Vec<&str> = readme
+        .split(&fence)
+        .skip(1)
+        .map(|b| b.split("\n```").next().unwrap())
+        .collect();
+    assert_eq!(blocks.len(), 1, "README.md needs one {fence:?} block");
+    format!("{}\n", blocks[0])
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One request to a proxy on `port` as a client of `host` sends it.
+fn send_as(port: u16, host: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    let mut conn = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut head = format!(
+        "POST /mcp/team HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+    );
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    conn.write_all(head.as_bytes()).unwrap();
+    let mut a = read_answer(&mut conn);
+    if a.header("transfer-encoding")
+        .is_some_and(|t| t.eq_ignore_ascii_case("chunked"))
+    {
+        let mut whole = String::new();
+        let mut rest = a.body.as_str();
+        while let Some((size, after)) = rest.split_once("\r\n") {
+            let size = usize::from_str_radix(size.trim(), 16).unwrap();
+            if size == 0 {
+                break;
+            }
+            whole.push_str(&after[..size]);
+            rest = &after[size + 2..];
+        }
+        a.body = whole;
+    }
+    a
+}
+
+/// A proxy started by a test: killed at the end.
+struct Proxy(Child);
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits until something listens on `port`, or the proxy ended.
+fn wait_listening(proxy: &mut Proxy, port: u16, log: &std::path::Path) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(status)) = proxy.0.try_wait() {
+            panic!(
+                "the proxy ended ({status}): {}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the proxy never listened"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// An MCP session through the proxy on `port`, as a client of
+/// `memory.example.com` makes it: initialize, then a write that lands.
+fn a_session_through(env: &Env, port: u16, secret: &str) {
+    let bearer = format!("Bearer {secret}");
+    let auth = ("Authorization", bearer.as_str());
+    let host = "memory.example.com";
+    let init = request(1, "initialize", init_params()).to_string();
+    let a = send_as(port, host, &[auth], &init);
+    assert_eq!(a.status, 200, "{a:?}");
+    let session = a.header("mcp-session-id").expect("a session id").to_owned();
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let with = [auth, ("Mcp-Session-Id", session.as_str())];
+    assert_eq!(send_as(port, host, &with, &note).status, 202);
+    let said = request(
+        2,
+        "tools/call",
+        call("remember", json!({"content": "through the proxy"})),
+    )
+    .to_string();
+    let a = send_as(port, host, &with, &said);
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(a.json()["result"]["isError"], false, "{a:?}");
+    let notes = env.cmd("axe-notes-recall").arg("team").output().unwrap();
+    assert!(String::from_utf8_lossy(&notes.stdout).contains("through the proxy"));
+}
+
+/// README's Caddy lines, as written but for the ports (and the site made
+/// plain HTTP on loopback, where no certificate can be had), in front of
+/// `axe-mcp --http` on loopback with tokens: an MCP session passes.
+#[test]
+fn the_readmes_caddy_lines_pass_a_session_through() {
+    if !crate::util::have("caddy") {
+        return;
+    }
+    let env = Env::new();
+    let secret = "proxied-secret";
+    let server = with_token(&env, secret, &[]);
+    let port = free_port();
+    let site = readme_block("caddyfile")
+        .replace("127.0.0.1:8765", &format!("127.0.0.1:{}", server.port))
+        .replacen(
+            "memory.example.com {",
+            &format!("http://memory.example.com:{port} {{\n    bind 127.0.0.1"),
+            1,
+        );
+    let dir = env.root().join("caddy");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("Caddyfile");
+    env.write(
+        &config,
+        format!("{{\n    admin off\n    auto_https off\n}}\n{site}"),
+    );
+    let log = dir.join("log");
+    let mut proxy = Proxy(
+        std::process::Command::new("caddy")
+            .args(["run", "--adapter", "caddyfile", "--config"])
+            .arg(&config)
+            .env("HOME", &dir)
+            .env("XDG_DATA_HOME", &dir)
+            .env("XDG_CONFIG_HOME", &dir)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    wait_listening(&mut proxy, port, &log);
+    a_session_through(&env, port, secret);
+}
+
+/// README's nginx lines, as written but for the ports, in a server block
+/// on loopback in front of `axe-mcp --http` with tokens: an MCP session
+/// passes.
+#[test]
+fn the_readmes_nginx_lines_pass_a_session_through() {
+    // Debian puts it in /usr/sbin, which a user's PATH may not hold.
+    let sbin = std::path::PathBuf::from("/usr/sbin/nginx");
+    let nginx = match crate::util::is_executable(&sbin) {
+        true => sbin,
+        false if crate::util::have("nginx") => "nginx".into(),
+        false => return,
+    };
+    let env = Env::new();
+    let secret = "proxied-secret";
+    let server = with_token(&env, secret, &[]);
+    let port = free_port();
+    let location =
+        readme_block("nginx").replace("127.0.0.1:8765", &format!("127.0.0.1:{}", server.port));
+    let dir = env.root().join("nginx");
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.display();
+    let config = dir.join("nginx.conf");
+    env.write(
+        &config,
+        format!(
+            "daemon off;\nmaster_process off;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+             events {{ worker_connections 64; }}\n\
+             http {{\n    access_log off;\n    client_body_temp_path {d}/body;\n    proxy_temp_path {d}/proxy;\n\
+             \x20   fastcgi_temp_path {d}/fastcgi;\n    uwsgi_temp_path {d}/uwsgi;\n    scgi_temp_path {d}/scgi;\n\
+             \x20   server {{\n        listen 127.0.0.1:{port};\n        server_name memory.example.com;\n\
+             {location}    }}\n}}\n"
+        ),
+    );
+    let log = dir.join("error.log");
+    let mut proxy = Proxy(
+        std::process::Command::new(&nginx)
+            .arg("-p")
+            .arg(&dir)
+            .arg("-e")
+            .arg(&log)
+            .arg("-c")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_listening(&mut proxy, port, &log);
+    a_session_through(&env, port, secret);
+}

@@ -6,7 +6,9 @@
 //!   `EFBIG` instead and the roll-back runs.
 //! - `SIGINT`, `SIGTERM` and `SIGHUP` are held while a file is being
 //!   replaced ([`hold`]), so the temp file is removed before the process
-//!   dies; outside a [`Hold`] they kill as they always do.
+//!   dies; outside a [`Hold`] they kill as they always do. A server that
+//!   answers what is in flight before it ends holds them with [`drain`]:
+//!   then a write already begun is finished, not cut short.
 //! - Programs we start in their own process group (an MCP server over
 //!   stdio, [`spawn_group`]) are stopped when an ending signal ends us: a
 //!   thread holds the signals from the first such start on, stops every
@@ -23,7 +25,7 @@
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -49,6 +51,8 @@ struct Held {
     caught: [Arc<AtomicBool>; 3],
     /// How many holds are active (threads may replace files at once).
     holds: Mutex<usize>,
+    /// How many of them are [`drain`]s.
+    draining: AtomicUsize,
 }
 
 /// Registered on first use: a process that never replaces a file keeps
@@ -60,6 +64,7 @@ fn held() -> Option<&'static Held> {
             die: Arc::new(AtomicBool::new(true)),
             caught: std::array::from_fn(|_| Arc::new(AtomicBool::new(false))),
             holds: Mutex::new(0),
+            draining: AtomicUsize::new(0),
         };
         for (sig, caught) in ENDING.iter().zip(&held.caught) {
             // The default action must be registered first: while `die` is
@@ -78,23 +83,48 @@ fn held() -> Option<&'static Held> {
 /// have, only after the caller cleaned up.
 pub struct Hold {
     held: Option<&'static Held>,
+    drains: bool,
 }
 
 /// Starts holding the ending signals.
 pub fn hold() -> Hold {
+    start(false)
+}
+
+/// Starts holding the ending signals for a process that answers what it
+/// was asked before it ends (a server): while this hold lives, no hold
+/// counts as [`Hold::interrupted`], so a write in flight finishes (after
+/// waiting for its lock as long as it otherwise would) instead of failing
+/// half done; the drain itself asks [`Hold::signalled`] when to stop
+/// taking more.
+pub fn drain() -> Hold {
+    start(true)
+}
+
+fn start(drains: bool) -> Hold {
     let held = held();
     if let Some(h) = held {
         let mut holds = h.holds.lock().unwrap_or_else(|e| e.into_inner());
         *holds += 1;
+        if drains {
+            h.draining.fetch_add(1, Ordering::SeqCst);
+        }
         h.die.store(false, Ordering::SeqCst);
     }
-    Hold { held }
+    Hold { held, drains }
 }
 
 impl Hold {
-    /// Whether an ending signal arrived since the hold began: work worth
-    /// stopping early.
+    /// Whether an ending signal arrived since the hold began and work is
+    /// worth stopping early: not while a [`drain`] lives.
     pub fn interrupted(&self) -> bool {
+        self.held
+            .is_some_and(|h| h.draining.load(Ordering::SeqCst) == 0)
+            && self.signalled()
+    }
+
+    /// Whether an ending signal arrived since the hold began.
+    pub fn signalled(&self) -> bool {
         self.held
             .is_some_and(|h| h.caught.iter().any(|c| c.load(Ordering::SeqCst)))
     }
@@ -104,6 +134,9 @@ impl Drop for Hold {
     fn drop(&mut self) {
         let Some(h) = self.held else { return };
         let mut holds = h.holds.lock().unwrap_or_else(|e| e.into_inner());
+        if self.drains {
+            h.draining.fetch_sub(1, Ordering::SeqCst);
+        }
         *holds -= 1;
         if *holds > 0 {
             return;

@@ -94,6 +94,40 @@ impl Endpoint {
         (response, logged)
     }
 
+    /// The checks of a request's head alone (Host, Origin, the endpoint,
+    /// the token), made before its body is read, so that a request refused
+    /// costs no more than its head; [`Endpoint::answer`] makes them again.
+    /// The refusal and its log line, if refused.
+    pub fn check_head(&self, request: &Request) -> Option<(Response, Logged)> {
+        let mut logged = Logged::default();
+        let checked = self.check_host(request).and_then(|()| {
+            let path = request.target.split('?').next().unwrap_or_default();
+            let agent = path
+                .strip_prefix("/mcp/")
+                .filter(|a| super::tokens::word(a))
+                .ok_or_else(|| {
+                    status(404, "Not Found", "no such endpoint: /mcp/<AGENT> is served")
+                })?;
+            logged.agent = Some(agent.to_owned());
+            match request.method.as_str() {
+                "OPTIONS" => Ok(()),
+                _ => self.authorize(request, agent).map(|_| ()),
+            }
+        });
+        checked.err().map(|refusal| {
+            let mut response = refusal;
+            if let Some(origin) = request.header("origin")
+                && response.status != 403
+            {
+                response = response
+                    .header("Access-Control-Allow-Origin", origin)
+                    .header("Vary", "Origin");
+            }
+            logged.status = response.status;
+            (response, logged)
+        })
+    }
+
     fn route(&self, request: &Request, slots: &Slots, logged: &mut Logged) -> Answer {
         self.check_host(request)?;
         let path = request.target.split('?').next().unwrap_or_default();

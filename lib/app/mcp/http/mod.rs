@@ -8,32 +8,35 @@
 //! its own, which reads a request under bounds and deadlines
 //! ([`wire`]); the work itself (the memory's tools) runs only while the
 //! thread holds one of a few worker slots, so clients that are slow to
-//! send or to read hold their own thread and no slot, and connections
-//! past [`MAX_CONNECTIONS`] are refused at once. `SIGTERM` (and `SIGINT`,
-//! `SIGHUP`) stop the accepting; requests in flight are answered and
-//! their writes finish, then the process ends of the signal.
+//! send or to read hold their own thread and no slot. A connection is
+//! bounded apart until its head shows a token ([`admission`]): the token
+//! is checked on the head, a refused request's body is never read, and a
+//! client without one can hold only a few connections, for a few
+//! seconds. `SIGTERM` (and `SIGINT`, `SIGHUP`) stop the accepting;
+//! requests in flight are answered and their writes finish, then the
+//! process ends of the signal.
 
+mod admission;
 mod endpoint;
 mod sessions;
 pub mod tls;
 pub mod tokens;
 mod wire;
 
+use std::borrow::Cow;
 use std::io;
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use axe_base::error::{Error, Result};
 use axe_tools::Memory;
 
+use admission::{Admission, Admitted, Ticket};
 pub use endpoint::Opener;
 use tokens::Live;
 use wire::{Conn, Refused, Response};
-
-/// Connections served at once; one more is answered 503 and closed.
-const MAX_CONNECTIONS: usize = 512;
 
 /// How long a request waits for a worker slot before it is answered 503.
 const SLOT_WAIT: Duration = Duration::from_secs(30);
@@ -60,7 +63,7 @@ struct Shared {
     tls: Option<Arc<rustls::ServerConfig>>,
     slots: Slots,
     stopping: AtomicBool,
-    connections: AtomicUsize,
+    admission: Arc<Admission>,
 }
 
 impl Http {
@@ -115,14 +118,14 @@ impl Http {
         };
         // Held for the server's life: an ending signal is noted, the
         // accepting stops, and the hold's end re-delivers it once every
-        // request in flight is answered.
-        let hold = axe_base::signals::hold();
+        // request in flight is answered, its write made whole.
+        let hold = axe_base::signals::drain();
         let shared = Arc::new(Shared {
             endpoint: endpoint::Endpoint::new(self.tokens, self.read_only, loopback, self.open),
             tls: self.tls,
             slots: Slots::new(workers()),
             stopping: AtomicBool::new(false),
-            connections: AtomicUsize::new(0),
+            admission: Arc::default(),
         });
         watch_signals(&shared, local);
         let scheme = match shared.tls {
@@ -137,29 +140,20 @@ impl Http {
         }
         let mut threads = Vec::new();
         for stream in listener.incoming() {
-            if shared.stopping.load(Ordering::SeqCst) || hold.interrupted() {
+            if shared.stopping.load(Ordering::SeqCst) || hold.signalled() {
                 break;
             }
             let Ok(stream) = stream else { continue };
             threads.retain(|t: &std::thread::JoinHandle<()>| !t.is_finished());
-            let n = shared.connections.fetch_add(1, Ordering::SeqCst);
-            if n >= MAX_CONNECTIONS {
-                shared.connections.fetch_sub(1, Ordering::SeqCst);
-                refuse_busy(stream);
+            let Some(ticket) = shared.admission.enter(&stream) else {
                 continue;
-            }
+            };
             let own = Arc::clone(&shared);
             let spawned = std::thread::Builder::new()
                 .stack_size(1 << 20)
-                .spawn(move || {
-                    connection(&own, stream);
-                    own.connections.fetch_sub(1, Ordering::SeqCst);
-                });
-            match spawned {
-                Ok(t) => threads.push(t),
-                Err(_) => {
-                    shared.connections.fetch_sub(1, Ordering::SeqCst);
-                }
+                .spawn(move || connection(&own, stream, ticket));
+            if let Ok(t) = spawned {
+                threads.push(t);
             }
         }
         shared.stopping.store(true, Ordering::SeqCst);
@@ -202,12 +196,6 @@ fn watch_signals(shared: &Arc<Shared>, local: SocketAddr) {
     });
 }
 
-fn refuse_busy(mut stream: TcpStream) {
-    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-    let r = Response::new(503, "Service Unavailable").header("Retry-After", "1");
-    let _ = wire::write_response(&mut stream, &r, true);
-}
-
 impl Conn for TcpStream {
     fn read_within(&mut self, time: Duration) -> io::Result<()> {
         self.set_read_timeout(Some(time.max(Duration::from_millis(1))))
@@ -220,26 +208,27 @@ impl Conn for TcpStream {
 
 /// Serves one connection's requests until it closes, errs, idles out or
 /// the server stops.
-fn connection(shared: &Shared, stream: TcpStream) {
+fn connection(shared: &Shared, stream: TcpStream, mut ticket: Ticket) {
     let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(wire::WRITE_TIME));
     match &shared.tls {
         None => {
             let mut conn = stream;
-            serve(shared, &mut conn);
+            serve(shared, &mut conn, &mut ticket);
         }
         Some(config) => {
             let Ok(mut conn) = tls::Tls::new(Arc::clone(config), stream) else {
                 return;
             };
-            serve(shared, &mut conn);
+            serve(shared, &mut conn, &mut ticket);
             conn.close();
         }
     }
 }
 
-/// The requests of one connection, in turn.
-fn serve(shared: &Shared, conn: &mut dyn Conn) {
+/// The requests of one connection, in turn: each head checked before its
+/// body is read.
+fn serve(shared: &Shared, conn: &mut dyn Conn, ticket: &mut Ticket) {
     let mut rest = Vec::new();
     let mut first = true;
     loop {
@@ -248,18 +237,50 @@ fn serve(shared: &Shared, conn: &mut dyn Conn) {
             return;
         }
         first = false;
-        let request = match wire::read_request(conn, &mut rest, wire::HEAD_TIME) {
+        // Until a head passes, the whole of it is due soon after the
+        // connection began.
+        let (wait, by) = match ticket.admitted() {
+            true => (wire::HEAD_TIME, None),
+            false => (
+                admission::FIRST_HEAD_TIME,
+                Some(ticket.since + admission::FIRST_HEAD_TIME),
+            ),
+        };
+        let mut request = match wire::read_head(conn, &mut rest, wait, by) {
             Ok(r) => r,
             Err(Refused::Gone) => return,
             Err(Refused::Status(status, reason)) => {
                 let r = Response::new(status, reason);
-                log_line(&endpoint::Logged::refused(status), Instant::now());
-                let _ = wire::write_response(conn, &r, true);
-                linger(conn.socket());
-                return;
+                let logged = endpoint::Logged::refused(status);
+                return refuse(conn, &r, &logged, Instant::now());
             }
         };
         let started = Instant::now();
+        if let Some((r, logged)) = shared.endpoint.check_head(&request) {
+            return refuse(conn, &r, &logged, started);
+        }
+        if !ticket.admitted() {
+            // A preflight carries no token: answered, it admits nothing.
+            if request.method == "OPTIONS" {
+                let (r, logged) = shared.endpoint.answer(&request, &shared.slots);
+                return refuse(conn, &r, &logged, started);
+            }
+            match ticket.admit() {
+                Admitted::Yes => {}
+                Admitted::CutOff => return,
+                Admitted::Full => {
+                    let r = Response::new(503, "Service Unavailable").header("Retry-After", "1");
+                    return refuse(conn, &r, &endpoint::Logged::refused(503), started);
+                }
+            }
+        }
+        if let Err(refused) = wire::read_body(conn, &mut request, &mut rest) {
+            if let Refused::Status(status, reason) = refused {
+                let r = Response::new(status, reason);
+                refuse(conn, &r, &endpoint::Logged::refused(status), Instant::now());
+            }
+            return;
+        }
         let (response, logged) = shared.endpoint.answer(&request, &shared.slots);
         let close = request.close || shared.stopping.load(Ordering::SeqCst);
         let written = wire::write_response(conn, &response, close);
@@ -268,6 +289,14 @@ fn serve(shared: &Shared, conn: &mut dyn Conn) {
             return;
         }
     }
+}
+
+/// Answers `r` and closes, leaving unread whatever the request still
+/// holds.
+fn refuse(conn: &mut dyn Conn, r: &Response, logged: &endpoint::Logged, started: Instant) {
+    let _ = wire::write_response(conn, r, true);
+    log_line(logged, started);
+    linger(conn.socket());
 }
 
 /// Closes after a refusal without a reset: what the client still sends
@@ -320,12 +349,42 @@ fn log_line(logged: &endpoint::Logged, started: Instant) {
     let ms = started.elapsed().as_millis();
     axe_base::stderr::note(format_args!(
         "{at} axe-mcp: token={} agent={} method={} tool={} status={} ms={ms}",
-        logged.token.as_deref().unwrap_or("-"),
-        logged.agent.as_deref().unwrap_or("-"),
-        logged.method.as_deref().unwrap_or("-"),
-        logged.tool.as_deref().unwrap_or("-"),
+        field(logged.token.as_deref()),
+        field(logged.agent.as_deref()),
+        field(logged.method.as_deref()),
+        field(logged.tool.as_deref()),
         logged.status,
     ));
+}
+
+/// A field of the log line, most of them from the client: a plain word as
+/// it is (`-` when missing), anything else quoted, with `"`, `\` and
+/// every character but printable ASCII escaped, so that no value can pose
+/// as another field or begin a line of its own.
+fn field(value: Option<&str>) -> Cow<'_, str> {
+    let Some(value) = value else {
+        return Cow::Borrowed("-");
+    };
+    let plain = |c: char| c.is_ascii_graphic() && !matches!(c, '"' | '\\' | '=');
+    if !value.is_empty() && value != "-" && value.chars().all(plain) {
+        return Cow::Borrowed(value);
+    }
+    let mut quoted = String::with_capacity(value.len() + 2);
+    quoted.push('"');
+    for c in value.chars() {
+        match c {
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            '\n' => quoted.push_str("\\n"),
+            '\r' => quoted.push_str("\\r"),
+            '\t' => quoted.push_str("\\t"),
+            ' ' => quoted.push(' '),
+            c if c.is_ascii_graphic() => quoted.push(c),
+            c => quoted.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    quoted.push('"');
+    Cow::Owned(quoted)
 }
 
 /// A counting semaphore: the worker slots.

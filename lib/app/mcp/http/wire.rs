@@ -44,6 +44,8 @@ pub struct Request {
     /// Names lower-cased, in order.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// Its `Content-Length`: what [`read_body`] reads.
+    pub length: usize,
     /// Whether the client asked to close after the answer (or speaks
     /// HTTP/1.0).
     pub close: bool,
@@ -69,15 +71,25 @@ pub enum Refused {
     Status(u16, &'static str),
 }
 
-/// Reads the next request from `conn`; `rest` holds bytes read past the
-/// previous one. Waits at most `idle` for its first byte.
-pub fn read_request(
+/// Headers a request may hold once only: a second `Host` (RFC 9112
+/// 3.2) or `Authorization` would leave a proxy and this server each
+/// reading its own.
+const SINGLE: [&str; 2] = ["host", "authorization"];
+
+/// Reads the next request's head from `conn`, leaving its body unread
+/// (in `rest`, with whatever came after the head): its token is checked
+/// before any body is taken. `rest` holds bytes read past the previous
+/// request. Waits at most `idle` for its first byte, then [`HEAD_TIME`]
+/// for the rest, and never past `by`.
+pub fn read_head(
     conn: &mut dyn Conn,
     rest: &mut Vec<u8>,
     idle: Duration,
+    by: Option<Instant>,
 ) -> Result<Request, Refused> {
     let mut buf = std::mem::take(rest);
-    let mut deadline = Instant::now() + idle;
+    let within = |d: Instant| by.map_or(d, |by| d.min(by));
+    let mut deadline = within(Instant::now() + idle);
     let mut started = !buf.is_empty();
     let end = loop {
         if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
@@ -94,13 +106,18 @@ pub fn read_request(
         })?;
         if !started && n > 0 {
             started = true;
-            deadline = Instant::now() + HEAD_TIME;
+            deadline = within(Instant::now() + HEAD_TIME);
         }
     };
     if end > MAX_HEAD {
         return Err(Refused::Status(431, "Request Header Fields Too Large"));
     }
     let bad = Refused::Status(400, "Bad Request");
+    // A CR or LF outside a line's end, or a NUL, anywhere in the head
+    // (RFC 9110 5.5): a proxy may read it as a line's end where we do not.
+    if !clean(&buf[..end]) {
+        return Err(bad);
+    }
     let head = std::str::from_utf8(&buf[..end]).map_err(|_| Refused::Status(400, "Bad Request"))?;
     let mut lines = head.split("\r\n");
     let mut first = lines.next().unwrap_or_default().split(' ');
@@ -112,22 +129,27 @@ pub fn read_request(
     if !matches!(version, "HTTP/1.1" | "HTTP/1.0") {
         return Err(Refused::Status(505, "HTTP Version Not Supported"));
     }
-    let mut headers = Vec::new();
+    let mut headers: Vec<(String, String)> = Vec::new();
     for line in lines {
         // A folded line (obsolete) or one without a colon is malformed.
         let Some((name, value)) = line.split_once(':') else {
             return Err(bad);
         };
-        if name.is_empty() || name.bytes().any(|b| b.is_ascii_whitespace()) {
+        if name.is_empty() || !name.bytes().all(token_char) {
             return Err(bad);
         }
-        headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
+        let name = name.to_ascii_lowercase();
+        if SINGLE.contains(&name.as_str()) && headers.iter().any(|(n, _)| *n == name) {
+            return Err(bad);
+        }
+        headers.push((name, value.trim().to_owned()));
     }
     let mut request = Request {
         method: method.to_owned(),
         target: target.to_owned(),
         headers,
         body: Vec::new(),
+        length: 0,
         close: version == "HTTP/1.0",
     };
     if let Some(c) = request.header("connection") {
@@ -144,17 +166,29 @@ pub fn read_request(
         .filter(|(n, _)| n == "content-length")
         .map(|(_, v)| v.as_str())
         .collect();
-    let length = match lengths.as_slice() {
+    request.length = match lengths.as_slice() {
         [] => 0,
         [one] if !one.is_empty() && one.bytes().all(|b| b.is_ascii_digit()) => {
             one.parse::<usize>().unwrap_or(usize::MAX)
         }
         _ => return Err(Refused::Status(400, "Bad Request")),
     };
-    if length > MAX_BODY {
+    if request.length > MAX_BODY {
         return Err(Refused::Status(413, "Content Too Large"));
     }
-    let mut body = buf.split_off(end + 4);
+    *rest = buf.split_off(end + 4);
+    Ok(request)
+}
+
+/// Reads the body of `request`, whose head [`read_head`] read: what came
+/// with the head is in `rest`, which keeps what comes after the body.
+pub fn read_body(
+    conn: &mut dyn Conn,
+    request: &mut Request,
+    rest: &mut Vec<u8>,
+) -> Result<(), Refused> {
+    let length = request.length;
+    let mut body = std::mem::take(rest);
     // curl waits a second for this before a body over 1 KiB.
     if body.len() < length
         && request
@@ -173,7 +207,22 @@ pub fn read_request(
     }
     *rest = body.split_off(length);
     request.body = body;
-    Ok(request)
+    Ok(())
+}
+
+/// Whether a head holds no NUL, and CR and LF only as its lines' ends.
+fn clean(head: &[u8]) -> bool {
+    head.iter().enumerate().all(|(i, b)| match b {
+        0 => false,
+        b'\r' => head.get(i + 1) == Some(&b'\n'),
+        b'\n' => i > 0 && head[i - 1] == b'\r',
+        _ => true,
+    })
+}
+
+/// A character of a header's name (RFC 9110 5.6.2's `tchar`).
+fn token_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 /// Reads what comes, up to `cap` bytes in `buf`, before `deadline`: the
