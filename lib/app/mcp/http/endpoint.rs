@@ -79,17 +79,11 @@ impl Endpoint {
     /// passed is told it may read the answer (CORS); a refused one is not.
     pub fn answer(&self, request: &Request, slots: &Slots) -> (Response, Logged) {
         let mut logged = Logged::default();
-        let mut response = self
+        let response = self
             .route(request, slots, &mut logged)
             .unwrap_or_else(|refusal| refusal);
-        if let Some(origin) = request.header("origin")
-            && response.status != 403
-        {
-            response = response
-                .header("Access-Control-Allow-Origin", origin)
-                .header("Vary", "Origin")
-                .header("Access-Control-Expose-Headers", "Mcp-Session-Id");
-        }
+        let response =
+            cors(request, response).header("Access-Control-Expose-Headers", "Mcp-Session-Id");
         logged.status = response.status;
         (response, logged)
     }
@@ -100,35 +94,16 @@ impl Endpoint {
     /// The refusal and its log line, if refused.
     pub fn check_head(&self, request: &Request) -> Option<(Response, Logged)> {
         let mut logged = Logged::default();
-        let checked = self.check_host(request).and_then(|()| {
-            let path = request.target.split('?').next().unwrap_or_default();
-            let agent = path
-                .strip_prefix("/mcp/")
-                .filter(|a| super::tokens::word(a))
-                .ok_or_else(|| {
-                    status(404, "Not Found", "no such endpoint: /mcp/<AGENT> is served")
-                })?;
-            logged.agent = Some(agent.to_owned());
-            match request.method.as_str() {
-                "OPTIONS" => Ok(()),
-                _ => self.authorize(request, agent).map(|_| ()),
-            }
-        });
-        checked.err().map(|refusal| {
-            let mut response = refusal;
-            if let Some(origin) = request.header("origin")
-                && response.status != 403
-            {
-                response = response
-                    .header("Access-Control-Allow-Origin", origin)
-                    .header("Vary", "Origin");
-            }
-            logged.status = response.status;
-            (response, logged)
-        })
+        let refusal = self.admit(request, &mut logged).err()?;
+        let response = cors(request, refusal);
+        logged.status = response.status;
+        Some((response, logged))
     }
 
-    fn route(&self, request: &Request, slots: &Slots, logged: &mut Logged) -> Answer {
+    /// What a request's head alone decides, for [`Endpoint::check_head`]
+    /// and [`Endpoint::route`] alike: the Host and Origin, the endpoint's
+    /// agent, and (but for a preflight) the token.
+    fn admit<'r>(&self, request: &'r Request, logged: &mut Logged) -> Result<Head<'r>, Response> {
         self.check_host(request)?;
         let path = request.target.split('?').next().unwrap_or_default();
         let agent = path
@@ -137,10 +112,18 @@ impl Endpoint {
             .ok_or_else(|| status(404, "Not Found", "no such endpoint: /mcp/<AGENT> is served"))?;
         logged.agent = Some(agent.to_owned());
         if request.method == "OPTIONS" {
-            return Ok(preflight());
+            return Ok(Head::Preflight);
         }
         let token = self.authorize(request, agent)?;
         logged.token = token.as_ref().map(|t| t.name.clone());
+        Ok(Head::Request(agent, token))
+    }
+
+    fn route(&self, request: &Request, slots: &Slots, logged: &mut Logged) -> Answer {
+        let (agent, token) = match self.admit(request, logged)? {
+            Head::Preflight => return Ok(preflight()),
+            Head::Request(agent, token) => (agent, token),
+        };
         let read_only = self.read_only || token.as_ref().is_some_and(|t| t.read_only);
         // The rights are the tokens file's now, on every request: a
         // session keeps what its client was shown, never its rights.
@@ -487,6 +470,25 @@ fn loopback_host(host: &str) -> bool {
 }
 
 /// CORS preflight, for an Origin already found acceptable.
+/// What a request's head was let through as.
+enum Head<'r> {
+    /// A CORS preflight, which needs no token.
+    Preflight,
+    /// A request to the agent of the endpoint, with the token it passed.
+    Request(&'r str, Option<Token>),
+}
+
+/// `response` with CORS headers for an Origin that passed: a refused one
+/// (403) is not told it may read the answer.
+fn cors(request: &Request, response: Response) -> Response {
+    match request.header("origin") {
+        Some(origin) if response.status != 403 => response
+            .header("Access-Control-Allow-Origin", origin)
+            .header("Vary", "Origin"),
+        _ => response,
+    }
+}
+
 fn preflight() -> Response {
     Response::new(204, "No Content")
         .header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
