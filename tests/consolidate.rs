@@ -1183,7 +1183,9 @@ fn undo_gives_back_bytes_that_are_not_utf8_exactly() {
 
 #[test]
 fn a_change_to_any_recorded_file_keeps_every_file_as_it_is() {
-    for changed in ["agents/a/MEMORY.md", "world/deploys.md"] {
+    // The second recorded file first: with the check before any write
+    // gone, the first would be restored before the second refused.
+    for changed in ["world/deploys.md", "agents/a/MEMORY.md"] {
         let env = Env::new();
         setup(&env, "");
         let ws = workspace(&env);
@@ -1194,12 +1196,15 @@ fn a_change_to_any_recorded_file_keeps_every_file_as_it_is() {
             .stdout("agents/a/MEMORY.md\nworld/deploys.md\n");
         fs::write(ws.join(changed), "changed by someone\n").unwrap();
         let before = tree(&ws);
-        undo(&env)
-            .code(6)
-            .stderr(predicates::str::contains(format!(
-                "{changed} changed since the consolidation"
-            )))
-            .stderr(predicates::str::contains("nothing was restored"));
+        let out = undo(&env).code(6).get_output().clone();
+        // What is on disk first, then what it says: an undo that restored
+        // one file and said "nothing was restored" fails here.
         assert_eq!(tree(&ws), before, "{changed}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("{changed} changed since the consolidation"))
+                && err.contains("nothing was restored"),
+            "{err}"
+        );
     }
 }
