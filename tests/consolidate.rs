@@ -997,16 +997,19 @@ fn a_topic_it_rewrote_after_a_recall_is_recorded_and_undo_gives_it_back() {
     );
     consolidate(&env, &server).assert().success();
     let history = ws.join("agents/a/history");
-    let path = fs::read_dir(&history).unwrap().next().unwrap().unwrap().path();
+    let path = fs::read_dir(&history)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let mut older: Value = serde_json::from_str(&read(&path)).unwrap();
     older.as_object_mut().unwrap().remove("at_write");
     fs::write(&path, older.to_string()).unwrap();
     undo(&env)
         .success()
         .stdout("")
-        .stderr(predicates::str::contains(
-            "left world/people.md as it is: ",
-        ));
+        .stderr(predicates::str::contains("left world/people.md as it is: "));
     assert_eq!(read(&ws.join("world/people.md")), "Sam: mornings.\n");
 }
 
@@ -1032,7 +1035,9 @@ fn an_edit_made_while_the_model_thinks_is_never_its_to_undo() {
     undo(&env)
         .success()
         .stdout("")
-        .stderr(predicates::str::contains("0 file(s) restored, 2 entries new again"));
+        .stderr(predicates::str::contains(
+            "0 file(s) restored, 2 entries new again",
+        ));
     assert_eq!(read(&memory), "edited by hand\n");
 
     // The model reflects; then another writer reflects while the model
@@ -1062,11 +1067,9 @@ fn an_edit_made_while_the_model_thinks_is_never_its_to_undo() {
     let record = only_record(&env);
     assert_eq!(record["files"][0]["before"], BEFORE);
     let before = tree(&workspace(&env));
-    undo(&env)
-        .code(6)
-        .stderr(predicates::str::contains(
-            "agents/a/MEMORY.md changed since the consolidation",
-        ));
+    undo(&env).code(6).stderr(predicates::str::contains(
+        "agents/a/MEMORY.md changed since the consolidation",
+    ));
     assert_eq!(tree(&workspace(&env)), before);
 }
 
@@ -1078,12 +1081,21 @@ fn spawn_consolidation(env: &Env, server: &Server) -> std::process::Child {
         cmd.env(format!("AXE_{p}_BASE_URL"), &server.url);
     }
     cmd.env("ANTHROPIC_API_KEY", crate::wire::KEY);
-    cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap()
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 /// A server playing `script` whose first reply waits until `release`
 /// says; `asked` is told when the model is first asked.
-fn held(script: Vec<Value>) -> (Server, std::sync::mpsc::Receiver<()>, std::sync::mpsc::Sender<()>) {
+fn held(
+    script: Vec<Value>,
+) -> (
+    Server,
+    std::sync::mpsc::Receiver<()>,
+    std::sync::mpsc::Sender<()>,
+) {
     let (asked, was_asked) = std::sync::mpsc::channel::<()>();
     let (release, released) = std::sync::mpsc::channel::<()>();
     let released = std::sync::Mutex::new(released);
@@ -1105,8 +1117,11 @@ fn two_consolidations_at_once_the_loser_keeps_no_record_and_undo_takes_back_the_
     // Both are shown the same MEMORY.md and entries before either writes.
     let (first, first_asked, first_go) =
         held(vec![tool_call("c1", "reflect", json!({"content": AFTER}))]);
-    let (second, second_asked, second_go) =
-        held(vec![tool_call("c1", "reflect", json!({"content": "second\n"}))]);
+    let (second, second_asked, second_go) = held(vec![tool_call(
+        "c1",
+        "reflect",
+        json!({"content": "second\n"}),
+    )]);
     let mut winner = spawn_consolidation(&env, &first);
     first_asked.recv().unwrap();
     let mut loser = spawn_consolidation(&env, &second);
@@ -1118,7 +1133,10 @@ fn two_consolidations_at_once_the_loser_keeps_no_record_and_undo_takes_back_the_
     assert_eq!(loser.wait().unwrap().code(), Some(6));
     assert_eq!(read(&memory), AFTER);
     let results = tool_results(&second.requests()[1]);
-    assert!(results[0].1 && results[0].0.contains("has changed"), "{results:?}");
+    assert!(
+        results[0].1 && results[0].0.contains("has changed"),
+        "{results:?}"
+    );
     // The loser wrote nothing, so it keeps no record: undo takes back the
     // winner's, and its entries are new again.
     assert_eq!(only_record(&env)["done"], true);
@@ -1152,7 +1170,11 @@ fn two_reflects_of_its_own_in_one_reply_are_no_conflict() {
         .stdout("agents/a/MEMORY.md\n");
     // One of the two was refused, as the hashes of one reply have it.
     let results = tool_results(&server.requests()[1]);
-    assert_eq!(results.iter().filter(|(_, err)| *err).count(), 1, "{results:?}");
+    assert_eq!(
+        results.iter().filter(|(_, err)| *err).count(),
+        1,
+        "{results:?}"
+    );
     let now = read(&ws.join("agents/a/MEMORY.md"));
     assert!(now == AFTER || now == "other\n", "{now}");
     // Its entries were taken in, and undo gives the text back.

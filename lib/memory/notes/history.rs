@@ -79,14 +79,13 @@ impl TryFrom<KeptJson> for Kept {
     type Error = String;
 
     fn try_from(k: KeptJson) -> std::result::Result<Kept, String> {
-        let before = match (k.before, k.before_base64) {
-            (_, Some(b64)) => Some(
-                BASE64
-                    .decode(b64.as_bytes())
-                    .map_err(|e| format!("the previous bytes of {} are not base64: {e}", k.path))?,
-            ),
-            (text, None) => text.map(String::into_bytes),
-        };
+        let before =
+            match (k.before, k.before_base64) {
+                (_, Some(b64)) => Some(BASE64.decode(b64.as_bytes()).map_err(|e| {
+                    format!("the previous bytes of {} are not base64: {e}", k.path)
+                })?),
+                (text, None) => text.map(String::into_bytes),
+            };
         Ok(Kept {
             path: k.path,
             before,
