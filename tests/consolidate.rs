@@ -720,8 +720,13 @@ fn a_consolidation_killed_midway_keeps_the_previous_text_and_undo_says_so() {
     let record: Value = serde_json::from_str(&read(&records[0])).unwrap();
     assert_eq!(record["done"], json!(false));
     assert_eq!(record["files"][0]["before"], json!(BEFORE));
-    // --undo cannot tell its rewrite from another writer's: it restores
-    // nothing, and says the run did not finish and where the text is.
+    // A record of before, which did not say what it wrote: --undo cannot
+    // tell its rewrite from another writer's, restores nothing, and says
+    // the run did not finish and where the text is.
+    let mut older = record.clone();
+    older["files"][0]["sha256_after"] = Value::Null;
+    older.as_object_mut().unwrap().remove("at_write");
+    fs::write(&records[0], older.to_string()).unwrap();
     let before = tree(&ws);
     env.cmd("axe-notes-consolidate")
         .args(["a", "--undo"])
@@ -732,6 +737,15 @@ fn a_consolidation_killed_midway_keeps_the_previous_text_and_undo_says_so() {
             "its previous text is kept in agents/a/history/",
         ));
     assert_eq!(tree(&ws), before);
+    // Its own record names what it wrote, kept before the write: the
+    // file still holds exactly that, so --undo gives the text back.
+    fs::write(&records[0], record.to_string()).unwrap();
+    env.cmd("axe-notes-consolidate")
+        .args(["a", "--undo"])
+        .assert()
+        .success()
+        .stdout("agents/a/MEMORY.md\n");
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), BEFORE);
     // The next consolidation is shown the entries again.
     let next = scripted(Vec::new(), |_| {});
     consolidate(&env, &next).assert().success();
@@ -903,4 +917,316 @@ fn the_automatic_one_never_fails_the_run_whatever_breaks() {
         1
     );
     assert_eq!(read(&ws.join("agents/a/MEMORY.md")), BEFORE);
+}
+
+/// The record of `env`'s only consolidation of `a`, as JSON.
+fn only_record(env: &Env) -> Value {
+    let history = workspace(env).join("agents/a/history");
+    let records: Vec<PathBuf> = fs::read_dir(&history)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    serde_json::from_str(&read(&records[0])).unwrap()
+}
+
+fn undo(env: &Env) -> assert_cmd::assert::Assert {
+    env.cmd("axe-notes-consolidate")
+        .args(["a", "--undo"])
+        .assert()
+}
+
+#[test]
+fn a_topic_it_rewrote_after_a_recall_is_recorded_and_undo_gives_it_back() {
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    // Every agent's topic, which MEMORY.md does not name: the model
+    // finds it by a recall and rewrites it.
+    let people = "Sam prefers mornings.\n";
+    env.write(&ws.join("world/people.md"), people);
+    let server = scripted(
+        vec![
+            tool_call("c1", "recall", json!({})),
+            tool_call(
+                "c2",
+                "learn_fact",
+                json!({"topic": "people", "content": "Sam: mornings.\n"}),
+            ),
+        ],
+        |_| {},
+    );
+    consolidate(&env, &server)
+        .assert()
+        .success()
+        .stdout("world/people.md\n");
+    assert_eq!(read(&ws.join("world/people.md")), "Sam: mornings.\n");
+    let record = only_record(&env);
+    assert_eq!(record["files"][0]["path"], "world/people.md");
+    assert_eq!(record["files"][0]["before"], people);
+    undo(&env).success().stdout("world/people.md\n");
+    assert_eq!(read(&ws.join("world/people.md")), people);
+
+    // A topic it made is its own: undo removes it, and only while it
+    // holds what the consolidation wrote.
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    let server = scripted(
+        vec![tool_call(
+            "c1",
+            "learn_fact",
+            json!({"topic": "people", "content": "Sam: mornings.\n"}),
+        )],
+        |_| {},
+    );
+    consolidate(&env, &server).assert().success();
+    assert_eq!(only_record(&env)["files"][0]["before"], Value::Null);
+    undo(&env).success().stdout("world/people.md\n");
+    assert!(!ws.join("world/people.md").exists());
+    // A record from before this one kept the texts as the run started:
+    // its "did not exist" may be a topic it rewrote, which undo leaves.
+    remember(&env, "Sam moved to evenings.");
+    let server = scripted(
+        vec![tool_call(
+            "c1",
+            "learn_fact",
+            json!({"topic": "people", "content": "Sam: mornings.\n"}),
+        )],
+        |_| {},
+    );
+    consolidate(&env, &server).assert().success();
+    let history = ws.join("agents/a/history");
+    let path = fs::read_dir(&history)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut older: Value = serde_json::from_str(&read(&path)).unwrap();
+    older.as_object_mut().unwrap().remove("at_write");
+    fs::write(&path, older.to_string()).unwrap();
+    undo(&env)
+        .success()
+        .stdout("")
+        .stderr(predicates::str::contains("left world/people.md as it is: "));
+    assert_eq!(read(&ws.join("world/people.md")), "Sam: mornings.\n");
+}
+
+#[test]
+fn an_edit_made_while_the_model_thinks_is_never_its_to_undo() {
+    // The model writes nothing; MEMORY.md is edited by hand meanwhile.
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    let memory = ws.join("agents/a/MEMORY.md");
+    let hand = memory.clone();
+    let server = scripted(Vec::new(), move |n| {
+        if n == 0 {
+            fs::write(&hand, "edited by hand\n").unwrap();
+        }
+    });
+    consolidate(&env, &server)
+        .assert()
+        .success()
+        .stdout("")
+        .stderr(predicates::str::contains("changed no file"));
+    assert_eq!(only_record(&env)["files"], json!([]));
+    undo(&env)
+        .success()
+        .stdout("")
+        .stderr(predicates::str::contains(
+            "0 file(s) restored, 2 entries new again",
+        ));
+    assert_eq!(read(&memory), "edited by hand\n");
+
+    // The model reflects; then another writer reflects while the model
+    // still thinks: the record names the model's text, which MEMORY.md
+    // no longer holds, and undo keeps the other writer's.
+    let env = Env::new();
+    setup(&env, "");
+    let memory = workspace(&env).join("agents/a/MEMORY.md");
+    let mut theirs = env.std_cmd("axe-notes-reflect");
+    theirs.arg("a").stdin(Stdio::piped()).stdout(Stdio::null());
+    let theirs = std::sync::Mutex::new(theirs);
+    let server = scripted(
+        vec![tool_call("c1", "reflect", json!({"content": AFTER}))],
+        move |n| {
+            if n == 1 {
+                let mut child = theirs.lock().unwrap().spawn().unwrap();
+                child.stdin.take().unwrap().write_all(b"theirs\n").unwrap();
+                assert!(child.wait().unwrap().success());
+            }
+        },
+    );
+    consolidate(&env, &server)
+        .assert()
+        .success()
+        .stdout("agents/a/MEMORY.md\n");
+    assert_eq!(read(&memory), "theirs\n");
+    let record = only_record(&env);
+    assert_eq!(record["files"][0]["before"], BEFORE);
+    let before = tree(&workspace(&env));
+    undo(&env).code(6).stderr(predicates::str::contains(
+        "agents/a/MEMORY.md changed since the consolidation",
+    ));
+    assert_eq!(tree(&workspace(&env)), before);
+}
+
+/// `axe-notes-consolidate a` started against `server`, its output dropped.
+fn spawn_consolidation(env: &Env, server: &Server) -> std::process::Child {
+    let mut cmd = env.std_cmd("axe-notes-consolidate");
+    cmd.arg("a");
+    for p in ["ANTHROPIC", "OPENAI", "OLLAMA", "OPENROUTER", "GOOGLE"] {
+        cmd.env(format!("AXE_{p}_BASE_URL"), &server.url);
+    }
+    cmd.env("ANTHROPIC_API_KEY", crate::wire::KEY);
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// A server playing `script` whose first reply waits until `release`
+/// says; `asked` is told when the model is first asked.
+fn held(
+    script: Vec<Value>,
+) -> (
+    Server,
+    std::sync::mpsc::Receiver<()>,
+    std::sync::mpsc::Sender<()>,
+) {
+    let (asked, was_asked) = std::sync::mpsc::channel::<()>();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = std::sync::Mutex::new(released);
+    let server = scripted(script, move |n| {
+        if n == 0 {
+            let _ = asked.send(());
+            let _ = released.lock().unwrap().recv();
+        }
+    });
+    (server, was_asked, release)
+}
+
+#[test]
+fn two_consolidations_at_once_the_loser_keeps_no_record_and_undo_takes_back_the_winner() {
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    let memory = ws.join("agents/a/MEMORY.md");
+    // Both are shown the same MEMORY.md and entries before either writes.
+    let (first, first_asked, first_go) =
+        held(vec![tool_call("c1", "reflect", json!({"content": AFTER}))]);
+    let (second, second_asked, second_go) = held(vec![tool_call(
+        "c1",
+        "reflect",
+        json!({"content": "second\n"}),
+    )]);
+    let mut winner = spawn_consolidation(&env, &first);
+    first_asked.recv().unwrap();
+    let mut loser = spawn_consolidation(&env, &second);
+    second_asked.recv().unwrap();
+    first_go.send(()).unwrap();
+    assert!(winner.wait().unwrap().success());
+    second_go.send(()).unwrap();
+    // The race took place: the second's reflect lost to the first's.
+    assert_eq!(loser.wait().unwrap().code(), Some(6));
+    assert_eq!(read(&memory), AFTER);
+    let results = tool_results(&second.requests()[1]);
+    assert!(
+        results[0].1 && results[0].0.contains("has changed"),
+        "{results:?}"
+    );
+    // The loser wrote nothing, so it keeps no record: undo takes back the
+    // winner's, and its entries are new again.
+    assert_eq!(only_record(&env)["done"], true);
+    undo(&env)
+        .success()
+        .stdout("agents/a/MEMORY.md\n")
+        .stderr(predicates::str::contains("2 entries new again"));
+    assert_eq!(read(&memory), BEFORE);
+    let next = scripted(Vec::new(), |_| {});
+    consolidate(&env, &next).assert().success();
+    let shown = user_text(&next.requests()[0]);
+    assert!(shown.contains("Lunch was good."), "{shown}");
+}
+
+#[test]
+fn two_reflects_of_its_own_in_one_reply_are_no_conflict() {
+    let env = Env::new();
+    setup(&env, "");
+    let ws = workspace(&env);
+    let both = json!({
+        "model": "m", "stop_reason": "tool_use", "usage": {"input_tokens": 7, "output_tokens": 3},
+        "content": [
+            {"type": "tool_use", "id": "c1", "name": "reflect", "input": {"content": AFTER}},
+            {"type": "tool_use", "id": "c2", "name": "reflect", "input": {"content": "other\n"}},
+        ]
+    });
+    let server = scripted(vec![both], |_| {});
+    consolidate(&env, &server)
+        .assert()
+        .success()
+        .stdout("agents/a/MEMORY.md\n");
+    // One of the two was refused, as the hashes of one reply have it.
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(
+        results.iter().filter(|(_, err)| *err).count(),
+        1,
+        "{results:?}"
+    );
+    let now = read(&ws.join("agents/a/MEMORY.md"));
+    assert!(now == AFTER || now == "other\n", "{now}");
+    // Its entries were taken in, and undo gives the text back.
+    let record = only_record(&env);
+    assert_eq!(record["done"], true);
+    assert_eq!(record["files"][0]["before"], BEFORE);
+    undo(&env).success().stdout("agents/a/MEMORY.md\n");
+    assert_eq!(read(&ws.join("agents/a/MEMORY.md")), BEFORE);
+}
+
+#[test]
+fn undo_gives_back_bytes_that_are_not_utf8_exactly() {
+    let env = Env::new();
+    setup(&env, "");
+    let memory = workspace(&env).join("agents/a/MEMORY.md");
+    // Written by hand in Latin-1.
+    let latin1 = b"# Memory\n\n- Caf\xe9 Z\xfcrich opens at 8.\n- The canary runs 10 minutes.\n";
+    fs::write(&memory, latin1).unwrap();
+    let server = scripted(
+        vec![tool_call("c1", "reflect", json!({"content": AFTER}))],
+        |_| {},
+    );
+    consolidate(&env, &server).assert().success();
+    assert_eq!(read(&memory), AFTER);
+    undo(&env).success().stdout("agents/a/MEMORY.md\n");
+    assert_eq!(fs::read(&memory).unwrap(), latin1);
+}
+
+#[test]
+fn a_change_to_any_recorded_file_keeps_every_file_as_it_is() {
+    // The second recorded file first: with the check before any write
+    // gone, the first would be restored before the second refused.
+    for changed in ["world/deploys.md", "agents/a/MEMORY.md"] {
+        let env = Env::new();
+        setup(&env, "");
+        let ws = workspace(&env);
+        let server = scripted(script(), |_| {});
+        consolidate(&env, &server)
+            .assert()
+            .success()
+            .stdout("agents/a/MEMORY.md\nworld/deploys.md\n");
+        fs::write(ws.join(changed), "changed by someone\n").unwrap();
+        let before = tree(&ws);
+        let out = undo(&env).code(6).get_output().clone();
+        // What is on disk first, then what it says: an undo that restored
+        // one file and said "nothing was restored" fails here.
+        assert_eq!(tree(&ws), before, "{changed}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("{changed} changed since the consolidation"))
+                && err.contains("nothing was restored"),
+            "{err}"
+        );
+    }
 }

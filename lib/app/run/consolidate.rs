@@ -6,15 +6,31 @@
 //! locks hold here as in any run. What the prompt showed whole counts as
 //! seen, as a recall's would.
 //!
-//! Before the model is asked, a record of the previous texts goes to the
-//! agent's `history` (see `axe_memory::notes::history`); once it is done,
-//! the record names what changed and, unless a rewrite lost to a
-//! concurrent one, the entries it took in, so the next consolidation
-//! starts after them. A dry run does the same in a scratch copy of the
-//! notes it reads, and compares the copy with the notes afterwards.
+//! A consolidation's record (see `axe_memory::notes::history`) holds
+//! exactly what the consolidation itself wrote: for each file its tools
+//! wrote, the bytes there at the moment of its first write (read under
+//! the file's lock, not at the start of the run) and the hash of what it
+//! left; the record is on disk before the file changes, so a run that
+//! dies midway loses nothing it replaced. A change someone else made
+//! while the model was thinking is never in it, and neither is a file it
+//! did not write. Once it is done the record names, unless a rewrite
+//! lost to another writer, the entries it took in, so the next
+//! consolidation starts after them. An undo restores a file only while it
+//! holds the consolidation's bytes, all its files or none, and never
+//! removes a file it did not create.
+//!
+//! It may write world topics, which are every agent's: the agent may in
+//! any run (learn_fact is one of its notes tools), and moving a fact
+//! every agent shares out of MEMORY.md is part of consolidating, so
+//! refusing it here would widen nothing and lose that. What it replaces
+//! in a topic is recorded as in MEMORY.md, and undone the same way.
+//!
+//! A dry run does the same in a scratch copy of the notes it reads, and
+//! reports what its tools wrote there.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -33,7 +49,7 @@ use axe_memory::error::io_error;
 use axe_memory::hash::sha256_hex;
 use axe_memory::notes::entries::{self, Entry};
 use axe_memory::notes::history::{self, Kept, Record};
-use axe_memory::notes::{self, Workspace};
+use axe_memory::notes::{self, Witness, Workspace};
 use axe_memory::secrets::Secrets;
 
 /// What the model is told it is doing.
@@ -177,59 +193,85 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
     agent.notes_seen = seen(&gathered);
     let secrets = session.secrets(&agent.cfg);
     let record_at = OffsetDateTime::now_utc();
-    let record_path = history::new_path(&ws, name, record_at);
-    let mut record = Record {
-        at: record_at.format(&Rfc3339).unwrap_or_default(),
-        done: false,
-        entries: Vec::new(),
-        files: kept_before(&ws, name, &gathered),
-    };
-    if scratch.is_none() {
-        // Kept before anything can be rewritten: a run that dies midway
-        // loses none of the texts it replaced.
-        history::write(&ws, &record_path, &record, &secrets, wait)?;
-    }
+    let at = record_at.format(&Rfc3339).unwrap_or_default();
+    // Every rewrite its tools make is told to the journal under the
+    // file's lock, before the file changes: a run that dies midway has
+    // its record on disk with what it replaced.
+    let journal = Arc::new(Journal {
+        written: agent.notes.clone().unwrap_or_else(|| ws.clone()),
+        record: match scratch {
+            Some(_) => None,
+            None => Some(OnDisk {
+                ws: ws.clone(),
+                path: history::new_path(&ws, name, record_at),
+                at: at.clone(),
+                secrets: secrets.clone(),
+                wait,
+            }),
+        },
+        state: Mutex::default(),
+    });
+    agent.notes = agent.notes.take().map(|w| w.witnessed(journal.clone()));
     done.model_called = true;
     let conversed = converse::alone(&session, &agent, vec![Message::user(task)], deadline);
     let details = std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
-    let learned: Vec<String> = details
-        .iter()
-        .filter(|d| d.name == "learn_fact" && !d.is_error)
-        .filter_map(|d| d.input.get("topic")?.as_str().map(str::to_owned))
-        .filter_map(|t| notes::topic_name(&t, &secrets).ok())
-        .collect();
+    let journaled = std::mem::take(&mut *journal.state.lock().unwrap_or_else(|e| e.into_inner()));
     // A rewrite refused as stale: the file changed after it was shown
     // (typed by the tool: another error may repeat its words). Its
-    // entries are then not marked, so the next run sees them again.
+    // entries are then not marked, so the next run sees them again. One
+    // refused because the file held what this consolidation itself wrote
+    // (two reflects in one reply) lost to no one.
+    let mut own = journaled.own_refusals.clone();
+    let memory_rel = ws.relative(&ws.memory(name));
     done.conflicts = details
         .iter()
         .filter(|d| d.conflict)
+        .filter(|d| {
+            let path = match d.name.as_str() {
+                "reflect" => Some(memory_rel.clone()),
+                _ => d
+                    .input
+                    .get("topic")
+                    .and_then(|t| t.as_str())
+                    .and_then(|t| notes::topic_name(t, &secrets).ok())
+                    .map(|t| format!("world/{t}.md")),
+            };
+            match own.iter().position(|p| Some(p) == path.as_ref()) {
+                Some(i) => {
+                    own.remove(i);
+                    false
+                }
+                None => true,
+            }
+        })
         .map(|d| d.output.clone())
         .collect();
-    // What changed, compared where the tools wrote.
-    let written = scratch.as_ref().map_or(&ws, |s| &s.ws);
-    done.files = changes(&ws, written, name, &gathered, &learned)?;
-    if let Some(s) = scratch {
-        drop(s);
+    // What it wrote, as its tools wrote it: nothing another writer did.
+    let wrote: Vec<&Wrote> = journaled.files.iter().filter(|w| w.changed()).collect();
+    done.files = wrote.iter().map(|w| w.changed_file()).collect();
+    let Some(on_disk) = &journal.record else {
+        drop(scratch);
         let outcome = conversed?;
         done.usage = outcome.usage;
         done.answer = outcome.reply.content;
         done.entries = gathered.new.iter().map(|e| e.id.clone()).collect();
         return Ok(done);
-    }
+    };
     let finished = conversed.as_ref().is_ok_and(|o| o.exceeded.is_none());
     let clean = finished && done.conflicts.is_empty();
+    let mut record = on_disk.record(&wrote);
     record.done = clean;
     if clean {
         record.entries = gathered.new.iter().map(|e| e.id.clone()).collect();
     }
-    record.files = kept_after(&record.files, &done.files);
     if record.files.is_empty() && !clean {
-        // Nothing changed and nothing taken in: nothing to keep.
-        history::remove(&ws, &record_path)?;
+        // Nothing written and nothing taken in: nothing to keep.
+        if journaled.stored {
+            history::remove(&ws, &on_disk.path)?;
+        }
     } else {
-        history::write(&ws, &record_path, &record, &secrets, wait)?;
-        done.history = Some(ws.relative(&record_path));
+        history::write(&ws, &on_disk.path, &record, &secrets, wait)?;
+        done.history = Some(ws.relative(&on_disk.path));
     }
     let outcome = conversed?;
     done.usage = outcome.usage;
@@ -239,6 +281,181 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
         return Err(Error::Budget { used, max });
     }
     Ok(done)
+}
+
+/// A consolidation's record of what its tools wrote, told by the workspace
+/// they write through (a [`Witness`]), under each file's lock. It holds
+/// exactly what the consolidation itself wrote: for each file, the bytes
+/// there at its first write (not at the start of the run: a change made
+/// meanwhile by someone else is theirs, and is the text replaced) and the
+/// hash of its last. A file it did not write is never in it, so an undo
+/// never touches one.
+struct Journal {
+    /// Where the tools write (the notes, or a dry run's copy), to name
+    /// the files relative to it.
+    written: Workspace,
+    /// Where the record goes; `None` for a dry run.
+    record: Option<OnDisk>,
+    state: Mutex<Journaled>,
+}
+
+/// The record's place and what writing it takes.
+struct OnDisk {
+    ws: Workspace,
+    path: PathBuf,
+    at: String,
+    secrets: Secrets,
+    wait: Wait,
+}
+
+impl OnDisk {
+    /// The record of `wrote`, not done, no entry taken in.
+    fn record(&self, wrote: &[&Wrote]) -> Record {
+        Record {
+            at: self.at.clone(),
+            done: false,
+            entries: Vec::new(),
+            files: wrote.iter().map(|w| w.kept()).collect(),
+            at_write: true,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Journaled {
+    files: Vec<Wrote>,
+    /// Each file's entry before the write under way, put back should it
+    /// not happen (one write of a file at a time: its lock).
+    pending: Vec<(String, Option<Wrote>)>,
+    /// The files whose write was refused because they held what this
+    /// consolidation had written itself.
+    own_refusals: Vec<String>,
+    /// Whether the record is on disk.
+    stored: bool,
+}
+
+/// One file the consolidation wrote.
+#[derive(Clone)]
+struct Wrote {
+    path: String,
+    /// What it held just before the first write; `None`: it did not exist.
+    before: Option<Vec<u8>>,
+    /// What the last write put in.
+    after: Vec<u8>,
+    /// The hash of every text written, the last one last.
+    hashes: Vec<String>,
+}
+
+impl Wrote {
+    fn changed(&self) -> bool {
+        self.before.as_deref() != Some(self.after.as_slice())
+    }
+
+    fn kept(&self) -> Kept {
+        Kept {
+            path: self.path.clone(),
+            before: self.before.clone(),
+            sha256_before: sha256_hex(self.before.as_deref().unwrap_or_default()),
+            sha256_after: Some(sha256_hex(&self.after)),
+        }
+    }
+
+    fn changed_file(&self) -> Changed {
+        Changed {
+            path: self.path.clone(),
+            sha256_before: self.before.as_deref().map(sha256_hex),
+            sha256_after: Some(sha256_hex(&self.after)),
+            before: self.before.clone().unwrap_or_default(),
+            after: self.after.clone(),
+        }
+    }
+}
+
+impl Journal {
+    fn state(&self) -> std::sync::MutexGuard<'_, Journaled> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The record with what is journaled now, on disk (a dry run keeps none).
+    fn store(&self, state: &mut Journaled) -> Result<()> {
+        let Some(on_disk) = &self.record else {
+            return Ok(());
+        };
+        let wrote: Vec<&Wrote> = state.files.iter().collect();
+        let record = on_disk.record(&wrote);
+        history::write(
+            &on_disk.ws,
+            &on_disk.path,
+            &record,
+            &on_disk.secrets,
+            on_disk.wait,
+        )?;
+        state.stored = true;
+        Ok(())
+    }
+}
+
+impl Witness for Journal {
+    fn writing(&self, path: &Path, before: Option<&[u8]>, after: &[u8]) -> Result<()> {
+        let rel = self.written.relative(path);
+        let mut state = self.state();
+        let at = state.files.iter().position(|w| w.path == rel);
+        let was = at.map(|i| state.files[i].clone());
+        state.pending.retain(|(p, _)| *p != rel);
+        state.pending.push((rel.clone(), was));
+        match at {
+            Some(i) => {
+                let w = &mut state.files[i];
+                w.after = after.to_vec();
+                w.hashes.push(sha256_hex(after));
+            }
+            None => state.files.push(Wrote {
+                path: rel.clone(),
+                before: before.map(<[u8]>::to_vec),
+                after: after.to_vec(),
+                hashes: vec![sha256_hex(after)],
+            }),
+        }
+        let stored = self.store(&mut state);
+        if stored.is_err() {
+            // Not recorded, so not written: the file keeps its text.
+            put_back(&mut state, &rel);
+        }
+        stored
+    }
+
+    fn not_written(&self, path: &Path) {
+        let rel = self.written.relative(path);
+        let mut state = self.state();
+        put_back(&mut state, &rel);
+        // Best effort: a record that names a write that did not happen
+        // only makes an undo refuse (the file holds neither text).
+        let _ = self.store(&mut state);
+    }
+
+    fn refused(&self, path: &Path, now: &str) {
+        let rel = self.written.relative(path);
+        let mut state = self.state();
+        let own = state
+            .files
+            .iter()
+            .any(|w| w.path == rel && w.hashes.iter().any(|h| h.eq_ignore_ascii_case(now)));
+        if own {
+            state.own_refusals.push(rel);
+        }
+    }
+}
+
+/// `rel`'s entry as it was before the write announced last.
+fn put_back(state: &mut Journaled, rel: &str) {
+    let Some(i) = state.pending.iter().position(|(p, _)| p == rel) else {
+        return;
+    };
+    let (_, was) = state.pending.remove(i);
+    state.files.retain(|w| w.path != rel);
+    if let Some(was) = was {
+        state.files.push(was);
+    }
 }
 
 /// The agent as a consolidation runs it: its notes tools and nothing
@@ -400,84 +617,10 @@ fn seen(g: &Gathered) -> axe_tools::NotesSeen {
     }
 }
 
-/// The files a consolidation may rewrite, with their texts now.
-fn kept_before(ws: &Workspace, agent: &str, g: &Gathered) -> Vec<Kept> {
-    let kept = |path: &Path, text: Option<&[u8]>| Kept {
-        path: ws.relative(path),
-        before: text.map(|t| String::from_utf8_lossy(t).into_owned()),
-        sha256_before: sha256_hex(text.unwrap_or_default()),
-        sha256_after: None,
-    };
-    let mut files = vec![kept(&ws.memory(agent), g.memory.as_deref())];
-    files.extend(
-        g.topics
-            .iter()
-            .map(|(t, text)| kept(&ws.topic(t), Some(text))),
-    );
-    files
-}
-
-/// The record's files once it is done: those that changed, with their
-/// hashes now.
-fn kept_after(before: &[Kept], changed: &[Changed]) -> Vec<Kept> {
-    changed
-        .iter()
-        .map(|c| {
-            let was = before.iter().find(|k| k.path == c.path);
-            Kept {
-                path: c.path.clone(),
-                before: was.and_then(|k| k.before.clone()),
-                sha256_before: was.map_or_else(|| sha256_hex(b""), |k| k.sha256_before.clone()),
-                sha256_after: Some(c.sha256_after.clone().unwrap_or_else(|| sha256_hex(b""))),
-            }
-        })
-        .collect()
-}
-
-/// The files whose text in `written` differs from what was shown (a
-/// topic learned that was not shown did not exist: it was created).
-fn changes(
-    ws: &Workspace,
-    written: &Workspace,
-    agent: &str,
-    g: &Gathered,
-    learned: &[String],
-) -> Result<Vec<Changed>> {
-    let mut shown: Vec<(PathBuf, Option<Vec<u8>>)> = vec![(ws.memory(agent), g.memory.clone())];
-    shown.extend(
-        g.topics
-            .iter()
-            .map(|(t, text)| (ws.topic(t), Some(text.clone()))),
-    );
-    for t in learned {
-        let path = ws.topic(t);
-        if !shown.iter().any(|(p, _)| *p == path) {
-            shown.push((path, None));
-        }
-    }
-    let mut changed = Vec::new();
-    for (path, before) in shown {
-        let rel = ws.relative(&path);
-        let after = written.read(&written.root.join(&rel))?;
-        if after == before {
-            continue;
-        }
-        changed.push(Changed {
-            path: rel,
-            sha256_before: before.as_deref().map(sha256_hex),
-            sha256_after: after.as_deref().map(sha256_hex),
-            before: before.unwrap_or_default(),
-            after: after.unwrap_or_default(),
-        });
-    }
-    Ok(changed)
-}
-
 /// A dry run's scratch copy of the notes a consolidation reads: the
 /// world topics, the agent's MEMORY.md and daily logs. Removed when done.
 struct Scratch {
     root: PathBuf,
-    ws: Workspace,
     /// Removes it, should a signal end the process during the model's call.
     _on_end: axe_base::signals::RemovedOnEnd,
 }
@@ -496,7 +639,6 @@ impl Scratch {
                 .map_err(fail)?;
         }
         let scratch = Scratch {
-            ws: Workspace::at(root.clone()),
             _on_end: axe_base::signals::remove_on_end(root.clone()),
             root,
         };
@@ -672,6 +814,10 @@ pub struct Undone {
     /// The files given back their previous text (or removed, when the
     /// consolidation created them).
     pub restored: Vec<String>,
+    /// The files an older record says it created, left as they are: such
+    /// a record cannot tell a topic it created from one it rewrote.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left: Vec<String>,
     /// The entries that count as new again.
     pub entries: usize,
 }
@@ -747,24 +893,41 @@ pub fn undo(ws: &Workspace, agent: &str, secrets: &Secrets, wait: Wait) -> Resul
         }
     }
     let mut restored = Vec::new();
+    let mut left = Vec::new();
     for k in &last.record.files {
         let Some(after) = k.sha256_after.as_ref().filter(|_| !back.contains(&k.path)) else {
             continue;
         };
         let path = ws.root.join(&k.path);
         match &k.before {
-            Some(text) => {
+            Some(bytes) => {
                 notes::rewrite(
                     ws,
                     &path,
-                    text.as_bytes(),
+                    bytes,
                     Some(after),
                     (usize::MAX, ""),
                     secrets,
                     wait,
                 )?;
             }
-            None => history::remove(ws, &path)?,
+            // An older record took its texts as the run started, so its
+            // "did not exist" may name a topic someone made meanwhile:
+            // every agent's, it is left rather than removed.
+            None if !last.record.at_write && k.path != memory => {
+                left.push(k.path.clone());
+                continue;
+            }
+            None => {
+                if !history::remove_if(ws, &path, after, wait)? {
+                    return Err(Error::Conflict(format!(
+                        "{} changed while the consolidation of {} was being undone, so it was kept; the record {} is kept",
+                        k.path,
+                        last.record.at,
+                        ws.relative(&last.path)
+                    )));
+                }
+            }
         }
         restored.push(k.path.clone());
     }
@@ -773,6 +936,7 @@ pub fn undo(ws: &Workspace, agent: &str, secrets: &Secrets, wait: Wait) -> Resul
         agent: agent.to_owned(),
         history: ws.relative(&last.path),
         restored,
+        left,
         entries: if last.record.done {
             last.record.entries.len()
         } else {

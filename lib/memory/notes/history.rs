@@ -15,6 +15,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde::{Deserialize, Serialize};
 use time::{Date, OffsetDateTime};
 
@@ -25,30 +27,92 @@ use crate::lock::Wait;
 use crate::secrets::Secrets;
 use axe_base::error::Result;
 
-/// One file a consolidation rewrote (or created).
+/// One file a consolidation wrote: the bytes it held just before the
+/// consolidation's first write of it (read under its lock at that write,
+/// not at the start of the run: what someone else wrote meanwhile is
+/// theirs, kept as the text replaced) and the hash of what the
+/// consolidation left in it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "KeptJson", into = "KeptJson")]
 pub struct Kept {
     /// Relative to the workspace, `/` between components.
     pub path: String,
-    /// Its text before; `None`: it did not exist.
-    pub before: Option<String>,
+    /// Its bytes before; `None`: it did not exist.
+    pub before: Option<Vec<u8>>,
     pub sha256_before: String,
-    /// Its hash once the consolidation was done; `None` while it runs.
+    /// Its hash once the consolidation wrote it; `None` in a record of a
+    /// consolidation that did not say (older ones, until they finished).
     pub sha256_after: Option<String>,
 }
 
-/// A consolidation's record.
+/// [`Kept`] as the record holds it: a text that is UTF-8 as a JSON
+/// string, readable and as records always had it; bytes that are not as
+/// base64, since a JSON string would carry them only as U+FFFD.
+#[derive(Serialize, Deserialize)]
+struct KeptJson {
+    path: String,
+    before: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    before_base64: Option<String>,
+    sha256_before: String,
+    sha256_after: Option<String>,
+}
+
+impl From<Kept> for KeptJson {
+    fn from(k: Kept) -> KeptJson {
+        let (before, before_base64) = match k.before.map(String::from_utf8) {
+            None => (None, None),
+            Some(Ok(text)) => (Some(text), None),
+            Some(Err(e)) => (None, Some(BASE64.encode(e.as_bytes()))),
+        };
+        KeptJson {
+            path: k.path,
+            before,
+            before_base64,
+            sha256_before: k.sha256_before,
+            sha256_after: k.sha256_after,
+        }
+    }
+}
+
+impl TryFrom<KeptJson> for Kept {
+    type Error = String;
+
+    fn try_from(k: KeptJson) -> std::result::Result<Kept, String> {
+        let before =
+            match (k.before, k.before_base64) {
+                (_, Some(b64)) => Some(BASE64.decode(b64.as_bytes()).map_err(|e| {
+                    format!("the previous bytes of {} are not base64: {e}", k.path)
+                })?),
+                (text, None) => text.map(String::into_bytes),
+            };
+        Ok(Kept {
+            path: k.path,
+            before,
+            sha256_before: k.sha256_before,
+            sha256_after: k.sha256_after,
+        })
+    }
+}
+
+/// A consolidation's record: exactly what the consolidation itself wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
     /// When it started, RFC 3339.
     pub at: String,
-    /// Whether it finished: a record written before the model was asked
-    /// keeps the previous texts should the run die; its entries are only
-    /// marked once it did finish.
+    /// Whether it finished: a record written while it runs keeps the
+    /// previous bytes should the run die; its entries are only marked
+    /// once it did finish.
     pub done: bool,
     /// The ids of the entries it consolidated (see `entries`).
     pub entries: Vec<String>,
     pub files: Vec<Kept>,
+    /// Each file's `before` was read under its lock at the consolidation's
+    /// own write, and a file it names with none is one it created. Older
+    /// records (false) kept the texts as the run started, so theirs may
+    /// be another writer's, and their "did not exist" may be wrong.
+    #[serde(default)]
+    pub at_write: bool,
 }
 
 /// A record and where it is.
@@ -175,8 +239,10 @@ pub fn write(
 fn encode(record: &Record, secrets: &Secrets) -> Vec<u8> {
     let mut record = record.clone();
     for k in &mut record.files {
-        if let Some(text) = k.before.as_mut() {
-            *text = secrets.redact_str(text).0.into_owned();
+        if let Some(bytes) = k.before.as_mut() {
+            // Bytes, not a string: a text that is not UTF-8 keeps every
+            // byte the redaction does not replace.
+            *bytes = secrets.redact(bytes).text.into_owned();
         }
     }
     // A record of strings, bools and lists always serialises.
@@ -190,6 +256,30 @@ pub fn remove(ws: &Workspace, path: &Path) -> Result<()> {
             .map_err(|e| io_error("", "remove", path, e))?;
     }
     Ok(())
+}
+
+/// Removes the notes file at `path` (a file a consolidation created) if it
+/// still hashes to `expected`, checked under its lock, so a write that
+/// came after the check is never removed; `false` when it does not, or
+/// is gone.
+pub fn remove_if(ws: &Workspace, path: &Path, expected: &str, wait: Wait) -> Result<bool> {
+    use std::io::Read;
+    let Some((dir, name)) = ws.file(path, false)? else {
+        return Ok(false);
+    };
+    let fail = |op: &'static str, e: std::io::Error| io_error("failed to remove", op, path, e);
+    let how = axe_base::beneath::Open::Read;
+    let locked = crate::lock::open_locked(&dir, &name, how, crate::lock::Mode::Exclusive, wait);
+    let Some(mut file) = locked.map_err(|e| fail("open", e))? else {
+        return Ok(false);
+    };
+    let mut now = Vec::new();
+    file.read_to_end(&mut now).map_err(|e| fail("read", e))?;
+    if !sha256_hex(&now).eq_ignore_ascii_case(expected) {
+        return Ok(false);
+    }
+    dir.remove(&name).map_err(|e| fail("remove", e))?;
+    Ok(true)
 }
 
 /// The day of a record named `<YYYYMMDD>T…`, for a prune.
@@ -280,10 +370,11 @@ mod redacted {
                 entries: vec!["2026-11-24 0123456789abcdef".to_owned()],
                 files: vec![Kept {
                     path: "agents/a/MEMORY.md".to_owned(),
-                    before: Some((*text).to_owned()),
+                    before: Some(text.as_bytes().to_vec()),
                     sha256_before: String::new(),
                     sha256_after: None,
                 }],
+                at_write: true,
             };
             // As `write` has it written: through the notes' redaction too.
             let json = secrets
@@ -293,8 +384,61 @@ mod redacted {
             let back: Record = serde_json::from_slice(&json)
                 .unwrap_or_else(|e| panic!("{text:?}: {e}: {}", String::from_utf8_lossy(&json)));
             let before = back.files[0].before.clone().unwrap_or_default();
+            let before = String::from_utf8_lossy(&before);
             assert!(!before.contains(key), "{text:?} kept as {before:?}");
             assert_eq!(back.entries, record.entries);
         }
+    }
+}
+
+#[cfg(test)]
+mod bytes {
+    use super::{Kept, Record};
+    use crate::secrets::Secrets;
+
+    fn record(before: &[u8]) -> Record {
+        Record {
+            at: "2026-11-24T21:00:00Z".to_owned(),
+            done: true,
+            entries: Vec::new(),
+            files: vec![Kept {
+                path: "agents/a/MEMORY.md".to_owned(),
+                before: Some(before.to_vec()),
+                sha256_before: String::new(),
+                sha256_after: Some(String::new()),
+            }],
+            at_write: true,
+        }
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_come_back_exactly_and_still_redacted() {
+        let secrets = Secrets::with_keys(Vec::new());
+        let latin1 = b"- Caf\xe9 at 8.\nexport OPENROUTER_API_KEY=\"sk-or-v1-0a1b2c3d4e5f6a7b8c9d0e1f2a3b\"\n\xff\n";
+        let json = secrets
+            .redact(&super::encode(&record(latin1), &secrets))
+            .text
+            .into_owned();
+        let back: Record = serde_json::from_slice(&json).unwrap();
+        let before = back.files[0].before.clone().unwrap();
+        assert!(before.starts_with(b"- Caf\xe9 at 8.\n"), "{before:?}");
+        assert!(before.ends_with(b"\n\xff\n"), "{before:?}");
+        assert!(
+            !String::from_utf8_lossy(&before).contains("0a1b2c3d4e5f"),
+            "{before:?}"
+        );
+        // UTF-8 stays a readable string, as records always held it.
+        let json = super::encode(&record(b"plain\n"), &secrets);
+        let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(value["files"][0]["before"], "plain\n");
+        assert!(value["files"][0].get("before_base64").is_none());
+    }
+
+    #[test]
+    fn a_record_written_before_reads_as_it_did() {
+        let old = r#"{"at":"2026-11-24T21:00:00Z","done":false,"entries":[],"files":[{"path":"agents/a/MEMORY.md","before":"old\n","sha256_before":"x","sha256_after":null}]}"#;
+        let back: Record = serde_json::from_str(old).unwrap();
+        assert_eq!(back.files[0].before.as_deref(), Some(&b"old\n"[..]));
+        assert!(!back.at_write);
     }
 }

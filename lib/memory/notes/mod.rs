@@ -44,4 +44,4 @@ pub use recall::{Kind, NoteFile, Recalled, answer, files, recall, remarks, shown
 pub use rewrite::{Rewritten, rewrite};
 pub use search::{Found, search};
 pub use topic::{name as topic_name, sanitize as topic_file_name};
-pub use workspace::{READ_LIMIT, Scope, Workspace};
+pub use workspace::{READ_LIMIT, Scope, Witness, Workspace};

@@ -59,13 +59,19 @@ pub fn rewrite(
         .ok_or_else(|| fail("open", std::io::ErrorKind::NotFound.into()))?;
     let (mut file, created) =
         create_locked(&dir, &name, Open::Update, wait).map_err(|e| fail("open", e))?;
+    let witness = ws.witness();
     let written = (|| {
-        if let Some(expected) = if_match {
-            let mut current = Vec::new();
+        let mut current = Vec::new();
+        if if_match.is_some() || witness.is_some() {
             file.read_to_end(&mut current)
                 .map_err(|e| fail("read", e))?;
+        }
+        if let Some(expected) = if_match {
             let now = sha256_hex(&current);
             if !now.eq_ignore_ascii_case(expected.trim()) {
+                if let Some(w) = witness {
+                    w.refused(path, &now);
+                }
                 return Err(MemoryError::Changed {
                     what: what.clone(),
                     now,
@@ -74,7 +80,17 @@ pub fn rewrite(
                 .into());
             }
         }
-        replace(&file, &dir, &name, |tmp, _| tmp.write_all(content)).map_err(|e| fail("replace", e))
+        // Told under the lock, before the file changes: what it held is
+        // what this write replaces, whoever wrote it meanwhile.
+        if let Some(w) = witness {
+            w.writing(path, (!created).then_some(current.as_slice()), content)?;
+        }
+        replace(&file, &dir, &name, |tmp, _| tmp.write_all(content)).map_err(|e| {
+            if let Some(w) = witness {
+                w.not_written(path);
+            }
+            fail("replace", e)
+        })
     })();
     if let Err(e) = written {
         if created {

@@ -26,6 +26,33 @@ pub const READ_LIMIT: u64 = 64 << 20;
 #[derive(Debug, Clone)]
 pub struct Workspace {
     pub root: PathBuf,
+    /// Told of every rewrite through this workspace (a consolidation's
+    /// record of what it wrote); `None` for nearly every caller.
+    witness: Option<Witnessed>,
+}
+
+/// A [`Witness`], shared by the clones of one workspace.
+#[derive(Clone)]
+struct Witnessed(Arc<dyn Witness>);
+
+impl std::fmt::Debug for Witnessed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Witness")
+    }
+}
+
+/// What is told of each rewrite of a notes file through a workspace, under
+/// the file's lock: what was there and what goes in, before it goes in,
+/// so a record of it is on disk before the file changes.
+pub trait Witness: Send + Sync {
+    /// `path` is about to hold `after`; `before` is what it holds now
+    /// (`None`: it did not exist). An error refuses the write.
+    fn writing(&self, path: &Path, before: Option<&[u8]>, after: &[u8]) -> Result<()>;
+    /// The write announced last for `path` did not happen.
+    fn not_written(&self, path: &Path);
+    /// A write to `path` was refused: it holds `now` (a SHA-256), not the
+    /// text the writer had seen.
+    fn refused(&self, path: &Path, now: &str);
 }
 
 /// Which files a search reads: the whole workspace, or what one agent
@@ -38,7 +65,23 @@ pub enum Scope<'a> {
 
 impl Workspace {
     pub fn at(root: impl Into<PathBuf>) -> Workspace {
-        Workspace { root: root.into() }
+        Workspace {
+            root: root.into(),
+            witness: None,
+        }
+    }
+
+    /// This workspace, its rewrites told to `witness`.
+    pub fn witnessed(self, witness: Arc<dyn Witness>) -> Workspace {
+        Workspace {
+            witness: Some(Witnessed(witness)),
+            ..self
+        }
+    }
+
+    /// Who is told of its rewrites, if anyone.
+    pub fn witness(&self) -> Option<&dyn Witness> {
+        self.witness.as_ref().map(|w| &*w.0)
     }
 
     /// The workspace `[notes]` names: `<data>/notes` when unset, a

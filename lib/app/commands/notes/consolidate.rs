@@ -145,6 +145,12 @@ fn run_undo(
     for path in &undone.restored {
         writeln!(out, "{path}").map_err(Error::Output)?;
     }
+    for path in &undone.left {
+        note(format_args!(
+            "left {path} as it is: {} is an older record, which cannot tell a topic it created from one it rewrote",
+            undone.history
+        ));
+    }
     note(format_args!(
         "undid the consolidation {} of \"{name}\": {} file(s) restored, {} entr{} new again",
         undone.history,
