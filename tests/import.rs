@@ -203,6 +203,58 @@ fn claude_code_projects_become_agents_and_world_topics_and_a_second_import_chang
     assert!(String::from_utf8_lossy(&recalled).contains("data scientist new to Rust"));
 }
 
+/// Without a PATH, every project's memory directory is entered without
+/// following a symlink, as the files in it are read: a project, or its
+/// `memory`, linked to a folder elsewhere is named and left out, never
+/// imported as world topics every agent shares and sync carries.
+#[test]
+fn claude_code_never_follows_a_linked_project_or_memory_directory() {
+    let env = Env::new();
+    claude_code_project(&env);
+    let outside = env.root().join("elsewhere");
+    env.write(&outside.join("MEMORY.md"), "- private index\n");
+    env.write(&outside.join("private.md"), "private notes from outside\n");
+    let projects = home(&env).join(".claude/projects");
+    fs::create_dir_all(projects.join("-home-me-src-linked")).unwrap();
+    std::os::unix::fs::symlink(&outside, projects.join("-home-me-src-linked/memory")).unwrap();
+    // A relative link that stays inside the projects folder is no better.
+    fs::create_dir_all(projects.join("-home-me-src-near")).unwrap();
+    std::os::unix::fs::symlink(
+        "../-home-me-src-app/memory",
+        projects.join("-home-me-src-near/memory"),
+    )
+    .unwrap();
+    let whole = env.root().join("whole");
+    env.write(&whole.join("memory/other.md"), "another project's notes\n");
+    std::os::unix::fs::symlink(&whole, projects.join("-home-me-src-whole")).unwrap();
+    let out = import(&env, &["claude-code"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for linked in [
+        "-home-me-src-linked/memory",
+        "-home-me-src-near/memory",
+        "-home-me-src-whole",
+    ] {
+        assert!(
+            stderr.contains(&format!("{linked}: a symlink, not followed; left out")),
+            "{linked}: {stderr}"
+        );
+    }
+    let names: Vec<String> = snapshot(&workspace(&env)).into_keys().collect();
+    assert_eq!(
+        names,
+        [
+            "agents/home-me-src-app/MEMORY.md",
+            "world/feedback-testing.md",
+            "world/user-role.md"
+        ],
+        "only the real project's memory"
+    );
+}
+
 /// Codex's memories folder as Codex's memory prompt lays it out
 /// (openai/codex, `codex-rs/core/templates/memories/read_path.md`):
 /// `memory_summary.md`, `MEMORY.md` (the registry), `raw_memories.md`,

@@ -58,9 +58,10 @@ holds the imported lines already, replaced when the imported text holds all
 of its lines, and otherwise left as it is with the imported text written
 beside it (world/NAME.conflict-import-<time>-<hash>.md): exit code 7 until
 that file is merged in and removed. Importing the same source again changes
-nothing. Everything passes the secret scanner memory writes use. Files are
-read without following symlinks, up to 16 MiB each; a malformed JSONL line
-or a file left out is named on stderr and the rest imported.",
+nothing. Everything passes the secret scanner memory writes use. Files and
+the folders they are in are read without following symlinks, files up to
+16 MiB each; a malformed JSONL line or a file left out is named on stderr
+and the rest imported.",
     run: Run::Action(run),
 };
 
