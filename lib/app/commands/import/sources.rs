@@ -281,7 +281,7 @@ pub fn codex(path: Option<&Path>, agent: Option<&str>) -> Result<Read> {
         }
     }
     let rollouts = root.join("rollout_summaries");
-    if let Ok(Some(sub)) = dir.dir(Path::new("rollout_summaries"), false) {
+    if let Some(sub) = read.dir(&dir, "rollout_summaries", &rollouts) {
         for file in md_names(&sub, &mut read)? {
             if let Some(text) = read.file(&sub, OsStr::new(&file)) {
                 let topic = format!("codex rollout {}", file.trim_end_matches(".md"));
@@ -327,7 +327,7 @@ pub fn markdown(path: &Path) -> Result<Read> {
             let shown = format!("{prefix}{name}");
             match kind {
                 FileType::Directory if depth < MAX_DEPTH => {
-                    if let Ok(Some(sub)) = dir.dir(Path::new(&name), false) {
+                    if let Some(sub) = read.dir(&dir, &name, &path.join(&shown)) {
                         stack.push((sub, format!("{shown}/"), depth + 1));
                     }
                 }
