@@ -70,6 +70,40 @@ fn axe_to_mcp_memory_and_back_gives_the_same_notes() {
     assert_eq!(snapshot(&workspace(&other)), want);
 }
 
+/// The README's round trip, `axe-export mcp-memory` then `axe-import
+/// mcp-memory` of that file: nothing to do, byte for byte, for an empty
+/// note and one whose last line has no newline too.
+#[test]
+fn importing_an_export_again_changes_nothing_even_for_an_empty_note_or_no_final_newline() {
+    let env = Env::new();
+    notes(&env);
+    let ws = workspace(&env);
+    env.write(&ws.join("world/empty.md"), "");
+    env.write(&ws.join("world/open-ended.md"), "# Open\n\nthe last line");
+    env.write(&ws.join("agents/ops/MEMORY.md"), "- on call: Ada");
+    env.write(&ws.join("agents/quiet/MEMORY.md"), "");
+    let file = env.root().join("graph.jsonl");
+    env.cmd("axe-export")
+        .args(["mcp-memory", "--output", file.to_str().unwrap()])
+        .assert()
+        .success();
+    let before = snapshot(&ws);
+    let out = env
+        .cmd("axe-import")
+        .args(["mcp-memory", file.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "something written");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nothing new"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(snapshot(&ws), before);
+}
+
 #[test]
 fn the_reference_server_reads_what_axe_exports() {
     let Some(server) = memory_server() else {
