@@ -765,6 +765,37 @@ fn notes_that_cannot_be_imported_are_named_not_passed_over() {
 /// past year 9999 is named and left out (not a panic), as is a malformed
 /// one and one without a zone (its day unknown); the rest imported, a
 /// future one too.
+/// A mem0 user id with a bidi override would name a folder that shows
+/// in another order than it has, synced to every machine, and was printed
+/// raw: it names no agent, and is shown escaped.
+#[test]
+fn a_mem0_user_id_with_a_bidi_override_names_no_agent_and_is_shown_escaped() {
+    let env = Env::new();
+    let file = env.root().join("mem0.json");
+    let memories = json!([
+        {"memory": "Likes tea", "user_id": "alice\u{202e}gpj.exe", "created_at": "2026-01-02T10:00:00Z"},
+        {"memory": "Likes coffee", "user_id": "bob", "created_at": "2026-01-02T11:00:00Z"},
+    ]);
+    fs::write(&file, memories.to_string()).unwrap();
+    let out = import(&env, &["mem0", file.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(!stdout.contains('\u{202e}') && !stderr.contains('\u{202e}'));
+    assert!(
+        stderr.contains("\"alice\\u{202e}gpj.exe\" names no agent: it holds a bidi control"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("agents/bob/daily/2026-01-02.md"), "{stdout}");
+    let names: Vec<String> = snapshot(&workspace(&env)).into_keys().collect();
+    assert_eq!(names, ["agents/bob/daily/2026-01-02.md"]);
+}
+
 #[test]
 fn mem0_dates_out_of_range_or_without_a_zone_are_named_and_left_out() {
     let env = Env::new();

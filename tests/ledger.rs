@@ -661,6 +661,45 @@ fn a_ledger_file_over_a_gibibyte_is_read_whole() {
     let _ = fs::remove_file(&path);
 }
 
+/// The ledger is a file: what it says is listed and summed with control
+/// characters and bidi overrides escaped, never acting on the terminal.
+#[test]
+fn axe_log_escapes_what_the_ledger_says() {
+    let env = Env::new();
+    let dir = ledger_dir(&env);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("2026-11.jsonl"),
+        rec(
+            "2026-11-01T09:00:00.000Z",
+            Some("\x1b]0;pwned\x07"),
+            "openai/gpt\u{202e}b\u{9b}2J",
+            (1, 1),
+            None,
+        ),
+    )
+    .unwrap();
+    for args in [&[][..], &["--sum", "agent"], &["--sum", "model"]] {
+        let out = env
+            .cmd("axe-log")
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        for raw in ['\x1b', '\x07', '\u{9b}', '\u{202e}'] {
+            assert!(!text.contains(raw), "{args:?}: {raw:?} shown raw: {text:?}");
+        }
+        let escaped = match args {
+            [_, "agent"] => "\\x1b]0;pwned\\x07",
+            _ => "openai/gpt\\u{202e}b\\u{9b}2J",
+        };
+        assert!(text.contains(escaped), "{args:?}: {text}");
+    }
+}
+
 #[test]
 fn json_says_refused_when_the_answer_declines() {
     let env = Env::new();
