@@ -330,11 +330,7 @@ fn axe_log_show_escapes_what_came_from_outside() {
         .args(["a", "--cid", "read", &format!("read the page {hostile}")])
         .assert()
         .success();
-    let shown = env
-        .cmd("axe-log")
-        .args(["show", "read"])
-        .output()
-        .unwrap();
+    let shown = env.cmd("axe-log").args(["show", "read"]).output().unwrap();
     assert!(
         shown.status.success(),
         "{}",
@@ -345,9 +341,15 @@ fn axe_log_show_escapes_what_came_from_outside() {
         assert!(!text.contains(raw), "{raw:?} shown raw: {text:?}");
     }
     let escaped = "\\x1b]52;c;cHduZWQ=\\x07\\x1b]0;pwned\\x07\\x1b[2J\\u{9b}31m\\u{202e}txt.exe";
-    assert!(text.contains(&format!("user: read the page {escaped}")), "{text}");
+    assert!(
+        text.contains(&format!("user: read the page {escaped}")),
+        "{text}"
+    );
     assert!(text.contains(&format!("  <- 1: {escaped}")), "{text}");
-    assert!(text.contains("  -> read_file({\"path\":\"page.html\"})"), "{text}");
+    assert!(
+        text.contains("  -> read_file({\"path\":\"page.html\"})"),
+        "{text}"
+    );
 }
 
 /// `axe-log conversations` lists what was kept, the agent's and axe-llm's.

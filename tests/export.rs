@@ -95,7 +95,11 @@ fn importing_an_export_again_changes_nothing_even_for_an_empty_note_or_no_final_
         .success()
         .get_output()
         .clone();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "something written");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "",
+        "something written"
+    );
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("nothing new"),
         "{}",
@@ -296,7 +300,9 @@ fn markdown_is_a_self_contained_folder_and_never_goes_over_files() {
 fn export_with_plant(env: &Env, dir: &Path, plant: impl FnOnce(&Path)) -> std::process::Output {
     use std::os::unix::fs::OpenOptionsExt;
     fs::create_dir(dir).unwrap();
-    let fifo = env.root().join(format!("gate-{}", dir.file_name().unwrap().display()));
+    let fifo = env
+        .root()
+        .join(format!("gate-{}", dir.file_name().unwrap().display()));
     let made = std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
@@ -363,7 +369,11 @@ fn markdown_never_writes_through_a_link_planted_meanwhile() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("leads outside"), "{stderr}");
-    assert_eq!(fs::read(&victim).unwrap(), b"keep", "written through a link");
+    assert_eq!(
+        fs::read(&victim).unwrap(),
+        b"keep",
+        "written through a link"
+    );
     assert_eq!(
         fs::read_dir(&outside).unwrap().count(),
         0,

@@ -791,7 +791,10 @@ fn a_mem0_user_id_with_a_bidi_override_names_no_agent_and_is_shown_escaped() {
         stderr.contains("\"alice\\u{202e}gpj.exe\" names no agent: it holds a bidi control"),
         "{stderr}"
     );
-    assert!(stdout.contains("agents/bob/daily/2026-01-02.md"), "{stdout}");
+    assert!(
+        stdout.contains("agents/bob/daily/2026-01-02.md"),
+        "{stdout}"
+    );
     let names: Vec<String> = snapshot(&workspace(&env)).into_keys().collect();
     assert_eq!(names, ["agents/bob/daily/2026-01-02.md"]);
 }

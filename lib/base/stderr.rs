@@ -27,7 +27,10 @@ pub fn note(line: fmt::Arguments) {
 /// character but tab (C0, DEL, C1, so ESC and CSI) and every bidi control
 /// spelled out: `\n`, `\r`, `\x1b`, `\u{9b}`, `\u{202e}`.
 pub fn escape(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| (c.is_control() && c != '\t') || is_bidi(c)) {
+    if !text
+        .chars()
+        .any(|c| (c.is_control() && c != '\t') || is_bidi(c))
+    {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
