@@ -313,6 +313,45 @@ fn axe_log_show_prints_a_conversation_found_through_the_ledger() {
     assert!(stdout(&named).contains("assistant: About two million."));
 }
 
+/// What a conversation holds came from outside: a page a tool read, a
+/// model's answer, a task. `axe-log show` prints it with every control
+/// character and bidi override escaped, so none of it drives the viewer's
+/// terminal (OSC 52 sets its clipboard, OSC 0 its title, CSI 2J clears
+/// it) or reorders what is shown.
+#[test]
+fn axe_log_show_escapes_what_came_from_outside() {
+    use crate::tools::{script, tool_agent};
+    let env = Env::new();
+    let work = tool_agent(&env, "\"read_file\"", "");
+    let hostile = "\x1b]52;c;cHduZWQ=\x07\x1b]0;pwned\x07\x1b[2J\u{9b}31m\u{202e}txt.exe";
+    std::fs::write(work.join("page.html"), format!("{hostile}\nsecond line\n")).unwrap();
+    let server = script(vec![vec![("read_file", json!({"path": "page.html"}))]]);
+    run(&env, &server.url)
+        .args(["a", "--cid", "read", &format!("read the page {hostile}")])
+        .assert()
+        .success();
+    let shown = env.cmd("axe-log").args(["show", "read"]).output().unwrap();
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    let text = stdout(&shown);
+    for raw in ['\x1b', '\x07', '\u{9b}', '\u{202e}'] {
+        assert!(!text.contains(raw), "{raw:?} shown raw: {text:?}");
+    }
+    let escaped = "\\x1b]52;c;cHduZWQ=\\x07\\x1b]0;pwned\\x07\\x1b[2J\\u{9b}31m\\u{202e}txt.exe";
+    assert!(
+        text.contains(&format!("user: read the page {escaped}")),
+        "{text}"
+    );
+    assert!(text.contains(&format!("  <- 1: {escaped}")), "{text}");
+    assert!(
+        text.contains("  -> read_file({\"path\":\"page.html\"})"),
+        "{text}"
+    );
+}
+
 /// `axe-log conversations` lists what was kept, the agent's and axe-llm's.
 #[test]
 fn axe_log_conversations_lists_every_owners() {

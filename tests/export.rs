@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 use std::fs;
+use std::path::Path;
 
 use serde_json::{Value, json};
 
@@ -67,6 +68,44 @@ fn axe_to_mcp_memory_and_back_gives_the_same_notes() {
     let mut want = snapshot(&workspace(&env));
     want.retain(|k, _| !k.contains("/daily/"));
     assert_eq!(snapshot(&workspace(&other)), want);
+}
+
+/// The README's round trip, `axe-export mcp-memory` then `axe-import
+/// mcp-memory` of that file: nothing to do, byte for byte, for an empty
+/// note and one whose last line has no newline too.
+#[test]
+fn importing_an_export_again_changes_nothing_even_for_an_empty_note_or_no_final_newline() {
+    let env = Env::new();
+    notes(&env);
+    let ws = workspace(&env);
+    env.write(&ws.join("world/empty.md"), "");
+    env.write(&ws.join("world/open-ended.md"), "# Open\n\nthe last line");
+    env.write(&ws.join("agents/ops/MEMORY.md"), "- on call: Ada");
+    env.write(&ws.join("agents/quiet/MEMORY.md"), "");
+    let file = env.root().join("graph.jsonl");
+    env.cmd("axe-export")
+        .args(["mcp-memory", "--output", file.to_str().unwrap()])
+        .assert()
+        .success();
+    let before = snapshot(&ws);
+    let out = env
+        .cmd("axe-import")
+        .args(["mcp-memory", file.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "",
+        "something written"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nothing new"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(snapshot(&ws), before);
 }
 
 #[test]
@@ -253,6 +292,127 @@ fn markdown_is_a_self_contained_folder_and_never_goes_over_files() {
     env.cmd("axe-export").arg("markdown").assert().code(1);
     env.cmd("axe-export").arg("yaml").assert().code(1);
     let _ = fs::remove_dir_all(&dir);
+}
+
+/// Runs `axe-export markdown --output DIR` (DIR made empty first) and,
+/// once it has checked DIR and waits at its test gate, lets `plant` put
+/// what it likes in DIR: what a user who can write there does meanwhile.
+fn export_with_plant(env: &Env, dir: &Path, plant: impl FnOnce(&Path)) -> std::process::Output {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::create_dir(dir).unwrap();
+    let fifo = env
+        .root()
+        .join(format!("gate-{}", dir.file_name().unwrap().display()));
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut cmd = env.std_cmd("axe-export");
+    cmd.env("AXE_TEST_EXPORT_GATE", &fifo)
+        .args(["markdown", "--output"])
+        .arg(dir);
+    let running = std::thread::spawn(move || cmd.output().unwrap());
+    // The FIFO opens for writing once the export waits at the gate, DIR
+    // checked (until then there is no reader: ENXIO).
+    let since = std::time::Instant::now();
+    let gate = loop {
+        let open = fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo);
+        match open {
+            Ok(gate) => break gate,
+            Err(_) if since.elapsed() < crate::server::PATIENCE => {
+                std::thread::sleep(std::time::Duration::from_millis(5))
+            }
+            Err(e) => panic!("the export never reached the gate: {e}"),
+        }
+    };
+    // DIR was empty when checked: what is in it now came meanwhile.
+    assert_eq!(fs::read_dir(dir).unwrap().count(), 0);
+    plant(dir);
+    drop(gate);
+    running.join().unwrap()
+}
+
+/// A link put in the export's folder while it runs is never written
+/// through: not as index.md (a root-owned file was overwritten that way),
+/// not as a folder the notes go in.
+#[test]
+fn markdown_never_writes_through_a_link_planted_meanwhile() {
+    use std::os::unix::fs::symlink;
+    let env = Env::new();
+    notes(&env);
+    let victim = env.root().join("victim");
+    fs::write(&victim, "keep").unwrap();
+    let outside = env.root().join("outside");
+    fs::create_dir(&outside).unwrap();
+    let index = env.root().join("index-planted");
+    let out = export_with_plant(&env, &index, |dir| {
+        symlink(&victim, dir.join("index.md")).unwrap();
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("index.md"), "{stderr}");
+    // Every note was written; only the index was refused.
+    assert_eq!(
+        read(&index.join("world/deploys.md")),
+        read(&workspace(&env).join("world/deploys.md"))
+    );
+    let folders = env.root().join("folders-planted");
+    let out = export_with_plant(&env, &folders, |dir| {
+        symlink(&outside, dir.join("world")).unwrap();
+        symlink(&outside, dir.join("agents")).unwrap();
+        symlink(&victim, dir.join("index.md")).unwrap();
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("leads outside"), "{stderr}");
+    assert_eq!(
+        fs::read(&victim).unwrap(),
+        b"keep",
+        "written through a link"
+    );
+    assert_eq!(
+        fs::read_dir(&outside).unwrap().count(),
+        0,
+        "written outside"
+    );
+}
+
+/// A folder another user owns (one they made in /tmp before us) is
+/// theirs to change under the export: refused, nothing written in it.
+/// Root makes such a folder; without root the test says it skipped.
+#[test]
+fn markdown_refuses_a_folder_another_user_owns() {
+    if !rustix::process::geteuid().is_root() {
+        crate::util::unavailable(
+            "not root: no folder of another user to make",
+            "run the tests as root, as CI does",
+        );
+        return;
+    }
+    let env = Env::new();
+    notes(&env);
+    let dir = env.root().join("theirs");
+    fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+    env.cmd("axe-export")
+        .args(["markdown", "--output", dir.to_str().unwrap()])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "belongs to another user (uid 65534)",
+        ));
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
+    // A folder of one's own, even a new one, is taken.
+    let mine = env.root().join("mine/new");
+    env.cmd("axe-export")
+        .args(["markdown", "--output", mine.to_str().unwrap()])
+        .assert()
+        .success();
+    assert!(mine.join("index.md").is_file());
 }
 
 /// The server keys an entity by its name, and an agent's MEMORY.md goes

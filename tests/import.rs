@@ -203,6 +203,58 @@ fn claude_code_projects_become_agents_and_world_topics_and_a_second_import_chang
     assert!(String::from_utf8_lossy(&recalled).contains("data scientist new to Rust"));
 }
 
+/// Without a PATH, every project's memory directory is entered without
+/// following a symlink, as the files in it are read: a project, or its
+/// `memory`, linked to a folder elsewhere is named and left out, never
+/// imported as world topics every agent shares and sync carries.
+#[test]
+fn claude_code_never_follows_a_linked_project_or_memory_directory() {
+    let env = Env::new();
+    claude_code_project(&env);
+    let outside = env.root().join("elsewhere");
+    env.write(&outside.join("MEMORY.md"), "- private index\n");
+    env.write(&outside.join("private.md"), "private notes from outside\n");
+    let projects = home(&env).join(".claude/projects");
+    fs::create_dir_all(projects.join("-home-me-src-linked")).unwrap();
+    std::os::unix::fs::symlink(&outside, projects.join("-home-me-src-linked/memory")).unwrap();
+    // A relative link that stays inside the projects folder is no better.
+    fs::create_dir_all(projects.join("-home-me-src-near")).unwrap();
+    std::os::unix::fs::symlink(
+        "../-home-me-src-app/memory",
+        projects.join("-home-me-src-near/memory"),
+    )
+    .unwrap();
+    let whole = env.root().join("whole");
+    env.write(&whole.join("memory/other.md"), "another project's notes\n");
+    std::os::unix::fs::symlink(&whole, projects.join("-home-me-src-whole")).unwrap();
+    let out = import(&env, &["claude-code"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for linked in [
+        "-home-me-src-linked/memory",
+        "-home-me-src-near/memory",
+        "-home-me-src-whole",
+    ] {
+        assert!(
+            stderr.contains(&format!("{linked}: a symlink, not followed; left out")),
+            "{linked}: {stderr}"
+        );
+    }
+    let names: Vec<String> = snapshot(&workspace(&env)).into_keys().collect();
+    assert_eq!(
+        names,
+        [
+            "agents/home-me-src-app/MEMORY.md",
+            "world/feedback-testing.md",
+            "world/user-role.md"
+        ],
+        "only the real project's memory"
+    );
+}
+
 /// Codex's memories folder as Codex's memory prompt lays it out
 /// (openai/codex, `codex-rs/core/templates/memories/read_path.md`):
 /// `memory_summary.md`, `MEMORY.md` (the registry), `raw_memories.md`,
@@ -713,6 +765,40 @@ fn notes_that_cannot_be_imported_are_named_not_passed_over() {
 /// past year 9999 is named and left out (not a panic), as is a malformed
 /// one and one without a zone (its day unknown); the rest imported, a
 /// future one too.
+/// A mem0 user id with a bidi override would name a folder that shows
+/// in another order than it has, synced to every machine, and was printed
+/// raw: it names no agent, and is shown escaped.
+#[test]
+fn a_mem0_user_id_with_a_bidi_override_names_no_agent_and_is_shown_escaped() {
+    let env = Env::new();
+    let file = env.root().join("mem0.json");
+    let memories = json!([
+        {"memory": "Likes tea", "user_id": "alice\u{202e}gpj.exe", "created_at": "2026-01-02T10:00:00Z"},
+        {"memory": "Likes coffee", "user_id": "bob", "created_at": "2026-01-02T11:00:00Z"},
+    ]);
+    fs::write(&file, memories.to_string()).unwrap();
+    let out = import(&env, &["mem0", file.to_str().unwrap()])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(!stdout.contains('\u{202e}') && !stderr.contains('\u{202e}'));
+    assert!(
+        stderr.contains("\"alice\\u{202e}gpj.exe\" names no agent: it holds a bidi control"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("agents/bob/daily/2026-01-02.md"),
+        "{stdout}"
+    );
+    let names: Vec<String> = snapshot(&workspace(&env)).into_keys().collect();
+    assert_eq!(names, ["agents/bob/daily/2026-01-02.md"]);
+}
+
 #[test]
 fn mem0_dates_out_of_range_or_without_a_zone_are_named_and_left_out() {
     let env = Env::new();

@@ -612,6 +612,94 @@ fn axe_log_refuses_what_it_cannot_read() {
     env.cmd("axe-log").assert().success().stdout("");
 }
 
+/// `[log] max_bytes` has no upper bound, so a month's file may pass
+/// 1 GiB: it is read as a stream, every record in it listed, not refused
+/// whole. The file is sparse (a hole of zero bytes past 1 GiB between two
+/// records), so nothing of that size is written to disk; the hole is one
+/// line that is no record.
+#[test]
+fn a_ledger_file_over_a_gibibyte_is_read_whole() {
+    use std::io::{Seek, SeekFrom, Write};
+    let env = Env::new();
+    let dir = ledger_dir(&env);
+    fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("2026-11.jsonl");
+    let mut file = fs::File::create(&path).unwrap();
+    let first = rec(
+        "2026-11-01T09:00:00.000Z",
+        Some("a"),
+        "openai/gpt-b",
+        (1, 1),
+        None,
+    );
+    file.write_all(first.as_bytes()).unwrap();
+    file.seek(SeekFrom::Start((1 << 30) + 4096)).unwrap();
+    let last = rec(
+        "2026-11-30T09:00:00.000Z",
+        Some("b"),
+        "openai/gpt-b",
+        (2, 2),
+        None,
+    );
+    file.write_all(format!("\n{last}").as_bytes()).unwrap();
+    drop(file);
+    assert!(fs::metadata(&path).unwrap().len() > 1 << 30);
+    let out = env
+        .cmd("axe-log")
+        .args(["--json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(times(&doc), ["2026-11-30T09", "2026-11-01T09"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("1 line(s) of the ledger are no record"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = fs::remove_file(&path);
+}
+
+/// The ledger is a file: what it says is listed and summed with control
+/// characters and bidi overrides escaped, never acting on the terminal.
+#[test]
+fn axe_log_escapes_what_the_ledger_says() {
+    let env = Env::new();
+    let dir = ledger_dir(&env);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("2026-11.jsonl"),
+        rec(
+            "2026-11-01T09:00:00.000Z",
+            Some("\x1b]0;pwned\x07"),
+            "openai/gpt\u{202e}b\u{9b}2J",
+            (1, 1),
+            None,
+        ),
+    )
+    .unwrap();
+    for args in [&[][..], &["--sum", "agent"], &["--sum", "model"]] {
+        let out = env
+            .cmd("axe-log")
+            .args(args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        for raw in ['\x1b', '\x07', '\u{9b}', '\u{202e}'] {
+            assert!(!text.contains(raw), "{args:?}: {raw:?} shown raw: {text:?}");
+        }
+        let escaped = match args {
+            [_, "agent"] => "\\x1b]0;pwned\\x07",
+            _ => "openai/gpt\\u{202e}b\\u{9b}2J",
+        };
+        assert!(text.contains(escaped), "{args:?}: {text}");
+    }
+}
+
 #[test]
 fn json_says_refused_when_the_answer_declines() {
     let env = Env::new();

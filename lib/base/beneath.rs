@@ -213,6 +213,37 @@ impl Dir {
             .map(|(dir, _)| dir))
     }
 
+    /// The directory `name` directly in this one, never through a
+    /// symlink, even one that stays inside the root (what another tool
+    /// keeps, where a link is not ours to follow). `Ok(None)` when nothing
+    /// is there; a symlink is [`is_link`]'s error, anything else that is
+    /// no directory [`not_a_dir`]'s.
+    pub fn child(&self, name: &OsStr) -> io::Result<Option<Dir>> {
+        if name.is_empty() || name == "." || name == ".." || name.as_bytes().contains(&b'/') {
+            return Err(io::ErrorKind::InvalidInput.into());
+        }
+        loop {
+            match rustix::fs::openat(&self.fd, name, dir_flags(), Mode::empty()) {
+                Ok(fd) => {
+                    return Ok(Some(Dir {
+                        fd,
+                        path: self.path.join(name),
+                        root: self.root.clone(),
+                        depth: self.depth + 1,
+                    }));
+                }
+                Err(Errno::NOENT) => return Ok(None),
+                Err(Errno::LOOP | Errno::NOTDIR) => match entry_at(&self.fd, name)? {
+                    Some(e) if e.kind == FileType::Symlink => return Err(io::Error::other(IsLink)),
+                    Some(_) => return Err(io::Error::other(NotDir(self.path.join(name)))),
+                    // Gone meanwhile: look again.
+                    None => {}
+                },
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
     /// The directory holding the file `rel` beneath this one, and the
     /// file's name there, a symlink as the file itself resolved inside the
     /// root (so a write replaces its target). As [`Dir::dir`] for the
@@ -677,6 +708,27 @@ mod tests {
             err.to_string().ends_with("x/file is not a directory"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_child_is_never_reached_through_a_link() {
+        let (_tmp, root, out) = setup();
+        symlink(&out, root.join("abs")).unwrap();
+        symlink("a", root.join("inside")).unwrap();
+        fs::write(root.join("file"), "").unwrap();
+        let dir = open_root(&root);
+        let a = dir.child(OsStr::new("a")).unwrap().unwrap();
+        assert!(a.child(OsStr::new("b")).unwrap().is_some());
+        assert_eq!(a.join("x"), root.join("a/x"));
+        // A link is refused, even one that stays inside.
+        for name in ["abs", "inside"] {
+            assert!(is_link(&dir.child(OsStr::new(name)).unwrap_err()), "{name}");
+        }
+        assert!(not_a_dir(&dir.child(OsStr::new("file")).unwrap_err()).is_some());
+        assert!(dir.child(OsStr::new("missing")).unwrap().is_none());
+        for name in ["..", ".", "a/b", ""] {
+            assert!(dir.child(OsStr::new(name)).is_err(), "{name}");
+        }
     }
 
     #[test]

@@ -3,9 +3,13 @@
 //!
 //! Much of what we report came from outside: an agent name typed by a
 //! user, a task a model chose for a sub-agent, a provider's error text. A
-//! newline in it would break the one-line promise of our errors, and an
+//! newline in it would break the one-line promise of our errors, an
 //! escape sequence would act on the user's terminal (retitle it, clear
-//! it). stdout is left alone: answers are data and stay byte-exact.
+//! it, set its clipboard), and a bidi override would show the text around
+//! it in another order than it has. stdout is left alone where it carries
+//! answers, which are data and stay byte-exact; where a command lists
+//! text from outside for a person to read (`axe-log`, `axe-import`'s
+//! report) it goes through [`escape`] too.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -19,10 +23,14 @@ pub fn note(line: fmt::Arguments) {
     let _ = writeln!(io::stderr().lock(), "{}", escape(&line));
 }
 
-/// `text` with every control character but tab spelled out: `\n`, `\r`,
-/// `\x1b`, `\u{9b}`.
+/// `text` from outside as it may be shown on a terminal: every control
+/// character but tab (C0, DEL, C1, so ESC and CSI) and every bidi control
+/// spelled out: `\n`, `\r`, `\x1b`, `\u{9b}`, `\u{202e}`.
 pub fn escape(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() && c != '\t') {
+    if !text
+        .chars()
+        .any(|c| (c.is_control() && c != '\t') || is_bidi(c))
+    {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -34,11 +42,24 @@ pub fn escape(text: &str) -> Cow<'_, str> {
             c if (c as u32) < 0x80 && c.is_control() => {
                 out.push_str(&format!("\\x{:02x}", c as u32));
             }
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c if c.is_control() || is_bidi(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
             c => out.push(c),
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether `c` changes the direction text is shown in (the embeddings,
+/// overrides and isolates of Unicode's bidi algorithm, and its marks):
+/// invisible, they show the text around them in another order than it
+/// has ("Trojan Source", CVE-2021-42574).
+pub fn is_bidi(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
 }
 
 #[cfg(test)]
@@ -51,6 +72,10 @@ mod tests {
         assert_eq!(
             escape("a\nb\r\x1b]0;pwned\x07\x1b[2J\u{9b}"),
             "a\\nb\\r\\x1b]0;pwned\\x07\\x1b[2J\\u{9b}"
+        );
+        assert_eq!(
+            escape("x\u{202e}gpj.exe\u{2066}\u{200f}\u{7f}"),
+            "x\\u{202e}gpj.exe\\u{2066}\\u{200f}\\x7f"
         );
     }
 }

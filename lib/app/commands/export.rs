@@ -2,6 +2,7 @@
 //! the reference MCP memory server's JSONL, one JSON object per entry, or
 //! a self-contained folder of markdown.
 
+use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -12,6 +13,7 @@ use time::format_description::well_known::Rfc3339;
 use super::import::graph::{self, Entity, MEMORY_TYPE, Relation, TOPIC_TYPE};
 use super::notes;
 use crate::agent::Agents;
+use axe_base::beneath::{self, Dir, Open};
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_memory::error::io_error;
@@ -44,9 +46,10 @@ FORMAT is one of:
               task, text its result), a state's by item (heading task,
               decision, error or fact); time (RFC 3339) for a daily or run
               log entry, else null.
-  markdown    A self-contained folder (--output DIR, new or empty): world/,
-              agents/<agent>/MEMORY.md and daily/, and an index.md linking
-              them.
+  markdown    A self-contained folder (--output DIR: new, or empty and your
+              own): world/, agents/<agent>/MEMORY.md and daily/, and an
+              index.md linking them; every file in it made new, never
+              through a symlink.
 
 The workspace is --agent's (its own files only: its MEMORY.md and daily
 logs, and the world topics), --workspace DIR, or the default one (every
@@ -415,37 +418,62 @@ fn entries(note: &Note) -> Vec<(Option<&str>, String)> {
         .collect()
 }
 
-/// The notes as a folder of their own, with an index.
+/// The notes as a folder of their own, with an index, written as memory
+/// is (`axe_base::beneath`): the folder is opened once and must be the
+/// user's own and empty; every folder and file in it is made new through
+/// the handle of the folder it is in, so a symlink put there meanwhile
+/// (by whoever else can write there) fails the export and is never
+/// written through.
 fn folder(dir: &Path, notes: &[Note], out: &mut dyn Write) -> Result<()> {
     let fail =
         |op: &'static str, p: &Path, e: std::io::Error| io_error("failed to export", op, p, e);
-    match std::fs::read_dir(dir) {
-        Ok(mut entries) => {
-            if entries.next().is_some() {
-                return Err(Error::Input(format!(
-                    "{} is not empty: export markdown into a new or empty directory",
-                    dir.display()
-                )));
-            }
+    let root = match Dir::root(dir, false).map_err(|e| fail("open", dir, e))? {
+        Some(root) => root,
+        None => {
+            beneath::create_dirs(dir).map_err(|e| fail("mkdir", dir, e))?;
+            Dir::root(dir, false)
+                .map_err(|e| fail("open", dir, e))?
+                .ok_or_else(|| fail("open", dir, std::io::ErrorKind::NotFound.into()))?
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(dir).map_err(|e| fail("mkdir", dir, e))?;
-        }
-        Err(e) => return Err(fail("open", dir, e)),
+    };
+    // Another user's folder (one made in /tmp before us, say) is theirs
+    // to change under us: never written into, as a careful tool never
+    // writes into a directory it does not own in a sticky /tmp.
+    let owner = root
+        .entry(OsStr::new("."))
+        .map_err(|e| fail("open", dir, e))?
+        .map(|e| e.uid);
+    let me = rustix::process::geteuid().as_raw();
+    if let Some(uid) = owner.filter(|&uid| uid != me) {
+        return Err(Error::Input(format!(
+            "{} belongs to another user (uid {uid}): export markdown into a directory of your own",
+            dir.display()
+        )));
     }
+    if !root.list().map_err(|e| fail("list", dir, e))?.is_empty() {
+        return Err(Error::Input(format!(
+            "{} is not empty: export markdown into a new or empty directory",
+            dir.display()
+        )));
+    }
+    gate();
+    // A new file at `rel` under the folder: never one that is there.
+    let create = |rel: &str| -> Result<std::fs::File> {
+        let path = dir.join(rel);
+        let (held, name) = root
+            .file(Path::new(rel), true)
+            .map_err(|e| fail("create", &path, e))?
+            .ok_or_else(|| fail("create", &path, std::io::ErrorKind::NotFound.into()))?;
+        held.create(&name, Open::Append)
+            .map_err(|e| fail("create", &path, e))?
+            .ok_or_else(|| fail("create", &path, std::io::ErrorKind::AlreadyExists.into()))
+    };
     let mut index = String::from("# Notes exported by axe\n");
     let mut section = String::new();
     for note in notes {
         let path = dir.join(&note.rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| fail("mkdir", parent, e))?;
-        }
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| fail("create", &path, e))?;
-        f.write_all(note.text.as_bytes())
+        create(&note.rel)?
+            .write_all(note.text.as_bytes())
             .map_err(|e| fail("write", &path, e))?;
         let title = match note.kind {
             "world" => "World topics".to_owned(),
@@ -463,8 +491,22 @@ fn folder(dir: &Path, notes: &[Note], out: &mut dyn Write) -> Result<()> {
         writeln!(out, "{}", path.display()).map_err(Error::Output)?;
     }
     let path = dir.join("index.md");
-    std::fs::write(&path, index).map_err(|e| fail("write", &path, e))?;
+    create("index.md")?
+        .write_all(index.as_bytes())
+        .map_err(|e| fail("write", &path, e))?;
     writeln!(out, "{}", path.display()).map_err(Error::Output)
+}
+
+/// A pause for axe's own tests, once the folder is checked and before
+/// anything is written in it, so a test can plant links meanwhile: with
+/// `AXE_TEST_EXPORT_GATE` naming a FIFO, the export waits until the test
+/// has opened it and closed it again. Only builds with the `test-hooks`
+/// feature (the tests' own) have it.
+fn gate() {
+    #[cfg(feature = "test-hooks")]
+    if let Some(fifo) = std::env::var_os("AXE_TEST_EXPORT_GATE") {
+        let _ = std::fs::read(fifo);
+    }
 }
 
 /// Replaces `path` with `bytes` through a temp file beside it, so a

@@ -10,7 +10,7 @@ use crate::ledger::Record;
 use crate::ledger::read::{self, By, Filter, Sum};
 use crate::run::conversation::{self, Owner};
 use axe_base::error::{Error, Result};
-use axe_base::stderr::note;
+use axe_base::stderr::{escape, note};
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 
 /// `--no-log`: the one flag of every command that calls a model.
@@ -146,13 +146,15 @@ fn conversations(m: &Matches, out: &mut dyn Write) -> Result<()> {
     }
     let mut text = String::new();
     for k in kept {
-        text.push_str(&format!(
-            "{}\t{}\t{}\t{}\n",
+        let row = format!(
+            "{}\t{}\t{}\t{}",
             k.agent.as_deref().unwrap_or("-"),
             k.id,
             k.modified,
             k.bytes
-        ));
+        );
+        text.push_str(&escape(&row));
+        text.push('\n');
     }
     out.write_all(text.as_bytes()).map_err(Error::Output)
 }
@@ -299,14 +301,16 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         }
         let mut text = String::from("KEY\tCALLS\tINPUT\tOUTPUT\tCOST\n");
         for g in groups {
-            text.push_str(&format!(
-                "{}\t{}\t{}\t{}\t{}\n",
+            let row = format!(
+                "{}\t{}\t{}\t{}\t{}",
                 g.key,
                 g.calls,
                 g.input_tokens,
                 g.output_tokens,
                 dollars(Some(g.cost))
-            ));
+            );
+            text.push_str(&escape(&row));
+            text.push('\n');
         }
         return write(out, text);
     }
@@ -322,8 +326,10 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let mut text = String::new();
     for r in newest_first {
         let tokens = |n: Option<u64>| n.map_or("-".to_owned(), |n| n.to_string());
-        text.push_str(&format!(
-            "{}\t{}\t{}/{}\t{}\t{}\t{}\t{}ms\t{}\n",
+        // The ledger is a file anyone with the data directory can edit:
+        // its text is shown escaped, a line a record.
+        let row = format!(
+            "{}\t{}\t{}/{}\t{}\t{}\t{}\t{}ms\t{}",
             r.time,
             r.agent.as_deref().unwrap_or("-"),
             r.provider,
@@ -333,7 +339,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             dollars(r.cost),
             r.duration_ms,
             r.status
-        ));
+        );
+        text.push_str(&escape(&row));
+        text.push('\n');
     }
     write(out, text)
 }

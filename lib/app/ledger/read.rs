@@ -2,15 +2,16 @@
 //! filtered, listed newest first or summed.
 
 use std::collections::BTreeMap;
-use std::io;
+use std::ffi::OsStr;
+use std::io::{self, BufRead, BufReader, Read as _};
 use std::path::Path;
 
 use serde::Serialize;
 use time::OffsetDateTime;
 
 use super::{Record, timestamp};
-use axe_base::beneath::Dir;
-use axe_memory::append::whole_read;
+use axe_base::beneath::{self, Dir, Open};
+use axe_memory::append::whole_len;
 
 /// Which records to take. Times compare as the records write them
 /// ([`timestamp`]: fixed width, UTC), so as text.
@@ -81,31 +82,58 @@ pub fn read(data: &Path, filter: &Filter) -> io::Result<Read> {
         }
     }
     files.sort();
-    let mut buf = Vec::new();
     for (_, _, name) in files {
-        buf.clear();
-        // A ledger file is never larger than this (rotation keeps them
-        // near [`super::DEFAULT_MAX_BYTES`]); past it the rest is unread.
-        dir.read_into(&name, &mut buf, 1 << 30)?;
-        // Only whole lines: an append under way is not read half.
-        let whole = whole_read(&dir, &name, buf.len() as u64) as usize;
-        let text = &buf[..whole.min(buf.len())];
-        let end = text.iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
-        for line in text[..end].split(|&b| b == b'\n') {
-            if line.is_empty() {
-                continue;
-            }
-            match serde_json::from_slice::<Record>(line) {
-                Ok(r) if filter.takes(&r) => read.records.push(r),
-                Ok(_) => {}
-                Err(_) => read.unreadable += 1,
-            }
-        }
+        read_file(&dir, &name, filter, &mut read)?;
     }
     // Files hold their month's records in the order they were appended;
     // calls that overlapped are put in the order they began.
     read.records.sort_by(|a, b| a.time.cmp(&b.time));
     Ok(read)
+}
+
+/// The longest line read as a record: past it a line is passed over
+/// unread, as one that is no record. A record is a few hundred bytes; with
+/// `[log] text = true` it holds a prompt and an answer.
+const MAX_LINE: u64 = 64 << 20;
+
+/// The records in the ledger file `name` that `filter` takes, read a line
+/// at a time: a month's file has no size bound (`[log] max_bytes` has
+/// none), so it is never read into memory whole.
+fn read_file(dir: &Dir, name: &OsStr, filter: &Filter, read: &mut Read) -> io::Result<()> {
+    let Some(file) = dir.open(name, Open::Read)? else {
+        return Ok(());
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(beneath::not_regular());
+    }
+    // Only whole lines, up to the length when opened: an append under way
+    // is not read half.
+    let whole = whole_len(dir, name, &file, meta.len());
+    let mut lines = BufReader::with_capacity(1 << 16, file.take(whole));
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        (&mut lines).take(MAX_LINE).read_until(b'\n', &mut line)?;
+        if line.last() != Some(&b'\n') {
+            if line.len() as u64 == MAX_LINE {
+                lines.skip_until(b'\n')?;
+                read.unreadable += 1;
+                continue;
+            }
+            // The end, or a last line an append has not finished.
+            return Ok(());
+        }
+        let text = &line[..line.len() - 1];
+        if text.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(text) {
+            Ok(r) if filter.takes(&r) => read.records.push(r),
+            Ok(_) => {}
+            Err(_) => read.unreadable += 1,
+        }
+    }
 }
 
 /// What `--sum` groups by.

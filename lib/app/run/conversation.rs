@@ -31,6 +31,7 @@ use serde_json::Value;
 use axe_base::beneath::{Dir, Open};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
+use axe_base::stderr::escape;
 use axe_llm::{Message, Role};
 use axe_memory::Wait;
 use axe_memory::append::{whole_len, write_whole};
@@ -402,19 +403,19 @@ pub fn show(dirs: &Dirs, owner: Owner, id: &str, out: &mut dyn io::Write) -> Res
             Role::Assistant => "assistant",
             Role::Tool => "tool",
         };
+        // Every text here came from outside (a user, a model, a page a
+        // tool read) and is shown on a terminal: escaped, a line at a time.
         if !m.content.is_empty() {
-            text.push_str(&format!("{role}: {}\n", m.content));
+            let lines: Vec<_> = m.content.split('\n').map(escape).collect();
+            text.push_str(&format!("{role}: {}\n", lines.join("\n")));
         }
         for c in &m.tool_calls {
-            text.push_str(&format!(
-                "  -> {}({})\n",
-                c.name,
-                Value::Object(c.arguments.clone())
-            ));
+            let call = format!("{}({})", c.name, Value::Object(c.arguments.clone()));
+            text.push_str(&format!("  -> {}\n", escape(&call)));
         }
         for r in &m.tool_results {
             let first = r.content.lines().next().unwrap_or_default();
-            text.push_str(&format!("  <- {first}\n"));
+            text.push_str(&format!("  <- {}\n", escape(first)));
         }
     }
     out.write_all(text.as_bytes()).map_err(Error::Output)

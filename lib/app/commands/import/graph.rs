@@ -31,7 +31,9 @@
 //! layout, its lines as observations, verbatim) and `axe-memory` (an
 //! agent's MEMORY.md, its lines as observations, named after the agent):
 //! so every note goes out and comes back byte for byte, as far as JSON
-//! strings hold it (a final newline is added, bytes not UTF-8 are lost).
+//! strings hold it (a final newline is added where there was none, which
+//! an import of it into the same notes takes as no difference; bytes not
+//! UTF-8 are lost).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -258,14 +260,22 @@ pub fn parse_topic(text: &str) -> Option<(String, Option<Entity>, Vec<Relation>)
 }
 
 /// A file's lines, as observations kept verbatim (`axe-topic`,
-/// `axe-memory`): the text is them joined by newlines, ending with one.
+/// `axe-memory`): the text is them joined by newlines, ending with one;
+/// an empty file has none (not one empty line, which is `"\n"`).
 pub fn lines_of(text: &str) -> Vec<String> {
+    if text.is_empty() {
+        return Vec::new();
+    }
     let body = text.strip_suffix('\n').unwrap_or(text);
     body.split('\n').map(str::to_owned).collect()
 }
 
-/// The inverse of [`lines_of`].
+/// The inverse of [`lines_of`]. A text whose last line had no newline
+/// comes back with one: an import takes the two as the same note.
 pub fn text_of(lines: &[String]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
     let mut out = lines.join("\n");
     out.push('\n');
     out

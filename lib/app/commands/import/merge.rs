@@ -106,10 +106,20 @@ fn decide(how: How, current: &[u8], new: &[u8]) -> Outcome {
 
 /// Whether every line of `small` is in `large`, in the same order.
 fn in_order(small: &[u8], large: &[u8]) -> bool {
-    let mut large = large.split(|&b| b == b'\n');
-    small
-        .split(|&b| b == b'\n')
-        .all(|line| large.any(|l| l == line))
+    let mut large = lines(large);
+    lines(small).all(|line| large.any(|l| l == line))
+}
+
+/// The lines of `text`: each ended by a newline, and what follows the
+/// last newline. A last line without its newline is the same line as with
+/// one (an export to the MCP memory server's JSONL adds it), and an empty
+/// text has none.
+fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let body = text.strip_suffix(b"\n").unwrap_or(text);
+    body.split(|&b| b == b'\n').take(match text.is_empty() {
+        true => 0,
+        false => usize::MAX,
+    })
 }
 
 /// Merges `plan` into `ws` (or, with `dry_run`, says what that would do
@@ -322,6 +332,15 @@ mod tests {
         assert!(matches!(
             decide(How::Lines, b"a\nx\n", b"a\ny\n"),
             Outcome::Conflict
+        ));
+        // A missing final newline is no line of its own; nor is an empty
+        // text a line.
+        assert!(keep(b"a\nb", b"a\nb\n"));
+        assert!(keep(b"a\nb\n", b"a\nb"));
+        assert!(keep(b"a\n", b""));
+        assert!(matches!(
+            decide(How::Lines, b"a\nb", b"a\nb\nc\n"),
+            Outcome::Write(_)
         ));
         let daily = b"# 2026-01-01\n\n## 09:00\n\nx\n";
         let more = b"# 2026-01-01\n\n## 10:00\n\ny\n";

@@ -17,7 +17,7 @@ use serde::Serialize;
 use super::args::{self, WAIT};
 use crate::agent::Agents;
 use axe_base::error::{Error, Result};
-use axe_base::stderr::note;
+use axe_base::stderr::{escape, is_bidi, note};
 use axe_cli::{Arg, Command, Complete, Flag, Item as CliItem, Matches, Rule, Run};
 use axe_memory::notes::{Workspace, topic_name};
 use axe_memory::secrets::Secrets;
@@ -58,9 +58,10 @@ holds the imported lines already, replaced when the imported text holds all
 of its lines, and otherwise left as it is with the imported text written
 beside it (world/NAME.conflict-import-<time>-<hash>.md): exit code 7 until
 that file is merged in and removed. Importing the same source again changes
-nothing. Everything passes the secret scanner memory writes use. Files are
-read without following symlinks, up to 16 MiB each; a malformed JSONL line
-or a file left out is named on stderr and the rest imported.",
+nothing. Everything passes the secret scanner memory writes use. Files and
+the folders they are in are read without following symlinks, files up to
+16 MiB each; a malformed JSONL line or a file left out is named on stderr
+and the rest imported.",
     run: Run::Action(run),
 };
 
@@ -277,7 +278,9 @@ fn report(out: &mut dyn Write, files: &[FileJson], dry_run: bool) -> Result<()> 
             (false, "merge") => "merged".into(),
             (false, v) => v.into(),
         };
-        writeln!(out, "{verb}\t{path}\t{bytes} bytes").map_err(Error::Output)?;
+        // A path holds names a source gave: shown escaped.
+        let line = format!("{verb}\t{path}\t{bytes} bytes");
+        writeln!(out, "{}", escape(&line)).map_err(Error::Output)?;
     }
     if unchanged > 0 && files.iter().all(|f| f.done.action == Action::Unchanged) {
         note(format_args!(
@@ -308,6 +311,8 @@ fn agent_problem(name: &str, scan: &Secrets) -> Option<&'static str> {
         Some("it starts with a dot, so would be hidden")
     } else if name.chars().any(char::is_control) {
         Some("it holds a control character")
+    } else if name.chars().any(is_bidi) {
+        Some("it holds a bidi control, which would show it in another order")
     } else if name.len() > AGENT_MAX_BYTES {
         Some("it is longer than 200 bytes")
     } else if !scan.find(name.as_bytes()).is_empty() {

@@ -99,6 +99,24 @@ impl Read {
     }
 }
 
+impl Read {
+    /// The directory `name` in `dir` (at `shown`), entered without
+    /// following a symlink; `None` when there is none, with the reason
+    /// noted when something else is there.
+    fn dir(&mut self, dir: &Dir, name: &str, shown: &Path) -> Option<Dir> {
+        let why = match dir.child(OsStr::new(name)) {
+            Ok(found) => return found,
+            // A file where Claude Code keeps a folder: nothing of its own.
+            Err(e) if beneath::not_a_dir(&e).is_some() => return None,
+            Err(e) if beneath::is_link(&e) => "a symlink, not followed".to_owned(),
+            Err(e) => axe_base::error::describe_io(&e),
+        };
+        self.problems
+            .push(format!("{}: {why}; left out", shown.display()));
+        None
+    }
+}
+
 fn open(path: &Path) -> Result<Dir> {
     match Dir::root(path, false) {
         Ok(Some(dir)) => Ok(dir),
@@ -158,7 +176,7 @@ pub fn agent_of(dir_name: &str) -> Option<String> {
 /// world topic `claude-md`.
 pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: bool) -> Result<Read> {
     let mut read = Read::default();
-    let projects: Vec<(PathBuf, String)> = match path {
+    let projects: Vec<(PathBuf, String, Dir)> = match path {
         Some(p) => {
             let named = match p.file_name().and_then(OsStr::to_str) {
                 Some("memory") => p.parent().and_then(Path::file_name),
@@ -170,38 +188,45 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
             let name = name.ok_or_else(|| {
                 Error::Usage(format!("no agent name in {}: give --agent", p.display()))
             })?;
-            vec![(p.to_owned(), name)]
+            vec![(p.to_owned(), name, open(p)?)]
         }
         None => {
             let root = home()?.join(".claude/projects");
             let dir = open(&root)?;
-            let mut found = Vec::new();
+            // Links too: each is named, not passed over in silence.
             let mut names: Vec<String> = dir
                 .list()
                 .map_err(|e| io_error("failed to import", "list", &root, e))?
                 .into_iter()
-                .filter(|(_, k)| *k == FileType::Directory)
+                .filter(|(_, k)| matches!(k, FileType::Directory | FileType::Symlink))
                 .filter_map(|(n, _)| n.into_string().ok())
                 .collect();
             names.sort();
+            let mut found = Vec::new();
             for n in names {
-                let memory = root.join(&n).join("memory");
-                if !memory.is_dir() {
+                // Each project and its memory directory entered by
+                // handle, never through a symlink: a link there would
+                // bring a folder from anywhere in as synced world topics.
+                let project = root.join(&n);
+                let Some(project_dir) = read.dir(&dir, &n, &project) else {
                     continue;
-                }
+                };
+                let memory = project.join("memory");
+                let Some(memory_dir) = read.dir(&project_dir, "memory", &memory) else {
+                    continue;
+                };
                 match agent.map(str::to_owned).or_else(|| agent_of(&n)) {
-                    Some(a) => found.push((memory, a)),
+                    Some(a) => found.push((memory, a, memory_dir)),
                     None => read.problems.push(format!(
                         "{}: no agent name in it; left out",
-                        root.join(&n).display()
+                        project.display()
                     )),
                 }
             }
             found
         }
     };
-    for (dir_path, name) in projects {
-        let dir = open(&dir_path)?;
+    for (dir_path, name, dir) in projects {
         for file in md_names(&dir, &mut read)? {
             let Some(text) = read.file(&dir, OsStr::new(&file)) else {
                 continue;
@@ -256,7 +281,7 @@ pub fn codex(path: Option<&Path>, agent: Option<&str>) -> Result<Read> {
         }
     }
     let rollouts = root.join("rollout_summaries");
-    if let Ok(Some(sub)) = dir.dir(Path::new("rollout_summaries"), false) {
+    if let Some(sub) = read.dir(&dir, "rollout_summaries", &rollouts) {
         for file in md_names(&sub, &mut read)? {
             if let Some(text) = read.file(&sub, OsStr::new(&file)) {
                 let topic = format!("codex rollout {}", file.trim_end_matches(".md"));
@@ -302,7 +327,7 @@ pub fn markdown(path: &Path) -> Result<Read> {
             let shown = format!("{prefix}{name}");
             match kind {
                 FileType::Directory if depth < MAX_DEPTH => {
-                    if let Ok(Some(sub)) = dir.dir(Path::new(&name), false) {
+                    if let Some(sub) = read.dir(&dir, &name, &path.join(&shown)) {
                         stack.push((sub, format!("{shown}/"), depth + 1));
                     }
                 }
