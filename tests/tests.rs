@@ -27,6 +27,7 @@ mod mcp_client;
 mod mcp_clients;
 mod mcp_http;
 mod mcp_sdk;
+mod mcp_seen;
 mod mcp_servers;
 mod mem_append;
 mod mem_count;
