@@ -26,6 +26,7 @@ mod mcp;
 mod mcp_client;
 mod mcp_clients;
 mod mcp_http;
+mod mcp_opencode;
 mod mcp_sdk;
 mod mcp_seen;
 mod mcp_servers;
