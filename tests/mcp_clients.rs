@@ -61,7 +61,8 @@ use crate::util::{Env, read, unavailable};
 
 /// The seeded MEMORY.md line. Nothing in it that JSON escapes, so it reads
 /// the same in a tool result's text and in its structured content.
-pub(crate) const SEED: &str = "Staging deploys run from the runner named orca-7731, after the canary.";
+pub(crate) const SEED: &str =
+    "Staging deploys run from the runner named orca-7731, after the canary.";
 
 /// The line the fake model adds when it rewrites MEMORY.md.
 pub(crate) const NEW: &str = "Release notes go out on Fridays.";
@@ -312,8 +313,10 @@ fn anthropic(body: &Value, turn: Turn) -> Answer {
     let (block, delta, stop) = match turn {
         Turn::Call(base, input) => {
             let name = offered(Client::ClaudeCode, body, base).map_or(base.to_owned(), |(_, n)| n);
+            // One id a call: a script may call a tool twice.
+            let n = shown(Client::ClaudeCode, body).len();
             (
-                json!({"type": "tool_use", "id": format!("toolu_{base}"), "name": name, "input": {}}),
+                json!({"type": "tool_use", "id": format!("toolu_{base}_{n}"), "name": name, "input": {}}),
                 json!({"type": "input_json_delta", "partial_json": input.to_string()}),
                 "tool_use",
             )
@@ -960,8 +963,9 @@ fn claude_code_over_http_reflects_with_the_hash_the_refusal_asks_for() {
         match shown {
             true => {
                 let done = result(&requests, 2);
+                // Claude Code shows the structured content: the new hash.
                 assert!(
-                    done.contains("MEMORY.md rewritten"),
+                    !done.contains("error") && done.contains("agents/team/MEMORY.md"),
                     "the reflect with the hash failed: {done}"
                 );
                 assert_eq!(read(&memory), format!("{SEED}\n{NEW}\n"));
@@ -971,7 +975,11 @@ fn claude_code_over_http_reflects_with_the_hash_the_refusal_asks_for() {
                     !requests.iter().any(|s| s.len() > 2),
                     "a model not shown MEMORY.md found a hash to pass: {requests:#?}"
                 );
-                assert_eq!(read(&memory), format!("{SEED}\n"), "MEMORY.md was overwritten");
+                assert_eq!(
+                    read(&memory),
+                    format!("{SEED}\n"),
+                    "MEMORY.md was overwritten"
+                );
             }
         }
     }

@@ -61,10 +61,7 @@ fn opencode_bin() -> Option<PathBuf> {
         Some(bin)
     } else {
         unavailable(
-            &format!(
-                "opencode {VERSION} is not installed in {}",
-                bin.display()
-            ),
+            &format!("opencode {VERSION} is not installed in {}", bin.display()),
             HOW,
         );
         None
@@ -227,7 +224,13 @@ fn two_sessions(env: &Env, bin: &Path, needle: &str, address: &str, token: Optio
     let log = std::fs::File::create(env.root().join("serve.log")).unwrap();
     let mut serve = opencode(env, bin, &project);
     serve
-        .args(["serve", "--hostname", "127.0.0.1", "--port", &port.to_string()])
+        .args([
+            "serve",
+            "--hostname",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+        ])
         .stdin(Stdio::null())
         .stdout(log.try_clone().unwrap())
         .stderr(log);
@@ -315,7 +318,9 @@ fn opencode_serve_sessions_over_http_cannot_rewrite_what_another_recalled() {
     let address = format!("127.0.0.1:{}", server.port);
     two_sessions(&env, &bin, "\"type\": \"remote\"", &address, Some(&token));
     assert!(
-        server.log_now().contains("token=opencode agent=team method=tools/call tool=reflect status=200"),
+        server
+            .log_now()
+            .contains("token=opencode agent=team method=tools/call tool=reflect status=200"),
         "{}",
         server.log_now()
     );

@@ -65,11 +65,7 @@ impl Stdio1 {
 
     /// A tool's whole result.
     fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        self.request(
-            "tools/call",
-            json!({"name": tool, "arguments": arguments}),
-        )["result"]
-            .clone()
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))["result"].clone()
     }
 
     fn finish(mut self) {
@@ -200,7 +196,11 @@ fn a_served_recall_fits_what_every_client_shows_whole() {
         let (t, data) = (text(r), r["structuredContent"].to_string());
         for what in [t, data.as_str()] {
             assert!(what.len() <= 40_000, "{} bytes", what.len());
-            assert!(what.split('\n').count() <= 2_000, "{} lines", what.lines().count());
+            assert!(
+                what.split('\n').count() <= 2_000,
+                "{} lines",
+                what.lines().count()
+            );
         }
     };
     let r = c.call("recall", json!({}));
@@ -260,7 +260,11 @@ fn over_http_an_overwrite_needs_the_hash_recall_showed() {
     // Nothing there yet: written without a hash.
     let first = call(2, "reflect", json!({"content": "v1\n"}));
     assert!(!is_error(&first), "{first}");
-    let made = call(3, "learn_fact", json!({"topic": "ops", "content": "blue\n"}));
+    let made = call(
+        3,
+        "learn_fact",
+        json!({"topic": "ops", "content": "blue\n"}),
+    );
     assert!(!is_error(&made), "{made}");
     // Recalled in this session, then overwritten without the hash: refused,
     // and told what to pass.
@@ -270,7 +274,12 @@ fn over_http_an_overwrite_needs_the_hash_recall_showed() {
         .unwrap()
         .to_owned();
     for (id, tool, arguments, path) in [
-        (5, "reflect", json!({"content": "v2\n"}), "agents/team/MEMORY.md"),
+        (
+            5,
+            "reflect",
+            json!({"content": "v2\n"}),
+            "agents/team/MEMORY.md",
+        ),
         (
             6,
             "learn_fact",
@@ -287,7 +296,10 @@ fn over_http_an_overwrite_needs_the_hash_recall_showed() {
             )) && !said.contains("Call recall first"),
             "{said}"
         );
-        assert!(!said.contains(&sha), "the refusal gave the hash away: {said}");
+        assert!(
+            !said.contains(&sha),
+            "the refusal gave the hash away: {said}"
+        );
     }
     assert_eq!(read(&memory), "v1\n");
     // With it: written, and the next hash is said in the text.
@@ -315,10 +327,14 @@ fn over_http_an_overwrite_needs_the_hash_recall_showed() {
     };
     let refused = stateless_call(8, json!({"content": "v3\n"}));
     assert!(
-        text(&refused).contains("Pass as if_match the sha256 your recall showed for agents/team/MEMORY.md"),
+        text(&refused)
+            .contains("Pass as if_match the sha256 your recall showed for agents/team/MEMORY.md"),
         "{refused}"
     );
-    let done = stateless_call(9, json!({"content": "v3\n", "if_match": sha256_hex("v2\n")}));
+    let done = stateless_call(
+        9,
+        json!({"content": "v3\n", "if_match": sha256_hex("v2\n")}),
+    );
     assert!(!is_error(&done), "{done}");
     assert_eq!(read(&memory), "v3\n");
 
@@ -368,7 +384,8 @@ fn on_stdio_require_if_match_takes_only_the_hash() {
     let refused = c.call("reflect", json!({"content": "B overwrote\n"}));
     assert!(
         is_error(&refused)
-            && text(&refused).contains("Pass as if_match the sha256 your recall showed for agents/oc/MEMORY.md"),
+            && text(&refused)
+                .contains("Pass as if_match the sha256 your recall showed for agents/oc/MEMORY.md"),
         "{refused}"
     );
     assert_eq!(read(&memory), "seeded\n");

@@ -438,10 +438,9 @@ fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, ToolError> {
                     ),
                     e,
                 ),
-                (None, false) if ctx.needs_if_match => ToolError::caused(
-                    no_if_match("reflect", &ws.relative(&path), "MEMORY.md"),
-                    e,
-                ),
+                (None, false) if ctx.needs_if_match => {
+                    ToolError::caused(no_if_match("reflect", &ws.relative(&path), "MEMORY.md"), e)
+                }
                 (None, false) => not_seen("reflect", "MEMORY.md").into(),
             })
         }

@@ -322,7 +322,8 @@ fn instructions(name: &str, cfg: &AgentConfig, own_file: bool, needs_if_match: b
     let notes = format!(
         "notes (recall before you start; remember what is worth keeping; search_notes finds older notes; reflect rewrites MEMORY.md and learn_fact a shared topic, only over what a recall showed you whole: pass the sha256 the recall gave for that file (memory_sha256 for MEMORY.md; each file's is also on a line after the recall's text) as if_match{})",
         match needs_if_match {
-            true => ", which this server needs to overwrite any file that has text, since it cannot tell which conversation calls",
+            true =>
+                ", which this server needs to overwrite any file that has text, since it cannot tell which conversation calls",
             false => ", which a client without a session must",
         }
     );

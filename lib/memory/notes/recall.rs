@@ -97,7 +97,8 @@ const NOTHING: &str = "No memories found";
 const BEFORE_NOTE: &str = "\n\n";
 /// What begins the hash paragraph of a served recall; a line a file
 /// follows it.
-const HASHES: &str = "\n\nThe sha256 of each file shown whole, for reflect's and learn_fact's if_match:";
+const HASHES: &str =
+    "\n\nThe sha256 of each file shown whole, for reflect's and learn_fact's if_match:";
 
 /// A file a recall may show, before it is read.
 #[derive(Debug, Clone)]
@@ -282,15 +283,18 @@ fn recall_with(
         chars: 0,
     };
     let empty_memory = match (&memory_sha256, &memory) {
-        (Some(sha), m) if hashed && m.as_ref().is_none_or(|t| t.iter().all(u8::is_ascii_whitespace)) => {
+        (Some(sha), m)
+            if hashed
+                && m.as_ref()
+                    .is_none_or(|t| t.iter().all(u8::is_ascii_whitespace)) =>
+        {
             Some(format!("{} (empty) {sha}", ws.relative(&memory_file.path)))
         }
         _ => None,
     };
     // Left unsaid when even it does not fit: an empty MEMORY.md may be
     // written without its hash anyway.
-    let empty_memory =
-        empty_memory.filter(|l| HASHES.len() + 1 + l.chars().count() <= budget);
+    let empty_memory = empty_memory.filter(|l| HASHES.len() + 1 + l.chars().count() <= budget);
     lines.chars += empty_memory.as_ref().map_or(0, |l| 1 + l.chars().count());
     if let Some(text) = memory.filter(|t| !t.iter().all(u8::is_ascii_whitespace)) {
         let memory = item(Kind::Memory, memory_file.path, String::new(), text);
