@@ -201,6 +201,17 @@ fn opencode(env: &Env, bin: &Path, project: &Path) -> Command {
     cmd
 }
 
+/// `opencode serve`, its whole process group (its `axe-mcp` too) killed
+/// and reaped when dropped, even when the test fails.
+struct Serving(std::process::Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        drop(Group(self.0.id()));
+        let _ = self.0.wait();
+    }
+}
+
 /// A free loopback port.
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -239,8 +250,7 @@ fn two_sessions(env: &Env, bin: &Path, needle: &str, address: &str, token: Optio
     }
     use std::os::unix::process::CommandExt;
     serve.process_group(0);
-    let child = serve.spawn().unwrap();
-    let _group = Group(child.id());
+    let _serving = Serving(serve.spawn().unwrap());
     let up = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(
