@@ -223,7 +223,7 @@ _axe_spec_axe_mcp() {
     subs=' serve=axe_mcp_serve token=axe_mcp_token '
 }
 _axe_spec_axe_mcp_serve() {
-    flags='--read-only --config-dir --data-dir --http --tokens --team-dir --tls-cert --tls-key --help -h --version -V'
+    flags='--read-only --require-if-match --config-dir --data-dir --http --tokens --team-dir --tls-cert --tls-key --help -h --version -V'
     valued=' --config-dir=dir --data-dir=dir --http=none --tokens=file --team-dir=dir --tls-cert=file --tls-key=file '
     args='agent'
     subs=''

@@ -211,6 +211,7 @@ export extern "axe-mcp" [
 export extern "axe-mcp serve" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --read-only  # Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)
+    --require-if-match  # Overwrite an existing MEMORY.md or topic only with the sha256 recall showed as if_match: for a client whose one connection serves many conversations (opencode serve); always so over --http
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
     --http: string  # Serve MCP's streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)
@@ -739,6 +740,7 @@ export extern "axe mcp" [
 export extern "axe mcp serve" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --read-only  # Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)
+    --require-if-match  # Overwrite an existing MEMORY.md or topic only with the sha256 recall showed as if_match: for a client whose one connection serves many conversations (opencode serve); always so over --http
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
     --http: string  # Serve MCP's streamable HTTP at http://ADDR/mcp/<AGENT> instead of stdio (a loopback ADDR unless --tokens)

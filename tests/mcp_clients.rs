@@ -61,10 +61,11 @@ use crate::util::{Env, read, unavailable};
 
 /// The seeded MEMORY.md line. Nothing in it that JSON escapes, so it reads
 /// the same in a tool result's text and in its structured content.
-const SEED: &str = "Staging deploys run from the runner named orca-7731, after the canary.";
+pub(crate) const SEED: &str =
+    "Staging deploys run from the runner named orca-7731, after the canary.";
 
 /// The line the fake model adds when it rewrites MEMORY.md.
-const NEW: &str = "Release notes go out on Fridays.";
+pub(crate) const NEW: &str = "Release notes go out on Fridays.";
 
 /// The longest a client's whole run may take: seconds are enough, this is
 /// for a machine under load; past it the run is killed and the test fails.
@@ -78,7 +79,7 @@ enum Client {
 }
 
 /// What the fake model does next.
-enum Turn {
+pub(crate) enum Turn {
     /// Calls the axe tool of this name with these arguments.
     Call(&'static str, Value),
     /// Answers in words, which ends the client's run.
@@ -87,18 +88,22 @@ enum Turn {
 
 /// How the fake model's `reflect` says what it read of MEMORY.md.
 #[derive(Clone, Copy)]
-enum Reflect {
+pub(crate) enum Reflect {
     /// It does not: the server's session knows what was shown.
     Plain,
     /// It passes the `memory_sha256` a recall showed it, if any, as
     /// `if_match`, as the tool's description tells a client that keeps no
     /// session to.
     WithHash,
+    /// It does not, and when refused with the server's "Pass as if_match"
+    /// does what the refusal says: reflects again with the hash a recall
+    /// showed it, if one did.
+    Follow,
 }
 
 /// The script: given the tool results in the conversation so far, the next
 /// turn. `reflect` keeps exactly what the model was shown of MEMORY.md.
-fn next_turn(shown: &[String], how: Reflect) -> Turn {
+pub(crate) fn next_turn(shown: &[String], how: Reflect) -> Turn {
     match shown.len() {
         0 => Turn::Call("recall", json!({})),
         1 => {
@@ -116,17 +121,45 @@ fn next_turn(shown: &[String], how: Reflect) -> Turn {
             }
             Turn::Call("reflect", arguments)
         }
+        2 if matches!(how, Reflect::Follow) && shown[1].contains("Pass as if_match") => {
+            match shown[..1].iter().find_map(|t| memory_hash(t)) {
+                Some(hash) => Turn::Call(
+                    "reflect",
+                    json!({"content": reflected(shown), "if_match": hash}),
+                ),
+                None => Turn::Say("done"),
+            }
+        }
         _ => Turn::Say("done"),
+    }
+}
+
+/// What the fake model writes as MEMORY.md: what it was shown of it, and
+/// the new line.
+pub(crate) fn reflected(shown: &[String]) -> String {
+    match shown.iter().any(|text| text.contains(SEED)) {
+        true => format!("{SEED}\n{NEW}\n"),
+        false => format!("{NEW}\n"),
     }
 }
 
 /// The 64 hex digits after `memory_sha256` in a tool result, as a model
 /// reads them off the JSON it was shown.
-fn memory_hash(text: &str) -> Option<&str> {
-    let (_, after) = text.split_once("memory_sha256")?;
-    let value = after.trim_start_matches(['"', '\\', ':', ' ']);
-    let hash = value.get(..64)?;
-    hash.bytes().all(|b| b.is_ascii_hexdigit()).then_some(hash)
+/// A client that shows only the text has it on MEMORY.md's line after
+/// the recall's text.
+pub(crate) fn memory_hash(text: &str) -> Option<&str> {
+    let hex = |value: &'_ str| -> Option<usize> {
+        let hash = value.get(..64)?;
+        hash.bytes().all(|b| b.is_ascii_hexdigit()).then_some(64)
+    };
+    if let Some((_, after)) = text.split_once("memory_sha256") {
+        let value = after.trim_start_matches(['"', '\\', ':', ' ']);
+        if hex(value).is_some() {
+            return value.get(..64);
+        }
+    }
+    let (_, after) = text.split_once("/MEMORY.md ")?;
+    hex(after).and_then(|n| after.get(..n))
 }
 
 /// `<sdk dir>/clients/node_modules/.bin`, which holds `claude`, `codex` and
@@ -168,7 +201,7 @@ fn client_bin(program: &str, want: &str) -> Option<PathBuf> {
 
 /// `PATH` for a client: the installed ones (Node 22 among them) first,
 /// then axe's executables.
-fn search_path(bin: &Path) -> std::ffi::OsString {
+pub(crate) fn search_path(bin: &Path) -> std::ffi::OsString {
     let axe = Path::new(env!("CARGO_BIN_EXE_axe-mcp")).parent().unwrap();
     let mut dirs = vec![bin.to_path_buf(), axe.to_path_buf()];
     dirs.extend(std::env::split_paths(
@@ -280,8 +313,10 @@ fn anthropic(body: &Value, turn: Turn) -> Answer {
     let (block, delta, stop) = match turn {
         Turn::Call(base, input) => {
             let name = offered(Client::ClaudeCode, body, base).map_or(base.to_owned(), |(_, n)| n);
+            // One id a call: a script may call a tool twice.
+            let n = shown(Client::ClaudeCode, body).len();
             (
-                json!({"type": "tool_use", "id": format!("toolu_{base}"), "name": name, "input": {}}),
+                json!({"type": "tool_use", "id": format!("toolu_{base}_{n}"), "name": name, "input": {}}),
                 json!({"type": "input_json_delta", "partial_json": input.to_string()}),
                 "tool_use",
             )
@@ -422,7 +457,7 @@ shell_snapshot = false
 
 /// The README's first ```` ```lang ```` block holding `needle`: the lines
 /// a user copies, so the test and the README cannot drift apart.
-fn readme_block(lang: &str, needle: &str) -> String {
+pub(crate) fn readme_block(lang: &str, needle: &str) -> String {
     let readme = include_str!("../README.md");
     let fence = format!("```{lang}\n");
     readme
@@ -453,7 +488,7 @@ fn claude_mcp_add(env: &Env, bin: &Path, dir: &Path) {
 /// nothing of the developer's setup: a fresh home, the test's world (its
 /// `XDG_*` set away from the defaults, as a user's may be), Node 22 first
 /// on `PATH`, then axe's executables, as after `cargo install`.
-fn client_command(env: &Env, bin: &Path, program: &str) -> Command {
+pub(crate) fn client_command(env: &Env, bin: &Path, program: &str) -> Command {
     let path = bin.join(program);
     let mut cmd = Command::new(match path.exists() {
         true => path,
@@ -470,7 +505,7 @@ fn client_command(env: &Env, bin: &Path, program: &str) -> Command {
 
 /// Runs `cmd` to its end in a process group of its own, which is killed
 /// then (whatever it left running) or once [`LIMIT`] passes, which fails.
-fn run_bounded(mut cmd: Command) -> Output {
+pub(crate) fn run_bounded(mut cmd: Command) -> Output {
     use std::os::unix::process::CommandExt;
     cmd.process_group(0)
         .stdin(Stdio::null())
@@ -501,7 +536,7 @@ fn run_bounded(mut cmd: Command) -> Output {
 }
 
 /// A process group, killed when dropped.
-struct Group(u32);
+pub(crate) struct Group(pub(crate) u32);
 
 impl Drop for Group {
     fn drop(&mut self) {
@@ -515,7 +550,7 @@ impl Drop for Group {
 
 /// Seeds `agent`'s MEMORY.md with [`SEED`], with `recall_chars` in an
 /// agent file when given; returns the file's path.
-fn seed(env: &Env, agent: &str, recall_chars: Option<usize>) -> PathBuf {
+pub(crate) fn seed(env: &Env, agent: &str, recall_chars: Option<usize>) -> PathBuf {
     if let Some(chars) = recall_chars {
         env.agent(
             agent,
@@ -568,7 +603,7 @@ fn finish(cmd: Command, client: Client, model: &Server) -> Vec<Vec<String>> {
 
 /// The first request after the `n`th tool result: what the model was shown
 /// of that tool's result.
-fn result(requests: &[Vec<String>], n: usize) -> &str {
+pub(crate) fn result(requests: &[Vec<String>], n: usize) -> &str {
     requests
         .iter()
         .find(|shown| shown.len() > n)
@@ -882,4 +917,80 @@ shell_snapshot = false
         assert!(log.contains(name), "{name} not in the log:\n{log}");
     }
     assert!(!log.contains(&laptop) && !log.contains(&ci), "{log}");
+}
+
+/// Claude Code over HTTP speaks the stateless revision: no session, so
+/// the server cannot know what its model was shown, and a reflect without
+/// `if_match` once got "not shown to you whole … Call recall first", which
+/// was false and looped when followed. Now the refusal says what to pass;
+/// a model that does as it says (the recall's `memory_sha256` as
+/// `if_match`) rewrites MEMORY.md. One whose recall left MEMORY.md out
+/// has no hash to pass, and its reflect stays refused.
+#[test]
+fn claude_code_over_http_reflects_with_the_hash_the_refusal_asks_for() {
+    let Some(bin) = client_bin("claude", "2.1.") else {
+        return;
+    };
+    for (recall_chars, shown) in [(None, true), (Some(20), false)] {
+        let env = Env::new();
+        let memory = seed(&env, "team", recall_chars);
+        let tokens = env.root().join("tokens.toml");
+        let out = env
+            .cmd("axe-mcp")
+            .args(["token", "add", "laptop", "--agents", "team", "--tokens"])
+            .arg(&tokens)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+        let server = crate::mcp_http::Served::start(&env, &["--tokens", tokens.to_str().unwrap()]);
+        let address = format!("127.0.0.1:{}", server.port);
+        let script = readme_block("sh", "--transport http").replace("127.0.0.1:8765", &address);
+        let mut add = client_command(&env, &bin, "bash");
+        add.args(["-e", "-c", &script]).env("AXE_TOKEN", &token);
+        let out = run_bounded(add);
+        assert!(out.status.success(), "{out:?}");
+        let model = fake_model(Client::ClaudeCode, Reflect::Follow);
+        let mut claude = client_command(&env, &bin, "claude");
+        claude
+            .args(["-p", "Recall your memory, then tidy MEMORY.md."])
+            .args(["--output-format", "json", "--tools", ""])
+            .args(["--allowedTools", "mcp__axe__recall,mcp__axe__reflect"])
+            .env("ANTHROPIC_BASE_URL", &model.url)
+            .env("ANTHROPIC_API_KEY", "sk-ant-fake")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("ENABLE_TOOL_SEARCH", "false");
+        let requests = finish(claude, Client::ClaudeCode, &model);
+        let refused = result(&requests, 1);
+        assert!(
+            refused.contains(
+                "Pass as if_match the sha256 your recall showed for agents/team/MEMORY.md"
+            ),
+            "the reflect without if_match was not told what to pass: {refused}\n{}",
+            server.log_now()
+        );
+        match shown {
+            true => {
+                let done = result(&requests, 2);
+                // Claude Code shows the structured content: the new hash.
+                assert!(
+                    !done.contains("error") && done.contains("agents/team/MEMORY.md"),
+                    "the reflect with the hash failed: {done}"
+                );
+                assert_eq!(read(&memory), format!("{SEED}\n{NEW}\n"));
+            }
+            false => {
+                assert!(
+                    !requests.iter().any(|s| s.len() > 2),
+                    "a model not shown MEMORY.md found a hash to pass: {requests:#?}"
+                );
+                assert_eq!(
+                    read(&memory),
+                    format!("{SEED}\n"),
+                    "MEMORY.md was overwritten"
+                );
+            }
+        }
+    }
 }

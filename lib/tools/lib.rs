@@ -85,6 +85,7 @@ mod tests {
             served: None,
             deadline: None,
             wait: axe_memory::Wait::default(),
+            needs_if_match: false,
         }
     }
 

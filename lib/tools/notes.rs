@@ -2,15 +2,24 @@
 //! `search_notes`, offered to an agent with `[notes] enabled`, over the
 //! same operations as the `axe-notes-*` executables.
 //!
-//! A `reflect` never overwrites what the model has not seen: it passes the
-//! hash of MEMORY.md as the model last saw it whole (shown by a recall, or
-//! written by its own reflect), so a rewrite by someone else in between
-//! makes it a conflict, and the model is told to recall again. A MEMORY.md
-//! it has not seen whole (no recall yet, or one that left it out to keep
-//! within `recall_chars`) it may only write when it is empty. `learn_fact`
-//! does the same for a topic; a topic that does not exist may always be
-//! created. Every call of one reply carries the hashes as they were when
-//! the reply came, so of two rewrites of one file in a reply, one loses.
+//! A `reflect` never overwrites what the model has not seen. What it has
+//! "seen" of a file is what a recall result showed it whole: within
+//! `recall_chars` and, served to an MCP client, within what every known
+//! client shows its model uncut ([`CLIENT_BYTES`], [`CLIENT_LINES`]); or
+//! what its own rewrite wrote. It passes the hash of MEMORY.md as the
+//! model last saw it, so a rewrite by someone else in between makes it a
+//! conflict, and the model is told to recall again. A MEMORY.md it has not
+//! seen whole (no recall yet, or one that left it out) it may only write
+//! when it is empty. `learn_fact` does the same for a topic; a topic that
+//! does not exist may always be created. Every call of one reply carries
+//! the hashes as they were when the reply came, so of two rewrites of one
+//! file in a reply, one loses.
+//!
+//! Where the caller cannot stand for one conversation
+//! ([`Memory::needs_if_match`]: over HTTP, or a client whose one
+//! connection serves many sessions) nothing counts as seen: only the hash
+//! the model passes as `if_match`, which it can have only from a recall
+//! result (or its own rewrite) shown to it, licenses an overwrite.
 
 use crate::error::ToolError;
 use std::path::Path;
@@ -41,7 +50,7 @@ crate::args! {
 crate::args! {
     pub struct Reflect {
         content: String = "The whole new MEMORY.md",
-        if_match: Option<String> = "MEMORY.md's sha256 as recall gave it (needed when the client keeps no session: never overwrite what was not read)",
+        if_match: Option<String> = "MEMORY.md's sha256 as your recall showed it (memory_sha256, or its line after the recall's text). Needed to overwrite a MEMORY.md that has text whenever this server cannot tell which conversation calls (over HTTP, or when its instructions say so); never pass a hash you were not shown",
     }
 }
 
@@ -49,7 +58,7 @@ crate::args! {
     pub struct LearnFact {
         topic: String = "The topic, e.g. people or deploys",
         content: String = "The whole text of the topic",
-        if_match: Option<String> = "The topic's sha256 as recall gave it (needed when the client keeps no session)",
+        if_match: Option<String> = "The topic's sha256 as your recall showed it. Needed to overwrite an existing topic whenever this server cannot tell which conversation calls (over HTTP, or when its instructions say so)",
     }
 }
 
@@ -84,7 +93,7 @@ pub const REMEMBER: Tool<Memory> = Tool {
 
 pub const REFLECT: Tool<Memory> = Tool {
     name: "reflect",
-    description: "Rewrite your MEMORY.md, your curated long-term memory. It replaces the whole file: recall first and keep what still holds.",
+    description: "Rewrite your MEMORY.md, your curated long-term memory. It replaces the whole file: recall first, keep what still holds, and pass the sha256 the recall showed for MEMORY.md as if_match. Without that hash it overwrites only a MEMORY.md shown to you whole on this connection (never over HTTP).",
     offered: has_notes,
     schema: Reflect::schema,
     run: |ctx, args| reflect(ctx, Reflect::parse(args)?),
@@ -95,7 +104,7 @@ pub const REFLECT: Tool<Memory> = Tool {
 
 pub const LEARN_FACT: Tool<Memory> = Tool {
     name: "learn_fact",
-    description: "Write a fact about the world under a topic, shared with every agent of the workspace. It replaces the topic's text.",
+    description: "Write a fact about the world under a topic, shared with every agent of the workspace. It replaces the topic's text: to change an existing topic, recall first and pass the sha256 the recall showed for it as if_match. A new topic needs none.",
     offered: has_notes,
     schema: LearnFact::schema,
     run: |ctx, args| learn_fact(ctx, LearnFact::parse(args)?),
@@ -161,18 +170,81 @@ fn saw(ctx: &Memory, r: &notes::Recalled) {
         .collect();
 }
 
+/// The most of a tool result, in UTF-8 bytes and in lines, that every
+/// known MCP client shows its model whole; a served recall keeps its text
+/// and its structured content within both, so that no file it names as
+/// shown (with the hash that licenses its rewrite) was cut by the client.
+/// Gemini CLI cuts a result over 40,000 characters (UTF-16 units, never
+/// more than UTF-8 bytes) to its first 8,000 and last 32,000; opencode
+/// keeps the first 2,000 lines or 50 KiB; Claude Code warns past 25,000
+/// tokens.
+pub const CLIENT_BYTES: usize = 40_000;
+/// See [`CLIENT_BYTES`].
+pub const CLIENT_LINES: usize = 2_000;
+
 fn recall(ctx: &Memory, args: Recall) -> Result<Reply, ToolError> {
     let ws = workspace(ctx)?;
     let cfg = &ctx.notes_cfg;
     let days = args.days.unwrap_or(cfg.recall_days.get());
     let today = OffsetDateTime::now_utc().date();
-    let r = notes::recall(ws, &ctx.agent, days, today, cfg.recall_chars.as_usize())
-        .map_err(|e| ToolError::of("recall", e))?;
+    let mut budget = cfg.recall_chars.as_usize();
+    if ctx.served.is_some() {
+        budget = budget.min(CLIENT_BYTES);
+    }
+    // A served recall is made again within a smaller budget until what
+    // the client is sent fits every client's limit: the budget counts
+    // characters, the limit bytes and lines, and the structured content
+    // adds its keys and escapes. A few rounds: each cuts by what was over.
+    let mut rounds = 0;
+    let (r, reply) = loop {
+        let recalled = match ctx.served {
+            Some(_) => notes::recall_hashed(ws, &ctx.agent, days, today, budget),
+            None => notes::recall(ws, &ctx.agent, days, today, budget),
+        };
+        let r = recalled.map_err(|e| ToolError::of("recall", e))?;
+        let reply = recall_reply(ws, &r, days);
+        rounds += 1;
+        let over = match ctx.served {
+            Some(_) => over_limit(&reply, budget),
+            None => None,
+        };
+        match over {
+            Some(smaller) if budget > 0 && rounds < 16 => budget = smaller.min(budget - 1),
+            _ => break (r, reply),
+        }
+    };
     saw(ctx, &r);
     trace(
         ctx,
         format_args!("recall {days} days, {} characters", r.chars()),
     );
+    Ok(reply)
+}
+
+/// A smaller budget than `budget` when `reply`, as text or as JSON, is
+/// past what a client shows whole; `None` when it fits.
+fn over_limit(reply: &Reply, budget: usize) -> Option<usize> {
+    let json = reply.data.to_string();
+    let mut want = None::<usize>;
+    for text in [reply.text.as_str(), json.as_str()] {
+        let (bytes, lines) = (text.len(), text.split('\n').count());
+        if bytes > CLIENT_BYTES {
+            // A character is at least a byte: the excess in bytes cut from
+            // the budget in characters cuts at least that much text.
+            let cut = budget.saturating_sub(bytes - CLIENT_BYTES);
+            want = Some(want.map_or(cut, |w| w.min(cut)));
+        }
+        if lines > CLIENT_LINES {
+            let cut = budget.saturating_mul(CLIENT_LINES) / lines;
+            want = Some(want.map_or(cut, |w| w.min(cut)));
+        }
+    }
+    want
+}
+
+/// What a recall answers: its text (with the hash paragraph when served)
+/// and the same as data.
+fn recall_reply(ws: &Workspace, r: &notes::Recalled, days: u64) -> Reply {
     let files: Vec<Value> = r
         .items
         .iter()
@@ -198,38 +270,14 @@ fn recall(ctx: &Memory, args: Recall) -> Result<Reply, ToolError> {
     if let Some(sha) = r.memory_seen() {
         data["memory_sha256"] = json!(sha);
     }
-    if let Some(said) = notes::remarks(ws, &r) {
+    if let Some(said) = notes::remarks(ws, r) {
         data["note"] = json!(said);
     }
-    let mut text = String::from_utf8_lossy(&notes::answer(ws, &r)).into_owned();
     // A client of `axe-mcp` may keep no session and must find the hashes
-    // for `if_match` in the text too, as it finds them in the data.
-    if ctx.served.is_some() {
-        text.push_str(&hashes(ws, &ctx.agent, &r));
-    }
-    Ok(Reply { text, data })
-}
-
-/// The lines after a served recall's text naming each file shown and its
-/// hash, and MEMORY.md's when it was seen empty.
-fn hashes(ws: &Workspace, agent: &str, r: &notes::Recalled) -> String {
-    let mut lines: Vec<String> = r
-        .items
-        .iter()
-        .map(|i| format!("{} {}", ws.relative(&i.path), i.sha256))
-        .collect();
-    if let Some(sha) = r.memory_seen()
-        && !r.items.iter().any(|i| i.kind == Kind::Memory)
-    {
-        lines.push(format!("{} (empty) {sha}", ws.relative(&ws.memory(agent))));
-    }
-    match lines.is_empty() {
-        true => String::new(),
-        false => format!(
-            "\n\nThe sha256 of each file shown whole, for reflect's and learn_fact's if_match:\n{}",
-            lines.join("\n")
-        ),
-    }
+    // for `if_match` in the text too, as it finds them in the data: the
+    // hashed recall ends with them, within its budget.
+    let text = String::from_utf8_lossy(&notes::answer(ws, r)).into_owned();
+    Reply { text, data }
 }
 
 fn recall_output() -> Value {
@@ -351,7 +399,7 @@ fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, ToolError> {
     // Not seen whole: only a MEMORY.md with nothing in it may be written.
     let if_match = args.if_match.as_deref();
     let given = given(if_match);
-    let at_reply = ctx.seen_at_reply();
+    let at_reply = seen_at_reply(ctx);
     let seen = at_reply.memory.as_deref();
     let expected = expected(if_match, seen);
     let cap = (
@@ -367,7 +415,11 @@ fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, ToolError> {
             );
             let (said, redacted) = ctx.took_out(Place::MemoryFile, &done.redacted);
             Ok(Reply {
-                text: format!("MEMORY.md rewritten ({} characters).{said}", done.chars),
+                text: format!(
+                    "MEMORY.md rewritten ({} characters).{said}{}",
+                    done.chars,
+                    next_if_match(ctx, &done.sha256)
+                ),
                 data: json!({"path": ws.relative(&path), "sha256": done.sha256, "chars": done.chars, "redacted": redacted}),
             })
         }
@@ -380,14 +432,56 @@ fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, ToolError> {
             // consolidation) tells it from a refusal that only says so.
             Err(match (seen, given) {
                 (Some(_), _) | (None, true) => ToolError::caused(
-                    "reflect error: MEMORY.md has changed since you last read it, so it was not overwritten. Call recall, merge what is there with what you want to keep, then call reflect again.",
+                    format!(
+                        "reflect error: MEMORY.md has changed since you last read it, so it was not overwritten. Call recall, merge what is there with what you want to keep, then call reflect again{}.",
+                        again(ctx, "MEMORY.md")
+                    ),
                     e,
                 ),
+                (None, false) if ctx.needs_if_match => {
+                    ToolError::caused(no_if_match("reflect", &ws.relative(&path), "MEMORY.md"), e)
+                }
                 (None, false) => not_seen("reflect", "MEMORY.md").into(),
             })
         }
         Err(e) => Err(ToolError::of("reflect", e)),
     }
+}
+
+/// What had been seen when the reply came; nothing where the caller
+/// cannot stand for one conversation, which passes `if_match` instead.
+fn seen_at_reply(ctx: &Memory) -> NotesSeen {
+    match ctx.needs_if_match {
+        true => NotesSeen::default(),
+        false => ctx.seen_at_reply(),
+    }
+}
+
+/// After a rewrite where `if_match` is needed: the hash to pass next, in
+/// the text too, for a client that shows its model only the text.
+fn next_if_match(ctx: &Memory, sha256: &str) -> String {
+    match ctx.needs_if_match {
+        true => format!(" Its sha256 is now {sha256}: pass it as if_match to rewrite it again."),
+        false => String::new(),
+    }
+}
+
+/// How a refused rewrite is tried again: with the new hash where
+/// `if_match` is needed.
+fn again(ctx: &Memory, what: &str) -> String {
+    match ctx.needs_if_match {
+        true => format!(", passing the sha256 the new recall shows for {what} as if_match"),
+        false => String::new(),
+    }
+}
+
+/// The refusal of an overwrite without `if_match` where it is needed: the
+/// server cannot tell which conversation calls, so it says exactly what
+/// to pass, never the hash itself.
+fn no_if_match(tool: &str, path: &str, what: &str) -> String {
+    format!(
+        "{tool} error: {what} already has text, and this server cannot tell what you were shown (a connection here may serve many conversations), so it was not overwritten. Pass as if_match the sha256 your recall showed for {path} (in its data, and on the line \"{path} <sha256>\" after its text); if no recall in this conversation showed {what} whole, call recall first and keep what still holds."
+    )
 }
 
 /// The refusal of a rewrite of a file the model has not seen whole.
@@ -403,7 +497,7 @@ fn learn_fact(ctx: &Memory, args: LearnFact) -> Result<Reply, ToolError> {
         notes::topic_name(&args.topic, &ctx.secrets).map_err(|e| ToolError::of("learn_fact", e))?;
     let content = content(&args.content, "learn_fact", "text of the topic")?;
     let path = ws.topic(&topic);
-    let at_reply: NotesSeen = ctx.seen_at_reply();
+    let at_reply: NotesSeen = seen_at_reply(ctx);
     let seen = at_reply
         .world
         .iter()
@@ -426,8 +520,9 @@ fn learn_fact(ctx: &Memory, args: LearnFact) -> Result<Reply, ToolError> {
             let (said, redacted) = ctx.took_out(Place::Topic, &done.redacted);
             Ok(Reply {
                 text: format!(
-                    "Learned world/{topic}.md ({} characters).{said}",
-                    done.chars
+                    "Learned world/{topic}.md ({} characters).{said}{}",
+                    done.chars,
+                    next_if_match(ctx, &done.sha256)
                 ),
                 data: json!({"path": format!("world/{topic}.md"), "sha256": done.sha256, "chars": done.chars, "redacted": redacted}),
             })
@@ -435,7 +530,16 @@ fn learn_fact(ctx: &Memory, args: LearnFact) -> Result<Reply, ToolError> {
         Err(e) if matches!(e.as_reported(), Error::Conflict(_)) => Err(match (seen, given) {
             (Some(_), _) | (None, true) => ToolError::caused(
                 format!(
-                    "learn_fact error: world/{topic}.md has changed since you last read it, so it was not overwritten. Call recall, merge, then call learn_fact again."
+                    "learn_fact error: world/{topic}.md has changed since you last read it, so it was not overwritten. Call recall, merge, then call learn_fact again{}.",
+                    again(ctx, &format!("world/{topic}.md"))
+                ),
+                e,
+            ),
+            (None, false) if ctx.needs_if_match => ToolError::caused(
+                no_if_match(
+                    "learn_fact",
+                    &format!("world/{topic}.md"),
+                    &format!("world/{topic}.md"),
                 ),
                 e,
             ),

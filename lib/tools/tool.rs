@@ -114,6 +114,14 @@ pub struct Memory {
     /// How long a memory file's lock is waited for: the run's deadline
     /// inside `axe-run`, the default for `axe-mcp`.
     pub wait: Wait,
+    /// Whether the caller cannot stand for one conversation, so that what
+    /// it was shown says nothing of what any one model saw (`axe-mcp
+    /// --http`, where a request may have no session and one session may
+    /// serve many conversations, and `axe-mcp --require-if-match` for a
+    /// client such as `opencode serve` whose one connection serves all its
+    /// sessions): then an existing MEMORY.md or topic is overwritten only
+    /// with `if_match`, the hash a recall showed, never on what was seen.
+    pub needs_if_match: bool,
 }
 
 impl Memory {

@@ -66,7 +66,9 @@ pub fn memory_agent(agents: &Agents, name: &str) -> Result<(AgentConfig, bool)> 
         Err(Error::AgentNotFound { near, .. }) => {
             // A typo once was an error here; now it is someone else's
             // memory, so say which agent was probably meant.
-            if let Some(near) = near {
+            if let Some(near) = near
+                && first_time(name)
+            {
                 axe_base::stderr::note(format_args!(
                     "note: no agent file \"{name}\" (did you mean \"{near}\"?): using the memory of \"{name}\", every kind on"
                 ));
@@ -75,6 +77,22 @@ pub fn memory_agent(agents: &Agents, name: &str) -> Result<(AgentConfig, bool)> 
         }
         Err(e) => Err(e),
     }
+}
+
+/// Whether `name` is said for the first time in this process: a server
+/// opens a memory per session or request, and says a near miss once.
+/// Bounded: past a thousand names, a new one is said every time rather
+/// than kept.
+fn first_time(name: &str) -> bool {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if said.iter().any(|n| n == name) {
+        return false;
+    }
+    if said.len() < 1024 {
+        said.push(name.to_owned());
+    }
+    true
 }
 
 /// The memory of a name with no agent file: every kind on, with the

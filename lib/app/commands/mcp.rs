@@ -38,8 +38,13 @@ block of all of it within a budget. Ends when standard input ends.
 AGENT names an agent file whose [memory], [notes], [state] and [context]
 say which kinds are served and where; without one of that name (or
 without AGENT: \"mcp\"), every kind is on with its defaults, under that
-name. A client without a session passes the sha256 recall gave as
-reflect's and learn_fact's if_match.
+name. An existing MEMORY.md or topic is overwritten only over what a
+recall showed the client whole (within recall_chars and the output
+limit of every known client); where one connection cannot stand for
+one conversation (always over --http; on stdio with --require-if-match,
+for a client such as opencode serve that shares one connection among
+its sessions) only with the sha256 recall showed, passed as reflect's
+and learn_fact's if_match.
 
 A client may start its server without the user's environment (Codex
 and the MCP Inspector drop XDG_*), so --config-dir and --data-dir name
@@ -96,7 +101,15 @@ const SERVE: Command = Command {
     usage: &["[OPTIONS] [AGENT]"],
     args: &[AGENT],
     flags: &[
-        READ_ONLY, CONFIG_DIR, DATA_DIR, HTTP, TOKENS, TEAM_DIR, TLS_CERT, TLS_KEY,
+        READ_ONLY,
+        REQUIRE_IF_MATCH,
+        CONFIG_DIR,
+        DATA_DIR,
+        HTTP,
+        TOKENS,
+        TEAM_DIR,
+        TLS_CERT,
+        TLS_KEY,
     ],
     rules: &[
         Rule::Conflict(Item::Flag(&HTTP), Item::Arg(&AGENT)),
@@ -203,6 +216,11 @@ const READ_ONLY: Flag = Flag::switch(
     "Offer only the tools that do not write (recall, search_notes, context, state_context, log_recent)",
 );
 
+const REQUIRE_IF_MATCH: Flag = Flag::switch(
+    "require-if-match",
+    "Overwrite an existing MEMORY.md or topic only with the sha256 recall showed as if_match: for a client whose one connection serves many conversations (opencode serve); always so over --http",
+);
+
 const HTTP: Flag = Flag::with_value(
     "http",
     "ADDR",
@@ -294,7 +312,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         return http.serve();
     }
     let name = super::args::agent_arg(m)?.unwrap_or("mcp").to_owned();
-    let (memory, instructions) = open(&agents, &name)?;
+    let (memory, instructions) = open(&agents, &name, m.flag(&REQUIRE_IF_MATCH))?;
     let server = Server {
         memory,
         read_only,
@@ -404,7 +422,10 @@ fn open_served(
     name: &str,
     noted: &Mutex<std::collections::HashSet<String>>,
 ) -> Result<(Memory, String)> {
-    open_with(agents, name, &mut |cfg: &mut AgentConfig| {
+    // Over HTTP no connection stands for one conversation: a stateless
+    // request has no session, and a session may be shared by many (a
+    // team's gateway, opencode serve).
+    open_with(agents, name, true, &mut |cfg: &mut AgentConfig| {
         let set = !cfg.notes.workspace.is_empty()
             || !cfg.memory.path.is_empty()
             || !cfg.state.path.is_empty();
@@ -430,16 +451,19 @@ fn open_served(
 }
 
 /// The memory of the agent `name` as the server offers it, and what the
-/// client is told of it: over stdio once, over HTTP per session (each
-/// client's own record of what it has seen) or stateless request.
-fn open(agents: &Agents, name: &str) -> Result<(Memory, String)> {
-    open_with(agents, name, &mut |_| {})
+/// client is told of it: over stdio once, over HTTP per session or
+/// stateless request. With `needs_if_match` (over HTTP, or
+/// `--require-if-match`) nothing counts as seen: an overwrite needs the
+/// hash recall showed.
+fn open(agents: &Agents, name: &str, needs_if_match: bool) -> Result<(Memory, String)> {
+    open_with(agents, name, needs_if_match, &mut |_| {})
 }
 
 /// [`open`], with the agent's settings as `adjust` leaves them.
 fn open_with(
     agents: &Agents,
     name: &str,
+    needs_if_match: bool,
     adjust: &mut dyn FnMut(&mut AgentConfig),
 ) -> Result<(Memory, String)> {
     let dirs = agents.dirs().clone();
@@ -449,7 +473,7 @@ fn open_with(
         true => Some(Workspace::of(&dirs, &cfg.notes)?),
         false => None,
     };
-    let instructions = instructions(name, &cfg, own_file);
+    let instructions = instructions(name, &cfg, own_file, needs_if_match);
     let memory = Memory {
         agent: name.to_owned(),
         dirs,
@@ -466,15 +490,24 @@ fn open_with(
         }),
         deadline: None,
         wait: Wait::default(),
+        needs_if_match,
     };
     Ok((memory, instructions))
 }
 
 /// What the client is told at `initialize`: whose memory, and how to use it.
-fn instructions(name: &str, cfg: &AgentConfig, own_file: bool) -> String {
+fn instructions(name: &str, cfg: &AgentConfig, own_file: bool, needs_if_match: bool) -> String {
     let mut kinds = Vec::new();
+    let notes = format!(
+        "notes (recall before you start; remember what is worth keeping; search_notes finds older notes; reflect rewrites MEMORY.md and learn_fact a shared topic, only over what a recall showed you whole: pass the sha256 the recall gave for that file (memory_sha256 for MEMORY.md; each file's is also on a line after the recall's text) as if_match{})",
+        match needs_if_match {
+            true =>
+                ", which this server needs to overwrite any file that has text, since it cannot tell which conversation calls",
+            false => ", which a client without a session must",
+        }
+    );
     if cfg.notes.enabled {
-        kinds.push("notes (recall before you start; remember what is worth keeping; reflect rewrites MEMORY.md and learn_fact a shared topic, only over what recall showed you, passing its sha256 as if_match when you keep no session; search_notes finds older notes)");
+        kinds.push(notes.as_str());
     }
     if cfg.state.enabled {
         kinds.push("a structured state (state_context to read it; state_record for AXE_MEMORY: signal lines and outcomes)");

@@ -40,7 +40,9 @@ mod workspace;
 pub use daily::remember;
 pub use note::{Unreadable, unreadable_note};
 pub use prune::prune;
-pub use recall::{Kind, NoteFile, Recalled, answer, files, recall, remarks, shown};
+pub use recall::{
+    Kind, NoteFile, Recalled, answer, files, hashes, recall, recall_hashed, remarks, shown,
+};
 pub use rewrite::{Rewritten, rewrite};
 pub use search::{Found, search};
 pub use topic::{name as topic_name, sanitize as topic_file_name};

@@ -30,7 +30,11 @@
 //! world topics from the end of the alphabet, MEMORY.md last. A note after
 //! the text says what was left out, and what could not be read (a file
 //! without permission, a `world` that is not a directory): such a file is
-//! skipped, never the whole recall. The budget holds the note too.
+//! skipped, never the whole recall. The budget holds the note too, and
+//! for a recall served to an MCP client ([`recall_hashed`]) the paragraph
+//! after it naming each file's sha256 (reflect's and learn_fact's
+//! `if_match`): a client that cuts a long result must not lose the hashes
+//! of files it showed, nor keep the hash of a file it cut.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -77,6 +81,11 @@ pub struct Recalled {
     /// The line naming conflict files a sync left for this agent's notes,
     /// shown first until they are resolved; the budget holds it.
     pub conflict: Option<String>,
+    /// Whether the answer ends with the hash paragraph ([`recall_hashed`]).
+    pub hashed: bool,
+    /// The paragraph's line for a MEMORY.md seen empty (so not an item),
+    /// when hashed.
+    pub empty_memory: Option<String>,
 }
 
 const SEPARATOR: &str = "\n\n---\n\n";
@@ -86,6 +95,10 @@ const RECENT: &str = "# Recent Experiences\n\n";
 const NOTHING: &str = "No memories found";
 /// Between the text and the note.
 const BEFORE_NOTE: &str = "\n\n";
+/// What begins the hash paragraph of a served recall; a line a file
+/// follows it.
+const HASHES: &str =
+    "\n\nThe sha256 of each file shown whole, for reflect's and learn_fact's if_match:";
 
 /// A file a recall may show, before it is read.
 #[derive(Debug, Clone)]
@@ -199,6 +212,30 @@ pub fn recall(
     today: Date,
     budget: usize,
 ) -> Result<Recalled> {
+    recall_with(ws, agent, days, today, budget, false)
+}
+
+/// [`recall`] whose answer ends with the paragraph naming the sha256 of
+/// each file shown whole, within the same budget: a file whose hash line
+/// does not fit is left out like one whose text does not.
+pub fn recall_hashed(
+    ws: &Workspace,
+    agent: &str,
+    days: u64,
+    today: Date,
+    budget: usize,
+) -> Result<Recalled> {
+    recall_with(ws, agent, days, today, budget, true)
+}
+
+fn recall_with(
+    ws: &Workspace,
+    agent: &str,
+    days: u64,
+    today: Date,
+    budget: usize,
+    hashed: bool,
+) -> Result<Recalled> {
     let conflict = conflict::line(&ws.conflicts(agent));
     let reserved = conflict
         .as_ref()
@@ -238,9 +275,30 @@ pub fn recall(
     };
     full |= !left_out.is_empty();
     let memory_sha256 = memory_shown.then(|| sha256_hex(memory.as_deref().unwrap_or_default()));
+    // The hash lines, counted as they are taken: what the budget holds
+    // besides the texts.
+    let mut lines = Lines {
+        ws,
+        hashed,
+        chars: 0,
+    };
+    let empty_memory = match (&memory_sha256, &memory) {
+        (Some(sha), m)
+            if hashed
+                && m.as_ref()
+                    .is_none_or(|t| t.iter().all(u8::is_ascii_whitespace)) =>
+        {
+            Some(format!("{} (empty) {sha}", ws.relative(&memory_file.path)))
+        }
+        _ => None,
+    };
+    // Left unsaid when even it does not fit: an empty MEMORY.md may be
+    // written without its hash anyway.
+    let empty_memory = empty_memory.filter(|l| HASHES.len() + 1 + l.chars().count() <= budget);
+    lines.chars += empty_memory.as_ref().map_or(0, |l| 1 + l.chars().count());
     if let Some(text) = memory.filter(|t| !t.iter().all(u8::is_ascii_whitespace)) {
         let memory = item(Kind::Memory, memory_file.path, String::new(), text);
-        if let Err(it) = add(memory, &mut items, budget) {
+        if let Err(it) = add(memory, &mut items, budget, &mut lines) {
             left_out.push(it);
             full = true;
         }
@@ -269,7 +327,12 @@ pub fn recall(
             }
         };
         if let Some(text) = text.filter(|t| !t.iter().all(u8::is_ascii_whitespace))
-            && let Err(it) = add(item(c.kind, c.path, c.title, text), &mut items, budget)
+            && let Err(it) = add(
+                item(c.kind, c.path, c.title, text),
+                &mut items,
+                budget,
+                &mut lines,
+            )
         {
             left_out.push(it);
             full = true;
@@ -280,10 +343,11 @@ pub fn recall(
     // or two, so this ends after a few rounds.
     while !items.is_empty() {
         let wanted = note::room_wanted(&left_out, &unreadable, budget);
-        if wanted == 0 || size(&items) + BEFORE_NOTE.len() + wanted <= budget {
+        if wanted == 0 || size(&items) + lines.size() + BEFORE_NOTE.len() + wanted <= budget {
             break;
         }
         let it = items.pop().expect("not empty");
+        lines.chars -= lines.of(&it);
         left_out.insert(0, left(it));
     }
     memory_shown &= !left_out.iter().any(|l| l.kind == Kind::Memory);
@@ -297,16 +361,47 @@ pub fn recall(
         budget,
         memory_sha256,
         conflict,
+        hashed,
+        empty_memory,
     })
 }
 
-/// Adds `item` if the recall stays within `budget`; else hands it back as
-/// left out.
-fn add(item: Item, items: &mut Vec<Item>, budget: usize) -> Result<(), LeftOut> {
+/// The hash paragraph's characters so far.
+struct Lines<'a> {
+    ws: &'a Workspace,
+    hashed: bool,
+    /// Of the lines, each with the line break before it.
+    chars: usize,
+}
+
+impl Lines<'_> {
+    /// The line `item` adds: a line break, its path, a space, its hash.
+    fn of(&self, item: &Item) -> usize {
+        match self.hashed {
+            true => 1 + self.ws.relative(&item.path).chars().count() + 1 + item.sha256.len(),
+            false => 0,
+        }
+    }
+
+    /// The whole paragraph: its head and lines, nothing without lines.
+    fn size(&self) -> usize {
+        match self.chars {
+            0 => 0,
+            n => HASHES.len() + n,
+        }
+    }
+}
+
+/// Adds `item` if the recall, its hash line included, stays within
+/// `budget`; else hands it back as left out.
+fn add(item: Item, items: &mut Vec<Item>, budget: usize, lines: &mut Lines) -> Result<(), LeftOut> {
+    let line = lines.of(&item);
     items.push(item);
-    if size(items) <= budget {
+    lines.chars += line;
+    if size(items) + lines.size() <= budget {
         return Ok(());
     }
+    lines.chars -= line;
     Err(left(items.pop().expect("just pushed")))
 }
 
@@ -422,10 +517,30 @@ pub fn render(r: &Recalled) -> Vec<u8> {
 /// The recall as the model and `axe-notes-recall` show it: the text, then
 /// the note on what it left out or could not read; within the budget.
 pub fn answer(ws: &Workspace, r: &Recalled) -> Vec<u8> {
-    let text = answer_within(ws, r);
+    let mut text = answer_within(ws, r);
+    text.extend_from_slice(hashes(ws, r).as_bytes());
     match &r.conflict {
         Some(line) => [line.as_bytes(), BEFORE_NOTE.as_bytes(), &text].concat(),
         None => text,
+    }
+}
+
+/// The paragraph after a hashed recall's text naming each file shown
+/// whole and its hash, and MEMORY.md's when it was seen empty; empty when
+/// not hashed or nothing was seen.
+pub fn hashes(ws: &Workspace, r: &Recalled) -> String {
+    if !r.hashed {
+        return String::new();
+    }
+    let lines: Vec<String> = r
+        .items
+        .iter()
+        .map(|i| format!("{} {}", ws.relative(&i.path), i.sha256))
+        .chain(r.empty_memory.clone())
+        .collect();
+    match lines.is_empty() {
+        true => String::new(),
+        false => format!("{HASHES}\n{}", lines.join("\n")),
     }
 }
 
@@ -459,9 +574,10 @@ fn lossy(bytes: &[u8]) -> String {
 /// [`answer`] without the conflict line, within what the budget leaves it.
 fn answer_within(ws: &Workspace, r: &Recalled) -> Vec<u8> {
     let shown = !r.items.is_empty();
+    let budget = r.budget.saturating_sub(hashes(ws, r).chars().count());
     let room = match shown {
-        true => r.budget.saturating_sub(size(&r.items) + BEFORE_NOTE.len()),
-        false => r.budget,
+        true => budget.saturating_sub(size(&r.items) + BEFORE_NOTE.len()),
+        false => budget,
     };
     let note = match note::compose(ws, &r.left_out, &r.unreadable, r.budget, room) {
         Note::Nothing => None,
@@ -485,7 +601,7 @@ fn answer_within(ws: &Workspace, r: &Recalled) -> Vec<u8> {
     // Nothing shown: the text is ours, and a budget too small even for
     // it is still kept, cut at a character.
     let text = String::from_utf8_lossy(&text);
-    match text.char_indices().nth(r.budget) {
+    match text.char_indices().nth(budget) {
         Some((at, _)) => text[..at].as_bytes().to_vec(),
         None => text.as_bytes().to_vec(),
     }
@@ -525,6 +641,8 @@ mod tests {
             budget: 0,
             memory_sha256: None,
             conflict: None,
+            hashed: false,
+            empty_memory: None,
         }
     }
 

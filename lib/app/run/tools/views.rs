@@ -27,6 +27,8 @@ pub fn memory(session: &Session, agent: &Prepared, deadline: Option<Deadline>) -
         served: None,
         deadline: deadline.map(|d| d.at),
         wait: agent.wait,
+        // A run is one conversation: what its model was shown is known.
+        needs_if_match: false,
     }
 }
 
