@@ -943,7 +943,19 @@ fn claude_code_over_http_reflects_with_the_hash_the_refusal_asks_for() {
             .unwrap();
         assert!(out.status.success(), "{out:?}");
         let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-        let server = crate::mcp_http::Served::start(&env, &["--tokens", tokens.to_str().unwrap()]);
+        let server = {
+            // The owner's own memory, which the test seeds, served by name.
+            let own = env.data_dir().join("axe");
+            crate::mcp_http::Served::start(
+                &env,
+                &[
+                    "--tokens",
+                    tokens.to_str().unwrap(),
+                    "--team-dir",
+                    own.to_str().unwrap(),
+                ],
+            )
+        };
         let address = format!("127.0.0.1:{}", server.port);
         let script = readme_block("sh", "--transport http").replace("127.0.0.1:8765", &address);
         let mut add = client_command(&env, &bin, "bash");

@@ -716,12 +716,16 @@ fn sigterm_drains_a_request_in_flight_then_stops() {
     let status = server.child.wait().unwrap();
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(15));
-    let daily = team_dir(&env).join("notes/agents/team/daily");
-    let written: String = std::fs::read_dir(&daily)
+    assert!(team_daily(&env, "team").contains("written while stopping"));
+}
+
+/// Every daily log of the served `agent`, one after another.
+fn team_daily(env: &Env, agent: &str) -> String {
+    let daily = team_dir(env).join("notes/agents").join(agent).join("daily");
+    std::fs::read_dir(&daily)
         .unwrap()
         .map(|f| crate::util::read(&f.unwrap().path()))
-        .collect();
-    assert!(written.contains("written while stopping"));
+        .collect()
 }
 
 fn term(pid: u32) -> i32 {
@@ -1971,7 +1975,7 @@ fn sigterm_lets_a_reflect_waiting_on_the_lock_write() {
         return;
     }
     let env = Env::new();
-    let memory = env.data_dir().join("axe/notes/agents/team/MEMORY.md");
+    let memory = team_dir(&env).join("notes/agents/team/MEMORY.md");
     env.write(&memory, "before\n");
     let mut server = Served::start(&env, &[]);
     let recalled = server.post(
@@ -2270,8 +2274,7 @@ fn a_session_through(env: &Env, port: u16, secret: &str) {
     let a = send_as(port, host, &with, &said);
     assert_eq!(a.status, 200, "{a:?}");
     assert_eq!(a.json()["result"]["isError"], false, "{a:?}");
-    let notes = env.cmd("axe-notes-recall").arg("team").output().unwrap();
-    assert!(String::from_utf8_lossy(&notes.stdout).contains("through the proxy"));
+    assert!(team_daily(env, "team").contains("through the proxy"));
 }
 
 /// README's Caddy lines, as written but for the ports (and the site made

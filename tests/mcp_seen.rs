@@ -241,7 +241,7 @@ fn a_served_recall_fits_what_every_client_shows_whole() {
 #[test]
 fn over_http_an_overwrite_needs_the_hash_recall_showed() {
     let env = Env::new();
-    let memory = env.data_dir().join("axe/notes/agents/team/MEMORY.md");
+    let memory = crate::mcp_http::team_dir(&env).join("notes/agents/team/MEMORY.md");
     let server = Served::start(&env, &[]);
     let s = server.initialize("team", &[]);
     let session = [("Mcp-Session-Id", s.as_str())];
