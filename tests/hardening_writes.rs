@@ -16,7 +16,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::server::{Answer, Server};
-use crate::util::{Env, read};
+use crate::util::{Env, read, running_as_root};
 use crate::wire::{reply_for, served_by};
 
 fn workspace(env: &Env) -> PathBuf {
@@ -678,11 +678,6 @@ fn a_state_file_over_its_cap_is_refused_not_read_whole() {
 
 // --- found by an attack on the write path --------------------------------
 
-fn running_as_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(1) == 0
-}
-
 /// A marker saying "cut `file` to `len`", as an append writes it.
 fn plant_marker(file: &Path, len: u64) -> PathBuf {
     use std::os::unix::fs::MetadataExt;
@@ -695,8 +690,7 @@ fn plant_marker(file: &Path, len: u64) -> PathBuf {
 
 #[test]
 fn a_marker_planted_by_another_user_never_cuts_the_file() {
-    if !running_as_root() {
-        eprintln!("skipped: needs root to make a file another user's");
+    if !running_as_root("making a file another user's needs") {
         return;
     }
     let env = Env::new();
@@ -849,8 +843,7 @@ fn junk_where_a_marker_or_temp_file_goes_never_blocks_a_write_for_good() {
 
 #[test]
 fn an_append_needs_only_the_file_writable_as_before() {
-    if !running_as_root() {
-        eprintln!("skipped: needs root to run as another user");
+    if !running_as_root("running as another user needs") {
         return;
     }
     let env = Env::new();
