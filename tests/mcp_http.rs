@@ -1171,7 +1171,9 @@ fn tls_serves_the_same_endpoint_over_https() {
 /// reflect with `if_match` and search, half of them in sessions and half
 /// stateless: every remembered note is in the daily log exactly once,
 /// every reflect either wrote or lost to another's (a conflict, nothing
-/// written), MEMORY.md is one winner's whole text, and no request fails.
+/// written), each hash lets one reflect through at most (all clients race
+/// over the first), MEMORY.md is one winner's whole text, and no request
+/// fails.
 /// The latencies are printed (bench/ has the release figures).
 #[test]
 fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
@@ -1200,8 +1202,13 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
         }
         send_to(port, "POST", "/mcp/team", &headers, &message.to_string())
     };
+    // After its first recall each client waits for the others: all then
+    // rewrite over the same hash at once, so the race on `if_match` takes
+    // place by schedule, not by luck.
+    let gate = Arc::new(crate::util::Gate::new(CLIENTS, Duration::from_secs(60)));
     let threads: Vec<_> = (0..CLIENTS)
         .map(|c| {
+            let gate = Arc::clone(&gate);
             std::thread::spawn(move || {
                 let session = (c % 2 == 0).then(|| {
                     let body = request(0, "initialize", init_params()).to_string();
@@ -1225,6 +1232,8 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
                 };
                 let mut hash = String::new();
                 let (mut wrote, mut lost, mut times) = (Vec::new(), 0, Vec::new());
+                // Each reflect: the hash it passed, and whether it wrote.
+                let mut tries = Vec::new();
                 for k in 0..CALLS {
                     let (result, took) = match k % 4 {
                         0 => call(k, "remember", json!({"content": format!("note c{c}k{k}.")})),
@@ -1249,8 +1258,12 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
                                 .as_str()
                                 .unwrap()
                                 .to_owned();
+                            if k == 1 {
+                                gate.meet();
+                            }
                         }
                         _ if result["isError"] == false => {
+                            tries.push((hash.clone(), true));
                             wrote.push(format!("MEMORY of c{c}k{k}."))
                         }
                         _ => {
@@ -1258,23 +1271,38 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
                                 text.contains("has changed since you last read it"),
                                 "c{c}k{k}: {text}"
                             );
+                            tries.push((hash.clone(), false));
                             lost += 1;
                         }
                     }
                 }
-                (wrote, lost, times)
+                (wrote, lost, times, tries)
             })
         })
         .collect();
     let (mut wrote, mut lost, mut times) = (Vec::new(), 0, Vec::new());
+    // Each hash: how many rewrites passed it, how many went through.
+    let mut tries = std::collections::HashMap::<String, (usize, usize)>::new();
     for t in threads {
-        let (w, l, ts) = t.join().unwrap();
+        let (w, l, ts, tried) = t.join().unwrap();
         wrote.extend(w);
         lost += l;
         times.extend(ts);
+        for (sha, went) in tried {
+            let seen = tries.entry(sha).or_default();
+            seen.0 += 1;
+            seen.1 += usize::from(went);
+        }
     }
     assert_eq!(wrote.len() + lost, CLIENTS * CALLS / 4);
-    assert!(!wrote.is_empty());
+    // A hash lets one rewrite through at most: a second over the same
+    // text would write over the first unseen. The empty MEMORY.md's hash
+    // was held by every client at once (the race took place): one won.
+    for (sha, (tried, went)) in &tries {
+        assert!(*went <= 1, "{went} of {tried} rewrites over {sha} went through");
+    }
+    let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    assert_eq!(tries.get(empty), Some(&(CLIENTS, 1)), "{tries:?}");
     let notes = env.data_dir().join("axe/notes/agents/team");
     let memory = crate::util::read(&notes.join("MEMORY.md"));
     assert!(
