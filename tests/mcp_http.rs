@@ -894,6 +894,97 @@ fn tokens_decide_who_reaches_which_memory_and_how() {
     );
 }
 
+/// The bearer token is compared whole on every request, not only at the
+/// handshake: a token one character off a real one is 401 on a request
+/// of a session the real token began, stateless, and for DELETE, and
+/// nothing it sent is written; the real token passes each.
+#[test]
+fn a_token_one_character_off_is_refused_on_every_request() {
+    let env = Env::new();
+    let file = env.root().join("conf/tokens.toml");
+    let out = env
+        .cmd("axe-mcp")
+        .args(["token", "add", "alice", "--agents", "team", "--tokens"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let (head, last) = token.split_at(token.len() - 1);
+    let off = format!("{head}{}", if last == "0" { "1" } else { "0" });
+    let server = Served::start(&env, &["--tokens", file.to_str().unwrap()]);
+    let (right, wrong) = (format!("Bearer {token}"), format!("Bearer {off}"));
+    let s = server.initialize("team", &[("Authorization", &right)]);
+    let remember = |id: u64, text: &str| {
+        request(
+            id,
+            "tools/call",
+            call("remember", json!({"content": text})),
+        )
+    };
+    let stateless_remember = |auth: &str, id: u64, text: &str| {
+        let headers = [
+            ("Authorization", auth),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "remember"),
+        ];
+        let message = stateless(
+            id,
+            "tools/call",
+            call("remember", json!({"content": text})),
+        );
+        server.post("team", &headers, &message)
+    };
+    let in_session = |auth: &str, id: u64, text: &str| {
+        server.post(
+            "team",
+            &[("Authorization", auth), ("Mcp-Session-Id", &s)],
+            &remember(id, text),
+        )
+    };
+    let a = in_session(&wrong, 2, "wrong in a session");
+    assert_eq!(a.status, 401, "{a:?}");
+    let a = stateless_remember(&wrong, 3, "wrong stateless");
+    assert_eq!(a.status, 401, "{a:?}");
+    let bye = |auth: &str| {
+        server.send(
+            "DELETE",
+            "/mcp/team",
+            &[("Authorization", auth), ("Mcp-Session-Id", &s)],
+            "",
+        )
+    };
+    let a = bye(&wrong);
+    assert_eq!(a.status, 401, "{a:?}");
+    // The real token on the same ways: the session is still there.
+    let a = in_session(&right, 4, "right in a session");
+    assert_eq!(a.json()["result"]["isError"], false, "{a:?}");
+    let a = stateless_remember(&right, 5, "right stateless");
+    assert_eq!(a.json()["result"]["isError"], false, "{a:?}");
+    assert_eq!(bye(&right).status, 204);
+    // What the server holds for the team, asked with the real token.
+    let recalled = server.post(
+        "team",
+        &[
+            ("Authorization", &right),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "recall"),
+        ],
+        &stateless(6, "tools/call", call("recall", json!({}))),
+    );
+    let notes = recalled.json()["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        notes.contains("right in a session") && notes.contains("right stateless"),
+        "{notes}"
+    );
+    assert!(!notes.contains("wrong"), "{notes}");
+}
+
 /// The official suite's server scenarios that apply to a memory server,
 /// each with the checks it cannot pass here and why: all of them call a
 /// fixture tool of the suite's own reference server, or need prompts.
