@@ -287,7 +287,10 @@ fn many_servers_on_one_memory_lose_nothing() {
         seen.1 += usize::from(*won);
     }
     for (sha, (tried, won)) in &wins {
-        assert!(*won <= 1, "{won} of {tried} rewrites over {sha} went through");
+        assert!(
+            *won <= 1,
+            "{won} of {tried} rewrites over {sha} went through"
+        );
     }
     let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
     assert_eq!(
@@ -687,15 +690,20 @@ fn no_input_makes_the_server_panic_hang_or_stop_answering() {
 /// happened (else the server is let answer), whether the server
 /// answered, and the entries in the log, each checked whole in the raw
 /// file before any later writer could repair it.
-fn remember_then_sigterm(env: &Env, big: &str, patience: std::time::Duration) -> (bool, bool, usize) {
+fn remember_then_sigterm(
+    env: &Env,
+    big: &str,
+    patience: std::time::Duration,
+) -> (bool, bool, usize) {
     use rustix::process::{Pid, Signal, kill_process};
     use std::io::Read;
     use std::time::Instant;
     let daily = env.data_dir().join("axe/notes/agents/term/daily");
     let marked = || {
-        std::fs::read_dir(&daily).into_iter().flatten().any(|e| {
-            e.is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".axe-append"))
-        })
+        std::fs::read_dir(&daily)
+            .into_iter()
+            .flatten()
+            .any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".axe-append")))
     };
     let mut c = Client::start(env, &["term"]);
     c.initialize();

@@ -915,13 +915,8 @@ fn a_token_one_character_off_is_refused_on_every_request() {
     let server = Served::start(&env, &["--tokens", file.to_str().unwrap()]);
     let (right, wrong) = (format!("Bearer {token}"), format!("Bearer {off}"));
     let s = server.initialize("team", &[("Authorization", &right)]);
-    let remember = |id: u64, text: &str| {
-        request(
-            id,
-            "tools/call",
-            call("remember", json!({"content": text})),
-        )
-    };
+    let remember =
+        |id: u64, text: &str| request(id, "tools/call", call("remember", json!({"content": text})));
     let stateless_remember = |auth: &str, id: u64, text: &str| {
         let headers = [
             ("Authorization", auth),
@@ -929,11 +924,7 @@ fn a_token_one_character_off_is_refused_on_every_request() {
             ("Mcp-Method", "tools/call"),
             ("Mcp-Name", "remember"),
         ];
-        let message = stateless(
-            id,
-            "tools/call",
-            call("remember", json!({"content": text})),
-        );
+        let message = stateless(id, "tools/call", call("remember", json!({"content": text})));
         server.post("team", &headers, &message)
     };
     let in_session = |auth: &str, id: u64, text: &str| {
@@ -1390,7 +1381,10 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
     // text would write over the first unseen. The empty MEMORY.md's hash
     // was held by every client at once (the race took place): one won.
     for (sha, (tried, went)) in &tries {
-        assert!(*went <= 1, "{went} of {tried} rewrites over {sha} went through");
+        assert!(
+            *went <= 1,
+            "{went} of {tried} rewrites over {sha} went through"
+        );
     }
     let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
     assert_eq!(tries.get(empty), Some(&(CLIENTS, 1)), "{tries:?}");

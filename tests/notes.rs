@@ -953,7 +953,10 @@ done"#
     // text would write over the first unseen. The empty MEMORY.md's hash
     // was held by all eight at once (the race took place): one won.
     for (sha, (tried, went)) in &tries {
-        assert!(*went <= 1, "{went} of {tried} rewrites over {sha} went through");
+        assert!(
+            *went <= 1,
+            "{went} of {tried} rewrites over {sha} went through"
+        );
     }
     let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
     assert_eq!(tries.get(empty), Some(&(WRITERS, 1)), "{tries:?}");
