@@ -942,7 +942,7 @@ fn a_huge_error_body_is_cut_to_a_readable_line() {
 #[test]
 fn a_trim_by_root_keeps_the_logs_owner() {
     use std::os::unix::fs::MetadataExt;
-    if !crate::util::running_as_root("owning a file as another user needs") {
+    if !crate::util::running_as_root("owning a file as another user") {
         return;
     }
     let env = Env::new();

@@ -754,7 +754,7 @@ fn plant_marker(file: &Path, len: u64) -> PathBuf {
 
 #[test]
 fn a_marker_planted_by_another_user_never_cuts_the_file() {
-    if !running_as_root("making a file another user's needs") {
+    if !running_as_root("making a file another user's") {
         return;
     }
     let env = Env::new();
@@ -907,7 +907,7 @@ fn junk_where_a_marker_or_temp_file_goes_never_blocks_a_write_for_good() {
 
 #[test]
 fn an_append_needs_only_the_file_writable_as_before() {
-    if !running_as_root("running as another user needs") {
+    if !running_as_root("running as another user") {
         return;
     }
     let env = Env::new();

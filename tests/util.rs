@@ -205,15 +205,15 @@ pub fn unavailable(why: &str, how: &str) {
     );
 }
 
-/// Whether the tests run as root, for a test that needs it (to make a
-/// file another user's, or to run as one). When not, the test is skipped
-/// through [`unavailable`], so under `AXE_TEST_ALL` it fails instead.
-pub fn running_as_root(need: &str) -> bool {
+/// Whether the tests run as root, for a test doing `what` (making a file
+/// another user's, running as one), which needs it. When not, the test
+/// is skipped through [`unavailable`], so under `AXE_TEST_ALL` it fails.
+pub fn running_as_root(what: &str) -> bool {
     if is_root() {
         return true;
     }
     unavailable(
-        &format!("not running as root, which {need}"),
+        &format!("{what} needs root"),
         "run the tests as root (as CI does)",
     );
     false
