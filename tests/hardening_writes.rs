@@ -16,7 +16,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::server::{Answer, Server};
-use crate::util::{Env, read};
+use crate::util::{Env, read, running_as_root};
 use crate::wire::{reply_for, served_by};
 
 fn workspace(env: &Env) -> PathBuf {
@@ -131,6 +131,51 @@ fn nothing_is_created_outside_before_a_path_is_refused() {
     }
 }
 
+/// A relative symlink whose `..`s climb above the workspace is refused
+/// by every writer, and nothing is made on the way: not outside, and not
+/// inside either where a walk that stopped climbing at the top would put
+/// it (the beneath walk's `..` check, seen from the executables).
+#[test]
+fn a_relative_symlink_climbing_out_of_the_workspace_is_refused() {
+    for (linked, target) in [
+        ("agents/a/daily", "../../../outside"),
+        ("agents/a", "../../outside"),
+        ("world", "../outside"),
+    ] {
+        let env = Env::new();
+        agent(&env, "a", "");
+        let ws = workspace(&env);
+        let outside = env.root().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        let link = ws.join(linked);
+        fs::create_dir_all(link.parent().unwrap()).unwrap();
+        symlink(target, &link).unwrap();
+        let before = files_below(&ws);
+        for (bin, args) in [
+            ("axe-notes-remember", &["a", "hi"][..]),
+            ("axe-notes-reflect", &["a"][..]),
+            ("axe-notes-learn", &["ops"][..]),
+        ] {
+            let reaches = match bin {
+                "axe-notes-remember" => linked.starts_with("agents/"),
+                "axe-notes-reflect" => linked == "agents/a",
+                _ => linked == "world",
+            };
+            if !reaches {
+                continue;
+            }
+            let err = failing(env.cmd(bin).args(args).write_stdin("text"), 1);
+            assert!(
+                err.contains("leads outside the notes workspace"),
+                "{linked} -> {target}, {bin}: {err}"
+            );
+        }
+        assert!(files_below(&outside).is_empty(), "made outside");
+        assert!(!ws.join("outside").exists(), "made at the top instead");
+        assert_eq!(files_below(&ws), before, "{linked}");
+    }
+}
+
 #[test]
 fn symlinks_that_stay_inside_the_workspace_still_work() {
     let env = Env::new();
@@ -215,7 +260,18 @@ fn a_directory_swapped_for_a_symlink_mid_write_never_lets_a_write_out() {
     ] {
         let stop = Arc::new(AtomicBool::new(false));
         let swaps = swapper(ws.join(dir), outside.clone(), Arc::clone(&stop));
-        for _ in 0..300 {
+        // The race must take place: runs go on (bounded in time) until
+        // one met the symlink swapped in (refused for it) and another
+        // wrote between two swaps (inside, as it must).
+        let (started, mut runs, mut met, mut wrote) = (Instant::now(), 0, 0, 0);
+        while runs < 300 || met == 0 || wrote == 0 {
+            if started.elapsed() > Duration::from_secs(120) {
+                stop.store(true, Ordering::Relaxed);
+                let swaps = swaps.join().unwrap();
+                panic!(
+                    "{bin}: {runs} runs and {swaps} swaps: {met} met the symlink, {wrote} wrote"
+                );
+            }
             let out = env
                 .cmd(bin)
                 .args(args)
@@ -228,9 +284,17 @@ fn a_directory_swapped_for_a_symlink_mid_write_never_lets_a_write_out() {
                 "{bin} wrote outside: {:?}",
                 files_below(&outside)
             );
+            let err = String::from_utf8_lossy(&out.stderr);
+            if err.contains("leads outside the notes workspace") {
+                assert_eq!(out.status.code(), Some(1), "{err}");
+                met += 1;
+            }
+            wrote += usize::from(out.status.success());
+            runs += 1;
         }
         stop.store(true, Ordering::Relaxed);
-        swaps.join().unwrap();
+        assert!(swaps.join().unwrap() > 0);
+        eprintln!("{bin}: of {runs} runs {met} met the symlink, {wrote} wrote");
     }
 }
 
@@ -678,11 +742,6 @@ fn a_state_file_over_its_cap_is_refused_not_read_whole() {
 
 // --- found by an attack on the write path --------------------------------
 
-fn running_as_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(1) == 0
-}
-
 /// A marker saying "cut `file` to `len`", as an append writes it.
 fn plant_marker(file: &Path, len: u64) -> PathBuf {
     use std::os::unix::fs::MetadataExt;
@@ -695,8 +754,7 @@ fn plant_marker(file: &Path, len: u64) -> PathBuf {
 
 #[test]
 fn a_marker_planted_by_another_user_never_cuts_the_file() {
-    if !running_as_root() {
-        eprintln!("skipped: needs root to make a file another user's");
+    if !running_as_root("making a file another user's") {
         return;
     }
     let env = Env::new();
@@ -849,8 +907,7 @@ fn junk_where_a_marker_or_temp_file_goes_never_blocks_a_write_for_good() {
 
 #[test]
 fn an_append_needs_only_the_file_writable_as_before() {
-    if !running_as_root() {
-        eprintln!("skipped: needs root to run as another user");
+    if !running_as_root("running as another user") {
         return;
     }
     let env = Env::new();

@@ -17,21 +17,30 @@ use crate::util::{Env, have, read, stdout};
 use crate::wire::anthropic_reply;
 
 /// The Python interpreter itself (not a shim that needs the real `HOME`),
-/// or `None`, reported, when there is none.
+/// or `None`, reported through the one skip rule on every call that
+/// finds none (the lookup is made once; the report is each test's).
 pub fn python() -> Option<PathBuf> {
     static FOUND: OnceLock<Option<PathBuf>> = OnceLock::new();
-    FOUND
+    let found = FOUND
         .get_or_init(|| {
-            if !have("python3") {
-                return None;
-            }
             let out = std::process::Command::new("python3")
                 .args(["-c", "import sys; print(sys.executable)"])
                 .output()
-                .ok()?;
-            Some(PathBuf::from(String::from_utf8(out.stdout).ok()?.trim()))
+                .ok()
+                .filter(|out| out.status.success())?;
+            let path = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+            crate::util::is_executable(&path).then_some(path)
         })
-        .clone()
+        .clone();
+    // A python3 that cannot say where it is (a broken shim) is as good
+    // as none, and said so like a missing one.
+    if found.is_none() && have("python3") {
+        crate::util::unavailable(
+            "python3 does not name its interpreter (sys.executable)",
+            "install python3 (see .ci/run)",
+        );
+    }
+    found
 }
 
 fn fake_script() -> PathBuf {

@@ -913,6 +913,88 @@ fn tokens_decide_who_reaches_which_memory_and_how() {
     );
 }
 
+/// The bearer token is compared whole on every request, not only at the
+/// handshake: a token one character off a real one is 401 on a request
+/// of a session the real token began, stateless, and for DELETE, and
+/// nothing it sent is written; the real token passes each.
+#[test]
+fn a_token_one_character_off_is_refused_on_every_request() {
+    let env = Env::new();
+    let file = env.root().join("conf/tokens.toml");
+    let out = env
+        .cmd("axe-mcp")
+        .args(["token", "add", "alice", "--agents", "team", "--tokens"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let (head, last) = token.split_at(token.len() - 1);
+    let off = format!("{head}{}", if last == "0" { "1" } else { "0" });
+    let server = Served::start(&env, &["--tokens", file.to_str().unwrap()]);
+    let (right, wrong) = (format!("Bearer {token}"), format!("Bearer {off}"));
+    let s = server.initialize("team", &[("Authorization", &right)]);
+    let remember =
+        |id: u64, text: &str| request(id, "tools/call", call("remember", json!({"content": text})));
+    let stateless_remember = |auth: &str, id: u64, text: &str| {
+        let headers = [
+            ("Authorization", auth),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "remember"),
+        ];
+        let message = stateless(id, "tools/call", call("remember", json!({"content": text})));
+        server.post("team", &headers, &message)
+    };
+    let in_session = |auth: &str, id: u64, text: &str| {
+        server.post(
+            "team",
+            &[("Authorization", auth), ("Mcp-Session-Id", &s)],
+            &remember(id, text),
+        )
+    };
+    let a = in_session(&wrong, 2, "wrong in a session");
+    assert_eq!(a.status, 401, "{a:?}");
+    let a = stateless_remember(&wrong, 3, "wrong stateless");
+    assert_eq!(a.status, 401, "{a:?}");
+    let bye = |auth: &str| {
+        server.send(
+            "DELETE",
+            "/mcp/team",
+            &[("Authorization", auth), ("Mcp-Session-Id", &s)],
+            "",
+        )
+    };
+    let a = bye(&wrong);
+    assert_eq!(a.status, 401, "{a:?}");
+    // The real token on the same ways: the session is still there.
+    let a = in_session(&right, 4, "right in a session");
+    assert_eq!(a.json()["result"]["isError"], false, "{a:?}");
+    let a = stateless_remember(&right, 5, "right stateless");
+    assert_eq!(a.json()["result"]["isError"], false, "{a:?}");
+    assert_eq!(bye(&right).status, 204);
+    // What the server holds for the team, asked with the real token.
+    let recalled = server.post(
+        "team",
+        &[
+            ("Authorization", &right),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "recall"),
+        ],
+        &stateless(6, "tools/call", call("recall", json!({}))),
+    );
+    let notes = recalled.json()["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        notes.contains("right in a session") && notes.contains("right stateless"),
+        "{notes}"
+    );
+    assert!(!notes.contains("wrong"), "{notes}");
+}
+
 /// The official suite's server scenarios that apply to a memory server,
 /// each with the checks it cannot pass here and why: all of them call a
 /// fixture tool of the suite's own reference server, or need prompts.
@@ -1190,7 +1272,9 @@ fn tls_serves_the_same_endpoint_over_https() {
 /// reflect with `if_match` and search, half of them in sessions and half
 /// stateless: every remembered note is in the daily log exactly once,
 /// every reflect either wrote or lost to another's (a conflict, nothing
-/// written), MEMORY.md is one winner's whole text, and no request fails.
+/// written), each hash lets one reflect through at most (all clients race
+/// over the first), MEMORY.md is one winner's whole text, and no request
+/// fails.
 /// The latencies are printed (bench/ has the release figures).
 #[test]
 fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
@@ -1219,8 +1303,13 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
         }
         send_to(port, "POST", "/mcp/team", &headers, &message.to_string())
     };
+    // After its first recall each client waits for the others: all then
+    // rewrite over the same hash at once, so the race on `if_match` takes
+    // place by schedule, not by luck.
+    let gate = Arc::new(crate::util::Gate::new(CLIENTS, Duration::from_secs(60)));
     let threads: Vec<_> = (0..CLIENTS)
         .map(|c| {
+            let gate = Arc::clone(&gate);
             std::thread::spawn(move || {
                 let session = (c % 2 == 0).then(|| {
                     let body = request(0, "initialize", init_params()).to_string();
@@ -1244,6 +1333,8 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
                 };
                 let mut hash = String::new();
                 let (mut wrote, mut lost, mut times) = (Vec::new(), 0, Vec::new());
+                // Each reflect: the hash it passed, and whether it wrote.
+                let mut tries = Vec::new();
                 for k in 0..CALLS {
                     let (result, took) = match k % 4 {
                         0 => call(k, "remember", json!({"content": format!("note c{c}k{k}.")})),
@@ -1268,8 +1359,12 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
                                 .as_str()
                                 .unwrap()
                                 .to_owned();
+                            if k == 1 {
+                                gate.meet();
+                            }
                         }
                         _ if result["isError"] == false => {
+                            tries.push((hash.clone(), true));
                             wrote.push(format!("MEMORY of c{c}k{k}."))
                         }
                         _ => {
@@ -1277,23 +1372,41 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
                                 text.contains("has changed since you last read it"),
                                 "c{c}k{k}: {text}"
                             );
+                            tries.push((hash.clone(), false));
                             lost += 1;
                         }
                     }
                 }
-                (wrote, lost, times)
+                (wrote, lost, times, tries)
             })
         })
         .collect();
     let (mut wrote, mut lost, mut times) = (Vec::new(), 0, Vec::new());
+    // Each hash: how many rewrites passed it, how many went through.
+    let mut tries = std::collections::HashMap::<String, (usize, usize)>::new();
     for t in threads {
-        let (w, l, ts) = t.join().unwrap();
+        let (w, l, ts, tried) = t.join().unwrap();
         wrote.extend(w);
         lost += l;
         times.extend(ts);
+        for (sha, went) in tried {
+            let seen = tries.entry(sha).or_default();
+            seen.0 += 1;
+            seen.1 += usize::from(went);
+        }
     }
     assert_eq!(wrote.len() + lost, CLIENTS * CALLS / 4);
-    assert!(!wrote.is_empty());
+    // A hash lets one rewrite through at most: a second over the same
+    // text would write over the first unseen. The empty MEMORY.md's hash
+    // was held by every client at once (the race took place): one won.
+    for (sha, (tried, went)) in &tries {
+        assert!(
+            *went <= 1,
+            "{went} of {tried} rewrites over {sha} went through"
+        );
+    }
+    let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    assert_eq!(tries.get(empty), Some(&(CLIENTS, 1)), "{tries:?}");
     let notes = team_dir(&env).join("notes/agents/team");
     let memory = crate::util::read(&notes.join("MEMORY.md"));
     assert!(

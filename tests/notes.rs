@@ -882,21 +882,28 @@ fn eight_writers_lose_no_entry_and_every_losing_rewrite_is_reported() {
     const WRITERS: usize = 8;
     const ROUNDS: usize = 25;
     let started = Instant::now();
+    let gate = env.root().join("gate");
+    fs::create_dir(&gate).unwrap();
     let procs: Vec<std::process::Child> = (0..WRITERS)
         .map(|w| {
+            // Each try prints the hash it passed and whether it won. In
+            // the first round every writer waits, hash in hand, until all
+            // have one: they all rewrite over the same text at once.
             let script = format!(
-                r#"won=0; lost=0
-for i in $(seq 1 {ROUNDS}); do
+                r#"for i in $(seq 1 {ROUNDS}); do
   axe-notes-remember a "writer {w} entry $i" >/dev/null || exit 9
   sha=$(axe-notes-path a --json | sed 's/.*"sha256":"\([0-9a-f]*\)".*/\1/')
+  if [ "$i" = 1 ]; then
+    : > "$GATE/ready.{w}"
+    until [ -e "$GATE/go" ]; do sleep 0.01; done
+  fi
   if printf 'writer {w} round %s\n' "$i" | axe-notes-reflect a --if-match "$sha" >/dev/null 2>&1; then
-    won=$((won+1))
+    echo "won $sha"
   else
     [ $? -eq 6 ] || exit 8
-    lost=$((lost+1))
+    echo "lost $sha"
   fi
-done
-echo "$won $lost""#
+done"#
             );
             let bins = assert_cmd::cargo::cargo_bin("axe");
             let path = format!(
@@ -910,22 +917,49 @@ echo "$won $lost""#
                 .env("HOME", env.root().join("home"))
                 .env("XDG_CONFIG_HOME", env.config_dir())
                 .env("XDG_DATA_HOME", env.data_dir())
+                .env("GATE", &gate)
                 .stdout(Stdio::piped())
                 .spawn()
                 .unwrap()
         })
         .collect();
+    let ready = || (0..WRITERS).all(|w| gate.join(format!("ready.{w}")).exists());
+    while !ready() && started.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Let go in any case, so no writer is left waiting.
+    fs::write(gate.join("go"), "").unwrap();
+    assert!(ready(), "the writers never all read the first hash");
+    // Each hash: how many rewrites passed it, how many went through.
+    let mut tries = std::collections::HashMap::<String, (usize, usize)>::new();
     let mut won = 0;
     for p in procs {
         let out = p.wait_with_output().unwrap();
         assert!(out.status.success(), "writer failed: {:?}", out.status);
         let text = String::from_utf8(out.stdout).unwrap();
-        let mut counts = text.split_whitespace().map(|n| n.parse::<usize>().unwrap());
-        let (w, l) = (counts.next().unwrap(), counts.next().unwrap());
-        assert_eq!(w + l, ROUNDS);
-        won += w;
+        assert_eq!(text.lines().count(), ROUNDS, "{text}");
+        for line in text.lines() {
+            let (outcome, sha) = line.split_once(' ').unwrap();
+            let seen = tries.entry(sha.to_owned()).or_default();
+            seen.0 += 1;
+            if outcome == "won" {
+                seen.1 += 1;
+                won += 1;
+            }
+        }
     }
     assert!(started.elapsed() < Duration::from_secs(120));
+    // A hash lets one rewrite through at most: a second over the same
+    // text would write over the first unseen. The empty MEMORY.md's hash
+    // was held by all eight at once (the race took place): one won.
+    for (sha, (tried, went)) in &tries {
+        assert!(
+            *went <= 1,
+            "{went} of {tried} rewrites over {sha} went through"
+        );
+    }
+    let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    assert_eq!(tries.get(empty), Some(&(WRITERS, 1)), "{tries:?}");
     // Every entry, whole, exactly once.
     let log = read(&daily(&env, "a", 0));
     for w in 0..WRITERS {

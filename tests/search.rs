@@ -766,3 +766,27 @@ fn a_longer_turn_about_the_words_is_not_lost_to_a_short_one() {
     let first = first_entry(&env, "kayak");
     assert!(first.ends_with("2026-07-04.md#10:05"), "{first}");
 }
+
+/// Length weighs all the same: of two turns naming the word once, the
+/// shorter (the one more about it) comes first, though it comes later in
+/// the log, where a tie would put it second.
+#[test]
+fn of_two_turns_naming_a_word_once_the_shorter_comes_first() {
+    let env = Env::new();
+    let day: &[&str] = &[
+        "Tom: The weekend was long and sunny, we walked along the river, \
+         had lunch at the old mill, met the neighbours with their dogs, \
+         and on the way back saw a kayak tied up below the bridge.",
+        "Maya: Morning! Did you sleep well?",
+        "Maya: I rented a kayak.",
+    ];
+    conversation(&env, &[("2026-07-04", day)]);
+    let json = search(&env, &["--limit", "5", "kayak"]);
+    let headings: Vec<_> = json
+        .results
+        .iter()
+        .map(|f| f.heading.as_deref().unwrap_or(""))
+        .collect();
+    assert_eq!(headings, ["10:02", "10:00"], "{json:?}");
+    assert!(json.results[0].score > json.results[1].score, "{json:?}");
+}

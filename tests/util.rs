@@ -205,6 +205,59 @@ pub fn unavailable(why: &str, how: &str) {
     );
 }
 
+/// Whether the tests run as root, for a test doing `what` (making a file
+/// another user's, running as one), which needs it. When not, the test
+/// is skipped through [`unavailable`], so under `AXE_TEST_ALL` it fails.
+pub fn running_as_root(what: &str) -> bool {
+    if is_root() {
+        return true;
+    }
+    unavailable(
+        &format!("{what} needs root"),
+        "run the tests as root (as CI does)",
+    );
+    false
+}
+
+/// One meeting point for `n` threads of a race test: [`Gate::meet`]
+/// waits until all `n` have come, so what they do next is contended by
+/// schedule, never by luck. Bounded: a thread that never comes (it
+/// failed) fails the others after `patience` instead of hanging them.
+pub struct Gate {
+    n: usize,
+    came: std::sync::Mutex<usize>,
+    all: std::sync::Condvar,
+    patience: std::time::Duration,
+}
+
+impl Gate {
+    pub fn new(n: usize, patience: std::time::Duration) -> Gate {
+        Gate {
+            n,
+            came: std::sync::Mutex::new(0),
+            all: std::sync::Condvar::new(),
+            patience,
+        }
+    }
+
+    pub fn meet(&self) {
+        let mut came = self.came.lock().unwrap_or_else(|e| e.into_inner());
+        *came += 1;
+        self.all.notify_all();
+        let (came, waited) = self
+            .all
+            .wait_timeout_while(came, self.patience, |c| *c < self.n)
+            .unwrap_or_else(|e| e.into_inner());
+        assert!(
+            !waited.timed_out(),
+            "only {} of {} came to the gate within {:?}",
+            *came,
+            self.n,
+            self.patience
+        );
+    }
+}
+
 pub fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)

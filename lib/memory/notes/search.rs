@@ -421,6 +421,35 @@ mod tests {
         assert_eq!(searched.unsearched, 3);
     }
 
+    /// The paths `texts` (world topics named in path order) come out in
+    /// when searched for "kayak".
+    fn ranked(texts: &[&str]) -> Vec<String> {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("world")).unwrap();
+        for (i, text) in texts.iter().enumerate() {
+            let path = tmp.path().join(format!("world/t{i}.md"));
+            std::fs::write(path, text).unwrap();
+        }
+        let ws = Workspace::at(tmp.path());
+        let searched = search(&ws, Scope::All, "kayak", 10, None).unwrap();
+        searched.found.into_iter().map(|f| f.path).collect()
+    }
+
+    /// BM25's `b` from both sides: a section's length weighs (of two
+    /// naming the word once, the shorter first, though a tie would put it
+    /// second), but little (one naming it twice at three times the length
+    /// still comes first, which a `b` of 2/3 or more would undo).
+    #[test]
+    fn length_weighs_but_little() {
+        // `text` made `len` bytes long with a word that is no query's.
+        let padded = |text: &str, len: usize| format!("{text}{}", "x".repeat(len - text.len()));
+        let short = padded("a kayak. ", 40);
+        let long = padded("a kayak. ", 120);
+        let twice = padded("a kayak, a kayak. ", 120);
+        assert_eq!(ranked(&[&long, &short]), ["world/t1.md", "world/t0.md"]);
+        assert_eq!(ranked(&[&short, &twice]), ["world/t1.md", "world/t0.md"]);
+    }
+
     #[test]
     fn a_result_shows_its_heading_unless_the_line_is_the_heading() {
         let mut found = Found {
