@@ -76,7 +76,7 @@ impl<'s> Serving<'s> {
     /// an HTTP session or request ([`http`]): all the memory offers, or
     /// with `read_only` what only reads.
     fn new(source: &'s MemoryTools, read_only: bool, instructions: &'s str) -> Serving<'s> {
-        let tools = Tools::new(vec![source], |t| t.reads || !read_only);
+        let tools = Tools::new(vec![source], |t| t.reads || !read_only).for_clients();
         let listed = tool_list(&tools);
         Serving {
             source,
