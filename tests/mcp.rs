@@ -360,7 +360,10 @@ fn a_clients_own_arguments_are_ignored_and_a_near_miss_refused() {
     );
     assert!(!err, "{text}");
     for (arguments, meant) in [
-        (json!({"contents": "x", "wait_for_previous": true}), "content"),
+        (
+            json!({"contents": "x", "wait_for_previous": true}),
+            "content",
+        ),
         (json!({"content": "x", "ifMatch": "0"}), "if_match"),
         (json!({"content": "x", "if-match": "0"}), "if_match"),
         (json!({"Content": "x"}), "content"),

@@ -942,7 +942,11 @@ mod gemini {
     /// `PATH`: Node 22, Gemini CLI, axe's executables, the system's.
     fn path(clients: &Path, gemini: &Path) -> std::ffi::OsString {
         let axe = Path::new(env!("CARGO_BIN_EXE_axe-mcp")).parent().unwrap();
-        let mut dirs = vec![clients.to_path_buf(), gemini.to_path_buf(), axe.to_path_buf()];
+        let mut dirs = vec![
+            clients.to_path_buf(),
+            gemini.to_path_buf(),
+            axe.to_path_buf(),
+        ];
         dirs.extend(std::env::split_paths(
             &std::env::var_os("PATH").unwrap_or_default(),
         ));
@@ -1126,12 +1130,14 @@ mod gemini {
         let requests = converse(&env, &bins, &model);
         let reflect = offered(&requests[0], "reflect").unwrap();
         assert_eq!(
-            reflect["parametersJsonSchema"]["properties"]["wait_for_previous"]["type"],
-            "boolean",
+            reflect["parametersJsonSchema"]["properties"]["wait_for_previous"]["type"], "boolean",
             "Gemini CLI no longer adds wait_for_previous: {reflect}"
         );
         let recalled = result(&requests, 0);
-        assert!(recalled.contains(SEED), "recall did not show MEMORY.md: {recalled}");
+        assert!(
+            recalled.contains(SEED),
+            "recall did not show MEMORY.md: {recalled}"
+        );
         let reflected = result(&requests, 1);
         assert!(
             !reflected.contains("unknown argument") && !reflected.contains("not overwritten"),
@@ -1153,7 +1159,11 @@ mod gemini {
         );
         assert_eq!(read(&memory), format!("{SEED}\n{NEW}\n"));
         let defaults = env.root().join("home/.local/share/axe");
-        assert!(!defaults.exists(), "axe-mcp wrote to {}", defaults.display());
+        assert!(
+            !defaults.exists(),
+            "axe-mcp wrote to {}",
+            defaults.display()
+        );
     }
 
     /// A recall that leaves MEMORY.md out (`recall_chars` too small) has
@@ -1193,7 +1203,10 @@ mod gemini {
         let requests = converse(&env, &bins, &model);
         assert!(requests.is_empty(), "{requests:#?}");
         assert!(
-            model.requests().iter().any(|r| r.path.contains("GenerateContent")),
+            model
+                .requests()
+                .iter()
+                .any(|r| r.path.contains("GenerateContent")),
             "Gemini CLI did not reach the fake model"
         );
     }

@@ -1064,8 +1064,14 @@ fn the_official_conformance_suite_passes_what_applies() {
     }
     let env = Env::new();
     let notes = env.data_dir().join("axe/notes");
-    env.write(&notes.join("agents/team/MEMORY.md"), "Deploys wait for the canary.\n");
-    env.write(&notes.join("world/deploys.md"), "Blue-green, from orca-7731.\n");
+    env.write(
+        &notes.join("agents/team/MEMORY.md"),
+        "Deploys wait for the canary.\n",
+    );
+    env.write(
+        &notes.join("world/deploys.md"),
+        "Blue-green, from orca-7731.\n",
+    );
     env.write(
         &notes.join("agents/team/daily/2026-11-27.md"),
         "# 2026-11-27\n\n## 09:00\n\nShipped.\n",

@@ -672,11 +672,13 @@ fn conflict_markers_are_never_committed() {
 
 /// Text holding git's conflict-marker lines, as a model that read a
 /// conflict (or was asked to resolve one) writes it.
-const MARKED: &str = "Merged by hand:\n<<<<<<< ours\nblue\n=======\ngreen\n>>>>>>> theirs\n<<<<<<<\n>>>>>>>\n";
+const MARKED: &str =
+    "Merged by hand:\n<<<<<<< ours\nblue\n=======\ngreen\n>>>>>>> theirs\n<<<<<<<\n>>>>>>>\n";
 
 /// [`MARKED`] as every write path keeps it: each marker line one space
 /// in, the same markdown, no longer a marker to git or to a sync.
-const NEUTRAL: &str = "Merged by hand:\n <<<<<<< ours\nblue\n=======\ngreen\n >>>>>>> theirs\n <<<<<<<\n >>>>>>>\n";
+const NEUTRAL: &str =
+    "Merged by hand:\n <<<<<<< ours\nblue\n=======\ngreen\n >>>>>>> theirs\n <<<<<<<\n >>>>>>>\n";
 
 /// Every way a memory file is written (reflect, learn_fact, remember, the
 /// run log's append, the state), through its executable and through
@@ -696,7 +698,11 @@ fn no_write_path_leaves_a_conflict_marker_that_stops_the_sync() {
     assert!(a.reflect(MARKED));
     a.ok("axe-notes-learn", &["--agent", "bot", "merges"], MARKED);
     a.remember(MARKED);
-    a.ok("axe-mem-append", &["bot", "--task", "t", "--result", MARKED], "");
+    a.ok(
+        "axe-mem-append",
+        &["bot", "--task", "t", "--result", MARKED],
+        "",
+    );
     a.ingest("<<<<<<< ours", ">>>>>>> theirs");
     let server = Server::start(vec![Answer::json(200, &anthropic_reply(MARKED))]);
     a.run_agent(&server, "resolve the conflict");
@@ -751,7 +757,10 @@ fn no_write_path_leaves_a_conflict_marker_that_stops_the_sync() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(pushed("notes/world/mcp-merges.md").trim_end(), NEUTRAL.trim_end());
+    assert_eq!(
+        pushed("notes/world/mcp-merges.md").trim_end(),
+        NEUTRAL.trim_end()
+    );
 }
 
 #[test]

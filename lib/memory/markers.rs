@@ -72,7 +72,8 @@ mod tests {
 
     #[test]
     fn marker_lines_go_one_space_in_and_nothing_else_moves() {
-        let text = b"a\n<<<<<<< ours\nx\n=======\ny\n>>>>>>> theirs\n<<<<<<<\n>>>>>>>\r\n>>>>>>>\t1";
+        let text =
+            b"a\n<<<<<<< ours\nx\n=======\ny\n>>>>>>> theirs\n<<<<<<<\n>>>>>>>\r\n>>>>>>>\t1";
         let out = neutralise(text);
         assert_eq!(
             &*out,
