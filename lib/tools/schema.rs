@@ -46,7 +46,8 @@ pub fn check(schema: &Value, args: &Map<String, Value>) -> Result<(), ToolError>
         let known: Vec<&str> = properties.keys().map(String::as_str).collect();
         let meant = known
             .iter()
-            .find(|k| near_miss(name, k))
+            .filter(|k| near_miss(name, k))
+            .min_by_key(|k| axe_base::suggest::edit_distance(name, k))
             .map_or(String::new(), |k| format!("did you mean \"{k}\"? "));
         problems.push(match known.is_empty() {
             true => format!("unknown argument \"{name}\" (it takes none)"),
