@@ -370,6 +370,99 @@ fn the_stateless_revision_discovers_and_checks_each_requests_version() {
     c.finish();
 }
 
+/// A client may add arguments of its own to every tool it shows its
+/// model (Gemini CLI's `wait_for_previous`, which its model MUST set on a
+/// dependent call): they are left out, so a reflect after a recall in one
+/// turn writes. A near miss of a declared name stays an error with its
+/// "did you mean", nothing written.
+#[test]
+fn a_clients_own_arguments_are_ignored_and_a_near_miss_refused() {
+    let env = Env::new();
+    let memory = env.data_dir().join("axe/notes/agents/gem/MEMORY.md");
+    env.write(&memory, "Deploys run from orca-7731.\n");
+    let mut c = Client::start(&env, &["gem"]);
+    c.initialize();
+    let (text, err) = c.call("recall", json!({"wait_for_previous": false}));
+    assert!(!err && text.contains("orca-7731"), "{text}");
+    let (text, err) = c.call(
+        "reflect",
+        json!({"content": "Deploys run from orca-7731.\nNotes go out Fridays.\n", "wait_for_previous": true}),
+    );
+    assert!(!err, "{text}");
+    assert_eq!(
+        read(&memory),
+        "Deploys run from orca-7731.\nNotes go out Fridays.\n"
+    );
+    let (text, err) = c.call(
+        "learn_fact",
+        json!({"topic": "deploys", "content": "Blue-green.", "wait_for_previous": true, "x-client-trace": "1"}),
+    );
+    assert!(!err, "{text}");
+    for (arguments, meant) in [
+        (
+            json!({"contents": "x", "wait_for_previous": true}),
+            "content",
+        ),
+        (json!({"content": "x", "ifMatch": "0"}), "if_match"),
+        (json!({"content": "x", "if-match": "0"}), "if_match"),
+        (json!({"Content": "x"}), "content"),
+    ] {
+        let (text, err) = c.call("reflect", arguments.clone());
+        let unknown = arguments
+            .as_object()
+            .unwrap()
+            .keys()
+            .find(|k| k.as_str() != "content" && k.as_str() != "wait_for_previous")
+            .unwrap()
+            .clone();
+        assert!(
+            err && text.contains(&format!(
+                "unknown argument \"{unknown}\" (did you mean \"{meant}\"?"
+            )),
+            "{arguments}: {text}"
+        );
+    }
+    assert_eq!(
+        read(&memory),
+        "Deploys run from orca-7731.\nNotes go out Fridays.\n"
+    );
+    c.finish();
+}
+
+/// Under 2026-07-28 a `resources/read` says how it may be cached, as the
+/// lists do, and an unknown resource's -32602 names the URI asked for.
+#[test]
+fn a_stateless_resource_read_says_its_caching_and_an_unknown_uri() {
+    let env = Env::new();
+    env.write(
+        &env.data_dir().join("axe/notes/agents/a/MEMORY.md"),
+        "kept\n",
+    );
+    let mut c = Client::start(&env, &["a"]);
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    for method in ["resources/list", "resources/templates/list", "tools/list"] {
+        let r = c.request(method, json!({"_meta": meta}));
+        assert_eq!(r["result"]["ttlMs"], 0, "{method}: {r}");
+        assert_eq!(r["result"]["cacheScope"], "private", "{method}: {r}");
+    }
+    let uri = "axe://notes/agents/a/MEMORY.md";
+    let r = c.request("resources/read", json!({"_meta": meta, "uri": uri}));
+    assert_eq!(r["result"]["contents"][0]["text"], "kept\n", "{r}");
+    assert_eq!(r["result"]["ttlMs"], 0, "{r}");
+    assert_eq!(r["result"]["cacheScope"], "private", "{r}");
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    for uri in [
+        "axe://notes/world/nothing.md",
+        "axe://notes/agents/b/MEMORY.md",
+        "file:///etc/passwd",
+    ] {
+        let r = c.request("resources/read", json!({"_meta": meta, "uri": uri}));
+        assert_eq!(r["error"]["code"], -32602, "{uri}: {r}");
+        assert_eq!(r["error"]["data"]["uri"], uri, "{uri}: {r}");
+    }
+    c.finish();
+}
+
 /// The names `tools/list` gives, in order.
 fn tool_names(c: &mut Client) -> Vec<String> {
     let tools = c.request("tools/list", json!({}));

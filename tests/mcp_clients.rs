@@ -1006,3 +1006,341 @@ fn claude_code_over_http_reflects_with_the_hash_the_refusal_asks_for() {
         }
     }
 }
+
+/// Gemini CLI 0.61 (`@google/gemini-cli`, one bundled script, in a prefix
+/// of its own beside the other clients and run on their Node 22),
+/// headless: `gemini --skip-trust -m MODEL -p PROMPT -o json`. Learnt
+/// from `gemini --help`, `gemini mcp add --help`, its bundle and its
+/// requests:
+/// - the model is `GOOGLE_GEMINI_BASE_URL` with `GEMINI_API_KEY` and the
+///   auth type `gemini-api-key` in `~/.gemini/settings.json`
+///   (`security.auth.selectedType`; the base URL alone selects a
+///   "gateway" auth that headless mode refuses: "Invalid auth method
+///   selected", exit 41): `POST /v1beta/models/MODEL:streamGenerateContent
+///   ?alt=sse`, server-sent `data:` events of `candidates`. `-m` names the
+///   model, which skips its router (a classifier asked for JSON first).
+///   Auto-update, telemetry and usage statistics off: a traced run
+///   connects to the fake only.
+/// - the server is the README's `gemini mcp add -s user --trust …` line,
+///   run by bash; without `--trust` headless mode silently offers none of
+///   its tools. `--skip-trust`: headless mode refuses a folder not
+///   trusted (exit 55).
+/// - MCP tools are named `mcp_axe_recall`; Gemini CLI adds
+///   `wait_for_previous: boolean` to every tool's schema and tells its
+///   model it MUST set it on a call that depends on an earlier one, which
+///   the fake model here does on the reflect after the recall.
+/// - it is run without `XDG_*`, as under GitHub Actions: the README's
+///   `--config-dir` and `--data-dir` bring the server to the memory.
+mod gemini {
+    use super::*;
+    use crate::server::sse_data;
+
+    /// `(clients' .bin, with Node 22; Gemini CLI's .bin)`, when Gemini CLI
+    /// 0.61 answers `--version` on that Node; `None`, reported, when not.
+    fn bins() -> Option<(PathBuf, PathBuf)> {
+        let clients = sdk_dir().join("clients/node_modules/.bin");
+        let gemini = sdk_dir().join("gemini/node_modules/.bin");
+        let home = tempfile::tempdir().unwrap();
+        let version = Command::new(gemini.join("gemini"))
+            .arg("--version")
+            .env_clear()
+            .env("PATH", path(&clients, &gemini))
+            .env("HOME", home.path())
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+            .unwrap_or_default();
+        let node = Command::new(clients.join("node"))
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.stdout.starts_with(b"v22."));
+        if version.starts_with("0.61.") && node {
+            Some((clients, gemini))
+        } else {
+            unavailable(
+                &format!(
+                    "Gemini CLI 0.61.* in {} and Node 22 in {} are not installed",
+                    gemini.display(),
+                    clients.display()
+                ),
+                HOW,
+            );
+            None
+        }
+    }
+
+    /// `PATH`: Node 22, Gemini CLI, axe's executables, the system's.
+    fn path(clients: &Path, gemini: &Path) -> std::ffi::OsString {
+        let axe = Path::new(env!("CARGO_BIN_EXE_axe-mcp")).parent().unwrap();
+        let mut dirs = vec![
+            clients.to_path_buf(),
+            gemini.to_path_buf(),
+            axe.to_path_buf(),
+        ];
+        dirs.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        std::env::join_paths(dirs).unwrap()
+    }
+
+    /// `program` in a fresh home, with the test's `XDG_*` (as the user's
+    /// shell has them when the README's line runs).
+    fn command(env: &Env, (clients, gemini): &(PathBuf, PathBuf), program: &str) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(env.root())
+            .env_clear()
+            .env("PATH", path(clients, gemini))
+            .env("HOME", env.root().join("home"))
+            .env("XDG_CONFIG_HOME", env.config_dir())
+            .env("XDG_DATA_HOME", env.data_dir());
+        cmd
+    }
+
+    /// Gemini CLI's settings with the README's `gemini mcp add` line run
+    /// (with `--trust` taken out when `trusted` is false).
+    fn register(env: &Env, bins: &(PathBuf, PathBuf), trusted: bool) {
+        env.write(
+            &env.root().join("home/.gemini/settings.json"),
+            json!({
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+                "telemetry": {"enabled": false},
+                "privacy": {"usageStatisticsEnabled": false},
+            })
+            .to_string(),
+        );
+        let mut script = readme_block("sh", "gemini mcp add");
+        if !trusted {
+            script = script.replace("--trust ", "");
+        }
+        let project = env.root().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        let mut add = command(env, bins, "bash");
+        add.current_dir(&project).args(["-e", "-c", &script]);
+        let out = run_bounded(add);
+        assert!(
+            out.status.success(),
+            "the README's `gemini mcp add` failed: {}\n{script}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The axe tool of `base` as Gemini CLI offers it in `body`.
+    fn offered(body: &Value, base: &str) -> Option<Value> {
+        body["tools"]
+            .as_array()?
+            .iter()
+            .filter_map(|t| t["functionDeclarations"].as_array())
+            .flatten()
+            .find(|f| {
+                f["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("mcp_axe") && n.ends_with(&format!("_{base}")))
+            })
+            .cloned()
+    }
+
+    /// What every tool result in `body`'s conversation showed the model.
+    fn shown(body: &Value) -> Vec<String> {
+        let none = Vec::new();
+        body["contents"]
+            .as_array()
+            .unwrap_or(&none)
+            .iter()
+            .filter_map(|c| c["parts"].as_array())
+            .flatten()
+            .filter_map(|p| p.get("functionResponse"))
+            .map(|r| match &r["response"] {
+                Value::Object(o) if o.len() == 1 => match o.values().next() {
+                    Some(Value::String(s)) => s.clone(),
+                    other => other.map(Value::to_string).unwrap_or_default(),
+                },
+                other => other.to_string(),
+            })
+            .collect()
+    }
+
+    /// The fake Gemini API: the script's turns where axe's tools are
+    /// offered, each dependent call with `wait_for_previous: true` as
+    /// Gemini CLI's system prompt asks; a plain "ok" elsewhere.
+    fn model() -> Server {
+        Server::route(|request| {
+            let Ok(body) = serde_json::from_slice::<Value>(&request.body) else {
+                return Answer::json(400, &json!({"error": {"message": "not JSON"}}));
+            };
+            if !request.path.contains(":streamGenerateContent")
+                && !request.path.contains(":generateContent")
+            {
+                return Answer::json(404, &json!({"error": {"message": request.path}}));
+            }
+            let part = match offered(&body, "recall") {
+                None => json!({"text": "ok"}),
+                Some(_) => {
+                    let shown = shown(&body);
+                    match next_turn(&shown, Reflect::Plain) {
+                        Turn::Call(base, mut args) => {
+                            if !shown.is_empty() {
+                                args["wait_for_previous"] = json!(true);
+                            }
+                            let name = offered(&body, base)
+                                .and_then(|f| f["name"].as_str().map(str::to_owned))
+                                .unwrap_or_else(|| base.to_owned());
+                            json!({"functionCall": {"name": name, "args": args}})
+                        }
+                        Turn::Say(text) => json!({"text": text}),
+                    }
+                }
+            };
+            let chunk = json!({
+                "candidates": [{"content": {"role": "model", "parts": [part]},
+                                "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1,
+                                  "totalTokenCount": 2},
+            });
+            match request.path.contains("alt=sse") {
+                true => Answer::sse(&[sse_data(&chunk.to_string())]),
+                false => Answer::json(200, &chunk),
+            }
+        })
+    }
+
+    /// Runs Gemini CLI headless through the script, without `XDG_*`;
+    /// returns the requests that offered axe's tools.
+    fn converse(env: &Env, bins: &(PathBuf, PathBuf), model: &Server) -> Vec<Value> {
+        let mut gemini = command(env, bins, "gemini");
+        gemini
+            .current_dir(env.root().join("project"))
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
+            .args(["--skip-trust", "-m", "gemini-2.5-flash", "-o", "json"])
+            .args(["-p", "Recall your memory, then tidy MEMORY.md."])
+            .env("GEMINI_API_KEY", "fake-key")
+            .env("GOOGLE_GEMINI_BASE_URL", &model.url);
+        let out = run_bounded(gemini);
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            out.status.success(),
+            "{:?}\nstdout: {stdout}\nstderr: {stderr}",
+            out.status
+        );
+        model
+            .requests()
+            .iter()
+            .filter_map(|r| serde_json::from_slice::<Value>(&r.body).ok())
+            .filter(|body| offered(body, "recall").is_some())
+            .collect()
+    }
+
+    /// The `n`th tool result, from the first request that carries it.
+    fn result(requests: &[Value], n: usize) -> String {
+        requests
+            .iter()
+            .map(shown)
+            .find(|s| s.len() > n)
+            .map(|s| s[n].clone())
+            .unwrap_or_else(|| panic!("no request carried tool result {n}: {requests:#?}"))
+    }
+
+    /// Gemini CLI registered as the README says, run without `XDG_*`: its
+    /// model is shown MEMORY.md by recall and rewrites it with a reflect
+    /// that sets `wait_for_previous`, as Gemini CLI's prompt tells it to
+    /// (once refused: `unknown argument "wait_for_previous"`).
+    #[test]
+    fn gemini_cli_reflects_after_a_recall_with_its_wait_for_previous() {
+        let Some(bins) = bins() else {
+            return;
+        };
+        let env = Env::new();
+        let memory = seed(&env, "team", None);
+        register(&env, &bins, true);
+        let model = model();
+        let requests = converse(&env, &bins, &model);
+        let reflect = offered(&requests[0], "reflect").unwrap();
+        assert_eq!(
+            reflect["parametersJsonSchema"]["properties"]["wait_for_previous"]["type"], "boolean",
+            "Gemini CLI no longer adds wait_for_previous: {reflect}"
+        );
+        let recalled = result(&requests, 0);
+        assert!(
+            recalled.contains(SEED),
+            "recall did not show MEMORY.md: {recalled}"
+        );
+        let reflected = result(&requests, 1);
+        assert!(
+            !reflected.contains("unknown argument") && !reflected.contains("not overwritten"),
+            "the reflect was refused: {reflected}"
+        );
+        let sent = requests
+            .iter()
+            .filter_map(|b| b["contents"].as_array())
+            .flatten()
+            .filter_map(|c| c["parts"].as_array())
+            .flatten()
+            .filter_map(|p| p.get("functionCall"))
+            .find(|c| c["name"].as_str().is_some_and(|n| n.ends_with("_reflect")))
+            .cloned();
+        assert_eq!(
+            sent.as_ref().map(|c| &c["args"]["wait_for_previous"]),
+            Some(&json!(true)),
+            "{sent:?}"
+        );
+        assert_eq!(read(&memory), format!("{SEED}\n{NEW}\n"));
+        let defaults = env.root().join("home/.local/share/axe");
+        assert!(
+            !defaults.exists(),
+            "axe-mcp wrote to {}",
+            defaults.display()
+        );
+    }
+
+    /// A recall that leaves MEMORY.md out (`recall_chars` too small) has
+    /// not shown it: the reflect after it, `wait_for_previous` and all, is
+    /// refused for that, and the seeded line stays.
+    #[test]
+    fn gemini_cli_cannot_reflect_over_a_memory_its_model_was_not_shown() {
+        let Some(bins) = bins() else {
+            return;
+        };
+        let env = Env::new();
+        let memory = seed(&env, "team", Some(20));
+        register(&env, &bins, true);
+        let model = model();
+        let requests = converse(&env, &bins, &model);
+        let recalled = result(&requests, 0);
+        assert!(!recalled.contains(SEED), "{recalled}");
+        let reflected = result(&requests, 1);
+        assert!(
+            reflected.contains("not overwritten") && !reflected.contains("unknown argument"),
+            "the blind reflect was not refused for what it is: {reflected}"
+        );
+        assert_eq!(read(&memory), format!("{SEED}\n"));
+    }
+
+    /// Why the README's line says `--trust`: without it `gemini -p` offers
+    /// its model none of axe's tools, and says nothing.
+    #[test]
+    fn gemini_cli_offers_no_tool_of_an_untrusted_server_headless() {
+        let Some(bins) = bins() else {
+            return;
+        };
+        let env = Env::new();
+        seed(&env, "team", None);
+        register(&env, &bins, false);
+        let model = model();
+        let requests = converse(&env, &bins, &model);
+        assert!(requests.is_empty(), "{requests:#?}");
+        assert!(
+            model
+                .requests()
+                .iter()
+                .any(|r| r.path.contains("GenerateContent")),
+            "Gemini CLI did not reach the fake model"
+        );
+    }
+}

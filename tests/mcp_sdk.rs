@@ -393,6 +393,7 @@ fn check_outcome(env: &Env, s: &Value, context: &str, expect: &Expect) {
         true,
         &["\"content\" argument must be a string, not a number"],
     );
+    call("scheduled", false, &["Remembered in agents/claude/daily/"]);
     assert_eq!(s["unknown_tool"]["code"], -32602, "{context}");
     assert!(
         s["unknown_tool"]["message"]

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::server::{Answer, Server};
 use crate::util::{Env, have};
@@ -644,7 +644,14 @@ fn conflict_markers_are_never_committed() {
         return;
     };
     let a = &machines[0];
-    assert!(a.reflect("x\n<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n"));
+    // Written by hand: axe's own writes never leave a marker line (see
+    // `no_write_path_leaves_a_conflict_marker_that_stops_the_sync`).
+    fs::create_dir_all(a.repo().join("notes/agents/bot")).unwrap();
+    fs::write(
+        a.repo().join("notes/agents/bot/MEMORY.md"),
+        "x\n<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n",
+    )
+    .unwrap();
     let before = git(&remote, &["rev-parse", "main"]);
     let out = a.sync(&[]);
     assert_eq!(out.status.code(), Some(1));
@@ -661,6 +668,99 @@ fn conflict_markers_are_never_committed() {
     // A markdown heading rule alone is no marker.
     assert!(a.reflect("Title\n=======\n\ntext\n"));
     assert_eq!(a.sync(&[]).status.code(), Some(0));
+}
+
+/// Text holding git's conflict-marker lines, as a model that read a
+/// conflict (or was asked to resolve one) writes it.
+const MARKED: &str =
+    "Merged by hand:\n<<<<<<< ours\nblue\n=======\ngreen\n>>>>>>> theirs\n<<<<<<<\n>>>>>>>\n";
+
+/// [`MARKED`] as every write path keeps it: each marker line one space
+/// in, the same markdown, no longer a marker to git or to a sync.
+const NEUTRAL: &str =
+    "Merged by hand:\n <<<<<<< ours\nblue\n=======\ngreen\n >>>>>>> theirs\n <<<<<<<\n >>>>>>>\n";
+
+/// Every way a memory file is written (reflect, learn_fact, remember, the
+/// run log's append, the state), through its executable and through
+/// `axe-mcp`, keeps a marker line of what it is given one space in:
+/// nothing lost, and the next sync commits and pushes it (a marker line
+/// in MEMORY.md once stopped every sync for good, exit 1).
+#[test]
+fn no_write_path_leaves_a_conflict_marker_that_stops_the_sync() {
+    let Some((_keep, remote, machines)) = joined(1) else {
+        return;
+    };
+    let a = &machines[0];
+    let memory = "notes/agents/bot/MEMORY.md";
+    let pushed = |rel: &str| git(&remote, &["show", &format!("main:{rel}")]);
+
+    // The executables, and a run whose answer holds the markers.
+    assert!(a.reflect(MARKED));
+    a.ok("axe-notes-learn", &["--agent", "bot", "merges"], MARKED);
+    a.remember(MARKED);
+    a.ok(
+        "axe-mem-append",
+        &["bot", "--task", "t", "--result", MARKED],
+        "",
+    );
+    a.ingest("<<<<<<< ours", ">>>>>>> theirs");
+    let server = Server::start(vec![Answer::json(200, &anthropic_reply(MARKED))]);
+    a.run_agent(&server, "resolve the conflict");
+    no_markers(a);
+    assert_eq!(a.file(memory), NEUTRAL);
+    assert_eq!(a.file("notes/world/merges.md"), NEUTRAL);
+    let out = a.sync(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(pushed(memory).trim_end(), NEUTRAL.trim_end());
+    let log = a
+        .files()
+        .into_iter()
+        .find(|(p, _)| p.starts_with("memory/"))
+        .map(|(p, _)| p)
+        .unwrap();
+    assert!(pushed(&log).contains("\n >>>>>>> theirs\n"), "{log}");
+
+    // The same through axe-mcp: each write a client makes.
+    let calls = [
+        json!({"name": "recall", "arguments": {}}),
+        json!({"name": "reflect", "arguments": {"content": format!("MCP\n{MARKED}")}}),
+        json!({"name": "learn_fact", "arguments": {"topic": "mcp-merges", "content": MARKED}}),
+        json!({"name": "remember", "arguments": {"content": format!("MCP\n{MARKED}")}}),
+        json!({"name": "log_append", "arguments": {"task": "t", "result": format!("MCP\n{MARKED}")}}),
+        json!({"name": "state_record", "arguments": {"signals": "AXE_MEMORY: KEY_FACT <<<<<<< ours"}}),
+    ];
+    let mut input = String::new();
+    for (id, params) in calls.iter().enumerate() {
+        input.push_str(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+                .to_string(),
+        );
+        input.push('\n');
+    }
+    let out = a.ok("axe-mcp", &["bot"], &input);
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let reply: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(reply["result"]["isError"], false, "{reply}");
+    }
+    no_markers(a);
+    assert_eq!(a.file(memory), format!("MCP\n{NEUTRAL}"));
+    assert_eq!(a.file("notes/world/mcp-merges.md"), NEUTRAL);
+    let out = a.sync(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        pushed("notes/world/mcp-merges.md").trim_end(),
+        NEUTRAL.trim_end()
+    );
 }
 
 #[test]

@@ -17,6 +17,7 @@ pub mod hash;
 pub mod kinds;
 pub mod lock;
 pub mod log;
+pub mod markers;
 pub mod notes;
 pub mod replace;
 pub mod secrets;

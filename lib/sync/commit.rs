@@ -19,6 +19,8 @@ use super::error::{Result, SyncError};
 use super::git::Git;
 use super::paths::{Refused, refusal};
 use super::worktree::Tree;
+// git's conflict markers: the one rule, which memory's writes keep clear of.
+pub use axe_memory::markers::has_conflict_markers;
 use axe_memory::notes::conflict;
 use axe_memory::secrets::{Found, Secrets};
 
@@ -133,21 +135,6 @@ fn committed(git: &Git, rel: &str) -> Vec<Vec<u8>> {
             out.ok.then_some(out.stdout)
         })
         .collect()
-}
-
-/// A line starting `<<<<<<< ` followed later by one starting `>>>>>>> `:
-/// what an unresolved `git merge` leaves. (`=======` alone is a markdown
-/// heading underline, so it is not enough.)
-pub fn has_conflict_markers(bytes: &[u8]) -> bool {
-    let mut opened = false;
-    for line in bytes.split(|&b| b == b'\n') {
-        if line.starts_with(b"<<<<<<< ") || line == b"<<<<<<<" {
-            opened = true;
-        } else if opened && (line.starts_with(b">>>>>>> ") || line == b">>>>>>>") {
-            return true;
-        }
-    }
-    false
 }
 
 /// What `git status` found.

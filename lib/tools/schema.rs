@@ -11,6 +11,17 @@
 //! `additionalProperties` (as an MCP server's tool may take more than it
 //! names); an optional one sent as `null` counts as left out, as models
 //! often send it so.
+//!
+//! A caller that stands between the model and the schema may add
+//! arguments of its own: Gemini CLI gives every tool `wait_for_previous`
+//! and tells its model it MUST set it on a dependent call. For such a
+//! caller (`axe-mcp`'s clients) [`undeclared`] names what to leave out
+//! before the check: every undeclared argument but a near miss of a
+//! declared one ([`near_miss`]), which stays an error with its "did you
+//! mean", since a misspelt `content` or `if_match` left out would change
+//! what the call does. A model shown axe's schema as it is (`axe-run`)
+//! has no one adding arguments, so there any undeclared one is its own
+//! mistake and an error.
 
 use crate::error::ToolError;
 use serde_json::{Map, Value};
@@ -33,10 +44,15 @@ pub fn check(schema: &Value, args: &Map<String, Value>) -> Result<(), ToolError>
         .filter(|k| !open && !properties.contains_key(*k))
     {
         let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+        let meant = known
+            .iter()
+            .filter(|k| near_miss(name, k))
+            .min_by_key(|k| axe_base::suggest::edit_distance(name, k))
+            .map_or(String::new(), |k| format!("did you mean \"{k}\"? "));
         problems.push(match known.is_empty() {
             true => format!("unknown argument \"{name}\" (it takes none)"),
             false => format!(
-                "unknown argument \"{name}\" (it takes {})",
+                "unknown argument \"{name}\" ({meant}it takes {})",
                 known.join(", ")
             ),
         });
@@ -60,6 +76,44 @@ pub fn check(schema: &Value, args: &Map<String, Value>) -> Result<(), ToolError>
         true => Ok(()),
         false => Err(problems.join("; ").into()),
     }
+}
+
+/// The arguments of `args` that `schema` does not name and that are no
+/// near miss of a name it does: what a caller that adds arguments of its
+/// own leaves out before [`check`]. None when the schema takes arguments
+/// it does not name.
+pub fn undeclared<'a>(schema: &Value, args: &'a Map<String, Value>) -> Vec<&'a str> {
+    if matches!(
+        schema.get("additionalProperties"),
+        Some(Value::Bool(true) | Value::Object(_))
+    ) {
+        return Vec::new();
+    }
+    let empty = Map::new();
+    let properties = schema["properties"].as_object().unwrap_or(&empty);
+    args.keys()
+        .filter(|k| !properties.contains_key(*k))
+        .filter(|k| !properties.keys().any(|p| near_miss(k, p)))
+        .map(String::as_str)
+        .collect()
+}
+
+/// Whether `name` is a near miss of the declared `declared`: compared
+/// without ASCII case, `_` and `-` (so `Content`, `ifMatch` and
+/// `if-match` are near misses), at most two edits away, and those edits
+/// less than half of `declared` (so `contents`, `topics`, `day` and
+/// `if_mach` are near misses of `content`, `topic`, `days` and `if_match`;
+/// `wait_for_previous`, `extra` and `key` for `days` are not).
+pub fn near_miss(name: &str, declared: &str) -> bool {
+    let fold = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !matches!(c, '_' | '-'))
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let (name, declared) = (fold(name), fold(declared));
+    let edits = axe_base::suggest::edit_distance(&name, &declared);
+    edits <= 2 && edits * 2 < declared.chars().count()
 }
 
 /// What is wrong with `value` as argument `name` of schema `property`.
@@ -152,7 +206,7 @@ mod tests {
         );
         assert_eq!(
             problems(json!({"contents": "x"})),
-            "unknown argument \"contents\" (it takes content, days, limit); \"content\" argument is required"
+            "unknown argument \"contents\" (did you mean \"content\"? it takes content, days, limit); \"content\" argument is required"
         );
         assert_eq!(
             problems(json!({"content": true, "days": "3", "limit": 0})),
@@ -169,6 +223,38 @@ mod tests {
         assert_eq!(
             problems(json!({"content": "x", "days": 1e300})),
             "\"days\" argument must be an integer, not a number"
+        );
+    }
+
+    #[test]
+    fn a_clients_own_arguments_are_left_out_and_near_misses_kept() {
+        let schema = json!({
+            "properties": {
+                "content": {"type": "string"},
+                "if_match": {"type": "string"},
+                "days": {"type": "integer"},
+            },
+        });
+        let args = json!({
+            "content": "x", "wait_for_previous": true, "extra": 1, "key": 2,
+            "contents": "y", "Content": "z", "ifMatch": "h", "if-match": "h",
+            "if_mach": "h", "day": 1,
+        });
+        let mut left = undeclared(&schema, args.as_object().unwrap());
+        left.sort_unstable();
+        assert_eq!(left, ["extra", "key", "wait_for_previous"]);
+        assert!(near_miss("contents", "content"));
+        assert!(!near_miss("wait_for_previous", "if_match"));
+        assert!(!near_miss("ab", "cd"));
+        let open = json!({"properties": {}, "additionalProperties": true});
+        assert!(undeclared(&open, args.as_object().unwrap()).is_empty());
+        // What is left is still checked: a near miss stays an error.
+        let mut rest = args.as_object().unwrap().clone();
+        rest.retain(|k, _| !left.contains(&k.as_str()));
+        let err = check(&schema, &rest).unwrap_err().to_string();
+        assert!(
+            err.contains("unknown argument \"ifMatch\" (did you mean \"if_match\"?"),
+            "{err}"
         );
     }
 

@@ -116,6 +116,9 @@ pub struct Tools<'s> {
     sources: Vec<&'s dyn ToolSource>,
     defs: Vec<ToolDef>,
     routes: Vec<(String, Route)>,
+    /// Whether a call's undeclared arguments (but near misses) are left
+    /// out rather than refused: see [`Tools::for_clients`].
+    clients: bool,
 }
 
 impl<'s> Tools<'s> {
@@ -138,7 +141,19 @@ impl<'s> Tools<'s> {
             sources,
             defs,
             routes,
+            clients: false,
         }
+    }
+
+    /// These tools as an MCP client's model calls them: the client may
+    /// add arguments of its own to every schema it shows (Gemini CLI's
+    /// `wait_for_previous`), so an undeclared argument is left out before
+    /// the check, unless it is a near miss of a declared one
+    /// ([`schema::undeclared`]). Inside `axe-run` the model is shown the
+    /// schema as it is, so there an undeclared argument stays an error.
+    pub fn for_clients(mut self) -> Tools<'s> {
+        self.clients = true;
+        self
     }
 
     /// The definitions offered, in order.
@@ -169,6 +184,25 @@ impl<'s> Tools<'s> {
         let source = self.sources[route.source];
         let offered = &source.offered()[route.index];
         let schema = offered.check.as_ref().unwrap_or(&offered.def.parameters);
+        let trimmed;
+        let call = match self.clients {
+            true => {
+                let extra = schema::undeclared(schema, &call.arguments);
+                if extra.is_empty() {
+                    call
+                } else {
+                    let mut arguments = call.arguments.clone();
+                    arguments.retain(|k, _| !extra.contains(&k.as_str()));
+                    trimmed = ToolCall {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments,
+                    };
+                    &trimmed
+                }
+            }
+            false => call,
+        };
         Some(
             schema::check(schema, &call.arguments)
                 .map_err(|problems| ToolError::from(format!("{} error: {problems}", call.name)))

@@ -114,7 +114,9 @@ async function session(sdk, mode, axeMcp, agent) {
         ['search', 'search_notes', { query: 'short answers', limit: 5 }],
         // Malformed: a misspelt argument, a wrong type. Tool errors.
         ['misspelt', 'reflect', { contents: 'x' }],
-        ['mistyped', 'remember', { content: 42 }]
+        ['mistyped', 'remember', { content: 42 }],
+        // A client's own scheduling argument (Gemini CLI's): left out.
+        ['scheduled', 'remember', { content: 'Deploys wait for the canary.', wait_for_previous: true }]
     ];
     out.calls = {};
     for (const [key, name, args] of calls) {

@@ -87,6 +87,8 @@ async def session(mode, axe_mcp, agent):
             # Malformed: a misspelt argument, a wrong type. Tool errors.
             ("misspelt", "reflect", {"contents": "x"}),
             ("mistyped", "remember", {"content": 42}),
+            # A client's own scheduling argument (Gemini CLI's): left out.
+            ("scheduled", "remember", {"content": "Deploys wait for the canary.", "wait_for_previous": True}),
         ]
         out["calls"] = {}
         for key, name, arguments in calls:

@@ -76,7 +76,7 @@ impl<'s> Serving<'s> {
     /// an HTTP session or request ([`http`]): all the memory offers, or
     /// with `read_only` what only reads.
     fn new(source: &'s MemoryTools, read_only: bool, instructions: &'s str) -> Serving<'s> {
-        let tools = Tools::new(vec![source], |t| t.reads || !read_only);
+        let tools = Tools::new(vec![source], |t| t.reads || !read_only).for_clients();
         let listed = tool_list(&tools);
         Serving {
             source,
@@ -208,7 +208,18 @@ impl<'s> Serving<'s> {
                 }
                 jsonrpc::result(id, result)
             }
-            Err((code, why)) => jsonrpc::error(id, code, &why),
+            Err((code, why)) => {
+                let mut error = jsonrpc::error(id, code, &why);
+                // A resource that cannot be read is named in the error's
+                // data, as 2026-07-28 asks of "resource not found" (SEP-2164).
+                if method == "resources/read"
+                    && code == INVALID_PARAMS
+                    && let Some(uri) = params["uri"].as_str()
+                {
+                    error["error"]["data"] = json!({"uri": uri});
+                }
+                error
+            }
         })
     }
 
@@ -332,14 +343,16 @@ pub fn supported() -> Vec<&'static str> {
 }
 
 /// What the stateless revision adds to a result: its kind, and for lists
-/// how they may be cached (memory is one user's: privately, and stale at
-/// once, since any write changes it).
+/// and reads how they may be cached (memory is one user's: privately, and
+/// stale at once, since any write changes it). SEP-2549 asks it of
+/// `tools/list`, `prompts/list`, `resources/list`,
+/// `resources/templates/list` and `resources/read`.
 fn stateless(result: &mut Value, method: &str) {
     let Some(fields) = result.as_object_mut() else {
         return;
     };
     fields.insert("resultType".into(), json!("complete"));
-    if method.ends_with("/list") || method == "server/discover" {
+    if method.ends_with("/list") || method == "resources/read" || method == "server/discover" {
         fields.entry("cacheScope").or_insert(json!("private"));
         fields.entry("ttlMs").or_insert(json!(0));
     }

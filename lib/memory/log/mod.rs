@@ -68,6 +68,9 @@ pub fn append(
         truncated,
         task_truncated,
     } = entry::format(at, &task.text, &result.text);
+    // No line git takes for a conflict marker (see `crate::markers`): the
+    // entry's own lines are none, so only the result's can move.
+    let bytes = crate::markers::neutralise(&bytes).into_owned();
     let (dir, name) = holding(path, true)?.ok_or_else(|| {
         let gone = io::Error::from(io::ErrorKind::NotFound);
         crate::error::io_error("failed to create memory directory", "mkdir", path, gone)

@@ -60,7 +60,9 @@ pub fn remember(
     wait: Wait,
 ) -> Result<Remembered> {
     let redacted = secrets.redact(content);
-    let content = redacted.text.trim_ascii_end();
+    // No line git takes for a conflict marker (see `crate::markers`).
+    let content = crate::markers::neutralise(&redacted.text);
+    let content = content.trim_ascii_end();
     if content.trim_ascii().is_empty() {
         return Err(MemoryError::EmptyEntry.into());
     }

@@ -27,8 +27,9 @@ pub struct Rewritten {
 /// Replaces the file at `path` in `ws` (shown as `what`) with `content`.
 /// `if_match` is the SHA-256 the file must still have (the empty file's
 /// when it did not exist); `limit` caps the content in characters, named
-/// `limit_name` in the refusal. The content goes through `secrets` first;
-/// the hash returned is of what was written.
+/// `limit_name` in the refusal. The content goes through `secrets` first,
+/// then keeps its conflict-marker lines one space in
+/// ([`crate::markers`]); the hash returned is of what was written.
 pub fn rewrite(
     ws: &Workspace,
     path: &Path,
@@ -39,7 +40,8 @@ pub fn rewrite(
     wait: Wait,
 ) -> Result<Rewritten> {
     let redacted = secrets.redact(content);
-    let content: &[u8] = &redacted.text;
+    let content = crate::markers::neutralise(&redacted.text);
+    let content: &[u8] = &content;
     let what = ws.relative(path);
     let chars = String::from_utf8_lossy(content).chars().count();
     if chars > limit {
