@@ -1164,7 +1164,7 @@ fn the_official_conformance_suite_passes_what_applies() {
         );
     }
     let env = Env::new();
-    let notes = env.data_dir().join("axe/notes");
+    let notes = team_dir(&env).join("notes");
     env.write(
         &notes.join("agents/team/MEMORY.md"),
         "Deploys wait for the canary.\n",
