@@ -415,3 +415,75 @@ fn the_path_reader_finds_paths_and_leaves_others() {
         "the check can fail"
     );
 }
+
+/// Where the reference's generated list of commands begins and ends.
+const COMMANDS_OPEN: &str = "<!-- commands: generated from the command tables by tests/docs.rs (AXE_UPDATE_GENERATED=1 rewrites it) -->\n";
+const COMMANDS_CLOSE: &str = "<!-- /commands -->\n";
+
+/// `text` for a markdown table's cell: `|` escaped, on one line.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The reference's list of commands, from the same tables as `--help`,
+/// the man pages and the completions: each executable and subcommand, its
+/// synopsis, what it does and its flags.
+fn commands_table() -> String {
+    let program = &axe::commands::axe::PROGRAM;
+    let mut out = String::from(COMMANDS_OPEN);
+    out.push_str("| command | synopsis | what it does | flags |\n|---|---|---|---|\n");
+    for exe in program.executables() {
+        for c in exe.tree() {
+            if !c.subcommands().is_empty() && c.name != exe.name {
+                continue;
+            }
+            let synopsis: Vec<String> = c
+                .usage
+                .iter()
+                .map(|u| format!("`{}`", cell(&format!("{} {u}", c.name))))
+                .collect();
+            let flags: Vec<String> = c
+                .flags
+                .iter()
+                .map(|f| match f.value {
+                    Some(v) => format!("`--{} {v}`", f.long),
+                    None => format!("`--{}`", f.long),
+                })
+                .collect();
+            let name = match c.name == exe.name {
+                true => format!("[`{}`](../man/{}.1)", c.name, exe.name),
+                false => format!("`{}`", c.name),
+            };
+            out.push_str(&format!(
+                "| {name} | {} | {} | {} |\n",
+                synopsis.join("<br>"),
+                cell(c.about),
+                flags.join(", ")
+            ));
+        }
+    }
+    out.push_str(COMMANDS_CLOSE);
+    out
+}
+
+/// docs/reference.md's list of commands is the command tables', row for
+/// row; `AXE_UPDATE_GENERATED=1` writes it.
+#[test]
+fn the_references_commands_are_the_command_tables() {
+    let path = root().join("docs/reference.md");
+    let text = fs::read_to_string(&path).unwrap();
+    let fresh = commands_table();
+    let open = text.find(COMMANDS_OPEN).expect("the reference's commands");
+    let close = text.find(COMMANDS_CLOSE).expect("their end");
+    let end = close + COMMANDS_CLOSE.len();
+    if text[open..end] == fresh {
+        return;
+    }
+    if std::env::var_os("AXE_UPDATE_GENERATED").is_some() {
+        fs::write(&path, format!("{}{fresh}{}", &text[..open], &text[end..])).unwrap();
+    } else {
+        panic!(
+            "docs/reference.md's commands are stale: `AXE_UPDATE_GENERATED=1 cargo test --locked --test integration -- docs::` writes them"
+        );
+    }
+}
