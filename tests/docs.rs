@@ -317,7 +317,8 @@ fn each_long_document_opens_with_a_current_table_of_contents() {
                     continue;
                 }
                 let end = close + CONTENTS_CLOSE.len();
-                (fresh != text[open..end]).then(|| format!("{}{fresh}{}", &text[..open], &text[end..]))
+                (fresh != text[open..end])
+                    .then(|| format!("{}{fresh}{}", &text[..open], &text[end..]))
             }
             _ if text.lines().count() <= LONG => None,
             _ => match first_section {

@@ -466,7 +466,9 @@ pub(crate) fn readme_block(lang: &str, needle: &str) -> String {
         .map(|(at, _)| &readme[at + fence.len()..])
         .filter_map(|rest| rest.find("```").map(|end| &rest[..end]))
         .find(|body| body.contains(needle))
-        .unwrap_or_else(|| panic!("the README and the guide have no ```{lang} block with {needle:?}"))
+        .unwrap_or_else(|| {
+            panic!("the README and the guide have no ```{lang} block with {needle:?}")
+        })
         .to_owned()
 }
 

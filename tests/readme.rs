@@ -233,7 +233,10 @@ fn no_runnable_block_lies_outside_the_guide() {
         }
         let text = fs::read_to_string(&path).unwrap();
         for (line, _) in runnable_blocks(&text) {
-            stray.push(format!("{}:{line}", path.strip_prefix(root()).unwrap().display()));
+            stray.push(format!(
+                "{}:{line}",
+                path.strip_prefix(root()).unwrap().display()
+            ));
         }
     }
     assert!(
