@@ -1,6 +1,9 @@
-//! The documents hold together: every relative link in README.md and
-//! docs/*.md reaches a file, and its `#fragment` a heading there, by
-//! GitHub's rules; the README's opening list names every executable.
+//! The documents hold together: every relative link in README.md,
+//! docs/*.md and docs/guide/*.md reaches a file, and its `#fragment` a
+//! heading there, by GitHub's rules; every repository path they name in
+//! code (`tests/mcp_http.rs`, `bench/run`) is there; each long document
+//! opens with a table of contents that is current; the README's opening
+//! list names every executable.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -11,13 +14,15 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// README.md and every docs/*.md.
+/// README.md, every docs/*.md and every docs/guide/*.md.
 fn documents() -> Vec<PathBuf> {
     let mut docs = vec![root().join("README.md")];
-    for entry in fs::read_dir(root().join("docs")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "md") {
-            docs.push(path);
+    for dir in ["docs", "docs/guide"] {
+        for entry in fs::read_dir(root().join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md") {
+                docs.push(path);
+            }
         }
     }
     docs.sort();
@@ -246,4 +251,240 @@ fn the_readmes_opening_list_names_every_executable() {
         missing.is_empty(),
         "not in the README's opening list: {missing:?}"
     );
+}
+
+/// Every `#`…`######` heading of `text` outside fences: its level, its
+/// text and its anchor, numbered on repeats as GitHub numbers them.
+fn headings(text: &str) -> Vec<(usize, String, String)> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut found = Vec::new();
+    for (_, line) in prose(text) {
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        if (1..=6).contains(&hashes) && line[hashes..].starts_with(' ') {
+            let base = slug(&line[hashes..]);
+            let n = seen.entry(base.clone()).or_insert(0);
+            let anchor = match *n {
+                0 => base.clone(),
+                n => format!("{base}-{n}"),
+            };
+            *n += 1;
+            found.push((hashes, line[hashes..].trim().to_owned(), anchor));
+        }
+    }
+    found
+}
+
+/// Where a document's table of contents begins and ends.
+const CONTENTS_OPEN: &str =
+    "<!-- contents: kept current by tests/docs.rs (AXE_UPDATE_GENERATED=1 rewrites it) -->\n";
+const CONTENTS_CLOSE: &str = "<!-- /contents -->\n";
+
+/// A document this long opens with a table of contents.
+const LONG: usize = 150;
+
+/// The table of contents of `text`: one line per `## ` heading, linking
+/// its anchor, between the markers.
+fn contents(text: &str) -> String {
+    let mut out = String::from(CONTENTS_OPEN);
+    for (level, title, anchor) in headings(text) {
+        if level == 2 {
+            out.push_str(&format!("- [{title}](#{anchor})\n"));
+        }
+    }
+    out.push_str(CONTENTS_CLOSE);
+    out
+}
+
+/// Each long document (over 150 lines) opens with its table of contents,
+/// before its first `## ` heading, and every table is current: one line
+/// per `## ` heading, in order. `AXE_UPDATE_GENERATED=1` writes them.
+#[test]
+fn each_long_document_opens_with_a_current_table_of_contents() {
+    let update = std::env::var_os("AXE_UPDATE_GENERATED").is_some();
+    let mut wrong = Vec::new();
+    for doc in documents() {
+        let text = fs::read_to_string(&doc).unwrap();
+        let name = doc.strip_prefix(root()).unwrap().display().to_string();
+        let first_section = prose(&text)
+            .into_iter()
+            .find(|(_, l)| l.starts_with("## "))
+            .map(|(n, _)| text.lines().take(n - 1).map(|l| l.len() + 1).sum::<usize>());
+        let fresh = contents(&text);
+        let now = match (text.find(CONTENTS_OPEN), text.find(CONTENTS_CLOSE)) {
+            (Some(open), Some(close)) if open < close => {
+                if first_section.is_some_and(|s| open > s) {
+                    wrong.push(format!("{name}: its contents come after its first section"));
+                    continue;
+                }
+                let end = close + CONTENTS_CLOSE.len();
+                (fresh != text[open..end])
+                    .then(|| format!("{}{fresh}{}", &text[..open], &text[end..]))
+            }
+            _ if text.lines().count() <= LONG => None,
+            _ => match first_section {
+                Some(at) => Some(format!("{}{fresh}\n{}", &text[..at], &text[at..])),
+                None => {
+                    wrong.push(format!("{name}: over {LONG} lines with no `## ` section"));
+                    continue;
+                }
+            },
+        };
+        if let Some(now) = now {
+            if update {
+                fs::write(&doc, now).unwrap();
+            }
+            wrong.push(format!("{name}: its table of contents is missing or stale"));
+        }
+    }
+    assert!(
+        update || wrong.is_empty(),
+        "{}\n(`AXE_UPDATE_GENERATED=1 cargo test --locked --test integration -- docs::` writes them)",
+        wrong.join("\n")
+    );
+}
+
+/// The repository paths `text` names (`tests/mcp_http.rs`, `bench/run`,
+/// `lib/app/commands/`), in prose or code spans but not in fenced blocks,
+/// each with its line.
+fn named_paths(text: &str) -> Vec<(usize, String)> {
+    const TOPS: [&str; 8] = [
+        "tests/",
+        "lib/",
+        "bins/",
+        "bench/",
+        "docs/",
+        "man/",
+        "completions/",
+        ".ci/",
+    ];
+    let mut found = Vec::new();
+    for (n, line) in prose(text) {
+        for top in TOPS {
+            for (at, _) in line.match_indices(top) {
+                let before = line[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_alphanumeric() || "/.-_~$".contains(c)) {
+                    continue;
+                }
+                let rest = &line[at..];
+                let end = rest
+                    .find(|c: char| !(c.is_alphanumeric() || "/._-".contains(c)))
+                    .unwrap_or(rest.len());
+                let mut path = rest[..end].trim_end_matches(['.', ',', ':']);
+                // `bins/axe-<name>.rs`: a placeholder; its directory is named.
+                if rest[end..].starts_with('<') {
+                    path = &path[..path.rfind('/').map_or(0, |s| s + 1)];
+                }
+                found.push((n, path.to_owned()));
+            }
+        }
+    }
+    found
+}
+
+/// Every path in the repository a document names is there: a test, a
+/// script, a source file or a directory a reader is sent to.
+#[test]
+fn every_path_the_documents_name_is_there() {
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for doc in documents() {
+        let text = fs::read_to_string(&doc).unwrap();
+        for (n, path) in named_paths(&text) {
+            checked += 1;
+            // Made by the bench harness when it runs, never committed.
+            if path.starts_with("bench/data") {
+                continue;
+            }
+            if !root().join(&path).exists() {
+                let name = doc.strip_prefix(root()).unwrap().display();
+                wrong.push(format!("{name}:{n}: {path} is not there"));
+            }
+        }
+    }
+    assert!(checked > 20, "the path reader finds no paths: {checked}");
+    assert!(wrong.is_empty(), "named but missing:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_path_reader_finds_paths_and_leaves_others() {
+    let text = "See tests/mcp_http.rs and `bench/run`, not ~/.config/axe/docs/x or \
+                /usr/lib/x, in bins/axe-<name>.rs.\n```\ntests/nowhere.rs\n```\n";
+    let found: Vec<String> = named_paths(text).into_iter().map(|(_, p)| p).collect();
+    assert_eq!(found, ["tests/mcp_http.rs", "bins/", "bench/run"]);
+    assert!(
+        !root().join("tests/no-such-test.rs").exists(),
+        "the check can fail"
+    );
+}
+
+/// Where the reference's generated list of commands begins and ends.
+const COMMANDS_OPEN: &str = "<!-- commands: generated from the command tables by tests/docs.rs (AXE_UPDATE_GENERATED=1 rewrites it) -->\n";
+const COMMANDS_CLOSE: &str = "<!-- /commands -->\n";
+
+/// `text` for a markdown table's cell: `|` escaped, on one line.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The reference's list of commands, from the same tables as `--help`,
+/// the man pages and the completions: each executable and subcommand, its
+/// synopsis, what it does and its flags.
+fn commands_table() -> String {
+    let program = &axe::commands::axe::PROGRAM;
+    let mut out = String::from(COMMANDS_OPEN);
+    out.push_str("| command | synopsis | what it does | flags |\n|---|---|---|---|\n");
+    for exe in program.executables() {
+        for c in exe.tree() {
+            if !c.subcommands().is_empty() && c.name != exe.name {
+                continue;
+            }
+            let synopsis: Vec<String> = c
+                .usage
+                .iter()
+                .map(|u| format!("`{}`", cell(&format!("{} {u}", c.name))))
+                .collect();
+            let flags: Vec<String> = c
+                .flags
+                .iter()
+                .map(|f| match f.value {
+                    Some(v) => format!("`--{} {v}`", f.long),
+                    None => format!("`--{}`", f.long),
+                })
+                .collect();
+            let name = match c.name == exe.name {
+                true => format!("[`{}`](../man/{}.1)", c.name, exe.name),
+                false => format!("`{}`", c.name),
+            };
+            out.push_str(&format!(
+                "| {name} | {} | {} | {} |\n",
+                synopsis.join("<br>"),
+                cell(c.about),
+                flags.join(", ")
+            ));
+        }
+    }
+    out.push_str(COMMANDS_CLOSE);
+    out
+}
+
+/// docs/reference.md's list of commands is the command tables', row for
+/// row; `AXE_UPDATE_GENERATED=1` writes it.
+#[test]
+fn the_references_commands_are_the_command_tables() {
+    let path = root().join("docs/reference.md");
+    let text = fs::read_to_string(&path).unwrap();
+    let fresh = commands_table();
+    let open = text.find(COMMANDS_OPEN).expect("the reference's commands");
+    let close = text.find(COMMANDS_CLOSE).expect("their end");
+    let end = close + COMMANDS_CLOSE.len();
+    if text[open..end] == fresh {
+        return;
+    }
+    if std::env::var_os("AXE_UPDATE_GENERATED").is_some() {
+        fs::write(&path, format!("{}{fresh}{}", &text[..open], &text[end..])).unwrap();
+    } else {
+        panic!(
+            "docs/reference.md's commands are stale: `AXE_UPDATE_GENERATED=1 cargo test --locked --test integration -- docs::` writes them"
+        );
+    }
 }

@@ -14,15 +14,16 @@ use crate::util::{Env, entries, have, read, stdout};
 use crate::wire::{KEY, anthropic_reply, openai_reply, served_by, stream_answer};
 
 fn readme() -> &'static str {
-    include_str!("../README.md")
+    crate::readme::guide()
 }
 
-/// The code block after the README's `<!-- {marker}` comment.
+/// The code block after the `<!-- {marker}` comment, in the README or the
+/// guide (docs/guide/*.md).
 fn block_after(marker: &str) -> String {
     let readme = readme();
     let start = readme
         .find(&format!("<!-- {marker}"))
-        .unwrap_or_else(|| panic!("README has no <!-- {marker} block"));
+        .unwrap_or_else(|| panic!("neither the README nor the guide has a <!-- {marker} block"));
     let body = &readme[start..];
     let open = body.find("```").unwrap();
     let open = open + body[open..].find('\n').unwrap() + 1;
@@ -30,7 +31,8 @@ fn block_after(marker: &str) -> String {
     body[open..open + close].to_owned()
 }
 
-/// Every ```nu block of the README that is not an install step.
+/// Every ```nu block of the README and the guide that is not an install
+/// step.
 fn nushell_examples() -> Vec<String> {
     let readme = readme();
     let mut examples = Vec::new();

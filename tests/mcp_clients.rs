@@ -455,17 +455,20 @@ shell_snapshot = false
     cmd
 }
 
-/// The README's first ```` ```lang ```` block holding `needle`: the lines
-/// a user copies, so the test and the README cannot drift apart.
+/// The first ```` ```lang ```` block holding `needle` in the README and the
+/// guide (docs/guide/*.md): the lines a user copies, so the test and the
+/// documents cannot drift apart.
 pub(crate) fn readme_block(lang: &str, needle: &str) -> String {
-    let readme = include_str!("../README.md");
+    let readme = crate::readme::guide();
     let fence = format!("```{lang}\n");
     readme
         .match_indices(&fence)
         .map(|(at, _)| &readme[at + fence.len()..])
         .filter_map(|rest| rest.find("```").map(|end| &rest[..end]))
         .find(|body| body.contains(needle))
-        .unwrap_or_else(|| panic!("the README has no ```{lang} block with {needle:?}"))
+        .unwrap_or_else(|| {
+            panic!("the README and the guide have no ```{lang} block with {needle:?}")
+        })
         .to_owned()
 }
 

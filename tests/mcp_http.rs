@@ -2316,17 +2316,21 @@ fn malformed_header_values_and_a_second_host_are_refused() {
     }
 }
 
-/// The README's block fenced as ```` ```lang ````: there is exactly one.
+/// The block fenced as ```` ```lang ```` in the README and the guide
+/// (docs/guide/team.md): there is exactly one.
 fn readme_block(lang: &str) -> String {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme = crate::readme::guide();
     let fence = format!("```{lang}\n");
     let blocks: Vec<&str> = readme
         .split(&fence)
         .skip(1)
         .map(|b| b.split("\n```").next().unwrap())
         .collect();
-    assert_eq!(blocks.len(), 1, "README.md needs one {fence:?} block");
+    assert_eq!(
+        blocks.len(),
+        1,
+        "the README and the guide need one {fence:?} block"
+    );
     format!("{}\n", blocks[0])
 }
 

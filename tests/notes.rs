@@ -1598,7 +1598,7 @@ fn the_readmes_git_hook_notes_a_commit_and_prints_nothing() {
     if !crate::util::have("git") {
         return;
     }
-    let readme = include_str!("../README.md");
+    let readme = crate::readme::guide();
     let after = readme
         .split_once("A git hook that notes every commit")
         .expect("the README's hook recipe")

@@ -14,7 +14,7 @@ const TASK: &str = "Review this diff:\n+ let x = 1;\n\n";
 
 /// The script under `<!-- pipeline` in the README.
 fn readme_pipeline() -> String {
-    let readme = include_str!("../README.md");
+    let readme = crate::readme::guide();
     let start = readme
         .find("<!-- pipeline")
         .expect("README marks its pipeline");
@@ -91,7 +91,7 @@ fn the_readme_pipeline_matches_axe_run() {
 
 /// The script under `<!-- while-read` in the README.
 fn readme_loop() -> String {
-    let readme = include_str!("../README.md");
+    let readme = crate::readme::guide();
     let start = readme
         .find("<!-- while-read")
         .expect("README marks its while-read loop");

@@ -354,7 +354,7 @@ fn a_bad_query_is_one_line_on_stderr_and_no_match_is_quiet() {
 
 /// The README's `axe-notes-search` lines, from its sh and nu blocks.
 fn readme_searches() -> Vec<(&'static str, String)> {
-    let readme = include_str!("../README.md");
+    let readme = crate::readme::guide();
     let mut out = Vec::new();
     let mut block = None;
     for line in readme.lines() {

@@ -546,7 +546,7 @@ fn the_readmes_loop_runs_until_no_step_is_pending() {
     }
     let env = Env::new();
     agent(&env, "builder", "");
-    let readme = include_str!("../README.md");
+    let readme = crate::readme::guide();
     let start = readme
         .find("<!-- state-loop")
         .expect("README marks its loop");

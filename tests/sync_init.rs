@@ -117,7 +117,7 @@ fn the_readmes_remote_clones_without_a_warning() {
     if !have("git") || !have("bash") {
         return;
     }
-    let readme = include_str!("../README.md");
+    let readme = crate::readme::guide();
     let start = readme
         .find("```sh\ngit init -q --bare ")
         .expect("the README's sync set-up");
