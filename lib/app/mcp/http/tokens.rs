@@ -644,9 +644,8 @@ impl Locked {
                 MAX_BYTES >> 10
             )));
         }
-        let text = String::from_utf8(bytes).map_err(|_| {
-            Error::Config(format!("tokens file {}: not UTF-8", path.display()))
-        })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Error::Config(format!("tokens file {}: not UTF-8", path.display())))?;
         Ok(Locked {
             dir,
             name,
