@@ -250,6 +250,24 @@ export extern "axe-mcp token list" [
     --version(-V)  # Print version
 ]
 
+# Take a token out of the tokens file: it stops at once, and so do its sessions
+export extern "axe-mcp token remove" [
+    name?: string  # Whose token: the name the log lines give (letters, digits, '.', '_', '-')
+    --tokens: path  # The tokens file to change [default: <config>/mcp-tokens.toml]
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Give a token a new random value, print it once; the old one stops at once
+export extern "axe-mcp token rotate" [
+    name?: string  # Whose token: the name the log lines give (letters, digits, '.', '_', '-')
+    --tokens: path  # The tokens file to change [default: <config>/mcp-tokens.toml]
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
 # List or sum the model calls the ledger recorded, or show a conversation
 export extern "axe-log" [
     --help(-h)  # Print help
@@ -775,6 +793,24 @@ export extern "axe mcp token list" [
     --team-dir: directory  # The data directory the server serves, as given to axe-mcp --http [default: axe-team beside the data directory]
     --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
     --data-dir: directory  # Use DIR as axe's data directory (the memory) instead of $XDG_DATA_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Take a token out of the tokens file: it stops at once, and so do its sessions
+export extern "axe mcp token remove" [
+    name?: string  # Whose token: the name the log lines give (letters, digits, '.', '_', '-')
+    --tokens: path  # The tokens file to change [default: <config>/mcp-tokens.toml]
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Give a token a new random value, print it once; the old one stops at once
+export extern "axe mcp token rotate" [
+    name?: string  # Whose token: the name the log lines give (letters, digits, '.', '_', '-')
+    --tokens: path  # The tokens file to change [default: <config>/mcp-tokens.toml]
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
