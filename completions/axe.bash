@@ -232,7 +232,7 @@ _axe_spec_axe_mcp_token() {
     flags='--help -h --version -V'
     valued=' '
     args=''
-    subs=' add=axe_mcp_token_add list=axe_mcp_token_list '
+    subs=' add=axe_mcp_token_add list=axe_mcp_token_list remove=axe_mcp_token_remove rotate=axe_mcp_token_rotate '
 }
 _axe_spec_axe_mcp_token_add() {
     flags='--agents --read-only --tokens --config-dir --help -h --version -V'
@@ -244,6 +244,18 @@ _axe_spec_axe_mcp_token_list() {
     flags='--tokens --team-dir --config-dir --data-dir --help -h --version -V'
     valued=' --tokens=file --team-dir=dir --config-dir=dir --data-dir=dir '
     args=''
+    subs=''
+}
+_axe_spec_axe_mcp_token_remove() {
+    flags='--tokens --config-dir --help -h --version -V'
+    valued=' --tokens=file --config-dir=dir '
+    args='none'
+    subs=''
+}
+_axe_spec_axe_mcp_token_rotate() {
+    flags='--tokens --config-dir --help -h --version -V'
+    valued=' --tokens=file --config-dir=dir '
+    args='none'
     subs=''
 }
 _axe_spec_axe_log() {

@@ -250,6 +250,24 @@ export extern "axe-mcp token list" [
     --version(-V)  # Print version
 ]
 
+# Take a token out of the tokens file: it stops at once, and so do its sessions
+export extern "axe-mcp token remove" [
+    name?: string  # Whose token: the name the log lines give (letters, digits, '.', '_', '-')
+    --tokens: path  # The tokens file to change [default: <config>/mcp-tokens.toml]
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Give a token a new random value, print it once; the old one stops at once
+export extern "axe-mcp token rotate" [
+    name?: string  # Whose token: the name the log lines give (letters, digits, '.', '_', '-')
+    --tokens: path  # The tokens file to change [default: <config>/mcp-tokens.toml]
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
 # List or sum the model calls the ledger recorded, or show a conversation
 export extern "axe-log" [
     --help(-h)  # Print help
@@ -501,7 +519,7 @@ export extern "axe-sync run" [
     ...agent: string@"nu-complete axe agents"  # Commit only these agents' files (and the shared world topics); everything is still merged
     --no-push  # Commit, fetch and merge, but do not push
     --dry-run  # Say what would be committed and merged; fetch, but change nothing
-    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace, the team directory axe-mcp --http serves)
     --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts, secrets: [{path, kinds}]}, pushed, push_attempts, conflicts, refused: [{path, reason}]} as JSON
@@ -512,7 +530,7 @@ export extern "axe-sync run" [
 # Make the memory directory a git repository and sync it once
 export extern "axe-sync init" [
     --remote: string  # Sync with the git remote at URL (a bare directory, ssh, https); joins it when it has memory already
-    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace, the team directory axe-mcp --http serves)
     --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {dir, created, remote, sync} as JSON, sync as axe-sync run --json prints it
@@ -522,7 +540,7 @@ export extern "axe-sync init" [
 
 # Show what a sync would do, without fetching
 export extern "axe-sync status" [
-    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace, the team directory axe-mcp --http serves)
     --json  # Print {dir, remote, branch, head, ahead, behind, changed, conflicts, interrupted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -779,6 +797,24 @@ export extern "axe mcp token list" [
     --version(-V)  # Print version
 ]
 
+# Take a token out of the tokens file: it stops at once, and so do its sessions
+export extern "axe mcp token remove" [
+    name?: string  # Whose token: the name the log lines give (letters, digits, '.', '_', '-')
+    --tokens: path  # The tokens file to change [default: <config>/mcp-tokens.toml]
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Give a token a new random value, print it once; the old one stops at once
+export extern "axe mcp token rotate" [
+    name?: string  # Whose token: the name the log lines give (letters, digits, '.', '_', '-')
+    --tokens: path  # The tokens file to change [default: <config>/mcp-tokens.toml]
+    --config-dir: directory  # Use DIR as axe's config directory (agents/, config.toml) instead of $XDG_CONFIG_HOME/axe
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
 # List or sum the model calls the ledger recorded, or show a conversation
 export extern "axe log" [
     --help(-h)  # Print help
@@ -1030,7 +1066,7 @@ export extern "axe sync run" [
     ...agent: string@"nu-complete axe agents"  # Commit only these agents' files (and the shared world topics); everything is still merged
     --no-push  # Commit, fetch and merge, but do not push
     --dry-run  # Say what would be committed and merged; fetch, but change nothing
-    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace, the team directory axe-mcp --http serves)
     --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {dir, remote, branch, dry_run, recovered, committed: {commit, files, removed}, merged: {from, commit, files, conflicts, secrets: [{path, kinds}]}, pushed, push_attempts, conflicts, refused: [{path, reason}]} as JSON
@@ -1041,7 +1077,7 @@ export extern "axe sync run" [
 # Make the memory directory a git repository and sync it once
 export extern "axe sync init" [
     --remote: string  # Sync with the git remote at URL (a bare directory, ssh, https); joins it when it has memory already
-    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace, the team directory axe-mcp --http serves)
     --timeout: number  # Give up on the network (fetch and push, in all) after this long [default: 120]
     --wait: number  # Wait this long at most for another process's lock on a memory file; 0: not at all [default: 30]
     --json  # Print {dir, created, remote, sync} as JSON, sync as axe-sync run --json prints it
@@ -1051,7 +1087,7 @@ export extern "axe sync init" [
 
 # Show what a sync would do, without fetching
 export extern "axe sync status" [
-    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace)
+    --dir: directory  # The repository: a memory directory other than the data directory (an agent's own notes workspace, the team directory axe-mcp --http serves)
     --json  # Print {dir, remote, branch, head, ahead, behind, changed, conflicts, interrupted} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version

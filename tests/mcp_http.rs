@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::mcp::ALL_TOOLS;
-use crate::util::Env;
+use crate::util::{Env, have};
 
 /// A running `axe-mcp --http` and what it has said on stderr.
 pub struct Served {
@@ -2519,4 +2519,223 @@ fn the_readmes_nginx_lines_pass_a_session_through() {
     );
     wait_listening(&mut proxy, port, &log);
     a_session_through(&env, port, secret);
+}
+
+/// `axe-mcp token ARGS… --tokens FILE`, however it ends.
+fn token_cmd(env: &Env, file: &std::path::Path, args: &[&str]) -> std::process::Output {
+    env.cmd("axe-mcp")
+        .arg("token")
+        .args(args)
+        .arg("--tokens")
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
+/// `token rotate` prints a new token once and keeps the entry's name,
+/// agents and rights (created renewed); the old token and the session it
+/// began stop at their next request while the new one works, and another
+/// token's session lives on. `token remove` does the same for a token
+/// gone; the file's other lines stay as written, no token or digest is
+/// ever printed by `list`, and a name not there is an error naming those
+/// that are, the file untouched. A server without tokens says so.
+#[test]
+fn token_rotate_and_remove_stop_the_old_token_and_its_sessions() {
+    let env = Env::new();
+    let open = Served::start(&env, &[]);
+    assert!(
+        open.start
+            .contains("no token guards it: anyone who can connect to 127.0.0.1:"),
+        "{}",
+        open.start
+    );
+    drop(open);
+
+    let file = env.root().join("conf/tokens.toml");
+    let alice = add_token(&env, &file, "alice", &["--agents", "team"]);
+    let bob = add_token(&env, &file, "bob", &["--agents", "team", "--read-only"]);
+    let with_comment = format!("# the team's tokens\n{}", crate::util::read(&file));
+    env.write(&file, &with_comment);
+    crate::util::set_mode(&file, 0o600);
+    let (old_a, b) = (format!("Bearer {alice}"), format!("Bearer {bob}"));
+    let server = Served::start(&env, &["--tokens", file.to_str().unwrap()]);
+    let alice_session = server.initialize("team", &[("Authorization", &old_a)]);
+    let bob_session = server.initialize("team", &[("Authorization", &b)]);
+
+    let out = token_cmd(&env, &file, &["rotate", "alice"]);
+    assert!(out.status.success(), "{out:?}");
+    let new = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    assert!(
+        new.starts_with("axe_") && new.len() == 68 && new != alice,
+        "{new:?}"
+    );
+    let text = crate::util::read(&file);
+    assert!(text.starts_with("# the team's tokens\n"), "{text}");
+    assert!(!text.contains(&new) && !text.contains(&alice), "{text}");
+    assert!(text.contains(&sha256_hex(&new)), "{text}");
+    assert!(!text.contains(&sha256_hex(&alice)), "{text}");
+    assert!(text.contains(&sha256_hex(&bob)), "{text}");
+    assert_eq!(text.matches("agents = [\"team\"]").count(), 2, "{text}");
+    assert_eq!(text.matches("read_only = true").count(), 1, "{text}");
+    assert_eq!(crate::util::mode(&file) & 0o777, 0o600);
+
+    let stale = session_call(&server, "team", &old_a, &alice_session, "recall", json!({}));
+    assert_eq!(
+        stale.status, 401,
+        "the old token's session lives on: {stale:?}"
+    );
+    let refused = server.post(
+        "team",
+        &[("Authorization", &old_a)],
+        &request(1, "initialize", init_params()),
+    );
+    assert_eq!(refused.status, 401, "{refused:?}");
+    let new_a = format!("Bearer {new}");
+    let s = server.initialize("team", &[("Authorization", &new_a)]);
+    let wrote = session_call(
+        &server,
+        "team",
+        &new_a,
+        &s,
+        "remember",
+        json!({"content": "rotated"}),
+    );
+    assert_eq!(wrote.json()["result"]["isError"], false, "{wrote:?}");
+    let kept = session_call(&server, "team", &b, &bob_session, "recall", json!({}));
+    assert_eq!(kept.status, 200, "another token's session ended: {kept:?}");
+
+    let listed = token_cmd(&env, &file, &["list"]);
+    assert!(listed.status.success(), "{listed:?}");
+    let list = String::from_utf8(listed.stdout).unwrap();
+    assert!(list.starts_with("alice  agents team  created 20"), "{list}");
+    assert!(list.contains("\nbob  agents team  created 20"), "{list}");
+    assert!(list.contains("reads only"), "{list}");
+    assert!(
+        !list.contains("axe_") && !list.contains(&sha256_hex(&new)),
+        "{list}"
+    );
+
+    let out = token_cmd(&env, &file, &["remove", "bob"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let gone = session_call(&server, "team", &b, &bob_session, "recall", json!({}));
+    assert_eq!(
+        gone.status, 401,
+        "a removed token's session lives on: {gone:?}"
+    );
+    let text = crate::util::read(&file);
+    assert!(text.starts_with("# the team's tokens\n"), "{text}");
+    assert!(
+        !text.contains("bob") && text.contains(&sha256_hex(&new)),
+        "{text}"
+    );
+    let still = session_call(&server, "team", &new_a, &s, "recall", json!({}));
+    assert_eq!(still.status, 200, "{still:?}");
+
+    for verb in ["remove", "rotate"] {
+        let out = token_cmd(&env, &file, &[verb, "carol"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("no token named \"carol\"") && err.contains("its tokens: alice"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            crate::util::read(&file),
+            text,
+            "{verb} of an unknown name changed the file"
+        );
+    }
+}
+
+/// The README's curl, Python SDK and TypeScript SDK lines against a
+/// server with a token: each writes a note into the team's memory and
+/// reads it back through recall, as written there but for the port.
+#[test]
+fn the_readmes_curl_python_and_typescript_lines_reach_the_team_server() {
+    use crate::mcp_clients::readme_block;
+    let env = Env::new();
+    let file = env.root().join("conf/tokens.toml");
+    let token = add_token(&env, &file, "alice", &["--agents", "team"]);
+    let server = Served::start(&env, &["--tokens", file.to_str().unwrap()]);
+    let address = format!("127.0.0.1:{}", server.port);
+    let work = env.root().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let run = |program: &str, args: &[&str], note: &str, extra: &[(&str, std::ffi::OsString)]| {
+        let mut cmd = env.program(program);
+        cmd.args(args)
+            .current_dir(&work)
+            .env("AXE_TOKEN", &token)
+            .timeout(Duration::from_secs(120));
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{program}: {out:?}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            said.contains(note),
+            "{program} did not recall {note:?}: {said}"
+        );
+        assert!(team_daily(&env, "team").contains(note));
+    };
+
+    if have("curl") && have("jq") && have("bash") {
+        let script =
+            readme_block("sh", "Mcp-Method: tools/call").replace("127.0.0.1:8765", &address);
+        run(
+            "bash",
+            &["-eo", "pipefail", "-c", &script],
+            "The on-call rota is in ops/rota.md.",
+            &[],
+        );
+        // A wrong token fails the line, as curl's --fail-with-body says.
+        let out = env
+            .program("bash")
+            .args(["-eo", "pipefail", "-c", &script])
+            .env("AXE_TOKEN", "axe_wrong")
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{out:?}");
+    }
+
+    let python = crate::mcp_sdk::sdk_dir().join("python/bin/python3");
+    match python.is_file() {
+        true => {
+            let script = readme_block("python", "streamable_http_client")
+                .replace("127.0.0.1:8765", &address);
+            std::fs::write(work.join("client.py"), script).unwrap();
+            run(
+                python.to_str().unwrap(),
+                &["client.py"],
+                "The staging database is db2.",
+                &[],
+            );
+        }
+        false => crate::util::unavailable(
+            &format!("the Python MCP SDK is not in {}", python.display()),
+            crate::mcp_sdk::HOW,
+        ),
+    }
+
+    let modules = crate::mcp_sdk::sdk_dir().join("node/node_modules");
+    match have("node") && modules.join("@modelcontextprotocol/sdk").is_dir() {
+        true => {
+            // Where npm install would have put the SDK, beside the script.
+            std::os::unix::fs::symlink(&modules, work.join("node_modules")).unwrap();
+            let script = readme_block("js", "StreamableHTTPClientTransport")
+                .replace("127.0.0.1:8765", &address);
+            std::fs::write(work.join("client.mjs"), script).unwrap();
+            run("node", &["client.mjs"], "Releases are tagged vX.Y.Z.", &[]);
+        }
+        false => crate::util::unavailable(
+            &format!("the TypeScript MCP SDK is not in {}", modules.display()),
+            crate::mcp_sdk::HOW,
+        ),
+    }
 }

@@ -53,6 +53,7 @@ mod sync;
 mod sync_content;
 mod sync_init;
 mod sync_paths;
+mod team;
 mod tools;
 mod tools_attacks;
 mod tools_security;

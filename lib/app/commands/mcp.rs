@@ -140,7 +140,7 @@ The file is read as ssh reads an authorized_keys: a regular file of
 this user or root that neither group nor others can write, in a
 directory others cannot write, at most 1 MiB; anything else takes no
 token, said on standard error.",
-    run: Run::Subcommands(&[TOKEN_ADD, TOKEN_LIST]),
+    run: Run::Subcommands(&[TOKEN_ADD, TOKEN_LIST, TOKEN_REMOVE, TOKEN_ROTATE]),
 };
 
 const TOKEN_NAME: Arg = Arg {
@@ -209,6 +209,46 @@ when missing) gets the token's SHA-256 alone, appended under the file's
 lock and replaced whole, so a server reading it sees the old file or the
 new one. A name already in the file is refused.",
     run: Run::Action(token_add),
+};
+
+/// `--tokens` of `token remove` and `token rotate`.
+const TOKEN_EDIT_FILE: Flag = Flag::with_value(
+    "tokens",
+    "FILE",
+    "The tokens file to change [default: <config>/mcp-tokens.toml]",
+)
+.completes(Complete::File);
+
+const TOKEN_REMOVE: Command = Command {
+    name: "axe-mcp token remove",
+    about: "Take a token out of the tokens file: it stops at once, and so do its sessions",
+    usage: &["[OPTIONS] NAME"],
+    args: &[TOKEN_NAME],
+    flags: &[TOKEN_EDIT_FILE, CONFIG_DIR],
+    rules: &[Rule::Required(Item::Arg(&TOKEN_NAME))],
+    description: "\
+The entry NAME leaves the file, which is replaced whole under its lock
+(the rest as written): a running server refuses the token at its next
+request (401) and ends the sessions it began. A name not in the file is
+an error naming those that are.",
+    run: Run::Action(token_remove),
+};
+
+const TOKEN_ROTATE: Command = Command {
+    name: "axe-mcp token rotate",
+    about: "Give a token a new random value, print it once; the old one stops at once",
+    usage: &["[OPTIONS] NAME"],
+    args: &[TOKEN_NAME],
+    flags: &[TOKEN_EDIT_FILE, CONFIG_DIR],
+    rules: &[Rule::Required(Item::Arg(&TOKEN_NAME))],
+    description: "\
+Prints the new token on standard output, the only time it is shown. The
+entry keeps its name, agents and read_only; its sha256 becomes the new
+token's and created says now (when the token in force was made). The
+file is replaced whole under its lock, so a running server takes the new
+token at its next request, refuses the old one (401) and ends the
+sessions the old one began.",
+    run: Run::Action(token_rotate),
 };
 
 const READ_ONLY: Flag = Flag::switch(
@@ -408,6 +448,53 @@ fn token_add(m: &Matches, out: &mut dyn Write) -> Result<()> {
     axe_base::stderr::note(format_args!(
         "axe-mcp: token \"{name}\" added to {}; it is shown only now",
         added.file.display()
+    ));
+    writeln!(out, "{}", added.token).map_err(Error::Output)
+}
+
+/// NAME and the tokens file of `token remove` and `token rotate`.
+fn token_edited(m: &Matches) -> Result<(String, std::path::PathBuf)> {
+    let name = m.args()[0]
+        .to_str()
+        .ok_or_else(|| Error::Usage("a token name is UTF-8".into()))?
+        .to_owned();
+    let file = match m.value(&TOKEN_EDIT_FILE) {
+        Some(f) => std::path::PathBuf::from(f),
+        None => Dirs::given(m.value(&CONFIG_DIR).map(Path::new), None)?
+            .config()?
+            .join("mcp-tokens.toml"),
+    };
+    Ok((name, file))
+}
+
+/// Said when the file had to be written out in axe's own layout.
+fn rewritten(edited: &tokens::Edited, file: &Path) {
+    if edited.rewritten {
+        axe_base::stderr::note(format_args!(
+            "axe-mcp: {} is written out in token add's layout (an entry was not one [[token]] table of its own); its comments are gone",
+            file.display()
+        ));
+    }
+}
+
+fn token_remove(m: &Matches, _: &mut dyn Write) -> Result<()> {
+    let (name, file) = token_edited(m)?;
+    let edited = tokens::remove(&file, &name)?;
+    rewritten(&edited, &file);
+    axe_base::stderr::note(format_args!(
+        "axe-mcp: token \"{name}\" removed from {}; it and its sessions stop at their next request",
+        file.display()
+    ));
+    Ok(())
+}
+
+fn token_rotate(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let (name, file) = token_edited(m)?;
+    let (added, edited) = tokens::rotate(&file, &name)?;
+    rewritten(&edited, &file);
+    axe_base::stderr::note(format_args!(
+        "axe-mcp: token \"{name}\" rotated in {}: the old one and its sessions stop; the new one is shown only now",
+        file.display()
     ));
     writeln!(out, "{}", added.token).map_err(Error::Output)
 }

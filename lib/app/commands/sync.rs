@@ -38,7 +38,7 @@ under the lock the memory commands use. Needs git 2.28 or newer on PATH.",
 const DIR: Flag = Flag::with_value(
     "dir",
     "DIR",
-    "The repository: a memory directory other than the data directory (an agent's own notes workspace)",
+    "The repository: a memory directory other than the data directory (an agent's own notes workspace, the team directory axe-mcp --http serves)",
 )
 .completes(Complete::Dir);
 

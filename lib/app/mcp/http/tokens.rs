@@ -327,12 +327,6 @@ pub struct Added {
 /// replaced whole under its lock, so two adds at once both land and a
 /// reader sees the old file or the new one; it stays 0600 whatever it was.
 pub fn add(path: &Path, name: &str, agents: &[String], read_only: bool) -> Result<Added> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-
-    use axe_base::beneath::{Dir, Open};
-    use axe_memory::lock::{self, Mode};
-
     if !word(name) {
         return Err(Error::Usage(format!(
             "token name \"{name}\": letters, digits, '.', '_' and '-' only"
@@ -347,32 +341,8 @@ pub fn add(path: &Path, name: &str, agents: &[String], read_only: bool) -> Resul
             "--agents is a list of agent names (a,b) or \"*\"".into(),
         ));
     }
-    let failed = |e: std::io::Error| {
-        Error::Config(format!(
-            "tokens file {}: {}",
-            path.display(),
-            axe_base::error::describe_io(&e)
-        ))
-    };
-    let (dir, file_name) = Dir::holding(path, true)
-        .map_err(failed)?
-        .ok_or_else(|| failed(std::io::ErrorKind::NotFound.into()))?;
-    // A new file is made 0600 by its creator; then it is locked like any.
-    let _ = dir.create(&file_name, Open::New).map_err(failed)?;
-    let file = lock::open_locked(
-        &dir,
-        &file_name,
-        Open::Write,
-        Mode::Exclusive,
-        axe_memory::Wait::default(),
-    )
-    .map_err(failed)?
-    .ok_or_else(|| failed(std::io::ErrorKind::NotFound.into()))?;
-    let mut text = String::new();
-    (&file)
-        .take(1 << 20)
-        .read_to_string(&mut text)
-        .map_err(failed)?;
+    let locked = Locked::open(path, true)?;
+    let mut text = locked.text.clone();
     let existing = parse(&text, path)?;
     if existing.0.iter().any(|t| t.name == name) {
         return Err(Error::Usage(format!(
@@ -380,44 +350,326 @@ pub fn add(path: &Path, name: &str, agents: &[String], read_only: bool) -> Resul
             path.display()
         )));
     }
-    let token = format!("axe_{}", hex(&random::<32>().map_err(failed)?));
+    let token = new_token(path)?;
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
-    let agents_toml = match every {
-        true => "\"*\"".to_owned(),
-        false => format!(
+    let entry = Token {
+        name: name.to_owned(),
+        sha256: sha256_hex(token.as_bytes()),
+        agents: match every {
+            true => Agents::Every("*".to_owned()),
+            false => Agents::Some(agents.to_vec()),
+        },
+        read_only,
+        created: Some(now()),
+    };
+    text.push('\n');
+    text.push_str(&render(&entry));
+    locked.write(&text)?;
+    Ok(Added {
+        token,
+        file: path.to_owned(),
+    })
+}
+
+/// What `token remove` and `token rotate` did to the file: whether it
+/// had to be written out in axe's own layout (an entry written in a way
+/// the edit in place does not follow, an inline table), its comments
+/// gone.
+pub struct Edited {
+    pub rewritten: bool,
+}
+
+/// Takes the entry named `name` out of the tokens file at `path`, under
+/// its lock and replaced whole: a server reading it sees the old file or
+/// the new one, and ends the sessions the token began at their next
+/// request. The rest of the file stays as written.
+pub fn remove(path: &Path, name: &str) -> Result<Edited> {
+    let locked = Locked::open(path, false)?;
+    let tokens = parse(&locked.text, path)?;
+    named(&tokens, name, path)?;
+    let kept: Vec<Token> = tokens.0.into_iter().filter(|t| t.name != name).collect();
+    let edited = edit_piece(&locked.text, name, |_| None);
+    let (text, rewritten) = checked(edited, &kept, path);
+    locked.write(&text)?;
+    Ok(Edited { rewritten })
+}
+
+/// Gives the entry named `name` a new random token (returned, shown only
+/// now) in place of its digest, keeping its agents and rights; `created`
+/// becomes now, since it says when the token in force was made. The
+/// file is replaced whole under its lock, so the old token stops at once
+/// and the sessions it began end at their next request.
+pub fn rotate(path: &Path, name: &str) -> Result<(Added, Edited)> {
+    let locked = Locked::open(path, false)?;
+    let tokens = parse(&locked.text, path)?;
+    named(&tokens, name, path)?;
+    let token = new_token(path)?;
+    let digest = sha256_hex(token.as_bytes());
+    let created = now();
+    let mut entries = tokens.0;
+    for t in entries.iter_mut().filter(|t| t.name == name) {
+        t.sha256 = digest.clone();
+        t.created = Some(created.clone());
+    }
+    let edited = edit_piece(&locked.text, name, |piece| {
+        let mut out = String::new();
+        let mut dated = false;
+        for line in piece.split_inclusive('\n') {
+            let key = line.trim_start();
+            if key.starts_with("sha256") && key[6..].trim_start().starts_with('=') {
+                out.push_str(&format!("sha256 = \"{digest}\"\n"));
+            } else if key.starts_with("created") && key[7..].trim_start().starts_with('=') {
+                out.push_str(&format!("created = \"{created}\"\n"));
+                dated = true;
+            } else {
+                out.push_str(line);
+            }
+        }
+        if !dated {
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&format!("created = \"{created}\"\n"));
+        }
+        Some(out)
+    });
+    let (text, rewritten) = checked(edited, &entries, path);
+    locked.write(&text)?;
+    Ok((
+        Added {
+            token,
+            file: path.to_owned(),
+        },
+        Edited { rewritten },
+    ))
+}
+
+/// The entry named `name`, or an error naming the ones there are.
+fn named<'a>(tokens: &'a Tokens, name: &str, path: &Path) -> Result<&'a Token> {
+    tokens.0.iter().find(|t| t.name == name).ok_or_else(|| {
+        let names: Vec<&str> = tokens.0.iter().map(|t| t.name.as_str()).collect();
+        Error::Usage(format!(
+            "no token named \"{name}\" in {} ({})",
+            path.display(),
+            match names.is_empty() {
+                true => "it holds none".to_owned(),
+                false => format!("its tokens: {}", names.join(", ")),
+            }
+        ))
+    })
+}
+
+/// `text` with the `[[token]]` table of the entry `name` replaced by what
+/// `change` makes of it (`None`: taken out), the rest as written; `None`
+/// when no table alone holds that entry.
+fn edit_piece(
+    text: &str,
+    name: &str,
+    change: impl FnOnce(&str) -> Option<String>,
+) -> Option<String> {
+    // Cut before every `[[token]]` header line: the head, then one piece
+    // per table, each with the comments and blank lines that follow it.
+    let mut cuts = vec![0];
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with("[[token]]") {
+            cuts.push(at);
+        }
+        at += line.len();
+    }
+    cuts.push(text.len());
+    cuts.dedup();
+    let pieces: Vec<&str> = cuts.windows(2).map(|w| &text[w[0]..w[1]]).collect();
+    let is_it = |piece: &str| {
+        toml::from_str::<File>(piece)
+            .ok()
+            .is_some_and(|f| f.token.len() == 1 && f.token[0].name == name)
+    };
+    let mut found = pieces.iter().enumerate().filter(|(_, p)| is_it(p));
+    let (index, piece) = found.next()?;
+    if found.next().is_some() {
+        return None;
+    }
+    let changed = change(piece).unwrap_or_default();
+    let mut out = String::new();
+    for (i, p) in pieces.iter().enumerate() {
+        match i == index {
+            true => out.push_str(&changed),
+            false => out.push_str(p),
+        }
+    }
+    Some(out)
+}
+
+/// The edited text when it holds exactly `want`; else every entry of
+/// `want` written out in axe's own layout (and `true`).
+fn checked(edited: Option<String>, want: &[Token], path: &Path) -> (String, bool) {
+    let same = |text: &str| {
+        parse(text, path).is_ok_and(|got| {
+            got.0.len() == want.len()
+                && got.0.iter().zip(want).all(|(a, b)| {
+                    a.name == b.name
+                        && a.sha256.eq_ignore_ascii_case(&b.sha256)
+                        && a.read_only == b.read_only
+                        && a.created == b.created
+                })
+        })
+    };
+    match edited {
+        Some(text) if same(&text) => (text, false),
+        _ => {
+            let text: Vec<String> = want.iter().map(render).collect();
+            (text.join("\n"), true)
+        }
+    }
+}
+
+/// One entry as `token add` writes it.
+fn render(t: &Token) -> String {
+    let agents = match &t.agents {
+        Agents::Every(_) => "\"*\"".to_owned(),
+        Agents::Some(names) => format!(
             "[{}]",
-            agents
+            names
                 .iter()
-                .map(|a| format!("\"{a}\""))
+                .map(|a| quote(a))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
     };
-    let created = time::OffsetDateTime::now_utc()
+    let mut text = format!(
+        "[[token]]\nname = {}\nsha256 = \"{}\"\nagents = {agents}\nread_only = {}\n",
+        quote(&t.name),
+        t.sha256,
+        t.read_only
+    );
+    if let Some(created) = &t.created {
+        text.push_str(&format!("created = {}\n", quote(created)));
+    }
+    text
+}
+
+/// `s` as a TOML basic string.
+fn quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A new random token.
+fn new_token(path: &Path) -> Result<String> {
+    let bytes = random::<32>().map_err(|e| failed(path, e))?;
+    Ok(format!("axe_{}", hex(&bytes)))
+}
+
+/// Now, as `created` holds it (RFC 3339, UTC, whole seconds).
+fn now() -> String {
+    time::OffsetDateTime::now_utc()
         .replace_nanosecond(0)
         .ok()
         .and_then(|t| {
             t.format(&time::format_description::well_known::Rfc3339)
                 .ok()
         })
-        .unwrap_or_default();
-    text.push_str(&format!(
-        "\n[[token]]\nname = \"{name}\"\nsha256 = \"{}\"\nagents = {agents_toml}\nread_only = {read_only}\ncreated = \"{created}\"\n",
-        sha256_hex(token.as_bytes())
-    ));
-    // The replace keeps the file's mode: 0600 before it, whatever it was.
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))
-        .map_err(failed)?;
-    axe_memory::replace::replace(&file, &dir, &file_name, |new, _| {
-        new.write_all(text.as_bytes())
-    })
-    .map_err(failed)?;
-    Ok(Added {
-        token,
-        file: path.to_owned(),
-    })
+        .unwrap_or_default()
+}
+
+fn failed(path: &Path, e: std::io::Error) -> Error {
+    Error::Config(format!(
+        "tokens file {}: {}",
+        path.display(),
+        axe_base::error::describe_io(&e)
+    ))
+}
+
+/// The tokens file held under its lock for a change, and its text.
+struct Locked {
+    dir: axe_base::beneath::Dir,
+    name: std::ffi::OsString,
+    file: std::fs::File,
+    text: String,
+    path: std::path::PathBuf,
+}
+
+impl Locked {
+    /// Opens and locks the file at `path` (made 0600 when missing and
+    /// `create`), read whole: a regular file of at most [`MAX_BYTES`].
+    fn open(path: &Path, create: bool) -> Result<Locked> {
+        use axe_base::beneath::{Dir, Open};
+        use axe_memory::lock::{self, Mode};
+
+        let failed = |e: std::io::Error| failed(path, e);
+        let (dir, name) = Dir::holding(path, create)
+            .map_err(failed)?
+            .ok_or_else(|| failed(std::io::ErrorKind::NotFound.into()))?;
+        if create {
+            // A new file is made 0600 by its creator; then it is locked like any.
+            let _ = dir.create(&name, Open::New).map_err(failed)?;
+        }
+        let file = lock::open_locked(
+            &dir,
+            &name,
+            Open::Write,
+            Mode::Exclusive,
+            axe_memory::Wait::default(),
+        )
+        .map_err(failed)?
+        .ok_or_else(|| failed(std::io::ErrorKind::NotFound.into()))?;
+        if !file.metadata().map_err(failed)?.is_file() {
+            return Err(Error::Config(format!(
+                "tokens file {}: not a regular file",
+                path.display()
+            )));
+        }
+        let mut bytes = Vec::new();
+        (&file)
+            .take(MAX_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(failed)?;
+        // Never written back cut short.
+        if bytes.len() as u64 > MAX_BYTES {
+            return Err(Error::Config(format!(
+                "tokens file {}: larger than {} KiB; it is not changed",
+                path.display(),
+                MAX_BYTES >> 10
+            )));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Error::Config(format!("tokens file {}: not UTF-8", path.display())))?;
+        Ok(Locked {
+            dir,
+            name,
+            file,
+            text,
+            path: path.to_owned(),
+        })
+    }
+
+    /// Replaces the file whole with `text`, 0600 whatever it was.
+    fn write(self, text: &str) -> Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+
+        let failed = |e: std::io::Error| failed(&self.path, e);
+        // The replace keeps the file's mode: 0600 before it.
+        self.file
+            .set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(failed)?;
+        axe_memory::replace::replace(&self.file, &self.dir, &self.name, |new, _| {
+            new.write_all(text.as_bytes())
+        })
+        .map_err(failed)
+    }
 }
 
 /// A token's or an agent's name as the file, the log line and a path
