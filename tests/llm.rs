@@ -1587,7 +1587,7 @@ fn a_local_model_without_a_base_url_asks_for_the_base_url_not_a_key() {
     );
     let config = env.config_dir().join("axe/config.toml");
     let expected = format!(
-        "base URL for provider \"openai\" is not configured: \"qwen2.5-7b-instruct\" is no model of OpenAI's API, so set AXE_OPENAI_BASE_URL, or base_url under [providers.openai] in {}, to your server's address (http://localhost:8080/v1); OPENAI_API_KEY is only for OpenAI's API\n",
+        "base URL for provider \"openai\" is not configured: \"qwen2.5-7b-instruct\" is no model of its hosted API (https://api.openai.com), so set AXE_OPENAI_BASE_URL, or base_url under [providers.openai] in {}, to your server's address (http://localhost:8080/v1); OPENAI_API_KEY is only for the hosted API\n",
         config.display()
     );
     env.cmd("axe-llm")

@@ -147,7 +147,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let mut session = Session::new(config, (config_dir, agents, wait), &cfg, false);
     session.conversation = Some(id.clone());
     // A missing key is said before the first line is typed.
-    session.endpoint(axe_llm::parse_model(&cfg.model)?.0)?;
+    let (provider, model) = axe_llm::parse_model(&cfg.model)?;
+    session.endpoint_for(provider, &model)?;
 
     // The ending signals are held for the whole session, so a Ctrl-C
     // never ends it, only cancels (our own flag says one came). SIGTERM
