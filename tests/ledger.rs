@@ -219,8 +219,9 @@ fn an_unknown_cost_is_unknown_until_a_price_is_added_which_prices_the_past() {
 }
 
 /// What the provider reported is what was billed: it wins over a
-/// `[pricing]` guess. A record of an older axe (a cost and no
-/// `cost_source`) keeps a cost above zero, but its 0 is no known $0.
+/// `[pricing]` estimate. A record of an older axe (a cost and no
+/// `cost_source`) is priced as of today where a price is set, keeps a
+/// cost above zero where none is, and its 0 is no known $0.
 #[test]
 fn a_reported_cost_wins_and_an_older_records_zero_is_not_a_price() {
     let env = Env::new();
@@ -245,6 +246,7 @@ fn a_reported_cost_wins_and_an_older_records_zero_is_not_a_price() {
         old("1", "openai/local", 0.0),
         old("2", "openai/billed", 0.5),
         old("3", "openai/priced", 0.0),
+        old("4", "openai/priced", 0.7),
     ];
     fs::write(ledger_dir(&env).join("2020-01.jsonl"), text.concat()).unwrap();
     let calls = log_json(&env, &[]);
@@ -259,17 +261,18 @@ fn a_reported_cost_wins_and_an_older_records_zero_is_not_a_price() {
         [
             ("some/model".to_owned(), json!(0.0042), json!("provider")),
             ("priced".to_owned(), json!(0.002), json!("pricing")),
+            ("priced".to_owned(), json!(0.002), json!("pricing")),
             ("billed".to_owned(), json!(0.5), json!("recorded")),
             ("local".to_owned(), Value::Null, Value::Null),
         ]
     );
     let agents = log_json(&env, &["--sum", "agent"]);
     assert_eq!(agents["groups"][1]["key"], "old");
-    assert_eq!(agents["groups"][1]["cost"], json!(0.502));
+    assert_eq!(agents["groups"][1]["cost"], json!(0.5 + 0.002 + 0.002));
     assert_eq!(agents["groups"][1]["cost_unknown"], 1);
     let out = env.cmd("axe-log").args(["--sum", "agent"]).assert().success();
     assert!(
-        String::from_utf8_lossy(&out.get_output().stdout).contains("old\t3\t3000\t3000\t$0.502000 + 1 unpriced\n"),
+        String::from_utf8_lossy(&out.get_output().stdout).contains("old\t4\t4000\t4000\t$0.504000 + 1 unpriced\n"),
         "{out:?}"
     );
 }
