@@ -454,7 +454,11 @@ fn a_tool_line_never_lands_inside_the_answer() {
     // until the test has looked at the screen.
     let (answer, rest) = stream_answer("anthropic", &["Fri", "day it is."]).gated_after(3);
     let server = Server::start(vec![
-        said_then_called(&["Let me ", "look"], "read_file", &json!({"path": "notes.txt"})),
+        said_then_called(
+            &["Let me ", "look"],
+            "read_file",
+            &json!({"path": "notes.txt"}),
+        ),
         answer,
     ]);
     let term = Term::start(&env, &server.url, "geo");
@@ -465,7 +469,9 @@ fn a_tool_line_never_lands_inside_the_answer() {
     let tool = "  [tool] read_file{\"path\":\"notes.txt\"}";
     let at = lines.iter().position(|l| l.contains("[tool]"));
     assert!(
-        at.is_some_and(|i| lines[i] == tool && lines[i - 1] == "Let me look" && lines[i + 1] == "Fri"),
+        at.is_some_and(|i| lines[i] == tool
+            && lines[i - 1] == "Let me look"
+            && lines[i + 1] == "Fri"),
         "{screen}"
     );
     rest.send(()).unwrap();

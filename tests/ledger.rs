@@ -154,7 +154,10 @@ fn axe_llm_records_retries_and_priced_cost() {
         (Some(11), Some(7))
     );
     // The price is applied when the ledger is read, not frozen into it.
-    assert_eq!((&r["cost"], &r["cost_source"]), (&Value::Null, &Value::Null));
+    assert_eq!(
+        (&r["cost"], &r["cost_source"]),
+        (&Value::Null, &Value::Null)
+    );
     let listed = &log_json(&env, &[])["calls"][0];
     let cost = listed["cost"].as_f64().unwrap();
     assert!(
@@ -175,7 +178,10 @@ fn an_unknown_cost_is_unknown_until_a_price_is_added_which_prices_the_past() {
         .assert()
         .success();
     let call = &log_json(&env, &[])["calls"][0];
-    assert_eq!((&call["cost"], &call["cost_source"]), (&Value::Null, &Value::Null));
+    assert_eq!(
+        (&call["cost"], &call["cost_source"]),
+        (&Value::Null, &Value::Null)
+    );
     let sums = log_json(&env, &["--sum", "model"]);
     assert_eq!(sums["groups"][0]["cost"], Value::Null, "{sums}");
     assert_eq!(sums["groups"][0]["cost_unknown"], 1);
@@ -237,10 +243,19 @@ fn a_reported_cost_wins_and_an_older_records_zero_is_not_a_price() {
         .assert()
         .success();
     let stored = &records(&env)[0];
-    assert_eq!((&stored["cost"], &stored["cost_source"]), (&json!(0.0042), &json!("provider")));
+    assert_eq!(
+        (&stored["cost"], &stored["cost_source"]),
+        (&json!(0.0042), &json!("provider"))
+    );
     // Older records, as an axe before cost_source wrote them.
     let old = |time: &str, model: &str, cost: f64| {
-        rec(&format!("2020-01-01T0{time}:00:00.000Z"), Some("old"), model, (1000, 1000), Some(cost))
+        rec(
+            &format!("2020-01-01T0{time}:00:00.000Z"),
+            Some("old"),
+            model,
+            (1000, 1000),
+            Some(cost),
+        )
     };
     let text = [
         old("1", "openai/local", 0.0),
@@ -254,7 +269,13 @@ fn a_reported_cost_wins_and_an_older_records_zero_is_not_a_price() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["model"].as_str().unwrap().to_owned(), c["cost"].clone(), c["cost_source"].clone()))
+        .map(|c| {
+            (
+                c["model"].as_str().unwrap().to_owned(),
+                c["cost"].clone(),
+                c["cost_source"].clone(),
+            )
+        })
         .collect();
     assert_eq!(
         costs,
@@ -270,9 +291,14 @@ fn a_reported_cost_wins_and_an_older_records_zero_is_not_a_price() {
     assert_eq!(agents["groups"][1]["key"], "old");
     assert_eq!(agents["groups"][1]["cost"], json!(0.5 + 0.002 + 0.002));
     assert_eq!(agents["groups"][1]["cost_unknown"], 1);
-    let out = env.cmd("axe-log").args(["--sum", "agent"]).assert().success();
+    let out = env
+        .cmd("axe-log")
+        .args(["--sum", "agent"])
+        .assert()
+        .success();
     assert!(
-        String::from_utf8_lossy(&out.get_output().stdout).contains("old\t4\t4000\t4000\t$0.504000 + 1 unpriced\n"),
+        String::from_utf8_lossy(&out.get_output().stdout)
+            .contains("old\t4\t4000\t4000\t$0.504000 + 1 unpriced\n"),
         "{out:?}"
     );
 }

@@ -31,12 +31,24 @@ impl Wire for OpenAi {
     /// (`qwen2.5-7b-instruct`, `llama3`) are none of them.
     fn hosts(&self, model: &str) -> bool {
         const FAMILIES: [&str; 13] = [
-            "gpt", "chatgpt", "ft:", "text-", "davinci", "babbage", "codex", "computer-use",
-            "omni-", "whisper", "tts", "dall-e", "sora",
+            "gpt",
+            "chatgpt",
+            "ft:",
+            "text-",
+            "davinci",
+            "babbage",
+            "codex",
+            "computer-use",
+            "omni-",
+            "whisper",
+            "tts",
+            "dall-e",
+            "sora",
         ];
         let model = model.to_ascii_lowercase();
         let mut chars = model.chars();
-        let reasoning = chars.next() == Some('o') && chars.next().is_some_and(|c| c.is_ascii_digit());
+        let reasoning =
+            chars.next() == Some('o') && chars.next().is_some_and(|c| c.is_ascii_digit());
         reasoning || FAMILIES.iter().any(|f| model.starts_with(f))
     }
 

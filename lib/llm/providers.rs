@@ -244,7 +244,14 @@ mod tests {
 
     #[test]
     fn openais_own_models_are_told_from_a_local_servers() {
-        for own in ["gpt-4o", "gpt-oss-20b", "o3-mini", "o1", "chatgpt-4o-latest", "ft:gpt-4o:x"] {
+        for own in [
+            "gpt-4o",
+            "gpt-oss-20b",
+            "o3-mini",
+            "o1",
+            "chatgpt-4o-latest",
+            "ft:gpt-4o:x",
+        ] {
             assert!(Provider::OPENAI.hosts(own), "{own}");
         }
         for local in ["qwen2.5-7b-instruct", "llama3", "olmo-2", "m", "mistral-7b"] {

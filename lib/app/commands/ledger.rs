@@ -298,7 +298,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let pricing = match crate::config::load(&agents) {
         Ok(config) => config.pricing,
         Err(e) => {
-            note(format_args!("warning: {e}; costs are shown without [pricing]"));
+            note(format_args!(
+                "warning: {e}; costs are shown without [pricing]"
+            ));
             Default::default()
         }
     };
