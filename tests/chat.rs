@@ -385,3 +385,103 @@ fn sigterm_still_ends_the_session() {
     );
     term.ended();
 }
+
+/// A streamed reply that says `text` and then calls `name` with `input`.
+fn said_then_called(text: &[&str], name: &str, input: &Value) -> Answer {
+    let mut events = vec![
+        sse_event(
+            "message_start",
+            &json!({"type": "message_start", "message": {"model": "claude-test", "usage": {"input_tokens": 1}}}),
+        ),
+        sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+    ];
+    for piece in text {
+        events.push(sse_event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}),
+        ));
+    }
+    events.extend([
+        sse_event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": 0}),
+        ),
+        sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 1,
+                    "content_block": {"type": "tool_use", "id": "t0", "name": name, "input": {}}}),
+        ),
+        sse_event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": 1,
+                    "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
+        ),
+        sse_event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": 1}),
+        ),
+        sse_event(
+            "message_delta",
+            &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 1}}),
+        ),
+        sse_event("message_stop", &json!({"type": "message_stop"})),
+    ]);
+    Answer::sse(&events)
+}
+
+/// The `[tool]` line is a line of its own: after the text the model said
+/// before the call (which ended mid-line), before the answer's next word,
+/// never inside either, whichever of the two reaches the terminal first.
+#[test]
+fn a_tool_line_never_lands_inside_the_answer() {
+    if !have("tmux") {
+        return;
+    }
+    let env = Env::new();
+    let work = env.root().join("work");
+    env.write(&work.join("notes.txt"), "the launch is on friday");
+    env.agent(
+        "geo",
+        &format!(
+            "name = \"geo\"\nmodel = \"anthropic/claude-test\"\nworkdir = \"{}\"\ntools = [\"read_file\"]\n",
+            work.display()
+        ),
+    );
+    // The answer after the call stops after its first piece, half a word,
+    // until the test has looked at the screen.
+    let (answer, rest) = stream_answer("anthropic", &["Fri", "day it is."]).gated_after(3);
+    let server = Server::start(vec![
+        said_then_called(
+            &["Let me ", "look"],
+            "read_file",
+            &json!({"path": "notes.txt"}),
+        ),
+        answer,
+    ]);
+    let term = Term::start(&env, &server.url, "geo");
+    term.prompts(1);
+    term.typed("when is the launch?", true);
+    let screen = term.shows("Fri", 1);
+    let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let tool = "  [tool] read_file{\"path\":\"notes.txt\"}";
+    let at = lines.iter().position(|l| l.contains("[tool]"));
+    assert!(
+        at.is_some_and(|i| lines[i] == tool
+            && lines[i - 1] == "Let me look"
+            && lines[i + 1] == "Fri"),
+        "{screen}"
+    );
+    rest.send(()).unwrap();
+    let screen = term.shows("Friday it is.", 1);
+    assert!(
+        screen.lines().any(|l| l.trim_end() == "Friday it is."),
+        "{screen}"
+    );
+    assert_eq!(screen.matches("[tool]").count(), 1, "{screen}");
+    term.prompts(2);
+    term.typed("/exit", true);
+    term.ended();
+}

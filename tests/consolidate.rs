@@ -1230,3 +1230,56 @@ fn a_change_to_any_recorded_file_keeps_every_file_as_it_is() {
         );
     }
 }
+
+/// Without `--json` the model's explanation is shown too (on stderr,
+/// after the summary: stdout keeps the paths or the diff), and an answer
+/// that wrote nothing says that its entries count as taken in all the
+/// same, pointing at `--undo`, which makes them new again.
+#[test]
+fn the_text_report_shows_the_models_answer_and_a_no_write_answer_points_at_undo() {
+    let answer = "\nthe model's answer:\n  Kept the canary's new length; removed the old one as superseded.\n";
+    let env = Env::new();
+    setup(&env, "");
+    let server = scripted(script(), |_| {});
+    consolidate(&env, &server)
+        .assert()
+        .success()
+        .stdout("agents/a/MEMORY.md\nworld/deploys.md\n")
+        .stderr(format!(
+            "consolidated 2 entries of \"a\": changed 2 file(s){answer}"
+        ));
+    let dry = Env::new();
+    setup(&dry, "");
+    let server = scripted(script(), |_| {});
+    consolidate(&dry, &server)
+        .arg("--dry-run")
+        .assert()
+        .success()
+        .stderr(format!(
+            "consolidated 2 entries of \"a\": would change 2 file(s){answer}"
+        ));
+
+    // The model writes nothing: the entries are marked all the same.
+    let env = Env::new();
+    setup(&env, "");
+    let server = scripted(Vec::new(), |_| {});
+    consolidate(&env, &server)
+        .assert()
+        .success()
+        .stdout("")
+        .stderr(format!(
+            "consolidated 2 entries of \"a\": changed no file{answer}\
+             the 2 entries count as consolidated though no file changed: axe-notes-consolidate --undo a makes them new again\n"
+        ));
+    let idle = scripted(Vec::new(), |_| {});
+    consolidate(&env, &idle)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("nothing new to consolidate"));
+    undo(&env)
+        .success()
+        .stderr(predicates::str::contains("2 entries new again"));
+    let again = scripted(Vec::new(), |_| {});
+    consolidate(&env, &again).assert().success();
+    assert_eq!(again.requests().len(), 1);
+}

@@ -488,3 +488,42 @@ fn the_references_commands_are_the_command_tables() {
         );
     }
 }
+
+/// Every `[pricing."..."]` example in the documents prices the model the
+/// Quickstart sets up: a new user who copies one sees the cost of the
+/// calls they just made, not of another model's.
+#[test]
+fn the_pricing_examples_price_the_quickstarts_model() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let quickstart = readme.split("## Quickstart").nth(1).unwrap();
+    let model = quickstart
+        .split("--model ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap();
+    let mut docs = vec![root().join("README.md")];
+    let mut dirs = vec![root().join("docs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                docs.push(path);
+            }
+        }
+    }
+    let mut examples = 0;
+    for doc in docs {
+        let text = fs::read_to_string(&doc).unwrap();
+        for line in text.lines().filter(|l| l.starts_with("[pricing.\"")) {
+            examples += 1;
+            assert!(
+                line.starts_with(&format!("[pricing.\"{model}\"]")),
+                "{}: {line} prices another model than the Quickstart's {model}",
+                doc.display()
+            );
+        }
+    }
+    assert!(examples > 0, "no pricing example found");
+}

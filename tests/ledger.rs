@@ -153,10 +153,153 @@ fn axe_llm_records_retries_and_priced_cost() {
         (r["input_tokens"].as_u64(), r["output_tokens"].as_u64()),
         (Some(11), Some(7))
     );
-    let cost = r["cost"].as_f64().unwrap();
+    // The price is applied when the ledger is read, not frozen into it.
+    assert_eq!(
+        (&r["cost"], &r["cost_source"]),
+        (&Value::Null, &Value::Null)
+    );
+    let listed = &log_json(&env, &[])["calls"][0];
+    let cost = listed["cost"].as_f64().unwrap();
     assert!(
         (cost - (11.0 * 3.0 + 7.0 * 15.0) / 1e6).abs() < 1e-12,
         "{cost}"
+    );
+    assert_eq!(listed["cost_source"], "pricing");
+}
+
+/// A call no price is known for reads as unknown (`null`, `?`, counted
+/// as unpriced), never as $0; a `[pricing]` added afterwards prices it.
+#[test]
+fn an_unknown_cost_is_unknown_until_a_price_is_added_which_prices_the_past() {
+    let env = Env::new();
+    let server = Server::start(vec![Answer::json(200, &openai_reply("hi"))]);
+    llm(&env, &server.url)
+        .args(["-m", "openai/qwen-local", "hello"])
+        .assert()
+        .success();
+    let call = &log_json(&env, &[])["calls"][0];
+    assert_eq!(
+        (&call["cost"], &call["cost_source"]),
+        (&Value::Null, &Value::Null)
+    );
+    let sums = log_json(&env, &["--sum", "model"]);
+    assert_eq!(sums["groups"][0]["cost"], Value::Null, "{sums}");
+    assert_eq!(sums["groups"][0]["cost_unknown"], 1);
+    let text = |args: &[&str]| {
+        let out = env.cmd("axe-log").args(args).assert().success();
+        let out = out.get_output();
+        (
+            String::from_utf8(out.stdout.clone()).unwrap(),
+            String::from_utf8(out.stderr.clone()).unwrap(),
+        )
+    };
+    let (list, hint) = text(&[]);
+    assert_eq!(list.split('\t').nth(5), Some("?"), "{list}");
+    assert_eq!(
+        hint,
+        "note: 1 call(s) have no price: set one for openai/qwen-local under [pricing.\"PROVIDER/MODEL\"] in config.toml (it prices past calls too)\n"
+    );
+    let (sum, _) = text(&["--sum", "model"]);
+    assert_eq!(
+        sum,
+        "KEY\tCALLS\tINPUT\tOUTPUT\tCOST\nopenai/qwen-local\t1\t11\t7\t? (1 unpriced)\n"
+    );
+
+    // A price added now prices the call made before it.
+    config(
+        &env,
+        "[pricing.\"openai/qwen-local\"]\ninput = 1.0\noutput = 2.0\n",
+    );
+    let call = &log_json(&env, &[])["calls"][0];
+    assert_eq!(call["cost"], json!((11.0 + 7.0 * 2.0) / 1e6));
+    assert_eq!(call["cost_source"], "pricing");
+    let sums = log_json(&env, &["--sum", "model"]);
+    assert_eq!(sums["groups"][0]["cost"], json!((11.0 + 7.0 * 2.0) / 1e6));
+    assert_eq!(sums["groups"][0]["cost_unknown"], 0);
+    let (sum, hint) = text(&["--sum", "model"]);
+    assert_eq!(
+        sum,
+        "KEY\tCALLS\tINPUT\tOUTPUT\tCOST\nopenai/qwen-local\t1\t11\t7\t$0.000025\n"
+    );
+    assert_eq!(hint, "");
+}
+
+/// What the provider reported is what was billed: it wins over a
+/// `[pricing]` estimate. A record of an older axe (a cost and no
+/// `cost_source`) is priced as of today where a price is set, keeps a
+/// cost above zero where none is, and its 0 is no known $0.
+#[test]
+fn a_reported_cost_wins_and_an_older_records_zero_is_not_a_price() {
+    let env = Env::new();
+    config(
+        &env,
+        "[pricing.\"openrouter/some/model\"]\ninput = 100.0\noutput = 100.0\n[pricing.\"openai/priced\"]\ninput = 1.0\noutput = 1.0\n",
+    );
+    let mut reply = openai_reply("hi");
+    reply["usage"]["cost"] = json!(0.0042);
+    let server = Server::start(vec![Answer::json(200, &reply)]);
+    llm(&env, &server.url)
+        .args(["-m", "openrouter/some/model", "hello"])
+        .assert()
+        .success();
+    let stored = &records(&env)[0];
+    assert_eq!(
+        (&stored["cost"], &stored["cost_source"]),
+        (&json!(0.0042), &json!("provider"))
+    );
+    // Older records, as an axe before cost_source wrote them.
+    let old = |time: &str, model: &str, cost: f64| {
+        rec(
+            &format!("2020-01-01T0{time}:00:00.000Z"),
+            Some("old"),
+            model,
+            (1000, 1000),
+            Some(cost),
+        )
+    };
+    let text = [
+        old("1", "openai/local", 0.0),
+        old("2", "openai/billed", 0.5),
+        old("3", "openai/priced", 0.0),
+        old("4", "openai/priced", 0.7),
+    ];
+    fs::write(ledger_dir(&env).join("2020-01.jsonl"), text.concat()).unwrap();
+    let calls = log_json(&env, &[]);
+    let costs: Vec<_> = calls["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["model"].as_str().unwrap().to_owned(),
+                c["cost"].clone(),
+                c["cost_source"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        costs,
+        [
+            ("some/model".to_owned(), json!(0.0042), json!("provider")),
+            ("priced".to_owned(), json!(0.002), json!("pricing")),
+            ("priced".to_owned(), json!(0.002), json!("pricing")),
+            ("billed".to_owned(), json!(0.5), json!("recorded")),
+            ("local".to_owned(), Value::Null, Value::Null),
+        ]
+    );
+    let agents = log_json(&env, &["--sum", "agent"]);
+    assert_eq!(agents["groups"][1]["key"], "old");
+    assert_eq!(agents["groups"][1]["cost"], json!(0.5 + 0.002 + 0.002));
+    assert_eq!(agents["groups"][1]["cost_unknown"], 1);
+    let out = env
+        .cmd("axe-log")
+        .args(["--sum", "agent"])
+        .assert()
+        .success();
+    assert!(
+        String::from_utf8_lossy(&out.get_output().stdout)
+            .contains("old\t4\t4000\t4000\t$0.504000 + 1 unpriced\n"),
+        "{out:?}"
     );
 }
 
@@ -536,7 +679,8 @@ fn axe_log_lists_newest_first_and_filters() {
     assert_eq!(stdout.lines().nth(1).unwrap().split('\t').nth(1), Some("-"));
     assert_eq!(
         String::from_utf8(text.stderr).unwrap(),
-        "warning: 1 line(s) of the ledger are no record and were left out\n"
+        "warning: 1 line(s) of the ledger are no record and were left out\n\
+         note: 1 call(s) have no price: set one for openai/gpt-b under [pricing.\"PROVIDER/MODEL\"] in config.toml (it prices past calls too)\n"
     );
 }
 
@@ -565,7 +709,7 @@ fn axe_log_sums_by_day_agent_and_model() {
         [
             (json!("-"), json!(1), json!(30), json!(0.25), json!(0)),
             (json!("boss"), json!(2), json!(300), json!(1.5), json!(0)),
-            (json!("helper"), json!(1), json!(20), json!(0.0), json!(1)),
+            (json!("helper"), json!(1), json!(20), Value::Null, json!(1)),
         ]
     );
     let days = log_json(&env, &["--sum", "day", "--since", "2026-11-01"]);
@@ -589,7 +733,7 @@ fn axe_log_sums_by_day_agent_and_model() {
         .clone();
     assert_eq!(
         String::from_utf8(text.stdout).unwrap(),
-        "KEY\tCALLS\tINPUT\tOUTPUT\tCOST\nanthropic/claude-a\t2\t300\t30\t$1.500000\nopenai/gpt-b\t2\t50\t5\t$0.250000\n"
+        "KEY\tCALLS\tINPUT\tOUTPUT\tCOST\nanthropic/claude-a\t2\t300\t30\t$1.500000\nopenai/gpt-b\t2\t50\t5\t$0.250000 + 1 unpriced\n"
     );
 }
 

@@ -1572,3 +1572,41 @@ fn a_malformed_flag_is_the_error_before_the_request_file_is_read() {
         ))
         .stderr(predicate::str::contains("request file").not());
 }
+
+/// A model OpenAI's API does not serve (a local server's, as the
+/// Quickstart's) with no base URL set: what is missing is the server's
+/// address, named with the variable and the setting that give it, not
+/// `OPENAI_API_KEY`; nothing is sent anywhere. A model of OpenAI's own
+/// still asks for the key.
+#[test]
+fn a_local_model_without_a_base_url_asks_for_the_base_url_not_a_key() {
+    let env = Env::new();
+    env.agent(
+        "local",
+        "name = \"local\"\nmodel = \"openai/qwen2.5-7b-instruct\"\n",
+    );
+    let config = env.config_dir().join("axe/config.toml");
+    let expected = format!(
+        "base URL for provider \"openai\" is not configured: \"qwen2.5-7b-instruct\" is no model of its hosted API (https://api.openai.com), so set AXE_OPENAI_BASE_URL, or base_url under [providers.openai] in {}, to your server's address (http://localhost:8080/v1); OPENAI_API_KEY is only for the hosted API\n",
+        config.display()
+    );
+    env.cmd("axe-llm")
+        .args(["-m", "openai/qwen2.5-7b-instruct", "hi"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(expected.clone());
+    env.cmd("axe-run")
+        .args(["local", "hi"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(expected);
+    env.cmd("axe-llm")
+        .args(["-m", "openai/gpt-4o-mini", "hi"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "API key for provider \"openai\" is not configured: OPENAI_API_KEY is not set",
+        ));
+}

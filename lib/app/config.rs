@@ -213,6 +213,34 @@ impl Config {
         })
     }
 
+    /// [`Config::endpoint`] for a call to `model`, whose missing key may
+    /// be a missing base URL ([`Config::unserved`]).
+    pub fn endpoint_for(&self, provider: Provider, model: &str) -> Result<Endpoint> {
+        self.endpoint(provider)
+            .map_err(|e| self.unserved(e, provider, model))
+    }
+
+    /// `e`, unless it is a missing key for a `model` the provider's hosted
+    /// API does not serve (`openai/qwen2.5-7b-instruct`, as at a server of
+    /// the user's own): what is missing then is that server's address,
+    /// not the hosted API's key, and the message names what to set.
+    pub fn unserved(&self, e: Error, provider: Provider, model: &str) -> Error {
+        if !matches!(e.as_reported(), Error::MissingKey { .. }) || provider.hosts(model) {
+            return e;
+        }
+        let file = match self.path.as_os_str().is_empty() {
+            true => "config.toml".to_owned(),
+            false => self.path.display().to_string(),
+        };
+        let name = provider.name();
+        Error::Config(format!(
+            "base URL for provider \"{name}\" is not configured: \"{model}\" is no model of its hosted API ({}), so set {}, or base_url under [providers.{name}] in {file}, to your server's address (http://localhost:8080/v1); {} is only for the hosted API",
+            provider.default_base_url(),
+            provider.base_url_env(),
+            provider.key_env()
+        ))
+    }
+
     /// The keys written in the file (`api_key`; an `api_key_cmd` is not
     /// run for this).
     pub fn file_keys(&self) -> impl Iterator<Item = &str> {
@@ -301,6 +329,12 @@ impl Endpoints {
     pub fn resolved_keys(&self) -> Vec<String> {
         let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
         known.iter().map(|e| e.api_key.clone()).collect()
+    }
+
+    /// [`Endpoints::get`] for a call to `model` ([`Config::unserved`]).
+    pub fn get_for(&self, provider: Provider, model: &str) -> Result<Endpoint> {
+        self.get(provider)
+            .map_err(|e| self.config.unserved(e, provider, model))
     }
 
     /// Where to send `provider`'s calls, with its key.

@@ -76,8 +76,9 @@ pub const CONFIG_TOML: &str = r#"# axe global configuration: API keys and base U
 # max_bytes = 67108864
 
 # Prices for the ledger's cost, US dollars per million tokens, for
-# providers that report no cost themselves (OpenRouter does).
-# [pricing."anthropic/claude-sonnet-4-5"]
+# providers that report no cost themselves (OpenRouter does); applied
+# when axe-log reads the ledger, so they price past calls too.
+# [pricing."anthropic/claude-sonnet-4-20250514"]
 # input = 3.0
 # output = 15.0
 # cache_read = 0.3

@@ -26,6 +26,32 @@ impl Wire for OpenAi {
         "OPENAI_API_KEY"
     }
 
+    /// OpenAI's own models go by a few families' names (`gpt-4o`, `o3`,
+    /// `chatgpt-4o-latest`, a fine-tune's `ft:`); a local server's
+    /// (`qwen2.5-7b-instruct`, `llama3`) are none of them.
+    fn hosts(&self, model: &str) -> bool {
+        const FAMILIES: [&str; 13] = [
+            "gpt",
+            "chatgpt",
+            "ft:",
+            "text-",
+            "davinci",
+            "babbage",
+            "codex",
+            "computer-use",
+            "omni-",
+            "whisper",
+            "tts",
+            "dall-e",
+            "sora",
+        ];
+        let model = model.to_ascii_lowercase();
+        let mut chars = model.chars();
+        let reasoning =
+            chars.next() == Some('o') && chars.next().is_some_and(|c| c.is_ascii_digit());
+        reasoning || FAMILIES.iter().any(|f| model.starts_with(f))
+    }
+
     fn path(&self) -> &'static str {
         "/v1/chat/completions"
     }

@@ -52,6 +52,12 @@ impl Provider {
         self.0.needs_key()
     }
 
+    /// Whether its API at the default base URL may serve `model` (see
+    /// [`Wire::hosts`]).
+    pub fn hosts(self, model: &str) -> bool {
+        self.0.hosts(model)
+    }
+
     /// Where the key is looked for first.
     pub fn key_env(self) -> &'static str {
         self.0.key_env()
@@ -235,6 +241,25 @@ impl fmt::Debug for Endpoint {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn openais_own_models_are_told_from_a_local_servers() {
+        for own in [
+            "gpt-4o",
+            "gpt-oss-20b",
+            "o3-mini",
+            "o1",
+            "chatgpt-4o-latest",
+            "ft:gpt-4o:x",
+        ] {
+            assert!(Provider::OPENAI.hosts(own), "{own}");
+        }
+        for local in ["qwen2.5-7b-instruct", "llama3", "olmo-2", "m", "mistral-7b"] {
+            assert!(!Provider::OPENAI.hosts(local), "{local}");
+        }
+        assert!(Provider::ANTHROPIC.hosts("anything"));
+        assert!(Provider::OPENROUTER.hosts("qwen/qwen3"));
+    }
 
     #[test]
     fn model_strings() {

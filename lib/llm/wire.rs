@@ -31,6 +31,13 @@ pub trait Wire: Sync {
         true
     }
 
+    /// Whether the API at [`Wire::default_base_url`] may serve `model`:
+    /// false only for a name that is plainly none of its models, which a
+    /// server of the user's own speaking this wire must then be running.
+    fn hosts(&self, _model: &str) -> bool {
+        true
+    }
+
     /// Where calls go under the base URL: `/v1/chat/completions`.
     fn path(&self) -> &'static str;
 

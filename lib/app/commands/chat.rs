@@ -147,7 +147,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let mut session = Session::new(config, (config_dir, agents, wait), &cfg, false);
     session.conversation = Some(id.clone());
     // A missing key is said before the first line is typed.
-    session.endpoint(axe_llm::parse_model(&cfg.model)?.0)?;
+    let (provider, model) = axe_llm::parse_model(&cfg.model)?;
+    session.endpoint_for(provider, &model)?;
 
     // The ending signals are held for the whole session, so a Ctrl-C
     // never ends it, only cancels (our own flag says one came). SIGTERM
@@ -266,7 +267,9 @@ fn read_input(typed: &mut Vec<String>) -> Result<Option<String>> {
 /// how the turn ended. The session writes the pieces: its output is
 /// the command's, held by the main thread.
 enum Said {
-    Piece(String),
+    /// A piece, and how many tool calls were done before it came: those
+    /// are shown first, the ones done after it after it.
+    Piece(String, usize),
     Answered(Box<once::Ran>),
     Failed(Error),
 }
@@ -296,15 +299,14 @@ impl Chat<'_> {
         let cancelled = AtomicBool::new(false);
         let deadline = Deadline::after(self.timeout);
         let history = self.messages.clone();
-        let shown_calls = session
-            .details
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .len();
+        let mut shown = Shown {
+            calls: calls_done(session),
+            at_line_start: true,
+            after_call: false,
+        };
         // The key resolved by now: the conversation keeps none of it.
         let secrets = session.secrets(&agent.cfg);
         let (done, ended) = mpsc::channel();
-        let mut at_line_start = true;
         std::thread::scope(|scope| {
             let (agent, cancelled) = (&agent, &cancelled);
             let pieces = done.clone();
@@ -320,7 +322,7 @@ impl Chat<'_> {
                         return Err(io::Error::new(io::ErrorKind::Interrupted, "cancelled"));
                     }
                     pieces
-                        .send(Said::Piece(piece.to_owned()))
+                        .send(Said::Piece(piece.to_owned(), calls_done(session)))
                         .map_err(|_| io::Error::new(io::ErrorKind::Interrupted, "cancelled"))
                 };
                 let sink: TextSink = &mut show;
@@ -331,33 +333,50 @@ impl Chat<'_> {
                 });
             });
             // Waits for the turn, showing each tool call as it is done and
-            // noticing a Ctrl-C; the answer streams meanwhile.
-            let mut shown = shown_calls;
+            // noticing a Ctrl-C; the answer streams meanwhile. A call is
+            // shown in its place among the pieces, on a line of its own.
             loop {
+                // Counted before the wait: when the wait then finds no
+                // piece, every piece sent before those calls were done is
+                // written already, so they can be shown now.
+                let done_before = calls_done(session);
                 match ended.recv_timeout(Duration::from_millis(50)) {
-                    Ok(Said::Piece(piece)) => {
+                    Ok(Said::Piece(piece, calls)) => {
+                        shown.calls_up_to(session, calls, out)?;
+                        // The blank line that sets a turn's text apart
+                        // from the last's: a call's line does that already.
+                        let piece = match shown.after_call {
+                            true => piece.trim_start_matches('\n'),
+                            false => &piece,
+                        };
                         if !cancelled.load(Ordering::SeqCst) && !piece.is_empty() {
-                            at_line_start = piece.ends_with('\n');
+                            shown.at_line_start = piece.ends_with('\n');
+                            shown.after_call = false;
                             out.write_all(piece.as_bytes())
                                 .and_then(|()| out.flush())
                                 .map_err(Error::Output)?;
                         }
                     }
-                    Ok(end) => return self.ended(end, cancelled, shown, &secrets),
+                    Ok(end) => {
+                        shown.calls_up_to(session, usize::MAX, out)?;
+                        return self.ended(end, cancelled, &secrets);
+                    }
                     Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        shown.calls_up_to(session, done_before, out)?;
+                    }
                 }
-                shown = show_calls(session, shown);
                 if self.interrupted.swap(false, Ordering::SeqCst)
                     && !cancelled.swap(true, Ordering::SeqCst)
                 {
                     // On a line of its own, after what the answer said.
                     let _ = out.write_all(b"\n").and_then(|()| out.flush());
+                    shown.at_line_start = true;
                     note(format_args!("(answer cancelled)"));
                 }
             }
         })?;
-        if !at_line_start && !cancelled.load(Ordering::SeqCst) {
+        if !shown.at_line_start && !cancelled.load(Ordering::SeqCst) {
             out.write_all(b"\n")
                 .and_then(|()| out.flush())
                 .map_err(Error::Output)?;
@@ -370,10 +389,8 @@ impl Chat<'_> {
         &mut self,
         end: Said,
         cancelled: &AtomicBool,
-        shown: usize,
         secrets: &axe_memory::secrets::Secrets,
     ) -> Result<()> {
-        show_calls(self.session, shown);
         if cancelled.load(Ordering::SeqCst) {
             return Ok(());
         }
@@ -383,7 +400,7 @@ impl Chat<'_> {
                 note(format_args!("Error: {e}"));
                 return Ok(());
             }
-            Said::Piece(_) => return Ok(()),
+            Said::Piece(..) => return Ok(()),
         };
         if let Some((used, max)) = ran.outcome.exceeded {
             note(format_args!("Error: {}", Error::Budget { used, max }));
@@ -410,11 +427,51 @@ impl Chat<'_> {
     }
 }
 
-/// Prints the top-level agent's tool calls after the first `shown`, one
-/// line each; says how many there are now.
-fn show_calls(session: &Session, shown: usize) -> usize {
+/// How many tool calls the top-level agent has done.
+fn calls_done(session: &Session) -> usize {
+    session
+        .details
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .len()
+}
+
+/// What a turn has shown so far: the tool calls, and whether the answer's
+/// text ended its line (a call's line goes to stderr, which shares the
+/// terminal: it must not start in the middle of a line of the answer).
+struct Shown {
+    calls: usize,
+    at_line_start: bool,
+    /// Whether the last thing shown was a call's line.
+    after_call: bool,
+}
+
+impl Shown {
+    /// Shows the tool calls up to the `upto`-th that are not shown yet,
+    /// each on a line of its own.
+    fn calls_up_to(&mut self, session: &Session, upto: usize, out: &mut dyn Write) -> Result<()> {
+        let done = calls_done(session).min(upto);
+        if done <= self.calls {
+            return Ok(());
+        }
+        if !self.at_line_start {
+            out.write_all(b"\n")
+                .and_then(|()| out.flush())
+                .map_err(Error::Output)?;
+            self.at_line_start = true;
+        }
+        self.calls = show_calls(session, self.calls, done);
+        self.after_call = true;
+        Ok(())
+    }
+}
+
+/// Prints the top-level agent's tool calls from the `shown`-th to the
+/// `upto`-th, one line each; says how many are shown now.
+fn show_calls(session: &Session, shown: usize, upto: usize) -> usize {
     let details = session.details.lock().unwrap_or_else(|e| e.into_inner());
-    for d in details.iter().skip(shown) {
+    let upto = upto.min(details.len());
+    for d in details.iter().take(upto).skip(shown) {
         let mut args = serde_json::Value::Object(d.input.clone()).to_string();
         if args.len() > 80 {
             let cut = (0..=77)
@@ -427,5 +484,5 @@ fn show_calls(session: &Session, shown: usize) -> usize {
         let failed = if d.is_error { " (failed)" } else { "" };
         note(format_args!("  [tool] {}{args}{failed}", d.name));
     }
-    details.len()
+    upto.max(shown)
 }

@@ -49,11 +49,14 @@ config.toml says [log] text = true, and then redacted. --no-log on those
 commands records nothing.
 
 Lists the calls, newest first, one a line: time, agent (- for axe-llm),
-provider/model, input and output tokens, cost in US dollars (- when
+provider/model, input and output tokens, cost in US dollars (? when
 neither the provider nor [pricing] said), duration, status. --sum prints
 one line per day, agent or model with the calls, tokens and cost summed
-instead. --since and --until take a date (2026-11-01, midnight UTC), an
-RFC 3339 time or an age (30m, 12h, 7d, 2w); --until is exclusive.",
+instead, saying how many calls had no price. A reported cost wins;
+[pricing] is applied as the ledger is read, so a price added today prices
+the calls made before it. --since and --until take a date (2026-11-01,
+midnight UTC), an RFC 3339 time or an age (30m, 12h, 7d, 2w); --until is
+exclusive.",
     run: Run::Action(run),
 };
 
@@ -272,8 +275,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         until: time(&UNTIL)?,
         conversation: m.string(&CONVERSATION)?.map(str::to_owned),
     };
-    let data = super::args::env_agents().dirs().data()?;
-    let found = read::read(&data, &filter).map_err(|e| {
+    let agents = super::args::env_agents();
+    let data = agents.dirs().data()?;
+    let mut found = read::read(&data, &filter).map_err(|e| {
         Error::caused(
             Error::Memory(format!(
                 "failed to read the ledger in {}: {}",
@@ -289,7 +293,22 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             found.unreadable
         ));
     }
+    // Prices as config.toml has them now. One that cannot be read only
+    // leaves the costs it would have given unknown: the calls are listed.
+    let pricing = match crate::config::load(&agents) {
+        Ok(config) => config.pricing,
+        Err(e) => {
+            note(format_args!(
+                "warning: {e}; costs are shown without [pricing]"
+            ));
+            Default::default()
+        }
+    };
+    read::price(&mut found.records, &pricing);
     let json = m.flag(&JSON);
+    if !json {
+        unpriced_hint(&found.records);
+    }
     let write = |out: &mut dyn Write, text: String| -> Result<()> {
         out.write_all(text.as_bytes()).map_err(Error::Output)
     };
@@ -307,7 +326,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                 g.calls,
                 g.input_tokens,
                 g.output_tokens,
-                dollars(Some(g.cost))
+                summed(&g)
             );
             text.push_str(&escape(&row));
             text.push('\n');
@@ -346,10 +365,45 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     write(out, text)
 }
 
-/// `$0.000138`: enough places for a call of a few tokens.
+/// `$0.000138`: enough places for a call of a few tokens; `?` unknown.
 fn dollars(cost: Option<f64>) -> String {
     match cost {
         Some(c) => format!("${c:.6}"),
-        None => "-".to_owned(),
+        None => "?".to_owned(),
     }
+}
+
+/// A group's cost and how many of its calls had none: `$0.25`,
+/// `$0.25 + 1 unpriced`, `? (2 unpriced)`.
+fn summed(g: &Sum) -> String {
+    match (g.cost, g.cost_unknown) {
+        (cost, 0) => dollars(cost),
+        (None, n) => format!("? ({n} unpriced)"),
+        (cost, n) => format!("{} + {n} unpriced", dollars(cost)),
+    }
+}
+
+/// Says, when some calls have no cost, how to give them one: the first
+/// day with a local server has nothing but such calls.
+fn unpriced_hint(records: &[Record]) {
+    let mut models: Vec<String> = Vec::new();
+    let mut calls = 0;
+    for r in records.iter().filter(|r| r.cost.is_none()) {
+        calls += 1;
+        let model = format!("{}/{}", r.provider, r.model);
+        if !models.contains(&model) {
+            models.push(model);
+        }
+    }
+    if calls == 0 {
+        return;
+    }
+    // A few names are a hint; a ledger of many models would be a list.
+    let shown = match models.len() {
+        n if n > 3 => format!("{} and {} more", models[..3].join(", "), n - 3),
+        _ => models.join(", "),
+    };
+    note(format_args!(
+        "note: {calls} call(s) have no price: set one for {shown} under [pricing.\"PROVIDER/MODEL\"] in config.toml (it prices past calls too)"
+    ));
 }

@@ -280,7 +280,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             (axe_llm::parse_model(model)?, config)
         }
     };
-    let endpoint = config.endpoint(provider)?;
+    let endpoint = config.endpoint_for(provider, &name)?;
     let options = CallOptions {
         deadline,
         retry: axe_llm::RetryPolicy::times(args.retries),

@@ -462,7 +462,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 
     // A missing key, or a response format the provider cannot give,
     // fails before anything else is said or sent.
-    session.endpoint(agent.provider)?;
+    session.endpoint_for(agent.provider, &agent.model)?;
     if let Some(format) = agent.cfg.params.response_format() {
         agent.provider.check_response_format(&format)?;
     }

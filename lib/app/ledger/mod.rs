@@ -14,13 +14,16 @@
 //! answer was had and paid for, so the run goes on and one warning line
 //! (the first failure's; a run of many turns says it once) says what was
 //! not kept.
+//!
+//! A line keeps the cost only as the provider reported it: `[pricing]` is
+//! applied when the ledger is read ([`read::price`]), so a price added or
+//! mended later prices the calls made before it too.
 
 pub mod read;
 pub mod settings;
 
-use settings::{LogConfig, Price};
+use settings::LogConfig;
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io;
 use std::path::PathBuf;
@@ -65,8 +68,13 @@ pub struct Record {
     pub output_tokens: Option<u64>,
     pub cache_read_tokens: Option<u64>,
     pub cache_write_tokens: Option<u64>,
-    /// US dollars: as the provider reported it, else by `[pricing]`.
+    /// US dollars. As written: what the provider reported, else `None`.
+    /// As read by `axe-log`: that, else by `[pricing]` ([`read::price`]).
     pub cost: Option<f64>,
+    /// Where `cost` came from; `None` with no cost, and in the lines of an
+    /// axe before it, which wrote `[pricing]`'s cost as it stood then.
+    #[serde(default)]
+    pub cost_source: Option<CostSource>,
     pub duration_ms: u64,
     /// Calls made again after a failure.
     pub retries: u64,
@@ -83,6 +91,19 @@ pub struct Record {
     pub answer: Option<String>,
 }
 
+/// Where a cost came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CostSource {
+    /// The provider's reply said it (OpenRouter, Requesty): what was billed.
+    Provider,
+    /// `[pricing]` of config.toml, applied to the tokens when read.
+    Pricing,
+    /// The line of an older axe, which kept a cost without saying whence
+    /// (the provider's, or `[pricing]`'s of the day).
+    Recorded,
+}
+
 /// Who a call is for: what the ledger cannot learn from the call itself.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Caller<'a> {
@@ -95,7 +116,6 @@ pub struct Ledger {
     /// `None`: `--no-log`, or no data directory to put it in.
     dir: Option<PathBuf>,
     config: LogConfig,
-    pricing: BTreeMap<String, Price>,
     /// Keys to take out of kept text besides what the scanner finds.
     keys: Vec<String>,
     report: std::sync::Arc<dyn Report>,
@@ -105,7 +125,7 @@ pub struct Ledger {
 
 impl Ledger {
     /// The ledger under `data` (the data directory) with config.toml's
-    /// `[log]` and `[pricing]`; `keep` false (`--no-log`) records nothing.
+    /// `[log]`; `keep` false (`--no-log`) records nothing.
     pub fn new(
         data: Option<PathBuf>,
         config: &crate::config::Config,
@@ -115,7 +135,6 @@ impl Ledger {
         Ledger {
             dir: data.filter(|_| keep).map(|d| d.join(DIR)),
             config: config.log.clone(),
-            pricing: config.pricing.clone(),
             keys: config.keys(),
             report,
             warned: AtomicBool::new(false),
@@ -127,7 +146,6 @@ impl Ledger {
         Ledger {
             dir: None,
             config: LogConfig::default(),
-            pricing: BTreeMap::new(),
             keys: Vec::new(),
             report: std::sync::Arc::new(axe_base::report::Stderr),
             warned: AtomicBool::new(false),
@@ -190,11 +208,6 @@ impl Ledger {
     ) -> Record {
         let provider = endpoint.provider.name();
         let usage = result.as_ref().map(|r| r.usage).unwrap_or_default();
-        let priced = || {
-            self.pricing
-                .get(&format!("{provider}/{model}"))
-                .and_then(|p| p.cost(&usage))
-        };
         let (status, exit_code) = match result {
             Ok(_) => ("ok", 0),
             Err(e) => ("error", e.exit_code()),
@@ -209,7 +222,8 @@ impl Ledger {
             output_tokens: usage.output_tokens,
             cache_read_tokens: usage.cache_read_tokens,
             cache_write_tokens: usage.cache_write_tokens,
-            cost: usage.cost.or_else(priced),
+            cost: usage.cost,
+            cost_source: usage.cost.map(|_| CostSource::Provider),
             duration_ms: 0,
             retries: 0,
             status: status.to_owned(),

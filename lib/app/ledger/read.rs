@@ -9,7 +9,8 @@ use std::path::Path;
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use super::{Record, timestamp};
+use super::settings::Price;
+use super::{CostSource, Record, timestamp};
 use axe_base::beneath::{self, Dir, Open};
 use axe_memory::append::whole_len;
 
@@ -136,6 +137,40 @@ fn read_file(dir: &Dir, name: &OsStr, filter: &Filter, read: &mut Read) -> io::R
     }
 }
 
+/// Each record's cost as it reads now, by `pricing` (config.toml's
+/// `[pricing]` as it is today):
+/// - what the provider reported wins: it is what was billed (routing,
+///   discounts and free tiers included), where a price is an estimate
+///   from the tokens;
+/// - else `pricing`'s price for its provider and model, with its tokens;
+/// - else a cost an older axe wrote without saying whence (most often
+///   `[pricing]`'s of its day), when above zero: its zero may be a price
+///   of 0 as well as nothing known, so it is no known $0;
+/// - else unknown: `None`, never 0.
+pub fn price(records: &mut [Record], pricing: &BTreeMap<String, Price>) {
+    for r in records {
+        if r.cost_source == Some(CostSource::Provider) && r.cost.is_some() {
+            continue;
+        }
+        let usage = axe_llm::Usage {
+            input_tokens: r.input_tokens,
+            output_tokens: r.output_tokens,
+            cache_read_tokens: r.cache_read_tokens,
+            cache_write_tokens: r.cache_write_tokens,
+            cost: None,
+        };
+        let priced = pricing
+            .get(&format!("{}/{}", r.provider, r.model))
+            .and_then(|p| p.cost(&usage));
+        let older = r.cost.filter(|c| *c > 0.0 && c.is_finite());
+        (r.cost, r.cost_source) = match (priced, older) {
+            (Some(c), _) => (Some(c), Some(CostSource::Pricing)),
+            (None, Some(c)) => (Some(c), Some(CostSource::Recorded)),
+            (None, None) => (None, None),
+        };
+    }
+}
+
 /// What `--sum` groups by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum By {
@@ -167,7 +202,8 @@ impl By {
 }
 
 /// One group's totals. A cost is summed over the calls that have one:
-/// `cost_unknown` says how many had none.
+/// `cost_unknown` says how many had none, and with none known the cost
+/// is unknown too (`None`), not 0.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Sum {
     pub key: String,
@@ -175,7 +211,7 @@ pub struct Sum {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cache_read_tokens: u64,
-    pub cost: f64,
+    pub cost: Option<f64>,
     pub cost_unknown: u64,
 }
 
@@ -195,7 +231,7 @@ pub fn sum(records: &[Record], by: By) -> Vec<Sum> {
             .cache_read_tokens
             .saturating_add(r.cache_read_tokens.unwrap_or(0));
         match r.cost {
-            Some(c) => s.cost += c,
+            Some(c) => s.cost = Some(s.cost.unwrap_or(0.0) + c),
             None => s.cost_unknown += 1,
         }
     }

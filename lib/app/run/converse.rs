@@ -62,7 +62,7 @@ pub fn converse(
     mut on_text: Option<TextSink>,
     sub: &SubAgent,
 ) -> Result<Outcome> {
-    let endpoint = session.endpoint(agent.provider)?;
+    let endpoint = session.endpoint_for(agent.provider, &agent.model)?;
     if session.verbose && depth == 0 && endpoint.is_whole() {
         session.report().note(format_args!(
             "Endpoint: {} (the base URL is a whole endpoint URL: used as it is)",

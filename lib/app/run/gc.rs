@@ -215,10 +215,10 @@ fn agent(
 
     let (provider, model) = axe_llm::parse_model(opts.model.unwrap_or(&cfg.model))?;
     let endpoint = match endpoints {
-        Some(known) => known.get(provider)?,
+        Some(known) => known.get_for(provider, &model)?,
         None => endpoints
             .insert(Endpoints::new(config::load(opts.agents)?))
-            .get(provider)?,
+            .get_for(provider, &model)?,
     };
     let conversation = Conversation {
         model: None,

@@ -158,4 +158,10 @@ impl Session {
     pub fn endpoint(&self, provider: Provider) -> Result<Endpoint> {
         self.endpoints.get(provider)
     }
+
+    /// [`Session::endpoint`] for a call to `model`, whose missing key may
+    /// be a missing base URL ([`crate::config::Config::unserved`]).
+    pub fn endpoint_for(&self, provider: Provider, model: &str) -> Result<Endpoint> {
+        self.endpoints.get_for(provider, model)
+    }
 }

@@ -126,6 +126,29 @@ fn report(done: &job::Done, out: &mut dyn Write) -> Result<()> {
         "consolidated {n} entr{} of \"{agent}\": {what}{left}",
         if n == 1 { "y" } else { "ies" }
     ));
+    // What the model said it kept, merged and dropped: the one account
+    // of why the files read as they do (stdout keeps the paths or diff).
+    let answer = done.answer.trim();
+    if !answer.is_empty() {
+        note(format_args!("the model's answer:"));
+        for line in answer.lines() {
+            match line.trim_end() {
+                "" => note(format_args!("")),
+                line => note(format_args!("  {line}")),
+            }
+        }
+    }
+    // Marked as taken in though nothing was written: said, since the
+    // next consolidation will not show the model these entries again.
+    if !done.dry_run && done.files.is_empty() && n > 0 && done.history.is_some() {
+        let (entries, them) = match n {
+            1 => ("the 1 entry counts".to_owned(), "it"),
+            _ => (format!("the {n} entries count"), "them"),
+        };
+        note(format_args!(
+            "{entries} as consolidated though no file changed: axe-notes-consolidate --undo {agent} makes {them} new again"
+        ));
+    }
     Ok(())
 }
 
