@@ -290,7 +290,14 @@ fn axe_log_show_prints_a_conversation_found_through_the_ledger() {
 
     // --no-log keeps no turn: there is nothing to show.
     let unlogged = run(&env, &server.url)
-        .args(["geo", "--cid", "quiet", "--new", "--no-log", "how many people?"])
+        .args([
+            "geo",
+            "--cid",
+            "quiet",
+            "--new",
+            "--no-log",
+            "how many people?",
+        ])
         .output()
         .unwrap();
     assert!(
@@ -301,20 +308,30 @@ fn axe_log_show_prints_a_conversation_found_through_the_ledger() {
     let lost = env.cmd("axe-log").args(["show", "quiet"]).output().unwrap();
     assert_eq!(lost.status.code(), Some(1));
     assert!(
-        String::from_utf8_lossy(&lost.stderr).contains(
-            "no conversation \"quiet\" of any agent or axe-llm (used last: trip.1)"
-        ),
+        String::from_utf8_lossy(&lost.stderr)
+            .contains("no conversation \"quiet\" of any agent or axe-llm (used last: trip.1)"),
         "{}",
         String::from_utf8_lossy(&lost.stderr)
     );
     // An id axe-llm keeps too: --agent names whose.
     served_by(env.cmd("axe-llm"), &server.url)
-        .args(["-m", "anthropic/claude-test", "--cid", "trip.1", "--new", "-n"])
+        .args([
+            "-m",
+            "anthropic/claude-test",
+            "--cid",
+            "trip.1",
+            "--new",
+            "-n",
+        ])
         .arg("hello")
         .assert()
         .success();
     // Without --agent, the owner the ledger recorded the id's last call of.
-    let last = env.cmd("axe-log").args(["show", "trip.1"]).output().unwrap();
+    let last = env
+        .cmd("axe-log")
+        .args(["show", "trip.1"])
+        .output()
+        .unwrap();
     assert_eq!(stdout(&last), "user: hello\nassistant: Hi.\n");
     let named = env
         .cmd("axe-log")
@@ -451,12 +468,19 @@ fn continue_goes_on_from_a_plain_run() {
         ok("Teal."),
         ok("Still teal."),
     ]);
-    env.agent("plain", "name = \"plain\"\nmodel = \"anthropic/claude-test\"\n");
+    env.agent(
+        "plain",
+        "name = \"plain\"\nmodel = \"anthropic/claude-test\"\n",
+    );
     // An older conversation the agent went on with by -c.
     let older = conversation_id(&env, &server.url, &["plain", "-c", "an older question"]);
     // A plain run, with no flag about conversations: its turn is kept,
     // and --json says where.
-    let first = conversation_id(&env, &server.url, &["plain", "My favourite colour is teal."]);
+    let first = conversation_id(
+        &env,
+        &server.url,
+        &["plain", "My favourite colour is teal."],
+    );
     assert_ne!(first, older, "a plain run starts a conversation of its own");
     let second = conversation_id(
         &env,
@@ -491,15 +515,26 @@ fn llm_continue_goes_on_from_a_plain_call() {
         .arg("My favourite colour is teal.")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let id = doc["conversation_id"].as_str().expect("conversation_id").to_owned();
+    let id = doc["conversation_id"]
+        .as_str()
+        .expect("conversation_id")
+        .to_owned();
     let out = llm()
         .args(["-m", "anthropic/claude-test", "-c", "--json"])
         .arg("What is my favourite colour?")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(doc["conversation_id"], json!(id));
     assert_eq!(
@@ -518,11 +553,25 @@ fn llm_continue_goes_on_from_a_plain_call() {
 #[test]
 fn json_always_says_the_conversation_and_no_log_keeps_none() {
     let env = Env::new();
-    let server = Server::start(vec![ok("one"), ok("two"), ok("three"), ok("four"), ok("five")]);
+    let server = Server::start(vec![
+        ok("one"),
+        ok("two"),
+        ok("three"),
+        ok("four"),
+        ok("five"),
+    ]);
     env.agent("t", "name = \"t\"\nmodel = \"anthropic/claude-test\"\n");
     let json = |args: &[&str]| -> Value {
-        let out = run(&env, &server.url).args(args).arg("--json").output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = run(&env, &server.url)
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_str(&stdout(&out)).unwrap()
     };
     let kept = json(&["t", "remember this"]);
@@ -561,7 +610,11 @@ fn json_always_says_the_conversation_and_no_log_keeps_none() {
         .args(["-m", "anthropic/claude-test", "--no-log", "--json", "hi"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(doc.get("conversation_id"), Some(&Value::Null), "{doc}");
     assert!(!env.data_dir().join("axe/conversations/llm").exists());
@@ -590,10 +643,17 @@ fn an_unknown_cid_is_refused_unless_new() {
         )),
         "{err}"
     );
-    assert!(err.contains("--new starts a conversation by that name"), "{err}");
+    assert!(
+        err.contains("--new starts a conversation by that name"),
+        "{err}"
+    );
     assert_eq!(server.requests().len(), 1, "nothing sent");
     // --new starts it, and then it is known.
-    let b = conversation_id(&env, &server.url, &["t", "--cid", "review-7", "--new", "question B"]);
+    let b = conversation_id(
+        &env,
+        &server.url,
+        &["t", "--cid", "review-7", "--new", "question B"],
+    );
     assert_eq!(b, "review-7");
     assert_eq!(sent(&server.requests()[1]), [pair("user", "question B")]);
     let again = conversation_id(&env, &server.url, &["t", "--cid", "review-7", "more B"]);

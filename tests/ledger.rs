@@ -902,10 +902,17 @@ fn axe_log_takes_llm_logs_everyday_flags() {
         .args(["geo", "--json", "capital of France?"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let geo = doc["conversation_id"].as_str().unwrap().to_owned();
-    run().args(["geo", "-c", "how many people?"]).assert().success();
+    run()
+        .args(["geo", "-c", "how many people?"])
+        .assert()
+        .success();
     llm(&env, &server.url)
         .args(["-m", "anthropic/claude-test", "colour of the sky?"])
         .assert()
@@ -917,7 +924,13 @@ fn axe_log_takes_llm_logs_everyday_flags() {
     assert_eq!(newest["calls"][0]["agent"], Value::Null);
     let text = env.cmd("axe-log").args(["-n", "2"]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&text.stdout).lines().count(), 2);
-    assert_eq!(log_json(&env, &["-n", "0"])["calls"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        log_json(&env, &["-n", "0"])["calls"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
 
     // -c: the conversation used last, anyone's (axe-llm's here), through
     // the front door as `axe log -c`.
@@ -944,7 +957,12 @@ fn axe_log_takes_llm_logs_everyday_flags() {
         .collect();
     assert_eq!(
         said,
-        ["capital of France?", "Paris.", "how many people?", "Two million."]
+        [
+            "capital of France?",
+            "Paris.",
+            "how many people?",
+            "Two million."
+        ]
     );
     env.cmd("axe-log")
         .args(["--cid", "no-such"])
@@ -957,19 +975,28 @@ fn axe_log_takes_llm_logs_everyday_flags() {
     let calls = found["calls"].as_array().unwrap();
     assert_eq!(calls.len(), 1, "{found}");
     assert_eq!(calls[0]["answer"], json!("Paris."));
-    assert!(log_json(&env, &["-q", "nowhere"])["calls"].as_array().unwrap().is_empty());
+    assert!(
+        log_json(&env, &["-q", "nowhere"])["calls"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
 
     // Showing a conversation is not a filter of calls.
     env.cmd("axe-log")
         .args(["-c", "--sum", "agent"])
         .assert()
         .code(1)
-        .stderr(predicates::str::contains("cannot use both --current and --sum"));
+        .stderr(predicates::str::contains(
+            "cannot use both --current and --sum",
+        ));
     // With [log] text off the search says why it may find nothing.
     config(&env, "");
     env.cmd("axe-log")
         .args(["-q", "paris"])
         .assert()
         .success()
-        .stderr(predicates::str::contains("[log] text is off in config.toml"));
+        .stderr(predicates::str::contains(
+            "[log] text is off in config.toml",
+        ));
 }

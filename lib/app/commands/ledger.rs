@@ -259,11 +259,7 @@ fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
 /// a call of it for, else the one used last (a conversation id is unique
 /// per agent, not overall). None keeps it: the error names the nearest
 /// id kept and those used last.
-fn owner_of(
-    dirs: &axe_base::dirs::Dirs,
-    id: &str,
-    named: Option<&str>,
-) -> Result<Option<String>> {
+fn owner_of(dirs: &axe_base::dirs::Dirs, id: &str, named: Option<&str>) -> Result<Option<String>> {
     if let Some(agent) = named {
         return Ok(Some(agent.to_owned()));
     }

@@ -292,8 +292,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // Every call keeps its turn, as `llm` logs every prompt; `[log]
     // conversations = false` keeps only one that names a conversation,
     // --no-log none, and a --request file is its own conversation.
-    let keep =
-        args.log && args.request.is_none() && (config.log.conversations || asked.any());
+    let keep = args.log && args.request.is_none() && (config.log.conversations || asked.any());
     let kept = keep.then_some(id);
     let endpoint = config.endpoint(provider)?;
     let options = CallOptions {

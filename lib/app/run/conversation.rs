@@ -701,7 +701,10 @@ mod tests {
             "no conversation \"20261127-101010-aaaa0002\" of agent \"t\": did you mean \"20261127-101010-aaaa0001\"? (used last: 20261127-101010-aaaa0001, b, c, d, e and 2 more); hint"
         );
         let e = unknown_among("x", "axe-llm", &[], "");
-        assert_eq!(e.to_string(), "no conversation \"x\" of axe-llm (it has none yet)");
+        assert_eq!(
+            e.to_string(),
+            "no conversation \"x\" of axe-llm (it has none yet)"
+        );
     }
 
     #[test]
