@@ -133,13 +133,13 @@ _axe_spec_axe_version() {
     subs=''
 }
 _axe_spec_axe_run() {
-    flags='--prompt -p --no-stdin -n --messages --continue -c --cid --no-log --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --artifact-dir --keep-artifacts --json --help -h --version -V'
+    flags='--prompt -p --no-stdin -n --messages --continue -c --cid --new --no-log --agents-dir --skill --workdir --model -m --system -s --temperature --max-tokens --budget-tokens --task --phase --timeout --dry-run --verbose -v --stream --artifact-dir --keep-artifacts --json --help -h --version -V'
     valued=' --prompt=none -p=none --messages=file --cid=none --agents-dir=dir --skill=file --workdir=dir --model=model -m=model --system=none -s=none --temperature=none --max-tokens=none --budget-tokens=none --task=none --phase=none --timeout=none --artifact-dir=dir '
     args='agent none...'
     subs=''
 }
 _axe_spec_axe_chat() {
-    flags='--agents-dir --model -m --continue -c --cid --timeout --help -h --version -V'
+    flags='--agents-dir --model -m --continue -c --cid --new --timeout --help -h --version -V'
     valued=' --agents-dir=dir --model=model -m=model --cid=none --timeout=none '
     args='agent'
     subs=''
@@ -205,7 +205,7 @@ _axe_spec_axe_config_init() {
     subs=''
 }
 _axe_spec_axe_llm() {
-    flags='--model -m --system -s --system-file --temperature --max-tokens --timeout --retries --stream --request --no-stdin -n --continue -c --cid --json --no-log --help -h --version -V'
+    flags='--model -m --system -s --system-file --temperature --max-tokens --timeout --retries --stream --request --no-stdin -n --continue -c --cid --new --json --no-log --help -h --version -V'
     valued=' --model=model -m=model --system=none -s=none --system-file=file --temperature=none --max-tokens=none --timeout=none --retries=none --request=file --cid=none '
     args='none...'
     subs=''
@@ -265,8 +265,8 @@ _axe_spec_axe_log() {
     subs=' list=axe_log_list show=axe_log_show conversations=axe_log_conversations '
 }
 _axe_spec_axe_log_list() {
-    flags='--agent --model --since --until --conversation --sum --json --help -h --version -V'
-    valued=' --agent=agent --model=model --since=none --until=none --conversation=none --sum=none '
+    flags='--agent --model --since --until --conversation --sum --count -n --current -c --cid --query -q --json --help -h --version -V'
+    valued=' --agent=agent --model=model --since=none --until=none --conversation=none --sum=none --count=none -n=none --cid=none --query=none -q=none '
     args=''
     subs=''
 }

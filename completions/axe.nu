@@ -40,8 +40,9 @@ export extern "axe-run" [
     --prompt(-p): string  # Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
-    --continue(-c)  # Go on with the agent's last conversation (a new one when it has none); the prompt is its next turn
-    --cid: string  # Go on with the agent's conversation ID (--json's conversation_id), or start one by that name
+    --continue(-c)  # Go on with the agent's conversation used last, whatever run kept it (a new one when it has none); the prompt is its next turn
+    --cid: string  # Go on with the agent's conversation ID (--json's conversation_id); an ID it does not have is an error unless --new
+    --new  # With --cid: start conversation ID when there is none by that name (without --new that is an error naming the ids kept)
     --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
@@ -59,7 +60,7 @@ export extern "axe-run" [
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
     --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
     --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry, refused when the answer reads as a refusal
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted, conversation_id} as JSON (conversation_id null when the turn was not kept), with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry, refused when the answer reads as a refusal
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -70,7 +71,8 @@ export extern "axe-chat" [
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --model(-m): string@"nu-complete axe models"  # Use this model instead of the agent's (/model changes it later)
     --continue(-c)  # Go on with the agent's last conversation (a new one when it has none)
-    --cid: string  # Go on with the agent's conversation ID, or start one by that name
+    --cid: string  # Go on with the agent's conversation ID; an ID it does not have is an error unless --new
+    --new  # With --cid: start conversation ID when there is none by that name (without --new that is an error naming the ids kept)
     --timeout: number  # Give up on a turn after this long [default: the agent's timeout, else 120]
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -182,8 +184,9 @@ export extern "axe-llm" [
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --continue(-c)  # Go on with the last conversation axe-llm kept (a new one when there is none) and keep this turn in it
-    --cid: string  # Go on with axe-llm's conversation ID, or start one by that name, and keep this turn in it
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)
+    --cid: string  # Go on with axe-llm's conversation ID and keep this turn in it; an ID it does not have is an error unless --new
+    --new  # With --cid: start conversation ID when there is none by that name (without --new that is an error naming the ids kept)
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls, conversation_id} as JSON (conversation_id null when the turn was not kept; cache_read_tokens, cache_write_tokens, cost when the provider reports them)
     --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -282,6 +285,10 @@ export extern "axe-log list" [
     --until: string  # Only calls before WHEN: a date, an RFC 3339 time or an age (7d)
     --conversation: string  # Only the calls of this conversation
     --sum: string  # Sum calls, tokens and cost by day, agent or model
+    --count(-n): int  # Only the newest N calls, 0 for all [default: all]; with -c or --cid, the conversation's last N turns
+    --current(-c)  # Print the conversation used last instead of calls (--agent's, else any agent's or axe-llm's); with --json {agent, conversation_id, messages}
+    --cid: string  # Print conversation ID instead of calls, as axe-log show ID; with --json {agent, conversation_id, messages}
+    --query(-q): string  # Only calls whose kept prompt or answer contains TEXT, case aside (config.toml's [log] text = true keeps them)
     --json  # Print {calls: [records]} (newest first), or with --sum {sum, groups: [{key, calls, input_tokens, output_tokens, cache_read_tokens, cost, cost_unknown}]}, as one JSON document
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -587,8 +594,9 @@ export extern "axe run" [
     --prompt(-p): string  # Send TEXT in place of standard input, which is then not read; blank TEXT counts as not given
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --messages: path  # Go on with this conversation, a JSON array of messages (- reads standard input); the prompt, when given, is sent after it; --json then gives the whole conversation back as messages
-    --continue(-c)  # Go on with the agent's last conversation (a new one when it has none); the prompt is its next turn
-    --cid: string  # Go on with the agent's conversation ID (--json's conversation_id), or start one by that name
+    --continue(-c)  # Go on with the agent's conversation used last, whatever run kept it (a new one when it has none); the prompt is its next turn
+    --cid: string  # Go on with the agent's conversation ID (--json's conversation_id); an ID it does not have is an error unless --new
+    --new  # With --cid: start conversation ID when there is none by that name (without --new that is an error naming the ids kept)
     --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --skill: path  # Use this skill file instead of the agent's
@@ -606,7 +614,7 @@ export extern "axe run" [
     --stream  # Print the answer as it arrives (also with stream = true in the agent); with --json, stream the call and print the document at the end
     --artifact-dir: directory  # Put the agents' artifacts in DIR, which is kept [default: the agent's [artifacts] dir, else a directory for this run]
     --keep-artifacts  # Keep the run's own artifact directory when it ends, and say where it is
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry, refused when the answer reads as a refusal
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted, conversation_id} as JSON (conversation_id null when the turn was not kept), with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry, refused when the answer reads as a refusal
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -617,7 +625,8 @@ export extern "axe chat" [
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --model(-m): string@"nu-complete axe models"  # Use this model instead of the agent's (/model changes it later)
     --continue(-c)  # Go on with the agent's last conversation (a new one when it has none)
-    --cid: string  # Go on with the agent's conversation ID, or start one by that name
+    --cid: string  # Go on with the agent's conversation ID; an ID it does not have is an error unless --new
+    --new  # With --cid: start conversation ID when there is none by that name (without --new that is an error naming the ids kept)
     --timeout: number  # Give up on a turn after this long [default: the agent's timeout, else 120]
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -729,8 +738,9 @@ export extern "axe llm" [
     --request: path  # Send the conversation in FILE (- for standard input), tools and all
     --no-stdin(-n)  # Do not read standard input (for a loop that reads it, as `while read`)
     --continue(-c)  # Go on with the last conversation axe-llm kept (a new one when there is none) and keep this turn in it
-    --cid: string  # Go on with axe-llm's conversation ID, or start one by that name, and keep this turn in it
-    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)
+    --cid: string  # Go on with axe-llm's conversation ID and keep this turn in it; an ID it does not have is an error unless --new
+    --new  # With --cid: start conversation ID when there is none by that name (without --new that is an error naming the ids kept)
+    --json  # Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls, conversation_id} as JSON (conversation_id null when the turn was not kept; cache_read_tokens, cache_write_tokens, cost when the provider reports them)
     --no-log  # Do not record this command's model calls in the ledger (see axe-log)
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -829,6 +839,10 @@ export extern "axe log list" [
     --until: string  # Only calls before WHEN: a date, an RFC 3339 time or an age (7d)
     --conversation: string  # Only the calls of this conversation
     --sum: string  # Sum calls, tokens and cost by day, agent or model
+    --count(-n): int  # Only the newest N calls, 0 for all [default: all]; with -c or --cid, the conversation's last N turns
+    --current(-c)  # Print the conversation used last instead of calls (--agent's, else any agent's or axe-llm's); with --json {agent, conversation_id, messages}
+    --cid: string  # Print conversation ID instead of calls, as axe-log show ID; with --json {agent, conversation_id, messages}
+    --query(-q): string  # Only calls whose kept prompt or answer contains TEXT, case aside (config.toml's [log] text = true keeps them)
     --json  # Print {calls: [records]} (newest first), or with --sum {sum, groups: [{key, calls, input_tokens, output_tokens, cache_read_tokens, cost, cost_unknown}]}, as one JSON document
     --help(-h)  # Print help
     --version(-V)  # Print version

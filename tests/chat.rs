@@ -257,7 +257,7 @@ fn ctrl_c_cancels_the_answer_not_the_session() {
     let (story, rest) = stream_answer("anthropic", &["Once upon", " a time"]).gated_after(3);
     let server = Server::start(vec![story, stream_answer("anthropic", &["Hello."])]);
     agent(&env);
-    let term = Term::start(&env, &server.url, "geo --cid tale");
+    let term = Term::start(&env, &server.url, "geo --cid tale --new");
     term.shows("axe chat with geo", 1);
     term.prompts(1);
     term.typed("tell a story", true);

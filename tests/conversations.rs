@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::run::run;
 use crate::server::{Answer, Recorded, Server};
 use crate::util::{Env, read, stdout};
-use crate::wire::anthropic_reply;
+use crate::wire::{anthropic_reply, served_by};
 
 fn ok(text: &str) -> Answer {
     Answer::json(200, &anthropic_reply(text))
@@ -108,17 +108,21 @@ fn cid_goes_on_with_the_conversation_named() {
     let server = Server::start(vec![ok("A1"), ok("B1"), ok("C1"), ok("A2"), ok("A3")]);
     env.agent("t", "name = \"t\"\nmodel = \"anthropic/claude-test\"\n");
     let a = conversation_id(&env, &server.url, &["t", "-c", "question A"]);
-    // --cid with a name the agent has no conversation by starts one.
-    let b = conversation_id(&env, &server.url, &["t", "--cid", "review-7", "question B"]);
+    // --cid --new with a name the agent has no conversation by starts one.
+    let b = conversation_id(
+        &env,
+        &server.url,
+        &["t", "--cid", "review-7", "--new", "question B"],
+    );
     assert_eq!(b, "review-7");
     assert_eq!(sent(&server.requests()[1]), [pair("user", "question B")]);
-    // A run without -c or --cid keeps nothing.
+    // A run without -c or --cid keeps its turn in a new one.
     run(&env, &server.url)
         .args(["t", "question C"])
         .assert()
         .success();
     let dir = env.data_dir().join("axe/conversations/agents/t");
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3);
     let again = conversation_id(&env, &server.url, &["t", "--cid", &a, "more A"]);
     assert_eq!(again, a);
     assert_eq!(
@@ -241,7 +245,7 @@ fn llm_continue_sends_the_earlier_turns() {
             pair("user", "times two?")
         ]
     );
-    // Without -c a call is on its own, and keeps nothing.
+    // Without -c a call is on its own, kept in a new conversation.
     llm()
         .args(["-m", "anthropic/claude-test", "hi"])
         .assert()
@@ -249,25 +253,25 @@ fn llm_continue_sends_the_earlier_turns() {
     assert_eq!(sent(&server.requests()[2]), [pair("user", "hi")]);
     let dir = env.data_dir().join("axe/conversations/llm");
     assert_eq!(read(&dir.join(format!("{id}.jsonl"))).lines().count(), 4);
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
     llm()
         .args(["-m", "anthropic/claude-test", "-c", "--request", "r.json"])
         .assert()
         .code(1);
 }
 
-/// `axe log show ID` prints the conversation a run kept, found through the
-/// ledger's record of the run's calls; without that record (`--no-log`),
+/// `axe log show ID` prints the conversation a run kept, found by its id;
+/// an id two owners keep is the one the ledger recorded calls of, and
 /// `--agent` names whose it is.
 #[test]
 fn axe_log_show_prints_a_conversation_found_through_the_ledger() {
     let env = Env::new();
-    let server = Server::start(vec![ok("Paris."), ok("About two million.")]);
+    let server = Server::start(vec![ok("Paris."), ok("About two million."), ok("Hi.")]);
     agent(&env, "geo");
     let id = conversation_id(
         &env,
         &server.url,
-        &["geo", "--cid", "trip.1", "capital of France?"],
+        &["geo", "--cid", "trip.1", "--new", "capital of France?"],
     );
     assert_eq!(id, "trip.1");
     let shown = env
@@ -284,8 +288,16 @@ fn axe_log_show_prints_a_conversation_found_through_the_ledger() {
     assert!(text.contains("user: capital of France?"), "{text}");
     assert!(text.contains("assistant: Paris."), "{text}");
 
+    // --no-log keeps no turn: there is nothing to show.
     let unlogged = run(&env, &server.url)
-        .args(["geo", "--cid", "quiet", "--no-log", "how many people?"])
+        .args([
+            "geo",
+            "--cid",
+            "quiet",
+            "--new",
+            "--no-log",
+            "how many people?",
+        ])
         .output()
         .unwrap();
     assert!(
@@ -296,13 +308,34 @@ fn axe_log_show_prints_a_conversation_found_through_the_ledger() {
     let lost = env.cmd("axe-log").args(["show", "quiet"]).output().unwrap();
     assert_eq!(lost.status.code(), Some(1));
     assert!(
-        String::from_utf8_lossy(&lost.stderr).contains("no conversation \"quiet\""),
+        String::from_utf8_lossy(&lost.stderr)
+            .contains("no conversation \"quiet\" of any agent or axe-llm (used last: trip.1)"),
         "{}",
         String::from_utf8_lossy(&lost.stderr)
     );
+    // An id axe-llm keeps too: --agent names whose.
+    served_by(env.cmd("axe-llm"), &server.url)
+        .args([
+            "-m",
+            "anthropic/claude-test",
+            "--cid",
+            "trip.1",
+            "--new",
+            "-n",
+        ])
+        .arg("hello")
+        .assert()
+        .success();
+    // Without --agent, the owner the ledger recorded the id's last call of.
+    let last = env
+        .cmd("axe-log")
+        .args(["show", "trip.1"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&last), "user: hello\nassistant: Hi.\n");
     let named = env
         .cmd("axe-log")
-        .args(["show", "quiet", "--agent", "geo"])
+        .args(["show", "trip.1", "--agent", "geo"])
         .output()
         .unwrap();
     assert!(
@@ -310,7 +343,7 @@ fn axe_log_show_prints_a_conversation_found_through_the_ledger() {
         "{}",
         String::from_utf8_lossy(&named.stderr)
     );
-    assert!(stdout(&named).contains("assistant: About two million."));
+    assert!(stdout(&named).contains("assistant: Paris."));
 }
 
 /// What a conversation holds came from outside: a page a tool read, a
@@ -327,7 +360,13 @@ fn axe_log_show_escapes_what_came_from_outside() {
     std::fs::write(work.join("page.html"), format!("{hostile}\nsecond line\n")).unwrap();
     let server = script(vec![vec![("read_file", json!({"path": "page.html"}))]]);
     run(&env, &server.url)
-        .args(["a", "--cid", "read", &format!("read the page {hostile}")])
+        .args([
+            "a",
+            "--cid",
+            "read",
+            "--new",
+            &format!("read the page {hostile}"),
+        ])
         .assert()
         .success();
     let shown = env.cmd("axe-log").args(["show", "read"]).output().unwrap();
@@ -361,7 +400,7 @@ fn axe_log_conversations_lists_every_owners() {
     conversation_id(
         &env,
         &server.url,
-        &["geo", "--cid", "trip", "capital of France?"],
+        &["geo", "--cid", "trip", "--new", "capital of France?"],
     );
     let llm = env
         .cmd("axe-llm")
@@ -372,6 +411,7 @@ fn axe_log_conversations_lists_every_owners() {
             "anthropic/claude-test",
             "--cid",
             "plain",
+            "--new",
             "-n",
             "hello",
         ])
@@ -415,4 +455,237 @@ fn axe_log_conversations_lists_every_owners() {
     let text = stdout(&geo);
     assert!(text.starts_with("geo\ttrip\t"), "{text}");
     assert_eq!(text.lines().count(), 1, "{text}");
+}
+
+/// `llm`'s habit (issue 41): every run keeps its turn, so `-c` goes on
+/// from a plain run, whatever kept the agent's last conversation.
+#[test]
+fn continue_goes_on_from_a_plain_run() {
+    let env = Env::new();
+    let server = Server::start(vec![
+        ok("Older."),
+        ok("Noted."),
+        ok("Teal."),
+        ok("Still teal."),
+    ]);
+    env.agent(
+        "plain",
+        "name = \"plain\"\nmodel = \"anthropic/claude-test\"\n",
+    );
+    // An older conversation the agent went on with by -c.
+    let older = conversation_id(&env, &server.url, &["plain", "-c", "an older question"]);
+    // A plain run, with no flag about conversations: its turn is kept,
+    // and --json says where.
+    let first = conversation_id(
+        &env,
+        &server.url,
+        &["plain", "My favourite colour is teal."],
+    );
+    assert_ne!(first, older, "a plain run starts a conversation of its own");
+    let second = conversation_id(
+        &env,
+        &server.url,
+        &["plain", "-c", "What is my favourite colour?"],
+    );
+    assert_eq!(second, first, "-c goes on from the plain run");
+    assert_eq!(
+        sent(&server.requests()[2]),
+        [
+            pair("user", "My favourite colour is teal."),
+            pair("assistant", "Noted."),
+            pair("user", "What is my favourite colour?"),
+        ]
+    );
+    // The -c run's turn went into it too: the next -c carries both.
+    run(&env, &server.url)
+        .args(["plain", "-c", "sure?"])
+        .assert()
+        .success();
+    assert_eq!(sent(&server.requests()[3]).len(), 5);
+}
+
+/// `axe-llm` keeps every call's turn too, and `-c` goes on from the last.
+#[test]
+fn llm_continue_goes_on_from_a_plain_call() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("Noted."), ok("Teal.")]);
+    let llm = || crate::wire::served_by(env.cmd("axe-llm"), &server.url);
+    let out = llm()
+        .args(["-m", "anthropic/claude-test", "--json"])
+        .arg("My favourite colour is teal.")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let id = doc["conversation_id"]
+        .as_str()
+        .expect("conversation_id")
+        .to_owned();
+    let out = llm()
+        .args(["-m", "anthropic/claude-test", "-c", "--json"])
+        .arg("What is my favourite colour?")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["conversation_id"], json!(id));
+    assert_eq!(
+        sent(&server.requests()[1]),
+        [
+            pair("user", "My favourite colour is teal."),
+            pair("assistant", "Noted."),
+            pair("user", "What is my favourite colour?"),
+        ]
+    );
+}
+
+/// `--json` always has `conversation_id`: `null` when the turn was not
+/// kept, which `--no-log` and `[log] conversations = false` (for a run
+/// that names no conversation) decide.
+#[test]
+fn json_always_says_the_conversation_and_no_log_keeps_none() {
+    let env = Env::new();
+    let server = Server::start(vec![
+        ok("one"),
+        ok("two"),
+        ok("three"),
+        ok("four"),
+        ok("five"),
+    ]);
+    env.agent("t", "name = \"t\"\nmodel = \"anthropic/claude-test\"\n");
+    let json = |args: &[&str]| -> Value {
+        let out = run(&env, &server.url)
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&stdout(&out)).unwrap()
+    };
+    let kept = json(&["t", "remember this"]);
+    let id = kept["conversation_id"].as_str().unwrap().to_owned();
+    // --no-log: no turn kept, no ledger line; -c still reads what is kept.
+    let quiet = json(&["t", "-c", "--no-log", "off the record"]);
+    assert_eq!(quiet["conversation_id"], Value::Null);
+    assert_eq!(
+        sent(&server.requests()[1]),
+        [
+            pair("user", "remember this"),
+            pair("assistant", "one"),
+            pair("user", "off the record")
+        ]
+    );
+    let dir = env.data_dir().join("axe/conversations/agents/t");
+    assert_eq!(read(&dir.join(format!("{id}.jsonl"))).lines().count(), 2);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    let ledger = env.cmd("axe-log").arg("--json").output().unwrap();
+    let calls: Value = serde_json::from_str(&stdout(&ledger)).unwrap();
+    assert_eq!(calls["calls"].as_array().unwrap().len(), 1, "{calls}");
+    assert_eq!(calls["calls"][0]["conversation"], json!(id));
+    // The config switch: a plain run keeps nothing, -c still does.
+    std::fs::create_dir_all(env.config_dir().join("axe")).unwrap();
+    std::fs::write(
+        env.config_dir().join("axe/config.toml"),
+        "[log]\nconversations = false\n",
+    )
+    .unwrap();
+    assert_eq!(json(&["t", "not kept"])["conversation_id"], Value::Null);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+    assert_eq!(json(&["t", "-c", "kept"])["conversation_id"], json!(id));
+    assert_eq!(read(&dir.join(format!("{id}.jsonl"))).lines().count(), 4);
+    // axe-llm says null too.
+    let out = crate::wire::served_by(env.cmd("axe-llm"), &server.url)
+        .args(["-m", "anthropic/claude-test", "--no-log", "--json", "hi"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc.get("conversation_id"), Some(&Value::Null), "{doc}");
+    assert!(!env.data_dir().join("axe/conversations/llm").exists());
+}
+
+/// A mistyped `--cid` is an error naming the ids kept (the nearest first),
+/// and nothing is sent; `--new` starts a conversation by that name.
+#[test]
+fn an_unknown_cid_is_refused_unless_new() {
+    let env = Env::new();
+    let server = Server::start(vec![ok("A1"), ok("B1"), ok("B2"), ok("L1")]);
+    env.agent("t", "name = \"t\"\nmodel = \"anthropic/claude-test\"\n");
+    let a = conversation_id(&env, &server.url, &["t", "question A"]);
+    let mut typo = a.clone();
+    typo.pop();
+    typo.push(if a.ends_with('0') { '1' } else { '0' });
+    let out = run(&env, &server.url)
+        .args(["t", "--cid", &typo, "more A"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.contains(&format!(
+            "no conversation \"{typo}\" of agent \"t\": did you mean \"{a}\"? (used last: {a})"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("--new starts a conversation by that name"),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 1, "nothing sent");
+    // --new starts it, and then it is known.
+    let b = conversation_id(
+        &env,
+        &server.url,
+        &["t", "--cid", "review-7", "--new", "question B"],
+    );
+    assert_eq!(b, "review-7");
+    assert_eq!(sent(&server.requests()[1]), [pair("user", "question B")]);
+    let again = conversation_id(&env, &server.url, &["t", "--cid", "review-7", "more B"]);
+    assert_eq!(again, "review-7");
+    assert_eq!(sent(&server.requests()[2]).len(), 3);
+    // --new needs --cid.
+    run(&env, &server.url)
+        .args(["t", "--new", "x"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("--cid is required with --new"));
+    // axe-llm and axe-chat refuse alike, before any call.
+    let llm = crate::wire::served_by(env.cmd("axe-llm"), &server.url)
+        .args(["-m", "anthropic/claude-test", "--cid", "nope", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(llm.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&llm.stderr)
+            .contains("no conversation \"nope\" of axe-llm (it has none yet); --new starts"),
+        "{}",
+        String::from_utf8_lossy(&llm.stderr)
+    );
+    let chat = crate::wire::served_by(env.cmd("axe-chat"), &server.url)
+        .args(["t", "--cid", "review-8"])
+        .output()
+        .unwrap();
+    assert_eq!(chat.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&chat.stderr).contains("did you mean \"review-7\"?"),
+        "{}",
+        String::from_utf8_lossy(&chat.stderr)
+    );
+    assert_eq!(server.requests().len(), 3);
 }

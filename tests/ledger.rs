@@ -114,7 +114,10 @@ fn axe_run_records_every_turn_and_sub_agent() {
         assert_eq!(r["status"], "ok");
         assert_eq!(r["exit_code"], 0);
         assert_eq!(r["retries"], 0);
-        assert_eq!(r["conversation"], Value::Null);
+        // Every run keeps its turn in a conversation; the sub-agent's
+        // call is the run's too.
+        assert_eq!(r["conversation"], recs[0]["conversation"]);
+        assert!(r["conversation"].is_string(), "{r}");
         assert!(r["time"].as_str().unwrap().ends_with('Z'), "{r}");
         assert!(
             r.get("prompt").is_none() && r.get("answer").is_none(),
@@ -1026,4 +1029,118 @@ fn a_sync_never_commits_the_ledger() {
     ]);
     assert!(files.lines().any(|f| f.ends_with(".md")), "{files}");
     assert!(!files.contains("ledger"), "{files}");
+}
+
+/// `llm logs`' everyday flags (issue 41): `-n` the newest calls, `-c` the
+/// conversation used last, `--cid ID` a given one, `-q` a search of the
+/// text `[log] text = true` keeps.
+#[test]
+fn axe_log_takes_llm_logs_everyday_flags() {
+    let env = Env::new();
+    config(&env, "[log]\ntext = true\n");
+    let reply = |text: &str| Answer::json(200, &anthropic_reply(text));
+    let server = Server::start(vec![reply("Paris."), reply("Two million."), reply("Blue.")]);
+    env.agent("geo", "name = \"geo\"\nmodel = \"anthropic/claude-test\"\n");
+    let run = || served_by(env.cmd("axe-run"), &server.url);
+    let out = run()
+        .args(["geo", "--json", "capital of France?"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let geo = doc["conversation_id"].as_str().unwrap().to_owned();
+    run()
+        .args(["geo", "-c", "how many people?"])
+        .assert()
+        .success();
+    llm(&env, &server.url)
+        .args(["-m", "anthropic/claude-test", "colour of the sky?"])
+        .assert()
+        .success();
+
+    // -n N: the newest N calls.
+    let newest = log_json(&env, &["-n", "1"]);
+    assert_eq!(newest["calls"].as_array().unwrap().len(), 1, "{newest}");
+    assert_eq!(newest["calls"][0]["agent"], Value::Null);
+    let text = env.cmd("axe-log").args(["-n", "2"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&text.stdout).lines().count(), 2);
+    assert_eq!(
+        log_json(&env, &["-n", "0"])["calls"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+
+    // -c: the conversation used last, anyone's (axe-llm's here), through
+    // the front door as `axe log -c`.
+    env.cmd("axe")
+        .args(["log", "-c"])
+        .assert()
+        .success()
+        .stdout("user: colour of the sky?\nassistant: Blue.\n");
+    // --agent narrows it; -n N shows its last N turns.
+    env.cmd("axe-log")
+        .args(["-c", "--agent", "geo", "-n", "1"])
+        .assert()
+        .success()
+        .stdout("user: how many people?\nassistant: Two million.\n");
+    // --cid ID, as JSON.
+    let shown = log_json(&env, &["--cid", &geo]);
+    assert_eq!(shown["agent"], json!("geo"));
+    assert_eq!(shown["conversation_id"], json!(geo));
+    let said: Vec<&str> = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "capital of France?",
+            "Paris.",
+            "how many people?",
+            "Two million."
+        ]
+    );
+    env.cmd("axe-log")
+        .args(["--cid", "no-such"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("no conversation \"no-such\""));
+
+    // -q: the calls whose kept text holds it, case aside.
+    let found = log_json(&env, &["-q", "PARIS"]);
+    let calls = found["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1, "{found}");
+    assert_eq!(calls[0]["answer"], json!("Paris."));
+    assert!(
+        log_json(&env, &["-q", "nowhere"])["calls"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+
+    // Showing a conversation is not a filter of calls.
+    env.cmd("axe-log")
+        .args(["-c", "--sum", "agent"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "cannot use both --current and --sum",
+        ));
+    // With [log] text off the search says why it may find nothing.
+    config(&env, "");
+    env.cmd("axe-log")
+        .args(["-q", "paris"])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "[log] text is off in config.toml",
+        ));
 }

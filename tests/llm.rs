@@ -55,6 +55,8 @@ struct Envelope {
     /// How many, as in `axe-run --json`.
     tool_calls: u64,
     calls: Vec<Value>,
+    /// Always there: the conversation the call was kept in, or null.
+    conversation_id: Value,
 }
 
 #[test]
@@ -445,6 +447,8 @@ fn json_envelope_for_every_provider() {
         assert!(text.ends_with("}\n") && text.lines().count() == 1);
         let e: Envelope = serde_json::from_str(&text).unwrap();
         assert_eq!(e.content, "answer");
+        // Every call keeps its turn, as llm logs every prompt.
+        assert!(e.conversation_id.is_string(), "{text}");
         assert_eq!((e.input_tokens, e.output_tokens), (Some(11), Some(7)));
         assert!(
             e.model.ends_with("-test"),

@@ -659,12 +659,14 @@ fn memory_disabled_creates_no_file() {
     let server = Server::start(vec![ok("r")]);
     agent(&env, "off", "[memory]\nenabled = false\nlast_n = 3");
     run(&env, &server.url).arg("off").assert().success();
-    // The ledger's line of the call is all the data directory holds.
-    let held: Vec<_> = fs::read_dir(env.data_dir().join("axe"))
+    // The ledger's line of the call and the run's conversation are all
+    // the data directory holds.
+    let mut held: Vec<_> = fs::read_dir(env.data_dir().join("axe"))
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(held, ["ledger"]);
+    held.sort();
+    assert_eq!(held, ["conversations", "ledger"]);
     assert!(!system_of(&server.only_request()).contains("## Memory"));
 }
 
@@ -864,6 +866,8 @@ struct Envelope {
     /// With a run-log entry: whether it cut the answer and the task.
     truncated: Option<bool>,
     task_truncated: Option<bool>,
+    /// Always there: the conversation the run was kept in, or null.
+    conversation_id: Value,
 }
 
 fn parse_envelope(text: &str) -> Envelope {

@@ -70,10 +70,12 @@ pub const CONFIG_TOML: &str = r#"# axe global configuration: API keys and base U
 
 # The ledger (axe-log): one line per model call under <data>/axe/ledger/.
 # text keeps each call's prompt and answer, redacted (default: no text);
-# past max_bytes a month's file goes on in YYYY-MM.2.jsonl.
+# past max_bytes a month's file goes on in YYYY-MM.2.jsonl. conversations
+# = false keeps a run's turn only when it asks (-c, --cid, axe-chat).
 # [log]
 # text = false
 # max_bytes = 67108864
+# conversations = true
 
 # Prices for the ledger's cost, US dollars per million tokens, for
 # providers that report no cost themselves (OpenRouter does); applied

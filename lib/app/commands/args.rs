@@ -45,6 +45,14 @@ pub fn words_after_agent(m: &Matches) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" "))
 }
 
+/// `--new`, with `--cid ID` (axe-run, axe-llm, axe-chat): an ID not kept
+/// yet starts a conversation by that name, where alone it is refused so a
+/// mistyped id never starts one silently.
+pub const NEW: Flag = Flag::switch(
+    "new",
+    "With --cid: start conversation ID when there is none by that name (without --new that is an error naming the ids kept)",
+);
+
 /// The rule of a command that cannot do without an agent.
 pub const AGENT_REQUIRED: Rule = Rule::Required(Item::Arg(&AGENT));
 

@@ -24,7 +24,7 @@ use std::time::Duration;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
-use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR};
+use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR, NEW};
 use crate::config;
 use crate::run::conversation::{self, Owner};
 use crate::run::prepared::Overrides;
@@ -41,10 +41,11 @@ pub const COMMAND: Command = Command {
     about: "Talk with an agent in the terminal, its tools, sub-agents and memory included",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
-    flags: &[AGENTS_DIR, MODEL, CONTINUE, CID, TIMEOUT],
+    flags: &[AGENTS_DIR, MODEL, CONTINUE, CID, NEW, TIMEOUT],
     rules: &[
         AGENT_REQUIRED,
         Rule::Conflict(Item::Flag(&CONTINUE), Item::Flag(&CID)),
+        Rule::RequiredWith(Item::Flag(&CID), Item::Flag(&NEW)),
     ],
     description: "\
 Reads a line, sends it to <AGENT> as axe-run would (persona, skill, files,
@@ -60,7 +61,8 @@ line, or /exit, ends the session.
 axe-run -c or --cid and axe-chat --cid; /model shows the model, /model
 PROVIDER/MODEL changes it for the turns after.
 
-The conversation is kept as axe-run -c keeps it (new unless -c or --cid).
+The conversation is kept as axe-run keeps it (new unless -c or --cid; a
+--cid the agent has no conversation by is an error unless --new).
 With [memory], each turn appends its run-log entry, and leaves the
 entries of the conversation's own turns out of its prompt. The agent's
 token budget bounds the whole session.",
@@ -84,7 +86,7 @@ const CONTINUE: Flag = Flag::switch(
 const CID: Flag = Flag::with_value(
     "cid",
     "ID",
-    "Go on with the agent's conversation ID, or start one by that name",
+    "Go on with the agent's conversation ID; an ID it does not have is an error unless --new",
 );
 
 const TIMEOUT: Flag = Flag::with_value(
@@ -121,7 +123,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let name = target::required_agent(m)?;
     let given_model = m.string(&MODEL)?;
     let cid = m.string(&CID)?.map(conversation::check_id).transpose()?;
-    let go_on = m.flag(&CONTINUE);
+    let asked = conversation::Asked {
+        last: m.flag(&CONTINUE),
+        cid,
+        new: m.flag(&NEW),
+    };
     let given_timeout = target::given_timeout(m, &TIMEOUT)?;
     let mut cfg = agents.load(name)?;
     if let Some(model) = given_model {
@@ -134,14 +140,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     });
     let owner = Owner::Agent(name);
     let wait = Wait::default();
-    let id = match (go_on, cid) {
-        (_, Some(id)) => id.to_owned(),
-        (true, None) => {
-            conversation::last(agents.dirs(), owner)?.unwrap_or_else(conversation::new_id)
-        }
-        (false, None) => conversation::new_id(),
+    let earlier = conversation::pick(agents.dirs(), owner, asked, wait)?.unwrap_or_default();
+    let id = match earlier.id.is_empty() {
+        true => conversation::new_id(),
+        false => earlier.id.clone(),
     };
-    let earlier = conversation::load_or_new(agents.dirs(), owner, &id, wait)?.unwrap_or_default();
     let config = config::load(&agents)?;
     let config_dir = agents.dirs().config()?;
     let mut session = Session::new(config, (config_dir, agents, wait), &cfg, false);

@@ -12,6 +12,7 @@ use crate::run::conversation::{self, Owner};
 use axe_base::error::{Error, Result};
 use axe_base::stderr::{escape, note};
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
+use axe_memory::Wait;
 
 /// `--no-log`: the one flag of every command that calls a model.
 pub const NO_LOG: Flag = Flag::switch(
@@ -27,8 +28,9 @@ pub const COMMAND: Command = Command {
     flags: &[],
     rules: &[],
     description: "\
-Without a command word, lists the calls (axe-log list). axe-log show ID
-prints a conversation axe-run -c, --cid, axe-llm -c or axe-chat kept.",
+Without a command word, lists the calls (axe-log list); -c shows the
+conversation used last, --cid ID a given one. axe-log show ID prints a
+conversation axe-run, axe-llm or axe-chat kept.",
     run: Run::Default(&[LIST, SHOW, CONVERSATIONS]),
 };
 
@@ -37,8 +39,20 @@ const LIST: Command = Command {
     about: "List or sum the model calls the ledger recorded (the default command)",
     usage: &["[OPTIONS]"],
     args: &[],
-    flags: &[AGENT, MODEL, SINCE, UNTIL, CONVERSATION, SUM, JSON],
-    rules: &[],
+    flags: &[
+        AGENT,
+        MODEL,
+        SINCE,
+        UNTIL,
+        CONVERSATION,
+        SUM,
+        COUNT,
+        CURRENT,
+        CID,
+        QUERY,
+        JSON,
+    ],
+    rules: LIST_RULES,
     description: "\
 Every model call of axe-run (each turn, sub-agents too), axe-llm, axe-gc
 and axe-notes-consolidate is one line of the ledger, under
@@ -56,9 +70,60 @@ instead, saying how many calls had no price. A reported cost wins;
 [pricing] is applied as the ledger is read, so a price added today prices
 the calls made before it. --since and --until take a date (2026-11-01,
 midnight UTC), an RFC 3339 time or an age (30m, 12h, 7d, 2w); --until is
-exclusive.",
+exclusive.
+
+As llm logs: -n N lists the newest N calls; -q TEXT only those whose kept
+prompt or answer holds TEXT (kept with [log] text = true); -c prints the
+conversation used last (--agent's, else anyone's), --cid ID a given one,
+as axe-log show does, -n N its last N turns.",
     run: Run::Action(run),
 };
+
+/// What `-c`/`--cid` (a conversation shown) cannot go with: filters and
+/// sums of calls.
+const LIST_RULES: &[Rule] = &[
+    Rule::Conflict(Item::Flag(&CURRENT), Item::Flag(&CID)),
+    Rule::Conflict(Item::Flag(&CURRENT), Item::Flag(&SUM)),
+    Rule::Conflict(Item::Flag(&CID), Item::Flag(&SUM)),
+    Rule::Conflict(Item::Flag(&CURRENT), Item::Flag(&QUERY)),
+    Rule::Conflict(Item::Flag(&CID), Item::Flag(&QUERY)),
+    Rule::Conflict(Item::Flag(&CURRENT), Item::Flag(&CONVERSATION)),
+    Rule::Conflict(Item::Flag(&CID), Item::Flag(&CONVERSATION)),
+    Rule::Conflict(Item::Flag(&CURRENT), Item::Flag(&MODEL)),
+    Rule::Conflict(Item::Flag(&CID), Item::Flag(&MODEL)),
+    Rule::Conflict(Item::Flag(&CURRENT), Item::Flag(&SINCE)),
+    Rule::Conflict(Item::Flag(&CID), Item::Flag(&SINCE)),
+    Rule::Conflict(Item::Flag(&CURRENT), Item::Flag(&UNTIL)),
+    Rule::Conflict(Item::Flag(&CID), Item::Flag(&UNTIL)),
+    Rule::Conflict(Item::Flag(&COUNT), Item::Flag(&SUM)),
+];
+
+const COUNT: Flag = Flag::with_value(
+    "count",
+    "N",
+    "Only the newest N calls, 0 for all [default: all]; with -c or --cid, the conversation's last N turns",
+)
+.short('n')
+.int();
+
+const CURRENT: Flag = Flag::switch(
+    "current",
+    "Print the conversation used last instead of calls (--agent's, else any agent's or axe-llm's); with --json {agent, conversation_id, messages}",
+)
+.short('c');
+
+const CID: Flag = Flag::with_value(
+    "cid",
+    "ID",
+    "Print conversation ID instead of calls, as axe-log show ID; with --json {agent, conversation_id, messages}",
+);
+
+const QUERY: Flag = Flag::with_value(
+    "query",
+    "TEXT",
+    "Only calls whose kept prompt or answer contains TEXT, case aside (config.toml's [log] text = true keeps them)",
+)
+.short('q');
 
 const AGENT: Flag =
     Flag::with_value("agent", "NAME", "Only this agent's calls").completes(Complete::Agent);
@@ -107,10 +172,10 @@ struct Kept {
     at: std::time::SystemTime,
 }
 
-fn conversations(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let agents = super::args::env_agents();
-    let dirs = agents.dirs();
-    let owners: Vec<Option<String>> = match m.string(&OWNER)? {
+/// The conversations kept, `agent`'s or everyone's (every agent's and
+/// axe-llm's), newest use first.
+fn kept(dirs: &axe_base::dirs::Dirs, agent: Option<&str>) -> Result<Vec<Kept>> {
+    let owners: Vec<Option<String>> = match agent {
         Some(agent) => vec![Some(agent.to_owned())],
         None => conversation::agents(dirs)?
             .into_iter()
@@ -135,6 +200,12 @@ fn conversations(m: &Matches, out: &mut dyn Write) -> Result<()> {
         }
     }
     kept.sort_by_key(|k| std::cmp::Reverse(k.at));
+    Ok(kept)
+}
+
+fn conversations(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    let agents = super::args::env_agents();
+    let kept = kept(agents.dirs(), m.string(&OWNER)?)?;
     if m.flag(&CONVERSATIONS_JSON) {
         #[derive(Serialize)]
         struct All {
@@ -173,8 +244,7 @@ const ID: Arg = Arg {
 const OWNER: Flag = Flag::with_value("agent", "NAME", "The agent whose conversation it is")
     .completes(Complete::Agent);
 
-/// `axe-log show ID`: the conversation, found through the ledger when no
-/// agent is named (a conversation id is unique per agent, not overall).
+/// `axe-log show ID`: the conversation, `--agent`'s or found by its id.
 fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let id = m
         .args()
@@ -183,22 +253,107 @@ fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
         .unwrap_or_default();
     let id = conversation::check_id(&id)?;
     let agents = super::args::env_agents();
-    let named = m.string(&OWNER)?.map(str::to_owned);
-    let agent = match named {
-        Some(agent) => Some(agent),
-        None => {
+    let agent = owner_of(agents.dirs(), id, m.string(&OWNER)?)?;
+    conversation::show(agents.dirs(), Owner::of(agent.as_deref()), id, out)
+}
+
+/// Whose conversation `id` is: `named`'s when given; else the one owner
+/// that keeps an id so; among several, the agent the ledger last recorded
+/// a call of it for, else the one used last (a conversation id is unique
+/// per agent, not overall). None keeps it: the error names the nearest
+/// id kept and those used last.
+fn owner_of(dirs: &axe_base::dirs::Dirs, id: &str, named: Option<&str>) -> Result<Option<String>> {
+    if let Some(agent) = named {
+        return Ok(Some(agent.to_owned()));
+    }
+    let all = kept(dirs, None)?;
+    let holders: Vec<&Kept> = all.iter().filter(|k| k.id == id).collect();
+    match holders.as_slice() {
+        [] => {
+            let ids: Vec<String> = all.iter().map(|k| k.id.clone()).collect();
+            Err(conversation::unknown_among(
+                id,
+                "any agent or axe-llm",
+                &ids,
+                "",
+            ))
+        }
+        [one] => Ok(one.agent.clone()),
+        [newest, ..] => {
             let filter = Filter {
                 conversation: Some(id.to_owned()),
                 ..Filter::default()
             };
-            // An unreadable ledger only loses the hint: axe-llm's is tried.
-            read::read(&agents.dirs().data()?, &filter)
+            // An unreadable ledger only loses the hint.
+            let recorded = read::read(&dirs.data()?, &filter)
                 .ok()
                 .and_then(|found| found.records.into_iter().next_back())
-                .and_then(|r| r.agent)
+                .map(|r| r.agent);
+            Ok(match recorded {
+                Some(agent) if holders.iter().any(|k| k.agent == agent) => agent,
+                _ => newest.agent.clone(),
+            })
         }
+    }
+}
+
+/// `axe-log -c` and `axe-log --cid ID`, as `llm logs -c`/`--cid`: the
+/// conversation used last or the one named, printed as `axe-log show`
+/// does (its last `-n` turns), or as JSON.
+fn shown(m: &Matches, cid: Option<&str>, out: &mut dyn Write) -> Result<()> {
+    let agents = super::args::env_agents();
+    let dirs = agents.dirs();
+    let named = m.string(&AGENT)?;
+    let (agent, id) = match cid {
+        Some(id) => {
+            let id = conversation::check_id(id)?;
+            (owner_of(dirs, id, named)?, id.to_owned())
+        }
+        None => match kept(dirs, named)?.into_iter().next() {
+            Some(k) => (k.agent, k.id),
+            None => {
+                let whose = named.map_or("any agent or axe-llm".to_owned(), |a| {
+                    format!("agent \"{a}\"")
+                });
+                return Err(Error::Usage(format!(
+                    "-c: no conversation of {whose} is kept"
+                )));
+            }
+        },
     };
-    conversation::show(agents.dirs(), Owner::of(agent.as_deref()), id, out)
+    let loaded = conversation::load(dirs, Owner::of(agent.as_deref()), &id, Wait::default())?;
+    let turns = m.number::<usize>(&COUNT)?.unwrap_or(0);
+    let messages = conversation::last_turns(&loaded.messages, turns);
+    if m.flag(&JSON) {
+        #[derive(Serialize)]
+        struct Shown<'a> {
+            agent: Option<String>,
+            conversation_id: String,
+            messages: &'a [axe_llm::Message],
+        }
+        return axe_cli::write_json(
+            out,
+            &Shown {
+                agent,
+                conversation_id: id,
+                messages,
+            },
+        );
+    }
+    conversation::print(messages, out)
+}
+
+/// `-q`'s search finds only text the ledger kept: with `[log] text` off
+/// (the default) calls are recorded without it, which is said once.
+fn warn_text_off() {
+    let text_on = crate::config::load_quietly(super::args::env_agents().dirs())
+        .map(|(config, _)| config.log.text)
+        .unwrap_or(true);
+    if !text_on {
+        note(format_args!(
+            "warning: [log] text is off in config.toml: calls are recorded without their prompt and answer, so -q finds only those made while it was on"
+        ));
+    }
 }
 
 const MODEL: Flag = Flag::with_value(
@@ -246,6 +401,12 @@ struct Sums<'a> {
 }
 
 fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
+    if m.flag(&CURRENT) {
+        return shown(m, None, out);
+    }
+    if let Some(id) = m.string(&CID)? {
+        return shown(m, Some(id), out);
+    }
     let now = OffsetDateTime::now_utc();
     let time = |flag: &Flag| -> Result<Option<String>> {
         m.string(flag)?
@@ -274,7 +435,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         since: time(&SINCE)?,
         until: time(&UNTIL)?,
         conversation: m.string(&CONVERSATION)?.map(str::to_owned),
+        query: m.string(&QUERY)?.map(str::to_lowercase),
     };
+    if filter.query.is_some() {
+        warn_text_off();
+    }
     let agents = super::args::env_agents();
     let data = agents.dirs().data()?;
     let mut found = read::read(&data, &filter).map_err(|e| {
@@ -333,7 +498,12 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         }
         return write(out, text);
     }
-    let newest_first = found.records.iter().rev();
+    // -n N: the newest N; 0 or none, all.
+    let count = match m.number::<usize>(&COUNT)? {
+        Some(0) | None => usize::MAX,
+        Some(n) => n,
+    };
+    let newest_first = found.records.iter().rev().take(count);
     if json {
         return axe_cli::write_json(
             out,

@@ -43,6 +43,7 @@ pub const COMMAND: Command = Command {
         NO_STDIN,
         CONTINUE,
         CID,
+        super::args::NEW,
         JSON,
         super::ledger::NO_LOG,
     ],
@@ -51,6 +52,7 @@ pub const COMMAND: Command = Command {
         Rule::Conflict(Item::Flag(&CONTINUE), Item::Flag(&CID)),
         Rule::Conflict(Item::Flag(&REQUEST), Item::Flag(&CONTINUE)),
         Rule::Conflict(Item::Flag(&REQUEST), Item::Flag(&CID)),
+        Rule::RequiredWith(Item::Flag(&CID), Item::Flag(&super::args::NEW)),
     ],
     description: "\
 Prints the answer exactly, with no newline added, and nothing else. The
@@ -69,7 +71,14 @@ and parameters. Flags given with --request override its fields. A reply
 may call tools: --json gives their number as tool_calls (as axe-run does)
 and the calls themselves as calls, in the file's shape, so a script can
 run a tool loop; without --json each call is named on stderr, as
-`Tool call: NAME ARGUMENTS (id ID)`.",
+`Tool call: NAME ARGUMENTS (id ID)`.
+
+Each call keeps its turn in a conversation, as llm logs every prompt: -c
+goes on with the one used last, --cid ID with a given one (an ID not kept
+is an error naming those that are, unless --new), and --json says which as
+conversation_id. --no-log keeps none (nor a ledger line), nor does a
+--request call, whose file is its conversation; config.toml's [log]
+conversations = false keeps one only when -c or --cid is given.",
     run: Run::Action(run),
 };
 
@@ -136,12 +145,12 @@ const CONTINUE: Flag = Flag::switch(
 const CID: Flag = Flag::with_value(
     "cid",
     "ID",
-    "Go on with axe-llm's conversation ID, or start one by that name, and keep this turn in it",
+    "Go on with axe-llm's conversation ID and keep this turn in it; an ID it does not have is an error unless --new",
 );
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls} as JSON (and cache_read_tokens, cache_write_tokens, cost when the provider reports them; conversation_id with -c or --cid)",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, calls, conversation_id} as JSON (conversation_id null when the turn was not kept; cache_read_tokens, cache_write_tokens, cost when the provider reports them)",
 );
 
 /// What `axe-llm --json` adds to the answer. `tool_calls` is how many
@@ -153,8 +162,8 @@ const JSON: Flag = Flag::switch(
 struct Calls<'a> {
     tool_calls: usize,
     calls: &'a [ToolCall],
-    /// The conversation the turn was kept in (`-c`, `--cid`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The conversation the turn was kept in; always said, `null` when
+    /// none was (`--no-log`, `--request`, `[log] conversations = false`).
     conversation_id: Option<&'a str>,
 }
 
@@ -176,6 +185,8 @@ struct Args<'m> {
     no_stdin: bool,
     go_on: bool,
     cid: Option<&'m str>,
+    /// `--new`: `--cid` of an id not kept starts it.
+    new: bool,
     /// Record the call in the ledger (off: `--no-log`).
     log: bool,
 }
@@ -196,6 +207,7 @@ impl<'m> Args<'m> {
             no_stdin: m.flag(&NO_STDIN),
             go_on: m.flag(&CONTINUE),
             cid: m.string(&CID)?,
+            new: m.flag(&super::args::NEW),
             log: !m.flag(&super::ledger::NO_LOG),
         };
         if let Some(id) = args.cid {
@@ -223,20 +235,17 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // messages before this turn's.
     let dirs = super::args::env_agents().dirs().clone();
     let wait = axe_memory::Wait::Until(deadline.at);
-    let kept = match (args.go_on, args.cid) {
-        (_, Some(id)) => Some(id.to_owned()),
-        (true, None) => {
-            Some(conversation::last(&dirs, Owner::Llm)?.unwrap_or_else(conversation::new_id))
-        }
-        (false, None) => None,
+    let asked = conversation::Asked {
+        last: args.go_on,
+        cid: args.cid,
+        new: args.new,
     };
-    let earlier = match &kept {
-        Some(id) => conversation::load_or_new(&dirs, Owner::Llm, id, wait)?
-            .map(|c| c.messages)
-            .unwrap_or_default(),
-        None => Vec::new(),
+    // The rules keep -c and --cid from --request.
+    let (id, earlier) = match conversation::pick(&dirs, Owner::Llm, asked, wait)? {
+        Some(c) => (c.id, c.messages),
+        None => (conversation::new_id(), Vec::new()),
     };
-    let asked = earlier.len();
+    let before = earlier.len();
     let mut conversation = match args.request {
         Some(source) => read_request(source, deadline)?,
         None => {
@@ -280,6 +289,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             (axe_llm::parse_model(model)?, config)
         }
     };
+    // Every call keeps its turn, as `llm` logs every prompt; `[log]
+    // conversations = false` keeps only one that names a conversation,
+    // --no-log none, and a --request file is its own conversation.
+    let keep = args.log && args.request.is_none() && (config.log.conversations || asked.any());
+    let kept = keep.then_some(id);
     let endpoint = config.endpoint_for(provider, &name)?;
     let options = CallOptions {
         deadline,
@@ -320,7 +334,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     };
     let duration_ms = started.elapsed().as_millis();
     let kept = kept.and_then(|id| {
-        let mut turn = conversation.messages.split_off(asked);
+        let mut turn = conversation.messages.split_off(before);
         turn.push(Message {
             role: Role::Assistant,
             content: reply.content.clone(),

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR};
+use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR, NEW};
 use super::stdin::NO_STDIN;
 use crate::config;
 use crate::prompt;
@@ -23,7 +23,7 @@ use crate::run::{
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_base::timeout::Seconds;
-use axe_cli::{Arg, Command, Complete, Flag, Matches, Run};
+use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_llm::{Deadline, Message, Role};
 use axe_memory::Wait;
 use axe_memory::secrets::{self, Redaction};
@@ -50,6 +50,7 @@ pub const COMMAND: Command = Command {
         MESSAGES,
         CONTINUE,
         CID,
+        NEW,
         super::ledger::NO_LOG,
         AGENTS_DIR,
         SKILL,
@@ -69,7 +70,10 @@ pub const COMMAND: Command = Command {
         KEEP_ARTIFACTS,
         JSON,
     ],
-    rules: &[AGENT_REQUIRED],
+    rules: &[
+        AGENT_REQUIRED,
+        Rule::RequiredWith(Item::Flag(&CID), Item::Flag(&NEW)),
+    ],
     description: "\
 Loads <AGENT>.toml from the first agents directory that has it (--agents-dir,
 then ./axe/agents, then <config>/agents; sub-agents are looked up the same
@@ -98,6 +102,13 @@ With [[mcp_servers]], the tools of those MCP servers are offered too: stdio
 servers are started for the conversation and stopped when it ends, signals
 included; --dry-run lists them and starts none.
 
+Each run keeps its turn in a conversation of the agent (credentials
+redacted, bounded), as llm logs every prompt: -c goes on with the one used
+last, whatever run kept it, --cid ID with a given one (an ID not kept is an
+error naming those that are, unless --new), and --json says which as
+conversation_id. --no-log keeps no turn (nor a ledger line); config.toml's
+[log] conversations = false keeps one only when -c or --cid is given.
+
 With [memory] enabled, the last memory.last_n entries of the agent's log
 are part of the prompt, and a successful run appends an entry (task and
 answer). Memory problems are warnings; they never fail the run. What
@@ -123,14 +134,14 @@ const MESSAGES: Flag = Flag::with_value(
 
 const CONTINUE: Flag = Flag::switch(
     "continue",
-    "Go on with the agent's last conversation (a new one when it has none); the prompt is its next turn",
+    "Go on with the agent's conversation used last, whatever run kept it (a new one when it has none); the prompt is its next turn",
 )
 .short('c');
 
 const CID: Flag = Flag::with_value(
     "cid",
     "ID",
-    "Go on with the agent's conversation ID (--json's conversation_id), or start one by that name",
+    "Go on with the agent's conversation ID (--json's conversation_id); an ID it does not have is an error unless --new",
 );
 
 const SKILL: Flag = Flag::with_value(
@@ -221,7 +232,7 @@ const KEEP_ARTIFACTS: Flag = Flag::switch(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted} as JSON, with cache and cost figures when reported, budget_* with a budget, conversation_id, messages with --messages, truncated and task_truncated when the run log got an entry, refused when the answer reads as a refusal",
+    "Print {model, content, input_tokens, output_tokens, stop_reason, duration_ms, tool_calls, retry_attempts, tool_call_details, artifacts, redacted, conversation_id} as JSON (conversation_id null when the turn was not kept), with cache and cost figures when reported, budget_* with a budget, messages with --messages, truncated and task_truncated when the run log got an entry, refused when the answer reads as a refusal",
 );
 
 /// What `--json` adds to the answer: the model's tool calls (how many, and
@@ -242,8 +253,9 @@ struct More<'a> {
     state: Option<Recorded>,
     #[serde(skip_serializing_if = "Option::is_none")]
     messages: Option<&'a [Message]>,
-    /// The conversation this run's turn was kept in (`-c`, `--cid`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The conversation this run's turn was kept in; always said, `null`
+    /// when none was (`--no-log`, `[log] conversations = false`, a turn
+    /// over the bounds or the budget).
     conversation_id: Option<&'a str>,
     /// The secrets its memory writes took out.
     redacted: Vec<Redaction>,
@@ -283,6 +295,8 @@ struct Args<'m> {
     /// `-c`: the agent's last conversation.
     go_on: bool,
     cid: Option<&'m str>,
+    /// `--new`: `--cid` of an id not kept starts it.
+    new: bool,
     no_stdin: bool,
     overrides: Overrides,
     artifact_dir: Option<&'m std::path::Path>,
@@ -307,6 +321,7 @@ impl<'m> Args<'m> {
             messages: m.string(&MESSAGES)?,
             go_on: m.flag(&CONTINUE),
             cid: m.string(&CID)?,
+            new: m.flag(&NEW),
             no_stdin: m.flag(&NO_STDIN),
             overrides: Overrides {
                 model: string(&MODEL)?,
@@ -381,16 +396,14 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // The conversation gone on with, read before the agent is prepared:
     // the run-log entries its turns wrote stay out of the prompt.
     let owner = conversation::Owner::Agent(name);
-    let cid = match (args.go_on, args.cid) {
-        (_, Some(id)) => Some(id.to_owned()),
-        (true, None) => conversation::last(agents.dirs(), owner)?,
-        (false, None) => None,
+    let asked = conversation::Asked {
+        last: args.go_on,
+        cid: args.cid,
+        new: args.new,
     };
-    // A --cid the agent has no conversation by starts one by that name.
-    let earlier = match cid.as_deref() {
-        Some(id) => conversation::load_or_new(agents.dirs(), owner, id, wait)?,
-        None => None,
-    };
+    // A --cid the agent has no conversation by is refused, naming those
+    // it has, unless --new starts one by that name.
+    let earlier = conversation::pick(agents.dirs(), owner, asked, wait)?;
     if let Some(c) = &earlier {
         args.overrides.forget.clone_from(&c.run_log);
     }
@@ -398,14 +411,17 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // The model is checked before the config is read, as in Go.
     axe_llm::parse_model(&cfg.model)?;
     let config = config::load(&agents)?;
+    // Every run keeps its turn, as `llm` logs every prompt, so `-c` goes
+    // on from the last run whatever started it; `[log] conversations =
+    // false` keeps only a run that names one, and --no-log none at all.
+    let keep = args.log && (config.log.conversations || asked.any());
     let config_dir = agents.dirs().config()?;
     let mut session = Session::new(config, (config_dir, agents, wait), &cfg, verbose);
-    // Only a run asked to (-c, --cid) keeps its conversation, so a plain
-    // run writes nothing more than it did; -c with none yet starts one.
-    session.conversation = match args.go_on {
-        true => Some(cid.unwrap_or_else(conversation::new_id)),
-        false => cid,
-    };
+    session.conversation = keep.then(|| {
+        earlier
+            .as_ref()
+            .map_or_else(conversation::new_id, |c| c.id.clone())
+    });
     if !args.log {
         session.ledger.stop();
     }
@@ -422,7 +438,13 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         },
     };
     let task = super::stdin::words_then(words.as_deref(), &stdin);
-    let history = history.or_else(|| earlier.map(|c| c.messages));
+    // A conversation --new starts has no messages yet: the run is a
+    // first turn, as a plain one is.
+    let history = history.or_else(|| {
+        earlier
+            .map(|c| c.messages)
+            .filter(|messages| !messages.is_empty())
+    });
     let kept_before = match args.messages {
         Some(_) => 0,
         None => history.as_ref().map_or(0, Vec::len),

@@ -25,6 +25,9 @@ pub struct Filter {
     /// Exclusive.
     pub until: Option<String>,
     pub conversation: Option<String>,
+    /// Lowercase: only records whose kept prompt or answer holds it,
+    /// case aside (`axe-log -q`).
+    pub query: Option<String>,
 }
 
 impl Filter {
@@ -40,6 +43,12 @@ impl Filter {
                 .conversation
                 .as_deref()
                 .is_none_or(|c| r.conversation.as_deref() == Some(c))
+            && self.query.as_deref().is_none_or(|q| {
+                [&r.prompt, &r.answer]
+                    .into_iter()
+                    .flatten()
+                    .any(|text| text.to_lowercase().contains(q))
+            })
     }
 
     /// Whether a month's file (`2026-11`) can hold a record taken.

@@ -6,13 +6,27 @@ use serde::Deserialize;
 use axe_llm::Usage;
 
 /// `[log]` of config.toml.
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(default)]
 pub struct LogConfig {
     /// Keep each call's prompt and answer, redacted; off: no text at all.
     pub text: bool,
     /// The size past which a month's file is followed by another.
     pub max_bytes: Option<u64>,
+    /// Keep every run's and `axe-llm` call's turn in a conversation, as
+    /// `llm` does (on by default); off: only a command given `-c` or
+    /// `--cid` (and `axe-chat`) keeps one.
+    pub conversations: bool,
+}
+
+impl Default for LogConfig {
+    fn default() -> LogConfig {
+        LogConfig {
+            text: false,
+            max_bytes: None,
+            conversations: true,
+        }
+    }
 }
 
 /// `[pricing."provider/model"]` of config.toml: US dollars per million

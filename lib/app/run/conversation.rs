@@ -227,11 +227,97 @@ pub fn last(dirs: &Dirs, owner: Owner) -> Result<Option<String>> {
     Ok(list(dirs, owner)?.into_iter().next().map(|l| l.id))
 }
 
+/// How many known ids an unknown id's error names.
+const NAMED: usize = 5;
+
+/// The error for conversation `id` that `owner` does not have: the
+/// nearest id it has ("did you mean"), then the ids it used last, then
+/// `hint` (what to do instead), so a mistyped id is never a silent start.
+pub fn unknown(dirs: &Dirs, owner: Owner, id: &str, hint: &str) -> Error {
+    // An unreadable directory only loses the suggestions.
+    let known: Vec<String> = list(dirs, owner)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|l| l.id)
+        .collect();
+    unknown_among(id, &owner.describe(), &known, hint)
+}
+
+/// [`unknown`] over `known` (the ids, newest use first) of `whose`.
+pub fn unknown_among(id: &str, whose: &str, known: &[String], hint: &str) -> Error {
+    let mut text = format!("no conversation \"{id}\" of {whose}");
+    if let Some(near) = axe_base::suggest::near(id, known.iter().map(String::as_str)) {
+        text.push_str(&format!(": did you mean \"{near}\"?"));
+    }
+    match known.len() {
+        0 => text.push_str(" (it has none yet)"),
+        n => {
+            let named: Vec<&str> = known.iter().take(NAMED).map(String::as_str).collect();
+            text.push_str(&format!(" (used last: {}", named.join(", ")));
+            if n > NAMED {
+                text.push_str(&format!(" and {} more", n - NAMED));
+            }
+            text.push(')');
+        }
+    }
+    if !hint.is_empty() {
+        text.push_str("; ");
+        text.push_str(hint);
+    }
+    Error::Usage(text)
+}
+
+/// What a command was asked to go on with: `-c` (the owner's
+/// conversation used last), `--cid ID`, and `--new` (an ID the owner
+/// does not have is started rather than refused).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asked<'a> {
+    pub last: bool,
+    pub cid: Option<&'a str>,
+    pub new: bool,
+}
+
+impl Asked<'_> {
+    /// Whether a conversation was named at all (`-c` or `--cid`): such a
+    /// command keeps its turn even where `[log] conversations = false`.
+    pub fn any(&self) -> bool {
+        self.last || self.cid.is_some()
+    }
+}
+
+/// The conversation a command goes on with, read; `None` when it starts
+/// a new one: no `-c` nor `--cid`, `-c` when the owner has none yet, or
+/// (an empty conversation by the id given) `--cid ID --new` with an ID
+/// the owner does not have. `--cid` of an unknown ID without `--new` is
+/// the [`unknown`] error.
+pub fn pick(dirs: &Dirs, owner: Owner, asked: Asked, wait: Wait) -> Result<Option<Loaded>> {
+    match (asked.last, asked.cid) {
+        (_, Some(id)) => match load_or_new(dirs, owner, id, wait)? {
+            Some(loaded) => Ok(Some(loaded)),
+            None if asked.new => Ok(Some(Loaded {
+                id: id.to_owned(),
+                ..Loaded::default()
+            })),
+            None => Err(unknown(
+                dirs,
+                owner,
+                id,
+                "--new starts a conversation by that name",
+            )),
+        },
+        (true, None) => match last(dirs, owner)? {
+            Some(id) => load(dirs, owner, &id, wait).map(Some),
+            None => Ok(None),
+        },
+        (false, None) => Ok(None),
+    }
+}
+
 /// Reads conversation `id`, as [`Loaded`]; an id that is not there is a
 /// usage error naming whose conversations were looked in.
 pub fn load(dirs: &Dirs, owner: Owner, id: &str, wait: Wait) -> Result<Loaded> {
     let id = check_id(id)?;
-    let missing = || Error::Usage(format!("no conversation \"{id}\" of {}", owner.describe()));
+    let missing = || unknown(dirs, owner, id, "");
     let Some(dir) = dir(dirs, owner, false)? else {
         return Err(missing());
     };
@@ -396,8 +482,28 @@ pub fn prune(dirs: &Dirs, owner: Owner, keep: usize) -> Result<usize> {
 /// For `axe log show ID`.
 pub fn show(dirs: &Dirs, owner: Owner, id: &str, out: &mut dyn io::Write) -> Result<()> {
     let loaded = load(dirs, owner, id, Wait::default())?;
+    print(&loaded.messages, out)
+}
+
+/// The last `turns` turns of `messages` (a turn: a user message and what
+/// followed it); all of them for 0.
+pub fn last_turns(messages: &[Message], turns: usize) -> &[Message] {
+    if turns == 0 {
+        return messages;
+    }
+    let starts: Vec<usize> = (0..messages.len())
+        .filter(|&i| messages[i].role == Role::User)
+        .collect();
+    match starts.len().checked_sub(turns) {
+        Some(from) => &messages[starts[from]..],
+        None => messages,
+    }
+}
+
+/// [`show`]'s text of `messages`.
+pub fn print(messages: &[Message], out: &mut dyn io::Write) -> Result<()> {
     let mut text = String::new();
-    for m in &loaded.messages {
+    for m in messages {
         let role = match m.role {
             Role::User => "user",
             Role::Assistant => "assistant",
@@ -571,6 +677,34 @@ mod tests {
         let loaded = load(&dirs, owner, "c", Wait::default()).unwrap();
         assert_eq!(loaded.messages, said("small"));
         assert_eq!(loaded.run_log, ["T1"]);
+    }
+
+    #[test]
+    fn the_last_turns_start_at_a_user_message() {
+        let mut all = said("one");
+        all.extend(said("two"));
+        all.extend(said("three"));
+        assert_eq!(last_turns(&all, 0).len(), 6);
+        assert_eq!(last_turns(&all, 1), &all[4..]);
+        assert_eq!(last_turns(&all, 2), &all[2..]);
+        assert_eq!(last_turns(&all, 9).len(), 6);
+    }
+
+    #[test]
+    fn an_unknown_id_names_the_nearest_and_the_ids_kept() {
+        let known: Vec<String> = ["20261127-101010-aaaa0001", "b", "c", "d", "e", "f", "g"]
+            .map(str::to_owned)
+            .to_vec();
+        let e = unknown_among("20261127-101010-aaaa0002", "agent \"t\"", &known, "hint");
+        assert_eq!(
+            e.to_string(),
+            "no conversation \"20261127-101010-aaaa0002\" of agent \"t\": did you mean \"20261127-101010-aaaa0001\"? (used last: 20261127-101010-aaaa0001, b, c, d, e and 2 more); hint"
+        );
+        let e = unknown_among("x", "axe-llm", &[], "");
+        assert_eq!(
+            e.to_string(),
+            "no conversation \"x\" of axe-llm (it has none yet)"
+        );
     }
 
     #[test]
