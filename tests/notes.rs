@@ -1558,7 +1558,8 @@ fn a_recall_with_its_note_stays_within_the_budget_and_accounts_for_every_file() 
     let note = answer.lines().last().unwrap();
     let (named, counted) = named_and_counted(note);
     assert!(counted > 2000, "{note}");
-    let shown = answer.matches("\n## topic-").count() + 1;
+    // The topics, MEMORY.md and the days (taken before the topics).
+    let shown = answer.matches("\n## topic-").count() + 1 + answer.matches("\n## 10:00\n").count();
     assert_eq!(shown + named + counted, all, "{answer}");
 }
 

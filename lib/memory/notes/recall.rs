@@ -160,6 +160,15 @@ pub fn files(
         title: String::new(),
         at: At::new(agent_dir, "MEMORY.md"),
     }];
+    // Listed before the days are opened, so what could not be read is
+    // said in the order it always was: the topics, then the days.
+    let topics = match world(ws) {
+        Ok(topics) => topics,
+        Err(u) => {
+            unreadable.push((Kind::World, u));
+            Vec::new()
+        }
+    };
     // Opened once, so that a `daily` that is a regular file is said once,
     // not once a day.
     let daily = match days {
@@ -184,10 +193,7 @@ pub fn files(
             }
         }
     }
-    match world(ws) {
-        Ok(topics) => wanted.extend(topics),
-        Err(u) => unreadable.push((Kind::World, u)),
-    }
+    wanted.extend(topics);
     (wanted, unreadable)
 }
 
