@@ -35,12 +35,14 @@ pub const COMMAND: Command = Command {
     rules: &[Rule::Required(CliItem::Arg(&SOURCE))],
     description: "\
 SOURCE is one of:
-  claude-code  Claude Code's auto memory: PATH is a project's memory
-               directory [default: every ~/.claude/projects/<project>/memory,
-               each the agent named after its project]. MEMORY.md becomes the
-               agent's MEMORY.md, every other file a world topic named after
-               it, frontmatter kept; --with-claude-md adds ~/.claude/CLAUDE.md
-               as the world topic claude-md.
+  claude-code  Claude Code's auto memory: PATH is a project folder (its
+               memory/ is read) or a memory folder [default: every
+               ~/.claude/projects/<project>/memory, each the agent named
+               after its project]; a PATH holding neither is refused, exit
+               2. MEMORY.md becomes the agent's MEMORY.md, every other file
+               a world topic named after it, frontmatter kept;
+               --with-claude-md adds ~/.claude/CLAUDE.md as the world topic
+               claude-md.
   codex        Codex's memories [default PATH: ~/.codex/memories]: MEMORY.md
                the agent's (codex unless --agent), memory_summary.md,
                raw_memories.md and rollout_summaries/*.md world topics
@@ -52,6 +54,10 @@ SOURCE is one of:
                at its created_at, of --agent, else its agent_id or user_id.
   markdown     A folder of markdown notes (PATH; basic-memory, Obsidian): each
                note a world topic named after its path, frontmatter kept.
+
+A link in an imported file to another file of the same source
+([title](topic.md), or [[name]] in a markdown folder) is rewritten to the
+name that file got (../../world/topic.md from MEMORY.md).
 
 Nothing is overwritten: daily logs are merged entry by entry, as axe-sync
 merges them; a MEMORY.md or world topic is written when new, kept when it
