@@ -102,7 +102,10 @@ pub fn memory_cjs(
 pub fn vault(env: &Env, n: usize) -> PathBuf {
     let vault = env.root().join("vault");
     for i in 0..n {
-        let text = format!("# Topic {i}\n\n{}\n", "Imported text of the vault. ".repeat(35));
+        let text = format!(
+            "# Topic {i}\n\n{}\n",
+            "Imported text of the vault. ".repeat(35)
+        );
         env.write(&vault.join(format!("topic {i:02}.md")), text);
     }
     vault
@@ -182,7 +185,10 @@ fn claude_code_finds_memory_in_a_project_folder_or_says_where_it_looked() {
         .clone();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(&format!("looked for the project's memory folder {}", bare.join("memory").display())),
+        stderr.contains(&format!(
+            "looked for the project's memory folder {}",
+            bare.join("memory").display()
+        )),
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

@@ -300,7 +300,12 @@ fn a_large_import_never_pushes_the_agents_own_recent_logs_out_of_recall() {
         format!("agents/a/daily/{}.md", day(0)),
         format!("agents/a/daily/{}.md", day(1)),
     );
-    for own in ["agents/a/MEMORY.md", &today, &yesterday, "world/zz-short.md"] {
+    for own in [
+        "agents/a/MEMORY.md",
+        &today,
+        &yesterday,
+        "world/zz-short.md",
+    ] {
         assert!(shown.contains(&own), "{own} not shown: {shown:?}");
     }
     let left: Vec<&str> = doc["left_out"]
@@ -310,8 +315,17 @@ fn a_large_import_never_pushes_the_agents_own_recent_logs_out_of_recall() {
         .map(|l| l["path"].as_str().unwrap())
         .collect();
     assert!(!left.is_empty(), "the vault fits: no test");
-    assert!(left.iter().all(|l| l.starts_with("world/topic-")), "{left:?}");
-    let text = stdout(notes(&env, "recall").arg("a").assert().success().get_output());
+    assert!(
+        left.iter().all(|l| l.starts_with("world/topic-")),
+        "{left:?}"
+    );
+    let text = stdout(
+        notes(&env, "recall")
+            .arg("a")
+            .assert()
+            .success()
+            .get_output(),
+    );
     assert!(text.contains("Today's own note."), "{text}");
     assert!(text.contains("Yesterday's own note."), "{text}");
     // Shown topics are still in name order.

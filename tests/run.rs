@@ -1931,7 +1931,10 @@ fn imported_memory_and_todays_log_reach_the_models_prompt_and_recall() {
         "Today's own note.",
         "Yesterday's own note.",
     ] {
-        assert!(prompt.contains(said), "{said:?} not in the prompt: {prompt}");
+        assert!(
+            prompt.contains(said),
+            "{said:?} not in the prompt: {prompt}"
+        );
     }
     let messages = requests[1].json()["messages"].clone();
     let recalled = messages.as_array().unwrap().last().unwrap()["content"][0]["content"]

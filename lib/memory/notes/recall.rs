@@ -372,10 +372,12 @@ fn recall_with(
     let memory_sha256 = memory_sha256.filter(|_| memory_shown);
     // Shown world first (by name), then MEMORY.md, then the days, as
     // agnx shows them.
-    items.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| match a.kind {
-        Kind::World => a.title.cmp(&b.title),
-        Kind::Memory | Kind::Daily => std::cmp::Ordering::Equal,
-    }));
+    items.sort_by(|a, b| {
+        a.kind.cmp(&b.kind).then_with(|| match a.kind {
+            Kind::World => a.title.cmp(&b.title),
+            Kind::Memory | Kind::Daily => std::cmp::Ordering::Equal,
+        })
+    });
     Ok(Recalled {
         items,
         left_out,

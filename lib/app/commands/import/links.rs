@@ -229,7 +229,12 @@ mod tests {
         );
         // Leaving the root, or no wikilinks for this source: kept.
         assert_eq!(
-            rewrite("[x](../../MEMORY.md) [[Ada Lovelace]]", "a.md", "world/a.md", false),
+            rewrite(
+                "[x](../../MEMORY.md) [[Ada Lovelace]]",
+                "a.md",
+                "world/a.md",
+                false
+            ),
             "[x](../../MEMORY.md) [[Ada Lovelace]]"
         );
         // Rewritten again: the same.

@@ -292,7 +292,11 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
 fn memory_dir<'a>(path: &'a Path, read: &mut Read) -> Result<(PathBuf, Option<&'a OsStr>, Dir)> {
     let given = open(path)?;
     if path.file_name() == Some(OsStr::new("memory")) {
-        return Ok((path.to_owned(), path.parent().and_then(Path::file_name), given));
+        return Ok((
+            path.to_owned(),
+            path.parent().and_then(Path::file_name),
+            given,
+        ));
     }
     let memory = path.join("memory");
     let why = match given.child(OsStr::new("memory")) {
