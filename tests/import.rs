@@ -97,6 +97,20 @@ pub fn memory_cjs(
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// A markdown vault of `n` notes of about 1,000 bytes each, as a bulk
+/// import brings in: `topic-00` … as world topics.
+pub fn vault(env: &Env, n: usize) -> PathBuf {
+    let vault = env.root().join("vault");
+    for i in 0..n {
+        let text = format!(
+            "# Topic {i}\n\n{}\n",
+            "Imported text of the vault. ".repeat(35)
+        );
+        env.write(&vault.join(format!("topic {i:02}.md")), text);
+    }
+    vault
+}
+
 fn import(env: &Env, args: &[&str]) -> assert_cmd::Command {
     let mut cmd = env.cmd("axe-import");
     cmd.args(args);
@@ -109,7 +123,7 @@ fn import(env: &Env, args: &[&str]) -> assert_cmd::Command {
 /// per memory with `name`, `description` and `type` frontmatter, as
 /// Claude Code's memory instructions lay them out
 /// (code.claude.com/docs/en/memory, "Auto memory").
-fn claude_code_project(env: &Env) -> PathBuf {
+pub fn claude_code_project(env: &Env) -> PathBuf {
     let dir = home(env).join(".claude/projects/-home-me-src-app/memory");
     env.write(
         &dir.join("MEMORY.md"),
@@ -130,6 +144,70 @@ fn claude_code_project(env: &Env) -> PathBuf {
     dir
 }
 
+/// [`claude_code_project`]'s MEMORY.md as imported: each link to a
+/// topic file rewritten to the world topic it became.
+pub const MEMORY_LINKED: &str = "- [User role](../../world/user-role.md) — a data scientist new to Rust\n- [Testing](../../world/feedback-testing.md) — integration tests hit a real database\n";
+
+/// Given the project folder instead of its `memory/` (the folder a user
+/// finds in ~/.claude/projects), the import finds `memory/` in it; a
+/// folder holding no memory is refused, naming where it looked (exit 2),
+/// where it used to import nothing and succeed; a `memory` that is a
+/// symlink is never entered.
+#[test]
+fn claude_code_finds_memory_in_a_project_folder_or_says_where_it_looked() {
+    let env = Env::new();
+    let memory = claude_code_project(&env);
+    let project = memory.parent().unwrap();
+    env.write(&project.join("0b5e.jsonl"), "{}\n");
+    import(&env, &["claude-code", project.to_str().unwrap()])
+        .assert()
+        .success();
+    let ws = workspace(&env);
+    assert_eq!(
+        read(&ws.join("agents/home-me-src-app/MEMORY.md")),
+        MEMORY_LINKED
+    );
+    assert!(ws.join("world/user-role.md").is_file());
+    // The same project named by its memory folder: nothing new.
+    let before = snapshot(&ws);
+    import(&env, &["claude-code", memory.to_str().unwrap()])
+        .assert()
+        .success();
+    assert_eq!(snapshot(&ws), before);
+
+    // A project folder with sessions and no memory.
+    let bare = home(&env).join(".claude/projects/-home-me-src-bare");
+    env.write(&bare.join("0b5e.jsonl"), "{}\n");
+    let out = import(&env, &["claude-code", bare.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "looked for the project's memory folder {}",
+            bare.join("memory").display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // A project whose memory is a link to elsewhere: refused, not entered.
+    let outside = env.root().join("elsewhere");
+    env.write(&outside.join("MEMORY.md"), "- private index\n");
+    let linked = home(&env).join(".claude/projects/-home-me-src-linked");
+    fs::create_dir_all(&linked).unwrap();
+    std::os::unix::fs::symlink(&outside, linked.join("memory")).unwrap();
+    let out = import(&env, &["claude-code", linked.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("(a symlink, not followed)"), "{stderr}");
+    assert_eq!(snapshot(&ws), before, "nothing imported");
+}
+
 #[test]
 fn claude_code_projects_become_agents_and_world_topics_and_a_second_import_changes_nothing() {
     let env = Env::new();
@@ -142,9 +220,10 @@ fn claude_code_projects_become_agents_and_world_topics_and_a_second_import_chang
     let ws = workspace(&env);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("created\t"), "{stdout}");
+    // MEMORY.md's links follow the topic files to their new names.
     assert_eq!(
         read(&ws.join("agents/home-me-src-app/MEMORY.md")),
-        read(&dir.join("MEMORY.md"))
+        MEMORY_LINKED
     );
     assert_eq!(
         read(&ws.join("world/user-role.md")),
@@ -187,10 +266,7 @@ fn claude_code_projects_become_agents_and_world_topics_and_a_second_import_chang
         read(&ws.join("world/claude-md.md")),
         "# Me\n\nPrefer small commits.\n"
     );
-    assert_eq!(
-        read(&ws.join("agents/app/MEMORY.md")),
-        read(&dir.join("MEMORY.md"))
-    );
+    assert_eq!(read(&ws.join("agents/app/MEMORY.md")), MEMORY_LINKED);
     // The agent's own notes then read it: recall shows the imported MEMORY.md.
     let recalled = env
         .cmd("axe-notes-recall")
@@ -426,7 +502,10 @@ fn a_markdown_folder_becomes_world_topics_and_symlinks_and_huge_files_are_left_o
     // basic-memory's note layout: frontmatter, observations, relations.
     let note = "---\ntitle: Coffee Brewing\ntype: note\npermalink: coffee-brewing\ntags:\n- coffee\n---\n\n# Coffee Brewing\n\n## Observations\n- [method] Pour over gives more clarity\n\n## Relations\n- relates_to [[Coffee Beans]]\n";
     env.write(&vault.join("food/Coffee Brewing.md"), note);
-    env.write(&vault.join("index.md"), "# Index\n");
+    env.write(
+        &vault.join("index.md"),
+        "# Index\n\n- [[Coffee Brewing]], [brewing](food/Coffee%20Brewing.md#observations)\n",
+    );
     env.write(&vault.join(".obsidian/workspace.md"), "hidden");
     env.write(&vault.join("notes.txt"), "not markdown");
     let secret = env.root().join("secret.md");
@@ -451,7 +530,12 @@ fn a_markdown_folder_becomes_world_topics_and_symlinks_and_huge_files_are_left_o
     );
     let ws = workspace(&env);
     assert_eq!(read(&ws.join("world/food-coffee-brewing.md")), note);
-    assert_eq!(read(&ws.join("world/index.md")), "# Index\n");
+    // Links to a note follow it to its new name; one to a note not
+    // imported (`[[Coffee Beans]]`) is kept.
+    assert_eq!(
+        read(&ws.join("world/index.md")),
+        "# Index\n\n- [[food-coffee-brewing|Coffee Brewing]], [brewing](food-coffee-brewing.md#observations)\n"
+    );
     let names: Vec<String> = snapshot(&ws).into_keys().collect();
     assert_eq!(names, ["world/food-coffee-brewing.md", "world/index.md"]);
 }

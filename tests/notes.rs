@@ -263,6 +263,77 @@ fn recall_within_its_budget_leaves_out_the_oldest_days_first_and_says_so() {
     assert!(text.contains("Keep this."));
 }
 
+/// A bulk import of world topics (a 35 KB vault, past the 24,000
+/// characters of the default budget) never pushes the agent's own notes
+/// out of its recall: MEMORY.md and the daily logs of today and yesterday
+/// are taken first, then world topics smallest first, so the largest
+/// topics are what is left out and a short one still shows.
+#[test]
+fn a_large_import_never_pushes_the_agents_own_recent_logs_out_of_recall() {
+    let env = Env::new();
+    notes_agent(&env, "a", "anthropic", "recall_days = 2");
+    let vault = crate::import::vault(&env, 35);
+    env.write(&vault.join("zz short.md"), "A short imported fact.\n");
+    env.cmd("axe-import")
+        .args(["markdown", vault.to_str().unwrap()])
+        .assert()
+        .success();
+    let ws = workspace(&env);
+    env.write(&ws.join("agents/a/MEMORY.md"), "I review Rust.\n");
+    notes(&env, "remember")
+        .args(["a", "Today's own note."])
+        .assert()
+        .success();
+    env.write(
+        &daily(&env, "a", 1),
+        format!("# {}\n\n## 10:00\n\nYesterday's own note.\n", day(1)),
+    );
+    let doc = json_out(notes(&env, "recall").args(["a", "--json"]));
+    assert!(doc["chars"].as_u64().unwrap() <= 24_000, "{doc}");
+    let shown: Vec<&str> = doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    let (today, yesterday) = (
+        format!("agents/a/daily/{}.md", day(0)),
+        format!("agents/a/daily/{}.md", day(1)),
+    );
+    for own in [
+        "agents/a/MEMORY.md",
+        &today,
+        &yesterday,
+        "world/zz-short.md",
+    ] {
+        assert!(shown.contains(&own), "{own} not shown: {shown:?}");
+    }
+    let left: Vec<&str> = doc["left_out"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["path"].as_str().unwrap())
+        .collect();
+    assert!(!left.is_empty(), "the vault fits: no test");
+    assert!(
+        left.iter().all(|l| l.starts_with("world/topic-")),
+        "{left:?}"
+    );
+    let text = stdout(
+        notes(&env, "recall")
+            .arg("a")
+            .assert()
+            .success()
+            .get_output(),
+    );
+    assert!(text.contains("Today's own note."), "{text}");
+    assert!(text.contains("Yesterday's own note."), "{text}");
+    // Shown topics are still in name order.
+    let short = text.find("## zz-short").unwrap();
+    let first = text.find("## topic-00").unwrap();
+    assert!(first < short, "{text}");
+}
+
 /// A MEMORY.md the budget left out gets no hash in `--json`: a script
 /// passing `memory_sha256` to `reflect --if-match` would otherwise rewrite
 /// text it never showed.
@@ -1501,7 +1572,8 @@ fn a_recall_with_its_note_stays_within_the_budget_and_accounts_for_every_file() 
     let note = answer.lines().last().unwrap();
     let (named, counted) = named_and_counted(note);
     assert!(counted > 2000, "{note}");
-    let shown = answer.matches("\n## topic-").count() + 1;
+    // The topics, MEMORY.md and the days (taken before the topics).
+    let shown = answer.matches("\n## topic-").count() + 1 + answer.matches("\n## 10:00\n").count();
     assert_eq!(shown + named + counted, all, "{answer}");
 }
 

@@ -1876,3 +1876,81 @@ fn a_run_says_when_the_run_log_cut_its_task_or_answer() {
         (&json!(false), &json!(false))
     );
 }
+
+/// The guide's import recipe, end to end: Claude Code's project folder
+/// imported (its `memory/` found in it), a 35 KB vault imported beside
+/// it, and the agent, with `[context]` as the guide sets it, gets the
+/// imported MEMORY.md (its links pointing at the topics' new names) and
+/// its own logs of today and yesterday in the prompt it is sent; its
+/// `recall` returns them too, however much the vault holds.
+#[test]
+fn imported_memory_and_todays_log_reach_the_models_prompt_and_recall() {
+    let env = Env::new();
+    env.agent(
+        "app",
+        "name = \"app\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\nrecall_days = 2\n\
+         [context]\nbudget = 12000\norder = [\"memory\", \"daily\", \"world\"]\n",
+    );
+    let memory = crate::import::claude_code_project(&env);
+    let vault = crate::import::vault(&env, 35);
+    for path in [memory.parent().unwrap(), &vault] {
+        let source = match path == vault {
+            true => "markdown",
+            false => "claude-code",
+        };
+        env.cmd("axe-import")
+            .args([source, path.to_str().unwrap(), "--agent", "app"])
+            .assert()
+            .success();
+    }
+    env.cmd("axe-notes-remember")
+        .args(["app", "Today's own note."])
+        .assert()
+        .success();
+    let yesterday = time::OffsetDateTime::now_utc().date() - time::Duration::days(1);
+    let ws = crate::import::workspace(&env);
+    env.write(
+        &ws.join(format!("agents/app/daily/{yesterday}.md")),
+        format!("# {yesterday}\n\n## 10:00\n\nYesterday's own note.\n"),
+    );
+    let recall = json!({
+        "model": "m", "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1},
+        "content": [{"type": "tool_use", "id": "c1", "name": "recall", "input": {}}]
+    });
+    let server = Server::start(vec![
+        Answer::json(200, &recall),
+        ok("You are a data scientist new to Rust."),
+    ]);
+    run(&env, &server.url)
+        .args(["app", "Who am I?"])
+        .assert()
+        .success()
+        .stdout("You are a data scientist new to Rust.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let prompt = String::from_utf8_lossy(&requests[0].body).into_owned();
+    for said in [
+        "a data scientist new to Rust",
+        "(../../world/user-role.md)",
+        "Today's own note.",
+        "Yesterday's own note.",
+    ] {
+        assert!(
+            prompt.contains(said),
+            "{said:?} not in the prompt: {prompt}"
+        );
+    }
+    let messages = requests[1].json()["messages"].clone();
+    let recalled = messages.as_array().unwrap().last().unwrap()["content"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for said in [
+        "a data scientist new to Rust",
+        "Today's own note.",
+        "Yesterday's own note.",
+        "Left out to keep within",
+    ] {
+        assert!(recalled.contains(said), "{said:?} not recalled: {recalled}");
+    }
+}

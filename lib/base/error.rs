@@ -146,7 +146,7 @@ pub const EXIT_CODES: [ExitCode; 8] = [
     ExitCode {
         code: 2,
         name: "config",
-        meaning: "agent not found or invalid (an unknown tool in `tools`), `[sandbox] require = true` where bubblewrap cannot run, an artifact directory that cannot be made, an invalid agent name, a bad `config.toml`, no API key for a provider that needs one, an API key with a control character in it, a base URL with a user name or password, without http:// or https://, or with a query string, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite; an unset `${VAR}` in an MCP server's headers or env, one tool name on two MCP servers; a `response_format` the provider cannot honour",
+        meaning: "agent not found or invalid (an unknown tool in `tools`), `[sandbox] require = true` where bubblewrap cannot run, an artifact directory that cannot be made, an invalid agent name, a bad `config.toml`, no API key for a provider that needs one, an API key with a control character in it, a base URL with a user name or password, without http:// or https://, or with a query string, an unreadable system file, the config or data directory cannot be determined or written, an agent file `agents init` would overwrite; an unset `${VAR}` in an MCP server's headers or env, one tool name on two MCP servers; a `response_format` the provider cannot honour; an `axe-import claude-code` PATH holding no Claude Code memory",
     },
     ExitCode {
         code: 3,

@@ -26,8 +26,10 @@
 //!
 //! Empty sections are left out; with nothing at all the text is "No
 //! memories found". When the whole would pass the character budget, whole
-//! items are left out until it fits: the oldest daily logs first, then
-//! world topics from the end of the alphabet, MEMORY.md last. A note after
+//! items are left out until it fits, least wanted first: the world
+//! topics, largest first, then the oldest daily logs, MEMORY.md last
+//! (the agent's own notes before what every agent shares, which an
+//! import may have filled with a whole vault; see [`recall`]). A note after
 //! the text says what was left out, and what could not be read (a file
 //! without permission, a `world` that is not a directory): such a file is
 //! skipped, never the whole recall. The budget holds the note too, and
@@ -131,11 +133,12 @@ impl NoteFile {
     }
 }
 
-/// The files a recall of `agent` may show, most wanted first: MEMORY.md,
-/// world topics by name, then the daily logs of the `days` days up to
-/// `today`, newest first; and the directories that could not be read,
-/// each with the kind of what it holds (a `world` that is a regular file
-/// takes away the topics, not MEMORY.md or the days).
+/// The files a recall of `agent` may show, most wanted first: the
+/// agent's own MEMORY.md, its daily logs of the `days` days up to
+/// `today`, newest first, then the world topics, by name; and the
+/// directories that could not be read, each with the kind of what it
+/// holds (a `world` that is a regular file takes away the topics, not
+/// MEMORY.md or the days).
 pub fn files(
     ws: &Workspace,
     agent: &str,
@@ -157,34 +160,40 @@ pub fn files(
         title: String::new(),
         at: At::new(agent_dir, "MEMORY.md"),
     }];
-    match world(ws) {
-        Ok(topics) => wanted.extend(topics),
-        Err(u) => unreadable.push((Kind::World, u)),
-    }
-    if days == 0 {
-        return (wanted, unreadable);
-    }
+    // Listed before the days are opened, so what could not be read is
+    // said in the order it always was: the topics, then the days.
+    let topics = match world(ws) {
+        Ok(topics) => topics,
+        Err(u) => {
+            unreadable.push((Kind::World, u));
+            Vec::new()
+        }
+    };
     // Opened once, so that a `daily` that is a regular file is said once,
     // not once a day.
-    let Some(dir) = open(ws.daily_dir(agent), Kind::Daily, &mut unreadable) else {
-        return (wanted, unreadable);
+    let daily = match days {
+        0 => None,
+        _ => open(ws.daily_dir(agent), Kind::Daily, &mut unreadable),
     };
-    // A calendar window, not a directory listing: the cost is the same
-    // whether the log goes back a week or ten years.
-    let mut date = today;
-    for _ in 0..days.min(36_600) {
-        let name = format!("{}.md", day(date));
-        wanted.push(NoteFile {
-            kind: Kind::Daily,
-            path: ws.daily(agent, date),
-            title: String::new(),
-            at: At::new(Some(Arc::clone(&dir)), &name).appended(),
-        });
-        match date.checked_sub(Duration::days(1)) {
-            Some(d) => date = d,
-            None => break,
+    if let Some(dir) = daily {
+        // A calendar window, not a directory listing: the cost is the
+        // same whether the log goes back a week or ten years.
+        let mut date = today;
+        for _ in 0..days.min(36_600) {
+            let name = format!("{}.md", day(date));
+            wanted.push(NoteFile {
+                kind: Kind::Daily,
+                path: ws.daily(agent, date),
+                title: String::new(),
+                at: At::new(Some(Arc::clone(&dir)), &name).appended(),
+            });
+            match date.checked_sub(Duration::days(1)) {
+                Some(d) => date = d,
+                None => break,
+            }
         }
     }
+    wanted.extend(topics);
     (wanted, unreadable)
 }
 
@@ -198,11 +207,14 @@ pub fn shown(bytes: Vec<u8>) -> Option<Vec<u8>> {
 /// `days` days up to `today` (UTC), within `budget` characters, the note
 /// on what was left out or could not be read included.
 ///
-/// Files are taken in the order they are wanted most: MEMORY.md, world
-/// topics by name, then daily logs newest first. The first that does not
-/// fit, and every one after it, is left out, so leaving out starts with
-/// the oldest daily log, then the last world topic, MEMORY.md last; and
-/// a file left out is never read, so the cost follows what is shown. When
+/// Files are taken in the order they are wanted most: the
+/// agent's own notes first, MEMORY.md then its daily logs newest first,
+/// then the world topics, smallest first. The first that does not fit,
+/// and every one after it, is left out, so leaving out starts with the
+/// largest world topic and reaches the agent's own notes last: a bulk
+/// import of world topics (a vault, another tool's memory) never pushes
+/// today's log out, and one long topic does not hide the short ones. A
+/// file left out is never read, so the cost follows what is shown. When
 /// the note does not fit in what is left, the last files taken are left
 /// out too until it does.
 pub fn recall(
@@ -241,7 +253,13 @@ fn recall_with(
         .as_ref()
         .map_or(0, |l| l.chars().count() + BEFORE_NOTE.len());
     let budget = budget.saturating_sub(reserved);
-    let (wanted, broken) = files(ws, agent, days, today);
+    let (mut wanted, broken) = files(ws, agent, days, today);
+    // Stable: MEMORY.md and the days keep their places before the topics,
+    // topics of one size stay in name order.
+    wanted.sort_by_cached_key(|f| match f.kind {
+        Kind::World => (1, f.size(ws).unwrap_or(0)),
+        Kind::Memory | Kind::Daily => (0, 0),
+    });
     let mut unreadable: Vec<Unreadable> = broken.into_iter().map(|(_, u)| u).collect();
     let mut wanted = wanted.into_iter();
     let (mut items, mut left_out, mut full) = (Vec::new(), Vec::new(), false);
@@ -352,8 +370,14 @@ fn recall_with(
     }
     memory_shown &= !left_out.iter().any(|l| l.kind == Kind::Memory);
     let memory_sha256 = memory_sha256.filter(|_| memory_shown);
-    // Shown world first, then MEMORY.md, then the days, as agnx shows them.
-    items.sort_by_key(|i| i.kind);
+    // Shown world first (by name), then MEMORY.md, then the days, as
+    // agnx shows them.
+    items.sort_by(|a, b| {
+        a.kind.cmp(&b.kind).then_with(|| match a.kind {
+            Kind::World => a.title.cmp(&b.title),
+            Kind::Memory | Kind::Daily => std::cmp::Ordering::Equal,
+        })
+    });
     Ok(Recalled {
         items,
         left_out,

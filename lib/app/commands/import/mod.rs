@@ -4,6 +4,7 @@
 //! over what is there.
 
 pub mod graph;
+mod links;
 mod merge;
 mod sources;
 
@@ -34,12 +35,14 @@ pub const COMMAND: Command = Command {
     rules: &[Rule::Required(CliItem::Arg(&SOURCE))],
     description: "\
 SOURCE is one of:
-  claude-code  Claude Code's auto memory: PATH is a project's memory
-               directory [default: every ~/.claude/projects/<project>/memory,
-               each the agent named after its project]. MEMORY.md becomes the
-               agent's MEMORY.md, every other file a world topic named after
-               it, frontmatter kept; --with-claude-md adds ~/.claude/CLAUDE.md
-               as the world topic claude-md.
+  claude-code  Claude Code's auto memory: PATH is a project folder (its
+               memory/ is read) or a memory folder [default: every
+               ~/.claude/projects/<project>/memory, each the agent named
+               after its project]; a PATH holding neither is refused, exit
+               2. MEMORY.md becomes the agent's MEMORY.md, every other file
+               a world topic named after it, frontmatter kept;
+               --with-claude-md adds ~/.claude/CLAUDE.md as the world topic
+               claude-md.
   codex        Codex's memories [default PATH: ~/.codex/memories]: MEMORY.md
                the agent's (codex unless --agent), memory_summary.md,
                raw_memories.md and rollout_summaries/*.md world topics
@@ -51,6 +54,10 @@ SOURCE is one of:
                at its created_at, of --agent, else its agent_id or user_id.
   markdown     A folder of markdown notes (PATH; basic-memory, Obsidian): each
                note a world topic named after its path, frontmatter kept.
+
+A link in an imported file to another file of the same source
+([title](topic.md), or [[name]] in a markdown folder) is rewritten to the
+name that file got (../../world/topic.md from MEMORY.md).
 
 Nothing is overwritten: daily logs are merged entry by entry, as axe-sync
 merges them; a MEMORY.md or world topic is written when new, kept when it
@@ -324,7 +331,8 @@ fn agent_problem(name: &str, scan: &Secrets) -> Option<&'static str> {
 
 /// The items as files of the workspaces they go to: agents' workspaces
 /// (by their `[notes]`), the default one for what has no agent. Names
-/// are made as `learn` makes them; texts are redacted as memory writes
+/// are made as `learn` makes them; links between the files of a source
+/// are rewritten to those names; texts are redacted as memory writes
 /// are; two items for one daily log are merged by entry, two different
 /// texts for one other note both planned, merged in turn.
 fn plan(
@@ -338,6 +346,10 @@ fn plan(
     let mut dests: BTreeMap<PathBuf, Dest> = BTreeMap::new();
     let mut resolved: BTreeMap<Option<String>, PathBuf> = BTreeMap::new();
     let mut was_redacted: HashSet<String> = HashSet::new();
+    // Where each item goes, then where each file of a source went, for
+    // the links between them.
+    let mut placed = Vec::new();
+    let mut moved: HashMap<(PathBuf, usize), links::Moved> = HashMap::new();
     for item in items {
         let who = item.agent.clone().or_else(|| agent.map(str::to_owned));
         if let Some(why) = who.as_deref().and_then(|w| agent_problem(w, scan)) {
@@ -370,7 +382,7 @@ fn plan(
                 root
             }
         };
-        let Some(dest) = dests.get_mut(&root) else {
+        let Some(dest) = dests.get(&root) else {
             continue;
         };
         let (rel, how) = match (&item.target, &who) {
@@ -391,7 +403,27 @@ fn plan(
                 continue;
             }
         };
-        let clean = dest.secrets.redact(&item.text);
+        if let Some(src) = &item.src {
+            moved
+                .entry((root.clone(), src.root))
+                .or_default()
+                .add(&src.path, &rel);
+        }
+        placed.push((item, root, rel, how));
+    }
+    for (item, root, rel, how) in placed {
+        let Some(dest) = dests.get_mut(&root) else {
+            continue;
+        };
+        let links = item
+            .src
+            .as_ref()
+            .and_then(|src| Some((src, moved.get(&(root.clone(), src.root))?)));
+        let text = match links {
+            Some((src, m)) => Cow::Owned(m.rewrite(&item.text, &src.path, &rel, src.wiki)),
+            None => Cow::Borrowed(&item.text),
+        };
+        let clean = dest.secrets.redact(&text);
         if !clean.kinds.is_empty() && was_redacted.insert(rel.clone()) {
             redacted.push(rel.clone());
         }

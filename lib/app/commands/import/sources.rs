@@ -52,6 +52,28 @@ pub struct Item {
     pub text: Vec<u8>,
     /// Where it came from, for messages.
     pub from: String,
+    /// Where it was in its source, for the links to it and in it.
+    pub src: Option<Src>,
+}
+
+/// A file's place in its source: the folder it was read from (one of a
+/// source's, by number) and its path there (`/` between components), and
+/// whether the source links its notes by `[[name]]` too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Src {
+    pub root: usize,
+    pub path: String,
+    pub wiki: bool,
+}
+
+impl Src {
+    fn at(root: usize, path: impl Into<String>) -> Option<Src> {
+        Some(Src {
+            root,
+            path: path.into(),
+            wiki: false,
+        })
+    }
 }
 
 /// What a source gave, and what it left out (one line each).
@@ -68,7 +90,15 @@ impl Read {
             target,
             text,
             from: from.to_string(),
+            src: None,
         });
+    }
+
+    /// Gives the item added last its place in its source.
+    fn placed(&mut self, src: Option<Src>) {
+        if let Some(last) = self.items.last_mut() {
+            last.src = src;
+        }
     }
 
     /// A name in `dir` that is not UTF-8 cannot name a topic or an agent:
@@ -178,17 +208,14 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
     let mut read = Read::default();
     let projects: Vec<(PathBuf, String, Dir)> = match path {
         Some(p) => {
-            let named = match p.file_name().and_then(OsStr::to_str) {
-                Some("memory") => p.parent().and_then(Path::file_name),
-                _ => p.file_name(),
-            };
+            let (memory, named, dir) = memory_dir(p, &mut read)?;
             let name = agent
                 .map(str::to_owned)
                 .or_else(|| named.and_then(OsStr::to_str).and_then(agent_of));
             let name = name.ok_or_else(|| {
                 Error::Usage(format!("no agent name in {}: give --agent", p.display()))
             })?;
-            vec![(p.to_owned(), name, open(p)?)]
+            vec![(memory, name, dir)]
         }
         None => {
             let root = home()?.join(".claude/projects");
@@ -226,7 +253,7 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
             found
         }
     };
-    for (dir_path, name, dir) in projects {
+    for (root, (dir_path, name, dir)) in projects.into_iter().enumerate() {
         for file in md_names(&dir, &mut read)? {
             let Some(text) = read.file(&dir, OsStr::new(&file)) else {
                 continue;
@@ -236,6 +263,7 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
                 _ => Target::Topic(file.trim_end_matches(".md").to_owned()),
             };
             read.item(Some(&name), target, text, dir_path.join(&file).display());
+            read.placed(Src::at(root, file));
         }
     }
     if with_claude_md {
@@ -252,6 +280,45 @@ pub fn claude_code(path: Option<&Path>, agent: Option<&str>, with_claude_md: boo
         }
     }
     Ok(read)
+}
+
+/// The memory folder `path` names for `claude-code`, the name its agent
+/// is given after, and the folder: `path` itself when it is named
+/// `memory` or holds `.md` files (a memory folder by another name), else
+/// the project folder's `memory/`, entered without following a symlink.
+/// Anything else is refused, naming where it looked: an import that
+/// finds nothing would say "nothing new" and leave the agent without
+/// its memory.
+fn memory_dir<'a>(path: &'a Path, read: &mut Read) -> Result<(PathBuf, Option<&'a OsStr>, Dir)> {
+    let given = open(path)?;
+    if path.file_name() == Some(OsStr::new("memory")) {
+        return Ok((
+            path.to_owned(),
+            path.parent().and_then(Path::file_name),
+            given,
+        ));
+    }
+    let memory = path.join("memory");
+    let why = match given.child(OsStr::new("memory")) {
+        Ok(Some(dir)) => return Ok((memory, path.file_name(), dir)),
+        Ok(None) => None,
+        Err(e) if beneath::not_a_dir(&e).is_some() => Some("not a folder".to_owned()),
+        Err(e) if beneath::is_link(&e) => Some("a symlink, not followed".to_owned()),
+        Err(e) => Some(axe_base::error::describe_io(&e)),
+    };
+    if why.is_none() && !md_names(&given, read)?.is_empty() {
+        return Ok((path.to_owned(), path.file_name(), given));
+    }
+    let found = match why {
+        Some(why) => format!(" ({why})"),
+        None => String::new(),
+    };
+    Err(Error::Config(format!(
+        "no Claude Code memory in {}: looked for the project's memory folder {}{found} and for .md files in {}",
+        path.display(),
+        memory.display(),
+        path.display(),
+    )))
 }
 
 /// Codex's memories: `~/.codex/memories/` holds `MEMORY.md` (the
@@ -278,6 +345,7 @@ pub fn codex(path: Option<&Path>, agent: Option<&str>) -> Result<Read> {
         };
         if let Some(text) = read.file(&dir, OsStr::new(&file)) {
             read.item(Some(agent), target, text, root.join(&file).display());
+            read.placed(Src::at(0, file));
         }
     }
     let rollouts = root.join("rollout_summaries");
@@ -291,6 +359,7 @@ pub fn codex(path: Option<&Path>, agent: Option<&str>) -> Result<Read> {
                     text,
                     rollouts.join(&file).display(),
                 );
+                read.placed(Src::at(0, format!("rollout_summaries/{file}")));
             }
         }
     }
@@ -349,6 +418,11 @@ pub fn markdown(path: &Path) -> Result<Read> {
                             text,
                             path.join(&shown).display(),
                         );
+                        read.placed(Some(Src {
+                            root: 0,
+                            path: shown,
+                            wiki: true,
+                        }));
                     }
                 }
             }
