@@ -991,10 +991,11 @@ fn no_log_on_a_run_keeps_its_consolidation_out_too() {
     assert_eq!(records(&env), Vec::<Value>::new());
 }
 
-/// The ledger is the machine's own: a sync of the data directory leaves
-/// it out, so two machines' ledgers never conflict.
+/// The ledger and the conversations are the machine's own: a sync of the
+/// data directory leaves them out, so two machines' ledgers never
+/// conflict and no run's transcript leaves the machine.
 #[test]
-fn a_sync_never_commits_the_ledger() {
+fn a_sync_never_commits_the_ledger_or_the_conversations() {
     if !crate::util::have("git") {
         crate::util::unavailable("git is not on PATH", "apt-get install git");
         return;
@@ -1006,6 +1007,8 @@ fn a_sync_never_commits_the_ledger() {
         .assert()
         .success();
     assert_eq!(records(&m.env).len(), 1);
+    let kept = m.env.data_dir().join("axe/conversations");
+    assert!(kept.is_dir(), "the call kept no conversation");
     m.remember("a fact");
     let dir = tempfile::tempdir().unwrap();
     let bare = dir.path().join("memory.git");
@@ -1029,6 +1032,7 @@ fn a_sync_never_commits_the_ledger() {
     ]);
     assert!(files.lines().any(|f| f.ends_with(".md")), "{files}");
     assert!(!files.contains("ledger"), "{files}");
+    assert!(!files.contains("conversations"), "{files}");
 }
 
 /// `llm logs`' everyday flags (issue 41): `-n` the newest calls, `-c` the

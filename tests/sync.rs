@@ -147,8 +147,8 @@ fn collect(root: &Path, dir: &Path, found: &mut BTreeMap<String, Vec<u8>>) {
             .unwrap()
             .to_string_lossy()
             .into_owned();
-        // The ledger is each machine's own record of its calls: never synced.
-        if rel == ".git" || rel == "ledger" {
+        // The ledger and the conversations are each machine's own: never synced.
+        if rel == ".git" || rel == "ledger" || rel == "conversations" {
             continue;
         }
         if path.is_dir() {

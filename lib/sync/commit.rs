@@ -187,7 +187,7 @@ pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Changed> {
                 path: path.to_owned(),
                 reason,
             });
-        } else if !is_leftover(path) && !path.starts_with(LEDGER) {
+        } else if !is_leftover(path) && !MACHINES_OWN.iter().any(|d| path.starts_with(d)) {
             all.push(path.to_owned());
         }
     }
@@ -202,10 +202,14 @@ pub fn changed(git: &Git, wanted: &dyn Fn(&str) -> bool) -> Result<Changed> {
     })
 }
 
-/// The ledger of model calls (`axe-log`) in the data directory: each
-/// machine's record of its own calls, not memory. Synced, every clone's
-/// month file would differ on every line and conflict on every sync.
-const LEDGER: &str = "ledger/";
+/// What in the data directory is the machine's own, not memory, and is
+/// never committed: the ledger of model calls (`axe-log`), each machine's
+/// record of its own calls, whose month files would differ on every line
+/// and conflict on every sync; and the conversations, the transcripts of
+/// every run and `axe-llm` call on this machine (tool results included:
+/// the files and pages a model read), which `llm` keeps in a local
+/// database too. Memory (the run log, notes, state) is what travels.
+const MACHINES_OWN: [&str; 2] = ["ledger/", "conversations/"];
 
 /// A replace's temp file (`.<name>.axe-new`) or an append's marker
 /// (`.<name>.axe-append`): what a write cut off leaves, which the next
