@@ -706,9 +706,18 @@ fn no_write_path_leaves_a_conflict_marker_that_stops_the_sync() {
     a.ingest("<<<<<<< ours", ">>>>>>> theirs");
     let server = Server::start(vec![Answer::json(200, &anthropic_reply(MARKED))]);
     a.run_agent(&server, "resolve the conflict");
+    // And a folder of notes imported (axe-import markdown).
+    let vault = tempfile::tempdir().unwrap();
+    fs::write(vault.path().join("imported.md"), MARKED).unwrap();
+    a.ok(
+        "axe-import",
+        &["markdown", vault.path().to_str().unwrap()],
+        "",
+    );
     no_markers(a);
     assert_eq!(a.file(memory), NEUTRAL);
     assert_eq!(a.file("notes/world/merges.md"), NEUTRAL);
+    assert_eq!(a.file("notes/world/imported.md"), NEUTRAL);
     let out = a.sync(&[]);
     assert_eq!(
         out.status.code(),

@@ -427,7 +427,9 @@ fn plan(
         if !clean.kinds.is_empty() && was_redacted.insert(rel.clone()) {
             redacted.push(rel.clone());
         }
-        let text = clean.text.into_owned();
+        // Conflict-marker lines one space in, as every memory write keeps
+        // them: an imported file holding a pair would stop every sync.
+        let text = axe_memory::markers::neutralise(&clean.text).into_owned();
         match dest.placed.get(&rel).map(|&i| &mut dest.plan[i]) {
             None => {
                 dest.placed.insert(rel.clone(), dest.plan.len());
