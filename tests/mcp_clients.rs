@@ -815,16 +815,8 @@ fn claude_code_and_codex_share_one_memory_over_http() {
     };
     let (laptop, ci) = (token("laptop"), token("ci"));
     // The memory seeded where the owner's agents keep it, served by name.
-    let own = env.data_dir().join("axe");
-    let mut server = crate::mcp_http::Served::start(
-        &env,
-        &[
-            "--tokens",
-            tokens.to_str().unwrap(),
-            "--team-dir",
-            own.to_str().unwrap(),
-        ],
-    );
+    let mut server =
+        crate::mcp_http::Served::start_own(&env, &["--tokens", tokens.to_str().unwrap()]);
     let address = format!("127.0.0.1:{}", server.port);
 
     // Claude Code, registered as the README says, with the laptop's token.
@@ -948,16 +940,7 @@ fn claude_code_over_http_reflects_with_the_hash_the_refusal_asks_for() {
         let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
         let server = {
             // The owner's own memory, which the test seeds, served by name.
-            let own = env.data_dir().join("axe");
-            crate::mcp_http::Served::start(
-                &env,
-                &[
-                    "--tokens",
-                    tokens.to_str().unwrap(),
-                    "--team-dir",
-                    own.to_str().unwrap(),
-                ],
-            )
+            crate::mcp_http::Served::start_own(&env, &["--tokens", tokens.to_str().unwrap()])
         };
         let address = format!("127.0.0.1:{}", server.port);
         let script = readme_block("sh", "--transport http").replace("127.0.0.1:8765", &address);

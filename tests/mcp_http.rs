@@ -25,6 +25,15 @@ pub struct Served {
 }
 
 impl Served {
+    /// [`Served::start`] serving the owner's own data directory
+    /// (`--team-dir <data>/axe`), for tests that seed or check it there.
+    pub fn start_own(env: &Env, args: &[&str]) -> Served {
+        let own = env.data_dir().join("axe");
+        let mut all = args.to_vec();
+        all.extend(["--team-dir", own.to_str().unwrap()]);
+        Served::start(env, &all)
+    }
+
     /// Starts `axe-mcp --http 127.0.0.1:0 ARGS` and waits for the line
     /// saying where it listens.
     pub fn start(env: &Env, args: &[&str]) -> Served {

@@ -326,16 +326,7 @@ fn opencode_serve_sessions_over_http_cannot_rewrite_what_another_recalled() {
     let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     let server = {
         // The owner's own memory, which the test seeds, served by name.
-        let own = env.data_dir().join("axe");
-        crate::mcp_http::Served::start(
-            &env,
-            &[
-                "--tokens",
-                tokens.to_str().unwrap(),
-                "--team-dir",
-                own.to_str().unwrap(),
-            ],
-        )
+        crate::mcp_http::Served::start_own(&env, &["--tokens", tokens.to_str().unwrap()])
     };
     let address = format!("127.0.0.1:{}", server.port);
     two_sessions(&env, &bin, "\"type\": \"remote\"", &address, Some(&token));

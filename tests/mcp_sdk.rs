@@ -227,8 +227,7 @@ fn check_session(env: &Env, mut client: assert_cmd::Command, expect: Expect) {
 /// [`check_session`] does; the server's log lines are the wire's record.
 fn check_http_session(env: &Env, mut client: assert_cmd::Command, expect: Expect) {
     // Checked where stdio's sessions are: the data directory, served by name.
-    let own = env.data_dir().join("axe");
-    let mut server = crate::mcp_http::Served::start(env, &["--team-dir", own.to_str().unwrap()]);
+    let mut server = crate::mcp_http::Served::start_own(env, &[]);
     let url = format!("http://127.0.0.1:{}", server.port);
     let out = client.arg(&url).arg("claude").output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
