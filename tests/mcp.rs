@@ -23,7 +23,7 @@ pub const ALL_TOOLS: [&str; 10] = [
 ];
 
 /// A running `axe-mcp` and the ends of its pipes.
-struct Client {
+pub(crate) struct Client {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -31,7 +31,7 @@ struct Client {
 }
 
 impl Client {
-    fn start(env: &Env, args: &[&str]) -> Client {
+    pub(crate) fn start(env: &Env, args: &[&str]) -> Client {
         let mut child = env
             .std_cmd("axe-mcp")
             .args(args)
@@ -72,7 +72,7 @@ impl Client {
         reply
     }
 
-    fn initialize(&mut self) -> Value {
+    pub(crate) fn initialize(&mut self) -> Value {
         let r = self.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
@@ -82,8 +82,7 @@ impl Client {
     }
 
     fn call(&mut self, tool: &str, arguments: Value) -> (String, bool) {
-        let r = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
-        let result = &r["result"];
+        let result = self.result(tool, arguments);
         (
             result["content"][0]["text"]
                 .as_str()
@@ -91,6 +90,11 @@ impl Client {
                 .to_owned(),
             result["isError"].as_bool().unwrap(),
         )
+    }
+
+    /// A tool's whole result.
+    pub(crate) fn result(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))["result"].clone()
     }
 
     /// The answer to `line`, made sure of without waiting forever: a ping
@@ -112,7 +116,7 @@ impl Client {
     }
 
     /// Closes stdin and waits: the server ends with 0.
-    fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         drop(self.stdin);
         let status = self.child.wait().unwrap();
         assert!(status.success(), "{status:?}");

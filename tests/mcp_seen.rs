@@ -5,73 +5,17 @@
 //! with `--require-if-match`) nothing but the hash the model passes as
 //! `if_match`.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
-
 use serde_json::{Value, json};
 
+use crate::mcp::Client;
 use crate::mcp_http::{Served, request, sha256_hex, stateless};
 use crate::util::{Env, read};
 
 /// A running `axe-mcp` on stdio, after the handshake.
-struct Stdio1 {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next: u64,
-}
-
-impl Stdio1 {
-    fn start(env: &Env, args: &[&str]) -> Stdio1 {
-        let mut child = env
-            .std_cmd("axe-mcp")
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut c = Stdio1 {
-            child,
-            stdin,
-            stdout,
-            next: 0,
-        };
-        c.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-        );
-        writeln!(
-            c.stdin,
-            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-        )
-        .unwrap();
-        c
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next += 1;
-        let line = json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params});
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-        let mut reply = String::new();
-        self.stdout.read_line(&mut reply).unwrap();
-        let reply: Value = serde_json::from_str(&reply).unwrap();
-        assert_eq!(reply["id"], self.next, "{reply}");
-        reply
-    }
-
-    /// A tool's whole result.
-    fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        self.request("tools/call", json!({"name": tool, "arguments": arguments}))["result"].clone()
-    }
-
-    fn finish(mut self) {
-        drop(self.stdin);
-        assert!(self.child.wait().unwrap().success());
-    }
+fn started(env: &Env, args: &[&str]) -> Client {
+    let mut c = Client::start(env, args);
+    c.initialize();
+    c
 }
 
 fn text(result: &Value) -> &str {
@@ -123,8 +67,8 @@ fn a_served_recall_keeps_its_hashes_within_recall_chars() {
         &env.data_dir().join("axe/notes/agents/many/MEMORY.md"),
         "I keep the fleet's facts.\n",
     );
-    let mut c = Stdio1::start(&env, &["many"]);
-    let r = c.call("recall", json!({}));
+    let mut c = started(&env, &["many"]);
+    let r = c.result("recall", json!({}));
     let shown = text(&r);
     assert!(
         shown.chars().count() <= 24_000,
@@ -164,7 +108,7 @@ fn a_served_recall_keeps_its_hashes_within_recall_chars() {
     );
     let last = "topic-299";
     assert!(!hashed.iter().any(|(p, _)| p.contains(last)));
-    let refused = c.call(
+    let refused = c.result(
         "learn_fact",
         json!({"topic": last, "content": "Overwritten blind."}),
     );
@@ -191,7 +135,7 @@ fn a_served_recall_fits_what_every_client_shows_whole() {
     let long = "a line of memory that is kept whole.\n".repeat(1_250);
     assert!(long.len() > 45_000);
     env.write(&memory, &long);
-    let mut c = Stdio1::start(&env, &["big"]);
+    let mut c = started(&env, &["big"]);
     let fits = |r: &Value| {
         let (t, data) = (text(r), r["structuredContent"].to_string());
         for what in [t, data.as_str()] {
@@ -203,27 +147,27 @@ fn a_served_recall_fits_what_every_client_shows_whole() {
             );
         }
     };
-    let r = c.call("recall", json!({}));
+    let r = c.result("recall", json!({}));
     fits(&r);
     assert!(
         r["structuredContent"].get("memory_sha256").is_none(),
         "a MEMORY.md no client shows whole got its hash"
     );
     assert!(!text(&r).contains(&sha256_hex(&long)));
-    let refused = c.call("reflect", json!({"content": "blind"}));
+    let refused = c.result("reflect", json!({"content": "blind"}));
     assert!(is_error(&refused), "{refused}");
     assert_eq!(read(&memory), long);
 
     // Many short lines: under 40,000 bytes, over 2,000 lines.
     let lines = "- x\n".repeat(2_400);
     env.write(&memory, &lines);
-    let r = c.call("recall", json!({}));
+    let r = c.result("recall", json!({}));
     fits(&r);
     assert!(r["structuredContent"].get("memory_sha256").is_none(), "{r}");
 
     // One that fits is shown and hashed as before.
     env.write(&memory, "short\n");
-    let r = c.call("recall", json!({}));
+    let r = c.result("recall", json!({}));
     fits(&r);
     assert_eq!(
         r["structuredContent"]["memory_sha256"],
@@ -367,11 +311,8 @@ fn on_stdio_require_if_match_takes_only_the_hash() {
     let env = Env::new();
     let memory = env.data_dir().join("axe/notes/agents/oc/MEMORY.md");
     env.write(&memory, "seeded\n");
-    let mut c = Stdio1::start(&env, &["--require-if-match", "oc"]);
-    let instructions = c.request(
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
-    );
+    let mut c = Client::start(&env, &["--require-if-match", "oc"]);
+    let instructions = c.initialize();
     assert!(
         instructions["result"]["instructions"]
             .as_str()
@@ -379,9 +320,9 @@ fn on_stdio_require_if_match_takes_only_the_hash() {
             .contains("which this server needs to overwrite any file that has text")
     );
     // Session A recalls; session B, on the same connection, reflects blind.
-    let recalled = c.call("recall", json!({}));
+    let recalled = c.result("recall", json!({}));
     assert!(text(&recalled).contains("seeded"));
-    let refused = c.call("reflect", json!({"content": "B overwrote\n"}));
+    let refused = c.result("reflect", json!({"content": "B overwrote\n"}));
     assert!(
         is_error(&refused)
             && text(&refused)
@@ -389,7 +330,7 @@ fn on_stdio_require_if_match_takes_only_the_hash() {
         "{refused}"
     );
     assert_eq!(read(&memory), "seeded\n");
-    let done = c.call(
+    let done = c.result(
         "reflect",
         json!({"content": "A added\n", "if_match": sha256_hex("seeded\n")}),
     );
@@ -398,9 +339,9 @@ fn on_stdio_require_if_match_takes_only_the_hash() {
     c.finish();
 
     // Without the option: one connection, one conversation.
-    let mut c = Stdio1::start(&env, &["oc"]);
-    c.call("recall", json!({}));
-    let done = c.call("reflect", json!({"content": "kept\n"}));
+    let mut c = started(&env, &["oc"]);
+    c.result("recall", json!({}));
+    let done = c.result("reflect", json!({"content": "kept\n"}));
     assert!(!is_error(&done), "{done}");
     assert_eq!(read(&memory), "kept\n");
     c.finish();
