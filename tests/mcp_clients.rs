@@ -930,18 +930,10 @@ fn claude_code_over_http_reflects_with_the_hash_the_refusal_asks_for() {
         let env = Env::new();
         let memory = seed(&env, "team", recall_chars);
         let tokens = env.root().join("tokens.toml");
-        let out = env
-            .cmd("axe-mcp")
-            .args(["token", "add", "laptop", "--agents", "team", "--tokens"])
-            .arg(&tokens)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-        let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-        let server = {
-            // The owner's own memory, which the test seeds, served by name.
-            crate::mcp_http::Served::start_own(&env, &["--tokens", tokens.to_str().unwrap()])
-        };
+        let token = crate::mcp_http::add_token(&env, &tokens, "laptop", &["--agents", "team"]);
+        // The owner's own memory, which the test seeds, served by name.
+        let server =
+            crate::mcp_http::Served::start_own(&env, &["--tokens", tokens.to_str().unwrap()]);
         let address = format!("127.0.0.1:{}", server.port);
         let script = readme_block("sh", "--transport http").replace("127.0.0.1:8765", &address);
         let mut add = client_command(&env, &bin, "bash");

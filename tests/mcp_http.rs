@@ -1582,7 +1582,7 @@ pub fn team_dir(env: &Env) -> std::path::PathBuf {
 }
 
 /// `axe-mcp token add NAME --tokens FILE ARGS…`: the token it printed.
-fn add_token(env: &Env, file: &std::path::Path, name: &str, args: &[&str]) -> String {
+pub(crate) fn add_token(env: &Env, file: &std::path::Path, name: &str, args: &[&str]) -> String {
     let out = env
         .cmd("axe-mcp")
         .args(["token", "add", name, "--tokens"])

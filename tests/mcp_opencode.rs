@@ -316,18 +316,9 @@ fn opencode_serve_sessions_over_http_cannot_rewrite_what_another_recalled() {
     };
     let env = Env::new();
     let tokens = env.root().join("tokens.toml");
-    let out = env
-        .cmd("axe-mcp")
-        .args(["token", "add", "opencode", "--agents", "team", "--tokens"])
-        .arg(&tokens)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let token = String::from_utf8(out.stdout).unwrap().trim().to_owned();
-    let server = {
-        // The owner's own memory, which the test seeds, served by name.
-        crate::mcp_http::Served::start_own(&env, &["--tokens", tokens.to_str().unwrap()])
-    };
+    let token = crate::mcp_http::add_token(&env, &tokens, "opencode", &["--agents", "team"]);
+    // The owner's own memory, which the test seeds, served by name.
+    let server = crate::mcp_http::Served::start_own(&env, &["--tokens", tokens.to_str().unwrap()]);
     let address = format!("127.0.0.1:{}", server.port);
     two_sessions(&env, &bin, "\"type\": \"remote\"", &address, Some(&token));
     assert!(
