@@ -6,7 +6,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use super::args::{AGENT, AGENT_REQUIRED, AGENTS_DIR, required_agent};
-use crate::agent::{self, AgentConfig};
+use axe_agent::AgentConfig;
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_base::unknown::Unknown;
@@ -196,7 +196,7 @@ whitespace. The editor's failure is this command's failure.",
 struct Unlisted<'a> {
     agent: &'a str,
     path: String,
-    source: agent::Source,
+    source: axe_agent::Source,
     error: &'a str,
 }
 
@@ -207,7 +207,7 @@ struct Listed<'a> {
     description: &'a str,
     model: &'a str,
     path: String,
-    source: agent::Source,
+    source: axe_agent::Source,
 }
 
 fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
@@ -260,13 +260,13 @@ fn list(m: &Matches, out: &mut dyn Write) -> Result<()> {
         let cfg = &found.config;
         let mut line = found.stem.clone();
         if cfg.name != found.stem {
-            line.push_str(&format!(" (name = {})", agent::toml_string(&cfg.name)));
+            line.push_str(&format!(" (name = {})", axe_agent::toml_string(&cfg.name)));
         }
         if !cfg.description.is_empty() {
             line.push_str(&format!(" - {}", cfg.description));
         }
         // The config directory's agents print as in Go.
-        if found.source != agent::Source::Config {
+        if found.source != axe_agent::Source::Config {
             line.push_str(&format!(" [{}]", found.source.name()));
         }
         writeln!(out, "{line}").map_err(Error::Output)?;
@@ -325,7 +325,7 @@ fn check(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let agents = super::args::agents(m)?;
     let name = required_agent(m)?;
     let loaded = agents.load_quietly(name)?;
-    let (_, in_config) = crate::config::load_quietly(agents.dirs())?;
+    let (_, in_config) = axe_agent::config::load_quietly(agents.dirs())?;
     let unknown: Vec<&Unknown> = loaded.unknown.iter().chain(&in_config).collect();
     if m.flag(&CHECK_JSON) {
         return axe_cli::write_json(
@@ -523,7 +523,7 @@ fn show_text(dirs: &Dirs, cfg: &AgentConfig) -> String {
 
 /// `[retry]` on one line: `3 (exponential, 500ms to 30000ms)`, the
 /// delays in effect.
-fn retry_line(retry: &agent::RetryConfig) -> String {
+fn retry_line(retry: &axe_agent::RetryConfig) -> String {
     let p = retry.policy();
     format!(
         "{} ({}, {}ms to {}ms)",
@@ -572,21 +572,21 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
             Some(model)
         }
         None => {
-            config = crate::config::load(&agents)?;
+            config = axe_agent::config::load(&agents)?;
             config.default_model()?
         }
     };
-    let fill = agent::Fill {
+    let fill = axe_agent::Fill {
         model,
         system_prompt,
         skill,
-        enable: agent::Enable {
+        enable: axe_agent::Enable {
             memory: m.flag(&INIT_MEMORY),
             notes: m.flag(&INIT_NOTES),
             state: m.flag(&INIT_STATE),
         },
     };
-    let path = crate::init::agent(&agents, name, fill)?;
+    let path = axe_agent::init::agent(&agents, name, fill)?;
     if let Some(skill) = fill.skill {
         warn_missing_skill(agents.dirs(), skill)?;
     }
@@ -694,7 +694,7 @@ mod tests {
 
     #[test]
     fn show_prints_only_what_is_set() {
-        let cfg = agent::parse("name = \"a\"\nmodel = \"x/y\"\n").unwrap();
+        let cfg = axe_agent::parse("name = \"a\"\nmodel = \"x/y\"\n").unwrap();
         assert_eq!(
             show_text(&Dirs::from_env(), &cfg),
             "Name:           a\nModel:          x/y\n"
@@ -703,7 +703,7 @@ mod tests {
 
     #[test]
     fn show_prints_the_run_options_that_are_set() {
-        let cfg = agent::parse(
+        let cfg = axe_agent::parse(
             "name = \"a\"\nmodel = \"x/y\"\ntimeout = 30\nstream = true\n\
              [retry]\nmax_retries = 2\nbackoff = \"linear\"\n[budget]\nmax_tokens = 500\n\
              [params]\nresponse_format = \"json_object\"\ncache = false\n",

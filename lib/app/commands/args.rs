@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::agent::{self, AgentConfig, Agents};
+use axe_agent::{AgentConfig, Agents};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Complete, Flag, Item, Matches, Rule};
@@ -68,7 +68,7 @@ pub fn required_agent(m: &Matches) -> Result<&str> {
 /// team` reach the same files. The name must still be one (no path
 /// tricks), and a broken agent file is still an error, never the defaults.
 pub fn memory_agent(agents: &Agents, name: &str) -> Result<(AgentConfig, bool)> {
-    agent::check_name(name)?;
+    axe_agent::check_name(name)?;
     match agents.load(name) {
         Ok(cfg) => Ok((cfg, true)),
         Err(Error::AgentNotFound { near, .. }) => {

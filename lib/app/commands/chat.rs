@@ -1,5 +1,5 @@
 //! `axe-chat`: talk with an agent in the terminal, turn after turn, in one
-//! conversation kept as `axe-run -c` keeps it (lib/app/run/conversation.rs).
+//! conversation kept as `axe-run -c` keeps it (lib/run/conversation.rs).
 //!
 //! Each turn is a run of the agent as `axe-run` does it (its files, skill,
 //! tools, sub-agents and memory, prepared again so notes written by the
@@ -25,16 +25,16 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
 use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR, NEW};
-use crate::config;
-use crate::run::conversation::{self, Owner};
-use crate::run::prepared::Overrides;
-use crate::run::{Session, TextSink, once};
+use axe_agent::config;
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_cli::{Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_llm::{Deadline, Message};
 use axe_memory::Wait;
 use axe_memory::state::{Current, DEFAULT_TASK};
+use axe_run::conversation::{self, Owner};
+use axe_run::prepared::Overrides;
+use axe_run::{Session, TextSink, once};
 
 pub const COMMAND: Command = Command {
     name: "axe-chat",

@@ -63,7 +63,7 @@ fn path(m: &Matches, out: &mut dyn Write) -> Result<()> {
 }
 
 fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
-    let done = crate::init::config(&Dirs::from_env())?;
+    let done = axe_agent::init::config(&Dirs::from_env())?;
     if m.flag(&INIT_JSON) {
         let created: Vec<_> = done.created.iter().map(|p| p.to_string_lossy()).collect();
         return axe_cli::write_json(

@@ -12,7 +12,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::import::graph::{self, Entity, MEMORY_TYPE, Relation, TOPIC_TYPE};
 use super::notes;
-use crate::agent::Agents;
+use axe_agent::Agents;
 use axe_base::beneath::{self, Dir, Open};
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};

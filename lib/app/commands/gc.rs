@@ -9,13 +9,13 @@ use serde::Serialize;
 use super::args::{self as target, AGENT};
 use super::args::{AGENTS_DIR, WAIT};
 use super::stdin::NO_STDIN;
-use crate::run::gc::{self, Event, Options, Report, Status};
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_cli::{Command, Complete, Flag, Item, Matches, Rule, Run};
+use axe_run::gc::{self, Event, Options, Report, Status};
 
 /// The prompt of the analysis, part of what `axe-gc` promises.
-pub use crate::run::gc::ANALYSIS_PROMPT;
+pub use axe_run::gc::ANALYSIS_PROMPT;
 
 pub const COMMAND: Command = Command {
     name: "axe-gc",
@@ -158,11 +158,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 /// gc did not fail on whose `[notes] consolidate_every` says it is due;
 /// what it did (or why not) on stderr. Not with `--json`, whose stderr is
 /// JSON, nor `--dry-run`, which changes nothing.
-fn consolidate(agents: &crate::agent::Agents, reports: &[Report], log: bool) {
+fn consolidate(agents: &axe_agent::Agents, reports: &[Report], log: bool) {
     for r in reports.iter().filter(|r| r.status != Status::Failed) {
         if let Ok(cfg) = agents.load(&r.agent) {
             let report = agents.report();
-            crate::run::consolidate::after_run(agents, &r.agent, &cfg, (true, log), report);
+            axe_run::consolidate::after_run(agents, &r.agent, &cfg, (true, log), report);
         }
     }
 }

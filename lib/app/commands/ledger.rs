@@ -1,4 +1,4 @@
-//! `axe-log`: the ledger of model calls (`crate::ledger`), listed and
+//! `axe-log`: the ledger of model calls (`axe_ledger`), listed and
 //! summed; and `--no-log`, the flag of every command that calls a model.
 
 use std::io::Write;
@@ -6,13 +6,13 @@ use std::io::Write;
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use crate::ledger::Record;
-use crate::ledger::read::{self, By, Filter, Sum};
-use crate::run::conversation::{self, Owner};
 use axe_base::error::{Error, Result};
 use axe_base::stderr::{escape, note};
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
+use axe_ledger::Record;
+use axe_ledger::read::{self, By, Filter, Sum};
 use axe_memory::Wait;
+use axe_run::conversation::{self, Owner};
 
 /// `--no-log`: the one flag of every command that calls a model.
 pub const NO_LOG: Flag = Flag::switch(
@@ -346,7 +346,7 @@ fn shown(m: &Matches, cid: Option<&str>, out: &mut dyn Write) -> Result<()> {
 /// `-q`'s search finds only text the ledger kept: with `[log] text` off
 /// (the default) calls are recorded without it, which is said once.
 fn warn_text_off() {
-    let text_on = crate::config::load_quietly(super::args::env_agents().dirs())
+    let text_on = axe_agent::config::load_quietly(super::args::env_agents().dirs())
         .map(|(config, _)| config.log.text)
         .unwrap_or(true);
     if !text_on {
@@ -446,7 +446,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         Error::caused(
             Error::Memory(format!(
                 "failed to read the ledger in {}: {}",
-                data.join(crate::ledger::DIR).display(),
+                data.join(axe_ledger::DIR).display(),
                 axe_base::error::describe_io(&e)
             )),
             e,
@@ -460,7 +460,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     }
     // Prices as config.toml has them now. One that cannot be read only
     // leaves the costs it would have given unknown: the calls are listed.
-    let pricing = match crate::config::load(&agents) {
+    let pricing = match axe_agent::config::load(&agents) {
         Ok(config) => config.pricing,
         Err(e) => {
             note(format_args!(

@@ -8,13 +8,13 @@ use serde::Serialize;
 
 use super::args as target;
 use super::stdin::NO_STDIN;
-use crate::config;
-use crate::run::conversation::{self, Owner};
+use axe_agent::config;
 use axe_base::error::{Error, Result};
 use axe_base::read;
 use axe_base::stderr::note;
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_llm::{CallOptions, Conversation, Message, Reply, Role, ToolCall};
+use axe_run::conversation::{self, Owner};
 
 pub const COMMAND: Command = Command {
     name: "axe-llm",
@@ -312,13 +312,14 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             }
             Ok(())
         };
-        let ledger = crate::ledger::Ledger::new(
+        let ledger = axe_ledger::Ledger::new(
             super::args::env_agents().dirs().data().ok(),
-            &config,
+            &config.log,
+            config.keys(),
             args.log,
             std::sync::Arc::new(axe_base::report::Stderr),
         );
-        let caller = crate::ledger::Caller {
+        let caller = axe_ledger::Caller {
             agent: None,
             conversation: kept.as_deref(),
         };

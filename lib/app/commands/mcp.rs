@@ -6,14 +6,14 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use super::args::AGENT;
-use crate::agent::{AgentConfig, Agents};
-use crate::mcp::Server;
-use crate::mcp::http::Http;
-use crate::mcp::http::tls;
-use crate::mcp::http::tokens::{self, Live};
+use axe_agent::{AgentConfig, Agents};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
+use axe_mcp::Server;
+use axe_mcp::http::Http;
+use axe_mcp::http::tls;
+use axe_mcp::http::tokens::{self, Live};
 use axe_memory::Wait;
 use axe_memory::notes::Workspace;
 use axe_tools::{Memory, NotesSeen, Served};
@@ -570,7 +570,7 @@ fn open_with(
         at_reply: Mutex::default(),
         verbose: false,
         report: std::sync::Arc::new(axe_base::report::Stderr),
-        secrets: crate::config::secrets(agents, cfg.memory.redact),
+        secrets: axe_agent::config::secrets(agents, cfg.memory.redact),
         redacted: Mutex::default(),
         served: Some(Served {
             cfg: cfg.memory_settings(),

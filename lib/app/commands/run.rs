@@ -9,17 +9,8 @@ use serde::Serialize;
 
 use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR, NEW};
 use super::stdin::NO_STDIN;
-use crate::config;
-use crate::prompt;
-use crate::run::artifacts;
-use crate::run::details::Detail;
-use crate::run::injected::Injected;
-use crate::run::prepared::Overrides;
-use crate::run::recall::Cut;
-use crate::run::state::Recorded;
-use crate::run::{
-    Outcome, Prepared, Session, TextSink, budget, conversation, dry_run, history, once,
-};
+use axe_agent::config;
+use axe_agent::prompt;
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_base::timeout::Seconds;
@@ -28,6 +19,13 @@ use axe_llm::{Deadline, Message, Role};
 use axe_memory::Wait;
 use axe_memory::secrets::{self, Redaction};
 use axe_memory::state::{Current, DEFAULT_TASK};
+use axe_run::artifacts;
+use axe_run::details::Detail;
+use axe_run::injected::Injected;
+use axe_run::prepared::Overrides;
+use axe_run::recall::Cut;
+use axe_run::state::Recorded;
+use axe_run::{Outcome, Prepared, Session, TextSink, budget, conversation, dry_run, history, once};
 use axe_tools::builtin::Artifact;
 
 pub const COMMAND: Command = Command {
@@ -582,7 +580,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             conversation_id: kept,
             redacted: ran.redacted,
             logged: ran.logged,
-            refused: crate::run::refusal::refused(&outcome.reply.content),
+            refused: axe_run::refusal::refused(&outcome.reply.content),
         };
         super::answer::write_answer(out, &outcome.reply, &usage, duration_ms, more)?;
     } else {
@@ -594,7 +592,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         // it back, and never fails the run. Not with --json: its document
         // is all the run spent (a consolidation's tokens would be missing
         // from it) and a program reading it waits on no call after it.
-        crate::run::consolidate::after_run(
+        axe_run::consolidate::after_run(
             &session.agents,
             name,
             &agent.cfg,

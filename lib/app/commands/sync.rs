@@ -237,7 +237,7 @@ fn init(m: &Matches, out: &mut dyn Write) -> Result<()> {
         &dir(m)?,
         remote,
         deadline,
-        crate::config::secrets(&super::args::env_agents(), None),
+        axe_agent::config::secrets(&super::args::env_agents(), None),
         &program()?,
         wait,
     )?;
@@ -280,7 +280,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         dry_run: m.flag(&DRY_RUN),
         deadline,
         wait,
-        secrets: crate::config::secrets(&super::args::env_agents(), None),
+        secrets: axe_agent::config::secrets(&super::args::env_agents(), None),
     })?;
     say_refused(&report);
     if m.flag(&RUN_JSON) {

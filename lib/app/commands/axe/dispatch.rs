@@ -285,7 +285,7 @@ fn unknown(words: &[OsString]) -> Error {
         let line: Vec<String> = [shell_word(agent)].into_iter().chain(rest).collect();
         format!("axe run {}", line.join(" "))
     };
-    let agents = crate::agent::Agents::new(axe_base::dirs::Dirs::from_env(), None);
+    let agents = axe_agent::Agents::new(axe_base::dirs::Dirs::from_env(), None);
     // An agent's name, exactly: `axe reviewer "hi"` meant `axe run`.
     if agents.file_path(&first).is_ok_and(|p| p.is_file()) {
         return say(

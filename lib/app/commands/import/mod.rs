@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::args::{self, WAIT};
-use crate::agent::Agents;
+use axe_agent::Agents;
 use axe_base::error::{Error, Result};
 use axe_base::stderr::{escape, is_bidi, note};
 use axe_cli::{Arg, Command, Complete, Flag, Item as CliItem, Matches, Rule, Run};
@@ -153,9 +153,9 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let agents = args::env_agents();
     // What every memory write scans for, to check the names a source
     // gives and to keep what is printed clean.
-    let scan = crate::config::secrets(&agents, None);
+    let scan = axe_agent::config::secrets(&agents, None);
     if let Some(a) = agent {
-        crate::agent::check_name(a)?;
+        axe_agent::check_name(a)?;
         if let Some(why) = agent_problem(a, &scan) {
             return Err(Error::InvalidAgentName(format!(
                 "agent name {a:?} cannot take an import: {why}"
@@ -312,7 +312,7 @@ const AGENT_MAX_BYTES: usize = 200;
 /// synced to every machine and its name printed: no path, nothing hidden
 /// or unprintable, nothing that looks like a secret.
 fn agent_problem(name: &str, scan: &Secrets) -> Option<&'static str> {
-    if crate::agent::check_name(name).is_err() {
+    if axe_agent::check_name(name).is_err() {
         Some("empty, \".\", \"..\" or holding a path separator")
     } else if name.starts_with('.') {
         Some("it starts with a dot, so would be hidden")
@@ -374,7 +374,7 @@ fn plan(
                 let root = ws.root.clone();
                 dests.entry(root.clone()).or_insert_with(|| Dest {
                     ws,
-                    secrets: crate::config::secrets(agents, redact),
+                    secrets: axe_agent::config::secrets(agents, redact),
                     plan: Vec::new(),
                     placed: HashMap::new(),
                 });

@@ -193,7 +193,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         &task,
         &result,
         at,
-        &crate::config::secrets(&target.agents, redact),
+        &axe_agent::config::secrets(&target.agents, redact),
         wait,
     )?;
     let redacted = secrets::at(Place::RunLog, &appended.redacted);

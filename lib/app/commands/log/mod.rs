@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::args::{AGENT, agent_arg};
-use crate::agent::Agents;
+use axe_agent::Agents;
 use axe_base::error::{Error, Result};
 use axe_cli::{Complete, Flag, Item, Matches, Rule};
 use axe_memory::settings::LogConfig;

@@ -5,12 +5,12 @@ use std::io::Write;
 
 use super::AGENT;
 use super::consolidate_diff::unified;
-use crate::run::consolidate::{self as job, Options};
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_cli::{Command, Flag, Item, Matches, Rule, Run};
 use axe_memory::Wait;
 use axe_memory::notes::Workspace;
+use axe_run::consolidate::{self as job, Options};
 
 pub const COMMAND: Command = Command {
     name: "axe-notes-consolidate",
@@ -153,14 +153,14 @@ fn report(done: &job::Done, out: &mut dyn Write) -> Result<()> {
 }
 
 fn run_undo(
-    agents: &crate::agent::Agents,
+    agents: &axe_agent::Agents,
     name: &str,
-    cfg: &crate::agent::AgentConfig,
+    cfg: &axe_agent::AgentConfig,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<()> {
     let ws = Workspace::of(agents.dirs(), &cfg.notes)?;
-    let secrets = crate::config::secrets(agents, cfg.memory.redact);
+    let secrets = axe_agent::config::secrets(agents, cfg.memory.redact);
     let undone = job::undo(&ws, name, &secrets, Wait::default())?;
     if json {
         return axe_cli::write_json(out, &undone);

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::agent::Agents;
+use axe_agent::Agents;
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Complete, Flag, Matches};
 use axe_memory::notes::Workspace;
@@ -108,7 +108,7 @@ impl Notes {
 
     /// What its writes do with credentials.
     pub fn secrets(&self) -> Secrets {
-        crate::config::secrets(&self.agents, self.redact)
+        axe_agent::config::secrets(&self.agents, self.redact)
     }
 }
 

@@ -40,7 +40,7 @@ use time::format_description::well_known::Rfc3339;
 use super::prepared::{Overrides, Prepared};
 use super::session::Session;
 use super::{converse, once};
-use crate::agent::{AgentConfig, Agents};
+use axe_agent::{AgentConfig, Agents};
 use axe_base::error::{Error, Result};
 use axe_base::report::Report;
 use axe_llm::{Deadline, Message, Usage};
@@ -178,7 +178,7 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
     if let Some(s) = &scratch {
         cfg.notes.workspace = s.root.to_string_lossy().into_owned();
     }
-    let config = crate::config::load(&agents)?;
+    let config = axe_agent::config::load(&agents)?;
     let config_dir = agents.dirs().config()?;
     let mut session = Session::new(config, (config_dir, agents, wait), &cfg, opts.verbose);
     if !opts.log {

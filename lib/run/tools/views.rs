@@ -3,8 +3,8 @@
 
 use std::sync::Mutex;
 
-use crate::run::prepared::Prepared;
-use crate::run::session::Session;
+use crate::prepared::Prepared;
+use crate::session::Session;
 use axe_llm::Deadline;
 use axe_tools::Memory;
 use axe_tools::builtin::Act;

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::agent::ArtifactsConfig;
+use axe_agent::ArtifactsConfig;
 use axe_base::error::{Error, Result};
 use axe_tools::builtin::Artifacts;
 

@@ -10,8 +10,8 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::run::prepared::{Prepared, Step};
-use crate::run::session::Session;
+use crate::prepared::{Prepared, Step};
+use crate::session::Session;
 use axe_base::error::Error;
 use axe_llm::{Deadline, ToolCall, ToolDef};
 use axe_tools::args::Args;

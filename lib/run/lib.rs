@@ -17,7 +17,7 @@ pub mod history;
 pub mod injected;
 pub mod once;
 pub(crate) mod pool;
-pub(crate) mod prepared;
+pub mod prepared;
 pub mod recall;
 pub mod refusal;
 pub(crate) mod session;

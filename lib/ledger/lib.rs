@@ -125,17 +125,19 @@ pub struct Ledger {
 
 impl Ledger {
     /// The ledger under `data` (the data directory) with config.toml's
-    /// `[log]`; `keep` false (`--no-log`) records nothing.
+    /// `[log]` and the keys it names (taken out of kept text); `keep`
+    /// false (`--no-log`) records nothing.
     pub fn new(
         data: Option<PathBuf>,
-        config: &crate::config::Config,
+        log: &LogConfig,
+        keys: Vec<String>,
         keep: bool,
         report: std::sync::Arc<dyn Report>,
     ) -> Ledger {
         Ledger {
             dir: data.filter(|_| keep).map(|d| d.join(DIR)),
-            config: config.log.clone(),
-            keys: config.keys(),
+            config: log.clone(),
+            keys,
             report,
             warned: AtomicBool::new(false),
         }

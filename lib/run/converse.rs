@@ -146,7 +146,7 @@ pub fn converse(
                 session.report().note(format_args!("{retry}"));
             }
         };
-        let caller = crate::ledger::Caller {
+        let caller = axe_ledger::Caller {
             agent: Some(&agent.name),
             conversation: session.conversation.as_deref(),
         };
@@ -265,9 +265,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::agent::{AgentConfig, Agents};
-    use crate::run::once;
-    use crate::run::prepared::Overrides;
+    use crate::once;
+    use crate::prepared::Overrides;
+    use axe_agent::{AgentConfig, Agents};
     use axe_base::dirs::Dirs;
     use axe_base::report::Collected;
     use axe_memory::Wait;
@@ -313,7 +313,8 @@ mod tests {
             r#"{"model":"m","message":{"role":"assistant","content":"done"},"done":true,"done_reason":"stop","prompt_eval_count":3,"eval_count":2}"#,
         );
         let config =
-            crate::config::parse(&format!("[providers.ollama]\nbase_url = \"{url}\"\n")).unwrap();
+            axe_agent::config::parse(&format!("[providers.ollama]\nbase_url = \"{url}\"\n"))
+                .unwrap();
         let report = Arc::new(Collected::default());
         let dirs = Dirs::given(Some(tmp.path()), Some(tmp.path())).unwrap();
         let agents = Agents::new(dirs, None).reporting_to(report.clone());

@@ -6,7 +6,7 @@ use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::agent::{self, Agents};
+use crate::{Agents, Fill, scaffold_with};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result, describe_io};
 
@@ -152,12 +152,12 @@ pub fn config(dirs: &Dirs) -> Result<ConfigInit> {
 /// returns its path; an existing file is an error and stays as it was. The
 /// exclusive create is the only check, so a file made a moment ago by
 /// someone else counts too.
-pub fn agent(agents: &Agents, name: &str, fill: agent::Fill) -> Result<PathBuf> {
+pub fn agent(agents: &Agents, name: &str, fill: Fill) -> Result<PathBuf> {
     let path = agents.file_path(name)?;
     if let Some(dir) = path.parent() {
         mkdir(dir, "agents")?;
     }
-    match write_new(&path, &agent::scaffold_with(name, fill), 0o644) {
+    match write_new(&path, &scaffold_with(name, fill), 0o644) {
         Ok(()) => Ok(path),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(Error::caused(
             Error::Config(format!("agent config already exists: {}", path.display())),

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 use serde::Deserialize;
 
-use crate::agent::Agents;
+use crate::Agents;
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_base::read;
@@ -31,11 +31,11 @@ pub struct Config {
     pub default_model: String,
     pub providers: BTreeMap<String, ProviderConfig>,
     pub memory: MemoryConfig,
-    /// `[log]`: what the ledger keeps (`crate::ledger`).
-    pub log: crate::ledger::settings::LogConfig,
+    /// `[log]`: what the ledger keeps (`axe_ledger`).
+    pub log: axe_ledger::settings::LogConfig,
     /// `[pricing."provider/model"]`: the ledger's prices for providers
     /// that report no cost.
-    pub pricing: BTreeMap<String, crate::ledger::settings::Price>,
+    pub pricing: BTreeMap<String, axe_ledger::settings::Price>,
     /// The file it was read from, for messages; empty for a parsed text.
     #[serde(skip)]
     path: PathBuf,
@@ -108,7 +108,7 @@ pub fn parse(text: &str) -> Result<Config> {
         Error::caused(
             Error::Config(format!(
                 "failed to parse config.toml: {}",
-                crate::agent::one_line_toml_error(text, &e)
+                crate::one_line_toml_error(text, &e)
             )),
             e,
         )

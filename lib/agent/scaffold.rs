@@ -430,7 +430,7 @@ pub fn scaffold_uncommented(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{parse, validate};
+    use crate::{parse, validate};
     use axe_base::count::Count;
     use axe_llm::ResponseFormat;
 
@@ -555,7 +555,7 @@ mod tests {
 
     #[test]
     fn every_field_of_an_agent_is_in_the_template() {
-        use crate::agent::AgentConfig;
+        use crate::AgentConfig;
         use axe_base::unknown::fields_at;
         let settings = settings();
         let has = |table: &str, key: &str| settings.contains(&(table, key));

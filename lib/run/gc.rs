@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::agent::{AgentConfig, Agents};
-use crate::config::{self, Endpoints};
-use crate::ledger::{Caller, Ledger};
+use axe_agent::config::{self, Endpoints};
+use axe_agent::{AgentConfig, Agents};
 use axe_base::error::{Error, Result};
+use axe_ledger::{Caller, Ledger};
 use axe_llm::{CallOptions, Conversation, Deadline, Message};
 use axe_memory::Wait;
 use axe_memory::log::{self, Trim};
@@ -238,7 +238,8 @@ fn agent(
     let ledger = match endpoints {
         Some(known) => Ledger::new(
             opts.agents.dirs().data().ok(),
-            known.config(),
+            &known.config().log,
+            known.config().keys(),
             opts.log,
             opts.agents.reporter(),
         ),

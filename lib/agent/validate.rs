@@ -150,7 +150,7 @@ impl From<Invalid> for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::RetryConfig;
+    use crate::RetryConfig;
     use axe_base::count::Count;
     use axe_llm::RetryPolicy;
 

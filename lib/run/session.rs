@@ -5,11 +5,11 @@ use std::sync::{Arc, Mutex};
 
 use super::details::Detail;
 use super::pool::Pool;
-use crate::agent::{AgentConfig, Agents};
-use crate::config::{Config, Endpoints};
-use crate::ledger::Ledger;
+use axe_agent::config::{Config, Endpoints};
+use axe_agent::{AgentConfig, Agents};
 use axe_base::error::Result;
 use axe_base::report::Report;
+use axe_ledger::Ledger;
 use axe_llm::{Endpoint, Provider, Usage};
 use axe_memory::Wait;
 use axe_memory::secrets::Secrets;
@@ -69,7 +69,13 @@ impl Session {
         let depth = u32::try_from(top.sub_agents_config.max_depth.get())
             .ok()
             .filter(|d| (1..=5).contains(d));
-        let ledger = Ledger::new(agents.dirs().data().ok(), &config, true, agents.reporter());
+        let ledger = Ledger::new(
+            agents.dirs().data().ok(),
+            &config.log,
+            config.keys(),
+            true,
+            agents.reporter(),
+        );
         Session {
             ledger,
             endpoints: Endpoints::new(config),
@@ -147,7 +153,7 @@ impl Session {
         self.policy(Some(true))
     }
 
-    /// [`crate::config::Config::secrets`] with `redact` over this run's config and keys.
+    /// [`axe_agent::config::Config::secrets`] with `redact` over this run's config and keys.
     fn policy(&self, redact: Option<bool>) -> Secrets {
         let resolved = self.endpoints.resolved_keys();
         self.endpoints.config().secrets(redact, resolved)
@@ -160,7 +166,7 @@ impl Session {
     }
 
     /// [`Session::endpoint`] for a call to `model`, whose missing key may
-    /// be a missing base URL ([`crate::config::Config::unserved`]).
+    /// be a missing base URL ([`axe_agent::config::Config::unserved`]).
     pub fn endpoint_for(&self, provider: Provider, model: &str) -> Result<Endpoint> {
         self.endpoints.get_for(provider, model)
     }

@@ -10,7 +10,7 @@ use super::sessions::{Session, Sessions};
 use super::tokens::{Live, Token, Tokens};
 use super::wire::{Request, Response};
 use super::{Open, Slots};
-use crate::mcp::{STATELESS, Serving, VERSION_KEY};
+use crate::{STATELESS, Serving, VERSION_KEY};
 use axe_tools::mcp::VERSIONS;
 use axe_tools::mcp::jsonrpc::{
     self, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
@@ -536,7 +536,7 @@ fn unsupported(requested: &str) -> Value {
     json!({
         "code": UNSUPPORTED_VERSION,
         "message": format!("unsupported protocol version: {requested}"),
-        "data": {"requested": requested, "supported": crate::mcp::supported()},
+        "data": {"requested": requested, "supported": crate::supported()},
     })
 }
 

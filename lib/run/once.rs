@@ -19,7 +19,7 @@ use super::recall;
 use super::session::Session;
 use super::state::{self, Recorded};
 use super::tools::SubAgentError;
-use crate::agent::AgentConfig;
+use axe_agent::AgentConfig;
 use axe_base::error::{Error, Result};
 use axe_llm::{Deadline, Message};
 use axe_memory::secrets::{self, Place, Redaction};

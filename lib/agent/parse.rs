@@ -242,7 +242,7 @@ pub(crate) fn one_line_toml_error(text: &str, err: &toml::de::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::scaffold_uncommented;
+    use crate::scaffold_uncommented;
 
     #[test]
     fn load_memory_config_all_fields() {

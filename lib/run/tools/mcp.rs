@@ -8,10 +8,10 @@
 
 use serde_json::Value;
 
-use crate::agent::McpServer;
+use axe_agent::McpServer;
 use std::sync::Arc;
 
-use crate::run::session::Session;
+use crate::session::Session;
 use axe_base::error::{Error, Result};
 use axe_base::report::Report;
 use axe_llm::{Deadline, ToolCall, ToolDef};
@@ -249,7 +249,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::agent::{AgentConfig, Agents};
+    use axe_agent::{AgentConfig, Agents};
     use axe_base::dirs::Dirs;
     use axe_base::report::Collected;
     use axe_memory::Wait;
@@ -265,7 +265,7 @@ mod tests {
         let agents = Agents::new(dirs, None).reporting_to(report.clone());
         let top = AgentConfig::default();
         let parts = (tmp.path().to_owned(), agents, Wait::default());
-        let session = Session::new(crate::config::Config::default(), parts, &top, true);
+        let session = Session::new(axe_agent::config::Config::default(), parts, &top, true);
         let missing = tmp.path().join("no-such-server");
         let server = McpServer {
             name: "x".into(),
