@@ -294,7 +294,7 @@ fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
         let shown = Shown {
             agent: name,
             path: loaded.path.to_string_lossy().into_owned(),
-            memory_path: axe_memory::log::file_path(agents.dirs(), name, &cfg.memory.path)?
+            memory_path: axe_memory::log::file_path(agents.dirs(), name, &cfg.run_log.path)?
                 .to_string_lossy()
                 .into_owned(),
             config: cfg,
@@ -352,7 +352,7 @@ fn check(m: &Matches, out: &mut dyn Write) -> Result<()> {
 /// Go's `agents show` layout: `%-16s` labels, only the fields that are set.
 fn show_text(dirs: &Dirs, cfg: &AgentConfig) -> String {
     let sub = &cfg.sub_agents_config;
-    let (memory, params) = (&cfg.memory, &cfg.params);
+    let (memory, params) = (&cfg.run_log, &cfg.params);
     let subs = !cfg.sub_agents.is_empty();
     let lines = [
         ("Name:", true, cfg.name.clone()),

@@ -45,7 +45,7 @@ pub const COMMAND: Command = Command {
         CID,
         super::args::NEW,
         JSON,
-        super::ledger::NO_LOG,
+        super::log::NO_LOG,
     ],
     rules: &[
         Rule::Conflict(Item::Flag(&SYSTEM), Item::Flag(&SYSTEM_FILE)),
@@ -208,7 +208,7 @@ impl<'m> Args<'m> {
             go_on: m.flag(&CONTINUE),
             cid: m.string(&CID)?,
             new: m.flag(&super::args::NEW),
-            log: !m.flag(&super::ledger::NO_LOG),
+            log: !m.flag(&super::log::NO_LOG),
         };
         if let Some(id) = args.cid {
             conversation::check_id(id)?;

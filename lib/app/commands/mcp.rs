@@ -514,10 +514,10 @@ fn open_served(
     // team's gateway, opencode serve).
     open_with(agents, name, true, &mut |cfg: &mut AgentConfig| {
         let set = !cfg.notes.workspace.is_empty()
-            || !cfg.memory.path.is_empty()
+            || !cfg.run_log.path.is_empty()
             || !cfg.state.path.is_empty();
         cfg.notes.workspace.clear();
-        cfg.memory.path.clear();
+        cfg.run_log.path.clear();
         cfg.state.path.clear();
         if set
             && noted
@@ -570,7 +570,7 @@ fn open_with(
         at_reply: Mutex::default(),
         verbose: false,
         report: std::sync::Arc::new(axe_base::report::Stderr),
-        secrets: crate::config::secrets(agents, cfg.memory.redact),
+        secrets: crate::config::secrets(agents, cfg.run_log.redact),
         redacted: Mutex::default(),
         served: Some(Served {
             cfg: cfg.memory_settings(),
@@ -599,7 +599,7 @@ fn instructions(name: &str, cfg: &AgentConfig, own_file: bool, needs_if_match: b
     if cfg.state.enabled {
         kinds.push("a structured state (state_context to read it; state_record for AXE_MEMORY: signal lines and outcomes)");
     }
-    if cfg.memory.enabled {
+    if cfg.run_log.enabled {
         kinds.push("a run log (log_recent, log_append)");
     }
     let whose = match own_file {

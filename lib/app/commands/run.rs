@@ -51,7 +51,7 @@ pub const COMMAND: Command = Command {
         CONTINUE,
         CID,
         NEW,
-        super::ledger::NO_LOG,
+        super::log::NO_LOG,
         AGENTS_DIR,
         SKILL,
         WORKDIR,
@@ -336,7 +336,7 @@ impl<'m> Args<'m> {
             },
             artifact_dir: m.value(&ARTIFACT_DIR).map(std::path::Path::new),
             keep_artifacts: m.flag(&KEEP_ARTIFACTS),
-            log: !m.flag(&super::ledger::NO_LOG),
+            log: !m.flag(&super::log::NO_LOG),
             now: Current {
                 task: Some(m.string(&STATE_TASK)?.unwrap_or(DEFAULT_TASK)),
                 phase: m.string(&PHASE)?,

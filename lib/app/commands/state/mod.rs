@@ -51,6 +51,6 @@ pub fn open(agent: &str) -> Result<Target> {
         agent,
         cfg,
         path,
-        secrets: crate::config::secrets(&agents, loaded.memory.redact),
+        secrets: crate::config::secrets(&agents, loaded.run_log.redact),
     })
 }
