@@ -2,7 +2,8 @@
 //! docs/*.md and docs/guide/*.md reaches a file, and its `#fragment` a
 //! heading there, by GitHub's rules; every repository path they name in
 //! code (`tests/mcp_http.rs`, `bench/run`) is there, and every Rust path
-//! (`memory::lock::Wait`); each long document
+//! (`memory::lock::Wait`); each help text names the page it sends a
+//! reader to; each long document
 //! opens with a table of contents that is current; the README's opening
 //! list names every executable.
 
@@ -555,6 +556,37 @@ fn the_rust_path_reader_finds_modules_and_items() {
     assert_eq!(rust_path_is_there("io::Error"), None);
     assert_eq!(rust_path_is_there("memory::no_such_module::offer"), Some(false));
     assert_eq!(rust_path_is_there("memory::lock::NoSuchItem"), Some(false));
+}
+
+/// Every help text (`--help`, so the man pages too) that sends a reader
+/// to a document names the page that holds what it promises, and the
+/// page is there: the README is the guide's table of contents now, so
+/// "see the README" sends them nowhere in particular.
+#[test]
+fn each_help_text_names_the_page_it_sends_a_reader_to() {
+    let program = &axe::commands::axe::PROGRAM;
+    let mut wrong = Vec::new();
+    let mut pages = 0;
+    for exe in program.executables() {
+        for c in exe.tree() {
+            let mut texts = vec![c.about.to_owned(), c.description()];
+            texts.extend(c.flags.iter().map(|f| f.help.to_owned()));
+            texts.extend(c.args.iter().map(|a| a.help.to_owned()));
+            for text in texts {
+                if text.contains("README") {
+                    wrong.push(format!("{}: sends the reader to the README", c.name));
+                }
+                for (_, path) in named_paths(&text) {
+                    pages += 1;
+                    if !root().join(&path).exists() {
+                        wrong.push(format!("{}: {path} is not there", c.name));
+                    }
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(pages > 0, "no help text names a page");
 }
 
 /// Where the reference's generated list of commands begins and ends.

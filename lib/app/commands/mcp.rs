@@ -49,8 +49,8 @@ and learn_fact's if_match.
 A client may start its server without the user's environment (Codex
 and the MCP Inspector drop XDG_*), so --config-dir and --data-dir name
 axe's directories on the command line, which reaches the server as
-written; each must be absolute. Register it with a client (the README
-gives each client's lines in full):
+written; each must be absolute. Register it with a client
+(docs/guide/axe-mcp.md gives each client's lines in full):
 
   claude mcp add -s user axe -- axe-mcp --config-dir \"$(axe-config path)\" \\
     --data-dir \"${XDG_DATA_HOME:-$HOME/.local/share}/axe\" team
