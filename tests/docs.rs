@@ -425,7 +425,8 @@ fn the_path_reader_finds_paths_and_leaves_others() {
 fn rust_paths(text: &str) -> Vec<(usize, String)> {
     let word = |s: &str| {
         s.starts_with(|c: char| c.is_alphabetic() || c == '_')
-            && s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
     };
     let mut found = Vec::new();
     for (n, line) in prose(text) {
@@ -444,9 +445,8 @@ fn rust_paths(text: &str) -> Vec<(usize, String)> {
 /// file that declares or re-exports it.
 fn has_word(text: &str, name: &str) -> bool {
     let ident = |c: char| c.is_alphanumeric() || c == '_';
-    text.match_indices(name).any(|(at, _)| {
-        !text[..at].ends_with(ident) && !text[at + name.len()..].starts_with(ident)
-    })
+    text.match_indices(name)
+        .any(|(at, _)| !text[..at].ends_with(ident) && !text[at + name.len()..].starts_with(ident))
 }
 
 /// The file of the module `name` inside the module whose file is `file`
@@ -456,9 +456,12 @@ fn child(file: &Path, name: &str) -> Option<PathBuf> {
         "lib.rs" | "mod.rs" => file.parent()?.to_owned(),
         f => file.parent()?.join(f.strip_suffix(".rs")?),
     };
-    [dir.join(format!("{name}.rs")), dir.join(name).join("mod.rs")]
-        .into_iter()
-        .find(|p| p.is_file())
+    [
+        dir.join(format!("{name}.rs")),
+        dir.join(name).join("mod.rs"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
 }
 
 /// The files a path's first segment may be: the crate `axe-X`/`axe_X`
@@ -478,7 +481,10 @@ fn path_roots(first: &str) -> Vec<PathBuf> {
             if path.is_dir() {
                 found.push(path.join(first).join("mod.rs"));
                 dirs.push(path);
-            } else if path.file_name().is_some_and(|f| *f == *format!("{first}.rs")) {
+            } else if path
+                .file_name()
+                .is_some_and(|f| *f == *format!("{first}.rs"))
+            {
                 found.push(path);
             }
         }
@@ -541,7 +547,10 @@ fn every_rust_path_the_documents_name_is_there() {
             }
         }
     }
-    assert!(checked > 20, "the Rust path reader finds no paths: {checked}");
+    assert!(
+        checked > 20,
+        "the Rust path reader finds no paths: {checked}"
+    );
     assert!(wrong.is_empty(), "named but missing:\n{}", wrong.join("\n"));
 }
 
@@ -554,7 +563,10 @@ fn the_rust_path_reader_finds_modules_and_items() {
     assert_eq!(rust_path_is_there("memory::lock::Wait"), Some(true));
     assert_eq!(rust_path_is_there("axe-sync::git"), Some(true));
     assert_eq!(rust_path_is_there("io::Error"), None);
-    assert_eq!(rust_path_is_there("memory::no_such_module::offer"), Some(false));
+    assert_eq!(
+        rust_path_is_there("memory::no_such_module::offer"),
+        Some(false)
+    );
     assert_eq!(rust_path_is_there("memory::lock::NoSuchItem"), Some(false));
 }
 

@@ -5,7 +5,6 @@ use std::fs;
 use super::error::{Result, SyncError};
 use super::git::Git;
 
-
 /// The pre-commit hook `init` installs: a user's own `git commit` in the
 /// repository refuses staged files with conflict markers too, as
 /// `axe-sync` refuses them (`git grep --cached` reads what is staged).

@@ -49,12 +49,12 @@ pub use commit::Committed;
 /// merges what it brings in by entry exactly as a sync merges.
 pub use entries::{Layout, count as count_entries, merge as merge_entries};
 pub use error::{GitFailed, Result, SyncError};
-pub use kind::Kind;
-pub use merge::Merged;
-pub use paths::Refused;
 pub use hook::PRE_COMMIT;
 pub use init::{ATTRIBUTES, BRANCH, IGNORE, Initialized, init};
+pub use kind::Kind;
+pub use merge::Merged;
 pub use merge_driver::merge_driver;
+pub use paths::Refused;
 pub use repo::{default_dir, host};
 pub use status::{Status, status};
 pub use sync::{Options, PUSH_ATTEMPTS, Report, sync};

@@ -30,7 +30,6 @@ pub fn host() -> String {
     }
 }
 
-
 /// The repository at `dir`, which must exist.
 pub(crate) fn open(dir: &Path) -> Result<Git> {
     // Before git runs: it would run in the directory, which may not exist.

@@ -48,8 +48,8 @@ impl Undo {
             .is_some_and(|c| String::from_utf8_lossy(c).contains("[merge \"axe-"));
         let files = writes
             .into_iter()
-        .filter(|(p, _)| fs::symlink_metadata(p).is_err())
-        .collect();
+            .filter(|(p, _)| fs::symlink_metadata(p).is_err())
+            .collect();
         Undo {
             dirs,
             repo: made && !set_up,
