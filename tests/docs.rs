@@ -1,5 +1,5 @@
-//! The documents hold together: every relative link in README.md,
-//! docs/*.md and docs/guide/*.md reaches a file, and its `#fragment` a
+//! The documents hold together: every relative link in README.md and
+//! docs/**/*.md reaches a file, and its `#fragment` a
 //! heading there, by GitHub's rules; every repository path they name in
 //! code (`tests/mcp_http.rs`, `bench/run`) is there, and every Rust path
 //! (`memory::lock::Wait`); each help text names the page it sends a
@@ -16,13 +16,16 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// README.md, every docs/*.md and every docs/guide/*.md.
+/// README.md and every docs/**/*.md.
 fn documents() -> Vec<PathBuf> {
     let mut docs = vec![root().join("README.md")];
-    for dir in ["docs", "docs/guide"] {
-        for entry in fs::read_dir(root().join(dir)).unwrap() {
+    let mut dirs = vec![root().join("docs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "md") {
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
                 docs.push(path);
             }
         }

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR, NEW};
 use super::stdin::NO_STDIN;
+use crate::agent::{AgentConfig, Agents};
 use crate::config;
 use crate::prompt;
 use crate::run::artifacts;
@@ -404,23 +405,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         args.overrides.forget.clone_from(&c.run_log);
     }
     args.overrides.apply(&mut cfg);
-    // The model is checked before the config is read, as in Go.
-    axe_llm::parse_model(&cfg.model)?;
-    let config = config::load(&agents)?;
-    // Every run keeps its turn, as `llm` logs every prompt, so `-c` goes
-    // on from the last run whatever started it; `[log] conversations =
-    // false` keeps only a run that names one, and --no-log none at all.
-    let keep = args.log && (config.log.conversations || asked.any());
-    let config_dir = agents.dirs().config()?;
-    let mut session = Session::new(config, (config_dir, agents, wait), &cfg, verbose);
-    session.conversation = keep.then(|| {
-        earlier
-            .as_ref()
-            .map_or_else(conversation::new_id, |c| c.id.clone())
-    });
-    if !args.log {
-        session.ledger.stop();
-    }
+    let went_on = (asked, earlier.as_ref());
+    let mut session = open_session(agents, &cfg, went_on, args.log, (wait, verbose))?;
     let agent = once::prepare(&session, name, cfg, &args.overrides).map_err(|(_, e)| e)?;
     let words = args.words;
     let Input {
@@ -540,6 +526,33 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         Some((used, max)) => Err(Error::Budget { used, max }),
         None => Ok(()),
     }
+}
+
+/// The run's session: config.toml read (once the model is checked, as
+/// in Go), the conversation the turn is kept in (`asked`, the one gone
+/// on with, `earlier`, if any), the ledger unless `log` is off.
+fn open_session(
+    agents: Agents,
+    cfg: &AgentConfig,
+    (asked, earlier): (conversation::Asked<'_>, Option<&conversation::Loaded>),
+    log: bool,
+    (wait, verbose): (Wait, bool),
+) -> Result<Session> {
+    // The model is checked before the config is read, as in Go.
+    axe_llm::parse_model(&cfg.model)?;
+    let config = config::load(&agents)?;
+    // Every run keeps its turn, as `llm` logs every prompt, so `-c` goes
+    // on from the last run whatever started it; `[log] conversations =
+    // false` keeps only a run that names one, and --no-log none at all.
+    let keep = log && (config.log.conversations || asked.any());
+    let config_dir = agents.dirs().config()?;
+    let mut session = Session::new(config, (config_dir, agents, wait), cfg, verbose);
+    session.conversation =
+        keep.then(|| earlier.map_or_else(conversation::new_id, |c| c.id.clone()));
+    if !log {
+        session.ledger.stop();
+    }
+    Ok(session)
 }
 
 /// Standard input's reading, started; none when `--prompt` or
