@@ -604,6 +604,40 @@ fn each_help_text_names_the_page_it_sends_a_reader_to() {
     assert!(pages > 0, "no help text names a page");
 }
 
+/// docs/architecture.md's rule for lib/app/commands/: each executable's
+/// module is named after it (`axe-log` is `log.rs`), a memory kind's in
+/// its folder (`axe-mem-trim` is `mem/trim.rs`), so a reader finds a
+/// command by its name.
+#[test]
+fn each_command_module_is_named_after_its_executable() {
+    let commands = root().join("lib/app/commands");
+    // The module's file, which declares the executable's command.
+    let module = |path: PathBuf, exe: &str| {
+        let declared = format!("name: \"{exe}\"");
+        [path.with_extension("rs"), path.join("mod.rs")]
+            .iter()
+            .any(|f| fs::read_to_string(f).is_ok_and(|t| t.contains(&declared)))
+    };
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for exe in axe::commands::axe::PROGRAM.executables() {
+        checked += 1;
+        let name = exe.name.strip_prefix("axe-").unwrap_or(exe.name);
+        let named = module(commands.join(name), exe.name)
+            || name
+                .split_once('-')
+                .is_some_and(|(kind, verb)| module(commands.join(kind).join(verb), exe.name));
+        if !named {
+            wrong.push(exe.name);
+        }
+    }
+    assert!(checked > 20, "no executables read: {checked}");
+    assert!(
+        wrong.is_empty(),
+        "no module in lib/app/commands/ named after {wrong:?}"
+    );
+}
+
 /// Where the reference's generated list of commands begins and ends.
 const COMMANDS_OPEN: &str = "<!-- commands: generated from the command tables by tests/docs.rs (AXE_UPDATE_GENERATED=1 rewrites it) -->\n";
 const COMMANDS_CLOSE: &str = "<!-- /commands -->\n";
