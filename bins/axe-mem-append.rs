@@ -1,6 +1,6 @@
-//! `axe-mem-append`: see `axe::commands::log::append`. A whole program, not a
+//! `axe-mem-append`: see `axe::commands::mem::append`. A whole program, not a
 //! launcher of `axe` (`axe_launch`): the memory writes scripts and hooks
 //! make on every event start without a second exec.
 fn main() -> std::process::ExitCode {
-    axe::cli::main(&axe::commands::log::append::COMMAND)
+    axe::cli::main(&axe::commands::mem::append::COMMAND)
 }

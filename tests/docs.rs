@@ -1,7 +1,9 @@
-//! The documents hold together: every relative link in README.md,
-//! docs/*.md and docs/guide/*.md reaches a file, and its `#fragment` a
+//! The documents hold together: every relative link in README.md and
+//! docs/**/*.md reaches a file, and its `#fragment` a
 //! heading there, by GitHub's rules; every repository path they name in
-//! code (`tests/mcp_http.rs`, `bench/run`) is there; each long document
+//! code (`tests/mcp_http.rs`, `bench/run`) is there, and every Rust path
+//! (`memory::lock::Wait`); each help text names the page it sends a
+//! reader to; each long document
 //! opens with a table of contents that is current; the README's opening
 //! list names every executable.
 
@@ -14,13 +16,16 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// README.md, every docs/*.md and every docs/guide/*.md.
+/// README.md and every docs/**/*.md.
 fn documents() -> Vec<PathBuf> {
     let mut docs = vec![root().join("README.md")];
-    for dir in ["docs", "docs/guide"] {
-        for entry in fs::read_dir(root().join(dir)).unwrap() {
+    let mut dirs = vec![root().join("docs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "md") {
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
                 docs.push(path);
             }
         }
@@ -414,6 +419,222 @@ fn the_path_reader_finds_paths_and_leaves_others() {
     assert!(
         !root().join("tests/no-such-test.rs").exists(),
         "the check can fail"
+    );
+}
+
+/// The Rust paths `text` names in code spans (`memory::lock::Wait`,
+/// `axe-sync::git`, `run::prepared::Prepared`), outside fenced blocks,
+/// each with its line.
+fn rust_paths(text: &str) -> Vec<(usize, String)> {
+    let word = |s: &str| {
+        s.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && s.chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    };
+    let mut found = Vec::new();
+    for (n, line) in prose(text) {
+        for (i, span) in line.split('`').enumerate() {
+            let span = span.trim_end_matches("()");
+            let segments: Vec<&str> = span.split("::").collect();
+            if i % 2 == 1 && segments.len() > 1 && segments.iter().all(|s| word(s)) {
+                found.push((n, span.to_owned()));
+            }
+        }
+    }
+    found
+}
+
+/// Whether `name` is a whole word of `text`, as an item's name is in the
+/// file that declares or re-exports it.
+fn has_word(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name)
+        .any(|(at, _)| !text[..at].ends_with(ident) && !text[at + name.len()..].starts_with(ident))
+}
+
+/// The file of the module `name` inside the module whose file is `file`
+/// (`lib.rs` and `mod.rs` hold their children beside them, `x.rs` in `x/`).
+fn child(file: &Path, name: &str) -> Option<PathBuf> {
+    let dir = match file.file_name()?.to_str()? {
+        "lib.rs" | "mod.rs" => file.parent()?.to_owned(),
+        f => file.parent()?.join(f.strip_suffix(".rs")?),
+    };
+    [
+        dir.join(format!("{name}.rs")),
+        dir.join(name).join("mod.rs"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+}
+
+/// The files a path's first segment may be: the crate `axe-X`/`axe_X`
+/// (`lib/X/lib.rs`), or else the crate named so and every module of that
+/// name under `lib/` (the documents name a module by its last few
+/// segments, as a reader of that crate would).
+fn path_roots(first: &str) -> Vec<PathBuf> {
+    let lib = root().join("lib");
+    if let Some(name) = first.strip_prefix("axe-").or(first.strip_prefix("axe_")) {
+        return vec![lib.join(name).join("lib.rs")];
+    }
+    let mut found: Vec<PathBuf> = vec![lib.join(first).join("lib.rs")];
+    let mut dirs = vec![lib];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                found.push(path.join(first).join("mod.rs"));
+                dirs.push(path);
+            } else if path
+                .file_name()
+                .is_some_and(|f| *f == *format!("{first}.rs"))
+            {
+                found.push(path);
+            }
+        }
+    }
+    found.retain(|p| p.is_file());
+    found
+}
+
+/// Whether the segments `rest` are found from the module whose file is
+/// `file`: each lower-case segment with more after it a module (a file,
+/// or `mod NAME` inline), a type's name and the last segment words of
+/// the file they are in.
+fn resolves(file: &Path, rest: &[&str]) -> bool {
+    let Ok(text) = fs::read_to_string(file) else {
+        return false;
+    };
+    match rest {
+        [] => true,
+        [last] => has_word(&text, last),
+        [next, ..] if next.starts_with(char::is_uppercase) => has_word(&text, next),
+        [next, tail @ ..] => match child(file, next) {
+            Some(module) => resolves(&module, tail),
+            None => text.contains(&format!("mod {next} {{")) && resolves(file, tail),
+        },
+    }
+}
+
+/// Whether the Rust path `path` names something in the workspace: `None`
+/// when its first segment is no crate or module of it (`io::Error`,
+/// `Error::Usage`: a type's own items are not looked up).
+fn rust_path_is_there(path: &str) -> Option<bool> {
+    let segments: Vec<&str> = path.split("::").collect();
+    if segments[0].starts_with(char::is_uppercase) {
+        return None;
+    }
+    let roots = path_roots(segments[0]);
+    if roots.is_empty() {
+        return None;
+    }
+    Some(roots.iter().any(|f| resolves(f, &segments[1..])))
+}
+
+/// Every Rust path a document names in a code span (`memory::lock`,
+/// `run::prepared::Prepared`) is in the workspace: its modules are files
+/// or inline modules, its item a word of its module's file.
+#[test]
+fn every_rust_path_the_documents_name_is_there() {
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for doc in documents() {
+        let text = fs::read_to_string(&doc).unwrap();
+        for (n, path) in rust_paths(&text) {
+            match rust_path_is_there(&path) {
+                Some(true) => checked += 1,
+                Some(false) => {
+                    let name = doc.strip_prefix(root()).unwrap().display();
+                    wrong.push(format!("{name}:{n}: {path} is not there"));
+                }
+                None => {}
+            }
+        }
+    }
+    assert!(
+        checked > 20,
+        "the Rust path reader finds no paths: {checked}"
+    );
+    assert!(wrong.is_empty(), "named but missing:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_rust_path_reader_finds_modules_and_items() {
+    let text = "`memory::lock::Wait`, `Error::Usage()`, not `a b::c` \
+                or lib/x::y.\n```\nfenced::path\n```\n";
+    let found: Vec<String> = rust_paths(text).into_iter().map(|(_, p)| p).collect();
+    assert_eq!(found, ["memory::lock::Wait", "Error::Usage"]);
+    assert_eq!(rust_path_is_there("memory::lock::Wait"), Some(true));
+    assert_eq!(rust_path_is_there("axe-sync::git"), Some(true));
+    assert_eq!(rust_path_is_there("io::Error"), None);
+    assert_eq!(
+        rust_path_is_there("memory::no_such_module::offer"),
+        Some(false)
+    );
+    assert_eq!(rust_path_is_there("memory::lock::NoSuchItem"), Some(false));
+}
+
+/// Every help text (`--help`, so the man pages too) that sends a reader
+/// to a document names the page that holds what it promises, and the
+/// page is there: the README is the guide's table of contents now, so
+/// "see the README" sends them nowhere in particular.
+#[test]
+fn each_help_text_names_the_page_it_sends_a_reader_to() {
+    let program = &axe::commands::axe::PROGRAM;
+    let mut wrong = Vec::new();
+    let mut pages = 0;
+    for exe in program.executables() {
+        for c in exe.tree() {
+            let mut texts = vec![c.about.to_owned(), c.description()];
+            texts.extend(c.flags.iter().map(|f| f.help.to_owned()));
+            texts.extend(c.args.iter().map(|a| a.help.to_owned()));
+            for text in texts {
+                if text.contains("README") {
+                    wrong.push(format!("{}: sends the reader to the README", c.name));
+                }
+                for (_, path) in named_paths(&text) {
+                    pages += 1;
+                    if !root().join(&path).exists() {
+                        wrong.push(format!("{}: {path} is not there", c.name));
+                    }
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(pages > 0, "no help text names a page");
+}
+
+/// docs/architecture.md's rule for lib/app/commands/: each executable's
+/// module is named after it (`axe-log` is `log.rs`), a memory kind's in
+/// its folder (`axe-mem-trim` is `mem/trim.rs`), so a reader finds a
+/// command by its name.
+#[test]
+fn each_command_module_is_named_after_its_executable() {
+    let commands = root().join("lib/app/commands");
+    // The module's file, which declares the executable's command.
+    let module = |path: PathBuf, exe: &str| {
+        let declared = format!("name: \"{exe}\"");
+        [path.with_extension("rs"), path.join("mod.rs")]
+            .iter()
+            .any(|f| fs::read_to_string(f).is_ok_and(|t| t.contains(&declared)))
+    };
+    let mut wrong = Vec::new();
+    let mut checked = 0;
+    for exe in axe::commands::axe::PROGRAM.executables() {
+        checked += 1;
+        let name = exe.name.strip_prefix("axe-").unwrap_or(exe.name);
+        let named = module(commands.join(name), exe.name)
+            || name
+                .split_once('-')
+                .is_some_and(|(kind, verb)| module(commands.join(kind).join(verb), exe.name));
+        if !named {
+            wrong.push(exe.name);
+        }
+    }
+    assert!(checked > 20, "no executables read: {checked}");
+    assert!(
+        wrong.is_empty(),
+        "no module in lib/app/commands/ named after {wrong:?}"
     );
 }
 

@@ -201,7 +201,7 @@ mod tests {
             .map(|(stem, cfg)| (stem.as_str(), cfg.name.as_str()))
             .collect();
         assert_eq!(names, [("a", "zed"), ("b", "bee")]);
-        assert!(listed[0].1.memory.enabled);
+        assert!(listed[0].1.run_log.enabled);
     }
 
     #[test]

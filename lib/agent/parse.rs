@@ -34,7 +34,10 @@ pub struct AgentConfig {
     pub stream: bool,
     pub retry: RetryConfig,
     pub budget: BudgetConfig,
-    pub memory: LogConfig,
+    /// `[memory]`: the run log (Go axe's name for the section, which agent
+    /// files keep).
+    #[serde(rename = "memory")]
+    pub run_log: LogConfig,
     pub params: ParamsConfig,
     pub notes: NotesConfig,
     pub state: StateConfig,
@@ -53,7 +56,7 @@ impl AgentConfig {
     /// Its memory sections, as the memory kinds and their tools read them.
     pub fn memory_settings(&self) -> Settings {
         Settings {
-            memory: self.memory.clone(),
+            run_log: self.run_log.clone(),
             notes: self.notes.clone(),
             state: self.state.clone(),
             context: self.context.clone(),
@@ -251,7 +254,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            cfg.memory,
+            cfg.run_log,
             LogConfig {
                 enabled: true,
                 path: "/tmp/mem.md".into(),
@@ -265,11 +268,11 @@ mod tests {
     #[test]
     fn load_memory_config_defaults() {
         let cfg = parse("name = \"a\"\nmodel = \"x/y\"\n").unwrap();
-        assert_eq!(cfg.memory, LogConfig::default());
-        assert!(!cfg.memory.enabled);
-        assert_eq!(cfg.memory.path, "");
+        assert_eq!(cfg.run_log, LogConfig::default());
+        assert!(!cfg.run_log.enabled);
+        assert_eq!(cfg.run_log.path, "");
         assert_eq!(
-            (cfg.memory.last_n, cfg.memory.max_entries),
+            (cfg.run_log.last_n, cfg.run_log.max_entries),
             (Count(0), Count(0))
         );
     }

@@ -448,16 +448,16 @@ mod tests {
         };
         let filled = parse(&scaffold_with("x", fill)).unwrap();
         assert_eq!(filled.model, "openai/q\"x");
-        assert!(filled.memory.enabled && filled.notes.enabled && filled.state.enabled);
+        assert!(filled.run_log.enabled && filled.notes.enabled && filled.state.enabled);
         // The template's recommendation, not the whole log forever.
         assert_eq!(
-            (filled.memory.last_n, filled.memory.max_entries),
+            (filled.run_log.last_n, filled.run_log.max_entries),
             (Count(10), Count(100))
         );
-        assert_eq!(filled.memory.path, "", "the rest stays commented");
+        assert_eq!(filled.run_log.path, "", "the rest stays commented");
         assert!(filled.context.budget.is_none());
         let plain = parse(&scaffold_with("x", Fill::default())).unwrap();
-        assert!(!plain.memory.enabled && !plain.notes.enabled && !plain.state.enabled);
+        assert!(!plain.run_log.enabled && !plain.notes.enabled && !plain.state.enabled);
         assert_eq!(plain.model, PLACEHOLDER_MODEL);
         let s = scaffold("x");
         assert!(s.contains("# last_n = 10"));
@@ -513,7 +513,7 @@ mod tests {
                 (text, text)
             );
             assert_eq!(cfg.model, "a/b");
-            assert!(cfg.memory.enabled && cfg.notes.enabled && cfg.state.enabled);
+            assert!(cfg.run_log.enabled && cfg.notes.enabled && cfg.state.enabled);
         }
     }
 

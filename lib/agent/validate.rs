@@ -79,7 +79,7 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     non_negative(&[("budget.max_tokens", cfg.budget.max_tokens)])?;
     // Each kind checks its own section; the agent calls them where Go
     // checked those fields, so the first failure is still Go's.
-    cfg.memory.validate()?;
+    cfg.run_log.validate()?;
     cfg.notes.validate()?;
     cfg.state.validate()?;
     cfg.context.validate_budget()?;
@@ -169,14 +169,14 @@ mod tests {
     #[test]
     fn validate_memory_last_n_negative() {
         let mut cfg = valid();
-        cfg.memory.last_n = Count(-1);
+        cfg.run_log.last_n = Count(-1);
         assert_eq!(invalid_message(&cfg), "memory.last_n must be non-negative");
     }
 
     #[test]
     fn validate_memory_max_entries_negative() {
         let mut cfg = valid();
-        cfg.memory.max_entries = Count(-1);
+        cfg.run_log.max_entries = Count(-1);
         assert_eq!(
             invalid_message(&cfg),
             "memory.max_entries must be non-negative"
@@ -187,7 +187,7 @@ mod tests {
     fn validate_memory_zero_values_are_fine() {
         let cfg = valid();
         assert_eq!(
-            (cfg.memory.last_n, cfg.memory.max_entries),
+            (cfg.run_log.last_n, cfg.run_log.max_entries),
             (Count(0), Count(0))
         );
         validate(&cfg).unwrap();
@@ -225,7 +225,7 @@ mod tests {
     #[test]
     fn validate_order_first_failure_wins() {
         let mut cfg = AgentConfig::default();
-        cfg.memory.last_n = Count(-1);
+        cfg.run_log.last_n = Count(-1);
         assert_eq!(
             invalid_message(&cfg),
             "agent config missing required field: name"
@@ -283,7 +283,7 @@ mod tests {
         // between them: each message shows once those before it are
         // fixed, in the order Go gave them.
         let mut cfg = valid();
-        cfg.memory.max_entries = Count(-1);
+        cfg.run_log.max_entries = Count(-1);
         cfg.notes.recall_chars = Count(-1);
         cfg.state.max_entries = Count(-1);
         cfg.context.budget = Some(Count(-1));
@@ -294,7 +294,7 @@ mod tests {
         let mut said = Vec::new();
         for fix in [
             (|c: &mut AgentConfig| c.budget.max_tokens = Count(0)) as fn(&mut AgentConfig),
-            |c| c.memory.max_entries = Count(0),
+            |c| c.run_log.max_entries = Count(0),
             |c| c.notes.recall_chars = Count(0),
             |c| c.state.max_entries = Count(0),
             |c| c.context.budget = None,

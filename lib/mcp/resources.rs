@@ -97,7 +97,7 @@ fn of_kind(m: &Memory, kind: MemoryKind) -> Vec<Value> {
         },
         MemoryKind::Log => match kept() {
             Some(served)
-                if log::file_path(&m.dirs, &m.agent, &served.cfg.memory.path)
+                if log::file_path(&m.dirs, &m.agent, &served.cfg.run_log.path)
                     .is_ok_and(|p| p.exists()) =>
             {
                 own(&format!("{}{}.md", row.uri, m.agent), "run log")
@@ -169,7 +169,7 @@ pub fn read(m: &Memory, params: &Value) -> Result<Value, Failure> {
                 return Err(unknown());
             }
             let path =
-                log::file_path(&m.dirs, &m.agent, &served.cfg.memory.path).map_err(failed)?;
+                log::file_path(&m.dirs, &m.agent, &served.cfg.run_log.path).map_err(failed)?;
             log::load(&path, LOG_ENTRIES, m.wait).map_err(failed)?
         }
     };

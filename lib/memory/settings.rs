@@ -16,7 +16,8 @@ use axe_base::error::Result;
 /// The memory sections of an agent file, as the kinds read them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
-    pub memory: LogConfig,
+    /// `[memory]`: the run log.
+    pub run_log: LogConfig,
     pub notes: NotesConfig,
     pub state: StateConfig,
     pub context: ContextConfig,
@@ -40,7 +41,7 @@ impl Settings {
     /// Whether the agent keeps the kinds `section` turns on.
     pub fn keeps(&self, section: Section) -> bool {
         match section {
-            Section::Log => self.memory.enabled,
+            Section::Log => self.run_log.enabled,
             Section::Notes => self.notes.enabled,
             Section::State => self.state.enabled,
         }

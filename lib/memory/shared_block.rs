@@ -182,8 +182,8 @@ fn load_state(request: &Request, agent: &str, cfg: &Settings) -> Result<(PathBuf
 }
 
 fn load_log(request: &Request, agent: &str, cfg: &Settings) -> Result<Vec<u8>> {
-    let path = log::file_path(request.dirs, agent, &cfg.memory.path)?;
-    log::load(&path, cfg.memory.last_n.get(), request.wait)
+    let path = log::file_path(request.dirs, agent, &cfg.run_log.path)?;
+    log::load(&path, cfg.run_log.last_n.get(), request.wait)
 }
 
 fn load_notes(

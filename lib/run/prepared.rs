@@ -163,9 +163,9 @@ impl Prepared {
         // after the prefix a provider may cache.
         let system_stable = system.len();
         let mut recall = cfg
-            .memory
+            .run_log
             .enabled
-            .then(|| recall::load(dirs, wait, name, &cfg.memory));
+            .then(|| recall::load(dirs, wait, name, &cfg.run_log));
         if let Some(r) = recall.as_mut().filter(|_| !given.forget.is_empty()) {
             (r.entries, r.loaded) = conversation::without_entries(&r.entries, &given.forget);
         }

@@ -206,7 +206,7 @@ impl Git {
             .args(args);
         if let Some(file) = self.running.get() {
             let file = Arc::clone(file);
-            // The crate's one unsafe block (lib.rs denies the rest).
+            // The crate's one unsafe block (the workspace's lints deny the rest).
             // SAFETY: the closure runs in the forked child before exec,
             // where only async-signal-safe work is allowed: `hold` makes
             // two `fcntl` calls on a descriptor the child inherited, and

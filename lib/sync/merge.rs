@@ -105,16 +105,7 @@ pub fn merge(
     }
     done.from = Some(theirs.to_owned());
     let mut forward = head.as_ref().is_none_or(|h| is_ancestor(git, h, theirs));
-    let base = match &head {
-        Some(h) => {
-            let out = git.output(&["merge-base", h, theirs], None)?;
-            match out.ok {
-                true => out.text(),
-                false => empty_tree(git)?,
-            }
-        }
-        None => empty_tree(git)?,
-    };
+    let base = merge_base(git, head.as_ref(), theirs)?;
     let mut changes = diff(git, &base, theirs)?;
     done.refused = paths::take_refused(&mut changes);
     // Their tree holds what ours must not: a merge commit without it,
@@ -143,24 +134,93 @@ pub fn merge(
         .flatten()
         .collect();
     let blobs = cat(git, &wanted)?;
-    let blob = |oid: &Option<String>| oid.as_ref().and_then(|o| blobs.get(o)).map(Vec::as_slice);
 
     let journal = journal(git);
     fs::write(&journal, theirs).map_err(|e| SyncError::io("write", &journal, e))?;
-    let made = commit_time(git, theirs)?;
-    // The tree's version of each file (blob id, or bytes to store), and
-    // the conflict files to add.
-    let mut entries: Vec<(String, Option<String>)> = Vec::new();
-    let mut to_store: Vec<(String, Vec<u8>)> = Vec::new();
-    // A file that arrived holding conflict markers was refused: then
-    // the merge is a merge commit even where it could fast-forward.
-    let mut refused = false;
+    let files = Files {
+        git,
+        tree,
+        host,
+        made: commit_time(git, theirs)?,
+        secrets,
+        ours: &ours,
+        blobs: &blobs,
+    };
+    let mut index = NewIndex::default();
     for (rel, change) in &changes {
+        files.merge(rel, change, &mut index, &mut done)?;
+    }
+    index.write(git, theirs)?;
+    done.commit = record(git, head.as_ref(), forward, index.refused, theirs, host)?;
+    let _ = fs::remove_file(&journal);
+    done.head = done.commit.clone().or(done.head);
+    Ok(done)
+}
+
+/// The commit both sides come from: git's merge base, or the empty tree
+/// when they share none (or before the first commit).
+fn merge_base(git: &Git, head: Option<&String>, theirs: &str) -> Result<String> {
+    match head {
+        Some(h) => {
+            let out = git.output(&["merge-base", h, theirs], None)?;
+            match out.ok {
+                true => Ok(out.text()),
+                false => empty_tree(git),
+            }
+        }
+        None => empty_tree(git),
+    }
+}
+
+/// What each file's merge reads: the repository and its work tree, this
+/// machine's name and their commit's time for conflict files, the
+/// secrets an arrived text is judged by, our version of each file both
+/// sides changed, and every version's bytes.
+struct Files<'a> {
+    git: &'a Git,
+    tree: &'a Tree,
+    host: &'a str,
+    made: time::OffsetDateTime,
+    secrets: &'a Secrets,
+    ours: &'a HashMap<String, Option<String>>,
+    blobs: &'a HashMap<String, Vec<u8>>,
+}
+
+/// The merged tree's version of each file (blob id, or bytes to store),
+/// and the conflict files to add.
+#[derive(Default)]
+struct NewIndex {
+    entries: Vec<(String, Option<String>)>,
+    to_store: Vec<(String, Vec<u8>)>,
+    /// A file that arrived holding conflict markers was refused: then
+    /// the merge is a merge commit even where it could fast-forward.
+    refused: bool,
+}
+
+impl Files<'_> {
+    /// The bytes of the blob `oid`, if any.
+    fn blob(&self, oid: &Option<String>) -> Option<&[u8]> {
+        oid.as_ref()
+            .and_then(|o| self.blobs.get(o))
+            .map(Vec::as_slice)
+    }
+
+    /// Merges `rel`, which changed on their side: the working file under
+    /// its lock, the tree's version into `index`, their text kept aside
+    /// when it could not be merged in.
+    fn merge(
+        &self,
+        rel: &String,
+        change: &Change,
+        index: &mut NewIndex,
+        done: &mut Merged,
+    ) -> Result<()> {
+        let (git, tree) = (self.git, self.tree);
         let kind = FileKind::of(rel);
-        let (b, t) = (blob(&change.base), blob(&change.theirs));
-        let head_version = ours.get(rel).map_or(b, blob);
+        let (b, t) = (self.blob(&change.base), self.blob(&change.theirs));
+        let head_version = self.ours.get(rel).map_or(b, |o| self.blob(o));
         if let Some(t) = t
-            && let Some(found) = arrived(secrets, rel, t, [b, head_version])
+            && let Some(found) = arrived(self.secrets, rel, t, [b, head_version])
         {
             done.secrets.push(found);
         }
@@ -169,14 +229,14 @@ pub fn merge(
             // merged in (memory never holds a marker), but kept aside like
             // any text that could not be merged. The working file is left
             // as it is, the tree keeps our version (HEAD's).
-            let side = keep_aside(tree, rel, host, made, t)?;
-            entries.push((side.clone(), change.theirs.clone()));
-            let head_version = ours.get(rel).cloned();
+            let side = keep_aside(tree, rel, self.host, self.made, t)?;
+            index.entries.push((side.clone(), change.theirs.clone()));
+            let head_version = self.ours.get(rel).cloned();
             let head_version = head_version.unwrap_or_else(|| change.base.clone());
-            entries.push((rel.clone(), head_version));
+            index.entries.push((rel.clone(), head_version));
             done.conflicts.push(side);
-            refused = true;
-            continue;
+            index.refused = true;
+            return Ok(());
         }
         let mut conflicted = false;
         tree.update(rel, |w| {
@@ -185,48 +245,71 @@ pub fn merge(
             Ok(m.text)
         })?;
         pause::at("merging");
-        match ours.get(rel) {
+        match self.ours.get(rel) {
             Some(o) => {
-                let m = kind::merge(git, kind, rel, b, blob(o), t)?;
+                let m = kind::merge(git, kind, rel, b, self.blob(o), t)?;
                 conflicted |= m.conflict.is_some();
                 match m.text {
                     Some(text) if Some(text.as_slice()) == t => {
-                        entries.push((rel.clone(), change.theirs.clone()))
+                        index.entries.push((rel.clone(), change.theirs.clone()))
                     }
-                    Some(text) => to_store.push((rel.clone(), text)),
-                    None => entries.push((rel.clone(), None)),
+                    Some(text) => index.to_store.push((rel.clone(), text)),
+                    None => index.entries.push((rel.clone(), None)),
                 }
             }
-            None => entries.push((rel.clone(), change.theirs.clone())),
+            None => index.entries.push((rel.clone(), change.theirs.clone())),
         }
         if conflicted && let Some(t) = t {
-            let side = keep_aside(tree, rel, host, made, t)?;
-            entries.push((side.clone(), change.theirs.clone()));
+            let side = keep_aside(tree, rel, self.host, self.made, t)?;
+            index.entries.push((side.clone(), change.theirs.clone()));
             done.conflicts.push(side);
         }
+        Ok(())
     }
-    let blobs: Vec<(&str, &[u8])> = to_store
-        .iter()
-        .map(|(r, b)| (r.as_str(), b.as_slice()))
-        .collect();
-    let stored = store(git, &blobs)?;
-    entries.extend(
-        to_store
+}
+
+impl NewIndex {
+    /// Stores the merged texts and sets every entry in git's index.
+    fn write(&mut self, git: &Git, theirs: &str) -> Result<()> {
+        let blobs: Vec<(&str, &[u8])> = self
+            .to_store
             .iter()
-            .map(|(r, _)| r.clone())
-            .zip(stored.into_iter().map(Some)),
-    );
-    let mut info = Vec::new();
-    let zero = commit::zero(Some(&theirs.to_owned()));
-    for (rel, oid) in &entries {
-        let line = match oid {
-            Some(oid) => format!("100644 {oid}\t{rel}\0"),
-            None => format!("0 {zero}\t{rel}\0"),
-        };
-        info.extend_from_slice(line.as_bytes());
+            .map(|(r, b)| (r.as_str(), b.as_slice()))
+            .collect();
+        let stored = store(git, &blobs)?;
+        self.entries.extend(
+            self.to_store
+                .iter()
+                .map(|(r, _)| r.clone())
+                .zip(stored.into_iter().map(Some)),
+        );
+        let mut info = Vec::new();
+        let zero = commit::zero(Some(&theirs.to_owned()));
+        for (rel, oid) in &self.entries {
+            let line = match oid {
+                Some(oid) => format!("100644 {oid}\t{rel}\0"),
+                None => format!("0 {zero}\t{rel}\0"),
+            };
+            info.extend_from_slice(line.as_bytes());
+        }
+        git.ok(&["update-index", "-z", "--index-info"], Some(&info))?;
+        Ok(())
     }
-    git.ok(&["update-index", "-z", "--index-info"], Some(&info))?;
-    done.commit = match (&head, forward) {
+}
+
+/// The commit the merged index becomes: a merge commit, or their commit
+/// itself when ours is behind it (a fast-forward, or the first sync) and
+/// nothing was refused.
+fn record(
+    git: &Git,
+    head: Option<&String>,
+    forward: bool,
+    refused: bool,
+    theirs: &str,
+    host: &str,
+) -> Result<Option<String>> {
+    let zero = commit::zero(Some(&theirs.to_owned()));
+    Ok(match (head, forward) {
         _ if refused => commit_index(
             git,
             &[theirs.to_owned()],
@@ -265,10 +348,7 @@ pub fn merge(
             &[theirs.to_owned()],
             &format!("axe-sync: merge on {host}"),
         )?,
-    };
-    let _ = fs::remove_file(&journal);
-    done.head = done.commit.clone().or(done.head);
-    Ok(done)
+    })
 }
 
 /// What looks like a secret in `theirs`, the text of `rel` that arrived,

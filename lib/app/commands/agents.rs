@@ -294,7 +294,7 @@ fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
         let shown = Shown {
             agent: name,
             path: loaded.path.to_string_lossy().into_owned(),
-            memory_path: axe_memory::log::file_path(agents.dirs(), name, &cfg.memory.path)?
+            memory_path: axe_memory::log::file_path(agents.dirs(), name, &cfg.run_log.path)?
                 .to_string_lossy()
                 .into_owned(),
             config: cfg,
@@ -349,12 +349,29 @@ fn check(m: &Matches, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// One line of `agents show`: its label, whether it is shown, its value.
+type Line = (&'static str, bool, String);
+
 /// Go's `agents show` layout: `%-16s` labels, only the fields that are set.
 fn show_text(dirs: &Dirs, cfg: &AgentConfig) -> String {
-    let sub = &cfg.sub_agents_config;
-    let (memory, params) = (&cfg.memory, &cfg.params);
-    let subs = !cfg.sub_agents.is_empty();
-    let lines = [
+    [
+        agent_lines(cfg),
+        sub_agent_lines(cfg),
+        run_lines(cfg),
+        run_log_lines(&cfg.run_log),
+        params_lines(&cfg.params),
+        kind_lines(dirs, cfg),
+    ]
+    .iter()
+    .flatten()
+    .filter(|(_, set, _)| *set)
+    .map(|(label, _, value)| format!("{label:<16}{value}\n"))
+    .collect()
+}
+
+/// What the agent is and what it may touch.
+fn agent_lines(cfg: &AgentConfig) -> Vec<Line> {
+    vec![
         ("Name:", true, cfg.name.clone()),
         (
             "Description:",
@@ -392,6 +409,14 @@ fn show_text(dirs: &Dirs, cfg: &AgentConfig) -> String {
                 cfg.sandbox.require, cfg.sandbox.network
             ),
         ),
+    ]
+}
+
+/// Its sub-agents, their bounds, and its MCP servers.
+fn sub_agent_lines(cfg: &AgentConfig) -> Vec<Line> {
+    let sub = &cfg.sub_agents_config;
+    let subs = !cfg.sub_agents.is_empty();
+    vec![
         ("Sub-Agents:", subs, cfg.sub_agents.join(", ")),
         (
             "Max Depth:",
@@ -423,6 +448,12 @@ fn show_text(dirs: &Dirs, cfg: &AgentConfig) -> String {
                 .collect::<Vec<_>>()
                 .join(", "),
         ),
+    ]
+}
+
+/// A run's bounds: its time, its stream, its retries, its token budget.
+fn run_lines(cfg: &AgentConfig) -> Vec<Line> {
+    vec![
         (
             "Timeout:",
             cfg.timeout.get() != 0,
@@ -439,6 +470,12 @@ fn show_text(dirs: &Dirs, cfg: &AgentConfig) -> String {
             cfg.budget.max_tokens.get() != 0,
             format!("{} tokens", cfg.budget.max_tokens),
         ),
+    ]
+}
+
+/// `[memory]`, the run log.
+fn run_log_lines(memory: &axe_memory::settings::LogConfig) -> Vec<Line> {
+    vec![
         ("Memory Enabled:", memory.enabled, "true".into()),
         ("Memory Path:", !memory.path.is_empty(), memory.path.clone()),
         // With memory on, the limits in effect are worth seeing even
@@ -459,6 +496,12 @@ fn show_text(dirs: &Dirs, cfg: &AgentConfig) -> String {
             memory.redact.is_some(),
             memory.redact.unwrap_or(true).to_string(),
         ),
+    ]
+}
+
+/// `[params]`, what the model is asked with.
+fn params_lines(params: &axe_agent::ParamsConfig) -> Vec<Line> {
+    vec![
         (
             "Temperature:",
             params.temperature != 0.0,
@@ -483,6 +526,12 @@ fn show_text(dirs: &Dirs, cfg: &AgentConfig) -> String {
             params.cache.is_some(),
             params.cache.unwrap_or(true).to_string(),
         ),
+    ]
+}
+
+/// The other memory kinds, `[notes]` and `[state]`, and `[context]`.
+fn kind_lines(dirs: &Dirs, cfg: &AgentConfig) -> Vec<Line> {
+    vec![
         ("Notes Enabled:", cfg.notes.enabled, "true".into()),
         (
             "Notes Workspace:",
@@ -513,12 +562,7 @@ fn show_text(dirs: &Dirs, cfg: &AgentConfig) -> String {
                 .collect::<Vec<_>>()
                 .join(", "),
         ),
-    ];
-    lines
-        .iter()
-        .filter(|(_, set, _)| *set)
-        .map(|(label, _, value)| format!("{label:<16}{value}\n"))
-        .collect()
+    ]
 }
 
 /// `[retry]` on one line: `3 (exponential, 500ms to 30000ms)`, the

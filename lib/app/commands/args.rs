@@ -107,7 +107,7 @@ fn first_time(name: &str) -> bool {
 /// documented defaults (`log_recent` then gives 10 entries).
 pub fn every_kind_on() -> AgentConfig {
     let mut cfg = AgentConfig::default();
-    cfg.memory.enabled = true;
+    cfg.run_log.enabled = true;
     cfg.notes.enabled = true;
     cfg.state.enabled = true;
     cfg

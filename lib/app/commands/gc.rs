@@ -32,7 +32,7 @@ pub const COMMAND: Command = Command {
         WAIT,
         NO_STDIN,
         JSON,
-        super::ledger::NO_LOG,
+        super::log::NO_LOG,
     ],
     rules: &[Rule::Conflict(Item::Flag(&ALL), Item::Arg(&AGENT)), ONE],
     description: "\
@@ -120,7 +120,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         model: m.string(&MODEL)?,
         timeout: target::timeout(m, &TIMEOUT)?,
         budget: m.number::<usize>(&BUDGET)?,
-        log: !m.flag(&super::ledger::NO_LOG),
+        log: !m.flag(&super::log::NO_LOG),
     };
     let mut on = |event: Event| show(event, json, out);
     // The rules see to --all or a name, not both.

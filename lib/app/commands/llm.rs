@@ -45,7 +45,7 @@ pub const COMMAND: Command = Command {
         CID,
         super::args::NEW,
         JSON,
-        super::ledger::NO_LOG,
+        super::log::NO_LOG,
     ],
     rules: &[
         Rule::Conflict(Item::Flag(&SYSTEM), Item::Flag(&SYSTEM_FILE)),
@@ -65,12 +65,13 @@ ANTHROPIC_API_KEY / OPENAI_API_KEY, or api_key or api_key_cmd under
 [providers.<name>]; AXE_<PROVIDER>_BASE_URL or base_url for another server
 (any OpenAI-compatible one works as openai). Ollama needs no key.
 
-With --request, the conversation comes from a JSON file (see the README):
-system prompt, messages with tool calls and tool results, tool definitions
-and parameters. Flags given with --request override its fields. A reply
-may call tools: --json gives their number as tool_calls (as axe-run does)
-and the calls themselves as calls, in the file's shape, so a script can
-run a tool loop; without --json each call is named on stderr, as
+With --request, the conversation comes from a JSON file (its form is in
+docs/reference.md, \"axe-llm --request\"): system prompt, messages with
+tool calls and tool results, tool definitions and parameters. Flags
+given with --request override its fields. A reply may call tools: --json
+gives their number as tool_calls (as axe-run does) and the calls
+themselves as calls, in the file's shape, so a script can run a tool
+loop; without --json each call is named on stderr, as
 `Tool call: NAME ARGUMENTS (id ID)`.
 
 Each call keeps its turn in a conversation, as llm logs every prompt: -c
@@ -208,7 +209,7 @@ impl<'m> Args<'m> {
             go_on: m.flag(&CONTINUE),
             cid: m.string(&CID)?,
             new: m.flag(&super::args::NEW),
-            log: !m.flag(&super::ledger::NO_LOG),
+            log: !m.flag(&super::log::NO_LOG),
         };
         if let Some(id) = args.cid {
             conversation::check_id(id)?;

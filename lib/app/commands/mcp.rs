@@ -49,8 +49,8 @@ and learn_fact's if_match.
 A client may start its server without the user's environment (Codex
 and the MCP Inspector drop XDG_*), so --config-dir and --data-dir name
 axe's directories on the command line, which reaches the server as
-written; each must be absolute. Register it with a client (the README
-gives each client's lines in full):
+written; each must be absolute. Register it with a client
+(docs/guide/axe-mcp.md gives each client's lines in full):
 
   claude mcp add -s user axe -- axe-mcp --config-dir \"$(axe-config path)\" \\
     --data-dir \"${XDG_DATA_HOME:-$HOME/.local/share}/axe\" team
@@ -514,10 +514,10 @@ fn open_served(
     // team's gateway, opencode serve).
     open_with(agents, name, true, &mut |cfg: &mut AgentConfig| {
         let set = !cfg.notes.workspace.is_empty()
-            || !cfg.memory.path.is_empty()
+            || !cfg.run_log.path.is_empty()
             || !cfg.state.path.is_empty();
         cfg.notes.workspace.clear();
-        cfg.memory.path.clear();
+        cfg.run_log.path.clear();
         cfg.state.path.clear();
         if set
             && noted
@@ -570,7 +570,7 @@ fn open_with(
         at_reply: Mutex::default(),
         verbose: false,
         report: std::sync::Arc::new(axe_base::report::Stderr),
-        secrets: axe_agent::config::secrets(agents, cfg.memory.redact),
+        secrets: axe_agent::config::secrets(agents, cfg.run_log.redact),
         redacted: Mutex::default(),
         served: Some(Served {
             cfg: cfg.memory_settings(),
@@ -599,7 +599,7 @@ fn instructions(name: &str, cfg: &AgentConfig, own_file: bool, needs_if_match: b
     if cfg.state.enabled {
         kinds.push("a structured state (state_context to read it; state_record for AXE_MEMORY: signal lines and outcomes)");
     }
-    if cfg.memory.enabled {
+    if cfg.run_log.enabled {
         kinds.push("a run log (log_recent, log_append)");
     }
     let whose = match own_file {

@@ -1,6 +1,8 @@
-//! The executables' commands, one module each, those of a memory kind in
-//! the kind's folder (`log/`, `notes/`, `state/`, whose `mod.rs` holds what
-//! they share), plus what many share (`args`, `stdin`, `answer`).
+//! The executables' commands, one module each, named after its executable
+//! (`log` is `axe-log`); those of a memory kind in the kind's folder
+//! (`mem/` the run log's `axe-mem-*`, `notes/`, `state/`, whose `mod.rs`
+//! holds what they share), plus what many share (`args`, `stdin`,
+//! `answer`).
 
 pub mod agents;
 mod answer;
@@ -12,10 +14,10 @@ pub mod context;
 pub mod export;
 pub mod gc;
 pub mod import;
-pub mod ledger;
 pub mod llm;
 pub mod log;
 pub mod mcp;
+pub mod mem;
 pub mod notes;
 pub mod run;
 pub mod state;
@@ -35,12 +37,12 @@ pub const ALL: &[&Command] = &[
     &llm::COMMAND,
     &context::COMMAND,
     &mcp::COMMAND,
-    &ledger::COMMAND,
-    &log::path::COMMAND,
-    &log::append::COMMAND,
-    &log::load::COMMAND,
-    &log::count::COMMAND,
-    &log::trim::COMMAND,
+    &log::COMMAND,
+    &mem::path::COMMAND,
+    &mem::append::COMMAND,
+    &mem::load::COMMAND,
+    &mem::count::COMMAND,
+    &mem::trim::COMMAND,
     &notes::path::COMMAND,
     &notes::recall::COMMAND,
     &notes::remember::COMMAND,

@@ -11,6 +11,7 @@ use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR, NEW};
 use super::stdin::NO_STDIN;
 use axe_agent::config;
 use axe_agent::prompt;
+use axe_agent::{AgentConfig, Agents};
 use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_base::timeout::Seconds;
@@ -22,6 +23,7 @@ use axe_memory::state::{Current, DEFAULT_TASK};
 use axe_run::artifacts;
 use axe_run::details::Detail;
 use axe_run::injected::Injected;
+use axe_run::once::Ran;
 use axe_run::prepared::Overrides;
 use axe_run::recall::Cut;
 use axe_run::state::Recorded;
@@ -49,7 +51,7 @@ pub const COMMAND: Command = Command {
         CONTINUE,
         CID,
         NEW,
-        super::ledger::NO_LOG,
+        super::log::NO_LOG,
         AGENTS_DIR,
         SKILL,
         WORKDIR,
@@ -334,7 +336,7 @@ impl<'m> Args<'m> {
             },
             artifact_dir: m.value(&ARTIFACT_DIR).map(std::path::Path::new),
             keep_artifacts: m.flag(&KEEP_ARTIFACTS),
-            log: !m.flag(&super::ledger::NO_LOG),
+            log: !m.flag(&super::log::NO_LOG),
             now: Current {
                 task: Some(m.string(&STATE_TASK)?.unwrap_or(DEFAULT_TASK)),
                 phase: m.string(&PHASE)?,
@@ -384,12 +386,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // Standard input is read from now on, beside what comes next, so
     // time spent on the rest (a memory lock waited for) leaves input that
     // has ended in hand: it holds the messages, or else the prompt.
-    let mut piped = match (messages, prompt) {
-        (Some("-"), _) => Some(super::stdin::Reading::start(axe_base::read::REQUEST_LIMIT)),
-        (_, Some(_)) => None,
-        _ if args.no_stdin => None,
-        _ => super::stdin::piped(super::stdin::PROMPT_LIMIT),
-    };
+    let mut piped = start_stdin(&args);
     let stream = args.stream || cfg.stream;
     // The conversation gone on with, read before the agent is prepared:
     // the run-log entries its turns wrote stay out of the prompt.
@@ -406,54 +403,21 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         args.overrides.forget.clone_from(&c.run_log);
     }
     args.overrides.apply(&mut cfg);
-    // The model is checked before the config is read, as in Go.
-    axe_llm::parse_model(&cfg.model)?;
-    let config = config::load(&agents)?;
-    // Every run keeps its turn, as `llm` logs every prompt, so `-c` goes
-    // on from the last run whatever started it; `[log] conversations =
-    // false` keeps only a run that names one, and --no-log none at all.
-    let keep = args.log && (config.log.conversations || asked.any());
-    let config_dir = agents.dirs().config()?;
-    let mut session = Session::new(config, (config_dir, agents, wait), &cfg, verbose);
-    session.conversation = keep.then(|| {
-        earlier
-            .as_ref()
-            .map_or_else(conversation::new_id, |c| c.id.clone())
-    });
-    if !args.log {
-        session.ledger.stop();
-    }
+    let went_on = (asked, earlier.as_ref());
+    let mut session = open_session(agents, &cfg, went_on, args.log, (wait, verbose))?;
     let agent = once::prepare(&session, name, cfg, &args.overrides).map_err(|(_, e)| e)?;
     let words = args.words;
-    let history = messages
-        .map(|source| history::read(source, |what| take(&mut piped)?.text(deadline, what)))
-        .transpose()?;
-    let stdin = match prompt {
-        Some(text) => text.to_owned(),
-        None => match piped.take() {
-            Some(reading) => reading.text(deadline, "standard input")?,
-            None => String::new(),
-        },
-    };
-    let task = super::stdin::words_then(words.as_deref(), &stdin);
-    // A conversation --new starts has no messages yet: the run is a
-    // first turn, as a plain one is.
-    let history = history.or_else(|| {
-        earlier
-            .map(|c| c.messages)
-            .filter(|messages| !messages.is_empty())
-    });
-    let kept_before = match args.messages {
-        Some(_) => 0,
-        None => history.as_ref().map_or(0, Vec::len),
-    };
-    // A kept conversation ends with an answer: the next turn must be given.
-    if kept_before > 0 && task.trim().is_empty() {
-        return Err(Error::Usage(
-            "-c/--cid: no prompt: give the next turn as PROMPT, --prompt or standard input".into(),
-        ));
-    }
-    let (history, task) = go_on_from(history, task)?;
+    let Input {
+        history,
+        stdin,
+        task,
+        kept_before,
+    } = read_input(
+        (messages, prompt, words.as_deref()),
+        &mut piped,
+        deadline,
+        earlier.map(|c| c.messages),
+    )?;
     let mut warn = |w: String| note(format_args!("Warning: {w}"));
     let now = args.now;
     // The run log keeps the task as given; the model also gets the memory
@@ -480,15 +444,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         };
     }
 
-    // A missing key, or a response format the provider cannot give,
-    // fails before anything else is said or sent.
-    session.endpoint_for(agent.provider, &agent.model)?;
-    if let Some(format) = agent.cfg.params.response_format() {
-        agent.provider.check_response_format(&format)?;
-    }
-    // A prompt that alone would overrun the budget is not sent at all.
-    let earlier = history.as_deref().unwrap_or_default();
-    budget::check(session.budget, &agent.system, earlier, &begun.sent)?;
+    check_before_calling(&session, &agent, history.as_deref(), &begun.sent)?;
     session.artifacts =
         artifacts::open(&agent.cfg.artifacts, args.artifact_dir, &agent.workdir)?.map(Arc::new);
     if verbose {
@@ -518,34 +474,18 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         &mut warn,
     );
     let duration_ms = started.elapsed().as_millis();
-    let artifacts = session
-        .artifacts
-        .as_ref()
-        .map(|a| a.written())
-        .unwrap_or_default();
-    // Whichever way the run ended, its own directory goes unless kept.
-    if let Some(kept) = session
-        .artifacts
-        .as_ref()
-        .and_then(|a| a.finish(args.keep_artifacts))
-    {
-        note(format_args!("artifacts preserved: {}", kept.display()));
-    }
+    let artifacts = close_artifacts(&session, args.keep_artifacts);
     if verbose {
         note(format_args!("Duration: {duration_ms}ms"));
     }
     let ran = ran?;
     if verbose {
         print_totals(&ran.outcome, &session);
-        for line in secrets::lines(&ran.redacted) {
-            note(format_args!("Memory:   {line}"));
-        }
-        if let Some(line) = ran.logged.as_ref().and_then(Cut::line) {
-            note(format_args!("Memory:   {line}"));
-        }
+        print_memory(&ran);
     }
     let outcome = &ran.outcome;
-    let kept = match outcome.exceeded {
+    let exceeded = outcome.exceeded;
+    let kept = match exceeded {
         // As memory: a run over its budget keeps nothing.
         Some(_) => None,
         None => keep_turn(
@@ -556,38 +496,18 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         ),
     };
     if json {
-        let spent = session.spent();
-        // The tokens are this agent's turns; the cost is what the whole
-        // run cost, sub-agents included.
-        let usage = axe_llm::Usage {
-            cost: spent.cost,
-            ..outcome.usage
-        };
-        let details =
-            std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
-        let more = More {
-            tool_calls: outcome.tool_calls,
-            retry_attempts: outcome.retry_attempts,
-            tool_call_details: details,
+        let ended = Ended {
+            duration_ms,
             artifacts,
-            budget: session.budget.map(|max| Budget {
-                budget_max_tokens: max,
-                budget_used_tokens: spent.tokens(),
-                budget_exceeded: outcome.exceeded.is_some(),
-            }),
-            state: ran.state,
-            messages: given.then_some(&outcome.messages[..]),
-            conversation_id: kept,
-            redacted: ran.redacted,
-            logged: ran.logged,
-            refused: axe_run::refusal::refused(&outcome.reply.content),
+            given,
+            kept,
         };
-        super::answer::write_answer(out, &outcome.reply, &usage, duration_ms, more)?;
+        write_json(out, &session, ran, ended)?;
     } else {
         super::answer::write_text(out, &outcome.reply.content, stream)?;
     }
     out.flush().map_err(Error::Output)?;
-    if outcome.exceeded.is_none() && !json {
+    if exceeded.is_none() && !json {
         // After the answer is out: a consolidation due now never holds
         // it back, and never fails the run. Not with --json: its document
         // is all the run spent (a consolidation's tokens would be missing
@@ -600,10 +520,188 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             session.report(),
         );
     }
-    match outcome.exceeded {
+    match exceeded {
         Some((used, max)) => Err(Error::Budget { used, max }),
         None => Ok(()),
     }
+}
+
+/// The run's session: config.toml read (once the model is checked, as
+/// in Go), the conversation the turn is kept in (`asked`, the one gone
+/// on with, `earlier`, if any), the ledger unless `log` is off.
+fn open_session(
+    agents: Agents,
+    cfg: &AgentConfig,
+    (asked, earlier): (conversation::Asked<'_>, Option<&conversation::Loaded>),
+    log: bool,
+    (wait, verbose): (Wait, bool),
+) -> Result<Session> {
+    // The model is checked before the config is read, as in Go.
+    axe_llm::parse_model(&cfg.model)?;
+    let config = config::load(&agents)?;
+    // Every run keeps its turn, as `llm` logs every prompt, so `-c` goes
+    // on from the last run whatever started it; `[log] conversations =
+    // false` keeps only a run that names one, and --no-log none at all.
+    let keep = log && (config.log.conversations || asked.any());
+    let config_dir = agents.dirs().config()?;
+    let mut session = Session::new(config, (config_dir, agents, wait), cfg, verbose);
+    session.conversation =
+        keep.then(|| earlier.map_or_else(conversation::new_id, |c| c.id.clone()));
+    if !log {
+        session.ledger.stop();
+    }
+    Ok(session)
+}
+
+/// Standard input's reading, started; none when `--prompt` or
+/// `--no-stdin` takes its place.
+fn start_stdin(args: &Args<'_>) -> Option<super::stdin::Reading> {
+    match (args.messages, args.prompt) {
+        (Some("-"), _) => Some(super::stdin::Reading::start(axe_base::read::REQUEST_LIMIT)),
+        (_, Some(_)) => None,
+        _ if args.no_stdin => None,
+        _ => super::stdin::piped(super::stdin::PROMPT_LIMIT),
+    }
+}
+
+/// What a run is given: the turns before it, standard input, and the
+/// task they make.
+struct Input {
+    /// `--messages`', or the conversation gone on with.
+    history: Option<Vec<Message>>,
+    stdin: String,
+    task: String,
+    /// How many messages the kept conversation held (0 with
+    /// `--messages`, whose file is its conversation).
+    kept_before: usize,
+}
+
+/// Reads the run's input: `--messages` (from `piped` when `-`), the
+/// prompt or standard input, after the `words`; `kept`, the messages of
+/// the conversation gone on with.
+fn read_input(
+    (messages, prompt, words): (Option<&str>, Option<&str>, Option<&str>),
+    piped: &mut Option<super::stdin::Reading>,
+    deadline: Deadline,
+    kept: Option<Vec<Message>>,
+) -> Result<Input> {
+    let history = messages
+        .map(|source| history::read(source, |what| take(piped)?.text(deadline, what)))
+        .transpose()?;
+    let stdin = match prompt {
+        Some(text) => text.to_owned(),
+        None => match piped.take() {
+            Some(reading) => reading.text(deadline, "standard input")?,
+            None => String::new(),
+        },
+    };
+    let task = super::stdin::words_then(words, &stdin);
+    // A conversation --new starts has no messages yet: the run is a
+    // first turn, as a plain one is.
+    let history = history.or_else(|| kept.filter(|messages| !messages.is_empty()));
+    let kept_before = match messages {
+        Some(_) => 0,
+        None => history.as_ref().map_or(0, Vec::len),
+    };
+    // A kept conversation ends with an answer: the next turn must be given.
+    if kept_before > 0 && task.trim().is_empty() {
+        return Err(Error::Usage(
+            "-c/--cid: no prompt: give the next turn as PROMPT, --prompt or standard input".into(),
+        ));
+    }
+    let (history, task) = go_on_from(history, task)?;
+    Ok(Input {
+        history,
+        stdin,
+        task,
+        kept_before,
+    })
+}
+
+/// What must hold before the first call: a key and a response format the
+/// provider can give, and a prompt that alone would not overrun the
+/// budget (else nothing is sent at all).
+fn check_before_calling(
+    session: &Session,
+    agent: &Prepared,
+    history: Option<&[Message]>,
+    sent: &str,
+) -> Result<()> {
+    // A missing key, or a response format the provider cannot give,
+    // fails before anything else is said or sent.
+    session.endpoint_for(agent.provider, &agent.model)?;
+    if let Some(format) = agent.cfg.params.response_format() {
+        agent.provider.check_response_format(&format)?;
+    }
+    // A prompt that alone would overrun the budget is not sent at all.
+    let earlier = history.unwrap_or_default();
+    budget::check(session.budget, &agent.system, earlier, sent)
+}
+
+/// What the agents wrote to the artifact directory; the run's own
+/// directory goes, whichever way the run ended, unless `keep`.
+fn close_artifacts(session: &Session, keep: bool) -> Vec<Artifact> {
+    let artifacts = session
+        .artifacts
+        .as_ref()
+        .map(|a| a.written())
+        .unwrap_or_default();
+    // Whichever way the run ended, its own directory goes unless kept.
+    if let Some(kept) = session.artifacts.as_ref().and_then(|a| a.finish(keep)) {
+        note(format_args!("artifacts preserved: {}", kept.display()));
+    }
+    artifacts
+}
+
+/// `-v`'s lines on what the run's memory writes took out or cut.
+fn print_memory(ran: &Ran) {
+    for line in secrets::lines(&ran.redacted) {
+        note(format_args!("Memory:   {line}"));
+    }
+    if let Some(line) = ran.logged.as_ref().and_then(Cut::line) {
+        note(format_args!("Memory:   {line}"));
+    }
+}
+
+/// How a run ended, besides its answer, for `--json`.
+struct Ended<'s> {
+    duration_ms: u128,
+    artifacts: Vec<Artifact>,
+    /// The run was given a conversation (`--messages`): it is said whole.
+    given: bool,
+    /// The conversation the turn was kept in.
+    kept: Option<&'s str>,
+}
+
+/// The answer as `--json`'s one document.
+fn write_json(out: &mut dyn Write, session: &Session, ran: Ran, ended: Ended<'_>) -> Result<()> {
+    let outcome = &ran.outcome;
+    let spent = session.spent();
+    // The tokens are this agent's turns; the cost is what the whole
+    // run cost, sub-agents included.
+    let usage = axe_llm::Usage {
+        cost: spent.cost,
+        ..outcome.usage
+    };
+    let details = std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
+    let more = More {
+        tool_calls: outcome.tool_calls,
+        retry_attempts: outcome.retry_attempts,
+        tool_call_details: details,
+        artifacts: ended.artifacts,
+        budget: session.budget.map(|max| Budget {
+            budget_max_tokens: max,
+            budget_used_tokens: spent.tokens(),
+            budget_exceeded: outcome.exceeded.is_some(),
+        }),
+        state: ran.state,
+        messages: ended.given.then_some(&outcome.messages[..]),
+        conversation_id: ended.kept,
+        redacted: ran.redacted,
+        logged: ran.logged,
+        refused: axe_run::refusal::refused(&outcome.reply.content),
+    };
+    super::answer::write_answer(out, &outcome.reply, &usage, ended.duration_ms, more)
 }
 
 /// Appends the run's turn (`turn`: its messages from the user's on, or

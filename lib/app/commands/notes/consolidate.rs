@@ -17,7 +17,7 @@ pub const COMMAND: Command = Command {
     about: "Fold an agent's new daily-log entries into its MEMORY.md and world topics",
     usage: &["[OPTIONS] <AGENT>"],
     args: &[AGENT],
-    flags: &[DRY_RUN, JSON, UNDO, crate::commands::ledger::NO_LOG],
+    flags: &[DRY_RUN, JSON, UNDO, crate::commands::log::NO_LOG],
     rules: &[
         crate::commands::args::AGENT_REQUIRED,
         Rule::Conflict(Item::Flag(&UNDO), Item::Flag(&DRY_RUN)),
@@ -72,7 +72,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             seconds => std::time::Duration::from_secs(seconds),
         },
         wait: None,
-        log: !m.flag(&crate::commands::ledger::NO_LOG),
+        log: !m.flag(&crate::commands::log::NO_LOG),
     };
     let done = job::consolidate(agents, name, cfg, &opts)?;
     if json {
@@ -160,7 +160,7 @@ fn run_undo(
     out: &mut dyn Write,
 ) -> Result<()> {
     let ws = Workspace::of(agents.dirs(), &cfg.notes)?;
-    let secrets = axe_agent::config::secrets(agents, cfg.memory.redact);
+    let secrets = axe_agent::config::secrets(agents, cfg.run_log.redact);
     let undone = job::undo(&ws, name, &secrets, Wait::default())?;
     if json {
         return axe_cli::write_json(out, &undone);

@@ -68,7 +68,7 @@ fn named(name: &str) -> Result<Notes> {
         agent: Some(name.to_owned()),
         cfg: agent.notes,
         ws,
-        redact: agent.memory.redact,
+        redact: agent.run_log.redact,
         agents,
     })
 }

@@ -51,6 +51,6 @@ pub fn open(agent: &str) -> Result<Target> {
         agent,
         cfg,
         path,
-        secrets: axe_agent::config::secrets(&agents, loaded.memory.redact),
+        secrets: axe_agent::config::secrets(&agents, loaded.run_log.redact),
     })
 }

@@ -35,8 +35,8 @@ pub const USAGE: &[&str] = &["[OPTIONS] <AGENT>", "[OPTIONS] --file <PATH>"];
 pub struct Target {
     /// The agent name, unless `--file` was used.
     pub agent: Option<String>,
-    /// The agent's `[memory]` settings, unless `--file` was used.
-    pub memory: Option<LogConfig>,
+    /// The agent's run log settings (`[memory]`), unless `--file` was used.
+    pub run_log: Option<LogConfig>,
     pub path: PathBuf,
     /// The directories and agents the command reads, built once.
     pub agents: Agents,
@@ -84,17 +84,17 @@ impl<'m> Given<'m> {
         match self {
             Given::File(path) => Ok(Target {
                 agent: None,
-                memory: None,
+                run_log: None,
                 path: path.to_path_buf(),
                 agents: super::args::env_agents(),
             }),
             Given::Agent(name) => {
                 let agents = super::args::env_agents();
                 let (cfg, _) = super::args::memory_agent(&agents, name)?;
-                let path = axe_memory::log::file_path(agents.dirs(), name, &cfg.memory.path)?;
+                let path = axe_memory::log::file_path(agents.dirs(), name, &cfg.run_log.path)?;
                 Ok(Target {
                     agent: Some(name.to_owned()),
-                    memory: Some(cfg.memory),
+                    run_log: Some(cfg.run_log),
                     path,
                     agents,
                 })

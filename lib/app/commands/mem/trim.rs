@@ -99,7 +99,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let target = args.log.resolve()?;
     let keep = match args.keep {
         Some(n) => Some(n),
-        None => match &target.memory {
+        None => match &target.run_log {
             Some(mem) => mem.trim_target(),
             // Not without an agent: the rules ask for --keep with --file.
             None => None,

@@ -65,7 +65,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let last = match last {
         Some(n) => n,
         // Validation guarantees the agent's value is not negative.
-        None => target.memory.as_ref().map_or(0, |mem| mem.last_n.get()),
+        None => target.run_log.as_ref().map_or(0, |mem| mem.last_n.get()),
     };
     let tail = axe_memory::log::tail(&target.path, last, wait)?;
     if !json {

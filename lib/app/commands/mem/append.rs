@@ -187,7 +187,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         None => read_kept(io::stdin().lock(), axe_memory::log::RESULT_LIMIT)
             .map_err(|e| Error::stdin(&e))?,
     };
-    let redact = target.memory.as_ref().and_then(|m| m.redact);
+    let redact = target.run_log.as_ref().and_then(|m| m.redact);
     let appended = axe_memory::log::append(
         &target.path,
         &task,
