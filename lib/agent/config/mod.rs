@@ -160,7 +160,9 @@ impl Config {
 mod tests {
     use super::*;
 
-    pub(super) fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+    pub(super) fn env(
+        pairs: &'static [(&'static str, &'static str)],
+    ) -> impl Fn(&str) -> Option<String> {
         move |k| {
             pairs
                 .iter()

@@ -188,7 +188,12 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
     let details = std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
     let journaled = std::mem::take(&mut *journal.state.lock().unwrap_or_else(|e| e.into_inner()));
     let memory_rel = ws.relative(&ws.memory(name));
-    done.conflicts = conflicts(&details, journaled.own_refusals.clone(), &memory_rel, &secrets);
+    done.conflicts = conflicts(
+        &details,
+        journaled.own_refusals.clone(),
+        &memory_rel,
+        &secrets,
+    );
     // What it wrote, as its tools wrote it: nothing another writer did.
     let wrote: Vec<&Wrote> = journaled.files.iter().filter(|w| w.changed()).collect();
     done.files = wrote.iter().map(|w| w.changed_file()).collect();
