@@ -147,45 +147,32 @@ fn check_base_url(provider: Provider, url: &str) -> Result<()> {
 /// A base URL no call could go to, refused before any call (a config
 /// error, exit 2); `shown` is the URL without its password and query,
 /// where a key could be.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum BaseUrl {
+    #[error(
+        "base URL {shown} for provider \"{}\" has a user name or password in it, which axe does not send: remove it and put the key in {} or api_key",
+        provider.name(),
+        provider.key_env()
+    )]
     UserInfo { shown: String, provider: Provider },
+    #[error(
+        "base URL \"{shown}\" for provider \"{}\" has no scheme: write http://{shown} (or https://) in {} or base_url",
+        provider.name(),
+        provider.base_url_env()
+    )]
     NoScheme { shown: String, provider: Provider },
+    #[error(
+        "base URL \"{shown}\" for provider \"{}\": axe speaks http:// and https:// only",
+        provider.name()
+    )]
     Scheme { shown: String, provider: Provider },
+    #[error(
+        "base URL \"{shown}\" for provider \"{}\" has a query string or fragment, which axe cannot add a path to: remove it (a key goes in {} or api_key)",
+        provider.name(),
+        provider.key_env()
+    )]
     Query { shown: String, provider: Provider },
 }
-
-impl std::fmt::Display for BaseUrl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BaseUrl::UserInfo { shown, provider } => write!(
-                f,
-                "base URL {shown} for provider \"{}\" has a user name or password in it, which axe does not send: remove it and put the key in {} or api_key",
-                provider.name(),
-                provider.key_env()
-            ),
-            BaseUrl::NoScheme { shown, provider } => write!(
-                f,
-                "base URL \"{shown}\" for provider \"{}\" has no scheme: write http://{shown} (or https://) in {} or base_url",
-                provider.name(),
-                provider.base_url_env()
-            ),
-            BaseUrl::Scheme { shown, provider } => write!(
-                f,
-                "base URL \"{shown}\" for provider \"{}\": axe speaks http:// and https:// only",
-                provider.name()
-            ),
-            BaseUrl::Query { shown, provider } => write!(
-                f,
-                "base URL \"{shown}\" for provider \"{}\" has a query string or fragment, which axe cannot add a path to: remove it (a key goes in {} or api_key)",
-                provider.name(),
-                provider.key_env()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for BaseUrl {}
 
 impl From<BaseUrl> for Error {
     fn from(e: BaseUrl) -> Error {

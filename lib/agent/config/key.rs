@@ -63,64 +63,41 @@ impl Config {
 /// white space, is the key. Its standard error passes through to ours, so a
 /// password manager can still ask for a passphrase.
 fn run_key_command(provider: Provider, command: &str) -> Result<String> {
-    let fail = |why| KeyCommand { provider, why };
     let output = Command::new("sh")
         .args(["-c", command])
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())
         .output()
-        .map_err(|e| fail(KeyFault::Start(e)))?;
+        .map_err(|e| KeyCommand::Start(provider, e))?;
     if !output.status.success() {
-        return Err(fail(KeyFault::Exit(output.status)).into());
+        return Err(KeyCommand::Exit(provider, output.status).into());
     }
-    let key = String::from_utf8(output.stdout).map_err(|e| fail(KeyFault::NotUtf8(e)))?;
+    let key = String::from_utf8(output.stdout).map_err(|e| KeyCommand::NotUtf8(provider, e))?;
     if key.trim().is_empty() {
-        return Err(fail(KeyFault::Empty).into());
+        return Err(KeyCommand::Empty(provider).into());
     }
     clean_key(provider, &key, "api_key_cmd")
 }
 
-/// A provider's `api_key_cmd` that gave no key (exit 3, as Go's).
-#[derive(Debug)]
-pub struct KeyCommand {
-    pub provider: Provider,
-    pub why: KeyFault,
-}
-
-/// Why `api_key_cmd` gave no key.
-#[derive(Debug)]
-pub enum KeyFault {
+/// A provider's `api_key_cmd` that gave no key (exit 3, as Go's), and why.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyCommand {
     /// `sh` would not start.
-    Start(io::Error),
+    #[error(
+        "api_key_cmd for provider \"{}\" failed: {}",
+        .0.name(),
+        axe_base::error::describe_io(.1)
+    )]
+    Start(Provider, #[source] io::Error),
     /// It ended with this status.
-    Exit(std::process::ExitStatus),
+    #[error("api_key_cmd for provider \"{}\" failed: {}", .0.name(), .1)]
+    Exit(Provider, std::process::ExitStatus),
     /// Its output is not UTF-8.
-    NotUtf8(std::string::FromUtf8Error),
+    #[error("api_key_cmd for provider \"{}\" failed: output is not UTF-8", .0.name())]
+    NotUtf8(Provider, #[source] std::string::FromUtf8Error),
     /// It printed nothing but white space.
-    Empty,
-}
-
-impl std::fmt::Display for KeyCommand {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = self.provider.name();
-        write!(f, "api_key_cmd for provider \"{name}\" failed: ")?;
-        match &self.why {
-            KeyFault::Start(e) => f.write_str(&axe_base::error::describe_io(e)),
-            KeyFault::Exit(status) => status.fmt(f),
-            KeyFault::NotUtf8(_) => f.write_str("output is not UTF-8"),
-            KeyFault::Empty => f.write_str("it printed nothing"),
-        }
-    }
-}
-
-impl std::error::Error for KeyCommand {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.why {
-            KeyFault::Start(e) => Some(e),
-            KeyFault::NotUtf8(e) => Some(e),
-            KeyFault::Exit(_) | KeyFault::Empty => None,
-        }
-    }
+    #[error("api_key_cmd for provider \"{}\" failed: it printed nothing", .0.name())]
+    Empty(Provider),
 }
 
 impl From<KeyCommand> for Error {

@@ -29,7 +29,7 @@ use axe_base::read;
 use axe_llm::Provider;
 
 pub use endpoint::{BaseUrl, Endpoints, without_userinfo};
-pub use key::{KeyCommand, KeyFault};
+pub use key::KeyCommand;
 pub use secrets::{secrets, variables};
 
 #[derive(Debug, Default, Deserialize)]
