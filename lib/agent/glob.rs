@@ -44,16 +44,9 @@ enum Token {
 }
 
 /// The pattern was malformed; Go's `filepath.ErrBadPattern`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("syntax error in pattern")]
 pub struct BadPattern;
-
-impl std::fmt::Display for BadPattern {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("syntax error in pattern")
-    }
-}
-
-impl std::error::Error for BadPattern {}
 
 impl Pattern {
     pub fn new(pattern: &str) -> Result<Pattern, BadPattern> {

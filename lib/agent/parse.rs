@@ -198,22 +198,11 @@ pub fn parse(text: &str) -> Result<AgentConfig, BadToml> {
 
 /// A file that is not TOML of an agent's shape: its line (the position
 /// and the message, [`one_line_toml_error`]) and the toml crate's error.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{line}")]
 pub struct BadToml {
     pub line: String,
     pub source: toml::de::Error,
-}
-
-impl std::fmt::Display for BadToml {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.line)
-    }
-}
-
-impl std::error::Error for BadToml {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
-    }
 }
 
 /// The toml crate's errors are multi-line with a source excerpt; a tool's

@@ -106,40 +106,27 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
 
 /// An agent file that parsed but is not a valid agent: Go's messages,
 /// reported as an invalid agent (exit 2).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Invalid {
     /// A required field left out or blank.
+    #[error("agent config missing required field: {0}")]
     Missing(&'static str),
     /// A count or number of seconds below zero.
+    #[error("{0} must be non-negative")]
     Negative(&'static str),
     /// A field over its most.
+    #[error("{field} cannot exceed {max}")]
     Exceeds { field: &'static str, max: u64 },
     /// A `retry.backoff` that names none.
+    #[error("retry.backoff must be one of {names} (not {0:?})", names = Backoff::NAMES.join(", "))]
     Backoff(String),
     /// A tool in `tools` that axe does not have.
+    #[error("unknown tool {0:?} in tools config")]
     UnknownTool(String),
     /// A rule between fields, in its own words.
+    #[error("{0}")]
     Rule(&'static str),
 }
-
-impl std::fmt::Display for Invalid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Invalid::Missing(field) => write!(f, "agent config missing required field: {field}"),
-            Invalid::Negative(field) => write!(f, "{field} must be non-negative"),
-            Invalid::Exceeds { field, max } => write!(f, "{field} cannot exceed {max}"),
-            Invalid::Backoff(given) => write!(
-                f,
-                "retry.backoff must be one of {} (not {given:?})",
-                Backoff::NAMES.join(", ")
-            ),
-            Invalid::UnknownTool(name) => write!(f, "unknown tool {name:?} in tools config"),
-            Invalid::Rule(text) => f.write_str(text),
-        }
-    }
-}
-
-impl std::error::Error for Invalid {}
 
 impl From<Invalid> for Error {
     fn from(e: Invalid) -> Error {

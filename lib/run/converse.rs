@@ -75,40 +75,15 @@ pub fn converse(
     sources.connect()?;
     // Offered and routed once for the whole conversation.
     let offered = sources.tools();
-    let tools = offered.defs().to_vec();
+    let mut conversation = request(agent, start, offered.defs().to_vec());
     // The loop's progress lines are the top-level agent's alone, as in Go.
-    let trace = session.verbose && depth == 0 && !tools.is_empty();
-    let mut conversation = Conversation {
-        model: None,
-        system: agent.system.clone(),
-        messages: start,
-        tools,
-        temperature: agent.temperature,
-        max_tokens: agent.max_tokens(),
-        response_format: agent.cfg.params.response_format(),
-        cache: agent.cfg.params.cache,
-        system_stable: Some(agent.system_stable),
-    };
-    let mut outcome = Outcome {
-        reply: Reply {
-            model: agent.model.clone(),
-            ..Reply::default()
-        },
-        usage: Usage::default(),
-        tool_calls: 0,
-        tools_offered: !conversation.tools.is_empty(),
-        retry_attempts: 0,
-        exceeded: None,
-        messages: Vec::new(),
-        redacted: Vec::new(),
-    };
+    let trace = session.verbose && depth == 0 && !conversation.tools.is_empty();
+    let mut outcome = Outcome::new(agent, !conversation.tools.is_empty());
     let mut shown_before = false;
     for turn in 1..=MAX_TURNS {
         if let Some(exceeded) = session.over_budget() {
             outcome.exceeded = Some(exceeded);
-            outcome.messages = conversation.messages;
-            outcome.redacted = redacted(&sources);
-            return Ok(outcome);
+            return Ok(outcome.ended(conversation, &sources));
         }
         if trace {
             let pending: usize = conversation
@@ -122,44 +97,18 @@ pub fn converse(
                 conversation.messages.len()
             ));
         }
-        let options = CallOptions {
+        let call = Call {
+            session,
+            agent,
+            endpoint: &endpoint,
             deadline,
-            retry: agent.cfg.retry.policy(),
-            stream: on_text.is_some(),
-            client: session.client.clone(),
         };
-        let mut shown_now = false;
-        let mut show = |text: &str| -> io::Result<()> {
-            let Some(out) = on_text.as_mut() else {
-                return Ok(());
-            };
-            // Text of an earlier turn stays on screen: set this turn apart.
-            if shown_before && !shown_now {
-                out("\n\n")?;
-            }
-            shown_now = true;
-            out(text)
-        };
-        let mut on_retry = |retry: &axe_llm::Retry| {
-            outcome.retry_attempts += 1;
-            if session.verbose {
-                session.report().note(format_args!("{retry}"));
-            }
-        };
-        let caller = axe_ledger::Caller {
-            agent: Some(&agent.name),
-            conversation: session.conversation.as_deref(),
-        };
-        let reply = session.ledger.complete(
-            caller,
-            &endpoint,
-            &agent.model,
+        let reply = call.send(
             &conversation,
-            &options,
-            &mut show,
-            &mut on_retry,
+            &mut on_text,
+            &mut shown_before,
+            &mut outcome.retry_attempts,
         )?;
-        shown_before |= shown_now;
         outcome.usage.add(&reply.usage);
         session.spend(&reply.usage);
         if trace {
@@ -188,9 +137,7 @@ pub fn converse(
             }
             outcome.reply = reply;
             outcome.exceeded = exceeded;
-            outcome.messages = conversation.messages;
-            outcome.redacted = redacted(&sources);
-            return Ok(outcome);
+            return Ok(outcome.ended(conversation, &sources));
         }
         outcome.tool_calls += reply.tool_calls.len() as u64;
         let results = tools::run(&sources, &offered, &reply.tool_calls, turn - 1);
@@ -209,15 +156,120 @@ pub fn converse(
         // whichever turn it is: over budget, not out of turns.
         if let Some(spent) = sources.budget_spent() {
             outcome.exceeded = session.over_budget().or(Some(spent));
-            outcome.messages = conversation.messages;
-            outcome.redacted = redacted(&sources);
-            return Ok(outcome);
+            return Ok(outcome.ended(conversation, &sources));
         }
     }
     let who = if depth == 0 { "agent" } else { "sub-agent" };
     Err(Error::Agent(format!(
         "{who} exceeded maximum conversation turns ({MAX_TURNS})"
     )))
+}
+
+/// The request the conversation sends each turn, from `start` with the
+/// `tools` offered.
+fn request(agent: &Prepared, start: Vec<Message>, tools: Vec<axe_llm::ToolDef>) -> Conversation {
+    Conversation {
+        model: None,
+        system: agent.system.clone(),
+        messages: start,
+        tools,
+        temperature: agent.temperature,
+        max_tokens: agent.max_tokens(),
+        response_format: agent.cfg.params.response_format(),
+        cache: agent.cfg.params.cache,
+        system_stable: Some(agent.system_stable),
+    }
+}
+
+impl Outcome {
+    /// Nothing said yet: no reply, no usage.
+    fn new(agent: &Prepared, tools_offered: bool) -> Outcome {
+        Outcome {
+            reply: Reply {
+                model: agent.model.clone(),
+                ..Reply::default()
+            },
+            usage: Usage::default(),
+            tool_calls: 0,
+            tools_offered,
+            retry_attempts: 0,
+            exceeded: None,
+            messages: Vec::new(),
+            redacted: Vec::new(),
+        }
+    }
+
+    /// The outcome of a conversation that ends here, with its messages and
+    /// what its memory tools took out.
+    fn ended(mut self, conversation: Conversation, sources: &tools::Sources) -> Outcome {
+        self.messages = conversation.messages;
+        self.redacted = redacted(sources);
+        self
+    }
+}
+
+/// One turn's call to the model: where it goes and for whom.
+struct Call<'a> {
+    session: &'a Session,
+    agent: &'a Prepared,
+    endpoint: &'a axe_llm::Endpoint,
+    deadline: Deadline,
+}
+
+impl Call<'_> {
+    /// Sends `conversation` (through the ledger) and gives back the
+    /// model's reply, streaming its text to `on_text`, set apart from an
+    /// earlier turn's (`shown_before`), and counting its calls made again
+    /// in `retries`.
+    fn send(
+        &self,
+        conversation: &Conversation,
+        on_text: &mut Option<TextSink>,
+        shown_before: &mut bool,
+        retries: &mut u64,
+    ) -> Result<Reply> {
+        let session = self.session;
+        let options = CallOptions {
+            deadline: self.deadline,
+            retry: self.agent.cfg.retry.policy(),
+            stream: on_text.is_some(),
+            client: session.client.clone(),
+        };
+        let mut shown_now = false;
+        let earlier = *shown_before;
+        let mut show = |text: &str| -> io::Result<()> {
+            let Some(out) = on_text.as_mut() else {
+                return Ok(());
+            };
+            // Text of an earlier turn stays on screen: set this turn apart.
+            if earlier && !shown_now {
+                out("\n\n")?;
+            }
+            shown_now = true;
+            out(text)
+        };
+        let mut on_retry = |retry: &axe_llm::Retry| {
+            *retries += 1;
+            if session.verbose {
+                session.report().note(format_args!("{retry}"));
+            }
+        };
+        let caller = axe_ledger::Caller {
+            agent: Some(&self.agent.name),
+            conversation: session.conversation.as_deref(),
+        };
+        let reply = session.ledger.complete(
+            caller,
+            self.endpoint,
+            &self.agent.model,
+            conversation,
+            &options,
+            &mut show,
+            &mut on_retry,
+        );
+        *shown_before |= shown_now;
+        reply
+    }
 }
 
 /// [`converse`] for an agent that calls no sub-agent (its `sub_agents`

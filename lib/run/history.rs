@@ -34,43 +34,22 @@ pub fn read(source: &str, stdin: impl FnOnce(&str) -> Result<String>) -> Result<
 
 /// Why a `--messages` text is no conversation; its line follows
 /// `invalid messages SOURCE: `.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Invalid {
     /// Not JSON at all.
-    NotJson(serde_json::Error),
+    #[error("not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
     /// JSON, but not an array: what it is.
+    #[error("expected a JSON array of messages, found {0}")]
     NotArray(&'static str),
     /// Message `index` (from 0) is wrong: why, and serde_json's error
     /// when it would not read as a message.
+    #[error("message {index}: {why}")]
     At {
         index: usize,
         why: String,
         source: Option<serde_json::Error>,
     },
-}
-
-impl std::fmt::Display for Invalid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Invalid::NotJson(e) => write!(f, "not JSON: {e}"),
-            Invalid::NotArray(kind) => {
-                write!(f, "expected a JSON array of messages, found {kind}")
-            }
-            Invalid::At { index, why, .. } => write!(f, "message {index}: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for Invalid {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Invalid::NotJson(e)
-            | Invalid::At {
-                source: Some(e), ..
-            } => Some(e),
-            _ => None,
-        }
-    }
 }
 
 /// The messages in `text`, checked: known roles, and every tool call of

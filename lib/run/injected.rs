@@ -7,6 +7,7 @@
 //! a kind is a warning, never a failed run.
 
 use super::prepared::Prepared;
+use axe_base::report::Report;
 use axe_memory::block::Block;
 use axe_memory::shared_block::{self, Assembled, Request};
 use axe_memory::state::{self, Current};
@@ -34,13 +35,13 @@ impl Injected {
 
 /// The user message with the agent's memory block after it, and the
 /// block; `listing` keeps what the shared block left out (for
-/// `--dry-run`). Warnings go to `warn`.
+/// `--dry-run`). Warnings go to `report`.
 pub fn with_memory(
     agent: &Prepared,
     user: &str,
     now: Current,
     listing: bool,
-    warn: &mut dyn FnMut(String),
+    report: &dyn Report,
 ) -> (String, Injected) {
     let injected = if let Some(budget) = agent.cfg.context.budget {
         let request = Request {
@@ -62,8 +63,8 @@ pub fn with_memory(
             &agent.cfg.memory_settings(),
             &request,
             &mut |kind, e| {
-                warn(format!(
-                    "failed to load {} for the context of \"{}\": {e}",
+                report.note(format_args!(
+                    "Warning: failed to load {} for the context of \"{}\": {e}",
                     kind.name(),
                     agent.name
                 ))
@@ -78,7 +79,10 @@ pub fn with_memory(
         match built {
             Ok(block) => Injected::State(block),
             Err(e) => {
-                warn(format!("failed to load state for \"{}\": {e}", agent.name));
+                report.note(format_args!(
+                    "Warning: failed to load state for \"{}\": {e}",
+                    agent.name
+                ));
                 Injected::State(String::new())
             }
         }

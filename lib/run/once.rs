@@ -7,8 +7,8 @@
 //! `--dry-run` and `-v` lines between the two steps; a sub-agent goes
 //! straight on. So a new kind of memory is wired once, here, for both.
 //!
-//! Memory trouble is never a failed run: each problem is a line for
-//! `warn`, whose caller decides how it is shown.
+//! Memory trouble is never a failed run: each problem is a warning to the
+//! `report` the caller gives, which decides where it is shown.
 
 use std::path::PathBuf;
 
@@ -21,12 +21,10 @@ use super::state::{self, Recorded};
 use super::tools::SubAgentError;
 use axe_agent::AgentConfig;
 use axe_base::error::{Error, Result};
+use axe_base::report::Report;
 use axe_llm::{Deadline, Message};
 use axe_memory::secrets::{self, Place, Redaction};
 use axe_memory::state::{Current, DEFAULT_TASK};
-
-/// Where a warning goes.
-pub type Warn<'a> = &'a mut dyn FnMut(String);
 
 /// Prepares the agent `name` with `cfg`, to which `given` is applied: in
 /// the workdir it gives, else the agent's own `workdir`, else the current
@@ -84,12 +82,14 @@ pub fn begin<'a>(
     task: &'a str,
     now: Current<'a>,
     listing: bool,
-    warn: Warn,
+    report: &dyn Report,
 ) -> Begun<'a> {
     if let Some(r) = &agent.recall {
-        r.warnings.iter().for_each(|w| warn(w.clone()));
+        for w in &r.warnings {
+            report.note(format_args!("Warning: {w}"));
+        }
     }
-    let (sent, injected) = injected::with_memory(agent, task, now, listing, warn);
+    let (sent, injected) = injected::with_memory(agent, task, now, listing, report);
     Begun {
         agent,
         task,
@@ -121,7 +121,7 @@ impl Begun<'_> {
         deadline: Deadline,
         history: Vec<Message>,
         on_text: Option<TextSink>,
-        warn: Warn,
+        report: &dyn Report,
     ) -> Result<Ran> {
         let agent = self.agent;
         let (task, phase) = (self.now.task.unwrap_or_default(), self.now.phase);
@@ -137,7 +137,7 @@ impl Begun<'_> {
         let mut outcome = match conversed {
             Ok(outcome) => outcome,
             Err(e) => {
-                state::record(agent, task, phase, Err(&e.to_string()), &secrets, warn);
+                state::record(agent, task, phase, Err(&e.to_string()), &secrets, report);
                 return Err(e);
             }
         };
@@ -157,7 +157,7 @@ impl Begun<'_> {
             });
         }
         let answer = Ok(outcome.reply.content.as_str());
-        let state = state::record(agent, task, phase, answer, &secrets, warn);
+        let state = state::record(agent, task, phase, answer, &secrets, report);
         if let Some(s) = &state {
             redacted.extend(secrets::at(Place::State, &s.redacted));
         }
@@ -177,7 +177,7 @@ impl Begun<'_> {
                     redacted.extend(secrets::at(Place::RunLog, &kinds));
                     logged = Some(cut);
                 }
-                Err(w) => warn(w.to_string()),
+                Err(w) => report.note(format_args!("Warning: {w}")),
             }
         }
         Ok(Ran {
@@ -227,20 +227,13 @@ fn sub_agent(
             step,
             source,
         })?;
-    let mut warn = |w: String| {
-        // A sub-agent's memory trouble is only worth a line when asked.
-        if session.verbose {
-            session
-                .report()
-                .note(format_args!("[sub-agent] Warning: {w}"));
-        }
-    };
+    let report = SubAgentReport(session);
     let now = Current {
         task: Some(DEFAULT_TASK),
         phase: None,
     };
-    let ran = begin(&agent, user, now, false, &mut warn)
-        .finish(session, depth, deadline, Vec::new(), None, &mut warn)
+    let ran = begin(&agent, user, now, false, &report)
+        .finish(session, depth, deadline, Vec::new(), None, &report)
         .map_err(SubAgentError::Run)?;
     if session.verbose {
         for line in secrets::lines(&ran.redacted) {
@@ -253,4 +246,17 @@ fn sub_agent(
         return Err(SubAgentError::Budget { used, max });
     }
     Ok(ran.outcome.reply.content)
+}
+
+/// Where a sub-agent's warnings go: its memory trouble is only worth a
+/// line when asked (`-v`), marked as the sub-agent's, to the session's
+/// reporter.
+struct SubAgentReport<'a>(&'a Session);
+
+impl Report for SubAgentReport<'_> {
+    fn note(&self, line: std::fmt::Arguments) {
+        if self.0.verbose {
+            self.0.report().note(format_args!("[sub-agent] {line}"));
+        }
+    }
 }

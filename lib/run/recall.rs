@@ -104,26 +104,11 @@ impl Cut {
 
 /// The run log's entry that could not be saved: whose, and why (the
 /// memory's typed error). Its line is the warning a run prints.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("failed to save memory for \"{agent}\": {source}")]
 pub struct NotSaved {
     pub agent: String,
     pub source: axe_base::error::Error,
-}
-
-impl std::fmt::Display for NotSaved {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "failed to save memory for \"{}\": {}",
-            self.agent, self.source
-        )
-    }
-}
-
-impl std::error::Error for NotSaved {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
-    }
 }
 
 /// Appends the entry for a successful run, through `secrets`, and says

@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::prepared::Prepared;
+use axe_base::report::Report;
 use axe_memory::secrets::{Kind, Secrets};
 use axe_memory::state::{self, Outcome, Rejected, Signal};
 
@@ -22,7 +23,7 @@ pub struct Recorded {
 
 /// Records the run's outcome on `task`: with `Ok(answer)`, its signals and
 /// a success; with `Err(error)`, a failure. `None` when the agent keeps no
-/// state; rejected signal lines and failures to save go to `warn`. The
+/// state; rejected signal lines and failures to save are warnings to `report`. The
 /// save goes through `secrets`.
 pub fn record(
     agent: &Prepared,
@@ -30,7 +31,7 @@ pub fn record(
     phase: Option<&str>,
     outcome: Result<&str, &str>,
     secrets: &Secrets,
-    warn: &mut dyn FnMut(String),
+    report: &dyn Report,
 ) -> Option<Recorded> {
     let path = agent.state.as_ref()?;
     let parsed = outcome.map(state::parse).unwrap_or_default();
@@ -51,13 +52,16 @@ pub fn record(
     let redacted = match saved {
         Ok(saved) => saved.redacted,
         Err(e) => {
-            warn(format!("failed to save state for \"{}\": {e}", agent.name));
+            report.note(format_args!(
+                "Warning: failed to save state for \"{}\": {e}",
+                agent.name
+            ));
             Vec::new()
         }
     };
     for r in &parsed.rejected {
-        warn(format!(
-            "state signal of \"{}\" not recorded, line {}: {}: {}",
+        report.note(format_args!(
+            "Warning: state signal of \"{}\" not recorded, line {}: {}: {}",
             agent.name, r.line, r.reason, r.text
         ));
     }

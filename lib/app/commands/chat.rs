@@ -27,6 +27,7 @@ use rustyline::error::ReadlineError;
 use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR, NEW};
 use axe_agent::config;
 use axe_base::error::{Error, Result};
+use axe_base::report::Stderr;
 use axe_base::stderr::note;
 use axe_cli::{Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_llm::{Deadline, Message};
@@ -314,12 +315,11 @@ impl Chat<'_> {
             let (agent, cancelled) = (&agent, &cancelled);
             let pieces = done.clone();
             scope.spawn(move || {
-                let mut warn = |w: String| note(format_args!("Warning: {w}"));
                 let now = Current {
                     task: Some(DEFAULT_TASK),
                     phase: None,
                 };
-                let begun = once::begin(agent, text, now, false, &mut warn);
+                let begun = once::begin(agent, text, now, false, &Stderr);
                 let mut show = |piece: &str| -> io::Result<()> {
                     if cancelled.load(Ordering::SeqCst) {
                         return Err(io::Error::new(io::ErrorKind::Interrupted, "cancelled"));
@@ -329,7 +329,7 @@ impl Chat<'_> {
                         .map_err(|_| io::Error::new(io::ErrorKind::Interrupted, "cancelled"))
                 };
                 let sink: TextSink = &mut show;
-                let ran = begun.finish(session, 0, deadline, history, Some(sink), &mut warn);
+                let ran = begun.finish(session, 0, deadline, history, Some(sink), &Stderr);
                 let _ = done.send(match ran {
                     Ok(ran) => Said::Answered(Box::new(ran)),
                     Err(e) => Said::Failed(e),

@@ -13,6 +13,7 @@ use axe_agent::config;
 use axe_agent::prompt;
 use axe_agent::{AgentConfig, Agents};
 use axe_base::error::{Error, Result};
+use axe_base::report::Stderr;
 use axe_base::stderr::note;
 use axe_base::timeout::Seconds;
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
@@ -418,12 +419,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         deadline,
         earlier.map(|c| c.messages),
     )?;
-    let mut warn = |w: String| note(format_args!("Warning: {w}"));
     let now = args.now;
     // The run log keeps the task as given; the model also gets the memory
     // block (the state's, or the one over every kind).
     let user = prompt::user_message(&task);
-    let begun = once::begin(&agent, user, now, dry || verbose, &mut warn);
+    let begun = once::begin(&agent, user, now, dry || verbose, &Stderr);
 
     if dry {
         let shown = dry_run::Shown {
@@ -471,7 +471,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         deadline,
         history.unwrap_or_default(),
         on_text,
-        &mut warn,
+        &Stderr,
     );
     let duration_ms = started.elapsed().as_millis();
     let artifacts = close_artifacts(&session, args.keep_artifacts);

@@ -6,7 +6,6 @@
 //! ([`CallAgent::budget_spent`]). A source of one tool, offered while the
 //! tree may grow.
 
-use std::fmt;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -35,59 +34,33 @@ axe_tools::args! {
 
 /// Why a sub-agent gave no answer. Its `Display` is what its caller's
 /// model is told, after `sub-agent "NAME" failed - `.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum SubAgentError {
     /// The run's token budget ran out while it worked, or before: the
     /// whole run is over budget, not only this call.
+    #[error("{}", Error::Budget { used: *used, max: *max })]
     Budget { used: u64, max: u64 },
     /// Its agent file would not load.
+    #[error("failed to load agent \"{name}\": {source}")]
     Load { name: String, source: Error },
     /// It could not be prepared: `step` failed (`None`: its model string).
+    #[error("{} for agent \"{name}\": {source}", failed_to(*step))]
     Prepare {
         name: String,
         step: Option<Step>,
         source: Error,
     },
-    /// Its run failed.
+    /// Its run failed: shown as itself, its own cause the next.
+    #[error(transparent)]
     Run(Error),
 }
 
-impl fmt::Display for SubAgentError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SubAgentError::Budget { used, max } => Error::Budget {
-                used: *used,
-                max: *max,
-            }
-            .fmt(f),
-            SubAgentError::Load { name, source } => {
-                write!(f, "failed to load agent \"{name}\": {source}")
-            }
-            SubAgentError::Prepare {
-                name,
-                step: Some(step),
-                source,
-            } => write!(f, "failed to {step} for agent \"{name}\": {source}"),
-            SubAgentError::Prepare {
-                name,
-                step: None,
-                source,
-            } => write!(f, "invalid model for agent \"{name}\": {source}"),
-            SubAgentError::Run(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for SubAgentError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            SubAgentError::Budget { .. } => None,
-            SubAgentError::Load { source, .. } | SubAgentError::Prepare { source, .. } => {
-                Some(source)
-            }
-            // Shown as itself: its own cause is the next.
-            SubAgentError::Run(e) => e.source(),
-        }
+/// What a sub-agent's preparation failed to do: `step`, or (`None`) read
+/// its model string.
+fn failed_to(step: Option<Step>) -> String {
+    match step {
+        Some(step) => format!("failed to {step}"),
+        None => "invalid model".to_owned(),
     }
 }
 
