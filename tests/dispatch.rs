@@ -425,7 +425,10 @@ fn every_executable_runs_from_an_installed_directory() {
             .output()
             .unwrap();
         assert!(out.status.success(), "{name}: {out:?}");
-        assert!(stdout(&out).starts_with(&format!("{name}: ")), "{name}: {out:?}");
+        assert!(
+            stdout(&out).starts_with(&format!("{name}: ")),
+            "{name}: {out:?}"
+        );
     }
     let out = env
         .std_program("sh")
@@ -461,8 +464,14 @@ fn every_executable_runs_from_an_installed_directory() {
         .unwrap();
     assert!(answer.contains(r#""id":1"#), "{answer}");
     let proc = std::path::Path::new("/proc").join(mcp.id().to_string());
-    assert_eq!(std::fs::read_link(proc.join("exe")).unwrap(), bin.join("axe"));
-    assert_eq!(std::fs::read(proc.join("cmdline")).unwrap(), b"axe-mcp\0a\0");
+    assert_eq!(
+        std::fs::read_link(proc.join("exe")).unwrap(),
+        bin.join("axe")
+    );
+    assert_eq!(
+        std::fs::read(proc.join("cmdline")).unwrap(),
+        b"axe-mcp\0a\0"
+    );
     drop(stdin);
     assert!(mcp.wait().unwrap().success());
 }

@@ -15,16 +15,17 @@
 //! process keeps its id, stdin, stdout, stderr, signals and exit code.
 //!
 //! A launcher is C's `main` over libc (`launcher!`), no Rust runtime:
-//! with std's `main` each was 400 KB (std's start, its panic hook, the
-//! backtrace printer), 26 of them 10 MB of a 28 MB install; this crate is
-//! `no_std`, allocates nothing and has no path that can panic, so the
-//! linker keeps only what runs: 14 KB each (bench/RESULTS.md, the
-//! install). That takes unsafe code, kept to this file: C's `main` and
-//! `argv`, and the four calls into libc. It does what std's
-//! `Command::exec` did before, byte for byte in what anyone sees: argv[0]
-//! the command's name, SIGPIPE back to its default, `execvp`, and where
-//! that fails the same one-line message and exit code 1 (`Error::Child`
-//! in lib/base/error.rs).
+//! with std's `main` each was about 400 KB (std's start, its panic hook,
+//! the backtrace printer), 26 of them 10 MB of a 28.0 MB install; this
+//! crate is `no_std`, allocates nothing and has no path that can panic
+//! or unwind, so what runs is libc and this file: 18 KB a launcher, an
+//! install of 18.0 MB (bench/RESULTS.md, the install; build.rs says why
+//! they are linked by GNU ld). That takes unsafe code, kept to this
+//! file: C's `main` and `argv` (in `launcher!`), and the calls into
+//! libc. It does what std's `Command::exec` did before, byte for byte in
+//! what anyone sees: argv[0] the command's name, SIGPIPE back to its
+//! default, `execvp`, and where that fails the same one-line message and
+//! exit code 1 (`Error::Child` in lib/base/error.rs).
 #![no_std]
 // SAFETY notes at each block; the workspace denies unsafe code elsewhere.
 #![allow(unsafe_code)]
@@ -74,7 +75,11 @@ macro_rules! launcher {
 /// `name` is a NUL-terminated string that lives as long as the process;
 /// `argc` and `argv` are what C's `main` was given: `argv` holds `argc`
 /// pointers to strings, then a null pointer, and may be written to.
-pub unsafe extern "C" fn launch(name: *const c_char, argc: c_int, argv: *mut *const c_char) -> c_int {
+pub unsafe extern "C" fn launch(
+    name: *const c_char,
+    argc: c_int,
+    argv: *mut *const c_char,
+) -> c_int {
     let mut path = [0u8; PATH_MAX + 8];
     let axe = beside(&mut path);
     // argv[0] is the command's name, whatever name started this one (a
@@ -115,7 +120,13 @@ fn beside(path: &mut [u8; PATH_MAX + 8]) -> &[u8] {
     const BARE: &[u8] = b"axe\0";
     // SAFETY: the path is a NUL-terminated literal, and at most PATH_MAX
     // bytes are written into a buffer longer than that.
-    let n = unsafe { libc::readlink(c"/proc/self/exe".as_ptr(), path.as_mut_ptr().cast(), PATH_MAX) };
+    let n = unsafe {
+        libc::readlink(
+            c"/proc/self/exe".as_ptr(),
+            path.as_mut_ptr().cast(),
+            PATH_MAX,
+        )
+    };
     // PATH_MAX bytes may be a path cut short; the kernel never names one
     // that long. A path holds no NUL.
     let dir = match usize::try_from(n).ok().and_then(|n| path.get(..n)) {
@@ -307,7 +318,7 @@ mod tests {
     /// cases against the real ones.
     #[test]
     fn paths_are_shown_as_the_library_shows_them() {
-        let cases: [&[u8]; 8] = [
+        let cases: [&[u8]; 13] = [
             b"/usr/local/bin/axe",
             b"/opt/\xc3\xa9t\xc3\xa9/axe",
             b"/tmp/a\nb\r\x1b]0;x\x07/axe",
@@ -315,6 +326,12 @@ mod tests {
             b"/tmp/x\xe2\x80\xaegpj\xe2\x81\xa6\xe2\x80\x8f\xd8\x9c/axe",
             b"/tmp/\xff\xfe\xc3/axe",
             b"/tmp/\xe2\x80/\xf0\x9f\x98\x80\t/axe",
+            // Overlong forms, a surrogate, past U+10FFFF, cut short.
+            b"/\xc0\x80\xc1\xbf\xe0\x80\x80\xf0\x80\x80\x80/axe",
+            b"/\xed\xa0\x80\xed\x9f\xbf/axe",
+            b"/\xf4\x90\x80\x80\xf4\x8f\xbf\xbf\xf5\x80/axe",
+            b"/\xf0\x9f\x98/\xe2\x82",
+            b"\xf1\x80\x80\xe1\x80\xc2",
             b"",
         ];
         for bytes in cases {
@@ -326,7 +343,14 @@ mod tests {
     /// The error's text is `describe_io`'s for the same OS error.
     #[test]
     fn errors_are_described_as_the_library_describes_them() {
-        for errno in [libc::ENOENT, libc::EACCES, libc::ENOEXEC, libc::E2BIG, libc::ELOOP, 4095] {
+        for errno in [
+            libc::ENOENT,
+            libc::EACCES,
+            libc::ENOEXEC,
+            libc::E2BIG,
+            libc::ELOOP,
+            4095,
+        ] {
             let mut buf = [0; 128];
             let ours = String::from_utf8(describe(errno, &mut buf).to_vec()).unwrap();
             let io = std::io::Error::from_raw_os_error(errno);
