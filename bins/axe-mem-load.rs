@@ -1,4 +1,3 @@
 //! `axe-mem-load`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
-fn main() -> std::process::ExitCode {
-    axe_launch::main("axe-mem-load")
-}
+#![cfg_attr(not(test), no_main)]
+axe_launch::launcher!(c"axe-mem-load");

@@ -1,4 +1,3 @@
 //! `axe-state-show`: see `axe::commands`; the command runs in `axe` (`axe_launch`).
-fn main() -> std::process::ExitCode {
-    axe_launch::main("axe-state-show")
-}
+#![cfg_attr(not(test), no_main)]
+axe_launch::launcher!(c"axe-state-show");

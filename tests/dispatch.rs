@@ -396,3 +396,118 @@ fn the_executables_start_the_axe_beside_them() {
         .success()
         .stdout(predicates::str::contains("\"entries\":0"));
 }
+
+/// What `cargo install` makes, one directory of every executable, works
+/// on `PATH`: each `axe-NAME`, in a pipeline, is its command (its help,
+/// its exit code), run by the `axe` of that directory in the launcher's
+/// own process, so the pid a caller holds (to signal it, to wait for it)
+/// is the command's.
+#[test]
+fn every_executable_runs_from_an_installed_directory() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    let env = Env::new();
+    env.memory_agent("a", "");
+    let bin = env.root().join("installed").join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let names: Vec<&str> = axe::commands::ALL.iter().map(|c| c.name).collect();
+    for name in names.iter().chain(&["axe"]) {
+        place_executable(&assert_cmd::cargo::cargo_bin(name), &bin.join(name));
+    }
+    assert_eq!(std::fs::read_dir(&bin).unwrap().count(), 31);
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    for name in &names {
+        let out = env
+            .std_program("sh")
+            .args(["-c", &format!("{name} --help | head -n 1")])
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {out:?}");
+        assert!(
+            stdout(&out).starts_with(&format!("{name}: ")),
+            "{name}: {out:?}"
+        );
+    }
+    let out = env
+        .std_program("sh")
+        .args(["-c", "echo | axe-agents show nope; echo \"exit $?\""])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "exit 2\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "agent config not found: nope\n"
+    );
+
+    // The process the caller started is the installed `axe`, named as
+    // the command, with the arguments it was given.
+    let mut mcp = env
+        .std_program("axe-mcp")
+        .arg("a")
+        .env("PATH", &path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = mcp.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    let mut answer = String::new();
+    BufReader::new(mcp.stdout.take().unwrap())
+        .read_line(&mut answer)
+        .unwrap();
+    assert!(answer.contains(r#""id":1"#), "{answer}");
+    let proc = std::path::Path::new("/proc").join(mcp.id().to_string());
+    assert_eq!(
+        std::fs::read_link(proc.join("exe")).unwrap(),
+        bin.join("axe")
+    );
+    assert_eq!(
+        std::fs::read(proc.join("cmdline")).unwrap(),
+        b"axe-mcp\0a\0"
+    );
+    drop(stdin);
+    assert!(mcp.wait().unwrap().success());
+}
+
+/// A launcher whose `axe` cannot start says why in one line, its path
+/// shown as every message shows a path (control characters spelled out),
+/// and exits 1.
+#[test]
+fn a_launcher_whose_axe_cannot_start_says_why() {
+    let env = Env::new();
+    let count = assert_cmd::cargo::cargo_bin!("axe-mem-count");
+    let odd = env.root().join("odd\x1b[1m\ndir");
+    std::fs::create_dir_all(&odd).unwrap();
+    place_executable(count, &odd.join("axe-mem-count"));
+    env.program(odd.join("axe-mem-count"))
+        .arg("a")
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(format!(
+            "failed to run {}/odd\\x1b[1m\\ndir/axe: no such file or directory\n",
+            env.root().display()
+        ));
+
+    let unrunnable = env.root().join("unrunnable");
+    std::fs::create_dir_all(&unrunnable).unwrap();
+    place_executable(count, &unrunnable.join("axe-mem-count"));
+    env.write(&unrunnable.join("axe"), "not a program\n");
+    set_mode(&unrunnable.join("axe"), 0o644);
+    env.program(unrunnable.join("axe-mem-count"))
+        .arg("a")
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(format!(
+            "failed to run {}: permission denied\n",
+            unrunnable.join("axe").display()
+        ));
+}
