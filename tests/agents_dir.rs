@@ -1,25 +1,13 @@
 //! Local agent directories (`--agents-dir`, `./axe/agents`) and
 //! `axe-run -p/--prompt`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 use crate::server::{Answer, Server};
 use crate::util::{Env, stdout};
 use crate::wire::anthropic_reply;
-
-/// Writes `<dir>/<name>.toml`: an agent whose system prompt says `who`.
-fn agent_in(env: &Env, dir: &Path, name: &str, who: &str, extra: &str) -> PathBuf {
-    let path = dir.join(format!("{name}.toml"));
-    env.write(
-        &path,
-        format!(
-            "name = \"{name}\"\nmodel = \"anthropic/claude-test\"\ndescription = \"{who}\"\nsystem_prompt = \"{who}\"\n{extra}\n"
-        ),
-    );
-    path
-}
 
 fn local(env: &Env) -> PathBuf {
     env.root().join("axe/agents")
@@ -50,16 +38,28 @@ fn system_sent(env: &Env, args: &[&str]) -> String {
 fn lookup_order_is_agents_dir_then_local_then_config() {
     let env = Env::new();
     let given = env.root().join("given");
-    agent_in(&env, &config(&env), "a", "from config", "");
+    env.agent_file("a")
+        .description("from config")
+        .prompt("from config")
+        .write_in(&config(&env));
     assert!(system_sent(&env, &["a"]).contains("from config"));
-    agent_in(&env, &local(&env), "a", "from local", "");
+    env.agent_file("a")
+        .description("from local")
+        .prompt("from local")
+        .write_in(&local(&env));
     assert!(system_sent(&env, &["a"]).contains("from local"));
-    agent_in(&env, &given, "a", "from given", "");
+    env.agent_file("a")
+        .description("from given")
+        .prompt("from given")
+        .write_in(&given);
     assert!(system_sent(&env, &["a", "--agents-dir", "given"]).contains("from given"));
     // Without the flag the given directory is not searched.
     assert!(system_sent(&env, &["a"]).contains("from local"));
     // A name the first directory lacks falls through to the next.
-    agent_in(&env, &config(&env), "c", "only config", "");
+    env.agent_file("c")
+        .description("only config")
+        .prompt("only config")
+        .write_in(&config(&env));
     assert!(system_sent(&env, &["c", "--agents-dir", "given"]).contains("only config"));
 }
 
@@ -67,10 +67,23 @@ fn lookup_order_is_agents_dir_then_local_then_config() {
 fn list_says_where_each_agent_comes_from() {
     let env = Env::new();
     let given = env.root().join("given");
-    agent_in(&env, &config(&env), "a", "cfg", "");
-    agent_in(&env, &config(&env), "b", "cfg", "");
-    agent_in(&env, &local(&env), "b", "loc", "");
-    let c = agent_in(&env, &given, "c", "giv", "");
+    env.agent_file("a")
+        .description("cfg")
+        .prompt("cfg")
+        .write_in(&config(&env));
+    env.agent_file("b")
+        .description("cfg")
+        .prompt("cfg")
+        .write_in(&config(&env));
+    env.agent_file("b")
+        .description("loc")
+        .prompt("loc")
+        .write_in(&local(&env));
+    let c = env
+        .agent_file("c")
+        .description("giv")
+        .prompt("giv")
+        .write_in(&given);
     env.cmd("axe-agents")
         .args(["list", "--agents-dir"])
         .arg(&given)
@@ -105,7 +118,11 @@ fn list_says_where_each_agent_comes_from() {
 fn show_edit_init_and_gc_take_agents_dir() {
     let env = Env::new();
     let given = env.root().join("given");
-    let path = agent_in(&env, &given, "g", "giv", "");
+    let path = env
+        .agent_file("g")
+        .description("giv")
+        .prompt("giv")
+        .write_in(&given);
     let out = env
         .cmd("axe-agents")
         .args(["show", "g", "--json", "--agents-dir", "given"])
@@ -153,27 +170,19 @@ fn show_edit_init_and_gc_take_agents_dir() {
 fn sub_agents_are_looked_up_the_same_way() {
     let env = Env::new();
     let given = env.root().join("given");
-    agent_in(
-        &env,
-        &given,
-        "boss",
-        "You are boss.",
-        "sub_agents = [\"helper\"]",
-    );
-    agent_in(
-        &env,
-        &local(&env),
-        "helper",
-        "You are the local helper.",
-        "",
-    );
-    agent_in(
-        &env,
-        &config(&env),
-        "helper",
-        "You are the config helper.",
-        "",
-    );
+    env.agent_file("boss")
+        .description("You are boss.")
+        .prompt("You are boss.")
+        .toml("sub_agents = [\"helper\"]")
+        .write_in(&given);
+    env.agent_file("helper")
+        .description("You are the local helper.")
+        .prompt("You are the local helper.")
+        .write_in(&local(&env));
+    env.agent_file("helper")
+        .description("You are the config helper.")
+        .prompt("You are the config helper.")
+        .write_in(&config(&env));
     let server = Server::route(|r| {
         let body = r.json();
         let offers = body["tools"].as_array().is_some_and(|t| !t.is_empty());
@@ -207,7 +216,10 @@ fn sub_agents_are_looked_up_the_same_way() {
 #[test]
 fn names_stay_checked_and_odd_local_dirs_fail_like_the_config_one() {
     let env = Env::new();
-    agent_in(&env, &env.root().join("axe"), "escape", "no", "");
+    env.agent_file("escape")
+        .description("no")
+        .prompt("no")
+        .write_in(&env.root().join("axe"));
     for name in ["../escape", "..", "a/b"] {
         env.cmd("axe-run")
             .args([name, "--agents-dir", "given", "--dry-run"])
@@ -223,7 +235,10 @@ fn names_stay_checked_and_odd_local_dirs_fail_like_the_config_one() {
         .status()
         .unwrap();
     assert!(made.success());
-    agent_in(&env, &config(&env), "a", "cfg", "");
+    env.agent_file("a")
+        .description("cfg")
+        .prompt("cfg")
+        .write_in(&config(&env));
     let out = env
         .cmd("axe-agents")
         .arg("list")
@@ -284,7 +299,10 @@ fn user_sent(env: &Env, args: &[&str], stdin: &str) -> String {
 #[test]
 fn prompt_flag_takes_the_place_of_stdin() {
     let env = Env::new();
-    agent_in(&env, &config(&env), "a", "sys", "");
+    env.agent_file("a")
+        .description("sys")
+        .prompt("sys")
+        .write_in(&config(&env));
     assert_eq!(
         user_sent(&env, &["a", "-p", "from flag"], "piped"),
         "from flag"

@@ -13,16 +13,6 @@ fn ok(text: &str) -> Answer {
     Answer::json(200, &anthropic_reply(text))
 }
 
-/// The memory agent `name`.
-fn agent(env: &Env, name: &str) {
-    env.agent(
-        name,
-        &format!(
-            "name = \"{name}\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"You are {name}.\"\n[memory]\nenabled = true\n"
-        ),
-    );
-}
-
 /// `(role, text)` of each message the request sent.
 fn sent(r: &Recorded) -> Vec<(String, String)> {
     let body = r.json();
@@ -68,7 +58,10 @@ fn conversation_id(env: &Env, url: &str, args: &[&str]) -> String {
 fn continue_sends_the_last_turn_once_with_memory_on() {
     let env = Env::new();
     let server = Server::start(vec![ok("Paris."), ok("About two million."), ok("Hello.")]);
-    agent(&env, "geo");
+    env.agent_file("geo")
+        .prompt("You are geo.")
+        .memory("")
+        .write();
     let first = conversation_id(&env, &server.url, &["geo", "-c", "capital of France?"]);
     // The run log got the turn: memory is on.
     assert!(read(&env.log_path("geo")).contains("capital of France?"));
@@ -267,7 +260,10 @@ fn llm_continue_sends_the_earlier_turns() {
 fn axe_log_show_prints_a_conversation_found_through_the_ledger() {
     let env = Env::new();
     let server = Server::start(vec![ok("Paris."), ok("About two million."), ok("Hi.")]);
-    agent(&env, "geo");
+    env.agent_file("geo")
+        .prompt("You are geo.")
+        .memory("")
+        .write();
     let id = conversation_id(
         &env,
         &server.url,
@@ -396,7 +392,10 @@ fn axe_log_show_escapes_what_came_from_outside() {
 fn axe_log_conversations_lists_every_owners() {
     let env = Env::new();
     let server = Server::start(vec![ok("Paris."), ok("Hi.")]);
-    agent(&env, "geo");
+    env.agent_file("geo")
+        .prompt("You are geo.")
+        .memory("")
+        .write();
     conversation_id(
         &env,
         &server.url,
