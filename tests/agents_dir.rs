@@ -6,8 +6,14 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::server::{Answer, Server};
-use crate::util::{Env, stdout};
+use crate::util::{AgentFile, Env, stdout};
 use crate::wire::anthropic_reply;
+
+/// The agent `name` whose description and system prompt both say `who`,
+/// to write in one of the directories searched.
+fn who<'e>(env: &'e Env, name: &str, who: &str) -> AgentFile<'e> {
+    env.agent_file(name).description(who).prompt(who)
+}
 
 fn local(env: &Env) -> PathBuf {
     env.root().join("axe/agents")
@@ -38,28 +44,16 @@ fn system_sent(env: &Env, args: &[&str]) -> String {
 fn lookup_order_is_agents_dir_then_local_then_config() {
     let env = Env::new();
     let given = env.root().join("given");
-    env.agent_file("a")
-        .description("from config")
-        .prompt("from config")
-        .write_in(&config(&env));
+    who(&env, "a", "from config").write_in(&config(&env));
     assert!(system_sent(&env, &["a"]).contains("from config"));
-    env.agent_file("a")
-        .description("from local")
-        .prompt("from local")
-        .write_in(&local(&env));
+    who(&env, "a", "from local").write_in(&local(&env));
     assert!(system_sent(&env, &["a"]).contains("from local"));
-    env.agent_file("a")
-        .description("from given")
-        .prompt("from given")
-        .write_in(&given);
+    who(&env, "a", "from given").write_in(&given);
     assert!(system_sent(&env, &["a", "--agents-dir", "given"]).contains("from given"));
     // Without the flag the given directory is not searched.
     assert!(system_sent(&env, &["a"]).contains("from local"));
     // A name the first directory lacks falls through to the next.
-    env.agent_file("c")
-        .description("only config")
-        .prompt("only config")
-        .write_in(&config(&env));
+    who(&env, "c", "only config").write_in(&config(&env));
     assert!(system_sent(&env, &["c", "--agents-dir", "given"]).contains("only config"));
 }
 
@@ -67,23 +61,10 @@ fn lookup_order_is_agents_dir_then_local_then_config() {
 fn list_says_where_each_agent_comes_from() {
     let env = Env::new();
     let given = env.root().join("given");
-    env.agent_file("a")
-        .description("cfg")
-        .prompt("cfg")
-        .write_in(&config(&env));
-    env.agent_file("b")
-        .description("cfg")
-        .prompt("cfg")
-        .write_in(&config(&env));
-    env.agent_file("b")
-        .description("loc")
-        .prompt("loc")
-        .write_in(&local(&env));
-    let c = env
-        .agent_file("c")
-        .description("giv")
-        .prompt("giv")
-        .write_in(&given);
+    who(&env, "a", "cfg").write_in(&config(&env));
+    who(&env, "b", "cfg").write_in(&config(&env));
+    who(&env, "b", "loc").write_in(&local(&env));
+    let c = who(&env, "c", "giv").write_in(&given);
     env.cmd("axe-agents")
         .args(["list", "--agents-dir"])
         .arg(&given)
@@ -118,11 +99,7 @@ fn list_says_where_each_agent_comes_from() {
 fn show_edit_init_and_gc_take_agents_dir() {
     let env = Env::new();
     let given = env.root().join("given");
-    let path = env
-        .agent_file("g")
-        .description("giv")
-        .prompt("giv")
-        .write_in(&given);
+    let path = who(&env, "g", "giv").write_in(&given);
     let out = env
         .cmd("axe-agents")
         .args(["show", "g", "--json", "--agents-dir", "given"])
@@ -170,19 +147,11 @@ fn show_edit_init_and_gc_take_agents_dir() {
 fn sub_agents_are_looked_up_the_same_way() {
     let env = Env::new();
     let given = env.root().join("given");
-    env.agent_file("boss")
-        .description("You are boss.")
-        .prompt("You are boss.")
+    who(&env, "boss", "You are boss.")
         .toml("sub_agents = [\"helper\"]")
         .write_in(&given);
-    env.agent_file("helper")
-        .description("You are the local helper.")
-        .prompt("You are the local helper.")
-        .write_in(&local(&env));
-    env.agent_file("helper")
-        .description("You are the config helper.")
-        .prompt("You are the config helper.")
-        .write_in(&config(&env));
+    who(&env, "helper", "You are the local helper.").write_in(&local(&env));
+    who(&env, "helper", "You are the config helper.").write_in(&config(&env));
     let server = Server::route(|r| {
         let body = r.json();
         let offers = body["tools"].as_array().is_some_and(|t| !t.is_empty());
@@ -216,10 +185,7 @@ fn sub_agents_are_looked_up_the_same_way() {
 #[test]
 fn names_stay_checked_and_odd_local_dirs_fail_like_the_config_one() {
     let env = Env::new();
-    env.agent_file("escape")
-        .description("no")
-        .prompt("no")
-        .write_in(&env.root().join("axe"));
+    who(&env, "escape", "no").write_in(&env.root().join("axe"));
     for name in ["../escape", "..", "a/b"] {
         env.cmd("axe-run")
             .args([name, "--agents-dir", "given", "--dry-run"])
@@ -235,10 +201,7 @@ fn names_stay_checked_and_odd_local_dirs_fail_like_the_config_one() {
         .status()
         .unwrap();
     assert!(made.success());
-    env.agent_file("a")
-        .description("cfg")
-        .prompt("cfg")
-        .write_in(&config(&env));
+    who(&env, "a", "cfg").write_in(&config(&env));
     let out = env
         .cmd("axe-agents")
         .arg("list")
@@ -299,10 +262,7 @@ fn user_sent(env: &Env, args: &[&str], stdin: &str) -> String {
 #[test]
 fn prompt_flag_takes_the_place_of_stdin() {
     let env = Env::new();
-    env.agent_file("a")
-        .description("sys")
-        .prompt("sys")
-        .write_in(&config(&env));
+    who(&env, "a", "sys").write_in(&config(&env));
     assert_eq!(
         user_sent(&env, &["a", "-p", "from flag"], "piped"),
         "from flag"

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::server::{Answer, Gate, PATIENCE, Recorded, Server};
-use crate::util::{Env, entries, entry, header_count, read, stdout};
+use crate::util::{AgentFile, Env, entries, entry, header_count, read, stdout};
 use crate::wire::{KEY, anthropic_reply, served_by, stream_answer, system_text};
 
 /// `axe-run` with every provider pointed at `url` and keys set.
@@ -37,6 +37,12 @@ fn ok(text: &str) -> Answer {
 
 fn system_of(r: &Recorded) -> String {
     system_text(&r.json())
+}
+
+/// The agent `name` with a system prompt naming it, so a routing server
+/// can tell whose request it got; to write as it is or with more TOML.
+fn named<'e>(env: &'e Env, name: &str) -> AgentFile<'e> {
+    env.agent_file(name).prompt(&format!("You are {name}."))
 }
 
 const STAMP: &str = r"## \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n";
@@ -146,7 +152,7 @@ fn blank_stdin_sends_the_default_message_and_overrides_apply() {
         &json!({"model": "gpt-x", "choices": [{"message": {"role": "assistant", "content": "done"}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1}}),
     )]);
-    env.agent_file("a").prompt("You are a.").write();
+    named(&env, "a").write();
     let skill = env.root().join("other.md");
     env.write(&skill, "Other skill.");
     run(&env, &server.url)
@@ -171,10 +177,7 @@ fn blank_stdin_sends_the_default_message_and_overrides_apply() {
 
 /// The relative paths `axe-run --dry-run --json` reports for `files`.
 fn resolved(env: &Env, files: &str, workdir: &std::path::Path) -> Vec<String> {
-    env.agent_file("g")
-        .prompt("You are g.")
-        .toml(&format!("files = {files}"))
-        .write();
+    named(env, "g").toml(&format!("files = {files}")).write();
     let out = env
         .cmd("axe-run")
         .args(["g", "--dry-run", "--json", "--workdir"])
@@ -240,8 +243,7 @@ fn dry_run_and_verbose_say_what_was_converted_or_left_out_and_why() {
     env.write(&w.join("good.txt"), "fine");
     env.write(&w.join("latin.txt"), b"caf\xe9");
     env.write(&w.join("bin.txt"), b"ab\0cd");
-    env.agent_file("g")
-        .prompt("You are g.")
+    named(&env, "g")
         .toml(&format!(
             "files = [\"*.txt\", \"*.md\", \"missing.rs\"]\nworkdir = \"{}\"",
             w.display()
@@ -319,19 +321,13 @@ fn nothing_outside_the_workdir_is_read() {
 #[test]
 fn invalid_glob_and_missing_workdir_are_config_errors() {
     let env = Env::new();
-    env.agent_file("g")
-        .prompt("You are g.")
-        .toml(r#"files = ["src/[a-"]"#)
-        .write();
+    named(&env, "g").toml(r#"files = ["src/[a-"]"#).write();
     env.cmd("axe-run")
         .args(["g", "--dry-run"])
         .assert()
         .code(2)
         .stderr("invalid glob pattern \"src/[a-\": syntax error in pattern\n");
-    env.agent_file("g")
-        .prompt("You are g.")
-        .toml(r#"files = ["*"]"#)
-        .write();
+    named(&env, "g").toml(r#"files = ["*"]"#).write();
     env.cmd("axe-run")
         .args(["g", "--dry-run", "--workdir", "/nonexistent/w"])
         .assert()
@@ -342,8 +338,7 @@ fn invalid_glob_and_missing_workdir_are_config_errors() {
 #[test]
 fn skill_paths_and_errors() {
     let env = Env::new();
-    env.agent_file("s")
-        .prompt("You are s.")
+    named(&env, "s")
         .toml(r#"skill = "skills/none/SKILL.md""#)
         .write();
     let expected = env.config_dir().join("axe/skills/none/SKILL.md");
@@ -363,7 +358,7 @@ fn dry_run_output_line_by_line() {
     env.write(&w.join("notes.txt"), "n1");
     env.write(&env.config_dir().join("axe/skills/s.md"), "Skill text.");
     env.write(&env.log_path("dr"), entries(3));
-    env.agent_file("dr").prompt("You are dr.").toml(&format!(
+    named(&env, "dr").toml(&format!(
             "skill = \"skills/s.md\"\nfiles = [\"*.txt\"]\nworkdir = \"{}\"\nsub_agents = [\"x\", \"y\"]\n\
              [sub_agents_config]\nmax_depth = 2\nparallel = false\ntimeout = 30\n\
              [memory]\nenabled = true\nlast_n = 2\n[params]\ntemperature = 0.5\nmax_tokens = 100\n",
@@ -497,7 +492,7 @@ fn dry_run_shows_the_words_as_the_task_and_stdin_as_stdin() {
 #[test]
 fn dry_run_needs_no_key_and_no_server() {
     let env = Env::new();
-    env.agent_file("k").prompt("You are k.").write();
+    named(&env, "k").write();
     env.cmd("axe-run")
         .args(["k", "--dry-run"])
         .assert()
@@ -555,8 +550,7 @@ struct DryRunMemory {
 fn dry_run_json_is_one_document() {
     let env = Env::new();
     env.write(&env.log_path("j"), entries(4));
-    env.agent_file("j")
-        .prompt("You are j.")
+    named(&env, "j")
         .toml("sub_agents = [\"x\"]")
         .memory("last_n = 3")
         .write();
@@ -581,7 +575,7 @@ fn verbose_lines_around_a_single_call() {
     let env = Env::new();
     let server = Server::start(vec![ok("fine")]);
     env.write(&env.log_path("v"), entries(3));
-    env.agent_file("v").prompt("You are v.").memory("").write();
+    named(&env, "v").memory("").write();
     let out = run(&env, &server.url)
         .args(["v", "-v", "--timeout", "9"])
         .write_stdin("go")
@@ -620,7 +614,7 @@ fn verbose_lines_around_a_single_call() {
 fn verbose_says_stdin_no_when_only_words_were_given() {
     let env = Env::new();
     let server = Server::start(vec![ok("fine")]);
-    env.agent_file("v").prompt("You are v.").write();
+    named(&env, "v").write();
     run(&env, &server.url)
         .args(["v", "-v", "do", "it"])
         .write_stdin("")
@@ -637,7 +631,7 @@ fn verbose_says_stdin_no_when_only_words_were_given() {
 fn verbose_without_a_log_says_so() {
     let env = Env::new();
     let server = Server::start(vec![ok("fine")]);
-    env.agent_file("v").prompt("You are v.").memory("").write();
+    named(&env, "v").memory("").write();
     run(&env, &server.url)
         .args(["v", "--verbose"])
         .assert()
@@ -653,8 +647,7 @@ fn verbose_without_a_log_says_so() {
 fn memory_disabled_creates_no_file() {
     let env = Env::new();
     let server = Server::start(vec![ok("r")]);
-    env.agent_file("off")
-        .prompt("You are off.")
+    named(&env, "off")
         .toml("[memory]\nenabled = false\nlast_n = 3")
         .write();
     run(&env, &server.url).arg("off").assert().success();
@@ -673,7 +666,7 @@ fn memory_disabled_creates_no_file() {
 fn memory_enabled_appends_an_entry() {
     let env = Env::new();
     let server = Server::start(vec![ok("it worked\nline two")]);
-    env.agent_file("m").prompt("You are m.").memory("").write();
+    named(&env, "m").memory("").write();
     run(&env, &server.url)
         .arg("m")
         .write_stdin("do the\nthing")
@@ -696,7 +689,7 @@ fn memory_enabled_loads_into_the_prompt() {
     let env = Env::new();
     let server = Server::start(vec![ok("r")]);
     env.write(&env.log_path("m"), entries(2));
-    env.agent_file("m").prompt("You are m.").memory("").write();
+    named(&env, "m").memory("").write();
     run(&env, &server.url).arg("m").assert().success();
     assert_eq!(
         system_of(&server.only_request()),
@@ -709,10 +702,7 @@ fn memory_last_n_limits_what_is_loaded() {
     let env = Env::new();
     let server = Server::start(vec![ok("r")]);
     env.write(&env.log_path("m"), entries(5));
-    env.agent_file("m")
-        .prompt("You are m.")
-        .memory("last_n = 2")
-        .write();
+    named(&env, "m").memory("last_n = 2").write();
     run(&env, &server.url).arg("m").assert().success();
     assert_eq!(
         system_of(&server.only_request()),
@@ -726,18 +716,12 @@ fn max_entries_warning_at_and_only_at_the_limit() {
     let env = Env::new();
     let server = Server::start(vec![ok("r")]);
     env.write(&env.log_path("m"), entries(3));
-    env.agent_file("m")
-        .prompt("You are m.")
-        .memory("max_entries = 3")
-        .write();
+    named(&env, "m").memory("max_entries = 3").write();
     run(&env, &server.url).arg("m").assert().success().stderr(
         "Warning: agent \"m\" memory has 3 entries (max_entries: 3); runs only warn, nothing is trimmed. \
          Run 'axe mem trim m' to keep the last 3 (no model call), or 'axe gc m' to have the model review it first.\n",
     );
-    env.agent_file("m")
-        .prompt("You are m.")
-        .memory("max_entries = 10")
-        .write();
+    named(&env, "m").memory("max_entries = 10").write();
     run(&env, &server.url)
         .arg("m")
         .assert()
@@ -752,7 +736,7 @@ fn api_error_appends_nothing() {
         500,
         &json!({"type": "error", "error": {"type": "api_error", "message": "boom"}}),
     )]);
-    env.agent_file("m").prompt("You are m.").memory("").write();
+    named(&env, "m").memory("").write();
     run(&env, &server.url)
         .arg("m")
         .assert()
@@ -769,7 +753,7 @@ fn api_error_appends_nothing() {
 fn dry_run_shows_memory_and_appends_nothing() {
     let env = Env::new();
     env.write(&env.log_path("m"), entries(2));
-    env.agent_file("m").prompt("You are m.").memory("").write();
+    named(&env, "m").memory("").write();
     env.cmd("axe-run")
         .args(["m", "--dry-run"])
         .assert()
@@ -794,8 +778,7 @@ fn custom_memory_path_is_read_and_written() {
     let server = Server::start(vec![ok("new")]);
     let custom = env.root().join("custom.md");
     env.write(&custom, entries(1));
-    env.agent_file("m")
-        .prompt("You are m.")
+    named(&env, "m")
         .toml(&format!(
             "[memory]\nenabled = true\npath = \"{}\"",
             custom.display()
@@ -821,8 +804,7 @@ fn unreadable_and_unwritable_memory_are_warnings() {
     env.write(&log, entries(1));
     crate::util::set_mode(&log, 0o000);
     crate::util::set_mode(&dir, 0o555);
-    env.agent_file("m")
-        .prompt("You are m.")
+    named(&env, "m")
         .toml(&format!(
             "[memory]\nenabled = true\npath = \"{}\"",
             log.display()
@@ -849,7 +831,7 @@ fn unreadable_and_unwritable_memory_are_warnings() {
 fn json_output_still_records_memory() {
     let env = Env::new();
     let server = Server::start(vec![ok("jr")]);
-    env.agent_file("m").prompt("You are m.").memory("").write();
+    named(&env, "m").memory("").write();
     let out = run(&env, &server.url)
         .args(["m", "--json"])
         .write_stdin("jt")
@@ -896,7 +878,7 @@ fn stream_prints_as_it_arrives_and_memory_gets_the_whole_answer() {
     let (answer, gate) =
         stream_answer("anthropic", &["Hello", " there", ", friend"]).gated_after(3);
     let server = Server::start(vec![answer]);
-    env.agent_file("s").prompt("You are s.").memory("").write();
+    named(&env, "s").memory("").write();
     let mut cmd = env.std_cmd("axe-run");
     cmd.args(["s", "--stream"])
         .env("AXE_ANTHROPIC_BASE_URL", &server.url)
@@ -941,7 +923,7 @@ fn stream_prints_as_it_arrives_and_memory_gets_the_whole_answer() {
 fn stream_with_json_streams_the_call_and_prints_one_document() {
     let env = Env::new();
     let server = Server::start(vec![stream_answer("anthropic", &["a", "b", "c"])]);
-    env.agent_file("s").prompt("You are s.").memory("").write();
+    named(&env, "s").memory("").write();
     let out = run(&env, &server.url)
         .args(["s", "--stream", "--json", "go"])
         .assert()
@@ -1012,12 +994,11 @@ fn results_sent_back(server: &Server) -> Vec<Value> {
 #[test]
 fn sub_agents_run_in_parallel_and_results_keep_call_order() {
     let env = Env::new();
-    env.agent_file("parent")
-        .prompt("You are parent.")
+    named(&env, "parent")
         .toml("sub_agents = [\"slow\", \"fast\"]")
         .write();
-    env.agent_file("slow").prompt("You are slow.").write();
-    env.agent_file("fast").prompt("You are fast.").write();
+    named(&env, "slow").write();
+    named(&env, "fast").write();
     // The first call's answer is held until the second call's answer has
     // been sent: run one after the other, the second call would never
     // come while the first waits, and the wait would run out.
@@ -1087,12 +1068,11 @@ fn sub_agents_run_in_parallel_and_results_keep_call_order() {
 #[test]
 fn parallel_false_runs_calls_one_after_another() {
     let env = Env::new();
-    env.agent_file("parent")
-        .prompt("You are parent.")
+    named(&env, "parent")
         .toml("sub_agents = [\"slow\", \"fast\"]\n[sub_agents_config]\nparallel = false")
         .write();
-    env.agent_file("slow").prompt("You are slow.").write();
-    env.agent_file("fast").prompt("You are fast.").write();
+    named(&env, "slow").write();
+    named(&env, "fast").write();
     // The first call's answer is held for a second, or until the second
     // call comes: one after the other, it cannot come while the first is
     // unanswered, so the hold must run out every time. At once, it would
@@ -1130,8 +1110,7 @@ fn parallel_false_runs_calls_one_after_another() {
 #[test]
 fn refused_calls_come_back_as_error_results() {
     let env = Env::new();
-    env.agent_file("parent")
-        .prompt("You are parent.")
+    named(&env, "parent")
         .toml("sub_agents = [\"ghost\", \"broken\", \"keyless\"]")
         .write();
     env.agent("broken", "name = \"broken\"\nmodel = \"nope\"\n");
@@ -1210,10 +1189,7 @@ fn refused_calls_come_back_as_error_results() {
 #[test]
 fn unknown_tools_get_an_error_result() {
     let env = Env::new();
-    env.agent_file("parent")
-        .prompt("You are parent.")
-        .toml("sub_agents = [\"x\"]")
-        .write();
+    named(&env, "parent").toml("sub_agents = [\"x\"]").write();
     let server = Server::start(vec![
         Answer::json(
             200,
@@ -1236,14 +1212,10 @@ fn unknown_tools_get_an_error_result() {
 #[test]
 fn depth_limit_stops_offering_the_tool() {
     let env = Env::new();
-    env.agent_file("parent")
-        .prompt("You are parent.")
+    named(&env, "parent")
         .toml("sub_agents = [\"mid\"]\n[sub_agents_config]\nmax_depth = 1")
         .write();
-    env.agent_file("mid")
-        .prompt("You are mid.")
-        .toml("sub_agents = [\"leaf\"]")
-        .write();
+    named(&env, "mid").toml("sub_agents = [\"leaf\"]").write();
     let server = family_server(vec![("c1", json!({"agent": "mid", "task": "t"}))], as_is);
     run(&env, &server.url).arg("parent").assert().success();
     let mid = server
@@ -1257,8 +1229,7 @@ fn depth_limit_stops_offering_the_tool() {
     );
 
     // With room for it, the middle agent is offered the tool too.
-    env.agent_file("parent")
-        .prompt("You are parent.")
+    named(&env, "parent")
         .toml("sub_agents = [\"mid\"]\n[sub_agents_config]\nmax_depth = 2")
         .write();
     let server = family_server(vec![("c1", json!({"agent": "mid", "task": "t"}))], as_is);
@@ -1274,11 +1245,10 @@ fn depth_limit_stops_offering_the_tool() {
 #[test]
 fn sub_agent_timeout_bounds_each_call() {
     let env = Env::new();
-    env.agent_file("parent")
-        .prompt("You are parent.")
+    named(&env, "parent")
         .toml("sub_agents = [\"sleepy\"]\n[sub_agents_config]\ntimeout = 1")
         .write();
-    env.agent_file("sleepy").prompt("You are sleepy.").write();
+    named(&env, "sleepy").write();
     // The sub-agent's answer is held until the run is over: the run can
     // only end by giving up on it.
     let run_over = Gate::new();
@@ -1315,16 +1285,12 @@ fn sub_agent_timeout_bounds_each_call() {
 #[test]
 fn sub_agent_memory_is_its_own() {
     let env = Env::new();
-    env.agent_file("parent")
-        .prompt("You are parent.")
+    named(&env, "parent")
         .toml("sub_agents = [\"rem\", \"plain\"]")
         .memory("")
         .write();
-    env.agent_file("rem")
-        .prompt("You are rem.")
-        .memory("")
-        .write();
-    env.agent_file("plain").prompt("You are plain.").write();
+    named(&env, "rem").memory("").write();
+    named(&env, "plain").write();
     env.write(&env.log_path("rem"), entries(1));
     let server = family_server(
         vec![
@@ -1368,12 +1334,8 @@ fn sub_agent_memory_is_its_own() {
 #[test]
 fn a_sub_agent_with_a_context_budget_gets_its_one_block() {
     let env = Env::new();
-    env.agent_file("parent")
-        .prompt("You are parent.")
-        .toml("sub_agents = [\"ctx\"]")
-        .write();
-    env.agent_file("ctx")
-        .prompt("You are ctx.")
+    named(&env, "parent").toml("sub_agents = [\"ctx\"]").write();
+    named(&env, "ctx")
         .toml("[memory]\nenabled = true\n[context]\nbudget = 1000")
         .write();
     env.write(&env.log_path("ctx"), entries(2));
@@ -1406,14 +1368,8 @@ fn a_sub_agent_with_a_context_budget_gets_its_one_block() {
 #[test]
 fn failed_sub_agent_appends_nothing() {
     let env = Env::new();
-    env.agent_file("parent")
-        .prompt("You are parent.")
-        .toml("sub_agents = [\"rem\"]")
-        .write();
-    env.agent_file("rem")
-        .prompt("You are rem.")
-        .memory("")
-        .write();
+    named(&env, "parent").toml("sub_agents = [\"rem\"]").write();
+    named(&env, "rem").memory("").write();
     let server = Server::route(|req| {
         if system_of(req).starts_with("You are rem.") {
             return Answer::json(500, &json!({"error": {"message": "down"}}));
@@ -1441,11 +1397,8 @@ fn failed_sub_agent_appends_nothing() {
 #[test]
 fn verbose_traces_turns_and_sub_agents() {
     let env = Env::new();
-    env.agent_file("parent")
-        .prompt("You are parent.")
-        .toml("sub_agents = [\"kid\"]")
-        .write();
-    env.agent_file("kid").prompt("You are kid.").write();
+    named(&env, "parent").toml("sub_agents = [\"kid\"]").write();
+    named(&env, "kid").write();
     let server = family_server(vec![("c1", json!({"agent": "kid", "task": "play"}))], as_is);
     let out = run(&env, &server.url)
         .args(["parent", "-v"])
@@ -1504,8 +1457,7 @@ fn verbose_traces_turns_and_sub_agents() {
 #[test]
 fn endless_tool_calls_hit_the_turn_limit() {
     let env = Env::new();
-    env.agent_file("loop")
-        .prompt("You are loop.")
+    named(&env, "loop")
         .toml("sub_agents = [\"x\"]")
         .memory("")
         .write();
@@ -1531,7 +1483,7 @@ fn every_exit_code() {
         400,
         &json!({"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}),
     )]);
-    env.agent_file("a").prompt("You are a.").write();
+    named(&env, "a").write();
     env.agent("badmodel", "name = \"badmodel\"\nmodel = \"gpt4\"\n");
     env.agent("gemini", "name = \"gemini\"\nmodel = \"gemini/pro\"\n");
     env.agent("broken", "name = \"broken\"\nmodel = [\n");
@@ -1627,10 +1579,7 @@ fn every_exit_code() {
 fn top_level_timeout_is_exit_3() {
     let env = Env::new();
     let server = Server::start(vec![Answer::Hang(Duration::from_secs(4))]);
-    env.agent_file("slow")
-        .prompt("You are slow.")
-        .memory("")
-        .write();
+    named(&env, "slow").memory("").write();
     run(&env, &server.url)
         .args(["slow", "--timeout", "1"])
         .assert()
@@ -1648,10 +1597,7 @@ fn the_agents_timeout_bounds_the_run_unless_timeout_is_given() {
         Answer::Hang(Duration::from_secs(5)),
         Answer::Hang(Duration::from_secs(5)),
     ]);
-    env.agent_file("slow")
-        .prompt("You are slow.")
-        .toml("timeout = 1")
-        .write();
+    named(&env, "slow").toml("timeout = 1").write();
     run(&env, &server.url)
         .arg("slow")
         .assert()
@@ -1674,14 +1620,8 @@ fn the_agents_timeout_bounds_the_run_unless_timeout_is_given() {
 #[test]
 fn a_negative_or_huge_agent_timeout_is_a_config_error() {
     let env = Env::new();
-    env.agent_file("neg")
-        .prompt("You are neg.")
-        .toml("timeout = -1")
-        .write();
-    env.agent_file("huge")
-        .prompt("You are huge.")
-        .toml("timeout = 86401")
-        .write();
+    named(&env, "neg").toml("timeout = -1").write();
+    named(&env, "huge").toml("timeout = 86401").write();
     env.cmd("axe-run")
         .arg("neg")
         .assert()
@@ -1698,10 +1638,7 @@ fn a_negative_or_huge_agent_timeout_is_a_config_error() {
 fn stream_true_in_the_agent_streams_as_the_flag_does() {
     let env = Env::new();
     let server = Server::start(vec![stream_answer("anthropic", &["a", "b", "c"])]);
-    env.agent_file("s")
-        .prompt("You are s.")
-        .toml("stream = true")
-        .write();
+    named(&env, "s").toml("stream = true").write();
     run(&env, &server.url)
         .args(["s", "go"])
         .assert()
@@ -1724,8 +1661,7 @@ fn retry_waits_out_rate_limits_and_server_errors_and_counts_them() {
         Answer::json(503, &json!({})),
         ok("done"),
     ]);
-    env.agent_file("r")
-        .prompt("You are r.")
+    named(&env, "r")
         .toml("[retry]\nmax_retries = 2\nbackoff = \"fixed\"\ninitial_delay_ms = 10")
         .write();
     let out = run(&env, &server.url)
@@ -1757,8 +1693,7 @@ fn retry_honours_retry_after_and_gives_up_after_max_retries() {
             .with_header("retry-after", "1")
     };
     let server = Server::start(vec![limited(), limited(), ok("never")]);
-    env.agent_file("r")
-        .prompt("You are r.")
+    named(&env, "r")
         .toml("[retry]\nmax_retries = 1\nbackoff = \"linear\"\ninitial_delay_ms = 10")
         .write();
     run(&env, &server.url)
@@ -1793,11 +1728,10 @@ fn retry_never_repeats_auth_or_bad_requests_and_is_off_by_default() {
         ),
         ok("never"),
     ]);
-    env.agent_file("r")
-        .prompt("You are r.")
+    named(&env, "r")
         .toml("[retry]\nmax_retries = 3\ninitial_delay_ms = 10")
         .write();
-    env.agent_file("plain").prompt("You are plain.").write();
+    named(&env, "plain").write();
     run(&env, &server.url)
         .args(["r", "go"])
         .assert()
@@ -1835,8 +1769,7 @@ fn a_stream_that_fails_before_its_first_byte_is_retried() {
         ),
         stream_answer("anthropic", &["a", "b", "c"]),
     ]);
-    env.agent_file("s")
-        .prompt("You are s.")
+    named(&env, "s")
         .toml("stream = true\n[retry]\nmax_retries = 1\ninitial_delay_ms = 10")
         .write();
     run(&env, &server.url)
@@ -1875,8 +1808,7 @@ fn retry_fields_are_checked() {
             "retry.max_delay_ms must be at least retry.initial_delay_ms\n",
         ),
     ] {
-        env.agent_file("bad")
-            .prompt("You are bad.")
+        named(&env, "bad")
             .toml(&format!("[retry]\n{extra}"))
             .write();
         env.cmd("axe-run")
@@ -1892,7 +1824,7 @@ fn a_run_says_when_the_run_log_cut_its_task_or_answer() {
     let env = Env::new();
     let long = "a".repeat(1500);
     let server = Server::start(vec![ok(&long), ok(&long), ok("short")]);
-    env.agent_file("m").prompt("You are m.").memory("").write();
+    named(&env, "m").memory("").write();
     let task = "t".repeat(1200);
     let out = run(&env, &server.url)
         .args(["m", "-v", &task])
