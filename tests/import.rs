@@ -206,7 +206,7 @@ fn claude_code_finds_memory_in_a_project_folder_or_says_where_it_looked() {
     let memory = claude_code_project(&env);
     let project = memory.parent().unwrap();
     env.write(&project.join("0b5e.jsonl"), "{}\n");
-    imports(&env, &["claude-code", arg(&project)], 0);
+    imports(&env, &["claude-code", arg(project)], 0);
     let ws = workspace(&env);
     assert_eq!(
         read(&ws.join("agents/home-me-src-app/MEMORY.md")),
@@ -714,7 +714,7 @@ fn agent_names_from_a_source_are_checked_and_no_secret_is_printed() {
     let ws = workspace(&env);
     for (source, path) in [("mem0", &file), ("mcp-memory", &graph)] {
         for flags in [&["--dry-run", "--json"][..], &["--dry-run"], &[]] {
-            let mut args = vec![source, arg(&path)];
+            let mut args = vec![source, arg(path)];
             args.extend_from_slice(flags);
             let out = imports(&env, &args, 0);
             let printed = format!("{}{}", out.stdout, out.stderr);

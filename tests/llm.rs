@@ -805,6 +805,32 @@ fn malformed_and_empty_replies_are_server_errors() {
             Answer::json(200, &ollama_reply("")),
             "server: response contains no content\n",
         ),
+        (
+            "google",
+            Answer::raw(200, "not json"),
+            "server: failed to parse response: ",
+        ),
+        (
+            "google",
+            Answer::json(200, &json!({"candidates": []})),
+            "server: response contains no candidates\n",
+        ),
+        (
+            "google",
+            Answer::json(
+                200,
+                &json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "cut"}]}}]}),
+            ),
+            "server: response has no finish reason\n",
+        ),
+        (
+            "google",
+            Answer::json(
+                200,
+                &json!({"candidates": [{"content": {"role": "model", "parts": []}, "finishReason": "STOP"}]}),
+            ),
+            "server: response contains no content\n",
+        ),
     ];
     for (provider, answer, message) in cases {
         let server = Server::start(vec![answer]);
