@@ -844,6 +844,41 @@ fn malformed_and_empty_replies_are_server_errors() {
     }
 }
 
+/// An error sent inside a stream after it began (OpenAI's and Gemini's
+/// `{"error": {"message": ...}}` chunk) is the call's error: the
+/// provider's message, or `stream error` when it gives none.
+#[test]
+fn an_error_chunk_in_a_stream_is_the_calls_error() {
+    let env = Env::new();
+    let cases = [
+        (
+            "openai",
+            json!({"error": {"message": "overloaded mid-stream"}}),
+            "server: overloaded mid-stream\n",
+        ),
+        ("openai", json!({"error": {}}), "server: stream error\n"),
+        (
+            "google",
+            json!({"error": {"message": "quota gone"}}),
+            "server: quota gone\n",
+        ),
+        (
+            "google",
+            json!({"error": {"code": 500}}),
+            "server: stream error\n",
+        ),
+    ];
+    for (provider, chunk, message) in cases {
+        let server = Server::start(vec![Answer::sse(&[sse_data(&chunk.to_string())])]);
+        llm(&env, &server.url, provider)
+            .args(["-m", &format!("{provider}/m"), "--stream", "q"])
+            .assert()
+            .code(3)
+            .stdout("")
+            .stderr(message);
+    }
+}
+
 #[test]
 fn an_empty_text_block_is_an_empty_answer_not_an_error() {
     // M7 5.3: gc prints an empty analysis rather than failing.
