@@ -1,24 +1,18 @@
 //! Local agent directories (`--agents-dir`, `./axe/agents`) and
 //! `axe-run -p/--prompt`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 use crate::server::{Answer, Server};
-use crate::util::{Env, stdout};
+use crate::util::{AgentFile, Env, stdout};
 use crate::wire::anthropic_reply;
 
-/// Writes `<dir>/<name>.toml`: an agent whose system prompt says `who`.
-fn agent_in(env: &Env, dir: &Path, name: &str, who: &str, extra: &str) -> PathBuf {
-    let path = dir.join(format!("{name}.toml"));
-    env.write(
-        &path,
-        format!(
-            "name = \"{name}\"\nmodel = \"anthropic/claude-test\"\ndescription = \"{who}\"\nsystem_prompt = \"{who}\"\n{extra}\n"
-        ),
-    );
-    path
+/// The agent `name` whose description and system prompt both say `who`,
+/// to write in one of the directories searched.
+fn who<'e>(env: &'e Env, name: &str, who: &str) -> AgentFile<'e> {
+    env.agent_file(name).description(who).prompt(who)
 }
 
 fn local(env: &Env) -> PathBuf {
@@ -50,16 +44,16 @@ fn system_sent(env: &Env, args: &[&str]) -> String {
 fn lookup_order_is_agents_dir_then_local_then_config() {
     let env = Env::new();
     let given = env.root().join("given");
-    agent_in(&env, &config(&env), "a", "from config", "");
+    who(&env, "a", "from config").write_in(&config(&env));
     assert!(system_sent(&env, &["a"]).contains("from config"));
-    agent_in(&env, &local(&env), "a", "from local", "");
+    who(&env, "a", "from local").write_in(&local(&env));
     assert!(system_sent(&env, &["a"]).contains("from local"));
-    agent_in(&env, &given, "a", "from given", "");
+    who(&env, "a", "from given").write_in(&given);
     assert!(system_sent(&env, &["a", "--agents-dir", "given"]).contains("from given"));
     // Without the flag the given directory is not searched.
     assert!(system_sent(&env, &["a"]).contains("from local"));
     // A name the first directory lacks falls through to the next.
-    agent_in(&env, &config(&env), "c", "only config", "");
+    who(&env, "c", "only config").write_in(&config(&env));
     assert!(system_sent(&env, &["c", "--agents-dir", "given"]).contains("only config"));
 }
 
@@ -67,10 +61,10 @@ fn lookup_order_is_agents_dir_then_local_then_config() {
 fn list_says_where_each_agent_comes_from() {
     let env = Env::new();
     let given = env.root().join("given");
-    agent_in(&env, &config(&env), "a", "cfg", "");
-    agent_in(&env, &config(&env), "b", "cfg", "");
-    agent_in(&env, &local(&env), "b", "loc", "");
-    let c = agent_in(&env, &given, "c", "giv", "");
+    who(&env, "a", "cfg").write_in(&config(&env));
+    who(&env, "b", "cfg").write_in(&config(&env));
+    who(&env, "b", "loc").write_in(&local(&env));
+    let c = who(&env, "c", "giv").write_in(&given);
     env.cmd("axe-agents")
         .args(["list", "--agents-dir"])
         .arg(&given)
@@ -105,7 +99,7 @@ fn list_says_where_each_agent_comes_from() {
 fn show_edit_init_and_gc_take_agents_dir() {
     let env = Env::new();
     let given = env.root().join("given");
-    let path = agent_in(&env, &given, "g", "giv", "");
+    let path = who(&env, "g", "giv").write_in(&given);
     let out = env
         .cmd("axe-agents")
         .args(["show", "g", "--json", "--agents-dir", "given"])
@@ -153,27 +147,11 @@ fn show_edit_init_and_gc_take_agents_dir() {
 fn sub_agents_are_looked_up_the_same_way() {
     let env = Env::new();
     let given = env.root().join("given");
-    agent_in(
-        &env,
-        &given,
-        "boss",
-        "You are boss.",
-        "sub_agents = [\"helper\"]",
-    );
-    agent_in(
-        &env,
-        &local(&env),
-        "helper",
-        "You are the local helper.",
-        "",
-    );
-    agent_in(
-        &env,
-        &config(&env),
-        "helper",
-        "You are the config helper.",
-        "",
-    );
+    who(&env, "boss", "You are boss.")
+        .toml("sub_agents = [\"helper\"]")
+        .write_in(&given);
+    who(&env, "helper", "You are the local helper.").write_in(&local(&env));
+    who(&env, "helper", "You are the config helper.").write_in(&config(&env));
     let server = Server::route(|r| {
         let body = r.json();
         let offers = body["tools"].as_array().is_some_and(|t| !t.is_empty());
@@ -207,7 +185,7 @@ fn sub_agents_are_looked_up_the_same_way() {
 #[test]
 fn names_stay_checked_and_odd_local_dirs_fail_like_the_config_one() {
     let env = Env::new();
-    agent_in(&env, &env.root().join("axe"), "escape", "no", "");
+    who(&env, "escape", "no").write_in(&env.root().join("axe"));
     for name in ["../escape", "..", "a/b"] {
         env.cmd("axe-run")
             .args([name, "--agents-dir", "given", "--dry-run"])
@@ -223,7 +201,7 @@ fn names_stay_checked_and_odd_local_dirs_fail_like_the_config_one() {
         .status()
         .unwrap();
     assert!(made.success());
-    agent_in(&env, &config(&env), "a", "cfg", "");
+    who(&env, "a", "cfg").write_in(&config(&env));
     let out = env
         .cmd("axe-agents")
         .arg("list")
@@ -284,7 +262,7 @@ fn user_sent(env: &Env, args: &[&str], stdin: &str) -> String {
 #[test]
 fn prompt_flag_takes_the_place_of_stdin() {
     let env = Env::new();
-    agent_in(&env, &config(&env), "a", "sys", "");
+    who(&env, "a", "sys").write_in(&config(&env));
     assert_eq!(
         user_sent(&env, &["a", "-p", "from flag"], "piped"),
         "from flag"

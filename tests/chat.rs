@@ -180,13 +180,6 @@ fn pair(role: &str, text: &str) -> (String, String) {
     (role.to_owned(), text.to_owned())
 }
 
-fn agent(env: &Env) {
-    env.agent(
-        "geo",
-        "name = \"geo\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"You are geo.\"\n[memory]\nenabled = true\n",
-    );
-}
-
 fn conversation_file(env: &Env, id: &str) -> PathBuf {
     env.data_dir()
         .join(format!("axe/conversations/agents/geo/{id}.jsonl"))
@@ -202,7 +195,10 @@ fn chat_turns_carry_the_conversation_and_the_commands_work() {
         stream_answer("anthropic", &["Par", "is."]),
         stream_answer("anthropic", &["About two ", "million."]),
     ]);
-    agent(&env);
+    env.agent_file("geo")
+        .prompt("You are geo.")
+        .memory("")
+        .write();
     let term = Term::start(&env, &server.url, "geo");
     term.shows("axe chat with geo (anthropic/claude-test)", 1);
     term.typed("capital of France?", true);
@@ -256,7 +252,10 @@ fn ctrl_c_cancels_the_answer_not_the_session() {
     let env = Env::new();
     let (story, rest) = stream_answer("anthropic", &["Once upon", " a time"]).gated_after(3);
     let server = Server::start(vec![story, stream_answer("anthropic", &["Hello."])]);
-    agent(&env);
+    env.agent_file("geo")
+        .prompt("You are geo.")
+        .memory("")
+        .write();
     let term = Term::start(&env, &server.url, "geo --cid tale --new");
     term.shows("axe chat with geo", 1);
     term.prompts(1);
@@ -365,7 +364,10 @@ fn sigterm_still_ends_the_session() {
     }
     let env = Env::new();
     let server = Server::start(vec![]);
-    agent(&env);
+    env.agent_file("geo")
+        .prompt("You are geo.")
+        .memory("")
+        .write();
     let term = Term::start(&env, &server.url, "geo");
     term.prompts(1);
     // Ctrl-C at the prompt is held, not an end; SIGTERM is.

@@ -265,15 +265,12 @@ fn undo_restores_the_last_consolidation_unless_a_file_changed_since() {
         .write_stdin("mine")
         .assert()
         .success();
-    let before = tree(&ws);
-    env.cmd("axe-notes-consolidate")
-        .args(["a", "--undo"])
-        .assert()
-        .code(6)
-        .stderr(predicates::str::contains(
-            "agents/a/MEMORY.md changed since the consolidation",
-        ));
-    assert_eq!(tree(&ws), before);
+    undo_refused(
+        &env,
+        &ws,
+        6,
+        &["agents/a/MEMORY.md changed since the consolidation"],
+    );
 }
 
 #[test]
@@ -583,15 +580,12 @@ fn undo_restores_nothing_a_record_names_outside_the_agents_notes() {
     let mut forged: Value = serde_json::from_str(&read(&record)).unwrap();
     forged["files"][1]["path"] = json!("agents/b/MEMORY.md");
     fs::write(&record, forged.to_string()).unwrap();
-    let before = tree(&ws);
-    env.cmd("axe-notes-consolidate")
-        .args(["a", "--undo"])
-        .assert()
-        .code(1)
-        .stderr(predicates::str::contains(
-            "which is not agents/a/MEMORY.md or a world topic: nothing was restored",
-        ));
-    assert_eq!(tree(&ws), before);
+    undo_refused(
+        &env,
+        &ws,
+        1,
+        &["which is not agents/a/MEMORY.md or a world topic: nothing was restored"],
+    );
 }
 
 #[test]
@@ -727,16 +721,15 @@ fn a_consolidation_killed_midway_keeps_the_previous_text_and_undo_says_so() {
     older["files"][0]["sha256_after"] = Value::Null;
     older.as_object_mut().unwrap().remove("at_write");
     fs::write(&records[0], older.to_string()).unwrap();
-    let before = tree(&ws);
-    env.cmd("axe-notes-consolidate")
-        .args(["a", "--undo"])
-        .assert()
-        .code(6)
-        .stderr(predicates::str::contains("did not finish"))
-        .stderr(predicates::str::contains(
+    undo_refused(
+        &env,
+        &ws,
+        6,
+        &[
+            "did not finish",
             "its previous text is kept in agents/a/history/",
-        ));
-    assert_eq!(tree(&ws), before);
+        ],
+    );
     // Its own record names what it wrote, kept before the write: the
     // file still holds exactly that, so --undo gives the text back.
     fs::write(&records[0], record.to_string()).unwrap();
@@ -775,14 +768,12 @@ fn undo_refuses_when_the_newest_record_is_not_one() {
     // must not undo the one before it instead.
     let text = read(&records[1]);
     fs::write(&records[1], &text[..text.len() / 2]).unwrap();
-    let before = tree(&ws);
-    env.cmd("axe-notes-consolidate")
-        .args(["a", "--undo"])
-        .assert()
-        .code(1)
-        .stderr(predicates::str::contains("is not a consolidation record"))
-        .stderr(predicates::str::contains("nothing was restored"));
-    assert_eq!(tree(&ws), before);
+    undo_refused(
+        &env,
+        &ws,
+        1,
+        &["is not a consolidation record", "nothing was restored"],
+    );
 }
 
 #[test]
@@ -934,6 +925,18 @@ fn undo(env: &Env) -> assert_cmd::assert::Assert {
     env.cmd("axe-notes-consolidate")
         .args(["a", "--undo"])
         .assert()
+}
+
+/// An undo refused with exit `code`, saying each of `says`, leaving the
+/// workspace `ws` as it was, byte for byte.
+fn undo_refused(env: &Env, ws: &Path, code: i32, says: &[&str]) {
+    let before = tree(ws);
+    let out = undo(env).code(code).get_output().clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    for part in says {
+        assert!(err.contains(part), "no {part:?} in: {err}");
+    }
+    assert_eq!(tree(ws), before, "the refused undo changed the notes");
 }
 
 #[test]

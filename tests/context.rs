@@ -5,18 +5,13 @@
 use serde_json::Value;
 
 use crate::server::{Answer, Server};
-use crate::util::{Env, entries, entry, stdout};
+use crate::util::{AgentFile, Env, entries, entry, stdout};
 use crate::wire::{anthropic_reply, served_by};
 
-/// An agent keeping all three kinds, with `extra` lines after them.
-fn agent(env: &Env, name: &str, extra: &str) {
-    env.agent(
-        name,
-        &format!(
-            "name = \"{name}\"\nmodel = \"anthropic/m\"\n[memory]\nenabled = true\nlast_n = 3\n\
-             [notes]\nenabled = true\n[state]\nenabled = true\n{extra}"
-        ),
-    );
+/// The agent `a`, keeping all three kinds, to write with more TOML or
+/// as it is.
+fn keeper(env: &Env) -> AgentFile<'_> {
+    env.agent_file("a").memory("last_n = 3").notes("").state("")
 }
 
 /// Two run-log entries, MEMORY.md, a world topic, today's daily log and
@@ -66,7 +61,7 @@ fn kinds(doc: &Value, key: &str) -> Vec<String> {
 #[test]
 fn every_kind_in_one_block_in_the_default_order() {
     let env = Env::new();
-    agent(&env, "a", "");
+    keeper(&env).write();
     remember_everything(&env, "a");
     let out = env.cmd("axe-context").arg("a").assert().success();
     let text = stdout(out.get_output());
@@ -107,11 +102,9 @@ fn every_kind_in_one_block_in_the_default_order() {
 #[test]
 fn the_order_is_the_agents_and_kinds_not_listed_stay_out() {
     let env = Env::new();
-    agent(
-        &env,
-        "a",
-        "[context]\nbudget = 500\norder = [\"world\", \"log\"]\n",
-    );
+    keeper(&env)
+        .toml("[context]\nbudget = 500\norder = [\"world\", \"log\"]\n")
+        .write();
     remember_everything(&env, "a");
     let doc = context(&env, &["a"]);
     assert_eq!(doc["budget"], 500);
@@ -137,7 +130,7 @@ fn the_order_is_the_agents_and_kinds_not_listed_stay_out() {
 #[test]
 fn never_over_the_budget_and_everything_left_out_is_listed() {
     let env = Env::new();
-    agent(&env, "a", "");
+    keeper(&env).write();
     remember_everything(&env, "a");
     // Larger items too: a long decision, a long topic, more entries.
     env.cmd("axe-state-ingest")
@@ -186,7 +179,7 @@ fn never_over_the_budget_and_everything_left_out_is_listed() {
 #[test]
 fn a_broken_kind_is_an_error_here_and_a_warning_in_a_run() {
     let env = Env::new();
-    agent(&env, "a", "[context]\nbudget = 2000\n");
+    keeper(&env).toml("[context]\nbudget = 2000\n").write();
     remember_everything(&env, "a");
     let state = env.data_dir().join("axe/state/a.json");
     env.write(&state, "{\"tasks\": [");
@@ -251,7 +244,7 @@ fn bad_orders_are_agent_errors() {
 #[test]
 fn a_run_sends_the_one_block_after_the_task_and_dry_run_lists_what_it_left_out() {
     let env = Env::new();
-    agent(&env, "a", "[context]\nbudget = 300\n");
+    keeper(&env).toml("[context]\nbudget = 300\n").write();
     remember_everything(&env, "a");
     env.cmd("axe-notes-learn")
         .args(["--agent", "a", "zz"])

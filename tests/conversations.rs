@@ -13,16 +13,6 @@ fn ok(text: &str) -> Answer {
     Answer::json(200, &anthropic_reply(text))
 }
 
-/// The memory agent `name`.
-fn agent(env: &Env, name: &str) {
-    env.agent(
-        name,
-        &format!(
-            "name = \"{name}\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"You are {name}.\"\n[memory]\nenabled = true\n"
-        ),
-    );
-}
-
 /// `(role, text)` of each message the request sent.
 fn sent(r: &Recorded) -> Vec<(String, String)> {
     let body = r.json();
@@ -49,15 +39,21 @@ fn pair(role: &str, text: &str) -> (String, String) {
     (role.to_owned(), text.to_owned())
 }
 
-/// `axe-run --json ARGS`'s conversation_id.
-fn conversation_id(env: &Env, url: &str, args: &[&str]) -> String {
-    let out = run(env, url).args(args).arg("--json").output().unwrap();
+/// What `cmd` prints as JSON, once it has succeeded (its stderr shown
+/// when it has not).
+fn json_of(cmd: &mut assert_cmd::Command) -> Value {
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+/// `axe-run --json ARGS`'s conversation_id.
+fn conversation_id(env: &Env, url: &str, args: &[&str]) -> String {
+    let doc = json_of(run(env, url).args(args).arg("--json"));
     doc["conversation_id"]
         .as_str()
         .expect("conversation_id")
@@ -68,7 +64,10 @@ fn conversation_id(env: &Env, url: &str, args: &[&str]) -> String {
 fn continue_sends_the_last_turn_once_with_memory_on() {
     let env = Env::new();
     let server = Server::start(vec![ok("Paris."), ok("About two million."), ok("Hello.")]);
-    agent(&env, "geo");
+    env.agent_file("geo")
+        .prompt("You are geo.")
+        .memory("")
+        .write();
     let first = conversation_id(&env, &server.url, &["geo", "-c", "capital of France?"]);
     // The run log got the turn: memory is on.
     assert!(read(&env.log_path("geo")).contains("capital of France?"));
@@ -221,16 +220,7 @@ fn llm_continue_sends_the_earlier_turns() {
     let env = Env::new();
     let server = Server::start(vec![ok("Four."), ok("Eight."), ok("fresh")]);
     let llm = || crate::wire::served_by(env.cmd("axe-llm"), &server.url);
-    let out = llm()
-        .args(["-m", "anthropic/claude-test", "-c", "--json", "2+2?"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let doc = json_of(llm().args(["-m", "anthropic/claude-test", "-c", "--json", "2+2?"]));
     let id = doc["conversation_id"].as_str().unwrap().to_owned();
     llm()
         .args(["-m", "anthropic/claude-test", "-c", "times two?"])
@@ -267,7 +257,10 @@ fn llm_continue_sends_the_earlier_turns() {
 fn axe_log_show_prints_a_conversation_found_through_the_ledger() {
     let env = Env::new();
     let server = Server::start(vec![ok("Paris."), ok("About two million."), ok("Hi.")]);
-    agent(&env, "geo");
+    env.agent_file("geo")
+        .prompt("You are geo.")
+        .memory("")
+        .write();
     let id = conversation_id(
         &env,
         &server.url,
@@ -396,7 +389,10 @@ fn axe_log_show_escapes_what_came_from_outside() {
 fn axe_log_conversations_lists_every_owners() {
     let env = Env::new();
     let server = Server::start(vec![ok("Paris."), ok("Hi.")]);
-    agent(&env, "geo");
+    env.agent_file("geo")
+        .prompt("You are geo.")
+        .memory("")
+        .write();
     conversation_id(
         &env,
         &server.url,
@@ -422,17 +418,7 @@ fn axe_log_conversations_lists_every_owners() {
         "{}",
         String::from_utf8_lossy(&llm.stderr)
     );
-    let out = env
-        .cmd("axe-log")
-        .args(["conversations", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let doc = json_of(env.cmd("axe-log").args(["conversations", "--json"]));
     let mut kept: Vec<(Value, String)> = doc["conversations"]
         .as_array()
         .unwrap()
@@ -510,32 +496,20 @@ fn llm_continue_goes_on_from_a_plain_call() {
     let env = Env::new();
     let server = Server::start(vec![ok("Noted."), ok("Teal.")]);
     let llm = || crate::wire::served_by(env.cmd("axe-llm"), &server.url);
-    let out = llm()
-        .args(["-m", "anthropic/claude-test", "--json"])
-        .arg("My favourite colour is teal.")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let doc = json_of(
+        llm()
+            .args(["-m", "anthropic/claude-test", "--json"])
+            .arg("My favourite colour is teal."),
     );
-    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let id = doc["conversation_id"]
         .as_str()
         .expect("conversation_id")
         .to_owned();
-    let out = llm()
-        .args(["-m", "anthropic/claude-test", "-c", "--json"])
-        .arg("What is my favourite colour?")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let doc = json_of(
+        llm()
+            .args(["-m", "anthropic/claude-test", "-c", "--json"])
+            .arg("What is my favourite colour?"),
     );
-    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(doc["conversation_id"], json!(id));
     assert_eq!(
         sent(&server.requests()[1]),
@@ -561,19 +535,8 @@ fn json_always_says_the_conversation_and_no_log_keeps_none() {
         ok("five"),
     ]);
     env.agent("t", "name = \"t\"\nmodel = \"anthropic/claude-test\"\n");
-    let json = |args: &[&str]| -> Value {
-        let out = run(&env, &server.url)
-            .args(args)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_str(&stdout(&out)).unwrap()
-    };
+    let json =
+        |args: &[&str]| -> Value { json_of(run(&env, &server.url).args(args).arg("--json")) };
     let kept = json(&["t", "remember this"]);
     let id = kept["conversation_id"].as_str().unwrap().to_owned();
     // --no-log: no turn kept, no ledger line; -c still reads what is kept.
@@ -606,16 +569,15 @@ fn json_always_says_the_conversation_and_no_log_keeps_none() {
     assert_eq!(json(&["t", "-c", "kept"])["conversation_id"], json!(id));
     assert_eq!(read(&dir.join(format!("{id}.jsonl"))).lines().count(), 4);
     // axe-llm says null too.
-    let out = crate::wire::served_by(env.cmd("axe-llm"), &server.url)
-        .args(["-m", "anthropic/claude-test", "--no-log", "--json", "hi"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let doc = json_of(
+        crate::wire::served_by(env.cmd("axe-llm"), &server.url).args([
+            "-m",
+            "anthropic/claude-test",
+            "--no-log",
+            "--json",
+            "hi",
+        ]),
     );
-    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(doc.get("conversation_id"), Some(&Value::Null), "{doc}");
     assert!(!env.data_dir().join("axe/conversations/llm").exists());
 }

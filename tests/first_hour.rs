@@ -343,17 +343,10 @@ fn tests_needing_missing_programs_say_so_and_pass() {
 
 // --- the task, the model's settings ---------------------------------------
 
-fn agent(env: &Env, name: &str, extra: &str) {
-    env.agent(
-        name,
-        &format!("name = \"{name}\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"Persona.\"\n{extra}"),
-    );
-}
-
 #[test]
 fn the_task_can_be_words_then_stdin() {
     let env = Env::new();
-    agent(&env, "a", "[memory]\nenabled = true\n");
+    env.agent_file("a").prompt("Persona.").memory("").write();
     let server = Server::start(vec![Answer::json(200, &anthropic_reply("4"))]);
     served_by(env.cmd("axe"), &server.url)
         .args(["run", "a", "what", "is 2+2"])
@@ -383,7 +376,10 @@ fn the_task_can_be_words_then_stdin() {
 #[test]
 fn system_temperature_and_max_tokens_for_one_run() {
     let env = Env::new();
-    agent(&env, "a", "[params]\ntemperature = 0.7\nmax_tokens = 100\n");
+    env.agent_file("a")
+        .prompt("Persona.")
+        .toml("[params]\ntemperature = 0.7\nmax_tokens = 100\n")
+        .write();
     let server = Server::start(vec![Answer::json(200, &anthropic_reply("ok"))]);
     served_by(env.cmd("axe-run"), &server.url)
         .args([
@@ -478,7 +474,10 @@ fn a_bare_404_names_the_url() {
 #[test]
 fn typos_in_agent_names_and_subcommands_get_a_suggestion() {
     let env = Env::new();
-    agent(&env, "reviewer", "[memory]\nenabled = true\n");
+    env.agent_file("reviewer")
+        .prompt("Persona.")
+        .memory("")
+        .write();
     let near = "agent config not found: reviwer (did you mean \"reviewer\"?)\n";
     for (bin, args) in [
         ("axe-run", &["reviwer"][..]),

@@ -275,13 +275,11 @@ fn a_context_file_over_the_limit_is_skipped_like_a_binary() {
 
 /// Agent `a` with `files` and `work` as its workdir.
 fn files_agent(env: &Env, work: &Path, files: &str) {
-    env.agent(
-        "a",
-        &format!(
-            "name = \"a\"\nmodel = \"anthropic/m\"\nfiles = {files}\nworkdir = \"{}\"\n",
-            work.display()
-        ),
-    );
+    env.agent_file("a")
+        .model("anthropic/m")
+        .workdir(work)
+        .toml(&format!("files = {files}"))
+        .write();
 }
 
 /// A directory swapped for a symlink out of the workdir, again and again,

@@ -23,16 +23,6 @@ fn workspace(env: &Env) -> PathBuf {
     env.data_dir().join("axe/notes")
 }
 
-/// An agent with notes and a run log; `extra` goes into `[notes]`.
-fn agent(env: &Env, name: &str, extra: &str) {
-    env.agent(
-        name,
-        &format!(
-            "name = \"{name}\"\nmodel = \"anthropic/m\"\n[memory]\nenabled = true\n[notes]\nenabled = true\n{extra}"
-        ),
-    );
-}
-
 /// Every file below `dir`, relative to it.
 fn files_below(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
@@ -83,7 +73,7 @@ fn one_line(stderr: &[u8]) -> String {
 #[test]
 fn prune_never_deletes_through_a_symlink_out_of_the_workspace() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let outside = env.root().join("outside");
     fs::create_dir_all(&outside).unwrap();
     fs::write(outside.join("2020-01-01.md"), "# 2020-01-01\n").unwrap();
@@ -106,7 +96,7 @@ fn prune_never_deletes_through_a_symlink_out_of_the_workspace() {
 fn nothing_is_created_outside_before_a_path_is_refused() {
     for linked in ["agents/a", "agents"] {
         let env = Env::new();
-        agent(&env, "a", "");
+        env.agent_file("a").memory("").notes("").write();
         let outside = env.root().join("outside");
         fs::create_dir_all(&outside).unwrap();
         let link = workspace(&env).join(linked);
@@ -143,7 +133,7 @@ fn a_relative_symlink_climbing_out_of_the_workspace_is_refused() {
         ("world", "../outside"),
     ] {
         let env = Env::new();
-        agent(&env, "a", "");
+        env.agent_file("a").memory("").notes("").write();
         let ws = workspace(&env);
         let outside = env.root().join("outside");
         fs::create_dir_all(&outside).unwrap();
@@ -179,7 +169,7 @@ fn a_relative_symlink_climbing_out_of_the_workspace_is_refused() {
 #[test]
 fn symlinks_that_stay_inside_the_workspace_still_work() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let ws = workspace(&env);
     fs::create_dir_all(ws.join("shared/daily")).unwrap();
     fs::create_dir_all(ws.join("agents/a")).unwrap();
@@ -247,7 +237,7 @@ pub fn swapper(
 #[test]
 fn a_directory_swapped_for_a_symlink_mid_write_never_lets_a_write_out() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let ws = workspace(&env);
     let outside = env.root().join("outside");
     fs::create_dir_all(&outside).unwrap();
@@ -303,7 +293,7 @@ fn a_directory_swapped_for_a_symlink_mid_write_never_lets_a_write_out() {
 #[test]
 fn empty_standard_input_never_erases_memory() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let memory = workspace(&env).join("agents/a/MEMORY.md");
     env.cmd("axe-notes-reflect")
         .arg("a")
@@ -399,7 +389,10 @@ fn kill(child: &Child, signal: &str) {
 #[test]
 fn a_signal_during_a_large_remember_leaves_the_entry_whole() {
     let env = Env::new();
-    agent(&env, "a", "max_memory_chars = 100000000");
+    env.agent_file("a")
+        .memory("")
+        .notes("max_memory_chars = 100000000")
+        .write();
     let text = Arc::new(big_text(64));
     let log = remembered(&env, "first");
     for signal in ["TERM", "INT", "HUP"] {
@@ -419,7 +412,10 @@ fn a_signal_during_a_large_remember_leaves_the_entry_whole() {
 #[test]
 fn a_kill_9_mid_entry_is_cut_back_by_the_next_writer() {
     let env = Env::new();
-    agent(&env, "a", "max_memory_chars = 100000000");
+    env.agent_file("a")
+        .memory("")
+        .notes("max_memory_chars = 100000000")
+        .write();
     let text = Arc::new(big_text(64));
     let daily = remembered(&env, "first");
     let whole = fs::read(&daily).unwrap();
@@ -465,7 +461,7 @@ fn a_run_log_torn_by_a_kill_9_is_read_whole_and_cut_back() {
     // by hand (the marker an append writes first, then part of an entry).
     use std::os::unix::fs::MetadataExt;
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     env.cmd("axe-mem-append")
         .args(["a", "--task", "first", "--result", "ok"])
         .assert()
@@ -529,7 +525,7 @@ fn hold_lock(path: &Path) -> File {
 #[test]
 fn a_held_lock_makes_the_memory_tools_give_up_after_wait() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     env.agent(
         "s",
         "name = \"s\"\nmodel = \"anthropic/m\"\n[state]\nenabled = true\n",
@@ -582,7 +578,7 @@ fn a_held_lock_makes_the_memory_tools_give_up_after_wait() {
 #[test]
 fn a_held_lock_cannot_hold_a_run_past_its_timeout() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let log = env.log_path("a");
     let _held = hold_lock(&log);
     let server = Server::start(vec![Answer::json(200, &reply_for("anthropic", "hi"))]);
@@ -607,7 +603,7 @@ fn a_held_lock_cannot_hold_a_run_past_its_timeout() {
 #[test]
 fn a_refused_or_failed_write_leaves_no_new_empty_file() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let ws = workspace(&env);
     env.cmd("axe-notes-learn")
         .args(["brand-new", "--if-match", "0000"])
@@ -653,7 +649,7 @@ fn a_refused_or_failed_write_leaves_no_new_empty_file() {
 #[test]
 fn a_topic_too_long_for_its_file_names_is_refused_and_leaves_nothing() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let long = "t".repeat(251);
     let err = failing(env.cmd("axe-notes-learn").arg(&long).write_stdin("x"), 1);
     assert!(err.contains("too long"), "{err}");
@@ -676,7 +672,7 @@ fn a_topic_too_long_for_its_file_names_is_refused_and_leaves_nothing() {
 #[test]
 fn prune_removes_only_four_digit_dated_logs() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let daily = workspace(&env).join("agents/a/daily");
     fs::create_dir_all(&daily).unwrap();
     for name in ["+202-01-01.md", "2020-01-01.md", "notes.md"] {
@@ -698,7 +694,7 @@ fn prune_removes_only_four_digit_dated_logs() {
 #[test]
 fn learn_when_world_is_a_file_names_the_directory() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let ws = workspace(&env);
     fs::create_dir_all(&ws).unwrap();
     fs::write(ws.join("world"), "not a directory").unwrap();
@@ -758,7 +754,7 @@ fn a_marker_planted_by_another_user_never_cuts_the_file() {
         return;
     }
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let mut daily = PathBuf::new();
     for i in 1..=3 {
         daily = remembered(&env, &format!("important {i}"));
@@ -794,7 +790,7 @@ fn a_marker_planted_by_another_user_never_cuts_the_file() {
 #[test]
 fn a_torn_daily_entry_is_not_shown_by_readers() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let daily = remembered(&env, "whole entry");
     let whole = fs::metadata(&daily).unwrap().len();
     // What a `kill -9` mid-write leaves: the marker, then half an entry.
@@ -817,7 +813,7 @@ fn a_torn_daily_entry_is_not_shown_by_readers() {
 #[test]
 fn huge_or_sparse_notes_files_are_left_out_or_refused_never_read_whole() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let ws = workspace(&env);
     fs::create_dir_all(ws.join("world")).unwrap();
     fs::create_dir_all(ws.join("agents/a")).unwrap();
@@ -875,7 +871,7 @@ fn huge_or_sparse_notes_files_are_left_out_or_refused_never_read_whole() {
 #[test]
 fn junk_where_a_marker_or_temp_file_goes_never_blocks_a_write_for_good() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let daily = remembered(&env, "first");
     let name = daily.file_name().unwrap().to_string_lossy().into_owned();
     let marker = daily.with_file_name(format!(".{name}.axe-append"));
@@ -934,7 +930,7 @@ fn an_append_needs_only_the_file_writable_as_before() {
 #[test]
 fn search_never_lists_an_agents_directory_outside_the_workspace() {
     let env = Env::new();
-    agent(&env, "a", "");
+    env.agent_file("a").memory("").notes("").write();
     let ws = workspace(&env);
     fs::create_dir_all(ws.join("world")).unwrap();
     fs::write(ws.join("world/ops.md"), "a fact").unwrap();

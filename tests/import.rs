@@ -117,6 +117,53 @@ fn import(env: &Env, args: &[&str]) -> assert_cmd::Command {
     cmd
 }
 
+/// What one import printed.
+struct Printed {
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `axe-import ARGS` to its end, which must be exit `code`.
+fn imports(env: &Env, args: &[&str], code: i32) -> Printed {
+    let out = import(env, args).assert().code(code).get_output().clone();
+    Printed {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Importing `args` again (successfully) changes nothing in `ws`, byte
+/// for byte.
+fn changes_nothing(env: &Env, ws: &Path, args: &[&str]) {
+    let before = snapshot(ws);
+    imports(env, args, 0);
+    assert_eq!(snapshot(ws), before, "importing {args:?} again changed it");
+}
+
+/// Asserts that `text` says each of `parts`, naming the one it lacks.
+fn says(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in: {text}");
+    }
+}
+
+/// A source file `name` in the test's root, holding `content`.
+fn source(env: &Env, name: &str, content: impl AsRef<[u8]>) -> PathBuf {
+    let path = env.root().join(name);
+    env.write(&path, content);
+    path
+}
+
+/// A path as an argument of the import.
+fn arg(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// The names of the files under `dir`, in order.
+fn names(dir: &Path) -> Vec<String> {
+    snapshot(dir).into_keys().collect()
+}
+
 /// Claude Code's auto memory for the project `/home/me/src/app`: the
 /// project directory is the path with every `/` a `-`, and the memory
 /// directory holds MEMORY.md (an index, one line per memory) and a file
@@ -159,9 +206,7 @@ fn claude_code_finds_memory_in_a_project_folder_or_says_where_it_looked() {
     let memory = claude_code_project(&env);
     let project = memory.parent().unwrap();
     env.write(&project.join("0b5e.jsonl"), "{}\n");
-    import(&env, &["claude-code", project.to_str().unwrap()])
-        .assert()
-        .success();
+    imports(&env, &["claude-code", arg(project)], 0);
     let ws = workspace(&env);
     assert_eq!(
         read(&ws.join("agents/home-me-src-app/MEMORY.md")),
@@ -169,27 +214,20 @@ fn claude_code_finds_memory_in_a_project_folder_or_says_where_it_looked() {
     );
     assert!(ws.join("world/user-role.md").is_file());
     // The same project named by its memory folder: nothing new.
+    changes_nothing(&env, &ws, &["claude-code", arg(&memory)]);
     let before = snapshot(&ws);
-    import(&env, &["claude-code", memory.to_str().unwrap()])
-        .assert()
-        .success();
-    assert_eq!(snapshot(&ws), before);
 
     // A project folder with sessions and no memory.
     let bare = home(&env).join(".claude/projects/-home-me-src-bare");
     env.write(&bare.join("0b5e.jsonl"), "{}\n");
-    let out = import(&env, &["claude-code", bare.to_str().unwrap()])
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains(&format!(
+    let out = imports(&env, &["claude-code", arg(&bare)], 2);
+    let stderr = out.stderr.as_str();
+    says(
+        stderr,
+        &[&format!(
             "looked for the project's memory folder {}",
             bare.join("memory").display()
-        )),
-        "{stderr}"
+        )],
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     // A project whose memory is a link to elsewhere: refused, not entered.
@@ -198,13 +236,9 @@ fn claude_code_finds_memory_in_a_project_folder_or_says_where_it_looked() {
     let linked = home(&env).join(".claude/projects/-home-me-src-linked");
     fs::create_dir_all(&linked).unwrap();
     std::os::unix::fs::symlink(&outside, linked.join("memory")).unwrap();
-    let out = import(&env, &["claude-code", linked.to_str().unwrap()])
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("(a symlink, not followed)"), "{stderr}");
+    let out = imports(&env, &["claude-code", arg(&linked)], 2);
+    let stderr = out.stderr.as_str();
+    says(stderr, &["(a symlink, not followed)"]);
     assert_eq!(snapshot(&ws), before, "nothing imported");
 }
 
@@ -212,14 +246,10 @@ fn claude_code_finds_memory_in_a_project_folder_or_says_where_it_looked() {
 fn claude_code_projects_become_agents_and_world_topics_and_a_second_import_changes_nothing() {
     let env = Env::new();
     let dir = claude_code_project(&env);
-    let out = import(&env, &["claude-code"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+    let out = imports(&env, &["claude-code"], 0);
     let ws = workspace(&env);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("created\t"), "{stdout}");
+    let stdout = out.stdout.as_str();
+    says(stdout, &["created\t"]);
     // MEMORY.md's links follow the topic files to their new names.
     assert_eq!(
         read(&ws.join("agents/home-me-src-app/MEMORY.md")),
@@ -238,30 +268,21 @@ fn claude_code_projects_become_agents_and_world_topics_and_a_second_import_chang
         "CLAUDE.md only when asked"
     );
     let before = snapshot(&ws);
-    let again = import(&env, &["claude-code"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    assert!(
-        again.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&again.stdout)
-    );
+    let again = imports(&env, &["claude-code"], 0);
+    assert!(again.stdout.is_empty(), "{}", again.stdout.as_str());
     assert_eq!(snapshot(&ws), before, "a second import changes nothing");
     // --with-claude-md, into an agent named outright.
-    import(
+    imports(
         &env,
         &[
             "claude-code",
-            dir.to_str().unwrap(),
+            arg(&dir),
             "--agent",
             "app",
             "--with-claude-md",
         ],
-    )
-    .assert()
-    .success();
+        0,
+    );
     assert_eq!(
         read(&ws.join("world/claude-md.md")),
         "# Me\n\nPrefer small commits.\n"
@@ -303,12 +324,8 @@ fn claude_code_never_follows_a_linked_project_or_memory_directory() {
     let whole = env.root().join("whole");
     env.write(&whole.join("memory/other.md"), "another project's notes\n");
     std::os::unix::fs::symlink(&whole, projects.join("-home-me-src-whole")).unwrap();
-    let out = import(&env, &["claude-code"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = imports(&env, &["claude-code"], 0);
+    let stderr = out.stderr.as_str();
     for linked in [
         "-home-me-src-linked/memory",
         "-home-me-src-near/memory",
@@ -319,7 +336,7 @@ fn claude_code_never_follows_a_linked_project_or_memory_directory() {
             "{linked}: {stderr}"
         );
     }
-    let names: Vec<String> = snapshot(&workspace(&env)).into_keys().collect();
+    let names = names(&workspace(&env));
     assert_eq!(
         names,
         [
@@ -355,7 +372,7 @@ fn codex_memories_become_the_codex_agents_memory_and_world_topics() {
         &dir.join("rollout_summaries/2026-11-20T10-00-00-fix-ci.md"),
         "# Fix CI\n\nrollout_path: sessions/2026/11/20/rollout-2026-11-20T10-00-00.jsonl\n\nThe CI cache key was stale.\n",
     );
-    import(&env, &["codex"]).assert().success();
+    imports(&env, &["codex"], 0);
     let ws = workspace(&env);
     assert_eq!(
         read(&ws.join("agents/codex/MEMORY.md")),
@@ -370,9 +387,7 @@ fn codex_memories_become_the_codex_agents_memory_and_world_topics() {
         read(&dir.join("raw_memories.md"))
     );
     assert!(read(&ws.join("world/codex-rollout-2026-11-20t10-00-00-fix-ci.md")).contains("stale"));
-    let before = snapshot(&ws);
-    import(&env, &["codex"]).assert().success();
-    assert_eq!(snapshot(&ws), before);
+    changes_nothing(&env, &ws, &["codex"]);
 }
 
 #[test]
@@ -401,13 +416,9 @@ fn the_reference_servers_graph_becomes_world_topics_and_bad_lines_are_named() {
     let mut bytes = fs::read(&file).unwrap();
     bytes.extend_from_slice(b"\n{\"type\":\"entity\",\"name\":\"broken\n{\"type\":\"entity\",\"name\":\"After\",\"entityType\":\"t\",\"observations\":[\"kept\"]}\n");
     fs::write(&file, bytes).unwrap();
-    let out = import(&env, &["mcp-memory", file.to_str().unwrap()])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("line 5: not JSON"), "{stderr}");
+    let out = imports(&env, &["mcp-memory", arg(&file)], 0);
+    let stderr = out.stderr.as_str();
+    says(stderr, &["line 5: not JSON"]);
     let ws = workspace(&env);
     assert_eq!(
         read(&ws.join("world/john-smith.md")),
@@ -423,19 +434,13 @@ fn the_reference_servers_graph_becomes_world_topics_and_bad_lines_are_named() {
         "# Ada\n\n## Relations\n\n- [[John Smith]] knows [[Ada]]\n"
     );
     assert!(read(&ws.join("world/after.md")).contains("- kept"));
-    let before = snapshot(&ws);
-    import(&env, &["mcp-memory", file.to_str().unwrap()])
-        .assert()
-        .success();
-    assert_eq!(snapshot(&ws), before);
+    changes_nothing(&env, &ws, &["mcp-memory", arg(&file)]);
     // The server adds an observation: the topic, unchanged here since,
     // takes it (its lines all in the new text).
     let mut text = read(&file).replace("Makes Claude\"]", "Makes Claude\",\"Based in SF\"]");
     text.push('\n');
     fs::write(&file, text).unwrap();
-    import(&env, &["mcp-memory", file.to_str().unwrap()])
-        .assert()
-        .success();
+    imports(&env, &["mcp-memory", arg(&file)], 0);
     assert!(read(&ws.join("world/anthropic.md")).contains("- Makes Claude\n- Based in SF\n"));
 }
 
@@ -451,10 +456,7 @@ fn mem0_memories_become_daily_entries_merged_with_what_is_there() {
         &ws.join("agents/alice/daily/2026-11-20.md"),
         "# 2026-11-20\n\n## 08:00\n\nMorning standup moved to 9.\n",
     );
-    let file = env.root().join("mem0.json");
-    env.write(
-        &file,
-        json!({"results": [
+    let file = source(&env, "mem0.json", json!({"results": [
             {"id": "b1", "memory": "Prefers vegetarian food", "hash": "x", "metadata": null, "categories": ["food"],
              "created_at": "2026-11-20T09:30:00.123456-08:00", "updated_at": null, "user_id": "alice", "agent_id": null},
             {"id": "b2", "memory": "Is allergic to nuts\n## 12:00 not an entry", "created_at": "2026-11-20T07:15:00Z", "user_id": "alice"},
@@ -464,16 +466,14 @@ fn mem0_memories_become_daily_entries_merged_with_what_is_there() {
         ]})
         .to_string(),
     );
-    let out = import(&env, &["mem0", file.to_str().unwrap()])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("memory 4: no \"created_at\""), "{stderr}");
-    assert!(
-        stderr.contains("memory 5: \"../x\" names no agent"),
-        "{stderr}"
+    let out = imports(&env, &["mem0", arg(&file)], 0);
+    let stderr = out.stderr.as_str();
+    says(
+        stderr,
+        &[
+            "memory 4: no \"created_at\"",
+            "memory 5: \"../x\" names no agent",
+        ],
     );
     assert_eq!(
         read(&ws.join("agents/alice/daily/2026-11-20.md")),
@@ -483,15 +483,9 @@ fn mem0_memories_become_daily_entries_merged_with_what_is_there() {
         read(&ws.join("agents/ops/daily/2026-11-21.md")),
         "# 2026-11-21\n\n## 10:00\n\nDeploys on Fridays are banned\n"
     );
-    let before = snapshot(&ws);
-    import(&env, &["mem0", file.to_str().unwrap()])
-        .assert()
-        .success();
-    assert_eq!(snapshot(&ws), before);
+    changes_nothing(&env, &ws, &["mem0", arg(&file)]);
     // --agent takes them all.
-    import(&env, &["mem0", file.to_str().unwrap(), "--agent", "all"])
-        .assert()
-        .success();
+    imports(&env, &["mem0", arg(&file), "--agent", "all"], 0);
     assert!(read(&ws.join("agents/all/daily/2026-11-21.md")).contains("Deploys on Fridays"));
 }
 
@@ -508,25 +502,19 @@ fn a_markdown_folder_becomes_world_topics_and_symlinks_and_huge_files_are_left_o
     );
     env.write(&vault.join(".obsidian/workspace.md"), "hidden");
     env.write(&vault.join("notes.txt"), "not markdown");
-    let secret = env.root().join("secret.md");
-    env.write(&secret, "outside the vault");
+    let secret = source(&env, "secret.md", "outside the vault");
     std::os::unix::fs::symlink(&secret, vault.join("leak.md")).unwrap();
     // Past the 16 MiB bound.
     let huge = vault.join("huge.md");
     fs::write(&huge, vec![b'a'; (16 << 20) + 1]).unwrap();
-    let out = import(&env, &["markdown", vault.to_str().unwrap()])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("leak.md: a symlink, not followed"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("huge.md: larger than the limit of 16 MiB"),
-        "{stderr}"
+    let out = imports(&env, &["markdown", arg(&vault)], 0);
+    let stderr = out.stderr.as_str();
+    says(
+        stderr,
+        &[
+            "leak.md: a symlink, not followed",
+            "huge.md: larger than the limit of 16 MiB",
+        ],
     );
     let ws = workspace(&env);
     assert_eq!(read(&ws.join("world/food-coffee-brewing.md")), note);
@@ -536,7 +524,7 @@ fn a_markdown_folder_becomes_world_topics_and_symlinks_and_huge_files_are_left_o
         read(&ws.join("world/index.md")),
         "# Index\n\n- [[food-coffee-brewing|Coffee Brewing]], [brewing](food-coffee-brewing.md#observations)\n"
     );
-    let names: Vec<String> = snapshot(&ws).into_keys().collect();
+    let names = names(&ws);
     assert_eq!(names, ["world/food-coffee-brewing.md", "world/index.md"]);
 }
 
@@ -547,23 +535,12 @@ fn a_note_that_differs_is_kept_and_the_import_written_beside_it_with_exit_7() {
     env.write(&ws.join("world/index.md"), "# Index\n\nmine\n");
     let vault = env.root().join("vault");
     env.write(&vault.join("index.md"), "# Index\n\ntheirs\n");
-    let dry = import(&env, &["markdown", vault.to_str().unwrap(), "--dry-run"])
-        .assert()
-        .code(7)
-        .get_output()
-        .clone();
-    let dry_stderr = String::from_utf8_lossy(&dry.stderr).into_owned();
-    assert_eq!(
-        snapshot(&ws).into_keys().collect::<Vec<_>>(),
-        ["world/index.md"]
-    );
-    let out = import(&env, &["markdown", vault.to_str().unwrap()])
-        .assert()
-        .code(7)
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("index.conflict-import-"), "{stderr}");
+    let dry = imports(&env, &["markdown", arg(&vault), "--dry-run"], 7);
+    let dry_stderr = dry.stderr;
+    assert_eq!(names(&ws), ["world/index.md"]);
+    let out = imports(&env, &["markdown", arg(&vault)], 7);
+    let stderr = out.stderr.as_str();
+    says(stderr, &["index.conflict-import-"]);
     assert_eq!(read(&ws.join("world/index.md")), "# Index\n\nmine\n");
     // A dry run first wrote nothing and said what an import would keep.
     assert!(
@@ -577,9 +554,7 @@ fn a_note_that_differs_is_kept_and_the_import_written_beside_it_with_exit_7() {
     assert_eq!(conflicts.len(), 1, "{files:?}");
     assert_eq!(files[conflicts[0]], b"# Index\n\ntheirs\n");
     // Again: the same conflict, no second file.
-    import(&env, &["markdown", vault.to_str().unwrap()])
-        .assert()
-        .code(7);
+    imports(&env, &["markdown", arg(&vault)], 7);
     assert_eq!(snapshot(&ws), files);
     // Recall names it, as it names sync's.
     let recalled = env
@@ -602,12 +577,8 @@ fn secrets_are_redacted_and_dry_run_lists_every_file_and_writes_nothing() {
         format!("- the CI token is {GITHUB}\n"),
     );
     env.write(&dir.join("memory_summary.md"), "summary\n");
-    let out = import(&env, &["codex", "--dry-run"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let out = imports(&env, &["codex", "--dry-run"], 0);
+    let stdout = out.stdout.as_str();
     let ws = workspace(&env);
     assert!(!ws.exists(), "a dry run writes nothing");
     let lines: Vec<&str> = stdout.lines().collect();
@@ -617,17 +588,12 @@ fn secrets_are_redacted_and_dry_run_lists_every_file_and_writes_nothing() {
             && l.ends_with("/world/codex-memory-summary.md\t8 bytes")),
         "{stdout}"
     );
-    let json = import(&env, &["codex", "--dry-run", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&json).unwrap();
+    let json = imports(&env, &["codex", "--dry-run", "--json"], 0).stdout;
+    let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["dry_run"], true);
     assert_eq!(v["files"].as_array().unwrap().len(), 2);
     assert_eq!(v["redacted"], json!(["agents/codex/MEMORY.md"]));
-    import(&env, &["codex"]).assert().success();
+    imports(&env, &["codex"], 0);
     let memory = read(&ws.join("agents/codex/MEMORY.md"));
     assert!(
         !memory.contains(GITHUB) && memory.contains("the CI token is"),
@@ -638,50 +604,38 @@ fn secrets_are_redacted_and_dry_run_lists_every_file_and_writes_nothing() {
 #[test]
 fn names_that_would_leave_the_workspace_are_refused() {
     let env = Env::new();
-    let file = env.root().join("m.jsonl");
-    env.write(
-        &file,
+    let file = source(
+        &env,
+        "m.jsonl",
         "{\"type\":\"entity\",\"name\":\"../../../etc/passwd\",\"entityType\":\"t\",\"observations\":[\"x\"]}\n{\"type\":\"entity\",\"name\":\"../evil\",\"entityType\":\"axe-memory\",\"observations\":[\"x\"]}\n",
     );
-    let out = import(&env, &["mcp-memory", file.to_str().unwrap()])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("names no agent"));
+    let out = imports(&env, &["mcp-memory", arg(&file)], 0);
+    assert!(out.stderr.contains("names no agent"));
     let ws = workspace(&env);
-    assert_eq!(
-        snapshot(&ws).into_keys().collect::<Vec<_>>(),
-        ["world/etc-passwd.md"]
-    );
+    assert_eq!(names(&ws), ["world/etc-passwd.md"]);
     // A workspace whose world/ leads outside: refused, nothing written there.
     let outside = env.root().join("outside");
     fs::create_dir_all(&outside).unwrap();
     fs::remove_dir_all(ws.join("world")).unwrap();
     std::os::unix::fs::symlink(&outside, ws.join("world")).unwrap();
-    let out = import(&env, &["mcp-memory", file.to_str().unwrap()])
+    let out = import(&env, &["mcp-memory", arg(&file)])
         .assert()
         .failure()
         .get_output()
         .clone();
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("leads outside"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    says(&stderr, &["leads outside"]);
     assert!(fs::read_dir(&outside).unwrap().next().is_none());
     // A JSON source past the 16 MiB bound is refused unread, not imported in part.
     let huge = env.root().join("huge.jsonl");
     fs::write(&huge, vec![b' '; (16 << 20) + 1]).unwrap();
-    import(&env, &["mcp-memory", huge.to_str().unwrap()])
+    import(&env, &["mcp-memory", arg(&huge)])
         .assert()
         .code(1)
         .stderr(predicates::str::contains("over the limit of 16 MiB"));
-    import(&env, &["claude-code", "x", "--agent", "../a"])
-        .assert()
-        .code(2);
-    import(&env, &["nope"]).assert().code(1);
-    import(&env, &["mem0"]).assert().code(1);
+    imports(&env, &["claude-code", "x", "--agent", "../a"], 2);
+    imports(&env, &["nope"], 1);
+    imports(&env, &["mem0"], 1);
 }
 
 #[test]
@@ -702,8 +656,7 @@ fn an_import_beside_concurrent_remembers_loses_no_entry() {
             json!({"memory": format!("imported {i}"), "created_at": format!("{day}T00:{:02}:00Z", i % 60), "user_id": "a"})
         })
         .collect();
-    let file = env.root().join("mem0.json");
-    env.write(&file, Value::Array(memories).to_string());
+    let file = source(&env, "mem0.json", Value::Array(memories).to_string());
     let children: Vec<std::process::Child> = (0..8)
         .map(|i| {
             env.std_cmd("axe-notes-remember")
@@ -713,9 +666,7 @@ fn an_import_beside_concurrent_remembers_loses_no_entry() {
                 .unwrap()
         })
         .collect();
-    import(&env, &["mem0", file.to_str().unwrap()])
-        .assert()
-        .success();
+    imports(&env, &["mem0", arg(&file)], 0);
     for mut c in children {
         assert!(c.wait().unwrap().success());
     }
@@ -741,9 +692,9 @@ fn an_import_beside_concurrent_remembers_loses_no_entry() {
 #[test]
 fn agent_names_from_a_source_are_checked_and_no_secret_is_printed() {
     let env = Env::new();
-    let file = env.root().join("mem0.json");
-    env.write(
-        &file,
+    let file = source(
+        &env,
+        "mem0.json",
         json!([
             {"memory": "kept", "created_at": "2026-11-20T09:30:00Z", "user_id": "alice"},
             {"memory": "token", "created_at": "2026-11-20T09:31:00Z", "user_id": GITHUB},
@@ -753,9 +704,9 @@ fn agent_names_from_a_source_are_checked_and_no_secret_is_printed() {
         ])
         .to_string(),
     );
-    let graph = env.root().join("graph.jsonl");
-    env.write(
-        &graph,
+    let graph = source(
+        &env,
+        "graph.jsonl",
         format!(
             "{{\"type\":\"entity\",\"name\":\"{GITHUB}\",\"entityType\":\"axe-memory\",\"observations\":[\"x\"]}}\n{{\"type\":\"entity\",\"name\":\" {GITHUB}\",\"entityType\":\"t\",\"observations\":[\"x\"]}}\n"
         ),
@@ -763,14 +714,10 @@ fn agent_names_from_a_source_are_checked_and_no_secret_is_printed() {
     let ws = workspace(&env);
     for (source, path) in [("mem0", &file), ("mcp-memory", &graph)] {
         for flags in [&["--dry-run", "--json"][..], &["--dry-run"], &[]] {
-            let mut args = vec![source, path.to_str().unwrap()];
+            let mut args = vec![source, arg(path)];
             args.extend_from_slice(flags);
-            let out = import(&env, &args).assert().success().get_output().clone();
-            let printed = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let out = imports(&env, &args, 0);
+            let printed = format!("{}{}", out.stdout, out.stderr);
             assert!(!printed.contains("AbCdEfGhIjKl"), "{args:?}: {printed}");
             if source == "mem0" {
                 for n in 2..=5 {
@@ -816,33 +763,21 @@ fn notes_that_cannot_be_imported_are_named_not_passed_over() {
     let dir = home(&env).join(".codex/memories");
     env.write(&dir.join("MEMORY.md"), "- registry\n");
     env.write(&dir.join(bad).with_extension("md"), "latin-1 name\n");
-    let out = import(&env, &["markdown", vault.to_str().unwrap()])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("caf\u{fffd}.md: the name is not UTF-8"),
-        "{stderr}"
+    let out = imports(&env, &["markdown", arg(&vault)], 0);
+    let stderr = out.stderr.as_str();
+    says(
+        stderr,
+        &[
+            "caf\u{fffd}.md: the name is not UTF-8",
+            "caf\u{fffd}: the name is not UTF-8",
+        ],
     );
-    assert!(
-        stderr.contains("caf\u{fffd}: the name is not UTF-8"),
-        "{stderr}"
-    );
-    assert!(stderr.contains("pipe.md: not a regular file"), "{stderr}");
+    says(stderr, &["pipe.md: not a regular file"]);
     let ws = workspace(&env);
     assert_eq!(read(&ws.join("world/kept.md")), "kept\n");
-    let out = import(&env, &["codex"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("caf\u{fffd}.md: the name is not UTF-8"),
-        "{stderr}"
-    );
+    let out = imports(&env, &["codex"], 0);
+    let stderr = out.stderr.as_str();
+    says(stderr, &["caf\u{fffd}.md: the name is not UTF-8"]);
 }
 
 /// mem0's dates as a person may have left them: one whose day in UTC is
@@ -861,7 +796,7 @@ fn a_mem0_user_id_with_a_bidi_override_names_no_agent_and_is_shown_escaped() {
         {"memory": "Likes coffee", "user_id": "bob", "created_at": "2026-01-02T11:00:00Z"},
     ]);
     fs::write(&file, memories.to_string()).unwrap();
-    let out = import(&env, &["mem0", file.to_str().unwrap()])
+    let out = import(&env, &["mem0", arg(&file)])
         .assert()
         .success()
         .get_output()
@@ -871,24 +806,21 @@ fn a_mem0_user_id_with_a_bidi_override_names_no_agent_and_is_shown_escaped() {
         String::from_utf8(out.stderr).unwrap(),
     );
     assert!(!stdout.contains('\u{202e}') && !stderr.contains('\u{202e}'));
-    assert!(
-        stderr.contains("\"alice\\u{202e}gpj.exe\" names no agent: it holds a bidi control"),
-        "{stderr}"
+    says(
+        &stderr,
+        &["\"alice\\u{202e}gpj.exe\" names no agent: it holds a bidi control"],
     );
-    assert!(
-        stdout.contains("agents/bob/daily/2026-01-02.md"),
-        "{stdout}"
-    );
-    let names: Vec<String> = snapshot(&workspace(&env)).into_keys().collect();
+    says(&stdout, &["agents/bob/daily/2026-01-02.md"]);
+    let names = names(&workspace(&env));
     assert_eq!(names, ["agents/bob/daily/2026-01-02.md"]);
 }
 
 #[test]
 fn mem0_dates_out_of_range_or_without_a_zone_are_named_and_left_out() {
     let env = Env::new();
-    let file = env.root().join("mem0.json");
-    env.write(
-        &file,
+    let file = source(
+        &env,
+        "mem0.json",
         json!([
             {"memory": "kept", "created_at": "2026-11-20T09:30:00Z", "user_id": "a"},
             {"memory": "late", "created_at": "9999-12-31T23:59:59-05:00", "user_id": "a"},
@@ -898,16 +830,9 @@ fn mem0_dates_out_of_range_or_without_a_zone_are_named_and_left_out() {
         ])
         .to_string(),
     );
-    let out = import(&env, &["mem0", file.to_str().unwrap()])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("memory 2: \"created_at\" is out of range in UTC"),
-        "{stderr}"
-    );
+    let out = imports(&env, &["mem0", arg(&file)], 0);
+    let stderr = out.stderr.as_str();
+    says(stderr, &["memory 2: \"created_at\" is out of range in UTC"]);
     for n in 3..=4 {
         assert!(
             stderr.contains(&format!(
@@ -945,18 +870,14 @@ fn a_large_graph_is_imported_in_one_pass() {
             (i + 1) % n
         ));
     }
-    let file = env.root().join("big.jsonl");
-    env.write(&file, jsonl);
-    let out = import(
-        &env,
-        &["mcp-memory", file.to_str().unwrap(), "--dry-run", "--json"],
-    )
-    .timeout(std::time::Duration::from_secs(30))
-    .assert()
-    .success()
-    .get_output()
-    .stdout
-    .clone();
+    let file = source(&env, "big.jsonl", jsonl);
+    let out = import(&env, &["mcp-memory", arg(&file), "--dry-run", "--json"])
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["files"].as_array().unwrap().len(), n);
     assert_eq!(v["problems"], json!([]));
@@ -978,9 +899,8 @@ fn a_day_of_many_mem0_memories_is_one_log_made_in_one_pass() {
             json!({"memory": "memory 0", "created_at": "2026-11-20T00:00:59Z", "user_id": "a"}),
         ))
         .collect();
-    let file = env.root().join("mem0.json");
-    env.write(&file, Value::Array(memories).to_string());
-    import(&env, &["mem0", file.to_str().unwrap()])
+    let file = source(&env, "mem0.json", Value::Array(memories).to_string());
+    import(&env, &["mem0", arg(&file)])
         .timeout(std::time::Duration::from_secs(30))
         .assert()
         .success();
@@ -1015,18 +935,14 @@ fn many_conflicts_list_their_folder_once() {
             "{{\"type\":\"entity\",\"name\":\"e{i}\",\"entityType\":\"t\",\"observations\":[\"theirs\"]}}\n"
         ));
     }
-    let file = env.root().join("graph.jsonl");
-    env.write(&file, jsonl);
-    let out = import(
-        &env,
-        &["mcp-memory", file.to_str().unwrap(), "--dry-run", "--json"],
-    )
-    .timeout(std::time::Duration::from_secs(60))
-    .assert()
-    .code(7)
-    .get_output()
-    .stdout
-    .clone();
+    let file = source(&env, "graph.jsonl", jsonl);
+    let out = import(&env, &["mcp-memory", arg(&file), "--dry-run", "--json"])
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(7)
+        .get_output()
+        .stdout
+        .clone();
     let v: Value = serde_json::from_slice(&out).unwrap();
     let files = v["files"].as_array().unwrap();
     assert_eq!(files.len(), n);
@@ -1039,32 +955,22 @@ fn many_conflicts_list_their_folder_once() {
 #[test]
 fn a_byte_order_mark_does_not_cost_the_first_line() {
     let env = Env::new();
-    let graph = env.root().join("graph.jsonl");
-    env.write(
-        &graph,
+    let graph = source(
+        &env,
+        "graph.jsonl",
         "\u{feff}{\"type\":\"entity\",\"name\":\"First\",\"entityType\":\"t\",\"observations\":[\"x\"]}\r\n{\"type\":\"entity\",\"name\":\"Second\",\"entityType\":\"t\",\"observations\":[\"y\"]}\r\n",
     );
-    let out = import(&env, &["mcp-memory", graph.to_str().unwrap()])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = imports(&env, &["mcp-memory", arg(&graph)], 0);
+    assert!(out.stderr.is_empty(), "{}", out.stderr.as_str());
     let ws = workspace(&env);
     assert!(read(&ws.join("world/first.md")).contains("- x"));
     assert!(read(&ws.join("world/second.md")).contains("- y"));
-    let mem0 = env.root().join("mem0.json");
-    env.write(
-        &mem0,
+    let mem0 = source(
+        &env,
+        "mem0.json",
         "\u{feff}[{\"memory\": \"kept\", \"created_at\": \"2026-11-20T09:30:00Z\", \"user_id\": \"a\"}]\r\n",
     );
-    import(&env, &["mem0", mem0.to_str().unwrap()])
-        .assert()
-        .success();
+    imports(&env, &["mem0", arg(&mem0)], 0);
     assert!(read(&ws.join("agents/a/daily/2026-11-20.md")).contains("kept"));
 }
 
@@ -1085,20 +991,14 @@ fn two_sources_of_one_topic_are_merged_not_dropped() {
         &projects.join("-home-me-b/memory/debugging.md"),
         "# Debugging\n\nattach gdb to the worker\n",
     );
-    let dry = import(&env, &["claude-code", "--dry-run"])
-        .assert()
-        .code(7)
-        .get_output()
-        .stdout
-        .clone();
-    let dry = String::from_utf8_lossy(&dry);
+    let dry = imports(&env, &["claude-code", "--dry-run"], 7).stdout;
     assert!(
         dry.contains("would create\t") && dry.contains("would conflict\t"),
         "{dry}"
     );
     let ws = workspace(&env);
     assert!(!ws.exists());
-    import(&env, &["claude-code"]).assert().code(7);
+    imports(&env, &["claude-code"], 7);
     let files = snapshot(&ws);
     assert_eq!(
         files["world/debugging.md"],
@@ -1110,6 +1010,6 @@ fn two_sources_of_one_topic_are_merged_not_dropped() {
         .map(|(_, v)| v)
         .collect();
     assert_eq!(beside, [b"# Debugging\n\nattach gdb to the worker\n"]);
-    import(&env, &["claude-code"]).assert().code(7);
+    imports(&env, &["claude-code"], 7);
     assert_eq!(snapshot(&ws), files);
 }

@@ -805,6 +805,32 @@ fn malformed_and_empty_replies_are_server_errors() {
             Answer::json(200, &ollama_reply("")),
             "server: response contains no content\n",
         ),
+        (
+            "google",
+            Answer::raw(200, "not json"),
+            "server: failed to parse response: ",
+        ),
+        (
+            "google",
+            Answer::json(200, &json!({"candidates": []})),
+            "server: response contains no candidates\n",
+        ),
+        (
+            "google",
+            Answer::json(
+                200,
+                &json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "cut"}]}}]}),
+            ),
+            "server: response has no finish reason\n",
+        ),
+        (
+            "google",
+            Answer::json(
+                200,
+                &json!({"candidates": [{"content": {"role": "model", "parts": []}, "finishReason": "STOP"}]}),
+            ),
+            "server: response contains no content\n",
+        ),
     ];
     for (provider, answer, message) in cases {
         let server = Server::start(vec![answer]);
@@ -815,6 +841,41 @@ fn malformed_and_empty_replies_are_server_errors() {
             .stdout("")
             .stderr(predicate::str::starts_with(message))
             .stderr(predicate::function(|s: &str| s.lines().count() == 1));
+    }
+}
+
+/// An error sent inside a stream after it began (OpenAI's and Gemini's
+/// `{"error": {"message": ...}}` chunk) is the call's error: the
+/// provider's message, or `stream error` when it gives none.
+#[test]
+fn an_error_chunk_in_a_stream_is_the_calls_error() {
+    let env = Env::new();
+    let cases = [
+        (
+            "openai",
+            json!({"error": {"message": "overloaded mid-stream"}}),
+            "server: overloaded mid-stream\n",
+        ),
+        ("openai", json!({"error": {}}), "server: stream error\n"),
+        (
+            "google",
+            json!({"error": {"message": "quota gone"}}),
+            "server: quota gone\n",
+        ),
+        (
+            "google",
+            json!({"error": {"code": 500}}),
+            "server: stream error\n",
+        ),
+    ];
+    for (provider, chunk, message) in cases {
+        let server = Server::start(vec![Answer::sse(&[sse_data(&chunk.to_string())])]);
+        llm(&env, &server.url, provider)
+            .args(["-m", &format!("{provider}/m"), "--stream", "q"])
+            .assert()
+            .code(3)
+            .stdout("")
+            .stderr(message);
     }
 }
 

@@ -58,17 +58,6 @@ fn fake(python: &Path, name: &str, args: &[&str], extra: &str) -> String {
     )
 }
 
-/// The agent `name` on the local provider, with `tables` after its fields.
-pub fn agent(env: &Env, name: &str, fields: &str, tables: &str) {
-    env.agent(
-        name,
-        &format!(
-            "name = \"{name}\"\nmodel = \"anthropic/claude-test\"\nworkdir = {:?}\n{fields}\n{tables}",
-            env.root().display().to_string()
-        ),
-    );
-}
-
 /// A reply calling `(id, tool, input)` for each call.
 pub fn calls(list: &[(&str, &str, Value)]) -> Answer {
     let content: Vec<Value> = list
@@ -120,7 +109,10 @@ fn a_call_reaches_its_server_and_the_result_the_model() {
         &["--pages", "echo", "image", "fail", "env", "cwd"],
         "env = { GIVEN = \"${FROM_ENV}\" }\ncwd = \"sub\"",
     );
-    agent(&env, "a", "", &servers);
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&servers)
+        .write();
     let server = Server::start(vec![
         calls(&[
             ("c1", "echo", json!({"word": "hi", "n": 2})),
@@ -176,7 +168,10 @@ fn a_call_reaches_its_server_and_the_result_the_model() {
 fn arguments_are_checked_against_the_servers_schema() {
     let Some(py) = python() else { return };
     let env = Env::new();
-    agent(&env, "a", "", &fake(&py, "s", &["env", "echo"], ""));
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&fake(&py, "s", &["env", "echo"], ""))
+        .write();
     let server = Server::start(vec![
         calls(&[
             ("c1", "env", json!({"names": "HOME"})),
@@ -199,7 +194,10 @@ fn arguments_are_checked_against_the_servers_schema() {
 fn a_server_that_dies_mid_call_is_an_error_result_and_the_run_goes_on() {
     let Some(py) = python() else { return };
     let env = Env::new();
-    agent(&env, "a", "", &fake(&py, "mortal", &["die", "echo"], ""));
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&fake(&py, "mortal", &["die", "echo"], ""))
+        .write();
     let server = Server::start(vec![
         calls(&[("c1", "die", json!({}))]),
         calls(&[("c2", "echo", json!({}))]),
@@ -271,7 +269,10 @@ fn hanging() -> Option<(Env, Server)> {
     let py = python()?;
     let env = Env::new();
     let server = fake(&py, "sloth", &["--stubborn", "hang"], "");
-    agent(&env, "a", "", &server);
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&server)
+        .write();
     let calls_it = vec![calls(&[("c1", "hang", json!({}))]), ok("never")];
     Some((env, Server::start(calls_it)))
 }
@@ -329,7 +330,10 @@ fn kill_term_on_axe_run_mid_call_leaves_no_server_process() {
 fn a_server_flooding_stderr_does_not_block_and_v_shows_it() {
     let Some(py) = python() else { return };
     let env = Env::new();
-    agent(&env, "a", "", &fake(&py, "loud", &["--flood", "echo"], ""));
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&fake(&py, "loud", &["--flood", "echo"], ""))
+        .write();
     let server = Server::start(vec![calls(&[("c1", "echo", json!({"a": 1}))]), ok("heard")]);
     run(&env, &server.url)
         .arg("a")
@@ -355,7 +359,7 @@ fn one_tool_name_on_two_servers_is_a_config_error() {
         fake(&py, "first", &["echo", "fail"], ""),
         fake(&py, "second", &["echo"], "")
     );
-    agent(&env, "a", "", &both);
+    env.agent_file("a").workdir(env.root()).toml(&both).write();
     let server = Server::start(vec![ok("never")]);
     run(&env, &server.url)
         .arg("a")
@@ -372,12 +376,11 @@ fn one_tool_name_on_two_servers_is_a_config_error() {
 fn a_name_a_built_in_tool_has_is_skipped() {
     let Some(py) = python() else { return };
     let env = Env::new();
-    agent(
-        &env,
-        "a",
-        "sub_agents = [\"b\"]",
-        &fake(&py, "s", &["call_agent", "echo", "echo"], ""),
-    );
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml("sub_agents = [\"b\"]")
+        .toml(&fake(&py, "s", &["call_agent", "echo", "echo"], ""))
+        .write();
     let server = Server::start(vec![ok("fine")]);
     let out = run(&env, &server.url).args(["a", "-v"]).assert().success();
     assert_eq!(offered(&server), ["call_agent", "echo"]);
@@ -402,12 +405,10 @@ fn a_server_that_fails_to_start_ends_the_run_unless_not_required() {
     let Some(py) = python() else { return };
     let env = Env::new();
     let missing = "[[mcp_servers]]\nname = \"ghost\"\ntransport = \"stdio\"\ncommand = \"no-such-mcp-server\"\n";
-    agent(
-        &env,
-        "a",
-        "",
-        &format!("{missing}{}", fake(&py, "real", &["echo"], "")),
-    );
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&format!("{missing}{}", fake(&py, "real", &["echo"], "")))
+        .write();
     let server = Server::start(vec![ok("never")]);
     run(&env, &server.url).arg("a").assert().code(3).stderr(
         "failed to connect MCP server \"ghost\": no-such-mcp-server: no such file or directory\n",
@@ -415,15 +416,13 @@ fn a_server_that_fails_to_start_ends_the_run_unless_not_required() {
     assert!(server.requests().is_empty());
     // Not required: a warning, and the run goes on with the others' tools.
     let muted = fake(&py, "mute", &["--mute", "echo"], "required = false");
-    agent(
-        &env,
-        "b",
-        "",
-        &format!(
+    env.agent_file("b")
+        .workdir(env.root())
+        .toml(&format!(
             "{missing}required = false\n{muted}{}",
             fake(&py, "real", &["image"], "")
-        ),
-    );
+        ))
+        .write();
     let server = Server::start(vec![ok("went on")]);
     run(&env, &server.url)
         .args(["b", "--timeout", "2"])
@@ -434,15 +433,13 @@ fn a_server_that_fails_to_start_ends_the_run_unless_not_required() {
         ));
     // The mute one held the run until its deadline: nothing was left for
     // the model. Without it the run ends well.
-    agent(
-        &env,
-        "c",
-        "",
-        &format!(
+    env.agent_file("c")
+        .workdir(env.root())
+        .toml(&format!(
             "{missing}required = false\n{}",
             fake(&py, "real", &["image"], "")
-        ),
-    );
+        ))
+        .write();
     let server = Server::start(vec![ok("went on")]);
     run(&env, &server.url)
         .arg("c")
@@ -482,7 +479,7 @@ fn bad_fields_and_unset_variables_are_config_errors() {
             "failed to connect MCP server \"x\": environment variable \"AXE_TEST_UNSET_TOKEN\" is not set or empty",
         ),
     ] {
-        agent(&env, "a", "", table);
+        env.agent_file("a").workdir(env.root()).toml(table).write();
         run(&env, &server.url)
             .arg("a")
             .env_remove("AXE_TEST_UNSET_TOKEN")
@@ -498,17 +495,12 @@ fn bad_fields_and_unset_variables_are_config_errors() {
 fn dry_run_lists_the_servers_and_starts_none() {
     let env = Env::new();
     let marker = env.root().join("started");
-    agent(
-        &env,
-        "a",
-        "",
-        &format!(
+    env.agent_file("a").workdir(env.root()).toml(&format!(
             "[[mcp_servers]]\nname = \"local\"\ntransport = \"stdio\"\ncommand = \"touch\"\nargs = [{:?}]\n\
              [[mcp_servers]]\nname = \"remote\"\ntransport = \"streamable-http\"\nurl = \"http://127.0.0.1:9/mcp\"\nrequired = false\n\
              headers = {{ Authorization = \"Bearer ${{AXE_TEST_UNSET_TOKEN}}\" }}\n",
             marker.display().to_string()
-        ),
-    );
+        )).write();
     let out = env
         .cmd("axe-run")
         .args(["a", "--dry-run"])
@@ -546,18 +538,15 @@ fn dry_run_lists_the_servers_and_starts_none() {
 fn sub_agents_get_their_own_agent_files_servers() {
     let Some(py) = python() else { return };
     let env = Env::new();
-    agent(
-        &env,
-        "parent",
-        "sub_agents = [\"child\"]\nsystem_prompt = \"You are parent.\"",
-        "",
-    );
-    agent(
-        &env,
-        "child",
-        "system_prompt = \"You are child.\"",
-        &fake(&py, "kid-tools", &["--prefix=kid_", "echo"], ""),
-    );
+    env.agent_file("parent")
+        .workdir(env.root())
+        .toml("sub_agents = [\"child\"]\nsystem_prompt = \"You are parent.\"")
+        .write();
+    env.agent_file("child")
+        .workdir(env.root())
+        .toml("system_prompt = \"You are child.\"")
+        .toml(&fake(&py, "kid-tools", &["--prefix=kid_", "echo"], ""))
+        .write();
     let server = Server::route(|req| {
         let body = req.json();
         let parent = body["system"]
@@ -647,16 +636,14 @@ fn streamable(request: &crate::server::Recorded) -> Answer {
 fn streamable_http_keeps_its_session_sends_headers_and_ends_it() {
     let env = Env::new();
     let mcp = Server::route(streamable);
-    agent(
-        &env,
-        "a",
-        "",
-        &format!(
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&format!(
             "[[mcp_servers]]\nname = \"web\"\ntransport = \"streamable-http\"\nurl = \"{}/mcp\"\n\
              headers = {{ Authorization = \"Bearer ${{AXE_TEST_TOKEN}}\" }}\n",
             mcp.url
-        ),
-    );
+        ))
+        .write();
     let server = Server::start(vec![
         calls(&[("c1", "shout", json!({"w": "hey"}))]),
         ok("done"),
@@ -711,15 +698,13 @@ fn an_sse_endpoint_on_another_origin_is_refused() {
     let legacy = Server::start(vec![Answer::sse(&[
         "event: endpoint\ndata: http://elsewhere.example/message?sessionId=1\n\n".to_owned(),
     ])]);
-    agent(
-        &env,
-        "a",
-        "",
-        &format!(
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&format!(
             "[[mcp_servers]]\nname = \"legacy\"\ntransport = \"sse\"\nurl = \"{}/sse\"\n",
             legacy.url
-        ),
-    );
+        ))
+        .write();
     let server = Server::start(vec![ok("never")]);
     let origin = legacy.url.replace("http://", "");
     run(&env, &server.url)
@@ -779,7 +764,7 @@ while True:
 /// with the timeout's code and message, however the server behaves, and
 /// the server does not outlive it.
 fn ends_at_the_deadline(env: &Env, table: &str, argument: &str) {
-    agent(env, "a", "", table);
+    env.agent_file("a").workdir(env.root()).toml(table).write();
     let server = Server::start(vec![
         calls(&[("c1", "take", json!({"data": argument}))]),
         ok("never"),

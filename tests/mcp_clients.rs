@@ -414,11 +414,11 @@ fn claude(env: &Env, bin: &Path, model: &Server) -> Command {
     cmd
 }
 
-/// Codex, headless, with the README's `[mcp_servers.axe]` block as its
-/// only server: `axe-mcp team`, `XDG_*` passed on by `env_vars`, and the
-/// writing tools approved (exec mode never asks, so they are otherwise
-/// refused with "approval policy is never").
-fn codex(env: &Env, bin: &Path, model: &Server) -> Command {
+/// Codex, headless, with `server` (a README block) as its only server:
+/// with `[mcp_servers.axe]`, `axe-mcp team`, `XDG_*` passed on by
+/// `env_vars`, and the writing tools approved (exec mode never asks, so
+/// they are otherwise refused with "approval policy is never").
+fn codex(env: &Env, bin: &Path, model: &Server, server: &str) -> Command {
     let home = env.root().join("codex-home");
     env.write(
         &home.join("config.toml"),
@@ -444,7 +444,6 @@ shell_snapshot = false
 
 {server}"#,
             base = json!(format!("{}/v1", model.url)),
-            server = readme_block("toml", "[mcp_servers.axe]"),
         ),
     );
     let mut cmd = client_command(env, bin, "codex");
@@ -575,7 +574,7 @@ fn converse(env: &Env, client: Client, how: Reflect, bin: &Path) -> Vec<Vec<Stri
     let model = fake_model(client, how);
     let cmd = match client {
         Client::ClaudeCode => claude(env, bin, &model),
-        Client::Codex => codex(env, bin, &model),
+        Client::Codex => codex(env, bin, &model, &readme_block("toml", "[mcp_servers.axe]")),
     };
     finish(cmd, client, &model)
 }
@@ -854,42 +853,9 @@ fn claude_code_and_codex_share_one_memory_over_http() {
 
     // Codex, with the README's `url` entry and the CI token.
     let model = fake_model(Client::Codex, Reflect::WithHash);
-    let home = env.root().join("codex-home");
-    env.write(
-        &home.join("config.toml"),
-        format!(
-            r#"model = "fake-model"
-model_provider = "fake"
-check_for_update_on_startup = false
-
-[model_providers.fake]
-name = "fake"
-base_url = {base}
-wire_api = "responses"
-env_key = "AXE_TEST_FAKE_KEY"
-
-[analytics]
-enabled = false
-
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-shell_snapshot = false
-
-{server}"#,
-            base = json!(format!("{}/v1", model.url)),
-            server =
-                readme_block("toml", "bearer_token_env_var").replace("127.0.0.1:8765", &address),
-        ),
-    );
-    let mut codex = client_command(&env, &codex_bin, "codex");
-    codex
-        .args(["exec", "--skip-git-repo-check", "--ephemeral", "--json"])
-        .arg("Recall your memory, then tidy MEMORY.md.")
-        .env("CODEX_HOME", &home)
-        .env("AXE_TEST_FAKE_KEY", "sk-fake")
-        .env("AXE_TOKEN", &ci);
+    let block = readme_block("toml", "bearer_token_env_var").replace("127.0.0.1:8765", &address);
+    let mut codex = codex(&env, &codex_bin, &model, &block);
+    codex.env("AXE_TOKEN", &ci);
     let requests = finish(codex, Client::Codex, &model);
     let recalled = result(&requests, 0);
     assert!(

@@ -38,15 +38,6 @@ fn hash_lines(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn agent_with_budget(env: &Env, agent: &str, chars: usize) {
-    env.agent(
-        agent,
-        &format!(
-            "name = \"{agent}\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\nrecall_chars = {chars}\n"
-        ),
-    );
-}
-
 /// With 300 short topics and `recall_chars = 24000`, the hash paragraph
 /// once came on top of the budget (33,788 characters in all): a client
 /// cutting long results kept the texts and lost the hashes. Now the whole
@@ -55,7 +46,9 @@ fn agent_with_budget(env: &Env, agent: &str, chars: usize) {
 #[test]
 fn a_served_recall_keeps_its_hashes_within_recall_chars() {
     let env = Env::new();
-    agent_with_budget(&env, "many", 24_000);
+    env.agent_file("many")
+        .notes(&format!("recall_chars = {}", 24_000))
+        .write();
     let world = env.data_dir().join("axe/notes/world");
     for n in 0..300 {
         env.write(
@@ -130,7 +123,9 @@ fn a_served_recall_keeps_its_hashes_within_recall_chars() {
 #[test]
 fn a_served_recall_fits_what_every_client_shows_whole() {
     let env = Env::new();
-    agent_with_budget(&env, "big", 1_000_000);
+    env.agent_file("big")
+        .notes(&format!("recall_chars = {}", 1_000_000))
+        .write();
     let memory = env.data_dir().join("axe/notes/agents/big/MEMORY.md");
     let long = "a line of memory that is kept whole.\n".repeat(1_250);
     assert!(long.len() > 45_000);

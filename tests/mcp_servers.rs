@@ -18,7 +18,7 @@ use std::sync::mpsc::channel;
 
 use serde_json::json;
 
-use crate::mcp_client::{agent, calls, ok, results};
+use crate::mcp_client::{calls, ok, results};
 use crate::mcp_sdk::{HOW, sdk_dir};
 use crate::run::run;
 use crate::server::{PATIENCE, Server};
@@ -57,12 +57,10 @@ fn server_everything_over_stdio() {
         return;
     };
     let env = Env::new();
-    agent(
-        &env,
-        "a",
-        "",
-        &node_server("everything", &script, &["stdio"]),
-    );
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&node_server("everything", &script, &["stdio"]))
+        .write();
     let server = Server::start(vec![
         calls(&[
             ("c1", "echo", json!({"message": "over stdio"})),
@@ -101,7 +99,10 @@ fn server_filesystem_over_stdio() {
     let root = env.root().join("shared");
     env.write(&root.join("notes.txt"), "the build is green\n");
     let root_arg = root.display().to_string();
-    agent(&env, "a", "", &node_server("fs", &script, &[&root_arg]));
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&node_server("fs", &script, &[&root_arg]))
+        .write();
     let server = Server::start(vec![
         calls(&[
             (
@@ -191,14 +192,9 @@ impl Drop for HttpServer {
 /// An agent on `transport` at `url` calls `echo`; its answer comes back.
 fn echo_over_http(transport: &str, url: &str) {
     let env = Env::new();
-    agent(
-        &env,
-        "a",
-        "",
-        &format!(
+    env.agent_file("a").workdir(env.root()).toml(&format!(
             "[[mcp_servers]]\nname = \"everything\"\ntransport = \"{transport}\"\nurl = \"{url}\"\nheaders = {{ X-Axe-Test = \"${{AXE_TEST_HEADER}}\" }}\n"
-        ),
-    );
+        )).write();
     let server = Server::start(vec![
         calls(&[("c1", "echo", json!({"message": transport}))]),
         ok("done"),
@@ -250,12 +246,7 @@ fn an_agent_uses_another_agents_memory_through_axe_mcp() {
         "keeper",
         "name = \"keeper\"\nmodel = \"anthropic/claude-test\"\n[notes]\nenabled = true\n",
     );
-    agent(
-        &env,
-        "visitor",
-        "",
-        "[[mcp_servers]]\nname = \"keeper-memory\"\ntransport = \"stdio\"\ncommand = \"axe-mcp\"\nargs = [\"keeper\"]\n",
-    );
+    env.agent_file("visitor").workdir(env.root()).toml("[[mcp_servers]]\nname = \"keeper-memory\"\ntransport = \"stdio\"\ncommand = \"axe-mcp\"\nargs = [\"keeper\"]\n").write();
     let bins = assert_cmd::cargo::cargo_bin("axe-mcp");
     let path = std::env::join_paths(std::iter::once(bins.parent().unwrap().to_path_buf()).chain(
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),

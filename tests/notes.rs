@@ -26,12 +26,11 @@ fn workspace(env: &Env) -> PathBuf {
 
 /// An agent with notes on, in the default workspace unless `extra` says.
 fn notes_agent(env: &Env, name: &str, provider: &str, extra: &str) {
-    env.agent(
-        name,
-        &format!(
-            "name = \"{name}\"\nmodel = \"{provider}/m\"\nsystem_prompt = \"You are {name}.\"\n[notes]\nenabled = true\n{extra}"
-        ),
-    );
+    env.agent_file(name)
+        .model(&format!("{provider}/m"))
+        .prompt(&format!("You are {name}."))
+        .notes(extra)
+        .write();
 }
 
 /// `YYYY-MM-DD` of `days` days ago (UTC).

@@ -262,10 +262,6 @@ fn read_request(stream: &mut impl Read) -> Option<Vec<u8>> {
     }
 }
 
-fn agent(env: &Env) {
-    env.agent("a", "name = \"a\"\nmodel = \"anthropic/claude-test\"\n");
-}
-
 fn ok() -> Answer {
     Answer::json(200, &anthropic_reply("through"))
 }
@@ -273,7 +269,7 @@ fn ok() -> Answer {
 #[test]
 fn provider_calls_go_through_http_proxy_unless_no_proxy_names_the_host() {
     let env = Env::new();
-    agent(&env);
+    env.agent_file("a").write();
     let server = Server::start(vec![ok()]);
     let proxy = Proxy::start();
     let host = server.url.trim_start_matches("http://").to_owned();
@@ -310,7 +306,7 @@ fn https_calls_go_through_https_proxy_and_trust_ssl_cert_file() {
         return;
     }
     let env = Env::new();
-    agent(&env);
+    env.agent_file("a").write();
     let (ca, cert, key) = authority(env.root());
     let server = Server::start(vec![ok()]);
     let front = tls_front(&server.url, &cert, &key);
@@ -332,7 +328,7 @@ fn https_calls_go_through_https_proxy_and_trust_ssl_cert_file() {
 #[test]
 fn a_proxy_that_is_not_there_is_one_line_naming_the_url() {
     let env = Env::new();
-    agent(&env);
+    env.agent_file("a").write();
     let server = Server::start(vec![ok()]);
     let out = served_by(env.cmd("axe-run"), &server.url)
         .env("HTTP_PROXY", closed_port_url())
@@ -481,7 +477,7 @@ fn web_searches_share_the_runs_connection() {
 #[test]
 fn unusable_proxy_and_roots_variables_fail_the_call_naming_them() {
     let env = Env::new();
-    agent(&env);
+    env.agent_file("a").write();
     let url = "https://localhost:9";
     let fails = |var: &str, value: &str| {
         let out = served_by(env.cmd("axe-run"), url)

@@ -19,16 +19,6 @@ const PEM: &str =
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----";
 const JWT: &str = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl";
 
-/// An agent keeping every kind of memory; `extra` goes into `[memory]`.
-fn agent(env: &Env, extra: &str) {
-    env.agent(
-        "a",
-        &format!(
-            "name = \"a\"\nmodel = \"anthropic/claude-test\"\n[memory]\nenabled = true\n{extra}\n[notes]\nenabled = true\n[state]\nenabled = true\n"
-        ),
-    );
-}
-
 fn run_log(env: &Env) -> String {
     read(&env.log_path("a"))
 }
@@ -83,7 +73,11 @@ fn leaky_model() -> Server {
 /// `axe-run a -v --json` of the agent with `extra` in its `[memory]`,
 /// against [`leaky_model`].
 fn leaky_run(env: &Env, extra: &str) -> (Server, assert_cmd::assert::Assert) {
-    agent(env, extra);
+    env.agent_file("a")
+        .memory(extra)
+        .notes("")
+        .state("")
+        .write();
     let server = leaky_model();
     let out = served_by(env.cmd("axe-run"), &server.url)
         .args(["a", "-v", "--json", "deploy it"])
@@ -158,7 +152,7 @@ fn a_models_secrets_are_redacted_in_the_run_log_the_notes_and_the_state() {
 #[test]
 fn the_configured_keys_are_redacted_wherever_they_appear() {
     let env = Env::new();
-    agent(&env, "");
+    env.agent_file("a").memory("").notes("").state("").write();
     // Keys of no known shape: found only because they are configured.
     env.write(
         &env.config_dir().join("axe/config.toml"),
@@ -207,7 +201,7 @@ fn redact_false_keeps_the_text_as_it_was() {
     // config.toml turns it off for every agent that does not say; an
     // agent's own setting wins.
     let env = Env::new();
-    agent(&env, "");
+    env.agent_file("a").memory("").notes("").state("").write();
     env.write(
         &env.config_dir().join("axe/config.toml"),
         "[memory]\nredact = false\n",
@@ -220,7 +214,11 @@ fn redact_false_keeps_the_text_as_it_was() {
     };
     append("a");
     assert!(run_log(&env).contains(GITHUB));
-    agent(&env, "redact = true");
+    env.agent_file("a")
+        .memory("redact = true")
+        .notes("")
+        .state("")
+        .write();
     append("a");
     assert!(run_log(&env).ends_with("**Result:** [redacted: github token]\n\n"));
 }
@@ -228,7 +226,7 @@ fn redact_false_keeps_the_text_as_it_was() {
 #[test]
 fn the_writing_commands_redact_and_say_so() {
     let env = Env::new();
-    agent(&env, "");
+    env.agent_file("a").memory("").notes("").state("").write();
     let stderr = |out: &assert_cmd::assert::Assert| {
         String::from_utf8_lossy(&out.get_output().stderr).into_owned()
     };
@@ -323,7 +321,7 @@ fn the_writing_commands_redact_and_say_so() {
 #[test]
 fn a_topic_named_by_a_secret_is_refused_and_nothing_is_made() {
     let env = Env::new();
-    agent(&env, "");
+    env.agent_file("a").memory("").notes("").state("").write();
     let world = env.data_dir().join("axe/notes/world");
     let made = || fs::read_dir(&world).map(|d| d.count()).unwrap_or_default();
     // A key this process knows, in lower-case hex: the file name, lower

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::server::{Answer, Gate, PATIENCE, Recorded, Server};
-use crate::util::{Env, entries, entry, header_count, read, stdout};
+use crate::util::{AgentFile, Env, entries, entry, header_count, read, stdout};
 use crate::wire::{KEY, anthropic_reply, served_by, stream_answer, system_text};
 
 /// `axe-run` with every provider pointed at `url` and keys set.
@@ -40,14 +40,9 @@ fn system_of(r: &Recorded) -> String {
 }
 
 /// The agent `name` with a system prompt naming it, so a routing server
-/// can tell whose request it got.
-fn agent(env: &Env, name: &str, extra: &str) {
-    env.agent(
-        name,
-        &format!(
-            "name = \"{name}\"\nmodel = \"anthropic/claude-test\"\nsystem_prompt = \"You are {name}.\"\n{extra}\n"
-        ),
-    );
+/// can tell whose request it got; to write as it is or with more TOML.
+fn named<'e>(env: &'e Env, name: &str) -> AgentFile<'e> {
+    env.agent_file(name).prompt(&format!("You are {name}."))
 }
 
 const STAMP: &str = r"## \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n";
@@ -157,7 +152,7 @@ fn blank_stdin_sends_the_default_message_and_overrides_apply() {
         &json!({"model": "gpt-x", "choices": [{"message": {"role": "assistant", "content": "done"}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1}}),
     )]);
-    agent(&env, "a", "");
+    named(&env, "a").write();
     let skill = env.root().join("other.md");
     env.write(&skill, "Other skill.");
     run(&env, &server.url)
@@ -182,7 +177,7 @@ fn blank_stdin_sends_the_default_message_and_overrides_apply() {
 
 /// The relative paths `axe-run --dry-run --json` reports for `files`.
 fn resolved(env: &Env, files: &str, workdir: &std::path::Path) -> Vec<String> {
-    agent(env, "g", &format!("files = {files}"));
+    named(env, "g").toml(&format!("files = {files}")).write();
     let out = env
         .cmd("axe-run")
         .args(["g", "--dry-run", "--json", "--workdir"])
@@ -248,14 +243,12 @@ fn dry_run_and_verbose_say_what_was_converted_or_left_out_and_why() {
     env.write(&w.join("good.txt"), "fine");
     env.write(&w.join("latin.txt"), b"caf\xe9");
     env.write(&w.join("bin.txt"), b"ab\0cd");
-    agent(
-        &env,
-        "g",
-        &format!(
+    named(&env, "g")
+        .toml(&format!(
             "files = [\"*.txt\", \"*.md\", \"missing.rs\"]\nworkdir = \"{}\"",
             w.display()
-        ),
-    );
+        ))
+        .write();
     let out = env
         .cmd("axe-run")
         .args(["g", "--dry-run"])
@@ -328,13 +321,13 @@ fn nothing_outside_the_workdir_is_read() {
 #[test]
 fn invalid_glob_and_missing_workdir_are_config_errors() {
     let env = Env::new();
-    agent(&env, "g", r#"files = ["src/[a-"]"#);
+    named(&env, "g").toml(r#"files = ["src/[a-"]"#).write();
     env.cmd("axe-run")
         .args(["g", "--dry-run"])
         .assert()
         .code(2)
         .stderr("invalid glob pattern \"src/[a-\": syntax error in pattern\n");
-    agent(&env, "g", r#"files = ["*"]"#);
+    named(&env, "g").toml(r#"files = ["*"]"#).write();
     env.cmd("axe-run")
         .args(["g", "--dry-run", "--workdir", "/nonexistent/w"])
         .assert()
@@ -345,7 +338,9 @@ fn invalid_glob_and_missing_workdir_are_config_errors() {
 #[test]
 fn skill_paths_and_errors() {
     let env = Env::new();
-    agent(&env, "s", r#"skill = "skills/none/SKILL.md""#);
+    named(&env, "s")
+        .toml(r#"skill = "skills/none/SKILL.md""#)
+        .write();
     let expected = env.config_dir().join("axe/skills/none/SKILL.md");
     env.cmd("axe-run")
         .args(["s", "--dry-run"])
@@ -363,16 +358,12 @@ fn dry_run_output_line_by_line() {
     env.write(&w.join("notes.txt"), "n1");
     env.write(&env.config_dir().join("axe/skills/s.md"), "Skill text.");
     env.write(&env.log_path("dr"), entries(3));
-    agent(
-        &env,
-        "dr",
-        &format!(
+    named(&env, "dr").toml(&format!(
             "skill = \"skills/s.md\"\nfiles = [\"*.txt\"]\nworkdir = \"{}\"\nsub_agents = [\"x\", \"y\"]\n\
              [sub_agents_config]\nmax_depth = 2\nparallel = false\ntimeout = 30\n\
              [memory]\nenabled = true\nlast_n = 2\n[params]\ntemperature = 0.5\nmax_tokens = 100\n",
             w.display()
-        ),
-    );
+        )).write();
     let memory = format!("{}{}", entry(1), entry(2));
     let expected = format!(
         "=== Dry Run ===\n\nModel:    anthropic/claude-test\nWorkdir:  {w}\nTimeout:  45s\n\
@@ -501,7 +492,7 @@ fn dry_run_shows_the_words_as_the_task_and_stdin_as_stdin() {
 #[test]
 fn dry_run_needs_no_key_and_no_server() {
     let env = Env::new();
-    agent(&env, "k", "");
+    named(&env, "k").write();
     env.cmd("axe-run")
         .args(["k", "--dry-run"])
         .assert()
@@ -559,11 +550,10 @@ struct DryRunMemory {
 fn dry_run_json_is_one_document() {
     let env = Env::new();
     env.write(&env.log_path("j"), entries(4));
-    agent(
-        &env,
-        "j",
-        "sub_agents = [\"x\"]\n[memory]\nenabled = true\nlast_n = 3",
-    );
+    named(&env, "j")
+        .toml("sub_agents = [\"x\"]")
+        .memory("last_n = 3")
+        .write();
     let out = env
         .cmd("axe-run")
         .args(["j", "--dry-run", "--json"])
@@ -585,7 +575,7 @@ fn verbose_lines_around_a_single_call() {
     let env = Env::new();
     let server = Server::start(vec![ok("fine")]);
     env.write(&env.log_path("v"), entries(3));
-    agent(&env, "v", "[memory]\nenabled = true");
+    named(&env, "v").memory("").write();
     let out = run(&env, &server.url)
         .args(["v", "-v", "--timeout", "9"])
         .write_stdin("go")
@@ -624,7 +614,7 @@ fn verbose_lines_around_a_single_call() {
 fn verbose_says_stdin_no_when_only_words_were_given() {
     let env = Env::new();
     let server = Server::start(vec![ok("fine")]);
-    agent(&env, "v", "");
+    named(&env, "v").write();
     run(&env, &server.url)
         .args(["v", "-v", "do", "it"])
         .write_stdin("")
@@ -641,7 +631,7 @@ fn verbose_says_stdin_no_when_only_words_were_given() {
 fn verbose_without_a_log_says_so() {
     let env = Env::new();
     let server = Server::start(vec![ok("fine")]);
-    agent(&env, "v", "[memory]\nenabled = true");
+    named(&env, "v").memory("").write();
     run(&env, &server.url)
         .args(["v", "--verbose"])
         .assert()
@@ -657,7 +647,9 @@ fn verbose_without_a_log_says_so() {
 fn memory_disabled_creates_no_file() {
     let env = Env::new();
     let server = Server::start(vec![ok("r")]);
-    agent(&env, "off", "[memory]\nenabled = false\nlast_n = 3");
+    named(&env, "off")
+        .toml("[memory]\nenabled = false\nlast_n = 3")
+        .write();
     run(&env, &server.url).arg("off").assert().success();
     // The ledger's line of the call and the run's conversation are all
     // the data directory holds.
@@ -674,7 +666,7 @@ fn memory_disabled_creates_no_file() {
 fn memory_enabled_appends_an_entry() {
     let env = Env::new();
     let server = Server::start(vec![ok("it worked\nline two")]);
-    agent(&env, "m", "[memory]\nenabled = true");
+    named(&env, "m").memory("").write();
     run(&env, &server.url)
         .arg("m")
         .write_stdin("do the\nthing")
@@ -697,7 +689,7 @@ fn memory_enabled_loads_into_the_prompt() {
     let env = Env::new();
     let server = Server::start(vec![ok("r")]);
     env.write(&env.log_path("m"), entries(2));
-    agent(&env, "m", "[memory]\nenabled = true");
+    named(&env, "m").memory("").write();
     run(&env, &server.url).arg("m").assert().success();
     assert_eq!(
         system_of(&server.only_request()),
@@ -710,7 +702,7 @@ fn memory_last_n_limits_what_is_loaded() {
     let env = Env::new();
     let server = Server::start(vec![ok("r")]);
     env.write(&env.log_path("m"), entries(5));
-    agent(&env, "m", "[memory]\nenabled = true\nlast_n = 2");
+    named(&env, "m").memory("last_n = 2").write();
     run(&env, &server.url).arg("m").assert().success();
     assert_eq!(
         system_of(&server.only_request()),
@@ -724,12 +716,12 @@ fn max_entries_warning_at_and_only_at_the_limit() {
     let env = Env::new();
     let server = Server::start(vec![ok("r")]);
     env.write(&env.log_path("m"), entries(3));
-    agent(&env, "m", "[memory]\nenabled = true\nmax_entries = 3");
+    named(&env, "m").memory("max_entries = 3").write();
     run(&env, &server.url).arg("m").assert().success().stderr(
         "Warning: agent \"m\" memory has 3 entries (max_entries: 3); runs only warn, nothing is trimmed. \
          Run 'axe mem trim m' to keep the last 3 (no model call), or 'axe gc m' to have the model review it first.\n",
     );
-    agent(&env, "m", "[memory]\nenabled = true\nmax_entries = 10");
+    named(&env, "m").memory("max_entries = 10").write();
     run(&env, &server.url)
         .arg("m")
         .assert()
@@ -744,7 +736,7 @@ fn api_error_appends_nothing() {
         500,
         &json!({"type": "error", "error": {"type": "api_error", "message": "boom"}}),
     )]);
-    agent(&env, "m", "[memory]\nenabled = true");
+    named(&env, "m").memory("").write();
     run(&env, &server.url)
         .arg("m")
         .assert()
@@ -761,7 +753,7 @@ fn api_error_appends_nothing() {
 fn dry_run_shows_memory_and_appends_nothing() {
     let env = Env::new();
     env.write(&env.log_path("m"), entries(2));
-    agent(&env, "m", "[memory]\nenabled = true");
+    named(&env, "m").memory("").write();
     env.cmd("axe-run")
         .args(["m", "--dry-run"])
         .assert()
@@ -786,11 +778,12 @@ fn custom_memory_path_is_read_and_written() {
     let server = Server::start(vec![ok("new")]);
     let custom = env.root().join("custom.md");
     env.write(&custom, entries(1));
-    agent(
-        &env,
-        "m",
-        &format!("[memory]\nenabled = true\npath = \"{}\"", custom.display()),
-    );
+    named(&env, "m")
+        .toml(&format!(
+            "[memory]\nenabled = true\npath = \"{}\"",
+            custom.display()
+        ))
+        .write();
     run(&env, &server.url)
         .arg("m")
         .write_stdin("t")
@@ -811,11 +804,12 @@ fn unreadable_and_unwritable_memory_are_warnings() {
     env.write(&log, entries(1));
     crate::util::set_mode(&log, 0o000);
     crate::util::set_mode(&dir, 0o555);
-    agent(
-        &env,
-        "m",
-        &format!("[memory]\nenabled = true\npath = \"{}\"", log.display()),
-    );
+    named(&env, "m")
+        .toml(&format!(
+            "[memory]\nenabled = true\npath = \"{}\"",
+            log.display()
+        ))
+        .write();
     let l = log.display();
     // No ledger: the unprivileged user could not write one here either,
     // and this is about memory's warnings.
@@ -837,7 +831,7 @@ fn unreadable_and_unwritable_memory_are_warnings() {
 fn json_output_still_records_memory() {
     let env = Env::new();
     let server = Server::start(vec![ok("jr")]);
-    agent(&env, "m", "[memory]\nenabled = true");
+    named(&env, "m").memory("").write();
     let out = run(&env, &server.url)
         .args(["m", "--json"])
         .write_stdin("jt")
@@ -884,7 +878,7 @@ fn stream_prints_as_it_arrives_and_memory_gets_the_whole_answer() {
     let (answer, gate) =
         stream_answer("anthropic", &["Hello", " there", ", friend"]).gated_after(3);
     let server = Server::start(vec![answer]);
-    agent(&env, "s", "[memory]\nenabled = true");
+    named(&env, "s").memory("").write();
     let mut cmd = env.std_cmd("axe-run");
     cmd.args(["s", "--stream"])
         .env("AXE_ANTHROPIC_BASE_URL", &server.url)
@@ -929,7 +923,7 @@ fn stream_prints_as_it_arrives_and_memory_gets_the_whole_answer() {
 fn stream_with_json_streams_the_call_and_prints_one_document() {
     let env = Env::new();
     let server = Server::start(vec![stream_answer("anthropic", &["a", "b", "c"])]);
-    agent(&env, "s", "[memory]\nenabled = true");
+    named(&env, "s").memory("").write();
     let out = run(&env, &server.url)
         .args(["s", "--stream", "--json", "go"])
         .assert()
@@ -1000,9 +994,11 @@ fn results_sent_back(server: &Server) -> Vec<Value> {
 #[test]
 fn sub_agents_run_in_parallel_and_results_keep_call_order() {
     let env = Env::new();
-    agent(&env, "parent", "sub_agents = [\"slow\", \"fast\"]");
-    agent(&env, "slow", "");
-    agent(&env, "fast", "");
+    named(&env, "parent")
+        .toml("sub_agents = [\"slow\", \"fast\"]")
+        .write();
+    named(&env, "slow").write();
+    named(&env, "fast").write();
     // The first call's answer is held until the second call's answer has
     // been sent: run one after the other, the second call would never
     // come while the first waits, and the wait would run out.
@@ -1072,13 +1068,11 @@ fn sub_agents_run_in_parallel_and_results_keep_call_order() {
 #[test]
 fn parallel_false_runs_calls_one_after_another() {
     let env = Env::new();
-    agent(
-        &env,
-        "parent",
-        "sub_agents = [\"slow\", \"fast\"]\n[sub_agents_config]\nparallel = false",
-    );
-    agent(&env, "slow", "");
-    agent(&env, "fast", "");
+    named(&env, "parent")
+        .toml("sub_agents = [\"slow\", \"fast\"]\n[sub_agents_config]\nparallel = false")
+        .write();
+    named(&env, "slow").write();
+    named(&env, "fast").write();
     // The first call's answer is held for a second, or until the second
     // call comes: one after the other, it cannot come while the first is
     // unanswered, so the hold must run out every time. At once, it would
@@ -1116,11 +1110,9 @@ fn parallel_false_runs_calls_one_after_another() {
 #[test]
 fn refused_calls_come_back_as_error_results() {
     let env = Env::new();
-    agent(
-        &env,
-        "parent",
-        "sub_agents = [\"ghost\", \"broken\", \"keyless\"]",
-    );
+    named(&env, "parent")
+        .toml("sub_agents = [\"ghost\", \"broken\", \"keyless\"]")
+        .write();
     env.agent("broken", "name = \"broken\"\nmodel = \"nope\"\n");
     env.agent("keyless", "name = \"keyless\"\nmodel = \"openai/gpt\"\n");
     let server = family_server(
@@ -1197,7 +1189,7 @@ fn refused_calls_come_back_as_error_results() {
 #[test]
 fn unknown_tools_get_an_error_result() {
     let env = Env::new();
-    agent(&env, "parent", "sub_agents = [\"x\"]");
+    named(&env, "parent").toml("sub_agents = [\"x\"]").write();
     let server = Server::start(vec![
         Answer::json(
             200,
@@ -1220,12 +1212,10 @@ fn unknown_tools_get_an_error_result() {
 #[test]
 fn depth_limit_stops_offering_the_tool() {
     let env = Env::new();
-    agent(
-        &env,
-        "parent",
-        "sub_agents = [\"mid\"]\n[sub_agents_config]\nmax_depth = 1",
-    );
-    agent(&env, "mid", "sub_agents = [\"leaf\"]");
+    named(&env, "parent")
+        .toml("sub_agents = [\"mid\"]\n[sub_agents_config]\nmax_depth = 1")
+        .write();
+    named(&env, "mid").toml("sub_agents = [\"leaf\"]").write();
     let server = family_server(vec![("c1", json!({"agent": "mid", "task": "t"}))], as_is);
     run(&env, &server.url).arg("parent").assert().success();
     let mid = server
@@ -1239,11 +1229,9 @@ fn depth_limit_stops_offering_the_tool() {
     );
 
     // With room for it, the middle agent is offered the tool too.
-    agent(
-        &env,
-        "parent",
-        "sub_agents = [\"mid\"]\n[sub_agents_config]\nmax_depth = 2",
-    );
+    named(&env, "parent")
+        .toml("sub_agents = [\"mid\"]\n[sub_agents_config]\nmax_depth = 2")
+        .write();
     let server = family_server(vec![("c1", json!({"agent": "mid", "task": "t"}))], as_is);
     run(&env, &server.url).arg("parent").assert().success();
     let mid = server
@@ -1257,12 +1245,10 @@ fn depth_limit_stops_offering_the_tool() {
 #[test]
 fn sub_agent_timeout_bounds_each_call() {
     let env = Env::new();
-    agent(
-        &env,
-        "parent",
-        "sub_agents = [\"sleepy\"]\n[sub_agents_config]\ntimeout = 1",
-    );
-    agent(&env, "sleepy", "");
+    named(&env, "parent")
+        .toml("sub_agents = [\"sleepy\"]\n[sub_agents_config]\ntimeout = 1")
+        .write();
+    named(&env, "sleepy").write();
     // The sub-agent's answer is held until the run is over: the run can
     // only end by giving up on it.
     let run_over = Gate::new();
@@ -1299,13 +1285,12 @@ fn sub_agent_timeout_bounds_each_call() {
 #[test]
 fn sub_agent_memory_is_its_own() {
     let env = Env::new();
-    agent(
-        &env,
-        "parent",
-        "sub_agents = [\"rem\", \"plain\"]\n[memory]\nenabled = true",
-    );
-    agent(&env, "rem", "[memory]\nenabled = true");
-    agent(&env, "plain", "");
+    named(&env, "parent")
+        .toml("sub_agents = [\"rem\", \"plain\"]")
+        .memory("")
+        .write();
+    named(&env, "rem").memory("").write();
+    named(&env, "plain").write();
     env.write(&env.log_path("rem"), entries(1));
     let server = family_server(
         vec![
@@ -1349,12 +1334,10 @@ fn sub_agent_memory_is_its_own() {
 #[test]
 fn a_sub_agent_with_a_context_budget_gets_its_one_block() {
     let env = Env::new();
-    agent(&env, "parent", "sub_agents = [\"ctx\"]");
-    agent(
-        &env,
-        "ctx",
-        "[memory]\nenabled = true\n[context]\nbudget = 1000",
-    );
+    named(&env, "parent").toml("sub_agents = [\"ctx\"]").write();
+    named(&env, "ctx")
+        .toml("[memory]\nenabled = true\n[context]\nbudget = 1000")
+        .write();
     env.write(&env.log_path("ctx"), entries(2));
     let server = family_server(vec![("c1", json!({"agent": "ctx", "task": "go"}))], as_is);
     run(&env, &server.url)
@@ -1385,8 +1368,8 @@ fn a_sub_agent_with_a_context_budget_gets_its_one_block() {
 #[test]
 fn failed_sub_agent_appends_nothing() {
     let env = Env::new();
-    agent(&env, "parent", "sub_agents = [\"rem\"]");
-    agent(&env, "rem", "[memory]\nenabled = true");
+    named(&env, "parent").toml("sub_agents = [\"rem\"]").write();
+    named(&env, "rem").memory("").write();
     let server = Server::route(|req| {
         if system_of(req).starts_with("You are rem.") {
             return Answer::json(500, &json!({"error": {"message": "down"}}));
@@ -1414,8 +1397,8 @@ fn failed_sub_agent_appends_nothing() {
 #[test]
 fn verbose_traces_turns_and_sub_agents() {
     let env = Env::new();
-    agent(&env, "parent", "sub_agents = [\"kid\"]");
-    agent(&env, "kid", "");
+    named(&env, "parent").toml("sub_agents = [\"kid\"]").write();
+    named(&env, "kid").write();
     let server = family_server(vec![("c1", json!({"agent": "kid", "task": "play"}))], as_is);
     let out = run(&env, &server.url)
         .args(["parent", "-v"])
@@ -1474,11 +1457,10 @@ fn verbose_traces_turns_and_sub_agents() {
 #[test]
 fn endless_tool_calls_hit_the_turn_limit() {
     let env = Env::new();
-    agent(
-        &env,
-        "loop",
-        "sub_agents = [\"x\"]\n[memory]\nenabled = true",
-    );
+    named(&env, "loop")
+        .toml("sub_agents = [\"x\"]")
+        .memory("")
+        .write();
     let server = Server::start(vec![Answer::json(
         200,
         &tool_use(&[("c", json!({"agent": "nobody", "task": "t"}))]),
@@ -1501,7 +1483,7 @@ fn every_exit_code() {
         400,
         &json!({"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}),
     )]);
-    agent(&env, "a", "");
+    named(&env, "a").write();
     env.agent("badmodel", "name = \"badmodel\"\nmodel = \"gpt4\"\n");
     env.agent("gemini", "name = \"gemini\"\nmodel = \"gemini/pro\"\n");
     env.agent("broken", "name = \"broken\"\nmodel = [\n");
@@ -1597,7 +1579,7 @@ fn every_exit_code() {
 fn top_level_timeout_is_exit_3() {
     let env = Env::new();
     let server = Server::start(vec![Answer::Hang(Duration::from_secs(4))]);
-    agent(&env, "slow", "[memory]\nenabled = true");
+    named(&env, "slow").memory("").write();
     run(&env, &server.url)
         .args(["slow", "--timeout", "1"])
         .assert()
@@ -1615,7 +1597,7 @@ fn the_agents_timeout_bounds_the_run_unless_timeout_is_given() {
         Answer::Hang(Duration::from_secs(5)),
         Answer::Hang(Duration::from_secs(5)),
     ]);
-    agent(&env, "slow", "timeout = 1");
+    named(&env, "slow").toml("timeout = 1").write();
     run(&env, &server.url)
         .arg("slow")
         .assert()
@@ -1638,8 +1620,8 @@ fn the_agents_timeout_bounds_the_run_unless_timeout_is_given() {
 #[test]
 fn a_negative_or_huge_agent_timeout_is_a_config_error() {
     let env = Env::new();
-    agent(&env, "neg", "timeout = -1");
-    agent(&env, "huge", "timeout = 86401");
+    named(&env, "neg").toml("timeout = -1").write();
+    named(&env, "huge").toml("timeout = 86401").write();
     env.cmd("axe-run")
         .arg("neg")
         .assert()
@@ -1656,7 +1638,7 @@ fn a_negative_or_huge_agent_timeout_is_a_config_error() {
 fn stream_true_in_the_agent_streams_as_the_flag_does() {
     let env = Env::new();
     let server = Server::start(vec![stream_answer("anthropic", &["a", "b", "c"])]);
-    agent(&env, "s", "stream = true");
+    named(&env, "s").toml("stream = true").write();
     run(&env, &server.url)
         .args(["s", "go"])
         .assert()
@@ -1679,11 +1661,9 @@ fn retry_waits_out_rate_limits_and_server_errors_and_counts_them() {
         Answer::json(503, &json!({})),
         ok("done"),
     ]);
-    agent(
-        &env,
-        "r",
-        "[retry]\nmax_retries = 2\nbackoff = \"fixed\"\ninitial_delay_ms = 10",
-    );
+    named(&env, "r")
+        .toml("[retry]\nmax_retries = 2\nbackoff = \"fixed\"\ninitial_delay_ms = 10")
+        .write();
     let out = run(&env, &server.url)
         .args(["r", "-v", "--json", "go"])
         .assert()
@@ -1713,11 +1693,9 @@ fn retry_honours_retry_after_and_gives_up_after_max_retries() {
             .with_header("retry-after", "1")
     };
     let server = Server::start(vec![limited(), limited(), ok("never")]);
-    agent(
-        &env,
-        "r",
-        "[retry]\nmax_retries = 1\nbackoff = \"linear\"\ninitial_delay_ms = 10",
-    );
+    named(&env, "r")
+        .toml("[retry]\nmax_retries = 1\nbackoff = \"linear\"\ninitial_delay_ms = 10")
+        .write();
     run(&env, &server.url)
         .args(["r", "-v", "go"])
         .assert()
@@ -1750,8 +1728,10 @@ fn retry_never_repeats_auth_or_bad_requests_and_is_off_by_default() {
         ),
         ok("never"),
     ]);
-    agent(&env, "r", "[retry]\nmax_retries = 3\ninitial_delay_ms = 10");
-    agent(&env, "plain", "");
+    named(&env, "r")
+        .toml("[retry]\nmax_retries = 3\ninitial_delay_ms = 10")
+        .write();
+    named(&env, "plain").write();
     run(&env, &server.url)
         .args(["r", "go"])
         .assert()
@@ -1789,11 +1769,9 @@ fn a_stream_that_fails_before_its_first_byte_is_retried() {
         ),
         stream_answer("anthropic", &["a", "b", "c"]),
     ]);
-    agent(
-        &env,
-        "s",
-        "stream = true\n[retry]\nmax_retries = 1\ninitial_delay_ms = 10",
-    );
+    named(&env, "s")
+        .toml("stream = true\n[retry]\nmax_retries = 1\ninitial_delay_ms = 10")
+        .write();
     run(&env, &server.url)
         .args(["s", "go"])
         .assert()
@@ -1830,7 +1808,9 @@ fn retry_fields_are_checked() {
             "retry.max_delay_ms must be at least retry.initial_delay_ms\n",
         ),
     ] {
-        agent(&env, "bad", &format!("[retry]\n{extra}"));
+        named(&env, "bad")
+            .toml(&format!("[retry]\n{extra}"))
+            .write();
         env.cmd("axe-run")
             .arg("bad")
             .assert()
@@ -1844,7 +1824,7 @@ fn a_run_says_when_the_run_log_cut_its_task_or_answer() {
     let env = Env::new();
     let long = "a".repeat(1500);
     let server = Server::start(vec![ok(&long), ok(&long), ok("short")]);
-    agent(&env, "m", "[memory]\nenabled = true");
+    named(&env, "m").memory("").write();
     let task = "t".repeat(1200);
     let out = run(&env, &server.url)
         .args(["m", "-v", &task])

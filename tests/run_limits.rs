@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::mcp_client::{agent, ok};
+use crate::mcp_client::ok;
 use crate::server::Server;
 use crate::util::Env;
 use crate::wire::KEY;
@@ -53,7 +53,7 @@ fn ended_within(mut child: Child, limit: Duration) -> (Option<i32>, String) {
 /// The commands that read a prompt from standard input, with what they
 /// need besides it.
 fn readers(env: &Env) -> [(&'static str, Vec<&'static str>); 2] {
-    agent(env, "a", "", "");
+    env.agent_file("a").workdir(env.root()).write();
     [
         ("axe-run", vec!["a"]),
         ("axe-llm", vec!["-m", "anthropic/claude-test"]),
@@ -201,19 +201,19 @@ fn parents_results(server: &Server) -> Vec<Value> {
 }
 
 fn family(env: &Env, parent_tables: &str) {
-    agent(
-        env,
-        "parent",
-        "system_prompt = \"You are parent.\"\nsub_agents = [\"child\"]",
-        parent_tables,
-    );
-    agent(
-        env,
-        "child",
-        "system_prompt = \"You are child.\"\nsub_agents = [\"leaf\"]",
-        "",
-    );
-    agent(env, "leaf", "system_prompt = \"You are leaf.\"", "");
+    env.agent_file("parent")
+        .workdir(env.root())
+        .toml("system_prompt = \"You are parent.\"\nsub_agents = [\"child\"]")
+        .toml(parent_tables)
+        .write();
+    env.agent_file("child")
+        .workdir(env.root())
+        .toml("system_prompt = \"You are child.\"\nsub_agents = [\"leaf\"]")
+        .write();
+    env.agent_file("leaf")
+        .workdir(env.root())
+        .toml("system_prompt = \"You are leaf.\"")
+        .write();
 }
 
 #[test]

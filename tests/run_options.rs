@@ -31,23 +31,18 @@ impl Exits for assert_cmd::Command {
 /// The parent `boss`, which may call `helper`, with `extra` in its file;
 /// both keep a run log and state.
 fn family(env: &Env, model: &str, extra: &str) {
-    let memory = "[memory]\nenabled = true\n[state]\nenabled = true\n";
-    env.agent(
-        "boss",
-        &format!(
-            "name = \"boss\"\nmodel = \"{model}\"\nsystem_prompt = \"You are boss.\"\nsub_agents = [\"helper\"]\n{extra}\n{memory}"
-        ),
-    );
-    env.agent(
-        "helper",
-        &format!(
-            "name = \"helper\"\nmodel = \"{model}\"\nsystem_prompt = \"You are helper.\"\n{memory}"
-        ),
-    );
-}
-
-fn state_path(env: &Env, agent: &str) -> std::path::PathBuf {
-    env.data_dir().join(format!("axe/state/{agent}.json"))
+    let member = |name: &str| {
+        env.agent_file(name)
+            .model(model)
+            .prompt(&format!("You are {name}."))
+            .memory("")
+            .state("")
+    };
+    member("boss")
+        .toml("sub_agents = [\"helper\"]")
+        .toml(extra)
+        .write();
+    member("helper").write();
 }
 
 /// A reply with text before its one `call_agent` call to `helper`.
@@ -79,7 +74,7 @@ fn a_spent_budget_stops_before_tools_run_prints_the_partial_answer_and_remembers
         .stderr("budget exceeded: used 13 of 10 tokens\n");
     assert_eq!(server.requests().len(), 1, "the helper never ran");
     assert!(!env.log_path("boss").exists(), "no run-log entry");
-    assert!(!state_path(&env, "boss").exists(), "no state written");
+    assert!(!env.state_path("boss").exists(), "no state written");
 
     // --json: the document, then the same line and code.
     let out = run(&env, &server.url)
@@ -279,7 +274,7 @@ fn a_sub_agent_that_spends_the_budget_on_the_last_turn_ends_the_run_over_budget(
             .ends_with("{\"error\":\"budget exceeded: used 18 of 10 tokens\",\"exit_code\":4}\n")
     );
     assert_eq!(server.requests().len(), 51, "50 turns and the helper's");
-    assert!(!state_path(&env, "boss").exists(), "nothing remembered");
+    assert!(!env.state_path("boss").exists(), "nothing remembered");
 }
 
 #[test]

@@ -14,21 +14,13 @@ use crate::tools::{only_result, results, run_a, script, tool_agent};
 use crate::tools_security::bwrap_works;
 use crate::util::{Env, have};
 
-/// An agent `a` with `tools` and no workdir of its own.
-fn agent_without_workdir(env: &Env, tools: &str) {
-    env.agent(
-        "a",
-        &format!("name = \"a\"\nmodel = \"anthropic/claude-test\"\ntools = [{tools}]\n"),
-    );
-}
-
 /// The current directory `/`, the default workdir, is refused before the
 /// model is asked anything, for the file tools as for commands.
 #[test]
 fn the_root_as_an_unnamed_workdir_is_refused() {
     let env = Env::new();
     for tools in ["\"read_file\"", "\"run_command\""] {
-        agent_without_workdir(&env, tools);
+        env.agent_file("a").tools(tools).write();
         let server = script(vec![]);
         let out = run(&env, &server.url)
             .current_dir("/")
@@ -52,7 +44,7 @@ fn the_root_as_an_unnamed_workdir_is_refused() {
 #[test]
 fn the_root_named_as_the_workdir_is_taken_and_said_writable() {
     let env = Env::new();
-    agent_without_workdir(&env, "\"read_file\"");
+    env.agent_file("a").tools("\"read_file\"").write();
     let server = script(vec![vec![("read_file", json!({"path": "etc/hostname"}))]]);
     run(&env, &server.url)
         .current_dir("/")
@@ -63,7 +55,7 @@ fn the_root_named_as_the_workdir_is_taken_and_said_writable() {
     if !bwrap_works() {
         return;
     }
-    agent_without_workdir(&env, "\"run_command\"");
+    env.agent_file("a").tools("\"run_command\"").write();
     let made = format!("/var/tmp/axe-whole-fs-{}", std::process::id());
     let server = script(vec![vec![(
         "run_command",
@@ -91,7 +83,7 @@ fn the_root_named_as_the_workdir_is_taken_and_said_writable() {
 #[test]
 fn the_home_or_what_holds_it_as_an_unnamed_workdir_is_refused() {
     let env = Env::new();
-    agent_without_workdir(&env, "\"list_directory\"");
+    env.agent_file("a").tools("\"list_directory\"").write();
     let home = env.root().join("home");
     for (dir, why) in [
         (home.clone(), "is the home directory".to_owned()),
@@ -150,7 +142,7 @@ fn the_home_or_what_holds_it_as_an_unnamed_workdir_is_refused() {
         .success();
     assert!(!only_result(&server).1);
     // Tools that never touch the workdir need none.
-    agent_without_workdir(&env, "\"url_fetch\"");
+    env.agent_file("a").tools("\"url_fetch\"").write();
     let server = script(vec![]);
     run(&env, &server.url)
         .current_dir(&home)

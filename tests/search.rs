@@ -439,10 +439,7 @@ fn the_readme_search_examples_find_what_they_say() {
 
 /// Agent `a` with notes on, in the default workspace.
 fn notes_agent(env: &Env) {
-    env.agent(
-        "a",
-        "name = \"a\"\nmodel = \"anthropic/m\"\n[notes]\nenabled = true\n",
-    );
+    env.agent_file("a").model("anthropic/m").notes("").write();
 }
 
 /// An anthropic reply calling `search_notes` with `query`.

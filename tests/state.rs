@@ -3,21 +3,12 @@
 //! corruption, races and kills.
 
 use std::fs;
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::util::{Env, read, stdout};
-
-fn agent(env: &Env, name: &str, extra: &str) -> PathBuf {
-    env.agent(
-        name,
-        &format!("name = \"{name}\"\nmodel = \"anthropic/m\"\n[state]\nenabled = true\n{extra}"),
-    );
-    env.data_dir().join(format!("axe/state/{name}.json"))
-}
 
 fn state(env: &Env, bin: &str) -> assert_cmd::Command {
     env.cmd(&format!("axe-state-{bin}"))
@@ -30,7 +21,8 @@ fn stored(path: &std::path::Path) -> Value {
 #[test]
 fn ingest_records_signals_reports_the_rest_and_tees_the_text() {
     let env = Env::new();
-    let path = agent(&env, "a", "");
+    env.agent_file("a").state("").write();
+    let path = env.state_path("a");
     let output = "Looked around.\n\
         AXE_MEMORY: KEY_FACT Project uses pytest\n\
         AGENTIUM_MEMORY: STEP_PENDING Update integration tests\n\
@@ -112,7 +104,8 @@ fn ingest_records_signals_reports_the_rest_and_tees_the_text() {
 #[test]
 fn record_counts_iterations_and_resolves_errors_on_success() {
     let env = Env::new();
-    let path = agent(&env, "a", "");
+    env.agent_file("a").state("").write();
+    let path = env.state_path("a");
     state(&env, "record")
         .args([
             "a",
@@ -187,7 +180,7 @@ fn record_counts_iterations_and_resolves_errors_on_success() {
 #[test]
 fn context_keeps_to_its_budget_and_lists_what_it_left_out() {
     let env = Env::new();
-    agent(&env, "a", "context_budget = 120");
+    env.agent_file("a").state("context_budget = 120").write();
     state(&env, "ingest")
         .args(["a", "--task", "42", "--phase", "TEST"])
         .write_stdin(format!(
@@ -240,7 +233,8 @@ fn context_keeps_to_its_budget_and_lists_what_it_left_out() {
 #[test]
 fn a_broken_state_file_is_an_error_and_is_never_reset() {
     let env = Env::new();
-    let path = agent(&env, "a", "");
+    env.agent_file("a").state("").write();
+    let path = env.state_path("a");
     for (bad, line) in [
         (&b"{\"iteration\": 3,\n  \"tasks\": [1,"[..], 2),
         (&b"{\"iteration\": 3, \"key_facts\": [\"\xff\"]}"[..], 1),
@@ -293,7 +287,8 @@ fn a_broken_state_file_is_an_error_and_is_never_reset() {
 #[test]
 fn pruning_drops_the_oldest_decisions_and_reports_it() {
     let env = Env::new();
-    let path = agent(&env, "a", "max_entries = 3");
+    env.agent_file("a").state("max_entries = 3").write();
+    let path = env.state_path("a");
     let signals: String = (0..5)
         .map(|i| format!("AXE_MEMORY: DECISION d{i}\n"))
         .collect();
@@ -322,7 +317,8 @@ fn pruning_drops_the_oldest_decisions_and_reports_it() {
 #[test]
 fn eight_processes_ingesting_at_once_lose_no_signal() {
     let env = Env::new();
-    let path = agent(&env, "a", "max_entries = 0");
+    env.agent_file("a").state("max_entries = 0").write();
+    let path = env.state_path("a");
     const WRITERS: usize = 8;
     const EACH: usize = 20;
     let procs: Vec<std::process::Child> = (0..WRITERS)
@@ -353,7 +349,8 @@ fn eight_processes_ingesting_at_once_lose_no_signal() {
 #[test]
 fn kill_9_during_a_save_leaves_old_or_new() {
     let env = Env::new();
-    let path = agent(&env, "a", "max_entries = 0");
+    env.agent_file("a").state("max_entries = 0").write();
+    let path = env.state_path("a");
     let facts: Vec<String> = (0..300_000)
         .map(|i| format!("fact number {i} about the build"))
         .collect();
@@ -399,7 +396,8 @@ fn kill_9_during_a_save_leaves_old_or_new() {
 #[test]
 fn path_and_dispatch() {
     let env = Env::new();
-    let path = agent(&env, "a", "");
+    env.agent_file("a").state("").write();
+    let path = env.state_path("a");
     state(&env, "path")
         .arg("a")
         .assert()
@@ -508,7 +506,8 @@ fn a_run_records_its_signals_and_outcome_and_the_next_run_sees_them() {
 #[test]
 fn a_failed_run_is_recorded_as_an_unresolved_error() {
     let env = Env::new();
-    let path = agent(&env, "a", "");
+    env.agent_file("a").state("").write();
+    let path = env.state_path("a");
     let server = Server::start(vec![Answer::json(
         500,
         &json!({"error": {"message": "down"}}),
@@ -545,7 +544,7 @@ fn the_readmes_loop_runs_until_no_step_is_pending() {
         return;
     }
     let env = Env::new();
-    agent(&env, "builder", "");
+    env.agent_file("builder").state("").write();
     let readme = crate::readme::guide();
     let start = readme
         .find("<!-- state-loop")
@@ -585,7 +584,8 @@ fn the_readmes_loop_runs_until_no_step_is_pending() {
 #[test]
 fn the_same_decision_fact_or_error_recorded_ten_times_is_kept_and_shown_once() {
     let env = Env::new();
-    let path = agent(&env, "a", "max_entries = 4");
+    env.agent_file("a").state("max_entries = 4").write();
+    let path = env.state_path("a");
     state(&env, "ingest")
         .args(["a", "--phase", "TEST"])
         .write_stdin("AXE_MEMORY: DECISION Keep the old parser\n")

@@ -53,13 +53,11 @@ pub fn only_result(server: &Server) -> (String, bool) {
 pub fn tool_agent(env: &Env, tools: &str, extra: &str) -> PathBuf {
     let work = env.root().join("work");
     fs::create_dir_all(&work).unwrap();
-    env.agent(
-        "a",
-        &format!(
-            "name = \"a\"\nmodel = \"anthropic/claude-test\"\nworkdir = \"{}\"\ntools = [{tools}]\n{extra}\n",
-            work.display()
-        ),
-    );
+    env.agent_file("a")
+        .workdir(&work)
+        .tools(tools)
+        .toml(extra)
+        .write();
     work
 }
 

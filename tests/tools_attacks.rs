@@ -26,17 +26,6 @@ use crate::tools::{only_result, processes_with, results, run_a, script, tool_age
 use crate::tools_security::bwrap_works;
 use crate::util::Env;
 
-/// Agent `a` working in `workdir` with `tools` (a TOML list's inside).
-fn agent_at(env: &Env, workdir: &std::path::Path, tools: &str) {
-    env.agent(
-        "a",
-        &format!(
-            "name = \"a\"\nmodel = \"anthropic/claude-test\"\nworkdir = \"{}\"\ntools = [{tools}]\n",
-            workdir.display()
-        ),
-    );
-}
-
 /// The default workdir is the current directory, and the home directory
 /// is where a shell starts: a workdir that holds the home, config and
 /// data directories must not bring them back into sight, however they
@@ -53,7 +42,10 @@ fn a_workdir_holding_axes_own_directories_does_not_show_them_to_commands() {
     );
     env.write(&env.data_dir().join("axe/mem.md"), "PRIVATE memory");
     env.write(&env.root().join("home/.ssh/id"), "PRIVATE key");
-    agent_at(&env, env.root(), "\"run_command\"");
+    env.agent_file("a")
+        .workdir(env.root())
+        .tools("\"run_command\"")
+        .write();
     let server = script(vec![vec![
         (
             "run_command",
@@ -375,16 +367,14 @@ for line in sys.stdin:
 "#,
     )
     .unwrap();
-    crate::mcp_client::agent(
-        &env,
-        "a",
-        "",
-        &format!(
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&format!(
             "[[mcp_servers]]\nname = \"h\"\ntransport = \"stdio\"\ncommand = {:?}\nargs = [{:?}]\n",
             py.display().to_string(),
             script_path.display().to_string()
-        ),
-    );
+        ))
+        .write();
     let server = Server::start(vec![
         crate::mcp_client::calls(&[("c1", "huge", json!({}))]),
         crate::mcp_client::ok("carried on"),
@@ -466,7 +456,10 @@ fn a_workdir_named_by_a_symlink_stays_writable_under_bubblewrap() {
         std::path::PathBuf::from(format!("/var/tmp/axe-workdir-link-{}", std::process::id()));
     let _ = fs::remove_file(&link);
     std::os::unix::fs::symlink(env.root().join("home"), &link).unwrap();
-    agent_at(&env, &link, "\"run_command\"");
+    env.agent_file("a")
+        .workdir(&link)
+        .tools("\"run_command\"")
+        .write();
     let server = script(vec![vec![(
         "run_command",
         json!({"command": "echo made > f && cat f"}),
@@ -490,11 +483,10 @@ fn file_tools_do_not_reach_axes_own_directories_inside_the_workdir() {
     env.write(&config, "api_key = \"PRIVATE\"");
     env.write(&env.data_dir().join("axe/mem.md"), "PRIVATE memory");
     env.write(&env.root().join("notes.txt"), "mine");
-    agent_at(
-        &env,
-        env.root(),
-        "\"read_file\", \"write_file\", \"edit_file\", \"list_directory\"",
-    );
+    env.agent_file("a")
+        .workdir(env.root())
+        .tools("\"read_file\", \"write_file\", \"edit_file\", \"list_directory\"")
+        .write();
     let refused = (
         "path is in axe's own config or data directory, which the workdir holds".to_owned(),
         true,

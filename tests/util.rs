@@ -110,14 +110,25 @@ impl Env {
         path
     }
 
+    /// An agent file for `name` to build and write: the one way the tests
+    /// make an agent that is more than a few literal lines.
+    pub fn agent_file(&self, name: &str) -> AgentFile<'_> {
+        AgentFile {
+            env: self,
+            name: name.to_owned(),
+            head: String::new(),
+            toml: String::new(),
+            kinds: String::new(),
+            model: "anthropic/claude-test".to_owned(),
+        }
+    }
+
     /// An agent with memory enabled and `extra` lines in its `[memory]`.
     pub fn memory_agent(&self, name: &str, extra: &str) -> PathBuf {
-        self.agent(
-            name,
-            &format!(
-                "name = \"{name}\"\nmodel = \"anthropic/claude-3\"\n\n[memory]\nenabled = true\n{extra}\n"
-            ),
-        )
+        self.agent_file(name)
+            .model("anthropic/claude-3")
+            .memory(extra)
+            .write()
     }
 
     /// Where the default log of `agent` lives.
@@ -125,11 +136,122 @@ impl Env {
         self.data_dir().join(format!("axe/memory/{agent}.md"))
     }
 
+    /// Where the state of `agent` lives.
+    pub fn state_path(&self, agent: &str) -> PathBuf {
+        self.data_dir().join(format!("axe/state/{agent}.json"))
+    }
+
     /// Writes `content` at `path`, creating directories.
     pub fn write(&self, path: &Path, content: impl AsRef<[u8]>) {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, content).unwrap();
     }
+}
+
+/// An agent's TOML, built up by [`Env::agent_file`]: its name and model
+/// (the test model unless told), then the fields given (a system prompt,
+/// a workdir, tools), then any TOML text given (fields or tables), then
+/// the memory kinds turned on, each with its own keys. Written by
+/// [`AgentFile::write`] where the agents are found.
+pub struct AgentFile<'e> {
+    env: &'e Env,
+    name: String,
+    model: String,
+    head: String,
+    toml: String,
+    kinds: String,
+}
+
+impl AgentFile<'_> {
+    pub fn model(mut self, model: &str) -> Self {
+        model.clone_into(&mut self.model);
+        self
+    }
+
+    /// `system_prompt = "<text>"`.
+    pub fn prompt(mut self, text: &str) -> Self {
+        self.head
+            .push_str(&format!("system_prompt = {}\n", toml_string(text)));
+        self
+    }
+
+    /// `description = "<text>"`.
+    pub fn description(mut self, text: &str) -> Self {
+        self.head
+            .push_str(&format!("description = {}\n", toml_string(text)));
+        self
+    }
+
+    /// `workdir = "<dir>"`.
+    pub fn workdir(mut self, dir: &Path) -> Self {
+        let dir = dir.display().to_string();
+        self.head
+            .push_str(&format!("workdir = {}\n", toml_string(&dir)));
+        self
+    }
+
+    /// `tools = [<list>]`, `list` the inside of a TOML list.
+    pub fn tools(mut self, list: &str) -> Self {
+        self.head.push_str(&format!("tools = [{list}]\n"));
+        self
+    }
+
+    /// Any TOML, after the fields above and before the memory kinds.
+    pub fn toml(mut self, text: &str) -> Self {
+        self.toml.push_str(text);
+        self.toml.push('\n');
+        self
+    }
+
+    /// `[memory]` (the run log) turned on, with `keys` in it.
+    pub fn memory(self, keys: &str) -> Self {
+        self.kind("memory", keys)
+    }
+
+    /// `[notes]` turned on, with `keys` in it.
+    pub fn notes(self, keys: &str) -> Self {
+        self.kind("notes", keys)
+    }
+
+    /// `[state]` turned on, with `keys` in it.
+    pub fn state(self, keys: &str) -> Self {
+        self.kind("state", keys)
+    }
+
+    fn kind(mut self, kind: &str, keys: &str) -> Self {
+        self.kinds
+            .push_str(&format!("[{kind}]\nenabled = true\n{keys}\n"));
+        self
+    }
+
+    /// The whole file's text.
+    pub fn text(&self) -> String {
+        format!(
+            "name = {}\nmodel = {}\n{}{}{}",
+            toml_string(&self.name),
+            toml_string(&self.model),
+            self.head,
+            self.toml,
+            self.kinds
+        )
+    }
+
+    /// Writes `<config>/axe/agents/<name>.toml`.
+    pub fn write(self) -> PathBuf {
+        self.env.agent(&self.name, &self.text())
+    }
+
+    /// Writes `<dir>/<name>.toml`.
+    pub fn write_in(self, dir: &Path) -> PathBuf {
+        let path = dir.join(format!("{}.toml", self.name));
+        self.env.write(&path, self.text());
+        path
+    }
+}
+
+/// `s` as a TOML basic string (JSON's escapes are TOML's).
+fn toml_string(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
 }
 
 /// `n` entries with distinct timestamps one minute apart, as the Go `axe`

@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 use super::body::Json;
 use super::conversation::{Conversation, Reply, Role, ToolCall, Usage};
 use super::http::Failure;
+use super::parse;
 use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
 use super::wire::{Wire, error_text};
 use axe_base::error::Category;
@@ -143,9 +144,9 @@ impl Wire for Anthropic {
             #[serde(default)]
             input: Map<String, Value>,
         }
-        let wire: Wire = serde_json::from_slice(bytes).map_err(bad_reply)?;
+        let wire: Wire = serde_json::from_slice(bytes).map_err(parse::bad_body)?;
         if wire.content.is_empty() {
-            return Err(no_content());
+            return Err(parse::missing("content"));
         }
         let mut reply = Reply {
             model: wire.model,
@@ -253,7 +254,7 @@ impl Wire for Anthropic {
             return Err(cut_short());
         }
         if blocks == 0 {
-            return Err(no_content());
+            return Err(parse::missing("content"));
         }
         reply.tool_calls = calls.finish();
         Ok(reply)
@@ -345,14 +346,6 @@ fn messages(c: &Conversation) -> Json<'_> {
         })
         .collect();
     Json::Array(messages)
-}
-
-fn bad_reply(e: serde_json::Error) -> Failure {
-    Failure::Api(Category::Server, format!("failed to parse response: {e}"))
-}
-
-fn no_content() -> Failure {
-    Failure::Api(Category::Server, "response contains no content".into())
 }
 
 /// The category of an `error` event in a stream, by its error type.

@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 use super::body::Json;
 use super::conversation::{Conversation, Reply, ResponseFormat, Role, ToolCall, Usage};
 use super::http::Failure;
+use super::parse;
 use super::stream::{Sse, TextSink, cut_short, json as parse_chunk};
 use super::wire::{Wire, error_text};
 use axe_base::error::Category;
@@ -125,12 +126,9 @@ impl Wire for Gemini {
 
     fn category(&self, status: u16) -> Category {
         match status {
-            401 | 403 => Category::Auth,
-            400 | 404 => Category::BadRequest,
-            429 => Category::RateLimit,
             503 => Category::Overloaded,
             504 => Category::Timeout,
-            _ => Category::Server,
+            _ => parse::category(status),
         }
     }
 
@@ -140,15 +138,13 @@ impl Wire for Gemini {
     }
 
     fn parse_reply(&self, bytes: &[u8]) -> Result<Reply, Failure> {
-        let v: Value = serde_json::from_slice(bytes).map_err(|e| {
-            Failure::Api(Category::Server, format!("failed to parse response: {e}"))
-        })?;
+        let v = parse::body(bytes)?;
         let mut reply = Reply::default();
         let finished = add_chunk(&mut reply, &v, &mut |_| Ok(()))?;
         if !finished {
             return Err(no_candidates(&v));
         }
-        whole(reply)
+        parse::answered(reply)
     }
 
     /// Each event is a whole response of its own: text to add, calls
@@ -163,16 +159,15 @@ impl Wire for Gemini {
         let mut finished = false;
         while let Some(event) = sse.next()? {
             let chunk = parse_chunk(&event.data)?;
-            if let Some(error) = chunk.get("error") {
-                let message = error["message"].as_str().unwrap_or("stream error");
-                return Err(Failure::Api(Category::Server, message.to_owned()));
+            if let Some(failure) = parse::stream_error(&chunk) {
+                return Err(failure);
             }
             finished |= add_chunk(&mut reply, &chunk, &mut |text| out.push(text))?;
         }
         if !finished {
             return Err(cut_short());
         }
-        whole(reply)
+        parse::answered(reply)
     }
 }
 
@@ -249,20 +244,10 @@ fn usage(u: &Value) -> Usage {
     }
 }
 
-fn whole(reply: Reply) -> Result<Reply, Failure> {
-    if reply.content.is_empty() && reply.tool_calls.is_empty() {
-        return Err(Failure::Api(
-            Category::Server,
-            "response contains no content".into(),
-        ));
-    }
-    Ok(reply)
-}
-
 fn no_candidates(v: &Value) -> Failure {
     let what = match v["candidates"].as_array() {
         Some(c) if !c.is_empty() => "response has no finish reason",
-        _ => "response contains no candidates",
+        _ => return parse::missing("candidates"),
     };
     Failure::Api(Category::Server, what.into())
 }

@@ -23,6 +23,7 @@ mod http;
 mod ollama;
 mod openai;
 mod openrouter;
+mod parse;
 mod providers;
 pub mod retry;
 mod stream;

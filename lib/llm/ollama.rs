@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 use super::body::Json;
 use super::conversation::{Conversation, Reply, ResponseFormat, ToolCall, Usage};
 use super::http::Failure;
+use super::parse;
 use super::stream::{Lines, TextSink, cut_short, json as parse_chunk};
 use super::wire::{Wire, error_text};
 use axe_base::error::Category;
@@ -100,9 +101,7 @@ impl Wire for Ollama {
     }
 
     fn parse_reply(&self, bytes: &[u8]) -> Result<Reply, Failure> {
-        let v: Value = serde_json::from_slice(bytes).map_err(|e| {
-            Failure::Api(Category::Server, format!("failed to parse response: {e}"))
-        })?;
+        let v = parse::body(bytes)?;
         let reply = Reply {
             content: v["message"]["content"]
                 .as_str()
@@ -200,11 +199,5 @@ fn finish(mut reply: Reply, last: &Value) -> Result<Reply, Failure> {
         output_tokens: last["eval_count"].as_u64(),
         ..Usage::default()
     };
-    if reply.content.is_empty() && reply.tool_calls.is_empty() {
-        return Err(Failure::Api(
-            Category::Server,
-            "response contains no content".into(),
-        ));
-    }
-    Ok(reply)
+    parse::answered(reply)
 }

@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 use super::body::Json;
 use super::conversation::{Conversation, Reply, ResponseFormat, Role, ToolCall, ToolResult, Usage};
 use super::http::Failure;
+use super::parse;
 use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
 use super::wire::{Wire, error_text};
 use axe_base::error::Category;
@@ -102,12 +103,7 @@ impl Wire for OpenAi {
     }
 
     fn category(&self, status: u16) -> Category {
-        match status {
-            401 | 403 => Category::Auth,
-            400 | 404 => Category::BadRequest,
-            429 => Category::RateLimit,
-            _ => Category::Server,
-        }
+        parse::category(status)
     }
 
     /// `{"error": {"message": ...}}`.
@@ -116,9 +112,7 @@ impl Wire for OpenAi {
     }
 
     fn parse_reply(&self, bytes: &[u8]) -> Result<Reply, Failure> {
-        let v: Value = serde_json::from_slice(bytes).map_err(|e| {
-            Failure::Api(Category::Server, format!("failed to parse response: {e}"))
-        })?;
+        let v = parse::body(bytes)?;
         let Some(choice) = v["choices"].as_array().and_then(|c| c.first()) else {
             return Err(no_choices());
         };
@@ -144,12 +138,7 @@ impl Wire for OpenAi {
         let content = match message["content"].as_str() {
             Some(text) => text.to_owned(),
             None if !tool_calls.is_empty() => String::new(),
-            None => {
-                return Err(Failure::Api(
-                    Category::Server,
-                    "response contains no content".into(),
-                ));
-            }
+            None => return Err(parse::missing("content")),
         };
         Ok(Reply {
             model: v["model"].as_str().unwrap_or_default().to_owned(),
@@ -181,14 +170,8 @@ impl Wire for OpenAi {
                 break;
             }
             let chunk = parse_chunk(&event.data)?;
-            if let Some(error) = chunk.get("error") {
-                return Err(Failure::Api(
-                    Category::Server,
-                    error["message"]
-                        .as_str()
-                        .unwrap_or("stream error")
-                        .to_owned(),
-                ));
+            if let Some(failure) = parse::stream_error(&chunk) {
+                return Err(failure);
             }
             if let Some(model) = chunk["model"].as_str().filter(|m| !m.is_empty()) {
                 reply.model = model.to_owned();
@@ -344,7 +327,7 @@ pub fn chat_messages<'a>(
 }
 
 fn no_choices() -> Failure {
-    Failure::Api(Category::Server, "response contains no choices".into())
+    parse::missing("choices")
 }
 
 /// Tool call arguments arrive as a JSON string; ones that do not parse as
