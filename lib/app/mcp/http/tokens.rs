@@ -307,10 +307,14 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `N` random bytes from the kernel.
+/// `N` random bytes from the system's generator (getrandom, through the
+/// tree's crypto crate), which needs no /dev in a sandbox or chroot.
 pub fn random<const N: usize>() -> std::io::Result<[u8; N]> {
+    use ring::rand::SecureRandom;
     let mut bytes = [0u8; N];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    ring::rand::SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|_| std::io::Error::other("the system gave no random bytes"))?;
     Ok(bytes)
 }
 
