@@ -19,6 +19,7 @@ use serde::Deserialize;
 use crate::agent::Agents;
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_base::read;
 use axe_llm::{Endpoint, Provider};
 use axe_memory::secrets::Secrets;
@@ -327,7 +328,7 @@ impl Endpoints {
 
     /// The keys resolved so far (an `api_key_cmd`'s output included).
     pub fn resolved_keys(&self) -> Vec<String> {
-        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        let known = self.known.lock().recover();
         known.iter().map(|e| e.api_key.clone()).collect()
     }
 
@@ -339,7 +340,7 @@ impl Endpoints {
 
     /// Where to send `provider`'s calls, with its key.
     pub fn get(&self, provider: Provider) -> Result<Endpoint> {
-        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        let mut known = self.known.lock().recover();
         if let Some(e) = known.iter().find(|e| e.provider == provider) {
             return Ok(e.clone());
         }

@@ -18,6 +18,7 @@ use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
 use serde::{Serialize, Serializer};
 use toml::de::{DeTable, DeValue};
 
+use crate::lock::Recover;
 use crate::report::Report;
 
 /// A key no setting takes.
@@ -99,7 +100,7 @@ impl Warned {
         if unknown.is_empty() {
             return;
         }
-        let mut warned = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut warned = self.0.lock().recover();
         if warned.iter().any(|f| f == file) {
             return;
         }

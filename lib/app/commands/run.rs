@@ -21,6 +21,7 @@ use crate::run::{
     Outcome, Prepared, Session, TextSink, budget, conversation, dry_run, history, once,
 };
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_base::stderr::note;
 use axe_base::timeout::Seconds;
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
@@ -565,8 +566,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             cost: spent.cost,
             ..outcome.usage
         };
-        let details =
-            std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
+        let details = std::mem::take(&mut *session.details.lock().recover());
         let more = More {
             tool_calls: outcome.tool_calls,
             retry_attempts: outcome.retry_attempts,

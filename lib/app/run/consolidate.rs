@@ -42,6 +42,7 @@ use super::session::Session;
 use super::{converse, once};
 use crate::agent::{AgentConfig, Agents};
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_base::report::Report;
 use axe_llm::{Deadline, Message, Usage};
 use axe_memory::Wait;
@@ -214,8 +215,8 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
     agent.notes = agent.notes.take().map(|w| w.witnessed(journal.clone()));
     done.model_called = true;
     let conversed = converse::alone(&session, &agent, vec![Message::user(task)], deadline);
-    let details = std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
-    let journaled = std::mem::take(&mut *journal.state.lock().unwrap_or_else(|e| e.into_inner()));
+    let details = std::mem::take(&mut *session.details.lock().recover());
+    let journaled = std::mem::take(&mut *journal.state.lock().recover());
     // A rewrite refused as stale: the file changed after it was shown
     // (typed by the tool: another error may repeat its words). Its
     // entries are then not marked, so the next run sees them again. One
@@ -373,7 +374,7 @@ impl Wrote {
 
 impl Journal {
     fn state(&self) -> std::sync::MutexGuard<'_, Journaled> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock().recover()
     }
 
     /// The record with what is journaled now, on disk (a dry run keeps none).

@@ -9,6 +9,7 @@ use crate::agent::{AgentConfig, Agents};
 use crate::config::{Config, Endpoints};
 use crate::ledger::Ledger;
 use axe_base::error::Result;
+use axe_base::lock::Recover;
 use axe_base::report::Report;
 use axe_llm::{Endpoint, Provider, Usage};
 use axe_memory::Wait;
@@ -90,15 +91,12 @@ impl Session {
 
     /// Adds a reply's usage to the tree's.
     pub fn spend(&self, usage: &Usage) {
-        self.spent
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .add(usage);
+        self.spent.lock().recover().add(usage);
     }
 
     /// What the tree has used so far.
     pub fn spent(&self) -> Usage {
-        *self.spent.lock().unwrap_or_else(|e| e.into_inner())
+        *self.spent.lock().recover()
     }
 
     /// `(used, max)` once the tree's tokens reach the budget: no further

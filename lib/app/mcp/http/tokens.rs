@@ -16,6 +16,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_memory::hash::sha256_hex;
 
 /// One entry of the file.
@@ -106,7 +107,7 @@ impl Live {
     /// The tokens in force: the file's, read again if it changed.
     pub fn current(&self) -> std::sync::Arc<Tokens> {
         let now = stamp(&self.path);
-        let mut read = self.read.lock().unwrap_or_else(|e| e.into_inner());
+        let mut read = self.read.lock().recover();
         if now != read.0 {
             read.0 = now;
             match Tokens::load(&self.path) {
