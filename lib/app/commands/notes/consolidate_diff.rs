@@ -5,8 +5,16 @@
 //! `similar`, whose cost grows with the lines and the changes, never with
 //! lines × lines; the hunks are written here, in `diff -u`'s format.
 
+use std::time::{Duration, Instant};
+
 /// Lines of context around each change.
 const CONTEXT: usize = 3;
+
+/// How long the search for the shortest edit script may take: lines
+/// moved about in a large file can make it run for hours. Past it, what
+/// is left unsearched is shown removed and added whole, a diff as true,
+/// only longer.
+const SEARCH: Duration = Duration::from_secs(2);
 
 /// One line of the edit script.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -105,7 +113,9 @@ fn range(start: usize, len: usize) -> String {
 /// what changed and no more than a moment's work.
 fn script(a: &[&str], b: &[&str]) -> Vec<Op> {
     let mut ops = Vec::with_capacity(a.len().max(b.len()));
-    for op in similar::capture_diff_slices(similar::Algorithm::Myers, a, b) {
+    let deadline = Instant::now() + SEARCH;
+    for op in similar::capture_diff_slices_deadline(similar::Algorithm::Myers, a, b, Some(deadline))
+    {
         let (tag, old, new) = op.as_tag_tuple();
         match tag {
             similar::DiffTag::Equal => ops.extend(old.zip(new).map(|(i, j)| Op::Same(i, j))),
@@ -253,5 +263,38 @@ mod large {
              @@ -2,7 +2,7 @@\n line 0000001\n line 0000002\n line 0000003\n-line 0000004\n+four\n line 0000005\n line 0000006\n line 0000007\n\
              @@ -1699993,7 +1699993,7 @@\n line 1699992\n line 1699993\n line 1699994\n-line 1699995\n+almost the last\n line 1699996\n line 1699997\n line 1699998\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod hard {
+    use std::time::{Duration, Instant};
+
+    use super::unified;
+
+    #[test]
+    fn a_large_file_whose_lines_are_all_moved_still_diffs_in_moments() {
+        // Every line kept but in another order: the hardest input for an
+        // edit script, where a search for the shortest could run for hours.
+        let n: u64 = 300_000;
+        let old: String = (0..n).map(|i| format!("line {i}\n")).collect();
+        let new: String = (0..n)
+            .map(|i| format!("line {}\n", (i * 7919 + 13) % n))
+            .collect();
+        let start = Instant::now();
+        let diff = unified("m.md", Some(&old), Some(&new));
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(30), "the diff took {took:?}");
+        let count = |mark: char| diff.lines().filter(|l| l.starts_with(mark)).count();
+        // Both sides have as many lines, so as many go as come, and with
+        // the headers (`---`, `+++`) at least one of each.
+        assert!(
+            diff.starts_with("--- a/m.md\n+++ b/m.md\n@@ -"),
+            "{}",
+            &diff[..100]
+        );
+        assert!(count('-') > 1, "{took:?}");
+        assert_eq!(count('-'), count('+'), "{took:?}");
+        eprintln!("took {took:?}");
     }
 }
