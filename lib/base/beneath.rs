@@ -22,7 +22,6 @@
 
 use std::collections::VecDeque;
 use std::ffi::{OsStr, OsString};
-use std::fmt;
 use std::fs::{self, File};
 use std::io;
 use std::os::fd::OwnedFd;
@@ -36,16 +35,9 @@ use rustix::io::Errno;
 const MAX_LINKS: usize = 40;
 
 /// A path that leads outside the root it was walked from.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("leads outside")]
 pub struct Outside;
-
-impl fmt::Display for Outside {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("leads outside")
-    }
-}
-
-impl std::error::Error for Outside {}
 
 /// Whether `err` is a walk refused because it led outside its root.
 pub fn is_outside(err: &io::Error) -> bool {
@@ -58,16 +50,9 @@ fn outside() -> io::Error {
 
 /// A symlink where [`Dir::open`] expected the file itself: one put there
 /// since the name was resolved, or one to resolve with [`Dir::file`].
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("is a symbolic link")]
 struct IsLink;
-
-impl fmt::Display for IsLink {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("is a symbolic link")
-    }
-}
-
-impl std::error::Error for IsLink {}
 
 /// Whether `err` is [`Dir::open`] finding a symlink.
 pub fn is_link(err: &io::Error) -> bool {
@@ -76,16 +61,9 @@ pub fn is_link(err: &io::Error) -> bool {
 
 /// Something other than a directory where a walk needed one: named, since
 /// the path the caller asked for is a longer one.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{} is not a directory", .0.display())]
 struct NotDir(PathBuf);
-
-impl fmt::Display for NotDir {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} is not a directory", self.0.display())
-    }
-}
-
-impl std::error::Error for NotDir {}
 
 /// The path a walk found not to be a directory, when that is `err`.
 pub fn not_a_dir(err: &io::Error) -> Option<&Path> {
@@ -578,16 +556,9 @@ fn follow_file_links(path: &Path) -> io::Result<PathBuf> {
 }
 
 /// A FIFO, socket or device where a file was expected.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("not a regular file")]
 struct NotRegular;
-
-impl fmt::Display for NotRegular {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("not a regular file")
-    }
-}
-
-impl std::error::Error for NotRegular {}
 
 /// The error for a FIFO, socket or device where a file was expected.
 pub fn not_regular() -> io::Error {
@@ -610,23 +581,12 @@ pub fn create_dirs(dir: &Path) -> io::Result<()> {
 
 /// A file over the size [`Dir::read_into`] was asked to read, carried in
 /// the `io::Error` it returns; `describe_io` shows its line.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("larger than the limit of {} MiB", .limit.div_ceil(1 << 20))]
 pub struct TooLarge {
     /// The limit, in bytes.
     pub limit: u64,
 }
-
-impl std::fmt::Display for TooLarge {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "larger than the limit of {} MiB",
-            self.limit.div_ceil(1 << 20)
-        )
-    }
-}
-
-impl std::error::Error for TooLarge {}
 
 #[cfg(test)]
 mod tests {

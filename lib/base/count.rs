@@ -56,19 +56,12 @@ pub fn non_negative(fields: &[(&str, Count)]) -> Result<()> {
 
 /// A count the agent file wrote negative: the field (as the file names
 /// it) and its value. Reported as an invalid agent, Go's line.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{field} must be non-negative")]
 pub struct Negative {
     pub field: String,
     pub value: i64,
 }
-
-impl std::fmt::Display for Negative {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} must be non-negative", self.field)
-    }
-}
-
-impl std::error::Error for Negative {}
 
 impl From<Negative> for Error {
     fn from(e: Negative) -> Error {

@@ -13,7 +13,6 @@
 //! [`Dirs`] in one process (two servers, a test) each keep their own.
 
 use std::ffi::OsString;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use etcetera::HomeDirError;
@@ -137,38 +136,19 @@ fn non_empty(v: Option<OsString>) -> Option<OsString> {
 
 /// Why axe's directories are not known. Reported as a config error
 /// (exit 2), Go's lines.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum DirsError {
     /// No `$HOME` to put the named directory (`config`, `data`, `cache`)
     /// under.
-    NoHome(&'static str, HomeDirError),
+    #[error("unable to determine {0} directory: {1}")]
+    NoHome(&'static str, #[source] HomeDirError),
     /// `--config-dir` or `--data-dir` given a relative path.
+    #[error(
+        "{flag} must be an absolute path, not {:?}: an MCP client starts its server \
+         in a directory of its own",
+        .dir.display().to_string()
+    )]
     Relative { flag: &'static str, dir: PathBuf },
-}
-
-impl fmt::Display for DirsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DirsError::NoHome(which, e) => {
-                write!(f, "unable to determine {which} directory: {e}")
-            }
-            DirsError::Relative { flag, dir } => write!(
-                f,
-                "{flag} must be an absolute path, not {:?}: an MCP client starts its server \
-                 in a directory of its own",
-                dir.display().to_string()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for DirsError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            DirsError::NoHome(_, e) => Some(e),
-            DirsError::Relative { .. } => None,
-        }
-    }
 }
 
 impl From<DirsError> for Error {

@@ -13,112 +13,132 @@ use std::io;
 use std::path::Path;
 
 /// What went wrong, with enough detail for a one-line message.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The command line was wrong: unknown flag, missing value, bad number.
+    #[error("{0}")]
     Usage(String),
     /// An agent name that could reach outside its directory.
+    #[error("{0}")]
     InvalidAgentName(String),
     /// No `<config>/agents/<name>.toml`; `near` is an agent that exists
     /// with a name close to it.
+    #[error("agent config not found: {name}{}", did_you_mean(.near))]
     AgentNotFound { name: String, near: Option<String> },
     /// The agent file exists but is not valid TOML of the right shape.
+    #[error("failed to parse agent config \"{name}\": {message}")]
     AgentParse { name: String, message: String },
     /// The agent file parsed but failed validation (the message is Go's).
+    #[error("{0}")]
     AgentInvalid(String),
     /// The config or data directory could not be determined, or a config
     /// file could not be read.
+    #[error("{0}")]
     Config(String),
     /// A memory file could not be read or written; the message names the
     /// operation and the path.
+    #[error("{0}")]
     Memory(String),
     /// Our input could not be read or made no sense: stdin, a `--request`
     /// file.
+    #[error("{0}")]
     Input(String),
     /// A provider call failed; shown as `<category>: <message>` like Go's
     /// `ProviderError`.
+    #[error("{category}: {message}")]
     Api { category: Category, message: String },
     /// No connection to the provider, or it broke before a reply: the
     /// message names the URL and the cause, with no category before it
     /// (Go's `server:` said the server failed, when none was reached).
+    #[error("{0}")]
     Connection(String),
     /// A run that did not finish: the conversation outlasted its turn
     /// limit, or some agents of `axe-gc --all` failed.
+    #[error("{0}")]
     Agent(String),
     /// A model string that is not `provider/model-name`; the message is Go's.
+    #[error("{0}")]
     BadModel(String),
     /// A provider axe does not speak; `supported` lists those it does.
+    #[error("unsupported provider \"{name}\": supported providers are {supported}")]
     UnknownProvider { name: String, supported: String },
     /// No API key for a provider that needs one.
     /// `file` says what config.toml had: no file, no section, or a
     /// section without a key.
+    #[error("API key for provider \"{provider}\" is not configured: {env} is not set, and {file}")]
     MissingKey {
         provider: String,
         env: String,
         file: String,
     },
     /// A provider's `api_key_cmd` failed.
+    #[error("{0}")]
     KeyCommand(String),
     /// An MCP server the agent requires did not start, connect or list
     /// its tools.
+    #[error("{0}")]
     ToolServer(String),
     /// A program we run for the user (`$EDITOR`, a subcommand's
     /// executable) is unset, would not start, or failed.
+    #[error("{0}")]
     Child(String),
     /// Writing our own output failed. A closed pipe is not reported.
+    #[error("failed to write output: {}", describe_io(.0))]
     Output(io::Error),
     /// A rewrite whose `--if-match` hash no longer matches: someone else
     /// changed the file since it was read.
+    #[error("{0}")]
     Conflict(String),
     /// A search found nothing: exit 1 as grep's, with nothing on stderr.
+    #[error("no match")]
     NoMatch,
     /// Another process held a memory file's lock until our deadline
     /// (`--wait`, `--timeout`) passed; nothing was written.
+    #[error("{0}")]
     Busy(String),
     /// A run used up its `[budget] max_tokens` (`--budget-tokens`): its
     /// partial answer is printed, nothing is remembered.
+    #[error("budget exceeded: used {used} of {max} tokens")]
     Budget { used: u64, max: u64 },
     /// A prompt whose estimated size alone is over the run's budget:
     /// refused before any call (`run::budget` says how it is estimated).
+    #[error(
+        "budget exceeded before any call: the prompt alone is about {estimate} tokens \
+         (1 per 4 characters), over the budget of {max}"
+    )]
     PromptOverBudget { estimate: u64, max: u64 },
     /// `axe-sync` left a note's other side beside it (a conflict file)
     /// that nobody has merged in yet; the message lists the files.
+    #[error("{0}")]
     Unresolved(String),
     /// A failure typed by the crate it happened in (`axe_sync::SyncError`),
     /// kept whole so that its causes can be followed
     /// ([`std::error::Error::source`]). It is shown, and exits, as the
     /// variant that crate reports it as ([`Caused::reported`]).
+    #[error(transparent)]
     Caused(Box<Caused>),
 }
 
-/// A crate's typed error and the variant of [`Error`] it is reported as.
-#[derive(Debug)]
+/// A crate's typed error and the variant of [`Error`] it is reported as:
+/// shown as that variant, its source the typed error.
+#[derive(Debug, thiserror::Error)]
+#[error("{reported}")]
 pub struct Caused {
     /// Its one-line message and, through its variant, its exit code:
     /// never another `Caused`.
     pub reported: Error,
     /// The typed error, whose `source()` leads on to its cause.
+    #[source]
     pub error: Box<dyn std::error::Error + Send + Sync + 'static>,
 }
 
 /// The I/O error of a lock wait that reached its deadline, carried inside
 /// an `io::Error` up to [`Error::memory`], which makes it [`Error::Busy`].
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("another process holds its lock (waited {:.1} s)", .waited.as_secs_f64())]
 pub struct Busy {
     pub waited: std::time::Duration,
 }
-
-impl fmt::Display for Busy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "another process holds its lock (waited {:.1} s)",
-            self.waited.as_secs_f64()
-        )
-    }
-}
-
-impl std::error::Error for Busy {}
 
 /// One exit code and what it means.
 pub struct ExitCode {
@@ -312,72 +332,11 @@ pub fn io_message(context: &str, op: &str, path: &Path, err: &io::Error) -> Stri
     format!("{prefix}{op} {}: {}", path.display(), describe_io(err))
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Usage(m)
-            | Error::AgentInvalid(m)
-            | Error::Config(m)
-            | Error::Memory(m)
-            | Error::Input(m)
-            | Error::Agent(m)
-            | Error::Child(m)
-            | Error::BadModel(m)
-            | Error::KeyCommand(m)
-            | Error::Connection(m)
-            | Error::ToolServer(m)
-            | Error::Conflict(m)
-            | Error::Busy(m)
-            | Error::Unresolved(m)
-            | Error::InvalidAgentName(m) => f.write_str(m),
-            Error::NoMatch => f.write_str("no match"),
-            Error::Budget { used, max } => {
-                write!(f, "budget exceeded: used {used} of {max} tokens")
-            }
-            Error::PromptOverBudget { estimate, max } => write!(
-                f,
-                "budget exceeded before any call: the prompt alone is about {estimate} tokens \
-                 (1 per 4 characters), over the budget of {max}"
-            ),
-            Error::Api { category, message } => write!(f, "{category}: {message}"),
-            Error::UnknownProvider { name, supported } => write!(
-                f,
-                "unsupported provider \"{name}\": supported providers are {supported}"
-            ),
-            Error::MissingKey {
-                provider,
-                env,
-                file,
-            } => write!(
-                f,
-                "API key for provider \"{provider}\" is not configured: {env} is not set, and {file}"
-            ),
-            Error::AgentNotFound { name, near: None } => {
-                write!(f, "agent config not found: {name}")
-            }
-            Error::AgentNotFound {
-                name,
-                near: Some(near),
-            } => write!(
-                f,
-                "agent config not found: {name} (did you mean \"{near}\"?)"
-            ),
-            Error::AgentParse { name, message } => {
-                write!(f, "failed to parse agent config \"{name}\": {message}")
-            }
-            Error::Output(e) => write!(f, "failed to write output: {}", describe_io(e)),
-            Error::Caused(c) => c.reported.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Error::Caused(c) => Some(&*c.error),
-            _ => None,
-        }
-    }
+/// `AgentNotFound`'s hint: ` (did you mean "<near>"?)`, when there is one.
+fn did_you_mean(near: &Option<String>) -> String {
+    near.as_ref()
+        .map(|near| format!(" (did you mean \"{near}\"?)"))
+        .unwrap_or_default()
 }
 
 /// The reason of an I/O error the way Go prints it: `permission denied`,

@@ -3,8 +3,9 @@
 //! directories (`dirs`), files reached through
 //! directory handles (`beneath`), reading files axe did not write
 //! (`read`), signals and process groups (`signals`), deadlines
-//! (`timeout`), the one way to stderr (`stderr`) and where the libraries'
-//! lines go instead (`report`), near names for "did you
+//! (`timeout`), locks whose holder panicked (`lock`), the one way to
+//! stderr (`stderr`) and where the libraries' lines go instead
+//! (`report`), near names for "did you
 //! mean" (`suggest`) and the warning for keys no setting takes
 //! (`unknown`). Nothing here knows of agents, providers or memory kinds.
 
@@ -12,6 +13,7 @@ pub mod beneath;
 pub mod count;
 pub mod dirs;
 pub mod error;
+pub mod lock;
 pub mod read;
 pub mod report;
 pub mod signals;

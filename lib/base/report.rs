@@ -7,6 +7,8 @@
 use std::fmt;
 use std::sync::Mutex;
 
+use crate::lock::Recover;
+
 /// A sink for one-line notes (warnings, `-v` lines). Shared between the
 /// threads of a run's parallel tool calls, so one takes `&self`.
 pub trait Report: Send + Sync {
@@ -30,15 +32,12 @@ pub struct Collected(Mutex<Vec<String>>);
 impl Collected {
     /// The lines so far.
     pub fn lines(&self) -> Vec<String> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.0.lock().recover().clone()
     }
 }
 
 impl Report for Collected {
     fn note(&self, line: fmt::Arguments) {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(line.to_string());
+        self.0.lock().recover().push(line.to_string());
     }
 }

@@ -34,6 +34,8 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
 use signal_hook::iterator::Signals;
 use signal_hook::{flag, low_level};
 
+use crate::lock::Recover;
+
 /// Makes a file size limit an error (`EFBIG`) instead of a kill. Called
 /// once at the start of every executable.
 pub fn survive_file_size_limit() {
@@ -104,7 +106,7 @@ pub fn drain() -> Hold {
 fn start(drains: bool) -> Hold {
     let held = held();
     if let Some(h) = held {
-        let mut holds = h.holds.lock().unwrap_or_else(|e| e.into_inner());
+        let mut holds = h.holds.lock().recover();
         *holds += 1;
         if drains {
             h.draining.fetch_add(1, Ordering::SeqCst);
@@ -133,7 +135,7 @@ impl Hold {
 impl Drop for Hold {
     fn drop(&mut self) {
         let Some(h) = self.held else { return };
-        let mut holds = h.holds.lock().unwrap_or_else(|e| e.into_inner());
+        let mut holds = h.holds.lock().recover();
         if self.drains {
             h.draining.fetch_sub(1, Ordering::SeqCst);
         }
@@ -179,7 +181,7 @@ fn groups() -> MutexGuard<'static, Vec<u32>> {
         }
         Mutex::new(Vec::new())
     });
-    groups.lock().unwrap_or_else(|e| e.into_inner())
+    groups.lock().recover()
 }
 
 /// Starts `cmd` as the leader of a process group of its own (so a Ctrl-C
@@ -196,9 +198,7 @@ pub fn spawn_group(cmd: &mut Command) -> std::io::Result<Child> {
 /// Directories [`remove_on_end`] was given and not yet dropped.
 fn scratch_dirs() -> MutexGuard<'static, Vec<PathBuf>> {
     static DIRS: OnceLock<Mutex<Vec<PathBuf>>> = OnceLock::new();
-    DIRS.get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+    DIRS.get_or_init(Mutex::default).lock().recover()
 }
 
 /// While the returned guard lives, the directory `dir` is removed (with

@@ -11,24 +11,15 @@ pub const MAX_SECONDS: u64 = 86_400;
 
 /// Why a number of seconds is no timeout; its `Display` follows the
 /// flag's name (`--timeout must be ...`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum OutOfRange {
     /// Zero, negative or not a number.
+    #[error("must be a positive number of seconds")]
     NotPositive,
     /// Over [`MAX_SECONDS`] (infinity too).
+    #[error("cannot exceed {MAX_SECONDS} seconds (a day)")]
     OverADay,
 }
-
-impl fmt::Display for OutOfRange {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OutOfRange::NotPositive => f.write_str("must be a positive number of seconds"),
-            OutOfRange::OverADay => write!(f, "cannot exceed {MAX_SECONDS} seconds (a day)"),
-        }
-    }
-}
-
-impl std::error::Error for OutOfRange {}
 
 /// `seconds` (fractions allowed) as a timeout, or why it cannot be one.
 pub fn from_seconds(seconds: f64) -> Result<Duration, OutOfRange> {

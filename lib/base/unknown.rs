@@ -3,12 +3,13 @@
 //! silently off, or a key of a newer Go `axe`. They are warned of, never
 //! refused, so that a file written for a newer release still loads.
 //!
-//! The known names come from the serde structs themselves: serde's derive
-//! hands a struct's field names to `deserialize_struct`, and [`Probe`]
-//! walks the type down to a table's path to read them there. No list is
-//! kept by hand, so a field is known the moment it is declared, and a
-//! map (`headers`, `env`) or a free-form value (`response_format`) takes
-//! any key.
+//! They are found as cargo finds a manifest's unused keys: the text is
+//! deserialized into its serde struct through `serde_ignored`, which names
+//! every key the struct passed over. No list is kept by hand, so a field
+//! is known the moment it is declared, and a map (`headers`, `env`) or a
+//! free-form value (`response_format`) takes any key. The near names for
+//! "did you mean" are the struct's own fields there, which [`Probe`]
+//! reads from serde's derive (the names it hands to `deserialize_struct`).
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -16,8 +17,9 @@ use std::sync::Mutex;
 
 use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
 use serde::{Serialize, Serializer};
-use toml::de::{DeTable, DeValue};
+use toml::de::{DeArray, DeTable, DeValue};
 
+use crate::lock::Recover;
 use crate::report::Report;
 
 /// A key no setting takes.
@@ -68,21 +70,75 @@ fn lossy<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
 
 /// The keys of `text` (the TOML of `file`) that `T` does not take, in the
 /// order they are written. A text that does not parse has none: its parse
-/// error is what is reported.
+/// error is what is reported; one that is not of `T`'s shape has those
+/// before its first error.
 pub fn find<T: DeserializeOwned>(file: &Path, text: &str) -> Vec<Unknown> {
-    let Ok(root) = DeTable::parse(text) else {
+    let (Ok(root), Ok(de)) = (DeTable::parse(text), toml::Deserializer::parse(text)) else {
         return Vec::new();
     };
-    let mut found = Vec::new();
-    let mut walk = Walk {
-        file,
-        text,
-        path: Vec::new(),
-        found: &mut found,
-    };
-    walk.table::<T>(root.get_ref());
+    let mut ignored = Vec::new();
+    let _: Result<T, _> = serde_ignored::deserialize(de, |at| ignored.push(steps(&at)));
+    let mut found: Vec<Unknown> = ignored
+        .into_iter()
+        .filter_map(|mut path| {
+            let Some(Step::Key(name)) = path.pop() else {
+                return None;
+            };
+            let (line, section) = locate(text, root.get_ref(), &path, &name)?;
+            let near = fields::<T>(&path)
+                .and_then(|known| crate::suggest::near(&name, known.iter().copied()));
+            Some(Unknown {
+                file: file.to_owned(),
+                line,
+                key: dotted(&path, &name),
+                section,
+                did_you_mean: near.map(|near| dotted(&path, near)),
+            })
+        })
+        .collect();
     found.sort_by(|a, b| (a.line, &a.key).cmp(&(b.line, &b.key)));
     found
+}
+
+/// `serde_ignored`'s path as keys and indexes from the top; what it adds
+/// for an `Option` or a newtype is no step in the file.
+fn steps(at: &serde_ignored::Path) -> Vec<Step> {
+    use serde_ignored::Path as P;
+    let mut out = match at {
+        P::Root => return Vec::new(),
+        P::Seq { parent, .. }
+        | P::Map { parent, .. }
+        | P::Some { parent }
+        | P::NewtypeStruct { parent }
+        | P::NewtypeVariant { parent } => steps(parent),
+    };
+    match at {
+        P::Seq { index, .. } => out.push(Step::Index(*index)),
+        P::Map { key, .. } => out.push(Step::Key(key.clone())),
+        _ => {}
+    }
+    out
+}
+
+/// The line (from 1) where the key `name` of the table at `path` is
+/// written, and whether its value is a table.
+fn locate(text: &str, root: &DeTable, path: &[Step], name: &str) -> Option<(usize, bool)> {
+    let (mut table, mut array) = (Some(root), None);
+    for step in path {
+        let next = match step {
+            Step::Key(k) => table?.get(k.as_str())?.get_ref(),
+            Step::Index(i) => array.and_then(|a: &DeArray| a.get(*i))?.get_ref(),
+        };
+        (table, array) = match next {
+            DeValue::Table(t) => (Some(t), None),
+            DeValue::Array(a) => (None, Some(a)),
+            _ => (None, None),
+        };
+    }
+    let (key, value) = table?.iter().find(|(k, _)| k.get_ref() == name)?;
+    let before = &text[..key.span().start.min(text.len())];
+    let section = matches!(value.get_ref(), DeValue::Table(_));
+    Some((before.matches('\n').count() + 1, section))
 }
 
 /// The files one command has warned of already: a run loads an agent
@@ -99,7 +155,7 @@ impl Warned {
         if unknown.is_empty() {
             return;
         }
-        let mut warned = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut warned = self.0.lock().recover();
         if warned.iter().any(|f| f == file) {
             return;
         }
@@ -116,53 +172,6 @@ enum Step {
     Key(String),
     /// An element of an array of tables (`[[mcp_servers]]`).
     Index(usize),
-}
-
-struct Walk<'a> {
-    file: &'a Path,
-    text: &'a str,
-    path: Vec<Step>,
-    found: &'a mut Vec<Unknown>,
-}
-
-impl Walk<'_> {
-    /// Checks the table at `self.path` against the fields `T` has there,
-    /// then every table it holds.
-    fn table<T: DeserializeOwned>(&mut self, table: &DeTable) {
-        let known = fields::<T>(&self.path);
-        for (key, value) in table.iter() {
-            let name: &str = key.get_ref();
-            if let Some(known) = known
-                && !known.contains(&name)
-            {
-                let before = &self.text[..key.span().start.min(self.text.len())];
-                self.found.push(Unknown {
-                    file: self.file.to_owned(),
-                    line: before.matches('\n').count() + 1,
-                    key: dotted(&self.path, name),
-                    section: matches!(value.get_ref(), DeValue::Table(_)),
-                    did_you_mean: crate::suggest::near(name, known.iter().copied())
-                        .map(|near| dotted(&self.path, near)),
-                });
-                continue;
-            }
-            self.path.push(Step::Key(name.to_owned()));
-            match value.get_ref() {
-                DeValue::Table(inner) => self.table::<T>(inner),
-                DeValue::Array(items) => {
-                    for (i, item) in items.iter().enumerate() {
-                        if let DeValue::Table(inner) = item.get_ref() {
-                            self.path.push(Step::Index(i));
-                            self.table::<T>(inner);
-                            self.path.pop();
-                        }
-                    }
-                }
-                _ => {}
-            }
-            self.path.pop();
-        }
-    }
 }
 
 /// `path` and `key` as one would write them: `params.temprature`,
@@ -356,8 +365,8 @@ mod tests {
 
     #[test]
     fn a_structs_fields_are_what_is_known() {
-        let text = "name = \"a\"\nnmae = 1\n[inner]\ndepht = 2\n[map]\nany = \"v\"\n\
-                    [[list]]\ndepth = 1\n[[list]]\nother = 3\n";
+        let text = "name = \"a\"\nnmae = 1\n[inner]\ndepth = 1\ndepht = 2\n[map]\nany = \"v\"\n\
+                    [[list]]\ndepth = 1\n[[list]]\ndepth = 2\nother = 3\n";
         let got: Vec<_> = find::<Outer>(Path::new("f.toml"), text)
             .into_iter()
             .map(|u| (u.line, u.key, u.did_you_mean))
@@ -367,8 +376,8 @@ mod tests {
             got,
             [
                 (2, "nmae".into(), s("name")),
-                (4, "inner.depht".into(), s("inner.depth")),
-                (10, "list[1].other".into(), None),
+                (5, "inner.depht".into(), s("inner.depth")),
+                (12, "list[1].other".into(), None),
             ]
         );
     }

@@ -4,47 +4,60 @@
 //! and exit code, through [`Error::caused`]), so the one exit-code table
 //! still decides; the line is Go's (cobra's) wording.
 
-use std::fmt;
-
 use axe_base::error::Error;
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum UsageError {
     /// `-x`, which the command has no flag for.
+    #[error("unrecognized flag -{0}")]
     UnknownShort(char),
     /// `--name`, with the flag nearest to it when one is near.
+    #[error("unrecognized flag --{name}{}", near_flag(.near))]
     UnknownLong {
         name: String,
         near: Option<&'static str>,
     },
     /// A word past the arguments the command takes.
+    #[error("unexpected argument \"{0}\"")]
     UnexpectedArgument(String),
     /// A flag that takes a value, given none.
+    #[error("missing value for flag --{0}")]
     MissingValue(&'static str),
     /// `--flag=value` for a switch.
+    #[error("flag --{0} does not take a value")]
     TakesNoValue(&'static str),
     /// A number flag given `inf` or `NaN`.
+    #[error("--{0} must be a finite number")]
     NotFinite(&'static str),
     /// A number flag given what is no number.
+    #[error("error parsing flag --{flag}: invalid number \"{value}\"")]
     InvalidNumber { flag: &'static str, value: String },
     /// A flag's value that is not UTF-8.
+    #[error("error parsing flag --{0}: not valid UTF-8")]
     NotUtf8(&'static str),
     /// A word where a subcommand was expected, and the one nearest to it.
+    #[error("unrecognized subcommand \"{word}\" for {command} (did you mean \"{near}\"?)")]
     UnknownSubcommand {
         word: String,
         command: &'static str,
         near: &'static str,
     },
     /// What the command-line reader itself refused.
-    Read(lexopt::Error),
+    #[error("{0}")]
+    Read(#[source] lexopt::Error),
     /// A rule between flags and arguments broken (`--json` with
     /// `--quiet`, a missing argument): its message and, for a missing
     /// argument, how the command is used.
+    #[error("{message}{}", usage_after(.usage))]
     Rule {
         message: String,
         usage: Option<String>,
     },
     /// `--completions` for a shell there is no script for.
+    #[error(
+        "error parsing flag --completions: unknown shell \"{shell}\" (expected one of {})",
+        .expected.join(", ")
+    )]
     UnknownShell {
         shell: String,
         /// The shells there are scripts for.
@@ -52,58 +65,18 @@ pub enum UsageError {
     },
 }
 
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            UsageError::UnknownShort(c) => write!(f, "unrecognized flag -{c}"),
-            UsageError::UnknownLong { name, near: None } => {
-                write!(f, "unrecognized flag --{name}")
-            }
-            UsageError::UnknownLong {
-                name,
-                near: Some(long),
-            } => write!(f, "unrecognized flag --{name} (did you mean --{long}?)"),
-            UsageError::UnexpectedArgument(word) => write!(f, "unexpected argument \"{word}\""),
-            UsageError::MissingValue(long) => write!(f, "missing value for flag --{long}"),
-            UsageError::TakesNoValue(long) => write!(f, "flag --{long} does not take a value"),
-            UsageError::NotFinite(long) => write!(f, "--{long} must be a finite number"),
-            UsageError::InvalidNumber { flag, value } => {
-                write!(f, "error parsing flag --{flag}: invalid number \"{value}\"")
-            }
-            UsageError::NotUtf8(long) => write!(f, "error parsing flag --{long}: not valid UTF-8"),
-            UsageError::UnknownSubcommand {
-                word,
-                command,
-                near,
-            } => write!(
-                f,
-                "unrecognized subcommand \"{word}\" for {command} (did you mean \"{near}\"?)"
-            ),
-            UsageError::Read(e) => e.fmt(f),
-            UsageError::Rule {
-                message,
-                usage: None,
-            } => f.write_str(message),
-            UsageError::Rule {
-                message,
-                usage: Some(usage),
-            } => write!(f, "{message}; usage: {usage}"),
-            UsageError::UnknownShell { shell, expected } => write!(
-                f,
-                "error parsing flag --completions: unknown shell \"{shell}\" (expected one of {})",
-                expected.join(", ")
-            ),
-        }
-    }
+/// ` (did you mean --<long>?)`, when a flag is near.
+fn near_flag(near: &Option<&str>) -> String {
+    near.map(|long| format!(" (did you mean --{long}?)"))
+        .unwrap_or_default()
 }
 
-impl std::error::Error for UsageError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            UsageError::Read(e) => Some(e),
-            _ => None,
-        }
-    }
+/// `; usage: <usage>`, for a missing argument.
+fn usage_after(usage: &Option<String>) -> String {
+    usage
+        .as_ref()
+        .map(|usage| format!("; usage: {usage}"))
+        .unwrap_or_default()
 }
 
 impl From<UsageError> for Error {

@@ -11,35 +11,45 @@
 //! redaction (`stream::Redactor::llm`), so that neither its line nor any
 //! cause reachable through [`std::error::Error::source`] holds the key.
 
-use std::fmt;
 use std::io;
 
 use axe_base::error::{Category, Error};
 
 /// A failure of a provider call, or of a model string; see the module's
 /// documentation.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum LlmError {
     /// The server answered with an error status, said no sense, or the
     /// reply could not be read: `<category>: <message>`; `status` is the
     /// HTTP status when there was one.
+    #[error("{category}: {message}")]
     Api {
         category: Category,
         status: Option<u16>,
         message: String,
     },
     /// No complete reply within the call's limit, in seconds.
+    #[error("{}: no complete reply within {}s", Category::Timeout, .limit.as_secs_f64())]
     Timeout { limit: std::time::Duration },
     /// No connection to the provider, or it broke before a reply:
     /// `message` names the URL and the reason, `source` is the I/O error
     /// (key-free: the redaction replaces one that held the key).
+    #[error("{message}")]
     Connection { message: String, source: io::Error },
     /// A model string that is not `provider/model-name`.
+    #[error("invalid model format \"{model}\": {}", .fault.why())]
     Model { model: String, fault: ModelFault },
     /// The agent template's placeholder model, left unchanged.
+    #[error(
+        "unsupported provider \"{provider}\": the agent file's model is still the template's placeholder \"{model}\"; set it to a real one, e.g. anthropic/claude-sonnet-4-20250514"
+    )]
     Placeholder { provider: String, model: String },
     /// A `response_format` the provider cannot honour; `can` names those
     /// that can.
+    #[error(
+        "params.response_format {format} is not supported by provider \"{provider}\" (supported by {})",
+        .can.join(", ")
+    )]
     FormatUnsupported {
         format: String,
         provider: &'static str,
@@ -53,6 +63,17 @@ pub enum ModelFault {
     NoSlash,
     EmptyProvider,
     EmptyName,
+}
+
+impl ModelFault {
+    /// What the message says is wrong.
+    fn why(self) -> &'static str {
+        match self {
+            ModelFault::NoSlash => "expected provider/model-name",
+            ModelFault::EmptyProvider => "empty provider",
+            ModelFault::EmptyName => "empty model name",
+        }
+    }
 }
 
 impl LlmError {
@@ -90,48 +111,6 @@ impl LlmError {
     }
 }
 
-impl fmt::Display for LlmError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LlmError::Api {
-                category, message, ..
-            } => write!(f, "{category}: {message}"),
-            LlmError::Timeout { .. } => write!(f, "{}: {}", Category::Timeout, self.message()),
-            LlmError::Connection { message, .. } => f.write_str(message),
-            LlmError::Model { model, fault } => {
-                let why = match fault {
-                    ModelFault::NoSlash => "expected provider/model-name",
-                    ModelFault::EmptyProvider => "empty provider",
-                    ModelFault::EmptyName => "empty model name",
-                };
-                write!(f, "invalid model format \"{model}\": {why}")
-            }
-            LlmError::Placeholder { provider, model } => write!(
-                f,
-                "unsupported provider \"{provider}\": the agent file's model is still the template's placeholder \"{model}\"; set it to a real one, e.g. anthropic/claude-sonnet-4-20250514"
-            ),
-            LlmError::FormatUnsupported {
-                format,
-                provider,
-                can,
-            } => write!(
-                f,
-                "params.response_format {format} is not supported by provider \"{provider}\" (supported by {})",
-                can.join(", ")
-            ),
-        }
-    }
-}
-
-impl std::error::Error for LlmError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            LlmError::Connection { source, .. } => Some(source),
-            _ => None,
-        }
-    }
-}
-
 impl From<LlmError> for Error {
     fn from(e: LlmError) -> Error {
         Error::caused(e.reported(), e)
@@ -140,45 +119,29 @@ impl From<LlmError> for Error {
 
 /// Why a `response_format` (an agent file's, a `--request`'s) is not one;
 /// its `Display` follows `response_format: `.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FormatError {
+    #[error("its type must be a string")]
     TypeNotString,
+    #[error("a table needs a type")]
     NoType,
+    #[error("must be a string or a table")]
     NotStringOrTable,
+    #[error(
+        "unknown type \"{0}\" (expected {types})",
+        types = crate::ResponseFormat::TYPES.join(", ")
+    )]
     UnknownType(String),
+    #[error("unknown field \"{key}\" for type \"{kind}\"")]
     UnknownField { key: String, kind: String },
+    #[error("type \"json_schema\" needs a table with a schema")]
     SchemaNeedsTable,
+    #[error("type \"json_schema\" needs a schema")]
     NoSchema,
+    #[error("schema must be a table (a JSON Schema object)")]
     SchemaNotTable,
+    #[error("name must be a non-empty string")]
     BadName,
+    #[error("strict must be true or false")]
     BadStrict,
 }
-
-impl fmt::Display for FormatError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FormatError::TypeNotString => f.write_str("its type must be a string"),
-            FormatError::NoType => f.write_str("a table needs a type"),
-            FormatError::NotStringOrTable => f.write_str("must be a string or a table"),
-            FormatError::UnknownType(other) => write!(
-                f,
-                "unknown type \"{other}\" (expected {})",
-                crate::ResponseFormat::TYPES.join(", ")
-            ),
-            FormatError::UnknownField { key, kind } => {
-                write!(f, "unknown field \"{key}\" for type \"{kind}\"")
-            }
-            FormatError::SchemaNeedsTable => {
-                f.write_str("type \"json_schema\" needs a table with a schema")
-            }
-            FormatError::NoSchema => f.write_str("type \"json_schema\" needs a schema"),
-            FormatError::SchemaNotTable => {
-                f.write_str("schema must be a table (a JSON Schema object)")
-            }
-            FormatError::BadName => f.write_str("name must be a non-empty string"),
-            FormatError::BadStrict => f.write_str("strict must be true or false"),
-        }
-    }
-}
-
-impl std::error::Error for FormatError {}

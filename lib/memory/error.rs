@@ -9,19 +9,19 @@
 //! decides the exit code alone.
 
 use std::borrow::Cow;
-use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
 use axe_base::error::{Error, io_message};
 
 /// A failure of a memory kind; see the module's documentation.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
     /// A memory file or directory could not be opened, read, written or
     /// locked: `op` on `path`, in Go's `<context>: <op> <path>: <reason>`
     /// shape. A lock whose wait ran out ([`axe_base::error::Busy`] inside
     /// `source`) is reported busy.
+    #[error("{}", io_message(.context, .op, .path, .source))]
     Io {
         context: Cow<'static, str>,
         op: &'static str,
@@ -30,6 +30,10 @@ pub enum MemoryError {
     },
     /// A state file that is not a state: where, and the reason (serde_json's
     /// error, or the UTF-8 error).
+    #[error(
+        "state file {} is not a valid state: line {line}, column {column}: {source}",
+        .path.display()
+    )]
     InvalidState {
         path: PathBuf,
         line: usize,
@@ -37,13 +41,22 @@ pub enum MemoryError {
         source: InvalidText,
     },
     /// A topic with nothing in it to name a file by.
+    #[error("topic \"{topic}\" has no letters or digits to name a file")]
     TopicUnnamed { topic: String },
     /// A topic whose file name would be longer than `max` bytes.
+    #[error("topic name is too long: {bytes} bytes once made a file name, over the limit of {max}")]
     TopicTooLong { bytes: usize, max: usize },
     /// A topic, or the file name made of it, holding what looks like a
     /// secret: the kinds found, never the text.
+    #[error(
+        "the topic's name holds what looks like a secret ({}): a file name is never redacted; name the topic for what it is about; nothing was written",
+        .kinds.join(", ")
+    )]
     TopicSecret { kinds: Vec<&'static str> },
     /// A note to rewrite whose new text is over its limit.
+    #[error(
+        "{what} would be {chars} characters, over {limit_name} ({limit}): keep what matters and write it again"
+    )]
     OverLimit {
         what: String,
         chars: usize,
@@ -51,18 +64,31 @@ pub enum MemoryError {
         limit: usize,
     },
     /// A daily entry to remember that is empty once redacted.
+    #[error("nothing to remember: the text is empty")]
     EmptyEntry,
     /// A daily entry over `max_memory_chars`.
+    #[error(
+        "the entry is {chars} characters, over the limit of {limit} (max_memory_chars): remember less at a time"
+    )]
     EntryTooLong { chars: usize, limit: usize },
     /// A rewrite's `--if-match` that no longer matches the file.
+    #[error(
+        "{what} changed since it was read (its sha256 is now {now}, not {expected}): read it again, merge, and write again"
+    )]
     Changed {
         what: String,
         now: String,
         expected: String,
     },
     /// A path that leads outside the notes workspace `root`.
+    #[error(
+        "{} leads outside the notes workspace {}",
+        .path.display(),
+        .root.display()
+    )]
     Outside { path: PathBuf, root: PathBuf },
     /// `context.order` lists a kind twice, at these places (from 1).
+    #[error("context.order lists \"{kind}\" twice (at {first} and {again})")]
     OrderTwice {
         kind: &'static str,
         first: usize,
@@ -71,32 +97,22 @@ pub enum MemoryError {
 }
 
 /// Why a state file's text is no state: not UTF-8, or not the JSON of one.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum InvalidText {
-    Utf8(std::str::Utf8Error),
-    Json(serde_json::Error),
+    #[error("invalid UTF-8")]
+    Utf8(#[source] std::str::Utf8Error),
+    #[error("{}", without_position(.0))]
+    Json(#[source] serde_json::Error),
 }
 
-impl fmt::Display for InvalidText {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            InvalidText::Utf8(_) => f.write_str("invalid UTF-8"),
-            InvalidText::Json(e) => {
-                // serde_json ends its message with the position, said already.
-                let message = e.to_string();
-                let suffix = format!(" at line {} column {}", e.line(), e.column());
-                f.write_str(message.strip_suffix(&suffix).unwrap_or(&message))
-            }
-        }
-    }
-}
-
-impl std::error::Error for InvalidText {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            InvalidText::Utf8(e) => Some(e),
-            InvalidText::Json(e) => Some(e),
-        }
+/// serde_json's message without the position it ends with, which the
+/// line says already.
+fn without_position(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match message.strip_suffix(&suffix) {
+        Some(kept) => kept.to_owned(),
+        None => message,
     }
 }
 
@@ -139,86 +155,6 @@ impl MemoryError {
             | MemoryError::Outside { .. } => Error::Input(line()),
             MemoryError::Changed { .. } => Error::Conflict(line()),
             MemoryError::OrderTwice { .. } => Error::AgentInvalid(line()),
-        }
-    }
-}
-
-impl fmt::Display for MemoryError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            MemoryError::Io {
-                context,
-                op,
-                path,
-                source,
-            } => f.write_str(&io_message(context, op, path, source)),
-            MemoryError::InvalidState {
-                path,
-                line,
-                column,
-                source,
-            } => write!(
-                f,
-                "state file {} is not a valid state: line {line}, column {column}: {source}",
-                path.display()
-            ),
-            MemoryError::TopicUnnamed { topic } => {
-                write!(
-                    f,
-                    "topic \"{topic}\" has no letters or digits to name a file"
-                )
-            }
-            MemoryError::TopicTooLong { bytes, max } => write!(
-                f,
-                "topic name is too long: {bytes} bytes once made a file name, over the limit of {max}"
-            ),
-            MemoryError::TopicSecret { kinds } => write!(
-                f,
-                "the topic's name holds what looks like a secret ({}): a file name is never redacted; name the topic for what it is about; nothing was written",
-                kinds.join(", ")
-            ),
-            MemoryError::OverLimit {
-                what,
-                chars,
-                limit_name,
-                limit,
-            } => write!(
-                f,
-                "{what} would be {chars} characters, over {limit_name} ({limit}): keep what matters and write it again"
-            ),
-            MemoryError::EmptyEntry => f.write_str("nothing to remember: the text is empty"),
-            MemoryError::EntryTooLong { chars, limit } => write!(
-                f,
-                "the entry is {chars} characters, over the limit of {limit} (max_memory_chars): remember less at a time"
-            ),
-            MemoryError::Changed {
-                what,
-                now,
-                expected,
-            } => write!(
-                f,
-                "{what} changed since it was read (its sha256 is now {now}, not {expected}): read it again, merge, and write again"
-            ),
-            MemoryError::Outside { path, root } => write!(
-                f,
-                "{} leads outside the notes workspace {}",
-                path.display(),
-                root.display()
-            ),
-            MemoryError::OrderTwice { kind, first, again } => write!(
-                f,
-                "context.order lists \"{kind}\" twice (at {first} and {again})"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for MemoryError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            MemoryError::Io { source, .. } => Some(source),
-            MemoryError::InvalidState { source, .. } => Some(source),
-            _ => None,
         }
     }
 }

@@ -10,6 +10,9 @@ use std::sync::Arc;
 
 use axe_base::error::describe_io;
 
+// `Display` and `Error` by hand, not derived: a certificate file's cause
+// is the error inside its `CertCause`, and a derived source would be the
+// `Arc` that shares it, not the `io::Error` a caller downcasts to.
 #[derive(Debug, Clone)]
 pub enum SetupError {
     /// A proxy variable (`name`) whose value is no proxy URL.

@@ -12,6 +12,7 @@ use super::prepared::Prepared;
 use super::session::Session;
 use super::tools::{self, SubAgent};
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_llm::{CallOptions, Conversation, Deadline, Message, Reply, Role, Usage};
 use axe_memory::secrets::Redaction;
 
@@ -299,14 +300,7 @@ fn assistant(content: String, tool_calls: Vec<axe_llm::ToolCall>) -> Message {
 
 /// What the memory tools' writes took out, so far.
 fn redacted(sources: &tools::Sources) -> Vec<Redaction> {
-    std::mem::take(
-        &mut sources
-            .memory
-            .ctx()
-            .redacted
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()),
-    )
+    std::mem::take(&mut sources.memory.ctx().redacted.lock().recover())
 }
 
 #[cfg(test)]

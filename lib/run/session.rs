@@ -8,6 +8,7 @@ use super::pool::Pool;
 use axe_agent::config::{Config, Endpoints};
 use axe_agent::{AgentConfig, Agents};
 use axe_base::error::Result;
+use axe_base::lock::Recover;
 use axe_base::report::Report;
 use axe_ledger::Ledger;
 use axe_llm::{Endpoint, Provider, Usage};
@@ -96,15 +97,12 @@ impl Session {
 
     /// Adds a reply's usage to the tree's.
     pub fn spend(&self, usage: &Usage) {
-        self.spent
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .add(usage);
+        self.spent.lock().recover().add(usage);
     }
 
     /// What the tree has used so far.
     pub fn spent(&self) -> Usage {
-        *self.spent.lock().unwrap_or_else(|e| e.into_inner())
+        *self.spent.lock().recover()
     }
 
     /// `(used, max)` once the tree's tokens reach the budget: no further

@@ -10,7 +10,6 @@
 //! is still decided by [`Error::exit_code`] alone, and the typed error
 //! rides along inside it ([`Error::Caused`]) for its chain.
 
-use std::fmt;
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -18,12 +17,13 @@ use std::time::Duration;
 use axe_base::error::{Category, Error, describe_io, io_message};
 
 /// A failure of `axe-sync`; see the module's documentation.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum SyncError {
     /// A file of the repository (or of git's directory) could not be
     /// opened, read, written or locked: `op` on `path`, in Go's
     /// `<context>: <op> <path>: <reason>` shape. A lock whose wait ran out
     /// ([`axe_base::error::Busy`] inside `source`) is reported busy.
+    #[error("{}", io_message(.context, .op, .path, .source))]
     Io {
         context: &'static str,
         op: &'static str,
@@ -31,23 +31,40 @@ pub enum SyncError {
         source: io::Error,
     },
     /// The directory to make the repository in could not be made.
+    // The OS's own words, as this message always had them.
+    #[error("failed to create {}: {source}", .path.display())]
     CreateDir { path: PathBuf, source: io::Error },
     /// No working directory for the merge driver, which git runs in the
     /// work tree.
-    NoWorkingDir(io::Error),
+    #[error("no working directory: {0}")]
+    NoWorkingDir(#[source] io::Error),
     /// The directory is not a repository `axe-sync init` made.
+    #[error("{} is not a sync repository: run `axe-sync init` first", .0.display())]
     NotARepository(PathBuf),
     /// HEAD names no branch, so there is nothing to commit onto.
+    #[error(
+        "{} is on no branch (a detached HEAD): check out a branch to sync",
+        .0.display()
+    )]
     Detached(PathBuf),
     /// The work tree does not exist (any more).
+    #[error("{} does not exist", .0.display())]
     Missing(PathBuf),
     /// A path git itself would refuse; the last guard before a read or
     /// write (the callers leave such paths out already).
+    #[error("refused {path:?}: {reason}")]
     Refused { path: String, reason: &'static str },
     /// A file to commit holds git's conflict markers.
+    #[error(
+        "{path} holds git conflict markers (<<<<<<< … >>>>>>>): resolve them by hand; nothing was committed"
+    )]
     ConflictMarkers { path: String },
     /// A file to commit holds what looks like a credential: its kinds and
     /// the line of the first, never the value.
+    #[error(
+        "{path} holds what looks like a secret ({}; the first on line {line}): take it out (or set [memory] redact = false in config.toml); nothing was committed",
+        .kinds.join(", ")
+    )]
     Secret {
         path: String,
         kinds: Vec<&'static str>,
@@ -55,49 +72,84 @@ pub enum SyncError {
     },
     /// A file's name holds what looks like a credential; `shown` is the
     /// name with it redacted.
+    #[error(
+        "{shown}: its name holds what looks like a secret ({}): rename or remove the file; nothing was committed",
+        .kinds.join(", ")
+    )]
     SecretInName {
         shown: String,
         kinds: Vec<&'static str>,
     },
     /// Conflict files are left beside their notes: the sync is done, but
     /// a person has text to merge in.
+    #[error(
+        "unresolved sync conflict: {} (another machine's text beside the note; merge it in and delete the file)",
+        .0.join(", ")
+    )]
     Unresolved(Vec<String>),
     /// The repository's sync lock was free, but a git an earlier sync
     /// started still ran when the wait ran out.
+    #[error(
+        "another axe-sync is running: a git an earlier axe-sync started has not ended (waited {:.1} s)",
+        .waited.as_secs_f64()
+    )]
     GitStillRunning { waited: Duration },
     /// The remote kept moving: every push was rejected.
+    #[error(
+        "the remote rejected {attempts} pushes: other machines kept pushing meanwhile; run axe-sync again"
+    )]
     PushesRejected { attempts: u32 },
     /// `init --remote URL`: git could not use the remote.
+    #[error("cannot use {url} as the remote: {}", .source.reason())]
     RemoteUnusable { url: String, source: GitFailed },
     /// git could not be started (`source`'s kind `NotFound`: it is not on
     /// PATH).
-    GitStart(io::Error),
+    #[error("{}", git_start(.0))]
+    GitStart(#[source] io::Error),
     /// git was started but could not be waited for.
-    GitWait(io::Error),
+    #[error("failed to wait for git: {0}")]
+    GitWait(#[source] io::Error),
     /// `git --version` said something that is not a version.
+    #[error("git --version said {said:?}: not a git axe-sync knows")]
     GitUnknown { said: String },
     /// git is older than axe-sync needs (`crate::git::MIN_VERSION`).
+    #[error(
+        "git {}.{} is too old for axe-sync: it needs {}.{} or newer",
+        .version.0,
+        .version.1,
+        .needed.0,
+        .needed.1
+    )]
     GitTooOld {
         version: (u32, u32),
         needed: (u32, u32),
     },
     /// A git command failed.
+    /// A failed git is the failure itself, no cause: its command, exit
+    /// code and stderr are in the variant.
+    #[error("{0}")]
     Git(GitFailed),
     /// A git command talking to the remote outlasted the deadline and was
     /// killed with what it started.
+    /// As the toolkit shows an API error: its category first.
+    #[error("{}: {}", Category::Timeout, timed_out(.command))]
     Timeout { command: String },
     /// `git hash-object` gave fewer ids than it was given files.
+    #[error("git hash-object gave fewer ids than files")]
     HashObjectShort,
     /// `git cat-file --batch` gave a header it should not (`Some`), or
     /// ended before the blob it announced (`None`).
+    #[error("{}", cat_file(.header))]
     CatFile { header: Option<String> },
     /// A helper thread of the sync panicked.
+    #[error("git {what}: its thread failed")]
     Thread { what: &'static str },
 }
 
 /// A git command that ran and failed: which one, how it ended, and what
 /// it wrote to stderr.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("git {command} failed: {}", self.reason())]
 pub struct GitFailed {
     /// The subcommand (`fetch`, `merge-file`).
     pub command: String,
@@ -119,14 +171,6 @@ impl GitFailed {
             .unwrap_or("(no message)")
     }
 }
-
-impl fmt::Display for GitFailed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "git {} failed: {}", self.command, self.reason())
-    }
-}
-
-impl std::error::Error for GitFailed {}
 
 impl SyncError {
     /// `op` on `path` failed with `source`, in no context.
@@ -179,110 +223,28 @@ impl SyncError {
     }
 }
 
-impl fmt::Display for SyncError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SyncError::Io {
-                context,
-                op,
-                path,
-                source,
-            } => f.write_str(&io_message(context, op, path, source)),
-            // The OS's own words, as this message always had them.
-            SyncError::CreateDir { path, source } => {
-                write!(f, "failed to create {}: {source}", path.display())
-            }
-            SyncError::NoWorkingDir(e) => write!(f, "no working directory: {e}"),
-            SyncError::NotARepository(dir) => write!(
-                f,
-                "{} is not a sync repository: run `axe-sync init` first",
-                dir.display()
-            ),
-            SyncError::Detached(dir) => write!(
-                f,
-                "{} is on no branch (a detached HEAD): check out a branch to sync",
-                dir.display()
-            ),
-            SyncError::Missing(dir) => write!(f, "{} does not exist", dir.display()),
-            SyncError::Refused { path, reason } => write!(f, "refused {path:?}: {reason}"),
-            SyncError::ConflictMarkers { path } => write!(
-                f,
-                "{path} holds git conflict markers (<<<<<<< … >>>>>>>): resolve them by hand; nothing was committed"
-            ),
-            SyncError::Secret { path, kinds, line } => write!(
-                f,
-                "{path} holds what looks like a secret ({}; the first on line {line}): take it out (or set [memory] redact = false in config.toml); nothing was committed",
-                kinds.join(", ")
-            ),
-            SyncError::SecretInName { shown, kinds } => write!(
-                f,
-                "{shown}: its name holds what looks like a secret ({}): rename or remove the file; nothing was committed",
-                kinds.join(", ")
-            ),
-            SyncError::Unresolved(files) => write!(
-                f,
-                "unresolved sync conflict: {} (another machine's text beside the note; merge it in and delete the file)",
-                files.join(", ")
-            ),
-            SyncError::GitStillRunning { waited } => write!(
-                f,
-                "another axe-sync is running: a git an earlier axe-sync started has not ended (waited {:.1} s)",
-                waited.as_secs_f64()
-            ),
-            SyncError::PushesRejected { attempts } => write!(
-                f,
-                "the remote rejected {attempts} pushes: other machines kept pushing meanwhile; run axe-sync again"
-            ),
-            SyncError::RemoteUnusable { url, source } => {
-                write!(f, "cannot use {url} as the remote: {}", source.reason())
-            }
-            SyncError::GitStart(e) if e.kind() == io::ErrorKind::NotFound => {
-                f.write_str("git was not found on PATH: axe-sync needs git (2.28 or newer)")
-            }
-            SyncError::GitStart(e) => write!(f, "failed to run git: {}", describe_io(e)),
-            SyncError::GitWait(e) => write!(f, "failed to wait for git: {e}"),
-            SyncError::GitUnknown { said } => {
-                write!(f, "git --version said {said:?}: not a git axe-sync knows")
-            }
-            SyncError::GitTooOld {
-                version,
-                needed: min,
-            } => {
-                write!(
-                    f,
-                    "git {}.{} is too old for axe-sync: it needs {}.{} or newer",
-                    version.0, version.1, min.0, min.1
-                )
-            }
-            SyncError::Git(failed) => failed.fmt(f),
-            // As the toolkit shows an API error: its category first.
-            SyncError::Timeout { command } => {
-                write!(f, "{}: {}", Category::Timeout, timed_out(command))
-            }
-            SyncError::HashObjectShort => f.write_str("git hash-object gave fewer ids than files"),
-            SyncError::CatFile { header: Some(h) } => write!(f, "git cat-file: {h}"),
-            SyncError::CatFile { header: None } => f.write_str("git cat-file ended early"),
-            SyncError::Thread { what } => write!(f, "git {what}: its thread failed"),
+/// The line of a git that would not start: a missing git is named so.
+fn git_start(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => {
+            "git was not found on PATH: axe-sync needs git (2.28 or newer)".to_owned()
         }
+        _ => format!("failed to run git: {}", describe_io(e)),
+    }
+}
+
+/// `git cat-file`'s line: the header it should not have given, or that
+/// it ended early.
+fn cat_file(header: &Option<String>) -> String {
+    match header {
+        Some(h) => format!("git cat-file: {h}"),
+        None => "git cat-file ended early".to_owned(),
     }
 }
 
 /// What a git command killed at the deadline is said to have done.
 fn timed_out(command: &str) -> String {
     format!("git {command} did not finish within its timeout; it was stopped")
-}
-
-impl std::error::Error for SyncError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            SyncError::Io { source, .. } | SyncError::CreateDir { source, .. } => Some(source),
-            SyncError::NoWorkingDir(e) | SyncError::GitStart(e) | SyncError::GitWait(e) => Some(e),
-            SyncError::RemoteUnusable { source, .. } => Some(source),
-            // A failed git is the failure itself: its command, exit code
-            // and stderr are in the variant.
-            _ => None,
-        }
-    }
 }
 
 impl From<GitFailed> for SyncError {

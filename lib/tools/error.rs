@@ -8,25 +8,26 @@
 //! memory tool's failure, the MCP client's beneath a server's, the I/O
 //! error beneath a built-in tool's.
 
-use std::fmt;
-
 use axe_base::error::Error;
 
 use crate::mcp::McpError;
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     /// A refusal or a failure that is only words: arguments that make no
     /// sense, a path outside the workdir, a tool's own verdict.
+    #[error("{0}")]
     Said(String),
     /// A failure with a cause: `text` is what the model is told (the
     /// cause's line, after the tool's name or more).
+    #[error("{text}")]
     Caused {
         text: String,
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// A call of an MCP server's tool that failed: its line is the
     /// client's.
+    #[error(transparent)]
     Mcp(McpError),
 }
 
@@ -59,25 +60,6 @@ impl ToolError {
                 .downcast_ref::<Error>()
                 .is_some_and(|e| matches!(e.as_reported(), Error::Conflict(_))),
             ToolError::Said(_) | ToolError::Mcp(_) => false,
-        }
-    }
-}
-
-impl fmt::Display for ToolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ToolError::Said(text) | ToolError::Caused { text, .. } => f.write_str(text),
-            ToolError::Mcp(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for ToolError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ToolError::Said(_) => None,
-            ToolError::Caused { source, .. } => Some(&**source),
-            ToolError::Mcp(e) => e.source(),
         }
     }
 }

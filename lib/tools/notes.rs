@@ -31,6 +31,7 @@ use time::OffsetDateTime;
 use super::tool::{Memory, NotesSeen, Reply, Tool, redacted_schema};
 use crate::args::Args;
 use axe_base::error::Error;
+use axe_base::lock::Recover;
 use axe_memory::hash::sha256_hex;
 use axe_memory::notes::{self, Kind, Scope, Workspace};
 use axe_memory::secrets::Place;
@@ -147,7 +148,7 @@ fn trace(ctx: &Memory, what: std::fmt::Arguments) {
 /// Records what a recall showed whole as all the model has seen: a file it
 /// left out or could not read is not seen, whatever was seen before.
 fn saw(ctx: &Memory, r: &notes::Recalled) {
-    let mut seen = ctx.seen.lock().unwrap_or_else(|e| e.into_inner());
+    let mut seen = ctx.seen.lock().recover();
     seen.memory = r.memory_seen().map(str::to_owned);
     seen.world = r
         .items
@@ -408,7 +409,7 @@ fn reflect(ctx: &Memory, args: Reflect) -> Result<Reply, ToolError> {
     );
     match write_over(ctx, ws, &path, content, &expected, cap) {
         Ok(done) => {
-            ctx.seen.lock().unwrap_or_else(|e| e.into_inner()).memory = Some(done.sha256.clone());
+            ctx.seen.lock().recover().memory = Some(done.sha256.clone());
             trace(
                 ctx,
                 format_args!("reflect -> MEMORY.md, {} characters", done.chars),
@@ -509,7 +510,7 @@ fn learn_fact(ctx: &Memory, args: LearnFact) -> Result<Reply, ToolError> {
     let cap = (ctx.notes_cfg.max_topic_chars.as_usize(), "max_topic_chars");
     match write_over(ctx, ws, &path, content, &expected, cap) {
         Ok(done) => {
-            let mut seen = ctx.seen.lock().unwrap_or_else(|e| e.into_inner());
+            let mut seen = ctx.seen.lock().recover();
             seen.world.retain(|(t, _)| *t != topic);
             seen.world.push((topic.clone(), done.sha256.clone()));
             drop(seen);

@@ -7,6 +7,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use axe_base::dirs::Dirs;
+use axe_base::lock::Recover;
 use axe_base::report::Report;
 use axe_memory::lock::Wait;
 use axe_memory::notes::Workspace;
@@ -127,16 +128,13 @@ pub struct Memory {
 impl Memory {
     /// A reply came with calls: they all start from what was seen now.
     pub fn reply_came(&self) {
-        let now = self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        *self.at_reply.lock().unwrap_or_else(|e| e.into_inner()) = now;
+        let now = self.seen.lock().recover().clone();
+        *self.at_reply.lock().recover() = now;
     }
 
     /// What had been read when the reply being answered came.
     pub fn seen_at_reply(&self) -> NotesSeen {
-        self.at_reply
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.at_reply.lock().recover().clone()
     }
 
     /// Notes that a write to `place` took out `kinds`, and says it as a
@@ -149,10 +147,7 @@ impl Memory {
             .map(|l| format!(" Before writing, {l}: the marker stays in its place."))
             .collect();
         let data = serde_json::to_value(&done).unwrap_or_default();
-        self.redacted
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(done);
+        self.redacted.lock().recover().extend(done);
         (sentence, data)
     }
 }

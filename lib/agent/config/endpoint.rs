@@ -5,6 +5,7 @@
 use std::sync::Mutex;
 
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_llm::{Endpoint, Provider};
 
 use super::Config;
@@ -98,7 +99,7 @@ impl Endpoints {
 
     /// The keys resolved so far (an `api_key_cmd`'s output included).
     pub fn resolved_keys(&self) -> Vec<String> {
-        let known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        let known = self.known.lock().recover();
         known.iter().map(|e| e.api_key.clone()).collect()
     }
 
@@ -110,7 +111,7 @@ impl Endpoints {
 
     /// Where to send `provider`'s calls, with its key.
     pub fn get(&self, provider: Provider) -> Result<Endpoint> {
-        let mut known = self.known.lock().unwrap_or_else(|e| e.into_inner());
+        let mut known = self.known.lock().recover();
         if let Some(e) = known.iter().find(|e| e.provider == provider) {
             return Ok(e.clone());
         }

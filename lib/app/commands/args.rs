@@ -7,6 +7,7 @@ use std::time::Duration;
 use axe_agent::{AgentConfig, Agents};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_cli::{Arg, Complete, Flag, Item, Matches, Rule};
 use axe_memory::Wait;
 
@@ -93,7 +94,7 @@ pub fn memory_agent(agents: &Agents, name: &str) -> Result<(AgentConfig, bool)> 
 /// than kept.
 fn first_time(name: &str) -> bool {
     static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    let mut said = SAID.lock().recover();
     if said.iter().any(|n| n == name) {
         return false;
     }

@@ -27,6 +27,7 @@ use rustyline::error::ReadlineError;
 use super::args::{self as target, AGENT, AGENT_REQUIRED, AGENTS_DIR, NEW};
 use axe_agent::config;
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_base::report::Stderr;
 use axe_base::stderr::note;
 use axe_cli::{Command, Complete, Flag, Item, Matches, Rule, Run};
@@ -432,11 +433,7 @@ impl Chat<'_> {
 
 /// How many tool calls the top-level agent has done.
 fn calls_done(session: &Session) -> usize {
-    session
-        .details
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .len()
+    session.details.lock().recover().len()
 }
 
 /// What a turn has shown so far: the tool calls, and whether the answer's
@@ -472,7 +469,7 @@ impl Shown {
 /// Prints the top-level agent's tool calls from the `shown`-th to the
 /// `upto`-th, one line each; says how many are shown now.
 fn show_calls(session: &Session, shown: usize, upto: usize) -> usize {
-    let details = session.details.lock().unwrap_or_else(|e| e.into_inner());
+    let details = session.details.lock().recover();
     let upto = upto.min(details.len());
     for d in details.iter().take(upto).skip(shown) {
         let mut args = serde_json::Value::Object(d.input.clone()).to_string();

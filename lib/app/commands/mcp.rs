@@ -9,6 +9,7 @@ use super::args::AGENT;
 use axe_agent::{AgentConfig, Agents};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_mcp::Server;
 use axe_mcp::http::Http;
@@ -519,12 +520,7 @@ fn open_served(
         cfg.notes.workspace.clear();
         cfg.run_log.path.clear();
         cfg.state.path.clear();
-        if set
-            && noted
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(name.to_owned())
-        {
+        if set && noted.lock().recover().insert(name.to_owned()) {
             axe_base::stderr::note(format_args!(
                 "axe-mcp: the agent file of \"{name}\" names where its memory lives; over HTTP its memory is the served one's, in {}",
                 agents

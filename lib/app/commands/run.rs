@@ -13,6 +13,7 @@ use axe_agent::config;
 use axe_agent::prompt;
 use axe_agent::{AgentConfig, Agents};
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_base::report::Stderr;
 use axe_base::stderr::note;
 use axe_base::timeout::Seconds;
@@ -683,7 +684,7 @@ fn write_json(out: &mut dyn Write, session: &Session, ran: Ran, ended: Ended<'_>
         cost: spent.cost,
         ..outcome.usage
     };
-    let details = std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
+    let details = std::mem::take(&mut *session.details.lock().recover());
     let more = More {
         tool_calls: outcome.tool_calls,
         retry_attempts: outcome.retry_attempts,

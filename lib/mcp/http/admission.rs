@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use axe_base::lock::Recover;
+
 /// Connections waiting for their first head to pass, at once.
 pub const MAX_WAITING: usize = 128;
 
@@ -66,7 +68,7 @@ impl Admission {
         let socket = stream.try_clone().ok()?;
         let peer = stream.peer_addr().ok().map(|a| a.ip());
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        let mut waiting = self.waiting.lock().recover();
         if waiting.len() >= MAX_WAITING
             && let Some(at) = victim(&waiting.iter().map(|w| w.peer).collect::<Vec<_>>())
         {
@@ -102,7 +104,7 @@ impl Ticket {
             return Admitted::Yes;
         }
         let a = &self.admission;
-        let mut waiting = a.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        let mut waiting = a.waiting.lock().recover();
         let Some(at) = waiting.iter().position(|w| w.id == self.id) else {
             return Admitted::CutOff;
         };
@@ -122,7 +124,7 @@ impl Drop for Ticket {
         if self.admitted {
             a.admitted.fetch_sub(1, Ordering::SeqCst);
         } else {
-            let mut waiting = a.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            let mut waiting = a.waiting.lock().recover();
             waiting.retain(|w| w.id != self.id);
         }
     }

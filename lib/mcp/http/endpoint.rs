@@ -11,6 +11,7 @@ use super::tokens::{Live, Token, Tokens};
 use super::wire::{Request, Response};
 use super::{Open, Slots};
 use crate::{STATELESS, Serving, VERSION_KEY};
+use axe_base::lock::Recover;
 use axe_tools::mcp::VERSIONS;
 use axe_tools::mcp::jsonrpc::{
     self, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
@@ -211,7 +212,7 @@ impl Endpoint {
     /// Ends the sessions `tokens` no longer allow, once per version of
     /// the file.
     fn check_sessions(&self, tokens: &std::sync::Arc<Tokens>) {
-        let mut checked = self.checked.lock().unwrap_or_else(|e| e.into_inner());
+        let mut checked = self.checked.lock().recover();
         if checked
             .as_ref()
             .is_some_and(|c| std::sync::Arc::ptr_eq(c, tokens))
@@ -351,7 +352,7 @@ impl Endpoint {
                 let serving = Serving::new(&session.source, who.read_only, &session.instructions);
                 let mut negotiated = None;
                 let reply = serving.reply_to(&request.body, &mut negotiated);
-                *session.negotiated.lock().unwrap_or_else(|e| e.into_inner()) = negotiated;
+                *session.negotiated.lock().recover() = negotiated;
                 reply
             };
             let id = self.sessions.add(session).map_err(failed_io)?;
@@ -360,7 +361,7 @@ impl Endpoint {
             let session = self.session(request, who)?;
             let _slot = slots.take().ok_or_else(busy)?;
             let serving = Serving::new(&session.source, who.read_only, &session.instructions);
-            let mut negotiated = *session.negotiated.lock().unwrap_or_else(|e| e.into_inner());
+            let mut negotiated = *session.negotiated.lock().recover();
             serving.reply_to(&request.body, &mut negotiated)
         };
         Ok(answer(reply, sse_ok && !json_ok))

@@ -31,6 +31,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_tools::Memory;
 
 use admission::{Admission, Admitted, Ticket};
@@ -404,17 +405,13 @@ impl Slots {
     /// A slot, waited for at most [`SLOT_WAIT`].
     pub fn take(&self) -> Option<Slot<'_>> {
         let deadline = Instant::now() + SLOT_WAIT;
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let mut free = self.free.lock().recover();
         while *free == 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return None;
             }
-            free = self
-                .freed
-                .wait_timeout(free, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            free = self.freed.wait_timeout(free, left).recover().0;
         }
         *free -= 1;
         Some(Slot { slots: self })
@@ -427,7 +424,7 @@ pub struct Slot<'a> {
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        *self.slots.free.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        *self.slots.free.lock().recover() += 1;
         self.slots.freed.notify_one();
     }
 }

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use axe_base::lock::Recover;
 use axe_tools::MemoryTools;
 
 /// At most this many sessions are kept in all.
@@ -46,7 +47,7 @@ impl Sessions {
     /// Keeps `session` under a new id, which it returns.
     pub fn add(&self, session: Session) -> std::io::Result<String> {
         let id = new_id()?;
-        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let mut table = self.table.lock().recover();
         let now = Instant::now();
         table.retain(|_, (_, used)| now.duration_since(*used) < IDLE);
         let bound = match session.token {
@@ -78,7 +79,7 @@ impl Sessions {
 
     /// The session `id`, marked used.
     pub fn get(&self, id: &str) -> Option<Arc<Session>> {
-        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let mut table = self.table.lock().recover();
         let (session, used) = table.get_mut(id)?;
         *used = Instant::now();
         Some(Arc::clone(session))
@@ -86,14 +87,14 @@ impl Sessions {
 
     /// Ends the session `id`.
     pub fn remove(&self, id: &str) {
-        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let mut table = self.table.lock().recover();
         table.remove(id);
     }
 
     /// Ends every session `keep` refuses: those of a token removed from
     /// the file, or that no longer reaches the session's agent.
     pub fn retain(&self, keep: impl Fn(&Session) -> bool) {
-        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        let mut table = self.table.lock().recover();
         table.retain(|_, (s, _)| keep(s));
     }
 }

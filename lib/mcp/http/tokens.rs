@@ -16,6 +16,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_memory::hash::sha256_hex;
 
 /// One entry of the file.
@@ -106,7 +107,7 @@ impl Live {
     /// The tokens in force: the file's, read again if it changed.
     pub fn current(&self) -> std::sync::Arc<Tokens> {
         let now = stamp(&self.path);
-        let mut read = self.read.lock().unwrap_or_else(|e| e.into_inner());
+        let mut read = self.read.lock().recover();
         if now != read.0 {
             read.0 = now;
             match Tokens::load(&self.path) {
@@ -307,10 +308,14 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `N` random bytes from the kernel.
+/// `N` random bytes from the system's generator (getrandom, through the
+/// tree's crypto crate), which needs no /dev in a sandbox or chroot.
 pub fn random<const N: usize>() -> std::io::Result<[u8; N]> {
+    use ring::rand::SecureRandom;
     let mut bytes = [0u8; N];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    ring::rand::SystemRandom::new()
+        .fill(&mut bytes)
+        .map_err(|_| std::io::Error::other("the system gave no random bytes"))?;
     Ok(bytes)
 }
 

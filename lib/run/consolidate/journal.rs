@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use axe_base::error::Result;
+use axe_base::lock::Recover;
 use axe_memory::Wait;
 use axe_memory::hash::sha256_hex;
 use axe_memory::notes::history::{self, Kept, Record};
@@ -102,7 +103,7 @@ impl Wrote {
 
 impl Journal {
     fn state(&self) -> std::sync::MutexGuard<'_, Journaled> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock().recover()
     }
 
     /// The record with what is journaled now, on disk (a dry run keeps none).

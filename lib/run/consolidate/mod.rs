@@ -51,6 +51,7 @@ use super::session::Session;
 use super::{converse, once};
 use axe_agent::{AgentConfig, Agents};
 use axe_base::error::{Error, Result};
+use axe_base::lock::Recover;
 use axe_llm::{Deadline, Message, Usage};
 use axe_memory::Wait;
 use axe_memory::notes::history;
@@ -185,8 +186,8 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
     agent.notes = agent.notes.take().map(|w| w.witnessed(journal.clone()));
     done.model_called = true;
     let conversed = converse::alone(&session, &agent, vec![Message::user(task)], deadline);
-    let details = std::mem::take(&mut *session.details.lock().unwrap_or_else(|e| e.into_inner()));
-    let journaled = std::mem::take(&mut *journal.state.lock().unwrap_or_else(|e| e.into_inner()));
+    let details = std::mem::take(&mut *session.details.lock().recover());
+    let journaled = std::mem::take(&mut *journal.state.lock().recover());
     let memory_rel = ws.relative(&ws.memory(name));
     done.conflicts = conflicts(
         &details,

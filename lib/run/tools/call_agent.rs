@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use crate::prepared::{Prepared, Step};
 use crate::session::Session;
 use axe_base::error::Error;
+use axe_base::lock::Recover;
 use axe_llm::{Deadline, ToolCall, ToolDef};
 use axe_tools::args::Args;
 use axe_tools::{Offered, Reply, ToolError, ToolSource};
@@ -107,7 +108,7 @@ impl<'a> CallAgent<'a> {
     /// run's token budget out: the conversation ends over budget, at
     /// whatever turn, rather than go on (or give up for turns).
     pub fn budget_spent(&self) -> Option<(u64, u64)> {
-        *self.spent.lock().unwrap_or_else(|e| e.into_inner())
+        *self.spent.lock().recover()
     }
 }
 
@@ -205,7 +206,7 @@ impl CallAgent<'_> {
             }
             Err(failed) => {
                 if let SubAgentError::Budget { used, max } = failed {
-                    let mut spent = self.spent.lock().unwrap_or_else(|e| e.into_inner());
+                    let mut spent = self.spent.lock().recover();
                     let most = spent.map_or(used, |(u, _)| u.max(used));
                     *spent = Some((most, max));
                 }

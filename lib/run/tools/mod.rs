@@ -25,6 +25,7 @@ use super::details::{self, Detail};
 use super::prepared::Prepared;
 use super::session::Session;
 use axe_base::error::Result;
+use axe_base::lock::Recover;
 use axe_llm::{Deadline, ToolCall, ToolResult};
 use axe_tools::builtin::Act;
 use axe_tools::{MemoryTools, Table, ToolError, ToolSource, Tools};
@@ -141,7 +142,7 @@ pub fn run(sources: &Sources, tools: &Tools, calls: &[ToolCall], turn: usize) ->
             .collect()
     };
     if sources.depth == 0 {
-        let mut kept = session.details.lock().unwrap_or_else(|e| e.into_inner());
+        let mut kept = session.details.lock().recover();
         for (call, (result, took, conflict)) in calls.iter().zip(&ran) {
             kept.push(Detail::of(call, result, *conflict, turn, *took));
         }

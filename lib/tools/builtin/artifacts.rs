@@ -6,6 +6,8 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use axe_base::lock::Recover;
+
 use serde::Serialize;
 
 /// One file an agent wrote in the artifact directory, as `--json` lists
@@ -46,7 +48,7 @@ impl Artifacts {
             agent: agent.to_owned(),
             size,
         };
-        let mut written = self.written.lock().unwrap_or_else(|e| e.into_inner());
+        let mut written = self.written.lock().recover();
         match written.iter_mut().find(|a| a.path == entry.path) {
             Some(a) => *a = entry,
             None => written.push(entry),
@@ -55,10 +57,7 @@ impl Artifacts {
 
     /// What was written, in the order the files were first written.
     pub fn written(&self) -> Vec<Artifact> {
-        self.written
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.written.lock().recover().clone()
     }
 
     /// Ends the run's use of the directory: a temporary one is removed

@@ -24,6 +24,7 @@ use super::heuristic;
 use super::sandbox::Sandbox;
 use crate::args::Args;
 use crate::{Reply, Tool};
+use axe_base::lock::Recover;
 use axe_base::signals::{self, Stop};
 
 /// How often a running command's wait looks for an ending signal.
@@ -163,7 +164,7 @@ fn finish(
 ) -> Result<Reply, ToolError> {
     let left = deadline.saturating_duration_since(Instant::now());
     let _ = read_rx.recv_timeout(left.min(GRACE));
-    let output = shown(&output.lock().unwrap_or_else(|e| e.into_inner()));
+    let output = shown(&output.lock().recover());
     let status = status.map_err(failed)?;
     if let Some(why) = ended {
         return Err(format!("command killed {why}, with everything it started\n{output}").into());
@@ -193,7 +194,7 @@ fn drain(mut reader: std::io::PipeReader, kept: &Mutex<Vec<u8>>) {
         match reader.read(&mut buf) {
             Ok(0) => return,
             Ok(n) => {
-                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+                let mut kept = kept.lock().recover();
                 let room = (OUTPUT_LIMIT + 1).saturating_sub(kept.len());
                 kept.extend_from_slice(&buf[..n.min(room)]);
             }

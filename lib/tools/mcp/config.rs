@@ -59,50 +59,27 @@ fn names_only<S: Serializer>(map: &BTreeMap<String, String>, s: S) -> Result<S::
 
 /// What is wrong with an agent's `[[mcp_servers]]`, in Go's words where
 /// Go has them; `at` is `mcp_servers[i]`. Reported as an invalid agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Invalid {
+    #[error("{at}.name is required")]
     NoName { at: String },
+    #[error("{at}.command is required")]
     NoCommand { at: String },
+    #[error("{at}.url is required")]
     NoUrl { at: String },
+    #[error("{at}.url is invalid: parse {url:?}: invalid URI for request")]
     BadUrl { at: String, url: String },
+    #[error("{at}.url must use http or https scheme, got {scheme:?}")]
     Scheme { at: String, scheme: String },
+    #[error("{at}.url must include a host")]
     NoHost { at: String },
+    #[error("{at}.transport must be one of: {SSE}, {STREAMABLE_HTTP}, {STDIO}")]
     Transport { at: String },
+    #[error("{at}.headers: {name:?} is not a header name")]
     HeaderName { at: String, name: String },
+    #[error("mcp_servers names must be unique: {name:?}")]
     Duplicate { name: String },
 }
-
-impl std::fmt::Display for Invalid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Invalid::NoName { at } => write!(f, "{at}.name is required"),
-            Invalid::NoCommand { at } => write!(f, "{at}.command is required"),
-            Invalid::NoUrl { at } => write!(f, "{at}.url is required"),
-            Invalid::BadUrl { at, url } => {
-                write!(
-                    f,
-                    "{at}.url is invalid: parse {url:?}: invalid URI for request"
-                )
-            }
-            Invalid::Scheme { at, scheme } => {
-                write!(f, "{at}.url must use http or https scheme, got {scheme:?}")
-            }
-            Invalid::NoHost { at } => write!(f, "{at}.url must include a host"),
-            Invalid::Transport { at } => write!(
-                f,
-                "{at}.transport must be one of: {SSE}, {STREAMABLE_HTTP}, {STDIO}"
-            ),
-            Invalid::HeaderName { at, name } => {
-                write!(f, "{at}.headers: {name:?} is not a header name")
-            }
-            Invalid::Duplicate { name } => {
-                write!(f, "mcp_servers names must be unique: {name:?}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for Invalid {}
 
 /// The first problem of `servers`: its checks in Go's order for the HTTP
 /// transports, `command` for `stdio`.
@@ -162,22 +139,11 @@ fn check_url(at: &str, url: &str) -> Result<(), Invalid> {
 
 /// A `${NAME}` in an MCP server's headers or env whose variable is unset
 /// or empty (Go's words).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("environment variable {name:?} is not set or empty")]
 pub struct Unset {
     pub name: String,
 }
-
-impl std::fmt::Display for Unset {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "environment variable {:?} is not set or empty",
-            self.name
-        )
-    }
-}
-
-impl std::error::Error for Unset {}
 
 /// `text` with every `${NAME}` replaced by the variable's value; a
 /// variable that is unset or empty is an error naming it (Go's words).

@@ -13,6 +13,8 @@ use std::io;
 
 use serde_json::Value;
 
+// `Display` and `Error` by hand, not derived: a derived source of the
+// boxed variants would be the `Box<McpError>`, not the `McpError` in it.
 #[derive(Debug)]
 pub enum McpError {
     /// A reason without a cause of its own.

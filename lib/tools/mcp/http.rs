@@ -11,6 +11,7 @@ use std::io::Read;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use axe_base::lock::Recover;
 use axe_net::{Client, Method, Response};
 use serde_json::Value;
 
@@ -79,7 +80,7 @@ impl Http {
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    m.lock().recover()
 }
 
 impl Transport for Http {

@@ -7,6 +7,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
+use axe_base::lock::Recover;
+
 use serde_json::{Value, json};
 
 use super::error::McpError;
@@ -26,7 +28,7 @@ struct State {
 
 impl Pending {
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock().recover()
     }
 
     /// Registers request `id` before it is sent, so that an answer quicker

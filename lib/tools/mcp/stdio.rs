@@ -28,6 +28,7 @@ use super::error::McpError;
 use super::jsonrpc::{self, Line, MAX_LINE};
 use super::pending::Pending;
 use super::transport::Transport;
+use axe_base::lock::Recover;
 use axe_base::report::Report;
 use axe_base::signals::{self, Stop};
 
@@ -143,7 +144,7 @@ impl Stdio {
 
 impl Outbox {
     fn queue(&self) -> MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+        self.queue.lock().recover()
     }
 
     /// Queues `message` for the writer; never waits on the server. An
@@ -180,7 +181,7 @@ impl Outbox {
                 queue.replies -= usize::from(reply);
                 return Some(line);
             }
-            queue = self.changed.wait(queue).unwrap_or_else(|e| e.into_inner());
+            queue = self.changed.wait(queue).recover();
         }
     }
 
@@ -225,7 +226,7 @@ impl Transport for Stdio {
         // End of input asks the server to go, as soon as the writer is
         // not stuck in a write; if it is, the signals below free it.
         self.outbox.close();
-        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        let mut child = self.child.lock().recover();
         let group = child.id();
         for step in [None, Some(Stop::Term), Some(Stop::Kill)] {
             if let Some(how) = step {
@@ -278,7 +279,7 @@ fn read(out: impl Read, pending: &Pending, child: &Mutex<Child>, reply: &dyn Fn(
     }
     // The output closes as the server exits: say how, when it is quick.
     let status = {
-        let mut child = child.lock().unwrap_or_else(|e| e.into_inner());
+        let mut child = child.lock().recover();
         exited_within(&mut child, Duration::from_millis(200))
             .then(|| child.try_wait().ok().flatten())
             .flatten()

@@ -1,17 +1,21 @@
 //! A unified diff of two texts, as `diff -u` prints it, for
 //! `axe-notes-consolidate --dry-run`. Notes files are usually small (their
-//! caps are thousands of characters), so the longest common subsequence of
-//! their lines, a table of lines × lines, is plenty; no crate needed. A
-//! file is not bound to its cap, though (a topic written by hand, a sync):
-//! the lines both texts start and end with are set aside first, and a
-//! middle too large for the table is shown removed whole and added whole,
-//! a diff as true, only longer.
+//! caps are thousands of characters), but a file is not bound to its cap
+//! (a topic written by hand, a sync), so the edit script comes from
+//! `similar`, whose cost grows with the lines and the changes, never with
+//! lines × lines; the hunks are written here, in `diff -u`'s format.
+
+use std::time::{Duration, Instant};
 
 /// Lines of context around each change.
 const CONTEXT: usize = 3;
 
-/// The most cells of the table of lines × lines (4 bytes each): 16 MiB.
-const MOST_CELLS: usize = 1 << 22;
+/// How long the search for the shortest edit script may take: lines
+/// moved about in a large file can make it run for hours (and recurse
+/// deep enough to overflow the stack). Past it, what is left unsearched
+/// is shown removed and added whole, a diff as true, only longer. A file
+/// of 20 MiB with a few changes takes well under a second.
+const SEARCH: Duration = Duration::from_secs(5);
 
 /// One line of the edit script.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -25,11 +29,22 @@ enum Op {
 /// `b/<path>` (`/dev/null` for a side that does not exist); empty when
 /// they are the same.
 pub fn unified(path: &str, old: Option<&str>, new: Option<&str>) -> String {
+    unified_within(path, old, new, Some(SEARCH))
+}
+
+/// [`unified`] with the search given `search` (`None`: as long as it
+/// takes).
+fn unified_within(
+    path: &str,
+    old: Option<&str>,
+    new: Option<&str>,
+    search: Option<Duration>,
+) -> String {
     // Lines with their ends: a `\r` or a last newline gained or lost is a
     // change, as it is to `diff`.
     let a: Vec<&str> = old.unwrap_or_default().split_inclusive('\n').collect();
     let b: Vec<&str> = new.unwrap_or_default().split_inclusive('\n').collect();
-    let ops = script(&a, &b);
+    let ops = script(&a, &b, search);
     if ops.iter().all(|op| matches!(op, Op::Same(..))) && old.is_some() == new.is_some() {
         return String::new();
     }
@@ -104,66 +119,21 @@ fn range(start: usize, len: usize) -> String {
     }
 }
 
-/// The edit script from `a` to `b` through their longest common
-/// subsequence, removals before additions at each place; past
-/// [`MOST_CELLS`], the differing middle removed and added whole.
-fn script(a: &[&str], b: &[&str]) -> Vec<Op> {
-    let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let tail = a[head..]
-        .iter()
-        .rev()
-        .zip(b[head..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (n, m) = (a.len() - head - tail, b.len() - head - tail);
-    let mut ops: Vec<Op> = (0..head).map(|i| Op::Same(i, i)).collect();
-    match (n + 1).checked_mul(m + 1).is_some_and(|c| c <= MOST_CELLS) {
-        true => ops.extend(
-            middle(&a[head..head + n], &b[head..head + m])
-                .into_iter()
-                .map(|op| match op {
-                    Op::Same(i, j) => Op::Same(head + i, head + j),
-                    Op::Gone(i) => Op::Gone(head + i),
-                    Op::Added(j) => Op::Added(head + j),
-                }),
-        ),
-        false => {
-            ops.extend((head..head + n).map(Op::Gone));
-            ops.extend((head..head + m).map(Op::Added));
-        }
-    }
-    ops.extend((0..tail).map(|k| Op::Same(head + n + k, head + m + k)));
-    ops
-}
-
-/// The edit script of `a` to `b` by the table of their longest common
-/// subsequences.
-fn middle(a: &[&str], b: &[&str]) -> Vec<Op> {
-    let (n, m) = (a.len(), b.len());
-    // lcs[i * (m + 1) + j]: the longest common subsequence of a[i..] and
-    // b[j..].
-    let at = |i: usize, j: usize| i * (m + 1) + j;
-    let mut lcs = vec![0u32; (n + 1) * (m + 1)];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[at(i, j)] = match a[i] == b[j] {
-                true => lcs[at(i + 1, j + 1)] + 1,
-                false => lcs[at(i + 1, j)].max(lcs[at(i, j + 1)]),
-            };
-        }
-    }
-    let (mut i, mut j, mut ops) = (0, 0, Vec::new());
-    while i < n || j < m {
-        if i < n && j < m && a[i] == b[j] {
-            ops.push(Op::Same(i, j));
-            i += 1;
-            j += 1;
-        } else if j == m || (i < n && lcs[at(i + 1, j)] >= lcs[at(i, j + 1)]) {
-            ops.push(Op::Gone(i));
-            i += 1;
-        } else {
-            ops.push(Op::Added(j));
-            j += 1;
+/// The edit script from `a` to `b`, removals before additions at each
+/// place: Myers' shortest edit script, by `similar`, in linear memory and
+/// with Git's bound on its search, so a file of any size gets a diff of
+/// what changed; the search ends within `search`.
+fn script(a: &[&str], b: &[&str], search: Option<Duration>) -> Vec<Op> {
+    let mut ops = Vec::with_capacity(a.len().max(b.len()));
+    let deadline = search.map(|search| Instant::now() + search);
+    for op in similar::capture_diff_slices_deadline(similar::Algorithm::Myers, a, b, deadline) {
+        let (tag, old, new) = op.as_tag_tuple();
+        match tag {
+            similar::DiffTag::Equal => ops.extend(old.zip(new).map(|(i, j)| Op::Same(i, j))),
+            _ => {
+                ops.extend(old.map(Op::Gone));
+                ops.extend(new.map(Op::Added));
+            }
         }
     }
     ops
@@ -279,5 +249,66 @@ mod edges {
             diff,
             "--- a/m.md\n+++ b/m.md\n@@ -9998,7 +9998,7 @@\n line 9997\n line 9998\n line 9999\n-line 10000\n+changed\n line 10001\n line 10002\n line 10003\n"
         );
+    }
+}
+
+#[cfg(test)]
+mod large {
+    use super::unified_within;
+
+    #[test]
+    fn a_20_mib_file_changed_at_both_ends_is_two_small_hunks() {
+        // Changes this far apart leave a middle of a million lines on each
+        // side, whose every pair no table could hold: the diff is still
+        // the two lines that changed, not the whole file removed and added.
+        // No deadline, so that a slow machine cannot cut the search short:
+        // what is tested is that no size makes it give up.
+        let old: String = (0..1_700_000).map(|i| format!("line {i:07}\n")).collect();
+        assert!(old.len() >= 20 << 20, "{}", old.len());
+        let new = old
+            .replace("line 0000004\n", "four\n")
+            .replace("line 1699995\n", "almost the last\n");
+        let diff = unified_within("m.md", Some(&old), Some(&new), None);
+        assert!(diff.len() < 1000, "a diff of {} bytes", diff.len());
+        assert_eq!(
+            diff,
+            "--- a/m.md\n+++ b/m.md\n\
+             @@ -2,7 +2,7 @@\n line 0000001\n line 0000002\n line 0000003\n-line 0000004\n+four\n line 0000005\n line 0000006\n line 0000007\n\
+             @@ -1699993,7 +1699993,7 @@\n line 1699992\n line 1699993\n line 1699994\n-line 1699995\n+almost the last\n line 1699996\n line 1699997\n line 1699998\n"
+        );
+    }
+}
+
+#[cfg(test)]
+mod hard {
+    use std::time::{Duration, Instant};
+
+    use super::unified;
+
+    #[test]
+    fn a_large_file_whose_lines_are_all_moved_still_diffs_in_moments() {
+        // Every line kept but in another order: the hardest input for an
+        // edit script, where a search for the shortest could run for hours.
+        let n: u64 = 300_000;
+        let old: String = (0..n).map(|i| format!("line {i}\n")).collect();
+        let new: String = (0..n)
+            .map(|i| format!("line {}\n", (i * 7919 + 13) % n))
+            .collect();
+        let start = Instant::now();
+        let diff = unified("m.md", Some(&old), Some(&new));
+        let took = start.elapsed();
+        // The search's 5 s, and the rest of the work on a loaded machine.
+        assert!(took < Duration::from_secs(60), "the diff took {took:?}");
+        let count = |mark: char| diff.lines().filter(|l| l.starts_with(mark)).count();
+        // Both sides have as many lines, so as many go as come, and with
+        // the headers (`---`, `+++`) at least one of each.
+        assert!(
+            diff.starts_with("--- a/m.md\n+++ b/m.md\n@@ -"),
+            "{}",
+            &diff[..100]
+        );
+        assert!(count('-') > 1, "{took:?}");
+        assert_eq!(count('-'), count('+'), "{took:?}");
+        eprintln!("took {took:?}");
     }
 }
