@@ -24,6 +24,8 @@ pub mod secrets;
 pub mod settings;
 pub mod shared_block;
 pub mod state;
+#[cfg(feature = "test-hooks")]
+pub mod toy;
 
 pub use kinds::MemoryKind;
 pub use lock::{DEFAULT_WAIT, Wait};

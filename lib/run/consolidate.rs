@@ -144,12 +144,12 @@ fn last_done(records: &[history::Stored]) -> Option<OffsetDateTime> {
 
 /// Consolidates the notes of the agent `name` (its file `cfg`).
 pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options) -> Result<Done> {
-    if !cfg.notes.enabled {
+    if !cfg.memory.notes.enabled {
         return Err(Error::Config(format!(
             "agent \"{name}\" keeps no notes ([notes] enabled is not true): nothing to consolidate"
         )));
     }
-    let ws = Workspace::of(agents.dirs(), &cfg.notes)?;
+    let ws = Workspace::of(agents.dirs(), &cfg.memory.notes)?;
     let gathered = gather(&ws, name, &cfg)?;
     let mut done = Done {
         agent: name.to_owned(),
@@ -176,7 +176,7 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
     };
     let mut cfg = only_notes(cfg);
     if let Some(s) = &scratch {
-        cfg.notes.workspace = s.root.to_string_lossy().into_owned();
+        cfg.memory.notes.workspace = s.root.to_string_lossy().into_owned();
     }
     let config = axe_agent::config::load(&agents)?;
     let config_dir = agents.dirs().config()?;
@@ -188,7 +188,10 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
         once::prepare(&session, name, cfg, &Overrides::default()).map_err(|(_, e)| e)?;
     session.endpoint(agent.provider)?;
     let task = task(&agent, &gathered);
-    agent.system = SYSTEM.replace("{cap}", &agent.cfg.notes.max_memory_chars.get().to_string());
+    agent.system = SYSTEM.replace(
+        "{cap}",
+        &agent.cfg.memory.notes.max_memory_chars.get().to_string(),
+    );
     agent.system_stable = agent.system.len();
     agent.notes_seen = seen(&gathered);
     let secrets = session.secrets(&agent.cfg);
@@ -467,7 +470,7 @@ fn only_notes(mut cfg: AgentConfig) -> AgentConfig {
     cfg.sub_agents.clear();
     cfg.files.clear();
     cfg.skill.clear();
-    cfg.context.budget = None;
+    cfg.memory.context.budget = None;
     cfg
 }
 
@@ -505,7 +508,12 @@ fn gather(ws: &Workspace, agent: &str, cfg: &AgentConfig) -> Result<Gathered> {
         .collect();
     let shown: usize =
         memory.as_ref().map_or(0, Vec::len) + topics.iter().map(|(_, t)| t.len()).sum::<usize>();
-    let mut budget = cfg.notes.recall_chars.as_usize().saturating_sub(shown);
+    let mut budget = cfg
+        .memory
+        .notes
+        .recall_chars
+        .as_usize()
+        .saturating_sub(shown);
     let mut new = Vec::new();
     for e in &fresh {
         let size = e.text.len() + 32;
@@ -544,7 +552,7 @@ fn task(agent: &Prepared, g: &Gathered) -> String {
     t.push_str(&format!(
         "## MEMORY.md ({} characters; its cap is {})\n\n",
         String::from_utf8_lossy(memory).chars().count(),
-        agent.cfg.notes.max_memory_chars.get()
+        agent.cfg.memory.notes.max_memory_chars.get()
     ));
     match memory.trim_ascii().is_empty() {
         true => t.push_str("(empty)\n\n"),
@@ -579,7 +587,7 @@ fn task(agent: &Prepared, g: &Gathered) -> String {
         t.push_str("\n\n");
     }
     if let Some(path) = &agent.state {
-        let budget = agent.cfg.state.context_budget.as_usize();
+        let budget = agent.cfg.memory.state.context_budget.as_usize();
         let block = axe_memory::state::read(path, agent.wait)
             .ok()
             .and_then(|bytes| {
@@ -760,10 +768,15 @@ enum Due {
 }
 
 fn due(agents: &Agents, name: &str, cfg: &AgentConfig) -> Result<Due> {
-    let Some(every) = cfg.notes.consolidate_every()?.filter(|_| cfg.notes.enabled) else {
+    let Some(every) = cfg
+        .memory
+        .notes
+        .consolidate_every()?
+        .filter(|_| cfg.memory.notes.enabled)
+    else {
         return Ok(Due::Off);
     };
-    let ws = Workspace::of(agents.dirs(), &cfg.notes)?;
+    let ws = Workspace::of(agents.dirs(), &cfg.memory.notes)?;
     let records = history::list(&ws, name)?;
     // The period first: within it no daily log need be read at all.
     if let Some(last) = last_done(&records) {
@@ -774,7 +787,7 @@ fn due(agents: &Agents, name: &str, cfg: &AgentConfig) -> Result<Due> {
             return Ok(Due::Not(format!(
                 "the last one was at {}, less than consolidate_every ({}) ago",
                 last.format(&Rfc3339).unwrap_or_default(),
-                cfg.notes.consolidate_every.trim()
+                cfg.memory.notes.consolidate_every.trim()
             )));
         }
     }
@@ -783,7 +796,7 @@ fn due(agents: &Agents, name: &str, cfg: &AgentConfig) -> Result<Due> {
         .iter()
         .filter(|e| !consolidated.contains(&e.id))
         .count();
-    let min = cfg.notes.consolidate_min_entries.as_usize().max(1);
+    let min = cfg.memory.notes.consolidate_min_entries.as_usize().max(1);
     if new < min {
         return Ok(Due::Not(format!(
             "{new} new entries, fewer than consolidate_min_entries ({min})"

@@ -42,7 +42,7 @@ pub fn with_memory(
     listing: bool,
     warn: &mut dyn FnMut(String),
 ) -> (String, Injected) {
-    let injected = if let Some(budget) = agent.cfg.context.budget {
+    let injected = if let Some(budget) = agent.cfg.memory.context.budget {
         let request = Request {
             dirs: &agent.dirs,
             wait: agent.wait,
@@ -59,7 +59,7 @@ pub fn with_memory(
         };
         Injected::Context(shared_block::assemble(
             &agent.name,
-            &agent.cfg.memory_settings(),
+            &agent.cfg.memory,
             &request,
             &mut |kind, e| {
                 warn(format!(
@@ -70,7 +70,7 @@ pub fn with_memory(
             },
         ))
     } else if let Some(path) = &agent.state {
-        let budget = agent.cfg.state.context_budget.as_usize();
+        let budget = agent.cfg.memory.state.context_budget.as_usize();
         let built = state::read(path, agent.wait).and_then(|bytes| {
             let view = state::view(path, &bytes)?;
             Ok(state::build(&view, now, Block::new(budget)).text)
