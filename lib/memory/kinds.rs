@@ -1,17 +1,31 @@
-//! The kinds of memory an agent keeps, as one table: each [`MemoryKind`]
-//! is one [`Row`] of [`KINDS`], which says everything the code outside
-//! the kind's folder asks of it: its name (`[context] order`, `--json`,
-//! warnings), the agent-file section that turns it on, its heading in
-//! the shared block, where its files lie in the memory repository (as
-//! path components and as a git pattern) and how `axe-sync` merges them,
-//! and where its MCP resources' URIs start and their MIME type.
+//! The kinds of memory an agent keeps, as values. A kind is its folder
+//! (`log/`, `notes/`, `state/`), and the folder says what it is in one
+//! [`Kind`], `pub const KIND` beside its settings: its agent-file
+//! section, whether an agent's [`Settings`] turn it on, its checks, its
+//! `agents show` lines and template text. [`KINDS`] lists them. Each part
+//! of a kind that the shared block and the memory repository see (the
+//! notes kind has three: MEMORY.md, world topics, daily logs) is a [`Row`]
+//! of [`ROWS`], named by a [`MemoryKind`]: its name (`[context] order`,
+//! `--json`, warnings), its heading in the shared block and how it offers
+//! its items there, where its files lie in the memory repository (as path
+//! components and as a git pattern) and how `axe-sync` merges them, and
+//! its MCP resources.
 //!
-//! A new kind is its folder, a variant here and its row: [`MemoryKind::rank`]
-//! is a match, so the variant does not compile until it has a place, and
-//! the checks below fail the build until [`KINDS`] and
-//! [`MemoryKind::ORDER`] hold it at that place. The few places that do a
-//! kind's own work (how the shared block offers its items, how an MCP
-//! resource reads it) match on the kind, so the compiler names them too.
+//! The layers above ask through these values, not by a kind's name: the
+//! agent's validation calls each `KIND`'s checks, `agents show` its lines,
+//! the template adds its text, the shared block calls each row's `offer`,
+//! `.gitattributes` is made from the rows, `axe-mcp` lists and reads a
+//! row's `resources`. The tools are the one thing a kind cannot carry:
+//! memory is below `axe-tools`, so a kind's tools are rows of
+//! `axe_tools::MEMORY` there.
+//!
+//! A new kind is its folder, a variant here, its `KIND` in `KINDS` and its
+//! rows in `ROWS` (and its field of `Settings`): [`MemoryKind::rank`] is a
+//! match, so the variant does not compile until it has a place, and the
+//! checks below fail the build until `ROWS` holds each part at its place
+//! and [`MemoryKind::ORDER`] each kind of a release build. The toy kind of
+//! a test build (`crate::toy`, feature `test-hooks`) is the proof: nothing
+//! outside its folder names it but this file and `Settings`.
 
 use serde::{Deserialize, Serialize};
 
