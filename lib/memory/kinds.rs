@@ -70,7 +70,7 @@ pub struct Kind {
     pub validate: fn(&Settings) -> Result<()>,
     /// Its lines in `agents show`: label, whether shown, value (the
     /// directories, for paths in effect).
-    pub show: fn(&Dirs, &Settings) -> Vec<(&'static str, bool, String)>,
+    pub show: fn(&Dirs, &Settings) -> Vec<Shown>,
     /// Its commented section in the `agents init` template, whole lines,
     /// after the template's own. Empty for the three kinds of a release
     /// build, whose sections the template lays out line by line in Go's
@@ -78,6 +78,15 @@ pub struct Kind {
     /// (`axe_agent::scaffold`).
     pub template: &'static str,
 }
+
+/// A line of `agents show`: its label, whether it is shown, its value.
+pub type Shown = (&'static str, bool, String);
+
+/// A resource's bytes.
+pub type Read = Vec<u8>;
+
+/// A resource: the rest of its URI after its row's `uri`, and its title.
+pub type Listed = (String, String);
 
 impl PartialEq for Kind {
     /// One kind a section: the section names it.
@@ -171,9 +180,9 @@ pub struct Row {
 pub struct Resources {
     /// Its resources now: the rest of each URI after the row's `uri`, and
     /// its title.
-    pub list: fn(&Dirs, &str, &Settings) -> Vec<(String, String)>,
+    pub list: fn(&Dirs, &str, &Settings) -> Vec<Listed>,
     /// The resource at the rest of a URI; `None` for none there.
-    pub read: fn(&Dirs, &str, &Settings, &str) -> Result<Option<Vec<u8>>>,
+    pub read: fn(&Dirs, &str, &Settings, &str) -> Result<Option<Read>>,
 }
 
 /// The parts of a release build's kinds, at their [`MemoryKind::rank`].
