@@ -324,6 +324,34 @@ mod tests {
     }
 
     #[test]
+    fn the_memory_sections_errors_keep_their_position_and_the_first_wins() {
+        // Read as `Settings` from the same text: the position is the
+        // value's, as one read of the whole file gave it.
+        let err = parse("name = \"a\"\n[notes]\nrecall_days = \"x\"\n").unwrap_err();
+        assert!(err.to_string().starts_with("line 3, column 15: "), "{err}");
+        // An error of each: the one first in the file is said.
+        let both = "name = \"a\"\n[state]\nmax_entries = \"x\"\n[params]\nmax_tokens = \"y\"\n";
+        assert!(parse(both).unwrap_err().to_string().starts_with("line 3, "));
+        let both = "model = 5\n[state]\nmax_entries = \"x\"\n";
+        assert!(parse(both).unwrap_err().to_string().starts_with("line 1, "));
+    }
+
+    #[test]
+    fn unknown_keys_of_the_memory_sections_are_named_as_before() {
+        let s = |x: &str| Some(x.to_owned());
+        assert_eq!(
+            keys::<AgentConfig>(
+                "name = \"a\"\n[memroy]\nenabled = true\n[notes]\nrecal_days = 2\n[modle]\n"
+            ),
+            [
+                (2, "memroy".into(), s("memory")),
+                (5, "notes.recal_days".into(), s("notes.recall_days")),
+                (6, "modle".into(), s("model")),
+            ]
+        );
+    }
+
+    #[test]
     fn duplicate_keys_are_named() {
         for (text, expected) in [
             (
