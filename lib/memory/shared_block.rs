@@ -56,7 +56,7 @@ pub struct Loaded<'a> {
 }
 
 /// The notes files the block may show, most wanted first.
-pub struct Notes {
+struct Notes {
     ws: Workspace,
     files: Vec<notes::NoteFile>,
     /// Directories that could not be listed, by the kind they hold.
