@@ -20,6 +20,7 @@ mod hardening_reads;
 mod hardening_state;
 mod hardening_writes;
 mod import;
+mod kinds;
 mod ledger;
 mod llm;
 mod mcp;

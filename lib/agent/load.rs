@@ -136,7 +136,7 @@ fn read_agent_file(
         }
     };
     let cfg = parse(&text).map_err(|e| Error::caused(parse_err(e.to_string()), e))?;
-    let unknown = axe_base::unknown::find::<AgentConfig>(path, &text);
+    let unknown = crate::parse::unknown_keys(path, &text);
     if let Err(e) = validate(&cfg) {
         if let Some(agents) = warn {
             agents.warn(path, &unknown);
@@ -201,7 +201,7 @@ mod tests {
             .map(|(stem, cfg)| (stem.as_str(), cfg.name.as_str()))
             .collect();
         assert_eq!(names, [("a", "zed"), ("b", "bee")]);
-        assert!(listed[0].1.run_log.enabled);
+        assert!(listed[0].1.memory.log.enabled);
     }
 
     #[test]

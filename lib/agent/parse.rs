@@ -8,7 +8,6 @@ use axe_base::count::Count;
 use axe_base::error::Result;
 use axe_llm::{Backoff, ResponseFormat, RetryPolicy, retry};
 use axe_memory::Settings;
-use axe_memory::settings::{ContextConfig, LogConfig, NotesConfig, StateConfig};
 pub use axe_tools::mcp::config::McpServer;
 
 /// A parsed agent file. Counts are [`Count`]s, so that negative values
@@ -34,14 +33,14 @@ pub struct AgentConfig {
     pub stream: bool,
     pub retry: RetryConfig,
     pub budget: BudgetConfig,
-    /// `[memory]`: the run log (Go axe's name for the section, which agent
-    /// files keep).
-    #[serde(rename = "memory")]
-    pub run_log: LogConfig,
+    /// Its memory sections (`[memory]` the run log's, `[notes]`,
+    /// `[state]`, `[context]`), one field a kind, taken whole: [`parse`]
+    /// reads them from the same text (serde's `flatten` would read them
+    /// through a buffer that loses every error's position), JSON shows
+    /// them at the top, as the file has them.
+    #[serde(flatten, skip_deserializing)]
+    pub memory: Settings,
     pub params: ParamsConfig,
-    pub notes: NotesConfig,
-    pub state: StateConfig,
-    pub context: ContextConfig,
     /// Built-in tools offered to the model (`read_file`, `run_command`,
     /// ...); a name not in [`axe_tools::builtin::BUILTIN`] is a config error.
     pub tools: Vec<String>,
@@ -50,18 +49,6 @@ pub struct AgentConfig {
     pub allowed_hosts: Vec<String>,
     pub artifacts: ArtifactsConfig,
     pub sandbox: SandboxConfig,
-}
-
-impl AgentConfig {
-    /// Its memory sections, as the memory kinds and their tools read them.
-    pub fn memory_settings(&self) -> Settings {
-        Settings {
-            run_log: self.run_log.clone(),
-            notes: self.notes.clone(),
-            state: self.state.clone(),
-            context: self.context.clone(),
-        }
-    }
 }
 
 /// `[artifacts]`: a directory for files an agent makes for its caller
@@ -189,11 +176,57 @@ fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
 }
 
 /// Parses agent TOML; the error's line is one line with its position.
+/// The memory sections are read from the same text as [`Settings`]; when
+/// both reads fail, the error first in the file is the one said, as one
+/// read would have said it.
 pub fn parse(text: &str) -> Result<AgentConfig, BadToml> {
-    toml::from_str(text).map_err(|source| BadToml {
+    let bad = |source: toml::de::Error| BadToml {
         line: one_line_toml_error(text, &source),
         source,
-    })
+    };
+    match (
+        toml::from_str::<AgentConfig>(text),
+        toml::from_str::<Settings>(text),
+    ) {
+        (Ok(agent), Ok(memory)) => Ok(AgentConfig { memory, ..agent }),
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(bad(e)),
+        (Err(a), Err(m)) => {
+            let at = |e: &toml::de::Error| e.span().map_or(0, |s| s.start);
+            Err(bad(if at(&m) < at(&a) { m } else { a }))
+        }
+    }
+}
+
+/// The keys of an agent file (`text`, at `path`) that no setting takes:
+/// those the agent's own struct does not, nor [`Settings`] at the top,
+/// and inside a section those its owner does not.
+pub fn unknown_keys(path: &std::path::Path, text: &str) -> Vec<axe_base::unknown::Unknown> {
+    use axe_base::unknown::{fields_at, find};
+    let (own, memory) = (
+        fields_at::<AgentConfig>(&[]).unwrap_or_default(),
+        fields_at::<Settings>(&[]).unwrap_or_default(),
+    );
+    // Each finds the other's sections unknown at the top: those are not.
+    let mut found = find::<AgentConfig>(path, text);
+    found.retain(|u| !memory.contains(&u.key.as_str()));
+    for u in find::<Settings>(path, text) {
+        if own.contains(&u.key.as_str()) {
+            continue;
+        }
+        match found
+            .iter_mut()
+            .find(|f| (f.line, &f.key) == (u.line, &u.key))
+        {
+            // Unknown to both: the nearest name of either.
+            Some(f) => {
+                let all = own.iter().chain(memory).copied();
+                f.did_you_mean = axe_base::suggest::near(&f.key, all).map(str::to_owned);
+            }
+            None => found.push(u),
+        }
+    }
+    found.sort_by(|a, b| (a.line, &a.key).cmp(&(b.line, &b.key)));
+    found
 }
 
 /// A file that is not TOML of an agent's shape: its line (the position
@@ -235,6 +268,7 @@ pub(crate) fn one_line_toml_error(text: &str, err: &toml::de::Error) -> String {
 mod tests {
     use super::*;
     use crate::scaffold_uncommented;
+    use axe_memory::settings::LogConfig;
 
     #[test]
     fn load_memory_config_all_fields() {
@@ -243,7 +277,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            cfg.run_log,
+            cfg.memory.log,
             LogConfig {
                 enabled: true,
                 path: "/tmp/mem.md".into(),
@@ -257,11 +291,11 @@ mod tests {
     #[test]
     fn load_memory_config_defaults() {
         let cfg = parse("name = \"a\"\nmodel = \"x/y\"\n").unwrap();
-        assert_eq!(cfg.run_log, LogConfig::default());
-        assert!(!cfg.run_log.enabled);
-        assert_eq!(cfg.run_log.path, "");
+        assert_eq!(cfg.memory.log, LogConfig::default());
+        assert!(!cfg.memory.log.enabled);
+        assert_eq!(cfg.memory.log.path, "");
         assert_eq!(
-            (cfg.run_log.last_n, cfg.run_log.max_entries),
+            (cfg.memory.log.last_n, cfg.memory.log.max_entries),
             (Count(0), Count(0))
         );
     }
@@ -276,6 +310,34 @@ mod tests {
         let cause = std::error::Error::source(&err).unwrap();
         assert!(cause.is::<toml::de::Error>());
         assert!(cause.to_string().contains('\n'), "the multi-line original");
+    }
+
+    #[test]
+    fn the_memory_sections_errors_keep_their_position_and_the_first_wins() {
+        // Read as `Settings` from the same text: the position is the
+        // value's, as one read of the whole file gave it.
+        let err = parse("name = \"a\"\n[notes]\nrecall_days = \"x\"\n").unwrap_err();
+        assert!(err.to_string().starts_with("line 3, column 15: "), "{err}");
+        // An error of each: the one first in the file is said.
+        let both = "name = \"a\"\n[state]\nmax_entries = \"x\"\n[params]\nmax_tokens = \"y\"\n";
+        assert!(parse(both).unwrap_err().to_string().starts_with("line 3, "));
+        let both = "model = 5\n[state]\nmax_entries = \"x\"\n";
+        assert!(parse(both).unwrap_err().to_string().starts_with("line 1, "));
+    }
+
+    #[test]
+    fn unknown_keys_of_the_memory_sections_are_named_as_before() {
+        let s = |x: &str| Some(x.to_owned());
+        assert_eq!(
+            keys::<AgentConfig>(
+                "name = \"a\"\n[memroy]\nenabled = true\n[notes]\nrecal_days = 2\n[modle]\n"
+            ),
+            [
+                (2, "memroy".into(), s("memory")),
+                (5, "notes.recal_days".into(), s("notes.recall_days")),
+                (6, "modle".into(), s("model")),
+            ]
+        );
     }
 
     #[test]
@@ -306,11 +368,18 @@ mod tests {
         assert_eq!(cfg.params.temperature, 1.0);
     }
 
-    fn keys<T: serde::de::DeserializeOwned>(text: &str) -> Vec<(usize, String, Option<String>)> {
-        axe_base::unknown::find::<T>(std::path::Path::new("f.toml"), text)
-            .into_iter()
-            .map(|u| (u.line, u.key, u.did_you_mean))
-            .collect()
+    fn keys<T: serde::de::DeserializeOwned + 'static>(
+        text: &str,
+    ) -> Vec<(usize, String, Option<String>)> {
+        let path = std::path::Path::new("f.toml");
+        // An agent's keys are its own struct's and its memory's.
+        match std::any::TypeId::of::<T>() == std::any::TypeId::of::<AgentConfig>() {
+            true => unknown_keys(path, text),
+            false => axe_base::unknown::find::<T>(path, text),
+        }
+        .into_iter()
+        .map(|u| (u.line, u.key, u.did_you_mean))
+        .collect()
     }
 
     #[test]

@@ -404,6 +404,13 @@ fn render(name: &str, showing: Showing) -> String {
             }
         }
     }
+    // A kind whose section the template does not lay out adds its own.
+    for kind in axe_memory::kinds::KINDS {
+        if !kind.template.is_empty() {
+            out.push('\n');
+            out.push_str(kind.template);
+        }
+    }
     out
 }
 
@@ -448,16 +455,20 @@ mod tests {
         };
         let filled = parse(&scaffold_with("x", fill)).unwrap();
         assert_eq!(filled.model, "openai/q\"x");
-        assert!(filled.run_log.enabled && filled.notes.enabled && filled.state.enabled);
+        assert!(
+            filled.memory.log.enabled && filled.memory.notes.enabled && filled.memory.state.enabled
+        );
         // The template's recommendation, not the whole log forever.
         assert_eq!(
-            (filled.run_log.last_n, filled.run_log.max_entries),
+            (filled.memory.log.last_n, filled.memory.log.max_entries),
             (Count(10), Count(100))
         );
-        assert_eq!(filled.run_log.path, "", "the rest stays commented");
-        assert!(filled.context.budget.is_none());
+        assert_eq!(filled.memory.log.path, "", "the rest stays commented");
+        assert!(filled.memory.context.budget.is_none());
         let plain = parse(&scaffold_with("x", Fill::default())).unwrap();
-        assert!(!plain.run_log.enabled && !plain.notes.enabled && !plain.state.enabled);
+        assert!(
+            !plain.memory.log.enabled && !plain.memory.notes.enabled && !plain.memory.state.enabled
+        );
         assert_eq!(plain.model, PLACEHOLDER_MODEL);
         let s = scaffold("x");
         assert!(s.contains("# last_n = 10"));
@@ -513,7 +524,7 @@ mod tests {
                 (text, text)
             );
             assert_eq!(cfg.model, "a/b");
-            assert!(cfg.run_log.enabled && cfg.notes.enabled && cfg.state.enabled);
+            assert!(cfg.memory.log.enabled && cfg.memory.notes.enabled && cfg.memory.state.enabled);
         }
     }
 
@@ -557,10 +568,34 @@ mod tests {
     fn every_field_of_an_agent_is_in_the_template() {
         use crate::AgentConfig;
         use axe_base::unknown::fields_at;
+        use axe_memory::Settings;
         let settings = settings();
         let has = |table: &str, key: &str| settings.contains(&(table, key));
-        for &key in fields_at::<AgentConfig>(&[]).unwrap() {
-            match fields_at::<AgentConfig>(&[key]) {
+        // A kind whose template is its own text: its section is there.
+        let own = |key: &str| {
+            axe_memory::kinds::KINDS
+                .iter()
+                .find(|k| k.section == key && !k.template.is_empty())
+        };
+        fn fields<T: serde::de::DeserializeOwned>()
+        -> Vec<(&'static str, Option<&'static [&'static str]>)> {
+            fields_at::<T>(&[])
+                .unwrap()
+                .iter()
+                .map(|&key| (key, fields_at::<T>(&[key])))
+                .collect()
+        }
+        let mut all = fields::<AgentConfig>();
+        all.extend(fields::<Settings>());
+        for (key, table) in all {
+            match table {
+                Some(_) if own(key).is_some() => {
+                    let text = scaffold("x");
+                    assert!(
+                        text.contains(&format!("# [{key}]\n")),
+                        "[{key}] is not in the template"
+                    );
+                }
                 Some(table) => {
                     for inner in table {
                         assert!(has(key, inner), "{key}.{inner} is not in the template");
@@ -578,7 +613,7 @@ mod tests {
     #[test]
     fn the_template_shows_the_kinds_and_tools_there_are() {
         let cfg = parse(&scaffold_uncommented("x")).unwrap();
-        assert_eq!(cfg.context.order, axe_memory::MemoryKind::ORDER);
+        assert_eq!(cfg.memory.context.order, axe_memory::MemoryKind::ORDER);
         let said: String = TEMPLATE
             .iter()
             .filter_map(|l| match l {

@@ -77,12 +77,10 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
         ));
     }
     non_negative(&[("budget.max_tokens", cfg.budget.max_tokens)])?;
-    // Each kind checks its own section; the agent calls them where Go
+    // Each kind checks its own section, in the kinds' order, where Go
     // checked those fields, so the first failure is still Go's.
-    cfg.run_log.validate()?;
-    cfg.notes.validate()?;
-    cfg.state.validate()?;
-    cfg.context.validate_budget()?;
+    cfg.memory.validate_kinds()?;
+    cfg.memory.context.validate_budget()?;
     if let Some(name) = cfg
         .tools
         .iter()
@@ -100,7 +98,7 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     {
         return rule("artifacts.dir must not contain \"..\"");
     }
-    cfg.context.validate_order()?;
+    cfg.memory.context.validate_order()?;
     Ok(())
 }
 
@@ -156,14 +154,14 @@ mod tests {
     #[test]
     fn validate_memory_last_n_negative() {
         let mut cfg = valid();
-        cfg.run_log.last_n = Count(-1);
+        cfg.memory.log.last_n = Count(-1);
         assert_eq!(invalid_message(&cfg), "memory.last_n must be non-negative");
     }
 
     #[test]
     fn validate_memory_max_entries_negative() {
         let mut cfg = valid();
-        cfg.run_log.max_entries = Count(-1);
+        cfg.memory.log.max_entries = Count(-1);
         assert_eq!(
             invalid_message(&cfg),
             "memory.max_entries must be non-negative"
@@ -174,7 +172,7 @@ mod tests {
     fn validate_memory_zero_values_are_fine() {
         let cfg = valid();
         assert_eq!(
-            (cfg.run_log.last_n, cfg.run_log.max_entries),
+            (cfg.memory.log.last_n, cfg.memory.log.max_entries),
             (Count(0), Count(0))
         );
         validate(&cfg).unwrap();
@@ -212,7 +210,7 @@ mod tests {
     #[test]
     fn validate_order_first_failure_wins() {
         let mut cfg = AgentConfig::default();
-        cfg.run_log.last_n = Count(-1);
+        cfg.memory.log.last_n = Count(-1);
         assert_eq!(
             invalid_message(&cfg),
             "agent config missing required field: name"
@@ -270,24 +268,24 @@ mod tests {
         // between them: each message shows once those before it are
         // fixed, in the order Go gave them.
         let mut cfg = valid();
-        cfg.run_log.max_entries = Count(-1);
-        cfg.notes.recall_chars = Count(-1);
-        cfg.state.max_entries = Count(-1);
-        cfg.context.budget = Some(Count(-1));
+        cfg.memory.log.max_entries = Count(-1);
+        cfg.memory.notes.recall_chars = Count(-1);
+        cfg.memory.state.max_entries = Count(-1);
+        cfg.memory.context.budget = Some(Count(-1));
         cfg.tools = vec!["nope".into()];
         cfg.artifacts.dir = "x".into();
-        cfg.context.order = vec![axe_memory::MemoryKind::Log; 2];
+        cfg.memory.context.order = vec![axe_memory::MemoryKind::Log; 2];
         cfg.budget.max_tokens = Count(-1);
         let mut said = Vec::new();
         for fix in [
             (|c: &mut AgentConfig| c.budget.max_tokens = Count(0)) as fn(&mut AgentConfig),
-            |c| c.run_log.max_entries = Count(0),
-            |c| c.notes.recall_chars = Count(0),
-            |c| c.state.max_entries = Count(0),
-            |c| c.context.budget = None,
+            |c| c.memory.log.max_entries = Count(0),
+            |c| c.memory.notes.recall_chars = Count(0),
+            |c| c.memory.state.max_entries = Count(0),
+            |c| c.memory.context.budget = None,
             |c| c.tools.clear(),
             |c| c.artifacts.dir.clear(),
-            |c| c.context.order.clear(),
+            |c| c.memory.context.order.clear(),
         ] {
             said.push(invalid_message(&cfg));
             fix(&mut cfg);

@@ -18,7 +18,7 @@
 use serde_json::{Value, json};
 
 use super::jsonrpc::INVALID_PARAMS;
-use axe_memory::kinds::KINDS;
+use axe_memory::kinds::ROWS;
 use axe_memory::notes::Workspace;
 use axe_memory::{MemoryKind, log, state};
 use axe_tools::Memory;
@@ -44,13 +44,26 @@ const LISTED: [MemoryKind; 5] = [
 ];
 const _: () = assert!(MemoryKind::each_once(&LISTED));
 
-/// The resources there are now.
+/// The resources there are now: the listed kinds', then those of any
+/// kind that lists its own through its row.
 pub fn list(m: &Memory) -> Vec<Value> {
-    LISTED.iter().flat_map(|&kind| of_kind(m, kind)).collect()
+    let mut all: Vec<Value> = LISTED.iter().flat_map(|&kind| of_kind(m, kind)).collect();
+    for row in ROWS {
+        let (Some(res), Some(served)) = (row.resources, &m.served) else {
+            continue;
+        };
+        if served.cfg.keeps(row.section) {
+            for (rest, title) in (res.list)(&m.dirs, &m.agent, &served.cfg) {
+                all.push(resource(&format!("{}{rest}", row.uri), &title, row.mime));
+            }
+        }
+    }
+    all
 }
 
-/// The resources of `kind` there are now: a match, so a new kind does
-/// not compile until it says what it offers.
+/// The resources of `kind` there are now, for the five kinds of a
+/// release build (`LISTED`, checked to hold each); another kind lists its
+/// own through its row.
 fn of_kind(m: &Memory, kind: MemoryKind) -> Vec<Value> {
     let row = kind.row();
     // The state and the run log are offered only for an agent served
@@ -97,13 +110,16 @@ fn of_kind(m: &Memory, kind: MemoryKind) -> Vec<Value> {
         },
         MemoryKind::Log => match kept() {
             Some(served)
-                if log::file_path(&m.dirs, &m.agent, &served.cfg.run_log.path)
+                if log::file_path(&m.dirs, &m.agent, &served.cfg.log.path)
                     .is_ok_and(|p| p.exists()) =>
             {
                 own(&format!("{}{}.md", row.uri, m.agent), "run log")
             }
             _ => Vec::new(),
         },
+        // Any other kind lists its own through its row (`list`).
+        #[allow(unreachable_patterns)]
+        _ => Vec::new(),
     }
 }
 
@@ -125,7 +141,7 @@ pub fn read(m: &Memory, params: &Value) -> Result<Value, Failure> {
         .as_str()
         .ok_or((INVALID_PARAMS, "resources/read needs a uri".to_owned()))?;
     let unknown = || (INVALID_PARAMS, format!("unknown resource: {uri}"));
-    let row = KINDS
+    let row = ROWS
         .iter()
         .find(|r| uri.starts_with(r.uri))
         .ok_or_else(unknown)?;
@@ -137,8 +153,8 @@ pub fn read(m: &Memory, params: &Value) -> Result<Value, Failure> {
             .filter(|s| s.cfg.keeps(row.section))
             .ok_or_else(unknown)
     };
-    // A match, so a new kind does not compile until it says how it is
-    // read.
+    // The five kinds of a release build are read here; any other kind
+    // (a test build's toy) through its row.
     let bytes = match row.kind {
         MemoryKind::Memory | MemoryKind::World | MemoryKind::Daily => {
             let ws = m.notes.as_ref().ok_or_else(unknown)?;
@@ -168,9 +184,16 @@ pub fn read(m: &Memory, params: &Value) -> Result<Value, Failure> {
             if rest != format!("{}.md", m.agent) {
                 return Err(unknown());
             }
-            let path =
-                log::file_path(&m.dirs, &m.agent, &served.cfg.run_log.path).map_err(failed)?;
+            let path = log::file_path(&m.dirs, &m.agent, &served.cfg.log.path).map_err(failed)?;
             log::load(&path, LOG_ENTRIES, m.wait).map_err(failed)?
+        }
+        #[allow(unreachable_patterns)]
+        _ => {
+            let served = kept()?;
+            let read = row.resources.ok_or_else(unknown)?.read;
+            read(&m.dirs, &m.agent, &served.cfg, rest)
+                .map_err(failed)?
+                .ok_or_else(unknown)?
         }
     };
     let mime = row.mime;

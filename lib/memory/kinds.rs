@@ -1,25 +1,42 @@
-//! The kinds of memory an agent keeps, as one table: each [`MemoryKind`]
-//! is one [`Row`] of [`KINDS`], which says everything the code outside
-//! the kind's folder asks of it: its name (`[context] order`, `--json`,
-//! warnings), the agent-file section that turns it on, its heading in
-//! the shared block, where its files lie in the memory repository (as
-//! path components and as a git pattern) and how `axe-sync` merges them,
-//! and where its MCP resources' URIs start and their MIME type.
+//! The kinds of memory an agent keeps, as values. A kind is its folder
+//! (`log/`, `notes/`, `state/`), and the folder says what it is in one
+//! [`Kind`], `pub const KIND` beside its settings: its agent-file
+//! section, whether an agent's [`Settings`] turn it on, its checks, its
+//! `agents show` lines and template text. [`KINDS`] lists them. Each part
+//! of a kind that the shared block and the memory repository see (the
+//! notes kind has three: MEMORY.md, world topics, daily logs) is a [`Row`]
+//! of [`ROWS`], named by a [`MemoryKind`]: its name (`[context] order`,
+//! `--json`, warnings), its heading in the shared block and how it offers
+//! its items there, where its files lie in the memory repository (as path
+//! components and as a git pattern) and how `axe-sync` merges them, and
+//! its MCP resources.
 //!
-//! A new kind is its folder, a variant here and its row: [`MemoryKind::rank`]
-//! is a match, so the variant does not compile until it has a place, and
-//! the checks below fail the build until [`KINDS`] and
-//! [`MemoryKind::ORDER`] hold it at that place. The few places that do a
-//! kind's own work (how the shared block offers its items, how an MCP
-//! resource reads it) match on the kind, so the compiler names them too.
+//! The layers above ask through these values, not by a kind's name: the
+//! agent's validation calls each `KIND`'s checks, `agents show` its lines,
+//! the template adds its text, the shared block calls each row's `offer`,
+//! `.gitattributes` is made from the rows, `axe-mcp` lists and reads a
+//! row's `resources`. The tools are the one thing a kind cannot carry:
+//! memory is below `axe-tools`, so a kind's tools are rows of
+//! `axe_tools::MEMORY` there.
+//!
+//! A new kind is its folder, a variant here, its `KIND` in `KINDS` and its
+//! rows in `ROWS` (and its field of `Settings`): [`MemoryKind::rank`] is a
+//! match, so the variant does not compile until it has a place, and the
+//! checks below fail the build until `ROWS` holds each part at its place
+//! and [`MemoryKind::ORDER`] each kind of a release build. The toy kind of
+//! a test build (`crate::toy`, feature `test-hooks`) is the proof: nothing
+//! outside its folder names it but this file and `Settings`.
 
 use serde::{Deserialize, Serialize};
 
 use crate::notes::Kind as NoteKind;
+use crate::settings::Settings;
+use axe_base::dirs::Dirs;
+use axe_base::error::Result;
 
 /// A kind of memory. A name not here is a parse error of `[context]
 /// order` naming the ones that are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryKind {
     /// The structured state's Session Memory items (`[state]`).
@@ -32,18 +49,64 @@ pub enum MemoryKind {
     World,
     /// Daily logs of the last `notes.recall_days` days (`[notes]`).
     Daily,
+    /// The toy kind a test adds (`[toy]`), in test builds only.
+    #[cfg(feature = "test-hooks")]
+    Toy,
 }
 
-/// The agent-file section that turns a kind on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Section {
-    /// `[memory]`, the run log's.
-    Log,
-    /// `[notes]`.
-    Notes,
-    /// `[state]`.
-    State,
+/// A kind of memory as its folder offers it (`log::KIND`,
+/// `notes::KIND`, `state::KIND`): its agent-file section and what the
+/// layers above do with it through this value, never by its name.
+#[derive(Debug)]
+pub struct Kind {
+    /// Its section of an agent file, as [`Settings`] takes it whole: the
+    /// TOML key (`memory`, `notes`, `state`).
+    pub section: &'static str,
+    /// Whether the agent's settings turn it on.
+    pub enabled: fn(&Settings) -> bool,
+    /// Its section's checks, in Go's order and words, the first failure
+    /// winning (the agent's validation calls each kind's in [`KINDS`]'
+    /// order).
+    pub validate: fn(&Settings) -> Result<()>,
+    /// Its lines in `agents show`: label, whether shown, value (the
+    /// directories, for paths in effect).
+    pub show: fn(&Dirs, &Settings) -> Vec<Shown>,
+    /// Its commented section in the `agents init` template, whole lines,
+    /// after the template's own. Empty for the three kinds of a release
+    /// build, whose sections the template lays out line by line in Go's
+    /// order with what `agents init`'s flags fill in
+    /// (`axe_agent::scaffold`).
+    pub template: &'static str,
 }
+
+/// A line of `agents show`: its label, whether it is shown, its value.
+pub type Shown = (&'static str, bool, String);
+
+/// A resource's bytes.
+pub type Read = Vec<u8>;
+
+/// A resource: the rest of its URI after its row's `uri`, and its title.
+pub type Listed = (String, String);
+
+impl PartialEq for Kind {
+    /// One kind a section: the section names it.
+    fn eq(&self, other: &Kind) -> bool {
+        self.section == other.section
+    }
+}
+
+/// Every kind by its folder, in the order of their sections in an agent
+/// file, its template, `agents show` and `.gitattributes`.
+#[cfg(not(feature = "test-hooks"))]
+pub const KINDS: &[&Kind] = &[&crate::log::KIND, &crate::notes::KIND, &crate::state::KIND];
+/// The same with the toy kind a test adds (`crate::toy`).
+#[cfg(feature = "test-hooks")]
+pub const KINDS: &[&Kind] = &[
+    &crate::log::KIND,
+    &crate::notes::KIND,
+    &crate::state::KIND,
+    &crate::toy::KIND,
+];
 
 /// How two versions of one of a kind's files merge (`axe-sync` and its
 /// git merge drivers).
@@ -59,18 +122,38 @@ pub enum Merge {
     Lines,
 }
 
-/// What a kind is, to the code outside its folder.
+impl Merge {
+    /// The name of its git merge driver (`merge=axe-<driver>` in
+    /// `.gitattributes`).
+    pub const fn driver(self) -> &'static str {
+        match self {
+            Merge::RunLog => "runlog",
+            Merge::Daily => "daily",
+            Merge::State => "state",
+            Merge::Lines => "lines",
+        }
+    }
+}
+
+/// One part of a kind, to the code outside its folder: what the shared
+/// block, `[context] order`, `axe-sync` and the MCP resources ask of it.
+/// The notes kind has three (MEMORY.md, world topics, daily logs); the
+/// others one.
 #[derive(Debug, Clone, Copy)]
 pub struct Row {
     pub kind: MemoryKind,
     /// As `[context] order`, `axe-context --json`'s `kinds` and warnings
     /// name it.
     pub name: &'static str,
-    pub section: Section,
+    /// The kind whose folder lays these files out and whose section turns
+    /// them on.
+    pub section: &'static Kind,
     /// The notes kind of its files, for a kind the notes workspace holds.
     pub note: Option<NoteKind>,
     /// Its heading in the shared block.
     pub heading: &'static str,
+    /// How it offers its items to the shared block, under its heading.
+    pub offer: crate::shared_block::Offer,
     pub merge: Merge,
     /// Whether a file at these path components of the memory repository
     /// (the data directory, or a notes workspace synced with `--dir`) is
@@ -85,71 +168,115 @@ pub struct Row {
     /// Where its MCP resources' URIs start: the notes workspace's kinds
     /// share `axe://notes/`, the URIs mirroring where the files are.
     pub uri: &'static str,
+    /// What `axe-mcp` lists and reads of it, for an agent served whole
+    /// that keeps it. `None` for the five kinds of a release build, whose
+    /// listing `axe-mcp` does itself (`resources.rs`: the notes workspace
+    /// it holds, each kind's own bounds).
+    pub resources: Option<Resources>,
 }
 
-/// Every kind, at its [`MemoryKind::rank`].
-pub const KINDS: &[Row; 5] = &[
+/// A kind's MCP resources through its row.
+#[derive(Debug, Clone, Copy)]
+pub struct Resources {
+    /// Its resources now: the rest of each URI after the row's `uri`, and
+    /// its title.
+    pub list: fn(&Dirs, &str, &Settings) -> Vec<Listed>,
+    /// The resource at the rest of a URI; `None` for none there.
+    pub read: fn(&Dirs, &str, &Settings, &str) -> Result<Option<Read>>,
+}
+
+/// The parts of a release build's kinds, at their [`MemoryKind::rank`].
+const BUILT_IN: [Row; 5] = [
     Row {
         kind: MemoryKind::State,
         name: "state",
-        section: Section::State,
+        section: &crate::state::KIND,
         note: None,
         heading: "# Session Memory\n",
+        offer: crate::shared_block::offer_state,
         merge: Merge::State,
         holds: |p| matches!(p, ["state", n] if n.ends_with(".json")),
         pattern: "state/*.json",
         mime: "application/json",
         uri: "axe://state/",
+        resources: None,
     },
     Row {
         kind: MemoryKind::Memory,
         name: "memory",
-        section: Section::Notes,
+        section: &crate::notes::KIND,
         note: Some(NoteKind::Memory),
         heading: "# Your Memory\n",
+        offer: crate::shared_block::offer_notes,
         merge: Merge::Lines,
         holds: |p| matches!(p, [.., "agents", _, "MEMORY.md"]),
         pattern: "**/agents/*/MEMORY.md",
         mime: "text/markdown",
         uri: "axe://notes/",
+        resources: None,
     },
     Row {
         kind: MemoryKind::Log,
         name: "log",
-        section: Section::Log,
+        section: &crate::log::KIND,
         note: None,
         heading: "# Recent Runs\n",
+        offer: crate::shared_block::offer_log,
         merge: Merge::RunLog,
         holds: |p| matches!(p, ["memory", n] if n.ends_with(".md")),
         pattern: "memory/*.md",
         mime: "text/markdown",
         uri: "axe://log/",
+        resources: None,
     },
     Row {
         kind: MemoryKind::World,
         name: "world",
-        section: Section::Notes,
+        section: &crate::notes::KIND,
         note: Some(NoteKind::World),
         heading: "# World Knowledge\n",
+        offer: crate::shared_block::offer_notes,
         merge: Merge::Lines,
         holds: |p| matches!(p, [.., "world", n] if n.ends_with(".md")),
         pattern: "**/world/*.md",
         mime: "text/markdown",
         uri: "axe://notes/",
+        resources: None,
     },
     Row {
         kind: MemoryKind::Daily,
         name: "daily",
-        section: Section::Notes,
+        section: &crate::notes::KIND,
         note: Some(NoteKind::Daily),
         heading: "# Recent Experiences\n",
+        offer: crate::shared_block::offer_notes,
         merge: Merge::Daily,
         holds: |p| matches!(p, [.., "daily", n] if is_day(n)),
         pattern: "**/daily/*.md",
         mime: "text/markdown",
         uri: "axe://notes/",
+        resources: None,
     },
 ];
+
+/// Every part of every kind, at its [`MemoryKind::rank`].
+#[cfg(not(feature = "test-hooks"))]
+pub const ROWS: &[Row] = &BUILT_IN;
+/// The same with the toy kind's row last.
+#[cfg(feature = "test-hooks")]
+pub const ROWS: &[Row] = &with::<5, 6>(BUILT_IN, crate::toy::ROW);
+
+/// `rows` and `last` after them.
+#[cfg(feature = "test-hooks")]
+const fn with<const N: usize, const M: usize>(rows: [Row; N], last: Row) -> [Row; M] {
+    let mut out = [last; M];
+    let mut i = 0;
+    while i < N {
+        out[i] = rows[i];
+        i += 1;
+    }
+    out
+}
 
 impl MemoryKind {
     /// The default order of the shared block: what the agent is doing,
@@ -174,12 +301,26 @@ impl MemoryKind {
             MemoryKind::Log => 2,
             MemoryKind::World => 3,
             MemoryKind::Daily => 4,
+            #[cfg(feature = "test-hooks")]
+            MemoryKind::Toy => 5,
         }
     }
 
-    /// Its row of [`KINDS`].
+    /// The names a `[context] order` is told of when it names none:
+    /// [`Self::ORDER`]'s.
+    const NAMES: [&'static str; 5] = {
+        let mut names = [""; 5];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = Self::ORDER[i].name();
+            i += 1;
+        }
+        names
+    };
+
+    /// Its row of [`ROWS`].
     pub const fn row(self) -> &'static Row {
-        &KINDS[self.rank()]
+        &ROWS[self.rank()]
     }
 
     pub const fn name(self) -> &'static str {
@@ -200,17 +341,19 @@ impl MemoryKind {
     /// conflict file, a note someone put there).
     pub fn of_file(rel: &str) -> Option<MemoryKind> {
         let parts: Vec<&str> = rel.split('/').collect();
-        KINDS.iter().find(|r| (r.holds)(&parts)).map(|r| r.kind)
+        ROWS.iter().find(|r| (r.holds)(&parts)).map(|r| r.kind)
     }
 
-    /// Whether `kinds` holds every kind once: for a place that goes
-    /// through the kinds in an order of its own, checked where it stands
-    /// (`const _: () = assert!(MemoryKind::each_once(&...))`).
+    /// Whether `kinds` holds every kind of a release build once: for a
+    /// place that goes through the kinds in an order of its own, checked
+    /// where it stands (`const _: () = assert!(MemoryKind::each_once(&...))`).
+    /// The toy kind of a test build is in no such list: it is reached
+    /// through its row alone.
     pub const fn each_once(kinds: &[MemoryKind]) -> bool {
-        if kinds.len() != KINDS.len() {
+        if kinds.len() != BUILT_IN.len() {
             return false;
         }
-        let mut seen = [false; KINDS.len()];
+        let mut seen = [false; ROWS.len()];
         let mut i = 0;
         while i < kinds.len() {
             let r = kinds[i].rank();
@@ -224,17 +367,42 @@ impl MemoryKind {
     }
 }
 
-/// `ORDER` and `KINDS` list each kind at its rank, and as many as there
-/// are ranks; a note kind belongs to one kind only.
+/// `ROWS` lists each kind at its rank; `ORDER` each kind of a release
+/// build (a test's toy kind joins the block when its `[context] order`
+/// names it).
 const _: () = {
     let mut i = 0;
-    while i < KINDS.len() {
+    while i < ROWS.len() {
+        assert!(ROWS[i].kind.rank() == i);
+        i += 1;
+    }
+    let mut i = 0;
+    while i < MemoryKind::ORDER.len() {
         assert!(MemoryKind::ORDER[i].rank() == i);
-        assert!(KINDS[i].kind.rank() == i);
         i += 1;
     }
     assert!(MemoryKind::each_once(&MemoryKind::ORDER));
 };
+
+/// A kind by its row's name; serde's own words for a name that is none.
+impl<'de> Deserialize<'de> for MemoryKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = MemoryKind;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a kind of memory")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<MemoryKind, E> {
+                ROWS.iter()
+                    .find(|r| r.name == v)
+                    .map(|r| r.kind)
+                    .ok_or_else(|| E::unknown_variant(v, &MemoryKind::NAMES))
+            }
+        }
+        d.deserialize_str(Name)
+    }
+}
 
 /// `YYYY-MM-DD.md`, a daily log's name.
 fn is_day(name: &str) -> bool {
@@ -288,7 +456,7 @@ mod tests {
             "notes/agents/a/daily/2026-01-02.md",
         ] {
             let parts: Vec<&str> = rel.split('/').collect();
-            let holders = KINDS.iter().filter(|r| (r.holds)(&parts)).count();
+            let holders = ROWS.iter().filter(|r| (r.holds)(&parts)).count();
             assert_eq!(holders, 1, "{rel}");
         }
     }
@@ -303,10 +471,10 @@ mod tests {
 
     #[test]
     fn note_kinds_are_their_rows() {
-        for row in KINDS {
+        for row in ROWS {
             if let Some(note) = row.note {
                 assert_eq!(MemoryKind::of_note(note), row.kind);
-                assert_eq!(row.section, Section::Notes);
+                assert_eq!(row.section, &crate::notes::KIND);
             }
         }
     }

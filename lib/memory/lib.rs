@@ -20,11 +20,14 @@ pub mod log;
 pub mod markers;
 pub mod notes;
 pub mod replace;
-pub mod secrets;
 pub mod settings;
 pub mod shared_block;
 pub mod state;
+#[cfg(feature = "test-hooks")]
+pub mod toy;
 
+/// Credentials kept out of memory, a crate of its own below this one.
+pub use axe_secrets as secrets;
 pub use kinds::MemoryKind;
 pub use lock::{DEFAULT_WAIT, Wait};
 pub use settings::Settings;

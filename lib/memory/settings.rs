@@ -1,26 +1,34 @@
 //! An agent's memory settings: the sections of its file that each kind
 //! reads (`[memory]` the run log's, `[notes]`, `[state]`), and
-//! `[context]`, the one budget over them all.
+//! `[context]`, the one budget over them all. An agent file takes
+//! [`Settings`] whole: its fields are the sections, by their TOML keys.
 
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::error::MemoryError;
+use crate::kinds::Kind;
 pub use crate::kinds::MemoryKind;
-use crate::kinds::Section;
 pub use crate::log::settings::LogConfig;
 pub use crate::notes::settings::NotesConfig;
 pub use crate::state::settings::StateConfig;
 use axe_base::count::{Count, non_negative};
 use axe_base::error::Result;
 
-/// The memory sections of an agent file, as the kinds read them.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The memory sections of an agent file, as the kinds read them: one
+/// field a kind, named by its section, and `[context]`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default)]
 pub struct Settings {
-    /// `[memory]`: the run log.
-    pub run_log: LogConfig,
+    /// `[memory]`, the run log's section (Go's name).
+    #[serde(rename = "memory")]
+    pub log: LogConfig,
     pub notes: NotesConfig,
     pub state: StateConfig,
     pub context: ContextConfig,
+    /// The toy kind's section, in test builds only; not shown until set.
+    #[cfg(feature = "test-hooks")]
+    #[serde(skip_serializing_if = "crate::toy::ToyConfig::is_unset")]
+    pub toy: crate::toy::ToyConfig,
 }
 
 /// `[context]`: one character budget over every kind of memory the agent
@@ -38,13 +46,17 @@ pub struct ContextConfig {
 }
 
 impl Settings {
-    /// Whether the agent keeps the kinds `section` turns on.
-    pub fn keeps(&self, section: Section) -> bool {
-        match section {
-            Section::Log => self.run_log.enabled,
-            Section::Notes => self.notes.enabled,
-            Section::State => self.state.enabled,
-        }
+    /// Whether the agent keeps `kind`.
+    pub fn keeps(&self, kind: &Kind) -> bool {
+        (kind.enabled)(self)
+    }
+
+    /// Every kind's checks, in [`crate::kinds::KINDS`]' order; the first
+    /// failure wins.
+    pub fn validate_kinds(&self) -> Result<()> {
+        crate::kinds::KINDS
+            .iter()
+            .try_for_each(|kind| (kind.validate)(self))
     }
 }
 

@@ -35,8 +35,18 @@ use crate::settings::Settings;
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 
-/// What a kind offers from: everything loaded for the block.
-struct Loaded<'a> {
+/// How a kind offers its items to the block (its row's `offer`): from
+/// what is loaded, under its row's heading.
+pub type Offer = for<'a> fn(&'a Loaded<'a>, MemoryKind, &mut Block<'a>) -> Result<()>;
+
+/// What a kind offers from: everything loaded for the block. The three
+/// kinds of a release build are loaded ahead (the notes workspace once
+/// for its three parts); another kind reads what it needs from `cfg` and
+/// `request` in its own `offer`.
+pub struct Loaded<'a> {
+    pub agent: &'a str,
+    pub cfg: &'a Settings,
+    pub request: &'a Request<'a>,
     /// Where the run stands, for the state.
     now: state::Current<'a>,
     state: Option<state::View<'a>>,
@@ -53,19 +63,6 @@ struct Notes {
     unreadable: Vec<(NoteKind, notes::Unreadable)>,
     /// Conflict files a sync left (relative to the workspace).
     conflicts: Vec<String>,
-}
-
-/// How `kind` offers its items to the block, under its row's heading: a
-/// match, so a new kind does not compile until it says how.
-fn offer<'a>(kind: MemoryKind, l: &'a Loaded<'a>, b: &mut Block<'a>) -> Result<()> {
-    let heading = kind.row().heading;
-    match kind {
-        MemoryKind::State => offer_state(l, heading, b),
-        MemoryKind::Log => offer_log(l, heading, b),
-        MemoryKind::Memory | MemoryKind::World | MemoryKind::Daily => {
-            offer_notes(l, kind, heading, b)
-        }
-    }
 }
 
 /// What to assemble.
@@ -149,6 +146,9 @@ pub fn assemble(
             .ok()
     });
     let loaded = Loaded {
+        agent,
+        cfg,
+        request,
         now: request.now,
         state,
         log: log_tail.as_deref(),
@@ -160,7 +160,7 @@ pub fn assemble(
         false => Block::new(request.budget),
     };
     for &kind in &kept {
-        if let Err(e) = offer(kind, &loaded, &mut block) {
+        if let Err(e) = (kind.row().offer)(&loaded, kind, &mut block) {
             failed(kind, e);
         }
     }
@@ -182,8 +182,8 @@ fn load_state(request: &Request, agent: &str, cfg: &Settings) -> Result<(PathBuf
 }
 
 fn load_log(request: &Request, agent: &str, cfg: &Settings) -> Result<Vec<u8>> {
-    let path = log::file_path(request.dirs, agent, &cfg.run_log.path)?;
-    log::load(&path, cfg.run_log.last_n.get(), request.wait)
+    let path = log::file_path(request.dirs, agent, &cfg.log.path)?;
+    log::load(&path, cfg.log.last_n.get(), request.wait)
 }
 
 fn load_notes(
@@ -208,18 +208,22 @@ fn load_notes(
     })
 }
 
-fn offer_state<'a>(l: &'a Loaded<'a>, heading: &'static str, b: &mut Block<'a>) -> Result<()> {
+pub(crate) fn offer_state<'a>(
+    l: &'a Loaded<'a>,
+    kind: MemoryKind,
+    b: &mut Block<'a>,
+) -> Result<()> {
     if let Some(view) = &l.state {
-        state::offer(view, l.now, heading, b);
+        state::offer(view, l.now, kind.row().heading, b);
     }
     Ok(())
 }
 
 /// The run log's entries, newest first. Text before the first entry (a
 /// log written by hand, read whole with `last_n = 0`) is not an entry.
-fn offer_log<'a>(l: &'a Loaded<'a>, heading: &'static str, b: &mut Block<'a>) -> Result<()> {
+pub(crate) fn offer_log<'a>(l: &'a Loaded<'a>, kind: MemoryKind, b: &mut Block<'a>) -> Result<()> {
     let place = Place {
-        section: heading,
+        section: kind.row().heading,
         group: "",
     };
     for entry in log::entries(l.log.unwrap_or_default()).into_iter().rev() {
@@ -238,12 +242,8 @@ fn offer_log<'a>(l: &'a Loaded<'a>, heading: &'static str, b: &mut Block<'a>) ->
 
 /// The notes files of `of`, most wanted first. One whose size alone
 /// shows it cannot fit is listed unread.
-fn offer_notes<'a>(
-    l: &'a Loaded<'a>,
-    of: MemoryKind,
-    heading: &'static str,
-    b: &mut Block<'a>,
-) -> Result<()> {
+pub(crate) fn offer_notes<'a>(l: &'a Loaded<'a>, of: MemoryKind, b: &mut Block<'a>) -> Result<()> {
+    let heading = of.row().heading;
     let (Some(n), Some(kind)) = (&l.notes, of.row().note) else {
         return Ok(());
     };

@@ -170,7 +170,7 @@ impl<'a> DryRun<'a> {
             params: agent.params_line(),
             persona: agent.system.get(..agent.system_stable).unwrap_or_default(),
             gives_tools: !cfg.tools.is_empty(),
-            shared_budget: cfg.context.budget.is_some(),
+            shared_budget: cfg.memory.context.budget.is_some(),
         }
     }
 

@@ -131,7 +131,7 @@ pub fn all(opts: &Options, on: &mut Observer) -> Result<Vec<Report>> {
         .agents
         .list()?
         .into_iter()
-        .filter(|(_, cfg)| cfg.run_log.enabled)
+        .filter(|(_, cfg)| cfg.memory.log.enabled)
         .collect();
     if agents.is_empty() {
         on(Event::NoAgents)?;
@@ -187,12 +187,12 @@ fn agent(
         Some(c) => c,
         None => opts.agents.load(name)?,
     };
-    if !cfg.run_log.enabled {
+    if !cfg.memory.log.enabled {
         on(Event::Disabled(name))?;
         report.status = Status::Disabled;
         return Ok(());
     }
-    let path = log::file_path(opts.agents.dirs(), name, &cfg.run_log.path)?;
+    let path = log::file_path(opts.agents.dirs(), name, &cfg.memory.log.path)?;
     // One snapshot for the prompt and the count, so they agree.
     let log = log::load(&path, 0, opts.wait)?;
     if log.is_empty() {
@@ -266,7 +266,7 @@ fn agent(
         report.status = Status::DryRun;
         return Ok(());
     }
-    let Some(keep) = cfg.run_log.trim_target() else {
+    let Some(keep) = cfg.memory.log.trim_target() else {
         on(Event::NoTarget)?;
         report.status = Status::NoTarget;
         return Ok(());

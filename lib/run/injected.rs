@@ -43,7 +43,7 @@ pub fn with_memory(
     listing: bool,
     report: &dyn Report,
 ) -> (String, Injected) {
-    let injected = if let Some(budget) = agent.cfg.context.budget {
+    let injected = if let Some(budget) = agent.cfg.memory.context.budget {
         let request = Request {
             dirs: &agent.dirs,
             wait: agent.wait,
@@ -60,7 +60,7 @@ pub fn with_memory(
         };
         Injected::Context(shared_block::assemble(
             &agent.name,
-            &agent.cfg.memory_settings(),
+            &agent.cfg.memory,
             &request,
             &mut |kind, e| {
                 report.note(format_args!(
@@ -71,7 +71,7 @@ pub fn with_memory(
             },
         ))
     } else if let Some(path) = &agent.state {
-        let budget = agent.cfg.state.context_budget.as_usize();
+        let budget = agent.cfg.memory.state.context_budget.as_usize();
         let built = state::read(path, agent.wait).and_then(|bytes| {
             let view = state::view(path, &bytes)?;
             Ok(state::build(&view, now, Block::new(budget)).text)

@@ -161,7 +161,7 @@ impl Begun<'_> {
         if let Some(s) = &state {
             redacted.extend(secrets::at(Place::State, &s.redacted));
         }
-        let log = &agent.cfg.run_log;
+        let log = &agent.cfg.memory.log;
         let mut logged = None;
         if log.enabled {
             let content = &outcome.reply.content;

@@ -152,8 +152,8 @@ impl Prepared {
             (resolved.files, resolved.left_out, resolved.converted);
         let skill = prompt::load_skill(&cfg.skill, config_dir).map_err(|e| (Step::Skill, e))?;
         let mut system = prompt::system(&cfg.system_prompt, &skill, &files);
-        let notes = match cfg.notes.enabled {
-            true => Some(Workspace::of(dirs, &cfg.notes).map_err(|e| (Step::Notes, e))?),
+        let notes = match cfg.memory.notes.enabled {
+            true => Some(Workspace::of(dirs, &cfg.memory.notes).map_err(|e| (Step::Notes, e))?),
             false => None,
         };
         if notes.is_some() {
@@ -163,19 +163,23 @@ impl Prepared {
         // after the prefix a provider may cache.
         let system_stable = system.len();
         let mut recall = cfg
-            .run_log
+            .memory
+            .log
             .enabled
-            .then(|| recall::load(dirs, wait, name, &cfg.run_log));
+            .then(|| recall::load(dirs, wait, name, &cfg.memory.log));
         if let Some(r) = recall.as_mut().filter(|_| !given.forget.is_empty()) {
             (r.entries, r.loaded) = conversation::without_entries(&r.entries, &given.forget);
         }
         // With a shared budget the entries go in its block instead.
-        if let Some(r) = recall.as_ref().filter(|_| cfg.context.budget.is_none()) {
+        if let Some(r) = recall
+            .as_ref()
+            .filter(|_| cfg.memory.context.budget.is_none())
+        {
             prompt::add_memory(&mut system, &r.entries);
         }
-        let state = match cfg.state.enabled {
+        let state = match cfg.memory.state.enabled {
             true => Some(
-                axe_memory::state::file_path(dirs, name, &cfg.state.path)
+                axe_memory::state::file_path(dirs, name, &cfg.memory.state.path)
                     .map_err(|e| (Step::State, e))?,
             ),
             false => None,

@@ -141,7 +141,7 @@ impl Session {
     /// redact`, else config.toml's; the keys of the environment, the file
     /// and those this run resolved (an `api_key_cmd`'s output included).
     pub fn secrets(&self, agent: &AgentConfig) -> Secrets {
-        self.policy(agent.run_log.redact)
+        self.policy(agent.memory.log.redact)
     }
 
     /// The secrets to keep off stderr (`-v`'s tool lines show what the

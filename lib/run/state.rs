@@ -44,7 +44,7 @@ pub fn record(
         at,
         ..Outcome::default()
     };
-    let max = agent.cfg.state.max_entries.as_usize();
+    let max = agent.cfg.memory.state.max_entries.as_usize();
     let saved = state::update(path, max, secrets, agent.wait, |s| {
         s.apply(&parsed.signals, task, phase);
         s.record(task, phase, &done);

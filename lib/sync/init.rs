@@ -23,14 +23,29 @@ use super::undo::{Undo, remove_empty};
 pub const BRANCH: &str = "main";
 
 /// What `.gitattributes` says: which merge driver each kind of file takes
-/// when a user runs `git merge` or `git pull` themselves.
-pub const ATTRIBUTES: &str = "\
-# Written by axe-sync init: merge memory by entry, not by line.
-*.md merge=axe-lines
-memory/*.md merge=axe-runlog
-**/daily/*.md merge=axe-daily
-state/*.json merge=axe-state
-";
+/// when a user runs `git merge` or `git pull` themselves. Made from the
+/// kinds' rows: every part whose merge is not the lines' names its files'
+/// pattern and its merge's driver, kind by kind in
+/// `axe_memory::kinds::KINDS`' order.
+pub static ATTRIBUTES: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    use axe_memory::kinds::{KINDS, Merge, ROWS};
+    let mut text = String::from(
+        "# Written by axe-sync init: merge memory by entry, not by line.\n*.md merge=axe-lines\n",
+    );
+    for kind in KINDS {
+        for row in ROWS
+            .iter()
+            .filter(|r| r.section == *kind && r.merge != Merge::Lines)
+        {
+            text.push_str(&format!(
+                "{} merge=axe-{}\n",
+                row.pattern,
+                row.merge.driver()
+            ));
+        }
+    }
+    text
+});
 
 /// What `.gitignore` says: the leftovers of a write cut off, never memory.
 pub const IGNORE: &str = "\
@@ -100,7 +115,7 @@ pub fn init(
     let _lock = lock(&git, wait).map_err(|e| before_lock(e, false))?;
     let writes = [
         (git.git_dir().join("hooks").join("pre-commit"), PRE_COMMIT),
-        (git.root.join(".gitattributes"), ATTRIBUTES),
+        (git.root.join(".gitattributes"), ATTRIBUTES.as_str()),
         (git.root.join(".gitignore"), IGNORE),
     ];
     let undo = Undo::now(&git, created && !had_git, made_dirs, writes);
@@ -161,7 +176,10 @@ fn set_up(
         )?;
     }
     install_hook(git)?;
-    for (name, text) in [(".gitattributes", ATTRIBUTES), (".gitignore", IGNORE)] {
+    for (name, text) in [
+        (".gitattributes", ATTRIBUTES.as_str()),
+        (".gitignore", IGNORE),
+    ] {
         let path = dir.join(name);
         if !path.exists() {
             fs::write(&path, text).map_err(|e| SyncError::io("write", &path, e))?;

@@ -59,7 +59,7 @@ crate::args! {
 pub const LOG_RECENT: Tool<Memory> = Tool {
     name: "log_recent",
     description: "Read the last entries of your run log: what each run was asked and answered.",
-    offered: |m| serves(m, |s| s.cfg.run_log.enabled),
+    offered: |m| serves(m, |s| s.cfg.log.enabled),
     schema: LogRecent::schema,
     run: |m, args| log_recent(m, LogRecent::parse(args)?),
     output: || {
@@ -76,7 +76,7 @@ pub const LOG_RECENT: Tool<Memory> = Tool {
 pub const LOG_APPEND: Tool<Memory> = Tool {
     name: "log_append",
     description: "Add an entry to your run log: the task you were given and your answer.",
-    offered: |m| serves(m, |s| s.cfg.run_log.enabled),
+    offered: |m| serves(m, |s| s.cfg.log.enabled),
     schema: LogAppend::schema,
     run: |m, args| log_append(m, LogAppend::parse(args)?),
     output: || {
@@ -158,7 +158,7 @@ fn served<'a>(m: &'a Memory, tool: &str) -> Result<&'a Served, ToolError> {
 
 fn log_recent(m: &Memory, args: LogRecent) -> Result<Reply, ToolError> {
     let fail = |e: axe_base::error::Error| ToolError::of("log_recent", e);
-    let cfg = &served(m, "log_recent")?.cfg.run_log;
+    let cfg = &served(m, "log_recent")?.cfg.log;
     let last = args.last.unwrap_or(match cfg.last_n.get() {
         0 => 10,
         n => n,
@@ -194,7 +194,7 @@ fn log_recent(m: &Memory, args: LogRecent) -> Result<Reply, ToolError> {
 
 fn log_append(m: &Memory, args: LogAppend) -> Result<Reply, ToolError> {
     let fail = |e: axe_base::error::Error| ToolError::of("log_append", e);
-    let cfg = &served(m, "log_append")?.cfg.run_log;
+    let cfg = &served(m, "log_append")?.cfg.log;
     let path = log::file_path(&m.dirs, &m.agent, &cfg.path).map_err(fail)?;
     let done = log::append(
         &path,

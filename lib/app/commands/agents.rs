@@ -11,6 +11,8 @@ use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 use axe_base::unknown::Unknown;
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
+use axe_memory::kinds::{KINDS, Kind};
+use axe_memory::log;
 
 const NEW_AGENT: Arg = Arg {
     name: "AGENT",
@@ -294,7 +296,7 @@ fn show(m: &Matches, out: &mut dyn Write) -> Result<()> {
         let shown = Shown {
             agent: name,
             path: loaded.path.to_string_lossy().into_owned(),
-            memory_path: axe_memory::log::file_path(agents.dirs(), name, &cfg.run_log.path)?
+            memory_path: axe_memory::log::file_path(agents.dirs(), name, &cfg.memory.log.path)?
                 .to_string_lossy()
                 .into_owned(),
             config: cfg,
@@ -354,13 +356,18 @@ type Line = (&'static str, bool, String);
 
 /// Go's `agents show` layout: `%-16s` labels, only the fields that are set.
 fn show_text(dirs: &Dirs, cfg: &AgentConfig) -> String {
+    // The run log's lines where Go has them, before the parameters; every
+    // other kind's after them, in the kinds' order.
+    let (log, others): (Vec<&Kind>, Vec<&Kind>) =
+        KINDS.iter().copied().partition(|k| *k == &log::KIND);
     [
         agent_lines(cfg),
         sub_agent_lines(cfg),
         run_lines(cfg),
-        run_log_lines(&cfg.run_log),
+        kinds_lines(dirs, cfg, &log),
         params_lines(&cfg.params),
-        kind_lines(dirs, cfg),
+        kinds_lines(dirs, cfg, &others),
+        context_lines(cfg),
     ]
     .iter()
     .flatten()
@@ -473,30 +480,12 @@ fn run_lines(cfg: &AgentConfig) -> Vec<Line> {
     ]
 }
 
-/// `[memory]`, the run log.
-fn run_log_lines(memory: &axe_memory::settings::LogConfig) -> Vec<Line> {
-    vec![
-        ("Memory Enabled:", memory.enabled, "true".into()),
-        ("Memory Path:", !memory.path.is_empty(), memory.path.clone()),
-        // With memory on, the limits in effect are worth seeing even
-        // when the file leaves them at 0.
-        (
-            "Memory LastN:",
-            memory.enabled || memory.last_n.get() != 0,
-            effective(memory.last_n.get(), "all entries"),
-        ),
-        (
-            "Memory MaxEntries:",
-            memory.enabled || memory.max_entries.get() != 0,
-            effective(memory.max_entries.get(), "no limit"),
-        ),
-        // Set only to say something else than config.toml does.
-        (
-            "Memory Redact:",
-            memory.redact.is_some(),
-            memory.redact.unwrap_or(true).to_string(),
-        ),
-    ]
+/// Each of `kinds`' lines, as its folder shows its section.
+fn kinds_lines(dirs: &Dirs, cfg: &AgentConfig, kinds: &[&Kind]) -> Vec<Line> {
+    kinds
+        .iter()
+        .flat_map(|k| (k.show)(dirs, &cfg.memory))
+        .collect()
 }
 
 /// `[params]`, what the model is asked with.
@@ -529,33 +518,19 @@ fn params_lines(params: &axe_agent::ParamsConfig) -> Vec<Line> {
     ]
 }
 
-/// The other memory kinds, `[notes]` and `[state]`, and `[context]`.
-fn kind_lines(dirs: &Dirs, cfg: &AgentConfig) -> Vec<Line> {
+/// `[context]`, the one budget over every kind.
+fn context_lines(cfg: &AgentConfig) -> Vec<Line> {
     vec![
-        ("Notes Enabled:", cfg.notes.enabled, "true".into()),
-        (
-            "Notes Workspace:",
-            cfg.notes.enabled,
-            axe_memory::notes::Workspace::of(dirs, &cfg.notes).map_or_else(
-                |e| format!("(error: {e})"),
-                |ws| ws.root.display().to_string(),
-            ),
-        ),
-        (
-            "Notes Days:",
-            cfg.notes.enabled,
-            cfg.notes.recall_days.to_string(),
-        ),
-        ("State Enabled:", cfg.state.enabled, "true".into()),
         (
             "Context Budget:",
-            cfg.context.budget.is_some(),
-            cfg.context.budget.unwrap_or_default().to_string(),
+            cfg.memory.context.budget.is_some(),
+            cfg.memory.context.budget.unwrap_or_default().to_string(),
         ),
         (
             "Context Order:",
-            cfg.context.budget.is_some(),
-            cfg.context
+            cfg.memory.context.budget.is_some(),
+            cfg.memory
+                .context
                 .order()
                 .iter()
                 .map(|k| k.name())
@@ -581,13 +556,6 @@ fn retry_line(retry: &axe_agent::RetryConfig) -> String {
 /// A float as Go's `%g` prints it: the shortest digits that read back the
 /// same, in exponent form (`1e-05`, `1e+06`) below 1e-4 or from 1e6 on.
 /// A count as `agents show` prints it: `10`, or `0 (what 0 means)`.
-fn effective(n: u64, zero: &str) -> String {
-    match n {
-        0 => format!("0 ({zero})"),
-        n => n.to_string(),
-    }
-}
-
 fn go_float(f: f64) -> String {
     let sci = format!("{f:e}");
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));

@@ -108,9 +108,9 @@ fn first_time(name: &str) -> bool {
 /// documented defaults (`log_recent` then gives 10 entries).
 pub fn every_kind_on() -> AgentConfig {
     let mut cfg = AgentConfig::default();
-    cfg.run_log.enabled = true;
-    cfg.notes.enabled = true;
-    cfg.state.enabled = true;
+    cfg.memory.log.enabled = true;
+    cfg.memory.notes.enabled = true;
+    cfg.memory.state.enabled = true;
     cfg
 }
 

@@ -110,8 +110,12 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     } = Args::read(m)?;
     let agents = super::args::env_agents();
     let (cfg, _) = super::args::memory_agent(&agents, name)?;
-    let budget =
-        budget.unwrap_or_else(|| cfg.context.budget.map_or(DEFAULT_BUDGET, |b| b.as_usize()));
+    let budget = budget.unwrap_or_else(|| {
+        cfg.memory
+            .context
+            .budget
+            .map_or(DEFAULT_BUDGET, |b| b.as_usize())
+    });
     let request = Request {
         dirs: agents.dirs(),
         wait,
@@ -122,7 +126,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         today: time::OffsetDateTime::now_utc().date(),
     };
     let mut first = None;
-    let built = shared_block::assemble(name, &cfg.memory_settings(), &request, &mut |_, e| {
+    let built = shared_block::assemble(name, &cfg.memory, &request, &mut |_, e| {
         first.get_or_insert(e);
     });
     if let Some(e) = first {

@@ -313,8 +313,11 @@ fn logs_and_states(agents: &Agents, agent: Option<&str>) -> Result<String> {
             let (cfg, _) = super::args::memory_agent(agents, a)?;
             let dirs = agents.dirs();
             (
-                vec![(a.to_owned(), log::file_path(dirs, a, &cfg.run_log.path)?)],
-                vec![(a.to_owned(), state::file_path(dirs, a, &cfg.state.path)?)],
+                vec![(a.to_owned(), log::file_path(dirs, a, &cfg.memory.log.path)?)],
+                vec![(
+                    a.to_owned(),
+                    state::file_path(dirs, a, &cfg.memory.state.path)?,
+                )],
             )
         }
         None => (

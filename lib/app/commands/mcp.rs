@@ -514,12 +514,12 @@ fn open_served(
     // request has no session, and a session may be shared by many (a
     // team's gateway, opencode serve).
     open_with(agents, name, true, &mut |cfg: &mut AgentConfig| {
-        let set = !cfg.notes.workspace.is_empty()
-            || !cfg.run_log.path.is_empty()
-            || !cfg.state.path.is_empty();
-        cfg.notes.workspace.clear();
-        cfg.run_log.path.clear();
-        cfg.state.path.clear();
+        let set = !cfg.memory.notes.workspace.is_empty()
+            || !cfg.memory.log.path.is_empty()
+            || !cfg.memory.state.path.is_empty();
+        cfg.memory.notes.workspace.clear();
+        cfg.memory.log.path.clear();
+        cfg.memory.state.path.clear();
         if set && noted.lock().recover().insert(name.to_owned()) {
             axe_base::stderr::note(format_args!(
                 "axe-mcp: the agent file of \"{name}\" names where its memory lives; over HTTP its memory is the served one's, in {}",
@@ -552,24 +552,24 @@ fn open_with(
     let dirs = agents.dirs().clone();
     let (mut cfg, own_file) = super::args::memory_agent(agents, name)?;
     adjust(&mut cfg);
-    let notes = match cfg.notes.enabled {
-        true => Some(Workspace::of(&dirs, &cfg.notes)?),
+    let notes = match cfg.memory.notes.enabled {
+        true => Some(Workspace::of(&dirs, &cfg.memory.notes)?),
         false => None,
     };
     let instructions = instructions(name, &cfg, own_file, needs_if_match);
     let memory = Memory {
         agent: name.to_owned(),
         dirs,
-        notes_cfg: cfg.notes.clone(),
+        notes_cfg: cfg.memory.notes.clone(),
         notes,
         seen: Mutex::new(NotesSeen::default()),
         at_reply: Mutex::default(),
         verbose: false,
         report: std::sync::Arc::new(axe_base::report::Stderr),
-        secrets: axe_agent::config::secrets(agents, cfg.run_log.redact),
+        secrets: axe_agent::config::secrets(agents, cfg.memory.log.redact),
         redacted: Mutex::default(),
         served: Some(Served {
-            cfg: cfg.memory_settings(),
+            cfg: cfg.memory.clone(),
         }),
         deadline: None,
         wait: Wait::default(),
@@ -589,13 +589,13 @@ fn instructions(name: &str, cfg: &AgentConfig, own_file: bool, needs_if_match: b
             false => ", which a client without a session must",
         }
     );
-    if cfg.notes.enabled {
+    if cfg.memory.notes.enabled {
         kinds.push(notes.as_str());
     }
-    if cfg.state.enabled {
+    if cfg.memory.state.enabled {
         kinds.push("a structured state (state_context to read it; state_record for AXE_MEMORY: signal lines and outcomes)");
     }
-    if cfg.run_log.enabled {
+    if cfg.memory.log.enabled {
         kinds.push("a run log (log_recent, log_append)");
     }
     let whose = match own_file {

@@ -22,6 +22,7 @@ use time::OffsetDateTime;
 mod entry;
 mod scan;
 pub mod settings;
+pub use settings::KIND;
 #[cfg(test)]
 mod tests;
 

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::kinds::Kind;
+
 use axe_base::count::Count;
 use axe_base::count::non_negative;
 use axe_base::error::Result;
@@ -38,6 +40,46 @@ impl LogConfig {
         [self.last_n.get(), self.max_entries.get()]
             .into_iter()
             .find(|&n| n > 0)
+    }
+}
+
+/// The run log as a kind: its section is `[memory]` (Go's name).
+pub const KIND: Kind = Kind {
+    section: "memory",
+    enabled: |s| s.log.enabled,
+    validate: |s| s.log.validate(),
+    show: |_, s| s.log.show(),
+    template: "",
+};
+
+impl LogConfig {
+    /// Its lines in `agents show`. With the log on, the limits in effect
+    /// are worth seeing even when the file leaves them at 0.
+    fn show(&self) -> Vec<(&'static str, bool, String)> {
+        let effective = |n: u64, zero: &str| match n {
+            0 => format!("0 ({zero})"),
+            n => n.to_string(),
+        };
+        vec![
+            ("Memory Enabled:", self.enabled, "true".into()),
+            ("Memory Path:", !self.path.is_empty(), self.path.clone()),
+            (
+                "Memory LastN:",
+                self.enabled || self.last_n.get() != 0,
+                effective(self.last_n.get(), "all entries"),
+            ),
+            (
+                "Memory MaxEntries:",
+                self.enabled || self.max_entries.get() != 0,
+                effective(self.max_entries.get(), "no limit"),
+            ),
+            // Set only to say something else than config.toml does.
+            (
+                "Memory Redact:",
+                self.redact.is_some(),
+                self.redact.unwrap_or(true).to_string(),
+            ),
+        ]
     }
 }
 

@@ -31,6 +31,7 @@ mod rewrite;
 mod scan;
 mod search;
 pub mod settings;
+pub use settings::KIND;
 mod snippet;
 mod stop;
 mod terms;

@@ -15,6 +15,7 @@ mod merge;
 mod redact;
 mod session_block;
 pub mod settings;
+pub use settings::KIND;
 mod signal_lines;
 mod store;
 mod view;

@@ -92,10 +92,15 @@ enum Due {
 }
 
 fn due(agents: &Agents, name: &str, cfg: &AgentConfig) -> Result<Due> {
-    let Some(every) = cfg.notes.consolidate_every()?.filter(|_| cfg.notes.enabled) else {
+    let Some(every) = cfg
+        .memory
+        .notes
+        .consolidate_every()?
+        .filter(|_| cfg.memory.notes.enabled)
+    else {
         return Ok(Due::Off);
     };
-    let ws = Workspace::of(agents.dirs(), &cfg.notes)?;
+    let ws = Workspace::of(agents.dirs(), &cfg.memory.notes)?;
     let records = history::list(&ws, name)?;
     // The period first: within it no daily log need be read at all.
     if let Some(last) = last_done(&records) {
@@ -106,7 +111,7 @@ fn due(agents: &Agents, name: &str, cfg: &AgentConfig) -> Result<Due> {
             return Ok(Due::Not(format!(
                 "the last one was at {}, less than consolidate_every ({}) ago",
                 last.format(&Rfc3339).unwrap_or_default(),
-                cfg.notes.consolidate_every.trim()
+                cfg.memory.notes.consolidate_every.trim()
             )));
         }
     }
@@ -115,7 +120,7 @@ fn due(agents: &Agents, name: &str, cfg: &AgentConfig) -> Result<Due> {
         .iter()
         .filter(|e| !consolidated.contains(&e.id))
         .count();
-    let min = cfg.notes.consolidate_min_entries.as_usize().max(1);
+    let min = cfg.memory.notes.consolidate_min_entries.as_usize().max(1);
     if new < min {
         return Ok(Due::Not(format!(
             "{new} new entries, fewer than consolidate_min_entries ({min})"

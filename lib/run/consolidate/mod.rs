@@ -116,12 +116,12 @@ pub struct Done {
 
 /// Consolidates the notes of the agent `name` (its file `cfg`).
 pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options) -> Result<Done> {
-    if !cfg.notes.enabled {
+    if !cfg.memory.notes.enabled {
         return Err(Error::Config(format!(
             "agent \"{name}\" keeps no notes ([notes] enabled is not true): nothing to consolidate"
         )));
     }
-    let ws = Workspace::of(agents.dirs(), &cfg.notes)?;
+    let ws = Workspace::of(agents.dirs(), &cfg.memory.notes)?;
     let gathered = gather(&ws, name, &cfg)?;
     let mut done = Done {
         agent: name.to_owned(),
@@ -148,7 +148,7 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
     };
     let mut cfg = only_notes(cfg);
     if let Some(s) = &scratch {
-        cfg.notes.workspace = s.root.to_string_lossy().into_owned();
+        cfg.memory.notes.workspace = s.root.to_string_lossy().into_owned();
     }
     let config = axe_agent::config::load(&agents)?;
     let config_dir = agents.dirs().config()?;
@@ -160,7 +160,10 @@ pub fn consolidate(agents: Agents, name: &str, cfg: AgentConfig, opts: &Options)
         once::prepare(&session, name, cfg, &Overrides::default()).map_err(|(_, e)| e)?;
     session.endpoint(agent.provider)?;
     let task = task(&agent, &gathered);
-    agent.system = SYSTEM.replace("{cap}", &agent.cfg.notes.max_memory_chars.get().to_string());
+    agent.system = SYSTEM.replace(
+        "{cap}",
+        &agent.cfg.memory.notes.max_memory_chars.get().to_string(),
+    );
     agent.system_stable = agent.system.len();
     agent.notes_seen = seen(&gathered);
     let secrets = session.secrets(&agent.cfg);

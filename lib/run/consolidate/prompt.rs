@@ -52,7 +52,7 @@ pub(super) fn only_notes(mut cfg: AgentConfig) -> AgentConfig {
     cfg.sub_agents.clear();
     cfg.files.clear();
     cfg.skill.clear();
-    cfg.context.budget = None;
+    cfg.memory.context.budget = None;
     cfg
 }
 
@@ -90,7 +90,12 @@ pub(super) fn gather(ws: &Workspace, agent: &str, cfg: &AgentConfig) -> Result<G
         .collect();
     let shown: usize =
         memory.as_ref().map_or(0, Vec::len) + topics.iter().map(|(_, t)| t.len()).sum::<usize>();
-    let mut budget = cfg.notes.recall_chars.as_usize().saturating_sub(shown);
+    let mut budget = cfg
+        .memory
+        .notes
+        .recall_chars
+        .as_usize()
+        .saturating_sub(shown);
     let mut new = Vec::new();
     for e in &fresh {
         let size = e.text.len() + 32;
@@ -129,7 +134,7 @@ pub(super) fn task(agent: &Prepared, g: &Gathered) -> String {
     t.push_str(&format!(
         "## MEMORY.md ({} characters; its cap is {})\n\n",
         String::from_utf8_lossy(memory).chars().count(),
-        agent.cfg.notes.max_memory_chars.get()
+        agent.cfg.memory.notes.max_memory_chars.get()
     ));
     match memory.trim_ascii().is_empty() {
         true => t.push_str("(empty)\n\n"),
@@ -164,7 +169,7 @@ pub(super) fn task(agent: &Prepared, g: &Gathered) -> String {
         t.push_str("\n\n");
     }
     if let Some(path) = &agent.state {
-        let budget = agent.cfg.state.context_budget.as_usize();
+        let budget = agent.cfg.memory.state.context_budget.as_usize();
         let block = axe_memory::state::read(path, agent.wait)
             .ok()
             .and_then(|bytes| {

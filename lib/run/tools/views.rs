@@ -16,7 +16,7 @@ pub fn memory(session: &Session, agent: &Prepared, deadline: Option<Deadline>) -
     Memory {
         agent: agent.name.clone(),
         dirs: agent.dirs.clone(),
-        notes_cfg: agent.cfg.notes.clone(),
+        notes_cfg: agent.cfg.memory.notes.clone(),
         notes: agent.notes.clone(),
         seen: Mutex::new(agent.notes_seen.clone()),
         at_reply: Mutex::default(),

@@ -366,7 +366,7 @@ fn plan(
                 let (cfg, redact) = match &who {
                     Some(name) => {
                         let (cfg, _) = args::memory_agent(agents, name)?;
-                        (cfg.notes, cfg.run_log.redact)
+                        (cfg.memory.notes, cfg.memory.log.redact)
                     }
                     None => (NotesConfig::default(), None),
                 };

@@ -91,10 +91,10 @@ impl<'m> Given<'m> {
             Given::Agent(name) => {
                 let agents = super::args::env_agents();
                 let (cfg, _) = super::args::memory_agent(&agents, name)?;
-                let path = axe_memory::log::file_path(agents.dirs(), name, &cfg.run_log.path)?;
+                let path = axe_memory::log::file_path(agents.dirs(), name, &cfg.memory.log.path)?;
                 Ok(Target {
                     agent: Some(name.to_owned()),
-                    run_log: Some(cfg.run_log),
+                    run_log: Some(cfg.memory.log),
                     path,
                     agents,
                 })

@@ -159,8 +159,8 @@ fn run_undo(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let ws = Workspace::of(agents.dirs(), &cfg.notes)?;
-    let secrets = axe_agent::config::secrets(agents, cfg.run_log.redact);
+    let ws = Workspace::of(agents.dirs(), &cfg.memory.notes)?;
+    let secrets = axe_agent::config::secrets(agents, cfg.memory.log.redact);
     let undone = job::undo(&ws, name, &secrets, Wait::default())?;
     if json {
         return axe_cli::write_json(out, &undone);

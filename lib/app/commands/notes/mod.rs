@@ -63,12 +63,12 @@ pub fn of_agent(m: &Matches) -> Result<Notes> {
 fn named(name: &str) -> Result<Notes> {
     let agents = super::args::env_agents();
     let (agent, _) = super::args::memory_agent(&agents, name)?;
-    let ws = Workspace::of(agents.dirs(), &agent.notes)?;
+    let ws = Workspace::of(agents.dirs(), &agent.memory.notes)?;
     Ok(Notes {
         agent: Some(name.to_owned()),
-        cfg: agent.notes,
+        cfg: agent.memory.notes,
         ws,
-        redact: agent.run_log.redact,
+        redact: agent.memory.log.redact,
         agents,
     })
 }

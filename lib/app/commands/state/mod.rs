@@ -45,12 +45,12 @@ pub fn open(agent: &str) -> Result<Target> {
     let agent = agent.to_owned();
     let agents = super::args::env_agents();
     let (loaded, _) = super::args::memory_agent(&agents, &agent)?;
-    let cfg = loaded.state;
+    let cfg = loaded.memory.state;
     let path = axe_memory::state::file_path(agents.dirs(), &agent, &cfg.path)?;
     Ok(Target {
         agent,
         cfg,
         path,
-        secrets: axe_agent::config::secrets(&agents, loaded.run_log.redact),
+        secrets: axe_agent::config::secrets(&agents, loaded.memory.log.redact),
     })
 }
