@@ -66,8 +66,10 @@ impl Server {
 struct Serving<'s> {
     source: &'s MemoryTools,
     tools: Tools<'s>,
-    /// What `tools/list` answers.
-    listed: Value,
+    /// What `tools/list` answers, made when first asked: over HTTP each
+    /// request has a `Serving` of its own, and a call that lists nothing
+    /// need not copy every tool's input and output schema.
+    listed: std::cell::OnceCell<Value>,
     instructions: &'s str,
 }
 
@@ -77,11 +79,10 @@ impl<'s> Serving<'s> {
     /// with `read_only` what only reads.
     fn new(source: &'s MemoryTools, read_only: bool, instructions: &'s str) -> Serving<'s> {
         let tools = Tools::new(vec![source], |t| t.reads || !read_only).for_clients();
-        let listed = tool_list(&tools);
         Serving {
             source,
             tools,
-            listed,
+            listed: std::cell::OnceCell::new(),
             instructions,
         }
     }
@@ -228,7 +229,9 @@ impl<'s> Serving<'s> {
             "initialize" => Ok(self.initialize(params)),
             "server/discover" => Ok(self.discover()),
             "ping" => Ok(json!({})),
-            "tools/list" => Ok(json!({"tools": self.listed})),
+            "tools/list" => {
+                Ok(json!({"tools": self.listed.get_or_init(|| tool_list(&self.tools))}))
+            }
             "tools/call" => self.tool_call(params),
             "resources/list" => Ok(json!({"resources": resources::list(self.memory())})),
             "resources/templates/list" => {

@@ -349,6 +349,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             served,
             own,
             open: Box::new(move |name: &str| open_served(&agents, name, &noted)),
+            report: std::sync::Arc::new(axe_base::report::Stderr),
         };
         return http.serve();
     }

@@ -12,6 +12,7 @@ use super::wire::{Request, Response};
 use super::{Open, Slots};
 use crate::{STATELESS, Serving, VERSION_KEY};
 use axe_base::lock::Recover;
+use axe_base::report::Report;
 use axe_tools::mcp::VERSIONS;
 use axe_tools::mcp::jsonrpc::{
     self, INVALID_PARAMS, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_VERSION,
@@ -59,13 +60,21 @@ pub struct Endpoint {
     /// changes, the sessions of a token gone from it (or no longer
     /// reaching their agent) end.
     checked: std::sync::Mutex<Option<std::sync::Arc<Tokens>>>,
+    /// Where a tokens file that no longer reads is said.
+    report: std::sync::Arc<dyn Report>,
 }
 
 /// A request's answer before CORS headers are added.
 type Answer = Result<Response, Response>;
 
 impl Endpoint {
-    pub fn new(tokens: Option<Live>, read_only: bool, loopback: bool, open: Opener) -> Endpoint {
+    pub fn new(
+        tokens: Option<Live>,
+        read_only: bool,
+        loopback: bool,
+        open: Opener,
+        report: std::sync::Arc<dyn Report>,
+    ) -> Endpoint {
         Endpoint {
             tokens,
             read_only,
@@ -73,6 +82,7 @@ impl Endpoint {
             open,
             sessions: Sessions::default(),
             checked: std::sync::Mutex::new(None),
+            report,
         }
     }
 
@@ -184,7 +194,7 @@ impl Endpoint {
         let Some(live) = &self.tokens else {
             return Ok(None);
         };
-        let tokens = live.current();
+        let tokens = live.current(&*self.report);
         self.check_sessions(&tokens);
         let unauthorized = || {
             status(401, "Unauthorized", "a bearer token is needed")

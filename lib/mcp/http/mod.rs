@@ -2,10 +2,10 @@
 //! transport, one endpoint per agent (`/mcp/<AGENT>`), for a team whose
 //! agents and CI jobs share one memory.
 //!
-//! Hand-written HTTP/1.1 over `std::net`, no server crate and no async
-//! runtime: an MCP endpoint needs POST with a sized body, a few headers,
-//! and answers of JSON or one SSE event. Each connection has a thread of
-//! its own, which reads a request under bounds and deadlines
+//! HTTP/1.1 over `std::net`, heads parsed by httparse, no server crate
+//! and no async runtime: an MCP endpoint needs POST with a sized body, a
+//! few headers, and answers of JSON or one SSE event. Each connection has
+//! a thread of its own, which reads a request under bounds and deadlines
 //! ([`wire`]); the work itself (the memory's tools) runs only while the
 //! thread holds one of a few worker slots, so clients that are slow to
 //! send or to read hold their own thread and no slot. A connection is
@@ -18,6 +18,8 @@
 
 mod admission;
 mod endpoint;
+#[cfg(test)]
+mod hostile;
 mod sessions;
 pub mod tls;
 pub mod tokens;
@@ -32,12 +34,13 @@ use std::time::{Duration, Instant};
 
 use axe_base::error::{Error, Result};
 use axe_base::lock::Recover;
+use axe_base::report::Report;
 use axe_tools::Memory;
 
 use admission::{Admission, Admitted, Ticket};
 pub use endpoint::Opener;
 use tokens::Live;
-use wire::{Conn, Refused, Response};
+use wire::{Conn, Refused, Response, Source};
 
 /// How long a request waits for a worker slot before it is answered 503.
 const SLOT_WAIT: Duration = Duration::from_secs(30);
@@ -56,6 +59,9 @@ pub struct Http {
     pub own: bool,
     /// `--tls-cert` and `--tls-key`: HTTPS.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Where the server's lines go: where it serves, a line per request,
+    /// a tokens file that no longer reads.
+    pub report: Arc<dyn Report>,
 }
 
 /// Shared by every connection's thread.
@@ -65,10 +71,11 @@ struct Shared {
     slots: Slots,
     stopping: AtomicBool,
     admission: Arc<Admission>,
+    report: Arc<dyn Report>,
 }
 
 impl Http {
-    /// Serves until an ending signal; says where on stderr first.
+    /// Serves until an ending signal; says where on its report first.
     pub fn serve(self) -> Result<()> {
         let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(&self.addr)
             .map_err(|e| Error::Usage(format!("--http {}: {e}", self.addr)))?
@@ -98,7 +105,7 @@ impl Http {
         let mut reaches = Vec::new();
         let guard = match &self.tokens {
             Some(live) => {
-                let tokens = live.current();
+                let tokens = live.current(&*self.report);
                 let n = tokens.all().len();
                 for t in tokens.all() {
                     reaches.push(format!(
@@ -122,22 +129,29 @@ impl Http {
         // request in flight is answered, its write made whole.
         let hold = axe_base::signals::drain();
         let shared = Arc::new(Shared {
-            endpoint: endpoint::Endpoint::new(self.tokens, self.read_only, loopback, self.open),
+            endpoint: endpoint::Endpoint::new(
+                self.tokens,
+                self.read_only,
+                loopback,
+                self.open,
+                Arc::clone(&self.report),
+            ),
             tls: self.tls,
             slots: Slots::new(workers()),
             stopping: AtomicBool::new(false),
             admission: Arc::default(),
+            report: self.report,
         });
         watch_signals(&shared, local);
         let scheme = match shared.tls {
             Some(_) => "https",
             None => "http",
         };
-        axe_base::stderr::note(format_args!(
+        shared.report.note(format_args!(
             "axe-mcp: serving {scheme}://{local}/mcp/<AGENT>: {memory}; {guard}"
         ));
         for line in reaches {
-            axe_base::stderr::note(format_args!("{line}"));
+            shared.report.note(format_args!("{line}"));
         }
         let mut threads = Vec::new();
         for stream in listener.incoming() {
@@ -197,11 +211,13 @@ fn watch_signals(shared: &Arc<Shared>, local: SocketAddr) {
     });
 }
 
-impl Conn for TcpStream {
+impl Source for TcpStream {
     fn read_within(&mut self, time: Duration) -> io::Result<()> {
         self.set_read_timeout(Some(time.max(Duration::from_millis(1))))
     }
+}
 
+impl Conn for TcpStream {
     fn socket(&self) -> &TcpStream {
         self
     }
@@ -253,39 +269,45 @@ fn serve(shared: &Shared, conn: &mut dyn Conn, ticket: &mut Ticket) {
             Err(Refused::Status(status, reason)) => {
                 let r = Response::new(status, reason);
                 let logged = endpoint::Logged::refused(status);
-                return refuse(conn, &r, &logged, Instant::now());
+                return refuse(shared, conn, &r, &logged, Instant::now());
             }
         };
         let started = Instant::now();
         if let Some((r, logged)) = shared.endpoint.check_head(&request) {
-            return refuse(conn, &r, &logged, started);
+            return refuse(shared, conn, &r, &logged, started);
         }
         if !ticket.admitted() {
             // A preflight carries no token: answered, it admits nothing.
             if request.method == "OPTIONS" {
                 let (r, logged) = shared.endpoint.answer(&request, &shared.slots);
-                return refuse(conn, &r, &logged, started);
+                return refuse(shared, conn, &r, &logged, started);
             }
             match ticket.admit() {
                 Admitted::Yes => {}
                 Admitted::CutOff => return,
                 Admitted::Full => {
                     let r = Response::new(503, "Service Unavailable").header("Retry-After", "1");
-                    return refuse(conn, &r, &endpoint::Logged::refused(503), started);
+                    return refuse(shared, conn, &r, &endpoint::Logged::refused(503), started);
                 }
             }
         }
         if let Err(refused) = wire::read_body(conn, &mut request, &mut rest) {
             if let Refused::Status(status, reason) = refused {
                 let r = Response::new(status, reason);
-                refuse(conn, &r, &endpoint::Logged::refused(status), Instant::now());
+                refuse(
+                    shared,
+                    conn,
+                    &r,
+                    &endpoint::Logged::refused(status),
+                    Instant::now(),
+                );
             }
             return;
         }
         let (response, logged) = shared.endpoint.answer(&request, &shared.slots);
         let close = request.close || shared.stopping.load(Ordering::SeqCst);
         let written = wire::write_response(conn, &response, close);
-        log_line(&logged, started);
+        log_line(&*shared.report, &logged, started);
         if close || written.is_err() {
             return;
         }
@@ -294,9 +316,15 @@ fn serve(shared: &Shared, conn: &mut dyn Conn, ticket: &mut Ticket) {
 
 /// Answers `r` and closes, leaving unread whatever the request still
 /// holds.
-fn refuse(conn: &mut dyn Conn, r: &Response, logged: &endpoint::Logged, started: Instant) {
+fn refuse(
+    shared: &Shared,
+    conn: &mut dyn Conn,
+    r: &Response,
+    logged: &endpoint::Logged,
+    started: Instant,
+) {
     let _ = wire::write_response(conn, r, true);
-    log_line(logged, started);
+    log_line(&*shared.report, logged, started);
     linger(conn.socket());
 }
 
@@ -341,14 +369,14 @@ fn idle(shared: &Shared, conn: &TcpStream) -> bool {
     false
 }
 
-/// The request's line on stderr: when, who, what, how it went, and how
-/// long it took. Never a token, never memory text.
-fn log_line(logged: &endpoint::Logged, started: Instant) {
+/// The request's line on the report: when, who, what, how it went, and
+/// how long it took. Never a token, never memory text.
+fn log_line(report: &dyn Report, logged: &endpoint::Logged, started: Instant) {
     let at = time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default();
     let ms = started.elapsed().as_millis();
-    axe_base::stderr::note(format_args!(
+    report.note(format_args!(
         "{at} axe-mcp: token={} agent={} method={} tool={} status={} ms={ms}",
         field(logged.token.as_deref()),
         field(logged.agent.as_deref()),

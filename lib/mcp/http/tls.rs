@@ -14,7 +14,7 @@ use rustls::ServerConnection;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-use super::wire::Conn;
+use super::wire::{Conn, Source};
 use axe_base::error::{Error, Result};
 
 /// The server's TLS settings from a PEM certificate chain and its key.
@@ -103,12 +103,14 @@ impl Write for Tls {
     }
 }
 
-impl Conn for Tls {
+impl Source for Tls {
     fn read_within(&mut self, time: Duration) -> io::Result<()> {
         self.deadline = Instant::now() + time.max(Duration::from_millis(1));
         Ok(())
     }
+}
 
+impl Conn for Tls {
     fn socket(&self) -> &TcpStream {
         &self.sock
     }

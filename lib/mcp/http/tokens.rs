@@ -8,7 +8,7 @@
 //! directory others cannot write either, and at most [`MAX_BYTES`] of it.
 //! Anything else in its place (a FIFO would hang every request, a device
 //! like `/dev/zero` exhaust memory, a file others can write hand them the
-//! server) takes no token, said on stderr.
+//! server) takes no token, said on the server's report.
 
 use std::io::Read;
 use std::path::Path;
@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use axe_base::error::{Error, Result};
 use axe_base::lock::Recover;
+use axe_base::report::Report;
 use axe_memory::hash::sha256_hex;
 
 /// One entry of the file.
@@ -59,7 +60,7 @@ pub const MAX_BYTES: u64 = 1 << 20;
 /// The tokens file as the server reads it: again whenever it changed
 /// (`axe-mcp token add` replaces it whole, so a new token works at once
 /// and a reader never sees half a file). A file that no longer reads or
-/// parses takes no token at all until it does, said on stderr: an entry
+/// parses takes no token at all until it does, said on `report`: an entry
 /// removed in a broken edit (a token that leaked) must not stay in force.
 pub struct Live {
     path: std::path::PathBuf,
@@ -104,8 +105,9 @@ impl Live {
         &self.path
     }
 
-    /// The tokens in force: the file's, read again if it changed.
-    pub fn current(&self) -> std::sync::Arc<Tokens> {
+    /// The tokens in force: the file's, read again if it changed; why a
+    /// changed file takes no token goes to `report`.
+    pub fn current(&self, report: &dyn Report) -> std::sync::Arc<Tokens> {
         let now = stamp(&self.path);
         let mut read = self.read.lock().recover();
         if now != read.0 {
@@ -113,7 +115,7 @@ impl Live {
             match Tokens::load(&self.path) {
                 Ok(tokens) => read.1 = std::sync::Arc::new(tokens),
                 Err(e) => {
-                    axe_base::stderr::note(format_args!(
+                    report.note(format_args!(
                         "axe-mcp: {e}; no token is taken until it is mended"
                     ));
                     read.1 = std::sync::Arc::new(Tokens(Vec::new()));
@@ -687,4 +689,46 @@ pub(super) fn word(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use axe_base::report::Collected;
+
+    use super::*;
+
+    /// A tokens file broken while the server runs takes no token, and
+    /// the server's report (not stderr) is told why.
+    #[test]
+    fn a_file_broken_meanwhile_takes_no_token_and_says_so_on_the_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens.toml");
+        let write = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        };
+        write(&format!(
+            "[[token]]\nname = \"ci\"\nsha256 = \"{}\"\nagents = \"*\"\n",
+            sha256_hex(b"secret")
+        ));
+        let live = Live::load(&path).unwrap();
+        let report = Collected::default();
+        assert_eq!(live.current(&report).all().len(), 1);
+        assert!(report.lines().is_empty());
+        write("[[token]\nname = broken");
+        assert!(live.current(&report).all().is_empty());
+        let lines = report.lines();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with(&format!("axe-mcp: tokens file {}: ", path.display()))
+                && lines[0].ends_with("; no token is taken until it is mended"),
+            "{}",
+            lines[0]
+        );
+        // Said once per change, not per request.
+        live.current(&report);
+        assert_eq!(report.lines().len(), 1);
+    }
 }

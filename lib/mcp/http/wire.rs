@@ -1,8 +1,10 @@
 //! HTTP/1.1 as an MCP endpoint needs it, read under bounds: the head at
-//! most [`MAX_HEAD`] bytes, the body at most [`MAX_BODY`] (the stdio
-//! line's 16 MiB), each within a deadline of its own however slowly the
-//! bytes trickle in, so a slow client holds only its own connection's
-//! thread, and only until its deadline.
+//! most [`MAX_HEAD`] bytes and [`MAX_HEADERS`] headers, the body at most
+//! [`MAX_BODY`] (the stdio line's 16 MiB), each within a deadline of its
+//! own however slowly the bytes trickle in, so a slow client holds only
+//! its own connection's thread, and only until its deadline. httparse
+//! reads the head; this module bounds the reading and keeps an
+//! endpoint's own rules (one `Host`, one sized body).
 
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
@@ -12,6 +14,10 @@ use axe_tools::mcp::jsonrpc::MAX_LINE;
 /// The largest request head (request line and headers): a client sends
 /// a few hundred bytes; browsers' cookies stay under this.
 pub const MAX_HEAD: usize = 32 << 10;
+
+/// The most headers a request may have: MCP clients send about ten,
+/// browsers twenty; a hundred is what hyper and nginx take by default.
+pub const MAX_HEADERS: usize = 100;
 
 /// The largest body: one message, as large as stdio's line.
 pub const MAX_BODY: usize = MAX_LINE;
@@ -27,16 +33,20 @@ pub const BODY_TIME: Duration = Duration::from_secs(30);
 /// nothing.
 pub const WRITE_TIME: Duration = Duration::from_secs(10);
 
-/// A stream a request is read from: TCP, or TLS over it.
-pub trait Conn: Read + Write + Send {
+/// What a request is read from, each read bounded in time.
+pub trait Source: Read {
     /// Bounds the next read (a deadline's remainder).
     fn read_within(&mut self, time: Duration) -> io::Result<()>;
+}
 
+/// A stream a request is read from and answered on: TCP, or TLS over it.
+pub trait Conn: Source + Write + Send {
     /// The TCP connection under it.
     fn socket(&self) -> &std::net::TcpStream;
 }
 
 /// One request, read whole.
+#[derive(Debug)]
 pub struct Request {
     pub method: String,
     /// The path and query as sent.
@@ -62,7 +72,7 @@ impl Request {
 }
 
 /// Why no request was read.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub enum Refused {
     /// The connection ended (or idled out) between requests: nothing to
     /// answer.
@@ -81,8 +91,8 @@ const SINGLE: [&str; 2] = ["host", "authorization"];
 /// before any body is taken. `rest` holds bytes read past the previous
 /// request. Waits at most `idle` for its first byte, then [`HEAD_TIME`]
 /// for the rest, and never past `by`.
-pub fn read_head(
-    conn: &mut dyn Conn,
+pub fn read_head<C: Source + ?Sized>(
+    conn: &mut C,
     rest: &mut Vec<u8>,
     idle: Duration,
     by: Option<Instant>,
@@ -91,11 +101,19 @@ pub fn read_head(
     let within = |d: Instant| by.map_or(d, |by| d.min(by));
     let mut deadline = within(Instant::now() + idle);
     let mut started = !buf.is_empty();
-    let end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i;
+    // How much of `buf` was parsed as a head not yet whole: a head ends
+    // only with a line feed, so one trickling in a byte at a time is
+    // parsed again only when a line feed came, not at every byte.
+    let mut parsed = 0;
+    let (request, len) = loop {
+        if buf[parsed..].contains(&b'\n')
+            && let Some(head) = parse_head(&buf)?
+        {
+            break head;
         }
-        if buf.len() > MAX_HEAD {
+        parsed = buf.len();
+        // A head whole within the bound would have ended by now.
+        if buf.len() >= MAX_HEAD + 4 {
             return Err(Refused::Status(431, "Request Header Fields Too Large"));
         }
         let n = fill(conn, &mut buf, deadline, MAX_HEAD + 4).map_err(|timed_out| {
@@ -109,39 +127,53 @@ pub fn read_head(
             deadline = within(Instant::now() + HEAD_TIME);
         }
     };
-    if end > MAX_HEAD {
-        return Err(Refused::Status(431, "Request Header Fields Too Large"));
+    *rest = buf.split_off(len);
+    Ok(request)
+}
+
+/// The request whose head `buf` begins with, and the head's length;
+/// `None` while the head is not whole. httparse reads the request line
+/// and the headers; checked here are what it lets through and we do
+/// not, and the rules of an endpoint that takes one sized body.
+pub fn parse_head(buf: &[u8]) -> Result<Option<(Request, usize)>, Refused> {
+    let bad = || Refused::Status(400, "Bad Request");
+    let too_large = || Refused::Status(431, "Request Header Fields Too Large");
+    // httparse skips empty lines before the request line (RFC 9112 2.2
+    // allows it); a request here begins with its method.
+    if matches!(buf.first(), Some(b'\r' | b'\n')) {
+        return Err(bad());
     }
-    let bad = Refused::Status(400, "Bad Request");
-    // A CR or LF outside a line's end, or a NUL, anywhere in the head
-    // (RFC 9110 5.5): a proxy may read it as a line's end where we do not.
-    if !clean(&buf[..end]) {
-        return Err(bad);
-    }
-    let head = std::str::from_utf8(&buf[..end]).map_err(|_| Refused::Status(400, "Bad Request"))?;
-    let mut lines = head.split("\r\n");
-    let mut first = lines.next().unwrap_or_default().split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (first.next(), first.next(), first.next(), first.next())
-    else {
-        return Err(bad);
+    let mut fields = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut head = httparse::Request::new(&mut fields);
+    let len = match head.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if bare_lf(buf) => return Err(bad()),
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => return Err(too_large()),
+        Err(httparse::Error::Version) => {
+            return Err(Refused::Status(505, "HTTP Version Not Supported"));
+        }
+        Err(_) => return Err(bad()),
     };
-    if !matches!(version, "HTTP/1.1" | "HTTP/1.0") {
-        return Err(Refused::Status(505, "HTTP Version Not Supported"));
+    if len > MAX_HEAD + 4 {
+        return Err(too_large());
     }
-    let mut headers: Vec<(String, String)> = Vec::new();
-    for line in lines {
-        // A folded line (obsolete) or one without a colon is malformed.
-        let Some((name, value)) = line.split_once(':') else {
-            return Err(bad);
-        };
-        if name.is_empty() || !name.bytes().all(token_char) {
-            return Err(bad);
-        }
-        let name = name.to_ascii_lowercase();
+    // httparse takes a bare LF as a line's end, where a proxy in front
+    // may not (RFC 9112 2.2): a CR, an LF (and a NUL) only as a line's
+    // end, which httparse checks of the rest.
+    if bare_lf(&buf[..len]) {
+        return Err(bad());
+    }
+    let (Some(method), Some(target), Some(version)) = (head.method, head.path, head.version) else {
+        return Err(bad());
+    };
+    let mut headers: Vec<(String, String)> = Vec::with_capacity(head.headers.len());
+    for field in head.headers.iter() {
+        let name = field.name.to_ascii_lowercase();
         if SINGLE.contains(&name.as_str()) && headers.iter().any(|(n, _)| *n == name) {
-            return Err(bad);
+            return Err(bad());
         }
+        let value = std::str::from_utf8(field.value).map_err(|_| bad())?;
         headers.push((name, value.trim().to_owned()));
     }
     let mut request = Request {
@@ -150,7 +182,7 @@ pub fn read_head(
         headers,
         body: Vec::new(),
         length: 0,
-        close: version == "HTTP/1.0",
+        close: version == 0,
     };
     if let Some(c) = request.header("connection") {
         request.close |= c.split(',').any(|t| t.trim().eq_ignore_ascii_case("close"));
@@ -171,19 +203,25 @@ pub fn read_head(
         [one] if !one.is_empty() && one.bytes().all(|b| b.is_ascii_digit()) => {
             one.parse::<usize>().unwrap_or(usize::MAX)
         }
-        _ => return Err(Refused::Status(400, "Bad Request")),
+        _ => return Err(bad()),
     };
     if request.length > MAX_BODY {
         return Err(Refused::Status(413, "Content Too Large"));
     }
-    *rest = buf.split_off(end + 4);
-    Ok(request)
+    Ok(Some((request, len)))
+}
+
+/// Whether `head` holds an LF that no CR comes before.
+fn bare_lf(head: &[u8]) -> bool {
+    head.iter()
+        .enumerate()
+        .any(|(i, b)| *b == b'\n' && (i == 0 || head[i - 1] != b'\r'))
 }
 
 /// Reads the body of `request`, whose head [`read_head`] read: what came
 /// with the head is in `rest`, which keeps what comes after the body.
-pub fn read_body(
-    conn: &mut dyn Conn,
+pub fn read_body<C: Source + Write + ?Sized>(
+    conn: &mut C,
     request: &mut Request,
     rest: &mut Vec<u8>,
 ) -> Result<(), Refused> {
@@ -210,26 +248,11 @@ pub fn read_body(
     Ok(())
 }
 
-/// Whether a head holds no NUL, and CR and LF only as its lines' ends.
-fn clean(head: &[u8]) -> bool {
-    head.iter().enumerate().all(|(i, b)| match b {
-        0 => false,
-        b'\r' => head.get(i + 1) == Some(&b'\n'),
-        b'\n' => i > 0 && head[i - 1] == b'\r',
-        _ => true,
-    })
-}
-
-/// A character of a header's name (RFC 9110 5.6.2's `tchar`).
-fn token_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
-
 /// Reads what comes, up to `cap` bytes in `buf`, before `deadline`: the
 /// count read, or whether the deadline passed (`true`) or the connection
 /// ended or failed (`false`).
-fn fill(
-    conn: &mut dyn Conn,
+fn fill<C: Source + ?Sized>(
+    conn: &mut C,
     buf: &mut Vec<u8>,
     deadline: Instant,
     cap: usize,
