@@ -22,6 +22,19 @@ impl Agents {
         Ok(config)
     }
 
+    /// [`Agents::load`], with `None` for a name that has no file: for a
+    /// caller to whom that is no error (a memory served by name), which
+    /// spares the search for a near name the error would carry.
+    pub fn load_if_any(&self, name: &str) -> Result<Option<AgentConfig>> {
+        let path = self.file_path(name)?;
+        Ok(
+            read_agent_file(&path, name, Some(self))?.map(|(config, unknown)| {
+                self.warn(&path, &unknown);
+                config
+            }),
+        )
+    }
+
     /// [`Agents::load`] for a command that shows the unknown keys itself
     /// (`agents show`, `agents check`) rather than warning of them; they
     /// are still warned of when the file does not validate, since then

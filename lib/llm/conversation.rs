@@ -238,12 +238,14 @@ pub struct ToolDef {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// Shared: a tool's schema is made once a process and offered by
+    /// every conversation and server request without a copy.
     #[serde(default = "empty_schema")]
-    pub parameters: Value,
+    pub parameters: std::sync::Arc<Value>,
 }
 
-fn empty_schema() -> Value {
-    serde_json::json!({"type": "object", "properties": {}})
+fn empty_schema() -> std::sync::Arc<Value> {
+    std::sync::Arc::new(serde_json::json!({"type": "object", "properties": {}}))
 }
 
 /// The model's answer.

@@ -351,7 +351,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            ok.tools[0].parameters,
+            *ok.tools[0].parameters,
             serde_json::json!({"type": "object", "properties": {}})
         );
     }

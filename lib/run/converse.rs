@@ -76,7 +76,7 @@ pub fn converse(
     sources.connect()?;
     // Offered and routed once for the whole conversation.
     let offered = sources.tools();
-    let mut conversation = request(agent, start, offered.defs().to_vec());
+    let mut conversation = request(agent, start, offered.defs().into_iter().cloned().collect());
     // The loop's progress lines are the top-level agent's alone, as in Go.
     let trace = session.verbose && depth == 0 && !conversation.tools.is_empty();
     let mut outcome = Outcome::new(agent, !conversation.tools.is_empty());

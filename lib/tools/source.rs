@@ -6,6 +6,9 @@
 
 use crate::error::ToolError;
 use serde_json::Value;
+use std::sync::{Arc, Mutex};
+
+use axe_base::lock::Recover;
 
 use crate::schema;
 use crate::tool::{Reply, Tool};
@@ -68,7 +71,7 @@ impl<C> Table<C> {
                 def: ToolDef {
                     name: t.name.to_owned(),
                     description: t.description.to_owned(),
-                    parameters: (t.schema)(),
+                    parameters: made(t.schema),
                 },
                 check: None,
                 reads: t.reads,
@@ -103,6 +106,20 @@ impl<C: Sync> ToolSource for Table<C> {
     }
 }
 
+/// The schema `make` makes, made once a process: a server builds a
+/// table for every request, and a schema is some forty allocations.
+fn made(make: fn() -> Value) -> Arc<Value> {
+    static MADE: Mutex<Vec<(usize, Arc<Value>)>> = Mutex::new(Vec::new());
+    let key = make as usize;
+    let mut made = MADE.lock().recover();
+    if let Some((_, schema)) = made.iter().find(|(k, _)| *k == key) {
+        return Arc::clone(schema);
+    }
+    let schema = Arc::new(make());
+    made.push((key, Arc::clone(&schema)));
+    schema
+}
+
 /// Where a call of a name goes.
 struct Route {
     source: usize,
@@ -114,7 +131,9 @@ struct Route {
 /// the name), and the one dispatch of a call to its source.
 pub struct Tools<'s> {
     sources: Vec<&'s dyn ToolSource>,
-    defs: Vec<ToolDef>,
+    /// The tools offered, in order: their definitions stay their
+    /// sources' (a server answers a request with a new `Tools`, and a
+    /// call needs no copy of every schema).
     routes: Vec<(String, Route)>,
     /// Whether a call's undeclared arguments (but near misses) are left
     /// out rather than refused: see [`Tools::for_clients`].
@@ -125,7 +144,6 @@ impl<'s> Tools<'s> {
     /// The tools of `sources`, in their order; those `keep` refuses are
     /// neither offered nor run.
     pub fn new(sources: Vec<&'s dyn ToolSource>, keep: impl Fn(&Offered) -> bool) -> Tools<'s> {
-        let mut defs = Vec::new();
         let mut routes: Vec<(String, Route)> = Vec::new();
         for (source, s) in sources.iter().enumerate() {
             for (index, offered) in s.offered().iter().enumerate() {
@@ -133,13 +151,11 @@ impl<'s> Tools<'s> {
                 if !keep(offered) || routes.iter().any(|(n, _)| n == name) {
                     continue;
                 }
-                defs.push(offered.def.clone());
                 routes.push((name.clone(), Route { source, index }));
             }
         }
         Tools {
             sources,
-            defs,
             routes,
             clients: false,
         }
@@ -157,8 +173,11 @@ impl<'s> Tools<'s> {
     }
 
     /// The definitions offered, in order.
-    pub fn defs(&self) -> &[ToolDef] {
-        &self.defs
+    pub fn defs(&self) -> Vec<&ToolDef> {
+        self.routes
+            .iter()
+            .map(|(_, r)| &self.sources[r.source].offered()[r.index].def)
+            .collect()
     }
 
     /// The tool offered as `name`.
@@ -183,7 +202,7 @@ impl<'s> Tools<'s> {
         let route = self.route(&call.name)?;
         let source = self.sources[route.source];
         let offered = &source.offered()[route.index];
-        let schema = offered.check.as_ref().unwrap_or(&offered.def.parameters);
+        let schema = offered.check.as_ref().unwrap_or(&*offered.def.parameters);
         let trimmed;
         let call = match self.clients {
             true => {

@@ -70,28 +70,26 @@ pub fn required_agent(m: &Matches) -> Result<&str> {
 /// tricks), and a broken agent file is still an error, never the defaults.
 pub fn memory_agent(agents: &Agents, name: &str) -> Result<(AgentConfig, bool)> {
     axe_agent::check_name(name)?;
-    match agents.load(name) {
-        Ok(cfg) => Ok((cfg, true)),
-        Err(Error::AgentNotFound { near, .. }) => {
-            // A typo once was an error here; now it is someone else's
-            // memory, so say which agent was probably meant.
-            if let Some(near) = near
-                && first_time(name)
-            {
-                axe_base::stderr::note(format_args!(
-                    "note: no agent file \"{name}\" (did you mean \"{near}\"?): using the memory of \"{name}\", every kind on"
-                ));
-            }
-            Ok((every_kind_on(), false))
-        }
-        Err(e) => Err(e),
+    if let Some(cfg) = agents.load_if_any(name)? {
+        return Ok((cfg, true));
     }
+    // A typo once was an error here; now it is someone else's memory, so
+    // say which agent was probably meant: judged the first time the name
+    // is served, as a server opens a memory per session or request and
+    // the search for a near name reads the agents directories.
+    if first_time(name)
+        && let Some(near) = agents.near_name(name)
+    {
+        axe_base::stderr::note(format_args!(
+            "note: no agent file \"{name}\" (did you mean \"{near}\"?): using the memory of \"{name}\", every kind on"
+        ));
+    }
+    Ok((every_kind_on(), false))
 }
 
-/// Whether `name` is said for the first time in this process: a server
-/// opens a memory per session or request, and says a near miss once.
-/// Bounded: past a thousand names, a new one is said every time rather
-/// than kept.
+/// Whether `name` is served for the first time in this process. Bounded:
+/// past a thousand names, a new one counts as new every time rather than
+/// kept.
 fn first_time(name: &str) -> bool {
     static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let mut said = SAID.lock().recover();

@@ -120,7 +120,7 @@ fn offer(list: &str) -> Offered {
             description: format!(
                 "Delegate a task to a sub-agent. The sub-agent runs independently with its own context and returns only its final result. Available agents: {list}"
             ),
-            parameters: CallAgentArgs::schema(list),
+            parameters: CallAgentArgs::schema(list).into(),
         },
         check: None,
         reads: false,

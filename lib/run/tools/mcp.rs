@@ -146,7 +146,7 @@ impl Servers {
                 def: ToolDef {
                     name: tool.name,
                     description: tool.description,
-                    parameters: tool.input_schema,
+                    parameters: tool.input_schema.into(),
                 },
                 check: Some(open),
                 reads: false,
