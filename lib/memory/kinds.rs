@@ -27,73 +27,12 @@
 //! a test build (`crate::toy`, feature `test-hooks`) is the proof: nothing
 //! outside its folder names it but this file and `Settings`.
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::kind::MemoryKind;
 use crate::notes::Kind as NoteKind;
+use crate::offer::{offer_log, offer_notes, offer_state};
+pub use crate::row::{Kind, Listed, Merge, Read, Resources, Row, Shown};
 use crate::settings::Settings;
-use axe_base::dirs::Dirs;
 use axe_base::error::Result;
-
-/// A kind of memory. A name not here is a parse error of `[context]
-/// order` naming the ones that are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MemoryKind {
-    /// The structured state's Session Memory items (`[state]`).
-    State,
-    /// MEMORY.md (`[notes]`).
-    Memory,
-    /// The last `memory.last_n` run-log entries (`[memory]`).
-    Log,
-    /// World topics (`[notes]`).
-    World,
-    /// Daily logs of the last `notes.recall_days` days (`[notes]`).
-    Daily,
-    /// The toy kind a test adds (`[toy]`), in test builds only.
-    #[cfg(feature = "test-hooks")]
-    Toy,
-}
-
-/// A kind of memory as its folder offers it (`log::KIND`,
-/// `notes::KIND`, `state::KIND`): its agent-file section and what the
-/// layers above do with it through this value, never by its name.
-#[derive(Debug)]
-pub struct Kind {
-    /// Its section of an agent file, as [`Settings`] takes it whole: the
-    /// TOML key (`memory`, `notes`, `state`).
-    pub section: &'static str,
-    /// Whether the agent's settings turn it on.
-    pub enabled: fn(&Settings) -> bool,
-    /// Its section's checks, in Go's order and words, the first failure
-    /// winning (the agent's validation calls each kind's in [`KINDS`]'
-    /// order).
-    pub validate: fn(&Settings) -> Result<()>,
-    /// Its lines in `agents show`: label, whether shown, value (the
-    /// directories, for paths in effect).
-    pub show: fn(&Dirs, &Settings) -> Vec<Shown>,
-    /// Its commented section in the `agents init` template, whole lines,
-    /// after the template's own. Empty for the three kinds of a release
-    /// build, whose sections the template lays out line by line in Go's
-    /// order with what `agents init`'s flags fill in
-    /// (`axe_agent::scaffold`).
-    pub template: &'static str,
-}
-
-/// A line of `agents show`: its label, whether it is shown, its value.
-pub type Shown = (&'static str, bool, String);
-
-/// A resource's bytes.
-pub type Read = Vec<u8>;
-
-/// A resource: the rest of its URI after its row's `uri`, and its title.
-pub type Listed = (String, String);
-
-impl PartialEq for Kind {
-    /// One kind a section: the section names it.
-    fn eq(&self, other: &Kind) -> bool {
-        self.section == other.section
-    }
-}
 
 /// Every kind by its folder, in the order of their sections in an agent
 /// file, its template, `agents show` and `.gitattributes`.
@@ -108,83 +47,6 @@ pub const KINDS: &[&Kind] = &[
     &crate::toy::KIND,
 ];
 
-/// How two versions of one of a kind's files merge (`axe-sync` and its
-/// git merge drivers).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Merge {
-    /// Entries united, laid out as a run log.
-    RunLog,
-    /// Entries united, laid out as a daily log.
-    Daily,
-    /// Merged by meaning, as a state.
-    State,
-    /// Line by line, a conflict kept beside.
-    Lines,
-}
-
-impl Merge {
-    /// The name of its git merge driver (`merge=axe-<driver>` in
-    /// `.gitattributes`).
-    pub const fn driver(self) -> &'static str {
-        match self {
-            Merge::RunLog => "runlog",
-            Merge::Daily => "daily",
-            Merge::State => "state",
-            Merge::Lines => "lines",
-        }
-    }
-}
-
-/// One part of a kind, to the code outside its folder: what the shared
-/// block, `[context] order`, `axe-sync` and the MCP resources ask of it.
-/// The notes kind has three (MEMORY.md, world topics, daily logs); the
-/// others one.
-#[derive(Debug, Clone, Copy)]
-pub struct Row {
-    pub kind: MemoryKind,
-    /// As `[context] order`, `axe-context --json`'s `kinds` and warnings
-    /// name it.
-    pub name: &'static str,
-    /// The kind whose folder lays these files out and whose section turns
-    /// them on.
-    pub section: &'static Kind,
-    /// The notes kind of its files, for a kind the notes workspace holds.
-    pub note: Option<NoteKind>,
-    /// Its heading in the shared block.
-    pub heading: &'static str,
-    /// How it offers its items to the shared block, under its heading.
-    pub offer: crate::shared_block::Offer,
-    pub merge: Merge,
-    /// Whether a file at these path components of the memory repository
-    /// (the data directory, or a notes workspace synced with `--dir`) is
-    /// one of its files: the layout `log::file_path`, `state::file_path`
-    /// and the notes workspace give them.
-    pub holds: fn(&[&str]) -> bool,
-    /// The same files as a git pattern (`.gitattributes`, where the
-    /// merge driver of each kind is named).
-    pub pattern: &'static str,
-    /// Its MIME type as an MCP resource.
-    pub mime: &'static str,
-    /// Where its MCP resources' URIs start: the notes workspace's kinds
-    /// share `axe://notes/`, the URIs mirroring where the files are.
-    pub uri: &'static str,
-    /// What `axe-mcp` lists and reads of it, for an agent served whole
-    /// that keeps it. `None` for the five kinds of a release build, whose
-    /// listing `axe-mcp` does itself (`resources.rs`: the notes workspace
-    /// it holds, each kind's own bounds).
-    pub resources: Option<Resources>,
-}
-
-/// A kind's MCP resources through its row.
-#[derive(Debug, Clone, Copy)]
-pub struct Resources {
-    /// Its resources now: the rest of each URI after the row's `uri`, and
-    /// its title.
-    pub list: fn(&Dirs, &str, &Settings) -> Vec<Listed>,
-    /// The resource at the rest of a URI; `None` for none there.
-    pub read: fn(&Dirs, &str, &Settings, &str) -> Result<Option<Read>>,
-}
-
 /// The parts of a release build's kinds, at their [`MemoryKind::rank`].
 const BUILT_IN: [Row; 5] = [
     Row {
@@ -193,7 +55,7 @@ const BUILT_IN: [Row; 5] = [
         section: &crate::state::KIND,
         note: None,
         heading: "# Session Memory\n",
-        offer: crate::shared_block::offer_state,
+        offer: offer_state,
         merge: Merge::State,
         holds: |p| matches!(p, ["state", n] if n.ends_with(".json")),
         pattern: "state/*.json",
@@ -207,7 +69,7 @@ const BUILT_IN: [Row; 5] = [
         section: &crate::notes::KIND,
         note: Some(NoteKind::Memory),
         heading: "# Your Memory\n",
-        offer: crate::shared_block::offer_notes,
+        offer: offer_notes,
         merge: Merge::Lines,
         holds: |p| matches!(p, [.., "agents", _, "MEMORY.md"]),
         pattern: "**/agents/*/MEMORY.md",
@@ -221,7 +83,7 @@ const BUILT_IN: [Row; 5] = [
         section: &crate::log::KIND,
         note: None,
         heading: "# Recent Runs\n",
-        offer: crate::shared_block::offer_log,
+        offer: offer_log,
         merge: Merge::RunLog,
         holds: |p| matches!(p, ["memory", n] if n.ends_with(".md")),
         pattern: "memory/*.md",
@@ -235,7 +97,7 @@ const BUILT_IN: [Row; 5] = [
         section: &crate::notes::KIND,
         note: Some(NoteKind::World),
         heading: "# World Knowledge\n",
-        offer: crate::shared_block::offer_notes,
+        offer: offer_notes,
         merge: Merge::Lines,
         holds: |p| matches!(p, [.., "world", n] if n.ends_with(".md")),
         pattern: "**/world/*.md",
@@ -249,7 +111,7 @@ const BUILT_IN: [Row; 5] = [
         section: &crate::notes::KIND,
         note: Some(NoteKind::Daily),
         heading: "# Recent Experiences\n",
-        offer: crate::shared_block::offer_notes,
+        offer: offer_notes,
         merge: Merge::Daily,
         holds: |p| matches!(p, [.., "daily", n] if is_day(n)),
         pattern: "**/daily/*.md",
@@ -279,61 +141,9 @@ const fn with<const N: usize, const M: usize>(rows: [Row; N], last: Row) -> [Row
 }
 
 impl MemoryKind {
-    /// The default order of the shared block: what the agent is doing,
-    /// what it chose to keep, what it did lately, what it knows of the
-    /// world, its diary. Kept in step with [`Self::rank`] by a check at
-    /// compile time.
-    pub const ORDER: [MemoryKind; 5] = [
-        MemoryKind::State,
-        MemoryKind::Memory,
-        MemoryKind::Log,
-        MemoryKind::World,
-        MemoryKind::Daily,
-    ];
-
-    /// Its place in [`Self::ORDER`] and [`KINDS`]: a match, so a new kind
-    /// does not compile until it is given a place, and the checks below
-    /// fail until both hold each kind at its place.
-    pub const fn rank(self) -> usize {
-        match self {
-            MemoryKind::State => 0,
-            MemoryKind::Memory => 1,
-            MemoryKind::Log => 2,
-            MemoryKind::World => 3,
-            MemoryKind::Daily => 4,
-            #[cfg(feature = "test-hooks")]
-            MemoryKind::Toy => 5,
-        }
-    }
-
-    /// The names a `[context] order` is told of when it names none:
-    /// [`Self::ORDER`]'s.
-    const NAMES: [&'static str; 5] = {
-        let mut names = [""; 5];
-        let mut i = 0;
-        while i < names.len() {
-            names[i] = Self::ORDER[i].name();
-            i += 1;
-        }
-        names
-    };
-
     /// Its row of [`ROWS`].
     pub const fn row(self) -> &'static Row {
         &ROWS[self.rank()]
-    }
-
-    pub const fn name(self) -> &'static str {
-        self.row().name
-    }
-
-    /// The kind whose files lie in `kind`'s part of the notes workspace.
-    pub fn of_note(kind: NoteKind) -> MemoryKind {
-        match kind {
-            NoteKind::Memory => MemoryKind::Memory,
-            NoteKind::World => MemoryKind::World,
-            NoteKind::Daily => MemoryKind::Daily,
-        }
     }
 
     /// The kind of the file at `rel` in the memory repository (`/`
@@ -343,27 +153,12 @@ impl MemoryKind {
         let parts: Vec<&str> = rel.split('/').collect();
         ROWS.iter().find(|r| (r.holds)(&parts)).map(|r| r.kind)
     }
+}
 
-    /// Whether `kinds` holds every kind of a release build once: for a
-    /// place that goes through the kinds in an order of its own, checked
-    /// where it stands (`const _: () = assert!(MemoryKind::each_once(&...))`).
-    /// The toy kind of a test build is in no such list: it is reached
-    /// through its row alone.
-    pub const fn each_once(kinds: &[MemoryKind]) -> bool {
-        if kinds.len() != BUILT_IN.len() {
-            return false;
-        }
-        let mut seen = [false; ROWS.len()];
-        let mut i = 0;
-        while i < kinds.len() {
-            let r = kinds[i].rank();
-            if seen[r] {
-                return false;
-            }
-            seen[r] = true;
-            i += 1;
-        }
-        true
+impl Settings {
+    /// Every kind's checks, in [`KINDS`]' order; the first failure wins.
+    pub fn validate_kinds(&self) -> Result<()> {
+        KINDS.iter().try_for_each(|kind| (kind.validate)(self))
     }
 }
 
@@ -383,26 +178,6 @@ const _: () = {
     }
     assert!(MemoryKind::each_once(&MemoryKind::ORDER));
 };
-
-/// A kind by its row's name; serde's own words for a name that is none.
-impl<'de> Deserialize<'de> for MemoryKind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct Name;
-        impl serde::de::Visitor<'_> for Name {
-            type Value = MemoryKind;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a kind of memory")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<MemoryKind, E> {
-                ROWS.iter()
-                    .find(|r| r.name == v)
-                    .map(|r| r.kind)
-                    .ok_or_else(|| E::unknown_variant(v, &MemoryKind::NAMES))
-            }
-        }
-        d.deserialize_str(Name)
-    }
-}
 
 /// `YYYY-MM-DD.md`, a daily log's name.
 fn is_day(name: &str) -> bool {

@@ -14,12 +14,15 @@ pub mod append;
 pub mod block;
 pub mod error;
 pub mod hash;
+pub mod kind;
 pub mod kinds;
 pub mod lock;
 pub mod log;
 pub mod markers;
 pub mod notes;
+mod offer;
 pub mod replace;
+pub mod row;
 pub mod settings;
 pub mod shared_block;
 pub mod state;
@@ -28,6 +31,6 @@ pub mod toy;
 
 /// Credentials kept out of memory, a crate of its own below this one.
 pub use axe_secrets as secrets;
-pub use kinds::MemoryKind;
+pub use kind::MemoryKind;
 pub use lock::{DEFAULT_WAIT, Wait};
 pub use settings::Settings;

@@ -6,8 +6,7 @@
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::error::MemoryError;
-use crate::kinds::Kind;
-pub use crate::kinds::MemoryKind;
+pub use crate::kind::MemoryKind;
 pub use crate::log::settings::LogConfig;
 pub use crate::notes::settings::NotesConfig;
 pub use crate::state::settings::StateConfig;
@@ -27,8 +26,8 @@ pub struct Settings {
     pub context: ContextConfig,
     /// The toy kind's section, in test builds only; not shown until set.
     #[cfg(feature = "test-hooks")]
-    #[serde(skip_serializing_if = "crate::toy::ToyConfig::is_unset")]
-    pub toy: crate::toy::ToyConfig,
+    #[serde(skip_serializing_if = "crate::toy::settings::ToyConfig::is_unset")]
+    pub toy: crate::toy::settings::ToyConfig,
 }
 
 /// `[context]`: one character budget over every kind of memory the agent
@@ -43,21 +42,6 @@ pub struct ContextConfig {
     /// [`MemoryKind::ORDER`]. JSON shows the order in effect.
     #[serde(serialize_with = "order_in_effect")]
     pub order: Vec<MemoryKind>,
-}
-
-impl Settings {
-    /// Whether the agent keeps `kind`.
-    pub fn keeps(&self, kind: &Kind) -> bool {
-        (kind.enabled)(self)
-    }
-
-    /// Every kind's checks, in [`crate::kinds::KINDS`]' order; the first
-    /// failure wins.
-    pub fn validate_kinds(&self) -> Result<()> {
-        crate::kinds::KINDS
-            .iter()
-            .try_for_each(|kind| (kind.validate)(self))
-    }
 }
 
 impl ContextConfig {

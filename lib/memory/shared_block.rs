@@ -26,63 +26,15 @@ use std::path::PathBuf;
 
 use time::Date;
 
-use super::block::{Block, Part, Place};
-use super::notes::{self, Kind as NoteKind, Workspace};
+use super::block::{Block, Part};
+use super::notes::{self, Workspace};
 use super::{log, state};
-use crate::kinds::MemoryKind;
-use crate::lock::Wait;
+use crate::kind::MemoryKind;
+pub use crate::row::Request;
+use crate::row::{Loaded, Notes};
 use crate::settings::Settings;
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
-
-/// How a kind offers its items to the block (its row's `offer`): from
-/// what is loaded, under its row's heading.
-pub type Offer = for<'a> fn(&'a Loaded<'a>, MemoryKind, &mut Block<'a>) -> Result<()>;
-
-/// What a kind offers from: everything loaded for the block. The three
-/// kinds of a release build are loaded ahead (the notes workspace once
-/// for its three parts); another kind reads what it needs from `cfg` and
-/// `request` in its own `offer`.
-pub struct Loaded<'a> {
-    pub agent: &'a str,
-    pub cfg: &'a Settings,
-    pub request: &'a Request<'a>,
-    /// Where the run stands, for the state.
-    now: state::Current<'a>,
-    state: Option<state::View<'a>>,
-    /// The run log's last entries, as in the file.
-    log: Option<&'a [u8]>,
-    notes: Option<Notes>,
-}
-
-/// The notes files the block may show, most wanted first.
-struct Notes {
-    ws: Workspace,
-    files: Vec<notes::NoteFile>,
-    /// Directories that could not be listed, by the kind they hold.
-    unreadable: Vec<(NoteKind, notes::Unreadable)>,
-    /// Conflict files a sync left (relative to the workspace).
-    conflicts: Vec<String>,
-}
-
-/// What to assemble.
-pub struct Request<'a> {
-    /// Where the memory is: the command's directories.
-    pub dirs: &'a Dirs,
-    /// How long a file's lock is waited for.
-    pub wait: Wait,
-    pub budget: usize,
-    /// The state's current task (shown first) and phase (its errors
-    /// first).
-    pub now: state::Current<'a>,
-    /// Whether to list what went in and what did not.
-    pub listing: bool,
-    /// The run log's last entries when the caller has read them already
-    /// (`axe-run`, for its memory warnings); else they are read here.
-    pub log: Option<&'a [u8]>,
-    /// The last day whose daily log is shown (UTC).
-    pub today: Date,
-}
 
 /// The assembled block; as JSON, what `axe-context --json` prints.
 #[derive(Debug, Default, serde::Serialize)]
@@ -160,7 +112,7 @@ pub fn assemble(
         false => Block::new(request.budget),
     };
     for &kind in &kept {
-        if let Err(e) = (kind.row().offer)(&loaded, kind, &mut block) {
+        if let Err(e) = (kind.row().offer)(&loaded, kind.row(), &mut block) {
             failed(kind, e);
         }
     }
@@ -206,100 +158,4 @@ fn load_notes(
         unreadable,
         conflicts,
     })
-}
-
-pub(crate) fn offer_state<'a>(
-    l: &'a Loaded<'a>,
-    kind: MemoryKind,
-    b: &mut Block<'a>,
-) -> Result<()> {
-    if let Some(view) = &l.state {
-        state::offer(view, l.now, kind.row().heading, b);
-    }
-    Ok(())
-}
-
-/// The run log's entries, newest first. Text before the first entry (a
-/// log written by hand, read whole with `last_n = 0`) is not an entry.
-pub(crate) fn offer_log<'a>(l: &'a Loaded<'a>, kind: MemoryKind, b: &mut Block<'a>) -> Result<()> {
-    let place = Place {
-        section: kind.row().heading,
-        group: "",
-    };
-    for entry in log::entries(l.log.unwrap_or_default()).into_iter().rev() {
-        let text = String::from_utf8_lossy(entry);
-        let header = text.lines().next().unwrap_or_default();
-        let when = header.strip_prefix("## ").unwrap_or(header).trim();
-        b.offer(
-            place,
-            "log",
-            Cow::Owned(when.to_owned()),
-            &["\n", text.trim_end(), "\n"],
-        );
-    }
-    Ok(())
-}
-
-/// The notes files of `of`, most wanted first. One whose size alone
-/// shows it cannot fit is listed unread.
-pub(crate) fn offer_notes<'a>(l: &'a Loaded<'a>, of: MemoryKind, b: &mut Block<'a>) -> Result<()> {
-    let heading = of.row().heading;
-    let (Some(n), Some(kind)) = (&l.notes, of.row().note) else {
-        return Ok(());
-    };
-    let name = of.name();
-    let place = Place {
-        section: heading,
-        group: "",
-    };
-    // Said where the kind's files would be, in what the budget holds.
-    let unreadable = |b: &mut Block<'a>, u: &notes::Unreadable| {
-        let path = n.ws.relative(&u.path);
-        let said = format!("(Could not read {path}: {}.)", u.why);
-        b.offer(
-            place,
-            name,
-            Cow::Owned(format!("{path} (unreadable)")),
-            &["\n", &said, "\n"],
-        );
-    };
-    for (_, u) in n.unreadable.iter().filter(|(k, _)| *k == kind) {
-        unreadable(b, u);
-    }
-    // Said first, under the kind of the note it is beside, until resolved.
-    let beside = |c: &&String| match c.starts_with("world/") {
-        true => kind == NoteKind::World,
-        false => kind == NoteKind::Memory,
-    };
-    let conflicts: Vec<String> = n.conflicts.iter().filter(beside).cloned().collect();
-    if let Some(said) = notes::conflict::line(&conflicts) {
-        let item = Cow::Owned(format!("{} (sync conflict)", conflicts.join(", ")));
-        b.offer(place, name, item, &["\n", &said, "\n"]);
-    }
-    for f in n.files.iter().filter(|f| f.kind == kind) {
-        let Some(size) = f.size(&n.ws) else { continue };
-        let item = Cow::Owned(n.ws.relative(&f.path));
-        if !b.could_fit(size) {
-            b.skip_file(name, item, size);
-            continue;
-        }
-        let text = match f.read(&n.ws) {
-            Ok(text) => text,
-            Err(u) => {
-                unreadable(b, &u);
-                continue;
-            }
-        };
-        let Some(text) = text.and_then(notes::shown) else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&text);
-        let title: [&str; 3] = match kind {
-            NoteKind::World => ["## ", &f.title, "\n\n"],
-            _ => ["", "", ""],
-        };
-        let [t0, t1, t2] = title;
-        b.offer(place, name, item, &["\n", t0, t1, t2, &text, "\n"]);
-    }
-    Ok(())
 }

@@ -20,9 +20,10 @@ use std::path::{Path, PathBuf};
 use time::OffsetDateTime;
 
 mod entry;
+pub mod kind;
 mod scan;
 pub mod settings;
-pub use settings::KIND;
+pub use kind::KIND;
 #[cfg(test)]
 mod tests;
 

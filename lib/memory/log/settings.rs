@@ -2,8 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::kinds::Kind;
-
 use axe_base::count::Count;
 use axe_base::count::non_negative;
 use axe_base::error::Result;
@@ -43,19 +41,10 @@ impl LogConfig {
     }
 }
 
-/// The run log as a kind: its section is `[memory]` (Go's name).
-pub const KIND: Kind = Kind {
-    section: "memory",
-    enabled: |s| s.log.enabled,
-    validate: |s| s.log.validate(),
-    show: |_, s| s.log.show(),
-    template: "",
-};
-
 impl LogConfig {
     /// Its lines in `agents show`. With the log on, the limits in effect
     /// are worth seeing even when the file leaves them at 0.
-    fn show(&self) -> Vec<(&'static str, bool, String)> {
+    pub(crate) fn show(&self) -> Vec<(&'static str, bool, String)> {
         let effective = |n: u64, zero: &str| match n {
             0 => format!("0 ({zero})"),
             n => n.to_string(),

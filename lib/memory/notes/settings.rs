@@ -2,8 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::kinds::Kind;
-
 use axe_base::count::Count;
 use axe_base::count::non_negative;
 use axe_base::error::{Error, Result};
@@ -92,29 +90,6 @@ fn every(given: &str) -> Option<u64> {
     let n: u64 = number.parse().ok().filter(|n| *n > 0)?;
     n.checked_mul(unit)
 }
-
-/// The notes workspace as a kind: `[notes]`.
-pub const KIND: Kind = Kind {
-    section: "notes",
-    enabled: |s| s.notes.enabled,
-    validate: |s| s.notes.validate(),
-    show: |dirs, s| {
-        let notes = &s.notes;
-        vec![
-            ("Notes Enabled:", notes.enabled, "true".into()),
-            (
-                "Notes Workspace:",
-                notes.enabled,
-                crate::notes::Workspace::of(dirs, notes).map_or_else(
-                    |e| format!("(error: {e})"),
-                    |ws| ws.root.display().to_string(),
-                ),
-            ),
-            ("Notes Days:", notes.enabled, notes.recall_days.to_string()),
-        ]
-    },
-    template: "",
-};
 
 #[cfg(test)]
 mod tests {

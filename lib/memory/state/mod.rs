@@ -11,11 +11,12 @@
 
 mod data;
 mod doc;
+pub mod kind;
 mod merge;
 mod redact;
 mod session_block;
 pub mod settings;
-pub use settings::KIND;
+pub use kind::KIND;
 mod signal_lines;
 mod store;
 mod view;

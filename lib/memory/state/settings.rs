@@ -2,8 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::kinds::Kind;
-
 use axe_base::count::Count;
 use axe_base::count::non_negative;
 use axe_base::error::Result;
@@ -42,12 +40,3 @@ impl StateConfig {
         ])
     }
 }
-
-/// The structured state as a kind: `[state]`.
-pub const KIND: Kind = Kind {
-    section: "state",
-    enabled: |s| s.state.enabled,
-    validate: |s| s.state.validate(),
-    show: |_, s| vec![("State Enabled:", s.state.enabled, "true".into())],
-    template: "",
-};

@@ -9,32 +9,13 @@
 
 use std::borrow::Cow;
 
-use serde::{Deserialize, Serialize};
-
 use crate::block::{Block, Place};
-use crate::kinds::{Kind, MemoryKind, Merge, Resources, Row};
-use crate::shared_block::Loaded;
-use axe_base::count::{Count, non_negative};
+pub mod settings;
+
+use crate::kind::MemoryKind;
+use crate::row::{Kind, Loaded, Merge, Resources, Row};
+use axe_base::count::non_negative;
 use axe_base::error::Result;
-
-/// `[toy]`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(default)]
-pub struct ToyConfig {
-    pub enabled: bool,
-    /// Its one item in the shared block.
-    pub text: String,
-    /// A count, for a check of its own.
-    pub size: Count,
-}
-
-impl ToyConfig {
-    /// Nothing set: left out of `agents show --json`, so the other
-    /// tests' JSON does not change in a test build.
-    pub fn is_unset(&self) -> bool {
-        *self == ToyConfig::default()
-    }
-}
 
 /// The toy kind.
 pub const KIND: Kind = Kind {
@@ -67,9 +48,9 @@ pub const ROW: Row = Row {
 };
 
 /// Its text, as one item.
-fn offer<'a>(l: &'a Loaded<'a>, kind: MemoryKind, b: &mut Block<'a>) -> Result<()> {
+fn offer<'a>(l: &'a Loaded<'a>, row: &'static Row, b: &mut Block<'a>) -> Result<()> {
     let place = Place {
-        section: kind.row().heading,
+        section: row.heading,
         group: "",
     };
     let text = &l.cfg.toy.text;
