@@ -294,32 +294,43 @@ fn ctrl_c_cancels_the_answer_not_the_session() {
 
 /// A streamed reply that calls `name` with `input`.
 fn streamed_call(name: &str, input: &Value) -> Answer {
-    let events = vec![
-        sse_event(
-            "message_start",
-            &json!({"type": "message_start", "message": {"model": "claude-test", "usage": {"input_tokens": 1}}}),
-        ),
+    let mut events = vec![message_start()];
+    events.extend(call_to_the_end(0, name, input));
+    Answer::sse(&events)
+}
+
+/// The stream's first event.
+fn message_start() -> String {
+    sse_event(
+        "message_start",
+        &json!({"type": "message_start", "message": {"model": "claude-test", "usage": {"input_tokens": 1}}}),
+    )
+}
+
+/// A call of `name` with `input` as the content block `index`, and the
+/// stream's end after it.
+fn call_to_the_end(index: usize, name: &str, input: &Value) -> [String; 5] {
+    [
         sse_event(
             "content_block_start",
-            &json!({"type": "content_block_start", "index": 0,
+            &json!({"type": "content_block_start", "index": index,
                     "content_block": {"type": "tool_use", "id": "t0", "name": name, "input": {}}}),
         ),
         sse_event(
             "content_block_delta",
-            &json!({"type": "content_block_delta", "index": 0,
+            &json!({"type": "content_block_delta", "index": index,
                     "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
         ),
         sse_event(
             "content_block_stop",
-            &json!({"type": "content_block_stop", "index": 0}),
+            &json!({"type": "content_block_stop", "index": index}),
         ),
         sse_event(
             "message_delta",
             &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 1}}),
         ),
         sse_event("message_stop", &json!({"type": "message_stop"})),
-    ];
-    Answer::sse(&events)
+    ]
 }
 
 #[test]
@@ -391,10 +402,7 @@ fn sigterm_still_ends_the_session() {
 /// A streamed reply that says `text` and then calls `name` with `input`.
 fn said_then_called(text: &[&str], name: &str, input: &Value) -> Answer {
     let mut events = vec![
-        sse_event(
-            "message_start",
-            &json!({"type": "message_start", "message": {"model": "claude-test", "usage": {"input_tokens": 1}}}),
-        ),
+        message_start(),
         sse_event(
             "content_block_start",
             &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
@@ -406,31 +414,11 @@ fn said_then_called(text: &[&str], name: &str, input: &Value) -> Answer {
             &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}),
         ));
     }
-    events.extend([
-        sse_event(
-            "content_block_stop",
-            &json!({"type": "content_block_stop", "index": 0}),
-        ),
-        sse_event(
-            "content_block_start",
-            &json!({"type": "content_block_start", "index": 1,
-                    "content_block": {"type": "tool_use", "id": "t0", "name": name, "input": {}}}),
-        ),
-        sse_event(
-            "content_block_delta",
-            &json!({"type": "content_block_delta", "index": 1,
-                    "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
-        ),
-        sse_event(
-            "content_block_stop",
-            &json!({"type": "content_block_stop", "index": 1}),
-        ),
-        sse_event(
-            "message_delta",
-            &json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 1}}),
-        ),
-        sse_event("message_stop", &json!({"type": "message_stop"})),
-    ]);
+    events.push(sse_event(
+        "content_block_stop",
+        &json!({"type": "content_block_stop", "index": 0}),
+    ));
+    events.extend(call_to_the_end(1, name, input));
     Answer::sse(&events)
 }
 
