@@ -189,22 +189,42 @@ fn broken(from: &Path, target: &str) -> Option<String> {
     }
 }
 
-#[test]
-fn every_relative_link_reaches_a_file_and_a_heading() {
-    let mut wrong = Vec::new();
-    let mut checked = 0;
+/// What `find` names in every document (each with its line), judged by
+/// `judge` (the document, the name): `None` is passed over, `Some(None)`
+/// is there, `Some(Some(why))` is wrong. How many were judged, and the
+/// wrong ones as `doc:line: why`.
+fn judge_documents(
+    find: impl Fn(&str) -> Vec<(usize, String)>,
+    judge: impl Fn(&Path, &str) -> Option<Option<String>>,
+) -> (usize, Vec<String>) {
+    let (mut checked, mut wrong) = (0, Vec::new());
     for doc in documents() {
         let text = fs::read_to_string(&doc).unwrap();
-        for (n, line) in prose(&text) {
-            for target in links(line) {
-                checked += 1;
-                if let Some(why) = broken(&doc, &target) {
-                    let name = doc.strip_prefix(root()).unwrap().display();
-                    wrong.push(format!("{name}:{n}: ({target}): {why}"));
-                }
+        for (n, named) in find(&text) {
+            let Some(verdict) = judge(&doc, &named) else {
+                continue;
+            };
+            checked += 1;
+            if let Some(why) = verdict {
+                let name = doc.strip_prefix(root()).unwrap().display();
+                wrong.push(format!("{name}:{n}: {why}"));
             }
         }
     }
+    (checked, wrong)
+}
+
+#[test]
+fn every_relative_link_reaches_a_file_and_a_heading() {
+    let every_link = |text: &str| -> Vec<(usize, String)> {
+        prose(text)
+            .into_iter()
+            .flat_map(|(n, line)| links(line).into_iter().map(move |l| (n, l)))
+            .collect()
+    };
+    let (checked, wrong) = judge_documents(every_link, |doc, target| {
+        Some(broken(doc, target).map(|why| format!("({target}): {why}")))
+    });
     assert!(checked > 10, "the link reader finds no links: {checked}");
     assert!(wrong.is_empty(), "broken links:\n{}", wrong.join("\n"));
 }
@@ -390,22 +410,13 @@ fn named_paths(text: &str) -> Vec<(usize, String)> {
 /// script, a source file or a directory a reader is sent to.
 #[test]
 fn every_path_the_documents_name_is_there() {
-    let mut wrong = Vec::new();
-    let mut checked = 0;
-    for doc in documents() {
-        let text = fs::read_to_string(&doc).unwrap();
-        for (n, path) in named_paths(&text) {
-            checked += 1;
-            // Made by the bench harness when it runs, never committed.
-            if path.starts_with("bench/data") {
-                continue;
-            }
-            if !root().join(&path).exists() {
-                let name = doc.strip_prefix(root()).unwrap().display();
-                wrong.push(format!("{name}:{n}: {path} is not there"));
-            }
+    let (checked, wrong) = judge_documents(named_paths, |_, path| {
+        // Made by the bench harness when it runs, never committed.
+        if path.starts_with("bench/data") {
+            return Some(None);
         }
-    }
+        Some((!root().join(path).exists()).then(|| format!("{path} is not there")))
+    });
     assert!(checked > 20, "the path reader finds no paths: {checked}");
     assert!(wrong.is_empty(), "named but missing:\n{}", wrong.join("\n"));
 }
@@ -535,21 +546,9 @@ fn rust_path_is_there(path: &str) -> Option<bool> {
 /// or inline modules, its item a word of its module's file.
 #[test]
 fn every_rust_path_the_documents_name_is_there() {
-    let mut wrong = Vec::new();
-    let mut checked = 0;
-    for doc in documents() {
-        let text = fs::read_to_string(&doc).unwrap();
-        for (n, path) in rust_paths(&text) {
-            match rust_path_is_there(&path) {
-                Some(true) => checked += 1,
-                Some(false) => {
-                    let name = doc.strip_prefix(root()).unwrap().display();
-                    wrong.push(format!("{name}:{n}: {path} is not there"));
-                }
-                None => {}
-            }
-        }
-    }
+    let (checked, wrong) = judge_documents(rust_paths, |_, path| {
+        rust_path_is_there(path).map(|there| (!there).then(|| format!("{path} is not there")))
+    });
     assert!(
         checked > 20,
         "the Rust path reader finds no paths: {checked}"
