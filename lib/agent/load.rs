@@ -15,11 +15,7 @@ impl Agents {
     /// Loads and validates the agent `name`, warning of the keys it has
     /// that no setting takes (once per file for these agents).
     pub fn load(&self, name: &str) -> Result<AgentConfig> {
-        let path = self.file_path(name)?;
-        let (config, unknown) =
-            read_agent_file(&path, name, Some(self))?.ok_or_else(|| self.not_found(name))?;
-        self.warn(&path, &unknown);
-        Ok(config)
+        self.load_if_any(name)?.ok_or_else(|| self.not_found(name))
     }
 
     /// [`Agents::load`], with `None` for a name that has no file: for a
