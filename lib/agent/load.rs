@@ -8,7 +8,7 @@ use axe_base::error::{Error, Result};
 use axe_base::read;
 
 use super::locate::{Agents, Source, stems_in};
-use super::parse::{AgentConfig, parse};
+use super::parse::AgentConfig;
 use super::validate::validate;
 
 impl Agents {
@@ -144,8 +144,8 @@ fn read_agent_file(
             return Err(Error::caused(parse_err(line), e));
         }
     };
-    let cfg = parse(&text).map_err(|e| Error::caused(parse_err(e.to_string()), e))?;
-    let unknown = crate::parse::unknown_keys(path, &text);
+    let (cfg, unknown) =
+        crate::parse::read(path, &text).map_err(|e| Error::caused(parse_err(e.to_string()), e))?;
     if let Err(e) = validate(&cfg) {
         if let Some(agents) = warn {
             agents.warn(path, &unknown);

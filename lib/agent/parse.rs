@@ -176,40 +176,51 @@ fn number<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
 }
 
 /// Parses agent TOML; the error's line is one line with its position.
-/// The memory sections are read from the same text as [`Settings`]; when
-/// both reads fail, the error first in the file is the one said, as one
-/// read would have said it.
 pub fn parse(text: &str) -> Result<AgentConfig, BadToml> {
+    read(std::path::Path::new(""), text).map(|(cfg, _)| cfg)
+}
+
+/// An agent file (`text`, at `path`) read once: its settings, and the
+/// keys no setting takes (those the agent's own struct does not, nor
+/// [`Settings`] at the top, and inside a section those its owner does
+/// not). The memory sections are read from the same parse as
+/// [`Settings`]; when both reads fail, the error first in the file is
+/// the one said, as one read would have said it.
+pub fn read(
+    path: &std::path::Path,
+    text: &str,
+) -> Result<(AgentConfig, Vec<axe_base::unknown::Unknown>), BadToml> {
     let bad = |source: toml::de::Error| BadToml {
         line: one_line_toml_error(text, &source),
         source,
     };
-    match (
-        toml::from_str::<AgentConfig>(text),
-        toml::from_str::<Settings>(text),
-    ) {
-        (Ok(agent), Ok(memory)) => Ok(AgentConfig { memory, ..agent }),
-        (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(bad(e)),
-        (Err(a), Err(m)) => {
-            let at = |e: &toml::de::Error| e.span().map_or(0, |s| s.start);
-            Err(bad(if at(&m) < at(&a) { m } else { a }))
-        }
-    }
+    let document = axe_base::unknown::Document::parse(path, text).map_err(bad)?;
+    let ((agent, own), (memory, theirs)) =
+        match (document.read::<AgentConfig>(), document.read::<Settings>()) {
+            (Ok(agent), Ok(memory)) => (agent, memory),
+            (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(bad(e)),
+            (Err(a), Err(m)) => {
+                let at = |e: &toml::de::Error| e.span().map_or(0, |s| s.start);
+                return Err(bad(if at(&m) < at(&a) { m } else { a }));
+            }
+        };
+    Ok((AgentConfig { memory, ..agent }, unknown_keys(own, theirs)))
 }
 
-/// The keys of an agent file (`text`, at `path`) that no setting takes:
-/// those the agent's own struct does not, nor [`Settings`] at the top,
-/// and inside a section those its owner does not.
-pub fn unknown_keys(path: &std::path::Path, text: &str) -> Vec<axe_base::unknown::Unknown> {
-    use axe_base::unknown::{fields_at, find};
+/// The keys unknown to an agent file: `own` those its struct passed
+/// over, `theirs` those [`Settings`] did.
+fn unknown_keys(
+    mut found: Vec<axe_base::unknown::Unknown>,
+    theirs: Vec<axe_base::unknown::Unknown>,
+) -> Vec<axe_base::unknown::Unknown> {
+    use axe_base::unknown::fields_at;
     let (own, memory) = (
         fields_at::<AgentConfig>(&[]).unwrap_or_default(),
         fields_at::<Settings>(&[]).unwrap_or_default(),
     );
     // Each finds the other's sections unknown at the top: those are not.
-    let mut found = find::<AgentConfig>(path, text);
     found.retain(|u| !memory.contains(&u.key.as_str()));
-    for u in find::<Settings>(path, text) {
+    for u in theirs {
         if own.contains(&u.key.as_str()) {
             continue;
         }
@@ -374,7 +385,7 @@ mod tests {
         let path = std::path::Path::new("f.toml");
         // An agent's keys are its own struct's and its memory's.
         match std::any::TypeId::of::<T>() == std::any::TypeId::of::<AgentConfig>() {
-            true => unknown_keys(path, text),
+            true => read(path, text).map(|(_, u)| u).unwrap_or_default(),
             false => axe_base::unknown::find::<T>(path, text),
         }
         .into_iter()

@@ -17,6 +17,7 @@ use std::sync::Mutex;
 
 use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
 use serde::{Serialize, Serializer};
+use toml::Spanned;
 use toml::de::{DeArray, DeTable, DeValue};
 
 use crate::lock::Recover;
@@ -68,36 +69,68 @@ fn lossy<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&path.to_string_lossy())
 }
 
-/// The keys of `text` (the TOML of `file`) that `T` does not take, in the
-/// order they are written. A text that does not parse has none: its parse
-/// error is what is reported; one that is not of `T`'s shape has those
-/// before its first error.
-pub fn find<T: DeserializeOwned>(file: &Path, text: &str) -> Vec<Unknown> {
-    let (Ok(root), Ok(de)) = (DeTable::parse(text), toml::Deserializer::parse(text)) else {
-        return Vec::new();
-    };
-    let mut ignored = Vec::new();
-    let _: Result<T, _> = serde_ignored::deserialize(de, |at| ignored.push(steps(&at)));
-    let mut found: Vec<Unknown> = ignored
-        .into_iter()
-        .filter_map(|mut path| {
-            let Some(Step::Key(name)) = path.pop() else {
-                return None;
-            };
-            let (line, section) = locate(text, root.get_ref(), &path, &name)?;
-            let near = fields::<T>(&path)
-                .and_then(|known| crate::suggest::near(&name, known.iter().copied()));
-            Some(Unknown {
-                file: file.to_owned(),
-                line,
-                key: dotted(&path, &name),
-                section,
-                did_you_mean: near.map(|near| dotted(&path, near)),
-            })
+/// A TOML text parsed once, and the settings read from it: each read
+/// deserializes through `serde_ignored`, so the value and the keys it
+/// passed over come from one pass. (A plain `toml::from_str` beside the
+/// probe compiled every settings struct twice, a third of each small
+/// executable, and parsed the text twice a read.)
+pub struct Document<'a> {
+    file: &'a Path,
+    text: &'a str,
+    root: Spanned<DeTable<'a>>,
+}
+
+impl<'a> Document<'a> {
+    /// `text`, the TOML of `file`, parsed; its error is the parse's.
+    pub fn parse(file: &'a Path, text: &'a str) -> Result<Self, toml::de::Error> {
+        Ok(Document {
+            file,
+            text,
+            root: DeTable::parse(text)?,
         })
-        .collect();
-    found.sort_by(|a, b| (a.line, &a.key).cmp(&(b.line, &b.key)));
-    found
+    }
+
+    /// `T` as the document holds it, and the keys `T` does not take, in
+    /// the order they are written.
+    pub fn read<T: DeserializeOwned>(&self) -> Result<(T, Vec<Unknown>), toml::de::Error> {
+        let mut ignored = Vec::new();
+        let de = toml::Deserializer::from(self.root.clone());
+        let value = serde_ignored::deserialize(de, |at| ignored.push(steps(&at)))?;
+        Ok((value, self.located::<T>(ignored)))
+    }
+
+    fn located<T: DeserializeOwned>(&self, ignored: Vec<Vec<Step>>) -> Vec<Unknown> {
+        let mut found: Vec<Unknown> = ignored
+            .into_iter()
+            .filter_map(|mut path| {
+                let Some(Step::Key(name)) = path.pop() else {
+                    return None;
+                };
+                let (line, section) = locate(self.text, self.root.get_ref(), &path, &name)?;
+                let near = fields::<T>(&path)
+                    .and_then(|known| crate::suggest::near(&name, known.iter().copied()));
+                Some(Unknown {
+                    file: self.file.to_owned(),
+                    line,
+                    key: dotted(&path, &name),
+                    section,
+                    did_you_mean: near.map(|near| dotted(&path, near)),
+                })
+            })
+            .collect();
+        found.sort_by(|a, b| (a.line, &a.key).cmp(&(b.line, &b.key)));
+        found
+    }
+}
+
+/// The keys of `text` (the TOML of `file`) that `T` does not take, in the
+/// order they are written; none when it is not a `T`, whose error is what
+/// a reader says.
+pub fn find<T: DeserializeOwned>(file: &Path, text: &str) -> Vec<Unknown> {
+    Document::parse(file, text)
+        .and_then(|d| d.read::<T>())
+        .map(|(_, unknown)| unknown)
+        .unwrap_or_default()
 }
 
 /// `serde_ignored`'s path as keys and indexes from the top; what it adds
@@ -385,13 +418,13 @@ mod tests {
     #[test]
     fn each_warned_set_warns_once_of_a_file() {
         let file = Path::new("a.toml");
-        let unknown = find::<Inner>(file, "dpeth = 1\n");
+        let unknown = find::<Inner>(file, "depth = 1\ndpeth = 1\n");
         let (one, two) = (Warned::default(), Warned::default());
         let report = crate::report::Collected::default();
         one.warn(&report, file, &unknown);
         one.warn(&report, file, &unknown);
         two.warn(&report, file, &unknown);
-        let line = "Warning: a.toml:1: unknown key dpeth, ignored (did you mean depth?)";
+        let line = "Warning: a.toml:2: unknown key dpeth, ignored (did you mean depth?)";
         assert_eq!(report.lines(), [line, line]);
     }
 }

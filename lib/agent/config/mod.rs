@@ -18,7 +18,7 @@ mod secrets;
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -105,15 +105,21 @@ pub fn load_quietly(dirs: &Dirs) -> Result<(Config, Vec<axe_base::unknown::Unkno
             ));
         }
     };
-    let mut config = parse(&text)?;
-    let unknown = axe_base::unknown::find::<Config>(&path, &text);
+    let (mut config, unknown) = from_text(&path, &text)?;
     config.path = path;
     config.found = true;
     Ok((config, unknown))
 }
 
 pub fn parse(text: &str) -> Result<Config> {
-    toml::from_str(text).map_err(|e| {
+    from_text(Path::new(""), text).map(|(config, _)| config)
+}
+
+/// config.toml (`text`, at `path`) read once: its settings, and the keys
+/// no setting takes.
+fn from_text(path: &Path, text: &str) -> Result<(Config, Vec<axe_base::unknown::Unknown>)> {
+    let document = axe_base::unknown::Document::parse(path, text);
+    document.and_then(|d| d.read::<Config>()).map_err(|e| {
         Error::caused(
             Error::Config(format!(
                 "failed to parse config.toml: {}",
