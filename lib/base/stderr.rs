@@ -19,8 +19,22 @@ use std::io::{self, Write};
 /// run, so errors are ignored; the lock keeps lines from parallel
 /// sub-agents whole.
 pub fn note(line: fmt::Arguments) {
-    let line = line.to_string();
-    let _ = writeln!(io::stderr().lock(), "{}", escape(&line));
+    let mut out = String::new();
+    push_line(&mut out, &line.to_string());
+    write(&out);
+}
+
+/// `line`, escaped, and a newline, at the end of `out`.
+pub fn push_line(out: &mut String, line: &str) {
+    out.push_str(&escape(line));
+    out.push('\n');
+}
+
+/// Whole lines (made by [`push_line`]) to stderr in one write: stderr is
+/// unbuffered, and a `writeln!` there is a write for each piece, which a
+/// reader on the other end of a pipe wakes up for.
+pub fn write(lines: &str) {
+    let _ = io::stderr().lock().write_all(lines.as_bytes());
 }
 
 /// `text` from outside as it may be shown on a terminal: every control

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use axe_base::error::{Error, Result};
 use axe_base::lock::Recover;
-use axe_base::report::Report;
+use axe_base::report::{Behind, Report};
 use axe_tools::Memory;
 
 use admission::{Admission, Admitted, Ticket};
@@ -128,30 +128,34 @@ impl Http {
         // accepting stops, and the hold's end re-delivers it once every
         // request in flight is answered, its write made whole.
         let hold = axe_base::signals::drain();
+        // Said at once, before any request; what comes after (a line per
+        // request) is written behind the requests.
+        let direct = Arc::clone(&self.report);
+        let behind = Arc::new(Behind::new(self.report));
         let shared = Arc::new(Shared {
             endpoint: endpoint::Endpoint::new(
                 self.tokens,
                 self.read_only,
                 loopback,
                 self.open,
-                Arc::clone(&self.report),
+                Arc::clone(&behind) as Arc<dyn Report>,
             ),
             tls: self.tls,
             slots: Slots::new(workers()),
             stopping: AtomicBool::new(false),
             admission: Arc::default(),
-            report: self.report,
+            report: Arc::clone(&behind) as Arc<dyn Report>,
         });
         watch_signals(&shared, local);
         let scheme = match shared.tls {
             Some(_) => "https",
             None => "http",
         };
-        shared.report.note(format_args!(
+        direct.note(format_args!(
             "axe-mcp: serving {scheme}://{local}/mcp/<AGENT>: {memory}; {guard}"
         ));
         for line in reaches {
-            shared.report.note(format_args!("{line}"));
+            direct.note(format_args!("{line}"));
         }
         let mut threads = Vec::new();
         for stream in listener.incoming() {
@@ -179,6 +183,7 @@ impl Http {
         for t in threads {
             let _ = t.join();
         }
+        behind.flush();
         drop(hold);
         Ok(())
     }
