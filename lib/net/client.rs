@@ -2,7 +2,9 @@
 //! [`Client`] is made for a run and shared by every agent of it, so each
 //! endpoint is one connection kept alive from turn to turn (a provider's
 //! TLS handshake once, not every turn); requests go through the proxy the
-//! environment names ([`crate::proxy`]) and trust the roots it names
+//! environment names ([`crate::proxy`]), as curl does (an `https://` one
+//! through a `CONNECT` tunnel, an `http://` one to the proxy in absolute
+//! form: [`crate::forward`]), and trust the roots it names
 //! ([`crate::roots`]). Redirects are never followed and every status is
 //! a response: what to make of them is the caller's.
 
@@ -11,12 +13,15 @@ use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use base64::Engine;
+use base64::prelude::BASE64_STANDARD;
 use ureq::http::Uri;
 use ureq::tls::{RootCerts, TlsConfig};
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use crate::error::SetupError;
+use crate::forward::{Forward, ViaProxy};
 use crate::proxy::Proxies;
 use crate::roots;
 
@@ -50,6 +55,10 @@ struct Inner {
     /// that makes no HTTPS call need not read); or why the roots the
     /// environment names cannot be used.
     tls: OnceLock<Result<ureq::Agent, SetupError>>,
+    /// For `http://` through the proxy the environment names for them:
+    /// made on the first such request (its roots then, for a proxy
+    /// spoken to over TLS).
+    forward: OnceLock<Result<ureq::Agent, SetupError>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -84,6 +93,7 @@ impl Client {
                 pinned,
                 plain: OnceLock::new(),
                 tls: OnceLock::new(),
+                forward: OnceLock::new(),
             }),
         }
     }
@@ -118,6 +128,25 @@ impl Client {
         }
     }
 
+    /// The agent of `http://` requests through `proxy` (there is one
+    /// such proxy: the one the environment names for `http://`).
+    fn forward(&self, proxy: &ureq::Proxy) -> Result<&ureq::Agent, SetupError> {
+        let inner = &*self.inner;
+        let make = || {
+            let roots = match proxy.protocol() {
+                ureq::ProxyProtocol::Https => roots::read_named(&inner.named)?,
+                _ => RootCerts::WebPki,
+            };
+            let (connector, resolver) = (Forward::new(proxy), ViaProxy::new(proxy));
+            Ok(ureq::Agent::with_parts(config(roots), connector, resolver))
+        };
+        inner
+            .forward
+            .get_or_init(make)
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
     /// Sends `method` to `url` with `headers` (and `body`, for a POST),
     /// all of it, reading the body included, by `deadline`. A timeout is
     /// an error of kind [`io::ErrorKind::TimedOut`]; any status comes
@@ -140,7 +169,8 @@ impl Client {
         let https = uri
             .scheme_str()
             .is_some_and(|s| s.eq_ignore_ascii_case("https"));
-        let agent = self.agent(https).map_err(io::Error::other)?;
+        let agent = https.then(|| self.agent(true)).transpose();
+        let agent = agent.map_err(io::Error::other)?;
         let host = uri.host().unwrap_or_default().trim_start_matches('[');
         let host = host.trim_end_matches(']').to_ascii_lowercase();
         let proxy = self
@@ -148,6 +178,17 @@ impl Client {
             .proxies
             .choose(https, &host)
             .map_err(io::Error::other)?;
+        // Through a proxy, as curl goes: `https://` in ureq's `CONNECT`
+        // tunnel, `http://` to the proxy in absolute form, its
+        // credentials in a header of the request.
+        let (agent, tunnel, authorization) = match (agent, proxy) {
+            (Some(agent), proxy) => (agent, proxy, None),
+            (None, Some(proxy)) => {
+                let agent = self.forward(&proxy).map_err(io::Error::other)?;
+                (agent, None, basic(&proxy))
+            }
+            (None, None) => (self.agent(false).map_err(io::Error::other)?, None, None),
+        };
         // ureq's requests with and without a body are builders of two
         // types: one recipe for both.
         macro_rules! prepare {
@@ -155,10 +196,13 @@ impl Client {
                 let mut request = $request
                     .config()
                     .timeout_global(Some(left))
-                    .proxy(proxy)
+                    .proxy(tunnel)
                     .build();
                 for (name, value) in headers {
                     request = request.header(*name, *value);
+                }
+                if let Some(credentials) = &authorization {
+                    request = request.header("Proxy-Authorization", credentials);
                 }
                 request
             }};
@@ -196,6 +240,18 @@ fn config(roots: RootCerts) -> ureq::config::Config {
         .max_idle_age(IDLE)
         .tls_config(tls)
         .build()
+}
+
+/// The `Proxy-Authorization` of `proxy`'s credentials (its URL's
+/// `user:password@`, percent-decoded), as ureq sends them with `CONNECT`.
+fn basic(proxy: &ureq::Proxy) -> Option<String> {
+    if proxy.username().is_none() && proxy.password().is_none() {
+        return None;
+    }
+    let user = proxy.username().unwrap_or_default();
+    let password = proxy.password().unwrap_or_default();
+    let pair = BASE64_STANDARD.encode(format!("{user}:{password}"));
+    Some(format!("Basic {pair}"))
 }
 
 /// A ureq error as the I/O error it comes down to, its kind kept where

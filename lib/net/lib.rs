@@ -7,6 +7,7 @@
 
 mod client;
 mod error;
+mod forward;
 mod proxy;
 mod roots;
 pub mod sse;

@@ -1,0 +1,182 @@
+//! `http://` requests through an HTTP proxy, as curl sends them: to the
+//! proxy, in absolute form (`POST http://host:port/path HTTP/1.1`), not
+//! through a `CONNECT` tunnel, which a plain forwarding proxy does not
+//! offer (501) and squid's default configuration allows only to port
+//! 443. ureq 3 tunnels every request through an HTTP proxy and writes
+//! every request line in origin form (`POST /path HTTP/1.1`), so the
+//! agent of such requests is made of three parts of its own: a resolver
+//! that looks up the proxy whatever the URL names (the target's name is
+//! the proxy's to look up: inside a company it may resolve nowhere
+//! else), a connector that connects to the proxy (over TLS for an
+//! `https://` one), and a transport that puts the scheme and authority
+//! in front of the origin-form target ureq wrote. ureq still writes the
+//! request, reads the answer and keeps the connection; its `Host` is the
+//! target's, as curl's is.
+
+use std::fmt;
+use std::io;
+
+use ureq::http::Uri;
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, NextTimeout, RustlsConnector, TcpConnector, Transport,
+};
+
+/// The resolver of a forwarding agent: the proxy's addresses, whatever
+/// the URL.
+#[derive(Debug)]
+pub struct ViaProxy {
+    proxy: Uri,
+    inner: DefaultResolver,
+}
+
+impl ViaProxy {
+    pub fn new(proxy: &ureq::Proxy) -> ViaProxy {
+        ViaProxy {
+            proxy: proxy.uri().clone(),
+            inner: DefaultResolver::default(),
+        }
+    }
+}
+
+impl Resolver for ViaProxy {
+    fn resolve(
+        &self,
+        _uri: &Uri,
+        config: &ureq::config::Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        self.inner.resolve(&self.proxy, config, timeout)
+    }
+}
+
+/// The connector of a forwarding agent: a connection to the proxy (the
+/// addresses [`ViaProxy`] gave), TLS to it when its URL is `https://`,
+/// whose requests go in absolute form.
+pub struct Forward {
+    proxy: Uri,
+    tcp: TcpConnector,
+    tls: RustlsConnector,
+}
+
+impl Forward {
+    pub fn new(proxy: &ureq::Proxy) -> Forward {
+        Forward {
+            proxy: proxy.uri().clone(),
+            tcp: TcpConnector::default(),
+            tls: RustlsConnector::default(),
+        }
+    }
+}
+
+impl fmt::Debug for Forward {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The proxy's URI may hold its credentials: its host alone.
+        f.debug_struct("Forward")
+            .field("proxy", &self.proxy.host())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connector for Forward {
+    type Out = AbsoluteForm;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        _chained: Option<()>,
+    ) -> Result<Option<AbsoluteForm>, ureq::Error> {
+        let origin = origin(details.uri)?;
+        // The same connection, but to the proxy: its name for TLS.
+        let to_proxy = ConnectionDetails {
+            uri: &self.proxy,
+            addrs: details.addrs.clone(),
+            config: details.config,
+            request_level: details.request_level,
+            resolver: details.resolver,
+            now: details.now,
+            timeout: details.timeout,
+            current_time: details.current_time.clone(),
+            run_connector: details.run_connector.clone(),
+            register_shutdown: details.register_shutdown.clone(),
+        };
+        let tcp = Connector::<()>::connect(&self.tcp, &to_proxy, None)?;
+        let Some(transport) = self.tls.connect(&to_proxy, tcp)? else {
+            return Ok(None);
+        };
+        Ok(Some(AbsoluteForm {
+            inner: transport.boxed(),
+            origin,
+            head_next: true,
+        }))
+    }
+}
+
+/// `http://host[:port]` of `uri`: what goes in front of its origin-form
+/// target (no credentials a URL may hold).
+fn origin(uri: &Uri) -> Result<String, ureq::Error> {
+    let host = uri.host().ok_or(ureq::Error::BadUri(format!(
+        "{}: no host",
+        uri.scheme_str().unwrap_or_default()
+    )))?;
+    Ok(match uri.port_u16() {
+        Some(port) => format!("http://{host}:{port}"),
+        None => format!("http://{host}"),
+    })
+}
+
+/// A connection to a forwarding proxy: each request's line in absolute
+/// form. ureq sends a request whole (head, then body) and reads its
+/// answer to the end before the connection is asked whether it is open
+/// (as it goes back to the pool and comes out again), so the first
+/// output after that is the next request's head.
+#[derive(Debug)]
+pub struct AbsoluteForm {
+    inner: Box<dyn Transport>,
+    origin: String,
+    head_next: bool,
+}
+
+impl Transport for AbsoluteForm {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        self.inner.buffers()
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        if !std::mem::take(&mut self.head_next) {
+            return self.inner.transmit_output(amount, timeout);
+        }
+        let output = self.inner.buffers().output();
+        let room = output.len().max(1);
+        let written = &output[..amount.min(output.len())];
+        // `METHOD SP /origin-form SP HTTP/1.1`: the scheme and authority
+        // go before the slash.
+        let slash = written.iter().position(|&b| b == b' ').map(|i| i + 1);
+        let Some(slash) = slash.filter(|&i| written.get(i) == Some(&b'/')) else {
+            return Err(ureq::Error::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a request line not in origin form",
+            )));
+        };
+        let head = [&written[..slash], self.origin.as_bytes(), &written[slash..]].concat();
+        for part in head.chunks(room) {
+            self.inner.buffers().output()[..part.len()].copy_from_slice(part);
+            self.inner.transmit_output(part.len(), timeout)?;
+        }
+        Ok(())
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        self.inner.await_input(timeout)
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.head_next = true;
+        self.inner.is_open()
+    }
+
+    /// TLS to the proxy, when there is any, is not TLS to the target.
+    fn is_tls(&self) -> bool {
+        false
+    }
+}
