@@ -527,6 +527,8 @@ struct KeptAlive {
     url: String,
     connections: Arc<Mutex<usize>>,
     requests: Arc<Mutex<usize>>,
+    /// The first line of each request, in order.
+    lines: Arc<Mutex<Vec<String>>>,
 }
 
 impl KeptAlive {
@@ -553,13 +555,18 @@ impl KeptAlive {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let (connections, requests) = (Arc::new(Mutex::new(0)), Arc::new(Mutex::new(0)));
         let (opened, asked) = (Arc::clone(&connections), Arc::clone(&requests));
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let heard = Arc::clone(&lines);
         let replies = Arc::new(Mutex::new(bodies));
         thread::spawn(move || {
             for mut conn in listener.incoming().flatten() {
                 *opened.lock().unwrap() += 1;
                 let (asked, replies) = (Arc::clone(&asked), Arc::clone(&replies));
+                let heard = Arc::clone(&heard);
                 thread::spawn(move || {
-                    while read_request(&mut conn).is_some() {
+                    while let Some(request) = read_request(&mut conn) {
+                        let line = request.split(|&b| b == b'\r').next().unwrap_or_default();
+                        heard.lock().unwrap().push(String::from_utf8_lossy(line).into_owned());
                         let n = {
                             let mut asked = asked.lock().unwrap();
                             *asked += 1;
@@ -582,6 +589,7 @@ impl KeptAlive {
             url,
             connections,
             requests,
+            lines,
         }
     }
 }
@@ -602,6 +610,33 @@ fn a_tool_conversation_is_one_connection_kept_alive() {
         anthropic_reply("done"),
     ]);
     server.answers_four_turns_on_one_connection(&env);
+}
+
+/// Through a forwarding proxy a tool conversation is one connection to
+/// the proxy, every request on it in absolute form, the first and those
+/// after it alike; the model server's name is the proxy's to look up
+/// (`.invalid` resolves nowhere here). The proxy here is a caching one:
+/// it answers itself.
+#[test]
+fn a_tool_conversation_through_a_forwarding_proxy_is_one_connection_in_absolute_form() {
+    let env = Env::new();
+    tool_agent(&env, "\"list_directory\"", "");
+    let call = |id: &str| {
+        json!({"model": "claude-test", "stop_reason": "tool_use",
+               "content": [{"type": "tool_use", "id": id, "name": "list_directory", "input": {"path": "."}}],
+               "usage": {"input_tokens": 5, "output_tokens": 3}})
+    };
+    let proxy = KeptAlive::start(vec![call("t0"), call("t1"), anthropic_reply("done")]);
+    let model = "http://models.invalid:8080";
+    run(&env, model)
+        .env("HTTP_PROXY", &proxy.url)
+        .arg("a")
+        .assert()
+        .success()
+        .stdout("done");
+    let line = format!("POST {model}/v1/messages HTTP/1.1");
+    assert_eq!(*proxy.lines.lock().unwrap(), [line.as_str(); 3]);
+    assert_eq!(*proxy.connections.lock().unwrap(), 1, "a connection a turn");
 }
 
 /// The built-in tools' calls go through the run's client too: two web
