@@ -66,7 +66,8 @@ impl Proxy {
 
     /// This proxy's URL with `user:password@` (as written in a URL).
     fn with_credentials(&self, userinfo: &str) -> String {
-        self.url.replacen("http://", &format!("http://{userinfo}@"), 1)
+        self.url
+            .replacen("http://", &format!("http://{userinfo}@"), 1)
     }
 }
 
@@ -110,7 +111,10 @@ fn relay(client: TcpStream, connect: bool, seen: &Mutex<Vec<Vec<String>>>) {
                 .filter(|h| !h.to_ascii_lowercase().starts_with("proxy-"))
                 .map(|h| format!("{h}\r\n"))
                 .collect();
-            (host, Some(format!("{method} {path} HTTP/1.1\r\n{kept}\r\n")))
+            (
+                host,
+                Some(format!("{method} {path} HTTP/1.1\r\n{kept}\r\n")),
+            )
         }
     };
     let Ok(mut upstream) = TcpStream::connect(&host) else {
@@ -161,7 +165,8 @@ fn assert_no_credentials(env: &Env, stderr: &[u8]) {
                 dirs.push(path);
                 continue;
             }
-            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()).into_owned();
+            let text =
+                String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()).into_owned();
             for secret in secrets {
                 assert!(!text.contains(secret), "{secret} in {}", path.display());
             }
@@ -355,7 +360,10 @@ fn http_calls_reach_a_forwarding_proxy_in_absolute_form_with_its_credentials() {
         .clone();
     let heads = proxy.heads();
     assert_eq!(heads.len(), 1, "{heads:?}");
-    assert_eq!(heads[0][0], format!("POST {}/v1/messages HTTP/1.1", server.url));
+    assert_eq!(
+        heads[0][0],
+        format!("POST {}/v1/messages HTTP/1.1", server.url)
+    );
     assert_eq!(header(&heads[0], "proxy-authorization"), Some(BASIC));
     let host = server.url.trim_start_matches("http://");
     assert_eq!(header(&heads[0], "host"), Some(host));
@@ -372,7 +380,10 @@ fn http_calls_reach_a_forwarding_proxy_in_absolute_form_with_its_credentials() {
         .stdout("through");
     let heads = proxy.heads();
     assert_eq!(heads.len(), 2, "{heads:?}");
-    assert_eq!(heads[1][0], format!("POST {}/v1/messages HTTP/1.1", server.url));
+    assert_eq!(
+        heads[1][0],
+        format!("POST {}/v1/messages HTTP/1.1", server.url)
+    );
     assert_eq!(header(&heads[1], "proxy-authorization"), None);
 }
 
@@ -429,7 +440,11 @@ fn no_proxy_forms_each_send_the_call_straight_to_the_host() {
         call(url, no_proxy);
         let seen = proxy.seen();
         assert_eq!(seen.len(), n + 1, "{no_proxy}: {seen:?}");
-        assert_eq!(seen[n], format!("POST {url}/v1/messages HTTP/1.1"), "{no_proxy}");
+        assert_eq!(
+            seen[n],
+            format!("POST {url}/v1/messages HTTP/1.1"),
+            "{no_proxy}"
+        );
     }
 }
 
@@ -566,7 +581,10 @@ impl KeptAlive {
                 thread::spawn(move || {
                     while let Some(request) = read_request(&mut conn) {
                         let line = request.split(|&b| b == b'\r').next().unwrap_or_default();
-                        heard.lock().unwrap().push(String::from_utf8_lossy(line).into_owned());
+                        heard
+                            .lock()
+                            .unwrap()
+                            .push(String::from_utf8_lossy(line).into_owned());
                         let n = {
                             let mut asked = asked.lock().unwrap();
                             *asked += 1;

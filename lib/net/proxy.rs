@@ -321,6 +321,9 @@ mod tests {
         }
         let p = env(&[("HTTPS_PROXY", "socks5h://u:secret@h:1080")]);
         let e = p.choose(true, "a").unwrap_err().to_string();
-        assert!(e.contains("\"socks5h://***@h:1080\"") && !e.contains("secret"), "{e}");
+        assert!(
+            e.contains("\"socks5h://***@h:1080\"") && !e.contains("secret"),
+            "{e}"
+        );
     }
 }
