@@ -178,16 +178,16 @@ impl Client {
             .proxies
             .choose(https, &host)
             .map_err(io::Error::other)?;
-        // Through a proxy, as curl goes: `https://` in ureq's `CONNECT`
-        // tunnel, `http://` to the proxy in absolute form, its
-        // credentials in a header of the request.
+        // Through a proxy, as curl goes: `http://` to an HTTP proxy in
+        // absolute form, its credentials in a header of the request;
+        // anything else through ureq's tunnel (`CONNECT`, SOCKS).
         let (agent, tunnel, authorization) = match (agent, proxy) {
             (Some(agent), proxy) => (agent, proxy, None),
-            (None, Some(proxy)) => {
+            (None, Some(proxy)) if forwards(&proxy) => {
                 let agent = self.forward(&proxy).map_err(io::Error::other)?;
                 (agent, None, basic(&proxy))
             }
-            (None, None) => (self.agent(false).map_err(io::Error::other)?, None, None),
+            (None, proxy) => (self.agent(false).map_err(io::Error::other)?, proxy, None),
         };
         // ureq's requests with and without a body are builders of two
         // types: one recipe for both.
@@ -240,6 +240,15 @@ fn config(roots: RootCerts) -> ureq::config::Config {
         .max_idle_age(IDLE)
         .tls_config(tls)
         .build()
+}
+
+/// Whether `proxy` takes `http://` requests in absolute form: an HTTP
+/// one; a SOCKS one tunnels them.
+fn forwards(proxy: &ureq::Proxy) -> bool {
+    matches!(
+        proxy.protocol(),
+        ureq::ProxyProtocol::Http | ureq::ProxyProtocol::Https
+    )
 }
 
 /// The `Proxy-Authorization` of `proxy`'s credentials (its URL's

@@ -22,9 +22,7 @@ pub enum SetupError {
         value: String,
         cause: Arc<ureq::Error>,
     },
-    /// A proxy variable (`name`) that names a SOCKS proxy (`value`,
-    /// credentials redacted).
-    ProxySocks { name: &'static str, value: String },
+
     /// `SSL_CERT_FILE` could not be read, or held no certificate.
     CertFile { file: String, cause: CertCause },
     /// A directory `SSL_CERT_DIR` names could not be read.
@@ -47,10 +45,6 @@ impl fmt::Display for SetupError {
             SetupError::ProxyUrl { name, value, .. } => write!(
                 f,
                 "the proxy {name} names is not a proxy URL (expected http://host:port): {value:?}"
-            ),
-            SetupError::ProxySocks { name, value } => write!(
-                f,
-                "the proxy {name} names is a SOCKS proxy, which axe does not speak (expected http://host:port): {value:?}"
             ),
             SetupError::CertFile { file, cause } => {
                 write!(f, "certificate file {file} (SSL_CERT_FILE): {cause}")
@@ -87,7 +81,7 @@ impl std::error::Error for SetupError {
                 CertCause::Empty => None,
             },
             SetupError::CertDir { cause, .. } => Some(&**cause),
-            SetupError::ProxySocks { .. } | SetupError::NoCertInDirs => None,
+            SetupError::NoCertInDirs => None,
         }
     }
 }

@@ -74,21 +74,14 @@ impl Proxies {
 }
 
 /// The proxy `value` names: an HTTP proxy, spoken to in the clear or
-/// over TLS. A SOCKS one is refused by name rather than passed by (ureq,
-/// built without SOCKS, would panic on it, or go around it).
+/// over TLS, or a SOCKS one (`socks5h://` leaves names to the proxy to
+/// look up, `socks5://` looks them up here, as curl has them).
 fn proxy(name: &'static str, value: &str) -> Choice {
-    let proxy = ureq::Proxy::new(value).map_err(|e| SetupError::ProxyUrl {
+    ureq::Proxy::new(value).map_err(|e| SetupError::ProxyUrl {
         name,
         value: redact(value),
         cause: Arc::new(e),
-    })?;
-    match proxy.protocol() {
-        ureq::ProxyProtocol::Http | ureq::ProxyProtocol::Https => Ok(proxy),
-        _ => Err(SetupError::ProxySocks {
-            name,
-            value: redact(value),
-        }),
-    }
+    })
 }
 
 /// `value`, a proxy URL, with its credentials (`user:password@`, or a
