@@ -619,8 +619,12 @@ fn a_failing_proxy_never_shows_its_credentials() {
         .code(3)
         .get_output()
         .clone();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("501"), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).lines().last(),
+        Some(
+            "connection to https://example.invalid/v1/messages failed: the proxy would not open a tunnel (CONNECT): proxy server responded 501/501"
+        )
+    );
     assert_no_credentials(&env, &out.stderr);
 }
 
