@@ -596,6 +596,41 @@ fn calls_go_through_a_socks5_proxy_with_its_credentials() {
     assert_eq!(server.requests().len(), 2);
 }
 
+/// A proxy spoken to over TLS (`https://` in `HTTP_PROXY`), whose
+/// authority `SSL_CERT_FILE` names, takes an `http://` call in absolute
+/// form inside that TLS, the credentials with it.
+#[test]
+fn http_calls_reach_a_proxy_spoken_to_over_tls_in_absolute_form() {
+    if !have("openssl") {
+        return;
+    }
+    let env = Env::new();
+    env.agent_file("a").write();
+    let (ca, cert, key) = authority(env.root());
+    let server = Server::start(vec![ok()]);
+    let proxy = Proxy::forwarding();
+    let front = tls_front(&proxy.url, &cert, &key);
+    let over_tls = front.replacen("https://", &format!("https://{USERINFO}@"), 1);
+    let out = served_by(env.cmd("axe-run"), &server.url)
+        .env("HTTP_PROXY", over_tls)
+        .env("SSL_CERT_FILE", &ca)
+        .env_remove("SSL_CERT_DIR")
+        .args(["a", "hi", "-v"])
+        .assert()
+        .success()
+        .stdout("through")
+        .get_output()
+        .clone();
+    let heads = proxy.heads();
+    assert_eq!(
+        proxy.seen(),
+        [format!("POST {}/v1/messages HTTP/1.1", server.url)]
+    );
+    assert_eq!(header(&heads[0], "proxy-authorization"), Some(BASIC));
+    assert_eq!(server.requests().len(), 1);
+    assert_no_credentials(&env, &out.stderr);
+}
+
 /// A proxy that turns the credentials down, or is not there: the call
 /// fails in one line that shows neither them nor their encoding.
 #[test]

@@ -278,9 +278,9 @@ fn to_io(e: ureq::Error) -> io::Error {
         ureq::Error::Rustls(e) => io::Error::new(io::ErrorKind::InvalidData, e),
         // ureq's own words begin with `CONNECT`, which a message's
         // lower-cased first letter would make `cONNECT`.
-        ureq::Error::ConnectProxyFailed(why) => {
-            io::Error::other(format!("the proxy would not open a tunnel (CONNECT): {why}"))
-        }
+        ureq::Error::ConnectProxyFailed(why) => io::Error::other(format!(
+            "the proxy would not open a tunnel (CONNECT): {why}"
+        )),
         other => io::Error::other(other.to_string()),
     }
 }

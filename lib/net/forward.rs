@@ -180,3 +180,24 @@ impl Transport for AbsoluteForm {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scheme and authority put before a target: the URL's host and
+    /// port as written, an IPv6 address in its brackets, never the
+    /// credentials a URL may hold.
+    #[test]
+    fn the_origin_is_host_and_port_alone() {
+        for (url, origin_of) in [
+            ("http://example.com/v1", "http://example.com"),
+            ("http://Example.com:8080/v1?q", "http://Example.com:8080"),
+            ("http://[::1]:8080/", "http://[::1]:8080"),
+            ("http://u:p@h:1/", "http://h:1"),
+        ] {
+            let uri: Uri = url.parse().unwrap();
+            assert_eq!(origin(&uri).unwrap(), origin_of, "{url}");
+        }
+    }
+}
