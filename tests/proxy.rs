@@ -687,6 +687,33 @@ fn a_proxy_that_is_not_there_is_one_line_naming_the_url() {
     assert!(server.requests().is_empty());
 }
 
+/// A proxy whose name does not resolve is said to be the proxy's, for
+/// `http://` calls and `https://` ones alike: the model server's name
+/// was never looked up (`.invalid` names resolve nowhere).
+#[test]
+fn a_proxy_whose_name_does_not_resolve_is_named() {
+    let env = Env::new();
+    env.agent_file("a").write();
+    for (var, url) in [
+        ("HTTP_PROXY", "http://127.0.0.1:9"),
+        ("HTTPS_PROXY", "https://models.example.com"),
+    ] {
+        let out = served_by(env.cmd("axe-run"), url)
+            .env(var, format!("http://{USERINFO}@proxy.invalid:3128"))
+            .args(["a", "hi"])
+            .assert()
+            .code(3)
+            .get_output()
+            .clone();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let named = format!(
+            "connection to {url}/v1/messages failed: could not resolve the proxy's host proxy.invalid: "
+        );
+        assert!(err.starts_with(&named) && err.lines().count() == 1, "{err}");
+        assert_no_credentials(&env, &out.stderr);
+    }
+}
+
 /// A provider that keeps connections open, as real ones do: it answers
 /// every request on a connection (each with its length, none closing it)
 /// with the next of `replies`, the last repeating, and counts the

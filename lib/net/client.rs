@@ -22,6 +22,7 @@ use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use crate::error::SetupError;
 use crate::forward::{Forward, ViaProxy};
+use crate::lookup::ProxyNamed;
 use crate::proxy::Proxies;
 use crate::roots;
 
@@ -115,7 +116,10 @@ impl Client {
                 Some(addrs) => {
                     ureq::Agent::with_parts(config, DefaultConnector::new(), Pinned(addrs.clone()))
                 }
-                None => ureq::Agent::new_with_config(config),
+                None => {
+                    let proxy = inner.proxies.tunnel(https);
+                    ureq::Agent::with_parts(config, DefaultConnector::new(), ProxyNamed::new(proxy))
+                }
             }
         };
         match https {

@@ -16,6 +16,7 @@
 use std::fmt;
 use std::io;
 
+use crate::lookup::unresolved;
 use ureq::http::Uri;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{
@@ -46,7 +47,8 @@ impl Resolver for ViaProxy {
         config: &ureq::config::Config,
         timeout: NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        self.inner.resolve(&self.proxy, config, timeout)
+        let found = self.inner.resolve(&self.proxy, config, timeout);
+        found.map_err(|e| unresolved(self.proxy.host().unwrap_or_default(), e))
     }
 }
 

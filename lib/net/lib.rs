@@ -8,6 +8,7 @@
 mod client;
 mod error;
 mod forward;
+mod lookup;
 mod proxy;
 mod roots;
 pub mod sse;

@@ -56,6 +56,17 @@ impl Proxies {
         }
     }
 
+    /// The proxy through which ureq tunnels requests of `https` (or
+    /// plain ones), when the environment names one it can use: a
+    /// `CONNECT` proxy for `https://`, a SOCKS one for either.
+    pub fn tunnel(&self, https: bool) -> Option<&ureq::Proxy> {
+        let choice = match https {
+            true => &self.https,
+            false => &self.http,
+        };
+        choice.as_ref()?.as_ref().ok()
+    }
+
     /// The proxy for a request to `host` (lower case, without brackets)
     /// over `https` or plain HTTP; `None`: straight to the host.
     pub fn choose(&self, https: bool, host: &str) -> Result<Option<ureq::Proxy>, SetupError> {
