@@ -1,9 +1,12 @@
-//! The network of a run: its provider calls go through `HTTPS_PROXY` or
-//! `HTTP_PROXY` as curl reads them (a local proxy that records what it
-//! tunnels), straight to the host `NO_PROXY` names, and a proxy that is
-//! not there is one line naming the URL, exit 3. HTTPS is a local TLS
-//! front whose authority, made here with openssl, `SSL_CERT_FILE` names.
-//! And a tool conversation is one connection, kept alive, not one a turn.
+//! The network of a run: its provider calls go through the proxies the
+//! environment names as curl sends them (an `http://` call to a local
+//! forwarding proxy in absolute form, an `https://` one through a local
+//! tunnelling proxy's `CONNECT`, either through a local SOCKS5 proxy),
+//! with the credentials of the proxy's URL, shown nowhere; straight to
+//! the host each form of `NO_PROXY` names; and a proxy that is not there
+//! is one line naming the URL, exit 3. HTTPS is a local TLS front whose
+//! authority, made here with openssl, `SSL_CERT_FILE` names. And a tool
+//! conversation is one connection, kept alive, not one a turn.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
