@@ -485,6 +485,76 @@ fn https_calls_go_through_https_proxy_and_trust_ssl_cert_file() {
     assert_no_credentials(&env, &out.stderr);
 }
 
+/// An MCP server over streamable HTTP with one tool, `shout`.
+fn mcp_server(request: &crate::server::Recorded) -> Answer {
+    if request.method == "DELETE" {
+        return Answer::raw(200, "");
+    }
+    let message = request.json();
+    let reply = |result: Value| json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
+    match message["method"].as_str().unwrap_or_default() {
+        "initialize" => Answer::json(
+            200,
+            &reply(
+                json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                          "serverInfo": {"name": "t", "version": "1"}}),
+            ),
+        )
+        .with_header("Mcp-Session-Id", "s1"),
+        "tools/list" => Answer::json(
+            200,
+            &reply(json!({"tools": [{"name": "shout", "inputSchema": {"type": "object"}}]})),
+        ),
+        "tools/call" => Answer::json(
+            200,
+            &reply(json!({"content": [{"type": "text", "text": "HEY"}]})),
+        ),
+        _ => Answer::raw(202, ""),
+    }
+}
+
+/// An MCP server over HTTP takes the same road as the model: through
+/// the forwarding proxy, every request of it in absolute form.
+#[test]
+fn mcp_calls_over_http_go_through_the_proxy_too() {
+    let env = Env::new();
+    let mcp = Server::route(mcp_server);
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&format!(
+            "[[mcp_servers]]\nname = \"web\"\ntransport = \"streamable-http\"\nurl = \"{}/mcp\"\n",
+            mcp.url
+        ))
+        .write();
+    let call = json!({"model": "claude-test", "stop_reason": "tool_use",
+        "content": [{"type": "tool_use", "id": "c1", "name": "shout", "input": {}}],
+        "usage": {"input_tokens": 5, "output_tokens": 3}});
+    let server = Server::start(vec![Answer::json(200, &call), ok()]);
+    let proxy = Proxy::forwarding();
+    served_by(env.cmd("axe-run"), &server.url)
+        .env("HTTP_PROXY", &proxy.url)
+        .args(["a", "hi"])
+        .assert()
+        .success()
+        .stdout("through");
+    let to_mcp: Vec<String> = proxy
+        .seen()
+        .into_iter()
+        .filter(|line| line.contains("/mcp "))
+        .collect();
+    let post = format!("POST {}/mcp HTTP/1.1", mcp.url);
+    let delete = format!("DELETE {}/mcp HTTP/1.1", mcp.url);
+    assert_eq!(
+        to_mcp,
+        [&*post, &post, &post, &post, &delete],
+        "{:?}",
+        proxy.seen()
+    );
+    assert_eq!(mcp.requests().len(), 5);
+    let to_model = format!("POST {}/v1/messages HTTP/1.1", server.url);
+    assert_eq!(proxy.seen().iter().filter(|l| **l == to_model).count(), 2);
+}
+
 /// A SOCKS5 proxy on 127.0.0.1 (RFC 1928, with RFC 1929's user and
 /// password when the client offers them) that records, for each
 /// connection, the credentials it was given and the target it was asked
