@@ -185,7 +185,81 @@ impl Transport for AbsoluteForm {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use ureq::unversioned::transport::LazyBuffers;
+
     use super::*;
+
+    /// A connection that keeps what is sent on it.
+    #[derive(Debug)]
+    struct Wire {
+        buffers: LazyBuffers,
+        sent: Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl Transport for Wire {
+        fn buffers(&mut self) -> &mut dyn Buffers {
+            &mut self.buffers
+        }
+
+        fn transmit_output(&mut self, amount: usize, _: NextTimeout) -> Result<(), ureq::Error> {
+            let output = self.buffers.output();
+            self.sent
+                .lock()
+                .unwrap()
+                .extend_from_slice(&output[..amount]);
+            Ok(())
+        }
+
+        fn await_input(&mut self, _: NextTimeout) -> Result<bool, ureq::Error> {
+            Ok(false)
+        }
+
+        fn is_open(&mut self) -> bool {
+            true
+        }
+    }
+
+    /// What ureq does: writes `bytes` to the start of the output buffer
+    /// and has them transmitted.
+    fn send(transport: &mut AbsoluteForm, bytes: &[u8]) -> Result<(), ureq::Error> {
+        transport.buffers().output()[..bytes.len()].copy_from_slice(bytes);
+        transport.transmit_output(bytes.len(), NextTimeout::default())
+    }
+
+    /// Each request's first output gets the origin before its target,
+    /// even when that makes it more than the buffer holds; what follows
+    /// (the body) goes as it is, until the connection has been asked
+    /// whether it is open, between requests.
+    #[test]
+    fn each_head_gets_the_origin_and_nothing_else_does() {
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let wire = Wire {
+            buffers: LazyBuffers::new(64, 40),
+            sent: Arc::clone(&sent),
+        };
+        let mut transport = AbsoluteForm {
+            inner: Box::new(wire),
+            origin: "http://models.example:8080".to_owned(),
+            head_next: true,
+        };
+        let head = b"POST /v1/messages HTTP/1.1\r\nhost: models.example:8080\r\n";
+        send(&mut transport, &head[..40]).unwrap();
+        send(&mut transport, &head[40..]).unwrap();
+        send(&mut transport, b"GET / HTTP/1.1").unwrap();
+        assert!(transport.is_open());
+        send(&mut transport, b"GET /?q HTTP/1.1\r\n\r\n").unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&sent.lock().unwrap()),
+            "POST http://models.example:8080/v1/messages HTTP/1.1\r\nhost: models.example:8080\r\n\
+             GET / HTTP/1.1\
+             GET http://models.example:8080/?q HTTP/1.1\r\n\r\n"
+        );
+        // A head not in origin form is refused, never sent half-mended.
+        assert!(transport.is_open());
+        assert!(send(&mut transport, b"OPTIONS * HTTP/1.1\r\n").is_err());
+    }
 
     /// The scheme and authority put before a target: the URL's host and
     /// port as written, an IPv6 address in its brackets, never the

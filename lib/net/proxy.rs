@@ -323,10 +323,10 @@ mod tests {
         ] {
             assert_eq!(redact(url), shown, "{url}");
         }
-        let p = env(&[("HTTPS_PROXY", "socks5h://u:secret@h:1080")]);
+        let p = env(&[("HTTPS_PROXY", "gopher://u:secret@h:70")]);
         let e = p.choose(true, "a").unwrap_err().to_string();
         assert!(
-            e.contains("\"socks5h://***@h:1080\"") && !e.contains("secret"),
+            e.contains("\"gopher://***@h:70\"") && !e.contains("secret"),
             "{e}"
         );
     }
