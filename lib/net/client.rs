@@ -2,7 +2,9 @@
 //! [`Client`] is made for a run and shared by every agent of it, so each
 //! endpoint is one connection kept alive from turn to turn (a provider's
 //! TLS handshake once, not every turn); requests go through the proxy the
-//! environment names ([`crate::proxy`]) and trust the roots it names
+//! environment names ([`crate::proxy`]), as curl does (an `https://` one
+//! through a `CONNECT` tunnel, an `http://` one to the proxy in absolute
+//! form: [`crate::forward`]), and trust the roots it names
 //! ([`crate::roots`]). Redirects are never followed and every status is
 //! a response: what to make of them is the caller's.
 
@@ -11,12 +13,16 @@ use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+use base64::Engine;
+use base64::prelude::BASE64_STANDARD;
 use ureq::http::Uri;
 use ureq::tls::{RootCerts, TlsConfig};
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use crate::error::SetupError;
+use crate::forward::{Forward, ViaProxy};
+use crate::lookup::ProxyNamed;
 use crate::proxy::Proxies;
 use crate::roots;
 
@@ -50,6 +56,10 @@ struct Inner {
     /// that makes no HTTPS call need not read); or why the roots the
     /// environment names cannot be used.
     tls: OnceLock<Result<ureq::Agent, SetupError>>,
+    /// For `http://` through the proxy the environment names for them:
+    /// made on the first such request (its roots then, for a proxy
+    /// spoken to over TLS).
+    forward: OnceLock<Result<ureq::Agent, SetupError>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -84,6 +94,7 @@ impl Client {
                 pinned,
                 plain: OnceLock::new(),
                 tls: OnceLock::new(),
+                forward: OnceLock::new(),
             }),
         }
     }
@@ -105,7 +116,10 @@ impl Client {
                 Some(addrs) => {
                     ureq::Agent::with_parts(config, DefaultConnector::new(), Pinned(addrs.clone()))
                 }
-                None => ureq::Agent::new_with_config(config),
+                None => {
+                    let proxy = inner.proxies.tunnel(https);
+                    ureq::Agent::with_parts(config, DefaultConnector::new(), ProxyNamed::new(proxy))
+                }
             }
         };
         match https {
@@ -116,6 +130,25 @@ impl Client {
                 .as_ref()
                 .map_err(Clone::clone),
         }
+    }
+
+    /// The agent of `http://` requests through `proxy` (there is one
+    /// such proxy: the one the environment names for `http://`).
+    fn forward(&self, proxy: &ureq::Proxy) -> Result<&ureq::Agent, SetupError> {
+        let inner = &*self.inner;
+        let make = || {
+            let roots = match proxy.protocol() {
+                ureq::ProxyProtocol::Https => roots::read_named(&inner.named)?,
+                _ => RootCerts::WebPki,
+            };
+            let (connector, resolver) = (Forward::new(proxy), ViaProxy::new(proxy));
+            Ok(ureq::Agent::with_parts(config(roots), connector, resolver))
+        };
+        inner
+            .forward
+            .get_or_init(make)
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// Sends `method` to `url` with `headers` (and `body`, for a POST),
@@ -140,7 +173,8 @@ impl Client {
         let https = uri
             .scheme_str()
             .is_some_and(|s| s.eq_ignore_ascii_case("https"));
-        let agent = self.agent(https).map_err(io::Error::other)?;
+        let agent = https.then(|| self.agent(true)).transpose();
+        let agent = agent.map_err(io::Error::other)?;
         let host = uri.host().unwrap_or_default().trim_start_matches('[');
         let host = host.trim_end_matches(']').to_ascii_lowercase();
         let proxy = self
@@ -148,6 +182,17 @@ impl Client {
             .proxies
             .choose(https, &host)
             .map_err(io::Error::other)?;
+        // Through a proxy, as curl goes: `http://` to an HTTP proxy in
+        // absolute form, its credentials in a header of the request;
+        // anything else through ureq's tunnel (`CONNECT`, SOCKS).
+        let (agent, tunnel, authorization) = match (agent, proxy) {
+            (Some(agent), proxy) => (agent, proxy, None),
+            (None, Some(proxy)) if forwards(&proxy) => {
+                let agent = self.forward(&proxy).map_err(io::Error::other)?;
+                (agent, None, basic(&proxy))
+            }
+            (None, proxy) => (self.agent(false).map_err(io::Error::other)?, proxy, None),
+        };
         // ureq's requests with and without a body are builders of two
         // types: one recipe for both.
         macro_rules! prepare {
@@ -155,10 +200,13 @@ impl Client {
                 let mut request = $request
                     .config()
                     .timeout_global(Some(left))
-                    .proxy(proxy)
+                    .proxy(tunnel)
                     .build();
                 for (name, value) in headers {
                     request = request.header(*name, *value);
+                }
+                if let Some(credentials) = &authorization {
+                    request = request.header("Proxy-Authorization", credentials);
                 }
                 request
             }};
@@ -198,6 +246,27 @@ fn config(roots: RootCerts) -> ureq::config::Config {
         .build()
 }
 
+/// Whether `proxy` takes `http://` requests in absolute form: an HTTP
+/// one; a SOCKS one tunnels them.
+fn forwards(proxy: &ureq::Proxy) -> bool {
+    matches!(
+        proxy.protocol(),
+        ureq::ProxyProtocol::Http | ureq::ProxyProtocol::Https
+    )
+}
+
+/// The `Proxy-Authorization` of `proxy`'s credentials (its URL's
+/// `user:password@`, percent-decoded), as ureq sends them with `CONNECT`.
+fn basic(proxy: &ureq::Proxy) -> Option<String> {
+    if proxy.username().is_none() && proxy.password().is_none() {
+        return None;
+    }
+    let user = proxy.username().unwrap_or_default();
+    let password = proxy.password().unwrap_or_default();
+    let pair = BASE64_STANDARD.encode(format!("{user}:{password}"));
+    Some(format!("Basic {pair}"))
+}
+
 /// A ureq error as the I/O error it comes down to, its kind kept where
 /// the caller tells errors apart by it.
 fn to_io(e: ureq::Error) -> io::Error {
@@ -211,6 +280,11 @@ fn to_io(e: ureq::Error) -> io::Error {
             "failed to lookup address information: it has no address",
         ),
         ureq::Error::Rustls(e) => io::Error::new(io::ErrorKind::InvalidData, e),
+        // ureq's own words begin with `CONNECT`, which a message's
+        // lower-cased first letter would make `cONNECT`.
+        ureq::Error::ConnectProxyFailed(why) => io::Error::other(format!(
+            "the proxy would not open a tunnel (CONNECT): {why}"
+        )),
         other => io::Error::other(other.to_string()),
     }
 }

@@ -15,12 +15,14 @@ use axe_base::error::describe_io;
 // `Arc` that shares it, not the `io::Error` a caller downcasts to.
 #[derive(Debug, Clone)]
 pub enum SetupError {
-    /// A proxy variable (`name`) whose value is no proxy URL.
+    /// A proxy variable (`name`) whose value (credentials redacted) is
+    /// no proxy URL.
     ProxyUrl {
         name: &'static str,
         value: String,
         cause: Arc<ureq::Error>,
     },
+
     /// `SSL_CERT_FILE` could not be read, or held no certificate.
     CertFile { file: String, cause: CertCause },
     /// A directory `SSL_CERT_DIR` names could not be read.

@@ -7,6 +7,8 @@
 
 mod client;
 mod error;
+mod forward;
+mod lookup;
 mod proxy;
 mod roots;
 pub mod sse;

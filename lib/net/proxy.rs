@@ -5,6 +5,8 @@
 //! `no_proxy`/`NO_PROXY` names. The lower-case spelling wins when both
 //! are set; an empty value is unset. (curl reads only the lower-case
 //! `http_proxy`; Go's client and Python's read both, and so does axe.)
+//! How a request goes through the proxy chosen (`CONNECT` or absolute
+//! form) is the client's ([`crate::client`]).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -54,6 +56,17 @@ impl Proxies {
         }
     }
 
+    /// The proxy through which ureq tunnels requests of `https` (or
+    /// plain ones), when the environment names one it can use: a
+    /// `CONNECT` proxy for `https://`, a SOCKS one for either.
+    pub fn tunnel(&self, https: bool) -> Option<&ureq::Proxy> {
+        let choice = match https {
+            true => &self.https,
+            false => &self.http,
+        };
+        choice.as_ref()?.as_ref().ok()
+    }
+
     /// The proxy for a request to `host` (lower case, without brackets)
     /// over `https` or plain HTTP; `None`: straight to the host.
     pub fn choose(&self, https: bool, host: &str) -> Result<Option<ureq::Proxy>, SetupError> {
@@ -71,12 +84,27 @@ impl Proxies {
     }
 }
 
+/// The proxy `value` names: an HTTP proxy, spoken to in the clear or
+/// over TLS, or a SOCKS one (`socks5h://` leaves names to the proxy to
+/// look up, `socks5://` looks them up here, as curl has them).
 fn proxy(name: &'static str, value: &str) -> Choice {
     ureq::Proxy::new(value).map_err(|e| SetupError::ProxyUrl {
         name,
-        value: value.to_owned(),
+        value: redact(value),
         cause: Arc::new(e),
     })
+}
+
+/// `value`, a proxy URL, with its credentials (`user:password@`, or a
+/// token alone) replaced by `***`: what a message may show of it.
+pub fn redact(value: &str) -> String {
+    let start = value.find("://").map_or(0, |i| i + 3);
+    let rest = &value[start..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{}***{}", &value[..start], &rest[at..]),
+        None => value.to_owned(),
+    }
 }
 
 fn read_list(var: &impl Fn(&str) -> Option<String>) -> Vec<Exempt> {
@@ -90,13 +118,19 @@ fn read_list(var: &impl Fn(&str) -> Option<String>) -> Vec<Exempt> {
 /// One entry of `NO_PROXY`.
 #[derive(Debug, Clone, PartialEq)]
 enum Exempt {
-    /// `*`: every host.
+    /// `*`: every host (curl takes it alone, Go anywhere in the list; so
+    /// does axe).
     All,
     /// A name: itself and every name under it (`example.com`,
-    /// `.example.com` and `*.example.com` alike, as curl has it).
+    /// `.example.com` and `*.example.com` alike, as curl has it), never
+    /// an address.
     Domain(String),
-    /// An address, or a block of them (`10.0.0.0/8`, `::1`).
+    /// An address, or a block of them (`10.0.0.0/8`, `::1`), which only
+    /// an address is in: curl compares a name with names.
     Block(IpAddr, u8),
+    /// A block of more bits than its address has (`10.0.0.0/40`): curl
+    /// matches nothing with it.
+    Nothing,
 }
 
 impl Exempt {
@@ -109,32 +143,45 @@ impl Exempt {
             return Some(Exempt::All);
         }
         let (addr, bits) = match entry.split_once('/') {
-            Some((addr, bits)) => (addr, bits.parse::<u8>().ok()),
+            Some((addr, bits)) => (addr, Some(bits)),
             None => (entry.as_str(), None),
         };
         let addr = addr.trim_start_matches('[').trim_end_matches(']');
         if let Ok(ip) = addr.parse::<IpAddr>() {
             let most = if ip.is_ipv4() { 32 } else { 128 };
-            return Some(Exempt::Block(ip, bits.unwrap_or(most).min(most)));
+            return Some(match bits.map(str::parse::<u8>) {
+                None => Exempt::Block(ip, most),
+                Some(Ok(bits)) if bits <= most => Exempt::Block(ip, bits),
+                Some(_) => Exempt::Nothing,
+            });
         }
-        let name = entry.trim_start_matches("*.").trim_start_matches('.');
-        // A port is not a host's: curl matches the name whatever port.
-        let name = name.split(':').next().unwrap_or(name);
+        // A port is not a host's: the name matches whatever the port
+        // (curl's entry with one matches nothing; Go's only that port).
+        let name = match entry.rsplit_once(':') {
+            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+            _ => entry.as_str(),
+        };
+        let name = (name.strip_prefix("*."))
+            .or_else(|| name.strip_prefix('.'))
+            .unwrap_or(name);
+        let name = name.strip_suffix('.').unwrap_or(name);
         (!name.is_empty()).then(|| Exempt::Domain(name.to_owned()))
     }
 
+    /// Whether this entry names `host` (lower case, without brackets).
     fn covers(&self, host: &str) -> bool {
-        match self {
-            Exempt::All => true,
-            Exempt::Domain(name) => {
+        let ip = host.parse::<IpAddr>().ok();
+        match (self, ip) {
+            (Exempt::All, _) => true,
+            (Exempt::Domain(name), None) => {
+                let host = host.strip_suffix('.').unwrap_or(host);
                 host == name
                     || host
                         .strip_suffix(name.as_str())
                         .is_some_and(|rest| rest.ends_with('.'))
             }
-            Exempt::Block(block, bits) => host
-                .parse::<IpAddr>()
-                .is_ok_and(|ip| within(ip, *block, *bits)),
+            (Exempt::Block(block, bits), Some(ip)) => within(ip, *block, *bits),
+            _ => false,
         }
     }
 }
@@ -228,5 +275,59 @@ mod tests {
         }
         let p = env(&[("https_proxy", "http://p:1"), ("no_proxy", "*")]);
         assert!(p.choose(true, "anything").unwrap().is_none());
+    }
+
+    /// curl's reading: names match names (a trailing dot aside), addresses
+    /// and blocks match addresses, IPv6 blocks too; a block wider than its
+    /// address matches nothing.
+    #[test]
+    fn no_proxy_compares_names_with_names_and_addresses_with_blocks() {
+        let p = env(&[
+            ("HTTP_PROXY", "http://p:1"),
+            (
+                "NO_PROXY",
+                "0.1, corp., fd00::/8, 192.168.0.0/16, 10.0.0.1/40, 2001:db8::/129, host:8080",
+            ),
+        ]);
+        for direct in [
+            "a.corp",
+            "a.corp.",
+            "corp",
+            "fd12::1",
+            "192.168.3.4",
+            "host",
+            "a.host",
+        ] {
+            assert!(p.choose(false, direct).unwrap().is_none(), "{direct}");
+        }
+        for proxied in [
+            "10.0.0.1",
+            "fe80::1",
+            "192.169.0.1",
+            "2001:db8::1",
+            "localhost",
+            "ahost",
+        ] {
+            assert!(p.choose(false, proxied).unwrap().is_some(), "{proxied}");
+        }
+    }
+
+    #[test]
+    fn a_proxy_url_is_shown_without_its_credentials() {
+        for (url, shown) in [
+            ("http://u:p@h:1", "http://***@h:1"),
+            ("http://tok@h:1/x@y", "http://***@h:1/x@y"),
+            ("u:p%40@h:1", "***@h:1"),
+            ("http://h:1/a@b", "http://h:1/a@b"),
+            ("ftp://h:21", "ftp://h:21"),
+        ] {
+            assert_eq!(redact(url), shown, "{url}");
+        }
+        let p = env(&[("HTTPS_PROXY", "gopher://u:secret@h:70")]);
+        let e = p.choose(true, "a").unwrap_err().to_string();
+        assert!(
+            e.contains("\"gopher://***@h:70\"") && !e.contains("secret"),
+            "{e}"
+        );
     }
 }
