@@ -8,11 +8,15 @@ scenario needs: the suite's own list when its context gives one
 (`MCP_CONFORMANCE_CONTEXT`'s `toolCalls`), the focal tool's schema
 echoed for the schema-preservation scenario, otherwise every tool axe
 offered, with arguments made from each schema; its second reply ends
-the run. axe's own exit status is this script's.
+the run. axe's own exit status is this script's. The run's timeout is
+15 s, under the 20 s the test gives the suite, and a signal to this
+script stops axe too: a scenario axe cannot finish (a server waiting on
+a person) holds none of its connections past the suite's timeout.
 """
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -109,7 +113,7 @@ def main():
         os.makedirs(os.path.join(root, "home"))
         with open(os.path.join(agents, "c.toml"), "w") as f:
             f.write(
-                'name = "c"\nmodel = "anthropic/claude-test"\n'
+                'name = "c"\nmodel = "anthropic/claude-test"\ntimeout = 15\n'
                 f"workdir = {json.dumps(root)}\n"
                 '[[mcp_servers]]\nname = "s"\ntransport = "streamable-http"\n'
                 f"url = {json.dumps(URL)}\n"
@@ -126,15 +130,23 @@ def main():
             AXE_ANTHROPIC_BASE_URL=f"http://127.0.0.1:{model.server_address[1]}",
             ANTHROPIC_API_KEY="test-key",
         )
-        run = subprocess.run(
+        axe = subprocess.Popen(
             [os.environ["AXE_RUN"], "c", "-v"],
             env=env,
             cwd=root,
             stdin=subprocess.DEVNULL,
-            timeout=60,
         )
+
+        def stop(signum, _frame):
+            axe.send_signal(signum)
+            axe.wait()
+            sys.exit(128 + signum)
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        code = axe.wait()
     model.shutdown()
-    sys.exit(run.returncode)
+    sys.exit(code)
 
 
 main()
