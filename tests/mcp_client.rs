@@ -996,3 +996,73 @@ fn a_server_whose_requests_go_unread_cannot_hold_the_run_past_the_deadline() {
     );
     ends_at_the_deadline(&env, &table, "small");
 }
+
+/// axe as a client of axe-mcp over HTTP: the server offers the stateless
+/// revision, so no `initialize` is sent, and its token goes in `headers`;
+/// a wrong token is a 401 that says how to get in.
+#[test]
+fn an_agent_reaches_axe_mcp_over_http_in_the_stateless_revision() {
+    use crate::mcp_http::{Served, sha256_hex};
+    let env = Env::new();
+    let tokens = env.root().join("tokens.toml");
+    let secret = "s3cret-token-value";
+    env.write(
+        &tokens,
+        format!(
+            "[[token]]\nname = \"ci\"\nsha256 = \"{}\"\nagents = \"*\"\n",
+            sha256_hex(secret)
+        ),
+    );
+    let mut served = Served::start(&env, &["--tokens", tokens.to_str().unwrap()]);
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&format!(
+            "[[mcp_servers]]\nname = \"team\"\ntransport = \"streamable-http\"\n\
+             url = \"http://127.0.0.1:{}/mcp/team\"\n\
+             headers = {{ Authorization = \"Bearer ${{AXE_TEST_TOKEN}}\" }}\n",
+            served.port
+        ))
+        .write();
+    let server = Server::start(vec![
+        calls(&[(
+            "c1",
+            "remember",
+            json!({"content": "from a stateless client"}),
+        )]),
+        ok("done"),
+    ]);
+    run(&env, &server.url)
+        .arg("a")
+        .env("AXE_TEST_TOKEN", secret)
+        .assert()
+        .success()
+        .stdout("done");
+    assert_eq!(
+        results(&server)[0]["is_error"],
+        false,
+        "{:?}",
+        results(&server)
+    );
+    let server = Server::start(vec![ok("never")]);
+    run(&env, &server.url)
+        .arg("a")
+        .env("AXE_TEST_TOKEN", "wrong")
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains(
+            "failed to connect MCP server \"team\": HTTP 401 Unauthorized: the server asks for Bearer authorization",
+        ))
+        .stderr(predicates::str::contains(
+            "log in with `axe agents mcp-login AGENT team`, or give a token in the server's `headers`",
+        ));
+    let (_, log) = served.stop();
+    let methods: Vec<&str> = log
+        .iter()
+        .filter_map(|l| l.split(" method=").nth(1)?.split(' ').next())
+        .collect();
+    assert_eq!(
+        methods,
+        ["server/discover", "tools/list", "tools/call", "-"],
+        "{log:?}"
+    );
+}
