@@ -1066,3 +1066,31 @@ fn an_agent_reaches_axe_mcp_over_http_in_the_stateless_revision() {
         "{log:?}"
     );
 }
+
+/// A server that never answers `server/discover` costs the probe's ten
+/// seconds, then gets the handshake, not the whole run's time.
+#[test]
+fn a_server_silent_on_discover_gets_the_handshake_after_the_probe() {
+    let env = Env::new();
+    let mcp = Server::route(|request| {
+        if request.method == "POST" && request.json()["method"] == "server/discover" {
+            return Answer::Hang(Duration::from_secs(60));
+        }
+        old_server(request, |id| {
+            Answer::json(
+                200,
+                &json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "late but there"}]}}),
+            )
+        })
+    });
+    web_agent(&env, &mcp.url);
+    let server = Server::start(vec![calls(&[("c1", "slow", json!({}))]), ok("done")]);
+    let started = Instant::now();
+    run(&env, &server.url).arg("a").assert().success();
+    let took = started.elapsed();
+    assert_eq!(results(&server)[0]["content"], "late but there");
+    assert!(
+        took >= Duration::from_secs(10) && took < Duration::from_secs(40),
+        "{took:?}"
+    );
+}

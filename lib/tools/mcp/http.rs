@@ -93,8 +93,11 @@ impl Http {
             Some(&body),
             deadline,
         )?;
+        // A session begins at `initialize`: not at the probe before it,
+        // nor in the stateless revision, which has none.
         if let Some(id) = response.header("mcp-session-id")
             && !self.stateless.load(Ordering::Relaxed)
+            && message["method"] != "server/discover"
         {
             *lock(&self.session) = Some(id.to_owned());
         }

@@ -15,6 +15,10 @@ use super::STATELESS;
 use super::error::McpError;
 use super::params;
 
+/// The longest `server/discover` is waited for before the handshake is
+/// tried instead.
+pub const PROBE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The most rounds of input one call may ask for.
 pub const MAX_ROUNDS: usize = 8;
 
