@@ -100,12 +100,10 @@ impl Client {
                 cwd: &workdir.join(&server.cwd),
                 stderr_to,
             })?),
-            config::SSE => Box::new(sse::Sse::connect(
-                server.url.trim(),
-                resolved.headers,
-                deadline,
-                http,
-            )?),
+            config::SSE => Box::new(
+                sse::Sse::connect(server.url.trim(), resolved.headers, deadline, http)
+                    .map_err(|e| e.of_server(&server.name))?,
+            ),
             _ => Box::new(http::Http::new(
                 server.url.trim(),
                 resolved.headers,
