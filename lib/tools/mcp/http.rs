@@ -159,7 +159,10 @@ impl Http {
                         .into());
                     }
                     let wait = events.retry().unwrap_or(RETRY);
-                    if Instant::now() + wait >= deadline {
+                    if Instant::now()
+                        .checked_add(wait)
+                        .is_none_or(|then| then >= deadline)
+                    {
                         return Err("no answer before the run's deadline".into());
                     }
                     std::thread::sleep(wait);
