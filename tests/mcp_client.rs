@@ -662,9 +662,11 @@ fn streamable_http_keeps_its_session_sends_headers_and_ends_it() {
             other => other.to_owned(),
         })
         .collect();
+    // `server/discover` first, refused (202, no answer): the handshake.
     assert_eq!(
         what,
         [
+            "server/discover",
             "initialize",
             "notifications/initialized",
             "tools/list",
@@ -672,12 +674,15 @@ fn streamable_http_keeps_its_session_sends_headers_and_ends_it() {
             "DELETE"
         ]
     );
-    for (i, r) in seen.iter().enumerate() {
+    assert_eq!(seen[0].header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(seen[0].header("mcp-method"), Some("server/discover"));
+    for (i, r) in seen.iter().enumerate().skip(1) {
         assert_eq!(r.path, "/mcp");
         assert_eq!(r.header("authorization"), Some("Bearer tok"));
-        let later = i > 0;
+        let later = i > 1;
         assert_eq!(r.header("mcp-session-id").is_some(), later, "{what:?} {i}");
         assert_eq!(r.header("mcp-protocol-version").is_some(), later);
+        assert_eq!(r.header("mcp-method"), None, "no stateless headers");
         if later {
             assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
             assert_eq!(r.header("mcp-protocol-version"), Some("2025-06-18"));
@@ -689,7 +694,194 @@ fn streamable_http_keeps_its_session_sends_headers_and_ends_it() {
             );
         }
     }
-    assert_eq!(seen[0].json()["params"]["protocolVersion"], "2025-11-25");
+    assert_eq!(seen[1].json()["params"]["protocolVersion"], "2025-11-25");
+}
+
+/// An agent using the server at `url` (streamable HTTP) as `web`.
+fn web_agent(env: &Env, url: &str) {
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&format!(
+            "[[mcp_servers]]\nname = \"web\"\ntransport = \"streamable-http\"\nurl = \"{url}/mcp\"\n"
+        ))
+        .write();
+}
+
+/// A handshake-era server's answer to `request`, but `call`'s for
+/// `tools/call`: a session, one tool, `slow`.
+fn old_server(request: &crate::server::Recorded, call: impl FnOnce(&Value) -> Answer) -> Answer {
+    if request.method != "POST" {
+        return Answer::raw(200, "");
+    }
+    let message = request.json();
+    let id = message["id"].clone();
+    let reply = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
+    match message["method"].as_str() {
+        Some("server/discover") => Answer::raw(400, "Bad Request: Server not initialized"),
+        Some("initialize") => Answer::json(
+            200,
+            &reply(
+                json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                          "serverInfo": {"name": "t", "version": "1"}}),
+            ),
+        )
+        .with_header("Mcp-Session-Id", "sess-1"),
+        Some("tools/list") => Answer::json(
+            200,
+            &reply(json!({"tools": [{"name": "slow", "inputSchema": {"type": "object"}}]})),
+        ),
+        Some("tools/call") => call(&id),
+        _ => Answer::raw(202, ""),
+    }
+}
+
+/// The POSTed answers (no method) among `requests`.
+fn answers_posted(requests: &[crate::server::Recorded]) -> Vec<Value> {
+    requests
+        .iter()
+        .filter(|r| r.method == "POST")
+        .map(|r| r.json())
+        .filter(|m| m.get("method").is_none())
+        .collect()
+}
+
+#[test]
+fn a_servers_request_on_a_calls_stream_is_answered_at_once_over_http() {
+    use crate::server::sse_data;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let env = Env::new();
+    // The call's answer waits until the ping has been answered (or ten
+    // seconds, after which the test fails on the missing answers).
+    let release: Arc<Mutex<Option<std::sync::mpsc::Sender<()>>>> = Arc::default();
+    let by_reply = Arc::new(AtomicBool::new(false));
+    let (slot, flag) = (Arc::clone(&release), Arc::clone(&by_reply));
+    let mcp = Server::route(move |request| {
+        let message = match request.method.as_str() {
+            "POST" => request.json(),
+            _ => Value::Null,
+        };
+        if message["id"] == "p1" && message.get("result").is_some() {
+            if let Some(tx) = slot.lock().unwrap().take() {
+                flag.store(true, Ordering::SeqCst);
+                let _ = tx.send(());
+            }
+            return Answer::raw(202, "");
+        }
+        old_server(request, |id| {
+            let (answer, tx) = Answer::sse(&[
+                sse_data(&json!({"jsonrpc": "2.0", "id": "p1", "method": "ping"}).to_string()),
+                sse_data(
+                    &json!({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage", "params": {}})
+                        .to_string(),
+                ),
+                sse_data(
+                    &json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "after the ping"}]}})
+                        .to_string(),
+                ),
+            ])
+            .gated_after(2);
+            *slot.lock().unwrap() = Some(tx);
+            answer
+        })
+    });
+    web_agent(&env, &mcp.url);
+    let server = Server::start(vec![calls(&[("c1", "slow", json!({}))]), ok("done")]);
+    run(&env, &server.url).arg("a").assert().success();
+    assert_eq!(results(&server)[0]["content"], "after the ping");
+    assert!(by_reply.load(Ordering::SeqCst), "the ping was not answered");
+    let answers = answers_posted(&mcp.requests());
+    assert_eq!(
+        answers,
+        [
+            json!({"jsonrpc": "2.0", "id": "p1", "result": {}}),
+            json!({"jsonrpc": "2.0", "id": "s1", "error": {"code": -32601, "message": "method not found: sampling/createMessage"}}),
+        ]
+    );
+    let replies: Vec<_> = mcp
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.json().get("method").is_none())
+        .collect();
+    assert_eq!(replies.len(), 2);
+    for r in replies {
+        assert_eq!(r.header("mcp-session-id"), Some("sess-1"));
+    }
+}
+
+#[test]
+fn a_calls_stream_closed_after_an_event_id_is_resumed_after_its_retry() {
+    use crate::server::sse_data;
+    let env = Env::new();
+    let mcp = Server::route(|request| {
+        if request.method == "GET" {
+            // The answer, on the stream resumed after event e1.
+            return match request.header("last-event-id") {
+                Some("e1") => Answer::sse(&[format!(
+                    "id: e2\n{}",
+                    sse_data(
+                        &json!({"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": "resumed"}]}})
+                            .to_string()
+                    )
+                )]),
+                _ => Answer::raw(405, ""),
+            };
+        }
+        old_server(request, |_| {
+            // A priming event with an id and a retry hint, then the end.
+            Answer::sse(&["id: e1\nretry: 300\ndata: \n\n".to_owned()])
+        })
+    });
+    web_agent(&env, &mcp.url);
+    let server = Server::start(vec![calls(&[("c1", "slow", json!({}))]), ok("done")]);
+    run(&env, &server.url).arg("a").assert().success();
+    assert_eq!(results(&server)[0]["content"], "resumed");
+    let seen = mcp.requests();
+    let call = seen
+        .iter()
+        .find(|r| r.method == "POST" && r.json()["method"] == "tools/call")
+        .unwrap();
+    assert_eq!(call.json()["id"], 4, "the ids the server's answer names");
+    let get = seen.iter().find(|r| r.method == "GET").unwrap();
+    assert_eq!(get.header("last-event-id"), Some("e1"));
+    assert_eq!(get.header("accept"), Some("text/event-stream"));
+    assert_eq!(get.header("mcp-session-id"), Some("sess-1"));
+    let waited = get.at.duration_since(call.at);
+    assert!(waited >= Duration::from_millis(300), "{waited:?}");
+}
+
+#[test]
+fn a_stream_that_ends_without_an_event_id_still_fails_the_call() {
+    let env = Env::new();
+    let mcp =
+        Server::route(|request| old_server(request, |_| Answer::sse(&["data: \n\n".to_owned()])));
+    web_agent(&env, &mcp.url);
+    let server = Server::start(vec![calls(&[("c1", "slow", json!({}))]), ok("done")]);
+    run(&env, &server.url).arg("a").assert().success();
+    assert_eq!(
+        results(&server)[0]["content"],
+        "MCP server \"web\" failed: the reply's stream ended before the answer"
+    );
+    assert!(mcp.requests().iter().all(|r| r.method != "GET"));
+}
+
+#[test]
+fn a_401_says_what_the_server_asked_for_and_the_ways_in() {
+    let env = Env::new();
+    let mcp = Server::start(vec![Answer::raw(401, "").with_header(
+        "WWW-Authenticate",
+        "Bearer resource_metadata=\"http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp\"",
+    )]);
+    web_agent(&env, &mcp.url);
+    let server = Server::start(vec![ok("never")]);
+    run(&env, &server.url).arg("a").assert().code(3).stderr(
+        "failed to connect MCP server \"web\": HTTP 401 Unauthorized: the server asks for \
+         Bearer authorization (OAuth; its resource metadata: \
+         http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp); log in with \
+         `axe agents mcp-login AGENT web`, or give a token in the server's `headers` in the \
+         agent file (Authorization = \"Bearer ${TOKEN}\")\n",
+    );
+    assert!(server.requests().is_empty());
 }
 
 #[test]
@@ -803,4 +995,102 @@ fn a_server_whose_requests_go_unread_cannot_hold_the_run_past_the_deadline() {
         "    n += 1\n    send({\"jsonrpc\": \"2.0\", \"id\": n, \"method\": \"ping\"})\n    if n % 100 == 0:\n        time.sleep(0.01)",
     );
     ends_at_the_deadline(&env, &table, "small");
+}
+
+/// axe as a client of axe-mcp over HTTP: the server offers the stateless
+/// revision, so no `initialize` is sent, and its token goes in `headers`;
+/// a wrong token is a 401 that says how to get in.
+#[test]
+fn an_agent_reaches_axe_mcp_over_http_in_the_stateless_revision() {
+    use crate::mcp_http::{Served, sha256_hex};
+    let env = Env::new();
+    let tokens = env.root().join("tokens.toml");
+    let secret = "s3cret-token-value";
+    env.write(
+        &tokens,
+        format!(
+            "[[token]]\nname = \"ci\"\nsha256 = \"{}\"\nagents = \"*\"\n",
+            sha256_hex(secret)
+        ),
+    );
+    let mut served = Served::start(&env, &["--tokens", tokens.to_str().unwrap()]);
+    env.agent_file("a")
+        .workdir(env.root())
+        .toml(&format!(
+            "[[mcp_servers]]\nname = \"team\"\ntransport = \"streamable-http\"\n\
+             url = \"http://127.0.0.1:{}/mcp/team\"\n\
+             headers = {{ Authorization = \"Bearer ${{AXE_TEST_TOKEN}}\" }}\n",
+            served.port
+        ))
+        .write();
+    let server = Server::start(vec![
+        calls(&[(
+            "c1",
+            "remember",
+            json!({"content": "from a stateless client"}),
+        )]),
+        ok("done"),
+    ]);
+    run(&env, &server.url)
+        .arg("a")
+        .env("AXE_TEST_TOKEN", secret)
+        .assert()
+        .success()
+        .stdout("done");
+    assert_eq!(
+        results(&server)[0]["is_error"],
+        false,
+        "{:?}",
+        results(&server)
+    );
+    let server = Server::start(vec![ok("never")]);
+    run(&env, &server.url)
+        .arg("a")
+        .env("AXE_TEST_TOKEN", "wrong")
+        .assert()
+        .code(3)
+        .stderr(predicates::str::contains(
+            "failed to connect MCP server \"team\": HTTP 401 Unauthorized: the server asks for Bearer authorization",
+        ))
+        .stderr(predicates::str::contains(
+            "log in with `axe agents mcp-login AGENT team`, or give a token in the server's `headers`",
+        ));
+    let (_, log) = served.stop();
+    let methods: Vec<&str> = log
+        .iter()
+        .filter_map(|l| l.split(" method=").nth(1)?.split(' ').next())
+        .collect();
+    assert_eq!(
+        methods,
+        ["server/discover", "tools/list", "tools/call", "-"],
+        "{log:?}"
+    );
+}
+
+/// A server that never answers `server/discover` costs the probe's ten
+/// seconds, then gets the handshake, not the whole run's time.
+#[test]
+fn a_server_silent_on_discover_gets_the_handshake_after_the_probe() {
+    let env = Env::new();
+    let mcp = Server::route(|request| {
+        if request.method == "POST" && request.json()["method"] == "server/discover" {
+            return Answer::Hang(Duration::from_secs(60));
+        }
+        old_server(request, |id| {
+            Answer::json(
+                200,
+                &json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "late but there"}]}}),
+            )
+        })
+    });
+    web_agent(&env, &mcp.url);
+    let server = Server::start(vec![calls(&[("c1", "slow", json!({}))]), ok("done")]);
+    let started = Instant::now();
+    run(&env, &server.url).arg("a").assert().success();
+    let took = started.elapsed();
+    assert_eq!(results(&server)[0]["content"], "late but there");
+    assert!(
+        took >= Duration::from_secs(10) && took < Duration::from_secs(40),
+        "{took:?}"
+    );
 }

@@ -26,6 +26,7 @@ mod llm;
 mod mcp;
 mod mcp_client;
 mod mcp_clients;
+mod mcp_conformance_client;
 mod mcp_http;
 mod mcp_opencode;
 mod mcp_sdk;

@@ -27,6 +27,15 @@ pub enum McpError {
     /// The server answered outside 2xx: its status and the start of its
     /// body.
     Status { status: u16, body: String },
+    /// The server wants authorization (HTTP 401): what its
+    /// `WWW-Authenticate` asked for (the scheme, and the protected
+    /// resource's metadata when it names it), and the server's name once
+    /// the client has filled it in, for the two ways in.
+    Unauthorized {
+        server: String,
+        scheme: String,
+        metadata: Option<String>,
+    },
     /// A reply that is not JSON.
     NotJson(serde_json::Error),
     /// A message of ours that would not serialise.
@@ -71,6 +80,27 @@ impl fmt::Display for McpError {
                     false => write!(f, "HTTP {status}{reason}: {body}"),
                 }
             }
+            McpError::Unauthorized {
+                server,
+                scheme,
+                metadata,
+            } => {
+                f.write_str("HTTP 401 Unauthorized: the server asks for ")?;
+                match scheme.is_empty() {
+                    true => f.write_str("authorization")?,
+                    false => write!(f, "{scheme} authorization")?,
+                }
+                if let Some(url) = metadata {
+                    write!(f, " (OAuth; its resource metadata: {url})")?;
+                }
+                let server = if server.is_empty() { "SERVER" } else { server };
+                write!(
+                    f,
+                    "; log in with `axe agents mcp-login AGENT {server}`, or give a token in \
+                     the server's `headers` in the agent file \
+                     (Authorization = \"Bearer ${{TOKEN}}\")"
+                )
+            }
             McpError::NotJson(e) => write!(f, "the reply is not JSON: {e}"),
             McpError::Encode(e) => e.fmt(f),
             McpError::Rpc {
@@ -108,6 +138,60 @@ impl std::error::Error for McpError {
     }
 }
 
+impl McpError {
+    /// A 401 with `WWW-Authenticate: challenge`: its scheme, and the
+    /// `resource_metadata` parameter where it gives one (RFC 9728).
+    pub fn unauthorized(challenge: &str) -> McpError {
+        let challenge = challenge.trim();
+        let (scheme, params) = challenge
+            .split_once(char::is_whitespace)
+            .unwrap_or((challenge, ""));
+        McpError::Unauthorized {
+            server: String::new(),
+            scheme: scheme.to_owned(),
+            metadata: parameter(params, "resource_metadata"),
+        }
+    }
+
+    /// This error with the server's `name` where it names the server.
+    pub fn of_server(self, name: &str) -> McpError {
+        match self {
+            McpError::Unauthorized {
+                scheme, metadata, ..
+            } => McpError::Unauthorized {
+                server: name.to_owned(),
+                scheme,
+                metadata,
+            },
+            other => other,
+        }
+    }
+}
+
+/// Parameter `name` of a challenge's `params` (`a="x", b=y`), unquoted.
+fn parameter(params: &str, name: &str) -> Option<String> {
+    let mut rest = params;
+    loop {
+        let (key, after) = rest.split_once('=')?;
+        let key = key.trim().trim_start_matches(',').trim();
+        let after = after.trim_start();
+        let (value, next) = match after.strip_prefix('"') {
+            Some(quoted) => {
+                let end = quoted.find('"')?;
+                (&quoted[..end], &quoted[end + 1..])
+            }
+            None => {
+                let end = after.find(',').unwrap_or(after.len());
+                (after[..end].trim(), &after[end..])
+            }
+        };
+        if key.eq_ignore_ascii_case(name) {
+            return Some(value.to_owned()).filter(|v| !v.is_empty());
+        }
+        rest = next;
+    }
+}
+
 impl From<String> for McpError {
     fn from(why: String) -> McpError {
         McpError::Said(why)
@@ -117,5 +201,39 @@ impl From<String> for McpError {
 impl From<&str> for McpError {
     fn from(why: &str) -> McpError {
         McpError::Said(why.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_401_says_what_the_server_asked_for_and_the_ways_in() {
+        let e = McpError::unauthorized(
+            "Bearer realm=\"mcp\", resource_metadata=\"http://127.0.0.1:9/.well-known/oauth-protected-resource\", scope=files",
+        )
+        .of_server("remote");
+        assert_eq!(
+            e.to_string(),
+            "HTTP 401 Unauthorized: the server asks for Bearer authorization (OAuth; its \
+             resource metadata: http://127.0.0.1:9/.well-known/oauth-protected-resource); \
+             log in with `axe agents mcp-login AGENT remote`, or give a token in the \
+             server's `headers` in the agent file (Authorization = \"Bearer ${TOKEN}\")"
+        );
+        let McpError::Unauthorized { metadata, .. } = McpError::unauthorized("Basic realm=x")
+        else {
+            panic!("not a 401");
+        };
+        assert_eq!(metadata, None);
+        assert_eq!(
+            parameter("a=1, scope=\"x y\"", "scope").as_deref(),
+            Some("x y")
+        );
+        assert!(
+            McpError::unauthorized("")
+                .to_string()
+                .contains("asks for authorization;")
+        );
     }
 }

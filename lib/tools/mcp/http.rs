@@ -3,12 +3,20 @@
 //! events of a `text/event-stream` reply, read until the one with the
 //! request's id. The `Mcp-Session-Id` the server gives at `initialize` goes
 //! with every later request, beside `MCP-Protocol-Version`, and a DELETE
-//! ends the session when the run ends.
+//! ends the session when the run ends (the stateless revision has no
+//! session: its requests carry their own headers).
+//!
+//! A request the server sends on a call's stream is answered at once, by
+//! a POST of its own (`ping`; anything else is a method we do not offer),
+//! as stdio answers it. A stream the server closes before the answer,
+//! after an event with an id, is resumed (SEP-1699): after its `retry`
+//! hint, a GET with `Last-Event-ID` reads on where it stopped.
 //!
 //! Also the HTTP pieces the legacy SSE transport shares.
 
 use std::io::Read;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use axe_base::lock::Recover;
@@ -18,10 +26,23 @@ use serde_json::Value;
 use super::error::McpError;
 use super::events;
 use super::jsonrpc::MAX_LINE;
+use super::pending;
 use super::transport::Transport;
 
 /// The longest a DELETE at the end may hold up the end of the run.
 const GOODBYE: Duration = Duration::from_secs(2);
+
+/// How long to wait before resuming a stream whose server gave an event
+/// id but no `retry` hint.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// The most times one request's stream is resumed: a server that closes
+/// every stream at once is not waited on for ever, even before the
+/// deadline.
+const MAX_RESUMES: usize = 20;
+
+/// The longest answering a server's own request may take.
+const ANSWER: Duration = Duration::from_secs(5);
 
 pub struct Http {
     client: Client,
@@ -29,6 +50,8 @@ pub struct Http {
     headers: Vec<(String, String)>,
     session: Mutex<Option<String>>,
     version: Mutex<Option<String>>,
+    /// The stateless revision: no session is kept or ended.
+    stateless: AtomicBool,
 }
 
 impl Http {
@@ -41,10 +64,18 @@ impl Http {
             headers,
             session: Mutex::new(None),
             version: Mutex::new(None),
+            stateless: AtomicBool::new(false),
         }
     }
 
-    fn post(&self, message: &Value, deadline: Instant) -> Result<Response, McpError> {
+    /// POSTs `message` with the request's own `extra` headers; the reply
+    /// whatever its status.
+    fn post(
+        &self,
+        message: &Value,
+        extra: &[(String, String)],
+        deadline: Instant,
+    ) -> Result<Response, McpError> {
         let mut headers = self.headers.clone();
         headers.push((
             "accept".into(),
@@ -52,8 +83,9 @@ impl Http {
         ));
         headers.push(("content-type".into(), "application/json".into()));
         headers.extend(self.state_headers());
+        headers.extend(extra.iter().cloned());
         let body = serde_json::to_vec(message).map_err(McpError::Encode)?;
-        let response = send(
+        let response = send_any(
             &self.client,
             Method::Post,
             &self.url,
@@ -61,10 +93,105 @@ impl Http {
             Some(&body),
             deadline,
         )?;
-        if let Some(id) = response.header("mcp-session-id") {
+        // A session begins at `initialize`: not at the probe before it,
+        // nor in the stateless revision, which has none.
+        if let Some(id) = response.header("mcp-session-id")
+            && !self.stateless.load(Ordering::Relaxed)
+            && message["method"] != "server/discover"
+        {
             *lock(&self.session) = Some(id.to_owned());
         }
         Ok(response)
+    }
+
+    /// Answers the server's own request on a call's stream, as a POST of
+    /// its own, briefly: a server that does not take it loses it.
+    fn answer(&self, message: &Value, deadline: Instant) {
+        let (Some(method), Some(id)) = (message["method"].as_str(), message.get("id")) else {
+            return;
+        };
+        let reply = pending::answer(method, id.clone());
+        let soon = deadline.min(Instant::now() + ANSWER);
+        if let Ok(response) = self.post(&reply, &[], soon) {
+            drop(response.into_reader());
+        }
+    }
+
+    /// A GET that resumes the event stream after event `last`.
+    fn resume(&self, last: &str, deadline: Instant) -> Result<Response, McpError> {
+        let mut headers = self.headers.clone();
+        headers.push(("accept".into(), "text/event-stream".into()));
+        headers.extend(self.state_headers());
+        headers.push(("last-event-id".into(), last.to_owned()));
+        send(
+            &self.client,
+            Method::Get,
+            &self.url,
+            &headers,
+            None,
+            deadline,
+        )
+    }
+
+    /// Reads `response`'s events until the answer to `id`, answering the
+    /// server's requests on the way, and resuming the stream when the
+    /// server closes it after an event with an id.
+    fn read_stream(
+        &self,
+        id: u64,
+        response: Response,
+        deadline: Instant,
+    ) -> Result<Value, McpError> {
+        let mut events = events::reader(response.into_reader());
+        let mut resumes = 0;
+        loop {
+            let event = match events.next() {
+                Ok(Some(event)) => event,
+                Ok(None) => {
+                    let Some(last) = events.last_id().map(str::to_owned) else {
+                        return Err("the reply's stream ended before the answer".into());
+                    };
+                    resumes += 1;
+                    if resumes > MAX_RESUMES {
+                        return Err(format!(
+                            "the reply's stream ended before the answer, {MAX_RESUMES} times"
+                        )
+                        .into());
+                    }
+                    let wait = events.retry().unwrap_or(RETRY);
+                    if Instant::now()
+                        .checked_add(wait)
+                        .is_none_or(|then| then >= deadline)
+                    {
+                        return Err("no answer before the run's deadline".into());
+                    }
+                    std::thread::sleep(wait);
+                    let retry = events.retry();
+                    let resumed = self.resume(&last, deadline).map_err(|e| {
+                        McpError::Said(format!(
+                            "the reply's stream ended before the answer, and resuming it failed: {e}"
+                        ))
+                    })?;
+                    // The id and hint carry over until the new stream
+                    // gives its own.
+                    events = events::reader(resumed.into_reader()).after(&last, retry);
+                    continue;
+                }
+                Err(e) => return Err(McpError::Io(e)),
+            };
+            let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
+                continue;
+            };
+            if message.get("method").is_some() {
+                // A request of the server's is answered; a notification
+                // (progress, logs) is not.
+                self.answer(&message, deadline);
+                continue;
+            }
+            if message["id"] == id {
+                return Ok(message);
+            }
+        }
     }
 
     /// The session and the protocol version, once there are.
@@ -84,8 +211,17 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Transport for Http {
-    fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, McpError> {
-        let response = self.post(message, deadline)?;
+    fn request(
+        &self,
+        id: u64,
+        message: &Value,
+        headers: &[(String, String)],
+        deadline: Instant,
+    ) -> Result<Value, McpError> {
+        let response = self.post(message, headers, deadline)?;
+        if !(200..300).contains(&response.status) {
+            return refused(response, Some(id));
+        }
         let stream = response
             .header("content-type")
             .is_some_and(|t| t.to_ascii_lowercase().starts_with("text/event-stream"));
@@ -100,29 +236,28 @@ impl Transport for Http {
                 answer => Ok(answer),
             };
         }
-        let mut events = events::reader(response.into_reader());
-        loop {
-            let event = events
-                .next()
-                .map_err(McpError::Io)?
-                .ok_or("the reply's stream ended before the answer")?;
-            let Ok(message) = serde_json::from_str::<Value>(&event.data) else {
-                continue;
-            };
-            // Notifications (progress, logs) and the server's own requests
-            // may come first; only the answer matters here.
-            if message["id"] == id && message.get("method").is_none() {
-                return Ok(message);
-            }
-        }
+        self.read_stream(id, response, deadline)
     }
 
     fn notify(&self, message: &Value, deadline: Instant) -> Result<(), McpError> {
-        self.post(message, deadline).map(drop)
+        let response = self.post(message, &[], deadline)?;
+        match (200..300).contains(&response.status) {
+            true => Ok(()),
+            false => refused(response, None).map(drop),
+        }
     }
 
     fn negotiated(&self, version: &str) {
         *lock(&self.version) = Some(version.to_owned());
+    }
+
+    fn stateless(&self) {
+        self.stateless.store(true, Ordering::Relaxed);
+        *lock(&self.session) = None;
+    }
+
+    fn discovers(&self) -> bool {
+        true
     }
 
     fn close(&self) {
@@ -154,6 +289,23 @@ pub fn send(
     body: Option<&[u8]>,
     deadline: Instant,
 ) -> Result<Response, McpError> {
+    let response = send_any(client, method, url, headers, body, deadline)?;
+    match (200..300).contains(&response.status) {
+        true => Ok(response),
+        // Without an id no error body is an answer: always an error.
+        false => refused(response, None).and(Err("no answer".into())),
+    }
+}
+
+/// [`send`], whatever the answer's status.
+fn send_any(
+    client: &Client,
+    method: Method,
+    url: &str,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+    deadline: Instant,
+) -> Result<Response, McpError> {
     if deadline <= Instant::now() {
         return Err("no time left before the run's deadline".into());
     }
@@ -161,18 +313,45 @@ pub fn send(
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_str()))
         .collect();
-    let response = client
+    client
         .send(method, url, &headers, body, deadline)
-        .map_err(McpError::Io)?;
+        .map_err(McpError::Io)
+}
+
+/// An answer outside 2xx: a JSON-RPC error for request `id` in its body
+/// is the answer (the stateless revision answers a version it does not
+/// speak with 400 and -32022), for the client to read; else an error: a
+/// 401 says what the server asked for, anything else is its status and
+/// the start of its body.
+fn refused(response: Response, id: Option<u64>) -> Result<Value, McpError> {
     let status = response.status;
-    if (200..300).contains(&status) {
-        return Ok(response);
+    if status == 401 {
+        return Err(McpError::unauthorized(
+            response.header("www-authenticate").unwrap_or_default(),
+        ));
     }
+    let json = response
+        .header("content-type")
+        .is_some_and(|t| t.to_ascii_lowercase().starts_with("application/json"));
     let mut body = Vec::new();
-    let _ = response.into_reader().take(200).read_to_end(&mut body);
-    let body = String::from_utf8_lossy(&body).trim().to_owned();
+    let _ = response
+        .into_reader()
+        .take(MAX_REFUSAL)
+        .read_to_end(&mut body);
+    if let (true, Some(id)) = (json, id)
+        && let Ok(message) = serde_json::from_slice::<Value>(&body)
+        && message.get("error").is_some_and(Value::is_object)
+        && (message["id"] == id || message["id"].is_null())
+    {
+        return Ok(message);
+    }
+    let start = &body[..body.len().min(200)];
+    let body = String::from_utf8_lossy(start).trim().to_owned();
     Err(McpError::Status { status, body })
 }
+
+/// The most of a refusal's body read: an error message is short.
+const MAX_REFUSAL: u64 = 64 << 10;
 
 /// A body of at most [`MAX_LINE`] bytes, as every message.
 fn read_body(response: Response) -> Result<Vec<u8>, McpError> {

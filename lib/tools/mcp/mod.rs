@@ -1,24 +1,32 @@
 //! axe as an MCP client: the servers of an agent's `[[mcp_servers]]` as
-//! sources of tools. One [`Client`] per server: the handshake (the newest
-//! revision we speak offered, the server's choice checked, then
-//! `notifications/initialized`), `tools/list` page by page, `tools/call`,
-//! each bounded by the run's deadline, over one of three transports
-//! (`stdio`, `streamable-http`, `sse`). A tool's result becomes the text a
-//! model reads: what is not text is described, never dropped.
+//! sources of tools. One [`Client`] per server, speaking the generation the
+//! server offers: over streamable HTTP `server/discover` is asked first,
+//! and a server offering the stateless revision (2026-07-28) gets it
+//! (every request naming its version, our name and capabilities in
+//! `_meta`, and over HTTP in headers); any other answer means the
+//! handshake (the newest revision we speak offered, the server's choice
+//! checked, then `notifications/initialized`). Then `tools/list` page by
+//! page, `tools/call`, each bounded by the run's deadline, over one of
+//! three transports (`stdio`, `streamable-http`, `sse`). A tool's result
+//! becomes the text a model reads: what is not text is described, never
+//! dropped.
 
 pub mod config;
 pub mod error;
 mod events;
 mod http;
 pub mod jsonrpc;
+mod params;
 mod pending;
 mod sse;
+mod stateless;
 mod stdio;
 mod transport;
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
@@ -28,11 +36,15 @@ pub use error::McpError;
 use stdio::Launch;
 use transport::Transport;
 
+use axe_base::lock::Recover;
 use axe_base::report::Report;
 
 /// The protocol revisions of the handshake generation axe speaks, as a
 /// client and as `axe-mcp`, newest first.
 pub const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The stateless revisions axe speaks as a client, newest first.
+pub const STATELESS: &[&str] = &["2026-07-28"];
 
 /// A server's tool as it lists it.
 #[derive(Debug, Clone)]
@@ -52,6 +64,10 @@ pub struct Client {
     pub name: String,
     transport: Box<dyn Transport>,
     next_id: AtomicU64,
+    /// The stateless revision agreed, or none: the handshake's.
+    stateless: Mutex<Option<&'static str>>,
+    /// Each listed tool's arguments mirrored into headers (stateless).
+    mirrored: Mutex<HashMap<String, params::Mirrored>>,
 }
 
 /// A server's settings with `${VAR}` expanded: what starting it needs.
@@ -84,12 +100,10 @@ impl Client {
                 cwd: &workdir.join(&server.cwd),
                 stderr_to,
             })?),
-            config::SSE => Box::new(sse::Sse::connect(
-                server.url.trim(),
-                resolved.headers,
-                deadline,
-                http,
-            )?),
+            config::SSE => Box::new(
+                sse::Sse::connect(server.url.trim(), resolved.headers, deadline, http)
+                    .map_err(|e| e.of_server(&server.name))?,
+            ),
             _ => Box::new(http::Http::new(
                 server.url.trim(),
                 resolved.headers,
@@ -100,10 +114,44 @@ impl Client {
             name: server.name.clone(),
             transport,
             next_id: AtomicU64::new(1),
+            stateless: Mutex::new(None),
+            mirrored: Mutex::new(HashMap::new()),
         };
         // Closed by its drop from here on, whatever fails next.
-        client.initialize(deadline)?;
+        if !(client.transport.discovers() && client.discover(deadline)?) {
+            client.initialize(deadline)?;
+        }
         Ok(client)
+    }
+
+    /// Asks `server/discover` as the stateless revision does: whether the
+    /// server offers a stateless revision we speak (then agreed). Any
+    /// refusal (an old server's "method not found", 400 or 404, a result
+    /// without the revision) means the handshake; a 401 or a server that
+    /// cannot be reached is an error as it is.
+    fn discover(&self, deadline: Instant) -> Result<bool, McpError> {
+        *self.stateless.lock().recover() = Some(STATELESS[0]);
+        // A server that never answers a method it does not know costs a
+        // little of the run's time, not all of it.
+        let probe = deadline.min(Instant::now() + stateless::PROBE);
+        let offered = match self.request("server/discover", json!({}), probe) {
+            Ok(result) => stateless::offered(&result),
+            Err(McpError::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+                ) && probe < deadline =>
+            {
+                None
+            }
+            Err(e @ (McpError::Unauthorized { .. } | McpError::Io(_))) => return Err(e),
+            Err(_) => None,
+        };
+        *self.stateless.lock().recover() = offered;
+        if offered.is_some() {
+            self.transport.stateless();
+        }
+        Ok(offered.is_some())
     }
 
     fn initialize(&self, deadline: Instant) -> Result<(), McpError> {
@@ -128,21 +176,58 @@ impl Client {
     /// The result of `method`, or what went wrong: the server's error
     /// (`-32601 method not found`) or the transport's.
     fn request(&self, method: &str, params: Value, deadline: Instant) -> Result<Value, McpError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let answer = self.transport.request(id, &message, deadline)?;
-        if let Some(error) = answer.get("error") {
-            return Err(McpError::Rpc {
-                method: method.to_owned(),
-                code: error["code"].clone(),
-                message: error["message"].as_str().unwrap_or_default().to_owned(),
-            });
-        }
-        match answer.get("result") {
-            Some(result) if result.is_object() => Ok(result.clone()),
-            _ => Err(McpError::NoResult {
-                method: method.to_owned(),
-            }),
+        self.exchange(method, params, Vec::new(), deadline)
+    }
+
+    /// [`Client::request`] with the request's own HTTP `headers`. In the
+    /// stateless revision the version is named in `_meta` and headers,
+    /// and a server that answers -32022 (a version it does not speak) is
+    /// asked again, once, in one it says it does when we speak it too.
+    fn exchange(
+        &self,
+        method: &str,
+        params: Value,
+        headers: Vec<(String, String)>,
+        deadline: Instant,
+    ) -> Result<Value, McpError> {
+        let mut retried = false;
+        loop {
+            let version = *self.stateless.lock().recover();
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let (params, own) = match version {
+                Some(version) => stateless::dress(version, method, params.clone(), &headers),
+                None => (params.clone(), headers.clone()),
+            };
+            let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            let answer = self
+                .transport
+                .request(id, &message, &own, deadline)
+                .map_err(|e| e.of_server(&self.name))?;
+            if let Some(error) = answer.get("error") {
+                if version.is_some()
+                    && !retried
+                    && error["code"] == jsonrpc::UNSUPPORTED_VERSION
+                    && let Some(other) = stateless::retry_with(error)
+                {
+                    // The version it names may be the one just sent: a
+                    // server may refuse a first request to see that
+                    // clients retry, and one more try costs little.
+                    *self.stateless.lock().recover() = Some(other);
+                    retried = true;
+                    continue;
+                }
+                return Err(McpError::Rpc {
+                    method: method.to_owned(),
+                    code: error["code"].clone(),
+                    message: error["message"].as_str().unwrap_or_default().to_owned(),
+                });
+            }
+            return match answer.get("result") {
+                Some(result) if result.is_object() => Ok(result.clone()),
+                _ => Err(McpError::NoResult {
+                    method: method.to_owned(),
+                }),
+            };
         }
     }
 
@@ -163,6 +248,17 @@ impl Client {
                 let mut schema = tool["inputSchema"].clone();
                 if !schema.is_object() {
                     schema = json!({"type": "object"});
+                }
+                if self.stateless.lock().recover().is_some() {
+                    // A tool whose header marks are malformed is not
+                    // offered (SEP-2243); the rest of the list is.
+                    let Ok(mirrored) = params::mirrored(&schema) else {
+                        continue;
+                    };
+                    self.mirrored
+                        .lock()
+                        .recover()
+                        .insert(name.to_owned(), mirrored);
                 }
                 tools.push(Tool {
                     name: name.to_owned(),
@@ -192,9 +288,8 @@ impl Client {
         arguments: &Map<String, Value>,
         deadline: Instant,
     ) -> Result<String, McpError> {
-        let params = json!({"name": name, "arguments": arguments});
         let result = self
-            .request("tools/call", params, deadline)
+            .call_through(name, arguments, deadline)
             .map_err(|why| McpError::Server {
                 name: self.name.clone(),
                 source: Box::new(why),
@@ -205,6 +300,44 @@ impl Client {
             true => Err(McpError::Said(text)),
             false => Ok(text),
         }
+    }
+}
+
+impl Client {
+    /// `tools/call`'s complete result: a server that needs input first
+    /// (`resultType: input_required`, the stateless revision's multi
+    /// round-trip requests) is asked again with our answers and the
+    /// state it gave back untouched, a few rounds at most.
+    fn call_through(
+        &self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        deadline: Instant,
+    ) -> Result<Value, McpError> {
+        let headers = match self.mirrored.lock().recover().get(name) {
+            Some(mirrored) => params::headers(mirrored, arguments),
+            None => Vec::new(),
+        };
+        let mut params = json!({"name": name, "arguments": arguments});
+        for _ in 0..stateless::MAX_ROUNDS {
+            let result = self.exchange("tools/call", params, headers.clone(), deadline)?;
+            if result["resultType"] != "input_required" {
+                return Ok(result);
+            }
+            params = json!({
+                "name": name,
+                "arguments": arguments,
+                "inputResponses": stateless::answers(&result["inputRequests"])?,
+            });
+            if let Some(state) = result.get("requestState").filter(|s| s.is_string()) {
+                params["requestState"] = state.clone();
+            }
+        }
+        Err(format!(
+            "the server still asked for input after {} rounds",
+            stateless::MAX_ROUNDS
+        )
+        .into())
     }
 }
 

@@ -86,11 +86,7 @@ impl Pending {
         }
         let id = message.get("id").cloned();
         match (message.get("method").and_then(Value::as_str), id) {
-            (Some("ping"), Some(id)) => reply(json!({"jsonrpc": "2.0", "id": id, "result": {}})),
-            (Some(method), Some(id)) => reply(json!({
-                "jsonrpc": "2.0", "id": id,
-                "error": {"code": METHOD_NOT_FOUND, "message": format!("method not found: {method}")},
-            })),
+            (Some(method), Some(id)) => reply(answer(method, id)),
             (Some(_), None) | (None, None) => {}
             (None, Some(id)) => {
                 let waiter = id.as_u64().and_then(|id| self.state().waiting.remove(&id));
@@ -99,5 +95,18 @@ impl Pending {
                 }
             }
         }
+    }
+}
+
+/// Our answer to request `id` the server sent us: `ping` is answered at
+/// once, anything else is a method this client does not offer. The same
+/// on every transport.
+pub fn answer(method: &str, id: Value) -> Value {
+    match method {
+        "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+        _ => json!({
+            "jsonrpc": "2.0", "id": id,
+            "error": {"code": METHOD_NOT_FOUND, "message": format!("method not found: {method}")},
+        }),
     }
 }

@@ -122,7 +122,13 @@ fn post(
 }
 
 impl Transport for Sse {
-    fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, McpError> {
+    fn request(
+        &self,
+        id: u64,
+        message: &Value,
+        _headers: &[(String, String)],
+        deadline: Instant,
+    ) -> Result<Value, McpError> {
         let rx = self.pending.expect(id)?;
         if let Err(e) = post(
             &self.client,

@@ -209,7 +209,13 @@ fn write(mut stdin: ChildStdin, outbox: &Outbox) {
 }
 
 impl Transport for Stdio {
-    fn request(&self, id: u64, message: &Value, deadline: Instant) -> Result<Value, McpError> {
+    fn request(
+        &self,
+        id: u64,
+        message: &Value,
+        _headers: &[(String, String)],
+        deadline: Instant,
+    ) -> Result<Value, McpError> {
         let rx = self.pending.expect(id)?;
         if let Err(e) = self.outbox.put(message, false) {
             self.pending.forget(id);
