@@ -190,7 +190,13 @@ impl Prepared {
         // Found only when commands may run: most agents never pay for it.
         let sandbox = match cfg.tools.iter().any(|t| t == RUN_COMMAND_NAME) {
             true => Some(
-                sandbox::choose(cfg.sandbox.require, cfg.sandbox.network, &workdir).map_err(
+                sandbox::choose(
+                    cfg.sandbox.engine,
+                    cfg.sandbox.require,
+                    cfg.sandbox.network,
+                    &workdir,
+                )
+                .map_err(
                     |e| {
                         (
                             Step::Sandbox,

@@ -7,12 +7,12 @@
 //! what it left running in that group is killed: a tool call leaves
 //! nothing behind. When the run's deadline comes first, or `axe-run` is
 //! asked to stop (SIGINT, SIGTERM, SIGHUP), the whole group is killed
-//! there and then (inside bubblewrap, the whole sandbox with it).
+//! there and then (inside bubblewrap, the whole sandbox with it; under
+//! Landlock the command cannot leave its group: [`super::seccomp`]).
 
 use crate::error::ToolError;
 use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -77,13 +77,14 @@ fn run_command(act: &Act, args: RunCommand) -> Result<Reply, ToolError> {
     let mut cmd = sandbox
         .command(&act.dirs, &act.workdir, &writable, command)
         .map_err(failed)?;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let unseen = sandbox.unseen(&act.dirs, &act.workdir, &writable, &path);
     let (reader, writer) = std::io::pipe().map_err(failed)?;
     let writer2 = writer.try_clone().map_err(failed)?;
     cmd.env_clear()
         .envs(environment(&act.workdir))
         .stdout(writer)
-        .stderr(writer2)
-        .process_group(0);
+        .stderr(writer2);
     let child = cmd.spawn().map_err(failed);
     // Our copies of the pipe's write end go, or it would never end.
     drop(cmd);
@@ -123,7 +124,7 @@ fn run_command(act: &Act, args: RunCommand) -> Result<Reply, ToolError> {
     // Whatever it left running goes too.
     signals::stop_group(group, Stop::Kill);
     // Dropping the hold after a signal ends the process here.
-    let result = finish(status, ended, &output, &read_rx, act.deadline);
+    let result = finish(status, ended, &output, &read_rx, act.deadline, &unseen);
     drop(hold);
     result
 }
@@ -154,13 +155,16 @@ fn stop(
 /// The result of a command that ended with `status` (killed, when
 /// `ended` says why), with what it wrote: read until its pipe closes, but
 /// not past `deadline`, nor long after the command ended (a process that
-/// left its group and kept the pipe is not waited for).
+/// left its group and kept the pipe is not waited for); `unseen`, the
+/// `PATH` entries the sandbox cannot see, are named when the shell found
+/// no program.
 fn finish(
     status: std::io::Result<ExitStatus>,
     ended: Option<&str>,
     output: &Mutex<Vec<u8>>,
     read_rx: &mpsc::Receiver<()>,
     deadline: Instant,
+    unseen: &[PathBuf],
 ) -> Result<Reply, ToolError> {
     let left = deadline.saturating_duration_since(Instant::now());
     let _ = read_rx.recv_timeout(left.min(GRACE));
@@ -171,8 +175,22 @@ fn finish(
     }
     match exit(status) {
         None => Ok(Reply::text(output)),
+        Some(127) => Err(format!("exit code 127\n{output}{}", not_found(unseen)).into()),
         Some(code) => Err(format!("exit code {code}\n{output}").into()),
     }
+}
+
+/// What a command that ended with 127 (the shell found no such program)
+/// adds: the `PATH` entries the sandbox cannot see, when there are any.
+fn not_found(unseen: &[PathBuf]) -> String {
+    if unseen.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = unseen.iter().map(|p| p.display().to_string()).collect();
+    format!(
+        "\n(the sandbox cannot see these PATH entries: {})",
+        names.join(", ")
+    )
 }
 
 /// The command's environment.
