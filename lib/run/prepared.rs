@@ -196,14 +196,12 @@ impl Prepared {
                     cfg.sandbox.network,
                     &workdir,
                 )
-                .map_err(
-                    |e| {
-                        (
-                            Step::Sandbox,
-                            Error::caused(Error::Config(e.to_string()), e),
-                        )
-                    },
-                )?,
+                .map_err(|e| {
+                    (
+                        Step::Sandbox,
+                        Error::caused(Error::Config(e.to_string()), e),
+                    )
+                })?,
             ),
             false => None,
         };

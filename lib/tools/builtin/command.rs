@@ -157,7 +157,7 @@ fn stop(
 /// not past `deadline`, nor long after the command ended (a process that
 /// left its group and kept the pipe is not waited for); `unseen`, the
 /// `PATH` entries the sandbox cannot see, are named when the shell found
-/// no program.
+/// no program it could run.
 fn finish(
     status: std::io::Result<ExitStatus>,
     ended: Option<&str>,
@@ -175,20 +175,25 @@ fn finish(
     }
     match exit(status) {
         None => Ok(Reply::text(output)),
-        Some(127) => Err(format!("exit code 127\n{output}{}", not_found(unseen)).into()),
+        // Not found (bubblewrap), or found but refused (Landlock).
+        Some(code @ (126 | 127)) => {
+            Err(format!("exit code {code}\n{output}{}", not_found(unseen, &output)).into())
+        }
         Some(code) => Err(format!("exit code {code}\n{output}").into()),
     }
 }
 
 /// What a command that ended with 127 (the shell found no such program)
-/// adds: the `PATH` entries the sandbox cannot see, when there are any.
-fn not_found(unseen: &[PathBuf]) -> String {
+/// or 126 (it found one it may not run) adds: the `PATH` entries the
+/// sandbox cannot see, when there are any.
+fn not_found(unseen: &[PathBuf], output: &str) -> String {
     if unseen.is_empty() {
         return String::new();
     }
     let names: Vec<String> = unseen.iter().map(|p| p.display().to_string()).collect();
+    let line = if output.ends_with('\n') { "" } else { "\n" };
     format!(
-        "\n(the sandbox cannot see these PATH entries: {})",
+        "{line}(the sandbox cannot see these PATH entries: {})",
         names.join(", ")
     )
 }

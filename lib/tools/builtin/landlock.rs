@@ -24,8 +24,9 @@
 //!
 //! The ruleset is made before the fork (it opens every path it names);
 //! between fork and exec the child only makes itself a session, asks to
-//! be killed with its parent and calls `restrict_self` and `prctl`,
-//! which allocate nothing: what is safe after a multi-threaded fork.
+//! be told when its parent ends, drops the capabilities a root `axe-run`
+//! would pass on, and calls `restrict_self` and `prctl`, which allocate
+//! nothing: what is safe after a multi-threaded fork.
 //! A helper process re-executed for that would need a command of its
 //! own in every executable that runs tools, for no gain.
 
@@ -132,11 +133,33 @@ pub fn hold(cmd: &mut Command, places: &Places, filter: Vec<u8>) -> std::io::Res
         // Its own session: no terminal to type into, and the group
         // `run_command` kills, which the filter keeps it from leaving.
         rustix::process::setsid()?;
-        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+        // Told when we end, even by SIGKILL: the shell then kills the
+        // group (`sandbox::KEEPER`).
+        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))?;
         // Asked after the parent died: it would never come.
         if rustix::process::getppid() != Some(parent) {
             return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
         }
+        // Run as root, the command would keep every capability (reading
+        // any process's memory, loading modules) past what Landlock
+        // checks: the bounding and ambient sets go, so exec grants none.
+        // Without CAP_SETPCAP there are none to drop, and EPERM says so.
+        for cap in 0..64 {
+            #[allow(unsafe_code)]
+            // SAFETY: a system call on plain integers.
+            let _ = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) };
+        }
+        #[allow(unsafe_code)]
+        // SAFETY: as above.
+        let _ = unsafe {
+            libc::prctl(
+                libc::PR_CAP_AMBIENT,
+                libc::PR_CAP_AMBIENT_CLEAR_ALL,
+                0,
+                0,
+                0,
+            )
+        };
         let Some(ruleset) = ruleset.take() else {
             return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
         };
@@ -191,7 +214,11 @@ fn ruleset(places: &Places) -> Result<RulesetCreated, RulesetError> {
     }
     let device = AccessFs::from_file(abi) & !AccessFs::Execute;
     rules.extend(DEVICES.iter().map(|d| (PathBuf::from(d), device)));
-    rules.extend(RANDOM.iter().map(|d| (PathBuf::from(d), AccessFs::ReadFile.into())));
+    rules.extend(
+        RANDOM
+            .iter()
+            .map(|d| (PathBuf::from(d), AccessFs::ReadFile.into())),
+    );
     // Writable, but never the kernel's own trees, nor the devices.
     let mut kept_write = kept_read;
     kept_write.extend(["/proc", "/sys"].map(PathBuf::from));

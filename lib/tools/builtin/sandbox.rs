@@ -42,6 +42,13 @@ const TMP: &str = "/tmp";
 /// The shell, by its path: `PATH` may lead where the sandbox cannot see.
 const SHELL: &str = "/bin/sh";
 
+/// Under Landlock, the shell that runs the command's: the group's leader,
+/// told by the kernel (`PR_SET_PDEATHSIG`, SIGTERM) when `axe-run` ends
+/// however it ends, even by SIGKILL, and then killing the whole group,
+/// which nothing in it can leave. A signal that ends the command is its
+/// exit code 128 + the signal's number.
+const KEEPER: &str = "trap 'kill -KILL 0' TERM; /bin/sh -c \"$1\" sh & wait $!";
+
 /// `[sandbox] engine`: which sandbox holds commands.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -84,9 +91,6 @@ fn probe() -> &'static Result<PathBuf, ToolError> {
             .map(|dir| dir.join("bwrap"))
             .find(|p| is_executable(p))
             .ok_or("bubblewrap (bwrap) is not on PATH")?;
-        if let Some(why) = bwrap_hidden() {
-            return Err(why.into());
-        }
         // Some containers forbid the namespaces it needs: try once.
         let tried = Command::new(&program)
             .args(["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent"])
@@ -96,7 +100,10 @@ fn probe() -> &'static Result<PathBuf, ToolError> {
             .stderr(Stdio::piped())
             .output();
         match tried {
-            Ok(out) if out.status.success() => Ok(program),
+            Ok(out) if out.status.success() => match bwrap_hidden() {
+                Some(why) => Err(why.into()),
+                None => Ok(program),
+            },
             Ok(out) => Err(format!(
                 "{} cannot make namespaces here ({})",
                 program.display(),
@@ -152,7 +159,10 @@ pub fn choose(
     let landlock = || {
         // The filter keeps the process group whole and the sockets out.
         if seccomp::program(Refuse::default()).is_none() {
-            return Err("Landlock needs a seccomp filter this build has none of for this processor".to_owned());
+            return Err(
+                "Landlock needs a seccomp filter this build has none of for this processor"
+                    .to_owned(),
+            );
         }
         super::landlock::probe().map(|abi| Sandbox::Landlock {
             abi,
@@ -251,7 +261,9 @@ impl Sandbox {
             } => (program, *network),
             Sandbox::Landlock { abi, network, .. } => {
                 let mut cmd = Command::new(SHELL);
-                cmd.arg("-c").arg(command).arg("sh").current_dir(workdir);
+                cmd.args(["-c", KEEPER, "sh"])
+                    .arg(command)
+                    .current_dir(workdir);
                 cmd.stdin(Stdio::null());
                 let seen: Vec<PathBuf> = std::iter::once(workdir)
                     .chain(writable.iter().copied())
@@ -348,7 +360,13 @@ impl Sandbox {
             // `$0` is `sh` either way, as for a plain `sh -c`: the shell
             // is named by its path, the command by `sh` after it.
             Some(_) => cmd
-                .args(["--", SHELL, "-c", "exec /bin/sh -c \"$1\" sh </dev/null", "sh"])
+                .args([
+                    "--",
+                    SHELL,
+                    "-c",
+                    "exec /bin/sh -c \"$1\" sh </dev/null",
+                    "sh",
+                ])
                 .arg(command),
             None => cmd.args(["--", SHELL, "-c"]).arg(command).arg("sh"),
         };
