@@ -232,7 +232,7 @@ impl Sandbox {
                 },
                 // It grants access, never takes it away, and has no
                 // namespaces: see README.
-                "a read-only place inside the workdir, nor a PID namespace: other processes are in sight, and a SIGKILL of axe-run leaves what the command started in the background",
+                "a read-only place inside the workdir, nor a PID namespace: other processes are in sight",
                 match *abi < ::landlock::ABI::V6 {
                     true => ", nor signals to the user's other processes",
                     false => "",
