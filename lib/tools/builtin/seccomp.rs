@@ -270,7 +270,7 @@ mod tests {
             every_socket: true,
             new_group: true,
         };
-        let Some(program) = program(every) else {
+        let Some(every) = program(every) else {
             return;
         };
         let only_groups = program(Refuse {
@@ -281,16 +281,16 @@ mod tests {
         let plain = program(Refuse::default()).unwrap();
         for abi in ABIS.unwrap() {
             for family in [1, 2, 10, 16] {
-                assert_eq!(verdict(&program, abi.arch, abi.socket, family), DENY);
+                assert_eq!(verdict(&every, abi.arch, abi.socket, family), DENY);
             }
             assert_eq!(verdict(&only_groups, abi.arch, abi.socket, 2), ALLOW);
             assert_eq!(verdict(&only_groups, abi.arch, abi.socket, 1), DENY);
             for nr in abi.new_group {
-                assert_eq!(verdict(&program, abi.arch, nr, 0), DENY, "{nr}");
+                assert_eq!(verdict(&every, abi.arch, nr, 0), DENY, "{nr}");
                 assert_eq!(verdict(&only_groups, abi.arch, nr, 0), DENY, "{nr}");
                 assert_eq!(verdict(&plain, abi.arch, nr, 0), ALLOW, "{nr}");
             }
-            assert_eq!(verdict(&program, abi.arch, 0, 0), ALLOW, "read");
+            assert_eq!(verdict(&every, abi.arch, 0, 0), ALLOW, "read");
         }
     }
 }
