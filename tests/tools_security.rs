@@ -569,6 +569,22 @@ fn sandbox_require_refuses_to_run_without_either_engine() {
     }
 }
 
+/// An engine axe does not know is the agent file's error, with its place.
+#[test]
+fn an_unknown_sandbox_engine_is_refused() {
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "[sandbox]\nengine = \"docker\"");
+    let server = script(vec![]);
+    run(&env, &server.url)
+        .arg("a")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "unknown variant `docker`, expected one of `auto`, `bwrap`, `landlock`",
+        ));
+    assert!(server.requests().is_empty(), "the model was called");
+}
+
 /// Where bubblewrap is missing (or cannot make namespaces: a container),
 /// Landlock holds the commands, and `require` is met.
 #[test]

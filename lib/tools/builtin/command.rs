@@ -123,6 +123,11 @@ fn run_command(act: &Act, args: RunCommand) -> Result<Reply, ToolError> {
     };
     // Whatever it left running goes too.
     signals::stop_group(group, Stop::Kill);
+    if let Sandbox::Landlock { .. } = sandbox {
+        // Its processes are not our children: a killed one is gone only
+        // once the kernel has ended it, a moment after the kill.
+        until_gone(group, Instant::now() + GRACE);
+    }
     // Dropping the hold after a signal ends the process here.
     let result = finish(status, ended, &output, &read_rx, act.deadline, &unseen);
     drop(hold);
@@ -245,6 +250,35 @@ fn exit(status: ExitStatus) -> Option<i32> {
         return None;
     }
     Some(status.code().unwrap_or(-1))
+}
+
+/// Waits until no live process is left in the process group `group`
+/// (one the kernel has ended but nobody reaped yet is not live), or
+/// `until`.
+fn until_gone(group: u32, until: Instant) {
+    let in_group = |stat: &str| {
+        // After the name, which may hold anything, in parentheses:
+        // state, parent, group.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next();
+        let pgrp = fields.nth(1);
+        !matches!(state, Some("Z" | "X")) && pgrp == Some(group.to_string().as_str())
+    };
+    loop {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        let left = entries.flatten().any(|e| {
+            std::fs::read_to_string(e.path().join("stat")).is_ok_and(|stat| in_group(&stat))
+        });
+        if !left || Instant::now() >= until {
+            return;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Kills the children of the process `parent`, when the kernel says
