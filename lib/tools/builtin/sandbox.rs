@@ -399,6 +399,8 @@ impl Sandbox {
             .collect();
         seen.dedup();
         std::env::split_paths(path)
+            // A relative entry is the command's to resolve, in the workdir.
+            .filter(|entry| entry.is_absolute())
             .filter(|entry| {
                 let at = real(entry);
                 let deepest = |places: &[PathBuf]| {
@@ -411,7 +413,7 @@ impl Sandbox {
                 // At the same depth the workdir wins: it is bound last.
                 match (deepest(&kept), deepest(&seen)) {
                     (Some(k), Some(s)) => k > s,
-                    (k, _) => entry.is_absolute() && k.is_some(),
+                    (k, _) => k.is_some(),
                 }
             })
             .collect()
