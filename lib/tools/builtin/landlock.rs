@@ -281,3 +281,46 @@ fn grant(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What holds a kept place is granted entry by entry, the kept place
+    /// left out; a link is followed only where asked, and never to or
+    /// over a kept place; the top itself is granted whole when it holds
+    /// none, even when it is kept (a workdir that is the home).
+    #[test]
+    fn a_kept_place_is_left_out_of_what_holds_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = std::fs::canonicalize(tmp.path()).unwrap();
+        for dir in ["a/secret", "a/b", "c"] {
+            std::fs::create_dir_all(top.join(dir)).unwrap();
+        }
+        std::fs::write(top.join("a/f"), "").unwrap();
+        std::os::unix::fs::symlink(top.join("a/secret"), top.join("to-secret")).unwrap();
+        std::os::unix::fs::symlink(top.join("c"), top.join("a/to-c")).unwrap();
+        let kept = vec![top.join("a/secret")];
+        let read = AccessFs::from_read(ABI::V1);
+        let granted = |follow| {
+            let mut rules = Vec::new();
+            grant(&mut rules, &top, read, &kept, follow);
+            let mut paths: Vec<PathBuf> = rules.into_iter().map(|(p, _)| p).collect();
+            paths.sort();
+            paths
+        };
+        let plain = vec![top.join("a/b"), top.join("a/f"), top.join("c")];
+        assert_eq!(granted(false), plain);
+        let mut followed = plain.clone();
+        // `a/to-c` leads to `c`, granted again; `to-secret` nowhere.
+        followed.push(top.join("c"));
+        followed.sort();
+        assert_eq!(granted(true), followed);
+        let mut rules = Vec::new();
+        grant(&mut rules, &top.join("a/secret"), read, &kept, false);
+        assert_eq!(rules.len(), 1, "a kept top is still the workdir");
+        let mut rules = Vec::new();
+        grant(&mut rules, &top.join("c"), read, &kept, false);
+        assert_eq!(rules, vec![(top.join("c"), read)]);
+    }
+}

@@ -456,3 +456,40 @@ fn hidden(own: &Dirs) -> Vec<PathBuf> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `PATH` entry under `/tmp` is unseen, one in the workdir (there
+    /// too) is seen, as are the system's and a relative one; outside a
+    /// sandbox every entry is there.
+    #[test]
+    fn the_path_entries_a_sandbox_cannot_see() {
+        let tmp = tempfile::tempdir_in(TMP).unwrap();
+        let work = tmp.path().join("work");
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir_all(work.join("bin")).unwrap();
+        std::fs::create_dir_all(&bin).unwrap();
+        let dirs = Dirs::given(
+            Some(&tmp.path().join("config")),
+            Some(&tmp.path().join("data")),
+        )
+        .unwrap();
+        let path = std::env::join_paths([
+            Path::new("/usr/bin"),
+            &bin,
+            &work.join("bin"),
+            Path::new("rel"),
+        ])
+        .unwrap();
+        let landlock = Sandbox::Landlock {
+            abi: ::landlock::ABI::V6,
+            network: false,
+            whole: false,
+        };
+        assert_eq!(landlock.unseen(&dirs, &work, &[], &path), vec![bin.clone()]);
+        let none = Sandbox::Heuristic { why: "test".into() };
+        assert!(none.unseen(&dirs, &work, &[], &path).is_empty());
+    }
+}
