@@ -638,3 +638,37 @@ fn in_the_sandbox_the_sockets_in_run_are_out_of_reach() {
     }
     assert!(got[2].1 && !got[2].0.contains("reached"), "{:?}", got[2]);
 }
+
+/// A command cannot signal a process outside the sandbox: bubblewrap's
+/// has none in sight, Landlock (ABI 6 on) refuses; without either it can,
+/// as `-v` warns.
+#[test]
+fn in_the_sandbox_no_process_outside_can_be_signalled() {
+    let Some(engine) = engine() else {
+        return;
+    };
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "");
+    let mut outside = std::process::Command::new("sleep")
+        .arg(format!("1000.{}717", std::process::id()))
+        .spawn()
+        .unwrap();
+    let pid = outside.id();
+    let server = script(vec![vec![(
+        "run_command",
+        json!({"command": format!("kill -KILL {pid} && echo killed")}),
+    )]]);
+    let (_, err) = run_a(&env, &server, &["-v"]);
+    let alive = outside.try_wait().unwrap().is_none();
+    let _ = outside.kill();
+    let _ = outside.wait();
+    assert!(err.contains(engine.said()), "{err}");
+    let got = only_result(&server);
+    match engine {
+        Engine::Neither => assert_eq!(got, ("killed\n".into(), false)),
+        _ => {
+            assert!(alive, "the process outside was killed: {got:?}");
+            assert!(got.1, "{got:?}");
+        }
+    }
+}
