@@ -311,3 +311,24 @@ fn the_shell_is_found_whatever_path_holds_and_unseen_entries_are_named() {
         }
     }
 }
+
+/// What shell scripts write to and read from stays usable in every
+/// engine: the standard streams by their `/dev` names, `/dev/null`,
+/// `/dev/zero`, `/dev/urandom`, and `/tmp`'s stand-in `TMPDIR`.
+#[test]
+fn the_devices_and_streams_scripts_use_work() {
+    let Some(_) = engine() else {
+        return;
+    };
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "");
+    let command = "echo err > /dev/stderr && echo out > /dev/stdout && head -c 3 /dev/zero | wc -c \
+                   && head -c 4 /dev/urandom | wc -c && echo x > /dev/null && cat /dev/null \
+                   && t=$(mktemp) && echo kept > \"$t\" && cat \"$t\"";
+    let server = script(vec![vec![("run_command", json!({"command": command}))]]);
+    run_a(&env, &server, &[]);
+    assert_eq!(
+        only_result(&server),
+        ("err\nout\n3\n4\nkept\n".into(), false)
+    );
+}
