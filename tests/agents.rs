@@ -278,7 +278,7 @@ fn show_json_has_every_field_with_defaults_and_paths() {
             "context": {"budget": null, "order": ["state", "memory", "log", "world", "daily"]},
             "tools": [], "allowed_hosts": [],
             "artifacts": {"enabled": false, "dir": "", "default_write": false},
-            "sandbox": {"require": false, "network": false},
+            "sandbox": {"engine": "auto", "require": false, "network": false},
             "unknown": [],
             // Of headers and env only the names: their values are often keys.
             "mcp_servers": [{"name": "s", "transport": "stdio", "url": "", "headers": [],

@@ -3,7 +3,9 @@
 //! home) is refused unless named, and `-v` says what a command may write
 //! and reach; with `[sandbox] network = true`, no Unix socket (the host's
 //! abstract ones, X11 and D-Bus, among them), while the host's loopback
-//! stays reachable and `-v` says so.
+//! stays reachable and `-v` says so; the shell is `/bin/sh` whatever
+//! `PATH` holds. Each under the engine the tests run under
+//! ([`crate::tools_security::engine`]).
 
 use std::fs;
 
@@ -11,7 +13,7 @@ use serde_json::json;
 
 use crate::run::run;
 use crate::tools::{only_result, results, run_a, script, tool_agent};
-use crate::tools_security::bwrap_works;
+use crate::tools_security::{Engine, engine};
 use crate::util::{Env, have};
 
 /// The current directory `/`, the default workdir, is refused before the
@@ -52,9 +54,9 @@ fn the_root_named_as_the_workdir_is_taken_and_said_writable() {
         .assert()
         .success();
     assert!(!only_result(&server).1, "{:?}", only_result(&server));
-    if !bwrap_works() {
+    let Some(engine) = engine() else {
         return;
-    }
+    };
     env.agent_file("a").tools("\"run_command\"").write();
     let made = format!("/var/tmp/axe-whole-fs-{}", std::process::id());
     let server = script(vec![vec![(
@@ -69,10 +71,16 @@ fn the_root_named_as_the_workdir_is_taken_and_said_writable() {
     let written = fs::read_to_string(&made);
     let _ = fs::remove_file(&made);
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
-    assert!(
-        err.contains("Sandbox:  bubblewrap (workdir /: the whole filesystem writable, but for the hidden home, axe's directories and /run, private /tmp, network off)"),
-        "{err}"
-    );
+    let said = match engine {
+        Engine::Bwrap => {
+            "Sandbox:  bubblewrap (workdir /: the whole filesystem writable, but for the hidden home, axe's directories and /run, private /tmp, network off)"
+        }
+        Engine::Landlock => {
+            "(workdir /: the whole filesystem writable, but for the home, axe's directories, /run and /tmp, out of reach, network off;"
+        }
+        Engine::Neither => "which is not a boundary",
+    };
+    assert!(err.contains(engine.said()) && err.contains(said), "{err}");
     assert_eq!(only_result(&server), ("made\n".into(), false));
     assert_eq!(written.unwrap(), "x\n");
 }
@@ -161,7 +169,10 @@ fn the_home_or_what_holds_it_as_an_unnamed_workdir_is_refused() {
 fn with_the_network_no_unix_socket_is_reached_and_loopback_is_said() {
     use std::os::linux::net::SocketAddrExt;
     use std::os::unix::net::{SocketAddr, UnixListener};
-    if !bwrap_works() || !have("python3") {
+    let Some(engine) = engine() else {
+        return;
+    };
+    if !have("python3") {
         return;
     }
     let env = Env::new();
@@ -207,6 +218,12 @@ fn with_the_network_no_unix_socket_is_reached_and_loopback_is_said() {
     ]]);
     let (_, err) = run_a(&env, &server, &["-v"]);
     let _ = fs::remove_file(&path);
+    assert!(err.contains(engine.said()), "{err}");
+    if engine == Engine::Neither {
+        // Go's check reads text: a socket's name is not a path to it.
+        assert!(err.contains("which is not a boundary"), "{err}");
+        return;
+    }
     let got = results(&server, 0);
     for (i, what) in [(0, "abstract"), (1, "path")] {
         assert!(
@@ -224,8 +241,94 @@ fn with_the_network_no_unix_socket_is_reached_and_loopback_is_said() {
     assert_eq!(got[3], ("reached\n".into(), false));
     assert!(tcp.accept().is_ok(), "loopback was not reached");
     assert_eq!(got[4], ("end\n".into(), false));
-    assert!(
-        err.contains("Sandbox:  bubblewrap (read-only filesystem, writable workdir, private /tmp, network on: the host's, its loopback services included; no Unix sockets)"),
-        "{err}"
+    let said = match engine {
+        Engine::Bwrap => {
+            "Sandbox:  bubblewrap (read-only filesystem, writable workdir, private /tmp, network on: the host's, its loopback services included; no Unix sockets)"
+        }
+        _ => {
+            "out of reach, network on: the host's, its loopback services included; no Unix sockets;"
+        }
+    };
+    assert!(err.contains(said), "{err}");
+}
+
+/// The shell is `/bin/sh`, by its path: a `PATH` holding a directory the
+/// sandbox cannot see (under `/tmp`, here) no longer keeps every command
+/// from starting (bubblewrap looked `sh` up in it and said only
+/// `execvp sh: No such file or directory`), and a program found only
+/// there is "not found" with those entries named.
+#[test]
+fn the_shell_is_found_whatever_path_holds_and_unseen_entries_are_named() {
+    let Some(engine) = engine() else {
+        return;
+    };
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "");
+    let bin = env.root().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    for program in ["sh", "true", "bwrap"] {
+        let found = ["/bin", "/usr/bin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(program))
+            .find(|p| p.exists());
+        if let Some(found) = found {
+            std::os::unix::fs::symlink(found, bin.join(program)).unwrap();
+        }
+    }
+    fs::write(bin.join("mine"), "#!/bin/sh\necho mine\n").unwrap();
+    crate::util::set_mode(&bin.join("mine"), 0o755);
+    let server = script(vec![vec![
+        ("run_command", json!({"command": "echo $0 here"})),
+        ("run_command", json!({"command": "mine"})),
+    ]]);
+    run(&env, &server.url)
+        .env("PATH", &bin)
+        .arg("a")
+        .assert()
+        .success();
+    let got = results(&server, 0);
+    assert_eq!(got[0], ("sh here\n".into(), false));
+    match engine {
+        // Outside a sandbox every directory is there.
+        Engine::Neither => assert_eq!(got[1], ("mine\n".into(), false)),
+        // bubblewrap's /tmp is its own; Landlock lets the shell find the
+        // program and refuses to run it.
+        _ => {
+            let (code, why) = match engine {
+                Engine::Bwrap => (127, "not found"),
+                _ => (126, "Permission denied"),
+            };
+            assert_eq!(
+                got[1],
+                (
+                    format!(
+                        "exit code {code}\nsh: 1: mine: {why}\n(the sandbox cannot see these PATH entries: {})",
+                        bin.display()
+                    ),
+                    true
+                )
+            );
+        }
+    }
+}
+
+/// What shell scripts write to and read from stays usable in every
+/// engine: the standard streams by their `/dev` names, `/dev/null`,
+/// `/dev/zero`, `/dev/urandom`, and `/tmp`'s stand-in `TMPDIR`.
+#[test]
+fn the_devices_and_streams_scripts_use_work() {
+    let Some(_) = engine() else {
+        return;
+    };
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "");
+    let command = "echo err > /dev/stderr && echo out > /dev/stdout && head -c 3 /dev/zero | wc -c \
+                   && head -c 4 /dev/urandom | wc -c && echo x > /dev/null && cat /dev/null \
+                   && t=$(mktemp) && echo kept > \"$t\" && cat \"$t\"";
+    let server = script(vec![vec![("run_command", json!({"command": command}))]]);
+    run_a(&env, &server, &[]);
+    assert_eq!(
+        only_result(&server),
+        ("err\nout\n3\n4\nkept\n".into(), false)
     );
 }

@@ -2,7 +2,8 @@
 //! What got through on the first try, each kept as the test that showed
 //! it: a workdir that holds axe's own directories (a run started in the
 //! home directory) showing keys to a command under bubblewrap and to the
-//! file tools; the sockets under `/run` reachable from the sandbox; a TLS
+//! file tools (each sandbox test runs under the engine the tests run
+//! under: [`crate::tools_security::engine`]); the sockets under `/run` reachable from the sandbox; a TLS
 //! server silent in its handshake holding `url_fetch` past every
 //! deadline; a page's `&` before a character of several bytes, and a
 //! chunk size past any length, panicking `axe-run`; a relative redirect
@@ -23,8 +24,8 @@ use serde_json::json;
 use crate::run::run;
 use crate::server::{Answer, Server};
 use crate::tools::{only_result, processes_with, results, run_a, script, tool_agent};
-use crate::tools_security::bwrap_works;
-use crate::util::Env;
+use crate::tools_security::{Engine, engine};
+use crate::util::{Env, have};
 
 /// The default workdir is the current directory, and the home directory
 /// is where a shell starts: a workdir that holds the home, config and
@@ -32,9 +33,9 @@ use crate::util::Env;
 /// nest.
 #[test]
 fn a_workdir_holding_axes_own_directories_does_not_show_them_to_commands() {
-    if !bwrap_works() {
+    let Some(engine) = engine() else {
         return;
-    }
+    };
     let env = Env::new();
     env.write(
         &env.config_dir().join("axe/config.toml"),
@@ -56,19 +57,37 @@ fn a_workdir_holding_axes_own_directories_does_not_show_them_to_commands() {
             json!({"command": "ls config/axe data/axe home"}),
         ),
     ]]);
-    run_a(&env, &server, &[]);
+    let (_, err) = run_a(&env, &server, &["-v"]);
+    assert!(err.contains(engine.said()), "{err}");
     let got = results(&server, 0);
-    assert!(!got[0].0.contains("PRIVATE"), "{:?}", got[0]);
-    assert!(got[0].0.ends_with("made\n"), "{:?}", got[0]);
-    assert_eq!(
-        got[1],
-        ("config/axe:\n\ndata/axe:\n\nhome:\n".into(), false),
-        "not empty"
-    );
-    assert_eq!(
-        fs::read_to_string(env.root().join("here")).unwrap(),
-        "made\n"
-    );
+    match engine {
+        Engine::Bwrap => {
+            assert!(!got[0].0.contains("PRIVATE"), "{:?}", got[0]);
+            assert!(got[0].0.ends_with("made\n"), "{:?}", got[0]);
+            assert_eq!(
+                got[1],
+                ("config/axe:\n\ndata/axe:\n\nhome:\n".into(), false),
+                "not empty"
+            );
+            assert_eq!(
+                fs::read_to_string(env.root().join("here")).unwrap(),
+                "made\n"
+            );
+        }
+        // Out of reach, not hidden; and what holds them is granted entry
+        // by entry, so nothing new is made directly in it (README).
+        Engine::Landlock => {
+            for got in &got {
+                assert!(
+                    got.1 && !got.0.contains("PRIVATE") && got.0.contains("Permission denied"),
+                    "{got:?}"
+                );
+            }
+            assert!(!env.root().join("here").exists());
+        }
+        // Go's check reads text: relative paths pass it, as `-v` warns.
+        Engine::Neither => assert!(err.contains("which is not a boundary"), "{err}"),
+    }
 }
 
 /// A server that takes the connection and then says nothing: over TLS the
@@ -246,14 +265,16 @@ fn all_gone(marker: &str, limit: Duration) -> bool {
     true
 }
 
-/// Under bubblewrap, what a command leaves (a new session, `nohup`, a
-/// double fork) goes with the sandbox, even when `axe-run` is killed
-/// with `kill -9` and so cannot clean up.
+/// Under either engine, what a command leaves (a new session, `nohup`,
+/// a double fork) goes with it, even when `axe-run` is killed with
+/// `kill -9` and so cannot clean up: bubblewrap's PID namespace ends
+/// with its first process; under Landlock nothing leaves the process
+/// group, which its first shell kills when told that `axe-run` ended.
 #[test]
-fn under_bubblewrap_no_daemon_outlives_a_killed_run() {
-    if !bwrap_works() {
+fn in_the_sandbox_no_daemon_outlives_a_killed_run() {
+    let Some(engine) = engine() else {
         return;
-    }
+    };
     let env = Env::new();
     tool_agent(&env, "\"run_command\"", "");
     // Markers of this test process alone (see `tools::processes_with`).
@@ -261,6 +282,12 @@ fn under_bubblewrap_no_daemon_outlives_a_killed_run() {
     let command =
         format!("setsid {marker}1 & nohup {marker}2 >/dev/null 2>&1 & ({marker}3 &); {marker}4");
     let server = script(vec![vec![("run_command", json!({"command": command}))]]);
+    if engine == Engine::Neither {
+        // A process group is all there is, and `setsid` leaves it.
+        let (_, err) = run_a(&env, &script(vec![]), &["-v"]);
+        assert!(err.contains("which is not a boundary"), "{err}");
+        return;
+    }
     let mut axe = env.std_cmd("axe-run");
     axe.env("AXE_ANTHROPIC_BASE_URL", &server.url)
         .arg("a")
@@ -275,7 +302,9 @@ fn under_bubblewrap_no_daemon_outlives_a_killed_run() {
             .filter(|p| p.starts_with("sleep "))
             .count()
     };
-    while sleeps() < 4 {
+    // Under Landlock `setsid` is refused, so three sleeps run.
+    let started = if engine == Engine::Landlock { 3 } else { 4 };
+    while sleeps() < started {
         assert!(Instant::now() < until, "the command never ran");
         thread::sleep(Duration::from_millis(20));
     }
@@ -447,8 +476,8 @@ fn url_fetch_refuses_loopback_however_it_is_written() {
 /// place among the hidden directories is where it really is: a link in
 /// `/var/tmp` to the home directory is still the writable workdir.
 #[test]
-fn a_workdir_named_by_a_symlink_stays_writable_under_bubblewrap() {
-    if !bwrap_works() {
+fn a_workdir_named_by_a_symlink_stays_writable_in_the_sandbox() {
+    if engine().is_none() {
         return;
     }
     let env = Env::new();
@@ -551,26 +580,98 @@ fn an_edit_that_would_grow_a_file_past_the_limit_is_refused() {
 /// `/run` is empty inside; where the test may make a socket there, a
 /// command cannot reach it.
 #[test]
-fn under_bubblewrap_the_sockets_in_run_are_out_of_reach() {
-    if !bwrap_works() {
+fn in_the_sandbox_the_sockets_in_run_are_out_of_reach() {
+    let Some(engine) = engine() else {
+        return;
+    };
+    if !have("python3") {
         return;
     }
     let env = Env::new();
     tool_agent(&env, "\"run_command\"", "");
     let path = format!("/run/axe-socket-{}", std::process::id());
     let listener = std::os::unix::net::UnixListener::bind(&path).ok();
+    if let Some(listener) = &listener {
+        listener.set_nonblocking(true).unwrap();
+    }
     let server = script(vec![vec![
         ("run_command", json!({"command": "ls -A /run"})),
         (
             "run_command",
             json!({"command": format!("test -S {path} && echo reachable || echo gone")}),
         ),
+        (
+            "run_command",
+            json!({"command": format!("python3 -c \"import socket; socket.socket(socket.AF_UNIX).connect('{path}'); print('reached')\"")}),
+        ),
     ]]);
-    run_a(&env, &server, &[]);
+    let (_, err) = run_a(&env, &server, &["-v"]);
+    let accepted = listener.as_ref().map(|l| l.accept().is_ok());
     if listener.is_some() {
         fs::remove_file(&path).unwrap();
     }
+    assert!(err.contains(engine.said()), "{err}");
     let got = results(&server, 0);
-    assert_eq!(got[0], (String::new(), false));
-    assert_eq!(got[1], ("gone\n".into(), false));
+    assert_ne!(accepted, Some(true), "the socket was reached");
+    match engine {
+        Engine::Bwrap => {
+            assert_eq!(got[0], (String::new(), false));
+            assert_eq!(got[1], ("gone\n".into(), false));
+        }
+        // Landlock cannot hide: /run cannot be listed, and no Unix
+        // socket can be made to reach what is there.
+        Engine::Landlock => {
+            assert!(
+                got[0].1 && got[0].0.contains("Permission denied"),
+                "{:?}",
+                got[0]
+            );
+        }
+        Engine::Neither => {
+            assert!(
+                got[0].1 && got[0].0.starts_with("command rejected"),
+                "{:?}",
+                got[0]
+            );
+            return;
+        }
+    }
+    assert!(got[2].1 && !got[2].0.contains("reached"), "{:?}", got[2]);
+}
+
+/// A command cannot signal a process outside the sandbox: bubblewrap's
+/// has none in sight, Landlock (ABI 6 on) refuses; without either it can,
+/// as `-v` warns.
+#[test]
+fn in_the_sandbox_no_process_outside_can_be_signalled() {
+    let Some(engine) = engine() else {
+        return;
+    };
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "");
+    let mut outside = std::process::Command::new("sleep")
+        .arg(format!("1000.{}717", std::process::id()))
+        .spawn()
+        .unwrap();
+    let pid = outside.id();
+    let server = script(vec![vec![(
+        "run_command",
+        json!({"command": format!("kill -KILL {pid} && echo killed")}),
+    )]]);
+    let (_, err) = run_a(&env, &server, &["-v"]);
+    let alive = outside.try_wait().unwrap().is_none();
+    let _ = outside.kill();
+    let _ = outside.wait();
+    assert!(err.contains(engine.said()), "{err}");
+    let got = only_result(&server);
+    // Landlock before ABI 6 cannot hold signals, and `-v` says so.
+    let held = !err.contains("nor signals to the user's other processes");
+    match engine {
+        Engine::Neither => assert_eq!(got, ("killed\n".into(), false)),
+        Engine::Landlock if !held => assert_eq!(got, ("killed\n".into(), false)),
+        _ => {
+            assert!(alive, "the process outside was killed: {got:?}");
+            assert!(got.1, "{got:?}");
+        }
+    }
 }

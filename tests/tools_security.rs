@@ -2,8 +2,9 @@
 //! that lead out of the workdir by `..`, an absolute path, a symlink or a
 //! directory swapped for a symlink in the middle of a call (forced by a
 //! gate); commands that look for keys, read or write outside, or reach
-//! the network under bubblewrap; without it, Go's text check and a plain
-//! word that it is not a boundary; `url_fetch` of loopback, unspecified
+//! the network under each engine (bubblewrap, Landlock: see [`engine`]);
+//! without either, Go's text check and a plain word that it is not a
+//! boundary; `url_fetch` of loopback, unspecified
 //! and private addresses, names that resolve to them, and redirects.
 
 use std::fs;
@@ -225,6 +226,67 @@ fn no_key_reaches_a_command() {
     );
 }
 
+/// The engine the sandbox tests run under: `AXE_TEST_SANDBOX`, which
+/// `axe-run` reads too (test builds only): `landlock` hides bubblewrap
+/// from it, `none` Landlock as well (Go's text check alone); unset,
+/// bubblewrap. `.ci/run` runs the sandbox modules once per engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Bwrap,
+    Landlock,
+    Neither,
+}
+
+impl Engine {
+    /// How `-v` begins its line on it.
+    pub fn said(self) -> &'static str {
+        match self {
+            Engine::Bwrap => "Sandbox:  bubblewrap (",
+            Engine::Landlock => "Sandbox:  Landlock ABI ",
+            Engine::Neither => "Sandbox:  none: ",
+        }
+    }
+}
+
+/// The engine the tests run under, when it works here; when not, the
+/// test says so (and fails under `AXE_TEST_ALL`).
+pub fn engine() -> Option<Engine> {
+    let engine = match std::env::var("AXE_TEST_SANDBOX").as_deref() {
+        Ok("landlock") => Engine::Landlock,
+        Ok("none") => Engine::Neither,
+        _ => Engine::Bwrap,
+    };
+    let works = match engine {
+        Engine::Bwrap => bwrap_works(),
+        Engine::Landlock => landlock_works(),
+        Engine::Neither => true,
+    };
+    works.then_some(engine)
+}
+
+/// Whether the kernel offers Landlock: what `axe-run --dry-run` says it
+/// would hold commands with. When not, the test says so.
+pub fn landlock_works() -> bool {
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let works = *FOUND.get_or_init(|| {
+        let env = Env::new();
+        tool_agent(&env, "\"run_command\"", "[sandbox]\nengine = \"landlock\"");
+        let out = run(&env, "http://127.0.0.1:9")
+            .env_remove("AXE_TEST_SANDBOX")
+            .args(["a", "--dry-run"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).contains("Sandbox:       Landlock ABI ")
+    });
+    if !works {
+        unavailable(
+            "the kernel offers no Landlock",
+            "run the tests on Linux 5.13 or later with Landlock on",
+        );
+    }
+    works
+}
+
 /// Whether bubblewrap works here; when not, the test says so (and fails
 /// under `AXE_TEST_ALL`).
 pub fn bwrap_works() -> bool {
@@ -244,11 +306,16 @@ pub fn bwrap_works() -> bool {
     ok
 }
 
+/// Under each engine: secrets and axe's config out of reach, nothing
+/// written outside the workdir, the system readable; bubblewrap hides
+/// (empty directories, a private `/tmp`, its own processes), Landlock
+/// refuses; without either, Go's text check refuses the plain spellings,
+/// and `-v` says it is no boundary.
 #[test]
-fn under_bubblewrap_a_command_cannot_read_secrets_or_write_outside() {
-    if !bwrap_works() {
+fn in_the_sandbox_a_command_cannot_read_secrets_or_write_outside() {
+    let Some(engine) = engine() else {
         return;
-    }
+    };
     let env = Env::new();
     let work = tool_agent(&env, "\"run_command\"", "");
     // What a command must not see or touch: the user's home (outside
@@ -296,7 +363,7 @@ fn under_bubblewrap_a_command_cannot_read_secrets_or_write_outside() {
         // it: axe redacts the whole key in what the provider sends.)
         (
             "run_command",
-            json!({"command": format!("cat /proc/[0-9]*/environ | tr '\\0' '\\n' | grep -c {} || true", &KEY[3..])}),
+            json!({"command": format!("cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c {} || true", &KEY[3..])}),
         ),
     ]]);
     let out = run(&env, &server.url)
@@ -306,46 +373,80 @@ fn under_bubblewrap_a_command_cannot_read_secrets_or_write_outside() {
         .success();
     fs::remove_dir_all(&home).unwrap();
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
-    assert!(err.contains("Sandbox:  bubblewrap (read-only filesystem, writable workdir, private /tmp, network off)"), "{err}");
+    let said = match engine {
+        Engine::Bwrap => {
+            "Sandbox:  bubblewrap (read-only filesystem, writable workdir, private /tmp, network off)"
+        }
+        Engine::Landlock => {
+            "network off; it cannot hold a read-only place inside the workdir, nor a PID namespace"
+        }
+        Engine::Neither => "which is not a boundary",
+    };
+    assert!(err.contains(engine.said()) && err.contains(said), "{err}");
     let got = results(&server, 0);
+    let _ = fs::remove_file(&var_tmp);
+    // Hidden by bubblewrap (the tests' own directories are under /tmp,
+    // which it has its own of), refused by Landlock and by the check.
+    let (hidden, gone, read_only) = match engine {
+        Engine::Bwrap => (
+            "No such file",
+            "Directory nonexistent",
+            "Read-only file system",
+        ),
+        Engine::Landlock => (
+            "Permission denied",
+            "Permission denied",
+            "Permission denied",
+        ),
+        Engine::Neither => ("command rejected", "command rejected", "command rejected"),
+    };
     for (i, what) in [(0, "home"), (1, "config")] {
         assert!(
-            got[i].1 && got[i].0.contains("No such file"),
+            got[i].1 && got[i].0.contains(hidden) && !got[i].0.contains("PRIVATE"),
             "{what} was readable: {:?}",
             got[i]
         );
     }
-    // The tests' own directories are under /tmp, which the sandbox has
-    // its own of; anywhere else is read-only.
-    assert!(
-        got[2].1 && got[2].0.contains("Directory nonexistent"),
-        "{:?}",
-        got[2]
-    );
-    assert!(
-        got[7].1 && got[7].0.contains("Read-only file system"),
-        "{:?}",
-        got[7]
-    );
+    assert!(got[2].1 && got[2].0.contains(gone), "{:?}", got[2]);
+    assert!(got[7].1 && got[7].0.contains(read_only), "{:?}", got[7]);
     assert!(!Path::new(&var_tmp).exists());
-    assert_eq!(got[3], ("private\n".into(), false));
     assert!(
         !Path::new("/tmp/axe-sandbox-tmp").exists(),
         "/tmp was not private"
     );
     assert_eq!(got[4], ("in\n".into(), false));
     assert_eq!(fs::read_to_string(work.join("made-here")).unwrap(), "in\n");
-    let pids: u32 = got[5].0.trim().parse().unwrap();
-    assert!(pids <= 4, "it sees {pids} processes");
+    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
+    match engine {
+        Engine::Bwrap => {
+            assert_eq!(got[3], ("private\n".into(), false));
+            let pids: u32 = got[5].0.trim().parse().unwrap();
+            assert!(pids <= 4, "it sees {pids} processes");
+        }
+        // No private /tmp, and other processes in sight (`-v` says so);
+        // their environments are not.
+        Engine::Landlock => assert!(got[3].1 && got[3].0.contains(hidden), "{:?}", got[3]),
+        Engine::Neither => {
+            for i in [3, 5, 6, 8] {
+                assert!(got[i].1 && got[i].0.starts_with(hidden), "{:?}", got[i]);
+            }
+            return;
+        }
+    }
     // The system itself stays readable, as to any program.
     assert_eq!(got[6], ("root".into(), false));
     assert_eq!(got[8], ("0\n".into(), false));
-    assert_eq!(fs::read_dir(&outside).unwrap().count(), 0);
 }
 
+/// Under either engine the network is off unless asked (under Landlock,
+/// no socket at all, UDP included); without either, nothing stops it, as
+/// `-v` says.
 #[test]
-fn under_bubblewrap_the_network_is_off_unless_asked() {
-    if !bwrap_works() || !have("python3") {
+fn in_the_sandbox_the_network_is_off_unless_asked() {
+    let Some(engine) = engine() else {
+        return;
+    };
+    if !have("python3") {
         return;
     }
     let fetch = |network: &str| {
@@ -364,8 +465,26 @@ fn under_bubblewrap_the_network_is_off_unless_asked() {
         run_a(&env, &server, &[]);
         (only_result(&server), target.requests().len())
     };
+    // UDP too, which Landlock's own rules leave alone before ABI 10: a
+    // datagram to a loopback port of the host's.
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(std::time::Duration::from_millis(500)))
+        .unwrap();
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "");
+    let port = udp.local_addr().unwrap().port();
+    let server = script(vec![vec![(
+        "run_command",
+        json!({"command": format!("python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('127.0.0.1', {port}))\"")}),
+    )]]);
+    run_a(&env, &server, &[]);
+    let got = udp.recv(&mut [0; 8]).is_ok();
+    assert_eq!(got, engine == Engine::Neither, "{:?}", only_result(&server));
     let (result, reached) = fetch("false");
-    assert!(result.1 && reached == 0, "{result:?}");
+    match engine {
+        Engine::Neither => assert_eq!((result, reached), (("reached\n".into(), false), 1)),
+        _ => assert!(result.1 && reached == 0, "{result:?}"),
+    }
     let (result, reached) = fetch("true");
     assert_eq!((result, reached), (("reached\n".into(), false), 1));
 }
@@ -388,12 +507,13 @@ fn without_bubblewrap_gos_check_applies_and_is_called_no_boundary() {
     ]]);
     let out = run(&env, &server.url)
         .env("PATH", &bin)
+        .env("AXE_TEST_SANDBOX", "none")
         .args(["a", "-v"])
         .assert()
         .success();
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(
-        err.contains("Sandbox:  none: bubblewrap (bwrap) is not on PATH; run_command only checks the command's text, which is not a boundary"),
+        err.contains("Sandbox:  none: bubblewrap (bwrap) is not on PATH, and Landlock is hidden (AXE_TEST_SANDBOX=none); run_command only checks the command's text, which is not a boundary"),
         "{err}"
     );
     let got = results(&server, 0);
@@ -424,21 +544,105 @@ fn without_bubblewrap_gos_check_applies_and_is_called_no_boundary() {
     assert_eq!(got[3], ("read\n".into(), false));
 }
 
+/// `require` is met by either engine; with neither (or without the one
+/// named), the run is refused before the model is asked anything.
 #[test]
-fn sandbox_require_refuses_to_run_without_bubblewrap() {
+fn sandbox_require_refuses_to_run_without_either_engine() {
     let env = Env::new();
-    tool_agent(&env, "\"run_command\"", "[sandbox]\nrequire = true");
     let bin = path_without_bwrap(&env);
+    for (engine, hide, said) in [
+        (
+            "auto",
+            "none",
+            "run_command needs bubblewrap or Landlock ([sandbox] require = true), but bubblewrap (bwrap) is not on PATH, and Landlock is hidden (AXE_TEST_SANDBOX=none)",
+        ),
+        (
+            "bwrap",
+            "bwrap",
+            "run_command needs bubblewrap ([sandbox] require = true), but bubblewrap (bwrap) is not on PATH",
+        ),
+        (
+            "landlock",
+            "none",
+            "run_command needs Landlock ([sandbox] require = true), but Landlock is hidden (AXE_TEST_SANDBOX=none)",
+        ),
+    ] {
+        tool_agent(
+            &env,
+            "\"run_command\"",
+            &format!("[sandbox]\nrequire = true\nengine = \"{engine}\""),
+        );
+        let server = script(vec![]);
+        run(&env, &server.url)
+            .env("PATH", &bin)
+            .env("AXE_TEST_SANDBOX", hide)
+            .arg("a")
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(said));
+        assert!(server.requests().is_empty(), "the model was called");
+    }
+}
+
+/// An engine axe does not know is the agent file's error, with its place.
+#[test]
+fn an_unknown_sandbox_engine_is_refused() {
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "[sandbox]\nengine = \"docker\"");
     let server = script(vec![]);
     run(&env, &server.url)
-        .env("PATH", &bin)
         .arg("a")
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "run_command needs bubblewrap ([sandbox] require = true), but bubblewrap (bwrap) is not on PATH",
+            "unknown variant `docker`, expected one of `auto`, `bwrap`, `landlock`",
         ));
     assert!(server.requests().is_empty(), "the model was called");
+}
+
+/// Where bubblewrap is missing (or cannot make namespaces: a container),
+/// Landlock holds the commands, and `require` is met.
+#[test]
+fn without_bubblewrap_landlock_holds_commands_and_meets_require() {
+    if !landlock_works() {
+        return;
+    }
+    let env = Env::new();
+    tool_agent(&env, "\"run_command\"", "[sandbox]\nrequire = true");
+    let bin = path_without_bwrap(&env);
+    let fake = bin.join("bwrap");
+    fs::write(
+        &fake,
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+    )
+    .unwrap();
+    crate::util::set_mode(&fake, 0o755);
+    let secret = env.config_dir().join("axe/config.toml");
+    env.write(&secret, "api_key = \"PRIVATE\"");
+    let server = script(vec![vec![(
+        "run_command",
+        json!({"command": format!("cat {}", secret.display())}),
+    )]]);
+    let (_, err) = run_a_with(&env, &server, &bin);
+    assert!(err.contains("Sandbox:  Landlock ABI "), "{err}");
+    let got = only_result(&server);
+    assert!(got.1 && got.0.contains("Permission denied"), "{got:?}");
+}
+
+/// Agent `a` run against `server` with `PATH` `bin` and every engine
+/// there is; its stdout and stderr.
+fn run_a_with(env: &Env, server: &Server, bin: &Path) -> (String, String) {
+    let out = run(env, &server.url)
+        .env("PATH", bin)
+        .env_remove("AXE_TEST_SANDBOX")
+        .args(["a", "-v"])
+        .assert()
+        .success();
+    let output = out.get_output();
+    (
+        String::from_utf8(output.stdout.clone()).unwrap(),
+        String::from_utf8(output.stderr.clone()).unwrap(),
+    )
 }
 
 // --- url_fetch -----------------------------------------------------------
@@ -771,13 +975,15 @@ fn a_bubblewrap_that_cannot_make_namespaces_is_said_and_not_trusted() {
         json!({"command": "cat /etc/passwd"}),
     )]]);
     let mut cmd = run(&env, &server.url);
-    cmd.env("PATH", &bin).args(["a", "-v"]);
+    cmd.env("PATH", &bin)
+        .env("AXE_TEST_SANDBOX", "none")
+        .args(["a", "-v"]);
     let out = crate::util::output_past_busy(&mut cmd);
     assert!(out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.contains(&format!(
-            "Sandbox:  none: {} cannot make namespaces here (bwrap: No permissions to create new namespace); run_command only checks the command's text, which is not a boundary",
+            "Sandbox:  none: {} cannot make namespaces here (bwrap: No permissions to create new namespace), and Landlock is hidden (AXE_TEST_SANDBOX=none); run_command only checks the command's text, which is not a boundary",
             fake.display()
         )),
         "{err}"
@@ -790,6 +996,7 @@ fn a_bubblewrap_that_cannot_make_namespaces_is_said_and_not_trusted() {
     tool_agent(&env, "\"run_command\"", "[sandbox]\nrequire = true");
     run(&env, &server.url)
         .env("PATH", &bin)
+        .env("AXE_TEST_SANDBOX", "none")
         .arg("a")
         .assert()
         .code(2)

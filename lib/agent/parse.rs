@@ -70,9 +70,12 @@ pub struct ArtifactsConfig {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct SandboxConfig {
-    /// Refuse to run commands without bubblewrap.
+    /// `auto` (bubblewrap where it runs, else Landlock), `bwrap` or
+    /// `landlock`.
+    pub engine: axe_tools::builtin::sandbox::Engine,
+    /// Refuse to run commands without the engine (either, for `auto`).
     pub require: bool,
-    /// Keep the network inside bubblewrap.
+    /// Keep the network inside the sandbox.
     pub network: bool,
 }
 

@@ -195,8 +195,13 @@ const TEMPLATE: &[Line] = &[
     ),
     set("default_write", "false"),
     Blank,
-    say("run_command runs inside bubblewrap where it works"),
+    say("run_command runs inside bubblewrap, else Landlock, where either works"),
     table("[sandbox]"),
+    noted(
+        "engine",
+        "\"auto\"",
+        "         # or \"bwrap\", \"landlock\"",
+    ),
     noted(
         "require",
         "false",

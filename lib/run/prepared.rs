@@ -190,14 +190,18 @@ impl Prepared {
         // Found only when commands may run: most agents never pay for it.
         let sandbox = match cfg.tools.iter().any(|t| t == RUN_COMMAND_NAME) {
             true => Some(
-                sandbox::choose(cfg.sandbox.require, cfg.sandbox.network, &workdir).map_err(
-                    |e| {
-                        (
-                            Step::Sandbox,
-                            Error::caused(Error::Config(e.to_string()), e),
-                        )
-                    },
-                )?,
+                sandbox::choose(
+                    cfg.sandbox.engine,
+                    cfg.sandbox.require,
+                    cfg.sandbox.network,
+                    &workdir,
+                )
+                .map_err(|e| {
+                    (
+                        Step::Sandbox,
+                        Error::caused(Error::Config(e.to_string()), e),
+                    )
+                })?,
             ),
             false => None,
         };

@@ -13,6 +13,7 @@ use axe_base::unknown::Unknown;
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_memory::kinds::{KINDS, Kind};
 use axe_memory::log;
+use axe_tools::builtin::sandbox::Engine;
 
 const NEW_AGENT: Arg = Arg {
     name: "AGENT",
@@ -410,10 +411,16 @@ fn agent_lines(cfg: &AgentConfig) -> Vec<Line> {
         ),
         (
             "Sandbox:",
-            cfg.sandbox.require || cfg.sandbox.network,
+            cfg.sandbox.require || cfg.sandbox.network || cfg.sandbox.engine != Engine::Auto,
             format!(
-                "require = {}, network = {}",
-                cfg.sandbox.require, cfg.sandbox.network
+                "{}require = {}, network = {}",
+                match cfg.sandbox.engine {
+                    Engine::Auto => "",
+                    Engine::Bwrap => "engine = bwrap, ",
+                    Engine::Landlock => "engine = landlock, ",
+                },
+                cfg.sandbox.require,
+                cfg.sandbox.network
             ),
         ),
     ]

@@ -7,12 +7,12 @@
 //! what it left running in that group is killed: a tool call leaves
 //! nothing behind. When the run's deadline comes first, or `axe-run` is
 //! asked to stop (SIGINT, SIGTERM, SIGHUP), the whole group is killed
-//! there and then (inside bubblewrap, the whole sandbox with it).
+//! there and then (inside bubblewrap, the whole sandbox with it; under
+//! Landlock the command cannot leave its group: [`super::seccomp`]).
 
 use crate::error::ToolError;
 use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -77,13 +77,14 @@ fn run_command(act: &Act, args: RunCommand) -> Result<Reply, ToolError> {
     let mut cmd = sandbox
         .command(&act.dirs, &act.workdir, &writable, command)
         .map_err(failed)?;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let unseen = sandbox.unseen(&act.dirs, &act.workdir, &writable, &path);
     let (reader, writer) = std::io::pipe().map_err(failed)?;
     let writer2 = writer.try_clone().map_err(failed)?;
     cmd.env_clear()
         .envs(environment(&act.workdir))
         .stdout(writer)
-        .stderr(writer2)
-        .process_group(0);
+        .stderr(writer2);
     let child = cmd.spawn().map_err(failed);
     // Our copies of the pipe's write end go, or it would never end.
     drop(cmd);
@@ -122,8 +123,13 @@ fn run_command(act: &Act, args: RunCommand) -> Result<Reply, ToolError> {
     };
     // Whatever it left running goes too.
     signals::stop_group(group, Stop::Kill);
+    if let Sandbox::Landlock { .. } = sandbox {
+        // Its processes are not our children: a killed one is gone only
+        // once the kernel has ended it, a moment after the kill.
+        until_gone(group, Instant::now() + GRACE);
+    }
     // Dropping the hold after a signal ends the process here.
-    let result = finish(status, ended, &output, &read_rx, act.deadline);
+    let result = finish(status, ended, &output, &read_rx, act.deadline, &unseen);
     drop(hold);
     result
 }
@@ -154,13 +160,16 @@ fn stop(
 /// The result of a command that ended with `status` (killed, when
 /// `ended` says why), with what it wrote: read until its pipe closes, but
 /// not past `deadline`, nor long after the command ended (a process that
-/// left its group and kept the pipe is not waited for).
+/// left its group and kept the pipe is not waited for); `unseen`, the
+/// `PATH` entries the sandbox cannot see, are named when the shell found
+/// no program it could run.
 fn finish(
     status: std::io::Result<ExitStatus>,
     ended: Option<&str>,
     output: &Mutex<Vec<u8>>,
     read_rx: &mpsc::Receiver<()>,
     deadline: Instant,
+    unseen: &[PathBuf],
 ) -> Result<Reply, ToolError> {
     let left = deadline.saturating_duration_since(Instant::now());
     let _ = read_rx.recv_timeout(left.min(GRACE));
@@ -171,8 +180,27 @@ fn finish(
     }
     match exit(status) {
         None => Ok(Reply::text(output)),
+        // Not found (bubblewrap), or found but refused (Landlock).
+        Some(code @ (126 | 127)) => {
+            Err(format!("exit code {code}\n{output}{}", not_found(unseen, &output)).into())
+        }
         Some(code) => Err(format!("exit code {code}\n{output}").into()),
     }
+}
+
+/// What a command that ended with 127 (the shell found no such program)
+/// or 126 (it found one it may not run) adds: the `PATH` entries the
+/// sandbox cannot see, when there are any.
+fn not_found(unseen: &[PathBuf], output: &str) -> String {
+    if unseen.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = unseen.iter().map(|p| p.display().to_string()).collect();
+    let line = if output.ends_with('\n') { "" } else { "\n" };
+    format!(
+        "{line}(the sandbox cannot see these PATH entries: {})",
+        names.join(", ")
+    )
 }
 
 /// The command's environment.
@@ -222,6 +250,35 @@ fn exit(status: ExitStatus) -> Option<i32> {
         return None;
     }
     Some(status.code().unwrap_or(-1))
+}
+
+/// Waits until no live process is left in the process group `group`
+/// (one the kernel has ended but nobody reaped yet is not live), or
+/// `until`.
+fn until_gone(group: u32, until: Instant) {
+    let in_group = |stat: &str| {
+        // After the name, which may hold anything, in parentheses:
+        // state, parent, group.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next();
+        let pgrp = fields.nth(1);
+        !matches!(state, Some("Z" | "X")) && pgrp == Some(group.to_string().as_str())
+    };
+    loop {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        let left = entries.flatten().any(|e| {
+            std::fs::read_to_string(e.path().join("stat")).is_ok_and(|stat| in_group(&stat))
+        });
+        if !left || Instant::now() >= until {
+            return;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Kills the children of the process `parent`, when the kernel says

@@ -6,8 +6,8 @@
 //!
 //! Every path a model names is walked from the directory's handle
 //! ([`axe_base::beneath`]), so `..`, absolute paths, symlinks and a swap
-//! mid-call stay inside; commands run in bubblewrap where it works
-//! ([`sandbox`]); `url_fetch` connects only to addresses it checked
+//! mid-call stay inside; commands run in bubblewrap or under Landlock
+//! where either works ([`sandbox`]); `url_fetch` connects only to addresses it checked
 //! ([`fetch`]).
 
 mod act;
@@ -19,6 +19,7 @@ mod heuristic;
 mod hosts;
 mod html;
 mod http_get;
+mod landlock;
 mod paths;
 pub mod sandbox;
 mod search;

@@ -1,5 +1,9 @@
 //! The seccomp filter bubblewrap puts on a command that keeps the network
-//! (`[sandbox] network = true`): no Unix socket.
+//! (`[sandbox] network = true`): no Unix socket. Under Landlock
+//! ([`super::landlock`]), which has neither network namespace nor hidden
+//! `/run`, every command gets it, refusing every socket when the network
+//! is off, and refusing `setsid` and `setpgid` too, so that nothing it
+//! starts leaves the process group `run_command` kills at its end.
 //!
 //! Sharing the host's network namespace shares its abstract Unix sockets
 //! too (X11's `@/tmp/.X11-unix/X0`, D-Bus buses, which have no file to
@@ -15,14 +19,23 @@
 //! hides its arguments in memory and is refused whole); any other is
 //! refused everything.
 
+/// What the filter refuses besides Unix sockets and io_uring.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Refuse {
+    /// Every socket, of any family (`socketpair` still works).
+    pub every_socket: bool,
+    /// A new session or process group.
+    pub new_group: bool,
+}
+
 /// What bubblewrap reads from `--seccomp FD`: `struct sock_filter`s, or
 /// `None` where this build knows no ABI's numbers (the command then keeps
 /// Unix sockets, and `-v` says so).
-pub fn program() -> Option<Vec<u8>> {
+pub fn program(refuse: Refuse) -> Option<Vec<u8>> {
     let abis = ABIS?;
     let mut out = vec![load(ARCH)];
     for abi in abis {
-        let block = block(abi);
+        let block = block(abi, refuse);
         // Not this ABI: past its block, to the next one's test.
         let skip = u8::try_from(block.len()).ok()?;
         out.push(Insn::jump(JEQ, abi.arch, 0, skip));
@@ -39,6 +52,8 @@ struct Abi {
     socket: u32,
     /// Refused whatever their arguments.
     refused: &'static [u32],
+    /// `setsid` and `setpgid`.
+    new_group: [u32; 2],
     /// Numbers from here on are another ABI sharing this `arch` (x32).
     foreign_from: Option<u32>,
 }
@@ -51,6 +66,7 @@ const ABIS: Option<&[Abi]> = Some(&[
         arch: 0xc000_003e,
         socket: 41,
         refused: &[IO_URING_SETUP],
+        new_group: [112, 109],
         foreign_from: Some(0x4000_0000),
     },
     // i386: `socketcall` (102) is every socket call at once.
@@ -58,6 +74,7 @@ const ABIS: Option<&[Abi]> = Some(&[
         arch: 0x4000_0003,
         socket: 359,
         refused: &[102, IO_URING_SETUP],
+        new_group: [66, 57],
         foreign_from: None,
     },
 ]);
@@ -68,6 +85,7 @@ const ABIS: Option<&[Abi]> = Some(&[
         arch: 0xc000_00b7,
         socket: 198,
         refused: &[IO_URING_SETUP],
+        new_group: [157, 154],
         foreign_from: None,
     },
     // 32-bit ARM (EABI), whose `socketcall` is 102 for old binaries.
@@ -75,6 +93,7 @@ const ABIS: Option<&[Abi]> = Some(&[
         arch: 0x4000_0028,
         socket: 281,
         refused: &[102, IO_URING_SETUP],
+        new_group: [66, 57],
         foreign_from: None,
     },
 ]);
@@ -138,7 +157,7 @@ fn load(offset: u32) -> Insn {
 
 /// The checks of one ABI, ending in its own allow and deny: every jump
 /// inside goes forward to one of those two or falls through.
-fn block(abi: &Abi) -> Vec<Insn> {
+fn block(abi: &Abi, refuse: Refuse) -> Vec<Insn> {
     // Jumps are written to `ALLOW_AT`/`DENY_AT` and made relative below.
     const ALLOW_AT: u8 = u8::MAX;
     const DENY_AT: u8 = u8::MAX - 1;
@@ -146,7 +165,14 @@ fn block(abi: &Abi) -> Vec<Insn> {
     if let Some(from) = abi.foreign_from {
         ops.push(Insn::jump(JGE, from, DENY_AT, 0));
     }
-    for &nr in abi.refused {
+    let mut refused = abi.refused.to_vec();
+    if refuse.new_group {
+        refused.extend(abi.new_group);
+    }
+    if refuse.every_socket {
+        refused.push(abi.socket);
+    }
+    for nr in refused {
         ops.push(Insn::jump(JEQ, nr, DENY_AT, 0));
     }
     ops.push(Insn::jump(JEQ, abi.socket, 0, ALLOW_AT));
@@ -211,7 +237,7 @@ mod tests {
 
     #[test]
     fn unix_sockets_and_io_uring_are_refused_in_every_abi() {
-        let Some(program) = program() else {
+        let Some(program) = program(Refuse::default()) else {
             return;
         };
         for abi in ABIS.unwrap() {
@@ -234,5 +260,37 @@ mod tests {
             }
         }
         assert_eq!(verdict(&program, 0x1234, 0, 0), DENY, "an unknown ABI");
+    }
+
+    /// Under Landlock without the network: no socket of any family, no
+    /// new session or group; with it, only those and Unix sockets.
+    #[test]
+    fn every_socket_and_new_groups_are_refused_when_asked() {
+        let every = Refuse {
+            every_socket: true,
+            new_group: true,
+        };
+        let Some(every) = program(every) else {
+            return;
+        };
+        let only_groups = program(Refuse {
+            every_socket: false,
+            new_group: true,
+        })
+        .unwrap();
+        let plain = program(Refuse::default()).unwrap();
+        for abi in ABIS.unwrap() {
+            for family in [1, 2, 10, 16] {
+                assert_eq!(verdict(&every, abi.arch, abi.socket, family), DENY);
+            }
+            assert_eq!(verdict(&only_groups, abi.arch, abi.socket, 2), ALLOW);
+            assert_eq!(verdict(&only_groups, abi.arch, abi.socket, 1), DENY);
+            for nr in abi.new_group {
+                assert_eq!(verdict(&every, abi.arch, nr, 0), DENY, "{nr}");
+                assert_eq!(verdict(&only_groups, abi.arch, nr, 0), DENY, "{nr}");
+                assert_eq!(verdict(&plain, abi.arch, nr, 0), ALLOW, "{nr}");
+            }
+            assert_eq!(verdict(&every, abi.arch, 0, 0), ALLOW, "read");
+        }
     }
 }
