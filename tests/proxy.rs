@@ -552,7 +552,7 @@ fn mcp_calls_over_http_go_through_the_proxy_too() {
         "{:?}",
         proxy.seen()
     );
-    assert_eq!(mcp.requests().len(), 5);
+    assert_eq!(mcp.requests().len(), 6);
     let to_model = format!("POST {}/v1/messages HTTP/1.1", server.url);
     assert_eq!(proxy.seen().iter().filter(|l| **l == to_model).count(), 2);
 }
