@@ -8,7 +8,7 @@
 //! Also the HTTP pieces the legacy SSE transport shares.
 
 use std::io::Read;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axe_base::lock::Recover;
@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::error::McpError;
 use super::events;
 use super::jsonrpc::MAX_LINE;
+use super::oauth::{self, Auth};
 use super::transport::Transport;
 
 /// The longest a DELETE at the end may hold up the end of the run.
@@ -29,6 +30,8 @@ pub struct Http {
     headers: Vec<(String, String)>,
     session: Mutex<Option<String>>,
     version: Mutex<Option<String>>,
+    /// The stored OAuth login, and the names a 401's message gives.
+    auth: Option<Arc<Auth>>,
 }
 
 impl Http {
@@ -41,7 +44,19 @@ impl Http {
             headers,
             session: Mutex::new(None),
             version: Mutex::new(None),
+            auth: None,
         }
+    }
+
+    pub fn with_auth(mut self, auth: Option<Arc<Auth>>) -> Http {
+        self.auth = auth;
+        self
+    }
+
+    /// The stored login's `Authorization`, when there is one.
+    fn bearer(&self, deadline: Instant) -> Option<(String, String)> {
+        let session = self.auth.as_ref()?.session.as_ref()?;
+        Some(("authorization".to_owned(), session.bearer(deadline)))
     }
 
     fn post(&self, message: &Value, deadline: Instant) -> Result<Response, McpError> {
@@ -53,14 +68,34 @@ impl Http {
         headers.push(("content-type".into(), "application/json".into()));
         headers.extend(self.state_headers());
         let body = serde_json::to_vec(message).map_err(McpError::Encode)?;
-        let response = send(
-            &self.client,
-            Method::Post,
-            &self.url,
-            &headers,
-            Some(&body),
-            deadline,
-        )?;
+        let mut refreshed = false;
+        let response = loop {
+            let mut headers = headers.clone();
+            headers.extend(self.bearer(deadline));
+            let response = send_any(
+                &self.client,
+                Method::Post,
+                &self.url,
+                &headers,
+                Some(&body),
+                deadline,
+            )?;
+            let Some(auth) = self.auth.as_ref().filter(|_| response.status == 401) else {
+                break response;
+            };
+            // Refreshed once, then the login is to be made again.
+            match &auth.session {
+                Some(session) if !refreshed && session.refresh(deadline).is_ok() => refreshed = true,
+                Some(_) => {
+                    return Err(oauth::login_refused(&auth.agent, &auth.server, 401).into());
+                }
+                None => {
+                    let asked = response.header("www-authenticate");
+                    return Err(oauth::wants_login(&auth.agent, &auth.server, asked).into());
+                }
+            }
+        };
+        let response = checked(response)?;
         if let Some(id) = response.header("mcp-session-id") {
             *lock(&self.session) = Some(id.to_owned());
         }
@@ -132,6 +167,7 @@ impl Transport for Http {
             return;
         }
         headers.extend(state);
+        headers.extend(self.bearer(Instant::now() + GOODBYE));
         let _ = send(
             &self.client,
             Method::Delete,
@@ -154,6 +190,18 @@ pub fn send(
     body: Option<&[u8]>,
     deadline: Instant,
 ) -> Result<Response, McpError> {
+    checked(send_any(client, method, url, headers, body, deadline)?)
+}
+
+/// As [`send`], any status an answer.
+fn send_any(
+    client: &Client,
+    method: Method,
+    url: &str,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+    deadline: Instant,
+) -> Result<Response, McpError> {
     if deadline <= Instant::now() {
         return Err("no time left before the run's deadline".into());
     }
@@ -161,9 +209,14 @@ pub fn send(
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_str()))
         .collect();
-    let response = client
+    client
         .send(method, url, &headers, body, deadline)
-        .map_err(McpError::Io)?;
+        .map_err(McpError::Io)
+}
+
+/// `response` when it is 2xx, else an error with its status and the
+/// start of its body.
+fn checked(response: Response) -> Result<Response, McpError> {
     let status = response.status;
     if (200..300).contains(&status) {
         return Ok(response);

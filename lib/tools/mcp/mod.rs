@@ -11,6 +11,7 @@ pub mod error;
 mod events;
 mod http;
 pub mod jsonrpc;
+pub mod oauth;
 mod pending;
 mod sse;
 mod stdio;
@@ -60,6 +61,9 @@ pub struct Resolved<'a> {
     pub server: &'a McpServer,
     pub headers: Vec<(String, String)>,
     pub env: Vec<(String, String)>,
+    /// OAuth for `streamable-http`: the stored login, the names for a
+    /// 401's message.
+    pub auth: Option<Arc<oauth::Auth>>,
 }
 
 impl Client {
@@ -90,11 +94,10 @@ impl Client {
                 deadline,
                 http,
             )?),
-            _ => Box::new(http::Http::new(
-                server.url.trim(),
-                resolved.headers,
-                http.clone(),
-            )),
+            _ => Box::new(
+                http::Http::new(server.url.trim(), resolved.headers, http.clone())
+                    .with_auth(resolved.auth),
+            ),
         };
         let client = Client {
             name: server.name.clone(),
@@ -327,6 +330,7 @@ mod tests {
             server: &server,
             headers: Vec::new(),
             env: Vec::new(),
+            auth: None,
         };
         let deadline = Instant::now() + std::time::Duration::from_secs(10);
         let http = axe_net::Client::from_env();
