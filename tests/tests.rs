@@ -27,6 +27,7 @@ mod mcp;
 mod mcp_client;
 mod mcp_clients;
 mod mcp_http;
+mod mcp_oauth;
 mod mcp_opencode;
 mod mcp_sdk;
 mod mcp_seen;

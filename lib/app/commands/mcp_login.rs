@@ -115,8 +115,9 @@ fn mcp_login(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let browse = !m.flag(&NO_BROWSER);
     let open = |address: &str| {
         axe_base::stderr::note(format_args!(
-            "To log in to MCP server \"{wanted}\", open this address:\n{address}"
+            "To log in to MCP server \"{wanted}\", open this address:"
         ));
+        axe_base::stderr::note(format_args!("{address}"));
         if browse {
             open_browser(address);
         }
