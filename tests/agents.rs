@@ -282,7 +282,9 @@ fn show_json_has_every_field_with_defaults_and_paths() {
             "unknown": [],
             // Of headers and env only the names: their values are often keys.
             "mcp_servers": [{"name": "s", "transport": "stdio", "url": "", "headers": [],
-                             "command": "c", "args": [], "env": ["KEY"], "cwd": "", "required": true}]
+                             "command": "c", "args": [], "env": ["KEY"], "cwd": "", "required": true,
+                             "oauth_client_id": "", "oauth_client_secret": false,
+                             "oauth_client_metadata_url": ""}]
         })
     );
 }

@@ -308,3 +308,178 @@ fn a_login_nobody_completes_times_out() {
     );
     assert!(!env.data_dir().join("axe/mcp-oauth").exists() || walk(&env.data_dir().join("axe/mcp-oauth")).is_empty());
 }
+
+/// What a conformance auth scenario must come to.
+enum Expect {
+    /// The login succeeds and the run calls the suite's tool with its
+    /// token.
+    Run,
+    /// The login succeeds; the run that follows speaks the 2026-07-28
+    /// wire, which is the MCP client's own item, so only the login is
+    /// judged here.
+    Login,
+    /// The login refuses what the scenario's servers do wrong, before it
+    /// asks for a token.
+    Refused,
+    /// These checks fail, for this reason.
+    Left(&'static [&'static str], &'static str),
+}
+
+/// Every auth scenario of the suite but its extensions (machine-to-machine
+/// grants, DPoP, enterprise authorization: not what a person's login
+/// does), each at 2025-11-25 where it applies, else at the revision it is
+/// for.
+const AUTH: &[(&str, Expect)] = &[
+    ("metadata-default", Expect::Run),
+    ("metadata-var1", Expect::Run),
+    ("metadata-var2", Expect::Run),
+    ("metadata-var3", Expect::Run),
+    ("basic-cimd", Expect::Run),
+    ("scope-from-www-authenticate", Expect::Run),
+    ("scope-from-scopes-supported", Expect::Run),
+    ("scope-omitted-when-undefined", Expect::Run),
+    (
+        "scope-step-up",
+        Expect::Left(
+            &["scope-step-up-escalation"],
+            "a 403 insufficient_scope in the middle of a run would need a new login, \
+             and axe-run never prompts: the call fails",
+        ),
+    ),
+    ("scope-retry-limit", Expect::Login),
+    ("token-endpoint-auth-basic", Expect::Run),
+    ("token-endpoint-auth-post", Expect::Run),
+    ("token-endpoint-auth-none", Expect::Run),
+    ("pre-registration", Expect::Run),
+    ("2025-03-26-oauth-metadata-backcompat", Expect::Run),
+    ("2025-03-26-oauth-endpoint-fallback", Expect::Run),
+    ("resource-mismatch", Expect::Refused),
+    ("offline-access-scope", Expect::Login),
+    ("offline-access-not-supported", Expect::Login),
+    (
+        "authorization-server-migration",
+        Expect::Left(
+            &["sep-2352-reregister-on-as-change"],
+            "the server moves to another authorization server in the middle of the \
+             run, which would need a new login, and axe-run never prompts",
+        ),
+    ),
+    ("iss-supported", Expect::Login),
+    ("iss-not-advertised", Expect::Login),
+    ("iss-supported-missing", Expect::Refused),
+    ("iss-wrong-issuer", Expect::Refused),
+    ("iss-unexpected", Expect::Refused),
+    ("iss-normalized", Expect::Refused),
+    ("metadata-issuer-mismatch", Expect::Refused),
+];
+
+/// `@modelcontextprotocol/conformance client` (tests/mcp/install) on its
+/// auth scenarios, each driven by tests/mcp/oauth_client.py: the login,
+/// then a run whose model calls the suite's tool. No check may fail or
+/// warn but those [`AUTH`] lists, one must succeed, and the login and
+/// the run come to what [`AUTH`] says.
+#[test]
+fn the_conformance_suites_auth_scenarios_pass() {
+    let Some(py) = python() else { return };
+    let sdk = crate::mcp_sdk::sdk_dir();
+    let suite = sdk.join("conformance/node_modules/.bin/conformance");
+    let node = sdk.join("clients/node_modules/.bin");
+    if !suite.exists() || !node.join("node").exists() {
+        crate::util::unavailable(
+            &format!(
+                "the MCP conformance suite and Node 22 are not installed in {}",
+                sdk.display()
+            ),
+            "run tests/mcp/install",
+        );
+        return;
+    }
+    let bins = assert_cmd::cargo::cargo_bin("axe-run");
+    let path = std::env::join_paths(
+        [node, bins.parent().unwrap().to_path_buf()]
+            .into_iter()
+            .chain(std::env::split_paths(
+                &std::env::var_os("PATH").unwrap_or_default(),
+            )),
+    )
+    .unwrap();
+    let listed = Command::new(&suite)
+        .args(["list", "--client"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let scenarios: Vec<(&str, &str)> = listed
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- auth/"))
+        .filter(|l| !l.contains("[extension]"))
+        .filter_map(|l| l.split_once(' '))
+        .collect();
+    assert_eq!(
+        scenarios.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        AUTH.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        "every auth scenario is listed once, in the suite's order"
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/oauth_client.py");
+    let mut wrong = Vec::new();
+    for ((name, versions), (_, expect)) in scenarios.iter().zip(AUTH) {
+        let scenario = format!("auth/{name}");
+        // The revision axe's handshake offers, else the one it is for.
+        let version = match versions.contains("2025-11-25") {
+            true => "2025-11-25",
+            false => versions.trim_matches(['[', ']']).split(',').next().unwrap(),
+        };
+        let env = Env::new();
+        let provider = model("test-tool");
+        let out = env.root().join("results");
+        let ran = served_by(env.program(&suite), &provider.url)
+            .args(["client", "--scenario", &scenario, "--spec-version", version])
+            .arg("-o")
+            .arg(&out)
+            .arg("--command")
+            .arg(format!("{} {}", py.display(), script.display()))
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        let files = walk(&out);
+        let file = |name: &str| {
+            files
+                .iter()
+                .find(|p| p.ends_with(name))
+                .map(|p| read(p))
+                .unwrap_or_else(|| panic!("{scenario}: no {name}: {ran:?}"))
+        };
+        let checks: Value = serde_json::from_str(&file("checks.json")).unwrap();
+        let checks = checks.as_array().unwrap();
+        let mut failed: Vec<&str> = checks
+            .iter()
+            .filter(|c| c["status"] == "FAILURE" || c["status"] == "WARNING")
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        failed.sort_unstable();
+        let succeeded = checks.iter().any(|c| c["status"] == "SUCCESS");
+        let logged_in = file("stdout.txt").contains("\"token_file\"");
+        let called = provider
+            .requests()
+            .iter()
+            .any(|r| String::from_utf8_lossy(&r.body).contains("\"content\":\"test\""));
+        let left: &[&str] = match expect {
+            Expect::Left(left, _) => left,
+            _ => &[],
+        };
+        let came_to = match expect {
+            Expect::Run => logged_in && called,
+            Expect::Login => logged_in,
+            Expect::Refused => !logged_in && !called,
+            Expect::Left(..) => true,
+        };
+        if failed != left || !succeeded || !came_to {
+            wrong.push(format!(
+                "{scenario} at {version}: failed {failed:?}, logged in {logged_in}, \
+                 tool called {called}\n{}",
+                file("stderr.txt")
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}

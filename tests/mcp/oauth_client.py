@@ -42,6 +42,7 @@ with open(os.path.join(agents, "oauth.toml"), "w") as f:
 
 login = subprocess.Popen(
     ["axe-agents", "mcp-login", "oauth", "remote", "--no-browser", "--json", "--timeout", "20"],
+    stdin=subprocess.DEVNULL,
     stdout=subprocess.PIPE,
     stderr=subprocess.PIPE,
     text=True,
@@ -63,7 +64,14 @@ sys.stdout.write(out)
 if login.returncode != 0:
     sys.exit(login.returncode)
 
-run = subprocess.run(["axe-run", "oauth", "call the tool"], text=True, capture_output=True, timeout=60)
+# Standard input is the suite's, never closed: axe-run would wait on it.
+run = subprocess.run(
+    ["axe-run", "oauth", "call the tool"],
+    stdin=subprocess.DEVNULL,
+    text=True,
+    capture_output=True,
+    timeout=60,
+)
 sys.stdout.write(run.stdout)
 sys.stderr.write(run.stderr)
 sys.exit(run.returncode)

@@ -147,39 +147,54 @@ pub fn login(http: &Http, login: &Login, open: Opener) -> Result<Outcome, OAuthE
     })
 }
 
-/// An `initialize` sent as a run would send it: the challenge of its 401
-/// (or 403), or none when it was let through.
+/// The requests a run starts with, sent as a run sends them, until one
+/// is refused: the challenge of its 401 (or 403), or none when all were
+/// let through. A server may let `initialize` through and want a login
+/// only for what comes after, so `tools/list` follows in its session.
 fn probe(
     http: &Http,
     url: &str,
     headers: &[(String, String)],
     deadline: Instant,
 ) -> Result<Challenge, OAuthError> {
-    let body = json!({
+    let version = crate::mcp::VERSIONS[0];
+    let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {
-            "protocolVersion": crate::mcp::VERSIONS[0],
+            "protocolVersion": version,
             "capabilities": {},
             "clientInfo": {"name": "axe", "version": env!("CARGO_PKG_VERSION")},
         },
     });
-    let headers: Vec<(&str, &str)> = headers
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .chain([("accept", "application/json, text/event-stream")])
-        .collect();
-    let answer = web::post(
-        http,
-        url,
-        "application/json",
-        &headers,
-        body.to_string().as_bytes(),
-        deadline,
-    )?;
-    Ok(match answer.www_authenticate {
-        Some(h) if matches!(answer.status, 401 | 403) => discover::challenge(&h),
-        _ => Challenge::default(),
-    })
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}});
+    let mut session: Option<String> = None;
+    for message in [initialize, initialized, list] {
+        let mut all: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .chain([("accept", "application/json, text/event-stream")])
+            .collect();
+        if let Some(id) = &session {
+            all.extend([("mcp-session-id", id.as_str()), ("mcp-protocol-version", version)]);
+        }
+        let answer = web::post(
+            http,
+            url,
+            "application/json",
+            &all,
+            message.to_string().as_bytes(),
+            deadline,
+        )?;
+        if let (Some(h), 401 | 403) = (&answer.www_authenticate, answer.status) {
+            return Ok(discover::challenge(h));
+        }
+        if !answer.ok() {
+            break;
+        }
+        session = session.or(answer.session_id);
+    }
+    Ok(Challenge::default())
 }
 
 /// The scope to ask for (the MCP spec's order): the challenge's, else

@@ -17,6 +17,8 @@ pub struct Answer {
     pub status: u16,
     pub json: Value,
     pub www_authenticate: Option<String>,
+    /// An MCP server's `Mcp-Session-Id`, for the login's probe.
+    pub session_id: Option<String>,
 }
 
 impl Answer {
@@ -70,6 +72,7 @@ fn exchange(
         })?;
     let status = response.status;
     let www_authenticate = response.header("www-authenticate").map(str::to_owned);
+    let session_id = response.header("mcp-session-id").map(str::to_owned);
     let mut bytes = Vec::new();
     response
         .into_reader()
@@ -80,5 +83,6 @@ fn exchange(
         status,
         json: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
         www_authenticate,
+        session_id,
     })
 }
