@@ -683,9 +683,10 @@ fn subcommands_help_version_and_mistakes() {
         "{help}"
     );
     for line in [
-        "  list   List all agent configurations",
-        "  check  Check an agent file and config.toml for keys axe does not know",
-        "  edit   Edit an agent configuration file",
+        "  list       List all agent configurations",
+        "  check      Check an agent file and config.toml for keys axe does not know",
+        "  edit       Edit an agent configuration file",
+        "  mcp-login  Log in to an agent's remote MCP server with OAuth",
     ] {
         assert!(help.contains(line), "{help}");
     }
