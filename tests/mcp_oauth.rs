@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::mcp_client::{calls, ok, python};
 use crate::run::run;
-use crate::server::{Answer, Server};
+use crate::server::Server;
 use crate::util::{Env, read};
 use crate::wire::served_by;
 
@@ -216,14 +216,20 @@ fn a_login_then_a_run_that_refreshes_a_refused_token() {
             "token_file": file.display().to_string(),
         })
     );
-    assert!(file.starts_with(env.data_dir().join("axe/mcp-oauth")), "{file:?}");
+    assert!(
+        file.starts_with(env.data_dir().join("axe/mcp-oauth")),
+        "{file:?}"
+    );
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&file), 0o600);
     assert_eq!(mode(file.parent().unwrap()), 0o700);
     // Registered as a native app; PKCE checked by the server; the scope
     // the 401 named asked for; the resource named.
     assert_eq!(remote.said("register")[0]["application_type"], "native");
-    assert_eq!(remote.said("pkce-verified")[0]["resource"], remote.url.as_str());
+    assert_eq!(
+        remote.said("pkce-verified")[0]["resource"],
+        remote.url.as_str()
+    );
     assert_eq!(remote.said("authorize")[0]["scope"], "files:read");
 
     let provider = model("whoami");
@@ -261,7 +267,11 @@ fn a_login_then_a_run_that_refreshes_a_refused_token() {
         }
     }
     // The run log was written: the search above looked where it is.
-    assert!(walk(&env.data_dir()).len() > 1, "{:?}", walk(&env.data_dir()));
+    assert!(
+        walk(&env.data_dir()).len() > 1,
+        "{:?}",
+        walk(&env.data_dir())
+    );
 }
 
 /// A token past its expiry is refreshed before it is sent: the server
@@ -306,7 +316,10 @@ fn a_login_nobody_completes_times_out() {
         last,
         json!({"error": "failed to log in to MCP server \"remote\": no answer from the browser at the redirect before the login's timeout", "exit_code": 3})
     );
-    assert!(!env.data_dir().join("axe/mcp-oauth").exists() || walk(&env.data_dir().join("axe/mcp-oauth")).is_empty());
+    assert!(
+        !env.data_dir().join("axe/mcp-oauth").exists()
+            || walk(&env.data_dir().join("axe/mcp-oauth")).is_empty()
+    );
 }
 
 /// What a conformance auth scenario must come to.
@@ -463,9 +476,9 @@ fn the_conformance_suites_auth_scenarios_pass() {
             .requests()
             .iter()
             .any(|r| String::from_utf8_lossy(&r.body).contains("\"content\":\"test\""));
-        let left: &[&str] = match expect {
-            Expect::Left(left, _) => left,
-            _ => &[],
+        let (left, why): (&[&str], &str) = match expect {
+            Expect::Left(left, why) => (left, why),
+            _ => (&[], ""),
         };
         let came_to = match expect {
             Expect::Run => logged_in && called,
@@ -475,8 +488,8 @@ fn the_conformance_suites_auth_scenarios_pass() {
         };
         if failed != left || !succeeded || !came_to {
             wrong.push(format!(
-                "{scenario} at {version}: failed {failed:?}, logged in {logged_in}, \
-                 tool called {called}\n{}",
+                "{scenario} at {version}: failed {failed:?} (left: {left:?}, {why}), \
+                 logged in {logged_in}, tool called {called}\n{}",
                 file("stderr.txt")
             ));
         }

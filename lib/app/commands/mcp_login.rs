@@ -86,7 +86,11 @@ fn mcp_login(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let server = find(&cfg.mcp_servers, name, &wanted)?;
     let wait = match m.number::<f64>(&TIMEOUT)? {
         Some(secs) if secs > 0.0 && secs <= 86_400.0 => Duration::from_secs_f64(secs),
-        Some(_) => return Err(Error::Usage("--timeout must be between 0 and 86400 seconds".into())),
+        Some(_) => {
+            return Err(Error::Usage(
+                "--timeout must be between 0 and 86400 seconds".into(),
+            ));
+        }
         None => Duration::from_secs(300),
     };
     let var = |n: &str| std::env::var(n).ok();
@@ -94,7 +98,12 @@ fn mcp_login(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let headers = server
         .headers
         .iter()
-        .map(|(k, v)| Ok((k.clone(), expand(v, var).map_err(|e| config(e.to_string()))?)))
+        .map(|(k, v)| {
+            Ok((
+                k.clone(),
+                expand(v, var).map_err(|e| config(e.to_string()))?,
+            ))
+        })
         .collect::<Result<Vec<_>>>()?;
     let text = |s: &str| (!s.trim().is_empty()).then(|| s.trim().to_owned());
     let secret = match text(&server.oauth_client_secret) {

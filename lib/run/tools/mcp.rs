@@ -316,7 +316,8 @@ mod tests {
         };
         let deadline = Deadline::after(std::time::Duration::from_secs(5));
         let servers = [server];
-        let started = Servers::start(&servers, "a", Path::new("/"), &[], deadline, &session).unwrap();
+        let started =
+            Servers::start(&servers, "a", Path::new("/"), &[], deadline, &session).unwrap();
         assert!(started.offered().is_empty());
         let missing = missing.display();
         assert_eq!(

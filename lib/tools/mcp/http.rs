@@ -85,7 +85,9 @@ impl Http {
             };
             // Refreshed once, then the login is to be made again.
             match &auth.session {
-                Some(session) if !refreshed && session.refresh(deadline).is_ok() => refreshed = true,
+                Some(session) if !refreshed && session.refresh(deadline).is_ok() => {
+                    refreshed = true
+                }
                 Some(_) => {
                     return Err(oauth::login_refused(&auth.agent, &auth.server, 401).into());
                 }

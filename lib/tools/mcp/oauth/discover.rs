@@ -9,9 +9,9 @@ use std::time::Instant;
 use axe_net::Client;
 use serde_json::Value;
 
+use super::OAuthError;
 use super::url::{split, well_known};
 use super::web;
-use super::OAuthError;
 
 /// What a `WWW-Authenticate: Bearer ...` asked for.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -118,7 +118,10 @@ pub fn resource(
             .as_array()
             .and_then(|a| a.iter().find_map(Value::as_str))
         else {
-            return Err(format!("the protected resource metadata at {url} names no authorization server").into());
+            return Err(format!(
+                "the protected resource metadata at {url} names no authorization server"
+            )
+            .into());
         };
         return Ok(Some(Resource {
             resource,
@@ -139,7 +142,9 @@ fn covers(resource: &str, server_url: &str) -> bool {
     r_origin.eq_ignore_ascii_case(s_origin)
         && (r_path.is_empty()
             || s_path == r_path
-            || s_path.strip_prefix(r_path).is_some_and(|rest| rest.starts_with('/')))
+            || s_path
+                .strip_prefix(r_path)
+                .is_some_and(|rest| rest.starts_with('/')))
 }
 
 /// What a login needs of an authorization server's metadata.
@@ -165,7 +170,11 @@ pub fn auth_server(
     deadline: Instant,
 ) -> Result<Option<AuthServer>, OAuthError> {
     let Some((origin, path)) = split(issuer) else {
-        return Err(format!("the authorization server {} is not an http(s) URL", super::clean(issuer)).into());
+        return Err(format!(
+            "the authorization server {} is not an http(s) URL",
+            super::clean(issuer)
+        )
+        .into());
     };
     let mut tries = vec![
         format!("{origin}/.well-known/oauth-authorization-server{path}"),
@@ -192,11 +201,15 @@ pub fn auth_server(
         let (Some(authorization_endpoint), Some(token_endpoint)) =
             (field("authorization_endpoint"), field("token_endpoint"))
         else {
-            return Err(format!("the authorization server metadata at {url} lacks its endpoints").into());
+            return Err(
+                format!("the authorization server metadata at {url} lacks its endpoints").into(),
+            );
         };
         let challenges = strings(&doc["code_challenge_methods_supported"]);
         if !challenges.is_empty() && !challenges.iter().any(|m| m == "S256") {
-            return Err(format!("the authorization server {issuer} does not offer PKCE with S256").into());
+            return Err(
+                format!("the authorization server {issuer} does not offer PKCE with S256").into(),
+            );
         }
         return Ok(Some(AuthServer {
             issuer: issuer.to_owned(),
@@ -251,7 +264,10 @@ mod tests {
         );
         assert_eq!(challenge("Basic realm=x"), Challenge::default());
         assert_eq!(challenge("Bearer scope=one").scope.as_deref(), Some("one"));
-        assert_eq!(challenge("Bearer scope=\"unterminated").scope.as_deref(), Some("unterminated"));
+        assert_eq!(
+            challenge("Bearer scope=\"unterminated").scope.as_deref(),
+            Some("unterminated")
+        );
     }
 
     #[test]
@@ -259,8 +275,14 @@ mod tests {
         assert!(covers("http://localhost:1/mcp", "http://localhost:1/mcp"));
         assert!(covers("http://localhost:1", "http://localhost:1/mcp"));
         assert!(covers("http://LOCALHOST:1/", "http://localhost:1/mcp/"));
-        assert!(!covers("https://evil.example.com/mcp", "http://localhost:1/mcp"));
+        assert!(!covers(
+            "https://evil.example.com/mcp",
+            "http://localhost:1/mcp"
+        ));
         assert!(!covers("http://localhost:1/mc", "http://localhost:1/mcp"));
-        assert!(!covers("http://localhost:1/mcp/x", "http://localhost:1/mcp"));
+        assert!(!covers(
+            "http://localhost:1/mcp/x",
+            "http://localhost:1/mcp"
+        ));
     }
 }

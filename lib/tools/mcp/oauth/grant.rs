@@ -46,7 +46,10 @@ pub fn request(
         }
         _ => pairs.push(("client_id", &client.client_id)),
     }
-    let headers: Vec<(&str, &str)> = basic.iter().map(|b| ("authorization", b.as_str())).collect();
+    let headers: Vec<(&str, &str)> = basic
+        .iter()
+        .map(|b| ("authorization", b.as_str()))
+        .collect();
     let body = form(&pairs);
     let answer = web::post(
         http,
@@ -57,7 +60,11 @@ pub fn request(
         deadline,
     )?;
     if !answer.ok() {
-        return Err(format!("the token endpoint {endpoint} refused: {}", answer.refusal()).into());
+        return Err(format!(
+            "the token endpoint {endpoint} refused: {}",
+            answer.refusal()
+        )
+        .into());
     }
     let json = &answer.json;
     let Some(access_token) = json["access_token"].as_str().filter(|t| !t.is_empty()) else {

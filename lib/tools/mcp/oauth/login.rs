@@ -14,7 +14,6 @@ use super::tokens::{self, Stored};
 use super::url::form;
 use super::{OAuthError, grant, pkce, redirect, web};
 
-
 /// One login to make.
 pub struct Login<'a> {
     pub server_url: &'a str,
@@ -77,13 +76,8 @@ pub fn login(http: &Http, login: &Login, open: Opener) -> Result<Outcome, OAuthE
         }
     };
     let listener = redirect::Listener::bind()?;
-    let (client, registration) = register::register(
-        http,
-        &server,
-        &login.client,
-        &listener.redirect_uri,
-        step(),
-    )?;
+    let (client, registration) =
+        register::register(http, &server, &login.client, &listener.redirect_uri, step())?;
     let scope = scope(&challenge, found.as_ref().map(|f| &f.scopes[..]), &server);
     let verifier = pkce::random_word()?;
     let state = pkce::random_word()?;
@@ -176,7 +170,10 @@ fn probe(
             .chain([("accept", "application/json, text/event-stream")])
             .collect();
         if let Some(id) = &session {
-            all.extend([("mcp-session-id", id.as_str()), ("mcp-protocol-version", version)]);
+            all.extend([
+                ("mcp-session-id", id.as_str()),
+                ("mcp-protocol-version", version),
+            ]);
         }
         let answer = web::post(
             http,
@@ -225,7 +222,12 @@ fn check_redirect(
     state: &str,
     server: &AuthServer,
 ) -> Result<String, OAuthError> {
-    let get = |k: &str| answer.iter().find(|(key, _)| key == k).map(|(_, v)| v.as_str());
+    let get = |k: &str| {
+        answer
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    };
     if get("state") != Some(state) {
         return Err("the redirect's state is not the login's; refused".into());
     }
@@ -239,7 +241,9 @@ fn check_redirect(
             .into());
         }
         None if server.iss_in_redirect => {
-            return Err("the redirect has no iss, which its authorization server promised; refused".into());
+            return Err(
+                "the redirect has no iss, which its authorization server promised; refused".into(),
+            );
         }
         _ => {}
     }

@@ -61,7 +61,9 @@ impl Listener {
 /// Reads one request's head (bounded), answers it, and gives the query
 /// when it was for the redirect's path.
 fn answer(mut stream: TcpStream, deadline: Instant) -> Option<Vec<(String, String)>> {
-    let left = deadline.saturating_duration_since(Instant::now()).min(Duration::from_secs(10));
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .min(Duration::from_secs(10));
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(left.max(Duration::from_millis(100))));
     let mut head = Vec::new();
@@ -82,7 +84,10 @@ fn answer(mut stream: TcpStream, deadline: Instant) -> Option<Vec<(String, Strin
     let (path, q) = target.split_once('?').unwrap_or((target, ""));
     let ours = path == PATH;
     let (status, body) = match ours {
-        true => ("200 OK", "axe: the login goes on in the terminal; you can close this window.\n"),
+        true => (
+            "200 OK",
+            "axe: the login goes on in the terminal; you can close this window.\n",
+        ),
         false => ("404 Not Found", "not found\n"),
     };
     let _ = write!(

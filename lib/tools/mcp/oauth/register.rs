@@ -70,10 +70,11 @@ pub fn register(
         )
         .into());
     };
-    let method = match server.auth_methods.iter().any(|m| m == "none") || server.auth_methods.is_empty() {
-        true => "none",
-        false => server.auth_methods.first().map_or("none", String::as_str),
-    };
+    let method =
+        match server.auth_methods.iter().any(|m| m == "none") || server.auth_methods.is_empty() {
+            true => "none",
+            false => server.auth_methods.first().map_or("none", String::as_str),
+        };
     let body = json!({
         "client_name": "axe",
         "redirect_uris": [redirect_uri],

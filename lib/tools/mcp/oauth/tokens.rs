@@ -19,9 +19,9 @@ use axe_base::lock::Recover;
 use axe_net::Client as Http;
 use serde::{Deserialize, Serialize};
 
+use super::OAuthError;
 use super::grant::{self, Granted};
 use super::register::Registration;
-use super::OAuthError;
 
 /// The directory under axe's data directory.
 pub const DIR: &str = "mcp-oauth";
@@ -36,7 +36,10 @@ const MARGIN: u64 = 60;
 /// The token file of the server at `server_url`, under `data`.
 pub fn token_file(data: &Path, server_url: &str) -> PathBuf {
     let digest = ring::digest::digest(&ring::digest::SHA256, server_url.trim().as_bytes());
-    let hex: String = digest.as_ref()[..16].iter().map(|b| format!("{b:02x}")).collect();
+    let hex: String = digest.as_ref()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     data.join(DIR).join(format!("{hex}.json"))
 }
 
@@ -201,14 +204,14 @@ impl Session {
     /// is taken as it is.
     pub fn refresh(&self, deadline: Instant) -> Result<(), OAuthError> {
         let _held = lock(&self.path)?;
-        let mine = self.stored.lock().recover().access_token.clone();
-        if let Some(on_disk) = load(&self.path)? {
-            if on_disk.access_token != mine && on_disk.server_url == self.stored.lock().recover().server_url {
-                *self.stored.lock().recover() = on_disk;
-                return Ok(());
-            }
-        }
         let mut stored = self.stored.lock().recover().clone();
+        if let Some(on_disk) = load(&self.path)?
+            && on_disk.access_token != stored.access_token
+            && on_disk.server_url == stored.server_url
+        {
+            *self.stored.lock().recover() = on_disk;
+            return Ok(());
+        }
         let Some(refresh) = stored.refresh_token.clone() else {
             return Err("the stored login has no refresh token".into());
         };

@@ -66,7 +66,11 @@ fn decode(text: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let pair = bytes.get(i + 1).copied().and_then(hex).zip(bytes.get(i + 2).copied().and_then(hex));
+        let pair = bytes
+            .get(i + 1)
+            .copied()
+            .and_then(hex)
+            .zip(bytes.get(i + 2).copied().and_then(hex));
         match (bytes[i], pair) {
             (b'+', _) => out.push(b' '),
             (b'%', Some((hi, lo))) => {
@@ -105,7 +109,10 @@ mod tests {
     #[test]
     fn forms_and_queries_round_trip() {
         let body = form(&[("redirect_uri", "http://127.0.0.1:1/cb"), ("s", "a b+c")]);
-        assert_eq!(body, "redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcb&s=a%20b%2Bc");
+        assert_eq!(
+            body,
+            "redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcb&s=a%20b%2Bc"
+        );
         let back = query(&body);
         assert_eq!(back[0].1, "http://127.0.0.1:1/cb");
         assert_eq!(back[1].1, "a b+c");

@@ -39,7 +39,14 @@ impl Answer {
 }
 
 pub fn get(client: &Client, url: &str, deadline: Instant) -> Result<Answer, OAuthError> {
-    exchange(client, Method::Get, url, &[("accept", "application/json")], None, deadline)
+    exchange(
+        client,
+        Method::Get,
+        url,
+        &[("accept", "application/json")],
+        None,
+        deadline,
+    )
 }
 
 /// POSTs `body` of `content_type` with `headers` beside.
@@ -51,7 +58,10 @@ pub fn post(
     body: &[u8],
     deadline: Instant,
 ) -> Result<Answer, OAuthError> {
-    let mut all = vec![("content-type", content_type), ("accept", "application/json")];
+    let mut all = vec![
+        ("content-type", content_type),
+        ("accept", "application/json"),
+    ];
     all.extend_from_slice(headers);
     exchange(client, Method::Post, url, &all, Some(body), deadline)
 }
