@@ -75,6 +75,12 @@ pub fn login(http: &Http, login: &Login, open: Opener) -> Result<Outcome, OAuthE
             (url.to_owned(), server)
         }
     };
+    secure("the server", url)?;
+    secure("the authorization endpoint", &server.authorization_endpoint)?;
+    secure("the token endpoint", &server.token_endpoint)?;
+    if let Some(endpoint) = &server.registration_endpoint {
+        secure("the registration endpoint", endpoint)?;
+    }
     let listener = redirect::Listener::bind()?;
     let (client, registration) =
         register::register(http, &server, &login.client, &listener.redirect_uri, step())?;
@@ -139,6 +145,32 @@ pub fn login(http: &Http, login: &Login, open: Opener) -> Result<Outcome, OAuthE
         refreshable: stored.refresh_token.is_some(),
         token_file: file.to_string_lossy().into_owned(),
     })
+}
+
+/// `url` when it is https, or plain http to this machine: OAuth's
+/// secrets never cross a network in the clear (OAuth 2.1, section 1.5).
+fn secure(what: &str, url: &str) -> Result<(), OAuthError> {
+    let host = match url.split_once("://") {
+        Some(("https", _)) => return Ok(()),
+        Some(("http", rest)) => rest.split(['/', '?', '#']).next().unwrap_or_default(),
+        _ => "",
+    };
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    let loopback = name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    match loopback {
+        true => Ok(()),
+        false => Err(format!(
+            "{what} {} is not https; refused (plain http only to this machine)",
+            super::clean(url)
+        )
+        .into()),
+    }
 }
 
 /// The requests a run starts with, sent as a run sends them, until one
@@ -259,4 +291,28 @@ fn check_redirect(
         .filter(|c| !c.is_empty())
         .map(str::to_owned)
         .ok_or_else(|| "the redirect has no code".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_go_over_https_or_stay_on_this_machine() {
+        for ok in [
+            "https://as.example.com/token",
+            "http://localhost:8/t",
+            "http://127.0.0.1/t",
+            "http://[::1]:9/t",
+        ] {
+            assert!(secure("x", ok).is_ok(), "{ok}");
+        }
+        let e = secure("the token endpoint", "http://as.example.com/token").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the token endpoint http://as.example.com/token is not https; refused (plain http only to this machine)"
+        );
+        assert!(secure("x", "http://localhost.evil.com/t").is_err());
+        assert!(secure("x", "ftp://localhost/t").is_err());
+    }
 }

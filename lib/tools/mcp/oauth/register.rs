@@ -16,7 +16,8 @@ use super::{OAuthError, web};
 /// A client: its id, its secret if it has one, and how it proves itself
 /// at the token endpoint (`none`, `client_secret_basic`,
 /// `client_secret_post`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// No `Debug`: it holds the secret.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Registration {
     pub client_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -24,8 +25,8 @@ pub struct Registration {
     pub auth_method: String,
 }
 
-/// What the server entry configures.
-#[derive(Debug, Clone, Default)]
+/// What the server entry configures. No `Debug`: it holds the secret.
+#[derive(Clone, Default)]
 pub struct Configured {
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
