@@ -90,8 +90,14 @@ fn model(tool: &'static str) -> Server {
 }
 
 /// `axe-agents mcp-login a remote --no-browser --json`, its address
-/// fetched as a browser would: its exit status, stdout and stderr.
-fn login(env: &Env, extra: &[&str], follow: bool) -> (std::process::ExitStatus, String, String) {
+/// fetched as a browser would (by Python's urllib, which follows the
+/// redirect): its exit status, stdout and stderr.
+fn login(
+    env: &Env,
+    py: &Path,
+    extra: &[&str],
+    follow: bool,
+) -> (std::process::ExitStatus, String, String) {
     let mut cmd = env.std_cmd("axe-agents");
     cmd.args(["mcp-login", "a", "remote", "--no-browser", "--json"])
         .args(extra)
@@ -108,8 +114,9 @@ fn login(env: &Env, extra: &[&str], follow: bool) -> (std::process::ExitStatus, 
         said.push_str(&line);
         if follow && line.starts_with("http://") {
             // The redirect goes to axe's listener, which answers.
-            let out = Command::new("curl")
-                .args(["-sfL", "--max-time", "20", line.trim()])
+            let fetch = "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=20).read()";
+            let out = Command::new(py)
+                .args(["-c", fetch, line.trim()])
                 .output()
                 .unwrap();
             assert!(out.status.success(), "{out:?}");
@@ -187,10 +194,6 @@ fn a_401_without_a_login_names_what_was_asked_and_both_ways_in() {
 #[test]
 fn a_login_then_a_run_that_refreshes_a_refused_token() {
     let Some(py) = python() else { return };
-    if !crate::util::have("curl") {
-        crate::util::unavailable("curl is not installed", "install curl (see .ci/run)");
-        return;
-    }
     let env = Env::new();
     let remote = Protected::start(&env, &py, &["--refuse-first-token"]);
     env.agent_file("a")
@@ -201,7 +204,7 @@ fn a_login_then_a_run_that_refreshes_a_refused_token() {
         ))
         .memory("")
         .write();
-    let (status, out, err) = login(&env, &[], true);
+    let (status, out, err) = login(&env, &py, &[], true);
     assert!(status.success(), "{err}");
     let done: Value = serde_json::from_str(&out).unwrap();
     let base = remote.url.trim_end_matches("/mcp");
@@ -279,15 +282,11 @@ fn a_login_then_a_run_that_refreshes_a_refused_token() {
 #[test]
 fn an_expired_token_is_refreshed_before_it_is_sent() {
     let Some(py) = python() else { return };
-    if !crate::util::have("curl") {
-        crate::util::unavailable("curl is not installed", "install curl (see .ci/run)");
-        return;
-    }
     let env = Env::new();
     // Within a minute of its end counts as expired.
     let remote = Protected::start(&env, &py, &["--expires-in", "30"]);
     agent(&env, &remote.url);
-    let (status, _, err) = login(&env, &[], true);
+    let (status, _, err) = login(&env, &py, &[], true);
     assert!(status.success(), "{err}");
     let provider = model("whoami");
     let ran = run(&env, &provider.url).arg("a").output().unwrap();
@@ -307,7 +306,7 @@ fn a_login_nobody_completes_times_out() {
     let env = Env::new();
     let remote = Protected::start(&env, &py, &[]);
     agent(&env, &remote.url);
-    let (status, out, err) = login(&env, &["--timeout", "1"], false);
+    let (status, out, err) = login(&env, &py, &["--timeout", "1"], false);
     assert_eq!(status.code(), Some(3), "{err}");
     assert!(out.is_empty());
     // With --json, the error is a JSON line too.
