@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::mcp_client::{calls, ok, python};
 use crate::run::run;
-use crate::server::Server;
+use crate::server::{Answer, Server};
 use crate::util::{Env, read};
 use crate::wire::served_by;
 
@@ -319,6 +319,34 @@ fn a_login_nobody_completes_times_out() {
         !env.data_dir().join("axe/mcp-oauth").exists()
             || walk(&env.data_dir().join("axe/mcp-oauth")).is_empty()
     );
+}
+
+/// A server that lets every request through and publishes no OAuth
+/// metadata asks for no login: the login says so, opens nothing, and
+/// stores nothing.
+#[test]
+fn a_server_that_asks_for_no_login_gets_none() {
+    let Some(py) = python() else { return };
+    let env = Env::new();
+    let open = Server::route(|r| match r.method.as_str() {
+        "POST" => Answer::json(200, &json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
+        _ => Answer::raw(404, "not found"),
+    });
+    let url = format!("{}/mcp", open.url);
+    agent(&env, &url);
+    let (status, out, err) = login(&env, &py, &[], true);
+    assert_eq!(status.code(), Some(3), "{err}");
+    assert!(out.is_empty());
+    let last: Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        last["error"],
+        format!(
+            "failed to log in to MCP server \"remote\": {url} let every request through \
+             and publishes no OAuth metadata: it asks for no login"
+        )
+    );
+    assert!(!err.contains("open this address"), "{err}");
+    assert!(!env.data_dir().join("axe/mcp-oauth").exists());
 }
 
 /// What a conformance auth scenario must come to.

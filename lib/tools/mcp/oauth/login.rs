@@ -52,7 +52,8 @@ const STEP: Duration = Duration::from_secs(30);
 pub fn login(http: &Http, login: &Login, open: Opener) -> Result<Outcome, OAuthError> {
     let url = login.server_url.trim();
     let step = || Instant::now() + STEP;
-    let challenge = probe(http, url, login.headers, step())?;
+    let refused = probe(http, url, login.headers, step())?;
+    let challenge = refused.clone().unwrap_or_default();
     let found = discover::resource(http, url, &challenge, step())?;
     let (resource, server) = match &found {
         Some(found) => {
@@ -70,7 +71,16 @@ pub fn login(http: &Http, login: &Login, open: Opener) -> Result<Outcome, OAuthE
             let origin = super::url::split(url).map(|(o, _)| o).unwrap_or(url);
             let server = match discover::auth_server(http, origin, step())? {
                 Some(server) => server,
-                None => discover::fallback(url).ok_or("the server's URL is not http(s)")?,
+                None if refused.is_some() => {
+                    discover::fallback(url).ok_or("the server's URL is not http(s)")?
+                }
+                None => {
+                    return Err(format!(
+                        "{url} let every request through and publishes no OAuth metadata: \
+                         it asks for no login"
+                    )
+                    .into());
+                }
             };
             (url.to_owned(), server)
         }
@@ -174,15 +184,16 @@ fn secure(what: &str, url: &str) -> Result<(), OAuthError> {
 }
 
 /// The requests a run starts with, sent as a run sends them, until one
-/// is refused: the challenge of its 401 (or 403), or none when all were
-/// let through. A server may let `initialize` through and want a login
+/// is refused: the challenge of its 401 (empty without a
+/// `WWW-Authenticate`) or of its 403 with one; None when all were let
+/// through. A server may let `initialize` through and want a login
 /// only for what comes after, so `tools/list` follows in its session.
 fn probe(
     http: &Http,
     url: &str,
     headers: &[(String, String)],
     deadline: Instant,
-) -> Result<Challenge, OAuthError> {
+) -> Result<Option<Challenge>, OAuthError> {
     let version = crate::mcp::VERSIONS[0];
     let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -215,15 +226,17 @@ fn probe(
             message.to_string().as_bytes(),
             deadline,
         )?;
-        if let (Some(h), 401 | 403) = (&answer.www_authenticate, answer.status) {
-            return Ok(discover::challenge(h));
+        match (&answer.www_authenticate, answer.status) {
+            (Some(h), 401 | 403) => return Ok(Some(discover::challenge(h))),
+            (None, 401) => return Ok(Some(Challenge::default())),
+            _ => {}
         }
         if !answer.ok() {
             break;
         }
         session = session.or(answer.session_id);
     }
-    Ok(Challenge::default())
+    Ok(None)
 }
 
 /// The scope to ask for (the MCP spec's order): the challenge's, else
