@@ -154,7 +154,7 @@ _axe_spec_axe_agents() {
     flags='--help -h --version -V'
     valued=' '
     args=''
-    subs=' list=axe_agents_list show=axe_agents_show check=axe_agents_check init=axe_agents_init edit=axe_agents_edit '
+    subs=' list=axe_agents_list show=axe_agents_show check=axe_agents_check init=axe_agents_init edit=axe_agents_edit mcp-login=axe_agents_mcp_login '
 }
 _axe_spec_axe_agents_list() {
     flags='--agents-dir --json --help -h --version -V'
@@ -184,6 +184,12 @@ _axe_spec_axe_agents_edit() {
     flags='--agents-dir --help -h --version -V'
     valued=' --agents-dir=dir '
     args='agent'
+    subs=''
+}
+_axe_spec_axe_agents_mcp_login() {
+    flags='--agents-dir --no-browser --timeout --json --help -h --version -V'
+    valued=' --agents-dir=dir --timeout=none '
+    args='agent none'
     subs=''
 }
 _axe_spec_axe_config() {

@@ -150,6 +150,18 @@ export extern "axe-agents edit" [
     --version(-V)  # Print version
 ]
 
+# Log in to an agent's remote MCP server with OAuth
+export extern "axe-agents mcp-login" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    server?: string  # The name of one of the agent's [[mcp_servers]]
+    --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
+    --no-browser  # Only print the authorization address on stderr (open it on any machine whose browser can reach this one's 127.0.0.1, or fetch it)
+    --timeout: number  # Give up when the browser has not come back after this long [default: 300]
+    --json  # Print {agent, server, server_url, resource, issuer, client_id, registration, scope, expires_at, refreshable, token_file} as JSON
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
 # Manage axe configuration
 export extern "axe-config" [
     --help(-h)  # Print help
@@ -700,6 +712,18 @@ export extern "axe agents init" [
 export extern "axe agents edit" [
     agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
+    --help(-h)  # Print help
+    --version(-V)  # Print version
+]
+
+# Log in to an agent's remote MCP server with OAuth
+export extern "axe agents mcp-login" [
+    agent?: string@"nu-complete axe agents"  # The agent's name: its file in the agents directory, without .toml
+    server?: string  # The name of one of the agent's [[mcp_servers]]
+    --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
+    --no-browser  # Only print the authorization address on stderr (open it on any machine whose browser can reach this one's 127.0.0.1, or fetch it)
+    --timeout: number  # Give up when the browser has not come back after this long [default: 300]
+    --json  # Print {agent, server, server_url, resource, issuer, client_id, registration, scope, expires_at, refreshable, token_file} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -282,7 +282,9 @@ fn show_json_has_every_field_with_defaults_and_paths() {
             "unknown": [],
             // Of headers and env only the names: their values are often keys.
             "mcp_servers": [{"name": "s", "transport": "stdio", "url": "", "headers": [],
-                             "command": "c", "args": [], "env": ["KEY"], "cwd": "", "required": true}]
+                             "command": "c", "args": [], "env": ["KEY"], "cwd": "", "required": true,
+                             "oauth_client_id": "", "oauth_client_secret": false,
+                             "oauth_client_metadata_url": ""}]
         })
     );
 }
@@ -681,9 +683,10 @@ fn subcommands_help_version_and_mistakes() {
         "{help}"
     );
     for line in [
-        "  list   List all agent configurations",
-        "  check  Check an agent file and config.toml for keys axe does not know",
-        "  edit   Edit an agent configuration file",
+        "  list       List all agent configurations",
+        "  check      Check an agent file and config.toml for keys axe does not know",
+        "  edit       Edit an agent configuration file",
+        "  mcp-login  Log in to an agent's remote MCP server with OAuth",
     ] {
         assert!(help.contains(line), "{help}");
     }

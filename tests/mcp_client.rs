@@ -878,7 +878,7 @@ fn a_401_says_what_the_server_asked_for_and_the_ways_in() {
         "failed to connect MCP server \"web\": HTTP 401 Unauthorized: the server asks for \
          Bearer authorization (OAuth; its resource metadata: \
          http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp); log in with \
-         `axe agents mcp-login AGENT web`, or give a token in the server's `headers` in the \
+         `axe agents mcp-login a web`, or give a token in the server's `headers` in the \
          agent file (Authorization = \"Bearer ${TOKEN}\")\n",
     );
     assert!(server.requests().is_empty());
@@ -1053,7 +1053,7 @@ fn an_agent_reaches_axe_mcp_over_http_in_the_stateless_revision() {
             "failed to connect MCP server \"team\": HTTP 401 Unauthorized: the server asks for Bearer authorization",
         ))
         .stderr(predicates::str::contains(
-            "log in with `axe agents mcp-login AGENT team`, or give a token in the server's `headers`",
+            "log in with `axe agents mcp-login a team`, or give a token in the server's `headers`",
         ));
     let (_, log) = served.stop();
     let methods: Vec<&str> = log

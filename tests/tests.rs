@@ -28,6 +28,7 @@ mod mcp_client;
 mod mcp_clients;
 mod mcp_conformance_client;
 mod mcp_http;
+mod mcp_oauth;
 mod mcp_opencode;
 mod mcp_sdk;
 mod mcp_seen;

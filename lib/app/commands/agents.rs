@@ -1,5 +1,5 @@
 //! `axe-agents list|show|init|edit`: the agent files, as the Go
-//! `axe agents` showed and made them.
+//! `axe agents` showed and made them (`mcp-login` is in mcp_login.rs).
 
 use std::io::Write;
 
@@ -36,7 +36,7 @@ Agent files are <name>.toml in the agents directories, looked up in order:
 then <config>/agents; the first that has the file wins. The file name
 without .toml is the name that axe-run and the memory commands take.
 `axe-config path` prints <config>.",
-    run: Run::Subcommands(&[LIST, SHOW, CHECK, INIT, EDIT]),
+    run: Run::Subcommands(&[LIST, SHOW, CHECK, INIT, EDIT, super::mcp_login::MCP_LOGIN]),
 };
 
 const LIST: Command = Command {

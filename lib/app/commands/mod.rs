@@ -17,6 +17,7 @@ pub mod import;
 pub mod llm;
 pub mod log;
 pub mod mcp;
+mod mcp_login;
 pub mod mem;
 pub mod notes;
 pub mod run;

@@ -16,7 +16,7 @@ use axe_base::error::{Error, Result};
 use axe_base::report::Report;
 use axe_llm::{Deadline, ToolCall, ToolDef};
 use axe_tools::mcp::config::{Unset, expand};
-use axe_tools::mcp::{Client, McpError, Resolved, Tool};
+use axe_tools::mcp::{Client, McpError, Resolved, Tool, oauth};
 use axe_tools::{Offered, Reply, ToolError, ToolSource};
 
 /// The running servers of one conversation and the tools they offer.
@@ -45,15 +45,19 @@ impl Servers {
     /// have to say goes to its reporter.
     pub fn start(
         servers: &[McpServer],
+        agent: &str,
         workdir: &std::path::Path,
         taken: &[String],
         deadline: Deadline,
         session: &Session,
     ) -> Result<Servers> {
         let (verbose, pool, report) = (session.verbose, &session.pool, session.report());
+        // A login's tokens are in the data directory; without one there
+        // is no login to use.
+        let data = session.agents.dirs().data().ok();
         let resolved = servers
             .iter()
-            .map(resolve)
+            .map(|s| resolve(s, agent, data.as_deref(), &session.client))
             .collect::<Result<Vec<Resolved>>>()?;
         if verbose {
             servers.iter().for_each(|s| say_starting(report, s));
@@ -185,8 +189,15 @@ impl ToolSource for Servers {
     }
 }
 
-/// `server` with `${VAR}` expanded in its headers and env.
-fn resolve(server: &McpServer) -> Result<Resolved<'_>> {
+/// `server` with `${VAR}` expanded in its headers and env, and, for
+/// `streamable-http`, the login stored under `data` for its URL
+/// (`axe agents mcp-login`) unless its headers give an `Authorization`.
+fn resolve<'a>(
+    server: &'a McpServer,
+    agent: &str,
+    data: Option<&std::path::Path>,
+    http: &axe_net::Client,
+) -> Result<Resolved<'a>> {
     let var = |name: &str| std::env::var(name).ok();
     let expanded = |map: &std::collections::BTreeMap<String, String>| {
         map.iter()
@@ -204,10 +215,39 @@ fn resolve(server: &McpServer) -> Result<Resolved<'_>> {
             server.name
         )));
     }
+    let auth = match server.transport == axe_tools::mcp::config::STREAMABLE_HTTP {
+        true => Some(Arc::new(login(server, agent, data, &headers, http)?)),
+        false => None,
+    };
     Ok(Resolved {
         server,
         headers,
         env: expanded(&server.env)?,
+        auth,
+    })
+}
+
+fn login(
+    server: &McpServer,
+    agent: &str,
+    data: Option<&std::path::Path>,
+    headers: &[(String, String)],
+    http: &axe_net::Client,
+) -> Result<oauth::Auth> {
+    let given = headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+    let session = match data.filter(|_| !given) {
+        Some(data) => oauth::Session::open(data, server.url.trim(), http).map_err(|why| {
+            let line = format!("failed to connect MCP server \"{}\": {why}", server.name);
+            Error::caused(Error::Config(line), why)
+        })?,
+        None => None,
+    };
+    Ok(oauth::Auth {
+        agent: agent.to_owned(),
+        server: server.name.clone(),
+        session,
     })
 }
 
@@ -276,7 +316,8 @@ mod tests {
         };
         let deadline = Deadline::after(std::time::Duration::from_secs(5));
         let servers = [server];
-        let started = Servers::start(&servers, Path::new("/"), &[], deadline, &session).unwrap();
+        let started =
+            Servers::start(&servers, "a", Path::new("/"), &[], deadline, &session).unwrap();
         assert!(started.offered().is_empty());
         let missing = missing.display();
         assert_eq!(

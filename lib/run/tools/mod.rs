@@ -77,7 +77,8 @@ impl<'a> Sources<'a> {
         }
         let taken: Vec<String> = self.tools().defs().iter().map(|t| t.name.clone()).collect();
         let (workdir, deadline) = (&self.agent.workdir, self.own.deadline);
-        self.mcp = Servers::start(servers, workdir, &taken, deadline, self.session)?;
+        let agent = &self.agent.name;
+        self.mcp = Servers::start(servers, agent, workdir, &taken, deadline, self.session)?;
         Ok(())
     }
 

@@ -33,6 +33,16 @@ pub struct McpServer {
     /// absent means true. JSON shows the value in effect.
     #[serde(serialize_with = "required_in_effect")]
     pub required: Option<bool>,
+    /// OAuth (`axe agents mcp-login`): a client id registered with the
+    /// server's authorization server, used instead of registering one.
+    pub oauth_client_id: String,
+    /// Its secret, if it has one; `${VAR}` expanded. Shown as whether it
+    /// is set.
+    #[serde(serialize_with = "is_set")]
+    pub oauth_client_secret: String,
+    /// The URL of a client ID metadata document to use as the client id
+    /// where the authorization server takes them.
+    pub oauth_client_metadata_url: String,
 }
 
 impl McpServer {
@@ -51,6 +61,10 @@ pub const SSE: &str = "sse";
 
 fn required_in_effect<S: Serializer>(required: &Option<bool>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_bool(required.unwrap_or(true))
+}
+
+fn is_set<S: Serializer>(value: &str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bool(!value.is_empty())
 }
 
 fn names_only<S: Serializer>(map: &BTreeMap<String, String>, s: S) -> Result<S::Ok, S::Error> {

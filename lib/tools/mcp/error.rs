@@ -29,9 +29,11 @@ pub enum McpError {
     Status { status: u16, body: String },
     /// The server wants authorization (HTTP 401): what its
     /// `WWW-Authenticate` asked for (the scheme, and the protected
-    /// resource's metadata when it names it), and the server's name once
-    /// the client has filled it in, for the two ways in.
+    /// resource's metadata when it names it), and the agent's and the
+    /// server's names once the client has filled them in, for the two
+    /// ways in. The one place this is worded.
     Unauthorized {
+        agent: String,
         server: String,
         scheme: String,
         metadata: Option<String>,
@@ -81,6 +83,7 @@ impl fmt::Display for McpError {
                 }
             }
             McpError::Unauthorized {
+                agent,
                 server,
                 scheme,
                 metadata,
@@ -94,9 +97,10 @@ impl fmt::Display for McpError {
                     write!(f, " (OAuth; its resource metadata: {url})")?;
                 }
                 let server = if server.is_empty() { "SERVER" } else { server };
+                let agent = if agent.is_empty() { "AGENT" } else { agent };
                 write!(
                     f,
-                    "; log in with `axe agents mcp-login AGENT {server}`, or give a token in \
+                    "; log in with `axe agents mcp-login {agent} {server}`, or give a token in \
                      the server's `headers` in the agent file \
                      (Authorization = \"Bearer ${{TOKEN}}\")"
                 )
@@ -147,9 +151,10 @@ impl McpError {
             .split_once(char::is_whitespace)
             .unwrap_or((challenge, ""));
         McpError::Unauthorized {
+            agent: String::new(),
             server: String::new(),
-            scheme: scheme.to_owned(),
-            metadata: parameter(params, "resource_metadata"),
+            scheme: super::oauth::clean(scheme),
+            metadata: parameter(params, "resource_metadata").map(|m| super::oauth::clean(&m)),
         }
     }
 
@@ -157,9 +162,31 @@ impl McpError {
     pub fn of_server(self, name: &str) -> McpError {
         match self {
             McpError::Unauthorized {
-                scheme, metadata, ..
+                agent,
+                scheme,
+                metadata,
+                ..
             } => McpError::Unauthorized {
+                agent,
                 server: name.to_owned(),
+                scheme,
+                metadata,
+            },
+            other => other,
+        }
+    }
+
+    /// This error with the agent's and the server's names.
+    pub fn of(self, agent: &str, server: &str) -> McpError {
+        match self.of_server(server) {
+            McpError::Unauthorized {
+                server,
+                scheme,
+                metadata,
+                ..
+            } => McpError::Unauthorized {
+                agent: agent.to_owned(),
+                server,
                 scheme,
                 metadata,
             },

@@ -15,8 +15,8 @@
 //! Also the HTTP pieces the legacy SSE transport shares.
 
 use std::io::Read;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axe_base::lock::Recover;
@@ -26,6 +26,7 @@ use serde_json::Value;
 use super::error::McpError;
 use super::events;
 use super::jsonrpc::MAX_LINE;
+use super::oauth::{self, Auth};
 use super::pending;
 use super::transport::Transport;
 
@@ -52,6 +53,8 @@ pub struct Http {
     version: Mutex<Option<String>>,
     /// The stateless revision: no session is kept or ended.
     stateless: AtomicBool,
+    /// The stored OAuth login, and the names a 401's message gives.
+    auth: Option<Arc<Auth>>,
 }
 
 impl Http {
@@ -65,10 +68,23 @@ impl Http {
             session: Mutex::new(None),
             version: Mutex::new(None),
             stateless: AtomicBool::new(false),
+            auth: None,
         }
     }
 
-    /// POSTs `message` with the request's own `extra` headers; the reply
+    pub fn with_auth(mut self, auth: Option<Arc<Auth>>) -> Http {
+        self.auth = auth;
+        self
+    }
+
+    /// The stored login's `Authorization`, when there is one.
+    fn bearer(&self, deadline: Instant) -> Option<(String, String)> {
+        let session = self.auth.as_ref()?.session.as_ref()?;
+        Some(("authorization".to_owned(), session.bearer(deadline)))
+    }
+
+    /// POSTs `message` with the request's own `extra` headers, and the
+    /// stored login's token (refreshed once when refused); the reply
     /// whatever its status.
     fn post(
         &self,
@@ -85,14 +101,35 @@ impl Http {
         headers.extend(self.state_headers());
         headers.extend(extra.iter().cloned());
         let body = serde_json::to_vec(message).map_err(McpError::Encode)?;
-        let response = send_any(
-            &self.client,
-            Method::Post,
-            &self.url,
-            &headers,
-            Some(&body),
-            deadline,
-        )?;
+        let mut refreshed = false;
+        let response = loop {
+            let mut headers = headers.clone();
+            headers.extend(self.bearer(deadline));
+            let response = send_any(
+                &self.client,
+                Method::Post,
+                &self.url,
+                &headers,
+                Some(&body),
+                deadline,
+            )?;
+            let Some(auth) = self.auth.as_ref().filter(|_| response.status == 401) else {
+                break response;
+            };
+            // Refreshed once, then the login is to be made again.
+            match &auth.session {
+                Some(session) if !refreshed && session.refresh(deadline).is_ok() => {
+                    refreshed = true
+                }
+                Some(_) => {
+                    return Err(oauth::login_refused(&auth.agent, &auth.server, 401).into());
+                }
+                None => {
+                    let asked = response.header("www-authenticate").unwrap_or_default();
+                    return Err(McpError::unauthorized(asked).of(&auth.agent, &auth.server));
+                }
+            }
+        };
         // A session begins at `initialize`: not at the probe before it,
         // nor in the stateless revision, which has none.
         if let Some(id) = response.header("mcp-session-id")
@@ -267,6 +304,7 @@ impl Transport for Http {
             return;
         }
         headers.extend(state);
+        headers.extend(self.bearer(Instant::now() + GOODBYE));
         let _ = send(
             &self.client,
             Method::Delete,

@@ -16,6 +16,7 @@ pub mod error;
 mod events;
 mod http;
 pub mod jsonrpc;
+pub mod oauth;
 mod params;
 mod pending;
 mod sse;
@@ -76,6 +77,9 @@ pub struct Resolved<'a> {
     pub server: &'a McpServer,
     pub headers: Vec<(String, String)>,
     pub env: Vec<(String, String)>,
+    /// OAuth for `streamable-http`: the stored login, the names for a
+    /// 401's message.
+    pub auth: Option<Arc<oauth::Auth>>,
 }
 
 impl Client {
@@ -104,11 +108,10 @@ impl Client {
                 sse::Sse::connect(server.url.trim(), resolved.headers, deadline, http)
                     .map_err(|e| e.of_server(&server.name))?,
             ),
-            _ => Box::new(http::Http::new(
-                server.url.trim(),
-                resolved.headers,
-                http.clone(),
-            )),
+            _ => Box::new(
+                http::Http::new(server.url.trim(), resolved.headers, http.clone())
+                    .with_auth(resolved.auth),
+            ),
         };
         let client = Client {
             name: server.name.clone(),
@@ -460,6 +463,7 @@ mod tests {
             server: &server,
             headers: Vec::new(),
             env: Vec::new(),
+            auth: None,
         };
         let deadline = Instant::now() + std::time::Duration::from_secs(10);
         let http = axe_net::Client::from_env();
