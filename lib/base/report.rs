@@ -5,8 +5,7 @@
 //! [`Stderr`], which writes them as [`crate::stderr::note`] always did.
 
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex};
 
 use crate::lock::Recover;
 
@@ -58,119 +57,66 @@ impl Report for Collected {
     }
 }
 
-/// A report whose lines a thread of its own hands to another report:
-/// a server's request thread leaves its log line and goes on, and under
-/// load the lines of many requests leave in one write (a write per line
-/// was a tenth of a request's time, and woke the log's reader as often).
-/// Lines keep their order. When the writer falls behind by
-/// [`Behind::MOST`] bytes, a note waits for it, as a write to a full
-/// pipe would.
-pub struct Behind {
-    shared: Arc<Queue>,
-    writer: Option<JoinHandle<()>>,
-    /// The report itself, when no thread could be started to write to it.
-    direct: Option<Arc<dyn Report>>,
+/// A report shared by many threads whose lines leave together: a thread
+/// that notes while another writes leaves its line for that writer, which
+/// looks for such lines once more after each write, so under load the
+/// lines of many requests leave in one write and no thread waits on
+/// another's (a write per line, on the request's thread, was a tenth of
+/// a request's time, and woke the log's reader as often). No thread of
+/// its own and no wake-up: a lone line is written at once, as before.
+/// Lines keep their order. When [`Batched::MOST`] bytes wait, a note
+/// waits for the writer, as a write to a full pipe would.
+pub struct Batched {
+    to: Arc<dyn Report>,
+    /// Noted and not yet taken by a writer.
+    pending: Mutex<Vec<String>>,
+    /// Held by the one thread writing.
+    writing: Mutex<()>,
 }
 
-#[derive(Default)]
-struct Queue {
-    state: Mutex<Pending>,
-    changed: Condvar,
-}
-
-#[derive(Default)]
-struct Pending {
-    lines: Vec<String>,
-    bytes: usize,
-    /// Lines handed over and not yet written.
-    writing: bool,
-    closed: bool,
-}
-
-impl Behind {
+impl Batched {
     /// What may wait unwritten before a note waits.
     pub const MOST: usize = 1 << 20;
 
-    /// Lines for `to`, written by a thread started here; without a thread
-    /// (none can be started) each line is written at once.
-    pub fn new(to: Arc<dyn Report>) -> Behind {
-        let shared = Arc::new(Queue::default());
-        let (queue, report) = (Arc::clone(&shared), Arc::clone(&to));
-        let writer = std::thread::Builder::new()
-            .name("report".into())
-            .spawn(move || queue.write_to(&*report))
-            .ok();
-        let direct = writer.is_none().then_some(to);
-        Behind {
-            shared,
-            writer,
-            direct,
-        }
-    }
-
-    /// Returns once every line noted so far is written.
-    pub fn flush(&self) {
-        let mut state = self.shared.state.lock().recover();
-        while self.writer.is_some() && (!state.lines.is_empty() || state.writing) {
-            state = self.shared.changed.wait(state).recover();
+    pub fn new(to: Arc<dyn Report>) -> Batched {
+        Batched {
+            to,
+            pending: Mutex::default(),
+            writing: Mutex::new(()),
         }
     }
 }
 
-impl Queue {
-    fn write_to(&self, to: &dyn Report) {
-        let mut state = self.state.lock().recover();
-        loop {
-            if state.lines.is_empty() {
-                if state.closed {
-                    return;
-                }
-                state = self.changed.wait(state).recover();
-                continue;
-            }
-            let lines = std::mem::take(&mut state.lines);
-            state.bytes = 0;
-            state.writing = true;
-            drop(state);
-            self.changed.notify_all();
-            to.notes(&lines);
-            state = self.state.lock().recover();
-            state.writing = false;
-            self.changed.notify_all();
-        }
-    }
-}
-
-impl Report for Behind {
+impl Report for Batched {
     fn note(&self, line: fmt::Arguments) {
-        if let Some(to) = &self.direct {
-            return to.note(line);
-        }
-        let line = line.to_string();
-        let mut state = self.shared.state.lock().recover();
-        while state.bytes >= Self::MOST && !state.closed {
-            state = self.shared.changed.wait(state).recover();
-        }
-        // The writer sleeps only with nothing to write and nothing in
-        // hand: otherwise it looks again before it sleeps, and a wake-up
-        // would be a system call for nobody.
-        let asleep = state.lines.is_empty() && !state.writing;
-        state.bytes += line.len();
-        state.lines.push(line);
-        drop(state);
-        if asleep {
-            self.shared.changed.notify_all();
-        }
-    }
-}
-
-impl Drop for Behind {
-    /// Every line is written before the report is gone.
-    fn drop(&mut self) {
-        self.shared.state.lock().recover().closed = true;
-        self.shared.changed.notify_all();
-        if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
+        let full = {
+            let mut pending = self.pending.lock().recover();
+            pending.push(line.to_string());
+            pending.iter().map(String::len).sum::<usize>() >= Self::MOST
+        };
+        let mut wait = full;
+        loop {
+            let writing = match wait {
+                true => self.writing.lock().recover(),
+                false => match self.writing.try_lock() {
+                    Ok(w) => w,
+                    Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+                    // The writer looks again once it is done.
+                    Err(std::sync::TryLockError::WouldBlock) => return,
+                },
+            };
+            let lines = std::mem::take(&mut *self.pending.lock().recover());
+            if lines.is_empty() {
+                return;
+            }
+            self.to.notes(&lines);
+            drop(writing);
+            // Noted while this thread wrote, by threads that left their
+            // lines to it.
+            if self.pending.lock().recover().is_empty() {
+                return;
+            }
+            wait = false;
         }
     }
 }
@@ -178,9 +124,10 @@ impl Drop for Behind {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Condvar;
     use std::time::Duration;
 
-    /// A report that takes its lines slowly, counting how many writes.
+    /// A report that takes its lines slowly, counting its writes.
     #[derive(Default)]
     struct Slow {
         lines: Mutex<Vec<String>>,
@@ -193,31 +140,53 @@ mod tests {
         }
 
         fn notes(&self, lines: &[String]) {
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(5));
             *self.writes.lock().recover() += 1;
             self.lines.lock().recover().extend_from_slice(lines);
         }
     }
 
     #[test]
-    fn lines_behind_keep_their_order_leave_together_and_are_all_written() {
+    fn lines_noted_at_once_leave_together_each_threads_in_order_and_all() {
         let slow = Arc::new(Slow::default());
-        let behind = Behind::new(Arc::clone(&slow) as Arc<dyn Report>);
-        for i in 0..200 {
-            behind.note(format_args!("line {i}"));
+        let batched = Arc::new(Batched::new(Arc::clone(&slow) as Arc<dyn Report>));
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let batched = Arc::clone(&batched);
+                std::thread::spawn(move || {
+                    for i in 0..25 {
+                        batched.note(format_args!("{t} {i}"));
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
         }
-        behind.flush();
-        let expected: Vec<String> = (0..200).map(|i| format!("line {i}")).collect();
-        assert_eq!(*slow.lines.lock().recover(), expected);
-        // 200 lines noted faster than one write: far fewer writes.
+        let lines = slow.lines.lock().recover().clone();
+        assert_eq!(lines.len(), 200);
+        for t in 0..8 {
+            let own: Vec<&String> = lines
+                .iter()
+                .filter(|l| l.starts_with(&format!("{t} ")))
+                .collect();
+            let expected: Vec<String> = (0..25).map(|i| format!("{t} {i}")).collect();
+            assert_eq!(own, expected.iter().collect::<Vec<_>>());
+        }
+        // Eight threads noting while one writes: far fewer writes than
+        // lines.
         let writes = *slow.writes.lock().recover();
-        assert!(writes < 20, "{writes} writes");
-        behind.note(format_args!("last"));
-        drop(behind);
-        assert_eq!(
-            slow.lines.lock().recover().last().map(String::as_str),
-            Some("last")
-        );
+        assert!(writes < 100, "{writes} writes");
+    }
+
+    #[test]
+    fn a_lone_line_is_written_before_its_note_returns() {
+        let slow = Arc::new(Slow::default());
+        let batched = Batched::new(Arc::clone(&slow) as Arc<dyn Report>);
+        for i in 0..3 {
+            batched.note(format_args!("{i}"));
+            assert_eq!(slow.lines.lock().recover().len(), i + 1);
+        }
     }
 
     /// A report whose writes wait until the test opens the gate, and say
@@ -253,26 +222,31 @@ mod tests {
             entered: Mutex::new(entered),
             lines: Mutex::default(),
         });
-        let behind = Arc::new(Behind::new(Arc::clone(&gate) as Arc<dyn Report>));
-        behind.note(format_args!("first"));
-        writing.recv().unwrap();
-        // The writer is stuck on "first"; a whole MOST waits behind it.
-        behind.note(format_args!("{}", "x".repeat(Behind::MOST)));
-        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let late = {
-            let (behind, done) = (Arc::clone(&behind), Arc::clone(&done));
-            std::thread::spawn(move || {
-                behind.note(format_args!("after"));
-                done.store(true, std::sync::atomic::Ordering::SeqCst);
-            })
+        let batched = Arc::new(Batched::new(Arc::clone(&gate) as Arc<dyn Report>));
+        let note = |line: String| {
+            let batched = Arc::clone(&batched);
+            let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = Arc::clone(&done);
+            let thread = std::thread::spawn(move || {
+                batched.note(format_args!("{line}"));
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            });
+            (thread, done)
         };
+        let (first, _) = note("first".into());
+        writing.recv().unwrap();
+        // The writer is stuck on "first": a line left for it returns at
+        // once, but not the one that brings what waits to MOST.
+        batched.note(format_args!("{}", "x".repeat(Batched::MOST - 1)));
+        let (after, done) = note("after".into());
         std::thread::sleep(Duration::from_millis(100));
         let went_past = done.load(std::sync::atomic::Ordering::SeqCst);
         *gate.open.lock().recover() = true;
         gate.opened.notify_all();
+        for t in [first, after] {
+            t.join().unwrap();
+        }
         assert!(!went_past, "a note went past the bound");
-        late.join().unwrap();
-        behind.flush();
         let lines = gate.lines.lock().recover();
         assert_eq!(
             (lines.len(), &lines[0][..], &lines[2][..]),

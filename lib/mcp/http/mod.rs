@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use axe_base::error::{Error, Result};
 use axe_base::lock::Recover;
-use axe_base::report::{Behind, Report};
+use axe_base::report::{Batched, Report};
 use axe_tools::Memory;
 
 use admission::{Admission, Admitted, Ticket};
@@ -128,34 +128,32 @@ impl Http {
         // accepting stops, and the hold's end re-delivers it once every
         // request in flight is answered, its write made whole.
         let hold = axe_base::signals::drain();
-        // Said at once, before any request; what comes after (a line per
-        // request) is written behind the requests.
-        let direct = Arc::clone(&self.report);
-        let behind = Arc::new(Behind::new(self.report));
+        // A line per request, from many threads: in batches under load.
+        let report: Arc<dyn Report> = Arc::new(Batched::new(self.report));
         let shared = Arc::new(Shared {
             endpoint: endpoint::Endpoint::new(
                 self.tokens,
                 self.read_only,
                 loopback,
                 self.open,
-                Arc::clone(&behind) as Arc<dyn Report>,
+                Arc::clone(&report),
             ),
             tls: self.tls,
             slots: Slots::new(workers()),
             stopping: AtomicBool::new(false),
             admission: Arc::default(),
-            report: Arc::clone(&behind) as Arc<dyn Report>,
+            report,
         });
         watch_signals(&shared, local);
         let scheme = match shared.tls {
             Some(_) => "https",
             None => "http",
         };
-        direct.note(format_args!(
+        shared.report.note(format_args!(
             "axe-mcp: serving {scheme}://{local}/mcp/<AGENT>: {memory}; {guard}"
         ));
         for line in reaches {
-            direct.note(format_args!("{line}"));
+            shared.report.note(format_args!("{line}"));
         }
         let mut threads = Vec::new();
         for stream in listener.incoming() {
@@ -183,7 +181,6 @@ impl Http {
         for t in threads {
             let _ = t.join();
         }
-        behind.flush();
         drop(hold);
         Ok(())
     }
