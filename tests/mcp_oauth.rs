@@ -355,9 +355,9 @@ enum Expect {
     /// The login succeeds and the run calls the suite's tool with its
     /// token.
     Run,
-    /// The login succeeds; the run that follows speaks the 2026-07-28
-    /// wire, which is the MCP client's own item, so only the login is
-    /// judged here.
+    /// The login succeeds; the run that follows is refused by the
+    /// scenario on purpose (scope-retry-limit keeps asking for more
+    /// scope), so only the login is judged.
     Login,
     /// The login refuses what the scenario's servers do wrong, before it
     /// asks for a token.
@@ -395,8 +395,8 @@ const AUTH: &[(&str, Expect)] = &[
     ("2025-03-26-oauth-metadata-backcompat", Expect::Run),
     ("2025-03-26-oauth-endpoint-fallback", Expect::Run),
     ("resource-mismatch", Expect::Refused),
-    ("offline-access-scope", Expect::Login),
-    ("offline-access-not-supported", Expect::Login),
+    ("offline-access-scope", Expect::Run),
+    ("offline-access-not-supported", Expect::Run),
     (
         "authorization-server-migration",
         Expect::Left(
@@ -405,8 +405,8 @@ const AUTH: &[(&str, Expect)] = &[
              run, which would need a new login, and axe-run never prompts",
         ),
     ),
-    ("iss-supported", Expect::Login),
-    ("iss-not-advertised", Expect::Login),
+    ("iss-supported", Expect::Run),
+    ("iss-not-advertised", Expect::Run),
     ("iss-supported-missing", Expect::Refused),
     ("iss-wrong-issuer", Expect::Refused),
     ("iss-unexpected", Expect::Refused),
