@@ -81,20 +81,11 @@ fn outcome(out: &Path, scenario: &str) -> Result<Vec<String>, String> {
 
 #[test]
 fn the_official_conformance_suite_passes_the_client_scenarios_that_apply() {
-    let sdk = crate::mcp_sdk::sdk_dir();
-    let bin = sdk.join("conformance/node_modules/.bin/conformance");
-    let suite = sdk.join("conformance/node_modules/@modelcontextprotocol/conformance");
-    let node = sdk.join("clients/node_modules/.bin");
-    if !bin.exists() || !node.join("node").exists() {
-        crate::util::unavailable(
-            &format!(
-                "the MCP conformance suite and Node 22 are not installed in {}",
-                sdk.display()
-            ),
-            "run tests/mcp/install",
-        );
+    let Some((bin, node)) = crate::mcp_sdk::conformance() else {
         return;
-    }
+    };
+    let suite = crate::mcp_sdk::sdk_dir()
+        .join("conformance/node_modules/@modelcontextprotocol/conformance");
     let Some(python) = crate::mcp_client::python() else {
         return;
     };

@@ -1135,19 +1135,9 @@ pub const NOT_APPLICABLE: &[(&str, &str)] = &[
 /// a warning (a SHOULD missed) counts as a failure.
 #[test]
 fn the_official_conformance_suite_passes_what_applies() {
-    let sdk = crate::mcp_sdk::sdk_dir();
-    let suite = sdk.join("conformance/node_modules/.bin/conformance");
-    let node = sdk.join("clients/node_modules/.bin");
-    if !suite.exists() || !node.join("node").exists() {
-        crate::util::unavailable(
-            &format!(
-                "the MCP conformance suite and Node 22 are not installed in {}",
-                sdk.display()
-            ),
-            "run tests/mcp/install",
-        );
+    let Some((suite, node)) = crate::mcp_sdk::conformance() else {
         return;
-    }
+    };
     let path = std::env::join_paths(std::iter::once(node).chain(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
     )))

@@ -422,19 +422,9 @@ const AUTH: &[(&str, Expect)] = &[
 #[test]
 fn the_conformance_suites_auth_scenarios_pass() {
     let Some(py) = python() else { return };
-    let sdk = crate::mcp_sdk::sdk_dir();
-    let suite = sdk.join("conformance/node_modules/.bin/conformance");
-    let node = sdk.join("clients/node_modules/.bin");
-    if !suite.exists() || !node.join("node").exists() {
-        crate::util::unavailable(
-            &format!(
-                "the MCP conformance suite and Node 22 are not installed in {}",
-                sdk.display()
-            ),
-            "run tests/mcp/install",
-        );
+    let Some((suite, node)) = crate::mcp_sdk::conformance() else {
         return;
-    }
+    };
     let bins = assert_cmd::cargo::cargo_bin("axe-run");
     let path = std::env::join_paths(
         [node, bins.parent().unwrap().to_path_buf()]

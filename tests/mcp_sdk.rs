@@ -65,6 +65,25 @@ pub fn sdk_dir() -> PathBuf {
     cache.join("axe-test-sdk")
 }
 
+/// The MCP conformance suite's executable and the directory of the Node
+/// 22 it runs on (tests/mcp/install), or `None` after the suite's skip.
+pub fn conformance() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let sdk = sdk_dir();
+    let suite = sdk.join("conformance/node_modules/.bin/conformance");
+    let node = sdk.join("clients/node_modules/.bin");
+    if !suite.exists() || !node.join("node").exists() {
+        crate::util::unavailable(
+            &format!(
+                "the MCP conformance suite and Node 22 are not installed in {}",
+                sdk.display()
+            ),
+            "run tests/mcp/install",
+        );
+        return None;
+    }
+    Some((suite, node))
+}
+
 /// A Python that has the SDK: the installed venv's, else `python3` on
 /// `PATH`; the interpreter itself (its `sys.executable`), so that a shim
 /// needing the real `HOME` is not in the way. `None`, reported, when there
