@@ -106,7 +106,7 @@ fn bash_offers_agents_flags_subcommands_and_models() {
     );
     assert_eq!(
         bash(&env, &["axe-agents", ""]),
-        ["list", "show", "check", "init", "edit"]
+        ["list", "show", "check", "init", "edit", "mcp-login"]
     );
     assert_eq!(bash(&env, &["axe-agents", "show", ""]), agents);
     assert_eq!(bash(&env, &["axe-agents", "show", "--j"]), ["--json"]);
@@ -269,7 +269,7 @@ fn fish_completes_agents_flags_subcommands_and_models() {
     );
     assert_eq!(
         fish(&env, "axe-agents "),
-        ["check", "edit", "init", "list", "show"]
+        ["check", "edit", "init", "list", "mcp-login", "show"]
     );
     assert_eq!(fish(&env, "axe-agents show "), agents);
     assert_eq!(fish(&env, "axe-agents show --j"), ["--json"]);

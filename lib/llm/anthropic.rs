@@ -7,7 +7,7 @@ use super::conversation::{Conversation, Reply, Role, ToolCall, Usage};
 use super::http::Failure;
 use super::parse;
 use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
-use super::wire::{Wire, error_text};
+use super::wire::{Spec, Wire, error_text};
 use axe_base::error::Category;
 
 /// The API requires `max_tokens`; this is what Go sent when none was set.
@@ -21,7 +21,7 @@ const MIN_CACHED_BYTES: usize = 1024;
 /// Anthropic's Messages API.
 pub struct Anthropic;
 
-impl Wire for Anthropic {
+impl Spec for Anthropic {
     fn name(&self) -> &'static str {
         "anthropic"
     }
@@ -34,6 +34,12 @@ impl Wire for Anthropic {
         "ANTHROPIC_API_KEY"
     }
 
+    fn default_max_tokens(&self) -> Option<u64> {
+        Some(DEFAULT_MAX_TOKENS)
+    }
+}
+
+impl Wire for Anthropic {
     fn path(&self) -> &'static str {
         "/v1/messages"
     }
@@ -52,10 +58,6 @@ impl Wire for Anthropic {
             headers.insert(0, ("x-api-key", key.to_owned()));
         }
         headers
-    }
-
-    fn default_max_tokens(&self) -> Option<u64> {
-        Some(DEFAULT_MAX_TOKENS)
     }
 
     fn body<'a>(&self, model: &'a str, c: &'a Conversation, stream: bool) -> Json<'a> {

@@ -9,7 +9,7 @@ use super::conversation::{Conversation, Reply, ResponseFormat};
 use super::http::Failure;
 use super::openai::OpenAi;
 use super::stream::TextSink;
-use super::wire::Wire;
+use super::wire::{Spec, Wire};
 use axe_base::error::Category;
 
 /// A gateway: its names and address; the wire is [`OpenAi`]'s.
@@ -45,7 +45,7 @@ pub const EDENAI: Gateway = Gateway {
     path: "/v3/chat/completions",
 };
 
-impl Wire for Gateway {
+impl Spec for Gateway {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -60,6 +60,12 @@ impl Wire for Gateway {
         self.key_env
     }
 
+    fn honours(&self, format: &ResponseFormat) -> bool {
+        OpenAi.honours(format)
+    }
+}
+
+impl Wire for Gateway {
     fn path(&self) -> &'static str {
         self.path
     }
@@ -78,10 +84,6 @@ impl Wire for Gateway {
 
     fn body<'a>(&self, model: &'a str, c: &'a Conversation, stream: bool) -> Json<'a> {
         OpenAi.body(model, c, stream)
-    }
-
-    fn honours(&self, format: &ResponseFormat) -> bool {
-        OpenAi.honours(format)
     }
 
     fn parse_reply(&self, bytes: &[u8]) -> Result<Reply, Failure> {

@@ -8,13 +8,13 @@ use super::conversation::{Conversation, Reply, ResponseFormat, Role, ToolCall, U
 use super::http::Failure;
 use super::parse;
 use super::stream::{Sse, TextSink, cut_short, json as parse_chunk};
-use super::wire::{Wire, error_text};
+use super::wire::{Spec, Wire, error_text};
 use axe_base::error::Category;
 
 /// Google's Gemini API.
 pub struct Gemini;
 
-impl Wire for Gemini {
+impl Spec for Gemini {
     fn name(&self) -> &'static str {
         "google"
     }
@@ -27,6 +27,12 @@ impl Wire for Gemini {
         "GEMINI_API_KEY"
     }
 
+    fn honours(&self, _: &ResponseFormat) -> bool {
+        true
+    }
+}
+
+impl Wire for Gemini {
     fn path(&self) -> &'static str {
         "/v1beta/models"
     }
@@ -118,10 +124,6 @@ impl Wire for Gemini {
             body.push(("generationConfig", Json::Owned(Value::Object(config))));
         }
         Json::object(body)
-    }
-
-    fn honours(&self, _: &ResponseFormat) -> bool {
-        true
     }
 
     fn category(&self, status: u16) -> Category {

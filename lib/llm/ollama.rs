@@ -7,13 +7,13 @@ use super::conversation::{Conversation, Reply, ResponseFormat, ToolCall, Usage};
 use super::http::Failure;
 use super::parse;
 use super::stream::{Lines, TextSink, cut_short, json as parse_chunk};
-use super::wire::{Wire, error_text};
+use super::wire::{Spec, Wire, error_text};
 use axe_base::error::Category;
 
 /// Ollama's chat API.
 pub struct Ollama;
 
-impl Wire for Ollama {
+impl Spec for Ollama {
     fn name(&self) -> &'static str {
         "ollama"
     }
@@ -30,6 +30,12 @@ impl Wire for Ollama {
         false
     }
 
+    fn honours(&self, _: &ResponseFormat) -> bool {
+        true
+    }
+}
+
+impl Wire for Ollama {
     fn refused(&self, base_url: &str) -> Option<String> {
         Some(format!(
             "connection refused: is Ollama running? (expected at {base_url})"
@@ -82,10 +88,6 @@ impl Wire for Ollama {
             Some(ResponseFormat::Text) | None => {}
         }
         Json::object(body)
-    }
-
-    fn honours(&self, _: &ResponseFormat) -> bool {
-        true
     }
 
     fn category(&self, status: u16) -> Category {

@@ -8,13 +8,13 @@ use super::conversation::{Conversation, Reply, ResponseFormat, Role, ToolCall, T
 use super::http::Failure;
 use super::parse;
 use super::stream::{PendingCalls, Sse, TextSink, cut_short, json as parse_chunk};
-use super::wire::{Wire, error_text};
+use super::wire::{Spec, Wire, error_text};
 use axe_base::error::Category;
 
 /// OpenAI's Chat Completions API and the servers that copy it.
 pub struct OpenAi;
 
-impl Wire for OpenAi {
+impl Spec for OpenAi {
     fn name(&self) -> &'static str {
         "openai"
     }
@@ -53,6 +53,12 @@ impl Wire for OpenAi {
         reasoning || FAMILIES.iter().any(|f| model.starts_with(f))
     }
 
+    fn honours(&self, _: &ResponseFormat) -> bool {
+        true
+    }
+}
+
+impl Wire for OpenAi {
     fn path(&self) -> &'static str {
         "/v1/chat/completions"
     }
@@ -96,10 +102,6 @@ impl Wire for OpenAi {
             ));
         }
         Json::object(body)
-    }
-
-    fn honours(&self, _: &ResponseFormat) -> bool {
-        true
     }
 
     fn category(&self, status: u16) -> Category {

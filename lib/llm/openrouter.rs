@@ -10,14 +10,14 @@ use super::conversation::{Conversation, Reply, ResponseFormat};
 use super::http::Failure;
 use super::openai::OpenAi;
 use super::stream::TextSink;
-use super::wire::Wire;
+use super::wire::{Spec, Wire};
 use axe_base::error::Category;
 
 /// OpenRouter's OpenAI-compatible API; everything but the names and the
 /// statuses is [`OpenAi`]'s.
 pub struct OpenRouter;
 
-impl Wire for OpenRouter {
+impl Spec for OpenRouter {
     fn name(&self) -> &'static str {
         "openrouter"
     }
@@ -33,6 +33,12 @@ impl Wire for OpenRouter {
         "OPENROUTER_API_KEY"
     }
 
+    fn honours(&self, format: &ResponseFormat) -> bool {
+        OpenAi.honours(format)
+    }
+}
+
+impl Wire for OpenRouter {
     fn path(&self) -> &'static str {
         OpenAi.path()
     }
@@ -54,10 +60,6 @@ impl Wire for OpenRouter {
         OpenAi
             .body(model, c, stream)
             .with("usage", Json::Owned(json!({"include": true})))
-    }
-
-    fn honours(&self, format: &ResponseFormat) -> bool {
-        OpenAi.honours(format)
     }
 
     fn parse_reply(&self, bytes: &[u8]) -> Result<Reply, Failure> {

@@ -11,7 +11,7 @@ use super::gemini::Gemini;
 use super::ollama::Ollama;
 use super::openai::OpenAi;
 use super::openrouter::OpenRouter;
-use super::wire::Wire;
+use super::wire::{Spec, Wire};
 use axe_base::error::{Error, Result};
 
 /// Every provider, in the order messages and completions list them.
@@ -26,9 +26,22 @@ const ALL: &[Provider] = &[
     Provider::EDENAI,
 ];
 
-/// A provider: a handle on its [`Wire`] implementation.
+/// Every provider's wire, in [`ALL`]'s order: read only by
+/// [`Provider::wire`], so only a program that calls a model links them.
+static WIRES: [&dyn Wire; 8] = [
+    &Anthropic,
+    &OpenAi,
+    &Ollama,
+    &OpenRouter,
+    &Gemini,
+    &gateway::REQUESTY,
+    &gateway::ATLASCLOUD,
+    &gateway::EDENAI,
+];
+
+/// A provider: a handle on its [`Spec`], and through it its [`Wire`].
 #[derive(Clone, Copy)]
-pub struct Provider(&'static dyn Wire);
+pub struct Provider(&'static dyn Spec);
 
 impl Provider {
     pub const ANTHROPIC: Provider = Provider(&Anthropic);
@@ -98,7 +111,9 @@ impl Provider {
     }
 
     pub(super) fn wire(self) -> &'static dyn Wire {
-        self.0
+        // Every provider is one of ALL, whose wire is at its place.
+        let at = ALL.iter().position(|p| p.name() == self.name());
+        WIRES[at.unwrap_or_default()]
     }
 }
 

@@ -13,9 +13,12 @@ use super::http::Failure;
 use super::stream::TextSink;
 use axe_base::error::Category;
 
-/// One provider's wire format. Adding a provider is a module implementing
-/// this and one line in [`super::providers::ALL`].
-pub trait Wire: Sync {
+/// What a provider is known by before any call: its name, where it is,
+/// its key, what it can be asked. Apart from [`Wire`] so that a program
+/// that only checks model strings (the small whole programs check agent
+/// files) links none of the providers' request and reply code, which a
+/// table of whole `Wire`s would keep reachable through their vtables.
+pub trait Spec: Sync {
     /// The name in model strings: `anthropic` in `anthropic/claude-...`.
     fn name(&self) -> &'static str;
 
@@ -38,6 +41,24 @@ pub trait Wire: Sync {
         true
     }
 
+    /// The `max_tokens` a request carries when the caller set none (0):
+    /// none, unless the API requires one.
+    fn default_max_tokens(&self) -> Option<u64> {
+        None
+    }
+
+    /// Whether the body can ask for answers of this shape. Free text
+    /// needs no asking; a provider with a JSON mode says so (Anthropic
+    /// has none).
+    fn honours(&self, format: &ResponseFormat) -> bool {
+        !format.is_json()
+    }
+}
+
+/// One provider's wire format. Adding a provider is a module implementing
+/// this and [`Spec`], and one line in [`super::providers::ALL`] and
+/// [`super::providers::WIRES`].
+pub trait Wire: Spec {
     /// Where calls go under the base URL: `/v1/chat/completions`.
     fn path(&self) -> &'static str;
 
@@ -65,19 +86,6 @@ pub trait Wire: Sync {
     /// The headers of every call; `key` is empty when none is configured
     /// for a server of the user's own, which then gets no auth header.
     fn headers(&self, key: &str) -> Vec<(&'static str, String)>;
-
-    /// The `max_tokens` a request carries when the caller set none (0):
-    /// none, unless the API requires one.
-    fn default_max_tokens(&self) -> Option<u64> {
-        None
-    }
-
-    /// Whether the body can ask for answers of this shape. Free text
-    /// needs no asking; a provider with a JSON mode says so (Anthropic
-    /// has none).
-    fn honours(&self, format: &ResponseFormat) -> bool {
-        !format.is_json()
-    }
 
     /// The JSON body for `model`, borrowing the conversation's text.
     fn body<'a>(&self, model: &'a str, c: &'a Conversation, stream: bool) -> Json<'a>;
