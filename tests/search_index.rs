@@ -207,11 +207,16 @@ fn results_are_the_same_with_and_without_the_index() {
     corpus(&ws, 0x5eed, 40, 60);
     let first = same(&env, QUERIES[0]);
     assert_eq!(first["rebuilt"], true, "{first}");
+    let files = 40 + 2 * (1 + 60);
     let mut skipped = 0;
     for q in QUERIES {
         let index = same(&env, q);
         assert_eq!(index["reindexed"], 0, "{q}: {index}");
-        skipped += index["skipped"].as_u64().unwrap();
+        assert_eq!(index["current"], files, "{q}: {index}");
+        // What it skipped it did not read.
+        let (read, skip) = (index["read"].as_u64().unwrap(), index["skipped"].as_u64().unwrap());
+        assert_eq!(read + skip, files, "{q}: {index}");
+        skipped += skip;
     }
     // It did narrow the files read: else this proves nothing.
     assert!(skipped > 0);

@@ -159,12 +159,22 @@ pub fn search(
     let mut buf = Vec::new();
     let past = || until.is_some_and(|until| Instant::now() >= until);
     let mut unsearched = 0;
+    let (mut read_files, mut skipped) = (0, 0);
     for (index, file) in files.iter().enumerate() {
         if past() {
             unsearched = files.len() - index;
             break;
         }
+        let topic = file.topic.as_deref().and_then(|t| scanner.topic(t));
+        // The index knows it holds none of the words: its counts, unread.
+        if let (None, Plan::Skip { sections: s, len }) = (&topic, plan[index]) {
+            sections += s;
+            total_len += len;
+            skipped += 1;
+            continue;
+        }
         buf.clear();
+        read_files += 1;
         match read(ws, file, &mut buf) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -172,13 +182,6 @@ pub fn search(
                 unreadable.push(Unreadable::new(file.path.clone(), &e));
                 continue;
             }
-        }
-        let topic = file.topic.as_deref().and_then(|t| scanner.topic(t));
-        // The index knows it holds none of the words: its counts, unread.
-        if let (None, Plan::Skip { sections: s, len }) = (&topic, plan[index]) {
-            sections += s;
-            total_len += len;
-            continue;
         }
         // Most files hold none of the words: then counting their sections
         // is all they need, which is much quicker than reading their words.
@@ -304,13 +307,14 @@ pub fn search(
             score,
         });
     }
-    let index = match index {
+    let mut index = match index {
         Ok(index) => index.save(),
         Err(why) => Used {
             why: Some(why),
             ..Used::default()
         },
     };
+    (index.read, index.skipped) = (read_files, skipped);
     Ok(Searched {
         found: shown.into_iter().flatten().collect(),
         unreadable,

@@ -76,6 +76,9 @@ pub struct Used {
     pub reindexed: usize,
     /// Files the index showed hold none of the query's words: not read.
     pub skipped: usize,
+    /// Files the search read (those that may match; all without an
+    /// index).
+    pub read: usize,
     /// Built whole at this search (none yet, torn, `--reindex`).
     pub rebuilt: bool,
     /// What this search learnt was written back.
@@ -341,7 +344,7 @@ impl Index {
                 .iter()
                 .any(|c| c.iter().all(|&a| bits & 1 << a != 0))
         };
-        let plan: Vec<Plan> = self
+        let plan = self
             .known
             .iter()
             .zip(&has)
@@ -353,7 +356,6 @@ impl Index {
                 _ => Plan::Scan,
             })
             .collect();
-        self.used.skipped = plan.iter().filter(|p| **p != Plan::Scan).count();
         Some(plan)
     }
 
