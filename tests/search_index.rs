@@ -34,20 +34,86 @@ impl Rng {
 
 /// Words with forms, accents, irregular pasts, labels' names and filler.
 const WORDS: &[&str] = &[
-    "deploy", "deploys", "deployed", "deploying", "deployment", "canary", "canaries", "rollback",
-    "rolled", "back", "billing", "invoice", "invoices", "bought", "buy", "buys", "went", "go",
-    "Zürich", "ZURICH", "café", "crème", "brûlée", "straße", "STRASSE", "мир", "Мира", "blue",
-    "green", "blue-green", "the", "what", "did", "we", "a", "of", "on", "in", "hiking", "hike",
-    "Sundays", "cache", "stampede", "jitter", "latency", "queue", "owner", "flaky", "tests",
-    "retry", "timeout", "budget", "memory", "agent", "note", "fact", "lorem", "ipsum", "dolor",
-    "sit", "amet", "kayak", "kayaks", "Maya", "Bruno", "x1", "2026", "v2.3", "e",
+    "deploy",
+    "deploys",
+    "deployed",
+    "deploying",
+    "deployment",
+    "canary",
+    "canaries",
+    "rollback",
+    "rolled",
+    "back",
+    "billing",
+    "invoice",
+    "invoices",
+    "bought",
+    "buy",
+    "buys",
+    "went",
+    "go",
+    "Zürich",
+    "ZURICH",
+    "café",
+    "crème",
+    "brûlée",
+    "straße",
+    "STRASSE",
+    "мир",
+    "Мира",
+    "blue",
+    "green",
+    "blue-green",
+    "the",
+    "what",
+    "did",
+    "we",
+    "a",
+    "of",
+    "on",
+    "in",
+    "hiking",
+    "hike",
+    "Sundays",
+    "cache",
+    "stampede",
+    "jitter",
+    "latency",
+    "queue",
+    "owner",
+    "flaky",
+    "tests",
+    "retry",
+    "timeout",
+    "budget",
+    "memory",
+    "agent",
+    "note",
+    "fact",
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "kayak",
+    "kayaks",
+    "Maya",
+    "Bruno",
+    "x1",
+    "2026",
+    "v2.3",
+    "e",
 ];
 
 fn sentence(rng: &mut Rng) -> String {
     let n = 3 + rng.below(14);
     let words: Vec<&str> = (0..n).map(|_| rng.pick(WORDS)).collect();
     match rng.below(5) {
-        0 => format!("{}: {}.", rng.pick(&["Maya", "Bruno", "Decision", "Deploy"]), words.join(" ")),
+        0 => format!(
+            "{}: {}.",
+            rng.pick(&["Maya", "Bruno", "Decision", "Deploy"]),
+            words.join(" ")
+        ),
         _ => format!("{}.", words.join(" ")),
     }
 }
@@ -77,9 +143,15 @@ fn text(rng: &mut Rng, sections: usize) -> String {
 fn corpus(ws: &Path, seed: u64, topics: usize, days: usize) {
     let mut rng = Rng(seed);
     for t in 0..topics {
-        let name = format!("{}-{t}", rng.pick(&["deploy", "people", "café", "billing", "kayak"]));
+        let name = format!(
+            "{}-{t}",
+            rng.pick(&["deploy", "people", "café", "billing", "kayak"])
+        );
         let sections = 1 + rng.below(4);
-        write(&ws.join(format!("world/{name}.md")), &text(&mut rng, sections));
+        write(
+            &ws.join(format!("world/{name}.md")),
+            &text(&mut rng, sections),
+        );
     }
     for agent in ["ana", "bruno"] {
         let dir = ws.join("agents").join(agent);
@@ -88,7 +160,12 @@ fn corpus(ws: &Path, seed: u64, topics: usize, days: usize) {
             let day = format!("2026-{:02}-{:02}", 1 + d / 28 % 12, 1 + d % 28);
             let mut log = format!("# {day}\n\n");
             for _ in 0..1 + rng.below(3) {
-                log += &format!("## {:02}:{:02}\n\n{}\n\n", rng.below(24), rng.below(60), sentence(&mut rng));
+                log += &format!(
+                    "## {:02}:{:02}\n\n{}\n\n",
+                    rng.below(24),
+                    rng.below(60),
+                    sentence(&mut rng)
+                );
             }
             write(&dir.join(format!("daily/{day}.md")), &log);
         }
@@ -101,7 +178,17 @@ fn corpus(ws: &Path, seed: u64, topics: usize, days: usize) {
 fn age(dir: &Path) {
     let status = std::process::Command::new("find")
         .arg(dir)
-        .args(["-type", "f", "-exec", "touch", "-m", "-t", "200001010000", "{}", "+"])
+        .args([
+            "-type",
+            "f",
+            "-exec",
+            "touch",
+            "-m",
+            "-t",
+            "200001010000",
+            "{}",
+            "+",
+        ])
         .status()
         .unwrap();
     assert!(status.success());
@@ -156,7 +243,14 @@ fn ws_of(env: &Env) -> PathBuf {
 fn search(env: &Env, query: &str, indexed: bool) -> Value {
     let ws = ws_of(env);
     let mut cmd = env.cmd("axe-notes-search");
-    cmd.args(["--workspace", ws.to_str().unwrap(), "--json", "--limit", "20", query]);
+    cmd.args([
+        "--workspace",
+        ws.to_str().unwrap(),
+        "--json",
+        "--limit",
+        "20",
+        query,
+    ]);
     if !indexed {
         cmd.env("XDG_CACHE_HOME", ws.join(".cache"));
     }
@@ -214,7 +308,10 @@ fn results_are_the_same_with_and_without_the_index() {
         assert_eq!(index["reindexed"], 0, "{q}: {index}");
         assert_eq!(index["current"], files, "{q}: {index}");
         // What it skipped it did not read.
-        let (read, skip) = (index["read"].as_u64().unwrap(), index["skipped"].as_u64().unwrap());
+        let (read, skip) = (
+            index["read"].as_u64().unwrap(),
+            index["skipped"].as_u64().unwrap(),
+        );
         assert_eq!(read + skip, files, "{q}: {index}");
         skipped += skip;
     }
@@ -236,7 +333,10 @@ fn results_are_the_same_with_and_without_the_index() {
         same(&env, q);
     }
     let found = search(&env, "quetzal", true);
-    assert_eq!(found["results"][0]["path"], "agents/ana/daily/2026-01-02.md");
+    assert_eq!(
+        found["results"][0]["path"],
+        "agents/ana/daily/2026-01-02.md"
+    );
 }
 
 #[test]
@@ -256,7 +356,10 @@ fn a_rewrite_of_the_same_size_and_time_is_seen() {
         assert!(status.success());
     };
     touch(&topic);
-    assert_eq!(search(&env, "heron", true)["results"][0]["path"], "world/birds.md");
+    assert_eq!(
+        search(&env, "heron", true)["results"][0]["path"],
+        "world/birds.md"
+    );
     assert_eq!(search(&env, "heron", true)["index"]["reindexed"], 0);
     // Same size, same modification time: only the change time (and the
     // bytes) differ.
@@ -264,7 +367,10 @@ fn a_rewrite_of_the_same_size_and_time_is_seen() {
     touch(&topic);
     let found = search(&env, "egret", true);
     assert_eq!(found["results"][0]["path"], "world/birds.md", "{found}");
-    assert_eq!(search(&env, "heron", true)["results"], serde_json::json!([]));
+    assert_eq!(
+        search(&env, "heron", true)["results"],
+        serde_json::json!([])
+    );
 }
 
 #[test]
@@ -312,7 +418,7 @@ fn a_torn_index_is_rebuilt_and_the_results_are_unchanged() {
                 assert_eq!(index["rebuilt"], false, "{what}: {index}");
             }
         }
-        assert_eq!(fs::read(&base).unwrap().len() > 100, true, "{what}");
+        assert!(fs::read(&base).unwrap().len() > 100, "{what}");
     }
 }
 
@@ -326,7 +432,11 @@ fn reindex_alone_builds_the_index_and_says_so() {
         .args(["--workspace", ws.to_str().unwrap(), "--reindex", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["index"]["rebuilt"], true, "{json}");
     assert_eq!(json["index"]["saved"], true, "{json}");
@@ -361,7 +471,12 @@ fn the_index_is_never_inside_the_workspace() {
             .unwrap();
         let json: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(json["index"]["used"], false, "{json}");
-        assert!(json["index"]["why"].as_str().unwrap().contains("inside the workspace"));
+        assert!(
+            json["index"]["why"]
+                .as_str()
+                .unwrap()
+                .contains("inside the workspace")
+        );
         assert!(!inside.join("axe").exists());
     }
 }
@@ -392,7 +507,11 @@ fn kill_9_during_a_reindex_leaves_a_usable_index() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(temp.exists(), "killed mid-write");
-    assert_eq!(fs::read(base(&env)).unwrap(), before, "the old index stands");
+    assert_eq!(
+        fs::read(base(&env)).unwrap(),
+        before,
+        "the old index stands"
+    );
     for q in QUERIES {
         let index = same(&env, q);
         assert_eq!(index["rebuilt"], false, "{q}: {index}");
@@ -411,7 +530,10 @@ fn remembers_during_searches_are_all_found() {
     corpus(&ws, 21, 20, 30);
     env.agent(
         "ana",
-        &format!("name = \"ana\"\nmodel = \"x/y\"\n[notes]\nenabled = true\nworkspace = \"{}\"\n", ws.display()),
+        &format!(
+            "name = \"ana\"\nmodel = \"x/y\"\n[notes]\nenabled = true\nworkspace = \"{}\"\n",
+            ws.display()
+        ),
     );
     same(&env, "deploy");
     let n = 12;

@@ -321,6 +321,8 @@ impl Dir {
     /// What identifies the contents of the regular file `name` here for a
     /// cache of what it holds (a search's index): `None` when nothing is
     /// there or it is not a regular file (a symlink is not followed).
+    // The fields' types differ between platforms (`time_t`, `long`).
+    #[allow(clippy::unnecessary_cast)]
     pub fn stamp(&self, name: &OsStr) -> io::Result<Option<Stamp>> {
         match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {

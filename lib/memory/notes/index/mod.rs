@@ -31,7 +31,7 @@
 
 mod segment;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::path::PathBuf;
@@ -199,6 +199,10 @@ impl Index {
         let dir = Dir::root(&place, true)
             .map_err(|e| format!("{}: {e}", place.display()))?
             .ok_or("no index directory")?;
+        // It holds the notes' words: the owner's alone, whatever the
+        // umask gave the directory.
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&place, std::fs::Permissions::from_mode(0o700));
         let base = (!rebuild).then(|| load(&dir, BASE)).flatten();
         let delta = base
             .as_ref()
@@ -381,7 +385,7 @@ impl Index {
     /// Which entries of segment `s` go on: those not read again, still
     /// listed and current (or, when the listing is not the whole
     /// workspace, not listed: another agent's, checked at its search).
-    fn keep(&self, s: usize, newer: &HashMap<&str, ()>, listed_paths: &HashMap<&str, ()>) -> Vec<bool> {
+    fn keep(&self, s: usize, newer: &HashSet<&str>, listed_paths: &HashSet<&str>) -> Vec<bool> {
         let seg = [&self.base, &self.delta][s].as_ref();
         seg.map(|seg| {
             seg.files
@@ -389,8 +393,8 @@ impl Index {
                 .enumerate()
                 .map(|(f, e)| {
                     let p = e.path.as_str();
-                    !newer.contains_key(p)
-                        && match listed_paths.contains_key(p) {
+                    !newer.contains(p)
+                        && match listed_paths.contains(p) {
                             true => self.owner[s][f].is_some(),
                             false => !self.whole,
                         }
@@ -401,9 +405,13 @@ impl Index {
     }
 
     fn write(&mut self) -> Result<(), ()> {
-        let (base_file, _) =
-            lock::create_locked(&self.dir, OsStr::new(BASE), Open::Update, Wait::For(Duration::ZERO))
-                .map_err(|_| ())?;
+        let (base_file, _) = lock::create_locked(
+            &self.dir,
+            OsStr::new(BASE),
+            Open::Update,
+            Wait::For(Duration::ZERO),
+        )
+        .map_err(|_| ())?;
         // Another search wrote a base since this one read it: its turn.
         let same = |seg: &Option<Segment>, file: &File| match seg {
             Some(seg) => seg.same_file(file),
@@ -413,9 +421,8 @@ impl Index {
             return Err(());
         }
         let fresh = std::mem::take(&mut self.fresh);
-        let fresh_paths: HashMap<&str, ()> =
-            fresh.files.iter().map(|e| (e.path.as_str(), ())).collect();
-        let listed_paths: HashMap<&str, ()> = self
+        let fresh_paths: HashSet<&str> = fresh.files.iter().map(|e| e.path.as_str()).collect();
+        let listed_paths: HashSet<&str> = self
             .owner
             .iter()
             .zip([&self.base, &self.delta])
@@ -424,9 +431,9 @@ impl Index {
                     .iter()
                     .zip(seg.iter().flat_map(|s| s.files.iter()))
                     .filter(|(o, _)| o.is_some())
-                    .map(|(_, e)| (e.path.as_str(), ()))
+                    .map(|(_, e)| e.path.as_str())
             })
-            .chain(fresh_paths.iter().map(|(p, _)| (*p, ())))
+            .chain(fresh_paths.iter().copied())
             .collect();
         let number = generation();
         let Some(base) = self.base.as_ref().filter(|_| !self.used.rebuilt) else {
@@ -457,7 +464,7 @@ impl Index {
         }
         // The delta has grown: one base of all.
         for e in &delta.files {
-            newer.insert(e.path.as_str(), ());
+            newer.insert(e.path.as_str());
         }
         let keep_base = self.keep(0, &newer, &listed_paths);
         let mut all = Builder::default();
@@ -469,7 +476,14 @@ impl Index {
         Ok(())
     }
 
-    fn replace(&self, locked: &File, name: &str, b: &Builder, number: u64, base: u64) -> Result<(), ()> {
+    fn replace(
+        &self,
+        locked: &File,
+        name: &str,
+        b: &Builder,
+        number: u64,
+        base: u64,
+    ) -> Result<(), ()> {
         replace::replace(locked, &self.dir, OsStr::new(name), |f, _| {
             let mut out = std::io::BufWriter::new(f);
             b.write(number, base, &mut out)?;

@@ -165,14 +165,12 @@ impl Segment {
             return Err(Torn);
         }
         let mut dir = vec![0u8; usize::try_from(dir_len).map_err(|_| Torn)?];
-        file.read_exact_at(&mut dir, HEAD as u64).map_err(|_| Torn)?;
+        file.read_exact_at(&mut dir, HEAD as u64)
+            .map_err(|_| Torn)?;
         if checksum(&dir) != sum {
             return Err(Torn);
         }
-        let mut r = Reader {
-            bytes: &dir,
-            at: 0,
-        };
+        let mut r = Reader { bytes: &dir, at: 0 };
         let (generation, base) = (r.next()?, r.next()?);
         let n = r.next()?;
         let mut files = Vec::new();
@@ -205,7 +203,10 @@ impl Segment {
             }
             last = Some(text);
             let (at, len, sum) = (r.next()?, r.small()?, r.next()?);
-            if at.checked_add(u64::from(len)).is_none_or(|e| e > postings_len) {
+            if at
+                .checked_add(u64::from(len))
+                .is_none_or(|e| e > postings_len)
+            {
                 return Err(Torn);
             }
             words.push(Word { text, at, len, sum });
@@ -326,7 +327,10 @@ impl Builder {
         for w in 0..seg.word_count() {
             list.clear();
             seg.files_of(w, &mut list)?;
-            let kept = list.iter().map(|&f| id[f as usize]).filter(|&f| f != u32::MAX);
+            let kept = list
+                .iter()
+                .map(|&f| id[f as usize])
+                .filter(|&f| f != u32::MAX);
             let mut kept = kept.peekable();
             if kept.peek().is_some() {
                 self.words
@@ -421,14 +425,20 @@ mod tests {
 
     fn built() -> Vec<u8> {
         let mut b = Builder::default();
-        for (n, text) in [(1, "deploy canary deploy"), (2, "rollback"), (3, "canary x")] {
+        for (n, text) in [
+            (1, "deploy canary deploy"),
+            (2, "rollback"),
+            (3, "canary x"),
+        ] {
             let entry = Entry {
                 path: format!("world/t{n}.md"),
                 stamp: stamp(n),
                 read_at: 99,
                 sections: n as u32,
             };
-            b.add(entry, |each| text.split(' ').for_each(|w| each(w.as_bytes())));
+            b.add(entry, |each| {
+                text.split(' ').for_each(|w| each(w.as_bytes()))
+            });
         }
         let mut out = Vec::new();
         b.write(42, 0, &mut out).unwrap();
