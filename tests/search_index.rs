@@ -242,15 +242,13 @@ fn ws_of(env: &Env) -> PathBuf {
 /// directory inside the workspace, where no index may go).
 fn search(env: &Env, query: &str, indexed: bool) -> Value {
     let ws = ws_of(env);
+    search_in(env, &["--workspace", ws.to_str().unwrap()], query, indexed)
+}
+
+fn search_in(env: &Env, whose: &[&str], query: &str, indexed: bool) -> Value {
+    let ws = ws_of(env);
     let mut cmd = env.cmd("axe-notes-search");
-    cmd.args([
-        "--workspace",
-        ws.to_str().unwrap(),
-        "--json",
-        "--limit",
-        "20",
-        query,
-    ]);
+    cmd.args(whose).args(["--json", "--limit", "20", query]);
     if !indexed {
         cmd.env("XDG_CACHE_HOME", ws.join(".cache"));
     }
@@ -271,6 +269,14 @@ fn same(env: &Env, query: &str) -> Value {
     let with = search(env, query, true);
     let without = search(env, query, false);
     assert_eq!(with["results"], without["results"], "{query}");
+    with["index"].clone()
+}
+
+/// [`same`] for one agent's search (`--agent`): the world and its files.
+fn same_for(env: &Env, agent: &str, query: &str) -> Value {
+    let with = search_in(env, &["--agent", agent], query, true);
+    let without = search_in(env, &["--agent", agent], query, false);
+    assert_eq!(with["results"], without["results"], "{agent}: {query}");
     with["index"].clone()
 }
 
@@ -577,4 +583,45 @@ fn remembers_during_searches_are_all_found() {
     }
     let all = search(&env, "spot", true);
     assert_eq!(all["results"].as_array().unwrap().len(), n.min(20));
+}
+
+/// One index serves the whole workspace's searches and each agent's
+/// (which list only the world and that agent's files), their updates
+/// merged into one: each kind of search still gives what it gives
+/// without the index, writes between them seen by both.
+#[test]
+fn an_agents_searches_and_the_workspaces_share_one_index() {
+    let env = Env::new();
+    let ws = ws_of(&env);
+    corpus(&ws, 0xabc, 20, 30);
+    for agent in ["ana", "bruno"] {
+        env.agent(
+            agent,
+            &format!(
+                "name = \"{agent}\"\nmodel = \"x/y\"\n[notes]\nenabled = true\nworkspace = \"{}\"\n",
+                ws.display()
+            ),
+        );
+    }
+    let mut rng = Rng(99);
+    for round in 0..6 {
+        let q = QUERIES[round * 5 % QUERIES.len()];
+        let index = same_for(&env, "ana", q);
+        assert_eq!(index["used"], true, "{index}");
+        same_for(&env, "bruno", q);
+        same(&env, q);
+        // A change in each agent's files and the world's.
+        for dir in ["agents/ana/daily", "agents/bruno/daily", "world"] {
+            write(
+                &ws.join(format!("{dir}/round-{round}.md")),
+                &text(&mut rng, 2),
+            );
+        }
+        write(&ws.join("agents/bruno/MEMORY.md"), &text(&mut rng, 3));
+        for q in ["deploy", "\"blue green\"", "kayak in May"] {
+            same_for(&env, "ana", q);
+            same_for(&env, "bruno", q);
+            same(&env, q);
+        }
+    }
 }
