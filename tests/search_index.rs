@@ -312,7 +312,11 @@ fn results_are_the_same_with_and_without_the_index() {
     for q in QUERIES {
         let index = same(&env, q);
         assert_eq!(index["reindexed"], 0, "{q}: {index}");
-        assert_eq!(index["current"], files, "{q}: {index}");
+        // A file is checked only when the index would skip it.
+        assert!(
+            index["current"].as_u64() >= index["skipped"].as_u64(),
+            "{q}: {index}"
+        );
         // What it skipped it did not read.
         let (read, skip) = (
             index["read"].as_u64().unwrap(),

@@ -140,11 +140,13 @@ pub fn search(
     let whole = matches!(scope, Scope::All);
     // A list found torn when read: built again, from the notes.
     let opened = Index::open(ws, &listed, whole, false, until).and_then(|mut index| {
-        match index.plan(&query) {
+        match index.plan(ws, &listed, &query, until) {
             Some(plan) => Ok((plan, index)),
             None => {
                 let mut index = Index::open(ws, &listed, whole, true, until)?;
-                let plan = index.plan(&query).ok_or("the index is torn")?;
+                let plan = index
+                    .plan(ws, &listed, &query, until)
+                    .ok_or("the index is torn")?;
                 Ok((plan, index))
             }
         }

@@ -161,22 +161,23 @@ fn load(dir: &Dir, name: &str) -> Option<Segment> {
     Segment::read(file).ok()
 }
 
-/// The index of one workspace, brought up to date for the files of one
-/// search.
+/// The index of one workspace, for the files of one search.
 pub struct Index {
     dir: Dir,
     base: Option<Segment>,
     delta: Option<Segment>,
-    /// Per segment (base, delta), per file: the listed file it is, when
-    /// current.
-    owner: [Vec<Option<u32>>; 2],
-    /// The files read again, and per one the listed file it is.
+    /// Per listed file: its entry (segment, number), if it has one.
+    entry: Vec<Option<(usize, u32)>>,
+    /// Per segment (base, delta), per entry: whether this search lists
+    /// its file, and whether it found the entry out of date.
+    listed: [Vec<bool>; 2],
+    stale: [Vec<bool>; 2],
+    /// The files read again at this search, and per listed file its
+    /// number there.
     fresh: Builder,
-    fresh_owner: Vec<u32>,
+    fresh_of: Vec<Option<u32>>,
     /// Of those, the ones that changed what is stored.
     changed: usize,
-    /// Per listed file: its sections and size, when the index knows them.
-    known: Vec<Option<(u32, u64)>>,
     /// Whether the listing was the whole workspace: entries of files not
     /// in it are of files gone.
     whole: bool,
@@ -184,10 +185,11 @@ pub struct Index {
 }
 
 impl Index {
-    /// The index of `ws`, checked against the files of `listed` (the
-    /// whole workspace when `whole`); rebuilt whole when `rebuild`. Past
-    /// `until`, no more files are read for it (they are searched as
-    /// without an index). `Err` says why there is none.
+    /// The index of `ws` for the files of `listed` (the whole workspace
+    /// when `whole`); built again from the files when `rebuild`, or when
+    /// there is none whole. Past `until`, no more files are read for it
+    /// (they are searched as without an index). `Err` says why there is
+    /// none.
     pub fn open(
         ws: &Workspace,
         listed: &[Listed],
@@ -207,102 +209,122 @@ impl Index {
         let delta = base
             .as_ref()
             .and_then(|b| load(&dir, DELTA).filter(|d| d.base == b.generation));
+        let sizes = [&base, &delta].map(|s| s.as_ref().map_or(0, |s| s.files.len()));
         let mut index = Index {
-            owner: [
-                vec![None; base.as_ref().map_or(0, |s| s.files.len())],
-                vec![None; delta.as_ref().map_or(0, |s| s.files.len())],
-            ],
             dir,
-            base,
-            delta,
+            entry: vec![None; listed.len()],
+            listed: sizes.map(|n| vec![false; n]),
+            stale: sizes.map(|n| vec![false; n]),
             fresh: Builder::default(),
-            fresh_owner: Vec::new(),
+            fresh_of: vec![None; listed.len()],
             changed: 0,
-            known: vec![None; listed.len()],
             whole,
             used: Used {
                 used: true,
-                rebuilt: rebuild,
+                rebuilt: rebuild || base.is_none(),
                 ..Used::default()
             },
+            base,
+            delta,
         };
-        if index.base.is_none() {
-            index.used.rebuilt = true;
-        }
-        index.refresh(ws, listed, until);
-        Ok(index)
-    }
-
-    /// Finds each listed file's entry, and reads again those that have
-    /// none current.
-    fn refresh(&mut self, ws: &Workspace, listed: &[Listed], until: Option<Instant>) {
+        // The delta's entry of a file, when it has one, else the base's.
         let mut entries: HashMap<&str, (usize, u32)> = HashMap::new();
-        for (s, seg) in [&self.base, &self.delta].into_iter().enumerate() {
+        for (s, seg) in [&index.base, &index.delta].into_iter().enumerate() {
             for (f, e) in seg.iter().flat_map(|seg| seg.files.iter().enumerate()) {
                 entries.insert(&e.path, (s, f as u32));
             }
         }
-        let segs = [&self.base, &self.delta];
-        let mut buf = Vec::new();
-        let mut word = Vec::new();
-        let mut past = false;
         for (i, file) in listed.iter().enumerate() {
-            let Some(stamp) = file.at.stamp() else {
-                continue;
-            };
-            let stored = entries.get(file.path.as_str()).and_then(|&(s, f)| {
-                let e = &segs[s].as_ref()?.files[f as usize];
-                Some((s, f, e))
-            });
-            if let Some((s, f, e)) = stored
-                && e.stamp == stamp
-                && stamp.mtime_ns < e.read_at - RACY_NS
-            {
-                self.owner[s][f as usize] = Some(i as u32);
-                self.known[i] = Some((e.sections, stamp.len));
-                self.used.current += 1;
-                continue;
+            if let Some(&(s, f)) = entries.get(file.path.as_str()) {
+                index.entry[i] = Some((s, f));
+                index.listed[s][f as usize] = true;
             }
-            if past || (i % 64 == 0 && until.is_some_and(|u| Instant::now() >= u)) {
-                past = true;
-                continue;
-            }
-            let read_at = now_ns();
-            buf.clear();
-            // Read as the search reads it; anything amiss and the file
-            // is left to the search, which reports it.
-            if !matches!(file.at.read_into(ws, &mut buf), Ok(true)) || buf.len() as u64 != stamp.len
-            {
-                continue;
-            }
-            let sections = count_sections(&buf) as u32;
-            let racy = stamp.mtime_ns >= read_at - RACY_NS;
-            let same = stored.is_some_and(|(_, _, e)| e.stamp == stamp && racy);
-            if !same {
-                self.changed += 1;
-            }
-            let entry = Entry {
-                path: file.path.clone(),
-                stamp,
-                read_at,
-                sections,
-            };
-            self.fresh
-                .add(entry, |each| each_word(&buf, &mut word, each));
-            self.fresh_owner.push(i as u32);
-            self.known[i] = Some((sections, stamp.len));
-            self.used.reindexed += 1;
         }
+        drop(entries);
+        if index.used.rebuilt {
+            let (mut buf, mut word) = (Vec::new(), Vec::new());
+            for (i, file) in listed.iter().enumerate() {
+                if i % 64 == 0 && until.is_some_and(|u| Instant::now() >= u) {
+                    break;
+                }
+                index.reread(ws, file, i, &mut buf, &mut word, None);
+            }
+        }
+        Ok(index)
+    }
+
+    /// The entry of `(segment, number)`.
+    fn stored(&self, (s, f): (usize, u32)) -> Option<&Entry> {
+        [&self.base, &self.delta][s]
+            .as_ref()
+            .map(|seg| &seg.files[f as usize])
+    }
+
+    /// Reads listed file `i` again for the index, and says which atoms of
+    /// `matcher`'s its words match; `None` when it could not be read
+    /// whole (the search reads it, and reports what is amiss).
+    fn reread(
+        &mut self,
+        ws: &Workspace,
+        file: &Listed,
+        i: usize,
+        buf: &mut Vec<u8>,
+        word: &mut Vec<u8>,
+        mut matcher: Option<&mut Matcher>,
+    ) -> Option<u64> {
+        let stamp = file.at.stamp()?;
+        let read_at = now_ns();
+        buf.clear();
+        if !matches!(file.at.read_into(ws, buf), Ok(true)) || buf.len() as u64 != stamp.len {
+            return None;
+        }
+        let sections = count_sections(buf) as u32;
+        let racy = stamp.mtime_ns >= read_at - RACY_NS;
+        // Read again only for being as new as its entry: nothing to save.
+        let same = self.entry[i]
+            .and_then(|e| self.stored(e))
+            .is_some_and(|e| e.stamp == stamp && racy);
+        if !same {
+            self.changed += 1;
+        }
+        let entry = Entry {
+            path: file.path.clone(),
+            stamp,
+            read_at,
+            sections,
+        };
+        self.fresh_of[i] = Some(self.fresh.files.len() as u32);
+        let mut bits = 0;
+        self.fresh.add(entry, |add| {
+            each_word(buf, word, &mut |w| {
+                add(w);
+                if let Some(m) = matcher.as_deref_mut() {
+                    bits |= m.folded(w);
+                }
+            })
+        });
+        self.used.reindexed += 1;
+        Some(bits)
     }
 
     /// For each listed file, whether the search must read it for
-    /// `query`. A file is skipped only when the index knows it and, for
-    /// every clause, one of the clause's words is in none of its words.
-    /// `None` when a list read is torn: the index must be built again.
-    pub fn plan(&mut self, query: &Query) -> Option<Vec<Plan>> {
+    /// `query`. A file is skipped only when its entry is current (its
+    /// stamp checked now) and, for every clause, one of the clause's
+    /// words is in none of its words; a file that may match is read
+    /// whatever its entry, so its stamp is not even looked at. A file
+    /// whose entry is out of date, or that has none, is read again for
+    /// the index. `None` when a list read is torn: the index must be
+    /// built again.
+    pub fn plan(
+        &mut self,
+        ws: &Workspace,
+        listed: &[Listed],
+        query: &Query,
+        until: Option<Instant>,
+    ) -> Option<Vec<Plan>> {
         let mut matcher = Matcher::new(&query.atoms);
-        let mut has = vec![0u64; self.known.len()];
-        let mut torn = false;
+        let mut bits_of =
+            [&self.base, &self.delta].map(|s| vec![0u64; s.as_ref().map_or(0, |s| s.files.len())]);
         let mut list = Vec::new();
         for (s, seg) in [&self.base, &self.delta].into_iter().enumerate() {
             let Some(seg) = seg else { continue };
@@ -318,29 +340,23 @@ impl Index {
                             continue;
                         }
                         list.clear();
-                        if seg.files_of(w, &mut list).is_err() {
-                            torn = true;
-                            continue;
-                        }
+                        seg.files_of(w, &mut list).ok()?;
                         for &f in &list {
-                            if let Some(i) = self.owner[s][f as usize] {
-                                has[i as usize] |= bits;
-                            }
+                            bits_of[s][f as usize] |= bits;
                         }
                     }
                 }
             }
         }
+        // The files read again when the index was opened.
+        let mut fresh_bits = vec![0u64; self.fresh.files.len()];
         for (w, files) in self.fresh.words() {
             let bits = matcher.folded(w);
             if bits != 0 {
                 for &f in files {
-                    has[self.fresh_owner[f as usize] as usize] |= bits;
+                    fresh_bits[f as usize] |= bits;
                 }
             }
-        }
-        if torn {
-            return None;
         }
         let holds = |bits: u64| {
             query
@@ -348,18 +364,54 @@ impl Index {
                 .iter()
                 .any(|c| c.iter().all(|&a| bits & 1 << a != 0))
         };
-        let plan = self
-            .known
-            .iter()
-            .zip(&has)
-            .map(|(known, &bits)| match known {
-                Some((sections, len)) if !holds(bits) => Plan::Skip {
-                    sections: *sections as usize,
-                    len: *len as usize,
-                },
+        let skip = |sections: u32, len: u64| Plan::Skip {
+            sections: sections as usize,
+            len: len as usize,
+        };
+        let (mut buf, mut word) = (Vec::new(), Vec::new());
+        let mut past = false;
+        let mut plan = Vec::with_capacity(listed.len());
+        for (i, file) in listed.iter().enumerate() {
+            past = past || (i % 64 == 0 && until.is_some_and(|u| Instant::now() >= u));
+            if let Some(k) = self.fresh_of[i] {
+                let e = &self.fresh.files[k as usize];
+                plan.push(match holds(fresh_bits[k as usize]) {
+                    true => Plan::Scan,
+                    false => skip(e.sections, e.stamp.len),
+                });
+                continue;
+            }
+            if let Some((s, f)) = self.entry[i] {
+                if holds(bits_of[s][f as usize]) {
+                    plan.push(Plan::Scan);
+                    continue;
+                }
+                let e = self.stored((s, f))?;
+                let sections = e.sections;
+                let current = file
+                    .at
+                    .stamp()
+                    .filter(|st| *st == e.stamp && st.mtime_ns < e.read_at - RACY_NS);
+                if let Some(st) = current {
+                    self.used.current += 1;
+                    plan.push(skip(sections, st.len));
+                    continue;
+                }
+                self.stale[s][f as usize] = true;
+            }
+            let bits = match past {
+                true => None,
+                false => self.reread(ws, file, i, &mut buf, &mut word, Some(&mut matcher)),
+            };
+            plan.push(match bits {
+                Some(bits) if !holds(bits) => {
+                    let k = self.fresh.files.len() - 1;
+                    let e = &self.fresh.files[k];
+                    skip(e.sections, e.stamp.len)
+                }
                 _ => Plan::Scan,
-            })
-            .collect();
+            });
+        }
         Some(plan)
     }
 
@@ -382,22 +434,20 @@ impl Index {
         file.metadata().ok()?.modified().ok()
     }
 
-    /// Which entries of segment `s` go on: those not read again, still
-    /// listed and current (or, when the listing is not the whole
-    /// workspace, not listed: another agent's, checked at its search).
-    fn keep(&self, s: usize, newer: &HashSet<&str>, listed_paths: &HashSet<&str>) -> Vec<bool> {
+    /// Which entries of segment `s` go on: those not read again nor
+    /// found out of date, of files listed (or, when the listing is not
+    /// the whole workspace, not listed: another agent's, checked at its
+    /// search).
+    fn keep(&self, s: usize, newer: &HashSet<&str>) -> Vec<bool> {
         let seg = [&self.base, &self.delta][s].as_ref();
         seg.map(|seg| {
             seg.files
                 .iter()
                 .enumerate()
                 .map(|(f, e)| {
-                    let p = e.path.as_str();
-                    !newer.contains(p)
-                        && match listed_paths.contains(p) {
-                            true => self.owner[s][f].is_some(),
-                            false => !self.whole,
-                        }
+                    !newer.contains(e.path.as_str())
+                        && !self.stale[s][f]
+                        && (self.listed[s][f] || !self.whole)
                 })
                 .collect()
         })
@@ -422,19 +472,6 @@ impl Index {
         }
         let fresh = std::mem::take(&mut self.fresh);
         let fresh_paths: HashSet<&str> = fresh.files.iter().map(|e| e.path.as_str()).collect();
-        let listed_paths: HashSet<&str> = self
-            .owner
-            .iter()
-            .zip([&self.base, &self.delta])
-            .flat_map(|(owner, seg)| {
-                owner
-                    .iter()
-                    .zip(seg.iter().flat_map(|s| s.files.iter()))
-                    .filter(|(o, _)| o.is_some())
-                    .map(|(_, e)| e.path.as_str())
-            })
-            .chain(fresh_paths.iter().copied())
-            .collect();
         let number = generation();
         let Some(base) = self.base.as_ref().filter(|_| !self.used.rebuilt) else {
             // A base of what this search read.
@@ -443,7 +480,7 @@ impl Index {
             return Ok(());
         };
         let mut delta = Builder::default();
-        let keep = self.keep(1, &fresh_paths, &listed_paths);
+        let keep = self.keep(1, &fresh_paths);
         if let Some(d) = &self.delta {
             delta.add_segment(d, &keep).map_err(|_| ())?;
         }
@@ -466,7 +503,7 @@ impl Index {
         for e in &delta.files {
             newer.insert(e.path.as_str());
         }
-        let keep_base = self.keep(0, &newer, &listed_paths);
+        let keep_base = self.keep(0, &newer);
         let mut all = Builder::default();
         all.add_segment(base, &keep_base).map_err(|_| ())?;
         all.append(delta);
