@@ -11,9 +11,11 @@
 //! 16 digits>/`, never inside the workspace (then no index is used), so a
 //! sync never carries it; deleting it loses nothing.
 //!
-//! Kept up to date lazily, by the next search: each file listed is
-//! stat'ed, and one whose stamp differs from its entry (or that has
-//! none) is read and its words taken again; a file changed within
+//! Kept up to date lazily, by the next search. A file the query may
+//! match is read and scanned whatever its entry says; a file the index
+//! would skip is stat'ed first, and skipped only when its stamp is its
+//! entry's. One whose stamp differs (or that has no entry) is read and
+//! its words taken again; a file changed within
 //! [`RACY_NS`] of its read is read again until it is not (a write in the
 //! same tick as the read could leave size and times alike). The writers
 //! (remember, learn, reflect, import, sync) do nothing more than write
