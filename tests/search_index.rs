@@ -629,3 +629,25 @@ fn an_agents_searches_and_the_workspaces_share_one_index() {
         }
     }
 }
+
+/// Past 4096 files to check, their stamps are taken on every core: the
+/// same files are skipped, and a change among them is still seen.
+#[test]
+fn many_files_checked_at_once_give_the_same_results() {
+    let env = Env::new();
+    let ws = ws_of(&env);
+    let mut rng = Rng(4242);
+    for n in 0..5000 {
+        write(&ws.join(format!("world/t{n:04}.md")), &sentence(&mut rng));
+    }
+    age(&ws);
+    same(&env, "deploy");
+    let index = same(&env, "quetzal");
+    assert!(index["current"].as_u64().unwrap() > 4096, "{index}");
+    fs::write(ws.join("world/t2500.md"), "A quetzal flew by.\n").unwrap();
+    for q in ["quetzal", "deploy", "canary rollback", "\"blue green\""] {
+        same(&env, q);
+    }
+    let found = search(&env, "quetzal", true);
+    assert_eq!(found["results"][0]["path"], "world/t2500.md", "{found}");
+}
