@@ -846,9 +846,89 @@ def sync_rows(quick, tool, rows, checks):
                    f"{ms(r['median'])} ms"))
 
 
+def search_rows(args, tool, rows, checks):
+    """Search: BM25 over ~100 MB of notes (20 agents x 5 years; about 1 GB
+    with --search-agents 200), next to grep counting the same word in the
+    same tree; without the index (its cache directory put inside the
+    workspace, where search never keeps one), then with it warm; a cold
+    rebuild, and the index's size on disk."""
+    agents, days = (2, 200) if args.quick else (args.search_agents, 1825)
+    env, ws = notes_world(f"notes-search-{agents}", agents, days, 200, 2600)
+    size = sum(p.stat().st_size for p in ws.rglob("*.md"))
+    corpus = f"{size / 1e6:.0f} MB of notes"
+    cache = ws.parent / "cache"
+    plain = {**env, "XDG_CACHE_HOME": str(ws / ".no-index")}
+    indexed = {**env, "XDG_CACHE_HOME": str(cache)}
+    n = 3 if args.quick else 10
+    search = [tool("axe-notes-search"), "--workspace", str(ws)]
+    b = measure([which("grep"), "-ric", "rollback", str(ws)], n)
+    # The same asked as a question: its stop words ("what", "the": in
+    # nearly every section) are left out, so it costs what its words do.
+    question = "what did we do about the rollback of the canary?"
+    # The worst case: a word in nearly every section, so every file is read
+    # word by word (no bar: shown for what it costs).
+    common = VOCABULARY[0][0]
+    wb = measure([which("grep"), "-ric", common, str(ws)], n)
+    found = {}
+    for label, e in (("", plain), (", warm index", indexed)):
+        if e is indexed:
+            # Built once, then each run finds it current.
+            subprocess.run(search + ["--reindex"], env={**os.environ, **e}, check=True)
+        r = measure(search + ["rollback", "canary"], n, env=e)
+        rows.append((f"axe-notes-search rollback canary{label}", corpus, r, "grep -ric rollback", b))
+        qr = measure(search + [question], n, env=e)
+        rows.append((f"axe-notes-search {question}{label}", corpus, qr, "grep -ric rollback", b))
+        w = measure(search + [common], n, env=e)
+        rows.append((f"axe-notes-search {common} (in nearly every section){label}", corpus,
+                     w, f"grep -ric {common}", wb))
+        found[label] = (r, qr, w)
+    # A cold rebuild: every file read and its words taken, the index written.
+    rb = measure(search + ["--reindex"], 3, warmup=1, env=indexed)
+    index_size = sum(p.stat().st_size for p in cache.rglob("*") if p.is_file())
+    rows.append(("axe-notes-search --reindex (cold rebuild)",
+                 f"{corpus}; index {index_size / 1e6:.1f} MB on disk "
+                 f"({index_size / size:.0%}); {rb['median'] / (size / 1e8):.2f} s per 100 MB",
+                 rb, "grep -ric rollback", b))
+    r, qr, _ = found[""]
+    ir, iqr, _ = found[", warm index"]
+    if not args.quick:
+        ratio = r["median"] / b["median"]
+        checks.append(("axe-notes-search over 100 MB within 1.5x of grep -ric", ratio <= 1.5, f"{ratio:.2f}x"))
+        ratio = qr["median"] / b["median"]
+        checks.append(("axe-notes-search of a question over 100 MB within 1.5x of grep -ric", ratio <= 1.5,
+                       f"{ratio:.2f}x"))
+        checks.append(("axe-notes-search peak RSS < 50 MB", r["rss"] < 50 * 1024, f"{r['rss']} KiB"))
+        for what, x in (("two words", ir), ("a question", iqr)):
+            checks.append((f"axe-notes-search, warm index, {what}: median < 50 ms ({corpus})",
+                           x["median"] < 0.050, f"{ms(x['median'])} ms"))
+
+
+def print_rows(rows, checks):
+    """The rows and the bars as markdown tables, printed and returned."""
+    lines = [
+        "| case | log | median ms | min ms | peak RSS KiB | baseline | baseline median ms | baseline RSS KiB |",
+        "|---|---|---:|---:|---:|---|---:|---:|",
+    ]
+    for name, log, r, bname, b in rows:
+        lines.append(
+            f"| `{name}` | {log} | {ms(r['median'])} | {ms(r['min'])} | {r['rss']} | "
+            f"`{bname}` | {ms(b['median'])} | {b['rss']} |"
+        )
+    lines += ["", "| bar | met | measured |", "|---|---|---|"]
+    for what, ok, value in checks:
+        lines.append(f"| {what} | {'yes' if ok else 'NO'} | {value} |")
+    table = "\n".join(lines)
+    print(table)
+    return table
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="1 MB only, few runs")
+    ap.add_argument("--search-agents", type=int, default=20,
+                    help="agents of the search corpus, 5 years each: 20 is ~100 MB, 200 ~1 GB")
+    ap.add_argument("--only-search", action="store_true",
+                    help="the search rows alone, printed, RESULTS.md left as it is")
     args = ap.parse_args()
 
     if not os.access(GNU_TIME, os.X_OK):
@@ -858,6 +938,11 @@ def main():
     runs = (lambda size: 3) if args.quick else (lambda size: 5 if size >= 1 << 30 else 15)
     tool = lambda name: str(BIN / name)
     rows, checks = [], []
+
+    if args.only_search:
+        search_rows(args, tool, rows, checks)
+        print_rows(rows, checks)
+        return
 
     logs = {}
     for label, size in sizes.items():
@@ -1069,34 +1154,7 @@ def main():
     checks.append((f"axe-context: {biggest} log within 1.25x of 10,000 entries", last / first <= 1.25,
                    f"{last / first:.2f}x"))
 
-    # Search: BM25 over ~100 MB of notes (20 agents x 5 years), next to
-    # grep counting the same word in the same tree.
-    agents, days = (2, 200) if args.quick else (20, 1825)
-    env, ws = notes_world(f"notes-search-{agents}", agents, days, 200, 2600)
-    size = sum(p.stat().st_size for p in ws.rglob("*.md"))
-    n = 3 if args.quick else 10
-    r = measure([tool("axe-notes-search"), "--workspace", str(ws), "rollback", "canary"], n, env=env)
-    b = measure([which("grep"), "-ric", "rollback", str(ws)], n)
-    rows.append(("axe-notes-search rollback canary", f"{size / 1e6:.0f} MB of notes", r, "grep -ric rollback", b))
-    # The same asked as a question: its stop words ("what", "the": in
-    # nearly every section) are left out, so it costs what its words do.
-    question = "what did we do about the rollback of the canary?"
-    qr = measure([tool("axe-notes-search"), "--workspace", str(ws), question], n, env=env)
-    rows.append((f"axe-notes-search {question}", f"{size / 1e6:.0f} MB of notes", qr, "grep -ric rollback", b))
-    # The worst case: a word in nearly every section, so every file is read
-    # word by word (no bar: shown for what it costs).
-    common = VOCABULARY[0][0]
-    w = measure([tool("axe-notes-search"), "--workspace", str(ws), common], n, env=env)
-    wb = measure([which("grep"), "-ric", common, str(ws)], n)
-    rows.append((f"axe-notes-search {common} (in nearly every section)", f"{size / 1e6:.0f} MB of notes",
-                 w, f"grep -ric {common}", wb))
-    if not args.quick:
-        ratio = r["median"] / b["median"]
-        checks.append(("axe-notes-search over 100 MB within 1.5x of grep -ric", ratio <= 1.5, f"{ratio:.2f}x"))
-        ratio = qr["median"] / b["median"]
-        checks.append(("axe-notes-search of a question over 100 MB within 1.5x of grep -ric", ratio <= 1.5,
-                       f"{ratio:.2f}x"))
-        checks.append(("axe-notes-search peak RSS < 50 MB", r["rss"] < 50 * 1024, f"{r['rss']} KiB"))
+    search_rows(args, tool, rows, checks)
 
     sync_rows(args.quick, tool, rows, checks)
 
@@ -1145,20 +1203,7 @@ def main():
         checks.append(("axe-mem-count memory constant (1 GB vs 1 MB)", count["rss"] <= small * 1.2,
                        f"{count['rss']} KiB vs {small} KiB"))
 
-    lines = [
-        "| case | log | median ms | min ms | peak RSS KiB | baseline | baseline median ms | baseline RSS KiB |",
-        "|---|---|---:|---:|---:|---|---:|---:|",
-    ]
-    for name, log, r, bname, b in rows:
-        lines.append(
-            f"| `{name}` | {log} | {ms(r['median'])} | {ms(r['min'])} | {r['rss']} | "
-            f"`{bname}` | {ms(b['median'])} | {b['rss']} |"
-        )
-    lines += ["", "| bar | met | measured |", "|---|---|---|"]
-    for what, ok, value in checks:
-        lines.append(f"| {what} | {'yes' if ok else 'NO'} | {value} |")
-    table = "\n".join(lines)
-    print(table)
+    table = print_rows(rows, checks)
 
     if not args.quick:
         machine = f"{os.cpu_count()} cores, {os.uname().sysname} {os.uname().release}"
@@ -1183,8 +1228,12 @@ def main():
             "Notes rows: `axe-notes-recall --days 3` reads the files it shows (MEMORY.md, the world "
             "topics that fit its 24,000-character budget, the last days) and only names the rest, so "
             "its baseline is `cat` of every file a recall could show. The search corpus is 20 agents "
-            "with five years of daily logs each, words drawn by Zipf's law; the last search row is the "
-            "worst case, a word in nearly every section.\n\n"
+            "with five years of daily logs each, words drawn by Zipf's law; a search row's third "
+            "is the worst case, a word in nearly every section. The search rows run first without "
+            "the index (its cache directory put inside the workspace, where search keeps none), then "
+            "with it warm (built by `--reindex` once); the rebuild row is a cold `--reindex` and "
+            "names the index's size on disk. About 1 GB: `bench/bench.py --only-search "
+            "--search-agents 200` (the corpus takes a while to write, once).\n\n"
             "Ledger row: a year of model calls, 300 a day, in the ledger's twelve month files; "
             "`axe-log --sum model` reads every line and sums calls, tokens and cost by model, "
             "beside `jq -s` computing the same sums over the same files.\n\n"

@@ -349,7 +349,7 @@ _axe_spec_axe_notes_learn() {
     subs=''
 }
 _axe_spec_axe_notes_search() {
-    flags='--agent --workspace --limit --timeout --json --help -h --version -V'
+    flags='--agent --workspace --limit --timeout --reindex --json --help -h --version -V'
     valued=' --agent=agent --workspace=dir --limit=none --timeout=none '
     args='none...'
     subs=''

@@ -440,7 +440,8 @@ export extern "axe-notes-search" [
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
     --limit: int  # Print the best N [default: 10]
     --timeout: number  # Stop searching after this long and print what was found [default: no limit]
-    --json  # Print {query, results: [{path, line, text, score, heading, snippet}]} as JSON
+    --reindex  # Rebuild the workspace's search index from the notes first
+    --json  # Print {query, results: [{path, line, text, score, heading, snippet}], index} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -1006,7 +1007,8 @@ export extern "axe notes search" [
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
     --limit: int  # Print the best N [default: 10]
     --timeout: number  # Stop searching after this long and print what was found [default: no limit]
-    --json  # Print {query, results: [{path, line, text, score, heading, snippet}]} as JSON
+    --reindex  # Rebuild the workspace's search index from the notes first
+    --json  # Print {query, results: [{path, line, text, score, heading, snippet}], index} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

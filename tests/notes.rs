@@ -587,12 +587,17 @@ fn search_ranks_sections_and_exits_1_quietly_on_no_match() {
     let doc = json_out(notes(&env, "search").args(["blue", "--json", "--limit", "1"]));
     assert_eq!(doc["results"].as_array().unwrap().len(), 1);
     assert!(doc["results"][0]["score"].as_f64().unwrap() > 0.0);
-    notes(&env, "search")
+    // The fields as before, then the index's state.
+    let none = notes(&env, "search")
         .args(["zebra", "--json"])
         .assert()
         .code(1)
-        .stdout("{\"query\":\"zebra\",\"results\":[]}\n")
         .stderr("");
+    let out = String::from_utf8_lossy(&none.get_output().stdout).into_owned();
+    assert!(
+        out.starts_with("{\"query\":\"zebra\",\"results\":[],\"index\":{\"used\":true,"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -22,6 +22,8 @@ struct Json {
     results: Vec<Found>,
     #[serde(default)]
     unreadable: Vec<serde_json::Value>,
+    #[allow(dead_code)]
+    index: serde_json::Value,
 }
 
 #[derive(Deserialize, Debug)]

@@ -49,6 +49,7 @@ mod run_limits;
 mod run_options;
 mod sandbox;
 mod search;
+mod search_index;
 mod server;
 mod state;
 mod stress;

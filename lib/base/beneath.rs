@@ -126,6 +126,18 @@ pub struct Entry {
     pub uid: u32,
 }
 
+/// A regular file's identity and times: when none of them changed, nor
+/// did its bytes (a write changes the modification time, a `chmod` or a
+/// rename over it the change time or the inode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub dev: u64,
+    pub ino: u64,
+    pub len: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+}
+
 impl Dir {
     /// Opens the directory at `path`, following symlinks in it (the root
     /// is the user's setting); with `create`, creates it and its parents
@@ -304,6 +316,27 @@ impl Dir {
     /// nothing is.
     pub fn entry(&self, name: &OsStr) -> io::Result<Option<Entry>> {
         entry_at(&self.fd, name)
+    }
+
+    /// What identifies the contents of the regular file `name` here for a
+    /// cache of what it holds (a search's index): `None` when nothing is
+    /// there or it is not a regular file (a symlink is not followed).
+    // The fields' types differ between platforms (`time_t`, `long`).
+    #[allow(clippy::unnecessary_cast)]
+    pub fn stamp(&self, name: &OsStr) -> io::Result<Option<Stamp>> {
+        match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {
+                Ok(Some(Stamp {
+                    dev: st.st_dev,
+                    ino: st.st_ino,
+                    len: st.st_size as u64,
+                    mtime_ns: st.st_mtime as i64 * 1_000_000_000 + st.st_mtime_nsec as i64,
+                    ctime_ns: st.st_ctime as i64 * 1_000_000_000 + st.st_ctime_nsec as i64,
+                }))
+            }
+            Ok(_) | Err(Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Removes the file `name` here; a missing one is not an error.

@@ -22,6 +22,7 @@ mod dates;
 pub mod entries;
 mod fold;
 pub mod history;
+mod index;
 mod irregular;
 pub mod kind;
 mod note;
@@ -40,12 +41,13 @@ mod topic;
 mod workspace;
 
 pub use daily::remember;
+pub use index::Used as IndexUsed;
 pub use note::{Unreadable, unreadable_note};
 pub use prune::prune;
 pub use recall::{
     Kind, NoteFile, Recalled, answer, files, hashes, recall, recall_hashed, remarks, shown,
 };
 pub use rewrite::{Rewritten, rewrite};
-pub use search::{Found, search};
+pub use search::{Found, reindex, search};
 pub use topic::{name as topic_name, sanitize as topic_file_name};
 pub use workspace::{READ_LIMIT, Scope, Witness, Workspace};

@@ -47,7 +47,7 @@ pub struct Section {
 
 /// Bytes that are part of a word: ASCII letters and digits, and every byte
 /// above ASCII (sorted out by `fold::words`).
-const WORD: [bool; 256] = {
+pub const WORD: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 256 {

@@ -28,6 +28,7 @@ use std::time::Instant;
 use rustix::fs::FileType;
 
 use super::dates;
+use super::index::{self, Index, Plan, Used};
 use super::note::Unreadable;
 use super::query;
 use super::scan::{self, BODY, FIELDS, HEADING, Scanner, TOPIC};
@@ -106,6 +107,8 @@ pub struct Searched {
     pub unreadable: Vec<Unreadable>,
     /// The files not searched because the deadline came first.
     pub unsearched: usize,
+    /// Whether an index narrowed the files read, and how fresh it was.
+    pub index: Used,
 }
 
 /// A matching section, as numbers: its counts are `counts[at..at +
@@ -133,18 +136,47 @@ pub fn search(
     let mut scanner = Scanner::new(&query);
     let mut unreadable = Vec::new();
     let files = files(ws, scope, &mut unreadable);
+    let listed = listed(ws, &files);
+    let whole = matches!(scope, Scope::All);
+    // A list found torn when read: built again, from the notes.
+    let opened = Index::open(ws, &listed, whole, false, until).and_then(|mut index| {
+        match index.plan(ws, &listed, &query, until) {
+            Some(plan) => Ok((plan, index)),
+            None => {
+                let mut index = Index::open(ws, &listed, whole, true, until)?;
+                let plan = index
+                    .plan(ws, &listed, &query, until)
+                    .ok_or("the index is torn")?;
+                Ok((plan, index))
+            }
+        }
+    });
+    let (plan, index) = match opened {
+        Ok((plan, index)) => (plan, Ok(index)),
+        Err(why) => (vec![Plan::Scan; files.len()], Err(why)),
+    };
     let mut hits: Vec<Hit> = Vec::new();
     let mut counts: Vec<u32> = Vec::new();
     let (mut sections, mut total_len) = (0usize, 0usize);
     let mut buf = Vec::new();
     let past = || until.is_some_and(|until| Instant::now() >= until);
     let mut unsearched = 0;
+    let (mut read_files, mut skipped) = (0, 0);
     for (index, file) in files.iter().enumerate() {
         if past() {
             unsearched = files.len() - index;
             break;
         }
+        let topic = file.topic.as_deref().and_then(|t| scanner.topic(t));
+        // The index knows it holds none of the words: its counts, unread.
+        if let (None, Plan::Skip { sections: s, len }) = (&topic, plan[index]) {
+            sections += s;
+            total_len += len;
+            skipped += 1;
+            continue;
+        }
         buf.clear();
+        read_files += 1;
         match read(ws, file, &mut buf) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
@@ -153,7 +185,6 @@ pub fn search(
                 continue;
             }
         }
-        let topic = file.topic.as_deref().and_then(|t| scanner.topic(t));
         // Most files hold none of the words: then counting their sections
         // is all they need, which is much quicker than reading their words.
         if topic.is_none() && !scanner.may_match(&buf) {
@@ -278,11 +309,45 @@ pub fn search(
             score,
         });
     }
+    let mut index = match index {
+        Ok(index) => index.save(),
+        Err(why) => Used {
+            why: Some(why),
+            ..Used::default()
+        },
+    };
+    (index.read, index.skipped) = (read_files, skipped);
     Ok(Searched {
         found: shown.into_iter().flatten().collect(),
         unreadable,
         unsearched,
+        index,
     })
+}
+
+/// Builds the index of `ws` again, whole, from every notes file (see
+/// `index`); the next search uses it.
+pub fn reindex(ws: &Workspace) -> Used {
+    let mut unreadable = Vec::new();
+    let files = files(ws, Scope::All, &mut unreadable);
+    let listed = listed(ws, &files);
+    match Index::open(ws, &listed, true, true, None) {
+        Ok(index) => index.save(),
+        Err(why) => Used {
+            why: Some(why),
+            ..Used::default()
+        },
+    }
+}
+
+fn listed<'a>(ws: &Workspace, files: &'a [Listed]) -> Vec<index::Listed<'a>> {
+    files
+        .iter()
+        .map(|f| index::Listed {
+            path: ws.relative(&f.path),
+            at: &f.at,
+        })
+        .collect()
 }
 
 /// Where each line of `text` begins.

@@ -13,7 +13,7 @@ use super::conflict::is_conflict;
 use super::settings::NotesConfig;
 use crate::append;
 use crate::error::MemoryError;
-use axe_base::beneath::{self, Dir};
+use axe_base::beneath::{self, Dir, Stamp};
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
 
@@ -29,6 +29,9 @@ pub struct Workspace {
     /// Told of every rewrite through this workspace (a consolidation's
     /// record of what it wrote); `None` for nearly every caller.
     witness: Option<Witnessed>,
+    /// Where search keeps indexes (`<cache>/notes-index`), each workspace
+    /// in a directory of its own; `None`: search reads every file.
+    index: Option<PathBuf>,
 }
 
 /// A [`Witness`], shared by the clones of one workspace.
@@ -68,7 +71,32 @@ impl Workspace {
         Workspace {
             root: root.into(),
             witness: None,
+            index: None,
         }
+    }
+
+    /// This workspace, searched through an index kept under `cache` (see
+    /// `index`): a cache, rebuilt from the notes whenever it is missing,
+    /// out of date or torn.
+    pub fn indexed_in(self, cache: PathBuf) -> Workspace {
+        Workspace {
+            index: Some(cache.join("notes-index")),
+            ..self
+        }
+    }
+
+    /// This workspace, searched through an index under axe's cache
+    /// directory; without one (no `$HOME`), searched as before.
+    pub fn cached(self) -> Workspace {
+        match axe_base::dirs::cache_dir() {
+            Ok(cache) => self.indexed_in(cache),
+            Err(_) => self,
+        }
+    }
+
+    /// Where indexes of workspaces are kept, if anywhere.
+    pub fn index_root(&self) -> Option<&Path> {
+        self.index.as_deref()
     }
 
     /// This workspace, its rewrites told to `witness`.
@@ -87,14 +115,14 @@ impl Workspace {
     /// The workspace `[notes]` names: `<data>/notes` when unset, a
     /// relative path from the agents directory (`<config>/agents`).
     pub fn of(dirs: &Dirs, cfg: &NotesConfig) -> Result<Workspace> {
-        if cfg.workspace.is_empty() {
-            return Ok(Workspace::at(dirs.data()?.join("notes")));
-        }
-        let path = PathBuf::from(&cfg.workspace);
-        if path.is_absolute() {
-            return Ok(Workspace::at(path));
-        }
-        Ok(Workspace::at(dirs.agents()?.join(path)))
+        let root = if cfg.workspace.is_empty() {
+            dirs.data()?.join("notes")
+        } else if Path::new(&cfg.workspace).is_absolute() {
+            PathBuf::from(&cfg.workspace)
+        } else {
+            dirs.agents()?.join(&cfg.workspace)
+        };
+        Ok(Workspace::at(root).cached())
     }
 
     pub fn world(&self) -> PathBuf {
@@ -327,6 +355,17 @@ impl At {
             buf.truncate(start + append::whole_read(dir, name, read) as usize);
         }
         Ok(found)
+    }
+
+    /// Its identity and times ([`Stamp`]), when what a read gives is the
+    /// file's bytes whole: a regular file here, not a symlink, not one
+    /// being appended to (read up to its last whole entry). `None`: it
+    /// must be read to be known.
+    pub fn stamp(&self) -> Option<Stamp> {
+        match (&self.dir, self.appended) {
+            (Some(dir), false) => dir.stamp(&self.name).ok().flatten(),
+            _ => None,
+        }
     }
 
     /// Its size, when it is a regular, non-empty file inside the workspace.

@@ -81,7 +81,7 @@ pub fn of_flags(m: &Matches, agent_flag: &Flag, workspace: &Flag) -> Result<Note
         (None, Some(dir)) => Ok(Notes {
             agent: None,
             cfg: NotesConfig::default(),
-            ws: Workspace::at(PathBuf::from(dir)),
+            ws: Workspace::at(PathBuf::from(dir)).cached(),
             redact: None,
             agents: super::args::env_agents(),
         }),

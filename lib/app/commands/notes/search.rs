@@ -33,9 +33,9 @@ pub const COMMAND: Command = Command {
     about: "Search the notes of a workspace, best matches first",
     usage: &["[OPTIONS] <QUERY>..."],
     args: &[QUERY],
-    flags: &[AGENT_FLAG, WORKSPACE, LIMIT, TIMEOUT, JSON],
+    flags: &[AGENT_FLAG, WORKSPACE, LIMIT, TIMEOUT, REINDEX, JSON],
     rules: &[
-        Rule::Required(Item::Arg(&QUERY)),
+        Rule::Either(Item::Arg(&QUERY), Item::Flag(&REINDEX)),
         Rule::Conflict(Item::Flag(&AGENT_FLAG), Item::Flag(&WORKSPACE)),
     ],
     description: "\
@@ -65,6 +65,14 @@ hold is printed, and the files left unsearched are counted on stderr
 (in --json, as unsearched). A word longer than 64 bytes (a hash, base64)
 is matched as it is, in no other form.
 
+Search reads through an index kept under <cache>/axe/notes-index (one
+directory per workspace, never inside it): a cache of which files hold
+which words, so only the files that may match are read. It is brought up
+to date by each search (a file whose size, times or inode changed is read
+again) and rebuilt when missing or damaged; the results are the same with
+or without it. --reindex rebuilds it whole first (alone, it only
+rebuilds); in --json, index says whether it was used and how fresh it was.
+
 Like grep, it exits 1 with nothing on stderr when nothing matches (with
 --json after printing an empty list); an error exits 1 or 2 with a line on
 stderr.",
@@ -80,9 +88,14 @@ const TIMEOUT: Flag = Flag::with_value(
 )
 .number();
 
+const REINDEX: Flag = Flag::switch(
+    "reindex",
+    "Rebuild the workspace's search index from the notes first",
+);
+
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {query, results: [{path, line, text, score, heading, snippet}]} as JSON",
+    "Print {query, results: [{path, line, text, score, heading, snippet}], index} as JSON",
 );
 
 #[derive(Serialize)]
@@ -95,6 +108,14 @@ struct Json<'a> {
     /// Only when `--timeout` stopped the search: the files not searched.
     #[serde(skip_serializing_if = "is_zero")]
     unsearched: usize,
+    /// Whether the index was used, and how fresh it was.
+    index: &'a notes::IndexUsed,
+}
+
+/// `--reindex` alone, in `--json`.
+#[derive(Serialize)]
+struct Reindexed<'a> {
+    index: &'a notes::IndexUsed,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -108,6 +129,11 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         .map(|w| w.to_string_lossy().into_owned())
         .collect();
     let query = query.join(" ");
+    if m.flag(&REINDEX) && m.args().is_empty() {
+        let target = super::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
+        let used = notes::reindex(&target.ws);
+        return reindexed(m, out, &used);
+    }
     if query.trim().is_empty() {
         // Words that are all blank: as if none were given.
         return Err(Error::Usage(Rule::Required(Item::Arg(&QUERY)).message()));
@@ -129,6 +155,12 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         None => Scope::All,
     };
     let until = timeout.map(|t| Instant::now() + t);
+    if m.flag(&REINDEX) {
+        let used = notes::reindex(&target.ws);
+        if let Some(why) = &used.why {
+            note(format_args!("axe-notes-search: no index: {why}"));
+        }
+    }
     let searched = notes::search(&target.ws, scope, &query, limit, until)?;
     let found = &searched.found;
     // Said first, so that it is seen whatever the exit code.
@@ -154,6 +186,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                 results: found,
                 unreadable: super::skipped(&target.ws, &searched.unreadable),
                 unsearched: searched.unsearched,
+                index: &searched.index,
             },
         )?;
     } else {
@@ -165,4 +198,16 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         return Err(Error::NoMatch);
     }
     Ok(())
+}
+
+/// What `--reindex` alone says: nothing but an error, or in `--json` the
+/// index's state.
+fn reindexed(m: &Matches, out: &mut dyn Write, used: &notes::IndexUsed) -> Result<()> {
+    if m.flag(&JSON) {
+        return axe_cli::write_json(out, &Reindexed { index: used });
+    }
+    match &used.why {
+        Some(why) => Err(Error::Usage(format!("no index to rebuild: {why}"))),
+        None => Ok(()),
+    }
 }

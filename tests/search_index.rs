@@ -1,0 +1,653 @@
+//! `axe-notes-search`'s index: a cache of which files hold which words.
+//! Whatever state it is in (none, current, stale, torn, rebuilt, written
+//! by a process killed mid-write, raced by writers) the results are the
+//! ones a search without it gives, byte for byte.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::util::Env;
+
+/// A small random number generator: the corpus is the same every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, of: &[&'a str]) -> &'a str {
+        of[self.below(of.len())]
+    }
+}
+
+/// Words with forms, accents, irregular pasts, labels' names and filler.
+const WORDS: &[&str] = &[
+    "deploy",
+    "deploys",
+    "deployed",
+    "deploying",
+    "deployment",
+    "canary",
+    "canaries",
+    "rollback",
+    "rolled",
+    "back",
+    "billing",
+    "invoice",
+    "invoices",
+    "bought",
+    "buy",
+    "buys",
+    "went",
+    "go",
+    "Zürich",
+    "ZURICH",
+    "café",
+    "crème",
+    "brûlée",
+    "straße",
+    "STRASSE",
+    "мир",
+    "Мира",
+    "blue",
+    "green",
+    "blue-green",
+    "the",
+    "what",
+    "did",
+    "we",
+    "a",
+    "of",
+    "on",
+    "in",
+    "hiking",
+    "hike",
+    "Sundays",
+    "cache",
+    "stampede",
+    "jitter",
+    "latency",
+    "queue",
+    "owner",
+    "flaky",
+    "tests",
+    "retry",
+    "timeout",
+    "budget",
+    "memory",
+    "agent",
+    "note",
+    "fact",
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "kayak",
+    "kayaks",
+    "Maya",
+    "Bruno",
+    "x1",
+    "2026",
+    "v2.3",
+    "e",
+];
+
+fn sentence(rng: &mut Rng) -> String {
+    let n = 3 + rng.below(14);
+    let words: Vec<&str> = (0..n).map(|_| rng.pick(WORDS)).collect();
+    match rng.below(5) {
+        0 => format!(
+            "{}: {}.",
+            rng.pick(&["Maya", "Bruno", "Decision", "Deploy"]),
+            words.join(" ")
+        ),
+        _ => format!("{}.", words.join(" ")),
+    }
+}
+
+fn text(rng: &mut Rng, sections: usize) -> String {
+    let mut out = String::new();
+    if rng.below(2) == 0 {
+        out += &sentence(rng);
+        out += "\n\n";
+    }
+    for _ in 0..sections {
+        let heading = (0..1 + rng.below(3))
+            .map(|_| rng.pick(WORDS))
+            .collect::<Vec<_>>()
+            .join(" ");
+        out += &format!("{} {heading}\n\n", "#".repeat(1 + rng.below(3)));
+        for _ in 0..1 + rng.below(4) {
+            out += &sentence(rng);
+            out += if rng.below(3) == 0 { "\n\n" } else { " " };
+        }
+        out += "\n";
+    }
+    out
+}
+
+/// A workspace of topics, two agents' MEMORY.md and daily logs.
+fn corpus(ws: &Path, seed: u64, topics: usize, days: usize) {
+    let mut rng = Rng(seed);
+    for t in 0..topics {
+        let name = format!(
+            "{}-{t}",
+            rng.pick(&["deploy", "people", "café", "billing", "kayak"])
+        );
+        let sections = 1 + rng.below(4);
+        write(
+            &ws.join(format!("world/{name}.md")),
+            &text(&mut rng, sections),
+        );
+    }
+    for agent in ["ana", "bruno"] {
+        let dir = ws.join("agents").join(agent);
+        write(&dir.join("MEMORY.md"), &text(&mut rng, 4));
+        for d in 0..days {
+            let day = format!("2026-{:02}-{:02}", 1 + d / 28 % 12, 1 + d % 28);
+            let mut log = format!("# {day}\n\n");
+            for _ in 0..1 + rng.below(3) {
+                log += &format!(
+                    "## {:02}:{:02}\n\n{}\n\n",
+                    rng.below(24),
+                    rng.below(60),
+                    sentence(&mut rng)
+                );
+            }
+            write(&dir.join(format!("daily/{day}.md")), &log);
+        }
+    }
+    age(ws);
+}
+
+/// Every file of `dir` dated long ago: else each is read again at every
+/// search for a while, being as new as its index entry (see `index`).
+fn age(dir: &Path) {
+    let status = std::process::Command::new("find")
+        .arg(dir)
+        .args([
+            "-type",
+            "f",
+            "-exec",
+            "touch",
+            "-m",
+            "-t",
+            "200001010000",
+            "{}",
+            "+",
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn write(path: &Path, text: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
+}
+
+const QUERIES: &[&str] = &[
+    "deploy",
+    "deployments",
+    "canary rollback",
+    "\"rolled back\"",
+    "\"blue green\"",
+    "blue-green",
+    "zurich",
+    "ZÜRICH café",
+    "strasse",
+    "straß*",
+    "мир",
+    "мир*",
+    "buy",
+    "what did Maya buy?",
+    "go",
+    "dep*",
+    "k*",
+    "e",
+    "the who",
+    "what did we do about the rollback of the canary?",
+    "invoice billing owner",
+    "maya",
+    "decision",
+    "kayak in May",
+    "deploy on 2026-03-05",
+    "hike Sundays",
+    "nothing-here-at-all",
+    "x1 v2",
+    "2026",
+    "\"the canary\" flaky",
+    "brûlée crème",
+    "lorem ipsum dolor sit amet",
+];
+
+fn ws_of(env: &Env) -> PathBuf {
+    env.root().join("notes")
+}
+
+/// A search's `--json`, with or without the index (without: the cache
+/// directory inside the workspace, where no index may go).
+fn search(env: &Env, query: &str, indexed: bool) -> Value {
+    let ws = ws_of(env);
+    search_in(env, &["--workspace", ws.to_str().unwrap()], query, indexed)
+}
+
+fn search_in(env: &Env, whose: &[&str], query: &str, indexed: bool) -> Value {
+    let ws = ws_of(env);
+    let mut cmd = env.cmd("axe-notes-search");
+    cmd.args(whose).args(["--json", "--limit", "20", query]);
+    if !indexed {
+        cmd.env("XDG_CACHE_HOME", ws.join(".cache"));
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{query}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["index"]["used"], indexed, "{query}: {json}");
+    json
+}
+
+/// The same query with and without the index gives the same results;
+/// the index's state after it.
+fn same(env: &Env, query: &str) -> Value {
+    let with = search(env, query, true);
+    let without = search(env, query, false);
+    assert_eq!(with["results"], without["results"], "{query}");
+    with["index"].clone()
+}
+
+/// [`same`] for one agent's search (`--agent`): the world and its files.
+fn same_for(env: &Env, agent: &str, query: &str) -> Value {
+    let with = search_in(env, &["--agent", agent], query, true);
+    let without = search_in(env, &["--agent", agent], query, false);
+    assert_eq!(with["results"], without["results"], "{agent}: {query}");
+    with["index"].clone()
+}
+
+fn index_files(env: &Env) -> Vec<PathBuf> {
+    let root = env.root().join("home/.cache/axe/notes-index");
+    let Ok(dirs) = fs::read_dir(&root) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = dirs
+        .flat_map(|d| fs::read_dir(d.unwrap().path()).unwrap())
+        .map(|f| f.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+fn base(env: &Env) -> PathBuf {
+    index_files(env)
+        .into_iter()
+        .find(|p| p.file_name().unwrap() == "base")
+        .expect("an index")
+}
+
+#[test]
+fn results_are_the_same_with_and_without_the_index() {
+    let env = Env::new();
+    let ws = ws_of(&env);
+    corpus(&ws, 0x5eed, 40, 60);
+    let first = same(&env, QUERIES[0]);
+    assert_eq!(first["rebuilt"], true, "{first}");
+    let files = 40 + 2 * (1 + 60);
+    let mut skipped = 0;
+    for q in QUERIES {
+        let index = same(&env, q);
+        assert_eq!(index["reindexed"], 0, "{q}: {index}");
+        // A file is checked only when the index would skip it.
+        assert!(
+            index["current"].as_u64() >= index["skipped"].as_u64(),
+            "{q}: {index}"
+        );
+        // What it skipped it did not read.
+        let (read, skip) = (
+            index["read"].as_u64().unwrap(),
+            index["skipped"].as_u64().unwrap(),
+        );
+        assert_eq!(read + skip, files, "{q}: {index}");
+        skipped += skip;
+    }
+    // It did narrow the files read: else this proves nothing.
+    assert!(skipped > 0);
+    // Writes after indexing: an append, a new file, a removed one, a
+    // rewrite; each seen by the next search, the results still the same.
+    let mut rng = Rng(7);
+    let daily = ws.join("agents/ana/daily/2026-01-02.md");
+    let mut log = fs::read_to_string(&daily).unwrap();
+    log += "## 23:59\n\nMaya: quetzal deploy canary.\n";
+    fs::write(&daily, log).unwrap();
+    write(&ws.join("world/new-topic.md"), &text(&mut rng, 3));
+    fs::remove_file(ws.join("agents/bruno/daily/2026-01-03.md")).unwrap();
+    write(&ws.join("agents/bruno/MEMORY.md"), &text(&mut rng, 5));
+    let index = same(&env, "quetzal");
+    assert!(index["reindexed"].as_u64().unwrap() >= 3, "{index}");
+    for q in QUERIES {
+        same(&env, q);
+    }
+    let found = search(&env, "quetzal", true);
+    assert_eq!(
+        found["results"][0]["path"],
+        "agents/ana/daily/2026-01-02.md"
+    );
+}
+
+#[test]
+fn a_rewrite_of_the_same_size_and_time_is_seen() {
+    let env = Env::new();
+    let ws = ws_of(&env);
+    let topic = ws.join("world/birds.md");
+    write(&topic, "The heron nests by the lake.\n");
+    // Old enough that the index trusts it at once.
+    let old = "200001010000";
+    let touch = |path: &Path| {
+        let status = std::process::Command::new("touch")
+            .args(["-m", "-t", old])
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    touch(&topic);
+    assert_eq!(
+        search(&env, "heron", true)["results"][0]["path"],
+        "world/birds.md"
+    );
+    assert_eq!(search(&env, "heron", true)["index"]["reindexed"], 0);
+    // Same size, same modification time: only the change time (and the
+    // bytes) differ.
+    fs::write(&topic, "The egret nests by the lake.\n").unwrap();
+    touch(&topic);
+    let found = search(&env, "egret", true);
+    assert_eq!(found["results"][0]["path"], "world/birds.md", "{found}");
+    assert_eq!(
+        search(&env, "heron", true)["results"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn a_torn_index_is_rebuilt_and_the_results_are_unchanged() {
+    let env = Env::new();
+    corpus(&ws_of(&env), 0xfeed, 30, 40);
+    let queries = ["deploy", "canary rollback", "\"blue green\"", "k*"];
+    for q in queries {
+        same(&env, q);
+    }
+    let base = base(&env);
+    let good = fs::read(&base).unwrap();
+    let damages: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated", good[..good.len() / 2].to_vec()),
+        ("empty", Vec::new()),
+        ("garbage head", {
+            let mut b = good.clone();
+            b[..64].fill(b'A');
+            b
+        }),
+        ("garbage lists", {
+            // Every byte of the lists of files flipped, the head and the
+            // directory left whole: found when a search reads a list.
+            let mut b = good.clone();
+            let dir = u64::from_le_bytes(good[8..16].try_into().unwrap()) as usize;
+            let n = b.len();
+            for x in &mut b[32 + dir..n - 8] {
+                *x ^= 0x5a;
+            }
+            b
+        }),
+        ("deleted", Vec::new()),
+    ];
+    for (what, bytes) in damages {
+        match what {
+            "deleted" => fs::remove_file(&base).unwrap(),
+            _ => fs::write(&base, &bytes).unwrap(),
+        }
+        for (i, q) in queries.iter().enumerate() {
+            let index = same(&env, q);
+            if i == 0 {
+                assert_eq!(index["rebuilt"], true, "{what}: {index}");
+                assert_eq!(index["saved"], true, "{what}: {index}");
+            } else {
+                assert_eq!(index["rebuilt"], false, "{what}: {index}");
+            }
+        }
+        assert!(fs::read(&base).unwrap().len() > 100, "{what}");
+    }
+}
+
+#[test]
+fn reindex_alone_builds_the_index_and_says_so() {
+    let env = Env::new();
+    let ws = ws_of(&env);
+    corpus(&ws, 3, 5, 5);
+    let out = env
+        .cmd("axe-notes-search")
+        .args(["--workspace", ws.to_str().unwrap(), "--reindex", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["index"]["rebuilt"], true, "{json}");
+    assert_eq!(json["index"]["saved"], true, "{json}");
+    assert_eq!(json["index"]["reindexed"], 5 + 2 + 2 * 5, "{json}");
+    assert!(base(&env).exists());
+    // Without --json: nothing on stdout, exit 0.
+    env.cmd("axe-notes-search")
+        .args(["--workspace", ws.to_str().unwrap(), "--reindex"])
+        .assert()
+        .success()
+        .stdout("");
+}
+
+#[test]
+fn the_index_is_never_inside_the_workspace() {
+    let env = Env::new();
+    let ws = ws_of(&env);
+    corpus(&ws, 9, 3, 3);
+    // The default: under the cache directory, outside the workspace.
+    same(&env, "deploy");
+    let files = index_files(&env);
+    assert!(!files.is_empty());
+    assert!(files.iter().all(|f| !f.starts_with(&ws)));
+    // A cache directory inside the workspace (which a sync would carry):
+    // no index, nothing written there, the search as always.
+    for inside in [ws.join(".cache"), ws.join("world")] {
+        let out = env
+            .cmd("axe-notes-search")
+            .args(["--workspace", ws.to_str().unwrap(), "--json", "deploy"])
+            .env("XDG_CACHE_HOME", &inside)
+            .output()
+            .unwrap();
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["index"]["used"], false, "{json}");
+        assert!(
+            json["index"]["why"]
+                .as_str()
+                .unwrap()
+                .contains("inside the workspace")
+        );
+        assert!(!inside.join("axe").exists());
+    }
+}
+
+/// Many files, so that a rebuild takes long enough to be killed in.
+#[test]
+fn kill_9_during_a_reindex_leaves_a_usable_index() {
+    let env = Env::new();
+    let ws = ws_of(&env);
+    corpus(&ws, 11, 50, 100);
+    same(&env, "deploy");
+    let before = fs::read(base(&env)).unwrap();
+    // The rebuild stops right after writing its new file, before the
+    // rename; killed there, its temp file is the proof it was mid-write.
+    let mut child = env
+        .std_cmd("axe-notes-search")
+        .args(["--workspace", ws.to_str().unwrap(), "--reindex"])
+        .env("AXE_TEST_INDEX_STALL", "1")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let temp = base(&env).with_file_name(".base.axe-new");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !fs::metadata(&temp).is_ok_and(|m| m.len() > 0) {
+        assert!(Instant::now() < deadline, "the rebuild never wrote");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(temp.exists(), "killed mid-write");
+    assert_eq!(
+        fs::read(base(&env)).unwrap(),
+        before,
+        "the old index stands"
+    );
+    for q in QUERIES {
+        let index = same(&env, q);
+        assert_eq!(index["rebuilt"], false, "{q}: {index}");
+    }
+    // The next writer sweeps the leftover.
+    fs::write(ws.join("world/late.md"), "a late note\n").unwrap();
+    let index = same(&env, "late");
+    assert_eq!(index["saved"], true, "{index}");
+    assert!(!temp.exists());
+}
+
+#[test]
+fn remembers_during_searches_are_all_found() {
+    let env = Env::new();
+    let ws = ws_of(&env);
+    corpus(&ws, 21, 20, 30);
+    env.agent(
+        "ana",
+        &format!(
+            "name = \"ana\"\nmodel = \"x/y\"\n[notes]\nenabled = true\nworkspace = \"{}\"\n",
+            ws.display()
+        ),
+    );
+    same(&env, "deploy");
+    let n = 12;
+    let (overlap, found) = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let mut spans = Vec::new();
+            for i in 0..n {
+                let start = Instant::now();
+                env.cmd("axe-notes-remember")
+                    .args(["ana", &format!("word{i}x marks the spot")])
+                    .assert()
+                    .success();
+                spans.push((start, Instant::now()));
+            }
+            spans
+        });
+        let mut searches = Vec::new();
+        while !writer.is_finished() {
+            let start = Instant::now();
+            let json = search(&env, "spot", true);
+            searches.push((start, Instant::now(), json));
+        }
+        let spans = writer.join().unwrap();
+        // Each search finds every word remembered before it began.
+        let mut overlap = 0;
+        for (start, end, json) in &searches {
+            let seen = json["results"].to_string();
+            for (i, (_, done)) in spans.iter().enumerate() {
+                if done < start {
+                    assert!(seen.contains(&format!("word{i}x")), "word{i}x: {seen}");
+                }
+            }
+            overlap += spans.iter().filter(|(a, b)| a < end && start < b).count();
+        }
+        (overlap, searches.len())
+    });
+    // The race took place: searches ran while remembers did.
+    assert!(overlap > 0 && found > 0, "{overlap} overlapping of {found}");
+    for q in ["spot", "marks", "deploy", "canary rollback"] {
+        same(&env, q);
+    }
+    let all = search(&env, "spot", true);
+    assert_eq!(all["results"].as_array().unwrap().len(), n.min(20));
+}
+
+/// One index serves the whole workspace's searches and each agent's
+/// (which list only the world and that agent's files), their updates
+/// merged into one: each kind of search still gives what it gives
+/// without the index, writes between them seen by both.
+#[test]
+fn an_agents_searches_and_the_workspaces_share_one_index() {
+    let env = Env::new();
+    let ws = ws_of(&env);
+    corpus(&ws, 0xabc, 20, 30);
+    for agent in ["ana", "bruno"] {
+        env.agent(
+            agent,
+            &format!(
+                "name = \"{agent}\"\nmodel = \"x/y\"\n[notes]\nenabled = true\nworkspace = \"{}\"\n",
+                ws.display()
+            ),
+        );
+    }
+    let mut rng = Rng(99);
+    for round in 0..6 {
+        let q = QUERIES[round * 5 % QUERIES.len()];
+        let index = same_for(&env, "ana", q);
+        assert_eq!(index["used"], true, "{index}");
+        same_for(&env, "bruno", q);
+        same(&env, q);
+        // A change in each agent's files and the world's.
+        for dir in ["agents/ana/daily", "agents/bruno/daily", "world"] {
+            write(
+                &ws.join(format!("{dir}/round-{round}.md")),
+                &text(&mut rng, 2),
+            );
+        }
+        write(&ws.join("agents/bruno/MEMORY.md"), &text(&mut rng, 3));
+        for q in ["deploy", "\"blue green\"", "kayak in May"] {
+            same_for(&env, "ana", q);
+            same_for(&env, "bruno", q);
+            same(&env, q);
+        }
+    }
+}
+
+/// Past 4096 files to check, their stamps are taken on every core: the
+/// same files are skipped, and a change among them is still seen.
+#[test]
+fn many_files_checked_at_once_give_the_same_results() {
+    let env = Env::new();
+    let ws = ws_of(&env);
+    let mut rng = Rng(4242);
+    for n in 0..5000 {
+        write(&ws.join(format!("world/t{n:04}.md")), &sentence(&mut rng));
+    }
+    age(&ws);
+    same(&env, "deploy");
+    let index = same(&env, "quetzal");
+    assert!(index["current"].as_u64().unwrap() > 4096, "{index}");
+    fs::write(ws.join("world/t2500.md"), "A quetzal flew by.\n").unwrap();
+    for q in ["quetzal", "deploy", "canary rollback", "\"blue green\""] {
+        same(&env, q);
+    }
+    let found = search(&env, "quetzal", true);
+    assert_eq!(found["results"][0]["path"], "world/t2500.md", "{found}");
+}
