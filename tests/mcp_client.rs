@@ -850,6 +850,48 @@ fn a_calls_stream_closed_after_an_event_id_is_resumed_after_its_retry() {
     assert!(waited >= Duration::from_millis(300), "{waited:?}");
 }
 
+/// A resumed stream is the same call's: with a stored login, its GET
+/// carries the login's token as the call's POST did.
+#[test]
+fn a_resumed_stream_carries_the_stored_logins_token() {
+    use crate::server::sse_data;
+    let env = Env::new();
+    let mcp = Server::route(|request| {
+        if request.header("authorization") != Some("Bearer tok-1") {
+            return Answer::raw(401, "").with_header("WWW-Authenticate", "Bearer");
+        }
+        if request.method == "GET" {
+            return Answer::sse(&[format!(
+                "id: e2\n{}",
+                sse_data(
+                    &json!({"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": "resumed"}]}})
+                        .to_string()
+                )
+            )]);
+        }
+        old_server(request, |_| {
+            Answer::sse(&["id: e1\nretry: 10\ndata: \n\n".to_owned()])
+        })
+    });
+    web_agent(&env, &mcp.url);
+    let url = format!("{}/mcp", mcp.url);
+    let file = axe_tools::mcp::oauth::tokens::token_file(&env.data_dir().join("axe"), &url);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let stored = json!({"server_url": url, "resource": url, "issuer": "http://127.0.0.1:9",
+        "token_endpoint": "http://127.0.0.1:9/token", "client_id": "c",
+        "auth_method": "none", "access_token": "tok-1"});
+    std::fs::write(&file, stored.to_string()).unwrap();
+    let server = Server::start(vec![calls(&[("c1", "slow", json!({}))]), ok("done")]);
+    run(&env, &server.url).arg("a").assert().success();
+    assert_eq!(results(&server)[0]["content"], "resumed");
+    let get = mcp
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "GET")
+        .unwrap();
+    assert_eq!(get.header("last-event-id"), Some("e1"));
+}
+
 #[test]
 fn a_stream_that_ends_without_an_event_id_still_fails_the_call() {
     let env = Env::new();

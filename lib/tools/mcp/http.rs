@@ -160,6 +160,7 @@ impl Http {
         headers.push(("accept".into(), "text/event-stream".into()));
         headers.extend(self.state_headers());
         headers.push(("last-event-id".into(), last.to_owned()));
+        headers.extend(self.bearer(deadline));
         send(
             &self.client,
             Method::Get,
@@ -168,6 +169,10 @@ impl Http {
             None,
             deadline,
         )
+        .map_err(|e| match &self.auth {
+            Some(auth) => e.of(&auth.agent, &auth.server),
+            None => e,
+        })
     }
 
     /// Reads `response`'s events until the answer to `id`, answering the
