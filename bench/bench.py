@@ -885,6 +885,19 @@ def search_rows(args, tool, rows, checks):
         rows.append((f"axe-notes-search {common} (in nearly every section){label}", corpus,
                      w, f"grep -ric {common}", wb))
         found[label] = (r, qr, w)
+    # A remember with the index kept up to date: the entry appended, and
+    # its path to the index's journal, which the next search reads.
+    rem = [tool("axe-notes-remember"), "agent0", "rolled back the canary once more"]
+    rr = measure(rem, n, env=indexed)
+    tb = measure([which("true")], n)
+    rows.append(("axe-notes-remember (index kept up to date)", corpus, rr, "true", tb))
+    checks.append((f"axe-notes-remember with the index: median < 2 ms ({corpus})",
+                   rr["median"] < 0.002, f"{ms(rr['median'])} ms"))
+    # The first search after it reads the log again (the journal).
+    ar = measure(search + ["rollback", "canary"], n, env=indexed,
+                 prepare=lambda: subprocess.run(rem, env={**os.environ, **indexed}, check=True))
+    rows.append(("axe-notes-search rollback canary, warm index, after a remember", corpus, ar,
+                 "grep -ric rollback", b))
     # A cold rebuild: every file read and its words taken, the index written.
     rb = measure(search + ["--reindex"], 3, warmup=1, env=indexed)
     index_size = sum(p.stat().st_size for p in cache.rglob("*") if p.is_file())

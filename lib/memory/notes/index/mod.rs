@@ -245,8 +245,10 @@ pub fn note_written(ws: &Workspace, path: &Path) {
         .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
         .open(place.join(JOURNAL));
     // No index directory: no journal made (the index is built whole).
+    // A line of its own even after one a writer killed mid-write left
+    // unfinished.
     if let Ok(mut f) = file {
-        let _ = f.write_all(format!("{rel}\n").as_bytes());
+        let _ = f.write_all(format!("\n{rel}\n").as_bytes());
     }
 }
 
@@ -507,6 +509,8 @@ impl Index {
                 ..Used::default()
             },
         };
+        // The writers' journal: they append to it only when it is there.
+        let _ = index.dir.open(OsStr::new(JOURNAL), Open::Append);
         let base = (!rebuild).then(|| load(&index.dir, BASE)).flatten();
         match base {
             Some(base) => {
@@ -630,7 +634,8 @@ impl Index {
             });
         }
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
-        if let (Some(base), Some(&(0, d))) = (&self.segs[0], self.dirs.get(dir))
+        if let Some(base) = &self.segs[0]
+            && let Some(d) = base.dirs.iter().position(|d| d.path == dir)
             && let Some(f) = base.find(d, name)?
             && !self.dead[0][f as usize]
         {
@@ -681,7 +686,9 @@ impl Index {
         for (path, kind, stamp, listed_at) in &dirs {
             let now = stamp_of(&ws.root.join(path), true);
             checked += 1;
-            let same = stamp.is_some() && now == *stamp && now.is_some_and(|n| n.mtime_ns < listed_at - RACY_NS);
+            // Not there then nor now is the same; a stamp within a tick of
+            // its listing is not trusted.
+            let same = now == *stamp && now.is_none_or(|n| n.mtime_ns < listed_at - RACY_NS);
             match *kind {
                 AGENTS if !same => {
                     let listed_at = now_ns();
@@ -877,7 +884,7 @@ impl Index {
     }
 
     fn set_cursor(&self, n: u64) {
-        if let Ok(Some(f)) = self.dir.create(OsStr::new(CURSOR), Open::Update) {
+        if let Ok(Some(f)) = self.dir.open(OsStr::new(CURSOR), Open::Update) {
             let _ = f.write_all_at(&n.to_le_bytes(), 0);
         }
     }
@@ -1207,8 +1214,19 @@ impl Index {
             Wait::For(Duration::ZERO),
         )
         .map_err(|_| ())?;
-        // Another search wrote a base since this one read it: its turn.
+        // Another search wrote a base or a delta since this one read
+        // them: its turn (writing over it would lose what it learnt).
         if !base.same_file(&base_file) {
+            return Err(());
+        }
+        let on_disk = self.dir.open(OsStr::new(DELTA), Open::Read).ok().flatten();
+        let same = match (&self.segs[1], on_disk) {
+            (Some(seg), Some(f)) => seg.same_file(&f),
+            (Some(_), None) => false,
+            (None, Some(f)) => Segment::read(f).is_ok_and(|d| d.base != base.generation),
+            (None, None) => true,
+        };
+        if !same {
             return Err(());
         }
         self.write_file(DELTA, &bytes, Some(&base_file))
