@@ -523,6 +523,9 @@ fn indexed(
                         && buf.len() as u64 == entry.stamp.len;
                     shown_files.insert(entry.path.clone());
                     let mut section = None;
+                    let Ok(want_n) = index.section_in_file(ih) else {
+                        return Ok(Err("the index is torn".into()));
+                    };
                     if same {
                         let mut n = 0u32;
                         let mut topic = file.topic.as_deref().and_then(|t| scanner.topic(t));
@@ -533,7 +536,7 @@ fn indexed(
                                     .copy_from_slice(&named);
                                 s.first_hit.get_or_insert(s.start);
                             }
-                            if n == ih.section && s.counts == want && s.len as u32 == ih.len {
+                            if n == want_n && s.counts == want && s.len as u32 == ih.len {
                                 section = s.first_hit.map(|l| (l as u32, s.start as u32));
                             }
                             n += 1;

@@ -334,7 +334,8 @@ pub struct Hit {
     /// Which segment (base, delta, fresh) and file.
     pub seg: u8,
     pub file: u32,
-    /// Its number in its file.
+    /// Its number in its segment: sections are numbered file after file,
+    /// in order ([`Index::section_in_file`]).
     pub section: u32,
     pub len: u32,
     /// Where its counts begin in [`Plan::counts`].
@@ -530,9 +531,15 @@ impl Index {
         self.used.rebuilt = true;
         // Files the journal names from now on are read again anyway.
         let journal = self.journal_len();
+        // Every MEMORY.md together: a search stats them all, and reads
+        // their entries from one block.
         let mut dirs = vec![("world".to_owned(), WORLD)];
-        for agent in agents(ws) {
-            dirs.extend(agent_dirs(&agent));
+        let names = agents(ws);
+        for agent in &names {
+            dirs.push(agent_dirs(agent)[0].clone());
+        }
+        for agent in &names {
+            dirs.push(agent_dirs(agent)[1].clone());
         }
         let mut fresh = Fresh::new();
         let agents_listed = now_ns();
@@ -1033,6 +1040,27 @@ impl Index {
                 }
             }
             // The sections: counts of each single word, by field.
+            // Whether a file's sections are scored: current, in scope, not
+            // read. For the base, by its directories' ranges of files,
+            // without reading the file's entry.
+            let ranges: Vec<(u32, u32)> = seg
+                .dirs
+                .iter()
+                .enumerate()
+                .filter(|(d, _)| scope_of[*d])
+                .map(|(_, d)| (d.first_file, d.first_file + d.files))
+                .collect();
+            let everything = scope_of.iter().all(|&x| x);
+            let scored = |f: u32| -> Result<bool, Torn> {
+                if self.dead[s][f as usize] || (!scanned.is_empty() && scanned.contains(&(s, f))) {
+                    return Ok(false);
+                }
+                match s {
+                    0 if everything => Ok(true),
+                    0 => Ok(ranges.iter().any(|&(a, b)| a <= f && f < b)),
+                    _ => Ok(live(f)?.is_some()),
+                }
+            };
             // Per section: its hit, if any (NONE: not one to score).
             const UNSEEN: u32 = u32::MAX;
             const NONE: u32 = u32::MAX - 1;
@@ -1051,11 +1079,7 @@ impl Index {
                         NONE => continue,
                         UNSEEN => {
                             let (len, file) = seg.section(sec)?;
-                            let Some((first, _, _)) = live(file)? else {
-                                slot[sec as usize] = NONE;
-                                continue;
-                            };
-                            if scanned.contains(&(s, file)) {
+                            if !scored(file)? {
                                 slot[sec as usize] = NONE;
                                 continue;
                             }
@@ -1065,7 +1089,7 @@ impl Index {
                             plan.hits.push(Hit {
                                 seg: s as u8,
                                 file,
-                                section: sec - first,
+                                section: sec,
                                 len,
                                 at,
                             });
@@ -1092,7 +1116,8 @@ impl Index {
                     if dir as usize != w || n == 0 || scanned.contains(&(s, f)) {
                         continue;
                     }
-                    let name = std::str::from_utf8(seg.name(f)?).map_err(|_| Torn)?;
+                    let name = seg.name(f)?;
+                    let name = std::str::from_utf8(&name).map_err(|_| Torn)?;
                     let Some(named) = topic(name.strip_suffix(".md").unwrap_or(name)) else {
                         continue;
                     };
@@ -1104,7 +1129,7 @@ impl Index {
                             plan.hits.push(Hit {
                                 seg: s as u8,
                                 file: f,
-                                section: 0,
+                                section: first,
                                 len: seg.section(first)?.0,
                                 at,
                             });
@@ -1126,6 +1151,16 @@ impl Index {
     /// The path and stamp of a hit's file.
     pub fn hit_file(&self, h: &Hit) -> Result<Entry, Torn> {
         self.segs[h.seg as usize].as_ref().ok_or(Torn)?.file(h.file)
+    }
+
+    /// A hit's section's number in its file.
+    pub fn section_in_file(&self, h: &Hit) -> Result<u32, Torn> {
+        let seg = self.segs[h.seg as usize].as_ref().ok_or(Torn)?;
+        let (first, n, _, _) = seg.file_brief(h.file)?;
+        h.section
+            .checked_sub(first)
+            .filter(|&k| k < n)
+            .ok_or(Torn)
     }
 
     /// The name of a hit's file, for ordering.

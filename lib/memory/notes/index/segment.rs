@@ -6,8 +6,11 @@
 //! index without reading the notes.
 //!
 //! ```text
-//! "AXENIX02"  the parts' lengths (7) and checksums (6)  (8 bytes each)
-//! dir:       generation, base, the directories (varints and bytes)
+//! "AXENIX02"  the parts' lengths (7), the dir's checksum, 5 zeros
+//!            (8 bytes each)
+//! dir:       generation, base, the directories, the files read at every
+//!            search, and the checksum of each [`BLOCK`] of the parts
+//!            below but postings (varints and bytes)
 //! files:     72 bytes a file: stamp, read_at, first section, sections,
 //!            name (in names), flags, directory
 //! names:     the files' names
@@ -21,11 +24,14 @@
 //! "AXENIXOK"
 //! ```
 //!
-//! A search reads only the parts it needs, each once, and each word's
-//! postings as it asks for them. Nothing read is trusted: the file's
-//! length must be what the head says, each part's checksum must hold when
-//! it is read, each word's postings are checked against their own
-//! checksum, and every number is range-checked. Any mismatch is
+//! A search reads only the blocks it needs, each once (the rotating
+//! check's slice of the files, the sections of its words' postings), and
+//! each word's postings as it asks for them: a gigabyte of notes makes an
+//! index of about 190 MB, of which a search reads a few. Nothing read is
+//! trusted: the file's length must be what the head says, the
+//! directory's checksum must hold, each block's when it is read, each
+//! word's postings are checked against their own checksum, and every
+//! number is range-checked. Any mismatch is
 //! [`Torn`]: the caller rebuilds and never uses what it read.
 
 use std::cell::OnceCell;
@@ -51,6 +57,9 @@ const HEAD: usize = 8 + 8 * PARTS + 8 * (PARTS - 1);
 const FILE_LEN: usize = 72;
 const SECTION_LEN: usize = 8;
 const TERM_LEN: usize = 32;
+/// The parts are read and checked by blocks of this many bytes: a
+/// multiple of every record's length, so no record straddles two.
+const BLOCK: usize = 288 * 256;
 
 /// A file read at every search, never scored from the index: it has no
 /// stamp (a symlink, one being appended to) or could not be read.
@@ -254,8 +263,10 @@ pub struct Segment {
     source: Source,
     at: [u64; PARTS],
     len: [u64; PARTS],
-    sum: [u64; PARTS - 1],
-    parts: [OnceCell<Option<Vec<u8>>>; PARTS - 1],
+    /// Per part after the dir, per block: its checksum, and its bytes
+    /// once read and checked.
+    sums: [Vec<u64>; PARTS - 2],
+    blocks: [Vec<OnceCell<Option<Box<[u8]>>>>; PARTS - 2],
 }
 
 impl Segment {
@@ -281,15 +292,15 @@ impl Segment {
         }
         let mut len = [0u64; PARTS];
         let mut at = [0u64; PARTS];
-        let mut sum = [0u64; PARTS - 1];
         let mut next = HEAD as u64;
         for i in 0..PARTS {
             len[i] = u64_at(&head, 8 + 8 * i);
             at[i] = next;
             next = next.checked_add(len[i]).ok_or(Torn)?;
         }
-        for (i, s) in sum.iter_mut().enumerate() {
-            *s = u64_at(&head, 8 + 8 * PARTS + 8 * i);
+        let dir_sum = u64_at(&head, 8 + 8 * PARTS);
+        if head[8 + 8 * PARTS + 8..].iter().any(|&b| b != 0) {
+            return Err(Torn);
         }
         if next.checked_add(8) != Some(total) {
             return Err(Torn);
@@ -298,7 +309,7 @@ impl Segment {
             return Err(Torn);
         }
         let dir = source.read(at[DIR], usize::try_from(len[DIR]).map_err(|_| Torn)?)?;
-        if checksum(&dir) != sum[DIR] {
+        if checksum(&dir) != dir_sum {
             return Err(Torn);
         }
         let mut r = Reader { bytes: &dir, at: 0 };
@@ -340,6 +351,18 @@ impl Segment {
             }
             scan.push(f);
         }
+        let mut sums: [Vec<u64>; PARTS - 2] = Default::default();
+        let mut blocks: [Vec<OnceCell<Option<Box<[u8]>>>>; PARTS - 2] = Default::default();
+        for p in 0..PARTS - 2 {
+            let n = r.next()?;
+            if n != len[p + 1].div_ceil(BLOCK as u64) {
+                return Err(Torn);
+            }
+            for _ in 0..n {
+                sums[p].push(r.next()?);
+            }
+            blocks[p] = (0..n).map(|_| OnceCell::new()).collect();
+        }
         if !r.done() {
             return Err(Torn);
         }
@@ -361,21 +384,56 @@ impl Segment {
             source,
             at,
             len,
-            sum,
-            parts: Default::default(),
+            sums,
+            blocks,
         })
     }
 
-    /// Part `i`, read and checked once.
-    fn part(&self, i: usize) -> Result<&[u8], Torn> {
-        self.parts[i - 1]
-            .get_or_init(|| {
-                let len = usize::try_from(self.len[i]).ok()?;
-                let bytes = self.source.read(self.at[i], len).ok()?;
-                (checksum(&bytes) == self.sum[i]).then_some(bytes)
-            })
-            .as_deref()
-            .ok_or(Torn)
+    /// Block `b` of part `p`, read and checked once.
+    fn block(&self, p: usize, b: usize) -> Result<&[u8], Torn> {
+        let cell = self.blocks[p - 1].get(b).ok_or(Torn)?;
+        cell.get_or_init(|| {
+            let start = (b * BLOCK) as u64;
+            let len = (self.len[p] - start).min(BLOCK as u64) as usize;
+            let bytes = self.source.read(self.at[p] + start, len).ok()?;
+            (checksum(&bytes) == self.sums[p - 1][b]).then(|| bytes.into_boxed_slice())
+        })
+        .as_deref()
+        .ok_or(Torn)
+    }
+
+    /// Record `i` of `size` bytes of part `p`.
+    fn record(&self, p: usize, i: usize, size: usize) -> Result<&[u8], Torn> {
+        let at = i.checked_mul(size).ok_or(Torn)?;
+        if (at + size) as u64 > self.len[p] {
+            return Err(Torn);
+        }
+        let block = self.block(p, at / BLOCK)?;
+        block.get(at % BLOCK..at % BLOCK + size).ok_or(Torn)
+    }
+
+    /// `len` bytes at `at` of part `p`, which may straddle blocks.
+    fn bytes(&self, p: usize, at: usize, len: usize) -> Result<std::borrow::Cow<'_, [u8]>, Torn> {
+        let end = at.checked_add(len).ok_or(Torn)?;
+        if end as u64 > self.len[p] {
+            return Err(Torn);
+        }
+        let (first, last) = (at / BLOCK, end.saturating_sub(1) / BLOCK);
+        if len == 0 {
+            return Ok(std::borrow::Cow::Borrowed(&[]));
+        }
+        if first == last {
+            let b = self.block(p, first)?;
+            return Ok(std::borrow::Cow::Borrowed(&b[at % BLOCK..at % BLOCK + len]));
+        }
+        let mut out = Vec::with_capacity(len);
+        for b in first..=last {
+            let bytes = self.block(p, b)?;
+            let from = if b == first { at % BLOCK } else { 0 };
+            let to = if b == last { (end - 1) % BLOCK + 1 } else { bytes.len() };
+            out.extend_from_slice(bytes.get(from..to).ok_or(Torn)?);
+        }
+        Ok(std::borrow::Cow::Owned(out))
     }
 
     /// Whether `file` is the file this was read from.
@@ -394,8 +452,7 @@ impl Segment {
         if f >= self.file_count {
             return Err(Torn);
         }
-        let files = self.part(FILES)?;
-        let r = &files[f as usize * FILE_LEN..][..FILE_LEN];
+        let r = self.record(FILES, f as usize, FILE_LEN)?;
         let stamp = Stamp {
             dev: u64_at(r, 0),
             ino: u64_at(r, 8),
@@ -407,12 +464,11 @@ impl Segment {
         if u64::from(first_section) + u64::from(sections) > u64::from(self.section_count) {
             return Err(Torn);
         }
-        let names = self.part(NAMES)?;
         let (off, len) = (u32_at(r, 56) as usize, u32_at(r, 60) as usize);
-        let name = names.get(off..off + len).ok_or(Torn)?;
+        let name = self.bytes(NAMES, off, len)?;
         let dir = u32_at(r, 68);
         let d = self.dirs.get(dir as usize).ok_or(Torn)?;
-        let name = std::str::from_utf8(name).map_err(|_| Torn)?;
+        let name = std::str::from_utf8(&name).map_err(|_| Torn)?;
         Ok(Entry {
             path: format!("{}/{name}", d.path),
             stamp,
@@ -430,7 +486,7 @@ impl Segment {
         if f >= self.file_count {
             return Err(Torn);
         }
-        let r = &self.part(FILES)?[f as usize * FILE_LEN..][..FILE_LEN];
+        let r = self.record(FILES, f as usize, FILE_LEN)?;
         let (first, n, dir) = (u32_at(r, 48), u32_at(r, 52), u32_at(r, 68));
         if u64::from(first) + u64::from(n) > u64::from(self.section_count)
             || dir as usize >= self.dirs.len()
@@ -441,13 +497,13 @@ impl Segment {
     }
 
     /// The name of file `f`, without the rest of its entry.
-    pub fn name(&self, f: u32) -> Result<&[u8], Torn> {
+    pub fn name(&self, f: u32) -> Result<std::borrow::Cow<'_, [u8]>, Torn> {
         if f >= self.file_count {
             return Err(Torn);
         }
-        let r = &self.part(FILES)?[f as usize * FILE_LEN..][..FILE_LEN];
+        let r = self.record(FILES, f as usize, FILE_LEN)?;
         let (off, len) = (u32_at(r, 56) as usize, u32_at(r, 60) as usize);
-        self.part(NAMES)?.get(off..off + len).ok_or(Torn)
+        self.bytes(NAMES, off, len)
     }
 
     /// The file named `name` in directory `d`, by a binary search (a
@@ -457,7 +513,7 @@ impl Segment {
         let (mut lo, mut hi) = (dir.first_file, dir.first_file + dir.files);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.name(mid)?.cmp(name.as_bytes()) {
+            match (*self.name(mid)?).cmp(name.as_bytes()) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return Ok(Some(mid)),
@@ -471,20 +527,18 @@ impl Segment {
         if s >= self.section_count {
             return Err(Torn);
         }
-        let b = self.part(SECTIONS)?;
-        let at = s as usize * SECTION_LEN;
-        let file = u32_at(b, at + 4);
+        let b = self.record(SECTIONS, s as usize, SECTION_LEN)?;
+        let file = u32_at(b, 4);
         if file >= self.file_count {
             return Err(Torn);
         }
-        Ok((u32_at(b, at), file))
+        Ok((u32_at(b, 0), file))
     }
 
-    fn term(&self, i: u32) -> Result<(&[u8], Term), Torn> {
-        let terms = self.part(TERMS)?;
-        let r = &terms[i as usize * TERM_LEN..][..TERM_LEN];
+    fn term(&self, i: u32) -> Result<(std::borrow::Cow<'_, [u8]>, Term), Torn> {
+        let r = self.record(TERMS, i as usize, TERM_LEN)?;
         let (off, len) = (u32_at(r, 0) as usize, u32_at(r, 4) as usize);
-        let text = self.part(TEXTS)?.get(off..off + len).ok_or(Torn)?;
+        let text = self.bytes(TEXTS, off, len)?;
         let term = Term {
             at: u64_at(r, 8),
             len: u64_at(r, 16),
@@ -506,23 +560,23 @@ impl Segment {
         let (mut lo, mut hi) = (0, self.term_count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.term(mid)?.0 < key {
+            match *self.term(mid)?.0 < *key {
                 true => lo = mid + 1,
                 false => hi = mid,
             }
         }
-        let mut last: Option<&[u8]> = None;
+        let mut last: Option<std::borrow::Cow<[u8]>> = None;
         for i in lo..self.term_count {
             let (text, _) = self.term(i)?;
             if !text.starts_with(key) {
                 break;
             }
             // Sorted and distinct, or a lookup could miss a word.
-            if last.is_some_and(|l| l >= text) {
+            if last.as_ref().is_some_and(|l| **l >= *text) {
                 return Err(Torn);
             }
+            each(&text, i)?;
             last = Some(text);
-            each(text, i)?;
         }
         Ok(())
     }
@@ -576,7 +630,7 @@ impl Segment {
             let mut list = Vec::new();
             self.postings(i, &mut |s, h, b| list.push((s, h, b)))?;
             let (text, _) = self.term(i)?;
-            each(text, &mut list.into_iter());
+            each(&text, &mut list.into_iter());
         }
         Ok(())
     }
@@ -794,36 +848,6 @@ impl Builder {
         for (d, f) in self.dirs.iter_mut().zip(first) {
             d.first_file = if f == u32::MAX { 0 } else { f };
         }
-        let mut dir = Vec::new();
-        put(&mut dir, generation);
-        put(&mut dir, base);
-        put(&mut dir, self.files.len() as u64);
-        put(&mut dir, self.sections.len() as u64);
-        put(&mut dir, self.texts.len() as u64);
-        put(&mut dir, self.dirs.len() as u64);
-        for d in &self.dirs {
-            put_bytes(&mut dir, d.path.as_bytes());
-            put(&mut dir, u64::from(d.kind));
-            match &d.stamp {
-                Some(s) => {
-                    put(&mut dir, 1);
-                    put_stamp(&mut dir, s);
-                }
-                None => put(&mut dir, 0),
-            }
-            put(&mut dir, d.listed_at as u64);
-            put(&mut dir, u64::from(d.first_file));
-            put(&mut dir, u64::from(d.files));
-            put(&mut dir, d.sections);
-            put(&mut dir, d.bytes);
-        }
-        let scan: Vec<usize> = (0..self.files.len())
-            .filter(|&f| self.files[f].flags & SCAN != 0)
-            .collect();
-        put(&mut dir, scan.len() as u64);
-        for f in scan {
-            put(&mut dir, f as u64);
-        }
         let mut files = Vec::with_capacity(self.files.len() * FILE_LEN);
         let mut names = Vec::new();
         for f in &self.files {
@@ -866,6 +890,42 @@ impl Builder {
             texts.extend_from_slice(text);
             postings_len += list.len() as u64;
         }
+        let mut dir = Vec::new();
+        put(&mut dir, generation);
+        put(&mut dir, base);
+        put(&mut dir, self.files.len() as u64);
+        put(&mut dir, self.sections.len() as u64);
+        put(&mut dir, self.texts.len() as u64);
+        put(&mut dir, self.dirs.len() as u64);
+        for d in &self.dirs {
+            put_bytes(&mut dir, d.path.as_bytes());
+            put(&mut dir, u64::from(d.kind));
+            match &d.stamp {
+                Some(s) => {
+                    put(&mut dir, 1);
+                    put_stamp(&mut dir, s);
+                }
+                None => put(&mut dir, 0),
+            }
+            put(&mut dir, d.listed_at as u64);
+            put(&mut dir, u64::from(d.first_file));
+            put(&mut dir, u64::from(d.files));
+            put(&mut dir, d.sections);
+            put(&mut dir, d.bytes);
+        }
+        let scan: Vec<usize> = (0..self.files.len())
+            .filter(|&f| self.files[f].flags & SCAN != 0)
+            .collect();
+        put(&mut dir, scan.len() as u64);
+        for f in scan {
+            put(&mut dir, f as u64);
+        }
+        for part in [&files, &names, &sections, &terms, &texts] {
+            put(&mut dir, part.len().div_ceil(BLOCK) as u64);
+            for block in part.chunks(BLOCK) {
+                put(&mut dir, checksum(block));
+            }
+        }
         let parts: [&[u8]; PARTS - 1] = [&dir, &files, &names, &sections, &terms, &texts];
         let mut head = Vec::with_capacity(HEAD);
         head.extend_from_slice(MAGIC);
@@ -873,9 +933,8 @@ impl Builder {
             head.extend_from_slice(&(p.len() as u64).to_le_bytes());
         }
         head.extend_from_slice(&postings_len.to_le_bytes());
-        for p in parts {
-            head.extend_from_slice(&checksum(p).to_le_bytes());
-        }
+        head.extend_from_slice(&checksum(&dir).to_le_bytes());
+        head.extend_from_slice(&[0; 8 * (PARTS - 2)]);
         out.write_all(&head)?;
         for p in parts {
             out.write_all(p)?;
