@@ -427,7 +427,7 @@ fn indexed(
     // A shown file found changed since it was read: read again, and the
     // search done again (twice at most; then without the index).
     for _ in 0..3 {
-        let plan = match index.plan(scope, query, &mut |t| scanner.topic(t)) {
+        let mut plan = match index.plan(scope, query, &mut |t| scanner.topic(t)) {
             Ok(plan) => plan,
             Err(_) if !torn => {
                 torn = true;
@@ -462,7 +462,7 @@ fn indexed(
                 at: h.at,
             });
         }
-        c.counts = plan.counts.clone();
+        c.counts = std::mem::take(&mut plan.counts);
         let mut read_files = 0;
         let unsearched = scan_files(
             ws,
@@ -474,10 +474,11 @@ fn indexed(
             &mut unreadable,
             &mut read_files,
         );
-        let mut paths: Vec<Option<String>> = vec![None; plan.hits.len()];
+        let mut paths: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
         let mut path_of = |i: u32| -> String {
-            paths[i as usize]
-                .get_or_insert_with(|| index.hit_path(&plan.hits[i as usize]).unwrap_or_default())
+            paths
+                .entry(i)
+                .or_insert_with(|| index.hit_path(&plan.hits[i as usize]).unwrap_or_default())
                 .clone()
         };
         let scored = scores(&c, clauses, |h| match h.origin {

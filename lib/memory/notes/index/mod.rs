@@ -1061,48 +1061,63 @@ impl Index {
                     _ => Ok(live(f)?.is_some()),
                 }
             };
-            // Per section: its hit, if any (NONE: not one to score).
-            const UNSEEN: u32 = u32::MAX;
-            const NONE: u32 = u32::MAX - 1;
-            let mut slot: Vec<u32> = vec![UNSEEN; seg.section_count as usize];
+            // The single words' postings, merged in section order: each
+            // section met once, its counts summed as it goes by (no table
+            // over every section: a gigabyte of notes has a million).
+            let first_hit = plan.hits.len();
+            let mut streams = Vec::new();
             for &(i, bits) in &terms {
                 let cs: Vec<usize> = (0..clauses)
                     .filter(|&c| single[c].is_some_and(|a| bits & 1 << a != 0))
                     .collect();
-                if cs.is_empty() {
-                    continue;
+                if !cs.is_empty() {
+                    streams.push((seg.postings_of(i)?, cs));
                 }
-                let mut list = Vec::new();
-                seg.postings(i, &mut |sec, h, b| list.push((sec, h, b)))?;
-                for (sec, heading, body) in list {
-                    let at = match slot[sec as usize] {
-                        NONE => continue,
-                        UNSEEN => {
-                            let (len, file) = seg.section(sec)?;
-                            if !scored(file)? {
-                                slot[sec as usize] = NONE;
-                                continue;
+            }
+            let mut heap = std::collections::BinaryHeap::new();
+            for (k, (p, _)) in streams.iter_mut().enumerate() {
+                if let Some(x) = p.next()? {
+                    heap.push(std::cmp::Reverse((x.0, k, x.1, x.2)));
+                }
+            }
+            // The section being summed, and where its counts are (None:
+            // not one to score).
+            let mut at_sec: Option<(u32, Option<usize>)> = None;
+            while let Some(std::cmp::Reverse((sec, k, heading, body))) = heap.pop() {
+                if let Some(x) = streams[k].0.next()? {
+                    heap.push(std::cmp::Reverse((x.0, k, x.1, x.2)));
+                }
+                let at = match at_sec {
+                    Some((s2, at)) if s2 == sec => at,
+                    _ => {
+                        let (len, file) = seg.section(sec)?;
+                        let at = match scored(file)? {
+                            true => {
+                                let at = plan.counts.len();
+                                plan.counts.resize(at + FIELDS * clauses, 0);
+                                plan.hits.push(Hit {
+                                    seg: s as u8,
+                                    file,
+                                    section: sec,
+                                    len,
+                                    at,
+                                });
+                                Some(at)
                             }
-                            let at = plan.counts.len();
-                            plan.counts.resize(at + FIELDS * clauses, 0);
-                            slot[sec as usize] = plan.hits.len() as u32;
-                            plan.hits.push(Hit {
-                                seg: s as u8,
-                                file,
-                                section: sec,
-                                len,
-                                at,
-                            });
-                            at
-                        }
-                        h => plan.hits[h as usize].at,
-                    };
-                    for &c in &cs {
+                            false => None,
+                        };
+                        at_sec = Some((sec, at));
+                        at
+                    }
+                };
+                if let Some(at) = at {
+                    for &c in &streams[k].1 {
                         plan.counts[at + HEADING * clauses + c] += heading;
                         plan.counts[at + BODY * clauses + c] += body;
                     }
                 }
             }
+            let merged = first_hit..plan.hits.len();
             // A world topic's name counts in its first section.
             let world = seg.dirs.iter().position(|d| d.path == "world");
             if let Some(w) = world.filter(|&w| scope_of[w]) {
@@ -1121,9 +1136,14 @@ impl Index {
                     let Some(named) = topic(name.strip_suffix(".md").unwrap_or(name)) else {
                         continue;
                     };
-                    let at = match slot[first as usize] {
-                        h if h < NONE => plan.hits[h as usize].at,
-                        _ => {
+                    let sorted = &plan.hits[merged.clone()];
+                    let found = sorted
+                        .binary_search_by_key(&first, |h| h.section)
+                        .ok()
+                        .map(|k| sorted[k].at);
+                    let at = match found {
+                        Some(at) => at,
+                        None => {
                             let at = plan.counts.len();
                             plan.counts.resize(at + FIELDS * clauses, 0);
                             plan.hits.push(Hit {

@@ -621,6 +621,25 @@ impl Segment {
         Ok(())
     }
 
+    /// The postings of word `i`, read and checked, to be gone through in
+    /// order.
+    pub fn postings_of(&self, i: u32) -> Result<Postings, Torn> {
+        let (_, term) = self.term(i)?;
+        let bytes = self.source.read(
+            self.at[POSTINGS] + term.at,
+            usize::try_from(term.len).map_err(|_| Torn)?,
+        )?;
+        if checksum(&bytes) != term.sum {
+            return Err(Torn);
+        }
+        Ok(Postings {
+            bytes,
+            at: 0,
+            last: None,
+            sections: self.section_count,
+        })
+    }
+
     /// Every word and its postings, for a segment merged into another.
     fn each_term(
         &self,
@@ -633,6 +652,43 @@ impl Segment {
             each(&text, &mut list.into_iter());
         }
         Ok(())
+    }
+}
+
+/// A word's postings, read one at a time: (section, heading's count,
+/// body's count).
+pub struct Postings {
+    bytes: Vec<u8>,
+    at: usize,
+    last: Option<u64>,
+    sections: u32,
+}
+
+impl Postings {
+    pub fn next(&mut self) -> Result<Option<(u32, u32, u32)>, Torn> {
+        let mut r = Reader {
+            bytes: &self.bytes,
+            at: self.at,
+        };
+        if r.done() {
+            return Ok(None);
+        }
+        let v = r.next()?;
+        let gap = v >> 1;
+        let s = match self.last {
+            None => gap,
+            Some(last) => last.checked_add(gap).filter(|_| gap > 0).ok_or(Torn)?,
+        };
+        if s >= u64::from(self.sections) {
+            return Err(Torn);
+        }
+        let (body, heading) = match v & 1 {
+            0 => (1, 0),
+            _ => (r.small()?, r.small()?),
+        };
+        self.at = r.at;
+        self.last = Some(s);
+        Ok(Some((s as u32, heading, body)))
     }
 }
 
