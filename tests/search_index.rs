@@ -679,7 +679,17 @@ fn age_all(dir: &Path) {
     age(dir);
     let status = std::process::Command::new("find")
         .arg(dir)
-        .args(["-type", "d", "-exec", "touch", "-m", "-t", "200001010000", "{}", "+"])
+        .args([
+            "-type",
+            "d",
+            "-exec",
+            "touch",
+            "-m",
+            "-t",
+            "200001010000",
+            "{}",
+            "+",
+        ])
         .status()
         .unwrap();
     assert!(status.success());
@@ -738,7 +748,10 @@ fn a_remember_is_found_by_the_next_search_through_the_journal() {
     );
     assert_eq!(found["index"]["rebuilt"], false, "{found}");
     // A writer killed mid-line: the next line is still whole and read.
-    let mut f = fs::OpenOptions::new().append(true).open(journal(&env)).unwrap();
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(journal(&env))
+        .unwrap();
     std::io::Write::write_all(&mut f, b"\nagents/ana/dai").unwrap();
     drop(f);
     env.cmd("axe-notes-remember")
@@ -746,9 +759,18 @@ fn a_remember_is_found_by_the_next_search_through_the_journal() {
         .assert()
         .success();
     let found = search(&env, "okapi", true);
-    assert!(found["results"][0]["text"].as_str().unwrap().contains("okapi"), "{found}");
+    assert!(
+        found["results"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("okapi"),
+        "{found}"
+    );
     // A line naming what is no notes file is passed over.
-    let mut f = fs::OpenOptions::new().append(true).open(journal(&env)).unwrap();
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(journal(&env))
+        .unwrap();
     std::io::Write::write_all(&mut f, b"\n../../etc/passwd\nworld/../x.md\n/abs.md\n").unwrap();
     drop(f);
     for q in ["okapi", "kinkajou", "deploy"] {
@@ -798,7 +820,10 @@ fn two_writers_at_once_lose_no_journal_line() {
                 })
             })
             .collect();
-        writers.into_iter().map(|w| w.join().unwrap()).collect::<Vec<_>>()
+        writers
+            .into_iter()
+            .map(|w| w.join().unwrap())
+            .collect::<Vec<_>>()
     });
     // The race took place: the two wrote at the same time.
     let overlap = spans[0]
@@ -808,7 +833,14 @@ fn two_writers_at_once_lose_no_journal_line() {
     assert!(overlap > 0, "the writers never overlapped");
     let out = env
         .cmd("axe-notes-search")
-        .args(["--workspace", ws.to_str().unwrap(), "--json", "--limit", "100", "marks"])
+        .args([
+            "--workspace",
+            ws.to_str().unwrap(),
+            "--json",
+            "--limit",
+            "100",
+            "marks",
+        ])
         .output()
         .unwrap();
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();

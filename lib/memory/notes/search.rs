@@ -273,7 +273,8 @@ fn best(
     let paths: std::collections::HashMap<usize, String> =
         idx.iter().map(|&i| (i, path(&c.hits[i]))).collect();
     idx.sort_by(|&a, &b| {
-        scores[b].total_cmp(&scores[a])
+        scores[b]
+            .total_cmp(&scores[a])
             .then_with(|| index::order_key(&paths[&a]).cmp(&index::order_key(&paths[&b])))
             .then_with(|| c.hits[a].line.cmp(&c.hits[b].line))
     });
@@ -334,7 +335,9 @@ pub fn search(
         &mut read_files,
     );
     let scored = scores(&c, clauses, |h| match h.origin {
-        Origin::Read(i) => files[i as usize].daily && dated_path(&named, &ws.relative(&files[i as usize].path)),
+        Origin::Read(i) => {
+            files[i as usize].daily && dated_path(&named, &ws.relative(&files[i as usize].path))
+        }
         Origin::Indexed(_) => false,
     });
     let shown = best(&scored, &c, limit, &mut |h| match h.origin {
@@ -349,7 +352,15 @@ pub fn search(
         let file = &files[f as usize];
         buf.clear();
         read(ws, file, &mut buf).map_err(|e| crate::error::io_error("", "read", &file.path, e))?;
-        found.push(found_in(ws, &file.path, &buf, h.line, h.start, scored[i], &mut scanner));
+        found.push(found_in(
+            ws,
+            &file.path,
+            &buf,
+            h.line,
+            h.start,
+            scored[i],
+            &mut scanner,
+        ));
     }
     Ok(Searched {
         found,
@@ -507,7 +518,15 @@ fn indexed(
                     buf.clear();
                     read(ws, file, &mut buf)
                         .map_err(|e| crate::error::io_error("", "read", &file.path, e))?;
-                    found.push(found_in(ws, &file.path, &buf, h.line, h.start, scored[i], &mut scanner));
+                    found.push(found_in(
+                        ws,
+                        &file.path,
+                        &buf,
+                        h.line,
+                        h.start,
+                        scored[i],
+                        &mut scanner,
+                    ));
                 }
                 Origin::Indexed(k) => {
                     let ih = &plan.hits[k as usize];
@@ -545,7 +564,13 @@ fn indexed(
                     }
                     match section {
                         Some((line, start)) => found.push(found_in(
-                            ws, &file.path, &buf, line, start, scored[i], &mut scanner,
+                            ws,
+                            &file.path,
+                            &buf,
+                            line,
+                            start,
+                            scored[i],
+                            &mut scanner,
                         )),
                         None => {
                             stale = Some(entry.path);

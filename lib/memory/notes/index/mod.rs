@@ -806,9 +806,15 @@ impl Index {
                 continue;
             }
             // Only notes files: a line of the journal is not trusted.
-            let Some(&(s, d)) = self.dirs.get(dir) else { continue };
+            let Some(&(s, d)) = self.dirs.get(dir) else {
+                continue;
+            };
             let kind = self.segs[s].as_ref().ok_or(Torn)?.dirs[d].kind;
-            if !name.ends_with(".md") || name.starts_with('.') || kind == AGENTS || (kind == AGENT && name != "MEMORY.md") {
+            if !name.ends_with(".md")
+                || name.starts_with('.')
+                || kind == AGENTS
+                || (kind == AGENT && name != "MEMORY.md")
+            {
                 continue;
             }
             let now = stamp_of(&ws.root.join(&p), false);
@@ -908,9 +914,10 @@ impl Index {
         let in_scope = |path: &str| match scope {
             Scope::All => true,
             Scope::Agent(a) => {
-                path == "world" || path.strip_prefix("agents/").is_some_and(|r| {
-                    r == a || r.strip_prefix(a).is_some_and(|r| r == "/daily")
-                })
+                path == "world"
+                    || path
+                        .strip_prefix("agents/")
+                        .is_some_and(|r| r == a || r.strip_prefix(a).is_some_and(|r| r == "/daily"))
             }
         };
         let mut matcher = Matcher::new(&query.atoms);
@@ -936,8 +943,10 @@ impl Index {
             let scope_of: Vec<bool> = seg.dirs.iter().map(|d| in_scope(&d.path)).collect();
             let live = |f: u32| -> Result<Option<(u32, u32, u32)>, Torn> {
                 let (first, n, flags, dir) = seg.file_brief(f)?;
-                Ok((!self.dead[s][f as usize] && scope_of[dir as usize] && flags & GONE == 0)
-                    .then_some((first, n, flags)))
+                Ok(
+                    (!self.dead[s][f as usize] && scope_of[dir as usize] && flags & GONE == 0)
+                        .then_some((first, n, flags)),
+                )
             };
             // The words of the query in this segment, and what they match.
             let mut terms: Vec<(u32, u64)> = Vec::new();
@@ -1126,7 +1135,9 @@ impl Index {
                     _ => 0..seg.file_count,
                 };
                 for f in range {
-                    let Some((first, n, _)) = live(f)? else { continue };
+                    let Some((first, n, _)) = live(f)? else {
+                        continue;
+                    };
                     let (.., dir) = seg.file_brief(f)?;
                     if dir as usize != w || n == 0 || scanned.contains(&(s, f)) {
                         continue;
@@ -1162,7 +1173,8 @@ impl Index {
             }
         }
         for (s, f) in scanned {
-            plan.scan.push(self.segs[s].as_ref().ok_or(Torn)?.file(f)?.path);
+            plan.scan
+                .push(self.segs[s].as_ref().ok_or(Torn)?.file(f)?.path);
         }
         plan.scan.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
         Ok(plan)
@@ -1177,10 +1189,7 @@ impl Index {
     pub fn section_in_file(&self, h: &Hit) -> Result<u32, Torn> {
         let seg = self.segs[h.seg as usize].as_ref().ok_or(Torn)?;
         let (first, n, _, _) = seg.file_brief(h.file)?;
-        h.section
-            .checked_sub(first)
-            .filter(|&k| k < n)
-            .ok_or(Torn)
+        h.section.checked_sub(first).filter(|&k| k < n).ok_or(Torn)
     }
 
     /// The name of a hit's file, for ordering.
@@ -1292,11 +1301,9 @@ impl Index {
     fn later_gone(&self, s: usize, _f: u32, e: &Entry) -> bool {
         match s {
             2 => true,
-            _ => self.segs[2]
-                .as_ref()
-                .is_none_or(|fresh| {
-                    (0..fresh.file_count).all(|g| fresh.file(g).is_ok_and(|x| x.path != e.path))
-                }),
+            _ => self.segs[2].as_ref().is_none_or(|fresh| {
+                (0..fresh.file_count).all(|g| fresh.file(g).is_ok_and(|x| x.path != e.path))
+            }),
         }
     }
 

@@ -75,6 +75,16 @@ pub const DAILY: u8 = 2;
 /// `agents`: the agents.
 pub const AGENTS: u8 = 3;
 
+/// A part's blocks, each read and checked once (`None`: torn).
+type Blocks = Vec<OnceCell<Option<Box<[u8]>>>>;
+
+/// A section of a word's postings: (section, heading's count, body's
+/// count).
+pub type Posting = (u32, u32, u32);
+
+/// What is handed each word found: its text and number.
+type EachWord<'a> = &'a mut dyn FnMut(&[u8], u32) -> Result<(), Torn>;
+
 /// An index file that is not whole: truncated, garbage, or of another
 /// version.
 #[derive(Debug)]
@@ -266,7 +276,7 @@ pub struct Segment {
     /// Per part after the dir, per block: its checksum, and its bytes
     /// once read and checked.
     sums: [Vec<u64>; PARTS - 2],
-    blocks: [Vec<OnceCell<Option<Box<[u8]>>>>; PARTS - 2],
+    blocks: [Blocks; PARTS - 2],
 }
 
 impl Segment {
@@ -327,8 +337,7 @@ impl Segment {
             let listed_at = r.next()? as i64;
             let (first_file, files) = (r.small()?, r.small()?);
             let (sections, bytes) = (r.next()?, r.next()?);
-            if u64::from(first_file) + u64::from(files) > u64::from(file_count) || kind > AGENTS
-            {
+            if u64::from(first_file) + u64::from(files) > u64::from(file_count) || kind > AGENTS {
                 return Err(Torn);
             }
             dirs.push(DirEntry {
@@ -352,7 +361,7 @@ impl Segment {
             scan.push(f);
         }
         let mut sums: [Vec<u64>; PARTS - 2] = Default::default();
-        let mut blocks: [Vec<OnceCell<Option<Box<[u8]>>>>; PARTS - 2] = Default::default();
+        let mut blocks: [Blocks; PARTS - 2] = Default::default();
         for p in 0..PARTS - 2 {
             let n = r.next()?;
             if n != len[p + 1].div_ceil(BLOCK as u64) {
@@ -430,7 +439,11 @@ impl Segment {
         for b in first..=last {
             let bytes = self.block(p, b)?;
             let from = if b == first { at % BLOCK } else { 0 };
-            let to = if b == last { (end - 1) % BLOCK + 1 } else { bytes.len() };
+            let to = if b == last {
+                (end - 1) % BLOCK + 1
+            } else {
+                bytes.len()
+            };
             out.extend_from_slice(bytes.get(from..to).ok_or(Torn)?);
         }
         Ok(std::borrow::Cow::Owned(out))
@@ -544,7 +557,11 @@ impl Segment {
             len: u64_at(r, 16),
             sum: u64_at(r, 24),
         };
-        if term.at.checked_add(term.len).is_none_or(|e| e > self.len[POSTINGS]) {
+        if term
+            .at
+            .checked_add(term.len)
+            .is_none_or(|e| e > self.len[POSTINGS])
+        {
             return Err(Torn);
         }
         Ok((text, term))
@@ -552,11 +569,7 @@ impl Segment {
 
     /// The words that begin with `key`, each handed to `each` with its
     /// number.
-    pub fn beginning(
-        &self,
-        key: &[u8],
-        each: &mut dyn FnMut(&[u8], u32) -> Result<(), Torn>,
-    ) -> Result<(), Torn> {
+    pub fn beginning(&self, key: &[u8], each: EachWord) -> Result<(), Torn> {
         let (mut lo, mut hi) = (0, self.term_count);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -583,11 +596,7 @@ impl Segment {
 
     /// The sections that hold word `i`, each handed to `each` with the
     /// word's counts in its heading and its body, checked.
-    pub fn postings(
-        &self,
-        i: u32,
-        each: &mut dyn FnMut(u32, u32, u32),
-    ) -> Result<(), Torn> {
+    pub fn postings(&self, i: u32, each: &mut dyn FnMut(u32, u32, u32)) -> Result<(), Torn> {
         let (_, term) = self.term(i)?;
         let bytes = self.source.read(
             self.at[POSTINGS] + term.at,
@@ -641,15 +650,12 @@ impl Segment {
     }
 
     /// Every word and its postings, for a segment merged into another.
-    fn each_term(
-        &self,
-        each: &mut dyn FnMut(&[u8], &mut dyn Iterator<Item = (u32, u32, u32)>),
-    ) -> Result<(), Torn> {
+    fn each_term(&self, each: &mut dyn FnMut(&[u8], &[Posting])) -> Result<(), Torn> {
         for i in 0..self.term_count {
             let mut list = Vec::new();
             self.postings(i, &mut |s, h, b| list.push((s, h, b)))?;
             let (text, _) = self.term(i)?;
-            each(&text, &mut list.into_iter());
+            each(&text, &list);
         }
         Ok(())
     }
@@ -828,7 +834,7 @@ impl Builder {
         }
         let mut result = Ok(());
         seg.each_term(&mut |text, list| {
-            for (s, heading, body) in list {
+            for &(s, heading, body) in list {
                 let to = moved[s as usize];
                 if to == u32::MAX {
                     continue;
@@ -1088,7 +1094,9 @@ mod tests {
         Segment::read(tmp)
     }
 
-    fn all(seg: &Segment) -> Result<Vec<(Vec<u8>, Vec<(u32, u32, u32)>)>, Torn> {
+    type Words = Vec<(Vec<u8>, Vec<Posting>)>;
+
+    fn all(seg: &Segment) -> Result<Words, Torn> {
         let mut out = Vec::new();
         let mut ids = Vec::new();
         seg.beginning(b"", &mut |t, i| {
