@@ -895,7 +895,8 @@ def search_rows(args, tool, rows, checks):
                    rr["median"] < 0.002, f"{ms(rr['median'])} ms"))
     # The first search after it reads the log again (the journal).
     ar = measure(search + ["rollback", "canary"], n, env=indexed,
-                 prepare=lambda: subprocess.run(rem, env={**os.environ, **indexed}, check=True))
+                 prepare=lambda: subprocess.run(rem, env={**os.environ, **indexed}, check=True,
+                                                stdout=subprocess.DEVNULL))
     rows.append(("axe-notes-search rollback canary, warm index, after a remember", corpus, ar,
                  "grep -ric rollback", b))
     # A cold rebuild: every file read and its words taken, the index written.

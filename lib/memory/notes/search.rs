@@ -450,13 +450,9 @@ fn indexed(
             }
             Err(_) => return Ok(Err("the index is torn".into())),
         };
-        let mut unreadable: Vec<Unreadable> = plan
-            .unreadable
-            .iter()
-            .map(|p| {
-                let e = io::Error::new(io::ErrorKind::PermissionDenied, "cannot be listed");
-                Unreadable::new(ws.root.join(p), &e)
-            })
+        let mut unreadable: Vec<Unreadable> = std::mem::take(&mut plan.unreadable)
+            .into_iter()
+            .map(|(p, e)| Unreadable::new(ws.root.join(p), &e))
             .collect();
         let files: Vec<Listed> = plan.scan.iter().map(|p| listed_at(ws, p)).collect();
         let mut c = Counted {

@@ -272,6 +272,10 @@ pub fn order_key(path: &str) -> (u8, &str, u8, &str) {
     }
 }
 
+/// Directories that could not be listed, and why, as a search without
+/// an index reports them: the world's first, then by path.
+pub type Unlisted = Vec<(String, std::io::Error)>;
+
 /// A directory of the notes, with what it lists.
 struct Listing {
     files: Vec<(String, At)>,
@@ -280,22 +284,22 @@ struct Listing {
 /// The notes directories of the workspace and their files, as a search
 /// without an index lists them (`search::files`): `agents` first when
 /// `agents` is set, else the ones named.
-fn list(ws: &Workspace, dirs: &[(String, u8)], unreadable: &mut Vec<String>) -> Vec<Listing> {
+fn list(ws: &Workspace, dirs: &[(String, u8)], unreadable: &mut Unlisted) -> Vec<Listing> {
     let mut out = Vec::new();
     for (path, kind) in dirs {
         let full = ws.root.join(path);
         let opened = match ws.open_dir(&full) {
             Ok(d) => d,
-            Err(_) => {
-                unreadable.push(path.clone());
+            Err(e) => {
+                unreadable.push((path.clone(), e));
                 None
             }
         };
         let files = match (*kind, &opened) {
             (AGENT, _) => vec![("MEMORY.md".to_owned(), At::new(opened.clone(), "MEMORY.md"))],
             (AGENTS, _) | (_, None) => Vec::new(),
-            (_, Some(d)) => Workspace::md_files(d).unwrap_or_else(|_| {
-                unreadable.push(path.clone());
+            (_, Some(d)) => Workspace::md_files(d).unwrap_or_else(|e| {
+                unreadable.push((path.clone(), e));
                 Vec::new()
             }),
         };
@@ -356,7 +360,7 @@ pub struct Plan {
     pub sections: usize,
     pub bytes: usize,
     /// Directories that could not be listed.
-    pub unreadable: Vec<String>,
+    pub unreadable: Unlisted,
 }
 
 /// The index of one workspace, made current for one search.
@@ -375,7 +379,7 @@ pub struct Index {
     /// What this search learnt.
     changed: bool,
     journal: Option<u64>,
-    unreadable: Vec<String>,
+    unreadable: Unlisted,
     used: Used,
 }
 
@@ -565,7 +569,7 @@ impl Index {
             }
         }
         // A directory not listed whole is listed again next time.
-        for path in &unreadable {
+        for (path, _) in &unreadable {
             if let Some(d) = fresh.b.dirs.iter_mut().find(|d| &d.path == path) {
                 d.stamp = None;
             }
@@ -935,7 +939,11 @@ impl Index {
             files: 0,
             sections: 0,
             bytes: 0,
-            unreadable: std::mem::take(&mut self.unreadable),
+            unreadable: {
+                let mut u = std::mem::take(&mut self.unreadable);
+                u.sort_by(|a, b| (a.0 != "world", &a.0).cmp(&(b.0 != "world", &b.0)));
+                u
+            },
         };
         let mut scanned: HashSet<(usize, u32)> = HashSet::new();
         for (s, seg) in self.segs.iter().enumerate() {
@@ -1338,6 +1346,9 @@ impl Index {
                 .0,
             ),
         };
+        if name == DELTA {
+            return self.write_unsynced(name, bytes);
+        }
         let file = target.as_ref().unwrap_or(base_lock);
         replace::replace(file, &self.dir, OsStr::new(name), |f, _| {
             let mut out = std::io::BufWriter::new(f);
@@ -1354,6 +1365,26 @@ impl Index {
             Ok(())
         })
         .map_err(|_| ())
+    }
+
+    /// Writes index file `name` whole through a temp file renamed over
+    /// it, without a sync: the delta is written after most searches that
+    /// follow a write, and a sync costs tens of milliseconds. It is only a
+    /// cache: after a crash that left it half written it is torn, found
+    /// so (its length, its checksums), and passed over. Called holding
+    /// its lock, which swept a temp file a killed writer left.
+    fn write_unsynced(&self, name: &str, bytes: &[u8]) -> Result<(), ()> {
+        let temp = format!(".{name}.axe-new");
+        let temp = OsStr::new(&temp);
+        let _ = self.dir.remove(temp);
+        let mut file = self.dir.open(temp, Open::New).ok().flatten().ok_or(())?;
+        let written =
+            file.write_all(bytes).is_ok() && self.dir.rename(temp, OsStr::new(name)).is_ok();
+        if !written {
+            let _ = self.dir.remove(temp);
+            return Err(());
+        }
+        Ok(())
     }
 
     fn remove(&self, name: &str) {
