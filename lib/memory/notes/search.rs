@@ -582,7 +582,7 @@ fn indexed(
             }
             continue;
         }
-        let mut used = index.save();
+        let mut used = index.save(ws);
         used.read = read_files + shown_files.len();
         used.current = plan.files;
         used.skipped = plan.files.saturating_sub(used.read);
@@ -600,7 +600,7 @@ fn indexed(
 /// `index`); the next search uses it.
 pub fn reindex(ws: &Workspace) -> Used {
     match Index::open(ws, true, None) {
-        Ok(index) => index.save(),
+        Ok(index) => index.save(ws),
         Err(why) => Used {
             why: Some(why),
             ..Used::default()

@@ -11,6 +11,17 @@
 //! phrase (`"rolled back"`) reads the files that hold all of a phrase's
 //! words and scans them: the index keeps no positions.
 //!
+//! Why this shape (bench/RESULTS.md, "Search's index"): the file-level
+//! index before it read every file holding any query word (a third of
+//! them for two words) and stat'ed every other, 240-260 ms over the
+//! bench's 102 MB; scoring from postings and reading ten files takes 20
+//! ms there and about 35-50 ms over 1 GB, for an index a fifth of the
+//! notes' size. The words are the scanner's own (folded as it folds,
+//! placed in heading or body as it places them), so a query's atoms
+//! match the same words with or without the index: SQLite's FTS or
+//! tantivy would tokenize and score their own way, and weigh on the
+//! small executables' size and start-up.
+//!
 //! Where: `<cache>/notes-index/<sha256 of the workspace's real path,
 //! 16 digits>/`, never inside the workspace (then no index is used), so a
 //! sync never carries it; deleting it loses nothing.
@@ -1231,10 +1242,21 @@ impl Index {
     }
 
     /// Writes back what this search learnt, if anything, and says how it
-    /// went.
-    pub fn save(mut self) -> Used {
+    /// went. Past [`DELTA_MAX`] files changed since the base (a checkout
+    /// of another branch, an import), the base is built again from the
+    /// notes instead: else every search would read them all again.
+    pub fn save(mut self, ws: &Workspace) -> Used {
         if self.changed && !self.used.rebuilt {
-            self.used.saved = self.write_delta().is_ok();
+            self.used.saved = match self.write_delta() {
+                Ok(()) => true,
+                Err(true) => {
+                    let reindexed = self.used.reindexed;
+                    let built = self.build(ws, None).is_ok() && self.used.saved;
+                    self.used.reindexed += reindexed;
+                    built
+                }
+                Err(false) => false,
+            };
             if self.used.saved
                 && let Some(len) = self.journal
             {
@@ -1254,8 +1276,9 @@ impl Index {
         file.metadata().ok()?.modified().ok()
     }
 
-    fn write_delta(&mut self) -> Result<(), ()> {
-        let base = self.segs[0].as_ref().ok_or(())?;
+    /// `Err(true)`: too many files for a delta.
+    fn write_delta(&mut self) -> Result<(), bool> {
+        let base = self.segs[0].as_ref().ok_or(false)?;
         let mut b = Builder::default();
         for s in 1..3 {
             let Some(seg) = &self.segs[s] else { continue };
@@ -1270,26 +1293,25 @@ impl Index {
                         .is_ok_and(|e| e.flags & GONE != 0 && self.later_gone(s, f as u32, &e))
                 })
                 .collect();
-            b.add_segment(seg, &keep).map_err(|_| ())?;
+            b.add_segment(seg, &keep).map_err(|_| false)?;
         }
         if b.files.len() > DELTA_MAX {
-            // Too many changed: one base of all, read again.
-            return Err(());
+            return Err(true);
         }
         let mut bytes = Vec::new();
         b.write(generation(), base.generation, &mut bytes)
-            .map_err(|_| ())?;
+            .map_err(|_| false)?;
         let (base_file, _) = lock::create_locked(
             &self.dir,
             OsStr::new(BASE),
             Open::Update,
             Wait::For(Duration::ZERO),
         )
-        .map_err(|_| ())?;
+        .map_err(|_| false)?;
         // Another search wrote a base or a delta since this one read
         // them: its turn (writing over it would lose what it learnt).
         if !base.same_file(&base_file) {
-            return Err(());
+            return Err(false);
         }
         let on_disk = self.dir.open(OsStr::new(DELTA), Open::Read).ok().flatten();
         let same = match (&self.segs[1], on_disk) {
@@ -1299,9 +1321,10 @@ impl Index {
             (None, None) => true,
         };
         if !same {
-            return Err(());
+            return Err(false);
         }
         self.write_file(DELTA, &bytes, Some(&base_file))
+            .map_err(|_| false)
     }
 
     /// Whether tombstone `f` of segment `s` is the latest word on its
