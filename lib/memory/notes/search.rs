@@ -435,10 +435,13 @@ fn indexed(
     let clauses = query.clauses.len();
     let mut scanner = Scanner::new(query);
     let mut torn = false;
+    // Files found changed as they were shown: read and scanned at the next
+    // try, as without the index.
+    let mut changed = std::collections::HashSet::new();
     // A shown file found changed since it was read: read again, and the
     // search done again (twice at most; then without the index).
     for _ in 0..3 {
-        let mut plan = match index.plan(scope, query, &mut |t| scanner.topic(t)) {
+        let mut plan = match index.plan(scope, query, &mut |t| scanner.topic(t), &changed) {
             Ok(plan) => plan,
             Err(_) if !torn => {
                 torn = true;
@@ -580,6 +583,7 @@ fn indexed(
             if index.stale(ws, &path).is_err() {
                 return Ok(Err("the index is torn".into()));
             }
+            changed.insert(path);
             continue;
         }
         let mut used = index.save(ws);

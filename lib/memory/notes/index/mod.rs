@@ -919,11 +919,14 @@ impl Index {
 
     /// The sections of the current files in `scope` for `query`, scored
     /// from the index; `topic` gives a world topic's counts from its name.
+    /// The files `read` are read and scanned, not scored from the index
+    /// (one found changed as the search showed it).
     pub fn plan(
         &mut self,
         scope: Scope,
         query: &Query,
         topic: &mut dyn FnMut(&str) -> Option<Vec<u32>>,
+        read: &HashSet<String>,
     ) -> Result<Plan, Torn> {
         let clauses = query.clauses.len();
         let in_scope = |path: &str| match scope {
@@ -957,6 +960,15 @@ impl Index {
             },
         };
         let mut scanned: HashSet<(usize, u32)> = HashSet::new();
+        let mut extra = Vec::new();
+        for p in read {
+            match self.entry_of(p)? {
+                Some((s, f, _)) => {
+                    scanned.insert((s, f));
+                }
+                None => extra.push(p.clone()),
+            }
+        }
         for (s, seg) in self.segs.iter().enumerate() {
             let Some(seg) = seg else { continue };
             let scope_of: Vec<bool> = seg.dirs.iter().map(|d| in_scope(&d.path)).collect();
@@ -1195,6 +1207,7 @@ impl Index {
             plan.scan
                 .push(self.segs[s].as_ref().ok_or(Torn)?.file(f)?.path);
         }
+        plan.scan.extend(extra);
         plan.scan.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
         Ok(plan)
     }
