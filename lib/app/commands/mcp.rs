@@ -340,7 +340,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         // config, the team's data directory.
         let served_dirs = Dirs::given(m.value(&CONFIG_DIR).map(Path::new), Some(&served))?;
         let agents = Agents::new(served_dirs, None);
-        let noted = Mutex::new(std::collections::HashSet::new());
+        let opened = super::mcp_opened::Opened::new(agents);
         let http = Http {
             tls,
             addr: addr.to_string_lossy().into_owned(),
@@ -348,7 +348,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             read_only,
             served,
             own,
-            open: Box::new(move |name: &str| open_served(&agents, name, &noted)),
+            open: Box::new(move |name: &str| opened.open(name)),
             report: std::sync::Arc::new(axe_base::report::Stderr),
         };
         return http.serve();
@@ -501,20 +501,20 @@ fn token_rotate(m: &Matches, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "{}", added.token).map_err(Error::Output)
 }
 
-/// The memory of the agent `name` as the HTTP server offers it: that of
-/// [`open`] in the served data directory, whatever paths the agent file
-/// gives its notes, run log and state (those are where the owner's own
-/// agent keeps them; following them would serve the owner's memory to
-/// every token reaching the agent). Said once per agent on stderr.
-fn open_served(
+/// [`Opening::read`] of the agent `name` as the HTTP server offers it:
+/// in the served data directory, whatever paths the agent file gives its
+/// notes, run log and state (those are where the owner's own agent keeps
+/// them; following them would serve the owner's memory to every token
+/// reaching the agent). Said once per agent on stderr.
+pub(super) fn open_served(
     agents: &Agents,
     name: &str,
     noted: &Mutex<std::collections::HashSet<String>>,
-) -> Result<(Memory, String)> {
+) -> Result<Opening> {
     // Over HTTP no connection stands for one conversation: a stateless
     // request has no session, and a session may be shared by many (a
     // team's gateway, opencode serve).
-    open_with(agents, name, true, &mut |cfg: &mut AgentConfig| {
+    Opening::read(agents, name, true, &mut |cfg: &mut AgentConfig| {
         let set = !cfg.memory.notes.workspace.is_empty()
             || !cfg.memory.log.path.is_empty()
             || !cfg.memory.state.path.is_empty();
@@ -540,43 +540,66 @@ fn open_served(
 /// `--require-if-match`) nothing counts as seen: an overwrite needs the
 /// hash recall showed.
 fn open(agents: &Agents, name: &str, needs_if_match: bool) -> Result<(Memory, String)> {
-    open_with(agents, name, needs_if_match, &mut |_| {})
+    let opening = Opening::read(agents, name, needs_if_match, &mut |_| {})?;
+    Ok((opening.memory(agents.dirs()), opening.instructions))
 }
 
-/// [`open`], with the agent's settings as `adjust` leaves them.
-fn open_with(
-    agents: &Agents,
-    name: &str,
+/// What opening an agent's memory reads (its agent file, config.toml's
+/// keys), from which each request's [`Memory`] is made.
+pub(super) struct Opening {
+    name: String,
+    cfg: AgentConfig,
+    notes: Option<Workspace>,
+    pub(super) instructions: String,
+    secrets: axe_memory::secrets::Secrets,
     needs_if_match: bool,
-    adjust: &mut dyn FnMut(&mut AgentConfig),
-) -> Result<(Memory, String)> {
-    let dirs = agents.dirs().clone();
-    let (mut cfg, own_file) = super::args::memory_agent(agents, name)?;
-    adjust(&mut cfg);
-    let notes = match cfg.memory.notes.enabled {
-        true => Some(Workspace::of(&dirs, &cfg.memory.notes)?),
-        false => None,
-    };
-    let instructions = instructions(name, &cfg, own_file, needs_if_match);
-    let memory = Memory {
-        agent: name.to_owned(),
-        dirs,
-        notes_cfg: cfg.memory.notes.clone(),
-        notes,
-        seen: Mutex::new(NotesSeen::default()),
-        at_reply: Mutex::default(),
-        verbose: false,
-        report: std::sync::Arc::new(axe_base::report::Stderr),
-        secrets: axe_agent::config::secrets(agents, cfg.memory.log.redact),
-        redacted: Mutex::default(),
-        served: Some(Served {
-            cfg: cfg.memory.clone(),
-        }),
-        deadline: None,
-        wait: Wait::default(),
-        needs_if_match,
-    };
-    Ok((memory, instructions))
+}
+
+impl Opening {
+    /// Reads the agent `name`'s settings as `adjust` leaves them.
+    fn read(
+        agents: &Agents,
+        name: &str,
+        needs_if_match: bool,
+        adjust: &mut dyn FnMut(&mut AgentConfig),
+    ) -> Result<Opening> {
+        let (mut cfg, own_file) = super::args::memory_agent(agents, name)?;
+        adjust(&mut cfg);
+        let notes = match cfg.memory.notes.enabled {
+            true => Some(Workspace::of(agents.dirs(), &cfg.memory.notes)?),
+            false => None,
+        };
+        Ok(Opening {
+            name: name.to_owned(),
+            instructions: instructions(name, &cfg, own_file, needs_if_match),
+            secrets: axe_agent::config::secrets(agents, cfg.memory.log.redact),
+            cfg,
+            notes,
+            needs_if_match,
+        })
+    }
+
+    /// A memory of its own for one client or request: nothing seen yet.
+    pub(super) fn memory(&self, dirs: &Dirs) -> Memory {
+        Memory {
+            agent: self.name.clone(),
+            dirs: dirs.clone(),
+            notes_cfg: self.cfg.memory.notes.clone(),
+            notes: self.notes.clone(),
+            seen: Mutex::new(NotesSeen::default()),
+            at_reply: Mutex::default(),
+            verbose: false,
+            report: std::sync::Arc::new(axe_base::report::Stderr),
+            secrets: self.secrets.clone(),
+            redacted: Mutex::default(),
+            served: Some(Served {
+                cfg: self.cfg.memory.clone(),
+            }),
+            deadline: None,
+            wait: Wait::default(),
+            needs_if_match: self.needs_if_match,
+        }
+    }
 }
 
 /// What the client is told at `initialize`: whose memory, and how to use it.
