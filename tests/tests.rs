@@ -11,6 +11,7 @@ mod context;
 mod conversations;
 mod dispatch;
 mod docs;
+mod embed_model;
 mod export;
 mod first_hour;
 mod gc;
