@@ -122,25 +122,31 @@ fn kernel<const FMA: bool>(x: &[f32], w: &[f32], y: &mut [f32], k: usize, m: usi
 #[inline(always)]
 fn tile_2x4<const FMA: bool>(a: [&[f32]; 2], b: [&[f32]; 4]) -> [[f32; 4]; 2] {
     let k = a[0].len();
-    let mut acc = [[[0.0f32; L]; 4]; 2];
     let full = k / L * L;
-    let mut p = 0;
-    while p < full {
-        let a0: &[f32; L] = a[0][p..p + L].try_into().unwrap_or(&[0.0; L]);
-        let a1: &[f32; L] = a[1][p..p + L].try_into().unwrap_or(&[0.0; L]);
-        for (q, bq) in b.iter().enumerate() {
-            let bv: &[f32; L] = bq[p..p + L].try_into().unwrap_or(&[0.0; L]);
-            for l in 0..L {
-                acc[0][q][l] = madd::<FMA>(acc[0][q][l], a0[l], bv[l]);
-                acc[1][q][l] = madd::<FMA>(acc[1][q][l], a1[l], bv[l]);
-            }
+    let mut acc = [[0.0f32; L]; 8];
+    let rows = a[0][..full]
+        .chunks_exact(L)
+        .zip(a[1][..full].chunks_exact(L))
+        .zip(b[0][..full].chunks_exact(L))
+        .zip(b[1][..full].chunks_exact(L))
+        .zip(b[2][..full].chunks_exact(L))
+        .zip(b[3][..full].chunks_exact(L));
+    for (((((a0, a1), b0), b1), b2), b3) in rows {
+        for l in 0..L {
+            acc[0][l] = madd::<FMA>(acc[0][l], a0[l], b0[l]);
+            acc[1][l] = madd::<FMA>(acc[1][l], a0[l], b1[l]);
+            acc[2][l] = madd::<FMA>(acc[2][l], a0[l], b2[l]);
+            acc[3][l] = madd::<FMA>(acc[3][l], a0[l], b3[l]);
+            acc[4][l] = madd::<FMA>(acc[4][l], a1[l], b0[l]);
+            acc[5][l] = madd::<FMA>(acc[5][l], a1[l], b1[l]);
+            acc[6][l] = madd::<FMA>(acc[6][l], a1[l], b2[l]);
+            acc[7][l] = madd::<FMA>(acc[7][l], a1[l], b3[l]);
         }
-        p += L;
     }
     let mut out = [[0.0f32; 4]; 2];
     for r in 0..2 {
         for q in 0..4 {
-            let mut s: f32 = acc[r][q].iter().sum();
+            let mut s: f32 = acc[r * 4 + q].iter().sum();
             for t in full..k {
                 s = madd::<FMA>(s, a[r][t], b[q][t]);
             }

@@ -554,7 +554,12 @@ fn open_with(
     let (mut cfg, own_file) = super::args::memory_agent(agents, name)?;
     adjust(&mut cfg);
     let notes = match cfg.memory.notes.enabled {
-        true => Some(Workspace::of(&dirs, &cfg.memory.notes)?),
+        // search_notes ranks as axe-notes-search does: by meaning too
+        // when an embedding model is configured.
+        true => Some(
+            Workspace::of(&dirs, &cfg.memory.notes)?
+                .with_meaning(axe_agent::config::embeddings(&dirs)?),
+        ),
         false => None,
     };
     let instructions = instructions(name, &cfg, own_file, needs_if_match);
