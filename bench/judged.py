@@ -19,6 +19,7 @@ which this puts there too, in place of the section it wrote before).
 
 import argparse
 import json
+import os
 import re
 import sqlite3
 import subprocess
@@ -51,11 +52,11 @@ def entries(workspace: Path):
     return out
 
 
-def axe(binary: Path, workspace: Path, question: str):
-    run = subprocess.run(
-        [str(binary), "--workspace", str(workspace), "--json", "--limit", str(K), "--", question],
-        capture_output=True, text=True,
-    )
+def axe(binary: Path, workspace: Path, question: str, mode=None, limit=K, env=None):
+    cmd = [str(binary), "--workspace", str(workspace), "--json", "--limit", str(limit)]
+    if mode:
+        cmd += ["--mode", mode]
+    run = subprocess.run(cmd + ["--", question], capture_output=True, text=True, env=env)
     if run.returncode not in (0, 1) or run.stderr:
         sys.exit(f"axe-notes-search failed on {question!r}: {run.stderr.strip()}")
     return [f"{r['path']}#{r['heading']}" for r in json.loads(run.stdout)["results"]]
@@ -121,6 +122,20 @@ class Feedback:
         return self.ranker(question + " " + " ".join(extra)) if extra else first
 
 
+RRF_KS = [1, 5, 10, 20, 40, 60, 100]
+
+
+def rrf(lists, k):
+    """Reciprocal rank fusion, as axe-notes-search --mode hybrid does it."""
+    fused = defaultdict(float)
+    first = {}
+    for lst in lists:
+        for rank, item in enumerate(lst):
+            fused[item] += 1.0 / (k + rank + 1)
+            first.setdefault(item, len(first))
+    return sorted(fused, key=lambda i: (-fused[i], first[i]))[:K]
+
+
 def score(found, answers):
     got = sum(1 for a in answers if a in found[:K])
     return got / len(answers), 1.0 if got else 0.0
@@ -136,9 +151,19 @@ def main():
     ap.add_argument("--prf", action="store_true",
                     help="measure pseudo-relevance feedback: axe asked again with the question "
                          "and the most telling words of its first three results")
+    ap.add_argument("--embeddings", metavar="DIR",
+                    help="also axe by meaning with this sentence-transformers folder: --mode hybrid"
+                         " and vector rows, and reciprocal rank fusion's k measured from the two"
+                         " sides' first 50")
     args = ap.parse_args()
     binary = Path(args.bin) / "axe-notes-search"
     systems = ["axe"] if args.only == "axe" else ["axe", "textbook", "fts5"]
+    if args.embeddings:
+        systems += ["hybrid", "vector"]
+        meaning = dict(os.environ, AXE_EMBEDDINGS=args.embeddings)
+        # Whatever config.toml says, the lexical rows stay lexical.
+        lexical = dict(os.environ, AXE_EMBEDDINGS="")
+        fusion = {k: defaultdict(lambda: [0.0, 0.0, 0]) for k in RRF_KS}
     with tempfile.TemporaryDirectory(prefix="axe-judged-") as tmp:
         root = Path(tmp)
         questions, _ = judged_set.generate(root)
@@ -153,12 +178,25 @@ def main():
             docs = entries(ws)
             turns += len(docs)
             rankers = {"axe": lambda q, ws=ws: axe(binary, ws, q)}
+            if args.embeddings:
+                rankers["axe"] = lambda q, ws=ws: axe(binary, ws, q, env=lexical)
+                rankers["hybrid"] = lambda q, ws=ws: axe(binary, ws, q, "hybrid", env=meaning)
+                rankers["vector"] = lambda q, ws=ws: axe(binary, ws, q, "vector", env=meaning)
             if args.prf:
                 rankers["axe"] = Feedback(docs, rankers["axe"])
             if "textbook" in systems:
                 rankers["textbook"] = Textbook(docs)
                 rankers["fts5"] = Fts5(docs)
             for q in qs:
+                if args.embeddings:
+                    sides = [axe(binary, ws, q["question"], m, 50, meaning) for m in ("lexical", "vector")]
+                    for k in RRF_KS:
+                        r, h = score(rrf(sides, k), q["answers"])
+                        for key in (q["category"], "all"):
+                            t = fusion[k][key]
+                            t[0] += r
+                            t[1] += h
+                            t[2] += 1
                 for s in systems:
                     found = rankers[s](q["question"])
                     r, h = score(found, q["answers"])
@@ -179,6 +217,12 @@ def main():
         seconds = time.monotonic() - started
     lines = table(questions, turns, totals, systems)
     print("\n".join(lines))
+    if args.embeddings:
+        print("reciprocal rank fusion's k (recall@5 / hit@5 per category, from each side's first 50):")
+        for k in RRF_KS:
+            cells = [f"{fusion[k][c][0] / fusion[k][c][2]:.3f} / {fusion[k][c][1] / fusion[k][c][2]:.3f}"
+                     for c in CATEGORIES + ["all"] if fusion[k][c][2]]
+            print(f"| k = {k} | " + " | ".join(cells) + " |")
     print(f"({seconds:.1f} s)")
     if not args.no_write and args.only == "all":
         OUT.write_text("\n".join(lines) + "\n")
@@ -190,6 +234,8 @@ def table(questions, turns, totals, systems):
         "axe": "axe-notes-search",
         "textbook": "textbook BM25 (BM25Okapi)",
         "fts5": "SQLite FTS5 (porter, bm25())",
+        "hybrid": "axe-notes-search --mode hybrid (all-MiniLM-L6-v2)",
+        "vector": "axe-notes-search --mode vector (all-MiniLM-L6-v2)",
     }
     count = defaultdict(int)
     for q in questions:

@@ -51,6 +51,7 @@ mod run_options;
 mod sandbox;
 mod search;
 mod search_index;
+mod search_meaning;
 mod server;
 mod state;
 mod stress;
