@@ -7,7 +7,7 @@
 //! runs per text over its own tokens only. That is what a padded batch
 //! with an attention mask computes, without the padding's work.
 
-use crate::matmul::{linear, matmul_t};
+use crate::matmul::{block, linear, threads};
 use crate::{Pooling, safetensors::SafeTensors};
 
 /// The hyper-parameters a forward pass needs (from `config.json`).
@@ -182,44 +182,76 @@ impl Bert {
         d
     }
 
-    /// softmax(Q Kᵀ / √d) V per head, per text over its own tokens.
+    /// softmax(Q Kᵀ / √d) V per head, per text over its own tokens; the
+    /// (text, head) pairs shared among the machine's threads.
     fn attention(&self, q: &[f32], k: &[f32], v: &[f32], lens: &[usize]) -> Vec<f32> {
         let h = self.cfg.hidden;
         let heads = self.cfg.heads;
-        let d = h / heads;
-        let scale = 1.0 / (d as f32).sqrt();
-        let mut ctx = vec![0.0f32; q.len()];
+        let mut jobs = Vec::with_capacity(lens.len() * heads);
         let mut start = 0;
         for &len in lens {
-            let mut qh = vec![0.0f32; len * d];
-            let mut kh = vec![0.0f32; len * d];
-            // V transposed (d × len) so the product is rows by rows again.
-            let mut vt = vec![0.0f32; d * len];
-            let mut scores = vec![0.0f32; len * len];
-            let mut out = vec![0.0f32; len * d];
             for head in 0..heads {
-                for t in 0..len {
-                    let row = (start + t) * h + head * d;
-                    qh[t * d..(t + 1) * d].copy_from_slice(&q[row..row + d]);
-                    kh[t * d..(t + 1) * d].copy_from_slice(&k[row..row + d]);
-                    for c in 0..d {
-                        vt[c * len + t] = v[row + c];
-                    }
-                }
-                matmul_t(&qh, &kh, &mut scores, len, d, len);
-                for row in scores.chunks_exact_mut(len) {
-                    row.iter_mut().for_each(|s| *s *= scale);
-                    softmax(row);
-                }
-                matmul_t(&scores, &vt, &mut out, len, len, d);
-                for t in 0..len {
-                    let row = (start + t) * h + head * d;
-                    ctx[row..row + d].copy_from_slice(&out[t * d..(t + 1) * d]);
-                }
+                jobs.push((start, len, head));
             }
             start += len;
         }
+        let run = |jobs: &[(usize, usize, usize)]| -> Vec<(usize, usize, usize, Vec<f32>)> {
+            jobs.iter()
+                .map(|&(start, len, head)| (start, len, head, self.head(q, k, v, start, len, head)))
+                .collect()
+        };
+        let threads = threads().min(jobs.len()).max(1);
+        let done: Vec<_> = if threads == 1 || q.len() < 1 << 14 {
+            run(&jobs)
+        } else {
+            let per = jobs.len().div_ceil(threads);
+            std::thread::scope(|s| {
+                let parts: Vec<_> = jobs.chunks(per).map(|part| s.spawn(move || run(part))).collect();
+                // A thread that panicked: its heads are computed here.
+                parts
+                    .into_iter()
+                    .zip(jobs.chunks(per))
+                    .flat_map(|(p, part)| p.join().unwrap_or_else(|_| run(part)))
+                    .collect()
+            })
+        };
+        let d = h / heads;
+        let mut ctx = vec![0.0f32; q.len()];
+        for (start, len, head, out) in done {
+            for t in 0..len {
+                let row = (start + t) * h + head * d;
+                ctx[row..row + d].copy_from_slice(&out[t * d..(t + 1) * d]);
+            }
+        }
         ctx
+    }
+
+    /// One head of one text: its context vectors, len x d.
+    fn head(&self, q: &[f32], k: &[f32], v: &[f32], start: usize, len: usize, head: usize) -> Vec<f32> {
+        let h = self.cfg.hidden;
+        let d = h / self.cfg.heads;
+        let scale = 1.0 / (d as f32).sqrt();
+        let mut qh = vec![0.0f32; len * d];
+        let mut kh = vec![0.0f32; len * d];
+        // V transposed (d x len) so the product is rows by rows again.
+        let mut vt = vec![0.0f32; d * len];
+        for t in 0..len {
+            let row = (start + t) * h + head * d;
+            qh[t * d..(t + 1) * d].copy_from_slice(&q[row..row + d]);
+            kh[t * d..(t + 1) * d].copy_from_slice(&k[row..row + d]);
+            for c in 0..d {
+                vt[c * len + t] = v[row + c];
+            }
+        }
+        let mut scores = vec![0.0f32; len * len];
+        block(&qh, &kh, &mut scores, d, len);
+        for row in scores.chunks_exact_mut(len) {
+            row.iter_mut().for_each(|s| *s *= scale);
+            softmax(row);
+        }
+        let mut out = vec![0.0f32; len * d];
+        block(&scores, &vt, &mut out, len, d);
+        out
     }
 }
 
