@@ -179,9 +179,19 @@ def main():
             turns += len(docs)
             rankers = {"axe": lambda q, ws=ws: axe(binary, ws, q)}
             if args.embeddings:
-                rankers["axe"] = lambda q, ws=ws: axe(binary, ws, q, env=lexical)
+                # Each side's first 50, asked once a question: their first
+                # five are the lexical and vector rows, and the fusion's k
+                # is measured on them; the hybrid row is the command's own.
+                sides = {}
+
+                def side(q, mode, ws=ws):
+                    if (q, mode) not in sides:
+                        sides[(q, mode)] = axe(binary, ws, q, mode, 50, meaning if mode == "vector" else lexical)
+                    return sides[(q, mode)]
+
+                rankers["axe"] = lambda q: side(q, "lexical")[:K]
+                rankers["vector"] = lambda q: side(q, "vector")[:K]
                 rankers["hybrid"] = lambda q, ws=ws: axe(binary, ws, q, "hybrid", env=meaning)
-                rankers["vector"] = lambda q, ws=ws: axe(binary, ws, q, "vector", env=meaning)
             if args.prf:
                 rankers["axe"] = Feedback(docs, rankers["axe"])
             if "textbook" in systems:
@@ -189,9 +199,9 @@ def main():
                 rankers["fts5"] = Fts5(docs)
             for q in qs:
                 if args.embeddings:
-                    sides = [axe(binary, ws, q["question"], m, 50, meaning) for m in ("lexical", "vector")]
+                    both = [side(q["question"], m) for m in ("lexical", "vector")]
                     for k in RRF_KS:
-                        r, h = score(rrf(sides, k), q["answers"])
+                        r, h = score(rrf(both, k), q["answers"])
                         for key in (q["category"], "all"):
                             t = fusion[k][key]
                             t[0] += r

@@ -7,7 +7,7 @@
 //! runs per text over its own tokens only. That is what a padded batch
 //! with an attention mask computes, without the padding's work.
 
-use crate::matmul::{block, linear, threads};
+use crate::matmul::{block, linear, pack, threads};
 use crate::{Pooling, safetensors::SafeTensors};
 
 /// The hyper-parameters a forward pass needs (from `config.json`).
@@ -24,6 +24,7 @@ pub struct Config {
 }
 
 struct Linear {
+    /// The weight packed for the kernel (`matmul::pack`).
     w: Vec<f32>,
     b: Vec<f32>,
     inp: usize,
@@ -82,7 +83,7 @@ impl Bert {
         };
         let lin = |name: &str, inp: usize, out: usize| -> Result<Linear, String> {
             Ok(Linear {
-                w: get(&format!("{name}.weight"), &[out, inp])?,
+                w: pack(&get(&format!("{name}.weight"), &[out, inp])?, inp, out),
                 b: get(&format!("{name}.bias"), &[out])?,
                 inp,
                 out,

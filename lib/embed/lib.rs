@@ -112,8 +112,3 @@ impl Model {
 
 #[cfg(test)]
 mod tests;
-
-#[doc(hidden)]
-pub fn bench_linear(x: &[f32], w: &[f32], b: &[f32], n: usize, k: usize, m: usize) -> Vec<f32> {
-    matmul::linear(x, w, b, n, k, m)
-}

@@ -19,10 +19,11 @@ const BLOCK: usize = 32;
 const MR: usize = 4;
 const NR: usize = 16;
 
-/// `y` (n × m) = `x` (n × k) · `w` (m × k)ᵀ + `bias` (m).
-pub fn linear(x: &[f32], w: &[f32], bias: &[f32], n: usize, k: usize, m: usize) -> Vec<f32> {
+/// `y` (n × m) = `x` (n × k) · `w` (m × k)ᵀ + `bias` (m), `w` given
+/// packed ([`pack`]: a model's weights are packed once, at load).
+pub fn linear(x: &[f32], packed: &[f32], bias: &[f32], n: usize, k: usize, m: usize) -> Vec<f32> {
     let mut y = vec![0.0f32; n * m];
-    matmul_t(x, w, &mut y, n, k, m);
+    matmul_packed(x, packed, &mut y, n, k, m);
     for row in y.chunks_exact_mut(m.max(1)) {
         for (v, b) in row.iter_mut().zip(bias) {
             *v += b;
@@ -31,22 +32,21 @@ pub fn linear(x: &[f32], w: &[f32], bias: &[f32], n: usize, k: usize, m: usize) 
     y
 }
 
-/// `y` (n × m) = `x` (n × k) · `w` (m × k)ᵀ, over the machine's threads.
-pub fn matmul_t(x: &[f32], w: &[f32], y: &mut [f32], n: usize, k: usize, m: usize) {
+/// `y` (n × m) = `x` (n × k) · `w` (m × k)ᵀ, `w` packed, over the
+/// machine's threads.
+fn matmul_packed(x: &[f32], packed: &[f32], y: &mut [f32], n: usize, k: usize, m: usize) {
     if n == 0 || m == 0 {
         return;
     }
-    let packed = pack(w, k, m);
     let threads = threads().min(n.div_ceil(BLOCK));
     // Enough work to be worth a thread: starting one costs as much as
     // some million multiplies (attention's per-head products, 95 x 32 x
     // 95, took 3 times longer on two threads than on one).
     if threads <= 1 || n * m * k < 1 << 21 {
-        packed_block(x, &packed, y, k, m);
+        packed_block(x, packed, y, k, m);
         return;
     }
     let rows = n.div_ceil(threads);
-    let packed = &packed;
     std::thread::scope(|s| {
         for (xs, ys) in x.chunks(rows * k).zip(y.chunks_mut(rows * m)) {
             s.spawn(move || packed_block(xs, packed, ys, k, m));
@@ -56,7 +56,7 @@ pub fn matmul_t(x: &[f32], w: &[f32], y: &mut [f32], n: usize, k: usize, m: usiz
 
 /// W's rows in panels of NR, each panel column by column (`k` columns
 /// of NR values), the last padded with zeros.
-fn pack(w: &[f32], k: usize, m: usize) -> Vec<f32> {
+pub fn pack(w: &[f32], k: usize, m: usize) -> Vec<f32> {
     let panels = m.div_ceil(NR);
     let mut out = vec![0.0f32; panels * NR * k];
     for (panel, chunk) in out.chunks_exact_mut(NR * k).enumerate() {
@@ -162,7 +162,7 @@ mod tests {
             let x: Vec<f32> = (0..n * k).map(|_| rnd()).collect();
             let w: Vec<f32> = (0..m * k).map(|_| rnd()).collect();
             let b: Vec<f32> = (0..m).map(|_| rnd()).collect();
-            let y = linear(&x, &w, &b, n, k, m);
+            let y = linear(&x, &pack(&w, k, m), &b, n, k, m);
             // The kernel without FMA, which CPUs without AVX2 run.
             let mut plain = vec![0.0f32; n * m];
             kernel::<false>(&x, &pack(&w, k, m), &mut plain, k, m);
