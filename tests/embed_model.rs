@@ -19,7 +19,9 @@ pub fn models_dir() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"))
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache")
+        })
         .join("axe-test-models")
 }
 
@@ -30,7 +32,10 @@ pub fn minilm() -> Option<PathBuf> {
         return Some(dir);
     }
     crate::util::unavailable(
-        &format!("the all-MiniLM-L6-v2 test model is not in {}", dir.display()),
+        &format!(
+            "the all-MiniLM-L6-v2 test model is not in {}",
+            dir.display()
+        ),
         HOW,
     );
     None
@@ -49,14 +54,26 @@ fn minilm_vectors_match_the_reference() {
     assert_eq!(model.max_tokens(), 256);
     let reference = reference();
     let sentences = reference["sentences"].as_array().unwrap();
-    let texts: Vec<&str> = sentences.iter().map(|s| s["text"].as_str().unwrap()).collect();
+    let texts: Vec<&str> = sentences
+        .iter()
+        .map(|s| s["text"].as_str().unwrap())
+        .collect();
     let got = model.embed(&texts);
     for (s, v) in sentences.iter().zip(&got) {
         let ids: Vec<u32> = serde_json::from_value(s["ids"].clone()).unwrap();
-        assert_eq!(model.tokenize(s["text"].as_str().unwrap()), ids, "{}", s["text"]);
+        assert_eq!(
+            model.tokenize(s["text"].as_str().unwrap()),
+            ids,
+            "{}",
+            s["text"]
+        );
         let want: Vec<f32> = serde_json::from_value(s["vector"].clone()).unwrap();
         let cos: f32 = v.iter().zip(&want).map(|(a, b)| a * b).sum();
-        let max = v.iter().zip(&want).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        let max = v
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f32::max);
         assert!(cos > 0.9999, "cosine {cos} for {}", s["text"]);
         assert!(max < 2e-4, "max difference {max} for {}", s["text"]);
     }

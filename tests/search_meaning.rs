@@ -68,7 +68,11 @@ fn vectors_file(env: &Env) -> PathBuf {
     for dir in fs::read_dir(&root).unwrap() {
         for f in fs::read_dir(dir.unwrap().path()).unwrap() {
             let f = f.unwrap().path();
-            if f.file_name().unwrap().to_string_lossy().starts_with("vectors-") {
+            if f.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("vectors-")
+            {
                 return f;
             }
         }
@@ -146,7 +150,10 @@ fn meaning_without_a_model_is_a_usage_error() {
     }
     let (code, _, stderr) = search(&env, None, &["--mode", "semantic", "deploy"]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("give lexical, hybrid or vector"), "{stderr}");
+    assert!(
+        stderr.contains("give lexical, hybrid or vector"),
+        "{stderr}"
+    );
     // A model folder that is not one: a config error naming the file.
     let broken = env.root().join("broken");
     fs::create_dir_all(&broken).unwrap();
@@ -163,12 +170,20 @@ fn each_section_is_embedded_once() {
     let model = tiny(&env);
     let (_, first, _) = search(&env, Some(&model), &["deploy"]);
     let v = &first["vectors"];
-    assert_eq!((&v["embedded"], &v["cached"]), (&json!(SECTIONS), &json!(0)), "{first}");
+    assert_eq!(
+        (&v["embedded"], &v["cached"]),
+        (&json!(SECTIONS), &json!(0)),
+        "{first}"
+    );
     assert_eq!(v["saved"], true);
     // The second search embeds nothing: every vector is the cache's.
     let (_, second, _) = search(&env, Some(&model), &["canary"]);
     let v = &second["vectors"];
-    assert_eq!((&v["embedded"], &v["cached"]), (&json!(0), &json!(SECTIONS)), "{second}");
+    assert_eq!(
+        (&v["embedded"], &v["cached"]),
+        (&json!(0), &json!(SECTIONS)),
+        "{second}"
+    );
     assert_eq!(v["saved"], false);
     // A new entry: only it is embedded.
     let log = ws.join("agents/claude/daily/2026-11-21.md");
@@ -177,12 +192,20 @@ fn each_section_is_embedded_once() {
     fs::write(&log, text).unwrap();
     let (_, third, _) = search(&env, Some(&model), &["deploy"]);
     let v = &third["vectors"];
-    assert_eq!((&v["embedded"], &v["cached"]), (&json!(1), &json!(SECTIONS)), "{third}");
+    assert_eq!(
+        (&v["embedded"], &v["cached"]),
+        (&json!(1), &json!(SECTIONS)),
+        "{third}"
+    );
     // Another model's vectors are its own: nothing of the first is used.
     let other = env.root().join("other");
     axe_embed::tiny::write(&other, 8, axe_embed::Pooling::Cls).unwrap();
     let (_, fourth, _) = search(&env, Some(&other), &["deploy"]);
-    assert_eq!(fourth["vectors"]["embedded"], json!(SECTIONS + 1), "{fourth}");
+    assert_eq!(
+        fourth["vectors"]["embedded"],
+        json!(SECTIONS + 1),
+        "{fourth}"
+    );
     assert_ne!(fourth["vectors"]["model"], third["vectors"]["model"]);
 }
 
@@ -198,7 +221,11 @@ fn a_torn_vector_cache_is_rebuilt() {
     // Cut short, a byte changed, garbage: each found, and rebuilt.
     let mut flipped = bytes.clone();
     flipped[60] ^= 0x40;
-    for torn in [bytes[..bytes.len() / 2].to_vec(), flipped, b"garbage".to_vec()] {
+    for torn in [
+        bytes[..bytes.len() / 2].to_vec(),
+        flipped,
+        b"garbage".to_vec(),
+    ] {
         fs::write(&file, &torn).unwrap();
         let (_, again, _) = search(&env, Some(&model), &["deploy"]);
         let v = &again["vectors"];
@@ -265,7 +292,10 @@ fn a_paraphrase_is_found_by_meaning_with_a_real_model() {
     let question = "How does she unwind outdoors?";
     let (code, lexical, _) = search(&env, None, &[question]);
     let answer = "agents/claude/daily/2026-11-20.md:2";
-    assert!(code == 1 || !paths(&lexical).contains(&answer.to_owned()), "{lexical}");
+    assert!(
+        code == 1 || !paths(&lexical).contains(&answer.to_owned()),
+        "{lexical}"
+    );
     let (code, hybrid, _) = search(&env, Some(&model), &[question]);
     assert_eq!(code, 0);
     assert_eq!(paths(&hybrid)[0], answer, "{hybrid}");

@@ -207,7 +207,10 @@ impl Bert {
         } else {
             let per = jobs.len().div_ceil(threads);
             std::thread::scope(|s| {
-                let parts: Vec<_> = jobs.chunks(per).map(|part| s.spawn(move || run(part))).collect();
+                let parts: Vec<_> = jobs
+                    .chunks(per)
+                    .map(|part| s.spawn(move || run(part)))
+                    .collect();
                 // A thread that panicked: its heads are computed here.
                 parts
                     .into_iter()
@@ -228,7 +231,15 @@ impl Bert {
     }
 
     /// One head of one text: its context vectors, len x d.
-    fn head(&self, q: &[f32], k: &[f32], v: &[f32], start: usize, len: usize, head: usize) -> Vec<f32> {
+    fn head(
+        &self,
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        start: usize,
+        len: usize,
+        head: usize,
+    ) -> Vec<f32> {
         let h = self.cfg.hidden;
         let d = h / self.cfg.heads;
         let scale = 1.0 / (d as f32).sqrt();
@@ -288,15 +299,17 @@ fn gelu(x: f32) -> f32 {
 pub fn erf(x: f32) -> f32 {
     let x = f64::from(x);
     let t = 1.0 / (1.0 + 0.5 * x.abs());
-    let y = t * (-x * x - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98
-                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-        .exp();
+    let y = t
+        * (-x * x - 1.265_512_23
+            + t * (1.000_023_68
+                + t * (0.374_091_96
+                    + t * (0.096_784_18
+                        + t * (-0.186_288_06
+                            + t * (0.278_868_07
+                                + t * (-1.135_203_98
+                                    + t * (1.488_515_87
+                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
+            .exp();
     (if x >= 0.0 { 1.0 - y } else { y - 1.0 }) as f32
 }
 
@@ -320,7 +333,10 @@ mod tests {
             (2.0, 0.995_322_265_0),
             (-0.3, -0.328_626_759_5),
         ] {
-            assert!((super::erf(x as f32) as f64 - want).abs() < 3e-7, "erf({x})");
+            assert!(
+                (super::erf(x as f32) as f64 - want).abs() < 3e-7,
+                "erf({x})"
+            );
         }
     }
 }

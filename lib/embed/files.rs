@@ -138,13 +138,19 @@ pub fn load(dir: &Path) -> Result<Model, EmbedError> {
             if !known.contains(&m.kind.as_str()) {
                 return Err(EmbedError::invalid(
                     &path,
-                    format!("module {} is not supported (only Transformer, Pooling, Normalize)", m.kind),
+                    format!(
+                        "module {} is not supported (only Transformer, Pooling, Normalize)",
+                        m.kind
+                    ),
                 ));
             }
         }
         if let Some(m) = modules.iter().find(|m| m.kind.ends_with(".Pooling")) {
             if m.path.split(['/', '\\']).any(|c| c == ".." || c.is_empty()) {
-                return Err(EmbedError::invalid(&path, "a module path leaves the folder"));
+                return Err(EmbedError::invalid(
+                    &path,
+                    "a module path leaves the folder",
+                ));
             }
             let path = dir.join(&m.path).join("config.json");
             let bytes = read(&path, MAX_JSON)?;
@@ -216,9 +222,15 @@ fn config(path: &Path, c: BertConfig) -> Result<Config, EmbedError> {
         return bad(format!("model_type {t:?} is not supported (only bert)"));
     }
     if c.hidden_act != "gelu" {
-        return bad(format!("hidden_act {:?} is not supported (only gelu)", c.hidden_act));
+        return bad(format!(
+            "hidden_act {:?} is not supported (only gelu)",
+            c.hidden_act
+        ));
     }
-    if c.position_embedding_type.as_deref().is_some_and(|p| p != "absolute") {
+    if c.position_embedding_type
+        .as_deref()
+        .is_some_and(|p| p != "absolute")
+    {
         return bad("only absolute position embeddings are supported".into());
     }
     for (name, value, max) in [
@@ -227,7 +239,11 @@ fn config(path: &Path, c: BertConfig) -> Result<Config, EmbedError> {
         ("num_hidden_layers", c.num_hidden_layers, 128),
         ("num_attention_heads", c.num_attention_heads, 256),
         ("intermediate_size", c.intermediate_size, 1 << 15),
-        ("max_position_embeddings", c.max_position_embeddings, 1 << 14),
+        (
+            "max_position_embeddings",
+            c.max_position_embeddings,
+            1 << 14,
+        ),
         ("type_vocab_size", c.type_vocab_size, 1 << 10),
     ] {
         if value == 0 || value > max {

@@ -101,7 +101,6 @@ fn block_avx2(x: &[f32], packed: &[f32], y: &mut [f32], k: usize, m: usize) {
     kernel::<true>(x, packed, y, k, m);
 }
 
-
 #[inline(always)]
 fn madd<const FMA: bool>(acc: f32, a: f32, b: f32) -> f32 {
     // Without the FMA instruction `mul_add` is a slow library call.
@@ -158,7 +157,14 @@ mod tests {
             (seed % 1000) as f32 / 500.0 - 1.0
         };
         // Tails of every kind, and (300 x 100 x 90) one split over threads.
-        for &(n, k, m) in &[(1, 1, 1), (3, 9, 5), (2, 8, 4), (70, 37, 13), (65, 384, 33), (300, 100, 90)] {
+        for &(n, k, m) in &[
+            (1, 1, 1),
+            (3, 9, 5),
+            (2, 8, 4),
+            (70, 37, 13),
+            (65, 384, 33),
+            (300, 100, 90),
+        ] {
             let x: Vec<f32> = (0..n * k).map(|_| rnd()).collect();
             let w: Vec<f32> = (0..m * k).map(|_| rnd()).collect();
             let b: Vec<f32> = (0..m).map(|_| rnd()).collect();
@@ -172,7 +178,10 @@ mod tests {
                         + (0..k)
                             .map(|p| x[i * k + p] as f64 * w[j * k + p] as f64)
                             .sum::<f64>();
-                    assert!((y[i * m + j] as f64 - want).abs() < 1e-4, "{n}x{k}x{m} at {i},{j}");
+                    assert!(
+                        (y[i * m + j] as f64 - want).abs() < 1e-4,
+                        "{n}x{k}x{m} at {i},{j}"
+                    );
                     let plain = plain[i * m + j] as f64 + b[j] as f64;
                     assert!((plain - want).abs() < 1e-4, "{n}x{k}x{m} at {i},{j}");
                 }

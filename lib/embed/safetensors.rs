@@ -76,7 +76,11 @@ impl<'a> SafeTensors<'a> {
         let width = match entry.dtype.as_str() {
             "F32" => 4,
             "F16" | "BF16" => 2,
-            other => return Err(format!("tensor {name} is {other}; F32, F16 or BF16 expected")),
+            other => {
+                return Err(format!(
+                    "tensor {name} is {other}; F32, F16 or BF16 expected"
+                ));
+            }
         };
         let [start, end] = entry.data_offsets;
         // The shape was checked against the config, the range against the
@@ -164,12 +168,22 @@ mod tests {
         // A length past the end.
         let mut b = (1u64 << 40).to_le_bytes().to_vec();
         b.extend_from_slice(b"{}");
-        assert!(SafeTensors::parse(&b).err().unwrap().contains("past the file's end"));
+        assert!(
+            SafeTensors::parse(&b)
+                .err()
+                .unwrap()
+                .contains("past the file's end")
+        );
         // Offsets past the end.
         let h = br#"{"a":{"dtype":"F32","shape":[1000000000],"data_offsets":[0,4000000000]}}"#;
         let mut b = (h.len() as u64).to_le_bytes().to_vec();
         b.extend_from_slice(h);
-        assert!(SafeTensors::parse(&b).err().unwrap().contains("outside the file"));
+        assert!(
+            SafeTensors::parse(&b)
+                .err()
+                .unwrap()
+                .contains("outside the file")
+        );
         // A shape whose size overflows, over a small range.
         let h = br#"{"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}}"#;
         let mut b = (h.len() as u64).to_le_bytes().to_vec();

@@ -56,21 +56,36 @@ fn reference(t: &Tensors, batch: &[Vec<u32>], pooling: Pooling) -> Vec<Vec<f64>>
                             + t["embeddings.token_type_embeddings.weight"][i]
                     })
                     .collect();
-                layer_norm(&mut v, &t["embeddings.LayerNorm.weight"], &t["embeddings.LayerNorm.bias"]);
+                layer_norm(
+                    &mut v,
+                    &t["embeddings.LayerNorm.weight"],
+                    &t["embeddings.LayerNorm.bias"],
+                );
                 v
             })
             .collect();
         for l in 0..tiny::LAYERS {
             let p = format!("encoder.layer.{l}");
-            let q: Vec<_> = x.iter().map(|v| linear(t, &format!("{p}.attention.self.query"), v, h)).collect();
-            let k: Vec<_> = x.iter().map(|v| linear(t, &format!("{p}.attention.self.key"), v, h)).collect();
-            let vv: Vec<_> = x.iter().map(|v| linear(t, &format!("{p}.attention.self.value"), v, h)).collect();
+            let q: Vec<_> = x
+                .iter()
+                .map(|v| linear(t, &format!("{p}.attention.self.query"), v, h))
+                .collect();
+            let k: Vec<_> = x
+                .iter()
+                .map(|v| linear(t, &format!("{p}.attention.self.key"), v, h))
+                .collect();
+            let vv: Vec<_> = x
+                .iter()
+                .map(|v| linear(t, &format!("{p}.attention.self.value"), v, h))
+                .collect();
             let mut ctx = vec![vec![0.0; h]; len];
             for head in 0..tiny::HEADS {
                 for i in 0..len {
                     let scores: Vec<f64> = (0..len)
                         .map(|j| {
-                            let s: f64 = (0..d).map(|c| q[i][head * d + c] * k[j][head * d + c]).sum();
+                            let s: f64 = (0..d)
+                                .map(|c| q[i][head * d + c] * k[j][head * d + c])
+                                .sum();
                             s / (d as f64).sqrt() + if mask[j] { 0.0 } else { -1e9 }
                         })
                         .collect();
@@ -78,21 +93,35 @@ fn reference(t: &Tensors, batch: &[Vec<u32>], pooling: Pooling) -> Vec<Vec<f64>>
                     let e: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
                     let sum: f64 = e.iter().sum();
                     for c in 0..d {
-                        ctx[i][head * d + c] = (0..len).map(|j| e[j] / sum * vv[j][head * d + c]).sum();
+                        ctx[i][head * d + c] =
+                            (0..len).map(|j| e[j] / sum * vv[j][head * d + c]).sum();
                     }
                 }
             }
             for i in 0..len {
                 let mut a = linear(t, &format!("{p}.attention.output.dense"), &ctx[i], h);
                 a.iter_mut().zip(&x[i]).for_each(|(a, x)| *a += x);
-                layer_norm(&mut a, &t[&format!("{p}.attention.output.LayerNorm.weight")], &t[&format!("{p}.attention.output.LayerNorm.bias")]);
-                let u: Vec<f64> = linear(t, &format!("{p}.intermediate.dense"), &a, tiny::INTERMEDIATE)
-                    .into_iter()
-                    .map(|v| 0.5 * v * (1.0 + erf_series(v / 2f64.sqrt())))
-                    .collect();
+                layer_norm(
+                    &mut a,
+                    &t[&format!("{p}.attention.output.LayerNorm.weight")],
+                    &t[&format!("{p}.attention.output.LayerNorm.bias")],
+                );
+                let u: Vec<f64> = linear(
+                    t,
+                    &format!("{p}.intermediate.dense"),
+                    &a,
+                    tiny::INTERMEDIATE,
+                )
+                .into_iter()
+                .map(|v| 0.5 * v * (1.0 + erf_series(v / 2f64.sqrt())))
+                .collect();
                 let mut o = linear(t, &format!("{p}.output.dense"), &u, h);
                 o.iter_mut().zip(&a).for_each(|(o, a)| *o += a);
-                layer_norm(&mut o, &t[&format!("{p}.output.LayerNorm.weight")], &t[&format!("{p}.output.LayerNorm.bias")]);
+                layer_norm(
+                    &mut o,
+                    &t[&format!("{p}.output.LayerNorm.weight")],
+                    &t[&format!("{p}.output.LayerNorm.bias")],
+                );
                 x[i] = o;
             }
         }
@@ -160,7 +189,10 @@ fn the_id_follows_the_files() {
     let b = tempfile::tempdir().unwrap();
     tiny::write(a.path(), 1, Pooling::Mean).unwrap();
     tiny::write(b.path(), 2, Pooling::Mean).unwrap();
-    let (ma, mb) = (Model::load(a.path()).unwrap(), Model::load(b.path()).unwrap());
+    let (ma, mb) = (
+        Model::load(a.path()).unwrap(),
+        Model::load(b.path()).unwrap(),
+    );
     assert_eq!(ma.id().len(), 16);
     assert_ne!(ma.id(), mb.id());
     assert_eq!(ma.id(), Model::load(a.path()).unwrap().id());
@@ -187,7 +219,10 @@ fn a_bad_folder_is_one_line_naming_the_file() {
     // A missing weights file.
     std::fs::remove_file(d.join("model.safetensors")).unwrap();
     let e = error(d);
-    assert!(e.contains("cannot read") && e.contains("model.safetensors"), "{e}");
+    assert!(
+        e.contains("cannot read") && e.contains("model.safetensors"),
+        "{e}"
+    );
 
     // A header claiming more than the file holds.
     let mut bytes = (u64::MAX).to_le_bytes().to_vec();
@@ -202,7 +237,10 @@ fn a_bad_folder_is_one_line_naming_the_file() {
     t2[0].2.truncate(keep);
     std::fs::write(d.join("model.safetensors"), crate::safetensors::write(&t2)).unwrap();
     let e = error(d);
-    assert!(e.contains("model.safetensors") && e.contains("word_embeddings") && e.contains("shape"), "{e}");
+    assert!(
+        e.contains("model.safetensors") && e.contains("word_embeddings") && e.contains("shape"),
+        "{e}"
+    );
 
     // A truncated file: the last tensor's bytes are gone.
     let whole = crate::safetensors::write(&tiny::tensors(3));
@@ -212,30 +250,51 @@ fn a_bad_folder_is_one_line_naming_the_file() {
     // A config whose sizes would overflow or allocate without bound.
     std::fs::write(d.join("model.safetensors"), &whole).unwrap();
     let cfg = std::fs::read_to_string(d.join("config.json")).unwrap();
-    std::fs::write(d.join("config.json"), cfg.replace("\"hidden_size\":16", "\"hidden_size\":1000000000000")).unwrap();
+    std::fs::write(
+        d.join("config.json"),
+        cfg.replace("\"hidden_size\":16", "\"hidden_size\":1000000000000"),
+    )
+    .unwrap();
     let e = error(d);
-    assert!(e.contains("config.json") && e.contains("hidden_size"), "{e}");
+    assert!(
+        e.contains("config.json") && e.contains("hidden_size"),
+        "{e}"
+    );
     std::fs::write(d.join("config.json"), "[").unwrap();
     assert!(error(d).contains("bad JSON"));
     std::fs::write(d.join("config.json"), &cfg).unwrap();
 
     // A tokenizer naming ids past the vocabulary.
     let tok = std::fs::read_to_string(d.join("tokenizer.json")).unwrap();
-    std::fs::write(d.join("tokenizer.json"), tok.replace("\"[MASK]\":4", "\"[MASK]\":4000000")).unwrap();
+    std::fs::write(
+        d.join("tokenizer.json"),
+        tok.replace("\"[MASK]\":4", "\"[MASK]\":4000000"),
+    )
+    .unwrap();
     let e = error(d);
-    assert!(e.contains("tokenizer.json") && e.contains("past the model"), "{e}");
+    assert!(
+        e.contains("tokenizer.json") && e.contains("past the model"),
+        "{e}"
+    );
     std::fs::write(d.join("tokenizer.json"), &tok).unwrap();
 
     // A pooling folder outside the model's.
     let modules = std::fs::read_to_string(d.join("modules.json")).unwrap();
-    std::fs::write(d.join("modules.json"), modules.replace("\"1_Pooling\"", "\"../x\"")).unwrap();
+    std::fs::write(
+        d.join("modules.json"),
+        modules.replace("\"1_Pooling\"", "\"../x\""),
+    )
+    .unwrap();
     assert!(error(d).contains("leaves the folder"));
     std::fs::write(d.join("modules.json"), &modules).unwrap();
 
     // A directory where a file should be.
     std::fs::remove_file(d.join("tokenizer.json")).unwrap();
     std::fs::create_dir(d.join("tokenizer.json")).unwrap();
-    assert!(matches!(Model::load(d), Err(EmbedError::Invalid { .. } | EmbedError::Read { .. })));
+    assert!(matches!(
+        Model::load(d),
+        Err(EmbedError::Invalid { .. } | EmbedError::Read { .. })
+    ));
     std::fs::remove_dir(d.join("tokenizer.json")).unwrap();
     std::fs::write(d.join("tokenizer.json"), &tok).unwrap();
     assert!(Model::load(d).is_ok());

@@ -69,9 +69,27 @@ pub fn tensors(seed: u64) -> Vec<(String, Vec<usize>, Vec<f32>)> {
         let v = r.tensor(&shape, scale, around);
         t.push((name.to_string(), shape, v));
     };
-    add("embeddings.word_embeddings.weight", vec![vocab().len(), h], 1.0, 0.0, &mut r);
-    add("embeddings.position_embeddings.weight", vec![POSITIONS, h], 0.5, 0.0, &mut r);
-    add("embeddings.token_type_embeddings.weight", vec![2, h], 0.5, 0.0, &mut r);
+    add(
+        "embeddings.word_embeddings.weight",
+        vec![vocab().len(), h],
+        1.0,
+        0.0,
+        &mut r,
+    );
+    add(
+        "embeddings.position_embeddings.weight",
+        vec![POSITIONS, h],
+        0.5,
+        0.0,
+        &mut r,
+    );
+    add(
+        "embeddings.token_type_embeddings.weight",
+        vec![2, h],
+        0.5,
+        0.0,
+        &mut r,
+    );
     add("embeddings.LayerNorm.weight", vec![h], 0.2, 1.0, &mut r);
     add("embeddings.LayerNorm.bias", vec![h], 0.2, 0.0, &mut r);
     for i in 0..LAYERS {
@@ -84,7 +102,13 @@ pub fn tensors(seed: u64) -> Vec<(String, Vec<usize>, Vec<f32>)> {
             ("intermediate.dense", INTERMEDIATE, h),
             ("output.dense", h, INTERMEDIATE),
         ] {
-            add(&format!("{p}.{name}.weight"), vec![out, inp], 0.5, 0.0, &mut r);
+            add(
+                &format!("{p}.{name}.weight"),
+                vec![out, inp],
+                0.5,
+                0.0,
+                &mut r,
+            );
             add(&format!("{p}.{name}.bias"), vec![out], 0.2, 0.0, &mut r);
         }
         for name in ["attention.output.LayerNorm", "output.LayerNorm"] {
@@ -136,5 +160,8 @@ pub fn write(dir: &Path, seed: u64, pooling: Pooling) -> std::io::Result<()> {
     std::fs::write(dir.join("1_Pooling/config.json"), pool.to_string())?;
     let sbert = serde_json::json!({"max_seq_length": MAX_TOKENS, "do_lower_case": false});
     std::fs::write(dir.join("sentence_bert_config.json"), sbert.to_string())?;
-    std::fs::write(dir.join("model.safetensors"), safetensors::write(&tensors(seed)))
+    std::fs::write(
+        dir.join("model.safetensors"),
+        safetensors::write(&tensors(seed)),
+    )
 }

@@ -293,7 +293,11 @@ mod tests {
 
     fn tokenizer(words: &[&str]) -> Tokenizer {
         let mut vocab: HashMap<String, u32> = HashMap::new();
-        for (i, w) in ["[PAD]", "[UNK]", "[CLS]", "[SEP]"].iter().chain(words).enumerate() {
+        for (i, w) in ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+            .iter()
+            .chain(words)
+            .enumerate()
+        {
             vocab.insert((*w).into(), i as u32);
         }
         let json = serde_json::json!({
@@ -309,7 +313,9 @@ mod tests {
 
     #[test]
     fn words_pieces_punctuation_accents_and_cjk() {
-        let t = tokenizer(&["hike", "##s", "on", "sunday", ",", "cafe", "中", "!", "##day"]);
+        let t = tokenizer(&[
+            "hike", "##s", "on", "sunday", ",", "cafe", "中", "!", "##day",
+        ]);
         // [CLS] hike ##s on sunday , cafe 中 ! [SEP]
         assert_eq!(
             t.encode("Hikes on SUNDAY,café中!", 64),
@@ -329,7 +335,9 @@ mod tests {
         assert!(Tokenizer::from_json(b"{}", 10).is_err());
         assert!(Tokenizer::from_json(b"[1,2", 10).is_err());
         let json = serde_json::json!({"model": {"vocab": {"[UNK]": 0, "[CLS]": 1, "[SEP]": 99}, "unk_token": "[UNK]"}});
-        let err = Tokenizer::from_json(json.to_string().as_bytes(), 10).err().unwrap();
+        let err = Tokenizer::from_json(json.to_string().as_bytes(), 10)
+            .err()
+            .unwrap();
         assert!(err.contains("past the model's 10 embeddings"), "{err}");
     }
 }

@@ -30,7 +30,12 @@ fn main() {
             std::process::exit(1);
         }
     };
-    println!("load: {:.2} s; id {}; {} tokens a section", t.elapsed().as_secs_f64(), model.id(), model.tokenize(SECTION).len());
+    println!(
+        "load: {:.2} s; id {}; {} tokens a section",
+        t.elapsed().as_secs_f64(),
+        model.id(),
+        model.tokenize(SECTION).len()
+    );
     // Each section a little different, as real ones are.
     let texts: Vec<String> = (0..n).map(|i| format!("{SECTION} ({i})")).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -40,6 +45,9 @@ fn main() {
             std::hint::black_box(model.embed(chunk));
         }
         let s = t.elapsed().as_secs_f64();
-        println!("batch {batch:>2}: {:.1} sections/s ({n} in {s:.2} s)", n as f64 / s);
+        println!(
+            "batch {batch:>2}: {:.1} sections/s ({n} in {s:.2} s)",
+            n as f64 / s
+        );
     }
 }

@@ -196,14 +196,20 @@ pub fn search_mode(
                     Some(topic) => format!("{topic}\n{text}"),
                     None => text.to_owned(),
                 };
-                sections.push(vectors::Section { file: i, line: from + 1, text });
+                sections.push(vectors::Section {
+                    file: i,
+                    line: from + 1,
+                    text,
+                });
                 // Shown by its heading and its first line of text.
                 let first = shown_line(&buf, &starts, from as u32 + 1);
                 let body = shown_line(&buf, &starts, from as u32 + 2);
-                shown.push(match first.1.starts_with('#') && body.0 <= to && !body.1.is_empty() {
-                    true => (body.0, body.1, Some(first.1)),
-                    false => (first.0, first.1.clone(), Some(first.1)),
-                });
+                shown.push(
+                    match first.1.starts_with('#') && body.0 <= to && !body.1.is_empty() {
+                        true => (body.0, body.1, Some(first.1)),
+                        false => (first.0, first.1.clone(), Some(first.1)),
+                    },
+                );
             }
         };
         // A section begins at each heading, as the scanner's do.
@@ -239,7 +245,10 @@ pub fn search_mode(
         // before its line.
         let mut of_path: std::collections::HashMap<String, Vec<usize>> = Default::default();
         for (s, sec) in sections.iter().enumerate() {
-            of_path.entry(ws.relative(&files[sec.file].path)).or_default().push(s);
+            of_path
+                .entry(ws.relative(&files[sec.file].path))
+                .or_default()
+                .push(s);
         }
         let section_of = |f: &Found| {
             let list = of_path.get(&f.path)?;

@@ -96,7 +96,11 @@ impl Meaning {
     /// The model, loaded once; the error is its one line.
     pub fn model(&self) -> Result<Arc<Model>, String> {
         self.model
-            .get_or_init(|| Model::load(&self.dir).map(Arc::new).map_err(|e| e.to_string()))
+            .get_or_init(|| {
+                Model::load(&self.dir)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
             .clone()
     }
 }
@@ -160,8 +164,12 @@ impl Store {
 
     /// The file's bytes: header, records in row order, checksum.
     fn bytes(&self, model: &str, keep: &dyn Fn(&[u8; KEY]) -> bool) -> Vec<u8> {
-        let mut ordered: Vec<(&[u8; KEY], usize)> =
-            self.rows.iter().filter(|(k, _)| keep(k)).map(|(k, &r)| (k, r)).collect();
+        let mut ordered: Vec<(&[u8; KEY], usize)> = self
+            .rows
+            .iter()
+            .filter(|(k, _)| keep(k))
+            .map(|(k, &r)| (k, r))
+            .collect();
         ordered.sort_by_key(|&(_, r)| r);
         let mut out = Vec::with_capacity(HEAD + ordered.len() * (KEY + 4 * self.dim) + SUM);
         out.extend_from_slice(MAGIC);
@@ -185,7 +193,9 @@ impl Store {
         if body.len() < HEAD || &body[..16] != MAGIC || body[16..32] != id_bytes(model) {
             return None;
         }
-        let number = |at: usize| -> Option<u64> { Some(u64::from_le_bytes(body.get(at..at + 8)?.try_into().ok()?)) };
+        let number = |at: usize| -> Option<u64> {
+            Some(u64::from_le_bytes(body.get(at..at + 8)?.try_into().ok()?))
+        };
         if number(32)? != dim as u64 {
             return None;
         }
@@ -292,17 +302,25 @@ pub fn nearest(
                 Some(Some(store)) => store,
                 _ => {
                     used.rebuilt = true;
-                    Store { dim, ..Store::default() }
+                    Store {
+                        dim,
+                        ..Store::default()
+                    }
                 }
             }
         }
         Err(why) => {
             used.why = Some(why.clone());
-            Store { dim, ..Store::default() }
+            Store {
+                dim,
+                ..Store::default()
+            }
         }
     };
     let keys: Vec<[u8; KEY]> = sections.iter().map(|s| key(&id, &s.text)).collect();
-    let missing: Vec<usize> = (0..sections.len()).filter(|&i| store.get(&keys[i]).is_none()).collect();
+    let missing: Vec<usize> = (0..sections.len())
+        .filter(|&i| store.get(&keys[i]).is_none())
+        .collect();
     used.cached = sections.len() - missing.len();
     // Embedded a batch at a time, so a deadline stops it between batches.
     let before = store.rows.len();
@@ -341,9 +359,20 @@ pub fn nearest(
 
 /// Writes `store` (what `keep` keeps) as the cache, with what another
 /// search wrote since it was read; tried once.
-fn save(dir: &Dir, name: &str, id: &str, mut store: Store, keep: &dyn Fn(&[u8; KEY]) -> bool) -> Result<(), ()> {
-    let (file, _) = lock::create_locked(dir, OsStr::new(name), Open::Update, Wait::For(Duration::ZERO))
-        .map_err(|_| ())?;
+fn save(
+    dir: &Dir,
+    name: &str,
+    id: &str,
+    mut store: Store,
+    keep: &dyn Fn(&[u8; KEY]) -> bool,
+) -> Result<(), ()> {
+    let (file, _) = lock::create_locked(
+        dir,
+        OsStr::new(name),
+        Open::Update,
+        Wait::For(Duration::ZERO),
+    )
+    .map_err(|_| ())?;
     if let Some(theirs) = read_all(&file).and_then(|b| Store::parse(&b, id, store.dim)) {
         for (k, &row) in &theirs.rows {
             store.insert(*k, &theirs.values[row * theirs.dim..(row + 1) * theirs.dim]);
@@ -388,7 +417,10 @@ mod tests {
 
     #[test]
     fn a_store_round_trips_and_a_torn_one_is_refused() {
-        let mut s = Store { dim: 2, ..Store::default() };
+        let mut s = Store {
+            dim: 2,
+            ..Store::default()
+        };
         s.insert([1; KEY], &[0.5, -0.5]);
         s.insert([2; KEY], &[1.0, 0.0]);
         let bytes = s.bytes("0123456789abcdef", &|_| true);
