@@ -258,7 +258,7 @@ fn search_notes_over_mcp_ranks_as_the_command_does() {
     let model = tiny(&env);
     env.write(
         &env.config_dir().join("axe/config.toml"),
-        &format!("[search]\nembeddings = {:?}\n", model.display().to_string()),
+        format!("[search]\nembeddings = {:?}\n", model.display().to_string()),
     );
     let (_, cli, _) = search(&env, None, &["--agent", "claude", "what broke?"]);
     assert_eq!(cli["mode"], "hybrid", "{cli}");

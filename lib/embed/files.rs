@@ -250,7 +250,7 @@ fn config(path: &Path, c: BertConfig) -> Result<Config, EmbedError> {
             return bad(format!("{name} is {value}, outside 1..={max}"));
         }
     }
-    if c.hidden_size % c.num_attention_heads != 0 {
+    if !c.hidden_size.is_multiple_of(c.num_attention_heads) {
         return bad(format!(
             "hidden_size {} is not a multiple of num_attention_heads {}",
             c.hidden_size, c.num_attention_heads
