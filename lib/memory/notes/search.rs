@@ -226,7 +226,8 @@ pub fn search_mode(
         close(from, starts.len(), buf.len());
     }
     let whole = matches!(scope, Scope::All);
-    let (mut near, used) = vectors::nearest(ws, &model, query, &sections, sections.len(), whole, until);
+    let (mut near, used) =
+        vectors::nearest(ws, &model, query, &sections, sections.len(), whole, until);
     // A day or month the query names puts that day's or month's log
     // entries first, as it doubles their score by words: a vector knows
     // no dates.

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use axe_base::beneath::{Dir, Open};
@@ -93,13 +93,22 @@ impl Meaning {
         }
     }
 
-    /// The model, loaded once; the error is its one line.
+    /// The model, loaded once a process: `axe-mcp --http` opens an
+    /// agent's memory per session or stateless request, and loading is a
+    /// quarter of a second and 90 MB. The error is its one line.
     pub fn model(&self) -> Result<Arc<Model>, String> {
         self.model
             .get_or_init(|| {
-                Model::load(&self.dir)
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
+                static LOADED: OnceLock<Mutex<HashMap<PathBuf, Arc<Model>>>> = OnceLock::new();
+                let loaded = LOADED.get_or_init(Default::default);
+                // Held while loading: requests at once wait for one load.
+                let mut loaded = loaded.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(model) = loaded.get(&self.dir) {
+                    return Ok(Arc::clone(model));
+                }
+                let model = Arc::new(Model::load(&self.dir).map_err(|e| e.to_string())?);
+                loaded.insert(self.dir.clone(), Arc::clone(&model));
+                Ok(model)
             })
             .clone()
     }
