@@ -307,6 +307,14 @@ IDEAS = [
     " / (the clauses, less one), with b 0.5: W 8, P 0.1 / 0.3 / 0.6 | 0.549 / 0.553 / 0.545 (all"
     " recall@5; W 4: 0.548 / 0.545 / 0.532; W 16: 0.549 each) | no: +0.004 at best (two questions),"
     " worse beside it, for a count per word in the scan's loop |",
+    "| hybrid (`bench/judged --embeddings DIR`): the 50 best by words and the 50 nearest by meaning"
+    " (all-MiniLM-L6-v2, cosine) fused by reciprocal rank, k = 60 | 0.619 / 0.637 (paraphrase 0.000"
+    " -> 0.386; temporal 0.657 -> 0.600) | no: temporal below words alone |",
+    "| and a day or month the question names puts that period's entries first among the nearest (a"
+    " vector knows no dates), k = 60 | 0.626 / 0.645 (temporal 0.600 -> 0.629) | yes |",
+    "| fusion's k, with dates: 1 / 5 / 10 / 20 / 40 / 60 / 100 | 0.690 / 0.678 / 0.663 / 0.632 /"
+    " 0.630 / 0.626 / 0.625 (recall@5; k 1: paraphrase 0.586, temporal 0.707) | k = 1: each side's"
+    " first few lead |",
     "",
     "None of the kept ideas slows a search: over the 102 MB of the bench (`bench/run`, 2026-11-24, a"
     " machine busy with other builds) `axe-notes-search rollback canary` took 0.82x the time of"
@@ -317,7 +325,9 @@ IDEAS = [
     " that are in it are near each other already. Not measured: dates relative to the newest log"
     " (`two weeks ago`, `yesterday`) and a query of only a date (`what happened in May?`): the set"
     " asks neither. No lexical idea reaches the paraphrase questions, whose"
-    " answers share no word with them; the optional hybrid with embeddings is not built.",
+    " answers share no word with them; the hybrid with embeddings (its rows: `bench/judged"
+    " --embeddings DIR`, the model from tests/embed/install) finds 0.586 of them, and no category"
+    " less often than the words alone.",
 ]
 
 
