@@ -300,3 +300,51 @@ fn a_paraphrase_is_found_by_meaning_with_a_real_model() {
     assert_eq!(code, 0);
     assert_eq!(paths(&hybrid)[0], answer, "{hybrid}");
 }
+
+/// Over HTTP too (stateless requests, each opening the agent's memory
+/// afresh): search_notes ranks as the command does.
+#[test]
+fn search_notes_over_http_ranks_as_the_command_does() {
+    let env = Env::new();
+    let ws = env.data_dir().join("axe/notes");
+    notes(&env);
+    // The same notes as the team agent's, where axe-mcp --http serves them.
+    let team = crate::mcp_http::team_dir(&env).join("notes");
+    fs::create_dir_all(team.join("agents")).unwrap();
+    fs::rename(ws.join("agents/claude"), team.join("agents/team")).unwrap();
+    fs::rename(ws.join("world"), team.join("world")).unwrap();
+    let model = tiny(&env);
+    env.write(
+        &env.config_dir().join("axe/config.toml"),
+        format!("[search]\nembeddings = {:?}\n", model.display().to_string()),
+    );
+    let team = team.to_str().unwrap();
+    let (_, cli, _) = search(&env, None, &["--workspace", team, "what broke?"]);
+    assert_eq!(cli["mode"], "hybrid", "{cli}");
+    let server = crate::mcp_http::Served::start(&env, &[]);
+    for id in 1..=2 {
+        let body = crate::mcp_http::stateless(
+            id,
+            "tools/call",
+            json!({"name": "search_notes", "arguments": {"query": "what broke?"}}),
+        );
+        let a = server.post(
+            "team",
+            &[
+                ("MCP-Protocol-Version", "2026-07-28"),
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", "search_notes"),
+            ],
+            &body,
+        );
+        assert_eq!(a.status, 200, "{a:?}");
+        let found = a.json()["result"]["structuredContent"]["results"].clone();
+        let got: Vec<String> = found
+            .as_array()
+            .unwrap_or_else(|| panic!("{a:?}"))
+            .iter()
+            .map(|r| format!("{}:{}", r["path"].as_str().unwrap(), r["line"]))
+            .collect();
+        assert_eq!(got, paths(&cli), "request {id}");
+    }
+}
