@@ -130,7 +130,12 @@ impl Opening {
         let (mut cfg, own_file) = super::args::memory_agent(agents, name)?;
         adjust(&mut cfg);
         let notes = match cfg.memory.notes.enabled {
-            true => Some(Workspace::of(agents.dirs(), &cfg.memory.notes)?),
+            // search_notes ranks as axe-notes-search does: by meaning too
+            // when an embedding model is configured.
+            true => Some(
+                Workspace::of(agents.dirs(), &cfg.memory.notes)?
+                    .with_meaning(axe_agent::config::embeddings(agents.dirs())?),
+            ),
             false => None,
         };
         Ok(Opening {

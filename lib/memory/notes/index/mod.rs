@@ -32,6 +32,7 @@
 //! on a file system without ordering, truncated, garbage) is rebuilt.
 
 mod segment;
+pub(crate) mod vectors;
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
