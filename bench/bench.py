@@ -31,6 +31,7 @@ DATA = ROOT / "bench" / "data"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 INSTALL = ROOT / "bench" / "install.md"
 JUDGED = ROOT / "bench" / "judged.md"
+EMBED = ROOT / "bench" / "embed.md"
 
 GNU_TIME = "/usr/bin/time"  # Debian package `time`
 
@@ -1299,6 +1300,9 @@ def main():
             # And what bench/judged measured last: the quality of search,
             # not its time.
             + ("\n" + JUDGED.read_text() if JUDGED.exists() else "")
+            # And bench/embed's: embedding throughput (run by hand: the
+            # model is not in the repository).
+            + ("\n" + EMBED.read_text() if EMBED.exists() else "")
         )
     # Too few runs in quick mode to judge a bar: it only checks the harness.
     if not args.quick and not all(ok for _, ok, _ in checks):

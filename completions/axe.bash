@@ -349,8 +349,8 @@ _axe_spec_axe_notes_learn() {
     subs=''
 }
 _axe_spec_axe_notes_search() {
-    flags='--agent --workspace --limit --timeout --reindex --json --help -h --version -V'
-    valued=' --agent=agent --workspace=dir --limit=none --timeout=none '
+    flags='--agent --workspace --limit --mode --timeout --reindex --json --help -h --version -V'
+    valued=' --agent=agent --workspace=dir --limit=none --mode=none --timeout=none '
     args='none...'
     subs=''
 }

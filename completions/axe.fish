@@ -400,9 +400,10 @@ complete -c axe-notes-search -f
 complete -c axe-notes-search -l agent -x -a '(__axe_agents)' -d 'Use this agent\'s notes workspace (and, for search, only its own files)'
 complete -c axe-notes-search -l workspace -x -a '(__fish_complete_directories)' -d 'Use the notes workspace DIR [default: the agent\'s, else <data>/axe/notes]'
 complete -c axe-notes-search -l limit -x -d 'Print the best N [default: 10]'
+complete -c axe-notes-search -l mode -x -d 'Rank by lexical (words), vector (meaning) or hybrid (both) [default: hybrid with an embedding model, else lexical]'
 complete -c axe-notes-search -l timeout -x -d 'Stop searching after this long and print what was found [default: no limit]'
 complete -c axe-notes-search -l reindex -d 'Rebuild the workspace\'s search index from the notes first'
-complete -c axe-notes-search -l json -d 'Print {query, results: [{path, line, text, score, heading, snippet}], index} as JSON'
+complete -c axe-notes-search -l json -d 'Print {query, mode, results: [{path, line, text, score, heading, snippet}], index, vectors} as JSON'
 complete -c axe-notes-search -s h -l help -d 'Print help'
 complete -c axe-notes-search -s V -l version -d 'Print version'
 

@@ -439,9 +439,10 @@ export extern "axe-notes-search" [
     --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
     --limit: int  # Print the best N [default: 10]
+    --mode: string  # Rank by lexical (words), vector (meaning) or hybrid (both) [default: hybrid with an embedding model, else lexical]
     --timeout: number  # Stop searching after this long and print what was found [default: no limit]
     --reindex  # Rebuild the workspace's search index from the notes first
-    --json  # Print {query, results: [{path, line, text, score, heading, snippet}], index} as JSON
+    --json  # Print {query, mode, results: [{path, line, text, score, heading, snippet}], index, vectors} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]
@@ -1006,9 +1007,10 @@ export extern "axe notes search" [
     --agent: string@"nu-complete axe agents"  # Use this agent's notes workspace (and, for search, only its own files)
     --workspace: directory  # Use the notes workspace DIR [default: the agent's, else <data>/axe/notes]
     --limit: int  # Print the best N [default: 10]
+    --mode: string  # Rank by lexical (words), vector (meaning) or hybrid (both) [default: hybrid with an embedding model, else lexical]
     --timeout: number  # Stop searching after this long and print what was found [default: no limit]
     --reindex  # Rebuild the workspace's search index from the notes first
-    --json  # Print {query, results: [{path, line, text, score, heading, snippet}], index} as JSON
+    --json  # Print {query, mode, results: [{path, line, text, score, heading, snippet}], index, vectors} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
 ]

@@ -2738,3 +2738,76 @@ fn the_readmes_curl_python_and_typescript_lines_reach_the_team_server() {
         ),
     }
 }
+
+/// The tools a stateless `tools/list` of `agent` names.
+fn listed_tools(server: &Served, agent: &str) -> Vec<String> {
+    let listed = server.post(
+        agent,
+        &[
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/list"),
+        ],
+        &stateless(1, "tools/list", json!({})),
+    );
+    listed.json()["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed:?}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The server keeps what it opened of an agent between requests; an agent
+/// file or config.toml changed while it serves is read at the next
+/// request all the same, edited in place with the same length. Each edit
+/// comes after the files were still for the two seconds a change must be
+/// older than for its stamp to be trusted (fresh.rs's RACY): until then
+/// every request reads them again, which would pass unseen.
+#[test]
+fn files_changed_while_serving_are_read_at_the_next_request() {
+    let env = Env::new();
+    let config = env.config_dir().join("axe/config.toml");
+    let file = env.agent(
+        "team",
+        "name = \"team\"\nmodel = \"x/y\"\n[notes]\nenabled = true\n[memory]\nenabled = true \n",
+    );
+    env.write(
+        &config,
+        "[providers.openai]\napi_key = \"file-key-0000000\"\n",
+    );
+    let server = Served::start(&env, &[]);
+    let still = || std::thread::sleep(std::time::Duration::from_millis(2100));
+    let edit = |path: &std::path::Path, text: &str| {
+        let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        std::io::Write::write_all(&mut f, text.as_bytes()).unwrap();
+    };
+    let remember = |text: &str| {
+        let body = stateless(2, "tools/call", call("remember", json!({"content": text})));
+        let headers = [
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/call"),
+            ("Mcp-Name", "remember"),
+        ];
+        let a = server.post("team", &headers, &body);
+        assert_eq!(a.json()["result"]["isError"], false, "{a:?}");
+    };
+
+    still();
+    assert!(listed_tools(&server, "team").contains(&"log_recent".to_owned()));
+    edit(
+        &file,
+        "name = \"team\"\nmodel = \"x/y\"\n[notes]\nenabled = true\n[memory]\nenabled = false\n",
+    );
+    assert!(!listed_tools(&server, "team").contains(&"log_recent".to_owned()));
+
+    still();
+    remember("before: file-key-0f9e8d7c");
+    edit(
+        &config,
+        "[providers.openai]\napi_key = \"file-key-0f9e8d7c\"\n",
+    );
+    remember("after: file-key-0f9e8d7c");
+    let daily = team_daily(&env, "team");
+    assert!(daily.contains("before: file-key-0f9e8d7c"), "{daily}");
+    assert!(daily.contains("after: [redacted: provider key]"), "{daily}");
+}

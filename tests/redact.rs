@@ -385,3 +385,20 @@ fn a_topic_named_by_a_secret_is_refused_and_nothing_is_made() {
     assert!(!reply.to_string().contains(GITHUB), "{reply}");
     assert_eq!(made(), 0);
 }
+
+/// A proxy URL's password is a credential axe sends (as
+/// Proxy-Authorization): memory keeps it out as it does a provider's key,
+/// as written and percent-decoded.
+#[test]
+fn a_proxy_password_from_the_environment_is_kept_out_of_memory() {
+    let env = Env::new();
+    env.agent_file("a").notes("").write();
+    env.cmd("axe-notes-remember")
+        .env("HTTPS_PROXY", "http://me:pr0xy%2Fpass@proxy.example:3128")
+        .args(["a", "proxy pr0xy/pass and pr0xy%2Fpass"])
+        .assert()
+        .success();
+    let kept = daily(&env);
+    assert!(!kept.contains("pr0xy"), "{kept}");
+    assert!(kept.contains("proxy [redacted: "), "{kept}");
+}

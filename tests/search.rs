@@ -24,6 +24,12 @@ struct Json {
     unreadable: Vec<serde_json::Value>,
     #[allow(dead_code)]
     index: serde_json::Value,
+    /// lexical, hybrid or vector (tests/search_meaning.rs).
+    #[allow(dead_code)]
+    mode: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    vectors: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize, Debug)]

@@ -95,6 +95,8 @@ impl Env {
         for var in axe::variables() {
             cmd.env_remove(var);
         }
+        // Nor their embedding model: search is lexical unless a test says.
+        cmd.env_remove("AXE_EMBEDDINGS");
         cmd.current_dir(self.root())
             .env("HOME", self.root().join("home"))
             .env("XDG_CONFIG_HOME", self.config_dir())

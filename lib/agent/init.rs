@@ -68,6 +68,12 @@ pub const CONFIG_TOML: &str = r#"# axe global configuration: API keys and base U
 # [memory]
 # redact = true
 
+# Search by meaning too (notes: axe-notes-search, search_notes): a local
+# sentence-transformers folder such as all-MiniLM-L6-v2, relative to this
+# directory; AXE_EMBEDDINGS wins over it. See docs/guide/meaning.md.
+# [search]
+# embeddings = "models/all-MiniLM-L6-v2"
+
 # The ledger (axe-log): one line per model call under <data>/axe/ledger/.
 # text keeps each call's prompt and answer, redacted (default: no text);
 # past max_bytes a month's file goes on in YYYY-MM.2.jsonl. conversations

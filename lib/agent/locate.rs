@@ -137,6 +137,32 @@ impl Agents {
         locate(&self.search_dirs()?, name)
     }
 
+    /// Every path whose change could change what [`Agents::load_if_any`]
+    /// and config.toml give for `name`, for a cache of what was loaded
+    /// ([`axe_base::fresh::Sources`]): `./axe` (whether it is a directory
+    /// decides if `./axe/agents` is searched), each directory searched (a
+    /// file created, removed or renamed there changes it), `<name>.toml`
+    /// where there is one (an edit in place changes only the file), and
+    /// config.toml. The fewer, the cheaper each check: a server checks
+    /// them at every request.
+    pub fn sources(&self, name: &str) -> Result<Vec<PathBuf>> {
+        let mut dirs: Vec<PathBuf> = self.given.iter().cloned().collect();
+        let mut paths = Vec::new();
+        if let Ok(cwd) = std::env::current_dir() {
+            let local = cwd.join("axe");
+            if local.is_dir() {
+                dirs.push(local.join("agents"));
+            }
+            paths.push(local);
+        }
+        dirs.push(self.dirs.agents()?);
+        let file = format!("{name}.toml");
+        paths.extend(dirs.iter().map(|d| d.join(&file)).filter(|f| f.exists()));
+        paths.extend(dirs);
+        paths.push(self.dirs.config()?.join("config.toml"));
+        Ok(paths)
+    }
+
     /// The file an agent name stands for (see [`Agents::locate`]); the
     /// name is checked first.
     pub fn file_path(&self, name: &str) -> Result<PathBuf> {

@@ -13,6 +13,7 @@ pub mod beneath;
 pub mod count;
 pub mod dirs;
 pub mod error;
+pub mod fresh;
 pub mod lock;
 pub mod read;
 pub mod report;

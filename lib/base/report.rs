@@ -68,8 +68,8 @@ impl Report for Collected {
 /// waits for the writer, as a write to a full pipe would.
 pub struct Batched {
     to: Arc<dyn Report>,
-    /// Noted and not yet taken by a writer.
-    pending: Mutex<Vec<String>>,
+    /// Noted and not yet taken by a writer, and their bytes.
+    pending: Mutex<(Vec<String>, usize)>,
     /// Held by the one thread writing.
     writing: Mutex<()>,
 }
@@ -91,8 +91,10 @@ impl Report for Batched {
     fn note(&self, line: fmt::Arguments) {
         let full = {
             let mut pending = self.pending.lock().recover();
-            pending.push(line.to_string());
-            pending.iter().map(String::len).sum::<usize>() >= Self::MOST
+            let line = line.to_string();
+            pending.1 += line.len();
+            pending.0.push(line);
+            pending.1 >= Self::MOST
         };
         let mut wait = full;
         loop {
@@ -105,7 +107,7 @@ impl Report for Batched {
                     Err(std::sync::TryLockError::WouldBlock) => return,
                 },
             };
-            let lines = std::mem::take(&mut *self.pending.lock().recover());
+            let (lines, _) = std::mem::take(&mut *self.pending.lock().recover());
             if lines.is_empty() {
                 return;
             }
@@ -113,7 +115,7 @@ impl Report for Batched {
             drop(writing);
             // Noted while this thread wrote, by threads that left their
             // lines to it.
-            if self.pending.lock().recover().is_empty() {
+            if self.pending.lock().recover().0.is_empty() {
                 return;
             }
             wait = false;

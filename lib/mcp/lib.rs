@@ -119,13 +119,18 @@ impl<'s> Serving<'s> {
     /// request answered with `id: null`, never silence: a client waits for
     /// its reply.
     fn reply_to(&self, line: &[u8], negotiated: &mut Option<&'static str>) -> Option<Value> {
-        let message: Value = match serde_json::from_slice(line) {
-            Ok(m) => m,
-            Err(e) => return Some(jsonrpc::error(&Value::Null, PARSE_ERROR, &e.to_string())),
-        };
+        match serde_json::from_slice(line) {
+            Ok(message) => self.reply(&message, negotiated),
+            Err(e) => Some(jsonrpc::error(&Value::Null, PARSE_ERROR, &e.to_string())),
+        }
+    }
+
+    /// [`Serving::reply_to`] of a line already parsed (over HTTP, where
+    /// the body was read for its method and headers first).
+    fn reply(&self, message: &Value, negotiated: &mut Option<&'static str>) -> Option<Value> {
         let invalid = |why: &str| Some(jsonrpc::error(&Value::Null, INVALID_REQUEST, why));
         let batch = match message {
-            Value::Object(_) => return self.handle(&message, negotiated),
+            Value::Object(_) => return self.handle(message, negotiated),
             Value::Array(batch) => batch,
             _ => return invalid("a message is a JSON object"),
         };

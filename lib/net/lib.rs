@@ -24,5 +24,14 @@ pub fn variables() -> impl Iterator<Item = &'static str> {
         .flatten()
         .chain(roots::VARIABLES)
 }
+/// The secrets of the proxy URLs the environment sets (see
+/// [`proxy::secrets`]): for memory to keep out.
+pub fn proxy_secrets() -> Vec<String> {
+    let set = proxy::VARIABLES.into_iter().flatten();
+    set.filter_map(|var| std::env::var(var).ok())
+        .flat_map(|url| proxy::secrets(url.trim()))
+        .collect()
+}
+
 /// The URL parser every crate above uses.
 pub use url;

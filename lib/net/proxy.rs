@@ -107,6 +107,30 @@ pub fn redact(value: &str) -> String {
     }
 }
 
+/// The secret of `value`, a proxy URL: the password of `user:password@`,
+/// or a token alone before `@`; as written and, when it differs,
+/// percent-decoded (as sent). For memory to keep out, as the providers'
+/// keys are: a proxy URL reaches a model's view through a tool's output
+/// (`env`, a config file) as easily as a key does.
+pub fn secrets(value: &str) -> Vec<String> {
+    let start = value.find("://").map_or(0, |i| i + 3);
+    let rest = &value[start..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..end].rfind('@') else {
+        return Vec::new();
+    };
+    let userinfo = &rest[..at];
+    let secret = userinfo.split_once(':').map_or(userinfo, |(_, p)| p);
+    let mut found = vec![secret.to_owned()];
+    let decoded =
+        url::form_urlencoded::parse(format!("x={}", secret.replace('+', "%2B")).as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned());
+    found.extend(decoded.filter(|d| d != secret));
+    found.retain(|s| !s.is_empty());
+    found
+}
+
 fn read_list(var: &impl Fn(&str) -> Option<String>) -> Vec<Exempt> {
     let list = NO
         .into_iter()
@@ -199,6 +223,18 @@ fn within(ip: IpAddr, block: IpAddr, bits: u8) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_proxy_urls_secret_is_its_password_or_lone_token() {
+        assert_eq!(
+            secrets("http://user:pa%40ss+w0rd@p:8080/"),
+            ["pa%40ss+w0rd", "pa@ss+w0rd"]
+        );
+        assert_eq!(secrets("socks5h://tok3n-abcdefgh@p:1"), ["tok3n-abcdefgh"]);
+        assert_eq!(secrets("user:pw123456@p:1"), ["pw123456"]);
+        assert!(secrets("http://p:8080/a@b").is_empty());
+        assert!(secrets("http://p:8080").is_empty());
+    }
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> Proxies {

@@ -2,8 +2,12 @@
 //! event's data, over the reader's limit ends the stream with an error
 //! instead of filling memory. Providers stream their replies so (as
 //! events, or as JSON lines), and MCP's HTTP transports their messages.
+//! The last event id and `retry` hint seen are kept, for resuming a
+//! stream the server closed (MCP's SEP-1699, the SSE standard's
+//! reconnection).
 
 use std::io::{self, BufRead, BufReader, Read};
+use std::time::Duration;
 
 /// One event: its name (empty when the server gave none) and its data.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -15,6 +19,8 @@ pub struct Event {
 /// The events of a body.
 pub struct Events<R> {
     lines: Lines<R>,
+    last_id: Option<String>,
+    retry: Option<Duration>,
 }
 
 impl<R: Read> Events<R> {
@@ -22,10 +28,31 @@ impl<R: Read> Events<R> {
     pub fn new(body: R, limit: usize) -> Self {
         Events {
             lines: Lines::new(body, limit),
+            last_id: None,
+            retry: None,
         }
     }
 
-    /// The next event that has data; `None` at the end of the body.
+    /// These events continue a stream whose last event id was `last` and
+    /// whose `retry` hint was `retry`, until they give their own.
+    pub fn after(mut self, last: &str, retry: Option<Duration>) -> Self {
+        self.last_id = Some(last.to_owned());
+        self.retry = retry;
+        self
+    }
+
+    /// The id of the last event that gave one.
+    pub fn last_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
+    }
+
+    /// The server's last `retry` hint.
+    pub fn retry(&self) -> Option<Duration> {
+        self.retry
+    }
+
+    /// The next event that has data (an empty `data:` line is data: a
+    /// priming event); `None` at the end of the body.
     pub fn next_event(&mut self) -> io::Result<Option<Event>> {
         let mut event = Event::default();
         let mut data = false;
@@ -51,7 +78,17 @@ impl<R: Read> Events<R> {
                     event.data.push_str(value);
                     data = true;
                 }
-                // Comments (keep-alives), ids and retry hints.
+                // As the SSE standard has it: an id with a NUL is ignored,
+                // an empty one clears it.
+                "id" if !value.contains('\0') => {
+                    self.last_id = Some(value.to_owned()).filter(|v| !v.is_empty());
+                }
+                "retry" => {
+                    if let Ok(ms) = value.parse::<u64>() {
+                        self.retry = Some(Duration::from_millis(ms));
+                    }
+                }
+                // Comments (keep-alives).
                 _ => {}
             }
         }
@@ -139,6 +176,28 @@ mod tests {
         assert!(Events::new(big.as_bytes(), LIMIT).next_event().is_err());
         let long = "y".repeat(LIMIT + 1);
         assert!(Lines::new(long.as_bytes(), LIMIT).next_line().is_err());
+    }
+
+    #[test]
+    fn ids_and_retry_hints_are_kept() {
+        let body: &[u8] = b"id: e-1\nretry: 500\ndata: \n\nid: e-2\ndata: {}\n\nretry: x\n";
+        let mut events = Events::new(body, LIMIT);
+        let priming = events.next_event().unwrap().unwrap();
+        assert_eq!(priming.data, "");
+        assert_eq!(events.last_id(), Some("e-1"));
+        assert_eq!(events.retry(), Some(Duration::from_millis(500)));
+        events.next_event().unwrap().unwrap();
+        assert_eq!(events.last_id(), Some("e-2"));
+        assert_eq!(events.next_event().unwrap(), None);
+        assert_eq!(events.retry(), Some(Duration::from_millis(500)));
+        let cleared: &[u8] = b"id: e-1\ndata: a\n\nid\ndata: b\n\nid: x\0y\ndata: c\n\n";
+        let mut events = Events::new(cleared, LIMIT).after("e-0", None);
+        assert_eq!(events.last_id(), Some("e-0"));
+        events.next_event().unwrap();
+        events.next_event().unwrap();
+        assert_eq!(events.last_id(), None, "an empty id clears it");
+        events.next_event().unwrap();
+        assert_eq!(events.last_id(), None, "an id with a NUL is passed over");
     }
 
     #[test]

@@ -153,7 +153,12 @@ impl Prepared {
         let skill = prompt::load_skill(&cfg.skill, config_dir).map_err(|e| (Step::Skill, e))?;
         let mut system = prompt::system(&cfg.system_prompt, &skill, &files);
         let notes = match cfg.memory.notes.enabled {
-            true => Some(Workspace::of(dirs, &cfg.memory.notes).map_err(|e| (Step::Notes, e))?),
+            // search_notes ranks as axe-notes-search does.
+            true => Some(
+                Workspace::of(dirs, &cfg.memory.notes)
+                    .and_then(|ws| Ok(ws.with_meaning(axe_agent::config::embeddings(dirs)?)))
+                    .map_err(|e| (Step::Notes, e))?,
+            ),
             false => None,
         };
         if notes.is_some() {

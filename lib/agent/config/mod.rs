@@ -45,6 +45,8 @@ pub struct Config {
     /// `[pricing."provider/model"]`: the ledger's prices for providers
     /// that report no cost.
     pub pricing: BTreeMap<String, axe_ledger::settings::Price>,
+    /// `[search]`: how notes are searched.
+    pub search: SearchConfig,
     /// The file it was read from, for messages; empty for a parsed text.
     #[serde(skip)]
     path: PathBuf,
@@ -60,6 +62,30 @@ pub struct Config {
 pub struct MemoryConfig {
     /// Whether credentials are redacted from what memory keeps; unset: on.
     pub redact: Option<bool>,
+}
+
+/// `[search]` of config.toml.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct SearchConfig {
+    /// A sentence-transformers folder (all-MiniLM-L6-v2, bge-small-en-v1.5):
+    /// notes are searched by meaning too. Relative to the config directory.
+    pub embeddings: String,
+}
+
+/// The embedding model notes are searched with, if any: `AXE_EMBEDDINGS`
+/// when set (empty: none, whatever the file says), else `[search]
+/// embeddings` of config.toml (relative to the config directory).
+pub fn embeddings(dirs: &Dirs) -> Result<Option<PathBuf>> {
+    if let Some(dir) = std::env::var_os("AXE_EMBEDDINGS") {
+        return Ok((!dir.is_empty()).then(|| PathBuf::from(dir)));
+    }
+    let (config, _) = load_quietly(dirs)?;
+    let dir = config.search.embeddings.trim();
+    if dir.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(dirs.config()?.join(dir)))
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]

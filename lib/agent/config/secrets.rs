@@ -50,6 +50,8 @@ impl Config {
             .chain(OTHER_KEYS)
             .filter_map(|var| std::env::var(var).ok());
         keys.extend(env.map(|k| k.trim().to_owned()));
+        // A proxy's password, which axe sends as Proxy-Authorization.
+        keys.extend(axe_net::proxy_secrets());
         keys.extend(self.file_keys().map(str::to_owned));
         keys
     }

@@ -3,21 +3,18 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::Mutex;
 
 use super::args::AGENT;
-use axe_agent::{AgentConfig, Agents};
+use super::mcp_opened::{Opened, Opening};
+use axe_agent::Agents;
 use axe_base::dirs::Dirs;
 use axe_base::error::{Error, Result};
-use axe_base::lock::Recover;
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_mcp::Server;
 use axe_mcp::http::Http;
 use axe_mcp::http::tls;
 use axe_mcp::http::tokens::{self, Live};
-use axe_memory::Wait;
-use axe_memory::notes::Workspace;
-use axe_tools::{Memory, NotesSeen, Served};
+use axe_tools::Memory;
 
 pub const COMMAND: Command = Command {
     name: "axe-mcp",
@@ -340,7 +337,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
         // config, the team's data directory.
         let served_dirs = Dirs::given(m.value(&CONFIG_DIR).map(Path::new), Some(&served))?;
         let agents = Agents::new(served_dirs, None);
-        let noted = Mutex::new(std::collections::HashSet::new());
+        let opened = Opened::new(agents);
         let http = Http {
             tls,
             addr: addr.to_string_lossy().into_owned(),
@@ -348,7 +345,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             read_only,
             served,
             own,
-            open: Box::new(move |name: &str| open_served(&agents, name, &noted)),
+            open: Box::new(move |name: &str| opened.open(name)),
             report: std::sync::Arc::new(axe_base::report::Stderr),
         };
         return http.serve();
@@ -501,117 +498,12 @@ fn token_rotate(m: &Matches, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "{}", added.token).map_err(Error::Output)
 }
 
-/// The memory of the agent `name` as the HTTP server offers it: that of
-/// [`open`] in the served data directory, whatever paths the agent file
-/// gives its notes, run log and state (those are where the owner's own
-/// agent keeps them; following them would serve the owner's memory to
-/// every token reaching the agent). Said once per agent on stderr.
-fn open_served(
-    agents: &Agents,
-    name: &str,
-    noted: &Mutex<std::collections::HashSet<String>>,
-) -> Result<(Memory, String)> {
-    // Over HTTP no connection stands for one conversation: a stateless
-    // request has no session, and a session may be shared by many (a
-    // team's gateway, opencode serve).
-    open_with(agents, name, true, &mut |cfg: &mut AgentConfig| {
-        let set = !cfg.memory.notes.workspace.is_empty()
-            || !cfg.memory.log.path.is_empty()
-            || !cfg.memory.state.path.is_empty();
-        cfg.memory.notes.workspace.clear();
-        cfg.memory.log.path.clear();
-        cfg.memory.state.path.clear();
-        if set && noted.lock().recover().insert(name.to_owned()) {
-            axe_base::stderr::note(format_args!(
-                "axe-mcp: the agent file of \"{name}\" names where its memory lives; over HTTP its memory is the served one's, in {}",
-                agents
-                    .dirs()
-                    .data()
-                    .map(|d| d.display().to_string())
-                    .unwrap_or_default()
-            ));
-        }
-    })
-}
-
 /// The memory of the agent `name` as the server offers it, and what the
 /// client is told of it: over stdio once, over HTTP per session or
 /// stateless request. With `needs_if_match` (over HTTP, or
 /// `--require-if-match`) nothing counts as seen: an overwrite needs the
 /// hash recall showed.
 fn open(agents: &Agents, name: &str, needs_if_match: bool) -> Result<(Memory, String)> {
-    open_with(agents, name, needs_if_match, &mut |_| {})
-}
-
-/// [`open`], with the agent's settings as `adjust` leaves them.
-fn open_with(
-    agents: &Agents,
-    name: &str,
-    needs_if_match: bool,
-    adjust: &mut dyn FnMut(&mut AgentConfig),
-) -> Result<(Memory, String)> {
-    let dirs = agents.dirs().clone();
-    let (mut cfg, own_file) = super::args::memory_agent(agents, name)?;
-    adjust(&mut cfg);
-    let notes = match cfg.memory.notes.enabled {
-        true => Some(Workspace::of(&dirs, &cfg.memory.notes)?),
-        false => None,
-    };
-    let instructions = instructions(name, &cfg, own_file, needs_if_match);
-    let memory = Memory {
-        agent: name.to_owned(),
-        dirs,
-        notes_cfg: cfg.memory.notes.clone(),
-        notes,
-        seen: Mutex::new(NotesSeen::default()),
-        at_reply: Mutex::default(),
-        verbose: false,
-        report: std::sync::Arc::new(axe_base::report::Stderr),
-        secrets: axe_agent::config::secrets(agents, cfg.memory.log.redact),
-        redacted: Mutex::default(),
-        served: Some(Served {
-            cfg: cfg.memory.clone(),
-        }),
-        deadline: None,
-        wait: Wait::default(),
-        needs_if_match,
-    };
-    Ok((memory, instructions))
-}
-
-/// What the client is told at `initialize`: whose memory, and how to use it.
-fn instructions(name: &str, cfg: &AgentConfig, own_file: bool, needs_if_match: bool) -> String {
-    let mut kinds = Vec::new();
-    let notes = format!(
-        "notes (recall before you start; remember what is worth keeping; search_notes finds older notes; reflect rewrites MEMORY.md and learn_fact a shared topic, only over what a recall showed you whole: pass the sha256 the recall gave for that file (memory_sha256 for MEMORY.md; each file's is also on a line after the recall's text) as if_match{})",
-        match needs_if_match {
-            true =>
-                ", which this server needs to overwrite any file that has text, since it cannot tell which conversation calls",
-            false => ", which a client without a session must",
-        }
-    );
-    if cfg.memory.notes.enabled {
-        kinds.push(notes.as_str());
-    }
-    if cfg.memory.state.enabled {
-        kinds.push("a structured state (state_context to read it; state_record for AXE_MEMORY: signal lines and outcomes)");
-    }
-    if cfg.memory.log.enabled {
-        kinds.push("a run log (log_recent, log_append)");
-    }
-    let whose = match own_file {
-        true => format!("The memory of the agent \"{name}\""),
-        false => format!(
-            "The memory of \"{name}\" (no agent file of that name: every kind on, with the defaults)"
-        ),
-    };
-    match kinds.is_empty() {
-        true => {
-            format!("{whose} keeps none of notes, state or a run log: only context is offered.")
-        }
-        false => format!(
-            "{whose}: {}. context gives one block of all of it within a budget.",
-            kinds.join("; ")
-        ),
-    }
+    let opening = Opening::read(agents, name, needs_if_match, &mut |_| {})?;
+    Ok((opening.memory(agents.dirs()), opening.instructions))
 }

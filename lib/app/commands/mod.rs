@@ -18,6 +18,7 @@ pub mod llm;
 pub mod log;
 pub mod mcp;
 mod mcp_login;
+mod mcp_opened;
 pub mod mem;
 pub mod notes;
 pub mod run;

@@ -333,7 +333,7 @@ impl Endpoint {
             let (memory, instructions) = (self.open)(who.agent).map_err(failed)?;
             let source = axe_tools::memory_tools(memory);
             let serving = Serving::new(&source, who.read_only, &instructions);
-            let reply = serving.reply_to(&request.body, &mut None);
+            let reply = serving.reply(&message, &mut None);
             // An error of the transport's own kind has its HTTP status.
             let code = reply.as_ref().and_then(|r| r["error"]["code"].as_i64());
             let (status, reason) = match code {
@@ -361,7 +361,7 @@ impl Endpoint {
             let reply = {
                 let serving = Serving::new(&session.source, who.read_only, &session.instructions);
                 let mut negotiated = None;
-                let reply = serving.reply_to(&request.body, &mut negotiated);
+                let reply = serving.reply(&message, &mut negotiated);
                 *session.negotiated.lock().recover() = negotiated;
                 reply
             };
@@ -372,7 +372,7 @@ impl Endpoint {
             let _slot = slots.take().ok_or_else(busy)?;
             let serving = Serving::new(&session.source, who.read_only, &session.instructions);
             let mut negotiated = *session.negotiated.lock().recover();
-            serving.reply_to(&request.body, &mut negotiated)
+            serving.reply(&message, &mut negotiated)
         };
         Ok(answer(reply, sse_ok && !json_ok))
     }

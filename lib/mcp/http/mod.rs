@@ -213,15 +213,50 @@ fn watch_signals(shared: &Arc<Shared>, local: SocketAddr) {
     });
 }
 
-impl Source for TcpStream {
-    fn read_within(&mut self, time: Duration) -> io::Result<()> {
-        self.set_read_timeout(Some(time.max(Duration::from_millis(1))))
+/// A plain TCP connection whose read timeout is set only when a read's
+/// bound asks for another than the one set: one `setsockopt` a read was a
+/// system call a request more than stdio's server makes.
+struct Plain {
+    stream: TcpStream,
+    bound: Option<Duration>,
+}
+
+/// How much later than asked a read's bound may end and be kept: a
+/// request's head is due within [`wire::HEAD_TIME`] of its start, so the
+/// bound set for one request's head serves the next one's.
+const SLACK: Duration = Duration::from_millis(50);
+
+impl io::Read for Plain {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.read(buf)
     }
 }
 
-impl Conn for TcpStream {
+impl io::Write for Plain {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
+    }
+}
+
+impl Source for Plain {
+    fn read_within(&mut self, time: Duration) -> io::Result<()> {
+        let time = time.max(Duration::from_millis(1));
+        if self.bound.is_some_and(|b| b >= time && b - time <= SLACK) {
+            return Ok(());
+        }
+        self.stream.set_read_timeout(Some(time))?;
+        self.bound = Some(time);
+        Ok(())
+    }
+}
+
+impl Conn for Plain {
     fn socket(&self) -> &TcpStream {
-        self
+        &self.stream
     }
 }
 
@@ -232,7 +267,10 @@ fn connection(shared: &Shared, stream: TcpStream, mut ticket: Ticket) {
     let _ = stream.set_write_timeout(Some(wire::WRITE_TIME));
     match &shared.tls {
         None => {
-            let mut conn = stream;
+            let mut conn = Plain {
+                stream,
+                bound: None,
+            };
             serve(shared, &mut conn, &mut ticket);
         }
         Some(config) => {
@@ -349,22 +387,21 @@ fn linger(conn: &TcpStream) {
 
 /// Waits for a request's first byte, at most [`wire::HEAD_TIME`], looking
 /// now and then whether the server stops: false when it does, or the
-/// connection idled out or ended.
+/// connection idled out. One `poll` a wait (an end of the connection is
+/// readable too, and found by the read that follows), and the socket's
+/// read timeout stays as the reads set it.
 fn idle(shared: &Shared, conn: &TcpStream) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let deadline = Instant::now() + wire::HEAD_TIME;
-    let mut byte = [0u8; 1];
+    let look = Timespec {
+        tv_sec: 0,
+        tv_nsec: 200_000_000,
+    };
     while !shared.stopping.load(Ordering::SeqCst) && Instant::now() < deadline {
-        let _ = conn.set_read_timeout(Some(Duration::from_millis(200)));
-        match conn.peek(&mut byte) {
-            Ok(0) => return false,
+        let mut fds = [PollFd::new(conn, PollFlags::IN)];
+        match poll(&mut fds, Some(&look)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => {}
             Ok(_) => return true,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) => {}
             Err(_) => return false,
         }
     }

@@ -42,12 +42,13 @@ mod workspace;
 
 pub use daily::remember;
 pub use index::Used as IndexUsed;
+pub use index::vectors::{Meaning, Mode, VectorsUsed};
 pub use note::{Unreadable, unreadable_note};
 pub use prune::prune;
 pub use recall::{
     Kind, NoteFile, Recalled, answer, files, hashes, recall, recall_hashed, remarks, shown,
 };
 pub use rewrite::{Rewritten, rewrite};
-pub use search::{Found, reindex, search};
+pub use search::{Found, reindex, search, search_mode};
 pub use topic::{name as topic_name, sanitize as topic_file_name};
 pub use workspace::{READ_LIMIT, Scope, Witness, Workspace};

@@ -32,6 +32,9 @@ pub struct Workspace {
     /// Where search keeps indexes (`<cache>/notes-index`), each workspace
     /// in a directory of its own; `None`: search reads every file.
     index: Option<PathBuf>,
+    /// The embedding model its searches rank by meaning with, when one is
+    /// configured (`index::vectors`).
+    meaning: Option<Arc<super::Meaning>>,
 }
 
 /// A [`Witness`], shared by the clones of one workspace.
@@ -72,6 +75,7 @@ impl Workspace {
             root: root.into(),
             witness: None,
             index: None,
+            meaning: None,
         }
     }
 
@@ -92,6 +96,23 @@ impl Workspace {
             Ok(cache) => self.indexed_in(cache),
             Err(_) => self,
         }
+    }
+
+    /// This workspace, searched by meaning too with the model in `dir`
+    /// (loaded at its first search); `None` leaves it as it is.
+    pub fn with_meaning(self, dir: Option<PathBuf>) -> Workspace {
+        match dir {
+            Some(dir) => Workspace {
+                meaning: Some(Arc::new(super::Meaning::new(dir))),
+                ..self
+            },
+            None => self,
+        }
+    }
+
+    /// Its embedding model, if one is configured.
+    pub fn meaning(&self) -> Option<&super::Meaning> {
+        self.meaning.as_deref()
     }
 
     /// Where indexes of workspaces are kept, if anywhere.

@@ -10,7 +10,7 @@ use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_base::timeout::Seconds;
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
-use axe_memory::notes::{self, Found, Scope};
+use axe_memory::notes::{self, Found, Mode, Scope};
 
 /// `n` files, in words.
 fn files(n: usize) -> String {
@@ -33,7 +33,7 @@ pub const COMMAND: Command = Command {
     about: "Search the notes of a workspace, best matches first",
     usage: &["[OPTIONS] <QUERY>..."],
     args: &[QUERY],
-    flags: &[AGENT_FLAG, WORKSPACE, LIMIT, TIMEOUT, REINDEX, JSON],
+    flags: &[AGENT_FLAG, WORKSPACE, LIMIT, MODE, TIMEOUT, REINDEX, JSON],
     rules: &[
         Rule::Either(Item::Arg(&QUERY), Item::Flag(&REINDEX)),
         Rule::Conflict(Item::Flag(&AGENT_FLAG), Item::Flag(&WORKSPACE)),
@@ -73,6 +73,16 @@ again) and rebuilt when missing or damaged; the results are the same with
 or without it. --reindex rebuilds it whole first (alone, it only
 rebuilds); in --json, index says whether it was used and how fresh it was.
 
+With an embedding model (AXE_EMBEDDINGS=DIR, or embeddings = \"DIR\"
+under [search] in config.toml: a local sentence-transformers folder such
+as all-MiniLM-L6-v2), search is hybrid by default: the sections found by
+words and those nearest the query in meaning are fused (reciprocal rank
+fusion), so a question that shares no word with its answer still finds
+it. Each section is embedded once and kept beside the index; the first
+search embeds them all. --mode lexical, hybrid or vector chooses; hybrid
+and vector without a model are an error. In --json, mode says which ran
+and vectors how many sections were embedded now and how many were cached.
+
 Like grep, it exits 1 with nothing on stderr when nothing matches (with
 --json after printing an empty list); an error exits 1 or 2 with a line on
 stderr.",
@@ -80,6 +90,12 @@ stderr.",
 };
 
 const LIMIT: Flag = Flag::with_value("limit", "N", "Print the best N [default: 10]").int();
+
+const MODE: Flag = Flag::with_value(
+    "mode",
+    "MODE",
+    "Rank by lexical (words), vector (meaning) or hybrid (both) [default: hybrid with an embedding model, else lexical]",
+);
 
 const TIMEOUT: Flag = Flag::with_value(
     "timeout",
@@ -95,7 +111,7 @@ const REINDEX: Flag = Flag::switch(
 
 const JSON: Flag = Flag::switch(
     "json",
-    "Print {query, results: [{path, line, text, score, heading, snippet}], index} as JSON",
+    "Print {query, mode, results: [{path, line, text, score, heading, snippet}], index, vectors} as JSON",
 );
 
 #[derive(Serialize)]
@@ -110,6 +126,11 @@ struct Json<'a> {
     unsearched: usize,
     /// Whether the index was used, and how fresh it was.
     index: &'a notes::IndexUsed,
+    /// How it ranked: lexical, hybrid or vector.
+    mode: Option<Mode>,
+    /// With meaning: what was embedded now and what was cached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vectors: Option<&'a notes::VectorsUsed>,
 }
 
 /// `--reindex` alone, in `--json`.
@@ -149,7 +170,18 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     // first: a malformed --timeout is the error even when the agent file
     // is broken.
     let timeout = crate::commands::args::given_timeout(m, &TIMEOUT)?;
-    let target = super::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
+    let mode = match m.string(&MODE)? {
+        None => None,
+        Some(name) => Some(Mode::parse(name).ok_or_else(|| {
+            Error::Usage(format!(
+                "invalid argument \"{name}\" for \"--mode\" flag: give lexical, hybrid or vector"
+            ))
+        })?),
+    };
+    let mut target = super::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
+    target.ws = target
+        .ws
+        .with_meaning(axe_agent::config::embeddings(target.agents.dirs())?);
     let scope = match &target.agent {
         Some(agent) => Scope::Agent(agent),
         None => Scope::All,
@@ -161,7 +193,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
             note(format_args!("axe-notes-search: no index: {why}"));
         }
     }
-    let searched = notes::search(&target.ws, scope, &query, limit, until)?;
+    let searched = notes::search_mode(&target.ws, scope, &query, limit, until, mode)?;
     let found = &searched.found;
     // Said first, so that it is seen whatever the exit code.
     for u in &searched.unreadable {
@@ -187,6 +219,8 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
                 unreadable: super::skipped(&target.ws, &searched.unreadable),
                 unsearched: searched.unsearched,
                 index: &searched.index,
+                mode: searched.mode,
+                vectors: searched.vectors.as_ref(),
             },
         )?;
     } else {

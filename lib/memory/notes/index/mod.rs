@@ -66,6 +66,7 @@
 //! or the new one. A file that is not whole (`segment::Torn`) is rebuilt.
 
 mod segment;
+pub(crate) mod vectors;
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
@@ -222,8 +223,13 @@ fn add_text(text: &[u8], word: &mut Vec<u8>, add: &mut segment::Adder) {
 }
 
 /// The index's directory for `ws`, when it has one that is not inside
-/// the workspace; made when `create`.
-fn place(ws: &Workspace, create: bool) -> Result<PathBuf, String> {
+/// the workspace; the cache directory made if missing.
+fn place(ws: &Workspace) -> Result<PathBuf, String> {
+    place_if(ws, true)
+}
+
+/// [`place`], the cache directory made only when `create`.
+fn place_if(ws: &Workspace, create: bool) -> Result<PathBuf, String> {
     let cache = ws.index_root().ok_or("no cache directory")?;
     let root = std::fs::canonicalize(&ws.root).map_err(|e| format!("workspace: {e}"))?;
     let inside = || Err("the cache directory is inside the workspace".to_owned());
@@ -246,7 +252,9 @@ fn place(ws: &Workspace, create: bool) -> Result<PathBuf, String> {
 /// (`O_APPEND`, never synced: the index is only a cache, and a line lost
 /// is found by the rotating check); nothing when there is no index.
 pub fn note_written(ws: &Workspace, path: &Path) {
-    let Ok(place) = place(ws, false) else { return };
+    let Ok(place) = place_if(ws, false) else {
+        return;
+    };
     let rel = ws.relative(path);
     if rel.contains('\n') || Path::new(&rel).is_absolute() {
         return;
@@ -503,7 +511,7 @@ impl Index {
     /// again from the notes when `rebuild`, or when there is none whole.
     /// `Err` says why there is none.
     pub fn open(ws: &Workspace, rebuild: bool, until: Option<Instant>) -> Result<Index, String> {
-        let place = place(ws, true)?;
+        let place = place(ws)?;
         let dir = Dir::root(&place, true)
             .map_err(|e| format!("{}: {e}", place.display()))?
             .ok_or("no index directory")?;
