@@ -98,6 +98,8 @@ pub fn remember(
         }
         return Err(fail("write", e));
     }
+    // Written in place: the index's journal says so to the next search.
+    super::index::note_written(ws, &path);
     Ok(Remembered {
         path,
         chars,

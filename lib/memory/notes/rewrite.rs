@@ -102,6 +102,9 @@ pub fn rewrite(
         }
         return Err(e);
     }
+    // Renamed over: its directory's stamp shows it too, but not within
+    // the same tick.
+    super::index::note_written(ws, path);
     Ok(Rewritten {
         sha256: sha256_hex(content),
         chars,

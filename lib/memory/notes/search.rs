@@ -21,6 +21,7 @@
 //! what the others hold is ranked, so a caller is never held past its
 //! time and still gets what was found.
 
+use std::ffi::OsStr;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -29,7 +30,7 @@ use rustix::fs::FileType;
 
 use super::dates;
 use super::index::vectors::{self, Mode, VectorsUsed};
-use super::index::{self, Index, Plan, Used};
+use super::index::{self, Index, Used};
 use super::note::Unreadable;
 use super::query;
 use super::scan::{self, BODY, FIELDS, HEADING, Scanner, TOPIC};
@@ -116,14 +117,192 @@ pub struct Searched {
     pub vectors: Option<VectorsUsed>,
 }
 
+/// Where a counted section is: a file this search read (its number in
+/// the list read), or one the index scored (its number in the plan).
+#[derive(Clone, Copy)]
+enum Origin {
+    Read(u32),
+    Indexed(u32),
+}
+
 /// A matching section, as numbers: its counts are `counts[at..at +
-/// FIELDS * clauses]` of the search's one flat list.
+/// FIELDS * clauses]` of the search's one flat list. `line` orders the
+/// sections of one file: the line to show for one read, the section's
+/// number for one the index scored.
 struct Hit {
-    file: u32,
+    origin: Origin,
     line: u32,
     start: u32,
     len: u32,
     at: usize,
+}
+
+/// The sections counted so far, and the statistics of all.
+#[derive(Default)]
+struct Counted {
+    hits: Vec<Hit>,
+    counts: Vec<u32>,
+    sections: usize,
+    total_len: usize,
+}
+
+/// Reads and scans `files`, adding what they hold to `c`; past `until`,
+/// says how many were not searched. `plan`, when given, says which the
+/// index knows hold none of the query's words (counted, unread).
+#[allow(clippy::too_many_arguments)]
+fn scan_files(
+    ws: &Workspace,
+    files: &[Listed],
+    scanner: &mut Scanner,
+    clauses: usize,
+    until: Option<Instant>,
+    c: &mut Counted,
+    unreadable: &mut Vec<Unreadable>,
+    read_files: &mut usize,
+) -> usize {
+    let mut buf = Vec::new();
+    let past = || until.is_some_and(|until| Instant::now() >= until);
+    for (index, file) in files.iter().enumerate() {
+        if past() {
+            return files.len() - index;
+        }
+        let topic = file.topic.as_deref().and_then(|t| scanner.topic(t));
+        buf.clear();
+        *read_files += 1;
+        match read(ws, file, &mut buf) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                unreadable.push(Unreadable::new(file.path.clone(), &e));
+                continue;
+            }
+        }
+        // Most files hold none of the words: then counting their sections
+        // is all they need, which is much quicker than reading their words.
+        if topic.is_none() && !scanner.may_match(&buf) {
+            c.sections += scan::count_sections(&buf);
+            c.total_len += buf.len();
+            continue;
+        }
+        // The topic's name is the title of the file's first section.
+        let mut topic = topic;
+        // A file cut off by the deadline counts for nothing: not half its
+        // sections.
+        let before = (c.hits.len(), c.counts.len(), c.sections, c.total_len);
+        let whole = scanner.scan(&buf, until, |mut s| {
+            c.sections += 1;
+            c.total_len += s.len;
+            if let Some(named) = topic.take() {
+                s.counts[TOPIC * clauses..(TOPIC + 1) * clauses].copy_from_slice(&named);
+                s.first_hit.get_or_insert(s.start);
+            }
+            if let Some(line) = s.first_hit {
+                c.hits.push(Hit {
+                    origin: Origin::Read(index as u32),
+                    line: line as u32,
+                    start: s.start as u32,
+                    len: s.len as u32,
+                    at: c.counts.len(),
+                });
+                c.counts.extend_from_slice(&s.counts);
+            }
+        });
+        if !whole {
+            c.hits.truncate(before.0);
+            c.counts.truncate(before.1);
+            (c.sections, c.total_len) = (before.2, before.3);
+            return files.len() - index;
+        }
+    }
+    0
+}
+
+/// Each hit's BM25F score: the same numbers, in the same order, wherever
+/// its counts came from (a read or the index), so the same score to the
+/// last bit.
+fn scores(c: &Counted, clauses: usize, dated: impl Fn(&Hit) -> bool) -> Vec<f64> {
+    let counts_of = |h: &Hit| &c.counts[h.at..h.at + FIELDS * clauses];
+    let n = c.sections as f64;
+    let avg = (c.total_len as f64 / n.max(1.0)).max(1.0);
+    let idf: Vec<f64> = (0..clauses)
+        .map(|cl| {
+            let df = c
+                .hits
+                .iter()
+                .filter(|h| (0..FIELDS).any(|f| counts_of(h)[f * clauses + cl] > 0))
+                .count() as f64;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect();
+    c.hits
+        .iter()
+        .map(|h| {
+            let counts = counts_of(h);
+            let body = 1.0 - B + B * f64::from(h.len) / avg;
+            let score = (0..clauses)
+                .map(|cl| {
+                    // BM25F: the fields' counts weighed into one, then
+                    // saturated once.
+                    let tf: f64 = (0..FIELDS)
+                        .map(|f| {
+                            let tf = f64::from(counts[f * clauses + cl]) * WEIGHTS[f];
+                            if f == BODY { tf / body } else { tf }
+                        })
+                        .sum();
+                    idf[cl] * tf * (K1 + 1.0) / (tf + K1)
+                })
+                .sum::<f64>();
+            if dated(h) { score * DATED } else { score }
+        })
+        .collect()
+}
+
+/// The best `limit` hits, best first; equal scores in the order files
+/// are searched in (`index::order_key`) and by line, so the output is
+/// stable. Only the hits that may make it are given their file's path.
+fn best(
+    scores: &[f64],
+    c: &Counted,
+    limit: usize,
+    path: &mut dyn FnMut(&Hit) -> String,
+) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..scores.len()).collect();
+    if limit == 0 {
+        return Vec::new();
+    }
+    if idx.len() > limit {
+        idx.select_nth_unstable_by(limit - 1, |&a, &b| scores[b].total_cmp(&scores[a]));
+        let t = scores[idx[limit - 1]];
+        idx.retain(|&i| scores[i].total_cmp(&t) != std::cmp::Ordering::Less);
+    }
+    let paths: std::collections::HashMap<usize, String> =
+        idx.iter().map(|&i| (i, path(&c.hits[i]))).collect();
+    idx.sort_by(|&a, &b| {
+        scores[b]
+            .total_cmp(&scores[a])
+            .then_with(|| index::order_key(&paths[&a]).cmp(&index::order_key(&paths[&b])))
+            .then_with(|| c.hits[a].line.cmp(&c.hits[b].line))
+    });
+    idx.truncate(limit);
+    idx
+}
+
+/// Whether the daily log at `path` (relative) is of a date `named` names.
+fn dated_path(named: &[dates::When], path: &str) -> bool {
+    let Some(day) = path
+        .strip_prefix("agents/")
+        .and_then(|r| r.split_once("/daily/"))
+        .map(|(_, d)| d)
+    else {
+        return false;
+    };
+    !day.contains('/')
+        && named.iter().any(|w| {
+            Path::new(day)
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .is_some_and(|s| w.holds(s))
+        })
 }
 
 /// The best `limit` sections for `query` (see `query` for what it may
@@ -308,223 +487,307 @@ fn lexical(
 ) -> Result<Searched> {
     let (named, query) = dates::named(query);
     let query = query::parse(&query)?;
+    let why = match Index::open(ws, false, until) {
+        Ok(index) => match indexed(ws, scope, &named, &query, limit, until, index)? {
+            Ok(searched) => return Ok(searched),
+            Err(why) => why,
+        },
+        Err(why) => why,
+    };
     let clauses = query.clauses.len();
     let mut scanner = Scanner::new(&query);
     let mut unreadable = Vec::new();
     let files = files(ws, scope, &mut unreadable);
-    let listed = listed(ws, &files);
-    let whole = matches!(scope, Scope::All);
-    // A list found torn when read: built again, from the notes.
-    let opened = Index::open(ws, &listed, whole, false, until).and_then(|mut index| {
-        match index.plan(ws, &listed, &query, until) {
-            Some(plan) => Ok((plan, index)),
-            None => {
-                let mut index = Index::open(ws, &listed, whole, true, until)?;
-                let plan = index
-                    .plan(ws, &listed, &query, until)
-                    .ok_or("the index is torn")?;
-                Ok((plan, index))
-            }
+    let mut c = Counted::default();
+    let mut read_files = 0;
+    let unsearched = scan_files(
+        ws,
+        &files,
+        &mut scanner,
+        clauses,
+        until,
+        &mut c,
+        &mut unreadable,
+        &mut read_files,
+    );
+    let scored = scores(&c, clauses, |h| match h.origin {
+        Origin::Read(i) => {
+            files[i as usize].daily && dated_path(&named, &ws.relative(&files[i as usize].path))
         }
+        Origin::Indexed(_) => false,
     });
-    let (plan, index) = match opened {
-        Ok((plan, index)) => (plan, Ok(index)),
-        Err(why) => (vec![Plan::Scan; files.len()], Err(why)),
-    };
-    let mut hits: Vec<Hit> = Vec::new();
-    let mut counts: Vec<u32> = Vec::new();
-    let (mut sections, mut total_len) = (0usize, 0usize);
+    let shown = best(&scored, &c, limit, &mut |h| match h.origin {
+        Origin::Read(i) => ws.relative(&files[i as usize].path),
+        Origin::Indexed(_) => String::new(),
+    });
+    let mut found = Vec::new();
     let mut buf = Vec::new();
-    let past = || until.is_some_and(|until| Instant::now() >= until);
-    let mut unsearched = 0;
-    let (mut read_files, mut skipped) = (0, 0);
-    for (index, file) in files.iter().enumerate() {
-        if past() {
-            unsearched = files.len() - index;
-            break;
-        }
-        let topic = file.topic.as_deref().and_then(|t| scanner.topic(t));
-        // The index knows it holds none of the words: its counts, unread.
-        if let (None, Plan::Skip { sections: s, len }) = (&topic, plan[index]) {
-            sections += s;
-            total_len += len;
-            skipped += 1;
-            continue;
-        }
+    for i in shown {
+        let h = &c.hits[i];
+        let Origin::Read(f) = h.origin else { continue };
+        let file = &files[f as usize];
         buf.clear();
-        read_files += 1;
-        match read(ws, file, &mut buf) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                unreadable.push(Unreadable::new(file.path.clone(), &e));
-                continue;
-            }
-        }
-        // Most files hold none of the words: then counting their sections
-        // is all they need, which is much quicker than reading their words.
-        if topic.is_none() && !scanner.may_match(&buf) {
-            sections += scan::count_sections(&buf);
-            total_len += buf.len();
-            continue;
-        }
-        // The topic's name is the title of the file's first section.
-        let mut topic = topic;
-        // A file cut off by the deadline counts for nothing: not half its
-        // sections.
-        let before = (hits.len(), counts.len(), sections, total_len);
-        let whole = scanner.scan(&buf, until, |mut s| {
-            sections += 1;
-            total_len += s.len;
-            if let Some(named) = topic.take() {
-                s.counts[TOPIC * clauses..(TOPIC + 1) * clauses].copy_from_slice(&named);
-                s.first_hit.get_or_insert(s.start);
-            }
-            if let Some(line) = s.first_hit {
-                hits.push(Hit {
-                    file: index as u32,
-                    line: line as u32,
-                    start: s.start as u32,
-                    len: s.len as u32,
-                    at: counts.len(),
-                });
-                counts.extend_from_slice(&s.counts);
-            }
-        });
-        if !whole {
-            hits.truncate(before.0);
-            counts.truncate(before.1);
-            (sections, total_len) = (before.2, before.3);
-            unsearched = files.len() - index;
-            break;
-        }
+        read(ws, file, &mut buf).map_err(|e| crate::error::io_error("", "read", &file.path, e))?;
+        found.push(found_in(
+            ws,
+            &file.path,
+            &buf,
+            h.line,
+            h.start,
+            scored[i],
+            &mut scanner,
+        ));
     }
-    let counts_of = |h: &Hit| &counts[h.at..h.at + FIELDS * clauses];
-    let n = sections as f64;
-    let avg = (total_len as f64 / n.max(1.0)).max(1.0);
-    let idf: Vec<f64> = (0..clauses)
-        .map(|c| {
-            let df = hits
-                .iter()
-                .filter(|h| (0..FIELDS).any(|f| counts_of(h)[f * clauses + c] > 0))
-                .count() as f64;
-            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
-        })
-        .collect();
-    // Whether each file is a day's log of a date the query names.
-    let dated: Vec<bool> = files
-        .iter()
-        .map(|f| {
-            f.daily
-                && named.iter().any(|w| {
-                    f.path
-                        .file_stem()
-                        .and_then(|s| s.to_str())
-                        .is_some_and(|s| w.holds(s))
-                })
-        })
-        .collect();
-    let mut scored: Vec<(f64, &Hit)> = hits
-        .iter()
-        .map(|h| {
-            let counts = counts_of(h);
-            let body = 1.0 - B + B * f64::from(h.len) / avg;
-            let score = (0..clauses)
-                .map(|c| {
-                    // BM25F: the fields' counts weighed into one, then
-                    // saturated once.
-                    let tf: f64 = (0..FIELDS)
-                        .map(|f| {
-                            let tf = f64::from(counts[f * clauses + c]) * WEIGHTS[f];
-                            if f == BODY { tf / body } else { tf }
-                        })
-                        .sum();
-                    idf[c] * tf * (K1 + 1.0) / (tf + K1)
-                })
-                .sum::<f64>();
-            let score = if dated[h.file as usize] {
-                score * DATED
-            } else {
-                score
-            };
-            (score, h)
-        })
-        .collect();
-    // Best first; equal scores in file and line order (files are listed in
-    // path order), so the output is stable.
-    scored.sort_by(|(a, x), (b, y)| {
-        b.total_cmp(a)
-            .then_with(|| x.file.cmp(&y.file))
-            .then_with(|| x.line.cmp(&y.line))
-    });
-    scored.truncate(limit);
-    // Each file is read again once, however many of its sections are
-    // shown: in file order, then put back in the order of their scores.
-    let mut order: Vec<usize> = (0..scored.len()).collect();
-    order.sort_by_key(|&i| (scored[i].1.file, scored[i].1.line));
-    let mut shown: Vec<Option<Found>> = vec![None; scored.len()];
-    let (mut in_buf, mut starts) = (None, Vec::new());
-    for i in order {
-        let (score, h) = scored[i];
-        let file = &files[h.file as usize];
-        if in_buf != Some(h.file) {
-            buf.clear();
-            read(ws, file, &mut buf)
-                .map_err(|e| crate::error::io_error("", "read", &file.path, e))?;
-            in_buf = Some(h.file);
-            starts = line_starts(&buf);
-        }
-        let (line, text) = shown_line(&buf, &starts, h.line);
-        let at = scanner.first_match(&text).unwrap_or(0);
-        shown[i] = Some(Found {
-            path: ws.relative(&file.path),
-            line,
-            heading: snippet::heading(&shown_line(&buf, &starts, h.start).1),
-            snippet: snippet::snippet(&text, at),
-            text,
-            score,
-        });
-    }
-    let mut index = match index {
-        Ok(index) => index.save(),
-        Err(why) => Used {
+    Ok(Searched {
+        found,
+        unreadable,
+        unsearched,
+        index: Used {
+            read: read_files,
             why: Some(why),
             ..Used::default()
         },
-    };
-    (index.read, index.skipped) = (read_files, skipped);
-    Ok(Searched {
-        found: shown.into_iter().flatten().collect(),
-        unreadable,
-        unsearched,
-        index,
         ..Searched::default()
     })
+}
+
+/// A shown section: `line` of `text` (from `path`), the heading of the
+/// section that begins at line `start`.
+fn found_in(
+    ws: &Workspace,
+    path: &Path,
+    text: &[u8],
+    line: u32,
+    start: u32,
+    score: f64,
+    scanner: &mut Scanner,
+) -> Found {
+    let starts = line_starts(text);
+    let (line, shown) = shown_line(text, &starts, line);
+    let at = scanner.first_match(&shown).unwrap_or(0);
+    Found {
+        path: ws.relative(path),
+        line,
+        heading: snippet::heading(&shown_line(text, &starts, start).1),
+        snippet: snippet::snippet(&shown, at),
+        text: shown,
+        score,
+    }
+}
+
+/// A file to read, by its path relative to the workspace, as a listing
+/// would give it (read up to its last whole entry when its append marker
+/// is there).
+fn listed_at(ws: &Workspace, rel: &str) -> Listed {
+    let path = ws.root.join(rel);
+    let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    let opened = ws.open_dir(&ws.root.join(dir)).ok().flatten();
+    let marker = format!(".{name}.axe-append");
+    let appended = opened
+        .as_ref()
+        .is_some_and(|d| d.entry(OsStr::new(&marker)).ok().flatten().is_some());
+    let at = At::new(opened, name);
+    Listed {
+        path,
+        at: if appended { at.appended() } else { at },
+        topic: dir
+            .eq("world")
+            .then(|| name.strip_suffix(".md").unwrap_or(name).to_owned()),
+        daily: dir.ends_with("/daily") && dir.starts_with("agents/"),
+    }
+}
+
+/// The search through the index: every section scored from it, the
+/// files it cannot score read, and only the best sections' files read
+/// to be shown. `Ok(Err(why))`: search without it.
+fn indexed(
+    ws: &Workspace,
+    scope: Scope,
+    named: &[dates::When],
+    query: &query::Query,
+    limit: usize,
+    until: Option<Instant>,
+    mut index: Index,
+) -> Result<std::result::Result<Searched, String>> {
+    let clauses = query.clauses.len();
+    let mut scanner = Scanner::new(query);
+    let mut torn = false;
+    // Files found changed as they were shown: read and scanned at the next
+    // try, as without the index.
+    let mut changed = std::collections::HashSet::new();
+    // A shown file found changed since it was read: read again, and the
+    // search done again (twice at most; then without the index).
+    for _ in 0..3 {
+        let mut plan = match index.plan(scope, query, &mut |t| scanner.topic(t), &changed) {
+            Ok(plan) => plan,
+            Err(_) if !torn => {
+                torn = true;
+                index = match Index::open(ws, true, until) {
+                    Ok(index) => index,
+                    Err(why) => return Ok(Err(why)),
+                };
+                continue;
+            }
+            Err(_) => return Ok(Err("the index is torn".into())),
+        };
+        let mut unreadable: Vec<Unreadable> = std::mem::take(&mut plan.unreadable)
+            .into_iter()
+            .map(|(p, e)| Unreadable::new(ws.root.join(p), &e))
+            .collect();
+        let files: Vec<Listed> = plan.scan.iter().map(|p| listed_at(ws, p)).collect();
+        let mut c = Counted {
+            sections: plan.sections,
+            total_len: plan.bytes,
+            ..Counted::default()
+        };
+        for (i, h) in plan.hits.iter().enumerate() {
+            c.hits.push(Hit {
+                origin: Origin::Indexed(i as u32),
+                line: h.section,
+                start: 0,
+                len: h.len,
+                at: h.at,
+            });
+        }
+        c.counts = std::mem::take(&mut plan.counts);
+        let mut read_files = 0;
+        let unsearched = scan_files(
+            ws,
+            &files,
+            &mut scanner,
+            clauses,
+            until,
+            &mut c,
+            &mut unreadable,
+            &mut read_files,
+        );
+        let mut paths: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
+        let mut path_of = |i: u32| -> String {
+            paths
+                .entry(i)
+                .or_insert_with(|| index.hit_path(&plan.hits[i as usize]).unwrap_or_default())
+                .clone()
+        };
+        let scored = scores(&c, clauses, |h| match h.origin {
+            Origin::Read(i) => files[i as usize].daily && dated_path(named, &plan.scan[i as usize]),
+            Origin::Indexed(i) => {
+                !named.is_empty()
+                    && dated_path(
+                        named,
+                        &index.hit_path(&plan.hits[i as usize]).unwrap_or_default(),
+                    )
+            }
+        });
+        let shown = best(&scored, &c, limit, &mut |h| match h.origin {
+            Origin::Read(i) => plan.scan[i as usize].clone(),
+            Origin::Indexed(i) => path_of(i),
+        });
+        let mut found = Vec::new();
+        let mut stale = None;
+        let mut buf = Vec::new();
+        let mut shown_files = std::collections::HashSet::new();
+        for i in shown {
+            let h = &c.hits[i];
+            match h.origin {
+                Origin::Read(f) => {
+                    let file = &files[f as usize];
+                    buf.clear();
+                    read(ws, file, &mut buf)
+                        .map_err(|e| crate::error::io_error("", "read", &file.path, e))?;
+                    found.push(found_in(
+                        ws,
+                        &file.path,
+                        &buf,
+                        h.line,
+                        h.start,
+                        scored[i],
+                        &mut scanner,
+                    ));
+                }
+                Origin::Indexed(k) => {
+                    let ih = &plan.hits[k as usize];
+                    let Ok(entry) = index.hit_file(ih) else {
+                        return Ok(Err("the index is torn".into()));
+                    };
+                    let file = listed_at(ws, &entry.path);
+                    // Stat'ed and read before shown: a file changed since
+                    // the index read it is read again, and the search done
+                    // again.
+                    buf.clear();
+                    let same = file.at.stamp() == Some(entry.stamp)
+                        && read(ws, &file, &mut buf).is_ok()
+                        && buf.len() as u64 == entry.stamp.len;
+                    shown_files.insert(entry.path.clone());
+                    let mut section = None;
+                    let Ok(want_n) = index.section_in_file(ih) else {
+                        return Ok(Err("the index is torn".into()));
+                    };
+                    if same {
+                        let mut n = 0u32;
+                        let mut topic = file.topic.as_deref().and_then(|t| scanner.topic(t));
+                        let want = &c.counts[h.at..h.at + FIELDS * clauses];
+                        scanner.scan(&buf, None, |mut s| {
+                            if let Some(named) = topic.take() {
+                                s.counts[TOPIC * clauses..(TOPIC + 1) * clauses]
+                                    .copy_from_slice(&named);
+                                s.first_hit.get_or_insert(s.start);
+                            }
+                            if n == want_n && s.counts == want && s.len as u32 == ih.len {
+                                section = s.first_hit.map(|l| (l as u32, s.start as u32));
+                            }
+                            n += 1;
+                        });
+                    }
+                    match section {
+                        Some((line, start)) => found.push(found_in(
+                            ws,
+                            &file.path,
+                            &buf,
+                            line,
+                            start,
+                            scored[i],
+                            &mut scanner,
+                        )),
+                        None => {
+                            stale = Some(entry.path);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(path) = stale {
+            if index.stale(ws, &path).is_err() {
+                return Ok(Err("the index is torn".into()));
+            }
+            changed.insert(path);
+            continue;
+        }
+        let mut used = index.save(ws);
+        used.read = read_files + shown_files.len();
+        used.current = plan.files;
+        used.skipped = plan.files.saturating_sub(used.read);
+        return Ok(Ok(Searched {
+            found,
+            unreadable,
+            unsearched,
+            index: used,
+            ..Searched::default()
+        }));
+    }
+    Ok(Err("the notes changed while searched".into()))
 }
 
 /// Builds the index of `ws` again, whole, from every notes file (see
 /// `index`); the next search uses it.
 pub fn reindex(ws: &Workspace) -> Used {
-    let mut unreadable = Vec::new();
-    let files = files(ws, Scope::All, &mut unreadable);
-    let listed = listed(ws, &files);
-    match Index::open(ws, &listed, true, true, None) {
-        Ok(index) => index.save(),
+    match Index::open(ws, true, None) {
+        Ok(index) => index.save(ws),
         Err(why) => Used {
             why: Some(why),
             ..Used::default()
         },
     }
-}
-
-fn listed<'a>(ws: &Workspace, files: &'a [Listed]) -> Vec<index::Listed<'a>> {
-    files
-        .iter()
-        .map(|f| index::Listed {
-            path: ws.relative(&f.path),
-            at: &f.at,
-        })
-        .collect()
 }
 
 /// Where each line of `text` begins.

@@ -1,21 +1,40 @@
-//! One index file: the notes files it covers (each with the [`Stamp`] it
-//! had when read, and its number of sections), the words they hold, and
-//! for each word the files that hold it.
+//! One index file: the notes directories it covers (each with its
+//! [`Stamp`] when listed), the notes files (each with the stamp it had
+//! when read), their sections (each one's length and file), and for each
+//! word the sections that hold it with how often it is in the section's
+//! heading and in its body: all BM25F needs, so a search scores from the
+//! index without reading the notes.
 //!
 //! ```text
-//! "AXENIX01"  dir length  postings length  dir checksum   (8 bytes each)
-//! dir:        generation, base, files, words (varints and bytes)
-//! postings:   per word, its files as gaps (varints)
+//! "AXENIX02"  the parts' lengths (7), the dir's checksum, 5 zeros
+//!            (8 bytes each)
+//! dir:       generation, base, the directories, the files read at every
+//!            search, and the checksum of each [`BLOCK`] of the parts
+//!            below but postings (varints and bytes)
+//! files:     72 bytes a file: stamp, read_at, first section, sections,
+//!            name (in names), flags, directory
+//! names:     the files' names
+//! sections:  8 bytes a section: its length, its file
+//! terms:     32 bytes a word, sorted: its text (in texts), where its
+//!            postings are, their length and checksum
+//! texts:     the words
+//! postings:  per word, its sections: (gap << 1 | more) as a varint, and
+//!            when `more` the body's and the heading's counts (without
+//!            it: once in the body, as most are)
 //! "AXENIXOK"
 //! ```
 //!
-//! Nothing read from it is trusted: its length must be what the head
-//! says, the directory's checksum must hold, and each word's list of files
-//! is checked against its own checksum when it is read, so a search reads
-//! only the lists of its words, not the whole file. Any mismatch, or a
-//! number out of range, is [`Torn`]: the caller rebuilds and never uses
-//! what it read.
+//! A search reads only the blocks it needs, each once (the rotating
+//! check's slice of the files, the sections of its words' postings), and
+//! each word's postings as it asks for them: a gigabyte of notes makes an
+//! index of about 190 MB, of which a search reads a few. Nothing read is
+//! trusted: the file's length must be what the head says, the
+//! directory's checksum must hold, each block's when it is read, each
+//! word's postings are checked against their own checksum, and every
+//! number is range-checked. Any mismatch is
+//! [`Torn`]: the caller rebuilds and never uses what it read.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Write};
@@ -23,14 +42,71 @@ use std::os::unix::fs::FileExt;
 
 use axe_base::beneath::Stamp;
 
-const MAGIC: &[u8; 8] = b"AXENIX01";
+const MAGIC: &[u8; 8] = b"AXENIX02";
 const END: &[u8; 8] = b"AXENIXOK";
-const HEAD: usize = 32;
+/// The parts after the head, in order.
+const PARTS: usize = 7;
+const DIR: usize = 0;
+const FILES: usize = 1;
+const NAMES: usize = 2;
+const SECTIONS: usize = 3;
+const TERMS: usize = 4;
+const TEXTS: usize = 5;
+const POSTINGS: usize = 6;
+const HEAD: usize = 8 + 8 * PARTS + 8 * (PARTS - 1);
+const FILE_LEN: usize = 72;
+const SECTION_LEN: usize = 8;
+const TERM_LEN: usize = 32;
+/// The parts are read and checked by blocks of this many bytes: a
+/// multiple of every record's length, so no record straddles two.
+const BLOCK: usize = 288 * 256;
+
+/// A file read at every search, never scored from the index: it has no
+/// stamp (a symlink, one being appended to) or could not be read.
+pub const SCAN: u32 = 1;
+/// A file gone since the base (in a delta only).
+pub const GONE: u32 = 2;
+
+/// What a directory of the index lists.
+pub const WORLD: u8 = 0;
+/// `agents/<name>`: its MEMORY.md alone.
+pub const AGENT: u8 = 1;
+pub const DAILY: u8 = 2;
+/// `agents`: the agents.
+pub const AGENTS: u8 = 3;
+
+/// A part's blocks, each read and checked once (`None`: torn).
+type Blocks = Vec<OnceCell<Option<Box<[u8]>>>>;
+
+/// A section of a word's postings: (section, heading's count, body's
+/// count).
+pub type Posting = (u32, u32, u32);
+
+/// What is handed each word found: its text and number.
+type EachWord<'a> = &'a mut dyn FnMut(&[u8], u32) -> Result<(), Torn>;
 
 /// An index file that is not whole: truncated, garbage, or of another
 /// version.
 #[derive(Debug)]
 pub struct Torn;
+
+/// A notes directory as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    /// Relative to the workspace: `world`, `agents`, `agents/a`,
+    /// `agents/a/daily`.
+    pub path: String,
+    pub kind: u8,
+    /// `None`: listed at every search.
+    pub stamp: Option<Stamp>,
+    pub listed_at: i64,
+    /// Its files: `first_file..first_file + files` (in a base), with
+    /// their sections and bytes (those read at every search left out).
+    pub first_file: u32,
+    pub files: u32,
+    pub sections: u64,
+    pub bytes: u64,
+}
 
 /// One notes file as indexed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,32 +114,29 @@ pub struct Entry {
     /// Relative to the workspace.
     pub path: String,
     pub stamp: Stamp,
-    /// When it was read (before the read), in nanoseconds since the epoch:
-    /// a file changed in the same instant as it was read is read again
-    /// (see `index`).
+    /// When it was read (before the read), in nanoseconds since the
+    /// epoch: a file changed in the same instant is read again.
     pub read_at: i64,
-    /// Its sections, as `scan::count_sections` counts them.
+    pub first_section: u32,
     pub sections: u32,
+    pub flags: u32,
+    /// Its directory's number.
+    pub dir: u32,
 }
 
-/// A word of the index and where its list of files is.
-struct Word {
-    text: (usize, usize),
+impl Entry {
+    /// Its name in its directory.
+    pub fn name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or(&self.path)
+    }
+}
+
+/// A word's place in postings.
+#[derive(Clone, Copy)]
+struct Term {
     at: u64,
-    len: u32,
+    len: u64,
     sum: u64,
-}
-
-/// An index file, its directory read and checked; lists read on demand.
-pub struct Segment {
-    pub generation: u64,
-    /// For a delta, the generation of the base it goes with; 0 for a base.
-    pub base: u64,
-    pub files: Vec<Entry>,
-    words: Vec<Word>,
-    text: Vec<u8>,
-    file: File,
-    postings_at: u64,
 }
 
 /// The checksum of `bytes`: FxHash's mixing, 8 bytes at a time, with the
@@ -97,14 +170,20 @@ fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
+fn put_stamp(out: &mut Vec<u8>, s: &Stamp) {
+    for n in [s.dev, s.ino, s.len, s.mtime_ns as u64, s.ctime_ns as u64] {
+        put(out, n);
+    }
+}
+
 /// Reads what [`put`] wrote, every read bounded.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    at: usize,
+pub struct Reader<'a> {
+    pub bytes: &'a [u8],
+    pub at: usize,
 }
 
 impl Reader<'_> {
-    fn next(&mut self) -> Result<u64, Torn> {
+    pub fn next(&mut self) -> Result<u64, Torn> {
         let mut n = 0u64;
         for shift in (0..64).step_by(7) {
             let b = *self.bytes.get(self.at).ok_or(Torn)?;
@@ -117,295 +196,838 @@ impl Reader<'_> {
         Err(Torn)
     }
 
-    fn bytes(&mut self) -> Result<(usize, usize), Torn> {
+    fn bytes(&mut self) -> Result<&[u8], Torn> {
         let len = usize::try_from(self.next()?).map_err(|_| Torn)?;
         let end = self.at.checked_add(len).ok_or(Torn)?;
-        if end > self.bytes.len() {
-            return Err(Torn);
-        }
-        let start = self.at;
+        let bytes = self.bytes.get(self.at..end).ok_or(Torn)?;
         self.at = end;
-        Ok((start, end))
-    }
-
-    fn signed(&mut self) -> Result<i64, Torn> {
-        Ok(self.next()? as i64)
+        Ok(bytes)
     }
 
     fn small(&mut self) -> Result<u32, Torn> {
         u32::try_from(self.next()?).map_err(|_| Torn)
     }
+
+    fn stamp(&mut self) -> Result<Stamp, Torn> {
+        Ok(Stamp {
+            dev: self.next()?,
+            ino: self.next()?,
+            len: self.next()?,
+            mtime_ns: self.next()? as i64,
+            ctime_ns: self.next()? as i64,
+        })
+    }
+
+    pub fn done(&self) -> bool {
+        self.at >= self.bytes.len()
+    }
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    let mut x = [0; 4];
+    x.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(x)
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut x = [0; 8];
+    x.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(x)
+}
+
+/// Where a segment's bytes are: its file, or memory (the files read
+/// again by this search).
+enum Source {
+    File(File),
+    Bytes(Vec<u8>),
+}
+
+impl Source {
+    fn read(&self, at: u64, len: usize) -> Result<Vec<u8>, Torn> {
+        match self {
+            Source::File(f) => {
+                let mut out = vec![0u8; len];
+                f.read_exact_at(&mut out, at).map_err(|_| Torn)?;
+                Ok(out)
+            }
+            Source::Bytes(b) => {
+                let at = usize::try_from(at).map_err(|_| Torn)?;
+                Ok(b.get(at..at + len).ok_or(Torn)?.to_vec())
+            }
+        }
+    }
+}
+
+/// An index file, its head and directories read and checked; the other
+/// parts read (and checked) when first asked for.
+pub struct Segment {
+    pub generation: u64,
+    /// For a delta, the generation of the base it goes with; 0 for a base.
+    pub base: u64,
+    pub dirs: Vec<DirEntry>,
+    pub file_count: u32,
+    pub section_count: u32,
+    pub term_count: u32,
+    /// The files read at every search ([`SCAN`]), few.
+    pub scan: Vec<u32>,
+    source: Source,
+    at: [u64; PARTS],
+    len: [u64; PARTS],
+    /// Per part after the dir, per block: its checksum, and its bytes
+    /// once read and checked.
+    sums: [Vec<u64>; PARTS - 2],
+    blocks: [Blocks; PARTS - 2],
 }
 
 impl Segment {
     /// The index file `file`, checked; [`Torn`] when it is not whole.
     pub fn read(file: File) -> Result<Segment, Torn> {
         let total = file.metadata().map_err(|_| Torn)?.len();
-        let mut head = [0u8; HEAD];
-        file.read_exact_at(&mut head, 0).map_err(|_| Torn)?;
-        let number = |i: usize| {
-            let mut b = [0; 8];
-            b.copy_from_slice(&head[i * 8..i * 8 + 8]);
-            u64::from_le_bytes(b)
-        };
+        Segment::open(Source::File(file), total)
+    }
+
+    /// An index made in memory.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Segment, Torn> {
+        let total = bytes.len() as u64;
+        Segment::open(Source::Bytes(bytes), total)
+    }
+
+    fn open(source: Source, total: u64) -> Result<Segment, Torn> {
+        if total < (HEAD + 8) as u64 {
+            return Err(Torn);
+        }
+        let head = source.read(0, HEAD)?;
         if &head[..8] != MAGIC {
             return Err(Torn);
         }
-        let (dir_len, postings_len, sum) = (number(1), number(2), number(3));
-        let want = (HEAD as u64 + 8)
-            .checked_add(dir_len)
-            .and_then(|n| n.checked_add(postings_len))
-            .ok_or(Torn)?;
-        if want != total {
+        let mut len = [0u64; PARTS];
+        let mut at = [0u64; PARTS];
+        let mut next = HEAD as u64;
+        for i in 0..PARTS {
+            len[i] = u64_at(&head, 8 + 8 * i);
+            at[i] = next;
+            next = next.checked_add(len[i]).ok_or(Torn)?;
+        }
+        let dir_sum = u64_at(&head, 8 + 8 * PARTS);
+        if head[8 + 8 * PARTS + 8..].iter().any(|&b| b != 0) {
             return Err(Torn);
         }
-        let mut end = [0u8; 8];
-        file.read_exact_at(&mut end, total - 8).map_err(|_| Torn)?;
-        if &end != END {
+        if next.checked_add(8) != Some(total) {
             return Err(Torn);
         }
-        let mut dir = vec![0u8; usize::try_from(dir_len).map_err(|_| Torn)?];
-        file.read_exact_at(&mut dir, HEAD as u64)
-            .map_err(|_| Torn)?;
-        if checksum(&dir) != sum {
+        if source.read(total - 8, 8)? != END {
+            return Err(Torn);
+        }
+        let dir = source.read(at[DIR], usize::try_from(len[DIR]).map_err(|_| Torn)?)?;
+        if checksum(&dir) != dir_sum {
             return Err(Torn);
         }
         let mut r = Reader { bytes: &dir, at: 0 };
         let (generation, base) = (r.next()?, r.next()?);
+        let (file_count, section_count, term_count) = (r.small()?, r.small()?, r.small()?);
         let n = r.next()?;
-        let mut files = Vec::new();
+        let mut dirs = Vec::new();
         for _ in 0..n {
-            let (s, e) = r.bytes()?;
-            let path = String::from_utf8(dir[s..e].to_vec()).map_err(|_| Torn)?;
-            let stamp = Stamp {
-                dev: r.next()?,
-                ino: r.next()?,
-                len: r.next()?,
-                mtime_ns: r.signed()?,
-                ctime_ns: r.signed()?,
+            let path = String::from_utf8(r.bytes()?.to_vec()).map_err(|_| Torn)?;
+            let kind = u8::try_from(r.next()?).map_err(|_| Torn)?;
+            let stamp = match r.next()? {
+                0 => None,
+                _ => Some(r.stamp()?),
             };
-            let (read_at, sections) = (r.signed()?, r.small()?);
-            files.push(Entry {
+            let listed_at = r.next()? as i64;
+            let (first_file, files) = (r.small()?, r.small()?);
+            let (sections, bytes) = (r.next()?, r.next()?);
+            if u64::from(first_file) + u64::from(files) > u64::from(file_count) || kind > AGENTS {
+                return Err(Torn);
+            }
+            dirs.push(DirEntry {
                 path,
+                kind,
                 stamp,
-                read_at,
+                listed_at,
+                first_file,
+                files,
                 sections,
+                bytes,
             });
         }
         let n = r.next()?;
-        let mut words = Vec::new();
-        let mut last: Option<(usize, usize)> = None;
+        let mut scan = Vec::new();
         for _ in 0..n {
-            let text = r.bytes()?;
-            // Sorted and distinct, or a lookup could miss a word.
-            if text.0 == text.1 || last.is_some_and(|(s, e)| dir[s..e] >= dir[text.0..text.1]) {
+            let f = r.small()?;
+            if f >= file_count {
                 return Err(Torn);
             }
-            last = Some(text);
-            let (at, len, sum) = (r.next()?, r.small()?, r.next()?);
-            if at
-                .checked_add(u64::from(len))
-                .is_none_or(|e| e > postings_len)
-            {
-                return Err(Torn);
-            }
-            words.push(Word { text, at, len, sum });
+            scan.push(f);
         }
-        if r.at != dir.len() {
+        let mut sums: [Vec<u64>; PARTS - 2] = Default::default();
+        let mut blocks: [Blocks; PARTS - 2] = Default::default();
+        for p in 0..PARTS - 2 {
+            let n = r.next()?;
+            if n != len[p + 1].div_ceil(BLOCK as u64) {
+                return Err(Torn);
+            }
+            for _ in 0..n {
+                sums[p].push(r.next()?);
+            }
+            blocks[p] = (0..n).map(|_| OnceCell::new()).collect();
+        }
+        if !r.done() {
+            return Err(Torn);
+        }
+        let sized = |part: usize, each: usize, n: u32| len[part] == each as u64 * u64::from(n);
+        if !sized(FILES, FILE_LEN, file_count)
+            || !sized(SECTIONS, SECTION_LEN, section_count)
+            || !sized(TERMS, TERM_LEN, term_count)
+        {
             return Err(Torn);
         }
         Ok(Segment {
             generation,
             base,
-            files,
-            words,
-            text: dir,
-            file,
-            postings_at: HEAD as u64 + dir_len,
+            dirs,
+            file_count,
+            section_count,
+            term_count,
+            scan,
+            source,
+            at,
+            len,
+            sums,
+            blocks,
         })
+    }
+
+    /// Block `b` of part `p`, read and checked once.
+    fn block(&self, p: usize, b: usize) -> Result<&[u8], Torn> {
+        let cell = self.blocks[p - 1].get(b).ok_or(Torn)?;
+        cell.get_or_init(|| {
+            let start = (b * BLOCK) as u64;
+            let len = (self.len[p] - start).min(BLOCK as u64) as usize;
+            let bytes = self.source.read(self.at[p] + start, len).ok()?;
+            (checksum(&bytes) == self.sums[p - 1][b]).then(|| bytes.into_boxed_slice())
+        })
+        .as_deref()
+        .ok_or(Torn)
+    }
+
+    /// Record `i` of `size` bytes of part `p`.
+    fn record(&self, p: usize, i: usize, size: usize) -> Result<&[u8], Torn> {
+        let at = i.checked_mul(size).ok_or(Torn)?;
+        if (at + size) as u64 > self.len[p] {
+            return Err(Torn);
+        }
+        let block = self.block(p, at / BLOCK)?;
+        block.get(at % BLOCK..at % BLOCK + size).ok_or(Torn)
+    }
+
+    /// `len` bytes at `at` of part `p`, which may straddle blocks.
+    fn bytes(&self, p: usize, at: usize, len: usize) -> Result<std::borrow::Cow<'_, [u8]>, Torn> {
+        let end = at.checked_add(len).ok_or(Torn)?;
+        if end as u64 > self.len[p] {
+            return Err(Torn);
+        }
+        let (first, last) = (at / BLOCK, end.saturating_sub(1) / BLOCK);
+        if len == 0 {
+            return Ok(std::borrow::Cow::Borrowed(&[]));
+        }
+        if first == last {
+            let b = self.block(p, first)?;
+            return Ok(std::borrow::Cow::Borrowed(&b[at % BLOCK..at % BLOCK + len]));
+        }
+        let mut out = Vec::with_capacity(len);
+        for b in first..=last {
+            let bytes = self.block(p, b)?;
+            let from = if b == first { at % BLOCK } else { 0 };
+            let to = if b == last {
+                (end - 1) % BLOCK + 1
+            } else {
+                bytes.len()
+            };
+            out.extend_from_slice(bytes.get(from..to).ok_or(Torn)?);
+        }
+        Ok(std::borrow::Cow::Owned(out))
     }
 
     /// Whether `file` is the file this was read from.
     pub fn same_file(&self, file: &File) -> bool {
         use std::os::unix::fs::MetadataExt;
-        match (self.file.metadata(), file.metadata()) {
-            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        match (&self.source, file.metadata()) {
+            (Source::File(f), Ok(b)) => f
+                .metadata()
+                .is_ok_and(|a| (a.dev(), a.ino()) == (b.dev(), b.ino())),
             _ => false,
         }
     }
 
-    pub fn word(&self, i: usize) -> &[u8] {
-        let (s, e) = self.words[i].text;
-        &self.text[s..e]
-    }
-
-    pub fn word_count(&self) -> usize {
-        self.words.len()
-    }
-
-    /// The words that begin with `key`, as a range of their numbers.
-    pub fn beginning(&self, key: &[u8]) -> std::ops::Range<usize> {
-        let start = self.words.partition_point(|w| {
-            let (s, e) = w.text;
-            &self.text[s..e] < key
-        });
-        let mut end = start;
-        while end < self.words.len() && self.word(end).starts_with(key) {
-            end += 1;
+    /// File `f`.
+    pub fn file(&self, f: u32) -> Result<Entry, Torn> {
+        if f >= self.file_count {
+            return Err(Torn);
         }
-        start..end
+        let r = self.record(FILES, f as usize, FILE_LEN)?;
+        let stamp = Stamp {
+            dev: u64_at(r, 0),
+            ino: u64_at(r, 8),
+            len: u64_at(r, 16),
+            mtime_ns: u64_at(r, 24) as i64,
+            ctime_ns: u64_at(r, 32) as i64,
+        };
+        let (first_section, sections) = (u32_at(r, 48), u32_at(r, 52));
+        if u64::from(first_section) + u64::from(sections) > u64::from(self.section_count) {
+            return Err(Torn);
+        }
+        let (off, len) = (u32_at(r, 56) as usize, u32_at(r, 60) as usize);
+        let name = self.bytes(NAMES, off, len)?;
+        let dir = u32_at(r, 68);
+        let d = self.dirs.get(dir as usize).ok_or(Torn)?;
+        let name = std::str::from_utf8(&name).map_err(|_| Torn)?;
+        Ok(Entry {
+            path: format!("{}/{name}", d.path),
+            stamp,
+            read_at: u64_at(r, 40) as i64,
+            first_section,
+            sections,
+            flags: u32_at(r, 64),
+            dir,
+        })
     }
 
-    /// The files that hold word `i`, by their number in `files`, checked.
-    pub fn files_of(&self, i: usize, out: &mut Vec<u32>) -> Result<(), Torn> {
-        let w = &self.words[i];
-        let mut bytes = vec![0u8; w.len as usize];
-        self.file
-            .read_exact_at(&mut bytes, self.postings_at + w.at)
-            .map_err(|_| Torn)?;
-        if checksum(&bytes) != w.sum {
+    /// File `f`'s first section, its sections, its flags and its
+    /// directory, without the rest of its entry.
+    pub fn file_brief(&self, f: u32) -> Result<(u32, u32, u32, u32), Torn> {
+        if f >= self.file_count {
+            return Err(Torn);
+        }
+        let r = self.record(FILES, f as usize, FILE_LEN)?;
+        let (first, n, dir) = (u32_at(r, 48), u32_at(r, 52), u32_at(r, 68));
+        if u64::from(first) + u64::from(n) > u64::from(self.section_count)
+            || dir as usize >= self.dirs.len()
+        {
+            return Err(Torn);
+        }
+        Ok((first, n, u32_at(r, 64), dir))
+    }
+
+    /// The name of file `f`, without the rest of its entry.
+    pub fn name(&self, f: u32) -> Result<std::borrow::Cow<'_, [u8]>, Torn> {
+        if f >= self.file_count {
+            return Err(Torn);
+        }
+        let r = self.record(FILES, f as usize, FILE_LEN)?;
+        let (off, len) = (u32_at(r, 56) as usize, u32_at(r, 60) as usize);
+        self.bytes(NAMES, off, len)
+    }
+
+    /// The file named `name` in directory `d`, by a binary search (a
+    /// base's files are sorted by name within their directory).
+    pub fn find(&self, d: usize, name: &str) -> Result<Option<u32>, Torn> {
+        let dir = &self.dirs[d];
+        let (mut lo, mut hi) = (dir.first_file, dir.first_file + dir.files);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match (*self.name(mid)?).cmp(name.as_bytes()) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(Some(mid)),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Section `s`: its length and its file.
+    pub fn section(&self, s: u32) -> Result<(u32, u32), Torn> {
+        if s >= self.section_count {
+            return Err(Torn);
+        }
+        let b = self.record(SECTIONS, s as usize, SECTION_LEN)?;
+        let file = u32_at(b, 4);
+        if file >= self.file_count {
+            return Err(Torn);
+        }
+        Ok((u32_at(b, 0), file))
+    }
+
+    fn term(&self, i: u32) -> Result<(std::borrow::Cow<'_, [u8]>, Term), Torn> {
+        let r = self.record(TERMS, i as usize, TERM_LEN)?;
+        let (off, len) = (u32_at(r, 0) as usize, u32_at(r, 4) as usize);
+        let text = self.bytes(TEXTS, off, len)?;
+        let term = Term {
+            at: u64_at(r, 8),
+            len: u64_at(r, 16),
+            sum: u64_at(r, 24),
+        };
+        if term
+            .at
+            .checked_add(term.len)
+            .is_none_or(|e| e > self.len[POSTINGS])
+        {
+            return Err(Torn);
+        }
+        Ok((text, term))
+    }
+
+    /// The words that begin with `key`, each handed to `each` with its
+    /// number.
+    pub fn beginning(&self, key: &[u8], each: EachWord) -> Result<(), Torn> {
+        let (mut lo, mut hi) = (0, self.term_count);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match *self.term(mid)?.0 < *key {
+                true => lo = mid + 1,
+                false => hi = mid,
+            }
+        }
+        let mut last: Option<std::borrow::Cow<[u8]>> = None;
+        for i in lo..self.term_count {
+            let (text, _) = self.term(i)?;
+            if !text.starts_with(key) {
+                break;
+            }
+            // Sorted and distinct, or a lookup could miss a word.
+            if last.as_ref().is_some_and(|l| **l >= *text) {
+                return Err(Torn);
+            }
+            each(&text, i)?;
+            last = Some(text);
+        }
+        Ok(())
+    }
+
+    /// The sections that hold word `i`, each handed to `each` with the
+    /// word's counts in its heading and its body, checked.
+    pub fn postings(&self, i: u32, each: &mut dyn FnMut(u32, u32, u32)) -> Result<(), Torn> {
+        let (_, term) = self.term(i)?;
+        let bytes = self.source.read(
+            self.at[POSTINGS] + term.at,
+            usize::try_from(term.len).map_err(|_| Torn)?,
+        )?;
+        if checksum(&bytes) != term.sum {
             return Err(Torn);
         }
         let mut r = Reader {
             bytes: &bytes,
             at: 0,
         };
-        let mut file = 0u64;
-        let mut first = true;
-        while r.at < bytes.len() {
-            let gap = r.next()?;
-            file = match first {
-                true => gap,
-                false => file.checked_add(gap).filter(|_| gap > 0).ok_or(Torn)?,
+        let mut section: Option<u64> = None;
+        while !r.done() {
+            let v = r.next()?;
+            let gap = v >> 1;
+            let s = match section {
+                None => gap,
+                Some(last) => last.checked_add(gap).filter(|_| gap > 0).ok_or(Torn)?,
             };
-            first = false;
-            if file >= self.files.len() as u64 {
+            if s >= u64::from(self.section_count) {
                 return Err(Torn);
             }
-            out.push(file as u32);
+            section = Some(s);
+            let (body, heading) = match v & 1 {
+                0 => (1, 0),
+                _ => (r.small()?, r.small()?),
+            };
+            each(s as u32, heading, body);
+        }
+        Ok(())
+    }
+
+    /// The postings of word `i`, read and checked, to be gone through in
+    /// order.
+    pub fn postings_of(&self, i: u32) -> Result<Postings, Torn> {
+        let (_, term) = self.term(i)?;
+        let bytes = self.source.read(
+            self.at[POSTINGS] + term.at,
+            usize::try_from(term.len).map_err(|_| Torn)?,
+        )?;
+        if checksum(&bytes) != term.sum {
+            return Err(Torn);
+        }
+        Ok(Postings {
+            bytes,
+            at: 0,
+            last: None,
+            sections: self.section_count,
+        })
+    }
+
+    /// Every word and its postings, for a segment merged into another.
+    fn each_term(&self, each: &mut dyn FnMut(&[u8], &[Posting])) -> Result<(), Torn> {
+        for i in 0..self.term_count {
+            let mut list = Vec::new();
+            self.postings(i, &mut |s, h, b| list.push((s, h, b)))?;
+            let (text, _) = self.term(i)?;
+            each(&text, &list);
         }
         Ok(())
     }
 }
 
-/// An index being made: files added one by one with their words.
+/// A word's postings, read one at a time: (section, heading's count,
+/// body's count).
+pub struct Postings {
+    bytes: Vec<u8>,
+    at: usize,
+    last: Option<u64>,
+    sections: u32,
+}
+
+impl Postings {
+    pub fn next(&mut self) -> Result<Option<(u32, u32, u32)>, Torn> {
+        let mut r = Reader {
+            bytes: &self.bytes,
+            at: self.at,
+        };
+        if r.done() {
+            return Ok(None);
+        }
+        let v = r.next()?;
+        let gap = v >> 1;
+        let s = match self.last {
+            None => gap,
+            Some(last) => last.checked_add(gap).filter(|_| gap > 0).ok_or(Torn)?,
+        };
+        if s >= u64::from(self.sections) {
+            return Err(Torn);
+        }
+        let (body, heading) = match v & 1 {
+            0 => (1, 0),
+            _ => (r.small()?, r.small()?),
+        };
+        self.at = r.at;
+        self.last = Some(s);
+        Ok(Some((s as u32, heading, body)))
+    }
+}
+
+/// The words of one section being added: (word, heading) pairs.
+#[derive(Default)]
+struct Pending {
+    words: Vec<(u32, bool)>,
+}
+
+/// An index being made: directories and files added one by one with the
+/// words of their sections.
 #[derive(Default)]
 pub struct Builder {
+    pub dirs: Vec<DirEntry>,
     pub files: Vec<Entry>,
-    words: HashMap<Box<[u8]>, Vec<u32>>,
+    sections: Vec<(u32, u32)>,
+    ids: HashMap<Box<[u8]>, u32>,
+    texts: Vec<Box<[u8]>>,
+    /// Per word: its postings, encoded as they are added, and the last
+    /// section added.
+    lists: Vec<(Vec<u8>, Option<u32>)>,
+    pending: Pending,
 }
 
 impl Builder {
-    /// Adds a file; `each` hands its words (folded, repeats allowed) to
-    /// the function it is given.
-    pub fn add(&mut self, entry: Entry, each: impl FnOnce(&mut dyn FnMut(&[u8]))) {
-        let id = self.files.len() as u32;
-        self.files.push(entry);
-        let words = &mut self.words;
-        each(&mut |w: &[u8]| match words.get_mut(w) {
-            Some(list) => {
-                if list.last() != Some(&id) {
-                    list.push(id);
-                }
+    /// The number of a directory, added when new.
+    pub fn dir(&mut self, d: DirEntry) -> u32 {
+        match self.dirs.iter().position(|x| x.path == d.path) {
+            Some(i) => {
+                self.dirs[i] = d;
+                i as u32
             }
             None => {
-                words.insert(w.into(), vec![id]);
+                self.dirs.push(d);
+                (self.dirs.len() - 1) as u32
             }
-        });
+        }
     }
 
-    /// Adds the files of `seg` for which `keep` is true, with their words.
+    /// Adds a file of directory `entry.dir` (its sections and words set
+    /// here), and `sections` with their lengths, then gives
+    /// `each` a way to hand over a word (folded, with whether it is in
+    /// the heading) and end a section (with its length).
+    pub fn add(&mut self, mut entry: Entry, text: impl FnOnce(&mut Adder)) {
+        entry.first_section = self.sections.len() as u32;
+        let file = self.files.len() as u32;
+        let mut adder = Adder {
+            builder: self,
+            file,
+        };
+        text(&mut adder);
+        entry.sections = self.sections.len() as u32 - entry.first_section;
+        let d = &mut self.dirs[entry.dir as usize];
+        if entry.flags & (SCAN | GONE) == 0 {
+            d.sections += u64::from(entry.sections);
+            d.bytes += entry.stamp.len;
+        }
+        d.files += 1;
+        self.files.push(entry);
+    }
+
+    fn end_section(&mut self, file: u32, len: u32) {
+        let s = self.sections.len() as u32;
+        self.sections.push((len, file));
+        let mut words = std::mem::take(&mut self.pending.words);
+        words.sort_unstable();
+        let mut i = 0;
+        while i < words.len() {
+            let id = words[i].0;
+            let (mut heading, mut body) = (0u32, 0u32);
+            while i < words.len() && words[i].0 == id {
+                match words[i].1 {
+                    true => heading += 1,
+                    false => body += 1,
+                }
+                i += 1;
+            }
+            let (list, last) = &mut self.lists[id as usize];
+            let gap = u64::from(s - last.unwrap_or(0));
+            *last = Some(s);
+            if (body, heading) == (1, 0) {
+                put(list, gap << 1);
+            } else {
+                put(list, gap << 1 | 1);
+                put(list, u64::from(body));
+                put(list, u64::from(heading));
+            }
+        }
+        words.clear();
+        self.pending.words = words;
+    }
+
+    fn word(&mut self, w: &[u8], heading: bool) {
+        let id = match self.ids.get(w) {
+            Some(&id) => id,
+            None => {
+                let id = self.texts.len() as u32;
+                self.ids.insert(w.into(), id);
+                self.texts.push(w.into());
+                self.lists.push((Vec::new(), None));
+                id
+            }
+        };
+        self.pending.words.push((id, heading));
+    }
+
+    /// Adds the files of `seg` for which `keep` is true, with their
+    /// sections and words, under this builder's directories of the same
+    /// paths.
     pub fn add_segment(&mut self, seg: &Segment, keep: &[bool]) -> Result<(), Torn> {
-        let mut id = vec![u32::MAX; seg.files.len()];
-        for (i, entry) in seg.files.iter().enumerate() {
-            if keep[i] {
-                id[i] = self.files.len() as u32;
-                self.files.push(entry.clone());
+        // Old section -> new, for the files kept.
+        let mut moved: Vec<u32> = vec![u32::MAX; seg.section_count as usize];
+        for (f, &k) in keep.iter().enumerate() {
+            if !k {
+                continue;
+            }
+            let mut e = seg.file(f as u32)?;
+            let d = &seg.dirs[e.dir as usize];
+            e.dir = self.dir_numbered(d);
+            let first = self.sections.len() as u32;
+            let file = self.files.len() as u32;
+            for s in e.first_section..e.first_section + e.sections {
+                moved[s as usize] = self.sections.len() as u32;
+                self.sections.push((seg.section(s)?.0, file));
+            }
+            e.first_section = first;
+            let dir = &mut self.dirs[e.dir as usize];
+            if e.flags & (SCAN | GONE) == 0 {
+                dir.sections += u64::from(e.sections);
+                dir.bytes += e.stamp.len;
+            }
+            dir.files += 1;
+            self.files.push(e);
+        }
+        for d in &seg.dirs {
+            self.dir_numbered(d);
+        }
+        let mut result = Ok(());
+        seg.each_term(&mut |text, list| {
+            for &(s, heading, body) in list {
+                let to = moved[s as usize];
+                if to == u32::MAX {
+                    continue;
+                }
+                // Added in order of the old sections, which is the new
+                // order: a word's list stays sorted.
+                self.pending.words.clear();
+                let id = match self.ids.get(text) {
+                    Some(&id) => id,
+                    None => {
+                        self.word(text, false);
+                        self.pending.words.clear();
+                        (self.texts.len() - 1) as u32
+                    }
+                };
+                let (list, last) = &mut self.lists[id as usize];
+                if last.is_some_and(|l| l >= to) {
+                    result = Err(Torn);
+                    return;
+                }
+                let gap = u64::from(to - last.unwrap_or(0));
+                *last = Some(to);
+                if (body, heading) == (1, 0) {
+                    put(list, gap << 1);
+                } else {
+                    put(list, gap << 1 | 1);
+                    put(list, u64::from(body));
+                    put(list, u64::from(heading));
+                }
+            }
+        })?;
+        result
+    }
+
+    /// The number here of a directory like `d` (its counts left at 0;
+    /// its stamp is `d`'s, the later one).
+    fn dir_numbered(&mut self, d: &DirEntry) -> u32 {
+        match self.dirs.iter().position(|x| x.path == d.path) {
+            Some(i) => {
+                let x = &mut self.dirs[i];
+                (x.kind, x.stamp, x.listed_at) = (d.kind, d.stamp, d.listed_at);
+                i as u32
+            }
+            None => {
+                self.dirs.push(DirEntry {
+                    first_file: 0,
+                    files: 0,
+                    sections: 0,
+                    bytes: 0,
+                    ..d.clone()
+                });
+                (self.dirs.len() - 1) as u32
             }
         }
-        let mut list = Vec::new();
-        for w in 0..seg.word_count() {
-            list.clear();
-            seg.files_of(w, &mut list)?;
-            let kept = list
-                .iter()
-                .map(|&f| id[f as usize])
-                .filter(|&f| f != u32::MAX);
-            let mut kept = kept.peekable();
-            if kept.peek().is_some() {
-                self.words
-                    .entry(seg.word(w).into())
-                    .or_default()
-                    .extend(kept);
+    }
+
+    /// Writes the index file to `out`. For [`Segment::find`], the files
+    /// must have been added directory by directory, by name.
+    pub fn write(mut self, generation: u64, base: u64, out: &mut dyn Write) -> io::Result<()> {
+        // A directory's files are its range only when they were added
+        // together (a base); a delta is looked up by path.
+        for d in &mut self.dirs {
+            d.files = 0;
+        }
+        let mut first = vec![u32::MAX; self.dirs.len()];
+        for (i, f) in self.files.iter().enumerate() {
+            let d = f.dir as usize;
+            if first[d] == u32::MAX {
+                first[d] = i as u32;
             }
+            self.dirs[d].files += 1;
         }
-        Ok(())
-    }
-
-    /// Adds the files of `other`, with their words.
-    pub fn append(&mut self, other: Builder) {
-        let shift = self.files.len() as u32;
-        self.files.extend(other.files);
-        for (w, files) in other.words {
-            self.words
-                .entry(w)
-                .or_default()
-                .extend(files.into_iter().map(|f| f + shift));
+        for (d, f) in self.dirs.iter_mut().zip(first) {
+            d.first_file = if f == u32::MAX { 0 } else { f };
         }
-    }
-
-    /// The words and each one's files, for a search before this is saved.
-    pub fn words(&self) -> impl Iterator<Item = (&[u8], &[u32])> {
-        self.words.iter().map(|(w, f)| (&w[..], &f[..]))
-    }
-
-    /// Writes the index file to `out`.
-    pub fn write(&self, generation: u64, base: u64, out: &mut dyn Write) -> io::Result<()> {
+        let mut files = Vec::with_capacity(self.files.len() * FILE_LEN);
+        let mut names = Vec::new();
+        for f in &self.files {
+            let s = f.stamp;
+            for n in [s.dev, s.ino, s.len, s.mtime_ns as u64, s.ctime_ns as u64] {
+                files.extend_from_slice(&n.to_le_bytes());
+            }
+            files.extend_from_slice(&(f.read_at as u64).to_le_bytes());
+            let name = f.name().as_bytes();
+            for n in [
+                f.first_section,
+                f.sections,
+                names.len() as u32,
+                name.len() as u32,
+                f.flags,
+                f.dir,
+            ] {
+                files.extend_from_slice(&n.to_le_bytes());
+            }
+            names.extend_from_slice(name);
+        }
+        let mut sections = Vec::with_capacity(self.sections.len() * SECTION_LEN);
+        for &(len, file) in &self.sections {
+            sections.extend_from_slice(&len.to_le_bytes());
+            sections.extend_from_slice(&file.to_le_bytes());
+        }
+        let mut by_text: Vec<u32> = (0..self.texts.len() as u32).collect();
+        by_text.sort_unstable_by(|&a, &b| self.texts[a as usize].cmp(&self.texts[b as usize]));
+        let mut terms = Vec::with_capacity(by_text.len() * TERM_LEN);
+        let mut texts = Vec::new();
+        let mut postings_len = 0u64;
+        for &id in &by_text {
+            let text = &self.texts[id as usize];
+            let list = &self.lists[id as usize].0;
+            terms.extend_from_slice(&(texts.len() as u32).to_le_bytes());
+            terms.extend_from_slice(&(text.len() as u32).to_le_bytes());
+            terms.extend_from_slice(&postings_len.to_le_bytes());
+            terms.extend_from_slice(&(list.len() as u64).to_le_bytes());
+            terms.extend_from_slice(&checksum(list).to_le_bytes());
+            texts.extend_from_slice(text);
+            postings_len += list.len() as u64;
+        }
         let mut dir = Vec::new();
         put(&mut dir, generation);
         put(&mut dir, base);
         put(&mut dir, self.files.len() as u64);
-        for f in &self.files {
-            put_bytes(&mut dir, f.path.as_bytes());
-            let s = f.stamp;
-            for n in [s.dev, s.ino, s.len, s.mtime_ns as u64, s.ctime_ns as u64] {
-                put(&mut dir, n);
+        put(&mut dir, self.sections.len() as u64);
+        put(&mut dir, self.texts.len() as u64);
+        put(&mut dir, self.dirs.len() as u64);
+        for d in &self.dirs {
+            put_bytes(&mut dir, d.path.as_bytes());
+            put(&mut dir, u64::from(d.kind));
+            match &d.stamp {
+                Some(s) => {
+                    put(&mut dir, 1);
+                    put_stamp(&mut dir, s);
+                }
+                None => put(&mut dir, 0),
             }
-            put(&mut dir, f.read_at as u64);
-            put(&mut dir, u64::from(f.sections));
+            put(&mut dir, d.listed_at as u64);
+            put(&mut dir, u64::from(d.first_file));
+            put(&mut dir, u64::from(d.files));
+            put(&mut dir, d.sections);
+            put(&mut dir, d.bytes);
         }
-        let mut words: Vec<(&[u8], &Vec<u32>)> =
-            self.words.iter().map(|(w, f)| (&w[..], f)).collect();
-        words.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        put(&mut dir, words.len() as u64);
-        let mut postings = Vec::new();
-        let mut list = Vec::new();
-        for (word, files) in words {
-            list.clear();
-            let mut last = None;
-            // Lists merged from two segments may be out of order.
-            let mut sorted = files.clone();
-            sorted.sort_unstable();
-            sorted.dedup();
-            for &f in &sorted {
-                put(&mut list, u64::from(f - last.unwrap_or(0)));
-                last = Some(f);
+        let scan: Vec<usize> = (0..self.files.len())
+            .filter(|&f| self.files[f].flags & SCAN != 0)
+            .collect();
+        put(&mut dir, scan.len() as u64);
+        for f in scan {
+            put(&mut dir, f as u64);
+        }
+        for part in [&files, &names, &sections, &terms, &texts] {
+            put(&mut dir, part.len().div_ceil(BLOCK) as u64);
+            for block in part.chunks(BLOCK) {
+                put(&mut dir, checksum(block));
             }
-            put_bytes(&mut dir, word);
-            put(&mut dir, postings.len() as u64);
-            put(&mut dir, list.len() as u64);
-            put(&mut dir, checksum(&list));
-            postings.extend_from_slice(&list);
         }
+        let parts: [&[u8]; PARTS - 1] = [&dir, &files, &names, &sections, &terms, &texts];
         let mut head = Vec::with_capacity(HEAD);
         head.extend_from_slice(MAGIC);
-        head.extend_from_slice(&(dir.len() as u64).to_le_bytes());
-        head.extend_from_slice(&(postings.len() as u64).to_le_bytes());
+        for p in parts {
+            head.extend_from_slice(&(p.len() as u64).to_le_bytes());
+        }
+        head.extend_from_slice(&postings_len.to_le_bytes());
         head.extend_from_slice(&checksum(&dir).to_le_bytes());
+        head.extend_from_slice(&[0; 8 * (PARTS - 2)]);
         out.write_all(&head)?;
-        out.write_all(&dir)?;
-        out.write_all(&postings)?;
+        for p in parts {
+            out.write_all(p)?;
+        }
+        for &id in &by_text {
+            out.write_all(&self.lists[id as usize].0)?;
+        }
         out.write_all(END)
+    }
+
+    /// Written to memory and read back: a segment of what was added.
+    pub fn into_segment(self) -> Result<Segment, Torn> {
+        let mut out = Vec::new();
+        self.write(0, 0, &mut out).map_err(|_| Torn)?;
+        Segment::from_bytes(out)
+    }
+}
+
+/// Hands a file's words to its [`Builder`].
+pub struct Adder<'a> {
+    builder: &'a mut Builder,
+    file: u32,
+}
+
+impl Adder<'_> {
+    pub fn word(&mut self, w: &[u8], heading: bool) {
+        self.builder.word(w, heading);
+    }
+
+    pub fn end_section(&mut self, len: usize) {
+        self.builder.end_section(self.file, len as u32);
     }
 }
 
@@ -425,8 +1047,18 @@ mod tests {
 
     fn built() -> Vec<u8> {
         let mut b = Builder::default();
+        b.dir(DirEntry {
+            path: "world".into(),
+            kind: WORLD,
+            stamp: Some(stamp(9)),
+            listed_at: 3,
+            first_file: 0,
+            files: 0,
+            sections: 0,
+            bytes: 0,
+        });
         for (n, text) in [
-            (1, "deploy canary deploy"),
+            (1, "deploy canary deploy|#canary"),
             (2, "rollback"),
             (3, "canary x"),
         ] {
@@ -434,10 +1066,21 @@ mod tests {
                 path: format!("world/t{n}.md"),
                 stamp: stamp(n),
                 read_at: 99,
-                sections: n as u32,
+                first_section: 0,
+                sections: 0,
+                flags: 0,
+                dir: 0,
             };
-            b.add(entry, |each| {
-                text.split(' ').for_each(|w| each(w.as_bytes()))
+            b.add(entry, |add| {
+                for section in text.split('|') {
+                    for w in section.split(' ') {
+                        match w.strip_prefix('#') {
+                            Some(w) => add.word(w.as_bytes(), true),
+                            None => add.word(w.as_bytes(), false),
+                        }
+                    }
+                    add.end_section(section.len());
+                }
             });
         }
         let mut out = Vec::new();
@@ -451,20 +1094,54 @@ mod tests {
         Segment::read(tmp)
     }
 
+    type Words = Vec<(Vec<u8>, Vec<Posting>)>;
+
+    fn all(seg: &Segment) -> Result<Words, Torn> {
+        let mut out = Vec::new();
+        let mut ids = Vec::new();
+        seg.beginning(b"", &mut |t, i| {
+            ids.push((t.to_vec(), i));
+            Ok(())
+        })?;
+        for (t, i) in ids {
+            let mut list = Vec::new();
+            seg.postings(i, &mut |s, h, b| list.push((s, h, b)))?;
+            out.push((t, list));
+        }
+        for f in 0..seg.file_count {
+            seg.file(f)?;
+        }
+        for s in 0..seg.section_count {
+            seg.section(s)?;
+        }
+        Ok(out)
+    }
+
     #[test]
     fn what_is_written_is_read_back() {
         let seg = read(&built()).unwrap();
-        assert_eq!((seg.generation, seg.base, seg.files.len()), (42, 0, 3));
-        assert_eq!(seg.files[1].stamp, stamp(2));
-        assert_eq!(seg.files[2].sections, 3);
-        let canary = seg.beginning(b"canary");
-        assert_eq!(canary.len(), 1);
-        let mut files = Vec::new();
-        seg.files_of(canary.start, &mut files).unwrap();
-        assert_eq!(files, [0, 2]);
-        assert_eq!(seg.beginning(b"c").len(), 1);
-        assert_eq!(seg.beginning(b"").len(), 4);
-        assert_eq!(seg.beginning(b"zz").len(), 0);
+        assert_eq!((seg.generation, seg.base, seg.file_count), (42, 0, 3));
+        assert_eq!(seg.file(1).unwrap().stamp, stamp(2));
+        assert_eq!(seg.file(0).unwrap().sections, 2);
+        assert_eq!(seg.file(2).unwrap().path, "world/t3.md");
+        assert_eq!(seg.find(0, "t2.md").unwrap(), Some(1));
+        assert_eq!(seg.find(0, "t4.md").unwrap(), None);
+        assert_eq!(seg.dirs[0].sections, 4);
+        let words = all(&seg).unwrap();
+        let canary = words.iter().find(|(t, _)| t == b"canary").unwrap();
+        // Section 0 once in the body, section 1 once in the heading,
+        // section 3 (file 3's) once in the body.
+        assert_eq!(canary.1, [(0, 0, 1), (1, 1, 0), (3, 0, 1)]);
+        let deploy = words.iter().find(|(t, _)| t == b"deploy").unwrap();
+        assert_eq!(deploy.1, [(0, 0, 2)]);
+        assert_eq!(seg.section(3).unwrap(), (8, 2));
+        let mut n = 0;
+        seg.beginning(b"c", &mut |_, _| {
+            n += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 1);
     }
 
     #[test]
@@ -476,12 +1153,23 @@ mod tests {
         for at in 0..good.len() {
             let mut bad = good.clone();
             bad[at] ^= 0x41;
-            // A flipped byte in a word's list shows when the list is read.
-            let whole = read(&bad).and_then(|seg| {
-                let mut files = Vec::new();
-                (0..seg.word_count()).try_for_each(|w| seg.files_of(w, &mut files))
-            });
+            let whole = read(&bad).and_then(|seg| all(&seg).map(|_| ()));
             assert!(whole.is_err(), "byte {at}");
         }
+    }
+
+    #[test]
+    fn a_segment_merged_into_another_keeps_what_it_is_told() {
+        let seg = read(&built()).unwrap();
+        let mut b = Builder::default();
+        b.add_segment(&seg, &[true, false, true]).unwrap();
+        let merged = b.into_segment().unwrap();
+        assert_eq!(merged.file_count, 2);
+        assert_eq!(merged.file(1).unwrap().path, "world/t3.md");
+        let words = all(&merged).unwrap();
+        let canary = words.iter().find(|(t, _)| t == b"canary").unwrap();
+        assert_eq!(canary.1, [(0, 0, 1), (1, 1, 0), (2, 0, 1)]);
+        assert!(words.iter().all(|(t, _)| t != b"rollback"));
+        assert_eq!(merged.dirs[0].sections, 3);
     }
 }
