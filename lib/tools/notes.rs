@@ -573,7 +573,7 @@ fn search(ctx: &Memory, args: Search) -> Result<Reply, ToolError> {
     let until = ctx
         .deadline
         .unwrap_or_else(|| Instant::now() + SEARCH_LIMIT);
-    let searched = notes::search(ws, Scope::Agent(&ctx.agent), query, want, Some(until))
+    let searched = axe_search::search(ws, Scope::Agent(&ctx.agent), query, want, Some(until))
         .map_err(|e| ToolError::of("search_notes", e))?;
     let found = &searched.found;
     trace(

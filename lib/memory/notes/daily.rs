@@ -99,7 +99,7 @@ pub fn remember(
         return Err(fail("write", e));
     }
     // Written in place: the index's journal says so to the next search.
-    super::index::note_written(ws, &path);
+    super::journal::note_written(ws, &path);
     Ok(Remembered {
         path,
         chars,

@@ -13,42 +13,39 @@
 //! rolled back if it cannot finish; rewrites take the lock and replace the
 //! file atomically, and with an expected SHA-256 refuse to overwrite a
 //! change they have not seen; a recall keeps to a character budget and
-//! names what it left out; paths never leave the workspace; search ships
-//! here. Dates are UTC.
+//! names what it left out; paths never leave the workspace. Search is
+//! axe-search's, over what this crate scans (`scan`, `query`, `terms`).
+//! Dates are UTC.
 
 pub mod conflict;
 mod daily;
-mod dates;
+pub mod dates;
 pub mod entries;
-mod fold;
+pub mod fold;
 pub mod history;
-mod index;
-mod irregular;
+pub mod irregular;
+pub mod journal;
 pub mod kind;
-mod note;
+pub mod note;
 mod prune;
-mod query;
+pub mod query;
 mod recall;
 mod rewrite;
-mod scan;
-mod search;
+pub mod scan;
 pub mod settings;
 pub use kind::KIND;
-mod snippet;
-mod stop;
-mod terms;
+pub mod snippet;
+pub mod stop;
+pub mod terms;
 mod topic;
-mod workspace;
+pub mod workspace;
 
 pub use daily::remember;
-pub use index::Used as IndexUsed;
-pub use index::vectors::{Meaning, Mode, VectorsUsed};
 pub use note::{Unreadable, unreadable_note};
 pub use prune::prune;
 pub use recall::{
     Kind, NoteFile, Recalled, answer, files, hashes, recall, recall_hashed, remarks, shown,
 };
 pub use rewrite::{Rewritten, rewrite};
-pub use search::{Found, reindex, search, search_mode};
 pub use topic::{name as topic_name, sanitize as topic_file_name};
 pub use workspace::{READ_LIMIT, Scope, Witness, Workspace};

@@ -104,7 +104,7 @@ pub fn rewrite(
     }
     // Renamed over: its directory's stamp shows it too, but not within
     // the same tick.
-    super::index::note_written(ws, path);
+    super::journal::note_written(ws, path);
     Ok(Rewritten {
         sha256: sha256_hex(content),
         chars,

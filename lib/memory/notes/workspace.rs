@@ -33,8 +33,8 @@ pub struct Workspace {
     /// in a directory of its own; `None`: search reads every file.
     index: Option<PathBuf>,
     /// The embedding model its searches rank by meaning with, when one is
-    /// configured (`index::vectors`).
-    meaning: Option<Arc<super::Meaning>>,
+    /// configured: its folder (axe-search loads it once a process).
+    meaning: Option<PathBuf>,
 }
 
 /// A [`Witness`], shared by the clones of one workspace.
@@ -103,15 +103,15 @@ impl Workspace {
     pub fn with_meaning(self, dir: Option<PathBuf>) -> Workspace {
         match dir {
             Some(dir) => Workspace {
-                meaning: Some(Arc::new(super::Meaning::new(dir))),
+                meaning: Some(dir),
                 ..self
             },
             None => self,
         }
     }
 
-    /// Its embedding model, if one is configured.
-    pub fn meaning(&self) -> Option<&super::Meaning> {
+    /// The folder of its embedding model, if one is configured.
+    pub fn meaning(&self) -> Option<&Path> {
         self.meaning.as_deref()
     }
 

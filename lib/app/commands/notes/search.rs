@@ -10,7 +10,8 @@ use axe_base::error::{Error, Result};
 use axe_base::stderr::note;
 use axe_base::timeout::Seconds;
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
-use axe_memory::notes::{self, Found, Mode, Scope};
+use axe_memory::notes::Scope;
+use axe_search::{self as search, Found, Mode};
 
 /// `n` files, in words.
 fn files(n: usize) -> String {
@@ -125,18 +126,18 @@ struct Json<'a> {
     #[serde(skip_serializing_if = "is_zero")]
     unsearched: usize,
     /// Whether the index was used, and how fresh it was.
-    index: &'a notes::IndexUsed,
+    index: &'a search::IndexUsed,
     /// How it ranked: lexical, hybrid or vector.
     mode: Option<Mode>,
     /// With meaning: what was embedded now and what was cached.
     #[serde(skip_serializing_if = "Option::is_none")]
-    vectors: Option<&'a notes::VectorsUsed>,
+    vectors: Option<&'a search::VectorsUsed>,
 }
 
 /// `--reindex` alone, in `--json`.
 #[derive(Serialize)]
 struct Reindexed<'a> {
-    index: &'a notes::IndexUsed,
+    index: &'a search::IndexUsed,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -152,7 +153,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     let query = query.join(" ");
     if m.flag(&REINDEX) && m.args().is_empty() {
         let target = super::of_flags(m, &AGENT_FLAG, &WORKSPACE)?;
-        let used = notes::reindex(&target.ws);
+        let used = search::reindex(&target.ws);
         return reindexed(m, out, &used);
     }
     if query.trim().is_empty() {
@@ -188,12 +189,12 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
     };
     let until = timeout.map(|t| Instant::now() + t);
     if m.flag(&REINDEX) {
-        let used = notes::reindex(&target.ws);
+        let used = search::reindex(&target.ws);
         if let Some(why) = &used.why {
             note(format_args!("axe-notes-search: no index: {why}"));
         }
     }
-    let searched = notes::search_mode(&target.ws, scope, &query, limit, until, mode)?;
+    let searched = search::search_mode(&target.ws, scope, &query, limit, until, mode)?;
     let found = &searched.found;
     // Said first, so that it is seen whatever the exit code.
     for u in &searched.unreadable {
@@ -236,7 +237,7 @@ fn run(m: &Matches, out: &mut dyn Write) -> Result<()> {
 
 /// What `--reindex` alone says: nothing but an error, or in `--json` the
 /// index's state.
-fn reindexed(m: &Matches, out: &mut dyn Write, used: &notes::IndexUsed) -> Result<()> {
+fn reindexed(m: &Matches, out: &mut dyn Write, used: &search::IndexUsed) -> Result<()> {
     if m.flag(&JSON) {
         return axe_cli::write_json(out, &Reindexed { index: used });
     }

@@ -72,7 +72,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -81,13 +81,14 @@ use axe_base::beneath::{Dir, Open, Stamp};
 use rustix::fs::FileType;
 use serde::Serialize;
 
-use super::fold;
-use super::query::Query;
-use super::scan::{BODY, FIELDS, HEADING, TOPIC, WORD};
-use super::terms::Matcher;
-use super::workspace::{At, Scope, Workspace};
-use crate::lock::{self, Wait};
-use crate::replace;
+use axe_memory::lock::{self, Wait};
+use axe_memory::notes::fold;
+use axe_memory::notes::journal;
+use axe_memory::notes::query::Query;
+use axe_memory::notes::scan::{BODY, FIELDS, HEADING, TOPIC, WORD};
+use axe_memory::notes::terms::Matcher;
+use axe_memory::notes::workspace::{At, Scope, Workspace};
+use axe_memory::replace;
 use segment::{AGENT, AGENTS, Builder, DAILY, DirEntry, Entry, GONE, SCAN, Segment, Torn, WORLD};
 
 /// A file whose modification time is this close to its read is read
@@ -102,7 +103,7 @@ const DELTA_MAX: usize = 4096;
 
 const BASE: &str = "base";
 const DELTA: &str = "delta";
-const JOURNAL: &str = "journal";
+use journal::JOURNAL;
 const CURSOR: &str = "cursor";
 
 /// Whether a search used the index, and how fresh it was: `--json`'s
@@ -225,50 +226,7 @@ fn add_text(text: &[u8], word: &mut Vec<u8>, add: &mut segment::Adder) {
 /// The index's directory for `ws`, when it has one that is not inside
 /// the workspace; the cache directory made if missing.
 fn place(ws: &Workspace) -> Result<PathBuf, String> {
-    place_if(ws, true)
-}
-
-/// [`place`], the cache directory made only when `create`.
-fn place_if(ws: &Workspace, create: bool) -> Result<PathBuf, String> {
-    let cache = ws.index_root().ok_or("no cache directory")?;
-    let root = std::fs::canonicalize(&ws.root).map_err(|e| format!("workspace: {e}"))?;
-    let inside = || Err("the cache directory is inside the workspace".to_owned());
-    if cache.starts_with(&ws.root) || cache.starts_with(&root) {
-        return inside();
-    }
-    if create {
-        std::fs::create_dir_all(cache).map_err(|e| format!("{}: {e}", cache.display()))?;
-    }
-    let real = std::fs::canonicalize(cache).map_err(|e| format!("{}: {e}", cache.display()))?;
-    if real.starts_with(&root) {
-        return inside();
-    }
-    let name = crate::hash::sha256_hex(root.as_os_str().as_encoded_bytes());
-    Ok(real.join(&name[..16]))
-}
-
-/// Tells the index of `ws`, if it has one, that the notes file at `path`
-/// was written: the next search reads it again. One append of one line
-/// (`O_APPEND`, never synced: the index is only a cache, and a line lost
-/// is found by the rotating check); nothing when there is no index.
-pub fn note_written(ws: &Workspace, path: &Path) {
-    let Ok(place) = place_if(ws, false) else {
-        return;
-    };
-    let rel = ws.relative(path);
-    if rel.contains('\n') || Path::new(&rel).is_absolute() {
-        return;
-    }
-    let file = std::fs::OpenOptions::new()
-        .append(true)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(place.join(JOURNAL));
-    // No index directory: no journal made (the index is built whole).
-    // A line of its own even after one a writer killed mid-write left
-    // unfinished.
-    if let Ok(mut f) = file {
-        let _ = f.write_all(format!("\n{rel}\n").as_bytes());
-    }
+    journal::place_if(ws, true)
 }
 
 /// The index file `name` in `dir`, when it is there and whole.

@@ -28,15 +28,15 @@ use std::time::Instant;
 
 use rustix::fs::FileType;
 
-use super::dates;
-use super::index::vectors::{self, Mode, VectorsUsed};
-use super::index::{self, Index, Used};
-use super::note::Unreadable;
-use super::query;
-use super::scan::{self, BODY, FIELDS, HEADING, Scanner, TOPIC};
-use super::snippet;
-use super::workspace::{At, Scope, Workspace};
+use crate::index::vectors::{self, Mode, VectorsUsed};
+use crate::index::{self, Index, Used};
 use axe_base::error::Result;
+use axe_memory::notes::dates;
+use axe_memory::notes::note::Unreadable;
+use axe_memory::notes::query;
+use axe_memory::notes::scan::{self, BODY, FIELDS, HEADING, Scanner, TOPIC};
+use axe_memory::notes::snippet;
+use axe_memory::notes::workspace::{At, Scope, Workspace};
 
 /// BM25's constants. Only the body's length is weighed: a topic's name
 /// and a heading are one short line each. `B` is below the usual 0.75: a
@@ -353,7 +353,7 @@ pub fn search_mode(
             mode.name()
         ))
     })?;
-    let model = meaning.model().map_err(axe_base::error::Error::Config)?;
+    let model = vectors::model(meaning).map_err(axe_base::error::Error::Config)?;
     let wide = limit.max(CANDIDATES);
     let mut searched = match mode {
         Mode::Hybrid => lexical(ws, scope, query, wide, until)?,
@@ -527,7 +527,8 @@ fn lexical(
         let Origin::Read(f) = h.origin else { continue };
         let file = &files[f as usize];
         buf.clear();
-        read(ws, file, &mut buf).map_err(|e| crate::error::io_error("", "read", &file.path, e))?;
+        read(ws, file, &mut buf)
+            .map_err(|e| axe_memory::error::io_error("", "read", &file.path, e))?;
         found.push(found_in(
             ws,
             &file.path,
@@ -693,7 +694,7 @@ fn indexed(
                     let file = &files[f as usize];
                     buf.clear();
                     read(ws, file, &mut buf)
-                        .map_err(|e| crate::error::io_error("", "read", &file.path, e))?;
+                        .map_err(|e| axe_memory::error::io_error("", "read", &file.path, e))?;
                     found.push(found_in(
                         ws,
                         &file.path,

@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -34,9 +34,9 @@ use axe_base::beneath::{Dir, Open};
 use axe_embed::Model;
 use serde::Serialize;
 
-use super::super::workspace::Workspace;
-use crate::lock::{self, Wait};
-use crate::replace;
+use axe_memory::lock::{self, Wait};
+use axe_memory::notes::workspace::Workspace;
+use axe_memory::replace;
 
 const MAGIC: &[u8; 16] = b"axe-vectors 1\n\0\0";
 const HEAD: usize = 16 + 16 + 8 + 8;
@@ -72,46 +72,22 @@ impl Mode {
     }
 }
 
-/// A workspace's embedding model: named (`AXE_EMBEDDINGS`, `[search]
-/// embeddings`), loaded at its first search and kept for the process.
-pub struct Meaning {
-    pub dir: PathBuf,
-    model: OnceLock<Result<Arc<Model>, String>>,
-}
-
-impl std::fmt::Debug for Meaning {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Meaning({})", self.dir.display())
+/// The embedding model in `dir` (a workspace's, named by `AXE_EMBEDDINGS`
+/// or `[search] embeddings`), loaded once a process: `axe-mcp --http`
+/// opens an agent's memory per session or stateless request, and loading
+/// is a quarter of a second and 90 MB. The error is its one line, and is
+/// not kept: a model fixed is loaded at the next search.
+pub fn model(dir: &Path) -> Result<Arc<Model>, String> {
+    static LOADED: OnceLock<Mutex<HashMap<PathBuf, Arc<Model>>>> = OnceLock::new();
+    let loaded = LOADED.get_or_init(Default::default);
+    // Held while loading: requests at once wait for one load.
+    let mut loaded = loaded.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(model) = loaded.get(dir) {
+        return Ok(Arc::clone(model));
     }
-}
-
-impl Meaning {
-    pub fn new(dir: PathBuf) -> Meaning {
-        Meaning {
-            dir,
-            model: OnceLock::new(),
-        }
-    }
-
-    /// The model, loaded once a process: `axe-mcp --http` opens an
-    /// agent's memory per session or stateless request, and loading is a
-    /// quarter of a second and 90 MB. The error is its one line.
-    pub fn model(&self) -> Result<Arc<Model>, String> {
-        self.model
-            .get_or_init(|| {
-                static LOADED: OnceLock<Mutex<HashMap<PathBuf, Arc<Model>>>> = OnceLock::new();
-                let loaded = LOADED.get_or_init(Default::default);
-                // Held while loading: requests at once wait for one load.
-                let mut loaded = loaded.lock().unwrap_or_else(|e| e.into_inner());
-                if let Some(model) = loaded.get(&self.dir) {
-                    return Ok(Arc::clone(model));
-                }
-                let model = Arc::new(Model::load(&self.dir).map_err(|e| e.to_string())?);
-                loaded.insert(self.dir.clone(), Arc::clone(&model));
-                Ok(model)
-            })
-            .clone()
-    }
+    let model = Arc::new(Model::load(dir).map_err(|e| e.to_string())?);
+    loaded.insert(dir.to_owned(), Arc::clone(&model));
+    Ok(model)
 }
 
 /// What the vector side of a search did: `--json`'s `vectors`.
