@@ -187,8 +187,8 @@ _axe_spec_axe_agents_edit() {
     subs=''
 }
 _axe_spec_axe_agents_mcp_login() {
-    flags='--agents-dir --no-browser --timeout --json --help -h --version -V'
-    valued=' --agents-dir=dir --timeout=none '
+    flags='--agents-dir --no-browser --timeout --scope --json --help -h --version -V'
+    valued=' --agents-dir=dir --timeout=none --scope=none '
     args='agent none'
     subs=''
 }

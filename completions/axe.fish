@@ -195,13 +195,14 @@ complete -c axe-agents -n '__axe_in edit --agents-dir' -s h -l help -d 'Print he
 complete -c axe-agents -n '__axe_in edit --agents-dir' -s V -l version -d 'Print version'
 complete -c axe-agents -n '__axe_at 1 edit --agents-dir' -a '(__axe_agents)'
 complete -c axe-agents -n '__axe_at 0 - ' -a mcp-login -d 'Log in to an agent\'s remote MCP server with OAuth'
-complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout' -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
-complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout' -l no-browser -d 'Only print the authorization address on stderr (open it on any machine whose browser can reach this one\'s 127.0.0.1, or fetch it)'
-complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout' -l timeout -x -d 'Give up when the browser has not come back after this long [default: 300]'
-complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout' -l json -d 'Print {agent, server, server_url, resource, issuer, client_id, registration, scope, expires_at, refreshable, token_file} as JSON'
-complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout' -s h -l help -d 'Print help'
-complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout' -s V -l version -d 'Print version'
-complete -c axe-agents -n '__axe_at 1 mcp-login --agents-dir --timeout' -a '(__axe_agents)'
+complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout --scope' -l agents-dir -x -a '(__fish_complete_directories)' -d 'Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents'
+complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout --scope' -l no-browser -d 'Only print the authorization address on stderr (open it on any machine whose browser can reach this one\'s 127.0.0.1, or fetch it)'
+complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout --scope' -l timeout -x -d 'Give up when the browser has not come back after this long [default: 300]'
+complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout --scope' -l scope -x -d 'Ask for these scopes (space-separated), as a server\'s 403 insufficient_scope names them [default: what its 401 or its metadata names]'
+complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout --scope' -l json -d 'Print {agent, server, server_url, resource, issuer, client_id, registration, scope, expires_at, refreshable, token_file} as JSON'
+complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout --scope' -s h -l help -d 'Print help'
+complete -c axe-agents -n '__axe_in mcp-login --agents-dir --timeout --scope' -s V -l version -d 'Print version'
+complete -c axe-agents -n '__axe_at 1 mcp-login --agents-dir --timeout --scope' -a '(__axe_agents)'
 
 # axe-config
 complete -c axe-config -f

@@ -157,6 +157,7 @@ export extern "axe-agents mcp-login" [
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --no-browser  # Only print the authorization address on stderr (open it on any machine whose browser can reach this one's 127.0.0.1, or fetch it)
     --timeout: number  # Give up when the browser has not come back after this long [default: 300]
+    --scope: string  # Ask for these scopes (space-separated), as a server's 403 insufficient_scope names them [default: what its 401 or its metadata names]
     --json  # Print {agent, server, server_url, resource, issuer, client_id, registration, scope, expires_at, refreshable, token_file} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version
@@ -725,6 +726,7 @@ export extern "axe agents mcp-login" [
     --agents-dir: directory  # Look for agent files in DIR first, then in ./axe/agents, then in <config>/agents
     --no-browser  # Only print the authorization address on stderr (open it on any machine whose browser can reach this one's 127.0.0.1, or fetch it)
     --timeout: number  # Give up when the browser has not come back after this long [default: 300]
+    --scope: string  # Ask for these scopes (space-separated), as a server's 403 insufficient_scope names them [default: what its 401 or its metadata names]
     --json  # Print {agent, server, server_url, resource, issuer, client_id, registration, scope, expires_at, refreshable, token_file} as JSON
     --help(-h)  # Print help
     --version(-V)  # Print version

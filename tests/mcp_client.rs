@@ -926,6 +926,34 @@ fn a_401_says_what_the_server_asked_for_and_the_ways_in() {
     assert!(server.requests().is_empty());
 }
 
+/// A 403 `insufficient_scope` (a token without the rights a call needs)
+/// names the scopes the server asked for and the login that asks for
+/// them; a 403 of any other kind is its status and body, as before.
+#[test]
+fn a_403_for_want_of_scope_names_the_scope_and_the_login_that_asks_for_it() {
+    let env = Env::new();
+    let mcp = Server::start(vec![Answer::raw(403, "").with_header(
+        "WWW-Authenticate",
+        "Bearer error=\"insufficient_scope\", scope=\"files:read files:write\", \
+         resource_metadata=\"http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp\"",
+    )]);
+    web_agent(&env, &mcp.url);
+    let server = Server::start(vec![ok("never")]);
+    run(&env, &server.url).arg("a").assert().code(3).stderr(
+        "failed to connect MCP server \"web\": HTTP 403 Forbidden: the server needs a scope \
+         the login does not have (\"files:read files:write\"); log in again asking for it: \
+         `axe agents mcp-login a web --scope \"files:read files:write\"`\n",
+    );
+    let mcp = Server::start(vec![Answer::raw(403, "no entry")]);
+    web_agent(&env, &mcp.url);
+    run(&env, &server.url)
+        .arg("a")
+        .assert()
+        .code(3)
+        .stderr("failed to connect MCP server \"web\": HTTP 403 Forbidden: no entry\n");
+    assert!(server.requests().is_empty());
+}
+
 #[test]
 fn an_sse_endpoint_on_another_origin_is_refused() {
     let env = Env::new();

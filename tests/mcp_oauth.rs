@@ -280,6 +280,24 @@ fn a_login_then_a_run_that_refreshes_a_refused_token() {
 
 /// A token past its expiry is refreshed before it is sent: the server
 /// never sees it refused.
+/// `--scope` asks for the scopes a 403 `insufficient_scope` named, in
+/// place of what the server's 401 names.
+#[test]
+fn a_login_asks_for_the_scopes_it_is_given() {
+    let Some(py) = python() else { return };
+    let env = Env::new();
+    let remote = Protected::start(&env, &py, &[]);
+    agent(&env, &remote.url);
+    let (status, out, err) = login(&env, &py, &["--scope", "files:read files:write"], true);
+    assert!(status.success(), "{err}");
+    let done: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        remote.said("authorize")[0]["scope"],
+        "files:read files:write"
+    );
+    assert_eq!(done["scope"], "files:read files:write");
+}
+
 #[test]
 fn an_expired_token_is_refreshed_before_it_is_sent() {
     let Some(py) = python() else { return };
@@ -384,7 +402,8 @@ const AUTH: &[(&str, Expect)] = &[
         Expect::Left(
             &["scope-step-up-escalation"],
             "a 403 insufficient_scope in the middle of a run would need a new login, \
-             and axe-run never prompts: the call fails",
+             and axe-run never prompts: the call fails, naming the scopes and \
+             `mcp-login --scope`",
         ),
     ),
     ("scope-retry-limit", Expect::Login),

@@ -27,7 +27,7 @@ pub const MCP_LOGIN: Command = Command {
     about: "Log in to an agent's remote MCP server with OAuth",
     usage: &["[OPTIONS] <AGENT> <SERVER>"],
     args: &[AGENT, SERVER],
-    flags: &[AGENTS_DIR, NO_BROWSER, TIMEOUT, JSON],
+    flags: &[AGENTS_DIR, NO_BROWSER, TIMEOUT, SCOPE, JSON],
     rules: &[super::args::AGENT_REQUIRED, SERVER_REQUIRED],
     description: "\
 For a streamable-http server that answers 401: finds its authorization
@@ -60,6 +60,12 @@ const TIMEOUT: Flag = Flag::with_value(
     "Give up when the browser has not come back after this long [default: 300]",
 )
 .number();
+
+const SCOPE: Flag = Flag::with_value(
+    "scope",
+    "SCOPES",
+    "Ask for these scopes (space-separated), as a server's 403 insufficient_scope names them [default: what its 401 or its metadata names]",
+);
 
 const JSON: Flag = Flag::switch(
     "json",
@@ -120,6 +126,10 @@ fn mcp_login(m: &Matches, out: &mut dyn Write) -> Result<()> {
         },
         data: agents.dirs().data()?,
         wait,
+        scope: m
+            .value(&SCOPE)
+            .map(|s| s.to_string_lossy().trim().to_owned())
+            .filter(|s| !s.is_empty()),
     };
     let browse = !m.flag(&NO_BROWSER);
     let open = |address: &str| {

@@ -38,6 +38,15 @@ pub enum McpError {
         scheme: String,
         metadata: Option<String>,
     },
+    /// The server refused a login's token for want of scope (HTTP 403,
+    /// `error="insufficient_scope"`, RFC 6750 3.1): the scopes it names,
+    /// and the agent's and server's names as for `Unauthorized`, for the
+    /// new login that asks for them.
+    InsufficientScope {
+        agent: String,
+        server: String,
+        scope: Option<String>,
+    },
     /// A reply that is not JSON.
     NotJson(serde_json::Error),
     /// A message of ours that would not serialise.
@@ -105,6 +114,24 @@ impl fmt::Display for McpError {
                      (Authorization = \"Bearer ${{TOKEN}}\")"
                 )
             }
+            McpError::InsufficientScope {
+                agent,
+                server,
+                scope,
+            } => {
+                let server = if server.is_empty() { "SERVER" } else { server };
+                let agent = if agent.is_empty() { "AGENT" } else { agent };
+                f.write_str(
+                    "HTTP 403 Forbidden: the server needs a scope the login does not have",
+                )?;
+                match scope {
+                    Some(scope) => write!(
+                        f,
+                        " ({scope:?}); log in again asking for it: `axe agents mcp-login {agent} {server} --scope {scope:?}`"
+                    ),
+                    None => write!(f, "; log in again: `axe agents mcp-login {agent} {server}`"),
+                }
+            }
             McpError::NotJson(e) => write!(f, "the reply is not JSON: {e}"),
             McpError::Encode(e) => e.fmt(f),
             McpError::Rpc {
@@ -158,9 +185,32 @@ impl McpError {
         }
     }
 
+    /// A 403 with `WWW-Authenticate: challenge`, when it says
+    /// `insufficient_scope`: the scopes it names.
+    pub fn insufficient_scope(challenge: &str) -> Option<McpError> {
+        let challenge = challenge.trim();
+        let (scheme, params) = challenge
+            .split_once(char::is_whitespace)
+            .unwrap_or((challenge, ""));
+        let refused = scheme.eq_ignore_ascii_case("bearer")
+            && parameter(params, "error").is_some_and(|e| e == "insufficient_scope");
+        refused.then(|| McpError::InsufficientScope {
+            agent: String::new(),
+            server: String::new(),
+            scope: parameter(params, "scope")
+                .map(|s| super::oauth::clean(&s))
+                .filter(|s| !s.is_empty()),
+        })
+    }
+
     /// This error with the server's `name` where it names the server.
     pub fn of_server(self, name: &str) -> McpError {
         match self {
+            McpError::InsufficientScope { agent, scope, .. } => McpError::InsufficientScope {
+                agent,
+                server: name.to_owned(),
+                scope,
+            },
             McpError::Unauthorized {
                 agent,
                 scheme,
@@ -179,6 +229,11 @@ impl McpError {
     /// This error with the agent's and the server's names.
     pub fn of(self, agent: &str, server: &str) -> McpError {
         match self.of_server(server) {
+            McpError::InsufficientScope { server, scope, .. } => McpError::InsufficientScope {
+                agent: agent.to_owned(),
+                server,
+                scope,
+            },
             McpError::Unauthorized {
                 server,
                 scheme,

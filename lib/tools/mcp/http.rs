@@ -262,7 +262,11 @@ impl Transport for Http {
     ) -> Result<Value, McpError> {
         let response = self.post(message, headers, deadline)?;
         if !(200..300).contains(&response.status) {
-            return refused(response, Some(id));
+            // A refusal names the login to make again.
+            return refused(response, Some(id)).map_err(|e| match &self.auth {
+                Some(auth) => e.of(&auth.agent, &auth.server),
+                None => e,
+            });
         }
         let stream = response
             .header("content-type")
@@ -372,6 +376,12 @@ fn refused(response: Response, id: Option<u64>) -> Result<Value, McpError> {
         return Err(McpError::unauthorized(
             response.header("www-authenticate").unwrap_or_default(),
         ));
+    }
+    if status == 403
+        && let Some(e) =
+            McpError::insufficient_scope(response.header("www-authenticate").unwrap_or_default())
+    {
+        return Err(e);
     }
     let json = response
         .header("content-type")

@@ -147,7 +147,11 @@ impl Client {
             {
                 None
             }
-            Err(e @ (McpError::Unauthorized { .. } | McpError::Io(_))) => return Err(e),
+            Err(
+                e @ (McpError::Unauthorized { .. }
+                | McpError::InsufficientScope { .. }
+                | McpError::Io(_)),
+            ) => return Err(e),
             Err(_) => None,
         };
         *self.stateless.lock().recover() = offered;

@@ -25,6 +25,10 @@ pub struct Login<'a> {
     pub data: PathBuf,
     /// How long the browser has to come back.
     pub wait: Duration,
+    /// The scopes to ask for, when the user names them (`--scope`, for
+    /// a 403 `insufficient_scope`'s): they replace what the server's 401
+    /// or metadata name.
+    pub scope: Option<String>,
 }
 
 /// What is done with the authorization URL: opened in a browser, shown,
@@ -94,7 +98,11 @@ pub fn login(http: &Http, login: &Login, open: Opener) -> Result<Outcome, OAuthE
     let listener = redirect::Listener::bind()?;
     let (client, registration) =
         register::register(http, &server, &login.client, &listener.redirect_uri, step())?;
-    let scope = scope(&challenge, found.as_ref().map(|f| &f.scopes[..]), &server);
+    let asked = Challenge {
+        scope: login.scope.clone().or(challenge.scope.clone()),
+        ..challenge.clone()
+    };
+    let scope = scope(&asked, found.as_ref().map(|f| &f.scopes[..]), &server);
     let verifier = pkce::random_word()?;
     let state = pkce::random_word()?;
     let mut params = vec![
