@@ -5,8 +5,8 @@
 //! A stateless request (the 2026-07-28 revision: no session) opens its
 //! agent's memory anew; reading and parsing the agent file and
 //! config.toml, finding the agents directories and gathering the keys
-//! memory keeps out was a tenth of the server's time a call under load
-//! (bench/RESULTS.md). Kept, a request costs the `stat`s of those paths
+//! memory keeps out was 7% of the server's time a call (perf, one
+//! client on the bench's mix). Kept, a request costs the `stat`s of those paths
 //! ([`Sources`]): an edited agent file, a new one in an earlier agents
 //! directory, a changed config.toml are read at the next request, as
 //! before. What is kept is what opening reads, never what a client was
