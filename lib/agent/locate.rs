@@ -146,16 +146,11 @@ impl Agents {
     /// config.toml. The fewer, the cheaper each check: a server checks
     /// them at every request.
     pub fn sources(&self, name: &str) -> Result<Vec<PathBuf>> {
-        let mut dirs: Vec<PathBuf> = self.given.iter().cloned().collect();
-        let mut paths = Vec::new();
-        if let Ok(cwd) = std::env::current_dir() {
-            let local = cwd.join("axe");
-            if local.is_dir() {
-                dirs.push(local.join("agents"));
-            }
-            paths.push(local);
-        }
-        dirs.push(self.dirs.agents()?);
+        let dirs: Vec<PathBuf> = self.search_dirs()?.into_iter().map(|(_, d)| d).collect();
+        let mut paths: Vec<PathBuf> = std::env::current_dir()
+            .map(|cwd| cwd.join("axe"))
+            .into_iter()
+            .collect();
         let file = format!("{name}.toml");
         paths.extend(dirs.iter().map(|d| d.join(&file)).filter(|f| f.exists()));
         paths.extend(dirs);
