@@ -122,11 +122,10 @@ pub fn secrets(value: &str) -> Vec<String> {
     let userinfo = &rest[..at];
     let secret = userinfo.split_once(':').map_or(userinfo, |(_, p)| p);
     let mut found = vec![secret.to_owned()];
-    let decoded =
-        url::form_urlencoded::parse(format!("x={}", secret.replace('+', "%2B")).as_bytes())
-            .next()
-            .map(|(_, v)| v.into_owned());
-    found.extend(decoded.filter(|d| d != secret));
+    let decoded = percent_encoding::percent_decode_str(secret).decode_utf8_lossy();
+    if decoded != secret {
+        found.push(decoded.into_owned());
+    }
     found.retain(|s| !s.is_empty());
     found
 }
