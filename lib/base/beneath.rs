@@ -138,6 +138,21 @@ pub struct Stamp {
     pub ctime_ns: i64,
 }
 
+impl Stamp {
+    /// The stamp of what `meta` describes (a file, or a directory whose
+    /// times change as its entries do).
+    pub fn of(meta: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.size(),
+            mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+            ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+        }
+    }
+}
+
 impl Dir {
     /// Opens the directory at `path`, following symlinks in it (the root
     /// is the user's setting); with `create`, creates it and its parents

@@ -59,18 +59,8 @@ impl Sources {
 
 /// The stamp of what is at `path`, a file or a directory; `None` when
 /// nothing is (or it cannot be looked at, which a change may end too).
-// The fields' types differ between platforms (`time_t`, `long`).
-#[allow(clippy::unnecessary_cast)]
 fn stamp(path: &std::path::Path) -> Option<Stamp> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some(Stamp {
-        dev: m.dev(),
-        ino: m.ino(),
-        len: m.size(),
-        mtime_ns: m.mtime() as i64 * 1_000_000_000 + m.mtime_nsec() as i64,
-        ctime_ns: m.ctime() as i64 * 1_000_000_000 + m.ctime_nsec() as i64,
-    })
+    std::fs::metadata(path).ok().map(|m| Stamp::of(&m))
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -155,13 +155,7 @@ fn stamp_of(path: &Path, follow: bool) -> Option<Stamp> {
     if !follow && !m.file_type().is_file() {
         return None;
     }
-    Some(Stamp {
-        dev: m.dev(),
-        ino: m.ino(),
-        len: m.len(),
-        mtime_ns: m.mtime() * 1_000_000_000 + m.mtime_nsec(),
-        ctime_ns: m.ctime() * 1_000_000_000 + m.ctime_nsec(),
-    })
+    Some(Stamp::of(&m))
 }
 
 /// Whether anything is at `path` (a symlink too).
