@@ -526,18 +526,7 @@ fn lexical(
         let h = &c.hits[i];
         let Origin::Read(f) = h.origin else { continue };
         let file = &files[f as usize];
-        buf.clear();
-        read(ws, file, &mut buf)
-            .map_err(|e| axe_memory::error::io_error("", "read", &file.path, e))?;
-        found.push(found_in(
-            ws,
-            &file.path,
-            &buf,
-            h.line,
-            h.start,
-            scored[i],
-            &mut scanner,
-        ));
+        found.push(found_read(ws, file, h, scored[i], &mut buf, &mut scanner)?);
     }
     Ok(Searched {
         found,
@@ -692,18 +681,7 @@ fn indexed(
             match h.origin {
                 Origin::Read(f) => {
                     let file = &files[f as usize];
-                    buf.clear();
-                    read(ws, file, &mut buf)
-                        .map_err(|e| axe_memory::error::io_error("", "read", &file.path, e))?;
-                    found.push(found_in(
-                        ws,
-                        &file.path,
-                        &buf,
-                        h.line,
-                        h.start,
-                        scored[i],
-                        &mut scanner,
-                    ));
+                    found.push(found_read(ws, file, h, scored[i], &mut buf, &mut scanner)?);
                 }
                 Origin::Indexed(k) => {
                     let ih = &plan.hits[k as usize];
@@ -827,6 +805,23 @@ struct Listed {
 /// The bytes of `file` into `buf`, when it is a notes file to read.
 fn read(ws: &Workspace, file: &Listed, buf: &mut Vec<u8>) -> io::Result<()> {
     file.at.read_into(ws, buf).map(|_| ())
+}
+
+/// The result `h` of `file`, a file the search read: read again (into
+/// `buf`) for its line.
+fn found_read(
+    ws: &Workspace,
+    file: &Listed,
+    h: &Hit,
+    score: f64,
+    buf: &mut Vec<u8>,
+    scanner: &mut Scanner,
+) -> Result<Found> {
+    buf.clear();
+    read(ws, file, buf).map_err(|e| axe_memory::error::io_error("", "read", &file.path, e))?;
+    Ok(found_in(
+        ws, &file.path, buf, h.line, h.start, score, scanner,
+    ))
 }
 
 /// The notes files of `scope`: world topics, then each agent's MEMORY.md
