@@ -63,21 +63,147 @@ fn paths(json: &Value) -> Vec<String> {
         .collect()
 }
 
-fn vectors_file(env: &Env) -> PathBuf {
+/// The pool of vectors (`base`: false) or the base's column (true).
+fn vectors_file_of(env: &Env, base: bool) -> PathBuf {
     let root = env.root().join("home/.cache/axe/notes-index");
     for dir in fs::read_dir(&root).unwrap() {
         for f in fs::read_dir(dir.unwrap().path()).unwrap() {
             let f = f.unwrap().path();
-            if f.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("vectors-")
-            {
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with("vectors-") && name.ends_with(".base") == base {
                 return f;
             }
         }
     }
     panic!("no vectors file under {}", root.display());
+}
+
+fn vectors_file(env: &Env) -> PathBuf {
+    vectors_file_of(env, false)
+}
+
+/// The scores of a search's results, best first.
+fn scores(json: &Value) -> Vec<f64> {
+    json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["score"].as_f64().unwrap())
+        .collect()
+}
+
+#[test]
+fn the_base_sections_vectors_are_one_column_kept_across_a_rebuild() {
+    // Past 4,096 sections (the pool's bound): 60 days of 70 entries.
+    let env = Env::new();
+    let ws = env.data_dir().join("axe/notes");
+    for d in 0..60 {
+        let mut text = String::new();
+        for e in 0..70 {
+            text.push_str(&format!(
+                "## {:02}:{:02}\nentry {e} of day {d}: we deploy the search note\n\n",
+                e / 60,
+                e % 60
+            ));
+        }
+        env.write(
+            &ws.join(format!("agents/claude/daily/2026-01-{:02}.md", d % 28 + 1))
+                .with_extension(format!("{d}.md")),
+            text,
+        );
+    }
+    let sections = 60 * 70;
+    let model = tiny(&env);
+    let vector = ["--mode", "vector", "--limit", "20", "deploy"];
+    let (code, first, err) = search(&env, Some(&model), &vector);
+    assert_eq!(code, 0, "{err}");
+    let v = &first["vectors"];
+    assert_eq!(
+        (&v["embedded"], &v["sections"]),
+        (&json!(sections), &json!(sections)),
+        "{v}"
+    );
+    assert_eq!(v["folded"], true, "written into the column: {v}");
+    let column = vectors_file_of(&env, true);
+    let pool = vectors_file_of(&env, false);
+    // One byte a number, 12 a row besides: the column is a fraction of
+    // what the pool of f32 would be, and the pool is left (almost) empty.
+    let dim = 16;
+    assert!(fs::metadata(&column).unwrap().len() < (sections * (12 + dim) + 4096) as u64);
+    assert!(
+        fs::metadata(&pool).unwrap().len() < 4096,
+        "{}",
+        fs::metadata(&pool).unwrap().len()
+    );
+
+    // From the column: nothing embedded, the same cosines to a byte's
+    // precision (ties may change places).
+    let (_, second, _) = search(&env, Some(&model), &vector);
+    let v = &second["vectors"];
+    assert_eq!(
+        (&v["embedded"], &v["cached"]),
+        (&json!(0), &json!(sections)),
+        "{v}"
+    );
+    assert!(v.get("folded").is_none(), "{v}");
+    for (a, b) in scores(&first).iter().zip(scores(&second)) {
+        assert!((a - b).abs() < 0.02, "{a} {b}");
+    }
+    // Only the files shown are read: the sections come from the index.
+    assert!(
+        second["index"]["read"].as_u64().unwrap() <= 20,
+        "{}",
+        second["index"]
+    );
+
+    // The base built again: its sections renumbered, the column made anew
+    // from the old one's rows by key; nothing embedded again.
+    let out = env
+        .cmd("axe-notes-search")
+        .arg("--reindex")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let (_, third, _) = search(&env, Some(&model), &vector);
+    let v = &third["vectors"];
+    assert_eq!(
+        (&v["embedded"], &v["folded"]),
+        (&json!(0), &json!(true)),
+        "{v}"
+    );
+    assert_eq!(third["results"], second["results"]);
+
+    // A new entry: it alone is embedded, into the pool.
+    let log = fs::read_dir(ws.join("agents/claude/daily"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut text = fs::read_to_string(&log).unwrap();
+    text.push_str("## 23:59\nMaya booked the train to Zurich.\n");
+    fs::write(&log, text).unwrap();
+    let (_, fourth, _) = search(&env, Some(&model), &vector);
+    let v = &fourth["vectors"];
+    assert_eq!(
+        (&v["embedded"], &v["cached"]),
+        (&json!(1), &json!(sections)),
+        "{v}"
+    );
+
+    // A block of the column damaged: its rows are embedded again (not
+    // trusted), the others not, and the column is written whole again.
+    let mut bytes = fs::read(&column).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x10;
+    fs::write(&column, &bytes).unwrap();
+    let (_, fifth, _) = search(&env, Some(&model), &vector);
+    let v = &fifth["vectors"];
+    let again = v["embedded"].as_u64().unwrap();
+    assert!((1..=256).contains(&again), "{v}");
+    assert_eq!(v["folded"], true, "{v}");
+    let (_, sixth, _) = search(&env, Some(&model), &vector);
+    assert_eq!(sixth["vectors"]["embedded"], 0, "{}", sixth["vectors"]);
 }
 
 #[test]

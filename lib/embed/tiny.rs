@@ -17,6 +17,27 @@ pub const POSITIONS: usize = 64;
 /// Its `max_seq_length`: texts are cut to 24 tokens.
 pub const MAX_TOKENS: usize = 24;
 
+/// The hyper-parameters of a model of this kind: [`TINY`] for the tests;
+/// the bench writes a wider one (`examples/standin.rs`).
+#[derive(Clone, Copy)]
+pub struct Shape {
+    pub hidden: usize,
+    pub layers: usize,
+    pub heads: usize,
+    pub intermediate: usize,
+    pub positions: usize,
+    pub max_tokens: usize,
+}
+
+pub const TINY: Shape = Shape {
+    hidden: HIDDEN,
+    layers: LAYERS,
+    heads: HEADS,
+    intermediate: INTERMEDIATE,
+    positions: POSITIONS,
+    max_tokens: MAX_TOKENS,
+};
+
 /// Words it has whole; anything else is spelled in letters (`##x`).
 const WORDS: &[&str] = &[
     "the", "a", "on", "in", "of", "and", "to", "is", "we", "deploy", "hike", "sunday", "maya",
@@ -62,8 +83,13 @@ impl Random {
 
 /// The tensors of the tiny model for `seed`, by name, shape and values.
 pub fn tensors(seed: u64) -> Vec<(String, Vec<usize>, Vec<f32>)> {
+    tensors_of(seed, &TINY)
+}
+
+/// The tensors of a model of `shape` for `seed`.
+pub fn tensors_of(seed: u64, shape: &Shape) -> Vec<(String, Vec<usize>, Vec<f32>)> {
     let mut r = Random(seed | 1);
-    let h = HIDDEN;
+    let h = shape.hidden;
     let mut t = Vec::new();
     let mut add = |name: &str, shape: Vec<usize>, scale: f32, around: f32, r: &mut Random| {
         let v = r.tensor(&shape, scale, around);
@@ -78,7 +104,7 @@ pub fn tensors(seed: u64) -> Vec<(String, Vec<usize>, Vec<f32>)> {
     );
     add(
         "embeddings.position_embeddings.weight",
-        vec![POSITIONS, h],
+        vec![shape.positions, h],
         0.5,
         0.0,
         &mut r,
@@ -92,15 +118,15 @@ pub fn tensors(seed: u64) -> Vec<(String, Vec<usize>, Vec<f32>)> {
     );
     add("embeddings.LayerNorm.weight", vec![h], 0.2, 1.0, &mut r);
     add("embeddings.LayerNorm.bias", vec![h], 0.2, 0.0, &mut r);
-    for i in 0..LAYERS {
+    for i in 0..shape.layers {
         let p = format!("encoder.layer.{i}");
         for (name, out, inp) in [
             ("attention.self.query", h, h),
             ("attention.self.key", h, h),
             ("attention.self.value", h, h),
             ("attention.output.dense", h, h),
-            ("intermediate.dense", INTERMEDIATE, h),
-            ("output.dense", h, INTERMEDIATE),
+            ("intermediate.dense", shape.intermediate, h),
+            ("output.dense", h, shape.intermediate),
         ] {
             add(
                 &format!("{p}.{name}.weight"),
@@ -122,12 +148,17 @@ pub fn tensors(seed: u64) -> Vec<(String, Vec<usize>, Vec<f32>)> {
 /// Writes the tiny model for `seed` into `dir` (made if missing): every
 /// file a sentence-transformers folder has, `pooling` as asked.
 pub fn write(dir: &Path, seed: u64, pooling: Pooling) -> std::io::Result<()> {
+    write_shaped(dir, seed, pooling, &TINY)
+}
+
+/// Writes a model of `shape` for `seed` into `dir`, as [`write`] does.
+pub fn write_shaped(dir: &Path, seed: u64, pooling: Pooling, shape: &Shape) -> std::io::Result<()> {
     std::fs::create_dir_all(dir.join("1_Pooling"))?;
     let config = serde_json::json!({
         "architectures": ["BertModel"], "model_type": "bert", "hidden_act": "gelu",
-        "vocab_size": vocab().len(), "hidden_size": HIDDEN, "num_hidden_layers": LAYERS,
-        "num_attention_heads": HEADS, "intermediate_size": INTERMEDIATE,
-        "max_position_embeddings": POSITIONS, "type_vocab_size": 2,
+        "vocab_size": vocab().len(), "hidden_size": shape.hidden,
+        "num_hidden_layers": shape.layers, "num_attention_heads": shape.heads,
+        "intermediate_size": shape.intermediate, "max_position_embeddings": shape.positions, "type_vocab_size": 2,
         "layer_norm_eps": 1e-12, "position_embedding_type": "absolute",
     });
     std::fs::write(dir.join("config.json"), config.to_string())?;
@@ -153,15 +184,15 @@ pub fn write(dir: &Path, seed: u64, pooling: Pooling) -> std::io::Result<()> {
     ]);
     std::fs::write(dir.join("modules.json"), modules.to_string())?;
     let pool = serde_json::json!({
-        "word_embedding_dimension": HIDDEN,
+        "word_embedding_dimension": shape.hidden,
         "pooling_mode_cls_token": pooling == Pooling::Cls,
         "pooling_mode_mean_tokens": pooling == Pooling::Mean,
     });
     std::fs::write(dir.join("1_Pooling/config.json"), pool.to_string())?;
-    let sbert = serde_json::json!({"max_seq_length": MAX_TOKENS, "do_lower_case": false});
+    let sbert = serde_json::json!({"max_seq_length": shape.max_tokens, "do_lower_case": false});
     std::fs::write(dir.join("sentence_bert_config.json"), sbert.to_string())?;
     std::fs::write(
         dir.join("model.safetensors"),
-        safetensors::write(&tensors(seed)),
+        safetensors::write(&tensors_of(seed, shape)),
     )
 }

@@ -5,6 +5,7 @@
 //! axe-memory's; this crate holds what a search adds to them.
 
 mod index;
+mod meaning;
 mod search;
 
 pub use index::Used as IndexUsed;

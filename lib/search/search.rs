@@ -21,6 +21,7 @@
 //! what the others hold is ranked, so a caller is never held past its
 //! time and still gets what was found.
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ use rustix::fs::FileType;
 
 use crate::index::vectors::{self, Mode, VectorsUsed};
 use crate::index::{self, Index, Used};
+use crate::meaning;
 use axe_base::error::Result;
 use axe_memory::notes::dates;
 use axe_memory::notes::note::Unreadable;
@@ -288,7 +290,7 @@ fn best(
 }
 
 /// Whether the daily log at `path` (relative) is of a date `named` names.
-fn dated_path(named: &[dates::When], path: &str) -> bool {
+pub(crate) fn dated_path(named: &[dates::When], path: &str) -> bool {
     let Some(day) = path
         .strip_prefix("agents/")
         .and_then(|r| r.split_once("/daily/"))
@@ -359,118 +361,85 @@ pub fn search_mode(
         Mode::Hybrid => lexical(ws, scope, query, wide, until)?,
         _ => Searched::default(),
     };
-    let files = files(ws, scope, &mut searched.unreadable);
-    // Every section, with the line it is shown by: its first that is not
-    // blank.
-    let (mut sections, mut shown) = (Vec::new(), Vec::new());
-    let mut buf = Vec::new();
-    for (i, file) in files.iter().enumerate() {
-        buf.clear();
-        if read(ws, file, &mut buf).is_err() {
+    let (named, _) = dates::named(query);
+    let (near, used, unreadable, index) =
+        meaning::nearest(ws, scope, &model, query, wide, &named, until);
+    if mode == Mode::Vector {
+        searched.unreadable = unreadable;
+        searched.index = index.unwrap_or_default();
+    }
+    // Each file's sections, read once: to show a section found by
+    // meaning, and to know which section a result by words is in.
+    let mut read_parts: HashMap<String, (Vec<u8>, Vec<meaning::Part>)> = HashMap::new();
+    let paths = near
+        .iter()
+        .map(|n| &n.path)
+        .chain(searched.found.iter().map(|f| &f.path));
+    for path in paths {
+        if read_parts.contains_key(path) {
             continue;
         }
-        let starts = line_starts(&buf);
-        let mut close = |from: usize, to: usize, end: usize| {
-            let text = String::from_utf8_lossy(&buf[starts[from]..end]);
-            let text = text.trim();
-            if !text.is_empty() {
-                let text = match &file.topic {
-                    Some(topic) => format!("{topic}\n{text}"),
-                    None => text.to_owned(),
-                };
-                sections.push(vectors::Section {
-                    file: i,
-                    line: from + 1,
-                    text,
-                });
-                // Shown by its heading and its first line of text.
-                let first = shown_line(&buf, &starts, from as u32 + 1);
-                let body = shown_line(&buf, &starts, from as u32 + 2);
-                shown.push(
-                    match first.1.starts_with('#') && body.0 <= to && !body.1.is_empty() {
-                        true => (body.0, body.1, Some(first.1)),
-                        false => (first.0, first.1.clone(), Some(first.1)),
-                    },
-                );
-            }
-        };
-        // A section begins at each heading, as the scanner's do.
-        let mut from = 0;
-        for (n, &at) in starts.iter().enumerate().skip(1) {
-            if buf.get(at) == Some(&b'#') {
-                close(from, n, at);
-                from = n;
-            }
+        let file = listed_at(ws, path);
+        let mut buf = Vec::new();
+        if read(ws, &file, &mut buf).is_ok() {
+            let parts = meaning::parts(&buf, file.topic.as_deref());
+            read_parts.insert(path.clone(), (buf, parts));
         }
-        close(from, starts.len(), buf.len());
     }
-    let whole = matches!(scope, Scope::All);
-    let (mut near, used) =
-        vectors::nearest(ws, &model, query, &sections, sections.len(), whole, until);
-    // A day or month the query names puts that day's or month's log
-    // entries first, as it doubles their score by words: a vector knows
-    // no dates (the judged set's temporal questions: 0.600 -> 0.629 at
-    // k = 60).
-    let (named, _) = dates::named(query);
-    if !named.is_empty() {
-        let dated = |s: usize| {
-            let f = &files[sections[s].file];
-            f.daily
-                && named.iter().any(|w| {
-                    f.path
-                        .file_stem()
-                        .and_then(|s| s.to_str())
-                        .is_some_and(|s| w.holds(s))
-                })
+    // A section found by meaning, shown by its heading and its first line
+    // of text; none when its file changed since (its key is not there).
+    let found_of = |n: &meaning::Near, score: f64| -> Option<Found> {
+        let (buf, parts) = read_parts.get(n.path.as_str())?;
+        let part = parts.get(n.nth as usize).filter(|p| p.key == n.key)?;
+        let (from, to) = part.lines;
+        let starts = line_starts(buf);
+        let first = shown_line(buf, &starts, from as u32 + 1);
+        let body = shown_line(buf, &starts, from as u32 + 2);
+        let (line, text) = match first.1.starts_with('#') && body.0 <= to && !body.1.is_empty() {
+            true => body,
+            false => first.clone(),
         };
-        near.sort_by_key(|&(s, _)| !dated(s));
-    }
-    near.truncate(wide);
-    let found_of = |s: usize, score: f64| {
-        let (line, text, first) = shown[s].clone();
-        Found {
-            path: ws.relative(&files[sections[s].file].path),
+        Some(Found {
+            path: n.path.clone(),
             line,
-            heading: first.as_deref().and_then(snippet::heading),
+            heading: snippet::heading(&first.1),
             snippet: snippet::snippet(&text, 0),
             text,
             score,
-        }
+        })
     };
     searched.found = if mode == Mode::Vector {
         near.iter()
+            .filter_map(|n| found_of(n, f64::from(n.cos)))
             .take(limit)
-            .map(|&(s, cos)| found_of(s, f64::from(cos)))
             .collect()
     } else {
-        // A lexical result is its section: the last that begins at or
-        // before its line.
-        let mut of_path: std::collections::HashMap<String, Vec<usize>> = Default::default();
-        for (s, sec) in sections.iter().enumerate() {
-            of_path
-                .entry(ws.relative(&files[sec.file].path))
-                .or_default()
-                .push(s);
-        }
+        // A result by words is its section: the one its line is in.
         let section_of = |f: &Found| {
-            let list = of_path.get(&f.path)?;
-            let i = list.partition_point(|&s| sections[s].line <= f.line);
-            list.get(i.checked_sub(1)?).copied()
+            let (_, parts) = read_parts.get(f.path.as_str())?;
+            let nth = parts
+                .iter()
+                .position(|p| p.lines.0 < f.line && f.line <= p.lines.1)?;
+            Some((f.path.clone(), nth as u32))
         };
-        let lexical: Vec<usize> = searched.found.iter().filter_map(section_of).collect();
-        let mut by_section: std::collections::HashMap<usize, Found> = searched
-            .found
-            .drain(..)
-            .filter_map(|f| Some((section_of(&f)?, f)))
-            .collect();
-        let vector: Vec<usize> = near.iter().map(|&(s, _)| s).collect();
+        let mut by_words: HashMap<(String, u32), Found> = HashMap::new();
+        let mut lexical = Vec::new();
+        for f in std::mem::take(&mut searched.found) {
+            if let Some(k) = section_of(&f) {
+                lexical.push(k.clone());
+                by_words.entry(k).or_insert(f);
+            }
+        }
+        let vector: Vec<(String, u32)> = near.iter().map(|n| (n.path.clone(), n.nth)).collect();
+        let near_of: HashMap<(String, u32), &meaning::Near> =
+            near.iter().map(|n| ((n.path.clone(), n.nth), n)).collect();
         vectors::fuse(&[lexical, vector], RRF_K)
             .into_iter()
-            .take(limit)
-            .map(|(s, score)| match by_section.remove(&s) {
-                Some(f) => Found { score, ..f },
-                None => found_of(s, score),
+            .filter_map(|(k, score)| match by_words.remove(&k) {
+                Some(f) => Some(Found { score, ..f }),
+                None => found_of(near_of.get(&k)?, score),
             })
+            .take(limit)
             .collect()
     };
     searched.mode = Some(mode);
@@ -568,7 +537,7 @@ fn found_in(
 /// A file to read, by its path relative to the workspace, as a listing
 /// would give it (read up to its last whole entry when its append marker
 /// is there).
-fn listed_at(ws: &Workspace, rel: &str) -> Listed {
+pub(crate) fn listed_at(ws: &Workspace, rel: &str) -> Listed {
     let path = ws.root.join(rel);
     let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
     let opened = ws.open_dir(&ws.root.join(dir)).ok().flatten();
@@ -770,7 +739,7 @@ pub fn reindex(ws: &Workspace) -> Used {
 }
 
 /// Where each line of `text` begins.
-fn line_starts(text: &[u8]) -> Vec<usize> {
+pub(crate) fn line_starts(text: &[u8]) -> Vec<usize> {
     std::iter::once(0)
         .chain(memchr::memchr_iter(b'\n', text).map(|i| i + 1))
         .collect()
@@ -794,16 +763,16 @@ fn shown_line(text: &[u8], starts: &[usize], number: u32) -> (usize, String) {
 /// A notes file to search: its path, where it is read from (its
 /// directory opened once, not once per file), and for a world topic its
 /// name.
-struct Listed {
-    path: PathBuf,
+pub(crate) struct Listed {
+    pub path: PathBuf,
     at: At,
-    topic: Option<String>,
+    pub topic: Option<String>,
     /// A day's log, named for its day.
-    daily: bool,
+    pub daily: bool,
 }
 
 /// The bytes of `file` into `buf`, when it is a notes file to read.
-fn read(ws: &Workspace, file: &Listed, buf: &mut Vec<u8>) -> io::Result<()> {
+pub(crate) fn read(ws: &Workspace, file: &Listed, buf: &mut Vec<u8>) -> io::Result<()> {
     file.at.read_into(ws, buf).map(|_| ())
 }
 
@@ -826,7 +795,7 @@ fn found_read(
 
 /// The notes files of `scope`: world topics, then each agent's MEMORY.md
 /// and daily logs; a directory that cannot be listed goes to `unreadable`.
-fn files(ws: &Workspace, scope: Scope, unreadable: &mut Vec<Unreadable>) -> Vec<Listed> {
+pub(crate) fn files(ws: &Workspace, scope: Scope, unreadable: &mut Vec<Unreadable>) -> Vec<Listed> {
     let mut files = md_files(ws, &ws.world(), unreadable);
     for f in &mut files {
         f.topic = f

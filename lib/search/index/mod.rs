@@ -65,6 +65,7 @@
 //! write, it skips saving. A reader takes no lock: it sees the old file
 //! or the new one. A file that is not whole (`segment::Torn`) is rebuilt.
 
+mod column;
 mod segment;
 pub(crate) mod vectors;
 
@@ -166,8 +167,11 @@ fn exists(path: &Path) -> bool {
 /// Hands every word of `text` to `add` as the scanner splits, folds and
 /// places them (`scan::Scanner::scan`): sections begin at a line that
 /// begins with `#`; a heading line's words, and a word that begins a
-/// body line and ends at a `:` (a label), count as the heading's.
-fn add_text(text: &[u8], word: &mut Vec<u8>, add: &mut segment::Adder) {
+/// body line and ends at a `:` (a label), count as the heading's. Each
+/// section is keyed by the text its vector is made of (`vectors::key`),
+/// `topic` a world topic's name.
+fn add_text(text: &[u8], topic: Option<&str>, word: &mut Vec<u8>, add: &mut segment::Adder) {
+    let key = |raw: &[u8]| vectors::section_text(topic, raw).map_or(0, |t| vectors::key(&t));
     let (mut started, mut line_start, mut from) = (false, true, 0);
     let mut field = BODY;
     let mut lower = Vec::new();
@@ -177,7 +181,7 @@ fn add_text(text: &[u8], word: &mut Vec<u8>, add: &mut segment::Adder) {
         if line_start {
             if b == b'#' {
                 if started {
-                    add.end_section(i - from);
+                    add.end_section(i - from, key(&text[from..i]));
                     from = i;
                 }
                 field = HEADING;
@@ -213,7 +217,20 @@ fn add_text(text: &[u8], word: &mut Vec<u8>, add: &mut segment::Adder) {
         }
     }
     if started {
-        add.end_section(text.len() - from);
+        add.end_section(text.len() - from, key(&text[from..]));
+    }
+}
+
+/// Whether the notes directory `path` is in `scope`.
+fn in_scope(scope: Scope, path: &str) -> bool {
+    match scope {
+        Scope::All => true,
+        Scope::Agent(a) => {
+            path == "world"
+                || path
+                    .strip_prefix("agents/")
+                    .is_some_and(|r| r == a || r.strip_prefix(a).is_some_and(|r| r == "/daily"))
+        }
     }
 }
 
@@ -315,6 +332,15 @@ pub struct Hit {
     pub len: u32,
     /// Where its counts begin in [`Plan::counts`].
     pub at: usize,
+}
+
+/// A current file whose sections the index holds: its segment (base,
+/// delta, fresh), its number there, its first section and how many.
+pub struct Held {
+    pub seg: u8,
+    pub file: u32,
+    pub first: u32,
+    pub sections: u32,
 }
 
 /// What the index gives a search for a query.
@@ -420,10 +446,14 @@ impl Fresh {
             flags,
             dir,
         };
+        let topic = entry
+            .path
+            .strip_prefix("world/")
+            .map(|name| name.strip_suffix(".md").unwrap_or(name).to_owned());
         let (buf, word) = (&self.buf, &mut self.word);
         self.b.add(entry, |add| {
             if flags == 0 {
-                add_text(buf, word, add);
+                add_text(buf, topic.as_deref(), word, add);
             }
         });
         true
@@ -889,15 +919,7 @@ impl Index {
         read: &HashSet<String>,
     ) -> Result<Plan, Torn> {
         let clauses = query.clauses.len();
-        let in_scope = |path: &str| match scope {
-            Scope::All => true,
-            Scope::Agent(a) => {
-                path == "world"
-                    || path
-                        .strip_prefix("agents/")
-                        .is_some_and(|r| r == a || r.strip_prefix(a).is_some_and(|r| r == "/daily"))
-            }
-        };
+        let in_scope = |path: &str| in_scope(scope, path);
         let mut matcher = Matcher::new(&query.atoms);
         // Single words are scored from the index; a phrase's files read.
         let single: Vec<Option<usize>> = query
@@ -1170,6 +1192,64 @@ impl Index {
         plan.scan.extend(extra);
         plan.scan.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
         Ok(plan)
+    }
+
+    /// The current files in `scope` whose sections the index holds, in
+    /// the order of their sections; and the paths of those read at every
+    /// search, in the order searched.
+    pub fn files_with_sections(&self, scope: Scope) -> Result<(Vec<Held>, Vec<String>), Torn> {
+        let (mut held, mut scan) = (Vec::new(), Vec::new());
+        for (s, seg) in self.segs.iter().enumerate() {
+            let Some(seg) = seg else { continue };
+            let scope_of: Vec<bool> = seg.dirs.iter().map(|d| in_scope(scope, &d.path)).collect();
+            let mut each = |f: u32| -> Result<(), Torn> {
+                let (first, n, flags, dir) = seg.file_brief(f)?;
+                if self.dead[s][f as usize] || !scope_of[dir as usize] || flags & GONE != 0 {
+                    return Ok(());
+                }
+                match flags & SCAN {
+                    0 => held.push(Held {
+                        seg: s as u8,
+                        file: f,
+                        first,
+                        sections: n,
+                    }),
+                    _ => scan.push(seg.file(f)?.path),
+                }
+                Ok(())
+            };
+            // In the order of their sections: the base's vectors are read
+            // in that order.
+            (0..seg.file_count).try_for_each(&mut each)?;
+        }
+        scan.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+        Ok((held, scan))
+    }
+
+    /// The sections the base holds of `path` (first, how many), current
+    /// or replaced by a later segment: where its vectors were.
+    pub fn base_sections(&self, path: &str) -> Option<(u32, u32)> {
+        let base = self.segs[0].as_ref()?;
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let d = base.dirs.iter().position(|d| d.path == dir)?;
+        let f = base.find(d, name).ok()??;
+        let (first, n, flags, _) = base.file_brief(f).ok()?;
+        (flags & (SCAN | GONE) == 0).then_some((first, n))
+    }
+
+    /// The base, if there is one.
+    pub fn base(&self) -> Option<&Segment> {
+        self.segs[0].as_ref()
+    }
+
+    /// Section `s` of segment `seg`'s key.
+    pub fn key(&self, seg: u8, s: u32) -> Result<u64, Torn> {
+        self.segs[seg as usize].as_ref().ok_or(Torn)?.key(s)
+    }
+
+    /// The path and stamp of file `f` of segment `seg`.
+    pub fn file(&self, seg: u8, f: u32) -> Result<Entry, Torn> {
+        self.segs[seg as usize].as_ref().ok_or(Torn)?.file(f)
     }
 
     /// The path and stamp of a hit's file.

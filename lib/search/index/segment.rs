@@ -14,7 +14,9 @@
 //! files:     72 bytes a file: stamp, read_at, first section, sections,
 //!            name (in names), flags, directory
 //! names:     the files' names
-//! sections:  8 bytes a section: its length, its file
+//! sections:  16 bytes a section: its length, its file, the key of its
+//!            text (`vectors::key`: where its vector is kept; 0 for a
+//!            section of blanks)
 //! terms:     32 bytes a word, sorted: its text (in texts), where its
 //!            postings are, their length and checksum
 //! texts:     the words
@@ -42,7 +44,7 @@ use std::os::unix::fs::FileExt;
 
 use axe_base::beneath::Stamp;
 
-const MAGIC: &[u8; 8] = b"AXENIX02";
+const MAGIC: &[u8; 8] = b"AXENIX03";
 const END: &[u8; 8] = b"AXENIXOK";
 /// The parts after the head, in order.
 const PARTS: usize = 7;
@@ -55,7 +57,7 @@ const TEXTS: usize = 5;
 const POSTINGS: usize = 6;
 const HEAD: usize = 8 + 8 * PARTS + 8 * (PARTS - 1);
 const FILE_LEN: usize = 72;
-const SECTION_LEN: usize = 8;
+const SECTION_LEN: usize = 16;
 const TERM_LEN: usize = 32;
 /// The parts are read and checked by blocks of this many bytes: a
 /// multiple of every record's length, so no record straddles two.
@@ -548,6 +550,14 @@ impl Segment {
         Ok((u32_at(b, 0), file))
     }
 
+    /// Section `s`'s key: its text's (`vectors::key`), 0 when blank.
+    pub fn key(&self, s: u32) -> Result<u64, Torn> {
+        if s >= self.section_count {
+            return Err(Torn);
+        }
+        Ok(u64_at(self.record(SECTIONS, s as usize, SECTION_LEN)?, 8))
+    }
+
     fn term(&self, i: u32) -> Result<(std::borrow::Cow<'_, [u8]>, Term), Torn> {
         let r = self.record(TERMS, i as usize, TERM_LEN)?;
         let (off, len) = (u32_at(r, 0) as usize, u32_at(r, 4) as usize);
@@ -710,7 +720,7 @@ struct Pending {
 pub struct Builder {
     pub dirs: Vec<DirEntry>,
     pub files: Vec<Entry>,
-    sections: Vec<(u32, u32)>,
+    sections: Vec<(u32, u32, u64)>,
     ids: HashMap<Box<[u8]>, u32>,
     texts: Vec<Box<[u8]>>,
     /// Per word: its postings, encoded as they are added, and the last
@@ -756,9 +766,9 @@ impl Builder {
         self.files.push(entry);
     }
 
-    fn end_section(&mut self, file: u32, len: u32) {
+    fn end_section(&mut self, file: u32, len: u32, key: u64) {
         let s = self.sections.len() as u32;
-        self.sections.push((len, file));
+        self.sections.push((len, file, key));
         let mut words = std::mem::take(&mut self.pending.words);
         words.sort_unstable();
         let mut i = 0;
@@ -818,7 +828,7 @@ impl Builder {
             let file = self.files.len() as u32;
             for s in e.first_section..e.first_section + e.sections {
                 moved[s as usize] = self.sections.len() as u32;
-                self.sections.push((seg.section(s)?.0, file));
+                self.sections.push((seg.section(s)?.0, file, seg.key(s)?));
             }
             e.first_section = first;
             let dir = &mut self.dirs[e.dir as usize];
@@ -932,9 +942,10 @@ impl Builder {
             names.extend_from_slice(name);
         }
         let mut sections = Vec::with_capacity(self.sections.len() * SECTION_LEN);
-        for &(len, file) in &self.sections {
+        for &(len, file, key) in &self.sections {
             sections.extend_from_slice(&len.to_le_bytes());
             sections.extend_from_slice(&file.to_le_bytes());
+            sections.extend_from_slice(&key.to_le_bytes());
         }
         let mut by_text: Vec<u32> = (0..self.texts.len() as u32).collect();
         by_text.sort_unstable_by(|&a, &b| self.texts[a as usize].cmp(&self.texts[b as usize]));
@@ -1026,8 +1037,9 @@ impl Adder<'_> {
         self.builder.word(w, heading);
     }
 
-    pub fn end_section(&mut self, len: usize) {
-        self.builder.end_section(self.file, len as u32);
+    /// Ends a section of `len` bytes whose text has `key`.
+    pub fn end_section(&mut self, len: usize, key: u64) {
+        self.builder.end_section(self.file, len as u32, key);
     }
 }
 
@@ -1079,7 +1091,7 @@ mod tests {
                             None => add.word(w.as_bytes(), false),
                         }
                     }
-                    add.end_section(section.len());
+                    add.end_section(section.len(), section.len() as u64);
                 }
             });
         }

@@ -1,34 +1,41 @@
-//! Meaning beside words: each section's embedding (`axe_embed`), kept in a
-//! cache beside the index, and the sections nearest a query by cosine.
+//! Meaning beside words: each section's embedding (`axe_embed`), kept
+//! beside the index, and the sections nearest a query by cosine.
 //!
-//! The cache is content-addressed: a section's key is a hash of the model's
-//! id and the text embedded, so a section that did not change is never
-//! embedded twice, wherever it moves, and a vector of another model is
-//! never used. One file per model, `vectors-<model id>`, in the index's
-//! directory (`<cache>/notes-index/<workspace>/`): a cache, never the
-//! truth; deleting it costs the time to embed again.
+//! A section's vector is addressed by its text: its key is a hash of the
+//! text embedded (`key`), which the index keeps for every section, so a
+//! section that did not change is never embedded twice, wherever it
+//! moves. Per model (its id in the file names, so a vector of another
+//! model is never used), in the index's directory
+//! (`<cache>/notes-index/<workspace>/`), two files, both caches:
+//!
+//! - **the column** (`vectors-<model id>.base`, see `column`): one row per
+//!   section of the base index, in its order, so that scoring every
+//!   section is one pass over one file, without a lookup per section;
+//! - **the pool** (`vectors-<model id>`): the vectors of every other
+//!   section (the delta's, files read at every search, sections embedded
+//!   since the column was written), by key. Past [`FOLD`] of them (beyond
+//!   those of sections outside the base), the column is written again
+//!   with them, and when the base is built again, the column is made anew
+//!   for it from the old one's rows by key.
 //!
 //! Written as the index writes its files: the whole file to a temp file
 //! renamed over the old one, holding the old one's lock, tried once (a
 //! search never waits for another's write; what it embedded is written by
-//! the next). Under the lock, the entries another search wrote meanwhile
-//! are kept. A reader takes no lock. A file that is not whole (its length
-//! is not its header's, or its checksum is wrong) is rebuilt, never
-//! trusted.
+//! the next). Under the lock, the entries another search wrote to the
+//! pool meanwhile are kept. A reader takes no lock. A file that is not
+//! whole (a length not its head's, a checksum wrong) is not trusted: the
+//! pool is begun again, a column's torn block is embedded again.
 //!
-//! The search is brute force: every section's vector against the query's
-//! (384 multiplies each). At 200,000 sections (about 100 MB of notes)
-//! that is a few tens of milliseconds, but the file is then 300 MB, read
-//! and checked whole at every search: past some 50,000 sections (25 MB of
-//! notes) reading it costs more than the lexical search, which is where
-//! an approximate index (HNSW) and a mapped file would pay.
+//! The search is exact, brute force: every section's vector against the
+//! query's, 384 multiplies a section, from one byte a number (bench:
+//! about 0.1 s over a gigabyte's 1.1 million sections, bench/RESULTS.md).
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::io::{Read, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axe_base::beneath::{Dir, Open};
 use axe_embed::Model;
@@ -38,10 +45,18 @@ use axe_memory::lock::{self, Wait};
 use axe_memory::notes::workspace::Workspace;
 use axe_memory::replace;
 
-const MAGIC: &[u8; 16] = b"axe-vectors 1\n\0\0";
+use super::column::{self, Column};
+use super::segment::Segment;
+
+const MAGIC: &[u8; 16] = b"axe-vectors 2\n\0\0";
 const HEAD: usize = 16 + 16 + 8 + 8;
-const KEY: usize = 16;
+const KEY: usize = 8;
 const SUM: usize = 16;
+
+/// Vectors of the base's sections the pool holds before the column is
+/// written again with them: a pool of 4,096 is 6 MB, read at every
+/// search; the column, at a gigabyte of notes, 440 MB written.
+pub const FOLD: usize = 4096;
 
 /// How a search ranks: by words (BM25F), by meaning (cosine of
 /// embeddings), or both fused.
@@ -107,6 +122,10 @@ pub struct VectorsUsed {
     pub unembedded: usize,
     /// The cache was missing or not whole, and was begun again.
     pub rebuilt: bool,
+    /// The base's column was written again (the base built again, or
+    /// enough vectors waiting in the pool).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub folded: bool,
     /// What this search embedded was written to the cache.
     pub saved: bool,
     /// Why nothing could be kept, if so.
@@ -118,42 +137,65 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// A section to rank: where it is, and the text embedded for it.
-pub struct Section {
-    pub file: usize,
-    pub line: usize,
-    pub text: String,
+/// The text a section's vector is made of, from its bytes `raw` (its
+/// heading line and the lines to the next heading) in a file of the world
+/// topic `topic`, if any: trimmed, after the topic's name (which the
+/// words count in its first section). None for a section of blanks.
+pub fn section_text(topic: Option<&str>, raw: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(raw);
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    Some(match topic {
+        Some(topic) => format!("{topic}\n{text}"),
+        None => text.to_owned(),
+    })
 }
 
-/// The vectors of one model: keys to rows of one flat list.
+/// A section's key: 8 bytes of the SHA-256 of its text, never 0 (which
+/// the index keeps for a section of blanks). At a million sections, the
+/// chance that two texts share one is about 1 in 30 million.
+pub fn key(text: &str) -> u64 {
+    let sum = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+    let mut k = [0; 8];
+    k.copy_from_slice(&sum.as_ref()[..8]);
+    u64::from_le_bytes(k).max(1)
+}
+
+/// The pool's vectors: keys to rows of one flat list, and whether this
+/// search met each.
 #[derive(Default)]
 struct Store {
     dim: usize,
-    rows: HashMap<[u8; KEY], usize>,
+    rows: HashMap<u64, usize>,
     values: Vec<f32>,
+    met: Vec<bool>,
 }
 
 impl Store {
-    fn get(&self, key: &[u8; KEY]) -> Option<&[f32]> {
-        let &row = self.rows.get(key)?;
+    fn get(&mut self, key: u64) -> Option<&[f32]> {
+        let &row = self.rows.get(&key)?;
+        self.met[row] = true;
         self.values.get(row * self.dim..(row + 1) * self.dim)
     }
 
-    fn insert(&mut self, key: [u8; KEY], v: &[f32]) {
+    fn insert(&mut self, key: u64, v: &[f32]) {
         if v.len() != self.dim || self.rows.contains_key(&key) {
             return;
         }
         self.rows.insert(key, self.rows.len());
         self.values.extend_from_slice(v);
+        self.met.push(true);
     }
 
     /// The file's bytes: header, records in row order, checksum.
-    fn bytes(&self, model: &str, keep: &dyn Fn(&[u8; KEY]) -> bool) -> Vec<u8> {
-        let mut ordered: Vec<(&[u8; KEY], usize)> = self
+    fn bytes(&self, model: &str, keep: &dyn Fn(u64, usize) -> bool) -> Vec<u8> {
+        let mut ordered: Vec<(u64, usize)> = self
             .rows
             .iter()
-            .filter(|(k, _)| keep(k))
-            .map(|(k, &r)| (k, r))
+            .filter(|&(&k, &r)| keep(k, r))
+            .map(|(&k, &r)| (k, r))
             .collect();
         ordered.sort_by_key(|&(_, r)| r);
         let mut out = Vec::with_capacity(HEAD + ordered.len() * (KEY + 4 * self.dim) + SUM);
@@ -162,7 +204,7 @@ impl Store {
         out.extend_from_slice(&(self.dim as u64).to_le_bytes());
         out.extend_from_slice(&(ordered.len() as u64).to_le_bytes());
         for (key, row) in ordered {
-            out.extend_from_slice(key);
+            out.extend_from_slice(&key.to_le_bytes());
             for v in &self.values[row * self.dim..(row + 1) * self.dim] {
                 out.extend_from_slice(&v.to_le_bytes());
             }
@@ -197,15 +239,17 @@ impl Store {
             dim,
             rows: HashMap::with_capacity(count),
             values: Vec::with_capacity(count * dim),
+            met: Vec::with_capacity(count),
         };
         for rec in body[HEAD..].chunks_exact(record) {
-            let key: [u8; KEY] = rec[..KEY].try_into().ok()?;
+            let key = u64::from_le_bytes(rec[..KEY].try_into().ok()?);
             let v: Vec<f32> = rec[KEY..]
                 .chunks_exact(4)
                 .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
                 .collect();
             store.insert(key, &v);
         }
+        store.met.iter_mut().for_each(|m| *m = false);
         Some(store)
     }
 }
@@ -218,19 +262,12 @@ fn id_bytes(model: &str) -> [u8; 16] {
     id
 }
 
-/// A section's key: its text embedded under this model.
-fn key(model: &str, text: &str) -> [u8; KEY] {
-    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
-    ctx.update(model.as_bytes());
-    ctx.update(&[0]);
-    ctx.update(text.as_bytes());
-    let mut key = [0u8; KEY];
-    key.copy_from_slice(&ctx.finish().as_ref()[..KEY]);
-    key
+fn pool_name(model: &str) -> String {
+    format!("vectors-{model}")
 }
 
-fn file_name(model: &str) -> String {
-    format!("vectors-{model}")
+fn column_name(model: &str) -> String {
+    format!("vectors-{model}.base")
 }
 
 /// The cache's directory for `ws`: the index's.
@@ -253,103 +290,195 @@ fn read_all(file: &std::fs::File) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// The `limit` sections nearest `query` by meaning, as (section number
-/// in `sections`, cosine), best first; sections not yet in the cache
-/// are embedded (until `until`) and kept there. `whole`: `sections` is
-/// every section of the workspace, so vectors of no section of it are
-/// dropped from the cache when it is written.
-pub fn nearest(
-    ws: &Workspace,
-    model: &Model,
-    query: &str,
-    sections: &[Section],
-    limit: usize,
-    whole: bool,
-    until: Option<Instant>,
-) -> (Vec<(usize, f32)>, VectorsUsed) {
-    let id = model.id().to_owned();
-    let dim = model.dim();
-    let mut used = VectorsUsed {
-        model: id.clone(),
-        sections: sections.len(),
-        ..VectorsUsed::default()
-    };
-    let dir = place(ws);
-    let name = file_name(&id);
-    let mut store = match &dir {
-        Ok(dir) => {
-            let read = dir
-                .open(OsStr::new(&name), Open::Read)
-                .ok()
-                .flatten()
-                .and_then(|f| read_all(&f));
-            match read.map(|b| Store::parse(&b, &id, dim)) {
-                Some(Some(store)) => store,
-                _ => {
-                    used.rebuilt = true;
-                    Store {
-                        dim,
-                        ..Store::default()
-                    }
-                }
-            }
-        }
-        Err(why) => {
-            used.why = Some(why.clone());
+/// The vectors of one workspace under one model, for one search: the
+/// query's, the pool, and the column of the base (when it is the
+/// current base's).
+pub struct Vectors<'m> {
+    model: &'m Model,
+    id: String,
+    dir: Result<Dir, String>,
+    pool: Store,
+    column: Option<Column>,
+    /// The column is the current base's.
+    current: bool,
+    query: Vec<f32>,
+    /// Sections met outside the base's column.
+    outside: usize,
+    /// Per pool row: written into the column (so left out of the pool).
+    folded: Vec<bool>,
+    pub used: VectorsUsed,
+}
+
+impl<'m> Vectors<'m> {
+    /// Opens `ws`'s vectors of `model` and embeds `query`; `base` is the
+    /// index's base, if there is one. A column of another base (the base
+    /// built again) is made anew for this one first, from its rows by key,
+    /// so that no section is embedded again for having moved.
+    pub fn open(
+        ws: &Workspace,
+        model: &'m Model,
+        query: &str,
+        base: Option<&Segment>,
+    ) -> Vectors<'m> {
+        let id = model.id().to_owned();
+        let dim = model.dim();
+        let mut used = VectorsUsed {
+            model: id.clone(),
+            ..VectorsUsed::default()
+        };
+        let dir = place(ws);
+        let open = |name: &str| -> Option<std::fs::File> {
+            dir.as_ref().ok()?.open(OsStr::new(name), Open::Read).ok()?
+        };
+        let pool = match open(&pool_name(&id)).and_then(|f| read_all(&f)) {
+            Some(bytes) => Store::parse(&bytes, &id, dim),
+            None => None,
+        };
+        let pool = pool.unwrap_or_else(|| {
+            used.rebuilt = dir.is_ok();
             Store {
                 dim,
                 ..Store::default()
             }
+        });
+        let column = || open(&column_name(&id)).and_then(|f| Column::open(f, &id_bytes(&id), dim));
+        let mut found = column();
+        let mut folded = Vec::new();
+        if let (Ok(d), Some(base), Some(c)) = (&dir, base, &found)
+            && c.generation != base.generation
+            && let Ok(f) = fold(d, &id, dim, base, found.take(), &pool)
+        {
+            folded = f;
+            used.folded = true;
+            found = column();
         }
-    };
-    let keys: Vec<[u8; KEY]> = sections.iter().map(|s| key(&id, &s.text)).collect();
-    let missing: Vec<usize> = (0..sections.len())
-        .filter(|&i| store.get(&keys[i]).is_none())
-        .collect();
-    used.cached = sections.len() - missing.len();
-    // Embedded a batch at a time, so a deadline stops it between batches.
-    let before = store.rows.len();
-    for chunk in missing.chunks(32) {
-        if until.is_some_and(|u| Instant::now() >= u) {
-            break;
+        if let Err(why) = &dir {
+            used.why = Some(why.clone());
         }
-        let texts: Vec<&str> = chunk.iter().map(|&i| sections[i].text.as_str()).collect();
-        for (&i, v) in chunk.iter().zip(model.embed(&texts)) {
-            store.insert(keys[i], &v);
+        Vectors {
+            model,
+            current: base.is_some()
+                && found.as_ref().map(|c| c.generation) == base.map(|b| b.generation),
+            column: found,
+            id,
+            dir,
+            pool,
+            folded,
+            query: model.embed(&[query]).remove(0),
+            outside: 0,
+            used,
         }
     }
-    used.embedded = store.rows.len() - before;
-    used.unembedded = missing.len() - used.embedded;
-    let q = model.embed(&[query]).remove(0);
-    let mut scored: Vec<(usize, f32)> = keys
-        .iter()
-        .enumerate()
-        .filter_map(|(i, k)| {
-            let v = store.get(k)?;
-            Some((i, v.iter().zip(&q).map(|(a, b)| a * b).sum::<f32>()))
-        })
-        .collect();
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    scored.truncate(limit);
-    let stale = whole && store.rows.len() > sections.len();
-    if let Ok(dir) = &dir
-        && (used.embedded > 0 || used.rebuilt || stale)
-    {
-        let live: std::collections::HashSet<[u8; KEY]> = keys.iter().copied().collect();
-        let keep = |k: &[u8; KEY]| !whole || live.contains(k);
-        used.saved = save(dir, &name, &id, store, &keep).is_ok();
+
+    /// The cosine of the section with `key`, row `row` of the base if it
+    /// is one of its sections; None when it has no vector yet (or a blank
+    /// section, key 0).
+    pub fn score(&mut self, row: Option<u32>, key: u64) -> Option<f32> {
+        if key == 0 {
+            return None;
+        }
+        if let Some(r) = row
+            && self.current
+            && let Some(column) = &mut self.column
+            && let Some((k, scale, bytes)) = column.row(r as usize)
+            && k == key
+        {
+            self.used.cached += 1;
+            return Some(column::dot(&self.query, bytes, scale));
+        }
+        if row.is_none() {
+            self.outside += 1;
+        }
+        let v = self.pool.get(key)?;
+        self.used.cached += 1;
+        Some(v.iter().zip(&self.query).map(|(a, b)| a * b).sum())
     }
-    (scored, used)
+
+    /// The cosine of the section with `key` from rows `rows` of the
+    /// column, if one of them has it: a file the base holds, changed
+    /// since (a new entry appended to a day's log), keeps the vectors of
+    /// the sections it still has.
+    pub fn score_moved(&mut self, key: u64, rows: std::ops::Range<u32>) -> Option<f32> {
+        if key == 0 || !self.current {
+            return None;
+        }
+        let column = self.column.as_mut()?;
+        for r in rows {
+            if let Some((k, scale, bytes)) = column.row(r as usize)
+                && k == key
+            {
+                self.used.cached += 1;
+                return Some(column::dot(&self.query, bytes, scale));
+            }
+        }
+        None
+    }
+
+    /// Embeds `texts` (each with its key), keeps their vectors, and gives
+    /// their cosines with the query.
+    pub fn embed(&mut self, texts: &[(u64, &str)]) -> Vec<f32> {
+        let strs: Vec<&str> = texts.iter().map(|t| t.1).collect();
+        let vectors = self.model.embed(&strs);
+        self.used.embedded += texts.len();
+        texts
+            .iter()
+            .zip(vectors)
+            .map(|(&(key, _), v)| {
+                self.pool.insert(key, &v);
+                v.iter().zip(&self.query).map(|(a, b)| a * b).sum()
+            })
+            .collect()
+    }
+
+    /// Writes what this search embedded, and the column again when it
+    /// was found torn or [`FOLD`] of the base's vectors wait in the pool.
+    /// `whole`: every section was met, so the pool's vectors of no
+    /// section are dropped.
+    pub fn save(mut self, base: Option<&Segment>, whole: bool) -> VectorsUsed {
+        let Ok(dir) = &self.dir else {
+            return self.used;
+        };
+        if let Some(base) = base {
+            let torn = self.column.as_ref().is_some_and(|c| c.torn);
+            let waiting = self.pool.rows.len().saturating_sub(self.outside);
+            if (torn || waiting >= FOLD)
+                && let Ok(f) = fold(
+                    dir,
+                    &self.id,
+                    self.pool.dim,
+                    base,
+                    self.column.take(),
+                    &self.pool,
+                )
+            {
+                self.folded = f;
+                self.used.folded = true;
+            }
+        }
+        let met = std::mem::take(&mut self.pool.met);
+        let folded = std::mem::take(&mut self.folded);
+        let gone = |row: usize| {
+            folded.get(row).copied().unwrap_or(false)
+                || (whole && !met.get(row).copied().unwrap_or(true))
+        };
+        let dropping = (0..self.pool.rows.len()).any(gone);
+        if self.used.embedded == 0 && !self.used.rebuilt && !dropping {
+            return self.used;
+        }
+        let keep = |_: u64, row: usize| !gone(row);
+        self.used.saved = save(dir, &pool_name(&self.id), &self.id, self.pool, &keep).is_ok();
+        self.used
+    }
 }
 
-/// Writes `store` (what `keep` keeps) as the cache, with what another
-/// search wrote since it was read; tried once.
+/// Writes the pool `store` (what `keep` keeps) as `name`, with what
+/// another search wrote since it was read; tried once.
 fn save(
     dir: &Dir,
     name: &str,
     id: &str,
     mut store: Store,
-    keep: &dyn Fn(&[u8; KEY]) -> bool,
+    keep: &dyn Fn(u64, usize) -> bool,
 ) -> Result<(), ()> {
     let (file, _) = lock::create_locked(
         dir,
@@ -358,12 +487,15 @@ fn save(
         Wait::For(Duration::ZERO),
     )
     .map_err(|_| ())?;
+    let ours = store.rows.len();
     if let Some(theirs) = read_all(&file).and_then(|b| Store::parse(&b, id, store.dim)) {
-        for (k, &row) in &theirs.rows {
-            store.insert(*k, &theirs.values[row * theirs.dim..(row + 1) * theirs.dim]);
+        for (&k, &row) in &theirs.rows {
+            store.insert(k, &theirs.values[row * theirs.dim..(row + 1) * theirs.dim]);
         }
     }
-    let bytes = store.bytes(id, keep);
+    // Theirs are kept as they were written.
+    let keep = |k: u64, row: usize| row >= ours || keep(k, row);
+    let bytes = store.bytes(id, &keep);
     replace::replace(&file, dir, OsStr::new(name), |f, _| {
         f.write_all(&bytes)?;
         #[cfg(feature = "test-hooks")]
@@ -375,6 +507,91 @@ fn save(
         Ok(())
     })
     .map_err(|_| ())
+}
+
+/// Writes the column of `base` (the current base): each section's row
+/// from `old` (by row when it is this base's, else by key) or from the
+/// pool. Gives, per pool row, whether it went into the column.
+fn fold(
+    dir: &Dir,
+    id: &str,
+    dim: usize,
+    base: &Segment,
+    old: Option<Column>,
+    pool: &Store,
+) -> Result<Vec<bool>, ()> {
+    let name = column_name(id);
+    let (file, _) = lock::create_locked(
+        dir,
+        OsStr::new(&name),
+        Open::Update,
+        Wait::For(Duration::ZERO),
+    )
+    .map_err(|_| ())?;
+    // The old column's rows when they move (the base built again): all of
+    // them in memory at once, by key, so they are read once and in order.
+    let mut old = old;
+    let mut moved: HashMap<u64, Vec<u8>> = HashMap::new();
+    if let Some(c) = old.as_mut().filter(|c| c.generation != base.generation) {
+        for r in 0..c.rows {
+            if let Some((k, scale, bytes)) = c.row(r)
+                && k != 0
+            {
+                let mut row = Vec::with_capacity(12 + dim);
+                row.extend_from_slice(&k.to_le_bytes());
+                row.extend_from_slice(&scale.to_le_bytes());
+                row.extend_from_slice(bytes);
+                moved.insert(k, row);
+            }
+        }
+        old = None;
+    }
+    let mut folded = vec![false; pool.rows.len()];
+    let mut torn = false;
+    let mut put = |r: usize, buf: &mut Vec<u8>| {
+        let Ok(key) = base.key(r as u32) else {
+            torn = true;
+            return;
+        };
+        if key == 0 {
+            return;
+        }
+        if let Some(c) = old.as_mut()
+            && let Some((k, scale, bytes)) = c.row(r)
+            && k == key
+        {
+            buf.extend_from_slice(&k.to_le_bytes());
+            buf.extend_from_slice(&scale.to_le_bytes());
+            buf.extend_from_slice(bytes);
+        } else if let Some(row) = moved.get(&key) {
+            buf.extend_from_slice(row);
+        } else if let Some(&p) = pool.rows.get(&key) {
+            folded[p] = true;
+            buf.extend_from_slice(&key.to_le_bytes());
+            let at = buf.len();
+            buf.extend_from_slice(&[0; 4]);
+            let scale = column::quantize(&pool.values[p * dim..(p + 1) * dim], buf);
+            buf[at..at + 4].copy_from_slice(&scale.to_le_bytes());
+        }
+    };
+    let rows = base.section_count as usize;
+    replace::replace(&file, dir, OsStr::new(&name), |f, _| {
+        let mut out = BufWriter::with_capacity(1 << 20, f);
+        column::write(
+            &mut out,
+            &id_bytes(id),
+            base.generation,
+            dim,
+            rows,
+            &mut put,
+        )?;
+        out.flush()
+    })
+    .map_err(|_| ())?;
+    if torn {
+        return Err(());
+    }
+    Ok(folded)
 }
 
 /// Reciprocal rank fusion: each list gives a candidate 1 / (k + rank)
@@ -406,12 +623,12 @@ mod tests {
             dim: 2,
             ..Store::default()
         };
-        s.insert([1; KEY], &[0.5, -0.5]);
-        s.insert([2; KEY], &[1.0, 0.0]);
-        let bytes = s.bytes("0123456789abcdef", &|_| true);
-        let back = Store::parse(&bytes, "0123456789abcdef", 2).unwrap();
-        assert_eq!(back.get(&[1; KEY]).unwrap(), [0.5, -0.5]);
-        assert_eq!(back.get(&[2; KEY]).unwrap(), [1.0, 0.0]);
+        s.insert(1, &[0.5, -0.5]);
+        s.insert(2, &[1.0, 0.0]);
+        let bytes = s.bytes("0123456789abcdef", &|_, _| true);
+        let mut back = Store::parse(&bytes, "0123456789abcdef", 2).unwrap();
+        assert_eq!(back.get(1).unwrap(), [0.5, -0.5]);
+        assert_eq!(back.get(2).unwrap(), [1.0, 0.0]);
         assert!(Store::parse(&bytes, "another00000000", 2).is_none());
         assert!(Store::parse(&bytes, "0123456789abcdef", 3).is_none());
         assert!(Store::parse(&bytes[..bytes.len() - 1], "0123456789abcdef", 2).is_none());
@@ -422,9 +639,24 @@ mod tests {
         let mut huge = bytes.clone();
         huge[40..48].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(Store::parse(&huge, "0123456789abcdef", 2).is_none());
-        let kept = s.bytes("0123456789abcdef", &|k| k[0] == 2);
-        let back = Store::parse(&kept, "0123456789abcdef", 2).unwrap();
-        assert!(back.get(&[1; KEY]).is_none() && back.get(&[2; KEY]).is_some());
+        let kept = s.bytes("0123456789abcdef", &|k, _| k == 2);
+        let mut back = Store::parse(&kept, "0123456789abcdef", 2).unwrap();
+        assert!(back.get(1).is_none() && back.get(2).is_some());
+    }
+
+    #[test]
+    fn a_key_is_of_the_text_embedded() {
+        assert_eq!(section_text(None, b"  \n\t\n"), None);
+        assert_eq!(
+            section_text(None, b"## 09:10\nhiked\n\n").unwrap(),
+            "## 09:10\nhiked"
+        );
+        assert_eq!(
+            section_text(Some("maya"), b"hikes\n").unwrap(),
+            "maya\nhikes"
+        );
+        assert_ne!(key("a"), key("b"));
+        assert_ne!(key(""), 0);
     }
 
     #[test]
