@@ -336,6 +336,40 @@ fn each_section_is_embedded_once() {
 }
 
 #[test]
+fn a_first_embedding_killed_keeps_what_it_had_written() {
+    // 70,000 sections: past the 65,536 a search embeds before it writes
+    // them into the column and goes on.
+    let env = Env::new();
+    let ws = env.data_dir().join("axe/notes");
+    for d in 0..100 {
+        let mut text = String::new();
+        for e in 0..700 {
+            text.push_str(&format!("## {e}\nnote {e} {d}\n"));
+        }
+        env.write(
+            &ws.join(format!("agents/claude/daily/2020-{:03}.md", d)),
+            text,
+        );
+    }
+    let sections = 100 * 700;
+    let model = tiny(&env);
+    let out = env
+        .cmd("axe-notes-search")
+        .env("AXE_EMBEDDINGS", &model)
+        .env("AXE_TEST_VECTORS_DIE_AFTER", "66000")
+        .args(["--json", "--mode", "vector", "note"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "killed before it saved");
+    let (code, after, err) = search(&env, Some(&model), &["--mode", "vector", "note"]);
+    assert_eq!(code, 0, "{err}");
+    let v = &after["vectors"];
+    let cached = v["cached"].as_u64().unwrap();
+    assert!(cached >= 65_536, "the checkpoint's vectors were kept: {v}");
+    assert_eq!(cached + v["embedded"].as_u64().unwrap(), sections, "{v}");
+}
+
+#[test]
 fn a_torn_vector_cache_is_rebuilt() {
     let env = Env::new();
     notes(&env);

@@ -109,6 +109,14 @@ impl Best {
         // Ties to the one met first: a later one is the lesser.
         self.met += 1;
         let list = &mut self.lists[usize::from(!dated)];
+        // Most are below the last kept: passed over without the heap.
+        if list.len() >= self.wide
+            && list
+                .peek()
+                .is_some_and(|Reverse(least)| least.0 >= Score(cos))
+        {
+            return;
+        }
         list.push(Reverse((Score(cos), u64::MAX - self.met, src, key)));
         if list.len() > self.wide {
             list.pop();
@@ -273,6 +281,16 @@ pub fn nearest(
             missing[m].text = None;
         }
         embedded += batch.len();
+        v.checkpoint(index.as_ref().and_then(|i| i.base()));
+        #[cfg(feature = "test-hooks")]
+        if std::env::var("AXE_TEST_VECTORS_DIE_AFTER")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .is_some_and(|n: usize| embedded >= n)
+        {
+            // A kill -9's moment, in the middle of a first embedding.
+            std::process::abort();
+        }
     }
     v.used.sections = sections;
     v.used.unembedded = missing.len() - embedded;

@@ -58,6 +58,12 @@ const SUM: usize = 16;
 /// search; the column, at a gigabyte of notes, 440 MB written.
 pub const FOLD: usize = 4096;
 
+/// Vectors a search embeds before it writes them into the column (or,
+/// without an index, the pool) and goes on: a first search of a gigabyte
+/// of notes embeds a million sections, hours with a real model, which
+/// would otherwise be 1.7 GB of memory and lost whole to a kill.
+const CHECKPOINT: usize = 65_536;
+
 /// How a search ranks: by words (BM25F), by meaning (cosine of
 /// embeddings), or both fused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -180,6 +186,24 @@ impl Store {
         self.values.get(row * self.dim..(row + 1) * self.dim)
     }
 
+    /// Leaves out the rows `gone` says.
+    fn drop_rows(&mut self, gone: &[bool]) {
+        let mut kept = Store {
+            dim: self.dim,
+            ..Store::default()
+        };
+        let mut rows: Vec<(u64, usize)> = self.rows.iter().map(|(&k, &r)| (k, r)).collect();
+        rows.sort_by_key(|&(_, r)| r);
+        for (k, r) in rows {
+            if !gone.get(r).copied().unwrap_or(false) {
+                kept.insert(k, &self.values[r * self.dim..(r + 1) * self.dim]);
+                let last = kept.met.len() - 1;
+                kept.met[last] = self.met[r];
+            }
+        }
+        *self = kept;
+    }
+
     fn insert(&mut self, key: u64, v: &[f32]) {
         if v.len() != self.dim || self.rows.contains_key(&key) {
             return;
@@ -270,6 +294,12 @@ fn column_name(model: &str) -> String {
     format!("vectors-{model}.base")
 }
 
+/// The column of model `id` in `dir`, if there is a whole one.
+fn open_column(dir: &Dir, id: &str, dim: usize) -> Option<Column> {
+    let file = dir.open(OsStr::new(&column_name(id)), Open::Read).ok()??;
+    Column::open(file, &id_bytes(id), dim)
+}
+
 /// The cache's directory for `ws`: the index's.
 fn place(ws: &Workspace) -> Result<Dir, String> {
     let place = super::place(ws)?;
@@ -302,6 +332,8 @@ pub struct Vectors<'m> {
     /// The column is the current base's.
     current: bool,
     query: Vec<f32>,
+    /// The query as the column's rows are scored with it.
+    ready: column::Query,
     /// Sections met outside the base's column.
     outside: usize,
     /// Per pool row: written into the column (so left out of the pool).
@@ -320,6 +352,7 @@ impl<'m> Vectors<'m> {
         query: &str,
         base: Option<&Segment>,
     ) -> Vectors<'m> {
+        let query = model.embed(&[query]).remove(0);
         let id = model.id().to_owned();
         let dim = model.dim();
         let mut used = VectorsUsed {
@@ -341,7 +374,7 @@ impl<'m> Vectors<'m> {
                 ..Store::default()
             }
         });
-        let column = || open(&column_name(&id)).and_then(|f| Column::open(f, &id_bytes(&id), dim));
+        let column = || dir.as_ref().ok().and_then(|d| open_column(d, &id, dim));
         let mut found = column();
         let mut folded = Vec::new();
         if let (Ok(d), Some(base), Some(c)) = (&dir, base, &found)
@@ -364,7 +397,8 @@ impl<'m> Vectors<'m> {
             dir,
             pool,
             folded,
-            query: model.embed(&[query]).remove(0),
+            ready: column::Query::new(&query),
+            query,
             outside: 0,
             used,
         }
@@ -384,7 +418,7 @@ impl<'m> Vectors<'m> {
             && k == key
         {
             self.used.cached += 1;
-            return Some(column::dot(&self.query, bytes, scale));
+            return Some(column::dot(&self.ready, bytes, scale));
         }
         if row.is_none() {
             self.outside += 1;
@@ -408,7 +442,7 @@ impl<'m> Vectors<'m> {
                 && k == key
             {
                 self.used.cached += 1;
-                return Some(column::dot(&self.query, bytes, scale));
+                return Some(column::dot(&self.ready, bytes, scale));
             }
         }
         None
@@ -428,6 +462,35 @@ impl<'m> Vectors<'m> {
                 v.iter().zip(&self.query).map(|(a, b)| a * b).sum()
             })
             .collect()
+    }
+
+    /// Keeps what this search embedded so far when it is [`CHECKPOINT`]
+    /// vectors or more: written into the column of `base`, those leave
+    /// the pool.
+    pub fn checkpoint(&mut self, base: Option<&Segment>) {
+        let Ok(dir) = &self.dir else {
+            return;
+        };
+        if self.pool.rows.len() < CHECKPOINT + self.outside {
+            return;
+        }
+        // Without an index there is no column; the pool is written at
+        // the end (a workspace whose cache is inside it, rare).
+        let Some(base) = base else {
+            return;
+        };
+        let dim = self.pool.dim;
+        let folded = fold(dir, &self.id, dim, base, self.column.take(), &self.pool);
+        self.column = open_column(dir, &self.id, dim);
+        if let Ok(folded) = folded {
+            self.used.folded = true;
+            self.current = self
+                .column
+                .as_ref()
+                .is_some_and(|c| c.generation == base.generation);
+            self.pool.drop_rows(&folded);
+            self.folded.clear();
+        }
     }
 
     /// Writes what this search embedded, and the column again when it
