@@ -16,6 +16,7 @@ bench/data/ (git-ignored) and are in the page cache while measured.
 
 import argparse
 import itertools
+import json
 import os
 import random
 import shutil
@@ -886,6 +887,7 @@ def search_rows(args, tool, rows, checks):
         rows.append((f"axe-notes-search {common} (in nearly every section){label}", corpus,
                      w, f"grep -ric {common}", wb))
         found[label] = (r, qr, w)
+    meaning_rows(args, tool, search, indexed, corpus, size, question, b, rows)
     # A remember with the index kept up to date: the entry appended, and
     # its path to the index's journal, which the next search reads.
     rem = [tool("axe-notes-remember"), "agent0", "rolled back the canary once more"]
@@ -908,7 +910,8 @@ def search_rows(args, tool, rows, checks):
         # for its peak memory.
         t = run_once(search + ["--reindex"], env=indexed)
         rb = {"median": t, "min": t, "rss": peak_rss(search + ["--reindex"], env=indexed)}
-    index_size = sum(p.stat().st_size for p in cache.rglob("*") if p.is_file())
+    index_size = sum(p.stat().st_size for p in cache.rglob("*")
+                     if p.is_file() and not p.name.startswith("vectors-"))
     rows.append(("axe-notes-search --reindex (cold rebuild)",
                  f"{corpus}; index {index_size / 1e6:.1f} MB on disk "
                  f"({index_size / size:.0%}); {rb['median'] / (size / 1e8):.2f} s per 100 MB",
@@ -926,6 +929,63 @@ def search_rows(args, tool, rows, checks):
         for what, x in (("two words", ir), ("a question", iqr)):
             checks.append((f"axe-notes-search, warm index, {what}: median < 50 ms ({corpus})",
                            x["median"] < 0.050, f"{ms(x['median'])} ms"))
+
+
+def standin_model():
+    """The bench's stand-in model (lib/embed/examples/standin.rs): as wide
+    as all-MiniLM-L6-v2, one layer, 32 tokens, random weights; written once."""
+    model = DATA / "standin-model"
+    if not (model / "model.safetensors").exists():
+        subprocess.run(["cargo", "run", "--quiet", "--release", "--locked", "-p", "axe-embed",
+                        "--example", "standin", "--", str(model)], cwd=ROOT, check=True)
+    return model
+
+
+def meaning_rows(args, tool, search, indexed, corpus, size, question, b, rows):
+    """Search by meaning over the search corpus: with the stand-in model,
+    since all-MiniLM-L6-v2 would take hours here to embed 100 MB (10 at
+    1 GB) once; what a search costs past the question's embedding is the
+    same (a vector a section, 384 numbers, read and scored). The first
+    search embeds every section (once, timed); then warm hybrid and vector
+    searches, and the vectors' size on disk. With the real model installed
+    (tests/embed/install), its own cost a search: loading it and
+    embedding the question, over a few sections."""
+    model = standin_model()
+    meaning = {**indexed, "AXE_EMBEDDINGS": str(model)}
+    cache = Path(indexed["XDG_CACHE_HOME"])
+    for old in cache.rglob("vectors-*"):
+        old.unlink()
+    first = [*search, "--mode", "vector", "--json", "rollback"]
+    started = time.monotonic()
+    out = subprocess.run(first, env={**os.environ, **meaning}, check=True, capture_output=True)
+    took = time.monotonic() - started
+    sections = json.loads(out.stdout)["vectors"]["embedded"]
+    once = {"median": took, "min": took, "rss": 0}
+    on_disk = sum(p.stat().st_size for p in cache.rglob("vectors-*"))
+    rows.append((f"axe-notes-search --mode vector, first: {sections:,} sections embedded "
+                 f"({sections / took:,.0f} a second, stand-in model); vectors {on_disk / 1e6:.1f} MB "
+                 f"on disk ({on_disk / size:.0%}, {on_disk / max(sections, 1):.0f} bytes a section)",
+                 corpus, once, "grep -ric rollback", b))
+    n = 3 if args.quick else 10
+    for mode, q in (("hybrid", ["rollback", "canary"]), ("hybrid", [question]), ("vector", [question])):
+        r = measure([*search, "--mode", mode, *q], n, env=meaning)
+        rows.append((f"axe-notes-search --mode {mode} {' '.join(q)}, warm index and vectors "
+                     f"(stand-in model)", corpus, r, "grep -ric rollback", b))
+    real = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "axe-test-models" / "all-MiniLM-L6-v2"
+    if real.is_dir():
+        small = DATA / "meaning-small"
+        ws = small / "notes"
+        (ws / "agents" / "a" / "daily").mkdir(parents=True, exist_ok=True)
+        (ws / "agents" / "a" / "daily" / "2026-11-20.md").write_text(
+            "## 10:00\nMaya goes hiking in the mountains every Sunday.\n\n"
+            "## 11:00\nThe deploy failed because the migration timed out.\n")
+        env = {"XDG_CACHE_HOME": str(small / "cache"), "XDG_CONFIG_HOME": str(small / "config"),
+               "AXE_EMBEDDINGS": str(real)}
+        cmd = [tool("axe-notes-search"), "--workspace", str(ws), "--mode", "hybrid", question]
+        subprocess.run(cmd, env={**os.environ, **env}, check=True, stdout=subprocess.DEVNULL)
+        r = measure(cmd, n, env=env)
+        rows.append(("axe-notes-search --mode hybrid, all-MiniLM-L6-v2: the model loaded and the "
+                     "question embedded (2 sections)", "2 sections", r, "grep -ric rollback", b))
 
 
 def print_rows(rows, checks):

@@ -853,3 +853,48 @@ fn two_writers_at_once_lose_no_journal_line() {
         same(&env, q);
     }
 }
+
+/// Past 4,096 files changed since the base (a checkout of another
+/// branch, an import), a search builds the base again instead of a
+/// delta: it finds what the files say now, the same results as without
+/// the index, and the next search scores from the new base.
+#[test]
+fn more_changed_files_than_a_delta_holds_build_the_base_again() {
+    let env = Env::new();
+    let ws = ws_of(&env);
+    let days = ws.join("agents/claude/daily");
+    for d in 0..4200 {
+        write(
+            &days.join(format!("2015-{d:04}.md")),
+            &format!("## 10:00\nnote {d}\n"),
+        );
+    }
+    age_all(&ws);
+    let first = same(&env, "note");
+    assert_eq!(first["rebuilt"], true, "{first}");
+    let generation = fs::metadata(base(&env)).unwrap().modified().unwrap();
+    // Every file changed, each by a new word (in a directory listed again,
+    // so every one is read).
+    for d in 0..4200 {
+        write(
+            &days.join(format!("2015-{d:04}.md")),
+            &format!("## 10:00\nnote {d} kayak{d}\n"),
+        );
+    }
+    age_all(&ws);
+    let index = same(&env, "kayak4199");
+    assert_eq!(
+        (&index["rebuilt"], &index["saved"]),
+        (&Value::Bool(true), &Value::Bool(true)),
+        "{index}"
+    );
+    assert!(index["reindexed"].as_u64().unwrap() > 4096, "{index}");
+    assert_ne!(
+        fs::metadata(base(&env)).unwrap().modified().unwrap(),
+        generation
+    );
+    // Scored from the new base: nothing read again but what is shown.
+    let after = same(&env, "kayak17");
+    assert_eq!(after["reindexed"], 0, "{after}");
+    assert!(after["read"].as_u64().unwrap() <= 1, "{after}");
+}

@@ -6,7 +6,7 @@
 //! index without reading the notes.
 //!
 //! ```text
-//! "AXENIX02"  the parts' lengths (7), the dir's checksum, 5 zeros
+//! "AXENIX04"  the parts' lengths (8), the dir's checksum, 6 zeros
 //!            (8 bytes each)
 //! dir:       generation, base, the directories, the files read at every
 //!            search, and the checksum of each [`BLOCK`] of the parts
@@ -14,9 +14,11 @@
 //! files:     72 bytes a file: stamp, read_at, first section, sections,
 //!            name (in names), flags, directory
 //! names:     the files' names
-//! sections:  16 bytes a section: its length, its file, the key of its
-//!            text (`vectors::key`: where its vector is kept; 0 for a
-//!            section of blanks)
+//! sections:  8 bytes a section: its length, its file
+//! keys:      8 bytes a section: the key of its text (`vectors::key`:
+//!            where its vector is kept; 0 for a section of blanks), apart
+//!            from the sections, which a search by words reads by the
+//!            megabyte and a search by meaning not at all
 //! terms:     32 bytes a word, sorted: its text (in texts), where its
 //!            postings are, their length and checksum
 //! texts:     the words
@@ -44,20 +46,22 @@ use std::os::unix::fs::FileExt;
 
 use axe_base::beneath::Stamp;
 
-const MAGIC: &[u8; 8] = b"AXENIX03";
+const MAGIC: &[u8; 8] = b"AXENIX04";
 const END: &[u8; 8] = b"AXENIXOK";
 /// The parts after the head, in order.
-const PARTS: usize = 7;
+const PARTS: usize = 8;
 const DIR: usize = 0;
 const FILES: usize = 1;
 const NAMES: usize = 2;
 const SECTIONS: usize = 3;
-const TERMS: usize = 4;
-const TEXTS: usize = 5;
-const POSTINGS: usize = 6;
+const KEYS: usize = 4;
+const TERMS: usize = 5;
+const TEXTS: usize = 6;
+const POSTINGS: usize = 7;
 const HEAD: usize = 8 + 8 * PARTS + 8 * (PARTS - 1);
 const FILE_LEN: usize = 72;
-const SECTION_LEN: usize = 16;
+const SECTION_LEN: usize = 8;
+const KEY_LEN: usize = 8;
 const TERM_LEN: usize = 32;
 /// The parts are read and checked by blocks of this many bytes: a
 /// multiple of every record's length, so no record straddles two.
@@ -380,6 +384,7 @@ impl Segment {
         let sized = |part: usize, each: usize, n: u32| len[part] == each as u64 * u64::from(n);
         if !sized(FILES, FILE_LEN, file_count)
             || !sized(SECTIONS, SECTION_LEN, section_count)
+            || !sized(KEYS, KEY_LEN, section_count)
             || !sized(TERMS, TERM_LEN, term_count)
         {
             return Err(Torn);
@@ -555,7 +560,7 @@ impl Segment {
         if s >= self.section_count {
             return Err(Torn);
         }
-        Ok(u64_at(self.record(SECTIONS, s as usize, SECTION_LEN)?, 8))
+        Ok(u64_at(self.record(KEYS, s as usize, KEY_LEN)?, 0))
     }
 
     fn term(&self, i: u32) -> Result<(std::borrow::Cow<'_, [u8]>, Term), Torn> {
@@ -942,10 +947,11 @@ impl Builder {
             names.extend_from_slice(name);
         }
         let mut sections = Vec::with_capacity(self.sections.len() * SECTION_LEN);
+        let mut keys = Vec::with_capacity(self.sections.len() * KEY_LEN);
         for &(len, file, key) in &self.sections {
             sections.extend_from_slice(&len.to_le_bytes());
             sections.extend_from_slice(&file.to_le_bytes());
-            sections.extend_from_slice(&key.to_le_bytes());
+            keys.extend_from_slice(&key.to_le_bytes());
         }
         let mut by_text: Vec<u32> = (0..self.texts.len() as u32).collect();
         by_text.sort_unstable_by(|&a, &b| self.texts[a as usize].cmp(&self.texts[b as usize]));
@@ -993,13 +999,13 @@ impl Builder {
         for f in scan {
             put(&mut dir, f as u64);
         }
-        for part in [&files, &names, &sections, &terms, &texts] {
+        for part in [&files, &names, &sections, &keys, &terms, &texts] {
             put(&mut dir, part.len().div_ceil(BLOCK) as u64);
             for block in part.chunks(BLOCK) {
                 put(&mut dir, checksum(block));
             }
         }
-        let parts: [&[u8]; PARTS - 1] = [&dir, &files, &names, &sections, &terms, &texts];
+        let parts: [&[u8]; PARTS - 1] = [&dir, &files, &names, &sections, &keys, &terms, &texts];
         let mut head = Vec::with_capacity(HEAD);
         head.extend_from_slice(MAGIC);
         for p in parts {
@@ -1125,6 +1131,7 @@ mod tests {
         }
         for s in 0..seg.section_count {
             seg.section(s)?;
+            seg.key(s)?;
         }
         Ok(out)
     }
@@ -1147,6 +1154,10 @@ mod tests {
         let deploy = words.iter().find(|(t, _)| t == b"deploy").unwrap();
         assert_eq!(deploy.1, [(0, 0, 2)]);
         assert_eq!(seg.section(3).unwrap(), (8, 2));
+        // The test's keys are the sections' lengths.
+        assert_eq!(seg.key(3).unwrap(), 8);
+        assert_eq!(seg.key(0).unwrap(), seg.section(0).unwrap().0 as u64);
+        assert!(seg.key(4).is_err());
         let mut n = 0;
         seg.beginning(b"c", &mut |_, _| {
             n += 1;

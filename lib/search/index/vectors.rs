@@ -377,12 +377,17 @@ impl<'m> Vectors<'m> {
         let column = || dir.as_ref().ok().and_then(|d| open_column(d, &id, dim));
         let mut found = column();
         let mut folded = Vec::new();
-        if let (Ok(d), Some(base), Some(c)) = (&dir, base, &found)
-            && c.generation != base.generation
-            && let Ok(f) = fold(d, &id, dim, base, found.take(), &pool)
+        if let (Ok(d), Some(base)) = (&dir, base)
+            && found
+                .as_ref()
+                .is_some_and(|c| c.generation != base.generation)
         {
-            folded = f;
-            used.folded = true;
+            // Another search doing it at once: this one's rows are taken
+            // from the pool, or embedded, until it is done.
+            if let Ok(f) = fold(d, &id, dim, base, found.take(), &pool) {
+                folded = f;
+                used.folded = true;
+            }
             found = column();
         }
         if let Err(why) = &dir {
