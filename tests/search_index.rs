@@ -863,25 +863,20 @@ fn more_changed_files_than_a_delta_holds_build_the_base_again() {
     let env = Env::new();
     let ws = ws_of(&env);
     let days = ws.join("agents/claude/daily");
-    for d in 0..4200 {
-        write(
-            &days.join(format!("2015-{d:04}.md")),
-            &format!("## 10:00\nnote {d}\n"),
-        );
-    }
-    age_all(&ws);
+    let write_all = |word: &str| {
+        for d in 0..4200 {
+            let text = format!("## 10:00\nnote {d} {word}{d}\n");
+            write(&days.join(format!("2015-{d:04}.md")), &text);
+        }
+        age_all(&ws);
+    };
+    write_all("first");
     let first = same(&env, "note");
     assert_eq!(first["rebuilt"], true, "{first}");
     let generation = fs::metadata(base(&env)).unwrap().modified().unwrap();
     // Every file changed, each by a new word (in a directory listed again,
     // so every one is read).
-    for d in 0..4200 {
-        write(
-            &days.join(format!("2015-{d:04}.md")),
-            &format!("## 10:00\nnote {d} kayak{d}\n"),
-        );
-    }
-    age_all(&ws);
+    write_all("kayak");
     let index = same(&env, "kayak4199");
     assert_eq!(
         (&index["rebuilt"], &index["saved"]),

@@ -92,26 +92,27 @@ fn scores(json: &Value) -> Vec<f64> {
         .collect()
 }
 
-#[test]
-fn the_base_sections_vectors_are_one_column_kept_across_a_rebuild() {
-    // Past 4,096 sections (the pool's bound): 60 days of 70 entries.
-    let env = Env::new();
+/// `days` logs of `entries` short entries each: more sections than the
+/// pool holds, or a search embeds before it keeps what it has.
+fn many(env: &Env, days: usize, entries: usize) -> PathBuf {
     let ws = env.data_dir().join("axe/notes");
-    for d in 0..60 {
-        let mut text = String::new();
-        for e in 0..70 {
-            text.push_str(&format!(
-                "## {:02}:{:02}\nentry {e} of day {d}: we deploy the search note\n\n",
-                e / 60,
-                e % 60
-            ));
-        }
+    for d in 0..days {
+        let text: String = (0..entries)
+            .map(|e| format!("## {e}\nentry {e} of day {d}: we deploy the search note\n\n"))
+            .collect();
         env.write(
-            &ws.join(format!("agents/claude/daily/2026-01-{:02}.md", d % 28 + 1))
-                .with_extension(format!("{d}.md")),
+            &ws.join(format!("agents/claude/daily/2020-{d:03}.md")),
             text,
         );
     }
+    ws
+}
+
+#[test]
+fn the_base_sections_vectors_are_one_column_kept_across_a_rebuild() {
+    // Past 4,096 sections (the pool's bound).
+    let env = Env::new();
+    let ws = many(&env, 60, 70);
     let sections = 60 * 70;
     let model = tiny(&env);
     let vector = ["--mode", "vector", "--limit", "20", "deploy"];
@@ -340,17 +341,7 @@ fn a_first_embedding_killed_keeps_what_it_had_written() {
     // 70,000 sections: past the 65,536 a search embeds before it writes
     // them into the column and goes on.
     let env = Env::new();
-    let ws = env.data_dir().join("axe/notes");
-    for d in 0..100 {
-        let mut text = String::new();
-        for e in 0..700 {
-            text.push_str(&format!("## {e}\nnote {e} {d}\n"));
-        }
-        env.write(
-            &ws.join(format!("agents/claude/daily/2020-{:03}.md", d)),
-            text,
-        );
-    }
+    many(&env, 100, 700);
     let sections = 100 * 700;
     let model = tiny(&env);
     let out = env

@@ -171,7 +171,7 @@ fn exists(path: &Path) -> bool {
 /// section is keyed by the text its vector is made of (`vectors::key`),
 /// `topic` a world topic's name.
 fn add_text(text: &[u8], topic: Option<&str>, word: &mut Vec<u8>, add: &mut segment::Adder) {
-    let key = |raw: &[u8]| vectors::section_text(topic, raw).map_or(0, |t| vectors::key(&t));
+    let key = |raw: &[u8]| vectors::section_key(topic, raw);
     let (mut started, mut line_start, mut from) = (false, true, 0);
     let mut field = BODY;
     let mut lower = Vec::new();

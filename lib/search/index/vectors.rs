@@ -163,9 +163,29 @@ pub fn section_text(topic: Option<&str>, raw: &[u8]) -> Option<String> {
 /// the index keeps for a section of blanks). At a million sections, the
 /// chance that two texts share one is about 1 in 30 million.
 pub fn key(text: &str) -> u64 {
-    let sum = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+    key_of(&[text.as_bytes()])
+}
+
+/// The key of the text [`section_text`] makes of `raw` and `topic`,
+/// without making it: what the index computes for every section it reads.
+pub fn section_key(topic: Option<&str>, raw: &[u8]) -> u64 {
+    let text = String::from_utf8_lossy(raw);
+    let text = text.trim();
+    match (text.is_empty(), topic) {
+        (true, _) => 0,
+        (false, Some(topic)) => key_of(&[topic.as_bytes(), b"\n", text.as_bytes()]),
+        (false, None) => key_of(&[text.as_bytes()]),
+    }
+}
+
+/// The key of the text `parts` make, one after another.
+fn key_of(parts: &[&[u8]]) -> u64 {
+    let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+    for part in parts {
+        ctx.update(part);
+    }
     let mut k = [0; 8];
-    k.copy_from_slice(&sum.as_ref()[..8]);
+    k.copy_from_slice(&ctx.finish().as_ref()[..8]);
     u64::from_le_bytes(k).max(1)
 }
 
@@ -724,6 +744,17 @@ mod tests {
             "maya\nhikes"
         );
         assert_ne!(key("a"), key("b"));
+        for (topic, raw) in [
+            (None, &b"## 9\nx \n"[..]),
+            (Some("t"), b" y"),
+            (Some("t"), b"\n\xff z"),
+        ] {
+            assert_eq!(
+                section_key(topic, raw),
+                key(&section_text(topic, raw).unwrap())
+            );
+        }
+        assert_eq!(section_key(Some("t"), b" \n"), 0);
         assert_ne!(key(""), 0);
     }
 
