@@ -260,6 +260,35 @@ fn the_mode_is_lexical_without_a_model_and_hybrid_with_one() {
     assert_eq!(json["mode"], "lexical");
 }
 
+/// Without an index (its cache directory inside the workspace, where
+/// none is kept) search by meaning reads every file and ranks the same.
+#[test]
+fn meaning_without_the_index_ranks_the_same() {
+    let env = Env::new();
+    let ws = notes(&env);
+    let model = tiny(&env);
+    for mode in ["hybrid", "vector"] {
+        let (_, with, _) = search(&env, Some(&model), &["--mode", mode, "deploy"]);
+        assert_eq!(with["index"]["used"], true, "{with}");
+        let out = env
+            .cmd("axe-notes-search")
+            .env("AXE_EMBEDDINGS", &model)
+            .env("XDG_CACHE_HOME", ws.join(".cache"))
+            .args(["--json", "--mode", mode, "deploy"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let without: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(without["index"]["used"], false, "{without}");
+        assert_eq!(without["vectors"]["sections"], SECTIONS, "{without}");
+        assert_eq!(paths(&without), paths(&with), "{mode}");
+    }
+}
+
 #[test]
 fn meaning_without_a_model_is_a_usage_error() {
     let env = Env::new();
