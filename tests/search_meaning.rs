@@ -44,7 +44,18 @@ fn tiny(env: &Env) -> PathBuf {
 /// `axe-notes-search --json` of `args`, with the model `model` if any;
 /// its exit code and JSON (null when nothing was printed).
 fn search(env: &Env, model: Option<&Path>, args: &[&str]) -> (i32, Value, String) {
+    search_with(env, model, &[], args)
+}
+
+/// [`search`] with more of the environment set.
+fn search_with(
+    env: &Env,
+    model: Option<&Path>,
+    vars: &[(&str, &Path)],
+    args: &[&str],
+) -> (i32, Value, String) {
     let mut cmd = env.cmd("axe-notes-search");
+    cmd.envs(vars.iter().copied());
     if let Some(dir) = model {
         cmd.env("AXE_EMBEDDINGS", dir);
     }
@@ -270,19 +281,11 @@ fn meaning_without_the_index_ranks_the_same() {
     for mode in ["hybrid", "vector"] {
         let (_, with, _) = search(&env, Some(&model), &["--mode", mode, "deploy"]);
         assert_eq!(with["index"]["used"], true, "{with}");
-        let out = env
-            .cmd("axe-notes-search")
-            .env("AXE_EMBEDDINGS", &model)
-            .env("XDG_CACHE_HOME", ws.join(".cache"))
-            .args(["--json", "--mode", mode, "deploy"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let without: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let cache = ws.join(".cache");
+        let vars = [("XDG_CACHE_HOME", cache.as_path())];
+        let (code, without, err) =
+            search_with(&env, Some(&model), &vars, &["--mode", mode, "deploy"]);
+        assert_eq!(code, 0, "{err}");
         assert_eq!(without["index"]["used"], false, "{without}");
         assert_eq!(without["vectors"]["sections"], SECTIONS, "{without}");
         assert_eq!(paths(&without), paths(&with), "{mode}");
