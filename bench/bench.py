@@ -250,23 +250,52 @@ def mcp_load_mix(call, me, calls):
 
 def mcp_load(connect, clients, calls):
     """`clients` clients at once, each from `connect(me)` (a call function
-    and a closer), `calls` calls each: every call's time (s), sorted."""
+    and a closer), `calls` calls each: every call's time (s), sorted.
+
+    Each client is a process of its own, as the agents and CI jobs that
+    share a team server are: as threads of one interpreter they took
+    turns at its lock, and what a call cost the client (an HTTP answer's
+    head against a pipe's line) came back as the server's latency. They
+    connect first (the stdio clients start their servers) and begin their
+    calls together."""
+    import multiprocessing
     import threading
-    times, errors = [], []
+    import warnings
+    context = multiprocessing.get_context("fork")
+    ready, go, results = context.Barrier(clients + 1), context.Event(), context.SimpleQueue()
 
     def client(me):
         try:
             call, close = connect(me)
+            ready.wait()
+            go.wait()
             t, _ = mcp_load_mix(call, me, calls)
             close()
-            times.extend(t)
+            results.put((t, None))
         except Exception as e:  # reported below: the row is then missing
-            errors.append(repr(e))
-    threads = [threading.Thread(target=client, args=(me,)) for me in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+            ready.abort()
+            results.put(([], repr(e)))
+    with warnings.catch_warnings():
+        # Python warns of a fork beside threads (the bench's loopback
+        # servers); a child only connects and calls, taking no lock of
+        # theirs.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        procs = [context.Process(target=client, args=(me,)) for me in range(clients)]
+        for p in procs:
+            p.start()
+    try:
+        ready.wait()
+    except threading.BrokenBarrierError:
+        pass
+    go.set()
+    times, errors = [], []
+    for _ in procs:
+        t, error = results.get()
+        times.extend(t)
+        if error:
+            errors.append(error)
+    for p in procs:
+        p.join()
     if errors:
         raise RuntimeError(errors[0])
     return sorted(times)
@@ -287,25 +316,35 @@ class McpHttp:
         line = self.proc.stderr.readline().decode()
         self.started = time.perf_counter() - start
         self.port = int(line.split("127.0.0.1:")[1].split("/")[0])
-        # The log lines, read away so the pipe never fills.
-        import threading
-        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
+        # The log lines, read away so the pipe never fills: by a process
+        # of their own, as a service's go to its logger, not by a thread
+        # of the clients' interpreter, whose lock the stdio clients do
+        # not share with any (their servers' stderr is /dev/null).
+        self.drain = subprocess.Popen(["cat"], stdin=self.proc.stderr, stdout=subprocess.DEVNULL)
 
     def connect(self, agent):
         """A client on a kept-alive connection speaking the stateless
-        revision, as Claude Code and Codex do over HTTP. A lean one, as
-        lean as the stdio client's write and line read: the request's
-        bytes written at once, the answer read by its Content-Length.
-        Python's http.client spent three times the stdio client's CPU
-        a call, and the 32 clients' threads share one interpreter lock,
-        so the load measured the client more than the server."""
+        revision, as Claude Code and Codex do over HTTP, as lean as the
+        stdio client's write and line read: the request's bytes written at
+        once, the answer taken as it comes and cut by its Content-Length,
+        on a blocking socket (with a timeout Python polls before each send
+        and receive). What a call costs the client is part of the load's
+        latency, on a machine the clients share with the server: Python's
+        http.client spent three times the stdio client's CPU a call, a
+        buffered reader's line loop over the head a third more."""
         import json
         import socket
         conn = socket.create_connection(("127.0.0.1", self.port), timeout=120)
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        reader = conn.makefile("rb")
+        conn.settimeout(None)
         meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {}}
+
+        def received(data):
+            more = conn.recv(1 << 16)
+            if not more:
+                raise RuntimeError("axe-mcp --http closed the connection")
+            return data + more
 
         def call(name, arguments):
             body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -317,20 +356,21 @@ class McpHttp:
                     f"Mcp-Name: {name}\r\nContent-Length: {len(body)}\r\n\r\n").encode()
             start = time.perf_counter()
             conn.sendall(head + body)
-            status = reader.readline()
-            if b" 200 " not in status:
-                raise RuntimeError(f"axe-mcp --http answered {status!r}")
-            length = 0
-            for line in iter(reader.readline, b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-            reply = json.loads(reader.read(length))
+            data = received(b"")
+            while (end := data.find(b"\r\n\r\n")) < 0:
+                data = received(data)
+            answer = data[:end].lower()
+            if not answer.startswith(b"http/1.1 200 "):
+                raise RuntimeError(f"axe-mcp --http answered {data[:end]!r}")
+            at = answer.index(b"\r\ncontent-length:") + 17
+            line_end = answer.find(b"\r\n", at)
+            length = int(answer[at:line_end if line_end >= 0 else None])
+            while len(data) < end + 4 + length:
+                data = received(data)
+            reply = json.loads(data[end + 4:end + 4 + length])
             return reply["result"], time.perf_counter() - start
 
-        def close():
-            reader.close()
-            conn.close()
-        return call, close
+        return call, conn.close
 
     def rss_kib(self):
         with open(f"/proc/{self.proc.pid}/status") as f:
@@ -342,6 +382,7 @@ class McpHttp:
     def stop(self):
         self.proc.terminate()
         self.proc.wait()
+        self.drain.wait()
 
 
 def mcp_http_rows(tool, env, quick, rows, checks):
