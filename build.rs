@@ -1,12 +1,14 @@
-//! The launchers (each `bins/axe-NAME.rs` that says `axe_launch::launcher!`)
-//! are linked by GNU ld where it is installed. What they run is libc and
-//! lib/launch, yet every Rust program links std's object, and lld keeps
-//! whatever the unwind tables of any object it links name: std's panic
-//! and backtrace machinery, 300 KB. GNU ld keeps only what the running
-//! code reaches: 18 KB a launcher against 316 KB with lld, which Rust
-//! links with on x86_64 Linux since 1.90 (bench/RESULTS.md, the install).
-//! Without `ld.bfd` the launchers still work, only larger. Only the
-//! launchers: GNU ld takes twice as long as lld over the big programs.
+//! Every executable but `axe` (the launchers, each `bins/axe-NAME.rs`
+//! that says `axe_launch::launcher!`, and the four whole programs of the
+//! hooks' hot path) is linked by GNU ld where it is installed. lld, which
+//! Rust links with on x86_64 Linux since 1.90, keeps whatever the unwind
+//! tables of any object it links name: a launcher runs libc and
+//! lib/launch, yet got std's panic and backtrace machinery (316 KB
+//! against 18 KB with GNU ld), and a whole program got the exception
+//! tables of the whole library (379 KB of `.gcc_except_table`, where its
+//! code needs 41 KB: 2.12 MB against 1.80 MB an executable; bench/RESULTS.md,
+//! the install). Without `ld.bfd` they still work, only larger. `axe`
+//! stays with lld: it runs all the library, so GNU ld saves it 40 KB.
 //!
 //! Bins are read again when one changes (a new executable), and that
 //! rebuilds the package; they rarely change.
@@ -23,10 +25,9 @@ fn main() {
         return;
     };
     for path in bins.flatten().map(|entry| entry.path()) {
-        let launcher =
-            std::fs::read_to_string(&path).is_ok_and(|text| text.contains("axe_launch::launcher!"));
-        if let (true, Some(name)) = (launcher, path.file_stem().and_then(|s| s.to_str())) {
-            println!("cargo::rustc-link-arg-bin={name}=-fuse-ld=bfd");
+        match path.file_stem().and_then(|s| s.to_str()) {
+            Some("axe") | None => {}
+            Some(name) => println!("cargo::rustc-link-arg-bin={name}=-fuse-ld=bfd"),
         }
     }
 }
