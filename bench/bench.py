@@ -262,7 +262,7 @@ def mcp_load(connect, clients, calls):
     import threading
     import warnings
     context = multiprocessing.get_context("fork")
-    ready, go, results = context.Barrier(clients + 1), context.Event(), context.SimpleQueue()
+    ready, go, results = context.Barrier(clients + 1), context.Event(), context.Queue()
 
     def client(me):
         try:
@@ -284,13 +284,23 @@ def mcp_load(connect, clients, calls):
         for p in procs:
             p.start()
     try:
-        ready.wait()
+        # Bounded: a client that died before it was ready never arrives.
+        ready.wait(timeout=60)
     except threading.BrokenBarrierError:
         pass
     go.set()
-    times, errors = [], []
-    for _ in procs:
-        t, error = results.get()
+    times, errors, told = [], [], 0
+    import queue
+    while told < clients:
+        try:
+            t, error = results.get(timeout=1)
+        except queue.Empty:
+            # A client that died without a word (a signal) never tells.
+            if not any(p.is_alive() for p in procs) and results.empty():
+                errors.append("a client ended without its times")
+                break
+            continue
+        told += 1
         times.extend(t)
         if error:
             errors.append(error)
