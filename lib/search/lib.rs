@@ -4,6 +4,7 @@
 //! notes themselves, their scanning and the query's words are
 //! axe-memory's; this crate holds what a search adds to them.
 
+mod files;
 mod index;
 mod meaning;
 mod search;

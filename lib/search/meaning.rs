@@ -18,9 +18,9 @@ use axe_memory::notes::dates;
 use axe_memory::notes::note::Unreadable;
 use axe_memory::notes::workspace::{Scope, Workspace};
 
+use crate::files::{Listed, dated_path, files, line_starts, listed_at, read};
 use crate::index::vectors::{self, Vectors, VectorsUsed};
 use crate::index::{Held, Index, Used};
-use crate::search::{Listed, dated_path, files, line_starts, listed_at, read};
 
 /// A section of a file, as the index cuts them: from a line that begins
 /// with `#` to the next such line.

@@ -22,13 +22,11 @@
 //! time and still gets what was found.
 
 use std::collections::HashMap;
-use std::ffi::OsStr;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
-use rustix::fs::FileType;
-
+use crate::files::{Listed, dated_path, files, line_starts, listed_at, read};
 use crate::index::vectors::{self, Mode, VectorsUsed};
 use crate::index::{self, Index, Used};
 use crate::meaning;
@@ -38,7 +36,7 @@ use axe_memory::notes::note::Unreadable;
 use axe_memory::notes::query;
 use axe_memory::notes::scan::{self, BODY, FIELDS, HEADING, Scanner, TOPIC};
 use axe_memory::notes::snippet;
-use axe_memory::notes::workspace::{At, Scope, Workspace};
+use axe_memory::notes::workspace::{Scope, Workspace};
 
 /// BM25's constants. Only the body's length is weighed: a topic's name
 /// and a heading are one short line each. `B` is below the usual 0.75: a
@@ -289,24 +287,6 @@ fn best(
     idx
 }
 
-/// Whether the daily log at `path` (relative) is of a date `named` names.
-pub(crate) fn dated_path(named: &[dates::When], path: &str) -> bool {
-    let Some(day) = path
-        .strip_prefix("agents/")
-        .and_then(|r| r.split_once("/daily/"))
-        .map(|(_, d)| d)
-    else {
-        return false;
-    };
-    !day.contains('/')
-        && named.iter().any(|w| {
-            Path::new(day)
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .is_some_and(|s| w.holds(s))
-        })
-}
-
 /// The best `limit` sections for `query` (see `query` for what it may
 /// hold) in the files of `scope`, of those searched by `until`: by
 /// words and meaning fused when the workspace has an embedding model,
@@ -534,28 +514,6 @@ fn found_in(
     }
 }
 
-/// A file to read, by its path relative to the workspace, as a listing
-/// would give it (read up to its last whole entry when its append marker
-/// is there).
-pub(crate) fn listed_at(ws: &Workspace, rel: &str) -> Listed {
-    let path = ws.root.join(rel);
-    let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel));
-    let opened = ws.open_dir(&ws.root.join(dir)).ok().flatten();
-    let marker = format!(".{name}.axe-append");
-    let appended = opened
-        .as_ref()
-        .is_some_and(|d| d.entry(OsStr::new(&marker)).ok().flatten().is_some());
-    let at = At::new(opened, name);
-    Listed {
-        path,
-        at: if appended { at.appended() } else { at },
-        topic: dir
-            .eq("world")
-            .then(|| name.strip_suffix(".md").unwrap_or(name).to_owned()),
-        daily: dir.ends_with("/daily") && dir.starts_with("agents/"),
-    }
-}
-
 /// The search through the index: every section scored from it, the
 /// files it cannot score read, and only the best sections' files read
 /// to be shown. `Ok(Err(why))`: search without it.
@@ -662,7 +620,7 @@ fn indexed(
                     // the index read it is read again, and the search done
                     // again.
                     buf.clear();
-                    let same = file.at.stamp() == Some(entry.stamp)
+                    let same = file.stamp() == Some(entry.stamp)
                         && read(ws, &file, &mut buf).is_ok()
                         && buf.len() as u64 == entry.stamp.len;
                     shown_files.insert(entry.path.clone());
@@ -738,13 +696,6 @@ pub fn reindex(ws: &Workspace) -> Used {
     }
 }
 
-/// Where each line of `text` begins.
-pub(crate) fn line_starts(text: &[u8]) -> Vec<usize> {
-    std::iter::once(0)
-        .chain(memchr::memchr_iter(b'\n', text).map(|i| i + 1))
-        .collect()
-}
-
 /// Line `number` (1-based) of `text`, whose lines begin at `starts`,
 /// trimmed, and its number; a blank one gives way to the next that is not
 /// (a section found by its topic's name alone may begin with blank lines).
@@ -758,22 +709,6 @@ fn shown_line(text: &[u8], starts: &[usize], number: u32) -> (usize, String) {
         }
     }
     (number as usize, String::new())
-}
-
-/// A notes file to search: its path, where it is read from (its
-/// directory opened once, not once per file), and for a world topic its
-/// name.
-pub(crate) struct Listed {
-    pub path: PathBuf,
-    at: At,
-    pub topic: Option<String>,
-    /// A day's log, named for its day.
-    pub daily: bool,
-}
-
-/// The bytes of `file` into `buf`, when it is a notes file to read.
-pub(crate) fn read(ws: &Workspace, file: &Listed, buf: &mut Vec<u8>) -> io::Result<()> {
-    file.at.read_into(ws, buf).map(|_| ())
 }
 
 /// The result `h` of `file`, a file the search read: read again (into
@@ -791,83 +726,6 @@ fn found_read(
     Ok(found_in(
         ws, &file.path, buf, h.line, h.start, score, scanner,
     ))
-}
-
-/// The notes files of `scope`: world topics, then each agent's MEMORY.md
-/// and daily logs; a directory that cannot be listed goes to `unreadable`.
-pub(crate) fn files(ws: &Workspace, scope: Scope, unreadable: &mut Vec<Unreadable>) -> Vec<Listed> {
-    let mut files = md_files(ws, &ws.world(), unreadable);
-    for f in &mut files {
-        f.topic = f
-            .path
-            .file_stem()
-            .map(|name| name.to_string_lossy().into_owned());
-    }
-    let agents: Vec<String> = match scope {
-        Scope::Agent(agent) => vec![agent.to_owned()],
-        Scope::All => {
-            // Listed through the workspace's handles like every other
-            // directory: an `agents` that leads outside is not listed.
-            let dir = ws.root.join("agents");
-            let listed = ws
-                .open_dir(&dir)
-                .and_then(|d| d.map(|d| d.list()).transpose());
-            let mut names: Vec<String> = match listed {
-                Ok(entries) => entries
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|(_, kind)| matches!(kind, FileType::Directory | FileType::Symlink))
-                    .filter_map(|(name, _)| name.into_string().ok())
-                    .collect(),
-                Err(e) => {
-                    unreadable.push(Unreadable::new(dir, &e));
-                    Vec::new()
-                }
-            };
-            names.sort();
-            names
-        }
-    };
-    for agent in agents {
-        let dir = ws.agent_dir(&agent);
-        let opened = ws.open_dir(&dir).unwrap_or_else(|e| {
-            unreadable.push(Unreadable::new(dir, &e));
-            None
-        });
-        files.push(Listed {
-            path: ws.memory(&agent),
-            at: At::new(opened, "MEMORY.md"),
-            topic: None,
-            daily: false,
-        });
-        let mut daily = md_files(ws, &ws.daily_dir(&agent), unreadable);
-        daily.iter_mut().for_each(|f| f.daily = true);
-        files.extend(daily);
-    }
-    files
-}
-
-/// The `*.md` files of `dir`, by name; none when it does not exist.
-fn md_files(ws: &Workspace, dir: &Path, unreadable: &mut Vec<Unreadable>) -> Vec<Listed> {
-    let listed = ws
-        .open_dir(dir)
-        .and_then(|opened| opened.map(|d| Workspace::md_files(&d)).transpose());
-    match listed {
-        Ok(files) => files
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(name, at)| Listed {
-                path: dir.join(name),
-                at,
-                topic: None,
-                daily: false,
-            })
-            .collect(),
-        Err(e) => {
-            unreadable.push(Unreadable::new(dir.to_path_buf(), &e));
-            Vec::new()
-        }
-    }
 }
 
 #[cfg(test)]

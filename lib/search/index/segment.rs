@@ -1197,9 +1197,8 @@ mod tests {
             let whole = read(&bad).and_then(|seg| all(&seg).map(|_| ()));
             assert!(whole.is_err(), "byte {at}");
             // A merge reads every part too, its postings in one piece.
-            let merged = read(&bad).and_then(|seg| {
-                Builder::default().add_segment(&seg, &[true, true, true])
-            });
+            let merged = read(&bad)
+                .and_then(|seg| Builder::default().add_segment(&seg, &[true, true, true]));
             assert!(merged.is_err(), "byte {at}, merged");
         }
     }
