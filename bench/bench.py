@@ -259,6 +259,7 @@ def mcp_load(connect, clients, calls):
     connect first (the stdio clients start their servers) and begin their
     calls together."""
     import multiprocessing
+    import queue
     import threading
     import warnings
     context = multiprocessing.get_context("fork")
@@ -290,7 +291,6 @@ def mcp_load(connect, clients, calls):
         pass
     go.set()
     times, errors, told = [], [], 0
-    import queue
     while told < clients:
         try:
             t, error = results.get(timeout=1)
