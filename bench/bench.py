@@ -342,7 +342,6 @@ class McpHttp:
         latency, on a machine the clients share with the server: Python's
         http.client spent three times the stdio client's CPU a call, a
         buffered reader's line loop over the head a third more."""
-        import json
         import socket
         conn = socket.create_connection(("127.0.0.1", self.port), timeout=120)
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
