@@ -1305,8 +1305,10 @@ fn tls_serves_the_same_endpoint_over_https() {
 /// stateless: every remembered note is in the daily log exactly once,
 /// every reflect either wrote or lost to another's (a conflict, nothing
 /// written), each hash lets one reflect through at most (all clients race
-/// over the first), MEMORY.md is one winner's whole text, and no request
-/// fails.
+/// over the first), MEMORY.md is one winner's whole text, each search
+/// finds the note its client remembered before it (searches in flight
+/// share the index's refresh: one that began later must still see it),
+/// and no request fails.
 /// The latencies are printed (bench/ has the release figures).
 #[test]
 fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
@@ -1376,7 +1378,11 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
                             "reflect",
                             json!({"content": format!("MEMORY of c{c}k{k}."), "if_match": hash}),
                         ),
-                        _ => call(k, "search_notes", json!({"query": "note", "limit": 3})),
+                        _ => call(
+                            k,
+                            "search_notes",
+                            json!({"query": format!("c{c}k{}", k - 3), "limit": 3}),
+                        ),
                     };
                     times.push(took);
                     let text = result["content"][0]["text"]
@@ -1384,7 +1390,16 @@ fn many_clients_at_once_lose_nothing_and_conflict_cleanly() {
                         .unwrap_or_default()
                         .to_owned();
                     match k % 4 {
-                        0 | 3 => assert_eq!(result["isError"], false, "c{c}k{k}: {text}"),
+                        0 => assert_eq!(result["isError"], false, "c{c}k{k}: {text}"),
+                        3 => {
+                            assert_eq!(result["isError"], false, "c{c}k{k}: {text}");
+                            let found = &result["structuredContent"]["results"][0]["snippet"];
+                            let want = format!("note c{c}k{}.", k - 3);
+                            assert!(
+                                found.as_str().is_some_and(|t| t.contains(&want)),
+                                "c{c}k{k}: the search did not find {want:?}: {result}"
+                            );
+                        }
                         1 => {
                             assert_eq!(result["isError"], false, "c{c}k{k}: {text}");
                             hash = result["structuredContent"]["memory_sha256"]

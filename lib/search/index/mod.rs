@@ -64,8 +64,12 @@
 //! base's lock (`lock`), tried once: a search never waits for another's
 //! write, it skips saving. A reader takes no lock: it sees the old file
 //! or the new one. A file that is not whole (`segment::Torn`) is rebuilt.
+//!
+//! Searches of one workspace in one process (the team server's) share
+//! the refresh: see `flight`.
 
 mod column;
+mod flight;
 mod segment;
 pub(crate) mod vectors;
 
@@ -241,9 +245,9 @@ fn place(ws: &Workspace) -> Result<PathBuf, String> {
 }
 
 /// The index file `name` in `dir`, when it is there and whole.
-fn load(dir: &Dir, name: &str) -> Option<Segment> {
+fn load(dir: &Dir, name: &str) -> Option<Arc<Segment>> {
     let file = dir.open(OsStr::new(name), Open::Read).ok()??;
-    Segment::read(file).ok()
+    Segment::read(file).ok().map(Arc::new)
 }
 
 /// The order files are searched in, which breaks ties: the world's
@@ -362,9 +366,9 @@ pub struct Plan {
 
 /// The index of one workspace, made current for one search.
 pub struct Index {
-    dir: Dir,
+    dir: Arc<Dir>,
     /// Base, delta, and the files read again at this search.
-    segs: [Option<Segment>; 3],
+    segs: [Option<Arc<Segment>>; 3],
     /// Per segment, per file: whether a later segment replaced it (or it
     /// is gone).
     dead: [Vec<bool>; 3],
@@ -378,6 +382,34 @@ pub struct Index {
     journal: Option<u64>,
     unreadable: Unlisted,
     used: Used,
+}
+
+/// Another search's copy, as `flight` hands it over: the segments
+/// shared, what each search changes its own.
+impl Clone for Index {
+    fn clone(&self) -> Index {
+        Index {
+            dir: Arc::clone(&self.dir),
+            segs: self.segs.clone(),
+            dead: self.dead.clone(),
+            dirs: self.dirs.clone(),
+            over: self.over.clone(),
+            changed: self.changed,
+            journal: self.journal,
+            unreadable: self
+                .unreadable
+                .iter()
+                .map(|(path, e)| {
+                    let e = match e.raw_os_error() {
+                        Some(n) => std::io::Error::from_raw_os_error(n),
+                        None => std::io::Error::new(e.kind(), e.to_string()),
+                    };
+                    (path.clone(), e)
+                })
+                .collect(),
+            used: self.used.clone(),
+        }
+    }
 }
 
 /// What a freshness pass gathers before it becomes a segment.
@@ -489,20 +521,48 @@ fn current(stamp: &Stamp, read_at: i64, now: Option<Stamp>) -> bool {
 }
 
 impl Index {
-    /// The index of `ws`, made current (see the module's doc); built
-    /// again from the notes when `rebuild`, or when there is none whole.
-    /// `Err` says why there is none.
+    /// The index of `ws`, made current (see the module's doc) and what
+    /// that learnt written back; built again from the notes when
+    /// `rebuild`, or when there is none whole. `Err` says why there is
+    /// none. Searches of one workspace in one process share a refresh
+    /// that began after they did (`flight`); one that took another's
+    /// says it read and wrote nothing itself.
     pub fn open(ws: &Workspace, rebuild: bool, until: Option<Instant>) -> Result<Index, String> {
         let place = place(ws)?;
-        let dir = Dir::root(&place, true)
+        if rebuild {
+            return Index::open_at(ws, &place, true, until);
+        }
+        let (opened, ran) = flight::shared(&place, || {
+            let mut index = Index::open_at(ws, &place, false, until)?;
+            index.settle(ws);
+            Ok(index)
+        });
+        let mut index = opened?;
+        if !ran {
+            index.used = Used {
+                used: true,
+                current: index.used.current,
+                ..Used::default()
+            };
+        }
+        Ok(index)
+    }
+
+    fn open_at(
+        ws: &Workspace,
+        place: &Path,
+        rebuild: bool,
+        until: Option<Instant>,
+    ) -> Result<Index, String> {
+        let dir = Dir::root(place, true)
             .map_err(|e| format!("{}: {e}", place.display()))?
             .ok_or("no index directory")?;
         // It holds the notes' words: the owner's alone, whatever the
         // umask gave the directory.
         use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(&place, std::fs::Permissions::from_mode(0o700));
+        let _ = std::fs::set_permissions(place, std::fs::Permissions::from_mode(0o700));
         let mut index = Index {
-            dir,
+            dir: Arc::new(dir),
             segs: [None, None, None],
             dead: Default::default(),
             dirs: HashMap::new(),
@@ -588,7 +648,7 @@ impl Index {
             self.truncate_journal(journal);
         }
         let seg = Segment::from_bytes(bytes).map_err(|_| "the index is torn")?;
-        self.segs = [Some(seg), None, None];
+        self.segs = [Some(Arc::new(seg)), None, None];
         self.view().map_err(|_| "the index is torn".to_owned())
     }
 
@@ -851,7 +911,7 @@ impl Index {
             return Ok(());
         }
         self.changed = true;
-        self.segs[2] = Some(fresh.b.into_segment()?);
+        self.segs[2] = Some(Arc::new(fresh.b.into_segment()?));
         self.view()
     }
 
@@ -1239,7 +1299,7 @@ impl Index {
 
     /// The base, if there is one.
     pub fn base(&self) -> Option<&Segment> {
-        self.segs[0].as_ref()
+        self.segs[0].as_deref()
     }
 
     /// Section `s` of segment `seg`'s key.
@@ -1290,37 +1350,56 @@ impl Index {
         fresh.read(ws, d, path.to_owned(), &At::new(handle, name));
         self.used.reindexed += 1;
         self.changed = true;
-        self.segs[2] = Some(fresh.b.into_segment()?);
+        self.segs[2] = Some(Arc::new(fresh.b.into_segment()?));
         self.view()
     }
 
-    /// Writes back what this search learnt, if anything, and says how it
-    /// went. Past [`DELTA_MAX`] files changed since the base (a checkout
-    /// of another branch, an import), the base is built again from the
-    /// notes instead: else every search would read them all again.
+    /// Writes back what this search learnt since it opened the index
+    /// (a file found changed as it was shown), if anything, and says how
+    /// it went.
     pub fn save(mut self, ws: &Workspace) -> Used {
-        if self.changed && !self.used.rebuilt {
-            self.used.saved = match self.write_delta() {
-                Ok(()) => true,
-                Err(true) => {
-                    let reindexed = self.used.reindexed;
-                    let built = self.build(ws, None).is_ok() && self.used.saved;
-                    self.used.reindexed += reindexed;
-                    built
-                }
-                Err(false) => false,
-            };
-            if self.used.saved
-                && let Some(len) = self.journal
-            {
-                self.truncate_journal(len);
-            }
-        }
+        self.settle(ws);
         self.used.age_seconds = self
             .base_made()
             .and_then(|t| SystemTime::now().duration_since(t).ok())
             .map(|d| d.as_secs());
         self.used
+    }
+
+    /// Writes back what the index learnt, if anything: a delta, which
+    /// then stands for the files read again. Past [`DELTA_MAX`] files
+    /// changed since the base (a checkout of another branch, an import),
+    /// the base is built again from the notes instead: else every search
+    /// would read them all again.
+    fn settle(&mut self, ws: &Workspace) {
+        if !self.changed || self.used.rebuilt {
+            return;
+        }
+        self.changed = false;
+        let saved = match self.write_delta() {
+            Ok(delta) => {
+                // What is on disk now, so a later save of this search
+                // finds the delta it wrote there.
+                let before = [self.segs[1].take(), self.segs[2].take()];
+                self.segs[1] = Some(Arc::new(delta));
+                if self.view().is_err() {
+                    [self.segs[1], self.segs[2]] = before;
+                    let _ = self.view();
+                }
+                true
+            }
+            Err(true) => {
+                let reindexed = self.used.reindexed;
+                let built = self.build(ws, None).is_ok() && self.used.saved;
+                self.used.reindexed += reindexed;
+                built
+            }
+            Err(false) => false,
+        };
+        self.used.saved |= saved;
+        if saved && let Some(len) = self.journal {
+            self.truncate_journal(len);
+        }
     }
 
     /// When the base was written.
@@ -1329,8 +1408,8 @@ impl Index {
         file.metadata().ok()?.modified().ok()
     }
 
-    /// `Err(true)`: too many files for a delta.
-    fn write_delta(&mut self) -> Result<(), bool> {
+    /// The delta written; `Err(true)`: too many files for a delta.
+    fn write_delta(&mut self) -> Result<Segment, bool> {
         let base = self.segs[0].as_ref().ok_or(false)?;
         let mut b = Builder::default();
         for s in 1..3 {
@@ -1368,7 +1447,10 @@ impl Index {
         }
         let on_disk = self.dir.open(OsStr::new(DELTA), Open::Read).ok().flatten();
         let same = match (&self.segs[1], on_disk) {
-            (Some(seg), Some(f)) => seg.same_file(&f),
+            // One this search wrote is in memory: known by its number.
+            (Some(seg), Some(f)) => {
+                seg.same_file(&f) || Segment::read(f).is_ok_and(|d| d.generation == seg.generation)
+            }
             (Some(_), None) => false,
             (None, Some(f)) => Segment::read(f).is_ok_and(|d| d.base != base.generation),
             (None, None) => true,
@@ -1377,7 +1459,8 @@ impl Index {
             return Err(false);
         }
         self.write_file(DELTA, &bytes, Some(&base_file))
-            .map_err(|_| false)
+            .map_err(|_| false)?;
+        Segment::from_bytes(bytes).map_err(|_| false)
     }
 
     /// Whether tombstone `f` of segment `s` is the latest word on its

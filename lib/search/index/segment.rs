@@ -38,11 +38,11 @@
 //! number is range-checked. Any mismatch is
 //! [`Torn`]: the caller rebuilds and never uses what it read.
 
-use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
+use std::sync::OnceLock;
 
 use axe_base::beneath::Stamp;
 
@@ -81,8 +81,9 @@ pub const DAILY: u8 = 2;
 /// `agents`: the agents.
 pub const AGENTS: u8 = 3;
 
-/// A part's blocks, each read and checked once (`None`: torn).
-type Blocks = Vec<OnceCell<Option<Box<[u8]>>>>;
+/// A part's blocks, each read and checked once (`None`: torn); by
+/// whichever of the searches sharing the segment asks first (`flight`).
+type Blocks = Vec<OnceLock<Option<Box<[u8]>>>>;
 
 /// A section of a word's postings: (section, heading's count, body's
 /// count).
@@ -376,7 +377,7 @@ impl Segment {
             for _ in 0..n {
                 sums[p].push(r.next()?);
             }
-            blocks[p] = (0..n).map(|_| OnceCell::new()).collect();
+            blocks[p] = (0..n).map(|_| OnceLock::new()).collect();
         }
         if !r.done() {
             return Err(Torn);
