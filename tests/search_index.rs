@@ -893,3 +893,66 @@ fn more_changed_files_than_a_delta_holds_build_the_base_again() {
     assert_eq!(after["reindexed"], 0, "{after}");
     assert!(after["read"].as_u64().unwrap() <= 1, "{after}");
 }
+
+/// Lines appended to a file after this search's refresh read it, before
+/// the search shows it (another client remembering as it runs): the
+/// write came after the search began, so it shows the sections the index
+/// read, their text checked unchanged, and leaves the new lines to the
+/// next search. A file the index read before the search began, changed
+/// the same way, is read again and the search done again with it.
+#[test]
+fn a_write_during_a_search_is_left_to_the_next_one() {
+    let env = Env::new();
+    let ws = ws_of(&env);
+    write(
+        &ws.join("world/zoo.md"),
+        "## Animals\nA kinkajou lives here.\n",
+    );
+    agent_of(&env, "ana");
+    age_all(&ws);
+    env.cmd("axe-notes-remember")
+        .args(["ana", "a kinkajou in the garden"])
+        .assert()
+        .success();
+    same(&env, "deploy");
+    let log = fs::read_dir(ws.join("agents/ana/daily"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .unwrap();
+    let log = log.strip_prefix(&ws).unwrap().to_str().unwrap().to_owned();
+    let search_while = |path: &str, query: &str| {
+        let out = env
+            .cmd("axe-notes-search")
+            .args(["--workspace", ws.to_str().unwrap(), "--json", query])
+            .env(
+                "AXE_TEST_APPEND_BEFORE_SHOW",
+                format!("{path}\n\n## 23:59\nAnother {query} came by.\n"),
+            )
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let texts = |found: &Value| -> Vec<String> {
+        found["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // The log: journaled by the remember, read by this search's refresh.
+    let found = search_while(&log, "garden");
+    assert_eq!(texts(&found).len(), 1, "{found}");
+    assert!(
+        texts(&found)[0].contains("a kinkajou in the garden"),
+        "{found}"
+    );
+    // The next search reads the log again and finds both.
+    assert_eq!(texts(&search(&env, "garden", true)).len(), 2);
+    same(&env, "garden");
+    // The topic: read by an earlier search, not this one's refresh.
+    let found = search_while("world/zoo.md", "lives");
+    assert_eq!(texts(&found).len(), 2, "{found}");
+}

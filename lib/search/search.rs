@@ -534,7 +534,7 @@ fn indexed(
     let mut changed = std::collections::HashSet::new();
     // A shown file found changed since it was read: read again, and the
     // search done again (twice at most; then without the index).
-    for _ in 0..3 {
+    for pass in 0..3 {
         let mut plan = match index.plan(scope, query, &mut |t| scanner.topic(t), &changed) {
             Ok(plan) => plan,
             Err(_) if !torn => {
@@ -603,6 +603,20 @@ fn indexed(
         let mut stale = None;
         let mut buf = Vec::new();
         let mut shown_files = std::collections::HashSet::new();
+        #[cfg(feature = "test-hooks")]
+        if pass == 0
+            && let Ok(spec) = std::env::var("AXE_TEST_APPEND_BEFORE_SHOW")
+            && let Some((path, text)) = spec.split_once('\n')
+        {
+            // A test's moment: another writer's lines land after this
+            // search's refresh and before it shows what it found.
+            let _ = std::fs::OpenOptions::new()
+                .append(true)
+                .open(ws.root.join(path))
+                .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()));
+        }
+        #[cfg(not(feature = "test-hooks"))]
+        let _ = pass;
         for i in shown {
             let h = &c.hits[i];
             match h.origin {
@@ -618,18 +632,32 @@ fn indexed(
                     let file = listed_at(ws, &entry.path);
                     // Stat'ed and read before shown: a file changed since
                     // the index read it is read again, and the search done
-                    // again.
+                    // again. Unless the index read it after this search
+                    // began (a day's log appended to by another client as
+                    // this search ran): the write is then one the search
+                    // may leave out, and the section is shown if its text
+                    // is still what the index read (its key).
                     buf.clear();
-                    let same = file.stamp() == Some(entry.stamp)
-                        && read(ws, &file, &mut buf).is_ok()
+                    let stamp = file.stamp();
+                    let read_whole = stamp.is_some() && read(ws, &file, &mut buf).is_ok();
+                    let same = read_whole
+                        && stamp == Some(entry.stamp)
                         && buf.len() as u64 == entry.stamp.len;
+                    let since = !same && read_whole && index.read_during(&entry);
                     shown_files.insert(entry.path.clone());
                     let mut section = None;
                     let Ok(want_n) = index.section_in_file(ih) else {
                         return Ok(Err("the index is torn".into()));
                     };
-                    if same {
-                        let mut n = 0u32;
+                    let key = match since {
+                        true => match index.key(ih.seg, ih.section) {
+                            Ok(key) => key,
+                            Err(_) => return Ok(Err("the index is torn".into())),
+                        },
+                        false => 0,
+                    };
+                    if same || since {
+                        let (mut n, mut from) = (0u32, 0usize);
                         let mut topic = file.topic.as_deref().and_then(|t| scanner.topic(t));
                         let want = &c.counts[h.at..h.at + FIELDS * clauses];
                         scanner.scan(&buf, None, |mut s| {
@@ -638,10 +666,23 @@ fn indexed(
                                     .copy_from_slice(&named);
                                 s.first_hit.get_or_insert(s.start);
                             }
-                            if n == want_n && s.counts == want && s.len as u32 == ih.len {
+                            // Since the index read it, its length may
+                            // differ by the blank line an append puts
+                            // before its entry; its text (the key, of the
+                            // text trimmed) not.
+                            if n == want_n
+                                && s.counts == want
+                                && match same {
+                                    true => s.len as u32 == ih.len,
+                                    false => buf.get(from..from + s.len).is_some_and(|raw| {
+                                        vectors::section_key(file.topic.as_deref(), raw) == key
+                                    }),
+                                }
+                            {
                                 section = s.first_hit.map(|l| (l as u32, s.start as u32));
                             }
                             n += 1;
+                            from += s.len;
                         });
                     }
                     match section {

@@ -382,6 +382,9 @@ pub struct Index {
     journal: Option<u64>,
     unreadable: Unlisted,
     used: Used,
+    /// When this search asked for the index (nanoseconds since the
+    /// epoch): a file it read since is as fresh as the search.
+    began: i64,
 }
 
 /// Another search's copy, as `flight` hands it over: the segments
@@ -408,6 +411,7 @@ impl Clone for Index {
                 })
                 .collect(),
             used: self.used.clone(),
+            began: self.began,
         }
     }
 }
@@ -528,16 +532,18 @@ impl Index {
     /// that began after they did (`flight`); one that took another's
     /// says it read and wrote nothing itself.
     pub fn open(ws: &Workspace, rebuild: bool, until: Option<Instant>) -> Result<Index, String> {
+        let began = now_ns();
         let place = place(ws)?;
         if rebuild {
-            return Index::open_at(ws, &place, true, until);
+            return Index::open_at(ws, &place, true, until, began);
         }
         let (opened, ran) = flight::shared(&place, || {
-            let mut index = Index::open_at(ws, &place, false, until)?;
+            let mut index = Index::open_at(ws, &place, false, until, began)?;
             index.settle(ws);
             Ok(index)
         });
         let mut index = opened?;
+        index.began = began;
         if !ran {
             index.used = Used {
                 used: true,
@@ -553,6 +559,7 @@ impl Index {
         place: &Path,
         rebuild: bool,
         until: Option<Instant>,
+        began: i64,
     ) -> Result<Index, String> {
         let dir = Dir::root(place, true)
             .map_err(|e| format!("{}: {e}", place.display()))?
@@ -574,6 +581,7 @@ impl Index {
                 used: true,
                 ..Used::default()
             },
+            began,
         };
         // The writers' journal: they append to it only when it is there.
         let _ = index.dir.open(OsStr::new(JOURNAL), Open::Append);
@@ -1305,6 +1313,13 @@ impl Index {
     /// Section `s` of segment `seg`'s key.
     pub fn key(&self, seg: u8, s: u32) -> Result<u64, Torn> {
         self.segs[seg as usize].as_ref().ok_or(Torn)?.key(s)
+    }
+
+    /// Whether `entry` was read since this search began: what it holds
+    /// is then as fresh as the search, and a write since is one the
+    /// search may leave out.
+    pub fn read_during(&self, entry: &Entry) -> bool {
+        entry.flags == 0 && entry.read_at >= self.began
     }
 
     /// The path and stamp of file `f` of segment `seg`.
