@@ -48,7 +48,12 @@
 //!   is found within `files / SLICE` searches (36 at 36,000 files), or at
 //!   once by `--reindex`; and every file an answer shows is stat'ed and
 //!   read before it is shown, so a changed file is never shown from the
-//!   index's counts (the search is run again with it read afresh).
+//!   index's counts (the search is run again with it read afresh). Save
+//!   for a file this search's refresh read (after the search began): a
+//!   write since came during the search, which may leave it out, so the
+//!   section is shown when its text is still the one scored (its key).
+//!   That is a day's log other clients append to as a team server
+//!   searches it.
 //!
 //! A file changed within [`RACY_NS`] of its read is read again at each
 //! search until it is not (a write in the same tick as the read could
