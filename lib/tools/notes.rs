@@ -225,10 +225,13 @@ fn recall(ctx: &Memory, args: Recall) -> Result<Reply, ToolError> {
 /// A smaller budget than `budget` when `reply`, as text or as JSON, is
 /// past what a client shows whole; `None` when it fits.
 fn over_limit(reply: &Reply, budget: usize) -> Option<usize> {
-    let json = reply.data.to_string();
+    // JSON's text holds no line break (its strings' are escaped): only
+    // its length counts, so it is counted, not made.
+    let mut json = Counted(0);
+    let _ = serde_json::to_writer(&mut json, &reply.data);
+    let text = &reply.text;
     let mut want = None::<usize>;
-    for text in [reply.text.as_str(), json.as_str()] {
-        let (bytes, lines) = (text.len(), text.split('\n').count());
+    for (bytes, lines) in [(text.len(), text.split('\n').count()), (json.0, 1)] {
         if bytes > CLIENT_BYTES {
             // A character is at least a byte: the excess in bytes cut from
             // the budget in characters cuts at least that much text.
@@ -241,6 +244,20 @@ fn over_limit(reply: &Reply, budget: usize) -> Option<usize> {
         }
     }
     want
+}
+
+/// A writer that counts what it is given.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// What a recall answers: its text (with the hash paragraph when served)
