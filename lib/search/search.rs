@@ -656,11 +656,28 @@ fn indexed(
                         },
                         false => 0,
                     };
-                    if same || since {
-                        let (mut n, mut from) = (0u32, 0usize);
-                        let mut topic = file.topic.as_deref().and_then(|t| scanner.topic(t));
+                    let Ok(at) = index.offset_in_file(ih) else {
+                        return Ok(Err("the index is torn".into()));
+                    };
+                    // Only the section is scanned and shown: from where
+                    // the index says it begins to the next heading (a
+                    // day's log is hundreds of them).
+                    let text = match (same || since, buf.get(at..)) {
+                        (true, Some(rest)) => {
+                            let end =
+                                memchr::memmem::find(rest, b"\n#").map_or(rest.len(), |i| i + 1);
+                            &rest[..end]
+                        }
+                        _ => &[][..],
+                    };
+                    if !text.is_empty() {
+                        let mut topic = match want_n {
+                            0 => file.topic.as_deref().and_then(|t| scanner.topic(t)),
+                            _ => None,
+                        };
                         let want = &c.counts[h.at..h.at + FIELDS * clauses];
-                        scanner.scan(&buf, None, |mut s| {
+                        let mut first = true;
+                        scanner.scan(text, None, |mut s| {
                             if let Some(named) = topic.take() {
                                 s.counts[TOPIC * clauses..(TOPIC + 1) * clauses]
                                     .copy_from_slice(&named);
@@ -670,31 +687,33 @@ fn indexed(
                             // differ by the blank line an append puts
                             // before its entry; its text (the key, of the
                             // text trimmed) not.
-                            if n == want_n
+                            if std::mem::take(&mut first)
                                 && s.counts == want
                                 && match same {
                                     true => s.len as u32 == ih.len,
-                                    false => buf.get(from..from + s.len).is_some_and(|raw| {
+                                    false => text.get(..s.len).is_some_and(|raw| {
                                         vectors::section_key(file.topic.as_deref(), raw) == key
                                     }),
                                 }
                             {
                                 section = s.first_hit.map(|l| (l as u32, s.start as u32));
                             }
-                            n += 1;
-                            from += s.len;
                         });
                     }
                     match section {
-                        Some((line, start)) => found.push(found_in(
-                            ws,
-                            &file.path,
-                            &buf,
-                            line,
-                            start,
-                            scored[i],
-                            &mut scanner,
-                        )),
+                        Some((line, start)) => {
+                            let mut shown = found_in(
+                                ws,
+                                &file.path,
+                                text,
+                                line,
+                                start,
+                                scored[i],
+                                &mut scanner,
+                            );
+                            shown.line += memchr::memchr_iter(b'\n', &buf[..at]).count();
+                            found.push(shown);
+                        }
                         None => {
                             stale = Some(entry.path);
                             break;

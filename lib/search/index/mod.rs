@@ -1320,6 +1320,14 @@ impl Index {
         self.segs[seg as usize].as_ref().ok_or(Torn)?.key(s)
     }
 
+    /// Where a hit's section begins in its file as the index read it:
+    /// the bytes of the file's sections before it.
+    pub fn offset_in_file(&self, h: &Hit) -> Result<usize, Torn> {
+        let seg = self.segs[h.seg as usize].as_ref().ok_or(Torn)?;
+        let first = h.section - self.section_in_file(h)?;
+        (first..h.section).try_fold(0usize, |at, s| Ok(at + seg.section(s)?.0 as usize))
+    }
+
     /// Whether `entry` was read since this search began: what it holds
     /// is then as fresh as the search, and a write since is one the
     /// search may leave out.
