@@ -196,10 +196,10 @@ fn recall(ctx: &Memory, args: Recall) -> Result<Reply, ToolError> {
     // the client is sent fits every client's limit: the budget counts
     // characters, the limit bytes and lines, and the structured content
     // adds its keys and escapes. A few rounds: each cuts by what was over.
-    let mut rounds = 0;
+    let (mut rounds, mut reads) = (0, notes::Reads::default());
     let (r, reply) = loop {
         let recalled = match ctx.served {
-            Some(_) => notes::recall_hashed(ws, &ctx.agent, days, today, budget),
+            Some(_) => notes::recall_hashed(ws, &ctx.agent, days, today, budget, &mut reads),
             None => notes::recall(ws, &ctx.agent, days, today, budget),
         };
         let r = recalled.map_err(|e| ToolError::of("recall", e))?;

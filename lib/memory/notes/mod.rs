@@ -44,7 +44,7 @@ pub use daily::remember;
 pub use note::{Unreadable, unreadable_note};
 pub use prune::prune;
 pub use recall::{
-    Kind, NoteFile, Recalled, answer, files, hashes, recall, recall_hashed, remarks, shown,
+    Kind, NoteFile, Reads, Recalled, answer, files, hashes, recall, recall_hashed, remarks, shown,
 };
 pub use rewrite::{Rewritten, rewrite};
 pub use topic::{name as topic_name, sanitize as topic_file_name};

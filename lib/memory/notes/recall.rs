@@ -38,7 +38,8 @@
 //! `if_match`): a client that cuts a long result must not lose the hashes
 //! of files it showed, nor keep the hash of a file it cut.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use time::{Date, Duration};
@@ -224,20 +225,69 @@ pub fn recall(
     today: Date,
     budget: usize,
 ) -> Result<Recalled> {
-    recall_with(ws, agent, days, today, budget, false)
+    recall_with(ws, agent, days, today, budget, false, &mut Reads::default())
 }
 
 /// [`recall`] whose answer ends with the paragraph naming the sha256 of
 /// each file shown whole, within the same budget: a file whose hash line
-/// does not fit is left out like one whose text does not.
+/// does not fit is left out like one whose text does not. What it reads
+/// is kept in `reads`, for the same recall made again within a smaller
+/// budget.
 pub fn recall_hashed(
     ws: &Workspace,
     agent: &str,
     days: u64,
     today: Date,
     budget: usize,
+    reads: &mut Reads,
 ) -> Result<Recalled> {
-    recall_with(ws, agent, days, today, budget, true)
+    recall_with(ws, agent, days, today, budget, true, reads)
+}
+
+/// What one recall read, kept while it is made again within a smaller
+/// budget (a served recall, until it fits what clients show): each
+/// directory listed, each file sized, read and hashed once, so the
+/// rounds see the same files and a day's log of 2,000 lines is not read
+/// and hashed twice.
+#[derive(Default)]
+pub struct Reads {
+    listed: Option<Listed>,
+    sizes: HashMap<PathBuf, Option<u64>>,
+    bytes: HashMap<PathBuf, std::result::Result<Option<Vec<u8>>, Unreadable>>,
+    hashes: HashMap<PathBuf, String>,
+}
+
+struct Listed {
+    conflict: Option<String>,
+    wanted: Vec<NoteFile>,
+    broken: Vec<(Kind, Unreadable)>,
+}
+
+impl Reads {
+    fn size(&mut self, ws: &Workspace, f: &NoteFile) -> Option<u64> {
+        *self
+            .sizes
+            .entry(f.path.clone())
+            .or_insert_with(|| f.size(ws))
+    }
+
+    fn read(
+        &mut self,
+        ws: &Workspace,
+        f: &NoteFile,
+    ) -> std::result::Result<Option<Vec<u8>>, Unreadable> {
+        self.bytes
+            .entry(f.path.clone())
+            .or_insert_with(|| f.read(ws))
+            .clone()
+    }
+
+    fn sha256(&mut self, path: &Path, bytes: &[u8]) -> String {
+        self.hashes
+            .entry(path.to_owned())
+            .or_insert_with(|| sha256_hex(bytes))
+            .clone()
+    }
 }
 
 fn recall_with(
@@ -247,17 +297,27 @@ fn recall_with(
     today: Date,
     budget: usize,
     hashed: bool,
+    reads: &mut Reads,
 ) -> Result<Recalled> {
-    let conflict = conflict::line(&ws.conflicts(agent));
+    let listed = reads.listed.get_or_insert_with(|| {
+        let conflict = conflict::line(&ws.conflicts(agent));
+        let (wanted, broken) = files(ws, agent, days, today);
+        Listed {
+            conflict,
+            wanted,
+            broken,
+        }
+    });
+    let conflict = listed.conflict.clone();
+    let (mut wanted, broken) = (listed.wanted.clone(), listed.broken.clone());
     let reserved = conflict
         .as_ref()
         .map_or(0, |l| l.chars().count() + BEFORE_NOTE.len());
     let budget = budget.saturating_sub(reserved);
-    let (mut wanted, broken) = files(ws, agent, days, today);
     // Stable: MEMORY.md and the days keep their places before the topics,
     // topics of one size stay in name order.
     wanted.sort_by_cached_key(|f| match f.kind {
-        Kind::World => (1, f.size(ws).unwrap_or(0)),
+        Kind::World => (1, reads.size(ws, f).unwrap_or(0)),
         Kind::Memory | Kind::Daily => (0, 0),
     });
     let mut unreadable: Vec<Unreadable> = broken.into_iter().map(|(_, u)| u).collect();
@@ -265,25 +325,26 @@ fn recall_with(
     let (mut items, mut left_out, mut full) = (Vec::new(), Vec::new(), false);
     // A file of more than four bytes a character of the budget cannot
     // fit: it is named, never read (a huge or sparse file costs nothing).
-    let too_big = |c: &NoteFile, left_out: &mut Vec<LeftOut>| match c.size(ws) {
-        Some(bytes) if bytes / 4 > budget as u64 => {
-            left_out.push(LeftOut {
-                kind: c.kind,
-                path: c.path.clone(),
-                bytes,
-            });
-            true
-        }
-        _ => false,
-    };
+    let too_big =
+        |c: &NoteFile, left_out: &mut Vec<LeftOut>, reads: &mut Reads| match reads.size(ws, c) {
+            Some(bytes) if bytes / 4 > budget as u64 => {
+                left_out.push(LeftOut {
+                    kind: c.kind,
+                    path: c.path.clone(),
+                    bytes,
+                });
+                true
+            }
+            _ => false,
+        };
     let Some(memory_file) = wanted.next() else {
         return Err(axe_base::error::Error::Memory(
             "no MEMORY.md to recall".into(),
         ));
     };
-    let (memory, mut memory_shown) = match too_big(&memory_file, &mut left_out) {
+    let (memory, mut memory_shown) = match too_big(&memory_file, &mut left_out, reads) {
         true => (None, false),
-        false => match memory_file.read(ws) {
+        false => match reads.read(ws, &memory_file) {
             Ok(memory) => (memory, true),
             Err(u) => {
                 unreadable.push(u);
@@ -292,7 +353,8 @@ fn recall_with(
         },
     };
     full |= !left_out.is_empty();
-    let memory_sha256 = memory_shown.then(|| sha256_hex(memory.as_deref().unwrap_or_default()));
+    let memory_sha256 = memory_shown
+        .then(|| reads.sha256(&memory_file.path, memory.as_deref().unwrap_or_default()));
     // The hash lines, counted as they are taken: what the budget holds
     // besides the texts.
     let mut lines = Lines {
@@ -315,7 +377,8 @@ fn recall_with(
     let empty_memory = empty_memory.filter(|l| HASHES.len() + 1 + l.chars().count() <= budget);
     lines.chars += empty_memory.as_ref().map_or(0, |l| 1 + l.chars().count());
     if let Some(text) = memory.filter(|t| !t.iter().all(u8::is_ascii_whitespace)) {
-        let memory = item(Kind::Memory, memory_file.path, String::new(), text);
+        let sha256 = reads.sha256(&memory_file.path, &text);
+        let memory = item(Kind::Memory, memory_file.path, String::new(), text, sha256);
         if let Err(it) = add(memory, &mut items, budget, &mut lines) {
             left_out.push(it);
             full = true;
@@ -324,7 +387,7 @@ fn recall_with(
     for c in wanted {
         if full {
             // Past the budget: named, not read.
-            if let Some(bytes) = c.size(ws) {
+            if let Some(bytes) = reads.size(ws, &c) {
                 left_out.push(LeftOut {
                     kind: c.kind,
                     path: c.path,
@@ -333,11 +396,11 @@ fn recall_with(
             }
             continue;
         }
-        if too_big(&c, &mut left_out) {
+        if too_big(&c, &mut left_out, reads) {
             full = true;
             continue;
         }
-        let text = match c.read(ws) {
+        let text = match reads.read(ws, &c) {
             Ok(text) => text,
             Err(u) => {
                 unreadable.push(u);
@@ -346,7 +409,10 @@ fn recall_with(
         };
         if let Some(text) = text.filter(|t| !t.iter().all(u8::is_ascii_whitespace))
             && let Err(it) = add(
-                item(c.kind, c.path, c.title, text),
+                {
+                    let sha256 = reads.sha256(&c.path, &text);
+                    item(c.kind, c.path, c.title, text, sha256)
+                },
                 &mut items,
                 budget,
                 &mut lines,
@@ -440,8 +506,7 @@ fn left(item: Item) -> LeftOut {
 /// An item of the file at `path` holding `bytes`; its hash is the file's
 /// (what `--if-match` compares), its text the bytes without trailing
 /// white space (what is shown).
-fn item(kind: Kind, path: PathBuf, title: String, bytes: Vec<u8>) -> Item {
-    let sha256 = sha256_hex(&bytes);
+fn item(kind: Kind, path: PathBuf, title: String, bytes: Vec<u8>, sha256: String) -> Item {
     let size = bytes.len() as u64;
     let text = trim_end(bytes);
     Item {
@@ -654,6 +719,7 @@ mod tests {
             PathBuf::from(title),
             title.to_owned(),
             text.as_bytes().to_vec(),
+            sha256_hex(text.as_bytes()),
         )
     }
 
