@@ -479,13 +479,13 @@ fn child(file: &Path, name: &str) -> Option<PathBuf> {
 }
 
 /// The files a path's first segment may be: the crate `axe-X`/`axe_X`
-/// (`lib/X/lib.rs`), or else the crate named so and every module of that
+/// (`lib/X/lib.rs`, its `_` a `-` in the folder's name), or else the crate named so and every module of that
 /// name under `lib/` (the documents name a module by its last few
 /// segments, as a reader of that crate would).
 fn path_roots(first: &str) -> Vec<PathBuf> {
     let lib = root().join("lib");
     if let Some(name) = first.strip_prefix("axe-").or(first.strip_prefix("axe_")) {
-        return vec![lib.join(name).join("lib.rs")];
+        return vec![lib.join(name.replace('_', "-")).join("lib.rs")];
     }
     let mut found: Vec<PathBuf> = vec![lib.join(first).join("lib.rs")];
     let mut dirs = vec![lib];

@@ -8,7 +8,7 @@ use axe_base::count::Count;
 use axe_base::error::Result;
 use axe_llm::{Backoff, ResponseFormat, RetryPolicy, retry};
 use axe_memory::Settings;
-pub use axe_tools::mcp::config::McpServer;
+pub use axe_tool_settings::mcp::McpServer;
 
 /// A parsed agent file. Counts are [`Count`]s, so that negative values
 /// reach validation and get Go's message instead of a parser error.
@@ -42,7 +42,8 @@ pub struct AgentConfig {
     pub memory: Settings,
     pub params: ParamsConfig,
     /// Built-in tools offered to the model (`read_file`, `run_command`,
-    /// ...); a name not in [`axe_tools::builtin::BUILTIN`] is a config error.
+    /// ...); a name not in [`axe_tool_settings::builtin::NAMES`] is a config
+    /// error.
     pub tools: Vec<String>,
     /// Hosts `url_fetch` may reach (exact, any case, any port); empty:
     /// any public host, or the parent's list for a sub-agent.
@@ -72,7 +73,7 @@ pub struct ArtifactsConfig {
 pub struct SandboxConfig {
     /// `auto` (bubblewrap where it runs, else Landlock), `bwrap` or
     /// `landlock`.
-    pub engine: axe_tools::builtin::sandbox::Engine,
+    pub engine: axe_tool_settings::sandbox::Engine,
     /// Refuse to run commands without the engine (either, for `auto`).
     pub require: bool,
     /// Keep the network inside the sandbox.

@@ -627,7 +627,7 @@ mod tests {
             })
             .collect::<Vec<_>>()
             .join(" ");
-        for tool in axe_tools::builtin::names() {
+        for tool in axe_tool_settings::builtin::NAMES {
             assert!(said.contains(tool), "the template does not name {tool}");
         }
     }

@@ -47,7 +47,7 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     if cfg.timeout.get() > axe_base::timeout::MAX_SECONDS {
         return over("timeout", axe_base::timeout::MAX_SECONDS);
     }
-    axe_tools::mcp::config::validate(&cfg.mcp_servers)
+    axe_tool_settings::mcp::validate(&cfg.mcp_servers)
         .map_err(|e| Error::caused(Error::AgentInvalid(e.to_string()), e))?;
     let r = &cfg.retry;
     non_negative(&[
@@ -84,7 +84,7 @@ pub fn validate(cfg: &AgentConfig) -> Result<()> {
     if let Some(name) = cfg
         .tools
         .iter()
-        .find(|t| !axe_tools::builtin::names().any(|n| n == t.as_str()))
+        .find(|t| !axe_tool_settings::builtin::NAMES.contains(&t.as_str()))
     {
         return fail(Invalid::UnknownTool(name.clone()));
     }

@@ -15,7 +15,8 @@ use axe_base::error::Error;
 use axe_llm::Provider;
 use axe_memory::Wait;
 use axe_memory::notes::Workspace;
-use axe_tools::builtin::{RUN_COMMAND_NAME, Sandbox, sandbox};
+use axe_tool_settings::builtin::RUN_COMMAND;
+use axe_tools::builtin::{Sandbox, sandbox};
 
 /// An agent ready to talk: everything its first request needs.
 pub struct Prepared {
@@ -193,7 +194,7 @@ impl Prepared {
             .temperature
             .or(Some(cfg.params.temperature).filter(|t| *t != 0.0));
         // Found only when commands may run: most agents never pay for it.
-        let sandbox = match cfg.tools.iter().any(|t| t == RUN_COMMAND_NAME) {
+        let sandbox = match cfg.tools.iter().any(|t| t == RUN_COMMAND) {
             true => Some(
                 sandbox::choose(
                     cfg.sandbox.engine,

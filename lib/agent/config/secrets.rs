@@ -17,7 +17,7 @@ const OTHER_KEYS: [&str; 1] = ["GOOGLE_API_KEY"];
 pub fn variables() -> Vec<String> {
     axe_llm::variables()
         .chain(axe_net::variables().map(str::to_owned))
-        .chain(axe_tools::builtin::variables().map(str::to_owned))
+        .chain(axe_tool_settings::builtin::variables().map(str::to_owned))
         .chain(OTHER_KEYS.map(str::to_owned))
         .collect()
 }
@@ -46,7 +46,7 @@ impl Config {
     pub fn keys(&self) -> Vec<String> {
         let mut keys = Vec::new();
         let env = axe_llm::key_vars()
-            .chain(axe_tools::builtin::KEY_VARS)
+            .chain(axe_tool_settings::builtin::KEY_VARS)
             .chain(OTHER_KEYS)
             .filter_map(|var| std::env::var(var).ok());
         keys.extend(env.map(|k| k.trim().to_owned()));

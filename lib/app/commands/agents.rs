@@ -13,7 +13,7 @@ use axe_base::unknown::Unknown;
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
 use axe_memory::kinds::{KINDS, Kind};
 use axe_memory::log;
-use axe_tools::builtin::sandbox::Engine;
+use axe_tool_settings::sandbox::Engine;
 
 const NEW_AGENT: Arg = Arg {
     name: "AGENT",

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::args::{AGENT, AGENTS_DIR, required_agent};
 use axe_base::error::{Error, Result};
 use axe_cli::{Arg, Command, Complete, Flag, Item, Matches, Rule, Run};
-use axe_tools::mcp::config::{McpServer, STREAMABLE_HTTP, expand};
+use axe_tool_settings::mcp::{McpServer, STREAMABLE_HTTP, expand};
 use axe_tools::mcp::oauth::{self, Configured, OAuthError};
 
 const SERVER: Arg = Arg {

@@ -15,7 +15,7 @@ use crate::session::Session;
 use axe_base::error::{Error, Result};
 use axe_base::report::Report;
 use axe_llm::{Deadline, ToolCall, ToolDef};
-use axe_tools::mcp::config::{Unset, expand};
+use axe_tool_settings::mcp::{STREAMABLE_HTTP, Unset, expand};
 use axe_tools::mcp::{Client, McpError, Resolved, Tool, oauth};
 use axe_tools::{Offered, Reply, ToolError, ToolSource};
 
@@ -215,7 +215,7 @@ fn resolve<'a>(
             server.name
         )));
     }
-    let auth = match server.transport == axe_tools::mcp::config::STREAMABLE_HTTP {
+    let auth = match server.transport == STREAMABLE_HTTP {
         true => Some(Arc::new(login(server, agent, data, &headers, http)?)),
         false => None,
     };

@@ -39,9 +39,6 @@ const OUTPUT_LIMIT: usize = 100 * 1024;
 /// What reaches the command from our environment.
 const INHERITED: [&str; 6] = ["PATH", "LANG", "LC_ALL", "USER", "LOGNAME", "TERM"];
 
-/// Its name: an agent with it needs a sandbox.
-pub const RUN_COMMAND_NAME: &str = "run_command";
-
 crate::args! {
     pub struct RunCommand {
         command: String = "The shell command to execute.",
@@ -49,9 +46,9 @@ crate::args! {
 }
 
 pub const RUN_COMMAND: Tool<Act> = Tool {
-    name: RUN_COMMAND_NAME,
+    name: axe_tool_settings::builtin::RUN_COMMAND,
     description: "Execute a shell command in the agent's working directory via sh -c and return the combined stdout/stderr output. Commands are sandboxed to the working directory: absolute paths outside it are rejected, parent traversal (..) escaping it is rejected, and all file operations should use relative paths.",
-    offered: |act| act.gives(RUN_COMMAND_NAME),
+    offered: |act| act.gives(RUN_COMMAND.name),
     schema: RunCommand::schema,
     run: |act, args| run_command(act, RunCommand::parse(args)?),
     output: text_schema,

@@ -26,7 +26,7 @@ crate::args! {
 }
 
 pub const URL_FETCH: Tool<Act> = Tool {
-    name: "url_fetch",
+    name: axe_tool_settings::builtin::URL_FETCH,
     description: "Fetch content from a URL using HTTP GET and return the response body as text.",
     offered: |act| act.gives(URL_FETCH.name),
     schema: UrlFetch::schema,

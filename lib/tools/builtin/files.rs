@@ -54,7 +54,7 @@ crate::args! {
 }
 
 pub const LIST_DIRECTORY: Tool<Act> = Tool {
-    name: "list_directory",
+    name: axe_tool_settings::builtin::LIST_DIRECTORY,
     description: "List the contents of a directory relative to the working directory. Returns one entry per line; subdirectories are suffixed with /.",
     offered: |act| act.gives(LIST_DIRECTORY.name),
     schema: ListDirectory::schema,
@@ -65,7 +65,7 @@ pub const LIST_DIRECTORY: Tool<Act> = Tool {
 };
 
 pub const READ_FILE: Tool<Act> = Tool {
-    name: "read_file",
+    name: axe_tool_settings::builtin::READ_FILE,
     description: "Read the contents of a file relative to the working directory. Returns line-numbered output in the format 'N: content' for each line.",
     offered: |act| act.gives(READ_FILE.name),
     schema: ReadFile::schema,
@@ -76,7 +76,7 @@ pub const READ_FILE: Tool<Act> = Tool {
 };
 
 pub const WRITE_FILE: Tool<Act> = Tool {
-    name: "write_file",
+    name: axe_tool_settings::builtin::WRITE_FILE,
     description: "Create or overwrite a file relative to the working directory. Creates parent directories as needed. Overwrites the file if it already exists.",
     offered: |act| act.gives(WRITE_FILE.name),
     schema: WriteFile::schema,
@@ -87,7 +87,7 @@ pub const WRITE_FILE: Tool<Act> = Tool {
 };
 
 pub const EDIT_FILE: Tool<Act> = Tool {
-    name: "edit_file",
+    name: axe_tool_settings::builtin::EDIT_FILE,
     description: "Find and replace exact text in an existing file relative to the working directory. Supports single replacement (default) and replace-all mode.",
     offered: |act| act.gives(EDIT_FILE.name),
     schema: EditFile::schema,

@@ -28,21 +28,13 @@ pub mod workdir;
 
 pub use act::Act;
 pub use artifacts::{Artifact, Artifacts};
-pub use command::RUN_COMMAND_NAME;
 pub use sandbox::Sandbox;
-
-/// The keys the built-in tools read from the environment: secrets, which
-/// memory writes redact.
-pub const KEY_VARS: [&str; 1] = [search::KEY_VAR];
-
-/// Every environment variable the built-in tools read.
-pub fn variables() -> impl Iterator<Item = &'static str> {
-    KEY_VARS.into_iter().chain(search::BASE_URL_VARS)
-}
 
 use crate::{Table, Tool};
 
-/// The built-in tools, in the order they are offered.
+/// The built-in tools, in the order they are offered: each row's name is
+/// its own in `axe_tool_settings::builtin`, whose `NAMES` is what an agent
+/// file may list (the test below holds the two in the same order).
 pub const BUILTIN: &[Tool<Act>] = &[
     files::LIST_DIRECTORY,
     files::READ_FILE,
@@ -53,12 +45,18 @@ pub const BUILTIN: &[Tool<Act>] = &[
     search::WEB_SEARCH,
 ];
 
-/// The names an agent file's `tools` may list: the table's, in order.
-pub fn names() -> impl Iterator<Item = &'static str> {
-    BUILTIN.iter().map(|t| t.name)
-}
-
 /// The built-in tools `act` gives.
 pub fn tools(act: Act) -> Table<Act> {
     Table::new(BUILTIN, act, |_| {})
+}
+
+#[cfg(test)]
+mod tests {
+    /// The table offers exactly the tools an agent file may list, in the
+    /// order `NAMES` has them.
+    #[test]
+    fn the_table_is_the_names_an_agent_file_may_list() {
+        let table: Vec<&str> = super::BUILTIN.iter().map(|t| t.name).collect();
+        assert_eq!(table, axe_tool_settings::builtin::NAMES);
+    }
 }

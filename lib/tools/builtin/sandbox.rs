@@ -26,7 +26,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
 use axe_base::dirs::Dirs;
-use serde::{Deserialize, Serialize};
+use axe_tool_settings::sandbox::Engine;
 
 use super::seccomp::{self, Refuse};
 
@@ -48,17 +48,6 @@ const SHELL: &str = "/bin/sh";
 /// which nothing in it can leave. A signal that ends the command is its
 /// exit code 128 + the signal's number.
 const KEEPER: &str = "trap 'kill -KILL 0' TERM; /bin/sh -c \"$1\" sh & wait $!";
-
-/// `[sandbox] engine`: which sandbox holds commands.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Engine {
-    /// bubblewrap where it runs, else Landlock where the kernel offers it.
-    #[default]
-    Auto,
-    Bwrap,
-    Landlock,
-}
 
 /// How commands run for one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]

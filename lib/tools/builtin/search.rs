@@ -14,6 +14,7 @@ use serde_json::json;
 use super::act::{Act, text_schema};
 use crate::args::Args;
 use crate::{Reply, Tool};
+use axe_tool_settings::builtin::{WEB_SEARCH_BASE_URL_VARS, WEB_SEARCH_KEY_VAR};
 
 const DEFAULT_URL: &str = "https://api.tavily.com";
 const MAX_RESULTS: u32 = 10;
@@ -30,7 +31,7 @@ crate::args! {
 }
 
 pub const WEB_SEARCH: Tool<Act> = Tool {
-    name: "web_search",
+    name: axe_tool_settings::builtin::WEB_SEARCH,
     description: "Search the web using Tavily and return text results including titles, URLs, and snippets.",
     offered: |act| act.gives(WEB_SEARCH.name),
     schema: WebSearch::schema,
@@ -56,22 +57,16 @@ struct Found {
     content: String,
 }
 
-/// Tavily's key: a secret, which memory writes redact.
-pub const KEY_VAR: &str = "TAVILY_API_KEY";
-
-/// Where the searches go instead of Tavily (tests, a proxy of one's own).
-pub const BASE_URL_VARS: [&str; 2] = ["AXE_WEB_SEARCH_BASE_URL", "AXE_TAVILY_BASE_URL"];
-
 fn web_search(act: &Act, args: WebSearch) -> Result<Reply, ToolError> {
     let query = args.query.as_str();
     if query.is_empty() {
         return Err("query is required".into());
     }
-    let key = std::env::var(KEY_VAR).unwrap_or_default();
+    let key = std::env::var(WEB_SEARCH_KEY_VAR).unwrap_or_default();
     if key.is_empty() {
-        return Err(format!("{KEY_VAR} environment variable is not set").into());
+        return Err(format!("{WEB_SEARCH_KEY_VAR} environment variable is not set").into());
     }
-    let base = BASE_URL_VARS
+    let base = WEB_SEARCH_BASE_URL_VARS
         .iter()
         .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
         .unwrap_or_else(|| DEFAULT_URL.to_owned());

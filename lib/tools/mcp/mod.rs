@@ -11,7 +11,6 @@
 //! becomes the text a model reads: what is not text is described, never
 //! dropped.
 
-pub mod config;
 pub mod error;
 mod events;
 mod http;
@@ -32,13 +31,13 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use config::McpServer;
 pub use error::McpError;
 use stdio::Launch;
 use transport::Transport;
 
 use axe_base::lock::Recover;
 use axe_base::report::Report;
+use axe_tool_settings::mcp::{McpServer, SSE, STDIO};
 
 /// The protocol revisions of the handshake generation axe speaks, as a
 /// client and as `axe-mcp`, newest first.
@@ -96,7 +95,7 @@ impl Client {
     ) -> Result<Client, McpError> {
         let server = resolved.server;
         let transport: Box<dyn Transport> = match server.transport.as_str() {
-            config::STDIO => Box::new(stdio::Stdio::start(Launch {
+            STDIO => Box::new(stdio::Stdio::start(Launch {
                 name: &server.name,
                 command: &server.command,
                 args: &server.args,
@@ -104,7 +103,7 @@ impl Client {
                 cwd: &workdir.join(&server.cwd),
                 stderr_to,
             })?),
-            config::SSE => Box::new(
+            SSE => Box::new(
                 sse::Sse::connect(server.url.trim(), resolved.headers, deadline, http)
                     .map_err(|e| e.of_server(&server.name))?,
             ),

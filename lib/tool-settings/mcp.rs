@@ -1,6 +1,7 @@
 //! `[[mcp_servers]]` in an agent file: which servers an agent's tools come
 //! from, checked when the file loads (Go's messages where Go has them), and
-//! `${VAR}` in headers and `env` expanded when the run starts them.
+//! `${VAR}` in headers and `env` expanded when the run starts them. The
+//! client that talks to them is `axe_tools::mcp`'s.
 
 use std::collections::BTreeMap;
 
