@@ -157,6 +157,19 @@ mod tests {
         }
     }
 
+    /// Waits until a refresh of `place` runs.
+    fn until_running(flights: &Flights<u32>, place: &Path) {
+        while !flights
+            .all
+            .lock()
+            .unwrap()
+            .get(place)
+            .is_some_and(|f| f.state.lock().unwrap().running)
+        {
+            thread::yield_now();
+        }
+    }
+
     #[test]
     fn searches_that_arrive_during_a_refresh_share_the_next_one() {
         let flights = Arc::new(Flights::<u32>::new());
@@ -174,15 +187,7 @@ mod tests {
                 })
             })
         };
-        while !flights
-            .all
-            .lock()
-            .unwrap()
-            .get(place)
-            .is_some_and(|f| f.state.lock().unwrap().running)
-        {
-            thread::yield_now();
-        }
+        until_running(&flights, place);
         // Two more arrive while it runs: neither may take its result.
         let later: Vec<_> = (0..2)
             .map(|_| {
@@ -236,15 +241,7 @@ mod tests {
                 })
             })
         };
-        while !flights
-            .all
-            .lock()
-            .unwrap()
-            .get(place)
-            .is_some_and(|f| f.state.lock().unwrap().running)
-        {
-            thread::yield_now();
-        }
+        until_running(&flights, place);
         let waiter = {
             let flights = Arc::clone(&flights);
             thread::spawn(move || flights.shared(place, || 7))
