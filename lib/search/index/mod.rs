@@ -552,7 +552,6 @@ impl Index {
         if !ran {
             index.used = Used {
                 used: true,
-                current: index.used.current,
                 ..Used::default()
             };
         }
