@@ -104,7 +104,8 @@ impl<C: Sync> ToolSource for Table<C> {
 
 /// The definitions of `rows` of `table`, made once a process for each
 /// table and choice of its rows: a server builds a table for every
-/// request (2% of its time under load when each made its own).
+/// request (2% of its time under load when each made its own), and a
+/// schema is some forty allocations.
 fn offered_of<C>(
     table: &'static [Tool<C>],
     rows: &[&Tool<C>],
@@ -118,7 +119,7 @@ fn offered_of<C>(
                 def: ToolDef {
                     name: t.name.to_owned(),
                     description: t.description.to_owned(),
-                    parameters: made(t.schema),
+                    parameters: Arc::new((t.schema)()),
                 },
                 check: None,
                 reads: t.reads,
@@ -137,20 +138,6 @@ fn offered_of<C>(
     let offered = make();
     made.push((key, Arc::clone(&offered)));
     offered
-}
-
-/// The schema `make` makes, made once a process: a server builds a
-/// table for every request, and a schema is some forty allocations.
-fn made(make: fn() -> Value) -> Arc<Value> {
-    static MADE: Mutex<Vec<(usize, Arc<Value>)>> = Mutex::new(Vec::new());
-    let key = make as usize;
-    let mut made = MADE.lock().recover();
-    if let Some((_, schema)) = made.iter().find(|(k, _)| *k == key) {
-        return Arc::clone(schema);
-    }
-    let schema = Arc::new(make());
-    made.push((key, Arc::clone(&schema)));
-    schema
 }
 
 /// Where a call of a name goes.
