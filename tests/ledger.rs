@@ -1148,3 +1148,37 @@ fn axe_log_takes_llm_logs_everyday_flags() {
             "[log] text is off in config.toml",
         ));
 }
+
+/// The hint names each unpriced model once, in the order first called,
+/// at most three of them; the calls it counts are every unpriced one.
+#[test]
+fn the_unpriced_hint_names_each_model_once_and_at_most_three() {
+    let env = Env::new();
+    let dir = ledger_dir(&env);
+    fs::create_dir_all(&dir).unwrap();
+    let call = |hour: usize, model: &str, cost: Option<f64>| {
+        rec(
+            &format!("2026-11-01T{hour:02}:00:00.000Z"),
+            None,
+            model,
+            (10, 1),
+            cost,
+        )
+    };
+    let text = [
+        call(1, "openai/a", None),
+        call(2, "ollama/b", None),
+        call(3, "openai/a", None),
+        call(4, "anthropic/priced", Some(0.5)),
+        call(5, "openai/c", None),
+        call(6, "openai/d", None),
+        call(7, "ollama/e", None),
+    ];
+    fs::write(dir.join("2026-11.jsonl"), text.concat()).unwrap();
+    let out = env.cmd("axe-log").args(["--sum", "model"]).assert().success();
+    assert_eq!(
+        String::from_utf8_lossy(&out.get_output().stderr),
+        "note: 6 call(s) have no price: set one for openai/a, ollama/b, openai/c and 2 more \
+         under [pricing.\"PROVIDER/MODEL\"] in config.toml (it prices past calls too)\n"
+    );
+}
