@@ -6,6 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use axe_base::count::Count;
 use axe_base::error::Result;
+use axe_base::toml_read::Bad;
 use axe_llm::{Backoff, ResponseFormat, RetryPolicy, retry};
 use axe_memory::Settings;
 pub use axe_tool_settings::mcp::McpServer;
@@ -194,7 +195,7 @@ pub fn read(
     path: &std::path::Path,
     text: &str,
 ) -> Result<(AgentConfig, Vec<axe_base::unknown::Unknown>), BadToml> {
-    let bad = |source: toml::de::Error| BadToml {
+    let bad = |source: Bad| BadToml {
         line: one_line_toml_error(text, &source),
         source,
     };
@@ -204,7 +205,7 @@ pub fn read(
             (Ok(agent), Ok(memory)) => (agent, memory),
             (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(bad(e)),
             (Err(a), Err(m)) => {
-                let at = |e: &toml::de::Error| e.span().map_or(0, |s| s.start);
+                let at = |e: &Bad| e.span().map_or(0, |s| s.start);
                 return Err(bad(if at(&m) < at(&a) { m } else { a }));
             }
         };
@@ -245,17 +246,17 @@ fn unknown_keys(
 }
 
 /// A file that is not TOML of an agent's shape: its line (the position
-/// and the message, [`one_line_toml_error`]) and the toml crate's error.
+/// and the message, [`one_line_toml_error`]) and the reader's error.
 #[derive(Debug, thiserror::Error)]
 #[error("{line}")]
 pub struct BadToml {
     pub line: String,
-    pub source: toml::de::Error,
+    pub source: Bad,
 }
 
 /// The toml crate's errors are multi-line with a source excerpt; a tool's
 /// error is one line, so keep the position and the message.
-pub(crate) fn one_line_toml_error(text: &str, err: &toml::de::Error) -> String {
+pub(crate) fn one_line_toml_error(text: &str, err: &Bad) -> String {
     let mut message = err.message().trim().replace('\n', " ");
     // The toml crate says only "duplicate key"; its span is the second
     // key as written, so name it (Go's message named the key too).
@@ -321,10 +322,15 @@ mod tests {
         let line = err.to_string();
         assert!(!line.contains('\n'), "{line}");
         assert!(line.starts_with("line 2, column 9: "), "{line}");
-        // The toml crate's error is kept beneath it, whole.
+        // The reader's error is kept beneath it: the message, and the
+        // value's place in the text.
         let cause = std::error::Error::source(&err).unwrap();
-        assert!(cause.is::<toml::de::Error>());
-        assert!(cause.to_string().contains('\n'), "the multi-line original");
+        let bad = cause.downcast_ref::<axe_base::toml_read::Bad>().unwrap();
+        assert_eq!(
+            bad.message(),
+            "invalid type: integer `5`, expected a string"
+        );
+        assert_eq!(bad.span(), Some(19..20));
     }
 
     #[test]

@@ -21,4 +21,5 @@ pub mod signals;
 pub mod stderr;
 pub mod suggest;
 pub mod timeout;
+pub mod toml_read;
 pub mod unknown;

@@ -22,6 +22,7 @@ use toml::de::{DeArray, DeTable, DeValue};
 
 use crate::lock::Recover;
 use crate::report::Report;
+use crate::toml_read::{Bad, Top};
 
 /// A key no setting takes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -73,7 +74,9 @@ fn lossy<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
 /// deserializes through `serde_ignored`, so the value and the keys it
 /// passed over come from one pass. (A plain `toml::from_str` beside the
 /// probe compiled every settings struct twice, a third of each small
-/// executable, and parsed the text twice a read.)
+/// executable, and parsed the text twice a read.) The reader under it is
+/// [`crate::toml_read`]'s, which compiles each struct once where toml's
+/// compiled it three times.
 pub struct Document<'a> {
     file: &'a Path,
     text: &'a str,
@@ -82,7 +85,7 @@ pub struct Document<'a> {
 
 impl<'a> Document<'a> {
     /// `text`, the TOML of `file`, parsed; its error is the parse's.
-    pub fn parse(file: &'a Path, text: &'a str) -> Result<Self, toml::de::Error> {
+    pub fn parse(file: &'a Path, text: &'a str) -> Result<Self, Bad> {
         Ok(Document {
             file,
             text,
@@ -92,10 +95,10 @@ impl<'a> Document<'a> {
 
     /// `T` as the document holds it, and the keys `T` does not take, in
     /// the order they are written.
-    pub fn read<T: DeserializeOwned>(&self) -> Result<(T, Vec<Unknown>), toml::de::Error> {
+    pub fn read<T: DeserializeOwned>(&self) -> Result<(T, Vec<Unknown>), Bad> {
         let mut ignored = Vec::new();
-        let de = toml::Deserializer::from(self.root.clone());
-        let value = serde_ignored::deserialize(de, |at| ignored.push(steps(&at)))?;
+        let top = Top(self.root.get_ref());
+        let value = serde_ignored::deserialize(top, |at| ignored.push(steps(&at)))?;
         Ok((value, self.located::<T>(ignored)))
     }
 

@@ -225,6 +225,6 @@ mod tests {
             "{e}"
         );
         assert_eq!(e.exit_code(), 2);
-        assert!(e.source().unwrap().is::<toml::de::Error>());
+        assert!(e.source().unwrap().is::<axe_base::toml_read::Bad>());
     }
 }
