@@ -1,7 +1,7 @@
 //! A parsed TOML document read into a serde struct, the way the toml
 //! crate's own deserializer reads it (the same values, the same messages,
-//! the error at the same place), with one difference: no branch for
-//! `toml::Spanned` and `toml_datetime::Datetime`, which no setting uses.
+//! the error at the same place), but with no branch for `toml::Spanned`
+//! and `toml_datetime::Datetime`, which no setting uses.
 //!
 //! Why not toml's: its deserializer takes those branches for every struct
 //! it reads, so each settings struct's `visit_map` was compiled three
@@ -27,7 +27,8 @@ use toml::de::{DeTable, DeValue};
 
 /// What a document could not be read as: the message, and where in the
 /// text it is when known.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct Bad {
     message: String,
     span: Option<Range<usize>>,
@@ -67,14 +68,6 @@ impl From<toml::de::Error> for Bad {
         }
     }
 }
-
-impl fmt::Display for Bad {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Bad {}
 
 impl de::Error for Bad {
     fn custom<T: fmt::Display>(message: T) -> Self {
@@ -208,7 +201,7 @@ fn float(f: &toml::de::DeFloat<'_>) -> Result<f64, Bad> {
 /// A table's keys and values, in the order written.
 struct Entries<'a, 'i> {
     entries: toml::map::Iter<'a, Spanned<toml::de::DeString<'i>>, Spanned<DeValue<'i>>>,
-    value: Option<(&'a str, &'a Spanned<DeValue<'i>>)>,
+    value: Option<&'a Spanned<DeValue<'i>>>,
 }
 
 impl<'a, 'i> Entries<'a, 'i> {
@@ -227,7 +220,7 @@ impl<'de> de::MapAccess<'de> for Entries<'_, '_> {
         let Some((key, value)) = self.entries.next() else {
             return Ok(None);
         };
-        self.value = Some((key.get_ref(), value));
+        self.value = Some(value);
         let name: de::value::StrDeserializer<'_, Bad> = key.get_ref().as_ref().into_deserializer();
         seed.deserialize(name)
             .map(Some)
@@ -235,7 +228,7 @@ impl<'de> de::MapAccess<'de> for Entries<'_, '_> {
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Bad> {
-        let (_, value) = self
+        let value = self
             .value
             .take()
             .ok_or_else(|| <Bad as de::Error>::custom("a value asked for before its key"))?;
