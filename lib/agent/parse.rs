@@ -254,8 +254,8 @@ pub struct BadToml {
     pub source: Bad,
 }
 
-/// The toml crate's errors are multi-line with a source excerpt; a tool's
-/// error is one line, so keep the position and the message.
+/// A tool's error is one line: the reader's message (a parse error's may
+/// run over lines) at its line and column in `text`.
 pub(crate) fn one_line_toml_error(text: &str, err: &Bad) -> String {
     let mut message = err.message().trim().replace('\n', " ");
     // The toml crate says only "duplicate key"; its span is the second
