@@ -1175,14 +1175,12 @@ fn the_unpriced_hint_names_each_model_once_and_at_most_three() {
         call(7, "ollama/e", None),
     ];
     fs::write(dir.join("2026-11.jsonl"), text.concat()).unwrap();
-    let out = env
-        .cmd("axe-log")
+    env.cmd("axe-log")
         .args(["--sum", "model"])
         .assert()
-        .success();
-    assert_eq!(
-        String::from_utf8_lossy(&out.get_output().stderr),
-        "note: 6 call(s) have no price: set one for openai/a, ollama/b, openai/c and 2 more \
-         under [pricing.\"PROVIDER/MODEL\"] in config.toml (it prices past calls too)\n"
-    );
+        .success()
+        .stderr(
+            "note: 6 call(s) have no price: set one for openai/a, ollama/b, openai/c and 2 more \
+             under [pricing.\"PROVIDER/MODEL\"] in config.toml (it prices past calls too)\n",
+        );
 }
