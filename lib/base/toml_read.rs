@@ -17,7 +17,15 @@
 //! u64 is `integer number overflowed` (toml's goes on to 128 bits); a
 //! tuple variant is an array of its length, not also a table keyed
 //! `0`, `1`....
+//!
+//! It also records, in [`Structs`], the fields of each struct it reads
+//! and the table it read it from: the known names a "did you mean"
+//! offers for a key there. (serde's derive hands them to
+//! `deserialize_struct`; before, a second deserializer led each struct
+//! down to the table again to learn them, one more copy of every
+//! `visit_map`.)
 
+use std::cell::RefCell;
 use std::fmt;
 use std::ops::Range;
 
@@ -78,18 +86,52 @@ impl de::Error for Bad {
     }
 }
 
+/// The structs a read met: each one's fields, by the table it was read
+/// from (the table's address, which the parsed document holds still).
+#[derive(Debug, Default)]
+pub(crate) struct Structs(RefCell<Vec<(usize, &'static [&'static str])>>);
+
+impl Structs {
+    fn met(&self, table: &DeTable, fields: &'static [&'static str]) {
+        self.0.borrow_mut().push((address(table), fields));
+    }
+
+    /// The fields of the struct read from `table`, when one was.
+    pub(crate) fn of(&self, table: &DeTable) -> Option<&'static [&'static str]> {
+        let at = address(table);
+        let met = self.0.borrow();
+        met.iter()
+            .find(|(t, _)| *t == at)
+            .map(|&(_, fields)| fields)
+    }
+}
+
+fn address(table: &DeTable) -> usize {
+    std::ptr::from_ref(table).addr()
+}
+
 /// The whole document, whose top is a table. An error about the top
 /// itself (a missing key) has no place, as toml's has none.
-pub(crate) struct Top<'a, 'i>(pub(crate) &'a DeTable<'i>);
+pub(crate) struct Top<'a, 'i>(pub(crate) &'a DeTable<'i>, pub(crate) &'a Structs);
 
 /// One value of the document, read in place.
-struct Value<'a, 'i>(&'a Spanned<DeValue<'i>>);
+struct Value<'a, 'i>(&'a Spanned<DeValue<'i>>, &'a Structs);
 
 impl<'de> de::Deserializer<'de> for Top<'_, '_> {
     type Error = Bad;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Bad> {
-        visitor.visit_map(Entries::new(self.0))
+        visitor.visit_map(Entries::new(self.0, self.1))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Bad> {
+        self.1.met(self.0, fields);
+        self.deserialize_any(visitor)
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Bad> {
@@ -99,7 +141,7 @@ impl<'de> de::Deserializer<'de> for Top<'_, '_> {
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf unit unit_struct newtype_struct seq tuple tuple_struct
-        map struct enum identifier ignored_any
+        map enum identifier ignored_any
     }
 }
 
@@ -118,10 +160,22 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_> {
             DeValue::Float(f) => float(f).and_then(|x| visitor.visit_f64(x)),
             DeValue::Boolean(b) => visitor.visit_bool(*b),
             DeValue::Datetime(_) => Err(de::Error::invalid_type(de::Unexpected::Map, &visitor)),
-            DeValue::Array(a) => visitor.visit_seq(Elements(a.iter())),
-            DeValue::Table(t) => visitor.visit_map(Entries::new(t)),
+            DeValue::Array(a) => visitor.visit_seq(Elements(a.iter(), self.1)),
+            DeValue::Table(t) => visitor.visit_map(Entries::new(t, self.1)),
         }
         .map_err(|e| e.at(&span))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Bad> {
+        if let DeValue::Table(t) = self.0.get_ref() {
+            self.1.met(t, fields);
+        }
+        self.deserialize_any(visitor)
     }
 
     // `None` is a missing key: a key that is there is `Some`.
@@ -153,7 +207,7 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_> {
                     "wanted exactly 1 element, found 0 elements",
                     &span,
                 )),
-                1 => visitor.visit_enum(Entries::new(t)),
+                1 => visitor.visit_enum(Entries::new(t, self.1)),
                 _ => Err(Bad::new(
                     "wanted exactly 1 element, more than 1 element",
                     &span,
@@ -166,8 +220,8 @@ impl<'de> de::Deserializer<'de> for Value<'_, '_> {
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct seq tuple tuple_struct map struct
-        identifier ignored_any
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map identifier
+        ignored_any
     }
 }
 
@@ -202,13 +256,15 @@ fn float(f: &toml::de::DeFloat<'_>) -> Result<f64, Bad> {
 struct Entries<'a, 'i> {
     entries: toml::map::Iter<'a, Spanned<toml::de::DeString<'i>>, Spanned<DeValue<'i>>>,
     value: Option<&'a Spanned<DeValue<'i>>>,
+    structs: &'a Structs,
 }
 
 impl<'a, 'i> Entries<'a, 'i> {
-    fn new(table: &'a DeTable<'i>) -> Self {
+    fn new(table: &'a DeTable<'i>, structs: &'a Structs) -> Self {
         Entries {
             entries: table.iter(),
             value: None,
+            structs,
         }
     }
 }
@@ -232,7 +288,7 @@ impl<'de> de::MapAccess<'de> for Entries<'_, '_> {
             .value
             .take()
             .ok_or_else(|| <Bad as de::Error>::custom("a value asked for before its key"))?;
-        seed.deserialize(Value(value))
+        seed.deserialize(Value(value, self.structs))
             .map_err(|e| e.at(&value.span()))
     }
 
@@ -254,12 +310,12 @@ impl<'de, 'a, 'i> de::EnumAccess<'de> for Entries<'a, 'i> {
         })?;
         let name: de::value::StrDeserializer<'_, Bad> = key.get_ref().as_ref().into_deserializer();
         let variant = seed.deserialize(name).map_err(|e| e.at(&key.span()))?;
-        Ok((variant, Variant(value)))
+        Ok((variant, Variant(value, self.structs)))
     }
 }
 
 /// The value of `{ variant = value }`.
-struct Variant<'a, 'i>(&'a Spanned<DeValue<'i>>);
+struct Variant<'a, 'i>(&'a Spanned<DeValue<'i>>, &'a Structs);
 
 impl<'de> de::VariantAccess<'de> for Variant<'_, '_> {
     type Error = Bad;
@@ -279,12 +335,12 @@ impl<'de> de::VariantAccess<'de> for Variant<'_, '_> {
     }
 
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Bad> {
-        seed.deserialize(Value(self.0))
+        seed.deserialize(Value(self.0, self.1))
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, Bad> {
         match self.0.get_ref() {
-            DeValue::Array(a) if a.len() == len => visitor.visit_seq(Elements(a.iter())),
+            DeValue::Array(a) if a.len() == len => visitor.visit_seq(Elements(a.iter(), self.1)),
             _ => Err(Bad::new(
                 &format!("expected tuple with length {len}"),
                 &self.0.span(),
@@ -297,12 +353,12 @@ impl<'de> de::VariantAccess<'de> for Variant<'_, '_> {
         _: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Bad> {
-        de::Deserializer::deserialize_map(Value(self.0), visitor)
+        de::Deserializer::deserialize_map(Value(self.0, self.1), visitor)
     }
 }
 
 /// An array's elements, in order.
-struct Elements<'a, 'i>(std::slice::Iter<'a, Spanned<DeValue<'i>>>);
+struct Elements<'a, 'i>(std::slice::Iter<'a, Spanned<DeValue<'i>>>, &'a Structs);
 
 impl<'de> de::SeqAccess<'de> for Elements<'_, '_> {
     type Error = Bad;
@@ -314,7 +370,7 @@ impl<'de> de::SeqAccess<'de> for Elements<'_, '_> {
         let Some(value) = self.0.next() else {
             return Ok(None);
         };
-        seed.deserialize(Value(value))
+        seed.deserialize(Value(value, self.1))
             .map(Some)
             .map_err(|e| e.at(&value.span()))
     }
@@ -371,7 +427,8 @@ mod tests {
 
     fn ours(text: &str) -> Read {
         let root = DeTable::parse(text).unwrap();
-        Outer::deserialize(Top(root.get_ref())).map_err(|e| (e.message, e.span))
+        Outer::deserialize(Top(root.get_ref(), &Structs::default()))
+            .map_err(|e| (e.message, e.span))
     }
 
     fn toml_s(text: &str) -> Read {

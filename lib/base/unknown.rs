@@ -8,21 +8,21 @@
 //! every key the struct passed over. No list is kept by hand, so a field
 //! is known the moment it is declared, and a map (`headers`, `env`) or a
 //! free-form value (`response_format`) takes any key. The near names for
-//! "did you mean" are the struct's own fields there, which [`Probe`]
-//! reads from serde's derive (the names it hands to `deserialize_struct`).
+//! "did you mean" are the struct's own fields there, which the reader
+//! records from serde's derive (the names it hands to
+//! `deserialize_struct`).
 
-use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use serde::de::{self, DeserializeOwned, IntoDeserializer, Visitor};
+use serde::de::DeserializeOwned;
 use serde::{Serialize, Serializer};
 use toml::Spanned;
 use toml::de::{DeArray, DeTable, DeValue};
 
 use crate::lock::Recover;
 use crate::report::Report;
-use crate::toml_read::{Bad, Top};
+use crate::toml_read::{Bad, Structs, Top};
 
 /// A key no setting takes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -71,12 +71,12 @@ fn lossy<S: Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// A TOML text parsed once, and the settings read from it: each read
-/// deserializes through `serde_ignored`, so the value and the keys it
-/// passed over come from one pass. (A plain `toml::from_str` beside the
-/// probe compiled every settings struct twice, a third of each small
-/// executable, and parsed the text twice a read.) The reader under it is
-/// [`crate::toml_read`]'s, which compiles each struct once where toml's
-/// compiled it three times.
+/// deserializes through `serde_ignored`, so the value, the keys it
+/// passed over and the fields of each struct it read come from one pass.
+/// (A plain `toml::from_str` beside the probe compiled every settings
+/// struct twice, a third of each small executable, and parsed the text
+/// twice a read.) The reader under it is [`crate::toml_read`]'s, which
+/// compiles each struct once where toml's compiled it three times.
 pub struct Document<'a> {
     file: &'a Path,
     text: &'a str,
@@ -96,27 +96,29 @@ impl<'a> Document<'a> {
     /// `T` as the document holds it, and the keys `T` does not take, in
     /// the order they are written.
     pub fn read<T: DeserializeOwned>(&self) -> Result<(T, Vec<Unknown>), Bad> {
-        let mut ignored = Vec::new();
-        let top = Top(self.root.get_ref());
-        let value = serde_ignored::deserialize(top, |at| ignored.push(steps(&at)))?;
-        Ok((value, self.located::<T>(ignored)))
+        let (value, ignored, structs) = deserialize(self.root.get_ref());
+        Ok((value?, self.located(ignored, &structs)))
     }
 
-    fn located<T: DeserializeOwned>(&self, ignored: Vec<Vec<Step>>) -> Vec<Unknown> {
+    fn located(&self, ignored: Vec<Vec<Step>>, structs: &Structs) -> Vec<Unknown> {
+        let root = self.root.get_ref();
         let mut found: Vec<Unknown> = ignored
             .into_iter()
             .filter_map(|mut path| {
                 let Some(Step::Key(name)) = path.pop() else {
                     return None;
                 };
-                let (line, section) = locate(self.text, self.root.get_ref(), &path, &name)?;
-                let near = fields::<T>(&path)
+                let table = table_at(root, &path)?;
+                let (key, value) = table.iter().find(|(k, _)| k.get_ref() == &name)?;
+                let before = &self.text[..key.span().start.min(self.text.len())];
+                let near = structs
+                    .of(table)
                     .and_then(|known| crate::suggest::near(&name, known.iter().copied()));
                 Some(Unknown {
                     file: self.file.to_owned(),
-                    line,
+                    line: before.matches('\n').count() + 1,
                     key: dotted(&path, &name),
-                    section,
+                    section: matches!(value.get_ref(), DeValue::Table(_)),
                     did_you_mean: near.map(|near| dotted(&path, near)),
                 })
             })
@@ -124,6 +126,15 @@ impl<'a> Document<'a> {
         found.sort_by(|a, b| (a.line, &a.key).cmp(&(b.line, &b.key)));
         found
     }
+}
+
+/// `T` read from `root`, the paths of the keys it passed over, and the
+/// structs it met. Both a document's read and [`fields_at`] come here,
+/// so each `T` is compiled into one reading.
+fn deserialize<T: DeserializeOwned>(root: &DeTable) -> (Result<T, Bad>, Vec<Vec<Step>>, Structs) {
+    let (mut ignored, structs) = (Vec::new(), Structs::default());
+    let value = serde_ignored::deserialize(Top(root, &structs), |at| ignored.push(steps(&at)));
+    (value, ignored, structs)
 }
 
 /// The keys of `text` (the TOML of `file`) that `T` does not take, in the
@@ -156,9 +167,8 @@ fn steps(at: &serde_ignored::Path) -> Vec<Step> {
     out
 }
 
-/// The line (from 1) where the key `name` of the table at `path` is
-/// written, and whether its value is a table.
-fn locate(text: &str, root: &DeTable, path: &[Step], name: &str) -> Option<(usize, bool)> {
+/// The table at `path` from `root`, when a table is there.
+fn table_at<'a, 'i>(root: &'a DeTable<'i>, path: &[Step]) -> Option<&'a DeTable<'i>> {
     let (mut table, mut array) = (Some(root), None);
     for step in path {
         let next = match step {
@@ -171,10 +181,7 @@ fn locate(text: &str, root: &DeTable, path: &[Step], name: &str) -> Option<(usiz
             _ => (None, None),
         };
     }
-    let (key, value) = table?.iter().find(|(k, _)| k.get_ref() == name)?;
-    let before = &text[..key.span().start.min(text.len())];
-    let section = matches!(value.get_ref(), DeValue::Table(_));
-    Some((before.matches('\n').count() + 1, section))
+    table
 }
 
 /// The files one command has warned of already: a run loads an agent
@@ -241,141 +248,25 @@ fn dotted(path: &[Step], key: &str) -> String {
 
 /// The field names `T` has at the table `path` (`[]` the top,
 /// `["params"]`, `["providers", "openai"]`), when a struct is there: what
-/// a template is held to, so it cannot drift from its struct.
+/// a template is held to, so it cannot drift from its struct. They are
+/// learned by reading `T` from empty tables nested along `path`: serde's
+/// derive names a struct's fields before it reads any.
 pub fn fields_at<T: DeserializeOwned>(path: &[&str]) -> Option<&'static [&'static str]> {
-    let path: Vec<Step> = path.iter().map(|k| Step::Key((*k).to_owned())).collect();
-    fields::<T>(&path)
-}
-
-/// The field names `T` has at `path`, when a struct is there; `None` for
-/// a map, a free-form value or anything else, which take any key.
-fn fields<T: DeserializeOwned>(path: &[Step]) -> Option<&'static [&'static str]> {
-    let found = Cell::new(None);
-    // The probe always ends in an error once it has seen what is there.
-    let _ = T::deserialize(Probe {
-        path,
-        found: &found,
-    });
-    found.get()
-}
-
-/// A deserializer that holds no data: it leads `T`'s `Deserialize` down
-/// `path`, one key or element at a time, and records the fields of the
-/// struct it reaches.
-struct Probe<'a> {
-    path: &'a [Step],
-    found: &'a Cell<Option<&'static [&'static str]>>,
-}
-
-fn stop() -> de::value::Error {
-    de::Error::custom("probed")
-}
-
-impl<'de> de::Deserializer<'de> for Probe<'_> {
-    type Error = de::value::Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-        Err(stop())
+    let mut root = DeTable::new();
+    let mut table = &mut root;
+    for &key in path {
+        let entry = table
+            .entry(Spanned::new(0..0, key.into()))
+            .or_insert(Spanned::new(0..0, DeValue::Table(DeTable::new())));
+        let DeValue::Table(inner) = entry.get_mut() else {
+            return None;
+        };
+        table = inner;
     }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        if self.path.is_empty() {
-            self.found.set(Some(fields));
-            return Err(stop());
-        }
-        self.deserialize_map(visitor)
-    }
-
-    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        match self.path.split_first() {
-            Some((Step::Key(key), rest)) => visitor.visit_map(Entry {
-                key: Some(key),
-                value: Some(Probe {
-                    path: rest,
-                    found: self.found,
-                }),
-            }),
-            _ => Err(stop()),
-        }
-    }
-
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        match self.path.split_first() {
-            Some((Step::Index(_), rest)) => visitor.visit_seq(Element(Some(Probe {
-                path: rest,
-                found: self.found,
-            }))),
-            _ => Err(stop()),
-        }
-    }
-
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        visitor.visit_some(self)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        visitor.visit_newtype_struct(self)
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf unit unit_struct tuple tuple_struct enum identifier
-        ignored_any
-    }
-}
-
-/// A map of one entry: the next key of the path, and the probe for the
-/// rest.
-struct Entry<'a> {
-    key: Option<&'a str>,
-    value: Option<Probe<'a>>,
-}
-
-impl<'de> de::MapAccess<'de> for Entry<'_> {
-    type Error = de::value::Error;
-
-    fn next_key_seed<K: de::DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, Self::Error> {
-        self.key
-            .take()
-            .map(|key| seed.deserialize(key.into_deserializer()))
-            .transpose()
-    }
-
-    fn next_value_seed<V: de::DeserializeSeed<'de>>(
-        &mut self,
-        seed: V,
-    ) -> Result<V::Value, Self::Error> {
-        seed.deserialize(self.value.take().ok_or_else(stop)?)
-    }
-}
-
-/// A sequence of one element: the probe for the rest of the path.
-struct Element<'a>(Option<Probe<'a>>);
-
-impl<'de> de::SeqAccess<'de> for Element<'_> {
-    type Error = de::value::Error;
-
-    fn next_element_seed<T: de::DeserializeSeed<'de>>(
-        &mut self,
-        seed: T,
-    ) -> Result<Option<T::Value>, Self::Error> {
-        self.0
-            .take()
-            .map(|probe| seed.deserialize(probe))
-            .transpose()
-    }
+    // Missing fields are an error here, after the fields were met.
+    let (_, _, structs) = deserialize::<T>(&root);
+    let steps: Vec<Step> = path.iter().map(|k| Step::Key((*k).to_owned())).collect();
+    structs.of(table_at(&root, &steps)?)
 }
 
 #[cfg(test)]
