@@ -86,6 +86,14 @@ impl de::Error for Bad {
     }
 }
 
+/// `T` from the TOML `text`, as `toml::from_str` reads it: for a file no
+/// unknown key is warned of (the team server's tokens deny them), so
+/// that toml's own deserializer is not compiled in beside this one.
+pub fn from_str<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Bad> {
+    let root = DeTable::parse(text)?;
+    T::deserialize(Top(root.get_ref(), &Structs::default()))
+}
+
 /// The structs a read met: each one's fields, by the table it was read
 /// from (the table's address, which the parsed document holds still).
 #[derive(Debug, Default)]
@@ -416,6 +424,21 @@ mod tests {
         map: BTreeMap<String, u32>,
         free: Option<serde_json::Value>,
         required: Option<Required>,
+        strict: Option<Strict>,
+        either: Option<Either>,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Strict {
+        a: u8,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        One(String),
+        Many(Vec<String>),
     }
 
     #[derive(Debug, PartialEq, Deserialize)]
@@ -451,6 +474,9 @@ mod tests {
             "free = { a = [1, 2.5, \"s\", true], b = { c = {} } }\n",
             "required = { must = \"x\" }\n",
             "other = 1\n[inner]\nunknown = 2\n",
+            "strict = { a = 1 }\n",
+            "either = \"*\"\n",
+            "either = [\"a\", \"b\"]\n",
             // Mistakes.
             "name = 5\n",
             "list = [\"x\", 2]\n",
@@ -476,6 +502,10 @@ mod tests {
             "required = {}\n",
             "required = { must = 1 }\n",
             "name = 1979-05-27T07:32:00Z\n",
+            "strict = { a = 1, b = 2 }\n",
+            "[strict]\na = 300\n",
+            "either = 1\n",
+            "either = [1]\n",
         ] {
             assert_eq!(ours(text), toml_s(text), "{text:?}");
         }

@@ -198,7 +198,7 @@ impl Token {
 /// The tokens of `text`, the file at `path`: a malformed one is an error,
 /// as is an entry whose digest or agents cannot be right.
 fn parse(text: &str, path: &Path) -> Result<Tokens> {
-    let file: File = toml::from_str(text)
+    let file: File = axe_base::toml_read::from_str(text)
         .map_err(|e| Error::Config(format!("tokens file {}: {}", path.display(), e.message())))?;
     for t in &file.token {
         let bad = |why: &str| {
@@ -490,7 +490,7 @@ fn edit_piece(
     cuts.dedup();
     let pieces: Vec<&str> = cuts.windows(2).map(|w| &text[w[0]..w[1]]).collect();
     let is_it = |piece: &str| {
-        toml::from_str::<File>(piece)
+        axe_base::toml_read::from_str::<File>(piece)
             .ok()
             .is_some_and(|f| f.token.len() == 1 && f.token[0].name == name)
     };
