@@ -200,29 +200,31 @@ pub fn read(
         source,
     };
     let document = axe_base::unknown::Document::parse(path, text).map_err(bad)?;
-    let ((agent, own), (memory, theirs)) =
-        match (document.read::<AgentConfig>(), document.read::<Settings>()) {
-            (Ok(agent), Ok(memory)) => (agent, memory),
-            (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(bad(e)),
-            (Err(a), Err(m)) => {
-                let at = |e: &Bad| e.span().map_or(0, |s| s.start);
-                return Err(bad(if at(&m) < at(&a) { m } else { a }));
-            }
-        };
-    Ok((AgentConfig { memory, ..agent }, unknown_keys(own, theirs)))
+    let (agent, memory) = match (document.read::<AgentConfig>(), document.read::<Settings>()) {
+        (Ok(agent), Ok(memory)) => (agent, memory),
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(bad(e)),
+        (Err(a), Err(m)) => {
+            let at = |e: &Bad| e.span().map_or(0, |s| s.start);
+            return Err(bad(if at(&m) < at(&a) { m } else { a }));
+        }
+    };
+    let config = AgentConfig {
+        memory: memory.value,
+        ..agent.value
+    };
+    let unknown = unknown_keys(agent.unknown, agent.fields, memory.unknown, memory.fields);
+    Ok((config, unknown))
 }
 
-/// The keys unknown to an agent file: `own` those its struct passed
-/// over, `theirs` those [`Settings`] did.
+/// The keys unknown to an agent file: `found` those its struct (whose
+/// fields are `own`) passed over, `theirs` those [`Settings`] (whose
+/// fields are `memory`) did.
 fn unknown_keys(
     mut found: Vec<axe_base::unknown::Unknown>,
+    own: &[&str],
     theirs: Vec<axe_base::unknown::Unknown>,
+    memory: &[&str],
 ) -> Vec<axe_base::unknown::Unknown> {
-    use axe_base::unknown::fields_at;
-    let (own, memory) = (
-        fields_at::<AgentConfig>(&[]).unwrap_or_default(),
-        fields_at::<Settings>(&[]).unwrap_or_default(),
-    );
     // Each finds the other's sections unknown at the top: those are not.
     found.retain(|u| !memory.contains(&u.key.as_str()));
     for u in theirs {

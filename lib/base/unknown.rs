@@ -93,11 +93,16 @@ impl<'a> Document<'a> {
         })
     }
 
-    /// `T` as the document holds it, and the keys `T` does not take, in
-    /// the order they are written.
-    pub fn read<T: DeserializeOwned>(&self) -> Result<(T, Vec<Unknown>), Bad> {
-        let (value, ignored, structs) = deserialize(self.root.get_ref());
-        Ok((value?, self.located(ignored, &structs)))
+    /// `T` as the document holds it, the keys `T` does not take, and
+    /// the field names of its top, all from the one read.
+    pub fn read<T: DeserializeOwned>(&self) -> Result<Read<T>, Bad> {
+        let root = self.root.get_ref();
+        let (value, ignored, structs) = deserialize(root);
+        Ok(Read {
+            value: value?,
+            unknown: self.located(ignored, &structs),
+            fields: structs.of(root).unwrap_or_default(),
+        })
     }
 
     fn located(&self, ignored: Vec<Vec<Step>>, structs: &Structs) -> Vec<Unknown> {
@@ -128,6 +133,18 @@ impl<'a> Document<'a> {
     }
 }
 
+/// What [`Document::read`] gives.
+#[derive(Debug)]
+pub struct Read<T> {
+    /// The settings.
+    pub value: T,
+    /// The keys no field of `T` takes, in the order they are written.
+    pub unknown: Vec<Unknown>,
+    /// `T`'s own field names (none when `T` is not a struct): the names
+    /// a key at the top may have.
+    pub fields: &'static [&'static str],
+}
+
 /// `T` read from `root`, the paths of the keys it passed over, and the
 /// structs it met. Both a document's read and [`fields_at`] come here,
 /// so each `T` is compiled into one reading.
@@ -143,7 +160,7 @@ fn deserialize<T: DeserializeOwned>(root: &DeTable) -> (Result<T, Bad>, Vec<Vec<
 pub fn find<T: DeserializeOwned>(file: &Path, text: &str) -> Vec<Unknown> {
     Document::parse(file, text)
         .and_then(|d| d.read::<T>())
-        .map(|(_, unknown)| unknown)
+        .map(|read| read.unknown)
         .unwrap_or_default()
 }
 

@@ -145,7 +145,8 @@ pub fn parse(text: &str) -> Result<Config> {
 /// no setting takes.
 fn from_text(path: &Path, text: &str) -> Result<(Config, Vec<axe_base::unknown::Unknown>)> {
     let document = axe_base::unknown::Document::parse(path, text);
-    document.and_then(|d| d.read::<Config>()).map_err(|e| {
+    let read = document.and_then(|d| d.read::<Config>());
+    read.map(|read| (read.value, read.unknown)).map_err(|e| {
         Error::caused(
             Error::Config(format!(
                 "failed to parse config.toml: {}",
