@@ -82,6 +82,13 @@ fn run_command(act: &Act, args: RunCommand) -> Result<Reply, ToolError> {
         .envs(environment(&act.workdir))
         .stdout(writer)
         .stderr(writer2);
+    // An ending signal (Ctrl-C, `kill`) is held from before the command
+    // starts until it is gone, so that the command goes with us: it leads
+    // a group of its own, which the terminal's Ctrl-C does not reach, and
+    // without bubblewrap's or Landlock's tie to our life nothing else
+    // would end it. Held only once it was running, a signal that came as
+    // it started ended us and left it.
+    let hold = signals::hold();
     let child = cmd.spawn().map_err(failed);
     // Our copies of the pipe's write end go, or it would never end.
     drop(cmd);
@@ -98,10 +105,6 @@ fn run_command(act: &Act, args: RunCommand) -> Result<Reply, ToolError> {
     thread::spawn(move || {
         let _ = wait_tx.send(child.wait());
     });
-    // An ending signal (Ctrl-C, `kill`) is held while the command runs,
-    // so that the command goes with us: it leads a group of its own, which
-    // the terminal's Ctrl-C does not reach.
-    let hold = signals::hold();
     let (status, ended) = loop {
         let left = act.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
