@@ -31,6 +31,7 @@ BIN = ROOT / "target" / "release"
 DATA = ROOT / "bench" / "data"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 INSTALL = ROOT / "bench" / "install.md"
+INSTALL_HISTORY = ROOT / "bench" / "install-history.md"
 JUDGED = ROOT / "bench" / "judged.md"
 EMBED = ROOT / "bench" / "embed.md"
 
@@ -1407,6 +1408,9 @@ def main():
             # What bench/install measured last (a clean install takes minutes,
             # so it is its own command).
             + ("\n" + INSTALL.read_text() if INSTALL.exists() else "")
+            # With what was measured and tried before, which bench/install
+            # does not rewrite.
+            + ("\n" + INSTALL_HISTORY.read_text() if INSTALL_HISTORY.exists() else "")
             # And what bench/judged measured last: the quality of search,
             # not its time.
             + ("\n" + JUDGED.read_text() if JUDGED.exists() else "")
