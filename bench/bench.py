@@ -32,6 +32,8 @@ DATA = ROOT / "bench" / "data"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 INSTALL = ROOT / "bench" / "install.md"
 INSTALL_HISTORY = ROOT / "bench" / "install-history.md"
+SEARCH_INDEX = ROOT / "bench" / "search-index.md"
+MCP_LOAD = ROOT / "bench" / "mcp-load.md"
 JUDGED = ROOT / "bench" / "judged.md"
 EMBED = ROOT / "bench" / "embed.md"
 
@@ -1353,8 +1355,9 @@ def main():
             "Most `axe-*` executables are launchers of the one `axe` (lib/launch), so their rows "
             "include a second exec, about a millisecond on this machine; `axe-mem-append`, "
             "`axe-notes-remember`, `axe-state-record` "
-            "and `axe-state-context` are whole programs. The install (its size and time) is the last "
-            "table.\n\n"
+            "and `axe-state-context` are whole programs. Below the table: the "
+            "team server's load, the search index over a gigabyte (by hand), the install (its size "
+            "and time) and the packages, the judged set's recall, and embedding throughput.\n\n"
             "Two rows per size for the trim: `axe-mem-trim --keep 10` is the trim itself (read the "
             "tail, write and sync the new file, rename, sync the directory); for it the harness keeps "
             "a second hard link to the log, so the trim's close is not the last reference to the "
@@ -1405,6 +1408,11 @@ def main():
             "HTTP against the same server it opened 21 connections in 14.40 ms (median), where axe-"
             "net opens 1 in 8.72 ms."
             "\n\n" + table + "\n"
+            # How the team server's load rows came to be what they are.
+            + ("\n" + MCP_LOAD.read_text() if MCP_LOAD.exists() else "")
+            # The search index over a gigabyte, run by hand (ten minutes),
+            # with what its numbers mean.
+            + ("\n" + SEARCH_INDEX.read_text() if SEARCH_INDEX.exists() else "")
             # What bench/install measured last (a clean install takes minutes,
             # so it is its own command).
             + ("\n" + INSTALL.read_text() if INSTALL.exists() else "")
