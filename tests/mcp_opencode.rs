@@ -221,6 +221,55 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// `opencode serve` for `project` on a free loopback port, once it says
+/// it listens there, and its URL. It takes no port 0 (that is its 4096),
+/// so a port is chosen first; another test may bind it before opencode
+/// does, so the port is taken to be opencode's only once its own line
+/// names it (a connect alone could reach the other), and a serve that
+/// ended without listening is started again on another port.
+fn serve(env: &Env, bin: &Path, project: &Path, token: Option<&str>) -> (Serving, String) {
+    let log_path = env.root().join("serve.log");
+    for _ in 0..3 {
+        let port = free_port();
+        let url = format!("http://127.0.0.1:{port}");
+        let log = std::fs::File::create(&log_path).unwrap();
+        let mut serve = opencode(env, bin, project);
+        serve
+            .args([
+                "serve",
+                "--hostname",
+                "127.0.0.1",
+                "--port",
+                &port.to_string(),
+            ])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log);
+        if let Some(token) = token {
+            serve.env("AXE_TOKEN", token);
+        }
+        use std::os::unix::process::CommandExt;
+        serve.process_group(0);
+        let mut serving = Serving(serve.spawn().unwrap());
+        let up = Instant::now();
+        loop {
+            if read(&log_path).contains(&format!("listening on {url}")) {
+                return (serving, url);
+            }
+            if serving.0.try_wait().unwrap().is_some() {
+                break;
+            }
+            assert!(
+                up.elapsed() < Duration::from_secs(60),
+                "opencode serve did not listen: {}",
+                read(&log_path)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    panic!("opencode serve ended three times: {}", read(&log_path));
+}
+
 /// One `opencode serve`, two sessions attached to it in turn: A recalls
 /// and rewrites MEMORY.md by the hash; B, whose model never saw it, tries
 /// to rewrite it blind and is refused. With the README's entry holding
@@ -230,36 +279,7 @@ fn two_sessions(env: &Env, bin: &Path, needle: &str, address: &str, token: Optio
     let project = env.root().join("project");
     let model = fake_model();
     configure(env, &project, &model, needle, address);
-    let port = free_port();
-    let url = format!("http://127.0.0.1:{port}");
-    let log = std::fs::File::create(env.root().join("serve.log")).unwrap();
-    let mut serve = opencode(env, bin, &project);
-    serve
-        .args([
-            "serve",
-            "--hostname",
-            "127.0.0.1",
-            "--port",
-            &port.to_string(),
-        ])
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log);
-    if let Some(token) = token {
-        serve.env("AXE_TOKEN", token);
-    }
-    use std::os::unix::process::CommandExt;
-    serve.process_group(0);
-    let _serving = Serving(serve.spawn().unwrap());
-    let up = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            up.elapsed() < Duration::from_secs(60),
-            "opencode serve did not listen: {}",
-            read(&env.root().join("serve.log"))
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (_serving, url) = serve(env, bin, &project, token);
     for prompt in ["Recall your memory, then tidy MEMORY.md.", BLIND] {
         let mut run = opencode(env, bin, &project);
         run.args(["run", "--attach", &url, "--format", "json", prompt]);
